@@ -1,0 +1,191 @@
+/*
+ * Plans: the MSCCL algorithm format, kiln's in-memory form of it, and the two judges of a plan
+ * (the CPU verifier and the α-β simulator).
+ *
+ * Semantics (as the MSCCL runtimes give them):
+ * - A plan is per-GPU lists of threadblocks; a threadblock has at most one send peer and one
+ *   receive peer and runs its steps in order. Threadblock (rank A, send=B, chan=c) feeds, in
+ *   order, threadblock (rank B, recv=A, chan=c).
+ * - Buffers: input (i_chunks), output (o_chunks), scratch (s_chunks); offsets and cnt are in
+ *   chunks of the named buffer. All chunks have the same size.
+ * - Chunk size: the per-rank buffer that the collective defines (allreduce: the input; allgather:
+ *   the output; reducescatter: the input; alltoall: the input) divided by its chunk count.
+ * - In place: an allgather with i_chunks=0 finds rank r's contribution at output chunks
+ *   r*k .. r*k+k-1 (k = o_chunks/ngpus); an allreduce with o_chunks=0 leaves its result in the
+ *   input buffer; a reducescatter with o_chunks=0 leaves rank r's result at input chunks r*k...
+ * - Step types: s (send src), r (recv into dst), rcs (recv into dst, send it on), rrs (recv, reduce
+ *   with src, send the sum without storing), rrc (recv, dst <- src ⊕ recv), rrcs (rrc then send
+ *   the result), cpy (dst <- src), re (dst <- dst ⊕ src), nop (only a dependency).
+ * - depid/deps: before running, wait until threadblock depid of the same rank has finished its
+ *   step deps (-1: none). hasdep=1 says some other step waits on this one.
+ *
+ * Ownership: a kilnPlan returned by a constructor is owned by the caller and freed with
+ * kilnPlanFree(); everything it points to is owned by it.
+ */
+#ifndef KILN_PLAN_H
+#define KILN_PLAN_H
+
+#include "kiln/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(enum, xml name) */
+#define KILN_BUFFERS(X)        \
+  X(KILN_BUF_INPUT, "i")       \
+  X(KILN_BUF_OUTPUT, "o")      \
+  X(KILN_BUF_SCRATCH, "s")
+
+typedef enum {
+#define KILN_X_ENUM(e, n) e,
+  KILN_BUFFERS(KILN_X_ENUM)
+#undef KILN_X_ENUM
+  KILN_NUM_BUFFERS
+} kilnBuffer_t;
+
+/* X(enum, xml name, receives, sends, reduces, reads src, writes dst) */
+#define KILN_STEP_TYPES(X)                                      \
+  X(KILN_STEP_SEND, "s", 0, 1, 0, 1, 0)                         \
+  X(KILN_STEP_RECV, "r", 1, 0, 0, 0, 1)                         \
+  X(KILN_STEP_RECV_COPY_SEND, "rcs", 1, 1, 0, 0, 1)             \
+  X(KILN_STEP_RECV_REDUCE_SEND, "rrs", 1, 1, 1, 1, 0)           \
+  X(KILN_STEP_RECV_REDUCE_COPY, "rrc", 1, 0, 1, 1, 1)           \
+  X(KILN_STEP_RECV_REDUCE_COPY_SEND, "rrcs", 1, 1, 1, 1, 1)     \
+  X(KILN_STEP_COPY, "cpy", 0, 0, 0, 1, 1)                       \
+  X(KILN_STEP_REDUCE, "re", 0, 0, 1, 1, 1)                      \
+  X(KILN_STEP_NOP, "nop", 0, 0, 0, 0, 0)
+
+typedef enum {
+#define KILN_X_ENUM(e, n, rv, sd, rd, rs, wd) e,
+  KILN_STEP_TYPES(KILN_X_ENUM)
+#undef KILN_X_ENUM
+  KILN_NUM_STEP_TYPES
+} kilnStepType_t;
+
+KILN_API const char* kilnStepTypeName(kilnStepType_t t);
+KILN_API bool kilnStepTypeParse(const char* s, kilnStepType_t* out);
+KILN_API bool kilnStepReceives(kilnStepType_t t);
+KILN_API bool kilnStepSends(kilnStepType_t t);
+KILN_API bool kilnStepReduces(kilnStepType_t t);
+KILN_API bool kilnStepReadsSrc(kilnStepType_t t);
+KILN_API bool kilnStepWritesDst(kilnStepType_t t);
+KILN_API const char* kilnBufferName(kilnBuffer_t b);
+
+typedef struct kilnStep {
+  int s;                 /* index within the threadblock (== position) */
+  kilnStepType_t type;
+  kilnBuffer_t srcbuf, dstbuf;
+  int srcoff, dstoff, cnt;
+  int depid, deps;       /* -1, -1 when no dependency */
+  bool hasdep;
+} kilnStep;
+
+typedef struct kilnThreadblock {
+  int id;
+  int send, recv;        /* peer ranks or -1 */
+  int chan;
+  int nsteps;
+  kilnStep* steps;
+} kilnThreadblock;
+
+typedef struct kilnGpu {
+  int id;
+  int i_chunks, o_chunks, s_chunks;
+  int ntbs;
+  kilnThreadblock* tbs;
+} kilnGpu;
+
+typedef struct kilnPlan {
+  char name[KILN_NAME_MAX];
+  kilnColl_t coll;
+  kilnProto_t proto;
+  int ngpus;
+  int nchannels;
+  int nchunksperloop;
+  bool inplace, outofplace;
+  uint64_t min_bytes, max_bytes; /* byte range this plan serves; max_bytes UINT64_MAX = open */
+  char redop[16];                /* MSCCL's redop attribute as read ("sum", "nop", or "") */
+  /* What the XML it came from held, so that a plan read and written back is unchanged. */
+  bool has_coll, has_inplace, has_outofplace, has_minmax, has_redop, has_ngpus;
+  bool old_coll_name;            /* written as "reduce_scatter" */
+  kilnGpu* gpus;                 /* [ngpus], gpus[r].id == r */
+} kilnPlan;
+
+/* Reads a plan (either dialect). Errors name the file and line. */
+KILN_API kilnResult_t kilnPlanReadFile(const char* path, kilnPlan** out);
+KILN_API kilnResult_t kilnPlanReadMemory(const char* xml, size_t len, const char* name,
+                                         kilnPlan** out);
+/* Writes the plan; atomically (temporary + rename); "-" is stdout. kiln's own plans (has_*
+ * all true) are written in the form both MSCCL runtimes accept. */
+KILN_API kilnResult_t kilnPlanWriteFile(const kilnPlan* p, const char* path);
+KILN_API kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out);
+
+/* Allocation helpers for builders (classic plans, lowering): a plan with ngpus GPUs and no
+ * threadblocks; has_* flags all true. */
+KILN_API kilnResult_t kilnPlanCreate(const char* name, kilnColl_t coll, int ngpus, kilnPlan** out);
+/* Appends a threadblock to a GPU; returns a pointer valid until the next append on that GPU. */
+KILN_API kilnThreadblock* kilnPlanAddThreadblock(kilnPlan* p, int rank, int send, int recv, int chan);
+/* Appends a step (its s is set to its position); returns it, or NULL when out of memory. */
+KILN_API kilnStep* kilnPlanAddStep(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t srcbuf,
+                                   int srcoff, kilnBuffer_t dstbuf, int dstoff, int cnt);
+/* Deep copy. */
+KILN_API kilnResult_t kilnPlanClone(const kilnPlan* p, kilnPlan** out);
+KILN_API void kilnPlanFree(kilnPlan* p);
+
+/* Number of chunks of the reference buffer (see chunk size above) for this plan. */
+KILN_API int kilnPlanRefChunks(const kilnPlan* p);
+
+/* ---- CPU verifier ---- */
+
+typedef struct kilnVerifyOptions {
+  int schedules;      /* interleavings of threadblocks to try (>= 1); default 4 */
+  uint64_t seed;      /* for the random interleavings */
+  bool all_ops;       /* also check numerically with every reduction op */
+} kilnVerifyOptions;
+#define KILN_VERIFY_OPTIONS_INIT {4, 1, true}
+
+/* Runs the plan for all ranks on host memory and checks the collective's postcondition on every
+ * rank and chunk. KILN_SUCCESS only for a correct plan; otherwise KILN_ERR_VERIFY with a message
+ * naming rank/threadblock/step (deadlock, unmatched send or receive, out-of-range offset,
+ * dependency cycle, wrong result). */
+KILN_API kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts);
+
+/* ---- α-β simulator ---- */
+
+typedef struct kilnSimResult {
+  double time_us;        /* predicted completion time */
+  double busiest_link_us;
+  int nsends;            /* transfers simulated */
+} kilnSimResult;
+
+/* Predicts the time of the plan on topology t for `bytes` (the collective's reference size:
+ * allreduce: per-rank input; allgather: total output; reducescatter and alltoall: total input).
+ * Plan rank r runs on topology rank r; a send between ranks with no link is an error. */
+KILN_API kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
+                                       kilnSimResult* out);
+
+typedef enum { KILN_BASELINE_RING, KILN_BASELINE_TREE } kilnBaseline_t;
+/* Predicts NCCL's ring or tree algorithm for coll on t, on the same model. */
+KILN_API kilnResult_t kilnBaselineSimulate(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t,
+                                           uint64_t bytes, kilnSimResult* out);
+
+/* ---- Classic plans ---- */
+
+typedef struct kilnClassicOptions {
+  int chunks;        /* chunks per rank's piece, >= 1 (default 1) */
+  int instances;     /* parallel copies over channels, >= 1 (default 1) */
+  kilnProto_t proto; /* default Simple */
+  bool inplace;      /* write the in-place form */
+} kilnClassicOptions;
+#define KILN_CLASSIC_OPTIONS_INIT {1, 1, KILN_PROTO_SIMPLE, false}
+
+/* Known algorithms: "ring" (allgather, reducescatter, allreduce), "direct" (allgather, alltoall,
+ * allreduce, reducescatter). Unsupported pairs give KILN_ERR_UNSUPPORTED naming both. */
+KILN_API kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
+                                      const kilnClassicOptions* opts, kilnPlan** out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_PLAN_H */
