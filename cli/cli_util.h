@@ -1,0 +1,21 @@
+/* Argument helpers shared by the CLI's subcommands. */
+#ifndef KILN_CLI_UTIL_H
+#define KILN_CLI_UTIL_H
+
+#include "kiln/topology.h"
+
+/* --topo NAME|FILE.xml [--nodes K] | --file FILE.xml */
+typedef struct kilnTopoArgs {
+  const char* name; /* built-in name or path (a path if it ends in .xml or names a file) */
+  int nodes;        /* 0: default 1 */
+} kilnTopoArgs;
+
+/* If argv[i] is a topology option, consumes it (and its value) and returns how many arguments
+ * it used (>0); returns 0 if argv[i] is something else; -1 (after a message) on a bad value. */
+int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i);
+/* Builds the topology named by ta; prints the error and returns non-zero on failure. */
+int cliLoadTopo(const kilnTopoArgs* ta, kilnTopology** out);
+/* Parses a positive int; false on junk. */
+bool cliParseInt(const char* s, int* out);
+
+#endif

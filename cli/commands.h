@@ -1,0 +1,13 @@
+/* The kiln CLI's subcommands: one row each, X(name, function, one-line summary).
+ * Each function lives in cli/cmd_<name>.c and returns the process exit status. */
+#ifndef KILN_CLI_COMMANDS_H
+#define KILN_CLI_COMMANDS_H
+
+#define KILN_CLI_COMMANDS(X)                                                          \
+  X("topo", cmd_topo, "print a topology (built-in or file) as XML")
+
+#define KILN_X_DECL(name, fn, summary) int fn(int argc, char** argv);
+KILN_CLI_COMMANDS(KILN_X_DECL)
+#undef KILN_X_DECL
+
+#endif
