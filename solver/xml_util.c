@@ -1,0 +1,529 @@
+/* Shared libxml2 helpers: safe parsing, validating attribute getters, output buffer and the
+ * atomic file writer (see xml_util.h). */
+#include "xml_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libxml/parser.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+long kilnXmlLine(xmlNodePtr n) {
+  if (!n) return 0;
+  long l = xmlGetLineNo(n);
+  return l > 0 ? l : 0;
+}
+
+kilnResult_t kilnXmlError(kilnResult_t r, const char* fname, xmlNodePtr n, const char* fmt, ...) {
+  char msg[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return kilnSetError(r, "%s:%ld: %s", fname, kilnXmlLine(n), msg);
+}
+
+/* Scans the prolog (XML declaration, comments, processing instructions, blanks) for a DOCTYPE
+ * before libxml2 sees the document, so entity declarations are never even parsed. Returns the
+ * line of the DOCTYPE, or 0 if there is none. */
+static long find_doctype(const char* buf, size_t len) {
+  size_t i = 0;
+  long line = 1;
+  while (i < len) {
+    char c = buf[i];
+    if (c == '\n') { line++; i++; continue; }
+    if (c == ' ' || c == '\t' || c == '\r') { i++; continue; }
+    if (i + 3 < len && buf[i] == '\xEF' && buf[i + 1] == '\xBB' && buf[i + 2] == '\xBF') {
+      i += 3; /* UTF-8 byte order mark */
+      continue;
+    }
+    if (c != '<' || i + 1 >= len) return 0;
+    const char* end = NULL;
+    if (buf[i + 1] == '?') {
+      for (size_t j = i + 2; j + 1 < len; j++)
+        if (buf[j] == '?' && buf[j + 1] == '>') { end = buf + j + 2; break; }
+    } else if (len - i >= 4 && !memcmp(buf + i, "<!--", 4)) {
+      for (size_t j = i + 4; j + 2 < len; j++)
+        if (!memcmp(buf + j, "-->", 3)) { end = buf + j + 3; break; }
+    } else if (len - i >= 9 && !memcmp(buf + i, "<!DOCTYPE", 9)) {
+      return line;
+    } else {
+      return 0; /* the root element, or junk libxml2 will report */
+    }
+    if (!end) return 0;
+    for (const char* p = buf + i; p < end; p++) line += *p == '\n';
+    i = (size_t)(end - buf);
+  }
+  return 0;
+}
+
+kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, xmlDocPtr* out) {
+  *out = NULL;
+  if (!fname) fname = "<memory>";
+  if (!buf || len == 0) return kilnSetError(KILN_ERR_PARSE, "%s:1: empty document", fname);
+  if (len > KILN_XML_MAX_BYTES || len > INT_MAX)
+    return kilnSetError(KILN_ERR_PARSE, "%s:1: document of %zu bytes is larger than the %u-byte limit",
+                        fname, len, KILN_XML_MAX_BYTES);
+  long dl = find_doctype(buf, len);
+  if (dl > 0)
+    return kilnSetError(KILN_ERR_PARSE,
+                        "%s:%ld: DOCTYPE declarations are not accepted (they can declare entities)",
+                        fname, dl);
+  kilnResult_t r = KILN_SUCCESS;
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  if (!ctxt) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory creating the XML parser", fname);
+  /* No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR, no HUGE (keeps the
+   * depth and size limits), no network. */
+  int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES;
+  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, NULL, opts);
+  if (!doc || !ctxt->wellFormed) {
+    const xmlError* e = xmlCtxtGetLastError(ctxt);
+    char msg[512] = "not well-formed XML";
+    int line = 1;
+    if (e && e->message) {
+      snprintf(msg, sizeof msg, "%s", e->message);
+      size_t n = strlen(msg);
+      while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = '\0';
+      if (e->line > 0) line = e->line;
+    }
+    r = kilnSetError(KILN_ERR_PARSE, "%s:%d: %s", fname, line, msg);
+    goto out_free_doc;
+  }
+  if (doc->intSubset || doc->extSubset) {
+    r = kilnSetError(KILN_ERR_PARSE, "%s:1: DOCTYPE declarations are not accepted", fname);
+    goto out_free_doc;
+  }
+  *out = doc;
+  doc = NULL;
+out_free_doc:
+  if (doc) xmlFreeDoc(doc);
+  xmlFreeParserCtxt(ctxt);
+  return r;
+}
+
+kilnResult_t kilnXmlParseFile(const char* path, xmlDocPtr* out) {
+  *out = NULL;
+  if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no file name given");
+  kilnResult_t r = KILN_SUCCESS;
+  char* buf = NULL;
+  FILE* f = fopen(path, "rb");
+  if (!f) return kilnSetError(KILN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    r = kilnSetError(KILN_ERR_IO, "%s: not a regular file", path);
+    goto out_close;
+  }
+  if ((unsigned long long)st.st_size > KILN_XML_MAX_BYTES) {
+    r = kilnSetError(KILN_ERR_PARSE, "%s:1: file of %lld bytes is larger than the %u-byte limit", path,
+                     (long long)st.st_size, KILN_XML_MAX_BYTES);
+    goto out_close;
+  }
+  size_t cap = (size_t)st.st_size + 1, len = 0;
+  buf = malloc(cap);
+  if (!buf) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory reading the file", path);
+    goto out_close;
+  }
+  size_t got;
+  while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+    len += got;
+    if (len == cap) break; /* the file grew while we read; parse what fits in the limit */
+  }
+  if (ferror(f)) {
+    r = kilnSetError(KILN_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    goto out_free_buf;
+  }
+  r = kilnXmlParseMemory(buf, len, path, out);
+out_free_buf:
+  free(buf);
+out_close:
+  fclose(f);
+  return r;
+}
+
+xmlNodePtr kilnXmlNextElement(xmlNodePtr n) {
+  while (n && n->type != XML_ELEMENT_NODE) n = n->next;
+  return n;
+}
+
+kilnResult_t kilnXmlRoot(xmlDocPtr doc, const char* fname, const char* name, xmlNodePtr* out) {
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  if (!root) return kilnSetError(KILN_ERR_PARSE, "%s:1: no root element", fname);
+  if (xmlStrcmp(root->name, (const xmlChar*)name) != 0)
+    return kilnXmlError(KILN_ERR_PARSE, fname, root, "root element is <%s>, expected <%s>",
+                        (const char*)root->name, name);
+  *out = root;
+  return KILN_SUCCESS;
+}
+
+static bool blank(const xmlChar* s) {
+  for (; s && *s; s++)
+    if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') return false;
+  return true;
+}
+
+kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const char* const* allowed) {
+  for (xmlNodePtr c = parent->children; c; c = c->next) {
+    switch (c->type) {
+      case XML_ELEMENT_NODE: {
+        bool ok = false;
+        for (const char* const* a = allowed; a && *a; a++)
+          if (!xmlStrcmp(c->name, (const xmlChar*)*a)) ok = true;
+        if (!ok)
+          return kilnXmlError(KILN_ERR_PARSE, fname, c, "unexpected element <%s> inside <%s>",
+                              (const char*)c->name, (const char*)parent->name);
+        break;
+      }
+      case XML_TEXT_NODE:
+      case XML_CDATA_SECTION_NODE:
+        if (!blank(c->content))
+          return kilnXmlError(KILN_ERR_PARSE, fname, c->prev ? c->prev : parent,
+                              "unexpected text inside <%s>", (const char*)parent->name);
+        break;
+      case XML_COMMENT_NODE:
+      case XML_PI_NODE:
+        break;
+      default:
+        return kilnXmlError(KILN_ERR_PARSE, fname, parent, "unexpected content inside <%s>",
+                            (const char*)parent->name);
+    }
+  }
+  return KILN_SUCCESS;
+}
+
+bool kilnXmlHasAttr(xmlNodePtr n, const char* attr) {
+  return xmlHasProp(n, (const xmlChar*)attr) != NULL;
+}
+
+/* Returns the attribute's value (caller xmlFree()s) or NULL; sets *r when missing but required
+ * or when it holds entity references (never expanded). */
+static xmlChar* get_prop(xmlNodePtr n, const char* fname, const char* attr, bool required,
+                         kilnResult_t* r) {
+  *r = KILN_SUCCESS;
+  xmlAttrPtr a = xmlHasProp(n, (const xmlChar*)attr);
+  if (!a) {
+    if (required)
+      *r = kilnXmlError(KILN_ERR_PARSE, fname, n, "<%s> lacks the required attribute %s",
+                        (const char*)n->name, attr);
+    return NULL;
+  }
+  for (xmlNodePtr c = a->children; c; c = c->next)
+    if (c->type != XML_TEXT_NODE) {
+      *r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> holds an entity reference",
+                        attr, (const char*)n->name);
+      return NULL;
+    }
+  xmlChar* v = xmlNodeListGetString(n->doc, a->children, 0);
+  if (!v) v = xmlStrdup((const xmlChar*)"");
+  if (!v) *r = kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", fname);
+  return v;
+}
+
+kilnResult_t kilnXmlGetInt(xmlNodePtr n, const char* fname, const char* attr, bool required,
+                           long long min, long long max, long long dflt, long long* out) {
+  kilnResult_t r;
+  xmlChar* v = get_prop(n, fname, attr, required, &r);
+  if (!v) {
+    if (r == KILN_SUCCESS) *out = dflt;
+    return r;
+  }
+  const char* s = (const char*)v;
+  while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+  errno = 0;
+  char* end = NULL;
+  long long x = strtoll(s, &end, 10);
+  bool junk = end == s;
+  while (end && (*end == ' ' || *end == '\t' || *end == '\n')) end++;
+  if (junk || *end) {
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is not an integer",
+                     attr, (const char*)v, (const char*)n->name);
+  } else if (errno == ERANGE || x < min || x > max) {
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n,
+                     "attribute %s=\"%.40s\" of <%s> is out of range [%lld, %lld]", attr,
+                     (const char*)v, (const char*)n->name, min, max);
+  } else {
+    *out = x;
+  }
+  xmlFree(v);
+  return r;
+}
+
+kilnResult_t kilnXmlGetInt32(xmlNodePtr n, const char* fname, const char* attr, bool required,
+                             int min, int max, int dflt, int* out) {
+  long long v;
+  kilnResult_t r = kilnXmlGetInt(n, fname, attr, required, min, max, dflt, &v);
+  if (r == KILN_SUCCESS) *out = (int)v;
+  return r;
+}
+
+kilnResult_t kilnXmlGetU64Sat(xmlNodePtr n, const char* fname, const char* attr, bool required,
+                              uint64_t sat, uint64_t dflt, uint64_t* out) {
+  kilnResult_t r;
+  xmlChar* v = get_prop(n, fname, attr, required, &r);
+  if (!v) {
+    if (r == KILN_SUCCESS) *out = dflt;
+    return r;
+  }
+  const char* s = (const char*)v;
+  while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+  const char* d = s;
+  while (*d >= '0' && *d <= '9') d++;
+  const char* e = d;
+  while (*e == ' ' || *e == '\t' || *e == '\n') e++;
+  if (d == s || *e) {
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n,
+                     "attribute %s=\"%.40s\" of <%s> is not a non-negative integer", attr,
+                     (const char*)v, (const char*)n->name);
+  } else {
+    uint64_t x = 0;
+    bool big = false;
+    for (const char* p = s; p < d; p++) {
+      unsigned dig = (unsigned)(*p - '0');
+      if (x > (UINT64_MAX - dig) / 10) { big = true; break; }
+      x = x * 10 + dig;
+    }
+    *out = (big || x >= sat) ? UINT64_MAX : x;
+  }
+  xmlFree(v);
+  return r;
+}
+
+kilnResult_t kilnXmlGetDouble(xmlNodePtr n, const char* fname, const char* attr, bool required,
+                              double min, double max, double dflt, double* out) {
+  kilnResult_t r;
+  xmlChar* v = get_prop(n, fname, attr, required, &r);
+  if (!v) {
+    if (r == KILN_SUCCESS) *out = dflt;
+    return r;
+  }
+  const char* s = (const char*)v;
+  errno = 0;
+  char* end = NULL;
+  double x = strtod(s, &end);
+  bool junk = end == s;
+  while (end && (*end == ' ' || *end == '\t' || *end == '\n')) end++;
+  if (junk || *end || !isfinite(x)) {
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is not a finite number",
+                     attr, (const char*)v, (const char*)n->name);
+  } else if (errno == ERANGE || x < min || x > max) {
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is out of range [%g, %g]",
+                     attr, (const char*)v, (const char*)n->name, min, max);
+  } else {
+    *out = x;
+  }
+  xmlFree(v);
+  return r;
+}
+
+kilnResult_t kilnXmlGetString(xmlNodePtr n, const char* fname, const char* attr, bool required,
+                              const char* dflt, char* buf, size_t cap) {
+  kilnResult_t r;
+  xmlChar* v = get_prop(n, fname, attr, required, &r);
+  if (!v) {
+    if (r == KILN_SUCCESS) snprintf(buf, cap, "%s", dflt ? dflt : "");
+    return r;
+  }
+  size_t len = strlen((const char*)v);
+  if (len >= cap) {
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> is longer than %zu characters",
+                     attr, (const char*)n->name, cap - 1);
+  } else {
+    memcpy(buf, v, len + 1);
+  }
+  xmlFree(v);
+  return r;
+}
+
+kilnResult_t kilnXmlGetIntList(xmlNodePtr n, const char* fname, const char* attr, int min, int max,
+                               int maxn, int** out, int* nout) {
+  *out = NULL;
+  *nout = 0;
+  kilnResult_t r;
+  xmlChar* v = get_prop(n, fname, attr, true, &r);
+  if (!v) return r;
+  int* list = NULL;
+  int cnt = 0, cap = 0;
+  const char* p = (const char*)v;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == ',') p++;
+    if (!*p) break;
+    errno = 0;
+    char* end;
+    long x = strtol(p, &end, 10);
+    if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != ',')) {
+      r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> is not a list of integers",
+                       attr, (const char*)n->name);
+      goto out_free;
+    }
+    if (errno == ERANGE || x < min || x > max) {
+      r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s>: %ld is out of range [%d, %d]",
+                       attr, (const char*)n->name, x, min, max);
+      goto out_free;
+    }
+    if (cnt == maxn) {
+      r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> has more than %d entries", attr,
+                       (const char*)n->name, maxn);
+      goto out_free;
+    }
+    if (cnt == cap) {
+      cap = cap ? 2 * cap : 8;
+      int* nl = realloc(list, (size_t)cap * sizeof *nl);
+      if (!nl) {
+        r = kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", fname);
+        goto out_free;
+      }
+      list = nl;
+    }
+    list[cnt++] = (int)x;
+    p = end;
+  }
+  *out = list;
+  *nout = cnt;
+  list = NULL;
+out_free:
+  free(list);
+  xmlFree(v);
+  return r;
+}
+
+/* ---- output ---- */
+
+static void buf_reserve(kilnBuf* b, size_t extra) {
+  if (b->failed) return;
+  if (b->len + extra + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->len + extra + 1) cap *= 2;
+  char* d = realloc(b->data, cap);
+  if (!d) {
+    b->failed = true;
+    return;
+  }
+  b->data = d;
+  b->cap = cap;
+}
+
+void kilnBufPrintf(kilnBuf* b, const char* fmt, ...) {
+  char small[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    b->failed = true;
+    return;
+  }
+  buf_reserve(b, (size_t)n);
+  if (b->failed) return;
+  if ((size_t)n < sizeof small) {
+    memcpy(b->data + b->len, small, (size_t)n + 1);
+  } else {
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  b->len += (size_t)n;
+}
+
+void kilnBufEscaped(kilnBuf* b, const char* s) {
+  for (; s && *s; s++) {
+    switch (*s) {
+      case '&': kilnBufPrintf(b, "&amp;"); break;
+      case '<': kilnBufPrintf(b, "&lt;"); break;
+      case '>': kilnBufPrintf(b, "&gt;"); break;
+      case '"': kilnBufPrintf(b, "&quot;"); break;
+      case '\'': kilnBufPrintf(b, "&apos;"); break;
+      case '\n': kilnBufPrintf(b, "&#10;"); break;
+      case '\t': kilnBufPrintf(b, "&#9;"); break;
+      case '\r': kilnBufPrintf(b, "&#13;"); break;
+      default: kilnBufPrintf(b, "%c", *s); break;
+    }
+  }
+}
+
+void kilnBufDouble(kilnBuf* b, double d) {
+  char tmp[40];
+  for (int prec = 6; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+    if (strtod(tmp, NULL) == d) break;
+  }
+  kilnBufPrintf(b, "%s", tmp);
+}
+
+kilnResult_t kilnBufFinish(kilnBuf* b, char** out) {
+  *out = NULL;
+  buf_reserve(b, 0);
+  if (b->failed) {
+    kilnBufFree(b);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory writing XML");
+  }
+  b->data[b->len] = '\0';
+  *out = b->data;
+  b->data = NULL;
+  b->len = b->cap = 0;
+  return KILN_SUCCESS;
+}
+
+void kilnBufFree(kilnBuf* b) {
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+  b->failed = false;
+}
+
+static bool write_all(int fd, const char* data, size_t len) {
+  while (len > 0) {
+    ssize_t w = write(fd, data, len);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += w;
+    len -= (size_t)w;
+  }
+  return true;
+}
+
+kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len) {
+  if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no output file name given");
+  if (!strcmp(path, "-")) {
+    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+      return kilnSetError(KILN_ERR_IO, "<stdout>: write error: %s", strerror(errno));
+    return KILN_SUCCESS;
+  }
+  kilnResult_t r = KILN_SUCCESS;
+  size_t n = strlen(path);
+  char* tmp = malloc(n + 16);
+  if (!tmp) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", path);
+  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    r = kilnSetError(KILN_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
+                     strerror(errno));
+    goto out_free_tmp;
+  }
+  if (!write_all(fd, data, len) || fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+    r = kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
+    close(fd);
+    goto out_unlink;
+  }
+  if (close(fd) != 0) {
+    r = kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
+    goto out_unlink;
+  }
+  if (rename(tmp, path) != 0) {
+    r = kilnSetError(KILN_ERR_IO, "%s: cannot rename the temporary file into place: %s", path,
+                     strerror(errno));
+    goto out_unlink;
+  }
+  goto out_free_tmp;
+out_unlink:
+  unlink(tmp);
+out_free_tmp:
+  free(tmp);
+  return r;
+}
