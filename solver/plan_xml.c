@@ -1,0 +1,277 @@
+/* Plan XML (the MSCCL algorithm format): reading both dialects with structural validation, and
+ * writing the form both MSCCL runtimes accept. Semantic checks (offset ranges, send/receive
+ * matching, deadlocks) are the verifier's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/plan.h"
+#include "xml_util.h"
+
+/* Bounds checked before anything is allocated from a count in the file. */
+#define MAX_CHUNKS (1 << 24)
+#define MAX_CHANNELS 1024
+#define MAX_TBS 4096
+#define MAX_STEPS (1 << 20)
+#define OPEN_MAX_BYTES 9223372036854775807ull /* written for an open byte range (INT64_MAX) */
+
+static int count_children(xmlNodePtr p, const char* name) {
+  int c = 0;
+  for (xmlNodePtr n = p->children; n; n = n->next)
+    if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar*)name)) c++;
+  return c;
+}
+
+static kilnResult_t get_buffer(xmlNodePtr n, const char* f, const char* attr, kilnBuffer_t* out) {
+  char s[16];
+  kilnResult_t r = kilnXmlGetString(n, f, attr, true, NULL, s, sizeof s);
+  if (r != KILN_SUCCESS) return r;
+  for (int b = 0; b < KILN_NUM_BUFFERS; b++)
+    if (!strcmp(s, kilnBufferName((kilnBuffer_t)b))) {
+      *out = (kilnBuffer_t)b;
+      return KILN_SUCCESS;
+    }
+  return kilnXmlError(KILN_ERR_PARSE, f, n, "%s=\"%s\" is not a buffer (i, o or s)", attr, s);
+}
+
+static kilnResult_t read_step(xmlNodePtr n, const char* f, int pos, int ntbs, kilnStep* st) {
+  static const char* const none[] = {NULL};
+  kilnResult_t r;
+  char type[16];
+  int hasdep = 0;
+  if ((r = kilnXmlCheckChildren(n, f, none)) ||
+      (r = kilnXmlGetInt32(n, f, "s", true, 0, MAX_STEPS, 0, &st->s)))
+    return r;
+  if (st->s != pos) return kilnXmlError(KILN_ERR_PARSE, f, n, "step s=\"%d\" out of order: expected s=\"%d\"", st->s, pos);
+  if ((r = kilnXmlGetString(n, f, "type", true, NULL, type, sizeof type))) return r;
+  if (!kilnStepTypeParse(type, &st->type))
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "unknown step type \"%s\" (known: s r rcs rrs rrc rrcs cpy re nop)", type);
+  /* nop steps touch no buffer; some generators write -1 offsets for them. */
+  int minoff = st->type == KILN_STEP_NOP ? -1 : 0;
+  if ((r = get_buffer(n, f, "srcbuf", &st->srcbuf)) ||
+      (r = kilnXmlGetInt32(n, f, "srcoff", true, minoff, MAX_CHUNKS, 0, &st->srcoff)) ||
+      (r = get_buffer(n, f, "dstbuf", &st->dstbuf)) ||
+      (r = kilnXmlGetInt32(n, f, "dstoff", true, minoff, MAX_CHUNKS, 0, &st->dstoff)) ||
+      (r = kilnXmlGetInt32(n, f, "cnt", true, 0, MAX_CHUNKS, 0, &st->cnt)) ||
+      (r = kilnXmlGetInt32(n, f, "depid", true, -1, ntbs - 1, -1, &st->depid)) ||
+      (r = kilnXmlGetInt32(n, f, "deps", true, -1, MAX_STEPS, -1, &st->deps)) ||
+      (r = kilnXmlGetInt32(n, f, "hasdep", false, 0, 1, 0, &hasdep)))
+    return r;
+  st->hasdep = hasdep != 0;
+  return KILN_SUCCESS;
+}
+
+static kilnResult_t read_tb(xmlNodePtr n, const char* f, const kilnPlan* p, int ntbs, kilnThreadblock* tbs,
+                            bool* seen) {
+  static const char* const kids[] = {"step", NULL};
+  kilnResult_t r;
+  int id;
+  if ((r = kilnXmlCheckChildren(n, f, kids)) || (r = kilnXmlGetInt32(n, f, "id", true, 0, ntbs - 1, 0, &id)))
+    return r;
+  if (seen[id]) return kilnXmlError(KILN_ERR_PARSE, f, n, "threadblock id %d is given twice", id);
+  kilnThreadblock* tb = &tbs[id];
+  if ((r = kilnXmlGetInt32(n, f, "send", true, -1, p->ngpus - 1, -1, &tb->send)) ||
+      (r = kilnXmlGetInt32(n, f, "recv", true, -1, p->ngpus - 1, -1, &tb->recv)) ||
+      (r = kilnXmlGetInt32(n, f, "chan", true, 0, p->nchannels - 1, 0, &tb->chan)))
+    return r;
+  int ns = count_children(n, "step");
+  if (ns > MAX_STEPS) return kilnXmlError(KILN_ERR_PARSE, f, n, "threadblock has %d steps, more than %d", ns, MAX_STEPS);
+  seen[id] = true;
+  tb->id = id;
+  if (ns > 0) {
+    /* Power-of-two capacity: kilnPlanAddStep may append to a plan that was read. */
+    size_t cap = 1;
+    while (cap < (size_t)ns) cap *= 2;
+    tb->steps = calloc(cap, sizeof *tb->steps);
+    if (!tb->steps) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
+  }
+  for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
+    if ((r = read_step(c, f, tb->nsteps, ntbs, &tb->steps[tb->nsteps]))) return r;
+    tb->nsteps++;
+  }
+  return KILN_SUCCESS;
+}
+
+static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* seen) {
+  static const char* const kids[] = {"tb", NULL};
+  kilnResult_t r;
+  int id;
+  if ((r = kilnXmlCheckChildren(n, f, kids)) || (r = kilnXmlGetInt32(n, f, "id", true, 0, p->ngpus - 1, 0, &id)))
+    return r;
+  if (seen[id]) return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu id %d is given twice", id);
+  kilnGpu* g = &p->gpus[id];
+  if ((r = kilnXmlGetInt32(n, f, "i_chunks", true, 0, MAX_CHUNKS, 0, &g->i_chunks)) ||
+      (r = kilnXmlGetInt32(n, f, "o_chunks", true, 0, MAX_CHUNKS, 0, &g->o_chunks)) ||
+      (r = kilnXmlGetInt32(n, f, "s_chunks", true, 0, MAX_CHUNKS, 0, &g->s_chunks)))
+    return r;
+  int ntbs = count_children(n, "tb");
+  if (ntbs > MAX_TBS) return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu %d has %d threadblocks, more than %d", id, ntbs, MAX_TBS);
+  seen[id] = true;
+  g->id = id;
+  if (ntbs == 0) return KILN_SUCCESS;
+  g->tbs = calloc((size_t)ntbs, sizeof *g->tbs);
+  bool* tbseen = calloc((size_t)ntbs, sizeof *tbseen);
+  if (!g->tbs || !tbseen) {
+    free(tbseen);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
+  }
+  g->ntbs = ntbs; /* steps of unread threadblocks stay NULL: kilnPlanFree copes */
+  for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next))
+    if ((r = read_tb(c, f, p, ntbs, g->tbs, tbseen))) break;
+  free(tbseen);
+  return r;
+}
+
+static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnPlan** out) {
+  xmlNodePtr root;
+  kilnResult_t r = kilnXmlRoot(doc, f, "algo", &root);
+  if (r != KILN_SUCCESS) return r;
+  static const char* const kids[] = {"gpu", NULL};
+  if ((r = kilnXmlCheckChildren(root, f, kids))) return r;
+  kilnPlan* p = calloc(1, sizeof *p);
+  bool* seen = NULL;
+  if (!p) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
+  char proto[16], coll[32];
+  int inplace = 0, outofplace = 1;
+  if ((r = kilnXmlGetString(root, f, "name", true, NULL, p->name, sizeof p->name)) ||
+      (r = kilnXmlGetString(root, f, "proto", true, NULL, proto, sizeof proto)) ||
+      (r = kilnXmlGetInt32(root, f, "nchannels", true, 1, MAX_CHANNELS, 1, &p->nchannels)) ||
+      (r = kilnXmlGetInt32(root, f, "nchunksperloop", true, 1, MAX_CHUNKS, 1, &p->nchunksperloop)))
+    goto out_free;
+  if (!kilnProtoParse(proto, &p->proto)) {
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "unknown proto \"%s\" (known: Simple LL LL128)", proto);
+    goto out_free;
+  }
+  int ngpu_elems = count_children(root, "gpu");
+  p->has_ngpus = kilnXmlHasAttr(root, "ngpus");
+  if ((r = kilnXmlGetInt32(root, f, "ngpus", false, 1, KILN_MAX_RANKS, ngpu_elems, &p->ngpus))) goto out_free;
+  if (p->ngpus != ngpu_elems || ngpu_elems < 1 || ngpu_elems > KILN_MAX_RANKS) {
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "ngpus is %d but there are %d <gpu> elements (1..%d allowed)",
+                     p->ngpus, ngpu_elems, KILN_MAX_RANKS);
+    goto out_free;
+  }
+  p->has_coll = kilnXmlHasAttr(root, "coll");
+  p->coll = KILN_COLL_CUSTOM;
+  if (p->has_coll) {
+    if ((r = kilnXmlGetString(root, f, "coll", true, NULL, coll, sizeof coll))) goto out_free;
+    if (!kilnCollParse(coll, &p->coll)) {
+      r = kilnXmlError(KILN_ERR_PARSE, f, root,
+                       "unknown coll \"%s\" (known: allgather alltoall reducescatter allreduce custom)", coll);
+      goto out_free;
+    }
+    p->old_coll_name = !strcmp(coll, "reduce_scatter");
+  }
+  p->has_inplace = kilnXmlHasAttr(root, "inplace");
+  if ((r = kilnXmlGetInt32(root, f, "inplace", false, 0, 1, 0, &inplace))) goto out_free;
+  p->inplace = inplace != 0;
+  p->has_outofplace = kilnXmlHasAttr(root, "outofplace");
+  if ((r = kilnXmlGetInt32(root, f, "outofplace", false, 0, 1, !p->inplace, &outofplace))) goto out_free;
+  p->outofplace = outofplace != 0;
+  p->has_minmax = kilnXmlHasAttr(root, "minBytes") || kilnXmlHasAttr(root, "maxBytes");
+  if ((r = kilnXmlGetU64Sat(root, f, "minBytes", false, UINT64_MAX, 0, &p->min_bytes)) ||
+      (r = kilnXmlGetU64Sat(root, f, "maxBytes", false, OPEN_MAX_BYTES, UINT64_MAX, &p->max_bytes)))
+    goto out_free;
+  if (p->min_bytes > p->max_bytes) {
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "minBytes is larger than maxBytes");
+    goto out_free;
+  }
+  p->has_redop = kilnXmlHasAttr(root, "redop");
+  if ((r = kilnXmlGetString(root, f, "redop", false, "", p->redop, sizeof p->redop))) goto out_free;
+
+  p->gpus = calloc((size_t)p->ngpus, sizeof *p->gpus);
+  seen = calloc((size_t)p->ngpus, sizeof *seen);
+  if (!p->gpus || !seen) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
+    goto out_free;
+  }
+  for (xmlNodePtr c = kilnXmlNextElement(root->children); c; c = kilnXmlNextElement(c->next))
+    if ((r = read_gpu(c, f, p, seen))) goto out_free;
+  free(seen);
+  *out = p;
+  return KILN_SUCCESS;
+out_free:
+  free(seen);
+  if (!p->gpus) p->ngpus = 0;
+  kilnPlanFree(p);
+  return r;
+}
+
+kilnResult_t kilnPlanReadMemory(const char* xml, size_t len, const char* name, kilnPlan** out) {
+  if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanReadMemory: NULL out");
+  *out = NULL;
+  if (!name) name = "<memory>";
+  xmlDocPtr doc;
+  kilnResult_t r = kilnXmlParseMemory(xml, len, name, &doc);
+  if (r != KILN_SUCCESS) return r;
+  r = read_doc(doc, name, out);
+  xmlFreeDoc(doc);
+  return r;
+}
+
+kilnResult_t kilnPlanReadFile(const char* path, kilnPlan** out) {
+  if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanReadFile: NULL out");
+  *out = NULL;
+  xmlDocPtr doc;
+  kilnResult_t r = kilnXmlParseFile(path, &doc);
+  if (r != KILN_SUCCESS) return r;
+  r = read_doc(doc, path, out);
+  xmlFreeDoc(doc);
+  return r;
+}
+
+kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
+  if (!p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanWriteMemory: NULL argument");
+  *out = NULL;
+  if (p->ngpus < 1 || !p->gpus)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: has no GPUs to write", p->name);
+  kilnBuf b = {0};
+  kilnBufPrintf(&b, "<algo name=\"");
+  kilnBufEscaped(&b, p->name);
+  kilnBufPrintf(&b, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\"", kilnProtoName(p->proto), p->nchannels,
+                p->nchunksperloop);
+  if (p->has_ngpus) kilnBufPrintf(&b, " ngpus=\"%d\"", p->ngpus);
+  if (p->has_coll)
+    kilnBufPrintf(&b, " coll=\"%s\"",
+                  p->old_coll_name && p->coll == KILN_COLL_REDUCESCATTER ? "reduce_scatter" : kilnCollName(p->coll));
+  if (p->has_inplace) kilnBufPrintf(&b, " inplace=\"%d\"", p->inplace ? 1 : 0);
+  if (p->has_outofplace) kilnBufPrintf(&b, " outofplace=\"%d\"", p->outofplace ? 1 : 0);
+  if (p->has_minmax)
+    kilnBufPrintf(&b, " minBytes=\"%llu\" maxBytes=\"%llu\"", (unsigned long long)p->min_bytes,
+                  (unsigned long long)(p->max_bytes >= OPEN_MAX_BYTES ? OPEN_MAX_BYTES : p->max_bytes));
+  if (p->has_redop) {
+    kilnBufPrintf(&b, " redop=\"");
+    kilnBufEscaped(&b, p->redop);
+    kilnBufPrintf(&b, "\"");
+  }
+  kilnBufPrintf(&b, ">\n");
+  for (int r = 0; r < p->ngpus; r++) {
+    const kilnGpu* g = &p->gpus[r];
+    kilnBufPrintf(&b, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\">\n", r, g->i_chunks,
+                  g->o_chunks, g->s_chunks);
+    for (int i = 0; i < g->ntbs; i++) {
+      const kilnThreadblock* tb = &g->tbs[i];
+      kilnBufPrintf(&b, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", i, tb->send, tb->recv, tb->chan);
+      for (int s = 0; s < tb->nsteps; s++) {
+        const kilnStep* st = &tb->steps[s];
+        kilnBufPrintf(&b,
+                      "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" "
+                      "cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n",
+                      s, kilnStepTypeName(st->type), kilnBufferName(st->srcbuf), st->srcoff,
+                      kilnBufferName(st->dstbuf), st->dstoff, st->cnt, st->depid, st->deps, st->hasdep ? 1 : 0);
+      }
+      kilnBufPrintf(&b, "    </tb>\n");
+    }
+    kilnBufPrintf(&b, "  </gpu>\n");
+  }
+  kilnBufPrintf(&b, "</algo>\n");
+  return kilnBufFinish(&b, out);
+}
+
+kilnResult_t kilnPlanWriteFile(const kilnPlan* p, const char* path) {
+  char* s = NULL;
+  kilnResult_t r = kilnPlanWriteMemory(p, &s);
+  if (r != KILN_SUCCESS) return r;
+  r = kilnWriteFileAtomic(path, s, strlen(s));
+  free(s);
+  return r;
+}
