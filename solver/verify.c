@@ -1,0 +1,1055 @@
+/*
+ * CPU verifier: runs a plan for all ranks on host memory and checks the collective's
+ * postcondition.
+ *
+ * Model. Each rank owns input/output/scratch buffers of i/o/s chunks (aliased as the in-place
+ * form of the collective says). Threadblock (A, send=B, chan=c) feeds threadblock
+ * (B, recv=A, chan=c) through an unbounded FIFO; the k-th send of a connection is received by
+ * the k-th receive, so matching (and count agreement) is checked statically before anything
+ * runs. A step is runnable when its threadblock reached it, its dependency (depid/deps) has
+ * finished, and, for a receive, the matching send has run. Since every receive names its FIFO,
+ * whether a plan deadlocks does not depend on the interleaving; what does is the outcome of
+ * unsynchronised accesses to shared buffers, which is why several interleavings are run
+ * (round-robin, run-to-block, and seeded random ones).
+ *
+ * Values. Every chunk slot carries a symbolic value (origin chunk + set of contributing ranks,
+ * so a reduction of chunks of different origin or counting a rank twice is caught exactly) and
+ * four numeric lanes (sum, prod, max, min on 32-bit integers mod 2^32 filled with seeded
+ * random values), compared with a reference computed directly from the inputs.
+ *
+ * FIFOs are unbounded here: a plan that needs more FIFO slots than a runtime provides may still
+ * pass (the runtimes size their FIFOs per connection; see the runtime's notes).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/plan.h"
+
+#define VERIFY_MAX_POISON 64
+#define VERIFY_REASON_MAX 256
+#define VERIFY_DEADLOCK_LINES 8
+
+enum { LANE_SUM, LANE_PROD, LANE_MAX, LANE_MIN, NUM_LANES };
+static const char* const lane_names[NUM_LANES] = {"sum", "prod", "max", "min"};
+
+/* A chunk slot. origin >= 0: a value; -1: never written; <= -2: invalid, reason -origin-2. */
+typedef struct vslot {
+  int32_t origin;
+  int32_t wtb, wstep; /* last writer (local tb id, step), -1 for the initial value */
+  uint32_t num[NUM_LANES];
+} vslot;
+
+typedef struct vctx {
+  const kilnPlan* p;
+  int n;
+  bool reduces; /* allreduce / reducescatter: values carry rank sets */
+  int W;        /* 64-bit words per rank set (0 when !reduces) */
+  int k;        /* chunks per rank piece */
+  int R;        /* reference chunks (per-rank input of the reduction, or pieces*k) */
+  uint64_t seed;
+
+  /* Threadblocks, globally numbered g = tbbase[r] + t. */
+  int ntbs;
+  int* tbbase;   /* [n+1] */
+  int* tb_rank;  /* [ntbs] */
+  int* stepbase; /* [ntbs+1] flattened step index base */
+  int nsteps;
+  int* match_tb;   /* [nsteps] for receives: global tb of the matching send, else -1 */
+  int* match_step; /* [nsteps] its step index */
+  int* msgbase;    /* [nsteps] for sends: first message slot, else -1 */
+  int maxcnt;
+
+  /* Slots: per-rank storage then messages. */
+  int nstore, nmsg, nslots;
+  int* bufbase; /* [n*KILN_NUM_BUFFERS] slot index of chunk 0 of each buffer */
+  int* buflen;  /* [n*KILN_NUM_BUFFERS] declared chunks */
+  vslot* slots;
+  uint64_t* bits; /* [nslots*W] */
+  vslot* tmp;
+  uint64_t* tmpbits;
+
+  /* Run state. */
+  int* pc;       /* [ntbs] next step */
+  int* ready;    /* [ntbs] deque of runnable tbs */
+  int rhead, rcount;
+  bool* inready; /* [ntbs] */
+  int** waiters; /* [ntbs] tbs blocked on this tb's progress */
+  int* nwait;
+  int* capwait;
+
+  char poison[VERIFY_MAX_POISON][VERIFY_REASON_MAX];
+  int npoison;
+  const char* mode_name;
+} vctx;
+
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* Initial numeric value of input (origin) o on rank r for a lane. */
+static uint32_t initial_value(const vctx* c, int r, int o, int lane) {
+  uint64_t h = splitmix64(c->seed * 0x100000001b3ull ^ ((uint64_t)r << 32) ^ (uint64_t)o ^
+                          ((uint64_t)lane << 60));
+  uint32_t v = (uint32_t)(h >> 16);
+  if (lane == LANE_PROD) v |= 1u; /* odd: products never collapse to 0 mod 2^32 */
+  return v;
+}
+
+static const kilnStep* step_of(const vctx* c, int g, int s) {
+  int r = c->tb_rank[g];
+  return &c->p->gpus[r].tbs[g - c->tbbase[r]].steps[s];
+}
+
+static int local_tb(const vctx* c, int g) { return g - c->tbbase[c->tb_rank[g]]; }
+
+static const char* buf_label(kilnBuffer_t b) {
+  switch (b) {
+    case KILN_BUF_INPUT: return "input";
+    case KILN_BUF_OUTPUT: return "output";
+    case KILN_BUF_SCRATCH: return "scratch";
+    default: return "unknown";
+  }
+}
+
+static int declared_chunks(const kilnGpu* gpu, kilnBuffer_t b) {
+  switch (b) {
+    case KILN_BUF_INPUT: return gpu->i_chunks;
+    case KILN_BUF_OUTPUT: return gpu->o_chunks;
+    case KILN_BUF_SCRATCH: return gpu->s_chunks;
+    default: return 0;
+  }
+}
+
+static kilnResult_t verr(const char* fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static kilnResult_t verr(const char* fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return kilnSetError(KILN_ERR_VERIFY, "%s", msg);
+}
+
+/* ---- static checks ---- */
+
+typedef struct conn {
+  int rank, peer, chan, g;
+} conn;
+
+static int conn_cmp(const void* a, const void* b) {
+  const conn* x = a;
+  const conn* y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
+  if (x->chan != y->chan) return x->chan < y->chan ? -1 : 1;
+  return x->g < y->g ? -1 : x->g > y->g;
+}
+
+/* Checks one step's fields (types, buffers, ranges, peers, dependency indices). */
+static kilnResult_t check_step(const vctx* c, int r, int t, int s) {
+  const kilnGpu* gpu = &c->p->gpus[r];
+  const kilnThreadblock* tb = &gpu->tbs[t];
+  const kilnStep* st = &tb->steps[s];
+  if ((unsigned)st->type >= KILN_NUM_STEP_TYPES)
+    return verr("rank %d tb %d step %d: unknown step type %d", r, t, s, (int)st->type);
+  const char* tn = kilnStepTypeName(st->type);
+  if (st->s != s)
+    return verr("rank %d tb %d step %d (%s): step number s=%d, expected %d", r, t, s, tn, st->s, s);
+  if (kilnStepReceives(st->type) && tb->recv < 0)
+    return verr("rank %d tb %d step %d (%s): receives, but the threadblock has no recv peer", r,
+                t, s, tn);
+  if (kilnStepSends(st->type) && tb->send < 0)
+    return verr("rank %d tb %d step %d (%s): sends, but the threadblock has no send peer", r, t,
+                s, tn);
+  if (st->type != KILN_STEP_NOP && st->cnt < 1)
+    return verr("rank %d tb %d step %d (%s): cnt %d must be at least 1", r, t, s, tn, st->cnt);
+  if (kilnStepReadsSrc(st->type)) {
+    if ((unsigned)st->srcbuf >= KILN_NUM_BUFFERS)
+      return verr("rank %d tb %d step %d (%s): unknown source buffer", r, t, s, tn);
+    int len = declared_chunks(gpu, st->srcbuf);
+    if (st->srcoff < 0 || (int64_t)st->srcoff + st->cnt > len)
+      return verr("rank %d tb %d step %d (%s): srcoff %d + cnt %d exceeds %s buffer of %d chunks",
+                  r, t, s, tn, st->srcoff, st->cnt, buf_label(st->srcbuf), len);
+  }
+  if (kilnStepWritesDst(st->type) || st->type == KILN_STEP_REDUCE) {
+    if ((unsigned)st->dstbuf >= KILN_NUM_BUFFERS)
+      return verr("rank %d tb %d step %d (%s): unknown destination buffer", r, t, s, tn);
+    int len = declared_chunks(gpu, st->dstbuf);
+    if (st->dstoff < 0 || (int64_t)st->dstoff + st->cnt > len)
+      return verr("rank %d tb %d step %d (%s): dstoff %d + cnt %d exceeds %s buffer of %d chunks",
+                  r, t, s, tn, st->dstoff, st->cnt, buf_label(st->dstbuf), len);
+  }
+  if (st->depid >= 0) {
+    if (st->depid >= gpu->ntbs)
+      return verr("rank %d tb %d step %d (%s): depid %d out of range (rank %d has %d threadblocks)",
+                  r, t, s, tn, st->depid, r, gpu->ntbs);
+    const kilnThreadblock* dtb = &gpu->tbs[st->depid];
+    if (st->deps < 0 || st->deps >= dtb->nsteps)
+      return verr("rank %d tb %d step %d (%s): deps %d points past the end of tb %d (%d steps)", r,
+                  t, s, tn, st->deps, st->depid, dtb->nsteps);
+    if (st->depid == t && st->deps >= s)
+      return verr("rank %d tb %d step %d (%s): dependency cycle: waits on its own step %d", r, t,
+                  s, tn, st->deps);
+    bool signalled = false;
+    for (int e = st->deps; e < dtb->nsteps && !signalled; e++) signalled = dtb->steps[e].hasdep;
+    if (!signalled && st->depid != t)
+      return verr("rank %d tb %d step %d (%s): waits on tb %d step %d, but neither it nor a later "
+                  "step of tb %d sets hasdep=1, so a runtime would never signal it",
+                  r, t, s, tn, st->depid, st->deps, st->depid);
+  } else if (st->depid < -1) {
+    return verr("rank %d tb %d step %d (%s): depid %d out of range", r, t, s, tn, st->depid);
+  }
+  return KILN_SUCCESS;
+}
+
+/* Structure, connections (1:1, counts, sizes), and the flattened indexes used to run. */
+static kilnResult_t build(vctx* c) {
+  const kilnPlan* p = c->p;
+  int n = c->n;
+  kilnResult_t res = KILN_SUCCESS;
+  conn* sends = NULL;
+  conn* recvs = NULL;
+  int* sendlist = NULL;
+
+  c->tbbase = calloc((size_t)n + 1, sizeof(int));
+  if (!c->tbbase) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
+  for (int r = 0; r < n; r++) {
+    const kilnGpu* gpu = &p->gpus[r];
+    if (gpu->id != r) return verr("gpu %d: id %d, expected %d", r, gpu->id, r);
+    if (gpu->i_chunks < 0 || gpu->o_chunks < 0 || gpu->s_chunks < 0)
+      return verr("rank %d: negative chunk count", r);
+    if (gpu->ntbs < 0 || (gpu->ntbs > 0 && !gpu->tbs)) return verr("rank %d: bad threadblock list", r);
+    c->tbbase[r + 1] = c->tbbase[r] + gpu->ntbs;
+  }
+  c->ntbs = c->tbbase[n];
+  c->tb_rank = malloc(sizeof(int) * (size_t)(c->ntbs + 1));
+  c->stepbase = calloc((size_t)c->ntbs + 1, sizeof(int));
+  if (!c->tb_rank || !c->stepbase) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
+  int nsend = 0, nrecv = 0;
+  c->maxcnt = 1;
+  for (int r = 0; r < n; r++) {
+    const kilnGpu* gpu = &p->gpus[r];
+    for (int t = 0; t < gpu->ntbs; t++) {
+      const kilnThreadblock* tb = &gpu->tbs[t];
+      int g = c->tbbase[r] + t;
+      c->tb_rank[g] = r;
+      if (tb->id != t) return verr("rank %d tb %d: id %d, expected %d", r, t, tb->id, t);
+      if (tb->send < -1 || tb->send >= n || tb->send == r)
+        return verr("rank %d tb %d: send peer %d is not another rank of 0..%d", r, t, tb->send, n - 1);
+      if (tb->recv < -1 || tb->recv >= n || tb->recv == r)
+        return verr("rank %d tb %d: recv peer %d is not another rank of 0..%d", r, t, tb->recv, n - 1);
+      if (tb->chan < 0) return verr("rank %d tb %d: negative channel %d", r, t, tb->chan);
+      if (p->nchannels > 0 && tb->chan >= p->nchannels)
+        return verr("rank %d tb %d: chan %d but the plan declares nchannels=%d", r, t, tb->chan,
+                    p->nchannels);
+      if (tb->nsteps < 0 || (tb->nsteps > 0 && !tb->steps))
+        return verr("rank %d tb %d: bad step list", r, t);
+      c->stepbase[g + 1] = c->stepbase[g] + tb->nsteps;
+      for (int s = 0; s < tb->nsteps; s++) {
+        res = check_step(c, r, t, s);
+        if (res != KILN_SUCCESS) return res;
+        if (tb->steps[s].cnt > c->maxcnt) c->maxcnt = tb->steps[s].cnt;
+      }
+      if (tb->send >= 0) nsend++;
+      if (tb->recv >= 0) nrecv++;
+    }
+  }
+  c->nsteps = c->stepbase[c->ntbs];
+  c->match_tb = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
+  c->match_step = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
+  c->msgbase = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
+  sends = malloc(sizeof(conn) * (size_t)(nsend + 1));
+  recvs = malloc(sizeof(conn) * (size_t)(nrecv + 1));
+  sendlist = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
+  if (!c->match_tb || !c->match_step || !c->msgbase || !sends || !recvs || !sendlist) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
+    goto out_free;
+  }
+  /* Message slots for every sending step, in step order. */
+  c->nmsg = 0;
+  for (int g = 0; g < c->ntbs; g++) {
+    int r = c->tb_rank[g];
+    const kilnThreadblock* tb = &p->gpus[r].tbs[local_tb(c, g)];
+    for (int s = 0; s < tb->nsteps; s++) {
+      int f = c->stepbase[g] + s;
+      c->match_tb[f] = -1;
+      c->match_step[f] = -1;
+      c->msgbase[f] = -1;
+      if (kilnStepSends(tb->steps[s].type)) {
+        c->msgbase[f] = c->nmsg;
+        c->nmsg += tb->steps[s].cnt;
+      }
+    }
+  }
+  /* Connections must be 1:1 per (rank, peer, channel). */
+  nsend = nrecv = 0;
+  for (int g = 0; g < c->ntbs; g++) {
+    int r = c->tb_rank[g];
+    const kilnThreadblock* tb = &p->gpus[r].tbs[local_tb(c, g)];
+    if (tb->send >= 0) sends[nsend++] = (conn){r, tb->send, tb->chan, g};
+    if (tb->recv >= 0) recvs[nrecv++] = (conn){r, tb->recv, tb->chan, g};
+  }
+  qsort(sends, (size_t)nsend, sizeof(conn), conn_cmp);
+  qsort(recvs, (size_t)nrecv, sizeof(conn), conn_cmp);
+  for (int i = 1; i < nsend; i++)
+    if (sends[i].rank == sends[i - 1].rank && sends[i].peer == sends[i - 1].peer &&
+        sends[i].chan == sends[i - 1].chan) {
+      res = verr("rank %d: tb %d and tb %d both send to rank %d on channel %d", sends[i].rank,
+                 local_tb(c, sends[i - 1].g), local_tb(c, sends[i].g), sends[i].peer, sends[i].chan);
+      goto out_free;
+    }
+  for (int i = 1; i < nrecv; i++)
+    if (recvs[i].rank == recvs[i - 1].rank && recvs[i].peer == recvs[i - 1].peer &&
+        recvs[i].chan == recvs[i - 1].chan) {
+      res = verr("rank %d: tb %d and tb %d both receive from rank %d on channel %d", recvs[i].rank,
+                 local_tb(c, recvs[i - 1].g), local_tb(c, recvs[i].g), recvs[i].peer, recvs[i].chan);
+      goto out_free;
+    }
+  /* Each receiving tb: find its sender (rank peer, send=rank, chan) and pair the k-th receive
+   * with the k-th send. */
+  for (int i = 0; i < nrecv; i++) {
+    conn key = {recvs[i].peer, recvs[i].rank, recvs[i].chan, -1};
+    int lo = 0, hi = nsend;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (conn_cmp(&sends[mid], &key) < 0) lo = mid + 1; else hi = mid;
+    }
+    int gr = recvs[i].g;
+    const kilnThreadblock* rtb = &p->gpus[recvs[i].rank].tbs[local_tb(c, gr)];
+    bool found = lo < nsend && sends[lo].rank == key.rank && sends[lo].peer == key.peer &&
+                 sends[lo].chan == key.chan;
+    if (!found) {
+      for (int s = 0; s < rtb->nsteps; s++)
+        if (kilnStepReceives(rtb->steps[s].type)) {
+          res = verr("rank %d tb %d step %d (%s): unmatched receive: rank %d has no threadblock "
+                     "with send=%d chan=%d",
+                     recvs[i].rank, local_tb(c, gr), s, kilnStepTypeName(rtb->steps[s].type),
+                     recvs[i].peer, recvs[i].rank, recvs[i].chan);
+          goto out_free;
+        }
+      continue;
+    }
+    sends[lo].g = -2 - sends[lo].g; /* mark matched (decoded below) */
+    int gs = -2 - sends[lo].g;
+    int sr = c->tb_rank[gs];
+    const kilnThreadblock* stb = &p->gpus[sr].tbs[local_tb(c, gs)];
+    int ns = 0;
+    for (int s = 0; s < stb->nsteps; s++)
+      if (kilnStepSends(stb->steps[s].type)) sendlist[ns++] = s;
+    int kth = 0;
+    for (int s = 0; s < rtb->nsteps; s++) {
+      if (!kilnStepReceives(rtb->steps[s].type)) continue;
+      if (kth >= ns) {
+        res = verr("rank %d tb %d step %d (%s): receive %d from rank %d on channel %d has no "
+                   "matching send: rank %d tb %d sends only %d times",
+                   recvs[i].rank, local_tb(c, gr), s, kilnStepTypeName(rtb->steps[s].type), kth + 1,
+                   sr, recvs[i].chan, sr, local_tb(c, gs), ns);
+        goto out_free;
+      }
+      const kilnStep* ss = &stb->steps[sendlist[kth]];
+      if (ss->cnt != rtb->steps[s].cnt) {
+        res = verr("rank %d tb %d step %d (%s) sends %d chunks, but its receiver rank %d tb %d "
+                   "step %d (%s) receives %d",
+                   sr, local_tb(c, gs), sendlist[kth], kilnStepTypeName(ss->type), ss->cnt,
+                   recvs[i].rank, local_tb(c, gr), s, kilnStepTypeName(rtb->steps[s].type),
+                   rtb->steps[s].cnt);
+        goto out_free;
+      }
+      c->match_tb[c->stepbase[gr] + s] = gs;
+      c->match_step[c->stepbase[gr] + s] = sendlist[kth];
+      kth++;
+    }
+    if (kth < ns) {
+      res = verr("rank %d tb %d step %d (%s): send %d to rank %d on channel %d is never received "
+                 "(rank %d tb %d receives only %d times); it would stay unconsumed",
+                 sr, local_tb(c, gs), sendlist[kth], kilnStepTypeName(stb->steps[sendlist[kth]].type),
+                 kth + 1, recvs[i].rank, recvs[i].chan, recvs[i].rank, local_tb(c, gr), kth);
+      goto out_free;
+    }
+  }
+  for (int i = 0; i < nsend; i++) {
+    if (sends[i].g < -1) continue; /* matched */
+    int gs = sends[i].g;
+    const kilnThreadblock* stb = &p->gpus[sends[i].rank].tbs[local_tb(c, gs)];
+    for (int s = 0; s < stb->nsteps; s++)
+      if (kilnStepSends(stb->steps[s].type)) {
+        res = verr("rank %d tb %d step %d (%s): unmatched send: rank %d has no threadblock with "
+                   "recv=%d chan=%d",
+                   sends[i].rank, local_tb(c, gs), s, kilnStepTypeName(stb->steps[s].type),
+                   sends[i].peer, sends[i].rank, sends[i].chan);
+        goto out_free;
+      }
+  }
+out_free:
+  free(sends);
+  free(recvs);
+  free(sendlist);
+  return res;
+}
+
+/* ---- layout: which buffers hold what, and the aliasing of in-place forms ---- */
+
+/* Checks that every rank's i/o chunk counts fit the collective; sets k and R. */
+static kilnResult_t check_layout(vctx* c) {
+  const kilnPlan* p = c->p;
+  int n = c->n;
+  const kilnGpu* g0 = &p->gpus[0];
+  for (int r = 1; r < n; r++)
+    if (p->gpus[r].i_chunks != g0->i_chunks || p->gpus[r].o_chunks != g0->o_chunks)
+      return verr("rank %d has i_chunks=%d o_chunks=%d but rank 0 has %d and %d", r,
+                  p->gpus[r].i_chunks, p->gpus[r].o_chunks, g0->i_chunks, g0->o_chunks);
+  int i = g0->i_chunks, o = g0->o_chunks;
+  const char* cn = kilnCollName(p->coll);
+  switch (p->coll) {
+    case KILN_COLL_ALLGATHER:
+      if (o <= 0 || o % n) return verr("%s: o_chunks %d is not a positive multiple of %d ranks", cn, o, n);
+      c->k = o / n;
+      if (i != 0 && i != c->k)
+        return verr("%s: i_chunks %d, expected o_chunks/ngpus = %d (or 0 in place)", cn, i, c->k);
+      c->R = o;
+      break;
+    case KILN_COLL_REDUCESCATTER:
+      if (i <= 0 || i % n) return verr("%s: i_chunks %d is not a positive multiple of %d ranks", cn, i, n);
+      c->k = i / n;
+      if (o != 0 && o != c->k)
+        return verr("%s: o_chunks %d, expected i_chunks/ngpus = %d (or 0 in place)", cn, o, c->k);
+      c->R = i;
+      break;
+    case KILN_COLL_ALLTOALL:
+    case KILN_COLL_ALLREDUCE: {
+      int m = i > o ? i : o;
+      if (m <= 0) return verr("%s: no input or output chunks", cn);
+      if (i && o && i != o) return verr("%s: i_chunks %d and o_chunks %d differ", cn, i, o);
+      if (p->coll == KILN_COLL_ALLTOALL && m % n)
+        return verr("%s: %d chunks is not a multiple of %d ranks", cn, m, n);
+      c->R = m;
+      c->k = p->coll == KILN_COLL_ALLTOALL ? m / n : m;
+      break;
+    }
+    default:
+      c->R = 0;
+      c->k = 0;
+      break;
+  }
+  return KILN_SUCCESS;
+}
+
+/* True when the plan's buffers leave only the in-place reading. */
+static bool only_inplace(const kilnPlan* p) {
+  int i = p->gpus[0].i_chunks, o = p->gpus[0].o_chunks;
+  switch (p->coll) {
+    case KILN_COLL_ALLGATHER: return i == 0;
+    case KILN_COLL_REDUCESCATTER: return o == 0;
+    case KILN_COLL_ALLTOALL:
+    case KILN_COLL_ALLREDUCE: return i == 0 || o == 0;
+    default: return false;
+  }
+}
+
+/* Lays out storage for one mode (aliased or separate buffers). */
+static kilnResult_t setup_layout(vctx* c, bool inplace) {
+  const kilnPlan* p = c->p;
+  int n = c->n;
+  int pos = 0;
+  for (int r = 0; r < n; r++) {
+    const kilnGpu* gpu = &p->gpus[r];
+    int* base = &c->bufbase[r * KILN_NUM_BUFFERS];
+    int* len = &c->buflen[r * KILN_NUM_BUFFERS];
+    len[KILN_BUF_INPUT] = gpu->i_chunks;
+    len[KILN_BUF_OUTPUT] = gpu->o_chunks;
+    len[KILN_BUF_SCRATCH] = gpu->s_chunks;
+    bool both = gpu->i_chunks > 0 && gpu->o_chunks > 0;
+    if (inplace && both && p->coll == KILN_COLL_ALLGATHER) {
+      base[KILN_BUF_OUTPUT] = pos;
+      base[KILN_BUF_INPUT] = pos + r * c->k;
+      pos += gpu->o_chunks;
+    } else if (inplace && both && p->coll == KILN_COLL_REDUCESCATTER) {
+      base[KILN_BUF_INPUT] = pos;
+      base[KILN_BUF_OUTPUT] = pos + r * c->k;
+      pos += gpu->i_chunks;
+    } else if (inplace && both &&
+               (p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_ALLTOALL)) {
+      base[KILN_BUF_INPUT] = base[KILN_BUF_OUTPUT] = pos;
+      pos += gpu->i_chunks;
+    } else {
+      base[KILN_BUF_INPUT] = pos;
+      pos += gpu->i_chunks;
+      base[KILN_BUF_OUTPUT] = pos;
+      pos += gpu->o_chunks;
+    }
+    base[KILN_BUF_SCRATCH] = pos;
+    pos += gpu->s_chunks;
+  }
+  c->nstore = pos;
+  c->nslots = pos + c->nmsg;
+  return KILN_SUCCESS;
+}
+
+static int slot_of(const vctx* c, int r, kilnBuffer_t b, int off) {
+  return c->bufbase[r * KILN_NUM_BUFFERS + b] + off;
+}
+
+/* Where rank r's input chunk j starts (before the plan runs). */
+static int input_slot(const vctx* c, int r, int j) {
+  const kilnGpu* gpu = &c->p->gpus[r];
+  if (c->p->coll == KILN_COLL_ALLGATHER && gpu->i_chunks == 0)
+    return slot_of(c, r, KILN_BUF_OUTPUT, r * c->k + j);
+  if (gpu->i_chunks == 0) return slot_of(c, r, KILN_BUF_OUTPUT, j);
+  return slot_of(c, r, KILN_BUF_INPUT, j);
+}
+
+/* Where rank r's result chunk j ends (allgather/alltoall/allreduce: output index j;
+ * reducescatter: result chunk j of rank r's piece). */
+static int result_slot(const vctx* c, int r, int j, kilnBuffer_t* buf, int* off) {
+  const kilnGpu* gpu = &c->p->gpus[r];
+  if (c->p->coll == KILN_COLL_REDUCESCATTER) {
+    if (gpu->o_chunks > 0) { *buf = KILN_BUF_OUTPUT; *off = j; }
+    else { *buf = KILN_BUF_INPUT; *off = r * c->k + j; }
+  } else {
+    if (gpu->o_chunks > 0) { *buf = KILN_BUF_OUTPUT; *off = j; }
+    else { *buf = KILN_BUF_INPUT; *off = j; }
+  }
+  return slot_of(c, r, *buf, *off);
+}
+
+/* Number of origins per rank for non-reducing collectives. */
+static int inputs_per_rank(const vctx* c) {
+  return c->p->coll == KILN_COLL_ALLGATHER ? c->k : c->R;
+}
+
+static void init_values(vctx* c) {
+  int W = c->W;
+  for (int i = 0; i < c->nslots; i++) {
+    c->slots[i] = (vslot){-1, -1, -1, {0, 0, 0, 0}};
+  }
+  if (W) memset(c->bits, 0, sizeof(uint64_t) * (size_t)c->nslots * (size_t)W);
+  c->npoison = 0;
+  int per = c->reduces ? c->R : inputs_per_rank(c);
+  for (int r = 0; r < c->n; r++) {
+    for (int j = 0; j < per; j++) {
+      int sl = input_slot(c, r, j);
+      vslot* v = &c->slots[sl];
+      if (c->reduces) {
+        v->origin = j;
+        c->bits[(size_t)sl * W + r / 64] |= 1ull << (r % 64);
+        for (int l = 0; l < NUM_LANES; l++) v->num[l] = initial_value(c, r, j, l);
+      } else {
+        v->origin = r * per + j;
+        for (int l = 0; l < NUM_LANES; l++) v->num[l] = initial_value(c, 0, v->origin, l);
+      }
+    }
+  }
+}
+
+/* ---- execution ---- */
+
+static int add_poison(vctx* c, const char* fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int add_poison(vctx* c, const char* fmt, ...) {
+  int idx = c->npoison < VERIFY_MAX_POISON ? c->npoison++ : VERIFY_MAX_POISON - 1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->poison[idx], VERIFY_REASON_MAX, fmt, ap);
+  va_end(ap);
+  return -2 - idx;
+}
+
+/* out = a ⊕ b (symbolic and numeric); out may alias a. */
+static void reduce_into(vctx* c, vslot* out, uint64_t* obits, const vslot* a, const uint64_t* abits,
+                        const vslot* b, const uint64_t* bbits, int r, int t, int s,
+                        kilnStepType_t type) {
+  int W = c->W;
+  const char* tn = kilnStepTypeName(type);
+  vslot res = *a;
+  for (int l = 0; l < NUM_LANES; l++) {
+    uint32_t x = a->num[l], y = b->num[l];
+    switch (l) {
+      case LANE_SUM: res.num[l] = x + y; break;
+      case LANE_PROD: res.num[l] = x * y; break;
+      case LANE_MAX: res.num[l] = x > y ? x : y; break;
+      default: res.num[l] = x < y ? x : y; break;
+    }
+  }
+  if (a->origin <= -2) {
+    res.origin = a->origin;
+  } else if (b->origin <= -2) {
+    res.origin = b->origin;
+  } else if (!c->reduces) {
+    res.origin = add_poison(c, "rank %d tb %d step %d (%s) reduces, but %s has no reduction", r,
+                            t, s, tn, kilnCollName(c->p->coll));
+  } else if (a->origin == -1 || b->origin == -1) {
+    res.origin = add_poison(c, "rank %d tb %d step %d (%s) reduces with a chunk that was never "
+                               "written", r, t, s, tn);
+  } else if (a->origin != b->origin) {
+    res.origin = add_poison(c, "rank %d tb %d step %d (%s) reduces input chunk %d with input chunk "
+                               "%d", r, t, s, tn, a->origin, b->origin);
+  } else {
+    int dup = -1;
+    for (int w = 0; w < W && dup < 0; w++) {
+      uint64_t both = abits[w] & bbits[w];
+      if (both) dup = w * 64 + __builtin_ctzll(both);
+    }
+    if (dup >= 0) {
+      res.origin = add_poison(c, "rank %d tb %d step %d (%s) counts rank %d's contribution to "
+                                 "input chunk %d twice", r, t, s, tn, dup, a->origin);
+    } else {
+      for (int w = 0; w < W; w++) obits[w] = abits[w] | bbits[w];
+    }
+  }
+  *out = res;
+}
+
+/* Runs step pc[g] of tb g (which must be runnable). */
+static void exec_step(vctx* c, int g) {
+  int r = c->tb_rank[g];
+  int t = local_tb(c, g);
+  int s = c->pc[g];
+  const kilnStep* st = step_of(c, g, s);
+  int W = c->W;
+  kilnStepType_t type = st->type;
+  if (type == KILN_STEP_NOP) return;
+  int f = c->stepbase[g] + s;
+  int cnt = st->cnt;
+  int src = kilnStepReadsSrc(type) ? slot_of(c, r, st->srcbuf, st->srcoff) : -1;
+  int dst = (kilnStepWritesDst(type) || type == KILN_STEP_REDUCE)
+                ? slot_of(c, r, st->dstbuf, st->dstoff) : -1;
+  int msg_in = -1;
+  if (kilnStepReceives(type)) {
+    int gs = c->match_tb[f];
+    msg_in = c->nstore + c->msgbase[c->stepbase[gs] + c->match_step[f]];
+  }
+  for (int e = 0; e < cnt; e++) {
+    vslot* out = &c->tmp[e];
+    uint64_t* ob = &c->tmpbits[(size_t)e * W];
+    const vslot* a;
+    const uint64_t* ab;
+    switch (type) {
+      case KILN_STEP_SEND:
+      case KILN_STEP_COPY:
+        a = &c->slots[src + e];
+        ab = &c->bits[(size_t)(src + e) * W];
+        *out = *a;
+        if (W) memcpy(ob, ab, sizeof(uint64_t) * W);
+        break;
+      case KILN_STEP_RECV:
+      case KILN_STEP_RECV_COPY_SEND:
+        a = &c->slots[msg_in + e];
+        ab = &c->bits[(size_t)(msg_in + e) * W];
+        *out = *a;
+        if (W) memcpy(ob, ab, sizeof(uint64_t) * W);
+        break;
+      case KILN_STEP_REDUCE:
+        reduce_into(c, out, ob, &c->slots[dst + e], &c->bits[(size_t)(dst + e) * W],
+                    &c->slots[src + e], &c->bits[(size_t)(src + e) * W], r, t, s, type);
+        break;
+      default: /* rrs, rrc, rrcs: src ⊕ received */
+        reduce_into(c, out, ob, &c->slots[src + e], &c->bits[(size_t)(src + e) * W],
+                    &c->slots[msg_in + e], &c->bits[(size_t)(msg_in + e) * W], r, t, s, type);
+        break;
+    }
+    out->wtb = t;
+    out->wstep = s;
+  }
+  if (dst >= 0)
+    for (int e = 0; e < cnt; e++) {
+      c->slots[dst + e] = c->tmp[e];
+      if (W) memcpy(&c->bits[(size_t)(dst + e) * W], &c->tmpbits[(size_t)e * W], sizeof(uint64_t) * W);
+    }
+  if (kilnStepSends(type)) {
+    int mo = c->nstore + c->msgbase[f];
+    for (int e = 0; e < cnt; e++) {
+      c->slots[mo + e] = c->tmp[e];
+      if (W) memcpy(&c->bits[(size_t)(mo + e) * W], &c->tmpbits[(size_t)e * W], sizeof(uint64_t) * W);
+    }
+  }
+}
+
+/* The tb that g waits on (or -1 if g can run its next step). Finished tbs return -1 too. */
+static int blocked_on(const vctx* c, int g) {
+  int r = c->tb_rank[g];
+  const kilnThreadblock* tb = &c->p->gpus[r].tbs[local_tb(c, g)];
+  int s = c->pc[g];
+  if (s >= tb->nsteps) return -1;
+  const kilnStep* st = &tb->steps[s];
+  if (st->depid >= 0) {
+    int gd = c->tbbase[r] + st->depid;
+    if (c->pc[gd] <= st->deps) return gd;
+  }
+  int f = c->stepbase[g] + s;
+  if (c->match_tb[f] >= 0 && c->pc[c->match_tb[f]] <= c->match_step[f]) return c->match_tb[f];
+  return -1;
+}
+
+static bool tb_done(const vctx* c, int g) {
+  int r = c->tb_rank[g];
+  return c->pc[g] >= c->p->gpus[r].tbs[local_tb(c, g)].nsteps;
+}
+
+static kilnResult_t add_waiter(vctx* c, int on, int g) {
+  if (c->nwait[on] == c->capwait[on]) {
+    int nc = c->capwait[on] ? 2 * c->capwait[on] : 4;
+    int* nw = realloc(c->waiters[on], sizeof(int) * (size_t)nc);
+    if (!nw) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
+    c->waiters[on] = nw;
+    c->capwait[on] = nc;
+  }
+  c->waiters[on][c->nwait[on]++] = g;
+  return KILN_SUCCESS;
+}
+
+static void ready_push(vctx* c, int g) {
+  c->ready[(c->rhead + c->rcount) % c->ntbs] = g;
+  c->rcount++;
+  c->inready[g] = true;
+}
+
+/* Puts g in the ready deque or on the waiter list of what blocks it. */
+static kilnResult_t place(vctx* c, int g) {
+  if (tb_done(c, g) || c->inready[g]) return KILN_SUCCESS;
+  int on = blocked_on(c, g);
+  if (on < 0) {
+    ready_push(c, g);
+    return KILN_SUCCESS;
+  }
+  return add_waiter(c, on, g);
+}
+
+/* Describes what blocked tb g waits for. */
+static int describe_wait(const vctx* c, int g, char* buf, size_t len) {
+  int r = c->tb_rank[g];
+  int t = local_tb(c, g);
+  const kilnThreadblock* tb = &c->p->gpus[r].tbs[t];
+  int s = c->pc[g];
+  const kilnStep* st = &tb->steps[s];
+  int on = blocked_on(c, g);
+  const char* tn = kilnStepTypeName(st->type);
+  if (st->depid >= 0 && on == c->tbbase[r] + st->depid && c->pc[on] <= st->deps)
+    return snprintf(buf, len, "rank %d tb %d step %d (%s) waits for its dependency tb %d step %d",
+                    r, t, s, tn, st->depid, st->deps);
+  int f = c->stepbase[g] + s;
+  int gs = c->match_tb[f];
+  return snprintf(buf, len, "rank %d tb %d step %d (%s) waits to receive from rank %d tb %d step %d",
+                  r, t, s, tn, c->tb_rank[gs], local_tb(c, gs), c->match_step[f]);
+}
+
+/* Deadlock report: the wait-for cycle reached from the first blocked tb, then other blocked tbs. */
+static kilnResult_t report_deadlock(vctx* c) {
+  char msg[2048];
+  size_t used = 0;
+  int start = -1, nblocked = 0;
+  for (int g = 0; g < c->ntbs; g++)
+    if (!tb_done(c, g)) {
+      if (start < 0) start = g;
+      nblocked++;
+    }
+  /* Walk the wait-for pointers: every blocked tb waits on another blocked tb, so this loops. */
+  int* seen = calloc((size_t)c->ntbs, sizeof(int));
+  if (!seen) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
+  int g = start, stepno = 1;
+  while (g >= 0 && !seen[g]) {
+    seen[g] = stepno++;
+    g = blocked_on(c, g);
+  }
+  bool all_deps = true;
+  int cyc = g;
+  if (cyc >= 0) {
+    int h = cyc;
+    do {
+      int f = c->stepbase[h] + c->pc[h];
+      int on = blocked_on(c, h);
+      if (!(c->match_tb[f] < 0 || c->match_tb[f] != on || c->pc[on] > c->match_step[f]))
+        all_deps = false;
+      h = on;
+    } while (h != cyc && h >= 0);
+  }
+  used += (size_t)snprintf(msg + used, sizeof msg - used, "%s (%d threadblocks blocked): ",
+                           (cyc >= 0 && all_deps) ? "dependency cycle" : "deadlock", nblocked);
+  int lines = 0;
+  if (cyc >= 0) {
+    int h = cyc;
+    do {
+      if (used < sizeof msg) used += (size_t)describe_wait(c, h, msg + used, sizeof msg - used);
+      if (used < sizeof msg) used += (size_t)snprintf(msg + used, sizeof msg - used, "; ");
+      lines++;
+      h = blocked_on(c, h);
+    } while (h != cyc && h >= 0 && lines < VERIFY_DEADLOCK_LINES);
+  }
+  free(seen);
+  if (used >= 2 && used < sizeof msg) msg[used - 2] = '\0';
+  return kilnSetError(KILN_ERR_VERIFY, "%s", msg);
+}
+
+/* Policies: 0 round-robin (one step each, FIFO order); 1 run-to-block, last readied first;
+ * odd >= 3: random tb runs to block; even >= 2: random tb runs one step. */
+static kilnResult_t run_schedule(vctx* c, int sched) {
+  kilnResult_t res = KILN_SUCCESS;
+  uint64_t rng = splitmix64(c->seed ^ (0x5eed0000ull + (uint64_t)sched));
+  for (int g = 0; g < c->ntbs; g++) {
+    c->pc[g] = 0;
+    c->nwait[g] = 0;
+    c->inready[g] = false;
+  }
+  c->rhead = c->rcount = 0;
+  int order_dir = sched == 1 ? -1 : 1;
+  for (int i = 0; i < c->ntbs; i++) {
+    int g = order_dir > 0 ? i : c->ntbs - 1 - i;
+    res = place(c, g);
+    if (res != KILN_SUCCESS) return res;
+  }
+  bool to_block = sched == 1 || (sched >= 3 && sched % 2 == 1);
+  while (c->rcount > 0) {
+    int pick;
+    if (sched == 0) {
+      pick = 0;
+    } else if (sched == 1) {
+      pick = c->rcount - 1;
+    } else {
+      rng = splitmix64(rng);
+      pick = (int)(rng % (uint64_t)c->rcount);
+    }
+    /* Remove the pick from the deque (swap with the front). */
+    int pos = (c->rhead + pick) % c->ntbs;
+    int g = c->ready[pos];
+    c->ready[pos] = c->ready[c->rhead];
+    c->rhead = (c->rhead + 1) % c->ntbs;
+    c->rcount--;
+    c->inready[g] = false;
+    do {
+      exec_step(c, g);
+      c->pc[g]++;
+      /* Wake whatever waited on g. */
+      int nw = c->nwait[g];
+      c->nwait[g] = 0;
+      for (int i = 0; i < nw; i++) {
+        int w = c->waiters[g][i];
+        int on = blocked_on(c, w);
+        if (on == g && !tb_done(c, w)) {
+          /* still waiting on g: keep it here (re-add after loop) */
+          c->waiters[g][c->nwait[g]++] = w;
+        } else {
+          res = place(c, w);
+          if (res != KILN_SUCCESS) return res;
+        }
+      }
+    } while (to_block && !tb_done(c, g) && blocked_on(c, g) < 0);
+    res = place(c, g);
+    if (res != KILN_SUCCESS) return res;
+  }
+  for (int g = 0; g < c->ntbs; g++)
+    if (!tb_done(c, g)) return report_deadlock(c);
+  return KILN_SUCCESS;
+}
+
+/* ---- postcondition ---- */
+
+static void describe_value(const vctx* c, int sl, char* buf, size_t len) {
+  const vslot* v = &c->slots[sl];
+  if (v->origin == -1) {
+    snprintf(buf, len, "a chunk that was never written");
+  } else if (v->origin <= -2) {
+    snprintf(buf, len, "an invalid value: %s", c->poison[-v->origin - 2]);
+  } else if (c->reduces) {
+    const uint64_t* b = &c->bits[(size_t)sl * c->W];
+    int count = 0, missing = -1;
+    for (int r = 0; r < c->n; r++) {
+      if (b[r / 64] >> (r % 64) & 1) count++;
+      else if (missing < 0) missing = r;
+    }
+    if (missing >= 0)
+      snprintf(buf, len, "input chunk %d reduced over %d of %d ranks (rank %d missing)", v->origin,
+               count, c->n, missing);
+    else
+      snprintf(buf, len, "input chunk %d reduced over all ranks", v->origin);
+  } else {
+    int per = inputs_per_rank(c);
+    snprintf(buf, len, "input chunk %d of rank %d", v->origin % per, v->origin / per);
+  }
+}
+
+static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* opts) {
+  int n = c->n;
+  char got[VERIFY_REASON_MAX + 64], where[96], ctxs[96];
+  if (sched == 0) snprintf(ctxs, sizeof ctxs, "%s, round-robin order", c->mode_name);
+  else snprintf(ctxs, sizeof ctxs, "%s, interleaving %d with seed %" PRIu64, c->mode_name, sched, c->seed);
+  int nres = c->p->coll == KILN_COLL_REDUCESCATTER ? c->k : c->R;
+  int per = inputs_per_rank(c);
+  for (int d = 0; d < n; d++) {
+    for (int j = 0; j < nres; j++) {
+      kilnBuffer_t buf;
+      int off;
+      int sl = result_slot(c, d, j, &buf, &off);
+      const vslot* v = &c->slots[sl];
+      int want; /* expected origin */
+      int src_rank = 0, src_chunk = 0;
+      switch (c->p->coll) {
+        case KILN_COLL_ALLGATHER: want = j; src_rank = j / c->k; src_chunk = j % c->k; break;
+        case KILN_COLL_ALLTOALL:
+          src_rank = j / c->k;
+          src_chunk = d * c->k + j % c->k;
+          want = src_rank * per + src_chunk;
+          break;
+        case KILN_COLL_REDUCESCATTER: want = d * c->k + j; break;
+        default: want = j; break;
+      }
+      bool ok = v->origin == want;
+      if (ok && c->reduces) {
+        const uint64_t* b = &c->bits[(size_t)sl * c->W];
+        for (int r = 0; r < n && ok; r++) ok = b[r / 64] >> (r % 64) & 1;
+      }
+      if (v->wtb >= 0) snprintf(where, sizeof where, " (last written by tb %d step %d)", v->wtb, v->wstep);
+      else where[0] = '\0';
+      if (!ok) {
+        describe_value(c, sl, got, sizeof got);
+        if (c->reduces)
+          return verr("rank %d %s chunk %d%s: expected input chunk %d reduced over all %d ranks, "
+                      "got %s [%s]", d, buf_label(buf), off, where, want, n, got, ctxs);
+        return verr("rank %d %s chunk %d%s: expected input chunk %d of rank %d, got %s [%s]", d,
+                    buf_label(buf), off, where, src_chunk, src_rank, got, ctxs);
+      }
+      /* Numeric check against a reference computed from the inputs. */
+      int lanes = opts->all_ops ? NUM_LANES : 1;
+      if (!c->reduces) lanes = 1;
+      for (int l = 0; l < lanes; l++) {
+        uint32_t ref;
+        if (c->reduces) {
+          ref = initial_value(c, 0, want, l);
+          for (int r = 1; r < n; r++) {
+            uint32_t x = initial_value(c, r, want, l);
+            switch (l) {
+              case LANE_SUM: ref += x; break;
+              case LANE_PROD: ref *= x; break;
+              case LANE_MAX: ref = ref > x ? ref : x; break;
+              default: ref = ref < x ? ref : x; break;
+            }
+          }
+        } else {
+          ref = initial_value(c, 0, want, l);
+        }
+        if (v->num[l] != ref)
+          return verr("rank %d %s chunk %d%s: numeric check with op %s failed: got %" PRIu32
+                      ", expected %" PRIu32 " [%s]", d, buf_label(buf), off, where, lane_names[l],
+                      v->num[l], ref, ctxs);
+      }
+    }
+  }
+  return KILN_SUCCESS;
+}
+
+/* Reference values are recomputed per chunk above; for large n that costs n per chunk and rank,
+ * which stays small next to running the plan for the sizes kiln handles (<= KILN_MAX_RANKS). */
+
+static void free_ctx(vctx* c) {
+  free(c->tbbase);
+  free(c->tb_rank);
+  free(c->stepbase);
+  free(c->match_tb);
+  free(c->match_step);
+  free(c->msgbase);
+  free(c->bufbase);
+  free(c->buflen);
+  free(c->slots);
+  free(c->bits);
+  free(c->tmp);
+  free(c->tmpbits);
+  free(c->pc);
+  free(c->ready);
+  free(c->inready);
+  if (c->waiters)
+    for (int g = 0; g < c->ntbs; g++) free(c->waiters[g]);
+  free(c->waiters);
+  free(c->nwait);
+  free(c->capwait);
+}
+
+kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
+  kilnVerifyOptions defaults = KILN_VERIFY_OPTIONS_INIT;
+  if (!opts) opts = &defaults;
+  if (!p) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanVerify: no plan");
+  if (opts->schedules < 1)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanVerify: schedules must be >= 1 (got %d)",
+                        opts->schedules);
+  if (p->ngpus < 1 || p->ngpus > KILN_MAX_RANKS || !p->gpus)
+    return verr("plan has %d GPUs (expected 1..%d)", p->ngpus, KILN_MAX_RANKS);
+  if ((unsigned)p->coll >= KILN_NUM_COLLS) return verr("plan has an unknown collective");
+
+  vctx c;
+  memset(&c, 0, sizeof c);
+  c.p = p;
+  c.n = p->ngpus;
+  c.seed = opts->seed;
+  c.reduces = p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_REDUCESCATTER;
+  c.W = c.reduces ? (c.n + 63) / 64 : 0;
+  kilnResult_t res = build(&c);
+  if (res != KILN_SUCCESS) goto out;
+  res = check_layout(&c);
+  if (res != KILN_SUCCESS) goto out;
+
+  c.bufbase = malloc(sizeof(int) * (size_t)c.n * KILN_NUM_BUFFERS);
+  c.buflen = malloc(sizeof(int) * (size_t)c.n * KILN_NUM_BUFFERS);
+  c.pc = calloc((size_t)c.ntbs + 1, sizeof(int));
+  c.ready = malloc(sizeof(int) * (size_t)(c.ntbs + 1));
+  c.inready = calloc((size_t)c.ntbs + 1, sizeof(bool));
+  c.waiters = calloc((size_t)c.ntbs + 1, sizeof(int*));
+  c.nwait = calloc((size_t)c.ntbs + 1, sizeof(int));
+  c.capwait = calloc((size_t)c.ntbs + 1, sizeof(int));
+  c.tmp = malloc(sizeof(vslot) * (size_t)c.maxcnt);
+  c.tmpbits = calloc((size_t)c.maxcnt * (size_t)(c.W ? c.W : 1), sizeof(uint64_t));
+  if (!c.bufbase || !c.buflen || !c.pc || !c.ready || !c.inready || !c.waiters || !c.nwait ||
+      !c.capwait || !c.tmp || !c.tmpbits) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
+    goto out;
+  }
+
+  /* Which forms to check: the in-place one when the plan claims it (or has no other reading),
+   * the out-of-place one when it claims that (or claims nothing). */
+  bool modes[2]; /* [0] out of place, [1] in place */
+  if (only_inplace(p)) {
+    modes[0] = false;
+    modes[1] = true;
+  } else {
+    modes[1] = p->has_inplace && p->inplace;
+    modes[0] = p->has_outofplace ? p->outofplace : !modes[1];
+    if (!modes[0] && !modes[1]) modes[0] = true;
+  }
+  for (int m = 0; m < 2; m++) {
+    if (!modes[m]) continue;
+    c.mode_name = m ? "in place" : "out of place";
+    setup_layout(&c, m == 1);
+    free(c.slots);
+    free(c.bits);
+    c.slots = malloc(sizeof(vslot) * (size_t)(c.nslots + 1));
+    c.bits = c.W ? malloc(sizeof(uint64_t) * (size_t)(c.nslots + 1) * (size_t)c.W) : NULL;
+    if (!c.slots || (c.W && !c.bits)) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory for %d chunk slots", c.nslots);
+      goto out;
+    }
+    for (int sched = 0; sched < opts->schedules; sched++) {
+      init_values(&c);
+      res = run_schedule(&c, sched);
+      if (res != KILN_SUCCESS) goto out;
+      if (p->coll == KILN_COLL_CUSTOM) continue;
+      res = check_result(&c, sched, opts);
+      if (res != KILN_SUCCESS) goto out;
+    }
+  }
+  if (p->coll == KILN_COLL_CUSTOM)
+    res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                       "custom collective: structure and deadlock freedom checked, but there is no "
+                       "postcondition to check the result against");
+out:
+  free_ctx(&c);
+  return res;
+}
