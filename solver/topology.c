@@ -127,12 +127,13 @@ static kilnResult_t validate_template(const kilnTopology* t) {
                          sw->name, a, g - 1);
         goto out_free;
       }
-      for (int j = 0; j < i; j++) {
-        int b = sw->gpus[j];
-        if (a == b) {
+      for (int j = 0; j < i; j++)
+        if (sw->gpus[j] == a) {
           r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: switch %s lists GPU %d twice", nm, sw->name, a);
           goto out_free;
         }
+      for (int j = 0; j < i; j++) {
+        int b = sw->gpus[j];
         if (who[a * g + b] || who[b * g + a]) {
           r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                            "topology %s: GPUs %d and %d are joined by switch %s and by another link or switch",
@@ -446,6 +447,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnTopology** out) {
     }
   }
   if ((r = kilnTopologyExpand(t))) {
+    if (r == KILN_ERR_INVALID_ARGUMENT) r = KILN_ERR_PARSE; /* bad content of the file */
     kilnPrefixError("%s:%ld: ", f, kilnXmlLine(root));
     goto out_free;
   }

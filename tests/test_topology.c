@@ -1,0 +1,387 @@
+/* Topology model: built-ins, expansion, XML round trips, hostile XML. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kiln/topology.h"
+
+static char* topo_xml(const kilnTopology* t) {
+  char* s = NULL;
+  cr_assert(eq(int, kilnTopologyWriteMemory(t, &s), KILN_SUCCESS), "%s", kilnLastError());
+  return s;
+}
+
+static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+
+struct builtin_case {
+  const char* name;
+  int nodes;
+};
+
+/* Cases live in a file-scope table; the parameter is an index (Criterion runs each
+ * parameter in a fresh process, where pointers from the parent are not valid). */
+static const struct builtin_case builtin_round_trip_cases[] = {
+      {"ndv2", 1},     {"ndv2", 2},     {"ndv2", 4},      {"dgx2", 1},     {"dgx2", 2},
+      {"dgx2", 3},     {"hgx-h100", 1}, {"hgx-h100", 2},  {"hgx-h100", 8}, {"switch2", 1},
+      {"switch5", 3},  {"switch16", 1}, {"torus2x2", 1},  {"torus3x4", 1}, {"torus4x4", 2},
+};
+#define N_builtin_round_trip (sizeof builtin_round_trip_cases / sizeof builtin_round_trip_cases[0])
+
+ParameterizedTestParameters(topology, builtin_round_trip) {
+  static int idx[N_builtin_round_trip];
+  for (size_t i = 0; i < N_builtin_round_trip; i++) idx[i] = (int)i;
+  return cr_make_param_array(int, idx, N_builtin_round_trip);
+}
+
+/* Written, read back and written again, a built-in gives the same XML and the same expansion. */
+ParameterizedTest(int* ci, topology, builtin_round_trip) {
+  const struct builtin_case* c = &builtin_round_trip_cases[*ci];
+  kilnTopology *t = NULL, *u = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin(c->name, c->nodes, &t), KILN_SUCCESS), "%s", kilnLastError());
+  char* a = topo_xml(t);
+  cr_assert(eq(int, kilnTopologyReadMemory(a, strlen(a), "rt.xml", &u), KILN_SUCCESS), "%s", kilnLastError());
+  char* b = topo_xml(u);
+  cr_assert(eq(str, a, b));
+  cr_assert(eq(int, u->nranks, t->nranks));
+  cr_assert(eq(int, u->nlinks, t->nlinks));
+  for (int i = 0; i < t->nlinks; i++) {
+    cr_assert(eq(int, u->links[i].src, t->links[i].src));
+    cr_assert(eq(int, u->links[i].dst, t->links[i].dst));
+    cr_assert(eq(int, u->links[i].internode, t->links[i].internode));
+  }
+  free(a);
+  free(b);
+  kilnTopologyFree(t);
+  kilnTopologyFree(u);
+}
+
+/* Cases live in a file-scope table; the parameter is an index (Criterion runs each
+ * parameter in a fresh process, where pointers from the parent are not valid). */
+static const struct builtin_case index_consistent_cases[] = {
+      {"ndv2", 2}, {"dgx2", 2}, {"hgx-h100", 3}, {"switch3", 2}, {"torus2x3", 2},
+};
+#define N_index_consistent (sizeof index_consistent_cases / sizeof index_consistent_cases[0])
+
+ParameterizedTestParameters(topology, index_consistent) {
+  static int idx[N_index_consistent];
+  for (size_t i = 0; i < N_index_consistent; i++) idx[i] = (int)i;
+  return cr_make_param_array(int, idx, N_index_consistent);
+}
+
+/* link_index and nic_of agree with the link and NIC arrays for every built-in. */
+ParameterizedTest(int* ci, topology, index_consistent) {
+  const struct builtin_case* c = &index_consistent_cases[*ci];
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin(c->name, c->nodes, &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, t->nranks, t->nodes * t->gpus_per_node));
+  int found = 0;
+  for (int a = 0; a < t->nranks; a++)
+    for (int b = 0; b < t->nranks; b++) {
+      int i = t->link_index[a * t->nranks + b];
+      if (i < 0) continue;
+      found++;
+      cr_assert(eq(int, t->links[i].src, a));
+      cr_assert(eq(int, t->links[i].dst, b));
+      cr_assert(eq(int, t->links[i].internode, a / t->gpus_per_node != b / t->gpus_per_node));
+    }
+  cr_assert(eq(int, found, t->nlinks));
+  for (int k = 0; k < t->nnics; k++)
+    for (int j = 0; j < t->nics[k].ngpus; j++) cr_assert(eq(int, t->nic_of[t->nics[k].gpus[j]], k));
+  kilnTopologyFree(t);
+}
+
+/* NDv2: the hybrid cube-mesh gives every V100 6 NVLinks, symmetric, to 4 peers. */
+Test(topology, ndv2_cube_mesh) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("ndv2", 1, &t), KILN_SUCCESS));
+  for (int a = 0; a < 8; a++) {
+    int lanes = 0, peers = 0;
+    for (int b = 0; b < 8; b++) {
+      const kilnLink* l = kilnTopologyLink(t, a, b);
+      const kilnLink* back = kilnTopologyLink(t, b, a);
+      cr_assert(eq(int, l != NULL, back != NULL));
+      if (!l) continue;
+      cr_assert(eq(int, l->mult, back->mult));
+      cr_assert(eq(dbl, l->alpha_us, 0.7));
+      cr_assert(eq(dbl, l->beta_us_per_mb, 46.0));
+      lanes += l->mult;
+      peers++;
+    }
+    cr_assert(eq(int, lanes, 6), "GPU %d has %d NVLinks", a, lanes);
+    cr_assert(eq(int, peers, 4));
+  }
+  cr_assert(eq(int, kilnTopologyLink(t, 0, 1)->mult, 2));
+  cr_assert(eq(int, kilnTopologyLink(t, 0, 2)->mult, 1));
+  cr_assert(eq(ptr, (void*)kilnTopologyLink(t, 0, 5), NULL));
+  cr_assert(eq(int, t->nnics, 1));
+  cr_assert(eq(int, t->nics[0].ngpus, 8));
+  kilnTopologyFree(t);
+}
+
+/* DGX-2 on two nodes: 16 GPUs on one switch per node, NIC per GPU pair, IB between nodes. */
+Test(topology, dgx2_two_nodes) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &t), KILN_SUCCESS));
+  cr_assert(eq(int, t->nranks, 32));
+  cr_assert(eq(int, t->nswitches, 2));
+  cr_assert(eq(int, t->nnics, 16));
+  cr_assert(eq(int, t->nlinks, 2 * 16 * 15 + 32 * 16));
+  cr_assert(eq(int, t->nic_of[4], t->nic_of[5]));
+  cr_assert(not(eq(int, t->nic_of[5], t->nic_of[6])));
+  cr_assert(eq(int, t->nic_of[20], t->nic_of[21]));
+  const kilnLink* l = kilnTopologyLink(t, 3, 7);
+  cr_assert(not(eq(ptr, (void*)l, NULL)));
+  cr_assert(eq(int, l->switch_id, 0));
+  cr_assert(eq(dbl, l->beta_us_per_mb, 8.0));
+  cr_assert(eq(int, kilnTopologyLink(t, 19, 23)->switch_id, 1));
+  const kilnLink* ib = kilnTopologyLink(t, 3, 20);
+  cr_assert(not(eq(ptr, (void*)ib, NULL)));
+  cr_assert(ib->internode);
+  cr_assert(eq(int, ib->kind, KILN_LINK_IB));
+  cr_assert(eq(dbl, ib->alpha_us, 1.7));
+  cr_assert(eq(dbl, ib->beta_us_per_mb, 106.0));
+  kilnTopologyFree(t);
+}
+
+/* HGX-H100 carries the figures measured here (NVLink) and NDR InfiniBand. */
+Test(topology, hgx_h100_figures) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
+  cr_assert(eq(dbl, kilnTopologyLink(t, 0, 7)->alpha_us, 0.74));
+  cr_assert(eq(dbl, kilnTopologyLink(t, 0, 7)->beta_us_per_mb, 2.7));
+  cr_assert(eq(dbl, kilnTopologyLink(t, 0, 8)->beta_us_per_mb, 20.0));
+  cr_assert(eq(int, t->nnics, 16));
+  kilnTopologyFree(t);
+}
+
+/* Torus: 4 distinct neighbours with wraparound; a side of 2 gives one neighbour on that axis. */
+Test(topology, torus_neighbours) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("torus4x4", 1, &t), KILN_SUCCESS));
+  cr_assert(eq(int, t->nlinks, 16 * 4));
+  cr_assert(not(eq(ptr, (void*)kilnTopologyLink(t, 0, 3), NULL)));  /* row wraparound */
+  cr_assert(not(eq(ptr, (void*)kilnTopologyLink(t, 0, 12), NULL))); /* column wraparound */
+  cr_assert(eq(ptr, (void*)kilnTopologyLink(t, 0, 5), NULL));
+  cr_assert(eq(int, t->nswitches, 0));
+  kilnTopologyFree(t);
+  cr_assert(eq(int, kilnTopologyBuiltin("torus2x2", 1, &t), KILN_SUCCESS));
+  cr_assert(eq(int, t->nlinks, 4 * 2));
+  kilnTopologyFree(t);
+}
+
+Test(topology, builtin_names_listed) {
+  const char* names = kilnTopologyBuiltinNames();
+  cr_assert(contains(names, "ndv2") && contains(names, "dgx2") && contains(names, "hgx-h100") &&
+            contains(names, "switchN") && contains(names, "torusRxC"));
+}
+
+struct bad_builtin {
+  const char* name;
+  int nodes;
+  const char* msg;
+};
+
+/* Cases live in a file-scope table; the parameter is an index (Criterion runs each
+ * parameter in a fresh process, where pointers from the parent are not valid). */
+static const struct bad_builtin builtin_rejected_cases[] = {
+      {"dgx3", 1, "known: ndv2"},       {"switch1", 1, "2 <= N"},        {"switch1025", 1, "KILN_MAX_RANKS"},
+      {"switch8", 200, "KILN_MAX_RANKS"}, {"torus1x4", 1, "R, C >= 2"},   {"torus4x", 1, "unknown topology"},
+      {"torus40x40", 1, "KILN_MAX_RANKS"}, {"ndv2", 0, "nodes must be"}, {"dgx2", 65, "KILN_MAX_RANKS"},
+      {"switch8x", 1, "unknown topology"},
+};
+#define N_builtin_rejected (sizeof builtin_rejected_cases / sizeof builtin_rejected_cases[0])
+
+ParameterizedTestParameters(topology, builtin_rejected) {
+  static int idx[N_builtin_rejected];
+  for (size_t i = 0; i < N_builtin_rejected; i++) idx[i] = (int)i;
+  return cr_make_param_array(int, idx, N_builtin_rejected);
+}
+
+/* Unknown names and sizes beyond KILN_MAX_RANKS fail with a message saying why. */
+ParameterizedTest(int* ci, topology, builtin_rejected) {
+  const struct bad_builtin* c = &builtin_rejected_cases[*ci];
+  kilnTopology* t = (kilnTopology*)1;
+  cr_assert(eq(int, kilnTopologyBuiltin(c->name, c->nodes, &t), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(eq(ptr, t, NULL));
+  cr_assert(contains(kilnLastError(), c->msg), "message: %s", kilnLastError());
+}
+
+struct bad_xml {
+  const char* xml; /* NULL: use the generator named in msg's case */
+  const char* msg; /* expected in the error, after "bad.xml:" */
+};
+
+#define HDR "<?xml version=\"1.0\"?>\n"
+/* Cases live in a file-scope table; the parameter is an index (Criterion runs each
+ * parameter in a fresh process, where pointers from the parent are not valid). */
+static const struct bad_xml hostile_xml_cases[] = {
+      {"", "bad.xml:1: empty document"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n", "bad.xml:4: Premature end of data"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"abc\"><node/></topology>", "is not an integer"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"1000000000\"><node/></topology>", "out of range"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"64\" nodes=\"64\"><node/></topology>", "KILN_MAX_RANKS"},
+      {HDR "<topology name=\"x\"><node/></topology>", "lacks the required attribute gpus_per_node"},
+      {HDR "<topology gpus_per_node=\"2\"><node/></topology>", "lacks the required attribute name"},
+      {HDR "<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]>\n<topology name=\"&e;\" gpus_per_node=\"2\"><node/></topology>",
+       "bad.xml:2: DOCTYPE"},
+      {HDR "<!DOCTYPE lolz [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
+           "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\"><!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\">"
+           "<!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\"><!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\">"
+           "<!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\"><!ENTITY h \"&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;\">"
+           "<!ENTITY i \"&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;\">]>\n<topology name=\"&i;\" gpus_per_node=\"2\">&i;<node/></topology>",
+       "DOCTYPE"},
+      {"<!-- c -->\n<!DOCTYPE topology>\n<topology name=\"x\" gpus_per_node=\"2\"><node/></topology>", "bad.xml:2: DOCTYPE"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n<link src=\"0\" dst=\"2\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
+       "bad.xml:4: attribute dst=\"2\" of <link> is out of range [0, 1]"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n<link src=\"1\" dst=\"1\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
+       "bad.xml:4: self link"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/>\n"
+           "<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/></node></topology>",
+       "bad.xml:4: link 0->1 is given twice"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"nan\" beta=\"1\"/></node></topology>",
+       "not a finite number"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"-1\" beta=\"1\"/></node></topology>",
+       "out of range"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"1\"/></node></topology>",
+       "lacks the required attribute beta"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\" kind=\"warp\"/></node></topology>",
+       "unknown link kind \"warp\""},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><bogus/></node></topology>", "unexpected element <bogus>"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>text</node></topology>", "unexpected text"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"></topology>", "exactly one <node>"},
+      {HDR "<plan/>", "root element is <plan>, expected <topology>"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><switch gpus=\"0 1 1\" alpha=\"1\" beta=\"1\"/></node></topology>",
+       "lists GPU 1 twice"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><switch gpus=\"0 x\" alpha=\"1\" beta=\"1\"/></node></topology>",
+       "not a list of integers"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><nic id=\"0\" gpus=\"0 1\"/><nic id=\"1\" gpus=\"1\"/></node></topology>",
+       "more than one NIC"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><switch gpus=\"0 1\" alpha=\"1\" beta=\"1\"/>"
+           "<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/></node></topology>",
+       "joined by switch"},
+      {HDR "<topology name=\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" gpus_per_node=\"2\"><node/></topology>",
+       "longer than 63"},
+};
+#define N_hostile_xml (sizeof hostile_xml_cases / sizeof hostile_xml_cases[0])
+
+ParameterizedTestParameters(topology, hostile_xml) {
+  static int idx[N_hostile_xml];
+  for (size_t i = 0; i < N_hostile_xml; i++) idx[i] = (int)i;
+  return cr_make_param_array(int, idx, N_hostile_xml);
+}
+
+/* Every kind of bad input ends in KILN_ERR_PARSE and a message naming file and line. */
+ParameterizedTest(int* ci, topology, hostile_xml) {
+  const struct bad_xml* c = &hostile_xml_cases[*ci];
+  kilnTopology* t = (kilnTopology*)1;
+  kilnResult_t r = kilnTopologyReadMemory(c->xml, strlen(c->xml), "bad.xml", &t);
+  cr_assert(eq(int, r, KILN_ERR_PARSE), "result %s: %s", kilnResultName(r), kilnLastError());
+  cr_assert(eq(ptr, t, NULL));
+  cr_assert(contains(kilnLastError(), c->msg), "message: %s", kilnLastError());
+  cr_assert(eq(int, strncmp(kilnLastError(), "bad.xml:", 8), 0), "message: %s", kilnLastError());
+}
+
+/* 10000 nested elements: libxml2's depth limit gives a clean error. */
+Test(topology, deep_nesting) {
+  size_t depth = 10000;
+  char* x = malloc(depth * 8 + 128);
+  cr_assert(not(eq(ptr, x, NULL)));
+  strcpy(x, "<topology name=\"x\" gpus_per_node=\"2\">");
+  char* p = x + strlen(x);
+  for (size_t i = 0; i < depth; i++, p += 6) memcpy(p, "<node>", 7);
+  kilnTopology* t = NULL;
+  kilnResult_t r = kilnTopologyReadMemory(x, strlen(x), "deep.xml", &t);
+  cr_assert(eq(int, r, KILN_ERR_PARSE));
+  cr_assert(contains(kilnLastError(), "deep.xml:1:"), "message: %s", kilnLastError());
+  free(x);
+}
+
+Test(topology, missing_file) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyReadFile("/nonexistent/topo.xml", &t), KILN_ERR_IO));
+  cr_assert(contains(kilnLastError(), "/nonexistent/topo.xml"));
+  cr_assert(eq(int, kilnTopologyReadFile("/tmp", &t), KILN_ERR_IO));
+}
+
+/* Files are written whole or not at all; reading the file gives the same topology. */
+Test(topology, file_write_atomic) {
+  char dir[] = "/tmp/kiln-topo-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char path[256];
+  snprintf(path, sizeof path, "%s/t.xml", dir);
+  kilnTopology *t = NULL, *u = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &t), KILN_SUCCESS));
+  cr_assert(eq(int, kilnTopologyWriteFile(t, path), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTopologyReadFile(path, &u), KILN_SUCCESS), "%s", kilnLastError());
+  char *a = topo_xml(t), *b = topo_xml(u);
+  cr_assert(eq(str, a, b));
+  char bad[300];
+  snprintf(bad, sizeof bad, "%s/missing-dir/t.xml", dir);
+  cr_assert(eq(int, kilnTopologyWriteFile(t, bad), KILN_ERR_IO));
+  cr_assert(not(eq(int, access(bad, F_OK), 0)));
+  unlink(path);
+  rmdir(dir);
+  free(a);
+  free(b);
+  kilnTopologyFree(t);
+  kilnTopologyFree(u);
+}
+
+/* A hand-written file: nodes default to 1, internode links only between GPUs with NICs. */
+Test(topology, custom_file_expansion) {
+  const char* xml = HDR
+      "<topology name=\"pair\" nodes=\"3\" gpus_per_node=\"2\">\n"
+      "  <node>\n"
+      "    <link src=\"0\" dst=\"1\" alpha=\"0.5\" beta=\"10\" mult=\"3\" kind=\"pcie\"/>\n"
+      "    <nic id=\"7\" gpus=\"1\"/>\n"
+      "  </node>\n"
+      "  <internode alpha=\"2\" beta=\"50\"/>\n"
+      "</topology>\n";
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "pair.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, t->nranks, 6));
+  cr_assert(eq(int, t->nlinks, 3 + 3 * 2));
+  cr_assert(eq(int, kilnTopologyLink(t, 2, 3)->mult, 3));
+  cr_assert(eq(int, kilnTopologyLink(t, 2, 3)->kind, KILN_LINK_PCIE));
+  cr_assert(eq(ptr, (void*)kilnTopologyLink(t, 3, 2), NULL));
+  cr_assert(not(eq(ptr, (void*)kilnTopologyLink(t, 1, 5), NULL)));
+  cr_assert(eq(ptr, (void*)kilnTopologyLink(t, 0, 3), NULL));
+  cr_assert(eq(int, kilnTopologyLink(t, 1, 5)->kind, KILN_LINK_IB));
+  cr_assert(eq(int, t->nic_of[0], -1));
+  cr_assert(eq(ptr, (void*)kilnTopologyLink(t, -1, 0), NULL));
+  cr_assert(eq(ptr, (void*)kilnTopologyLink(t, 0, 6), NULL));
+  kilnTopologyFree(t);
+}
+
+/* Changing nodes and expanding again follows the template. */
+Test(topology, reexpand) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 1, &t), KILN_SUCCESS));
+  t->nodes = 4;
+  cr_assert(eq(int, kilnTopologyExpand(t), KILN_SUCCESS));
+  cr_assert(eq(int, t->nranks, 32));
+  t->nodes = 129;
+  cr_assert(eq(int, kilnTopologyExpand(t), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "KILN_MAX_RANKS"));
+  kilnTopologyFree(t);
+}
+
+/* Doubles survive the text form exactly. */
+Test(topology, doubles_exact) {
+  kilnTopology *t = NULL, *u = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch2", 1, &t), KILN_SUCCESS));
+  t->tswitches[0].alpha_us = 0.1 + 0.2;
+  t->tswitches[0].beta_us_per_mb = 1.0 / 3.0;
+  cr_assert(eq(int, kilnTopologyExpand(t), KILN_SUCCESS));
+  char* a = topo_xml(t);
+  cr_assert(eq(int, kilnTopologyReadMemory(a, strlen(a), "d.xml", &u), KILN_SUCCESS));
+  cr_assert(eq(dbl, u->tswitches[0].alpha_us, 0.1 + 0.2));
+  cr_assert(eq(dbl, u->tswitches[0].beta_us_per_mb, 1.0 / 3.0));
+  free(a);
+  kilnTopologyFree(t);
+  kilnTopologyFree(u);
+}
