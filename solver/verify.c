@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kiln/plan.h"
+#include "plan_index.h"
 
 #define VERIFY_MAX_POISON 64
 #define VERIFY_REASON_MAX 256
@@ -51,15 +51,15 @@ typedef struct vctx {
   int R;        /* reference chunks (per-rank input of the reduction, or pieces*k) */
   uint64_t seed;
 
-  /* Threadblocks, globally numbered g = tbbase[r] + t. */
+  /* Threadblocks, globally numbered g = tbbase[r] + t (views into ix). */
+  kilnPlanIndex ix;
   int ntbs;
-  int* tbbase;   /* [n+1] */
-  int* tb_rank;  /* [ntbs] */
-  int* stepbase; /* [ntbs+1] flattened step index base */
-  int nsteps;
-  int* match_tb;   /* [nsteps] for receives: global tb of the matching send, else -1 */
-  int* match_step; /* [nsteps] its step index */
-  int* msgbase;    /* [nsteps] for sends: first message slot, else -1 */
+  int* tbbase;
+  int* tb_rank;
+  int* stepbase;
+  int* match_tb;
+  int* match_step;
+  int* msgbase;
   int maxcnt;
 
   /* Slots: per-rank storage then messages. */
@@ -106,25 +106,9 @@ static const kilnStep* step_of(const vctx* c, int g, int s) {
   return &c->p->gpus[r].tbs[g - c->tbbase[r]].steps[s];
 }
 
-static int local_tb(const vctx* c, int g) { return g - c->tbbase[c->tb_rank[g]]; }
+static int local_tb(const vctx* c, int g) { return kilnPlanIndexLocal(&c->ix, g); }
 
-static const char* buf_label(kilnBuffer_t b) {
-  switch (b) {
-    case KILN_BUF_INPUT: return "input";
-    case KILN_BUF_OUTPUT: return "output";
-    case KILN_BUF_SCRATCH: return "scratch";
-    default: return "unknown";
-  }
-}
 
-static int declared_chunks(const kilnGpu* gpu, kilnBuffer_t b) {
-  switch (b) {
-    case KILN_BUF_INPUT: return gpu->i_chunks;
-    case KILN_BUF_OUTPUT: return gpu->o_chunks;
-    case KILN_BUF_SCRATCH: return gpu->s_chunks;
-    default: return 0;
-  }
-}
 
 static kilnResult_t verr(const char* fmt, ...)
 #ifdef __GNUC__
@@ -138,263 +122,6 @@ static kilnResult_t verr(const char* fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   return kilnSetError(KILN_ERR_VERIFY, "%s", msg);
-}
-
-/* ---- static checks ---- */
-
-typedef struct conn {
-  int rank, peer, chan, g;
-} conn;
-
-static int conn_cmp(const void* a, const void* b) {
-  const conn* x = a;
-  const conn* y = b;
-  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-  if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
-  if (x->chan != y->chan) return x->chan < y->chan ? -1 : 1;
-  return x->g < y->g ? -1 : x->g > y->g;
-}
-
-/* Checks one step's fields (types, buffers, ranges, peers, dependency indices). */
-static kilnResult_t check_step(const vctx* c, int r, int t, int s) {
-  const kilnGpu* gpu = &c->p->gpus[r];
-  const kilnThreadblock* tb = &gpu->tbs[t];
-  const kilnStep* st = &tb->steps[s];
-  if ((unsigned)st->type >= KILN_NUM_STEP_TYPES)
-    return verr("rank %d tb %d step %d: unknown step type %d", r, t, s, (int)st->type);
-  const char* tn = kilnStepTypeName(st->type);
-  if (st->s != s)
-    return verr("rank %d tb %d step %d (%s): step number s=%d, expected %d", r, t, s, tn, st->s, s);
-  if (kilnStepReceives(st->type) && tb->recv < 0)
-    return verr("rank %d tb %d step %d (%s): receives, but the threadblock has no recv peer", r,
-                t, s, tn);
-  if (kilnStepSends(st->type) && tb->send < 0)
-    return verr("rank %d tb %d step %d (%s): sends, but the threadblock has no send peer", r, t,
-                s, tn);
-  if (st->type != KILN_STEP_NOP && st->cnt < 1)
-    return verr("rank %d tb %d step %d (%s): cnt %d must be at least 1", r, t, s, tn, st->cnt);
-  if (kilnStepReadsSrc(st->type)) {
-    if ((unsigned)st->srcbuf >= KILN_NUM_BUFFERS)
-      return verr("rank %d tb %d step %d (%s): unknown source buffer", r, t, s, tn);
-    int len = declared_chunks(gpu, st->srcbuf);
-    if (st->srcoff < 0 || (int64_t)st->srcoff + st->cnt > len)
-      return verr("rank %d tb %d step %d (%s): srcoff %d + cnt %d exceeds %s buffer of %d chunks",
-                  r, t, s, tn, st->srcoff, st->cnt, buf_label(st->srcbuf), len);
-  }
-  if (kilnStepWritesDst(st->type) || st->type == KILN_STEP_REDUCE) {
-    if ((unsigned)st->dstbuf >= KILN_NUM_BUFFERS)
-      return verr("rank %d tb %d step %d (%s): unknown destination buffer", r, t, s, tn);
-    int len = declared_chunks(gpu, st->dstbuf);
-    if (st->dstoff < 0 || (int64_t)st->dstoff + st->cnt > len)
-      return verr("rank %d tb %d step %d (%s): dstoff %d + cnt %d exceeds %s buffer of %d chunks",
-                  r, t, s, tn, st->dstoff, st->cnt, buf_label(st->dstbuf), len);
-  }
-  if (st->depid >= 0) {
-    if (st->depid >= gpu->ntbs)
-      return verr("rank %d tb %d step %d (%s): depid %d out of range (rank %d has %d threadblocks)",
-                  r, t, s, tn, st->depid, r, gpu->ntbs);
-    const kilnThreadblock* dtb = &gpu->tbs[st->depid];
-    if (st->deps < 0 || st->deps >= dtb->nsteps)
-      return verr("rank %d tb %d step %d (%s): deps %d points past the end of tb %d (%d steps)", r,
-                  t, s, tn, st->deps, st->depid, dtb->nsteps);
-    if (st->depid == t && st->deps >= s)
-      return verr("rank %d tb %d step %d (%s): dependency cycle: waits on its own step %d", r, t,
-                  s, tn, st->deps);
-    bool signalled = false;
-    for (int e = st->deps; e < dtb->nsteps && !signalled; e++) signalled = dtb->steps[e].hasdep;
-    if (!signalled && st->depid != t)
-      return verr("rank %d tb %d step %d (%s): waits on tb %d step %d, but neither it nor a later "
-                  "step of tb %d sets hasdep=1, so a runtime would never signal it",
-                  r, t, s, tn, st->depid, st->deps, st->depid);
-  } else if (st->depid < -1) {
-    return verr("rank %d tb %d step %d (%s): depid %d out of range", r, t, s, tn, st->depid);
-  }
-  return KILN_SUCCESS;
-}
-
-/* Structure, connections (1:1, counts, sizes), and the flattened indexes used to run. */
-static kilnResult_t build(vctx* c) {
-  const kilnPlan* p = c->p;
-  int n = c->n;
-  kilnResult_t res = KILN_SUCCESS;
-  conn* sends = NULL;
-  conn* recvs = NULL;
-  int* sendlist = NULL;
-
-  c->tbbase = calloc((size_t)n + 1, sizeof(int));
-  if (!c->tbbase) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
-  for (int r = 0; r < n; r++) {
-    const kilnGpu* gpu = &p->gpus[r];
-    if (gpu->id != r) return verr("gpu %d: id %d, expected %d", r, gpu->id, r);
-    if (gpu->i_chunks < 0 || gpu->o_chunks < 0 || gpu->s_chunks < 0)
-      return verr("rank %d: negative chunk count", r);
-    if (gpu->ntbs < 0 || (gpu->ntbs > 0 && !gpu->tbs)) return verr("rank %d: bad threadblock list", r);
-    c->tbbase[r + 1] = c->tbbase[r] + gpu->ntbs;
-  }
-  c->ntbs = c->tbbase[n];
-  c->tb_rank = malloc(sizeof(int) * (size_t)(c->ntbs + 1));
-  c->stepbase = calloc((size_t)c->ntbs + 1, sizeof(int));
-  if (!c->tb_rank || !c->stepbase) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
-  int nsend = 0, nrecv = 0;
-  c->maxcnt = 1;
-  for (int r = 0; r < n; r++) {
-    const kilnGpu* gpu = &p->gpus[r];
-    for (int t = 0; t < gpu->ntbs; t++) {
-      const kilnThreadblock* tb = &gpu->tbs[t];
-      int g = c->tbbase[r] + t;
-      c->tb_rank[g] = r;
-      if (tb->id != t) return verr("rank %d tb %d: id %d, expected %d", r, t, tb->id, t);
-      if (tb->send < -1 || tb->send >= n || tb->send == r)
-        return verr("rank %d tb %d: send peer %d is not another rank of 0..%d", r, t, tb->send, n - 1);
-      if (tb->recv < -1 || tb->recv >= n || tb->recv == r)
-        return verr("rank %d tb %d: recv peer %d is not another rank of 0..%d", r, t, tb->recv, n - 1);
-      if (tb->chan < 0) return verr("rank %d tb %d: negative channel %d", r, t, tb->chan);
-      if (p->nchannels > 0 && tb->chan >= p->nchannels)
-        return verr("rank %d tb %d: chan %d but the plan declares nchannels=%d", r, t, tb->chan,
-                    p->nchannels);
-      if (tb->nsteps < 0 || (tb->nsteps > 0 && !tb->steps))
-        return verr("rank %d tb %d: bad step list", r, t);
-      c->stepbase[g + 1] = c->stepbase[g] + tb->nsteps;
-      for (int s = 0; s < tb->nsteps; s++) {
-        res = check_step(c, r, t, s);
-        if (res != KILN_SUCCESS) return res;
-        if (tb->steps[s].cnt > c->maxcnt) c->maxcnt = tb->steps[s].cnt;
-      }
-      if (tb->send >= 0) nsend++;
-      if (tb->recv >= 0) nrecv++;
-    }
-  }
-  c->nsteps = c->stepbase[c->ntbs];
-  c->match_tb = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
-  c->match_step = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
-  c->msgbase = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
-  sends = malloc(sizeof(conn) * (size_t)(nsend + 1));
-  recvs = malloc(sizeof(conn) * (size_t)(nrecv + 1));
-  sendlist = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
-  if (!c->match_tb || !c->match_step || !c->msgbase || !sends || !recvs || !sendlist) {
-    res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
-    goto out_free;
-  }
-  /* Message slots for every sending step, in step order. */
-  c->nmsg = 0;
-  for (int g = 0; g < c->ntbs; g++) {
-    int r = c->tb_rank[g];
-    const kilnThreadblock* tb = &p->gpus[r].tbs[local_tb(c, g)];
-    for (int s = 0; s < tb->nsteps; s++) {
-      int f = c->stepbase[g] + s;
-      c->match_tb[f] = -1;
-      c->match_step[f] = -1;
-      c->msgbase[f] = -1;
-      if (kilnStepSends(tb->steps[s].type)) {
-        c->msgbase[f] = c->nmsg;
-        c->nmsg += tb->steps[s].cnt;
-      }
-    }
-  }
-  /* Connections must be 1:1 per (rank, peer, channel). */
-  nsend = nrecv = 0;
-  for (int g = 0; g < c->ntbs; g++) {
-    int r = c->tb_rank[g];
-    const kilnThreadblock* tb = &p->gpus[r].tbs[local_tb(c, g)];
-    if (tb->send >= 0) sends[nsend++] = (conn){r, tb->send, tb->chan, g};
-    if (tb->recv >= 0) recvs[nrecv++] = (conn){r, tb->recv, tb->chan, g};
-  }
-  qsort(sends, (size_t)nsend, sizeof(conn), conn_cmp);
-  qsort(recvs, (size_t)nrecv, sizeof(conn), conn_cmp);
-  for (int i = 1; i < nsend; i++)
-    if (sends[i].rank == sends[i - 1].rank && sends[i].peer == sends[i - 1].peer &&
-        sends[i].chan == sends[i - 1].chan) {
-      res = verr("rank %d: tb %d and tb %d both send to rank %d on channel %d", sends[i].rank,
-                 local_tb(c, sends[i - 1].g), local_tb(c, sends[i].g), sends[i].peer, sends[i].chan);
-      goto out_free;
-    }
-  for (int i = 1; i < nrecv; i++)
-    if (recvs[i].rank == recvs[i - 1].rank && recvs[i].peer == recvs[i - 1].peer &&
-        recvs[i].chan == recvs[i - 1].chan) {
-      res = verr("rank %d: tb %d and tb %d both receive from rank %d on channel %d", recvs[i].rank,
-                 local_tb(c, recvs[i - 1].g), local_tb(c, recvs[i].g), recvs[i].peer, recvs[i].chan);
-      goto out_free;
-    }
-  /* Each receiving tb: find its sender (rank peer, send=rank, chan) and pair the k-th receive
-   * with the k-th send. */
-  for (int i = 0; i < nrecv; i++) {
-    conn key = {recvs[i].peer, recvs[i].rank, recvs[i].chan, -1};
-    int lo = 0, hi = nsend;
-    while (lo < hi) {
-      int mid = (lo + hi) / 2;
-      if (conn_cmp(&sends[mid], &key) < 0) lo = mid + 1; else hi = mid;
-    }
-    int gr = recvs[i].g;
-    const kilnThreadblock* rtb = &p->gpus[recvs[i].rank].tbs[local_tb(c, gr)];
-    bool found = lo < nsend && sends[lo].rank == key.rank && sends[lo].peer == key.peer &&
-                 sends[lo].chan == key.chan;
-    if (!found) {
-      for (int s = 0; s < rtb->nsteps; s++)
-        if (kilnStepReceives(rtb->steps[s].type)) {
-          res = verr("rank %d tb %d step %d (%s): unmatched receive: rank %d has no threadblock "
-                     "with send=%d chan=%d",
-                     recvs[i].rank, local_tb(c, gr), s, kilnStepTypeName(rtb->steps[s].type),
-                     recvs[i].peer, recvs[i].rank, recvs[i].chan);
-          goto out_free;
-        }
-      continue;
-    }
-    sends[lo].g = -2 - sends[lo].g; /* mark matched (decoded below) */
-    int gs = -2 - sends[lo].g;
-    int sr = c->tb_rank[gs];
-    const kilnThreadblock* stb = &p->gpus[sr].tbs[local_tb(c, gs)];
-    int ns = 0;
-    for (int s = 0; s < stb->nsteps; s++)
-      if (kilnStepSends(stb->steps[s].type)) sendlist[ns++] = s;
-    int kth = 0;
-    for (int s = 0; s < rtb->nsteps; s++) {
-      if (!kilnStepReceives(rtb->steps[s].type)) continue;
-      if (kth >= ns) {
-        res = verr("rank %d tb %d step %d (%s): receive %d from rank %d on channel %d has no "
-                   "matching send: rank %d tb %d sends only %d times",
-                   recvs[i].rank, local_tb(c, gr), s, kilnStepTypeName(rtb->steps[s].type), kth + 1,
-                   sr, recvs[i].chan, sr, local_tb(c, gs), ns);
-        goto out_free;
-      }
-      const kilnStep* ss = &stb->steps[sendlist[kth]];
-      if (ss->cnt != rtb->steps[s].cnt) {
-        res = verr("rank %d tb %d step %d (%s) sends %d chunks, but its receiver rank %d tb %d "
-                   "step %d (%s) receives %d",
-                   sr, local_tb(c, gs), sendlist[kth], kilnStepTypeName(ss->type), ss->cnt,
-                   recvs[i].rank, local_tb(c, gr), s, kilnStepTypeName(rtb->steps[s].type),
-                   rtb->steps[s].cnt);
-        goto out_free;
-      }
-      c->match_tb[c->stepbase[gr] + s] = gs;
-      c->match_step[c->stepbase[gr] + s] = sendlist[kth];
-      kth++;
-    }
-    if (kth < ns) {
-      res = verr("rank %d tb %d step %d (%s): send %d to rank %d on channel %d is never received "
-                 "(rank %d tb %d receives only %d times); it would stay unconsumed",
-                 sr, local_tb(c, gs), sendlist[kth], kilnStepTypeName(stb->steps[sendlist[kth]].type),
-                 kth + 1, recvs[i].rank, recvs[i].chan, recvs[i].rank, local_tb(c, gr), kth);
-      goto out_free;
-    }
-  }
-  for (int i = 0; i < nsend; i++) {
-    if (sends[i].g < -1) continue; /* matched */
-    int gs = sends[i].g;
-    const kilnThreadblock* stb = &p->gpus[sends[i].rank].tbs[local_tb(c, gs)];
-    for (int s = 0; s < stb->nsteps; s++)
-      if (kilnStepSends(stb->steps[s].type)) {
-        res = verr("rank %d tb %d step %d (%s): unmatched send: rank %d has no threadblock with "
-                   "recv=%d chan=%d",
-                   sends[i].rank, local_tb(c, gs), s, kilnStepTypeName(stb->steps[s].type),
-                   sends[i].peer, sends[i].rank, sends[i].chan);
-        goto out_free;
-      }
-  }
-out_free:
-  free(sends);
-  free(recvs);
-  free(sendlist);
-  return res;
 }
 
 /* ---- layout: which buffers hold what, and the aliasing of in-place forms ---- */
@@ -915,9 +642,9 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
         describe_value(c, sl, got, sizeof got);
         if (c->reduces)
           return verr("rank %d %s chunk %d%s: expected input chunk %d reduced over all %d ranks, "
-                      "got %s [%s]", d, buf_label(buf), off, where, want, n, got, ctxs);
+                      "got %s [%s]", d, kilnPlanBufferLabel(buf), off, where, want, n, got, ctxs);
         return verr("rank %d %s chunk %d%s: expected input chunk %d of rank %d, got %s [%s]", d,
-                    buf_label(buf), off, where, src_chunk, src_rank, got, ctxs);
+                    kilnPlanBufferLabel(buf), off, where, src_chunk, src_rank, got, ctxs);
       }
       /* Numeric check against a reference computed from the inputs. */
       int lanes = opts->all_ops ? NUM_LANES : 1;
@@ -940,7 +667,7 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
         }
         if (v->num[l] != ref)
           return verr("rank %d %s chunk %d%s: numeric check with op %s failed: got %" PRIu32
-                      ", expected %" PRIu32 " [%s]", d, buf_label(buf), off, where, lane_names[l],
+                      ", expected %" PRIu32 " [%s]", d, kilnPlanBufferLabel(buf), off, where, lane_names[l],
                       v->num[l], ref, ctxs);
       }
     }
@@ -952,12 +679,7 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
  * which stays small next to running the plan for the sizes kiln handles (<= KILN_MAX_RANKS). */
 
 static void free_ctx(vctx* c) {
-  free(c->tbbase);
-  free(c->tb_rank);
-  free(c->stepbase);
-  free(c->match_tb);
-  free(c->match_step);
-  free(c->msgbase);
+  kilnPlanIndexFree(&c->ix);
   free(c->bufbase);
   free(c->buflen);
   free(c->slots);
@@ -992,8 +714,17 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   c.seed = opts->seed;
   c.reduces = p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_REDUCESCATTER;
   c.W = c.reduces ? (c.n + 63) / 64 : 0;
-  kilnResult_t res = build(&c);
+  kilnResult_t res = kilnPlanIndexBuild(p, &c.ix);
   if (res != KILN_SUCCESS) goto out;
+  c.ntbs = c.ix.ntbs;
+  c.tbbase = c.ix.tbbase;
+  c.tb_rank = c.ix.tb_rank;
+  c.stepbase = c.ix.stepbase;
+  c.match_tb = c.ix.match_tb;
+  c.match_step = c.ix.match_step;
+  c.msgbase = c.ix.msgbase;
+  c.nmsg = c.ix.nmsg;
+  c.maxcnt = c.ix.maxcnt;
   res = check_layout(&c);
   if (res != KILN_SUCCESS) goto out;
 
