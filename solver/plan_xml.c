@@ -145,11 +145,6 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnPlan** out) {
   int ngpu_elems = count_children(root, "gpu");
   p->has_ngpus = kilnXmlHasAttr(root, "ngpus");
   if ((r = kilnXmlGetInt32(root, f, "ngpus", false, 1, KILN_MAX_RANKS, ngpu_elems, &p->ngpus))) goto out_free;
-  if (p->ngpus != ngpu_elems || ngpu_elems < 1 || ngpu_elems > KILN_MAX_RANKS) {
-    r = kilnXmlError(KILN_ERR_PARSE, f, root, "ngpus is %d but there are %d <gpu> elements (1..%d allowed)",
-                     p->ngpus, ngpu_elems, KILN_MAX_RANKS);
-    goto out_free;
-  }
   p->has_coll = kilnXmlHasAttr(root, "coll");
   p->coll = KILN_COLL_CUSTOM;
   if (p->has_coll) {
@@ -178,6 +173,11 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnPlan** out) {
   p->has_redop = kilnXmlHasAttr(root, "redop");
   if ((r = kilnXmlGetString(root, f, "redop", false, "", p->redop, sizeof p->redop))) goto out_free;
 
+  if (p->ngpus != ngpu_elems || ngpu_elems < 1 || ngpu_elems > KILN_MAX_RANKS) {
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "ngpus is %d but there are %d <gpu> elements (1..%d allowed)",
+                     p->ngpus, ngpu_elems, KILN_MAX_RANKS);
+    goto out_free;
+  }
   p->gpus = calloc((size_t)p->ngpus, sizeof *p->gpus);
   seen = calloc((size_t)p->ngpus, sizeof *seen);
   if (!p->gpus || !seen) {

@@ -1,0 +1,400 @@
+/* Plan model and MSCCL plan XML: builders, both dialects, round trips, hostile XML. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kiln/plan.h"
+
+static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+
+static char* plan_xml(const kilnPlan* p) {
+  char* s = NULL;
+  cr_assert(eq(int, kilnPlanWriteMemory(p, &s), KILN_SUCCESS), "%s", kilnLastError());
+  return s;
+}
+
+static kilnPlan* read_ok(const char* xml) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(xml, strlen(xml), "p.xml", &p), KILN_SUCCESS), "%s", kilnLastError());
+  return p;
+}
+
+/* A ring allgather on n ranks built with the model helpers (every tb: send right, recv left). */
+static kilnPlan* ring_allgather(int n) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("ring-ag", KILN_COLL_ALLGATHER, n, &p), KILN_SUCCESS));
+  p->nchunksperloop = n;
+  for (int r = 0; r < n; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = n;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, (r + 1) % n, (r + n - 1) % n, 0);
+    cr_assert(not(eq(ptr, tb, NULL)));
+    kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r, 1);
+    kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_OUTPUT, r, KILN_BUF_OUTPUT, r, 1);
+    for (int k = 1; k < n - 1; k++) {
+      int c = (r - k + n) % n;
+      kilnPlanAddStep(tb, KILN_STEP_RECV_COPY_SEND, KILN_BUF_OUTPUT, c, KILN_BUF_OUTPUT, c, 1);
+    }
+    kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_OUTPUT, (r + 1) % n, KILN_BUF_OUTPUT, (r + 1) % n, 1);
+  }
+  return p;
+}
+
+/* A kiln-built plan written, read and written again is byte-identical, in the documented order. */
+Test(plan_xml, kiln_plan_byte_identical) {
+  kilnPlan* p = ring_allgather(4);
+  char* a = plan_xml(p);
+  cr_assert(eq(int, strncmp(a,
+                            "<algo name=\"ring-ag\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"4\" ngpus=\"4\" "
+                            "coll=\"allgather\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" "
+                            "maxBytes=\"9223372036854775807\">\n",
+                            strlen("<algo name=\"ring-ag\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"4\" "
+                                   "ngpus=\"4\" coll=\"allgather\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" "
+                                   "maxBytes=\"9223372036854775807\">\n")),
+                0),
+            "%s", a);
+  kilnPlan* q = read_ok(a);
+  char* b = plan_xml(q);
+  cr_assert(eq(str, a, b));
+  cr_assert(eq(u64, q->max_bytes, UINT64_MAX));
+  cr_assert(eq(int, q->gpus[2].tbs[0].nsteps, 5));
+  cr_assert(eq(int, q->gpus[2].tbs[0].steps[2].type, KILN_STEP_RECV_COPY_SEND));
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
+
+/* redop is written last, when the plan has one. */
+Test(plan_xml, redop_written_last) {
+  kilnPlan* p = ring_allgather(2);
+  p->has_redop = true;
+  strcpy(p->redop, "sum");
+  p->max_bytes = 1 << 20;
+  p->min_bytes = 4096;
+  char* a = plan_xml(p);
+  cr_assert(contains(a, "minBytes=\"4096\" maxBytes=\"1048576\" redop=\"sum\">"), "%s", a);
+  kilnPlan* q = read_ok(a);
+  char* b = plan_xml(q);
+  cr_assert(eq(str, a, b));
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
+
+static const char old_dialect[] =
+    "<algo name=\"old_rs\" nchunksperloop=\"2\" nchannels=\"1\" proto=\"LL\" coll=\"reduce_scatter\">\n"
+    "  <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"1\">\n"
+    "    <tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
+    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "    </tb>\n"
+    "    <tb id=\"1\" send=\"-1\" recv=\"1\" chan=\"0\">\n"
+    "      <step s=\"0\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"1\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n"
+    "    </tb>\n"
+    "  </gpu>\n"
+    "  <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"1\">\n"
+    "    <tb id=\"0\" send=\"0\" recv=\"-1\" chan=\"0\">\n"
+    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "    </tb>\n"
+    "    <tb id=\"1\" send=\"-1\" recv=\"0\" chan=\"0\">\n"
+    "      <step s=\"0\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "    </tb>\n"
+    "  </gpu>\n"
+    "</algo>\n";
+
+/* Old dialect: reduce_scatter, no ngpus/inplace/min/maxBytes; what was absent stays absent. */
+Test(plan_xml, old_dialect) {
+  kilnPlan* p = read_ok(old_dialect);
+  cr_assert(eq(int, p->coll, KILN_COLL_REDUCESCATTER));
+  cr_assert(p->old_coll_name);
+  cr_assert(eq(int, p->ngpus, 2));
+  cr_assert(not(p->has_ngpus));
+  cr_assert(not(p->has_inplace));
+  cr_assert(not(p->has_outofplace));
+  cr_assert(not(p->has_minmax));
+  cr_assert(eq(int, p->proto, KILN_PROTO_LL));
+  cr_assert(eq(u64, p->max_bytes, UINT64_MAX));
+  cr_assert(eq(int, p->gpus[0].tbs[1].steps[1].srcoff, -1));
+  char* a = plan_xml(p);
+  cr_assert(contains(a, "coll=\"reduce_scatter\""));
+  cr_assert(not(contains(a, "minBytes")));
+  cr_assert(not(contains(a, "ngpus")));
+  kilnPlan* q = read_ok(a);
+  char* b = plan_xml(q);
+  cr_assert(eq(str, a, b));
+  cr_assert(eq(int, kilnPlanRefChunks(q), 2));
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
+
+/* Newer dialect: reducescatter with the range attributes; huge maxBytes is an open range. */
+Test(plan_xml, new_dialect_open_range) {
+  static const char xml[] =
+      "<algo name=\"n\" proto=\"LL128\" nchannels=\"2\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"reducescatter\" "
+      "inplace=\"1\" outofplace=\"0\" minBytes=\"0\" maxBytes=\"99999999999999999999999\">\n"
+      "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n"
+      "    <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"1\"/>\n"
+      "  </gpu>\n</algo>\n";
+  kilnPlan* p = read_ok(xml);
+  cr_assert(eq(int, p->coll, KILN_COLL_REDUCESCATTER));
+  cr_assert(not(p->old_coll_name));
+  cr_assert(p->inplace);
+  cr_assert(not(p->outofplace));
+  cr_assert(eq(u64, p->max_bytes, UINT64_MAX));
+  cr_assert(eq(int, p->gpus[0].tbs[0].chan, 1));
+  char* a = plan_xml(p);
+  cr_assert(contains(a, "coll=\"reducescatter\" inplace=\"1\" outofplace=\"0\" minBytes=\"0\" maxBytes=\"9223372036854775807\""), "%s", a);
+  free(a);
+  kilnPlanFree(p);
+}
+
+/* Files that omit coll and ngpus read with has_* false; ngpus from the <gpu> elements. */
+Test(plan_xml, missing_coll_and_ngpus) {
+  static const char xml[] =
+      "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\">\n"
+      "  <gpu id=\"1\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"/>\n"
+      "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"/>\n"
+      "  <gpu id=\"2\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"/>\n</algo>\n";
+  kilnPlan* p = read_ok(xml);
+  cr_assert(eq(int, p->ngpus, 3));
+  cr_assert(not(p->has_coll));
+  cr_assert(eq(int, p->coll, KILN_COLL_CUSTOM));
+  cr_assert(not(p->has_inplace));
+  for (int r = 0; r < 3; r++) cr_assert(eq(int, p->gpus[r].id, r));
+  char* a = plan_xml(p);
+  cr_assert(not(contains(a, "coll=")));
+  kilnPlan* q = read_ok(a);
+  char* b = plan_xml(q);
+  cr_assert(eq(str, a, b));
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
+
+/* Threadblocks listed out of order land at their ids. */
+Test(plan_xml, threadblocks_by_id) {
+  static const char xml[] =
+      "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"allreduce\" inplace=\"1\">\n"
+      "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n"
+      "    <tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
+      "      <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"0\" depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n"
+      "    </tb>\n"
+      "    <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
+      "      <step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
+      "    </tb>\n"
+      "  </gpu>\n</algo>\n";
+  kilnPlan* p = read_ok(xml);
+  cr_assert(eq(int, p->gpus[0].ntbs, 2));
+  cr_assert(eq(int, p->gpus[0].tbs[0].steps[0].type, KILN_STEP_COPY));
+  cr_assert(p->gpus[0].tbs[0].steps[0].hasdep);
+  cr_assert(eq(int, p->gpus[0].tbs[1].steps[0].depid, 0));
+  kilnPlanFree(p);
+}
+
+/* A deep copy writes the same XML, and growing the copy leaves the original alone. */
+Test(plan_xml, clone_independent) {
+  kilnPlan* p = ring_allgather(8);
+  kilnPlan* c = NULL;
+  cr_assert(eq(int, kilnPlanClone(p, &c), KILN_SUCCESS));
+  char *a = plan_xml(p), *b = plan_xml(c);
+  cr_assert(eq(str, a, b));
+  kilnThreadblock* tb = &c->gpus[3].tbs[0];
+  for (int i = 0; i < 100; i++) cr_assert(not(eq(ptr, kilnPlanAddStep(tb, KILN_STEP_NOP, 0, 0, 0, 0, 0), NULL)));
+  cr_assert(eq(int, tb->nsteps, 9 + 100));
+  cr_assert(eq(int, tb->steps[108].s, 108));
+  cr_assert(eq(int, p->gpus[3].tbs[0].nsteps, 9));
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+  kilnPlanFree(c);
+}
+
+/* Steps can be appended to a plan that was read from XML. */
+Test(plan_xml, append_after_read) {
+  kilnPlan* p = read_ok(old_dialect);
+  kilnThreadblock* tb = &p->gpus[1].tbs[0];
+  for (int i = 0; i < 40; i++) kilnPlanAddStep(tb, KILN_STEP_NOP, 0, 0, 0, 0, 0);
+  cr_assert(eq(int, tb->nsteps, 41));
+  kilnThreadblock* nt = kilnPlanAddThreadblock(p, 1, -1, -1, 0);
+  cr_assert(eq(int, nt->id, 2));
+  kilnPlanFree(p);
+}
+
+Test(plan_xml, step_type_table) {
+  for (int t = 0; t < KILN_NUM_STEP_TYPES; t++) {
+    kilnStepType_t back;
+    cr_assert(kilnStepTypeParse(kilnStepTypeName((kilnStepType_t)t), &back));
+    cr_assert(eq(int, back, t));
+  }
+  cr_assert(kilnStepReceives(KILN_STEP_RECV_REDUCE_COPY_SEND) && kilnStepSends(KILN_STEP_RECV_REDUCE_COPY_SEND) &&
+            kilnStepReduces(KILN_STEP_RECV_REDUCE_COPY_SEND));
+  cr_assert(not(kilnStepWritesDst(KILN_STEP_RECV_REDUCE_SEND)));
+  cr_assert(kilnStepReadsSrc(KILN_STEP_SEND));
+  cr_assert(not(kilnStepReceives(KILN_STEP_SEND)));
+  cr_assert(not(kilnStepReceives(KILN_STEP_NOP)));
+  cr_assert(not(kilnStepSends(KILN_STEP_NOP)));
+  kilnStepType_t x;
+  cr_assert(not(kilnStepTypeParse("sr", &x)));
+  cr_assert(eq(str, (char*)kilnBufferName(KILN_BUF_SCRATCH), "s"));
+}
+
+Test(plan_xml, ref_chunks) {
+  kilnPlan* p = ring_allgather(4);
+  cr_assert(eq(int, kilnPlanRefChunks(p), 4));
+  p->coll = KILN_COLL_ALLREDUCE;
+  cr_assert(eq(int, kilnPlanRefChunks(p), 1));
+  kilnPlanFree(p);
+}
+
+Test(plan_xml, create_rejects_bad_sizes) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("x", KILN_COLL_ALLREDUCE, 0, &p), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(eq(int, kilnPlanCreate("x", KILN_COLL_ALLREDUCE, KILN_MAX_RANKS + 1, &p), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(eq(ptr, p, NULL));
+  cr_assert(eq(ptr, kilnPlanAddThreadblock(NULL, 0, -1, -1, 0), NULL));
+}
+
+/* Files: atomic write, read back equal; missing file is an I/O error naming it. */
+Test(plan_xml, file_round_trip) {
+  char dir[] = "/tmp/kiln-plan-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char path[256];
+  snprintf(path, sizeof path, "%s/p.xml", dir);
+  kilnPlan *p = ring_allgather(3), *q = NULL;
+  cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanReadFile(path, &q), KILN_SUCCESS), "%s", kilnLastError());
+  char *a = plan_xml(p), *b = plan_xml(q);
+  cr_assert(eq(str, a, b));
+  unlink(path);
+  rmdir(dir);
+  cr_assert(eq(int, kilnPlanReadFile(path, &q), KILN_ERR_IO));
+  cr_assert(contains(kilnLastError(), path));
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+}
+
+struct bad_plan {
+  const char* xml;
+  const char* msg;
+};
+
+#define ALGO "<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"allreduce\">\n"
+#define GPU0 "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\">\n"
+#define TB0 "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
+#define STEP(attrs) "<step " attrs "/>\n"
+#define OKSTEP "s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\""
+#define WRAP(steps) ALGO GPU0 TB0 steps "</tb></gpu></algo>\n"
+
+static const struct bad_plan hostile_cases[] = {
+    {"", "bad.xml:1: empty document"},
+    {ALGO GPU0, "bad.xml:3: Premature end of data"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1000000000\"/>", "out of range"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"abc\"/>", "is not an integer"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\">\n" GPU0 "</gpu></algo>",
+     "bad.xml:1: ngpus is 2 but there are 1 <gpu> elements"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\"/>", "0 <gpu> elements"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\">\n" GPU0 "</gpu>\n" GPU0 "</gpu></algo>",
+     "bad.xml:4: gpu id 0 is given twice"},
+    {ALGO "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"/></algo>", "bad.xml:2: attribute id=\"1\" of <gpu> is out of range [0, 0]"},
+    {ALGO "<gpu id=\"0\" i_chunks=\"16777217\" o_chunks=\"1\" s_chunks=\"0\"/></algo>", "i_chunks=\"16777217\" of <gpu> is out of range"},
+    {ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"-1\" s_chunks=\"0\"/></algo>", "o_chunks=\"-1\" of <gpu> is out of range"},
+    {ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\"/></algo>", "lacks the required attribute s_chunks"},
+    {"<algo name=\"b\" proto=\"Fast\" nchannels=\"1\" nchunksperloop=\"1\"/>", "unknown proto \"Fast\""},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" coll=\"broadcast\"/>", "unknown coll \"broadcast\""},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" inplace=\"2\"/>", "inplace=\"2\""},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" minBytes=\"-5\"/>", "not a non-negative integer"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" minBytes=\"10\" maxBytes=\"5\"/>", "minBytes is larger"},
+    {ALGO GPU0 "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\"/>\n<tb id=\"2\" send=\"-1\" recv=\"-1\" chan=\"0\"/></gpu></algo>",
+     "bad.xml:4: attribute id=\"2\" of <tb> is out of range [0, 1]"},
+    {ALGO GPU0 "<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\"/>\n<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\"/></gpu></algo>",
+     "bad.xml:4: threadblock id 1 is given twice"},
+    {ALGO GPU0 "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\"/></gpu></algo>", "send=\"1\" of <tb> is out of range [-1, 0]"},
+    {ALGO GPU0 "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"1\"/></gpu></algo>", "chan=\"1\" of <tb> is out of range"},
+    {WRAP(STEP("s=\"1\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+     "bad.xml:4: step s=\"1\" out of order: expected s=\"0\""},
+    {WRAP(STEP(OKSTEP) STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+     "bad.xml:5: step s=\"0\" out of order: expected s=\"1\""},
+    {WRAP(STEP("s=\"0\" type=\"copy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+     "unknown step type \"copy\""},
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"x\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+     "srcbuf=\"x\" is not a buffer"},
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+     "srcoff=\"-1\" of <step> is out of range"},
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"-3\" depid=\"-1\" deps=\"-1\"")),
+     "cnt=\"-3\""},
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" depid=\"-1\" deps=\"-1\"")),
+     "bad.xml:4: <step> lacks the required attribute cnt"},
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"3\" deps=\"0\"")),
+     "depid=\"3\" of <step> is out of range [-1, 0]"},
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1e3\" depid=\"-1\" deps=\"-1\"")),
+     "is not an integer"},
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"99999999999999999999\" depid=\"-1\" deps=\"-1\"")),
+     "out of range"},
+    {WRAP("<step " OKSTEP "><extra/></step>\n"), "unexpected element <extra> inside <step>"},
+    {ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"><threadblock/></gpu></algo>", "unexpected element <threadblock>"},
+    {"<!DOCTYPE algo [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><algo name=\"&x;\"/>", "bad.xml:1: DOCTYPE"},
+    {"<topology name=\"x\" gpus_per_node=\"1\"/>", "root element is <topology>, expected <algo>"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"2000\" nchunksperloop=\"1\"/>", "nchannels=\"2000\""},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\">\n" GPU0 "</gpu>\n</algo>\n<algo/>",
+     "bad.xml:5: Extra content"},
+};
+#define N_HOSTILE (sizeof hostile_cases / sizeof hostile_cases[0])
+
+ParameterizedTestParameters(plan_xml, hostile) {
+  static int idx[N_HOSTILE];
+  for (size_t i = 0; i < N_HOSTILE; i++) idx[i] = (int)i;
+  return cr_make_param_array(int, idx, N_HOSTILE);
+}
+
+/* Every malformed plan is a KILN_ERR_PARSE whose message names the file, the line and the fault. */
+ParameterizedTest(int* ci, plan_xml, hostile) {
+  const struct bad_plan* c = &hostile_cases[*ci];
+  kilnPlan* p = (kilnPlan*)1;
+  kilnResult_t r = kilnPlanReadMemory(c->xml, strlen(c->xml), "bad.xml", &p);
+  cr_assert(eq(int, r, KILN_ERR_PARSE), "case %d: result %s: %s", *ci, kilnResultName(r), kilnLastError());
+  cr_assert(eq(ptr, p, NULL));
+  cr_assert(contains(kilnLastError(), c->msg), "case %d: message: %s", *ci, kilnLastError());
+  cr_assert(eq(int, strncmp(kilnLastError(), "bad.xml:", 8), 0));
+}
+
+/* A larger plan (8 GPUs, 4 threadblocks, 200 steps each) survives the round trip. */
+Test(plan_xml, large_round_trip) {
+  unsigned seed = 12345; /* fixed, printed on failure */
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("big", KILN_COLL_ALLTOALL, 8, &p), KILN_SUCCESS));
+  p->nchannels = 4;
+  for (int r = 0; r < 8; r++) {
+    p->gpus[r].i_chunks = p->gpus[r].o_chunks = 64;
+    p->gpus[r].s_chunks = 8;
+    for (int t = 0; t < 4; t++) {
+      kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, (r + t + 1) % 8, (r + 7 - t) % 8, t);
+      for (int s = 0; s < 200; s++) {
+        seed = seed * 1103515245u + 12345u;
+        kilnStep* st = kilnPlanAddStep(tb, (kilnStepType_t)(seed % (KILN_NUM_STEP_TYPES - 1)), KILN_BUF_INPUT,
+                                       (int)(seed >> 8) % 64, KILN_BUF_OUTPUT, (int)(seed >> 16) % 64, 1);
+        if (s > 0 && seed % 7 == 0) {
+          st->depid = (t + 1) % 4;
+          st->deps = s - 1;
+        }
+      }
+    }
+  }
+  char* a = plan_xml(p);
+  kilnPlan* q = read_ok(a);
+  char* b = plan_xml(q);
+  cr_assert(eq(str, a, b), "seed 12345");
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
