@@ -1,0 +1,641 @@
+/*
+ * α-β simulator: predicts the time of a plan (or of NCCL's ring and tree) on a topology.
+ *
+ * Everything becomes a task graph. A task has predecessors, a cost, and the resources it holds
+ * for that cost. Tasks are placed in the order they become ready (a heap keyed by ready time):
+ * each at the earliest time, not before it is ready, at which all its resources are free for
+ * its whole cost. Every resource keeps a timeline of busy intervals, so a later task may fill
+ * an earlier gap (without that, tasks holding two ports, as all-to-all transfers do, leave most
+ * of the ports idle).
+ *
+ * Cost model (the one of topology.h and the TACCL paper):
+ * - a transfer of b bytes over link a->b costs alpha + beta * b / 1e6 µs; a link's `mult` lanes
+ *   multiply its bandwidth (beta / mult), and the link carries one transfer at a time;
+ * - a link through a switch holds the sender's egress port and the receiver's ingress port of
+ *   that switch instead of the link itself (so two senders into one GPU serialize);
+ * - an inter-node link holds the sender's NIC (egress) and the receiver's NIC (ingress), so GPUs
+ *   sharing a NIC serialize;
+ * - local steps (cpy, re, nop, and the local half of a receive) cost nothing: on the machines
+ *   kiln targets memory bandwidth is several times link bandwidth, and the runtimes fuse the
+ *   copy into the receive.
+ *
+ * Plans: one task per step, after the previous step of its threadblock, its dependency
+ * (depid/deps) and, for a receive, the matching send (whose end is the data's arrival). A step
+ * that sends holds the resources of its link for its transfer; the chunk size is the reference
+ * bytes divided by the plan's reference chunk count.
+ *
+ * Baselines (NCCL's algorithms on the same model):
+ * - ring: one ring in node-major order: inside a node a Hamiltonian path over the node's links
+ *   starting at local GPU 0 (closing into a cycle on one node, entering the next node through
+ *   its first GPU otherwise); the data is cut in pipeline slices of KILN_SIM_SLICE_BYTES
+ *   (NCCL's Simple protocol step, 512 KiB), at most KILN_SIM_MAX_SLICES per rank's piece.
+ *   allgather/reducescatter: n-1 steps of bytes/n; allreduce: 2(n-1) steps (the classic ring
+ *   plan). alltoall has no ring in NCCL: "ring" means NCCL's all-pairs send/receive.
+ * - tree (allreduce only): NCCL's double binary tree: two trees, each carrying half the data;
+ *   between nodes a binary tree (heap order over nodes; the second tree over the nodes in
+ *   reverse order, so most interior nodes of one are leaves of the other), inside a node a
+ *   chain along the node's path (the second tree along the reversed path, so the trees use
+ *   different GPUs to enter a node). Reduce up, then broadcast down, pipelined in slices of
+ *   512 KiB halved (down to 128 KiB) until there are 8 slices per tree level, as NCCL does.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_index.h"
+
+#define KILN_SIM_SLICE_BYTES (512.0 * 1024.0)
+#define KILN_SIM_MAX_SLICES 256
+#define KILN_SIM_PATH_BUDGET 1000000 /* DFS steps when searching a ring through a node */
+
+typedef struct simTask {
+  double ready, end, cost;
+  int res[2];
+  int nres;
+  int remaining; /* predecessors not finished */
+  bool xfer;
+} simTask;
+
+typedef struct simGraph {
+  int ntasks, cap;
+  simTask* t;
+  int nedges, ecap;
+  int* esrc;
+  int* edst;
+  bool oom;
+} simGraph;
+
+static int graph_task(simGraph* g) {
+  if (g->ntasks == g->cap) {
+    int nc = g->cap ? 2 * g->cap : 256;
+    simTask* nt = realloc(g->t, sizeof(simTask) * (size_t)nc);
+    if (!nt) {
+      g->oom = true;
+      return -1;
+    }
+    g->t = nt;
+    g->cap = nc;
+  }
+  g->t[g->ntasks] = (simTask){0, 0, 0, {-1, -1}, 0, 0, false};
+  return g->ntasks++;
+}
+
+static void graph_edge(simGraph* g, int from, int to) {
+  if (from < 0 || to < 0) return;
+  if (g->nedges == g->ecap) {
+    int nc = g->ecap ? 2 * g->ecap : 512;
+    int* a = realloc(g->esrc, sizeof(int) * (size_t)nc);
+    if (a) g->esrc = a;
+    int* b = realloc(g->edst, sizeof(int) * (size_t)nc);
+    if (b) g->edst = b;
+    if (!a || !b) {
+      g->oom = true;
+      return;
+    }
+    g->ecap = nc;
+  }
+  g->esrc[g->nedges] = from;
+  g->edst[g->nedges] = to;
+  g->nedges++;
+  g->t[to].remaining++;
+}
+
+static void graph_free(simGraph* g) {
+  free(g->t);
+  free(g->esrc);
+  free(g->edst);
+  memset(g, 0, sizeof *g);
+}
+
+/* Resource ids: links, then switch ports (egress, ingress) per switch and rank, then NICs. */
+static int nresources(const kilnTopology* t) {
+  return t->nlinks + 2 * t->nswitches * t->nranks + 2 * t->nnics;
+}
+
+/* Makes task x a transfer of `bytes` from topology rank a to b. */
+static kilnResult_t set_transfer(const kilnTopology* t, simTask* x, int a, int b, double bytes) {
+  const kilnLink* l = kilnTopologyLink(t, a, b);
+  if (!l)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has no link from rank %d to rank %d",
+                        t->name, a, b);
+  int mult = l->mult > 0 ? l->mult : 1;
+  x->cost = l->alpha_us + l->beta_us_per_mb / mult * bytes / 1e6;
+  x->xfer = true;
+  int li = (int)(l - t->links);
+  int swbase = t->nlinks, nicbase = t->nlinks + 2 * t->nswitches * t->nranks;
+  if (l->internode) {
+    int na = t->nic_of[a], nb = t->nic_of[b];
+    x->res[0] = na >= 0 ? nicbase + 2 * na : li;
+    x->res[1] = nb >= 0 ? nicbase + 2 * nb + 1 : -1;
+  } else if (l->switch_id >= 0) {
+    x->res[0] = swbase + 2 * (l->switch_id * t->nranks + a);
+    x->res[1] = swbase + 2 * (l->switch_id * t->nranks + b) + 1;
+  } else {
+    x->res[0] = li;
+    x->res[1] = -1;
+  }
+  x->nres = x->res[1] >= 0 ? 2 : 1;
+  return KILN_SUCCESS;
+}
+
+/* Min-heap of (ready time, task id). */
+typedef struct heap {
+  int n;
+  int* id;
+  const simTask* t;
+} heap;
+
+static bool heap_less(const heap* h, int a, int b) {
+  double ra = h->t[a].ready, rb = h->t[b].ready;
+  return ra < rb || (ra == rb && a < b);
+}
+
+static void heap_push(heap* h, int x) {
+  int i = h->n++;
+  h->id[i] = x;
+  while (i > 0) {
+    int p = (i - 1) / 2;
+    if (!heap_less(h, h->id[i], h->id[p])) break;
+    int tmp = h->id[i];
+    h->id[i] = h->id[p];
+    h->id[p] = tmp;
+    i = p;
+  }
+}
+
+static int heap_pop(heap* h) {
+  int top = h->id[0];
+  h->id[0] = h->id[--h->n];
+  int i = 0;
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < h->n && heap_less(h, h->id[l], h->id[m])) m = l;
+    if (r < h->n && heap_less(h, h->id[r], h->id[m])) m = r;
+    if (m == i) break;
+    int tmp = h->id[i];
+    h->id[i] = h->id[m];
+    h->id[m] = tmp;
+    i = m;
+  }
+  return top;
+}
+
+/* Busy intervals of one resource, sorted and disjoint (touching intervals are merged). */
+typedef struct timeline {
+  int n, cap;
+  double* s;
+  double* e;
+} timeline;
+
+/* Index of the first interval ending after t. */
+static int tl_first_after(const timeline* tl, double t) {
+  int lo = 0, hi = tl->n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (tl->e[mid] <= t) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/* If [t, t+len) overlaps a busy interval, returns the end of the first one; else t. */
+static double tl_conflict(const timeline* tl, double t, double len) {
+  int i = tl_first_after(tl, t);
+  if (i < tl->n && tl->s[i] < t + len) return tl->e[i];
+  return t;
+}
+
+static bool tl_insert(timeline* tl, double s, double e) {
+  if (e <= s) return true;
+  int i = tl_first_after(tl, s); /* intervals before i end at or before s */
+  bool join_prev = i > 0 && tl->e[i - 1] == s;
+  bool join_next = i < tl->n && tl->s[i] == e;
+  if (join_prev && join_next) {
+    tl->e[i - 1] = tl->e[i];
+    memmove(&tl->s[i], &tl->s[i + 1], sizeof(double) * (size_t)(tl->n - i - 1));
+    memmove(&tl->e[i], &tl->e[i + 1], sizeof(double) * (size_t)(tl->n - i - 1));
+    tl->n--;
+    return true;
+  }
+  if (join_prev) {
+    tl->e[i - 1] = e;
+    return true;
+  }
+  if (join_next) {
+    tl->s[i] = s;
+    return true;
+  }
+  if (tl->n == tl->cap) {
+    int nc = tl->cap ? 2 * tl->cap : 8;
+    double* ns = realloc(tl->s, sizeof(double) * (size_t)nc);
+    if (ns) tl->s = ns;
+    double* ne = realloc(tl->e, sizeof(double) * (size_t)nc);
+    if (ne) tl->e = ne;
+    if (!ns || !ne) return false;
+    tl->cap = nc;
+  }
+  memmove(&tl->s[i + 1], &tl->s[i], sizeof(double) * (size_t)(tl->n - i));
+  memmove(&tl->e[i + 1], &tl->e[i], sizeof(double) * (size_t)(tl->n - i));
+  tl->s[i] = s;
+  tl->e[i] = e;
+  tl->n++;
+  return true;
+}
+
+/* Runs the task graph; fills out. */
+static kilnResult_t graph_run(simGraph* g, const kilnTopology* t, kilnSimResult* out) {
+  kilnResult_t res = KILN_SUCCESS;
+  int nt = g->ntasks, nr = nresources(t);
+  int* off = calloc((size_t)nt + 1, sizeof(int));
+  int* succ = malloc(sizeof(int) * (size_t)(g->nedges + 1));
+  timeline* tl = calloc((size_t)nr + 1, sizeof(timeline));
+  double* busy = calloc((size_t)nr + 1, sizeof(double));
+  heap h = {0, malloc(sizeof(int) * (size_t)(nt + 1)), g->t};
+  if (!off || !succ || !tl || !busy || !h.id) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d tasks", nt);
+    goto out_free;
+  }
+  for (int e = 0; e < g->nedges; e++) off[g->esrc[e] + 1]++;
+  for (int i = 0; i < nt; i++) off[i + 1] += off[i];
+  {
+    int* fill = calloc((size_t)nt + 1, sizeof(int));
+    if (!fill) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+      goto out_free;
+    }
+    for (int e = 0; e < g->nedges; e++) succ[off[g->esrc[e]] + fill[g->esrc[e]]++] = g->edst[e];
+    free(fill);
+  }
+  for (int i = 0; i < nt; i++)
+    if (g->t[i].remaining == 0) heap_push(&h, i);
+  int done = 0, nsends = 0;
+  double finish = 0;
+  while (h.n > 0) {
+    int x = heap_pop(&h);
+    simTask* tk = &g->t[x];
+    /* Earliest start at which every resource is free for the whole cost. */
+    double start = tk->ready;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int i = 0; i < tk->nres; i++) {
+        double t2 = tl_conflict(&tl[tk->res[i]], start, tk->cost);
+        if (t2 > start) {
+          start = t2;
+          moved = true;
+        }
+      }
+    }
+    tk->end = start + tk->cost;
+    for (int i = 0; i < tk->nres; i++) {
+      if (tk->cost > 0 && !tl_insert(&tl[tk->res[i]], start, tk->end)) {
+        res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+        goto out_free;
+      }
+      busy[tk->res[i]] += tk->cost;
+    }
+    if (tk->xfer) nsends++;
+    if (tk->end > finish) finish = tk->end;
+    done++;
+    for (int e = off[x]; e < off[x + 1]; e++) {
+      simTask* s = &g->t[succ[e]];
+      if (tk->end > s->ready) s->ready = tk->end;
+      if (--s->remaining == 0) heap_push(&h, succ[e]);
+    }
+  }
+  if (done < nt) {
+    res = kilnSetError(KILN_ERR_VERIFY,
+                       "simulation stalled after %d of %d steps: the plan deadlocks (kiln verify "
+                       "names the blocked threadblocks)", done, nt);
+    goto out_free;
+  }
+  out->time_us = finish;
+  out->nsends = nsends;
+  out->busiest_link_us = 0;
+  for (int i = 0; i < nr; i++)
+    if (busy[i] > out->busiest_link_us) out->busiest_link_us = busy[i];
+out_free:
+  free(off);
+  free(succ);
+  if (tl)
+    for (int i = 0; i < nr; i++) {
+      free(tl[i].s);
+      free(tl[i].e);
+    }
+  free(tl);
+  free(busy);
+  free(h.id);
+  return res;
+}
+
+/* Reference chunks of a plan: the buffer `bytes` describes (see plan.h). */
+static int plan_ref_chunks(const kilnPlan* p) {
+  const kilnGpu* g = &p->gpus[0];
+  if (p->coll == KILN_COLL_ALLGATHER) return g->o_chunks;
+  return g->i_chunks > 0 ? g->i_chunks : g->o_chunks;
+}
+
+/* Simulates plan p with plan rank r placed on topology rank map[r] (identity if map is NULL). */
+static kilnResult_t simulate_mapped(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
+                                    const int* map, kilnSimResult* out) {
+  kilnPlanIndex ix;
+  simGraph g;
+  memset(&g, 0, sizeof g);
+  kilnResult_t res = kilnPlanIndexBuild(p, &ix);
+  if (res != KILN_SUCCESS) return res;
+  if (p->ngpus > t->nranks) {
+    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has %d ranks but topology %s has %d",
+                       p->name, p->ngpus, t->name, t->nranks);
+    goto out_free;
+  }
+  int R = plan_ref_chunks(p);
+  if (R <= 0) {
+    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has no reference buffer to size chunks by",
+                       p->name);
+    goto out_free;
+  }
+  double chunk = (double)bytes / R;
+  for (int f = 0; f < ix.nsteps; f++)
+    if (graph_task(&g) < 0) break;
+  if (g.oom) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d steps", ix.nsteps);
+    goto out_free;
+  }
+  for (int gt = 0; gt < ix.ntbs; gt++) {
+    int r = ix.tb_rank[gt];
+    const kilnThreadblock* tb = &p->gpus[r].tbs[kilnPlanIndexLocal(&ix, gt)];
+    for (int s = 0; s < tb->nsteps; s++) {
+      const kilnStep* st = &tb->steps[s];
+      int f = ix.stepbase[gt] + s;
+      if (s > 0) graph_edge(&g, f - 1, f);
+      if (st->depid >= 0) graph_edge(&g, ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f);
+      if (ix.match_tb[f] >= 0) graph_edge(&g, ix.stepbase[ix.match_tb[f]] + ix.match_step[f], f);
+      if (kilnStepSends(st->type)) {
+        int a = map ? map[r] : r, b = map ? map[tb->send] : tb->send;
+        res = set_transfer(t, &g.t[f], a, b, chunk * st->cnt);
+        if (res != KILN_SUCCESS) {
+          kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
+          goto out_free;
+        }
+      }
+    }
+  }
+  if (g.oom) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+    goto out_free;
+  }
+  res = graph_run(&g, t, out);
+out_free:
+  graph_free(&g);
+  kilnPlanIndexFree(&ix);
+  return res;
+}
+
+kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
+                              kilnSimResult* out) {
+  if (!p || !t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulate: NULL argument");
+  memset(out, 0, sizeof *out);
+  return simulate_mapped(p, t, bytes, NULL, out);
+}
+
+/* ---- baselines ---- */
+
+static bool linked(const kilnTopology* t, int a, int b) { return kilnTopologyLink(t, a, b) != NULL; }
+
+/* Path through all GPUs of node 0 starting at local 0 (global ranks = local ids on node 0).
+ * cycle: last must link back to 0; multi: last must link to the first GPU of node 1. */
+static bool node_path(const kilnTopology* t, int* path) {
+  int g = t->gpus_per_node;
+  bool multi = t->nodes > 1;
+  bool* used = calloc((size_t)g, sizeof(bool));
+  int* next = calloc((size_t)g, sizeof(int)); /* next candidate to try at each depth */
+  if (!used || !next) {
+    free(used);
+    free(next);
+    return false;
+  }
+  long budget = KILN_SIM_PATH_BUDGET;
+  int depth = 1;
+  path[0] = 0;
+  used[0] = true;
+  next[1] = 0;
+  bool found = false;
+  if (g == 1) found = !multi || linked(t, 0, g);
+  while (!found && depth > 0 && budget-- > 0) {
+    if (depth == g) {
+      int last = path[g - 1];
+      if (multi ? linked(t, last, g + path[0]) : linked(t, last, path[0])) {
+        found = true;
+        break;
+      }
+      depth--;
+      used[path[depth]] = false;
+      continue;
+    }
+    int v = next[depth];
+    while (v < g && (used[v] || !linked(t, path[depth - 1], v))) v++;
+    if (v >= g) {
+      depth--;
+      if (depth > 0) used[path[depth]] = false;
+      continue;
+    }
+    next[depth] = v + 1;
+    path[depth] = v;
+    used[v] = true;
+    depth++;
+    if (depth < g) next[depth] = 0;
+  }
+  free(used);
+  free(next);
+  return found;
+}
+
+/* Ring order (ring position -> topology rank), node-major. */
+static kilnResult_t ring_order(const kilnTopology* t, int* order) {
+  int g = t->gpus_per_node;
+  int* path = malloc(sizeof(int) * (size_t)g);
+  if (!path) return kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+  bool ok = node_path(t, path);
+  if (ok)
+    for (int node = 0; node < t->nodes; node++)
+      for (int i = 0; i < g; i++) order[node * g + i] = node * g + path[i];
+  free(path);
+  if (!ok)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no ring through the links of a node%s",
+                        t->name, t->nodes > 1 ? " that leaves it for the next node" : "");
+  for (int i = 0; i < t->nranks; i++)
+    if (!linked(t, order[i], order[(i + 1) % t->nranks]))
+      return kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: no link from rank %d to rank %d for the ring",
+                          t->name, order[i], order[(i + 1) % t->nranks]);
+  return KILN_SUCCESS;
+}
+
+static int slices_for(double bytes) {
+  double s = ceil(bytes / KILN_SIM_SLICE_BYTES);
+  if (s < 1) s = 1;
+  if (s > KILN_SIM_MAX_SLICES) s = KILN_SIM_MAX_SLICES;
+  return (int)s;
+}
+
+static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
+                                  kilnSimResult* out) {
+  int n = t->nranks;
+  int* order = malloc(sizeof(int) * (size_t)n);
+  if (!order) return kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+  kilnPlan* p = NULL;
+  kilnResult_t res = ring_order(t, order);
+  if (res != KILN_SUCCESS) goto out_free;
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = slices_for((double)bytes / n);
+  res = kilnClassicPlan("ring", coll, n, &o, &p);
+  if (res != KILN_SUCCESS) goto out_free;
+  res = simulate_mapped(p, t, bytes, order, out);
+out_free:
+  kilnPlanFree(p);
+  free(order);
+  return res;
+}
+
+static kilnResult_t baseline_alltoall(const kilnTopology* t, uint64_t bytes, kilnSimResult* out) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = slices_for((double)bytes / t->nranks);
+  kilnPlan* p = NULL;
+  kilnResult_t res = kilnClassicPlan("direct", KILN_COLL_ALLTOALL, t->nranks, &o, &p);
+  if (res == KILN_SUCCESS) res = simulate_mapped(p, t, bytes, NULL, out);
+  if (res != KILN_SUCCESS) kilnPrefixError("alltoall baseline (NCCL's all-pairs send/receive): ");
+  kilnPlanFree(p);
+  return res;
+}
+
+/* One tree of the double binary tree: parent[] over topology ranks (-1 at the root). */
+static void build_tree(const kilnTopology* t, const int* path, bool mirror, int* parent) {
+  int g = t->gpus_per_node, m = t->nodes;
+  for (int pos = 0; pos < m; pos++) {
+    int node = mirror ? m - 1 - pos : pos;
+    for (int i = 0; i < g; i++) {
+      int li = mirror ? path[g - 1 - i] : path[i];
+      int v = node * g + li;
+      if (i > 0) {
+        int prev = mirror ? path[g - i] : path[i - 1];
+        parent[v] = node * g + prev;
+      } else if (pos == 0) {
+        parent[v] = -1;
+      } else {
+        int ppos = (pos - 1) / 2;
+        int pnode = mirror ? m - 1 - ppos : ppos;
+        parent[v] = pnode * g + (mirror ? path[g - 1] : path[0]);
+      }
+    }
+  }
+}
+
+/* Adds one tree's allreduce (reduce up, broadcast down) over C slices of `slice` bytes. */
+static kilnResult_t add_tree(simGraph* gr, const kilnTopology* t, const int* parent, int C,
+                             double slice) {
+  int n = t->nranks;
+  int* up = malloc(sizeof(int) * (size_t)n * C);
+  int* down = malloc(sizeof(int) * (size_t)n * C);
+  kilnResult_t res = KILN_SUCCESS;
+  if (!up || !down) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+    goto out_free;
+  }
+  int root = -1;
+  for (int v = 0; v < n; v++) {
+    if (parent[v] < 0) root = v;
+    for (int c = 0; c < C; c++) {
+      up[v * C + c] = down[v * C + c] = -1;
+      if (parent[v] < 0) continue;
+      up[v * C + c] = graph_task(gr);
+      down[v * C + c] = graph_task(gr);
+      if (gr->oom) {
+        res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+        goto out_free;
+      }
+      res = set_transfer(t, &gr->t[up[v * C + c]], v, parent[v], slice);
+      if (res == KILN_SUCCESS) res = set_transfer(t, &gr->t[down[v * C + c]], parent[v], v, slice);
+      if (res != KILN_SUCCESS) goto out_free;
+    }
+  }
+  for (int v = 0; v < n; v++) {
+    int pv = parent[v];
+    if (pv < 0) continue;
+    for (int c = 0; c < C; c++) {
+      /* Up: after the previous slice on this edge; the parent adds it to its own children's. */
+      if (c > 0) graph_edge(gr, up[v * C + c - 1], up[v * C + c]);
+      if (c > 0) graph_edge(gr, down[v * C + c - 1], down[v * C + c]);
+      if (pv != root) {
+        graph_edge(gr, up[v * C + c], up[pv * C + c]);
+        graph_edge(gr, down[pv * C + c], down[v * C + c]);
+      } else {
+        /* The root broadcasts slice c once every child's slice c has arrived. */
+        for (int w = 0; w < n; w++)
+          if (parent[w] == root) graph_edge(gr, up[w * C + c], down[v * C + c]);
+      }
+    }
+  }
+out_free:
+  free(up);
+  free(down);
+  return res;
+}
+
+static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, kilnSimResult* out) {
+  int n = t->nranks, g = t->gpus_per_node;
+  int* path = malloc(sizeof(int) * (size_t)g);
+  int* parent = malloc(sizeof(int) * (size_t)n);
+  simGraph gr;
+  memset(&gr, 0, sizeof gr);
+  kilnResult_t res = KILN_SUCCESS;
+  if (!path || !parent) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+    goto out_free;
+  }
+  if (!node_path(t, path)) {
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no chain through the links of a node",
+                       t->name);
+    goto out_free;
+  }
+  /* Slices as NCCL cuts them for trees: halve the 512 KiB slice (down to 128 KiB) until the
+   * pipeline holds at least 8 slices per level of the tree. */
+  double half = (double)bytes / 2;
+  int depth = g + (int)ceil(log2((double)t->nodes + 1));
+  double slice = KILN_SIM_SLICE_BYTES;
+  while (half / slice < depth * 8.0 && slice > KILN_SIM_SLICE_BYTES / 4) slice /= 2;
+  double cs = ceil(half / slice);
+  int C = cs < 1 ? 1 : cs > KILN_SIM_MAX_SLICES ? KILN_SIM_MAX_SLICES : (int)cs;
+  for (int tree = 0; tree < 2 && res == KILN_SUCCESS; tree++) {
+    build_tree(t, path, tree == 1, parent);
+    res = add_tree(&gr, t, parent, C, half / C);
+  }
+  if (res == KILN_SUCCESS && gr.oom) res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+  if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);
+out_free:
+  graph_free(&gr);
+  free(path);
+  free(parent);
+  return res;
+}
+
+kilnResult_t kilnBaselineSimulate(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t,
+                                  uint64_t bytes, kilnSimResult* out) {
+  if (!t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnBaselineSimulate: NULL argument");
+  memset(out, 0, sizeof *out);
+  if (t->nranks < 2)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has %d rank: baselines need at least 2",
+                        t->name, t->nranks);
+  if (coll == KILN_COLL_CUSTOM || (unsigned)coll >= KILN_NUM_COLLS)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "no NCCL baseline for collective %s", kilnCollName(coll));
+  switch (b) {
+    case KILN_BASELINE_RING:
+      if (coll == KILN_COLL_ALLTOALL) return baseline_alltoall(t, bytes, out);
+      return baseline_ring(coll, t, bytes, out);
+    case KILN_BASELINE_TREE:
+      if (coll != KILN_COLL_ALLREDUCE)
+        return kilnSetError(KILN_ERR_UNSUPPORTED,
+                            "NCCL's tree algorithm implements only allreduce, not %s (use ring)",
+                            kilnCollName(coll));
+      return baseline_tree(t, bytes, out);
+    default:
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown baseline %d", (int)b);
+  }
+}
