@@ -4,7 +4,8 @@
 #define KILN_CLI_COMMANDS_H
 
 #define KILN_CLI_COMMANDS(X)                                                          \
-  X("topo", cmd_topo, "print a topology (built-in or file) as XML")
+  X("topo", cmd_topo, "print a topology (built-in or file) as XML")                  \
+  X("synth", cmd_synth, "synthesize a plan from a topology and a sketch (TACCL)")
 
 #define KILN_X_DECL(name, fn, summary) int fn(int argc, char** argv);
 KILN_CLI_COMMANDS(KILN_X_DECL)

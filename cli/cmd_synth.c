@@ -1,0 +1,159 @@
+/* kiln synth: synthesize a collective from a topology and a communication sketch (TACCL),
+ * verify it, and write the plan. Progress on stderr, a summary at the end. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "kiln/plan.h"
+#include "kiln/sketch.h"
+#include "kiln/synth.h"
+
+static void help(FILE* f) {
+  fprintf(f,
+          "usage: kiln synth --topo NAME|FILE.xml [--nodes K] --sketch SKETCH.xml\n"
+          "                  --coll allgather|alltoall|reducescatter|allreduce -o PLAN.xml\n"
+          "                  [--time-limit SECONDS] [--instances N] [--proto LL|Simple]\n"
+          "                  [--ordering auto|shortest-path-first|longest-path-first]\n"
+          "                  [--size BYTES] [--no-symmetry] [--no-contiguity] [--no-fuse] [--quiet]\n"
+          "Routes (MILP), orders (greedy) and schedules (contiguity MILP) the collective the sketch\n"
+          "describes, lowers it to a plan, verifies it and writes it atomically. --time-limit bounds\n"
+          "each MILP solve (default 60 s; reaching it keeps the best solution found). --size\n"
+          "overrides the sketch's input size (bytes per rank's input).\n"
+          "built-in topologies: %s\n",
+          kilnTopologyBuiltinNames());
+}
+
+static void progress(const kilnSynthProgress* p, void* user) {
+  (void)user;
+  fprintf(stderr, "[%-8s] %6.2fs %s", kilnSynthStageName(p->stage), p->elapsed_s, p->message);
+  if (p->rows >= 0)
+    fprintf(stderr, "  rows %d cols %d%s%.0d ints %d", p->rows, p->cols, p->nonzeros >= 0 ? " nnz " : "",
+            p->nonzeros >= 0 ? p->nonzeros : 0, p->integers);
+  if (!isnan(p->incumbent)) fprintf(stderr, "  incumbent %.3f us", p->incumbent);
+  if (!isnan(p->bound)) fprintf(stderr, "  bound %.3f us", p->bound);
+  if (!isnan(p->gap)) fprintf(stderr, "  gap %.2f%%", 100.0 * p->gap);
+  fputc('\n', stderr);
+}
+
+int cmd_synth(int argc, char** argv) {
+  kilnTopoArgs ta = {0};
+  const char *sketch_path = NULL, *coll_name = NULL, *out = NULL;
+  kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
+  bool quiet = false;
+  for (int i = 1; i < argc; i++) {
+    int used = cliTopoArg(&ta, argc, argv, i);
+    if (used < 0) return 2;
+    if (used > 0) { i += used - 1; continue; }
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
+    if (!strcmp(a, "--no-symmetry")) { o.use_symmetry = false; continue; }
+    if (!strcmp(a, "--no-contiguity")) { o.contiguity = false; continue; }
+    if (!strcmp(a, "--no-fuse")) { o.fuse = false; continue; }
+    if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { quiet = true; continue; }
+    if (!v) {
+      fprintf(stderr, "kiln synth: %s needs a value\n", a);
+      help(stderr);
+      return 2;
+    }
+    i++;
+    if (!strcmp(a, "--sketch")) sketch_path = v;
+    else if (!strcmp(a, "--coll")) coll_name = v;
+    else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
+    else if (!strcmp(a, "--time-limit")) {
+      char* end;
+      o.time_limit_s = strtod(v, &end);
+      if (*end || !(o.time_limit_s > 0)) { fprintf(stderr, "kiln synth: bad --time-limit '%s'\n", v); return 2; }
+    } else if (!strcmp(a, "--instances")) {
+      if (!cliParseInt(v, &o.instances) || o.instances < 1 || o.instances > 64) {
+        fprintf(stderr, "kiln synth: --instances needs an integer in 1..64\n");
+        return 2;
+      }
+    } else if (!strcmp(a, "--proto")) {
+      if (!kilnProtoParse(v, &o.proto)) { fprintf(stderr, "kiln synth: unknown protocol '%s'\n", v); return 2; }
+    } else if (!strcmp(a, "--size")) {
+      if (!kilnParseSize(v, &o.input_size) || o.input_size == 0) {
+        fprintf(stderr, "kiln synth: bad --size '%s'\n", v);
+        return 2;
+      }
+    } else if (!strcmp(a, "--ordering")) {
+      if (!strcmp(v, "auto")) o.ordering = KILN_ORDER_AUTO;
+      else if (!strcmp(v, "shortest-path-first")) o.ordering = KILN_ORDER_SHORTEST_PATH_FIRST;
+      else if (!strcmp(v, "longest-path-first")) o.ordering = KILN_ORDER_LONGEST_PATH_FIRST;
+      else { fprintf(stderr, "kiln synth: unknown ordering '%s'\n", v); return 2; }
+    } else {
+      fprintf(stderr, "kiln synth: unexpected argument '%s'\n", a);
+      help(stderr);
+      return 2;
+    }
+  }
+  kilnColl_t coll;
+  if (!sketch_path || !coll_name || !out) {
+    fprintf(stderr, "kiln synth: --sketch, --coll and -o are required\n");
+    help(stderr);
+    return 2;
+  }
+  if (!kilnCollParse(coll_name, &coll)) {
+    fprintf(stderr, "kiln synth: unknown collective '%s'\n", coll_name);
+    return 2;
+  }
+  kilnTopology* t = NULL;
+  if (cliLoadTopo(&ta, &t) != 0) return 2;
+  int rc = 1;
+  kilnSketch* s = NULL;
+  kilnPlan* plan = NULL;
+  if (kilnSketchReadFile(sketch_path, &s) != KILN_SUCCESS) {
+    fprintf(stderr, "kiln synth: %s\n", kilnLastError());
+    goto out_free;
+  }
+  if (!quiet) {
+    o.progress = progress;
+  }
+  kilnSynthStats st;
+  kilnResult_t r = kilnSynthesize(t, s, coll, &o, &plan, &st);
+  if (r != KILN_SUCCESS) {
+    fprintf(stderr, "kiln synth: %s: %s\n", kilnResultString(r), kilnLastError());
+    goto out_free;
+  }
+  if (kilnPlanWriteFile(plan, out) != KILN_SUCCESS) {
+    fprintf(stderr, "kiln synth: %s\n", kilnLastError());
+    goto out_free;
+  }
+  uint64_t insize = o.input_size ? o.input_size : s->input_size;
+  uint64_t ref = kilnSynthReferenceBytes(coll, t->nranks, insize);
+  kilnSimResult sim = {0}, ring = {0}, tree = {0};
+  bool have_sim = kilnPlanSimulate(plan, t, ref, &sim) == KILN_SUCCESS;
+  bool have_ring = kilnBaselineSimulate(KILN_BASELINE_RING, coll, t, ref, &ring) == KILN_SUCCESS;
+  bool have_tree = coll == KILN_COLL_ALLREDUCE &&
+                   kilnBaselineSimulate(KILN_BASELINE_TREE, coll, t, ref, &tree) == KILN_SUCCESS;
+  fprintf(stderr, "kiln synth: %s on %s (%d ranks), sketch %s -> %s\n", kilnCollName(coll), t->name,
+          t->nranks, s->name, out);
+  fprintf(stderr, "  stages:");
+  for (int g = 0; g < KILN_SYNTH_NUM_STAGES; g++)
+    fprintf(stderr, " %s %.2fs", kilnSynthStageName((kilnSynthStage_t)g), st.stage_s[g]);
+  fprintf(stderr, "  total %.2fs\n", st.total_s);
+  fprintf(stderr, "  routing: %d solve(s), %d rows x %d cols (%d integer), %s, bound %.2f us\n",
+          st.route_solves, st.route_rows, st.route_cols, st.route_integers,
+          st.route_optimal ? "optimal" : "time limit", st.route_bound_us);
+  fprintf(stderr, "  schedule: %d transfers, greedy %.2f us, final %.2f us (%s)%s\n", st.transfers,
+          st.greedy_us, st.schedule_us,
+          st.sched_used_greedy ? "greedy kept" : (st.sched_optimal ? "contiguity optimal" : "contiguity incumbent"),
+          st.fused ? ", fused instructions" : "");
+  if (have_sim) {
+    fprintf(stderr, "  predicted at %llu bytes: %.2f us", (unsigned long long)ref, sim.time_us);
+    if (have_ring) fprintf(stderr, "; NCCL ring %.2f us (speedup %.2fx)", ring.time_us, ring.time_us / sim.time_us);
+    if (have_tree) fprintf(stderr, "; NCCL tree %.2f us (speedup %.2fx)", tree.time_us, tree.time_us / sim.time_us);
+    fputc('\n', stderr);
+  } else {
+    fprintf(stderr, "  (simulation failed: %s)\n", kilnLastError());
+  }
+  rc = 0;
+out_free:
+  if (plan) kilnPlanFree(plan);
+  if (s) kilnSketchFree(s);
+  kilnTopologyFree(t);
+  return rc;
+}

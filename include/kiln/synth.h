@@ -1,0 +1,113 @@
+/*
+ * The synthesizer (TACCL, paper sections 5-6 and Appendix B): a topology, a communication sketch
+ * and a collective in; a verified plan out.
+ *
+ * Stages: (1) routing MILP over shortest paths of the sketch's logical topology with relaxed
+ * bandwidth, switch-hyperedge policies and the sketch's symmetry (one variable per orbit);
+ * (2) greedy ordering of chunks per link and per switch / NIC port; (3) contiguity and exact
+ * scheduling MILP, warm-started from the greedy schedule; then lowering to a plan (buffers,
+ * instructions, dependencies, threadblocks, fused instructions, instances). Reducescatter is the
+ * ordered inverse of an allgather; allreduce is reducescatter followed by allgather.
+ *
+ * Every MILP solve has a time limit; reaching it is not a failure (the incumbent, or the greedy
+ * schedule, is kept). GLPK never aborts the process: its errors come back as KILN_ERR_SOLVER.
+ * Library code never prints: progress goes to the callback in the options.
+ *
+ * Ownership: the plan returned by kilnSynthesize is owned by the caller (kilnPlanFree).
+ * The topology and sketch are only read.
+ */
+#ifndef KILN_SYNTH_H
+#define KILN_SYNTH_H
+
+#include "kiln/plan.h"
+#include "kiln/sketch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(enum, name) — stages reported through the progress callback. */
+#define KILN_SYNTH_STAGES(X)            \
+  X(KILN_SYNTH_STAGE_VALIDATE, "validate") \
+  X(KILN_SYNTH_STAGE_ROUTE, "route")       \
+  X(KILN_SYNTH_STAGE_ORDER, "order")       \
+  X(KILN_SYNTH_STAGE_SCHEDULE, "schedule") \
+  X(KILN_SYNTH_STAGE_LOWER, "lower")       \
+  X(KILN_SYNTH_STAGE_VERIFY, "verify")
+
+typedef enum {
+#define KILN_X_ENUM(e, n) e,
+  KILN_SYNTH_STAGES(KILN_X_ENUM)
+#undef KILN_X_ENUM
+  KILN_SYNTH_NUM_STAGES
+} kilnSynthStage_t;
+
+KILN_API const char* kilnSynthStageName(kilnSynthStage_t s);
+
+/* One progress report. Fields that do not apply are -1 (counts) or NaN (values). */
+typedef struct kilnSynthProgress {
+  kilnSynthStage_t stage;
+  const char* message;   /* short human-readable line, e.g. "model built", "new incumbent" */
+  int rows, cols, nonzeros, integers; /* model size (MILP stages) */
+  double incumbent;      /* best objective found (µs) */
+  double bound;          /* best bound (µs) */
+  double gap;            /* relative gap, 0..1 */
+  double elapsed_s;      /* since the stage began */
+} kilnSynthProgress;
+
+typedef void (*kilnSynthProgressFn)(const kilnSynthProgress* p, void* user);
+
+typedef struct kilnSynthOptions {
+  size_t size;              /* sizeof(kilnSynthOptions): guards against a stale layout */
+  double time_limit_s;      /* per MILP solve (> 0); default 60 */
+  double mip_gap;           /* relative gap at which a MILP stops; default 1e-4 */
+  int instances;            /* lowering: parallel copies over channels (>= 1); default 1 */
+  kilnProto_t proto;        /* written into the plan; default Simple */
+  bool use_symmetry;        /* quotient by the sketch's symmetry; default true */
+  bool contiguity;          /* run the contiguity / exact scheduling MILP; default true */
+  bool fuse;                /* fused instructions (rcs, rrs, rrcs) in the lowering; default true */
+  int ordering;             /* -1: the sketch's; else a kilnOrdering_t */
+  uint64_t input_size;      /* 0: the sketch's input_size (bytes per rank's input) */
+  kilnSynthProgressFn progress; /* may be NULL */
+  void* progress_user;
+} kilnSynthOptions;
+#define KILN_SYNTH_OPTIONS_INIT \
+  {sizeof(kilnSynthOptions), 60.0, 1e-4, 1, KILN_PROTO_SIMPLE, true, true, true, -1, 0, NULL, NULL}
+
+/* What a synthesis did, for summaries and benchmarks. */
+typedef struct kilnSynthStats {
+  double stage_s[KILN_SYNTH_NUM_STAGES]; /* wall seconds per stage */
+  double total_s;
+  int route_solves;          /* routing MILPs solved (allreduce: 2) */
+  int route_rows, route_cols, route_nonzeros, route_integers; /* largest routing model */
+  bool route_optimal;        /* every routing MILP proved optimal (within mip_gap) */
+  int sched_rows, sched_cols, sched_integers;
+  bool sched_optimal;        /* contiguity MILP proved optimal (false: incumbent or greedy) */
+  bool sched_used_greedy;    /* the greedy schedule was kept */
+  kilnOrdering_t ordering;   /* heuristic kept */
+  double route_bound_us;     /* routing objective (a lower bound on the time) */
+  double greedy_us;          /* makespan of the greedy schedule */
+  double schedule_us;        /* makespan of the final schedule on the synthesizer's model */
+  int transfers;             /* chunk transfers scheduled */
+  int chunks;                /* chunks per rank's reference buffer */
+  bool fused;                /* the plan uses fused instructions */
+} kilnSynthStats;
+
+/* Synthesizes coll on topology t guided by sketch s, lowers it, and verifies it with
+ * kilnPlanVerify. On success *out holds a verified plan. The sketch is checked first
+ * (kilnSketchValidate and the synthesizer's own checks: chunk count, symmetry as an automorphism
+ * of the logical topology, every destination reachable), so a bad sketch fails with
+ * KILN_ERR_INVALID_ARGUMENT or KILN_ERR_INFEASIBLE naming the reason before any solve.
+ * Blocks for up to a few time limits; stats may be NULL. */
+KILN_API kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
+                                     const kilnSynthOptions* opts, kilnPlan** out,
+                                     kilnSynthStats* stats);
+
+/* Bytes of the collective's reference buffer (the size kilnPlanSimulate takes) when each rank's
+ * input holds input_size bytes: allgather: nranks * input_size; others: input_size. */
+KILN_API uint64_t kilnSynthReferenceBytes(kilnColl_t coll, int nranks, uint64_t input_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_SYNTH_H */

@@ -1,0 +1,490 @@
+/* Lowering (paper section 6): scheduled chunk transfers -> a plan in the MSCCL format.
+ *
+ * 1. Buffer allocation: a chunk lives in the input buffer where the collective puts it, in the
+ *    output buffer where the collective wants it, and in scratch at relays and at ranks that
+ *    accumulate partial sums of a reducescatter.
+ * 2. Instruction generation: each transfer becomes a send on its source and a receive (copy or
+ *    reduce) on its destination; transfers sent together (stage 3) with contiguous buffers become
+ *    one instruction of several chunks.
+ * 3. Threadblock allocation: a rank's receives from peer X share one threadblock, its sends to
+ *    peer Y another; where a receive feeds a send (relays, reductions on their way up), the two
+ *    threadblocks are merged into one (recv=X, send=Y) and the pair becomes one fused instruction
+ *    (rcs, rrs, rrcs). Steps run in schedule order, so pairs of threadblocks see sends and
+ *    receives in the same order.
+ * 4. Dependency insertion: per buffer slot, a step waits for the last writer and (when it writes)
+ *    for the readers since, when they run on another threadblock. A step has one dependency, so
+ *    extra ones become nop steps in front of it.
+ * 5. Instances: every threadblock is copied n times over channels; chunk c becomes sub-chunks
+ *    c*n .. c*n+n-1, instance i working on c*n+i. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth_internal.h"
+
+#define SLOT(buf, off) ((buf) * (1 << 24) + (off))
+#define SLOT_BUF(s) ((kilnBuffer_t)((s) >> 24))
+#define SLOT_OFF(s) ((s) & ((1 << 24) - 1))
+
+typedef struct lop {
+  kilnStepType_t type;
+  int rank, tb, key;
+  int src, dst, cnt;  /* slots */
+  int xin, xout;      /* transfers received / sent by this op, -1 if none */
+  int dep0, ndeps;    /* in the dependency array */
+  int step;           /* final step index */
+} lop;
+
+typedef struct lowerCtx {
+  const synLogical* L;
+  const synXfers* X;
+  const synLowerParams* p;
+  int n, k, nc;
+  int* key;       /* [nx] global order position */
+  int* sslot;     /* [nx] slot the sender reads */
+  int* dslot;     /* [nx] slot the receiver writes (copy) or accumulates into (reduce) */
+  int* rslot;     /* [nx] reduce: slot the receiver reduces with */
+  int* absorbed;  /* [nx] 1: lowered as part of an earlier transfer's multi-chunk step */
+  int* cnt;       /* [nx] chunks in the step (batch head) */
+  int* scratch;   /* [n * nc] scratch index or -1 */
+  int* nscratch;  /* [n] */
+} lowerCtx;
+
+static int scratch_of(lowerCtx* c, int rank, int chunk) {
+  int* s = &c->scratch[(size_t)rank * c->nc + chunk];
+  if (*s < 0) *s = c->nscratch[rank]++;
+  return SLOT(KILN_BUF_SCRATCH, *s);
+}
+
+static int cmp_key_ctx_dummy;
+static const int* g_sort_key;
+static int cmp_by_key(const void* a, const void* b) {
+  int x = *(const int*)a, y = *(const int*)b;
+  return g_sort_key[x] < g_sort_key[y] ? -1 : g_sort_key[x] > g_sort_key[y];
+}
+
+static const synXfers* g_sort_X;
+static int cmp_xfer_time(const void* a, const void* b) {
+  const synXfer* x = &g_sort_X->x[*(const int*)a];
+  const synXfer* y = &g_sort_X->x[*(const int*)b];
+  if (x->send_t < y->send_t - 1e-9) return -1;
+  if (x->send_t > y->send_t + 1e-9) return 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Where each transfer reads and writes (step 1). */
+static void allocate_slots(lowerCtx* c) {
+  const synXfers* X = c->X;
+  int n = c->n, k = c->k;
+  kilnColl_t coll = c->p->coll;
+  int* first = malloc((size_t)n * c->nc * sizeof(int)); /* first reduce receive of (rank, chunk) */
+  for (size_t i = 0; i < (size_t)n * c->nc; i++) first[i] = -1;
+  int* byk = malloc((size_t)X->n * sizeof(int));
+  for (int i = 0; i < X->n; i++) byk[i] = i;
+  g_sort_key = c->key;
+  qsort(byk, (size_t)X->n, sizeof(int), cmp_by_key);
+  for (int a = 0; a < X->n; a++) {
+    int i = byk[a];
+    const synXfer* x = &X->x[i];
+    int ch = x->chunk;
+    if (coll == KILN_COLL_ALLTOALL) {
+      int p = ch / (n * k), d = (ch / k) % n, j = ch % k;
+      c->sslot[i] = x->src == p ? SLOT(KILN_BUF_INPUT, d * k + j) : scratch_of(c, x->src, ch);
+      c->dslot[i] = x->dst == d ? SLOT(KILN_BUF_OUTPUT, p * k + j) : scratch_of(c, x->dst, ch);
+      continue;
+    }
+    int q = ch / k, j = ch % k;
+    if (x->kind == SYN_COPY) {
+      if (coll == KILN_COLL_ALLGATHER)
+        c->sslot[i] = x->src == q ? SLOT(KILN_BUF_INPUT, j) : SLOT(KILN_BUF_OUTPUT, ch);
+      else
+        c->sslot[i] = SLOT(KILN_BUF_OUTPUT, ch);
+      c->dslot[i] = SLOT(KILN_BUF_OUTPUT, ch);
+      continue;
+    }
+    /* reduce: accumulate at the destination */
+    int acc;
+    if (x->dst == q) acc = coll == KILN_COLL_REDUCESCATTER ? SLOT(KILN_BUF_OUTPUT, j) : SLOT(KILN_BUF_OUTPUT, ch);
+    else acc = scratch_of(c, x->dst, ch);
+    c->dslot[i] = acc;
+    size_t fk = (size_t)x->dst * c->nc + ch;
+    c->rslot[i] = first[fk] < 0 ? SLOT(KILN_BUF_INPUT, ch) : acc;
+    if (first[fk] < 0) first[fk] = i;
+  }
+  /* sources of reduce transfers: the partial sum if the rank received any, else its input */
+  for (int a = 0; a < X->n; a++) {
+    int i = byk[a];
+    const synXfer* x = &X->x[i];
+    if (x->kind != SYN_REDUCE) continue;
+    c->sslot[i] = x->npred > 0 ? c->dslot[X->preds[x->pred0]] : SLOT(KILN_BUF_INPUT, x->chunk);
+  }
+  free(first);
+  free(byk);
+}
+
+/* Transfers sent together whose buffers are contiguous at both ends become one step. */
+static void merge_batches(lowerCtx* c) {
+  const synXfers* X = c->X;
+  for (int i = 0; i < X->n; i++) c->cnt[i] = 1;
+  if (c->p->instances > 1) return;
+  for (int e = 0; e < c->L->nlinks; e++) {
+    int k = X->link_start[e];
+    while (k < X->link_start[e + 1]) {
+      int head = X->link_order[k];
+      int k2 = k;
+      while (k2 + 1 < X->link_start[e + 1] && X->x[X->link_order[k2]].batch_next) {
+        int a = X->link_order[k2], b = X->link_order[k2 + 1];
+        if (X->x[a].kind != SYN_COPY || X->x[b].kind != SYN_COPY) break;
+        int m = c->cnt[head];
+        if (c->sslot[b] != c->sslot[head] + m || c->dslot[b] != c->dslot[head] + m) break;
+        if (SLOT_BUF(c->sslot[b]) != SLOT_BUF(c->sslot[head]) || SLOT_BUF(c->dslot[b]) != SLOT_BUF(c->dslot[head])) break;
+        c->cnt[head]++;
+        c->absorbed[b] = 1;
+        k2++;
+      }
+      k = k2 + 1;
+    }
+  }
+}
+
+typedef struct vec { int n, cap; int* v; } vec;
+static bool vpush(vec* a, int x) {
+  if (a->n == a->cap) {
+    int cap = a->cap ? 2 * a->cap : 8;
+    int* nv = realloc(a->v, (size_t)cap * sizeof(int));
+    if (!nv) return false;
+    a->v = nv; a->cap = cap;
+  }
+  a->v[a->n++] = x;
+  return true;
+}
+
+kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerParams* p,
+                      kilnPlan** out, bool* fused_out) {
+  *out = NULL;
+  if (fused_out) *fused_out = false;
+  kilnResult_t r = KILN_SUCCESS;
+  int n = L->n, k = p->k, nx = X->n;
+  int nc = p->coll == KILN_COLL_ALLTOALL ? n * n * k : n * k;
+  lowerCtx c = {L, X, p, n, k, nc, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  lop* ops = NULL;
+  int nops = 0;
+  vec deps = {0};
+  kilnPlan* plan = NULL;
+  int* order = malloc(((size_t)nx + 1) * sizeof(int));
+  c.key = malloc(((size_t)nx + 1) * sizeof(int));
+  c.sslot = malloc(((size_t)nx + 1) * sizeof(int));
+  c.dslot = malloc(((size_t)nx + 1) * sizeof(int));
+  c.rslot = malloc(((size_t)nx + 1) * sizeof(int));
+  c.absorbed = calloc((size_t)nx + 1, sizeof(int));
+  c.cnt = malloc(((size_t)nx + 1) * sizeof(int));
+  c.scratch = malloc((size_t)n * nc * sizeof(int));
+  c.nscratch = calloc((size_t)n, sizeof(int));
+  /* per rank: tb of receives from X and of sends to Y */
+  int* rtb = malloc((size_t)n * n * sizeof(int));
+  int* stb = malloc((size_t)n * n * sizeof(int));
+  int* ntb = calloc((size_t)n, sizeof(int));
+  int* tbsend = malloc((size_t)n * 2 * n * sizeof(int));
+  int* tbrecv = malloc((size_t)n * 2 * n * sizeof(int));
+  int* fusewith = malloc(((size_t)nx + 1) * sizeof(int)); /* xin -> xout fused, or -1 */
+  int* fusedin = malloc(((size_t)nx + 1) * sizeof(int));  /* xout -> xin, or -1 */
+  int* pairs = calloc((size_t)n * n, sizeof(int));
+  ops = malloc((2 * (size_t)nx + (size_t)n * nc + 1) * sizeof(lop));
+  if (!order || !c.key || !c.sslot || !c.dslot || !c.rslot || !c.absorbed || !c.cnt || !c.scratch ||
+      !c.nscratch || !rtb || !stb || !ntb || !tbsend || !tbrecv || !fusewith || !fusedin || !pairs || !ops) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
+  for (size_t i = 0; i < (size_t)n * nc; i++) c.scratch[i] = -1;
+  for (int i = 0; i < nx; i++) order[i] = i;
+  g_sort_X = X;
+  qsort(order, (size_t)nx, sizeof(int), cmp_xfer_time);
+  for (int a = 0; a < nx; a++) c.key[order[a]] = a;
+  for (int i = 0; i < nx; i++) {
+    for (int q = 0; q < X->x[i].npred; q++)
+      if (c.key[X->preds[X->x[i].pred0 + q]] >= c.key[i]) {
+        r = kilnSetError(KILN_ERR_INTERNAL, "schedule sends a chunk before it arrives (transfer %d)", i);
+        goto out_free;
+      }
+  }
+  allocate_slots(&c);
+  merge_batches(&c);
+
+  /* fusion candidates: the receive that completes a chunk at a rank, and a send of it onward */
+  for (int i = 0; i < nx; i++) fusewith[i] = fusedin[i] = -1;
+  if (p->fuse) {
+    for (int a = 0; a < nx; a++) {
+      int o = order[a];
+      const synXfer* x = &X->x[o];
+      if (x->npred == 0 || c.absorbed[o] || c.cnt[o] > 1) continue;
+      int last = -1;
+      for (int q = 0; q < x->npred; q++) {
+        int pi = X->preds[x->pred0 + q];
+        if (last < 0 || c.key[pi] > c.key[last]) last = pi;
+      }
+      if (last < 0 || c.cnt[last] > 1 || c.absorbed[last] || fusewith[last] >= 0) continue;
+      if (X->x[last].dst != x->src) continue;
+      fusewith[last] = o;
+      fusedin[o] = last;
+      pairs[x->src * n + 0] += 0;
+    }
+  }
+  /* threadblocks: greedily merge recv-from-X with send-to-Y where most fusions sit */
+  for (int rk = 0; rk < n; rk++) {
+    int* cntp = calloc((size_t)n * n, sizeof(int));
+    if (!cntp) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+    for (int i = 0; i < nx; i++)
+      if (fusewith[i] >= 0 && X->x[i].dst == rk) cntp[X->x[i].src * n + X->x[fusewith[i]].dst]++;
+    for (int v = 0; v < n; v++) rtb[rk * n + v] = stb[rk * n + v] = -1;
+    for (;;) {
+      int best = -1;
+      for (int q = 0; q < n * n; q++)
+        if (cntp[q] > 0 && (best < 0 || cntp[q] > cntp[best])) best = q;
+      if (best < 0) break;
+      int xs = best / n, yd = best % n;
+      cntp[best] = 0;
+      if (rtb[rk * n + xs] >= 0 || stb[rk * n + yd] >= 0) continue;
+      int t = ntb[rk]++;
+      rtb[rk * n + xs] = stb[rk * n + yd] = t;
+      tbrecv[rk * 2 * n + t] = xs;
+      tbsend[rk * 2 * n + t] = yd;
+    }
+    free(cntp);
+  }
+  for (int a = 0; a < nx; a++) {
+    const synXfer* x = &X->x[order[a]];
+    if (rtb[x->dst * n + x->src] < 0) {
+      int t = ntb[x->dst]++;
+      rtb[x->dst * n + x->src] = t;
+      tbrecv[x->dst * 2 * n + t] = x->src;
+      tbsend[x->dst * 2 * n + t] = -1;
+    }
+    if (stb[x->src * n + x->dst] < 0) {
+      int t = ntb[x->src]++;
+      stb[x->src * n + x->dst] = t;
+      tbrecv[x->src * 2 * n + t] = -1;
+      tbsend[x->src * 2 * n + t] = x->dst;
+    }
+  }
+  /* keep a fusion only where both halves share a threadblock and no other send to the same peer
+   * falls between the receive and the send (the peer's receive order must not change) */
+  for (int i = 0; i < nx; i++) {
+    int o = fusewith[i];
+    if (o < 0) continue;
+    const synXfer* xi = &X->x[i];
+    const synXfer* xo = &X->x[o];
+    bool ok = rtb[xi->dst * n + xi->src] == stb[xo->src * n + xo->dst];
+    for (int a = c.key[i] + 1; ok && a < c.key[o]; a++) {
+      const synXfer* y = &X->x[order[a]];
+      if (y->src == xo->src && y->dst == xo->dst) ok = false;
+    }
+    if (!ok) { fusewith[i] = -1; fusedin[o] = -1; }
+  }
+
+  /* ops, in global order; local copies first */
+  for (int rk = 0; rk < n; rk++) {
+    if (ntb[rk] == 0) {
+      r = kilnSetError(KILN_ERR_INTERNAL, "rank %d takes part in no transfer", rk);
+      goto out_free;
+    }
+    for (int j = 0; j < k; j++) {
+      int src = -1, dst = -1;
+      if (p->coll == KILN_COLL_ALLGATHER) { src = SLOT(KILN_BUF_INPUT, j); dst = SLOT(KILN_BUF_OUTPUT, rk * k + j); }
+      if (p->coll == KILN_COLL_ALLTOALL) { src = SLOT(KILN_BUF_INPUT, rk * k + j); dst = SLOT(KILN_BUF_OUTPUT, rk * k + j); }
+      if (src < 0) continue;
+      lop* op = &ops[nops++];
+      *op = (lop){KILN_STEP_COPY, rk, 0, -1, src, dst, 1, -1, -1, 0, 0, 0};
+    }
+  }
+  for (int a = 0; a < nx; a++) {
+    int i = order[a];
+    const synXfer* x = &X->x[i];
+    if (c.absorbed[i]) continue;
+    /* receive (possibly fused with its onward send) */
+    lop* op = &ops[nops++];
+    int o = fusewith[i];
+    if (x->kind == SYN_COPY) {
+      *op = (lop){o >= 0 ? KILN_STEP_RECV_COPY_SEND : KILN_STEP_RECV, x->dst, rtb[x->dst * n + x->src], a,
+                  c.dslot[i], c.dslot[i], c.cnt[i], i, o, 0, 0, 0};
+    } else if (o >= 0 && X->x[o].kind == SYN_REDUCE) {
+      *op = (lop){KILN_STEP_RECV_REDUCE_SEND, x->dst, rtb[x->dst * n + x->src], a, c.rslot[i], c.rslot[i], 1, i, o, 0, 0, 0};
+    } else {
+      *op = (lop){o >= 0 ? KILN_STEP_RECV_REDUCE_COPY_SEND : KILN_STEP_RECV_REDUCE_COPY, x->dst,
+                  rtb[x->dst * n + x->src], a, c.rslot[i], c.dslot[i], 1, i, o, 0, 0, 0};
+    }
+    if (o >= 0 && fused_out) *fused_out = true;
+    /* send, unless fused into the receive that brought the chunk */
+    if (fusedin[i] >= 0) continue;
+    op = &ops[nops++];
+    *op = (lop){KILN_STEP_SEND, x->src, stb[x->src * n + x->dst], a, c.sslot[i], c.sslot[i], c.cnt[i], -1, i, 0, 0, 0};
+  }
+  /* sort ops per rank by key (stable: local copies, key -1, first) */
+  {
+    lop* sorted = malloc(((size_t)nops + 1) * sizeof(lop));
+    int* rstart = calloc((size_t)n + 1, sizeof(int));
+    if (!sorted || !rstart) { free(sorted); free(rstart); r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+    for (int i = 0; i < nops; i++) rstart[ops[i].rank + 1]++;
+    for (int rk = 0; rk < n; rk++) rstart[rk + 1] += rstart[rk];
+    for (int i = 0; i < nops; i++) sorted[rstart[ops[i].rank]++] = ops[i];
+    free(rstart);
+    free(ops);
+    ops = sorted; /* ops appended in key order, so each rank's run is already sorted */
+  }
+
+  /* dependencies per rank (step 4) */
+  {
+    int slots = 3 * (1 << 24);
+    (void)slots;
+    int nslot = 0;
+    int maxoff = nc + 1;
+    for (int rk = 0; rk < n; rk++) if (c.nscratch[rk] + 1 > maxoff) maxoff = c.nscratch[rk] + 1;
+    nslot = 3 * maxoff;
+    int* lastw = malloc((size_t)nslot * sizeof(int));
+    vec* readers = calloc((size_t)nslot, sizeof(vec));
+    int* waited = malloc((size_t)2 * n * sizeof(int));
+    int* tbpos = malloc((size_t)2 * n * sizeof(int));
+    int* cand = malloc((size_t)2 * n * sizeof(int));
+    int* opidx_of_pos = NULL;
+    if (!lastw || !readers || !waited || !tbpos || !cand) {
+      free(lastw); free(readers); free(waited); free(tbpos); free(cand);
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_free;
+    }
+    (void)opidx_of_pos;
+    int i0 = 0;
+    for (int rk = 0; rk < n; rk++) {
+      int i1 = i0;
+      while (i1 < nops && ops[i1].rank == rk) i1++;
+      for (int s = 0; s < nslot; s++) { lastw[s] = -1; readers[s].n = 0; }
+      int T = ntb[rk];
+      /* waited[t * T + u] flattened would be T*T; T <= 2n so keep a per-tb row lazily */
+      int* w2 = malloc((size_t)T * T * sizeof(int));
+      if (!w2) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+      for (int q = 0; q < T * T; q++) w2[q] = -1;
+      for (int t = 0; t < T; t++) tbpos[t] = 0;
+      for (int i = i0; i < i1; i++) {
+        lop* op = &ops[i];
+        for (int t = 0; t < T; t++) cand[t] = -1; /* per tb: latest op index depended on */
+        bool rd = kilnStepReadsSrc(op->type), wr = kilnStepWritesDst(op->type);
+        if (op->type == KILN_STEP_SEND) rd = true;
+        for (int m = 0; m < op->cnt; m++) {
+          int so = SLOT_BUF(op->src) * maxoff + SLOT_OFF(op->src) + m;
+          int dO = SLOT_BUF(op->dst) * maxoff + SLOT_OFF(op->dst) + m;
+          if (rd) {
+            int w = lastw[so];
+            if (w >= 0 && ops[w].tb != op->tb && w > cand[ops[w].tb]) cand[ops[w].tb] = w;
+          }
+          if (wr) {
+            int w = lastw[dO];
+            if (w >= 0 && ops[w].tb != op->tb && w > cand[ops[w].tb]) cand[ops[w].tb] = w;
+            for (int q = 0; q < readers[dO].n; q++) {
+              int rr = readers[dO].v[q];
+              if (ops[rr].tb != op->tb && rr > cand[ops[rr].tb]) cand[ops[rr].tb] = rr;
+            }
+          }
+        }
+        op->dep0 = deps.n;
+        op->ndeps = 0;
+        for (int t = 0; t < T; t++) {
+          if (cand[t] < 0 || w2[op->tb * T + t] >= cand[t]) continue;
+          w2[op->tb * T + t] = cand[t];
+          if (!vpush(&deps, cand[t])) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+          op->ndeps++;
+        }
+        for (int m = 0; m < op->cnt; m++) {
+          int so = SLOT_BUF(op->src) * maxoff + SLOT_OFF(op->src) + m;
+          int dO = SLOT_BUF(op->dst) * maxoff + SLOT_OFF(op->dst) + m;
+          if (rd && !(wr && so == dO)) vpush(&readers[so], i);
+          if (wr) { lastw[dO] = i; readers[dO].n = 0; }
+        }
+        /* step index: nops for all dependencies but one, then the op */
+        int extra = op->ndeps > 1 ? op->ndeps - 1 : 0;
+        tbpos[op->tb] += extra;
+        op->step = tbpos[op->tb]++;
+      }
+      free(w2);
+      i0 = i1;
+    }
+    for (int s = 0; s < nslot; s++) free(readers[s].v);
+    free(lastw); free(readers); free(waited); free(tbpos); free(cand);
+    if (r != KILN_SUCCESS) goto out_free;
+  }
+
+  /* emit (step 5 folded in: instance i of threadblock t is t*N+i on channel i) */
+  {
+    int N = p->instances;
+    r = kilnPlanCreate(p->name, p->coll, n, &plan);
+    if (r != KILN_SUCCESS) goto out_free;
+    plan->proto = p->proto;
+    plan->nchannels = N;
+    plan->inplace = false;
+    plan->outofplace = true;
+    int ic = 0, oc = 0;
+    switch (p->coll) {
+      case KILN_COLL_ALLGATHER: ic = k; oc = n * k; break;
+      case KILN_COLL_ALLTOALL: ic = oc = n * k; break;
+      case KILN_COLL_REDUCESCATTER: ic = n * k; oc = k; break;
+      default: ic = oc = n * k; break;
+    }
+    plan->nchunksperloop = (p->coll == KILN_COLL_ALLGATHER ? oc : ic) * N;
+    int i0 = 0;
+    for (int rk = 0; rk < n && r == KILN_SUCCESS; rk++) {
+      plan->gpus[rk].i_chunks = ic * N;
+      plan->gpus[rk].o_chunks = oc * N;
+      plan->gpus[rk].s_chunks = c.nscratch[rk] * N;
+      int i1 = i0;
+      while (i1 < nops && ops[i1].rank == rk) i1++;
+      for (int t = 0; t < ntb[rk] && r == KILN_SUCCESS; t++)
+        for (int inst = 0; inst < N; inst++) {
+          kilnThreadblock* tb = kilnPlanAddThreadblock(plan, rk, tbsend[rk * 2 * n + t], tbrecv[rk * 2 * n + t], inst);
+          if (!tb) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+          for (int i = i0; i < i1; i++) {
+            const lop* op = &ops[i];
+            if (op->tb != t) continue;
+            for (int d = 0; d < op->ndeps; d++) {
+              const lop* tg = &ops[deps.v[op->dep0 + d]];
+              kilnStep* st = d + 1 < op->ndeps
+                                 ? kilnPlanAddStep(tb, KILN_STEP_NOP, KILN_BUF_INPUT, 0, KILN_BUF_INPUT, 0, 0)
+                                 : NULL;
+              if (d + 1 < op->ndeps) {
+                if (!st) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+                st->depid = tg->tb * N + inst;
+                st->deps = tg->step;
+              }
+            }
+            int so = SLOT_OFF(op->src), dof = SLOT_OFF(op->dst);
+            kilnStep* st = kilnPlanAddStep(tb, op->type, SLOT_BUF(op->src), so * N + inst * (op->cnt == 1),
+                                           SLOT_BUF(op->dst), dof * N + inst * (op->cnt == 1), op->cnt);
+            if (!st) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+            if (op->ndeps > 0) {
+              const lop* tg = &ops[deps.v[op->dep0 + op->ndeps - 1]];
+              st->depid = tg->tb * N + inst;
+              st->deps = tg->step;
+            }
+          }
+        }
+      i0 = i1;
+    }
+    if (r != KILN_SUCCESS) goto out_free;
+    /* hasdep on every step another waits for */
+    for (int rk = 0; rk < n; rk++) {
+      kilnGpu* g = &plan->gpus[rk];
+      for (int t = 0; t < g->ntbs; t++)
+        for (int s = 0; s < g->tbs[t].nsteps; s++) {
+          const kilnStep* st = &g->tbs[t].steps[s];
+          if (st->depid >= 0 && st->depid < g->ntbs && st->deps >= 0 && st->deps < g->tbs[st->depid].nsteps)
+            g->tbs[st->depid].steps[st->deps].hasdep = true;
+        }
+    }
+  }
+  *out = plan;
+  plan = NULL;
+out_free:
+  (void)cmp_key_ctx_dummy;
+  if (plan) kilnPlanFree(plan);
+  free(deps.v);
+  free(ops);
+  free(order); free(c.key); free(c.sslot); free(c.dslot); free(c.rslot); free(c.absorbed); free(c.cnt);
+  free(c.scratch); free(c.nscratch);
+  free(rtb); free(stb); free(ntb); free(tbsend); free(tbrecv); free(fusewith); free(fusedin); free(pairs);
+  return r;
+}

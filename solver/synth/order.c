@@ -1,0 +1,228 @@
+/* Stage 2, ordering (paper Appendix B.2): a greedy list schedule over the routed transfers.
+ * Each round takes, among transfers whose chunk has arrived at the link's source, the one that
+ * can start earliest (link and switch / NIC ports free); ties go by the heuristic:
+ *   shortest-path-first: the chunk that travelled the fewest hops so far, then the longest path
+ *                        still ahead;
+ *   longest-path-first:  the chunk with the longest (latency) path still ahead, then fewest hops.
+ * The rounds give each link's chunk order and each port's send / receive order, and the greedy
+ * schedule, which stage 3 starts from (and falls back to). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth_internal.h"
+
+static double xlat(const synLogical* L, const synXfer* x, double chunk_mb, int cnt) {
+  const synLink* l = &L->links[x->link];
+  return l->alpha + l->beta * chunk_mb * cnt;
+}
+
+/* Longest-path (latency) from each transfer to the end, and hops before it. */
+static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double chunk_mb,
+                                 double* height, int* depth) {
+  int n = X->n;
+  int* nsucc = calloc((size_t)n + 1, sizeof(int));
+  int* succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
+  int* fill = malloc(((size_t)n + 1) * sizeof(int));
+  int* topo = malloc(((size_t)n + 1) * sizeof(int));
+  int* indeg = malloc(((size_t)n + 1) * sizeof(int));
+  if (!nsucc || !succ || !fill || !topo || !indeg) {
+    free(nsucc); free(succ); free(fill); free(topo); free(indeg);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+  }
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < X->x[i].npred; k++) nsucc[X->preds[X->x[i].pred0 + k] + 1]++;
+  for (int i = 0; i < n; i++) nsucc[i + 1] += nsucc[i];
+  memcpy(fill, nsucc, (size_t)n * sizeof(int));
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < X->x[i].npred; k++) succ[fill[X->preds[X->x[i].pred0 + k]]++] = i;
+  int h = 0, t = 0;
+  for (int i = 0; i < n; i++) {
+    indeg[i] = X->x[i].npred;
+    if (!indeg[i]) topo[t++] = i;
+  }
+  while (h < t) {
+    int i = topo[h++];
+    depth[i] = 0;
+    for (int k = 0; k < X->x[i].npred; k++) {
+      int p = X->preds[X->x[i].pred0 + k];
+      if (depth[p] + 1 > depth[i]) depth[i] = depth[p] + 1;
+    }
+    for (int k = nsucc[i]; k < nsucc[i + 1]; k++)
+      if (--indeg[succ[k]] == 0) topo[t++] = succ[k];
+  }
+  for (int a = t - 1; a >= 0; a--) {
+    int i = topo[a];
+    double best = 0;
+    for (int k = nsucc[i]; k < nsucc[i + 1]; k++) if (height[succ[k]] > best) best = height[succ[k]];
+    height[i] = xlat(L, &X->x[i], chunk_mb, 1) + best;
+  }
+  free(nsucc); free(succ); free(fill); free(topo); free(indeg);
+  if (t != n) return kilnSetError(KILN_ERR_INTERNAL, "transfer dependencies form a cycle");
+  return KILN_SUCCESS;
+}
+
+kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, double chunk_mb) {
+  int n = X->n, nl = L->nlinks, np = L->nports;
+  kilnResult_t r = KILN_SUCCESS;
+  double* height = calloc((size_t)n + 1, sizeof(double));
+  int* depth = calloc((size_t)n + 1, sizeof(int));
+  int* waiting = malloc(((size_t)n + 1) * sizeof(int));
+  char* done = calloc((size_t)n + 1, 1);
+  double* lfree = calloc((size_t)nl + 1, sizeof(double));
+  double* pfree = calloc((size_t)np + 1, sizeof(double));
+  int* ready = malloc(((size_t)n + 1) * sizeof(int));
+  int* seq = malloc(((size_t)n + 1) * sizeof(int));
+  free(X->link_order); free(X->link_start); free(X->port_order); free(X->port_start);
+  X->link_order = malloc(((size_t)n + 1) * sizeof(int));
+  X->link_start = calloc((size_t)nl + 2, sizeof(int));
+  X->port_order = malloc((2 * (size_t)n + 1) * sizeof(int));
+  X->port_start = calloc((size_t)np + 2, sizeof(int));
+  int* lfill = calloc((size_t)nl + 1, sizeof(int));
+  int* pfill = calloc((size_t)np + 1, sizeof(int));
+  if (!height || !depth || !waiting || !done || !lfree || !pfree || !ready || !seq ||
+      !X->link_order || !X->link_start || !X->port_order || !X->port_start || !lfill || !pfill) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
+  r = path_metrics(L, X, chunk_mb, height, depth);
+  if (r != KILN_SUCCESS) goto out_free;
+  int nready = 0;
+  for (int i = 0; i < n; i++) {
+    waiting[i] = X->x[i].npred;
+    X->x[i].batch_next = 0;
+    if (!waiting[i]) ready[nready++] = i;
+  }
+  bool lpf = hz == KILN_ORDER_LONGEST_PATH_FIRST;
+  double makespan = 0;
+  for (int round = 0; round < n; round++) {
+    if (nready == 0) { r = kilnSetError(KILN_ERR_INTERNAL, "ordering stalled"); goto out_free; }
+    int bi = -1;
+    double bes = INFINITY;
+    for (int k = 0; k < nready; k++) {
+      const synXfer* x = &X->x[ready[k]];
+      const synLink* l = &L->links[x->link];
+      double es = lfree[x->link];
+      for (int q = 0; q < x->npred; q++) {
+        double a = X->x[X->preds[x->pred0 + q]].arr_t;
+        if (a > es) es = a;
+      }
+      if (l->send_port >= 0 && pfree[l->send_port] > es) es = pfree[l->send_port];
+      if (l->recv_port >= 0 && pfree[l->recv_port] > es) es = pfree[l->recv_port];
+      bool better;
+      if (bi < 0 || es < bes - 1e-9) better = true;
+      else if (es > bes + 1e-9) better = false;
+      else {
+        int i = ready[k], j = ready[bi];
+        double dh = height[i] - height[j];
+        int dd = depth[i] - depth[j];
+        if (lpf) better = dh > 1e-9 || (fabs(dh) <= 1e-9 && (dd < 0 || (dd == 0 && i < j)));
+        else better = dd < 0 || (dd == 0 && (dh > 1e-9 || (fabs(dh) <= 1e-9 && i < j)));
+      }
+      if (better) { bi = k; bes = es; }
+    }
+    int i = ready[bi];
+    ready[bi] = ready[--nready];
+    synXfer* x = &X->x[i];
+    const synLink* l = &L->links[x->link];
+    x->send_t = bes;
+    x->arr_t = bes + xlat(L, x, chunk_mb, 1);
+    x->order = round;
+    seq[round] = i;
+    lfree[x->link] = x->arr_t;
+    if (l->send_port >= 0) pfree[l->send_port] = x->arr_t;
+    if (l->recv_port >= 0) pfree[l->recv_port] = x->arr_t;
+    if (x->arr_t > makespan) makespan = x->arr_t;
+    done[i] = 1;
+    /* newly ready transfers: successors are those listing i as a predecessor */
+    for (int j = 0; j < n; j++) {
+      if (done[j] || waiting[j] == 0) continue;
+      const synXfer* y = &X->x[j];
+      for (int q = 0; q < y->npred; q++)
+        if (X->preds[y->pred0 + q] == i) {
+          if (--waiting[j] == 0) ready[nready++] = j;
+        }
+    }
+  }
+  /* orders (CSR), in the greedy sequence */
+  for (int k = 0; k < n; k++) {
+    const synLink* l = &L->links[X->x[seq[k]].link];
+    X->link_start[X->x[seq[k]].link + 1]++;
+    if (l->send_port >= 0) X->port_start[l->send_port + 1]++;
+    if (l->recv_port >= 0) X->port_start[l->recv_port + 1]++;
+  }
+  for (int e = 0; e < nl; e++) X->link_start[e + 1] += X->link_start[e];
+  for (int p = 0; p < np; p++) X->port_start[p + 1] += X->port_start[p];
+  for (int k = 0; k < n; k++) {
+    int i = seq[k];
+    const synLink* l = &L->links[X->x[i].link];
+    X->link_order[X->link_start[X->x[i].link] + lfill[X->x[i].link]++] = i;
+    if (l->send_port >= 0) X->port_order[X->port_start[l->send_port] + pfill[l->send_port]++] = i;
+    if (l->recv_port >= 0) X->port_order[X->port_start[l->recv_port] + pfill[l->recv_port]++] = i;
+  }
+  X->makespan = makespan;
+out_free:
+  free(height); free(depth); free(waiting); free(done); free(lfree); free(pfree); free(ready);
+  free(seq); free(lfill); free(pfill);
+  return r;
+}
+
+/* Earliest times given the orders and batch flags (a longest-path fixpoint over the constraint
+ * graph: predecessors' arrivals, the previous batch on the link, the previous transfer on each
+ * port). Batches share one send time and arrive together after α + m·β. */
+double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
+  int n = X->n;
+  int* link_pos = malloc(((size_t)n + 1) * sizeof(int));
+  int* port_prev = malloc((2 * (size_t)n + 2) * sizeof(int)); /* [2*i], [2*i+1] */
+  if (!link_pos || !port_prev) { free(link_pos); free(port_prev); return INFINITY; }
+  for (int e = 0; e < L->nlinks; e++)
+    for (int k = X->link_start[e]; k < X->link_start[e + 1]; k++) link_pos[X->link_order[k]] = k;
+  for (int i = 0; i < 2 * n; i++) port_prev[i] = -1;
+  for (int p = 0; p < L->nports; p++)
+    for (int k = X->port_start[p] + 1; k < X->port_start[p + 1]; k++) {
+      int i = X->port_order[k];
+      int slot = L->links[X->x[i].link].send_port == p ? 0 : 1;
+      port_prev[2 * i + slot] = X->port_order[k - 1];
+    }
+  for (int i = 0; i < n; i++) X->x[i].send_t = X->x[i].arr_t = 0;
+  double makespan = 0;
+  for (int pass = 0; pass <= n; pass++) {
+    bool changed = false;
+    makespan = 0;
+    for (int e = 0; e < L->nlinks; e++) {
+      int k = X->link_start[e];
+      double prev_arr = 0;
+      while (k < X->link_start[e + 1]) {
+        int k2 = k;
+        while (k2 + 1 < X->link_start[e + 1] && X->x[X->link_order[k2]].batch_next) k2++;
+        double s = prev_arr;
+        for (int b = k; b <= k2; b++) {
+          const synXfer* x = &X->x[X->link_order[b]];
+          for (int q = 0; q < x->npred; q++) {
+            double a = X->x[X->preds[x->pred0 + q]].arr_t;
+            if (a > s) s = a;
+          }
+          int self = X->link_order[b];
+          for (int slot = 0; slot < 2; slot++) {
+            int pp = port_prev[2 * self + slot];
+            if (pp < 0 || X->x[pp].link == e) continue; /* same link: covered by prev_arr */
+            if (X->x[pp].arr_t > s) s = X->x[pp].arr_t;
+          }
+        }
+        double a = s + xlat(L, &X->x[X->link_order[k]], chunk_mb, k2 - k + 1);
+        for (int b = k; b <= k2; b++) {
+          synXfer* x = &X->x[X->link_order[b]];
+          if (x->send_t != s || x->arr_t != a) { x->send_t = s; x->arr_t = a; changed = true; }
+        }
+        if (a > makespan) makespan = a;
+        prev_arr = a;
+        k = k2 + 1;
+      }
+    }
+    if (!changed) break;
+  }
+  free(link_pos);
+  free(port_prev);
+  X->makespan = makespan;
+  return makespan;
+}

@@ -1,0 +1,155 @@
+/* Stage 3, contiguity and exact scheduling (paper Appendix B.3): with each link's and port's
+ * order fixed by stage 2, a MILP decides which consecutive chunks on an inter-node (high-α) link
+ * travel together as one send, and gives exact send and arrival times. NVLink transfers are never
+ * merged (their α is small), so without inter-node links the problem is an LP whose optimum is the
+ * earliest-time schedule, computed directly.
+ *
+ * Variables: send[x], arr[x] per transfer, together[a] per consecutive pair (a, b) on an
+ * inter-node link, and the makespan T. With M the greedy makespan (an upper bound on every time
+ * of an optimal schedule, so all times are bounded by it):
+ *   arr[x] >= send[x] + α + β                      (one chunk; NVLink)
+ *   send[x] >= arr[p]                              (p a predecessor of x)
+ *   inter-node transfers also have done[x], the time the batch up to x is through:
+ *   done[x] >= send[x] + α + β, arr[x] >= done[x]
+ *   pair (a, b) on a link:  together -> send[b] = send[a], done[b] >= done[a] + β, arr[a] >= arr[b]
+ *                          !together -> send[b] >= arr[a]
+ *   consecutive (a, b) on a port, other links: send[b] >= arr[a]
+ *   T >= arr[x]
+ * The greedy schedule (no pair together) is handed to GLPK as the first incumbent. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth_internal.h"
+
+typedef struct schedProgress { const synSchedParams* p; int rows, cols, ints; } schedProgress;
+
+static void sched_progress(void* user, double inc, double bound, double gap, double el) {
+  schedProgress* c = user;
+  kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "solving", c->rows, c->cols, -1, c->ints, inc, bound, gap, el};
+  c->p->progress(&pr, c->p->user);
+}
+
+kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams* p,
+                         synSchedInfo* info) {
+  memset(info, 0, sizeof *info);
+  int n = X->n;
+  double greedy = synScheduleAsap(L, X, p->chunk_mb);
+  info->used_greedy = true;
+  int npairs = 0;
+  for (int e = 0; e < L->nlinks; e++)
+    if (L->links[e].internode) npairs += X->link_start[e + 1] - X->link_start[e] > 1 ? X->link_start[e + 1] - X->link_start[e] - 1 : 0;
+  if (npairs == 0 || n == 0) { info->optimal = true; return KILN_SUCCESS; }
+
+  kilnResult_t r = KILN_SUCCESS;
+  milpModel m;
+  milpInit(&m);
+  milpResult res = {0};
+  int* pairvar = malloc(((size_t)n + 1) * sizeof(int)); /* column of together(a, next) or -1 */
+  int* donecol = malloc(((size_t)n + 1) * sizeof(int));
+  double* warm = NULL;
+  if (!pairvar || !donecol) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  double M = greedy * 1.0000001 + 1e-6;
+  int T = milpAddCol(&m, 0, M, 1.0, false);
+  int s0 = m.ncols;
+  for (int i = 0; i < n; i++) milpAddCol(&m, 0, M, 0, false); /* send */
+  int a0 = m.ncols;
+  for (int i = 0; i < n; i++) milpAddCol(&m, 0, M, 0, false); /* arr */
+  for (int i = 0; i < n; i++) pairvar[i] = -1;
+  for (int i = 0; i < n; i++) donecol[i] = -1;
+  for (int i = 0; i < n; i++) {
+    const synXfer* x = &X->x[i];
+    const synLink* l = &L->links[x->link];
+    double lat = l->alpha + l->beta * p->chunk_mb;
+    int row = milpAddRow(&m, lat, MILP_INF);
+    if (l->internode) {
+      donecol[i] = milpAddCol(&m, 0, M, 0, false);
+      milpAdd(&m, row, donecol[i], 1);
+      milpAdd(&m, row, s0 + i, -1);
+      row = milpAddRow(&m, 0, MILP_INF);
+      milpAdd(&m, row, a0 + i, 1);
+      milpAdd(&m, row, donecol[i], -1);
+    } else {
+      milpAdd(&m, row, a0 + i, 1);
+      milpAdd(&m, row, s0 + i, -1);
+    }
+    for (int q = 0; q < x->npred; q++) {
+      row = milpAddRow(&m, 0, MILP_INF);
+      milpAdd(&m, row, s0 + i, 1);
+      milpAdd(&m, row, a0 + X->preds[x->pred0 + q], -1);
+    }
+    row = milpAddRow(&m, 0, MILP_INF);
+    milpAdd(&m, row, T, 1);
+    milpAdd(&m, row, a0 + i, -1);
+  }
+  for (int e = 0; e < L->nlinks; e++) {
+    const synLink* l = &L->links[e];
+    double bw = l->beta * p->chunk_mb;
+    for (int k = X->link_start[e]; k + 1 < X->link_start[e + 1]; k++) {
+      int a = X->link_order[k], b = X->link_order[k + 1];
+      int row;
+      if (!l->internode) {
+        row = milpAddRow(&m, 0, MILP_INF);
+        milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1);
+        continue;
+      }
+      int t = milpAddCol(&m, 0, 1, 0, true);
+      pairvar[a] = t;
+      row = milpAddRow(&m, 0, MILP_INF); /* send[b] - arr[a] + M t >= 0 */
+      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1); milpAdd(&m, row, t, M);
+      row = milpAddRow(&m, 0, MILP_INF); /* send[b] >= send[a] */
+      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, s0 + a, -1);
+      row = milpAddRow(&m, -MILP_INF, M); /* send[b] - send[a] + M t <= M */
+      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, s0 + a, -1); milpAdd(&m, row, t, M);
+      row = milpAddRow(&m, bw - M, MILP_INF); /* done[b] - done[a] - M t >= β - M */
+      milpAdd(&m, row, donecol[b], 1); milpAdd(&m, row, donecol[a], -1); milpAdd(&m, row, t, -M);
+      row = milpAddRow(&m, -M, MILP_INF); /* arr[a] - arr[b] - M t >= -M */
+      milpAdd(&m, row, a0 + a, 1); milpAdd(&m, row, a0 + b, -1); milpAdd(&m, row, t, -M);
+    }
+  }
+  for (int pt = 0; pt < L->nports; pt++)
+    for (int k = X->port_start[pt]; k + 1 < X->port_start[pt + 1]; k++) {
+      int a = X->port_order[k], b = X->port_order[k + 1];
+      if (X->x[a].link == X->x[b].link) continue; /* consecutive on the link too */
+      int row = milpAddRow(&m, 0, MILP_INF);
+      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1);
+    }
+  info->rows = m.nrows;
+  info->cols = m.ncols;
+  info->ints = milpIntegers(&m);
+  warm = calloc((size_t)m.ncols, sizeof(double));
+  if (!warm) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  warm[T] = greedy;
+  for (int i = 0; i < n; i++) {
+    warm[s0 + i] = X->x[i].send_t;
+    warm[a0 + i] = X->x[i].arr_t;
+    if (donecol[i] >= 0) warm[donecol[i]] = X->x[i].arr_t;
+  }
+  if (p->progress) {
+    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "model built", m.nrows, m.ncols, m.nnz, info->ints,
+                            greedy, NAN, NAN, 0};
+    p->progress(&pr, p->user);
+  }
+  schedProgress sp = {p, m.nrows, m.ncols, info->ints};
+  milpParams mp = {p->time_limit_s, p->mip_gap, false, warm, p->progress ? sched_progress : NULL, &sp};
+  r = milpGlpk.solve(&m, &mp, &res);
+  if (r != KILN_SUCCESS) goto out_free;
+  info->optimal = res.status == MILP_OPTIMAL;
+  if (res.x) {
+    for (int i = 0; i < n; i++) X->x[i].batch_next = pairvar[i] >= 0 && res.x[pairvar[i]] > 0.5;
+    double t = synScheduleAsap(L, X, p->chunk_mb);
+    if (t < greedy - 1e-9) {
+      info->used_greedy = false;
+    } else {
+      for (int i = 0; i < n; i++) X->x[i].batch_next = 0;
+      synScheduleAsap(L, X, p->chunk_mb);
+    }
+  }
+out_free:
+  free(res.x);
+  free(warm);
+  free(pairvar);
+  free(donecol);
+  milpFree(&m);
+  return r;
+}

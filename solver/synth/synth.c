@@ -1,0 +1,234 @@
+/* kilnSynthesize: the driver over the three stages, the combining of collectives, the lowering
+ * and the verification of the result. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth_internal.h"
+
+static const char* const stage_names[] = {
+#define KILN_X_NAME(e, n) n,
+    KILN_SYNTH_STAGES(KILN_X_NAME)
+#undef KILN_X_NAME
+};
+
+const char* kilnSynthStageName(kilnSynthStage_t s) {
+  return (unsigned)s < KILN_SYNTH_NUM_STAGES ? stage_names[s] : "unknown";
+}
+
+uint64_t kilnSynthReferenceBytes(kilnColl_t coll, int nranks, uint64_t input_size) {
+  return coll == KILN_COLL_ALLGATHER ? (uint64_t)nranks * input_size : input_size;
+}
+
+static const char* ordering_name(kilnOrdering_t h) {
+  switch (h) {
+#define KILN_X_CASE(e, n) case e: return n;
+    KILN_ORDERINGS(KILN_X_CASE)
+#undef KILN_X_CASE
+    default: return "unknown";
+  }
+}
+
+static void report(const kilnSynthOptions* o, kilnSynthStage_t st, const char* msg, double el) {
+  if (!o->progress) return;
+  kilnSynthProgress p = {st, msg, -1, -1, -1, -1, NAN, NAN, NAN, el};
+  o->progress(&p, o->progress_user);
+}
+
+/* Stages 2-3 and the lowering for one ordering heuristic; *plan is verified on success. */
+static kilnResult_t finish(const kilnTopology* t, const synLogical* L, synXfers* X, kilnColl_t coll,
+                           int k, double chunk_mb, kilnOrdering_t h, const kilnSynthOptions* o,
+                           const char* name, kilnPlan** plan, kilnSynthStats* st) {
+  double t0 = synNow();
+  kilnResult_t r = synOrder(L, X, h, chunk_mb);
+  if (r != KILN_SUCCESS) return r;
+  st->greedy_us = synScheduleAsap(L, X, chunk_mb);
+  st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
+  report(o, KILN_SYNTH_STAGE_ORDER, ordering_name(h), synNow() - t0);
+
+  t0 = synNow();
+  synSchedInfo si = {0};
+  if (o->contiguity) {
+    synSchedParams sp = {chunk_mb, o->time_limit_s, o->mip_gap, o->progress, o->progress_user};
+    r = synSchedule(L, X, &sp, &si);
+    if (r != KILN_SUCCESS) return r;
+  } else {
+    si.used_greedy = true;
+  }
+  st->schedule_us = X->makespan;
+  st->sched_rows = si.rows;
+  st->sched_cols = si.cols;
+  st->sched_integers = si.ints;
+  st->sched_optimal = si.optimal;
+  st->sched_used_greedy = si.used_greedy;
+  st->stage_s[KILN_SYNTH_STAGE_SCHEDULE] += synNow() - t0;
+  report(o, KILN_SYNTH_STAGE_SCHEDULE, si.used_greedy ? "greedy schedule kept" : "contiguity schedule",
+         synNow() - t0);
+
+  for (int attempt = 0; attempt < 2; attempt++) {
+    bool fuse = o->fuse && attempt == 0;
+    if (attempt == 1 && !o->fuse) break;
+    t0 = synNow();
+    synLowerParams lp = {coll, k, o->instances, o->proto, fuse, name};
+    bool fused = false;
+    r = synLower(L, X, &lp, plan, &fused);
+    st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
+    if (r != KILN_SUCCESS) return r;
+    report(o, KILN_SYNTH_STAGE_LOWER, fused ? "lowered (fused instructions)" : "lowered", synNow() - t0);
+    t0 = synNow();
+    kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+    r = kilnPlanVerify(*plan, &vo);
+    st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+    if (r == KILN_SUCCESS) {
+      st->fused = fused;
+      report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
+      (void)t;
+      return KILN_SUCCESS;
+    }
+    kilnPlanFree(*plan);
+    *plan = NULL;
+    if (!fused) break;
+    report(o, KILN_SYNTH_STAGE_VERIFY, "fused plan failed verification; lowering without fusion",
+           synNow() - t0);
+  }
+  kilnPrefixError("synthesized plan failed verification: ");
+  return r == KILN_SUCCESS ? KILN_ERR_INTERNAL : r;
+}
+
+
+kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
+                            const kilnSynthOptions* opts, kilnPlan** out, kilnSynthStats* stats) {
+  kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
+  kilnSynthStats stl;
+  kilnSynthStats* st = stats ? stats : &stl;
+  memset(st, 0, sizeof *st);
+  if (!t || !s || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSynthesize: NULL argument");
+  *out = NULL;
+  if (opts) {
+    if (opts->size != sizeof(kilnSynthOptions))
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSynthOptions: size %zu, expected %zu (stale header?)",
+                          opts->size, sizeof(kilnSynthOptions));
+    o = *opts;
+  }
+  if (!(o.time_limit_s > 0) || o.instances < 1 || o.mip_gap < 0)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "synthesis options: time limit must be > 0, instances >= 1, mip gap >= 0");
+  if (coll != KILN_COLL_ALLGATHER && coll != KILN_COLL_ALLTOALL && coll != KILN_COLL_REDUCESCATTER &&
+      coll != KILN_COLL_ALLREDUCE)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "cannot synthesize collective '%s'", kilnCollName(coll));
+  double t_all = synNow();
+  int n = t->nranks;
+  if (n < 2) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology '%s' has %d rank(s); need >= 2", t->name, n);
+
+  /* validate before any solve */
+  double t0 = synNow();
+  kilnResult_t r = kilnSketchValidate(s, t);
+  if (r != KILN_SUCCESS) {
+    kilnPrefixError("sketch '%s' rejected: ", s->name);
+    return r;
+  }
+  int k = s->input_chunkup;
+  uint64_t insize = o.input_size ? o.input_size : s->input_size;
+  if (k < 1) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch '%s': input_chunkup must be >= 1", s->name);
+  if (insize == 0) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch '%s': input size is 0", s->name);
+  int refchunks = coll == KILN_COLL_ALLGATHER ? k : n * k;
+  double chunk_mb = (double)insize / refchunks / 1e6;
+  bool need_ag = coll != KILN_COLL_REDUCESCATTER;
+  bool need_rs = coll == KILN_COLL_REDUCESCATTER || coll == KILN_COLL_ALLREDUCE;
+  synLogical L = {0}, Lt = {0};
+  synChunks C = {0};
+  synRoute ra = {0}, rr = {0};
+  synXfers X = {0};
+  kilnPlan* best = NULL;
+  r = synLogicalBuild(t, s, false, &L);
+  if (r != KILN_SUCCESS) goto out_free;
+  if (need_rs) {
+    r = synLogicalBuild(t, s, true, &Lt);
+    if (r != KILN_SUCCESS) goto out_free;
+  }
+  r = synChunksMake(coll == KILN_COLL_ALLTOALL ? KILN_COLL_ALLTOALL : KILN_COLL_ALLGATHER, n, k, &C);
+  if (r != KILN_SUCCESS) goto out_free;
+  st->chunks = refchunks;
+  st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
+  report(&o, KILN_SYNTH_STAGE_VALIDATE, "sketch accepted", synNow() - t0);
+
+  /* stage 1 */
+  t0 = synNow();
+  synRouteParams rp = {chunk_mb, o.use_symmetry, o.time_limit_s, o.mip_gap, o.progress, o.progress_user};
+  st->route_optimal = true;
+  if (need_rs) {
+    r = synRouteSolve(&Lt, &C, &rp, &rr);
+    if (r != KILN_SUCCESS) goto out_free;
+    st->route_solves++;
+    st->route_optimal = st->route_optimal && rr.optimal;
+    st->route_bound_us += rr.bound_us;
+    st->route_rows = rr.rows; st->route_cols = rr.cols; st->route_nonzeros = rr.nnz; st->route_integers = rr.ints;
+  }
+  if (need_ag) {
+    r = synRouteSolve(&L, &C, &rp, &ra);
+    if (r != KILN_SUCCESS) goto out_free;
+    st->route_solves++;
+    st->route_optimal = st->route_optimal && ra.optimal;
+    st->route_bound_us += ra.bound_us;
+    if (ra.rows > st->route_rows) {
+      st->route_rows = ra.rows; st->route_cols = ra.cols; st->route_nonzeros = ra.nnz; st->route_integers = ra.ints;
+    }
+  }
+  st->stage_s[KILN_SYNTH_STAGE_ROUTE] = synNow() - t0;
+  report(&o, KILN_SYNTH_STAGE_ROUTE, st->route_optimal ? "routes optimal" : "routes (time limit)", synNow() - t0);
+  r = synXfersBuild(coll, &L, &Lt, &C, need_ag ? &ra : NULL, need_rs ? &rr : NULL, &X);
+  if (r != KILN_SUCCESS) goto out_free;
+  st->transfers = X.n;
+
+  /* stages 2-3 + lowering, per heuristic; "auto" keeps the best simulated plan */
+  kilnOrdering_t hs[2];
+  int nh = 0;
+  kilnOrdering_t want = o.ordering >= 0 ? (kilnOrdering_t)o.ordering : s->ordering;
+  if (want == KILN_ORDER_AUTO) {
+    hs[nh++] = KILN_ORDER_SHORTEST_PATH_FIRST;
+    hs[nh++] = KILN_ORDER_LONGEST_PATH_FIRST;
+  } else {
+    hs[nh++] = want;
+  }
+  char name[KILN_NAME_MAX];
+  snprintf(name, sizeof name, "kiln-%.40s-%s", s->name, kilnCollName(coll));
+  double best_us = INFINITY;
+  kilnSynthStats keep = *st;
+  uint64_t ref = kilnSynthReferenceBytes(coll, n, insize);
+  for (int i = 0; i < nh; i++) {
+    kilnPlan* plan = NULL;
+    kilnSynthStats cur = *st;
+    r = finish(t, &L, &X, coll, k, chunk_mb, hs[i], &o, name, &plan, &cur);
+    /* stage times accumulate over heuristics */
+    for (int g = 0; g < KILN_SYNTH_NUM_STAGES; g++) st->stage_s[g] = cur.stage_s[g];
+    if (r != KILN_SUCCESS) goto out_free;
+    double us = cur.schedule_us;
+    kilnSimResult sim;
+    if (nh > 1 && kilnPlanSimulate(plan, t, ref, &sim) == KILN_SUCCESS) us = sim.time_us;
+    if (!best || us < best_us) {
+      if (best) kilnPlanFree(best);
+      best = plan;
+      best_us = us;
+      keep = cur;
+      keep.ordering = hs[i];
+    } else {
+      kilnPlanFree(plan);
+    }
+  }
+  for (int g = 0; g < KILN_SYNTH_NUM_STAGES; g++) keep.stage_s[g] = st->stage_s[g];
+  *st = keep;
+  st->total_s = synNow() - t_all;
+  *out = best;
+  best = NULL;
+  r = KILN_SUCCESS;
+out_free:
+  if (best) kilnPlanFree(best);
+  synXfersFree(&X);
+  synRouteFree(&ra);
+  synRouteFree(&rr);
+  synChunksFree(&C);
+  synLogicalFree(&L);
+  synLogicalFree(&Lt);
+  return r;
+}

@@ -1,0 +1,148 @@
+/* The synthesizer's private model: the logical topology a sketch leaves, the chunks of a
+ * collective, routed trees, and chunk transfers with their schedule. */
+#ifndef KILN_SYNTH_INTERNAL_H
+#define KILN_SYNTH_INTERNAL_H
+
+#include "kiln/synth.h"
+#include "milp.h"
+
+/* A link of the logical topology. */
+typedef struct synLink {
+  int src, dst;
+  double alpha, beta;    /* µs, µs/MB per lane (β already divided by the lanes) */
+  double beta_route;     /* β for the routing stage (sketch's beta_split applied) */
+  bool internode;
+  int hyper;             /* sketch switch-hyperedge index, -1 if none */
+  int send_port, recv_port; /* serialization ports (switch or NIC), -1 if none */
+} synLink;
+
+typedef struct synLogical {
+  int n;                 /* ranks */
+  int gpn;               /* GPUs per node */
+  int nlinks;
+  synLink* links;
+  int* link_of;          /* [n*n] -> link index or -1 */
+  int nports;
+  int nhyper;
+  kilnHyperPolicy_t* hyper_policy; /* [nhyper] */
+  bool has_relay_map;
+  int relay_r1, relay_r2;
+  int nsym;
+  int (*sym)[KILN_MAX_RANKS]; /* [nsym][n] rank permutations */
+  bool transposed;       /* links reversed (for the reducescatter route) */
+} synLogical;
+
+/* Builds the logical topology of sketch s on topology t (transposed: every link reversed and
+ * no chunk-to-relay map). Reports unknown links, disconnection, non-automorphic symmetry. */
+kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool transposed,
+                             synLogical* out);
+void synLogicalFree(synLogical* L);
+
+/* Non-combining routing problem: chunk c starts at pre[c] and must reach every rank of its
+ * destination set (allgather: all; alltoall: one). */
+typedef struct synChunks {
+  int nchunks;
+  int k;        /* chunks per rank's piece */
+  bool multicast; /* allgather (true) or alltoall (false) */
+  int* pre;     /* [nchunks] */
+  int* dst;     /* [nchunks] alltoall: the destination; allgather: -1 */
+} synChunks;
+
+kilnResult_t synChunksMake(kilnColl_t coll, int n, int k, synChunks* out);
+void synChunksFree(synChunks* c);
+/* Image of chunk c under rank permutation perm. */
+int synChunkImage(const synChunks* c, int n, const int* perm, int chunk);
+
+/* Routing result: for each chunk, parent link into each rank (-1: not on the tree / root). */
+typedef struct synRoute {
+  int nchunks, n;
+  int* parent;  /* [nchunks * n] link index */
+  double bound_us;
+  bool optimal;
+  int rows, cols, nnz, ints;
+} synRoute;
+
+typedef struct synRouteParams {
+  double chunk_mb;
+  bool use_symmetry;
+  double time_limit_s, mip_gap;
+  kilnSynthProgressFn progress;
+  void* user;
+} synRouteParams;
+
+kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRouteParams* p,
+                           synRoute* out);
+void synRouteFree(synRoute* r);
+
+/* A chunk transfer over a logical link. */
+typedef enum { SYN_COPY, SYN_REDUCE } synKind;
+
+typedef struct synXfer {
+  int chunk;
+  int link, src, dst;
+  int phase;    /* 0: first (reducescatter part of allreduce, or the only phase), 1: allgather part */
+  synKind kind; /* SYN_REDUCE: dst reduces what it receives into its partial result */
+  int pred0, npred; /* preds[pred0 .. pred0+npred) in synXfers.preds */
+  /* schedule */
+  double send_t, arr_t;
+  int batch_next;   /* 1: sent together with the next transfer on its link */
+  int order;        /* position in the global order */
+} synXfer;
+
+typedef struct synXfers {
+  int n, cap;
+  synXfer* x;
+  int npreds, cappreds;
+  int* preds;
+  /* per-link and per-port orders (transfer indices), filled by the ordering stage */
+  int* link_order; int* link_start; /* CSR over links */
+  int* port_order; int* port_start; /* CSR over ports */
+  double makespan;
+} synXfers;
+
+void synXfersFree(synXfers* X);
+/* Builds the transfers of coll from routes: ag, the allgather (or alltoall) route on L (NULL for
+ * reducescatter); rs, the allgather route on the transposed topology Lt, reversed into a
+ * reducescatter (reducescatter and allreduce; NULL otherwise). */
+kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogical* Lt,
+                           const synChunks* C, const synRoute* ag, const synRoute* rs,
+                           synXfers* out);
+
+/* Greedy ordering (B.2) with heuristic h; fills orders and the greedy (ASAP) schedule. */
+kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t h, double chunk_mb);
+/* ASAP times given the orders and batch flags; returns the makespan. */
+double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb);
+
+typedef struct synSchedParams {
+  double chunk_mb;
+  double time_limit_s, mip_gap;
+  kilnSynthProgressFn progress;
+  void* user;
+} synSchedParams;
+
+typedef struct synSchedInfo {
+  int rows, cols, ints;
+  bool optimal, used_greedy;
+} synSchedInfo;
+
+/* Contiguity + exact scheduling MILP (B.3) over the orders; keeps the greedy schedule when the
+ * MILP finds nothing better. */
+kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams* p,
+                         synSchedInfo* info);
+
+typedef struct synLowerParams {
+  kilnColl_t coll;
+  int k;            /* chunks per rank's piece */
+  int instances;
+  kilnProto_t proto;
+  bool fuse;
+  const char* name;
+} synLowerParams;
+
+/* Lowers scheduled transfers to a plan (not yet verified). */
+kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerParams* p,
+                      kilnPlan** out, bool* fused);
+
+double synNow(void);
+
+#endif
