@@ -9,8 +9,12 @@
  * of the ports idle).
  *
  * Cost model (the one of topology.h and the TACCL paper):
- * - a transfer of b bytes over link a->b costs alpha + beta * b / 1e6 µs; a link's `mult` lanes
- *   multiply its bandwidth (beta / mult), and the link carries one transfer at a time;
+ * - a transfer of b bytes over link a->b takes alpha + beta * b / 1e6 µs from its start to the
+ *   data's arrival; a link's `mult` lanes multiply its bandwidth (beta / mult);
+ * - a link carries one transfer at a time, for beta * b / 1e6 µs: alpha is latency, not
+ *   occupancy, so back-to-back transfers on a link overlap their alphas as pipelined hardware
+ *   does (charging alpha as occupancy would bill NCCL's 512 KiB slicing ~0.7 µs per slice and
+ *   call a 64 MB ring on 8 H100s 35% slower than measured);
  * - a link through a switch holds the sender's egress port and the receiver's ingress port of
  *   that switch instead of the link itself (so two senders into one GPU serialize);
  * - an inter-node link holds the sender's NIC (egress) and the receiver's NIC (ingress), so GPUs
@@ -19,10 +23,12 @@
  *   kiln targets memory bandwidth is several times link bandwidth, and the runtimes fuse the
  *   copy into the receive.
  *
- * Plans: one task per step, after the previous step of its threadblock, its dependency
- * (depid/deps) and, for a receive, the matching send (whose end is the data's arrival). A step
- * that sends holds the resources of its link for its transfer; the chunk size is the reference
- * bytes divided by the plan's reference chunk count.
+ * Plans: one task per step, after the previous step of its threadblock and its dependency
+ * (depid/deps) have completed and, for a receive, the matching send's data has arrived. A step
+ * that sends holds the resources of its link for beta * bytes and completes locally then (the
+ * runtimes keep several slices in flight, so a threadblock does not wait for alpha); its data
+ * arrives alpha later. The chunk size is the reference bytes divided by the plan's reference
+ * chunk count. The predicted time is the last arrival or completion.
  *
  * Baselines (NCCL's algorithms on the same model):
  * - ring: one ring in node-major order: inside a node a Hamiltonian path over the node's links
@@ -50,7 +56,10 @@
 #define KILN_SIM_PATH_BUDGET 1000000 /* DFS steps when searching a ring through a node */
 
 typedef struct simTask {
-  double ready, end, cost;
+  double ready, end;
+  double cost;   /* time the resources are held; local completion = start + cost */
+  double lat;    /* the link's alpha: the data arrives at start + cost + lat */
+  double arrive; /* start + cost + lat */
   int res[2];
   int nres;
   int remaining; /* predecessors not finished */
@@ -63,6 +72,7 @@ typedef struct simGraph {
   int nedges, ecap;
   int* esrc;
   int* edst;
+  bool* edata; /* the successor needs the data's arrival, not just local completion */
   bool oom;
 } simGraph;
 
@@ -77,11 +87,11 @@ static int graph_task(simGraph* g) {
     g->t = nt;
     g->cap = nc;
   }
-  g->t[g->ntasks] = (simTask){0, 0, 0, {-1, -1}, 0, 0, false};
+  g->t[g->ntasks] = (simTask){0, 0, 0, 0, 0, {-1, -1}, 0, 0, false};
   return g->ntasks++;
 }
 
-static void graph_edge(simGraph* g, int from, int to) {
+static void graph_edge(simGraph* g, int from, int to, bool data) {
   if (from < 0 || to < 0) return;
   if (g->nedges == g->ecap) {
     int nc = g->ecap ? 2 * g->ecap : 512;
@@ -89,7 +99,9 @@ static void graph_edge(simGraph* g, int from, int to) {
     if (a) g->esrc = a;
     int* b = realloc(g->edst, sizeof(int) * (size_t)nc);
     if (b) g->edst = b;
-    if (!a || !b) {
+    bool* d = realloc(g->edata, sizeof(bool) * (size_t)nc);
+    if (d) g->edata = d;
+    if (!a || !b || !d) {
       g->oom = true;
       return;
     }
@@ -97,6 +109,7 @@ static void graph_edge(simGraph* g, int from, int to) {
   }
   g->esrc[g->nedges] = from;
   g->edst[g->nedges] = to;
+  g->edata[g->nedges] = data;
   g->nedges++;
   g->t[to].remaining++;
 }
@@ -105,6 +118,7 @@ static void graph_free(simGraph* g) {
   free(g->t);
   free(g->esrc);
   free(g->edst);
+  free(g->edata);
   memset(g, 0, sizeof *g);
 }
 
@@ -120,7 +134,8 @@ static kilnResult_t set_transfer(const kilnTopology* t, simTask* x, int a, int b
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has no link from rank %d to rank %d",
                         t->name, a, b);
   int mult = l->mult > 0 ? l->mult : 1;
-  x->cost = l->alpha_us + l->beta_us_per_mb / mult * bytes / 1e6;
+  x->lat = l->alpha_us;
+  x->cost = l->beta_us_per_mb / mult * bytes / 1e6;
   x->xfer = true;
   int li = (int)(l - t->links);
   int swbase = t->nlinks, nicbase = t->nlinks + 2 * t->nswitches * t->nranks;
@@ -248,10 +263,11 @@ static kilnResult_t graph_run(simGraph* g, const kilnTopology* t, kilnSimResult*
   int nt = g->ntasks, nr = nresources(t);
   int* off = calloc((size_t)nt + 1, sizeof(int));
   int* succ = malloc(sizeof(int) * (size_t)(g->nedges + 1));
+  bool* sdata = malloc(sizeof(bool) * (size_t)(g->nedges + 1));
   timeline* tl = calloc((size_t)nr + 1, sizeof(timeline));
   double* busy = calloc((size_t)nr + 1, sizeof(double));
   heap h = {0, malloc(sizeof(int) * (size_t)(nt + 1)), g->t};
-  if (!off || !succ || !tl || !busy || !h.id) {
+  if (!off || !succ || !sdata || !tl || !busy || !h.id) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d tasks", nt);
     goto out_free;
   }
@@ -263,7 +279,11 @@ static kilnResult_t graph_run(simGraph* g, const kilnTopology* t, kilnSimResult*
       res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
       goto out_free;
     }
-    for (int e = 0; e < g->nedges; e++) succ[off[g->esrc[e]] + fill[g->esrc[e]]++] = g->edst[e];
+    for (int e = 0; e < g->nedges; e++) {
+      int k = off[g->esrc[e]] + fill[g->esrc[e]]++;
+      succ[k] = g->edst[e];
+      sdata[k] = g->edata[e];
+    }
     free(fill);
   }
   for (int i = 0; i < nt; i++)
@@ -286,19 +306,21 @@ static kilnResult_t graph_run(simGraph* g, const kilnTopology* t, kilnSimResult*
       }
     }
     tk->end = start + tk->cost;
+    tk->arrive = tk->end + tk->lat;
     for (int i = 0; i < tk->nres; i++) {
-      if (tk->cost > 0 && !tl_insert(&tl[tk->res[i]], start, tk->end)) {
+      if (tk->cost > 0 && !tl_insert(&tl[tk->res[i]], start, start + tk->cost)) {
         res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
         goto out_free;
       }
       busy[tk->res[i]] += tk->cost;
     }
     if (tk->xfer) nsends++;
-    if (tk->end > finish) finish = tk->end;
+    if (tk->arrive > finish) finish = tk->arrive;
     done++;
     for (int e = off[x]; e < off[x + 1]; e++) {
       simTask* s = &g->t[succ[e]];
-      if (tk->end > s->ready) s->ready = tk->end;
+      double when = sdata[e] ? tk->arrive : tk->end;
+      if (when > s->ready) s->ready = when;
       if (--s->remaining == 0) heap_push(&h, succ[e]);
     }
   }
@@ -316,6 +338,7 @@ static kilnResult_t graph_run(simGraph* g, const kilnTopology* t, kilnSimResult*
 out_free:
   free(off);
   free(succ);
+  free(sdata);
   if (tl)
     for (int i = 0; i < nr; i++) {
       free(tl[i].s);
@@ -366,9 +389,9 @@ static kilnResult_t simulate_mapped(const kilnPlan* p, const kilnTopology* t, ui
     for (int s = 0; s < tb->nsteps; s++) {
       const kilnStep* st = &tb->steps[s];
       int f = ix.stepbase[gt] + s;
-      if (s > 0) graph_edge(&g, f - 1, f);
-      if (st->depid >= 0) graph_edge(&g, ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f);
-      if (ix.match_tb[f] >= 0) graph_edge(&g, ix.stepbase[ix.match_tb[f]] + ix.match_step[f], f);
+      if (s > 0) graph_edge(&g, f - 1, f, false);
+      if (st->depid >= 0) graph_edge(&g, ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f, false);
+      if (ix.match_tb[f] >= 0) graph_edge(&g, ix.stepbase[ix.match_tb[f]] + ix.match_step[f], f, true);
       if (kilnStepSends(st->type)) {
         int a = map ? map[r] : r, b = map ? map[tb->send] : tb->send;
         res = set_transfer(t, &g.t[f], a, b, chunk * st->cnt);
@@ -561,15 +584,15 @@ static kilnResult_t add_tree(simGraph* gr, const kilnTopology* t, const int* par
     if (pv < 0) continue;
     for (int c = 0; c < C; c++) {
       /* Up: after the previous slice on this edge; the parent adds it to its own children's. */
-      if (c > 0) graph_edge(gr, up[v * C + c - 1], up[v * C + c]);
-      if (c > 0) graph_edge(gr, down[v * C + c - 1], down[v * C + c]);
+      if (c > 0) graph_edge(gr, up[v * C + c - 1], up[v * C + c], false);
+      if (c > 0) graph_edge(gr, down[v * C + c - 1], down[v * C + c], false);
       if (pv != root) {
-        graph_edge(gr, up[v * C + c], up[pv * C + c]);
-        graph_edge(gr, down[pv * C + c], down[v * C + c]);
+        graph_edge(gr, up[v * C + c], up[pv * C + c], true);
+        graph_edge(gr, down[pv * C + c], down[v * C + c], true);
       } else {
         /* The root broadcasts slice c once every child's slice c has arrived. */
         for (int w = 0; w < n; w++)
-          if (parent[w] == root) graph_edge(gr, up[w * C + c], down[v * C + c]);
+          if (parent[w] == root) graph_edge(gr, up[w * C + c], down[v * C + c], true);
       }
     }
   }
