@@ -5,7 +5,10 @@
 
 #define KILN_CLI_COMMANDS(X)                                                          \
   X("topo", cmd_topo, "print a topology (built-in or file) as XML")                  \
-  X("synth", cmd_synth, "synthesize a plan from a topology and a sketch (TACCL)")
+  X("synth", cmd_synth, "synthesize a plan from a topology and a sketch (TACCL)")    \
+  X("verify", cmd_verify, "check plans on the CPU verifier")                         \
+  X("simulate", cmd_simulate, "predict plan or NCCL ring/tree time on a topology")   \
+  X("classic", cmd_classic, "write a verified ring or direct plan")
 
 #define KILN_X_DECL(name, fn, summary) int fn(int argc, char** argv);
 KILN_CLI_COMMANDS(KILN_X_DECL)
