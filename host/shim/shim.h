@@ -1,0 +1,116 @@
+/*
+ * Internals of kiln's drop-in libnccl.so.2, shared by its three parts:
+ *   shim_loader.c   settings, the "kiln:" logger, finding and loading the real NCCL
+ *   shim_exports.c  every exported ncclXxx/pncclXxx: forwarders and the hooked functions
+ *   shim_kiln.c     kiln's side: communicators over the real ncclComm_t, plan choice, launch
+ *
+ * Recursion rule: a thread that is inside the real NCCL (called by a hooked function) or inside
+ * kiln's runtime has shimPassthrough > 0; every exported function then goes straight to the real
+ * NCCL. So the real NCCL calling its own exported API, and kiln's runtime calling ncclMemAlloc,
+ * ncclCommWindowRegister or even ncclAllReduce, never come back into kiln's decisions.
+ */
+#ifndef KILN_SHIM_H
+#define KILN_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shim_api.h"
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+/* ---- the real NCCL ---- */
+
+typedef struct shimReal {
+#define SHIM_X_PTR(ret, name, params, args, missing) ret(*name) params;
+  KILN_SHIM_ALL(SHIM_X_PTR)
+#undef SHIM_X_PTR
+#define SHIM_X_VOID_PTR(name) void (*name)(void);
+  KILN_SHIM_VOID(SHIM_X_VOID_PTR)
+#undef SHIM_X_VOID_PTR
+  void* handle;             /* dlopen handle, NULL when no real NCCL could be loaded */
+  char path[4096];          /* full path it was loaded from */
+  int version;              /* its ncclGetVersion, 0 if unknown */
+} shimReal;
+
+/* Loads the real NCCL once (thread-safe) and returns the table; its handle is NULL on failure,
+ * with the reason in shimLoadError(). Never fails otherwise. */
+const shimReal* shimRealGet(void);
+const char* shimLoadError(void);
+
+/* What a function returns when the real NCCL or that function in it is missing: logs the cause
+ * once and returns ncclSystemError (no library) or ncclInvalidUsage (function absent). */
+ncclResult_t shimMissing(const char* fn);
+/* ncclGetErrorString / ncclGetLastError when there is no real NCCL. */
+const char* shimErrorString(ncclResult_t r);
+const char* shimLastError(void);
+
+/* ---- settings (read once from the environment) ---- */
+
+typedef enum { SHIM_LOG_NONE, SHIM_LOG_ERROR, SHIM_LOG_WARN, SHIM_LOG_INFO } shimLogLevel;
+
+typedef struct shimConfig {
+  bool disable;             /* KILN_DISABLE=1: forward everything */
+  shimLogLevel log;         /* KILN_DEBUG=NONE|ERROR|WARN|INFO (default ERROR) */
+  const char* ncclPath;     /* KILN_NCCL_PATH or NULL */
+  const char* plansDir;     /* KILN_PLANS or NULL */
+} shimConfig;
+
+const shimConfig* shimConfigGet(void);
+
+/* "kiln: <message>" on stderr when level is enabled. */
+void shimLog(shimLogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, but only the first time this exact message is produced (one line per decision kind). */
+void shimLogOnce(shimLogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, but only the first time for this key (the message may carry details of the first call). */
+void shimLogKeyed(shimLogLevel level, const char* key, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- recursion guard ---- */
+
+extern _Thread_local int shimPassthrough;
+/* Depth of ncclGroupStart on this thread (not counting the real NCCL's own nested groups). */
+extern _Thread_local int shimGroupDepth;
+
+/* ---- kiln's side (shim_kiln.c) ---- */
+
+typedef struct shimComm shimComm;
+
+/* The collectives kiln may take; the rest always go to NCCL. */
+typedef enum {
+  SHIM_ALLREDUCE,
+  SHIM_ALLGATHER,
+  SHIM_REDUCESCATTER,
+  SHIM_ALLTOALL,
+} shimColl;
+
+typedef struct shimCall {
+  shimColl coll;
+  const void* sendbuff;
+  void* recvbuff;
+  size_t count;             /* as NCCL counts it: allgather sendcount, reducescatter recvcount */
+  ncclDataType_t datatype;
+  ncclRedOp_t op;           /* ncclSum for allgather and alltoall */
+  ncclComm_t comm;
+  cudaStream_t stream;
+} shimCall;
+
+/* Sets up kiln on a communicator that the real NCCL just created (all ranks call this in the same
+ * order, as they called the init). Failure is not an error for the caller: the communicator then
+ * simply runs on NCCL, and the reason is logged at WARN. */
+void shimCommCreated(ncclComm_t comm);
+/* For ncclCommInitAll: the ndev communicators of one process, set up together. */
+void shimCommsCreated(ncclComm_t* comms, int n);
+/* Tears kiln down before the real finalize/destroy (collective: every rank calls it). */
+void shimCommRelease(ncclComm_t comm);
+/* Abort or revoke: stop kiln kernels waiting on peers, forget the communicator, no collective
+ * calls. */
+void shimCommAbort(ncclComm_t comm);
+/* kiln's own asynchronous error on this communicator (ncclSuccess if none or unknown comm). */
+ncclResult_t shimCommAsyncError(ncclComm_t comm);
+/* Runs the call with kiln when a plan matches; returns true and sets *res when kiln took it,
+ * false when it must go to NCCL (the reason logged once at INFO). */
+bool shimTryKiln(const shimCall* call, ncclResult_t* res);
+
+#endif /* KILN_SHIM_H */

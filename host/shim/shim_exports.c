@@ -1,0 +1,326 @@
+/*
+ * Every function kiln's libnccl.so.2 exports: the NCCL 2.28 API of nccl.h, the device API's host
+ * functions, and each one's pnccl twin (an alias of the same body, so a profiler that wraps
+ * ncclXxx and calls pncclXxx still reaches kiln's decisions).
+ *
+ * Forwarded functions call the real NCCL's function with the same arguments and return its
+ * result unchanged. Hooked functions add kiln's part around the real call:
+ *   - every init path (InitRank, InitRankConfig, InitAll, InitRankScalable, Split, Shrink) sets up
+ *     kiln on the new communicator once the real one is ready (after the outermost ncclGroupEnd
+ *     when the init was grouped; never for non-blocking inits still in progress);
+ *   - Finalize/Destroy release kiln's resources first, Abort/Revoke stop kiln's kernels first;
+ *   - GetAsyncError also reports kiln's own errors (a peer that never answered);
+ *   - AllReduce/AllGather/ReduceScatter/AlltoAll outside any group may run as a kiln plan;
+ *   - GroupStart/End/SimulateEnd count the group depth: inside a group everything goes to NCCL.
+ * With KILN_DISABLE=1, or on a thread that is inside the real NCCL or kiln's runtime
+ * (shimPassthrough), hooked functions only forward.
+ */
+#include "shim.h"
+
+/* Calls the real function with shimPassthrough raised, so that whatever the real NCCL calls of
+ * its own exported API on this thread goes straight back to it. */
+#define SHIM_REAL(res, fn, args, missing)          \
+  do {                                             \
+    const shimReal* r_ = shimRealGet();            \
+    if (!r_->fn) {                                 \
+      (res) = (missing);                           \
+      break;                                       \
+    }                                              \
+    shimPassthrough++;                             \
+    (res) = r_->fn args;                           \
+    shimPassthrough--;                             \
+  } while (0)
+
+#define SHIM_TWIN(ret, name, params) SHIM_EXPORT ret p##name params __attribute__((alias(#name)));
+
+/* ---- forwarders ---- */
+
+#define SHIM_X_FORWARD(ret, name, params, args, missing) \
+  SHIM_EXPORT ret name params {                           \
+    const shimReal* r = shimRealGet();                    \
+    if (!r->name) return missing;                         \
+    return r->name args;                                  \
+  }                                                       \
+  SHIM_TWIN(ret, name, params)
+KILN_SHIM_FORWARDED(SHIM_X_FORWARD)
+#undef SHIM_X_FORWARD
+
+SHIM_EXPORT void ncclResetDebugInit(void) {
+  const shimReal* r = shimRealGet();
+  if (r->ncclResetDebugInit) r->ncclResetDebugInit();
+}
+SHIM_TWIN(void, ncclResetDebugInit, (void))
+
+SHIM_EXPORT void ncclResetDebugInitInternal(void) {
+  const shimReal* r = shimRealGet();
+  if (r->ncclResetDebugInitInternal) r->ncclResetDebugInitInternal();
+}
+
+/* ---- communicator lifetime ---- */
+
+static bool kilnOff(void) {
+  return shimPassthrough > 0 || shimConfigGet()->disable;
+}
+
+/* Communicators created inside a group on this thread, set up at the outermost ncclGroupEnd. */
+#define SHIM_MAX_PENDING 64
+static _Thread_local ncclComm_t pending[SHIM_MAX_PENDING];
+static _Thread_local ncclComm_t* pendingSlot[SHIM_MAX_PENDING];
+static _Thread_local int npending;
+
+/* After a real init returned res for *slot: set up kiln now, later (grouped), or never. */
+static void afterInit(ncclResult_t res, ncclComm_t* slot, const char* fn) {
+  if (res == ncclInProgress) {
+    shimLogOnce(SHIM_LOG_WARN, "%s: non-blocking communicator: kiln is not set up on it, NCCL runs "
+                "all its collectives", fn);
+    return;
+  }
+  if (res != ncclSuccess || !slot) return;
+  if (shimGroupDepth > 0) {
+    /* The communicator is only usable after ncclGroupEnd; remember where it will be. */
+    if (npending < SHIM_MAX_PENDING) {
+      pendingSlot[npending++] = slot;
+    } else {
+      shimLogOnce(SHIM_LOG_WARN, "%s: more than %d communicators created in one group: kiln is "
+                  "not set up on the rest", fn, SHIM_MAX_PENDING);
+    }
+    return;
+  }
+  if (*slot) shimCommCreated(*slot);
+}
+
+SHIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId,
+                                                int rank, ncclConfig_t* config) {
+  bool off = kilnOff();
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommInitRankConfig, (comm, nranks, commId, rank, config),
+            shimMissing("ncclCommInitRankConfig"));
+  if (!off) afterInit(res, comm, "ncclCommInitRankConfig");
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommInitRankConfig,
+          (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config))
+
+SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
+                                          int rank) {
+  bool off = kilnOff();
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommInitRank, (comm, nranks, commId, rank), shimMissing("ncclCommInitRank"));
+  if (!off) afterInit(res, comm, "ncclCommInitRank");
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommInitRank, (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank))
+
+SHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  bool off = kilnOff();
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommInitAll, (comm, ndev, devlist), shimMissing("ncclCommInitAll"));
+  if (!off && res == ncclSuccess && comm && ndev > 0) {
+    if (shimGroupDepth > 0) {
+      for (int i = 0; i < ndev; i++) afterInit(res, &comm[i], "ncclCommInitAll");
+    } else {
+      shimCommsCreated(comm, ndev);
+    }
+  }
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommInitAll, (ncclComm_t * comm, int ndev, const int* devlist))
+
+SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank,
+                                                  int nId, ncclUniqueId* commIds,
+                                                  ncclConfig_t* config) {
+  bool off = kilnOff();
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommInitRankScalable, (newcomm, nranks, myrank, nId, commIds, config),
+            shimMissing("ncclCommInitRankScalable"));
+  if (!off) afterInit(res, newcomm, "ncclCommInitRankScalable");
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommInitRankScalable,
+          (ncclComm_t * newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+           ncclConfig_t* config))
+
+SHIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                                       ncclConfig_t* config) {
+  bool off = kilnOff();
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommSplit, (comm, color, key, newcomm, config), shimMissing("ncclCommSplit"));
+  if (!off) afterInit(res, newcomm, "ncclCommSplit");
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommSplit,
+          (ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config))
+
+SHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
+                                        int excludeRanksCount, ncclComm_t* newcomm,
+                                        ncclConfig_t* config, int shrinkFlags) {
+  bool off = kilnOff();
+  ncclResult_t res;
+  /* NCCL_SHRINK_ABORT first terminates the parent's operations: stop kiln's on it too. */
+  if (!off && (shrinkFlags & NCCL_SHRINK_ABORT)) shimCommAbort(comm);
+  SHIM_REAL(res, ncclCommShrink, (comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags),
+            shimMissing("ncclCommShrink"));
+  if (!off) afterInit(res, newcomm, "ncclCommShrink");
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommShrink,
+          (ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+           ncclConfig_t* config, int shrinkFlags))
+
+SHIM_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  if (!kilnOff()) shimCommRelease(comm);
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommFinalize, (comm), shimMissing("ncclCommFinalize"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommFinalize, (ncclComm_t comm))
+
+SHIM_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  if (!kilnOff()) shimCommRelease(comm);
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommDestroy, (comm), shimMissing("ncclCommDestroy"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommDestroy, (ncclComm_t comm))
+
+SHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  /* Even with KILN_DISABLE a kiln communicator cannot exist, so this is only skipped when nested. */
+  if (shimPassthrough == 0) shimCommAbort(comm);
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommAbort, (comm), shimMissing("ncclCommAbort"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommAbort, (ncclComm_t comm))
+
+SHIM_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  if (shimPassthrough == 0) shimCommAbort(comm);
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommRevoke, (comm, revokeFlags), shimMissing("ncclCommRevoke"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommRevoke, (ncclComm_t comm, int revokeFlags))
+
+SHIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommGetAsyncError, (comm, asyncError), shimMissing("ncclCommGetAsyncError"));
+  if (res == ncclSuccess && asyncError && *asyncError == ncclSuccess && shimPassthrough == 0) {
+    ncclResult_t k = shimCommAsyncError(comm);
+    if (k != ncclSuccess) *asyncError = k;
+  }
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommGetAsyncError, (ncclComm_t comm, ncclResult_t* asyncError))
+
+/* ---- collectives kiln may run ---- */
+
+/* Offers the call to kiln; true when kiln took it (its result in *res). */
+static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t count,
+                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
+                  ncclResult_t* res) {
+  if (kilnOff() || shimGroupDepth > 0) return false;
+  shimCall c = {coll, sendbuff, recvbuff, count, datatype, op, comm, stream};
+  return shimTryKiln(&c, res);
+}
+
+SHIM_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                       cudaStream_t stream) {
+  ncclResult_t res;
+  if (offer(SHIM_ALLREDUCE, sendbuff, recvbuff, count, datatype, op, comm, stream, &res)) return res;
+  SHIM_REAL(res, ncclAllReduce, (sendbuff, recvbuff, count, datatype, op, comm, stream),
+            shimMissing("ncclAllReduce"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclAllReduce,
+          (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream))
+
+SHIM_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                           ncclDataType_t datatype, ncclRedOp_t op,
+                                           ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t res;
+  if (offer(SHIM_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, comm, stream, &res))
+    return res;
+  SHIM_REAL(res, ncclReduceScatter, (sendbuff, recvbuff, recvcount, datatype, op, comm, stream),
+            shimMissing("ncclReduceScatter"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclReduceScatter,
+          (const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream))
+
+SHIM_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                       ncclDataType_t datatype, ncclComm_t comm,
+                                       cudaStream_t stream) {
+  ncclResult_t res;
+  if (offer(SHIM_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, comm, stream, &res))
+    return res;
+  SHIM_REAL(res, ncclAllGather, (sendbuff, recvbuff, sendcount, datatype, comm, stream),
+            shimMissing("ncclAllGather"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclAllGather,
+          (const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+           ncclComm_t comm, cudaStream_t stream))
+
+SHIM_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                                      ncclDataType_t datatype, ncclComm_t comm,
+                                      cudaStream_t stream) {
+  ncclResult_t res;
+  if (offer(SHIM_ALLTOALL, sendbuff, recvbuff, count, datatype, ncclSum, comm, stream, &res))
+    return res;
+  SHIM_REAL(res, ncclAlltoAll, (sendbuff, recvbuff, count, datatype, comm, stream),
+            shimMissing("ncclAlltoAll"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclAlltoAll,
+          (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+           ncclComm_t comm, cudaStream_t stream))
+
+/* ---- groups ---- */
+
+SHIM_EXPORT ncclResult_t ncclGroupStart(void) {
+  ncclResult_t res;
+  bool nested = shimPassthrough > 0;
+  SHIM_REAL(res, ncclGroupStart, (), shimMissing("ncclGroupStart"));
+  if (!nested && res == ncclSuccess) shimGroupDepth++;
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclGroupStart, (void))
+
+/* Closes one group level; at the outermost, sets up kiln on the communicators the group created
+ * (only when the group really completed them: `ready`). */
+static void groupClosed(bool ready) {
+  if (shimGroupDepth > 0) shimGroupDepth--;
+  if (shimGroupDepth > 0 || npending == 0) return;
+  int n = 0;
+  for (int i = 0; i < npending; i++)
+    if (*pendingSlot[i]) pending[n++] = *pendingSlot[i];
+  npending = 0;
+  if (!ready) {
+    if (n > 0)
+      shimLogOnce(SHIM_LOG_WARN, "communicators created in a group that did not complete at "
+                  "ncclGroupEnd (non-blocking or failed): kiln is not set up on them");
+    return;
+  }
+  if (n > 0 && !kilnOff()) shimCommsCreated(pending, n);
+}
+
+SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
+  ncclResult_t res;
+  bool nested = shimPassthrough > 0;
+  SHIM_REAL(res, ncclGroupEnd, (), shimMissing("ncclGroupEnd"));
+  if (!nested) groupClosed(res == ncclSuccess);
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclGroupEnd, (void))
+
+SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  ncclResult_t res;
+  bool nested = shimPassthrough > 0;
+  SHIM_REAL(res, ncclGroupSimulateEnd, (simInfo), shimMissing("ncclGroupSimulateEnd"));
+  /* A simulated end closes the group without running it. */
+  if (!nested) groupClosed(false);
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclGroupSimulateEnd, (ncclSimInfo_t * simInfo))

@@ -1,0 +1,377 @@
+/*
+ * kiln's drop-in libnccl.so.2 (host/shim/), on the CPU: its ELF identity (file name, SONAME,
+ * exports), forwarding to a fake real NCCL that records every call (tests/shim/fake_nccl.c),
+ * KILN_DISABLE, and a clear error instead of a crash when no real NCCL can be loaded.
+ * Each test runs in its own process (Criterion's default), sets KILN_* and then dlopens the shim,
+ * since the shim reads its settings once.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#ifdef KILN_SHIM_PATH
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fake_nccl.h"
+#include "shim_api.h"
+
+/* ---- reading the shim's ELF file ---- */
+
+static unsigned char* readFile(const char* path, size_t* len) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char* buf = malloc((size_t)n);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+/* The section of the given type (first one), or NULL. */
+static const Elf64_Shdr* section(const unsigned char* elf, Elf64_Word type) {
+  const Elf64_Ehdr* eh = (const Elf64_Ehdr*)elf;
+  const Elf64_Shdr* sh = (const Elf64_Shdr*)(elf + eh->e_shoff);
+  for (int i = 0; i < eh->e_shnum; i++)
+    if (sh[i].sh_type == type) return &sh[i];
+  return NULL;
+}
+
+static const Elf64_Shdr* sectionAt(const unsigned char* elf, Elf64_Word index) {
+  const Elf64_Ehdr* eh = (const Elf64_Ehdr*)elf;
+  return (const Elf64_Shdr*)(elf + eh->e_shoff) + index;
+}
+
+/* ---- loading the shim against a chosen "real" NCCL ---- */
+
+static void* shim;
+static void* fake;
+
+static void* sym(const char* name) {
+  void* p = dlsym(shim, name);
+  cr_assert(p != NULL, "the shim does not export %s", name);
+  return p;
+}
+
+/* Loads the shim with KILN_NCCL_PATH=real (NULL: the fake) and the given KILN_DISABLE. */
+static void loadShim(const char* real, bool disable) {
+  setenv("KILN_NCCL_PATH", real ? real : KILN_FAKE_NCCL_PATH, 1);
+  if (disable) setenv("KILN_DISABLE", "1", 1);
+  else unsetenv("KILN_DISABLE");
+  unsetenv("KILN_PLANS");
+  setenv("KILN_DEBUG", "NONE", 1);
+  shim = dlopen(KILN_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
+  cr_assert(shim != NULL, "dlopen %s: %s", KILN_SHIM_PATH, dlerror());
+  if (!real) {
+    /* Make the shim load the fake, then look at the fake's own records. */
+    int (*getVersion)(int*) = (int (*)(int*))sym("ncclGetVersion");
+    int v = 0;
+    getVersion(&v);
+    fake = dlopen(KILN_FAKE_NCCL_PATH, RTLD_NOW | RTLD_NOLOAD);
+    cr_assert(fake != NULL, "the shim did not load the fake NCCL %s", KILN_FAKE_NCCL_PATH);
+  }
+}
+
+static int fakeCalls(void) {
+  return *(int*)dlsym(fake, "fakeNcclCalls");
+}
+
+static fakeNcclRecord* fakeCall(int i) {
+  fakeNcclRecord* h = dlsym(fake, "fakeNcclHistory");
+  return &h[i % FAKE_NCCL_HISTORY];
+}
+
+/* Index of the last call of `name` the fake saw, or -1. */
+static int lastCallOf(const char* name) {
+  int n = fakeCalls();
+  for (int i = n - 1; i >= 0 && i >= n - FAKE_NCCL_HISTORY; i--)
+    if (strcmp(fakeCall(i)->name, name) == 0) return i;
+  return -1;
+}
+
+/* Asserts that the fake's call i was `name` with exactly the bytes of `expect`. */
+static void assertCall(int i, const char* name, const fakeNcclRecord* expect) {
+  cr_assert(i >= 0, "the fake NCCL never saw %s", name);
+  fakeNcclRecord* got = fakeCall(i);
+  cr_assert(eq(str, got->name, (char*)name));
+  cr_assert(eq(sz, got->nbytes, expect->nbytes), "%s: argument bytes differ in size", name);
+  cr_assert(memcmp(got->bytes, expect->bytes, expect->nbytes) == 0, "%s: arguments differ", name);
+}
+
+/* ---- identity ---- */
+
+Test(shim, file_and_soname_are_libnccl_so_2) {
+  const char* base = strrchr(KILN_SHIM_PATH, '/');
+  cr_assert(eq(str, (char*)(base ? base + 1 : KILN_SHIM_PATH), "libnccl.so.2"));
+  size_t len = 0;
+  unsigned char* elf = readFile(KILN_SHIM_PATH, &len);
+  cr_assert(elf != NULL);
+  const Elf64_Shdr* dyn = section(elf, SHT_DYNAMIC);
+  cr_assert(dyn != NULL);
+  const char* strtab = (const char*)elf + sectionAt(elf, dyn->sh_link)->sh_offset;
+  const char* soname = NULL;
+  for (const Elf64_Dyn* d = (const Elf64_Dyn*)(elf + dyn->sh_offset); d->d_tag != DT_NULL; d++) {
+    if (d->d_tag == DT_SONAME) soname = strtab + d->d_un.d_val;
+    if (d->d_tag == DT_NEEDED)
+      cr_assert(strncmp(strtab + d->d_un.d_val, "libnccl", 7) != 0,
+                "the shim must not depend on a libnccl (it dlopens the real one): NEEDED %s",
+                strtab + d->d_un.d_val);
+  }
+  cr_assert(soname != NULL, "no SONAME");
+  cr_assert(eq(str, (char*)soname, "libnccl.so.2"));
+  free(elf);
+}
+
+Test(shim, exports_only_the_nccl_api) {
+  size_t len = 0;
+  unsigned char* elf = readFile(KILN_SHIM_PATH, &len);
+  cr_assert(elf != NULL);
+  const Elf64_Shdr* ds = section(elf, SHT_DYNSYM);
+  cr_assert(ds != NULL);
+  const char* strtab = (const char*)elf + sectionAt(elf, ds->sh_link)->sh_offset;
+  const Elf64_Sym* s = (const Elf64_Sym*)(elf + ds->sh_offset);
+  size_t n = ds->sh_size / sizeof *s;
+  int exported = 0;
+  for (size_t i = 1; i < n; i++) {
+    if (s[i].st_shndx == SHN_UNDEF || ELF64_ST_BIND(s[i].st_info) == STB_LOCAL) continue;
+    const char* name = strtab + s[i].st_name;
+    bool ok = strncmp(name, "nccl", 4) == 0 || strncmp(name, "pnccl", 5) == 0 ||
+              strcmp(name, "kilnShimMarker") == 0;
+    cr_assert(ok, "the shim exports %s, which is not NCCL API", name);
+    exported++;
+  }
+  cr_assert(exported > 100, "only %d symbols exported", exported);
+  free(elf);
+}
+
+/* Asserts the shim exports every name listed (one per line) in `list`; returns how many. */
+static int assertExportsList(const char* list) {
+  FILE* f = fopen(list, "r");
+  cr_assert(f != NULL, "cannot open %s", list);
+  char line[256];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!line[0]) continue;
+    sym(line);
+    n++;
+  }
+  fclose(f);
+  return n;
+}
+
+Test(shim, exports_every_function_of_nccl_h) {
+  shim = dlopen(KILN_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
+  cr_assert(shim != NULL, "dlopen: %s", dlerror());
+  int n = assertExportsList(KILN_SHIM_NCCL_H_LIST);
+  cr_assert(n >= 80, "only %d functions found in nccl.h: the list generator is broken", n);
+}
+
+Test(shim, exports_every_symbol_of_the_real_libnccl) {
+  shim = dlopen(KILN_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
+  cr_assert(shim != NULL, "dlopen: %s", dlerror());
+  FILE* f = fopen(KILN_SHIM_REAL_EXPORTS, "r");
+  cr_assert(f != NULL);
+  int c = fgetc(f);
+  fclose(f);
+  if (c == EOF) cr_skip_test("no real libnccl was found at build time to list its exports");
+  assertExportsList(KILN_SHIM_REAL_EXPORTS);
+}
+
+/* ---- forwarding ---- */
+
+Test(shim, get_version_is_the_real_librarys) {
+  loadShim(NULL, false);
+  ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
+  ncclResult_t (*pgetVersion)(int*) = sym("pncclGetVersion");
+  int v = 0, pv = 0;
+  cr_assert(eq(int, getVersion(&v), ncclSuccess));
+  cr_assert(eq(int, pgetVersion(&pv), ncclSuccess));
+  cr_assert(eq(int, v, FAKE_NCCL_VERSION));
+  cr_assert(eq(int, pv, FAKE_NCCL_VERSION));
+}
+
+Test(shim, forwards_send_with_identical_arguments) {
+  loadShim(NULL, false);
+  ncclResult_t (*send)(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
+      sym("ncclSend");
+  const void* sendbuff = (const void*)(uintptr_t)0x1234560;
+  size_t count = 777;
+  ncclDataType_t datatype = ncclBfloat16;
+  int peer = 3;
+  ncclComm_t comm = FAKE_NCCL_COMM;
+  cudaStream_t stream = (cudaStream_t)(uintptr_t)0x5150;
+  cr_assert(eq(int, send(sendbuff, count, datatype, peer, comm, stream), ncclSuccess));
+  fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
+  FAKE_NCCL_EACH((sendbuff, count, datatype, peer, comm, stream))
+  assertCall(fakeCalls() - 1, "ncclSend", &expect);
+}
+
+Test(shim, pnccl_twin_forwards_like_nccl) {
+  loadShim(NULL, false);
+  ncclResult_t (*bcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t,
+                        cudaStream_t) = sym("pncclBroadcast");
+  const void* sendbuff = (const void*)(uintptr_t)0x1000;
+  void* recvbuff = (void*)(uintptr_t)0x2000;
+  size_t count = 5;
+  ncclDataType_t datatype = ncclInt64;
+  int root = 1;
+  ncclComm_t comm = FAKE_NCCL_COMM;
+  cudaStream_t stream = NULL;
+  cr_assert(eq(int, bcast(sendbuff, recvbuff, count, datatype, root, comm, stream), ncclSuccess));
+  fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
+  FAKE_NCCL_EACH((sendbuff, recvbuff, count, datatype, root, comm, stream))
+  assertCall(fakeCalls() - 1, "ncclBroadcast", &expect);
+}
+
+Test(shim, allreduce_without_a_plan_goes_to_nccl_unchanged) {
+  loadShim(NULL, false);
+  ncclResult_t (*allreduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                            cudaStream_t) = sym("ncclAllReduce");
+  const void* sendbuff = (const void*)(uintptr_t)0xa000;
+  void* recvbuff = (void*)(uintptr_t)0xb000;
+  size_t count = 1 << 20;
+  ncclDataType_t datatype = ncclFloat32;
+  ncclRedOp_t op = ncclMax;
+  ncclComm_t comm = FAKE_NCCL_COMM;
+  cudaStream_t stream = (cudaStream_t)(uintptr_t)0x77;
+  cr_assert(eq(int, allreduce(sendbuff, recvbuff, count, datatype, op, comm, stream), ncclSuccess));
+  fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
+  FAKE_NCCL_EACH((sendbuff, recvbuff, count, datatype, op, comm, stream))
+  assertCall(fakeCalls() - 1, "ncclAllReduce", &expect);
+}
+
+Test(shim, errors_of_the_real_nccl_come_back_unchanged) {
+  loadShim(NULL, false);
+  *(ncclResult_t*)dlsym(fake, "fakeNcclResult") = ncclRemoteError;
+  ncclResult_t (*allgather)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) =
+      sym("ncclAllGather");
+  ncclResult_t (*regist)(const ncclComm_t, void*, size_t, void**) = sym("ncclCommRegister");
+  void* handle = NULL;
+  cr_assert(eq(int, allgather(NULL, NULL, 8, ncclInt8, FAKE_NCCL_COMM, NULL), ncclRemoteError));
+  cr_assert(eq(int, regist(FAKE_NCCL_COMM, NULL, 64, &handle), ncclRemoteError));
+}
+
+Test(shim, init_rank_forwards_and_returns_the_real_communicator) {
+  loadShim(NULL, false);
+  ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
+  ncclComm_t c = NULL;
+  ncclComm_t* comm = &c;
+  int nranks = 4, rank = 2;
+  ncclUniqueId commId;
+  for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; i++) commId.internal[i] = (char)(i * 7 + 1);
+  cr_assert(eq(int, initRank(comm, nranks, commId, rank), ncclSuccess));
+  cr_assert(eq(ptr, c, FAKE_NCCL_COMM));
+  fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
+  FAKE_NCCL_EACH((comm, nranks, commId, rank))
+  assertCall(lastCallOf("ncclCommInitRank"), "ncclCommInitRank", &expect);
+}
+
+Test(shim, kiln_disable_only_forwards) {
+  loadShim(NULL, true);
+  ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
+  ncclComm_t c = NULL;
+  ncclUniqueId id = {{0}};
+  int before = fakeCalls();
+  cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
+  /* Without KILN_DISABLE the shim asks the new communicator its size to set kiln up; with it,
+   * the real init is the only call. */
+  cr_assert(eq(int, fakeCalls(), before + 1));
+  cr_assert(eq(str, fakeCall(before)->name, "ncclCommInitRank"));
+}
+
+Test(shim, kiln_enabled_examines_new_communicators) {
+  loadShim(NULL, false);
+  ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
+  ncclComm_t c = NULL;
+  ncclUniqueId id = {{0}};
+  int before = fakeCalls();
+  cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
+  cr_assert(gt(int, lastCallOf("ncclCommCount"), before));
+}
+
+Test(shim, device_api_forwards) {
+  loadShim(NULL, false);
+  ncclTeam_t (*teamLsa)(ncclComm_t) = sym("ncclTeamLsa");
+  int (*slots)(int, int) = sym("pncclLLA2ACalcSlots");
+  ncclTeam_t t = teamLsa(FAKE_NCCL_COMM);
+  cr_assert(eq(int, t.nRanks, 7));
+  cr_assert(eq(int, t.rank, 3));
+  cr_assert(eq(int, slots(10, 4), 42));
+  cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclLLA2ACalcSlots"));
+}
+
+Test(shim, group_calls_forward) {
+  loadShim(NULL, false);
+  ncclResult_t (*start)(void) = sym("ncclGroupStart");
+  ncclResult_t (*end)(void) = sym("ncclGroupEnd");
+  cr_assert(eq(int, start(), ncclSuccess));
+  cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclGroupStart"));
+  cr_assert(eq(int, end(), ncclSuccess));
+  cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclGroupEnd"));
+}
+
+/* ---- without a real NCCL ---- */
+
+Test(shim, missing_real_nccl_is_a_clear_error) {
+  loadShim("/nonexistent/kiln-test/libnccl.so.2", false);
+  ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
+  ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
+  ncclResult_t (*allreduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                            cudaStream_t) = sym("ncclAllReduce");
+  const char* (*errorString)(ncclResult_t) = sym("ncclGetErrorString");
+  const char* (*lastError)(ncclComm_t) = sym("ncclGetLastError");
+  ncclTeam_t (*teamWorld)(ncclComm_t) = sym("ncclTeamWorld");
+  void (*resetDebug)(void) = sym("ncclResetDebugInit");
+  ncclComm_t c = NULL;
+  ncclUniqueId id = {{0}};
+  int v = 0;
+  cr_assert(eq(int, initRank(&c, 2, id, 0), ncclSystemError));
+  cr_assert(eq(ptr, c, NULL));
+  cr_assert(eq(int, getVersion(&v), ncclSystemError));
+  cr_assert(eq(int, allreduce(NULL, NULL, 1, ncclFloat, ncclSum, NULL, NULL), ncclSystemError));
+  cr_assert(errorString(ncclSystemError) != NULL);
+  const char* msg = lastError(NULL);
+  cr_assert(msg != NULL && strstr(msg, "KILN_NCCL_PATH") != NULL, "message: %s", msg ? msg : "(null)");
+  cr_assert(strstr(msg, "/nonexistent/kiln-test/libnccl.so.2") != NULL, "message: %s", msg);
+  cr_assert(eq(int, teamWorld(NULL).nRanks, 0));
+  resetDebug();
+}
+
+Test(shim, never_loads_itself_as_the_real_nccl) {
+  loadShim(KILN_SHIM_PATH, false);
+  ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
+  const char* (*lastError)(ncclComm_t) = sym("ncclGetLastError");
+  int v = 0;
+  cr_assert(eq(int, getVersion(&v), ncclSystemError));
+  cr_assert(strstr(lastError(NULL), "kiln") != NULL, "message: %s", lastError(NULL));
+}
+
+Test(shim, get_version_of_the_build_machines_real_nccl) {
+  const char* real = "/usr/local/cuda/lib/libnccl.so.2";
+  if (access(real, R_OK) != 0) cr_skip_test("no %s here", real);
+  loadShim(real, false);
+  ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
+  int v = 0;
+  cr_assert(eq(int, getVersion(&v), ncclSuccess));
+  cr_assert(eq(int, v, NCCL_VERSION_CODE), "the real NCCL reports %d, nccl.h says %d", v,
+            NCCL_VERSION_CODE);
+}
+
+#else /* no shim built (no CUDA/NCCL on this machine) */
+
+Test(shim, not_built) {
+  cr_skip_test("kiln's libnccl.so.2 is not built here (no CUDA or NCCL)");
+}
+
+#endif
