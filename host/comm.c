@@ -1,0 +1,258 @@
+/*
+ * kiln communicators over NCCL communicators: FIFOs, counters and flags in one symmetric NCCL
+ * window per rank (ncclMemAlloc + ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC)), a
+ * device communicator to confirm support, and every peer's window address read once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+#define CUDA_TRY(call, label)                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      res = kilnSetError(KILN_ERR_CUDA, "rank %d: %s: %s", c->rank, #call, cudaGetErrorString(e_)); \
+      goto label;                                                                          \
+    }                                                                                      \
+  } while (0)
+
+int kilnCommRank(kilnComm_t comm) { return comm ? comm->rank : -1; }
+int kilnCommSize(kilnComm_t comm) { return comm ? comm->nranks : -1; }
+
+/* The device API of NCCL has no stable ABI: only the NCCL these headers come from will do. */
+static kilnResult_t checkNcclVersion(void) {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "ncclGetVersion failed");
+  if (v != NCCL_VERSION_CODE)
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "NCCL at run time is %d but kiln was built against %d: the device API "
+                        "has no stable ABI, use NCCL instead", v, NCCL_VERSION_CODE);
+  return KILN_SUCCESS;
+}
+
+static kilnResult_t checkConfig(const kilnCommConfig* cfg) {
+  if (cfg->size != sizeof(kilnCommConfig) || cfg->magic != KILN_COMM_CONFIG_MAGIC)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "kilnCommConfig not initialized with KILN_COMM_CONFIG_INITIALIZER");
+  if (cfg->maxChannels < 1 || cfg->maxChannels > 64 || cfg->nslots < 2 || cfg->nslots > 64 ||
+      cfg->slotBytes < 4096 || cfg->slotBytes % 4096 != 0 || cfg->threads < 64 ||
+      cfg->threads > 1024 || cfg->threads % 32 != 0 || cfg->timeoutMs < 1)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "kilnCommConfig out of range (maxChannels 1..64, nslots 2..64, slotBytes a "
+                        "multiple of 4096, threads 64..1024 by 32, timeoutMs >= 1)");
+  return KILN_SUCCESS;
+}
+
+/* Frees whatever part of the communicator exists (not collective). */
+static void commFree(struct kilnComm* c) {
+  if (!c) return;
+  if (c->dev >= 0) cudaSetDevice(c->dev);
+  if (c->haveLast) cudaEventSynchronize(c->last);
+  cudaDeviceSynchronize();
+  if (c->devComm) kilnNcclDevCommDestroy(c->nccl, c->devComm);
+  if (c->registered) ncclCommWindowDeregister(c->nccl, c->window);
+  if (c->win) ncclMemFree(c->win);
+  if (c->state) cudaFree(c->state);
+  if (c->abortFlag) cudaFree(c->abortFlag);
+  if (c->errHost) cudaFreeHost(c->errHost);
+  if (c->last) cudaEventDestroy(c->last);
+  free(c->peers);
+  free(c);
+}
+
+/* Step 1 (local): queries, buffers, zeroed counters. */
+static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct kilnComm** out) {
+  kilnResult_t res = checkNcclVersion();
+  if (res != KILN_SUCCESS) return res;
+  kilnCommConfig def = KILN_COMM_CONFIG_INITIALIZER;
+  if (!cfg) cfg = &def;
+  if ((res = checkConfig(cfg)) != KILN_SUCCESS) return res;
+  struct kilnComm* c = calloc(1, sizeof(*c));
+  if (!c) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for a communicator");
+  c->dev = -1;
+  c->nccl = nccl;
+  c->cfg = *cfg;
+  if (ncclCommUserRank(nccl, &c->rank) != ncclSuccess || ncclCommCount(nccl, &c->nranks) != ncclSuccess ||
+      ncclCommCuDevice(nccl, &c->dev) != ncclSuccess) {
+    res = kilnSetError(KILN_ERR_NCCL, "cannot query the NCCL communicator (rank, size, device)");
+    goto out_free;
+  }
+  CUDA_TRY(cudaSetDevice(c->dev), out_free);
+  CUDA_TRY(cudaDeviceGetAttribute(&c->nsm, cudaDevAttrMultiProcessorCount, c->dev), out_free);
+  const size_t nconn = (size_t)c->nranks * cfg->maxChannels;
+  c->fifoBytes = (size_t)cfg->nslots * cfg->slotBytes;
+  c->headBase = nconn * c->fifoBytes;
+  c->tailBase = c->headBase + nconn * 128;
+  c->winBytes = (c->tailBase + nconn * 128 + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
+  if (ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclMemAlloc(%zu) failed", c->rank, c->winBytes);
+    goto out_free;
+  }
+  CUDA_TRY(cudaMemset(c->win, 0, c->winBytes), out_free);
+  CUDA_TRY(cudaMalloc((void**)&c->state, 2 * nconn * sizeof(uint64_t)), out_free);
+  CUDA_TRY(cudaMemset(c->state, 0, 2 * nconn * sizeof(uint64_t)), out_free);
+  CUDA_TRY(cudaMalloc((void**)&c->abortFlag, sizeof(int)), out_free);
+  CUDA_TRY(cudaMemset(c->abortFlag, 0, sizeof(int)), out_free);
+  CUDA_TRY(cudaHostAlloc((void**)&c->errHost, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable), out_free);
+  *(volatile int*)c->errHost = 0;
+  CUDA_TRY(cudaHostGetDevicePointer((void**)&c->errDev, c->errHost, 0), out_free);
+  CUDA_TRY(cudaEventCreateWithFlags(&c->last, cudaEventDisableTiming), out_free);
+  CUDA_TRY(cudaDeviceSynchronize(), out_free);
+  c->peers = calloc((size_t)c->nranks, sizeof(char*));
+  if (!c->peers) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for peer addresses");
+    goto out_free;
+  }
+  *out = c;
+  return KILN_SUCCESS;
+out_free:
+  commFree(c);
+  return res;
+}
+
+/* Step 2 (collective, may be grouped). */
+static kilnResult_t commRegister(struct kilnComm* c) {
+  cudaSetDevice(c->dev);
+  ncclResult_t r = ncclCommWindowRegister(c->nccl, c->win, c->winBytes, &c->window, NCCL_WIN_COLL_SYMMETRIC);
+  if (r != ncclSuccess && r != ncclInProgress)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclCommWindowRegister failed: %s",
+                        c->rank, ncclGetErrorString(r));
+  c->registered = true;
+  return KILN_SUCCESS;
+}
+
+/* Step 3 (collective, may be grouped). */
+static kilnResult_t commDevComm(struct kilnComm* c) {
+  cudaSetDevice(c->dev);
+  int r = kilnNcclDevCommCreate(c->nccl, &c->devComm);
+  if (r != ncclSuccess)
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "rank %d: ncclDevCommCreate failed (%s): no symmetric memory support",
+                        c->rank, ncclGetErrorString((ncclResult_t)r));
+  return KILN_SUCCESS;
+}
+
+/* Step 4 (local): every rank reachable by load/store, peer addresses. */
+static kilnResult_t commFinish(struct kilnComm* c) {
+  kilnResult_t res = KILN_SUCCESS;
+  cudaSetDevice(c->dev);
+  int n = 0;
+  int lsa = kilnNcclDevCommLsaSize(c->devComm, &n);
+  if (lsa != c->nranks)
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "rank %d: only %d of %d ranks share memory with this one (LSA team); kiln "
+                        "needs every rank reachable by NVLink peer pointers", c->rank, lsa, c->nranks);
+  int e = kilnNcclPeerPointers(c->window, c->nranks, (void**)c->peers);
+  if (e != 0)
+    return kilnSetError(KILN_ERR_CUDA, "rank %d: reading peer addresses: %s", c->rank,
+                        cudaGetErrorString((cudaError_t)e));
+  for (int p = 0; p < c->nranks; p++)
+    if (!c->peers[p])
+      return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: no address for peer %d", c->rank, p);
+  return res;
+}
+
+kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm_t* out) {
+  if (!nccl || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreate: NULL argument");
+  int saveDev = 0;
+  cudaGetDevice(&saveDev);
+  struct kilnComm* c = NULL;
+  kilnResult_t res = commBegin(nccl, cfg, &c);
+  if (res != KILN_SUCCESS) goto out;
+  if ((res = commRegister(c)) != KILN_SUCCESS) goto out_free;
+  if ((res = commDevComm(c)) != KILN_SUCCESS) goto out_free;
+  if ((res = commFinish(c)) != KILN_SUCCESS) goto out_free;
+  *out = c;
+  goto out;
+out_free:
+  commFree(c);
+out:
+  cudaSetDevice(saveDev);
+  return res;
+}
+
+kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommConfig* cfg, kilnComm_t* out) {
+  if (n < 1 || !nccls || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreateAll: bad arguments");
+  int saveDev = 0;
+  cudaGetDevice(&saveDev);
+  kilnResult_t res = KILN_SUCCESS;
+  struct kilnComm** cs = calloc((size_t)n, sizeof(*cs));
+  if (!cs) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commBegin(nccls[i], cfg, &cs[i]);
+  if (res != KILN_SUCCESS) goto out_free;
+  /* Grouped so that one thread can drive every rank's half of the collective calls. */
+  ncclGroupStart();
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commRegister(cs[i]);
+  if (ncclGroupEnd() != ncclSuccess && res == KILN_SUCCESS)
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclCommWindowRegister (grouped) failed");
+  if (res != KILN_SUCCESS) goto out_free;
+  ncclGroupStart();
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commDevComm(cs[i]);
+  if (ncclGroupEnd() != ncclSuccess && res == KILN_SUCCESS)
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclDevCommCreate (grouped) failed");
+  if (res != KILN_SUCCESS) goto out_free;
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commFinish(cs[i]);
+  if (res != KILN_SUCCESS) goto out_free;
+  for (int i = 0; i < n; i++) out[i] = cs[i];
+  goto out;
+out_free:
+  kilnCommDestroyAll(n, cs);
+out:
+  free(cs);
+  cudaSetDevice(saveDev);
+  return res;
+}
+
+kilnResult_t kilnCommDestroy(kilnComm_t comm) {
+  if (!comm) return KILN_SUCCESS;
+  int saveDev = 0;
+  cudaGetDevice(&saveDev);
+  commFree(comm);
+  cudaSetDevice(saveDev);
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
+  if (n < 1 || !comms) return KILN_SUCCESS;
+  int saveDev = 0;
+  cudaGetDevice(&saveDev);
+  for (int i = 0; i < n; i++)
+    if (comms[i]) {
+      cudaSetDevice(comms[i]->dev);
+      if (comms[i]->haveLast) cudaEventSynchronize(comms[i]->last);
+      cudaDeviceSynchronize();
+    }
+  /* Deregistration and the device communicator's teardown may be collective: group them. */
+  ncclGroupStart();
+  for (int i = 0; i < n; i++)
+    if (comms[i] && comms[i]->devComm) {
+      cudaSetDevice(comms[i]->dev);
+      kilnNcclDevCommDestroy(comms[i]->nccl, comms[i]->devComm);
+      comms[i]->devComm = NULL;
+    }
+  ncclGroupEnd();
+  ncclGroupStart();
+  for (int i = 0; i < n; i++)
+    if (comms[i] && comms[i]->registered) {
+      cudaSetDevice(comms[i]->dev);
+      ncclCommWindowDeregister(comms[i]->nccl, comms[i]->window);
+      comms[i]->registered = false;
+    }
+  ncclGroupEnd();
+  for (int i = 0; i < n; i++) {
+    commFree(comms[i]);
+    comms[i] = NULL;
+  }
+  cudaSetDevice(saveDev);
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError) {
+  if (!comm || !asyncError) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommGetAsyncError: NULL argument");
+  int e = *(volatile int*)comm->errHost;
+  *asyncError = e == 0 ? KILN_SUCCESS : KILN_ERR_TIMEOUT;
+  if (e != 0) kilnSetError(KILN_ERR_TIMEOUT, "rank %d: a kiln kernel gave up waiting for a peer", comm->rank);
+  return KILN_SUCCESS;
+}

@@ -1,0 +1,398 @@
+/*
+ * Plans on the GPU: kilnPlanLoad checks this rank's part of a plan and uploads it with its
+ * connections resolved to window addresses; kilnRun maps the call's buffers and count onto the
+ * plan's chunks and launches the interpreter once.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln_dev.h"
+#include "runtime_internal.h"
+
+struct kilnExec {
+  struct kilnComm* comm;
+  kilnColl_t coll;
+  int proto;              /* KILN_DEV_PROTO_* */
+  int ntbs;
+  int chunksPerBlock;     /* k */
+  int inChunks, outChunks, scratchChunks;
+  int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
+  bool inplaceForm;       /* the plan leaves out a buffer (see plan.h) */
+  bool servesInplace;
+  kilnDevTb* tbs;         /* device */
+  kilnDevStep* steps;     /* device */
+  uint64_t* progress;
+  uint32_t* callSeq;
+  unsigned long long* done;
+  char* scratch;
+  size_t scratchBytes;
+};
+
+#define CUDA_TRY(call, label)                                                                   \
+  do {                                                                                          \
+    cudaError_t e_ = (call);                                                                    \
+    if (e_ != cudaSuccess) {                                                                    \
+      res = kilnSetError(KILN_ERR_CUDA, "rank %d: %s: %s", rank, #call, cudaGetErrorString(e_)); \
+      goto label;                                                                               \
+    }                                                                                           \
+  } while (0)
+
+/* Chunk counts of input and output as the call sees them (a missing in-place buffer aliases
+ * part of the other) and k, the chunks per block of a user buffer. */
+static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k, bool* inplaceForm) {
+  const int n = p->ngpus;
+  const kilnGpu* g = &p->gpus[0];
+  int i = g->i_chunks, o = g->o_chunks;
+  *inplaceForm = false;
+  switch (p->coll) {
+    case KILN_COLL_ALLREDUCE:
+      if (o == 0) { o = i; *inplaceForm = true; }
+      *k = i;
+      if (o != i) goto bad;
+      break;
+    case KILN_COLL_ALLGATHER:
+      if (o % n) goto bad;
+      *k = o / n;
+      if (i == 0) { i = *k; *inplaceForm = true; }
+      if (i != *k) goto bad;
+      break;
+    case KILN_COLL_REDUCESCATTER:
+      if (i % n) goto bad;
+      *k = i / n;
+      if (o == 0) { o = *k; *inplaceForm = true; }
+      if (o != *k) goto bad;
+      break;
+    case KILN_COLL_ALLTOALL:
+      if (i % n || o != i) goto bad;
+      *k = i / n;
+      break;
+    default:
+      return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: collective %s has no runtime mapping",
+                          p->name, kilnCollName(p->coll));
+  }
+  if (*k < 1) goto bad;
+  for (int r = 1; r < n; r++)
+    if (p->gpus[r].i_chunks != p->gpus[0].i_chunks || p->gpus[r].o_chunks != p->gpus[0].o_chunks)
+      return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: gpu %d has other chunk counts than gpu 0",
+                          p->name, r);
+  *inN = i;
+  *outN = o;
+  return KILN_SUCCESS;
+bad:
+  return kilnSetError(KILN_ERR_UNSUPPORTED,
+                      "plan %s: i_chunks=%d o_chunks=%d do not fit %s on %d ranks", p->name,
+                      g->i_chunks, g->o_chunks, kilnCollName(p->coll), n);
+}
+
+static int bufChunks(int buf, int inN, int outN, int sN) {
+  return buf == KILN_BUF_INPUT ? inN : buf == KILN_BUF_OUTPUT ? outN : sN;
+}
+
+/* Checks this rank's threadblocks: peers, unique connections, steps, dependencies, offsets. */
+static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int inN, int outN) {
+  const kilnGpu* g = &p->gpus[c->rank];
+  const int rank = c->rank;
+  if (g->ntbs > c->nsm)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: rank %d has %d threadblocks, the GPU %d SMs",
+                        p->name, rank, g->ntbs, c->nsm);
+  for (int t = 0; t < g->ntbs; t++) {
+    const kilnThreadblock* tb = &g->tbs[t];
+    if (tb->send >= p->ngpus || tb->recv >= p->ngpus || tb->send == rank || tb->recv == rank ||
+        tb->chan < 0 || tb->chan >= c->cfg.maxChannels)
+      return kilnSetError(KILN_ERR_UNSUPPORTED,
+                          "plan %s: rank %d tb %d: send=%d recv=%d chan=%d out of range (channels < %d)",
+                          p->name, rank, t, tb->send, tb->recv, tb->chan, c->cfg.maxChannels);
+    for (int u = 0; u < t; u++) {
+      const kilnThreadblock* o = &g->tbs[u];
+      if ((tb->send >= 0 && o->send == tb->send && o->chan == tb->chan) ||
+          (tb->recv >= 0 && o->recv == tb->recv && o->chan == tb->chan))
+        return kilnSetError(KILN_ERR_UNSUPPORTED,
+                            "plan %s: rank %d tbs %d and %d share a connection (chan %d)", p->name,
+                            rank, u, t, tb->chan);
+    }
+    for (int s = 0; s < tb->nsteps; s++) {
+      const kilnStep* st = &tb->steps[s];
+      if ((int)st->type < 0 || st->type >= KILN_NUM_STEP_TYPES || st->cnt < 0 ||
+          (kilnStepSends(st->type) && tb->send < 0) || (kilnStepReceives(st->type) && tb->recv < 0))
+        return kilnSetError(KILN_ERR_UNSUPPORTED,
+                            "plan %s: rank %d tb %d step %d: type or peer does not fit", p->name,
+                            rank, t, s);
+      if (kilnStepReadsSrc(st->type) || st->type == KILN_STEP_REDUCE) {
+        int nb = bufChunks(st->srcbuf, inN, outN, g->s_chunks);
+        if ((int)st->srcbuf < 0 || st->srcbuf >= KILN_NUM_BUFFERS || st->srcoff < 0 || st->srcoff + st->cnt > nb)
+          return kilnSetError(KILN_ERR_UNSUPPORTED,
+                              "plan %s: rank %d tb %d step %d: source chunks %d+%d outside %s (%d)",
+                              p->name, rank, t, s, st->srcoff, st->cnt, kilnBufferName(st->srcbuf), nb);
+      }
+      if (kilnStepWritesDst(st->type)) {
+        int nb = bufChunks(st->dstbuf, inN, outN, g->s_chunks);
+        if ((int)st->dstbuf < 0 || st->dstbuf >= KILN_NUM_BUFFERS || st->dstoff < 0 || st->dstoff + st->cnt > nb)
+          return kilnSetError(KILN_ERR_UNSUPPORTED,
+                              "plan %s: rank %d tb %d step %d: destination chunks %d+%d outside %s (%d)",
+                              p->name, rank, t, s, st->dstoff, st->cnt, kilnBufferName(st->dstbuf), nb);
+      }
+      if (st->depid >= 0 && (st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps ||
+                             st->depid == t))
+        return kilnSetError(KILN_ERR_UNSUPPORTED,
+                            "plan %s: rank %d tb %d step %d: dependency (%d, %d) does not exist",
+                            p->name, rank, t, s, st->depid, st->deps);
+    }
+  }
+  return KILN_SUCCESS;
+}
+
+void kilnExecFree(kilnExec_t x) {
+  if (!x) return;
+  int save = 0;
+  cudaGetDevice(&save);
+  cudaSetDevice(x->comm->dev);
+  if (x->comm->haveLast) cudaEventSynchronize(x->comm->last);
+  cudaFree(x->tbs);
+  cudaFree(x->steps);
+  cudaFree(x->progress);
+  cudaFree(x->callSeq);
+  cudaFree(x->done);
+  cudaFree(x->scratch);
+  cudaSetDevice(save);
+  free(x);
+}
+
+kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
+  if (!c || !p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanLoad: NULL argument");
+  const int rank = c->rank;
+  if (p->ngpus != c->nranks)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s is for %d ranks, the communicator has %d",
+                        p->name, p->ngpus, c->nranks);
+  int inN = 0, outN = 0, k = 0;
+  bool inplaceForm = false;
+  kilnResult_t res = planGeometry(p, &inN, &outN, &k, &inplaceForm);
+  if (res != KILN_SUCCESS) return res;
+  if ((res = checkRank(p, c, inN, outN)) != KILN_SUCCESS) return res;
+  int maxcnt = 1;
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++)
+      for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++)
+        if (p->gpus[r].tbs[t].steps[s].cnt > maxcnt) maxcnt = p->gpus[r].tbs[t].steps[s].cnt;
+  const int proto = p->proto == KILN_PROTO_LL ? KILN_DEV_PROTO_LL : KILN_DEV_PROTO_SIMPLE;
+  const size_t cap = proto == KILN_DEV_PROTO_LL ? c->cfg.slotBytes / 2 : c->cfg.slotBytes;
+  if (cap / (size_t)maxcnt < 16)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: a step of %d chunks does not fit a %zu-byte slot",
+                        p->name, maxcnt, c->cfg.slotBytes);
+
+  const kilnGpu* g = &p->gpus[rank];
+  int nsteps = 0;
+  for (int t = 0; t < g->ntbs; t++) nsteps += g->tbs[t].nsteps;
+  kilnDevTb* htbs = calloc((size_t)g->ntbs + 1, sizeof(kilnDevTb));
+  kilnDevStep* hsteps = calloc((size_t)nsteps + 1, sizeof(kilnDevStep));
+  struct kilnExec* x = calloc(1, sizeof(*x));
+  if (!htbs || !hsteps || !x) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory loading plan %s", p->name);
+    goto out_free_host;
+  }
+  x->comm = c;
+  x->coll = p->coll;
+  x->proto = proto;
+  x->ntbs = g->ntbs;
+  x->chunksPerBlock = k;
+  x->inChunks = inN;
+  x->outChunks = outN;
+  x->scratchChunks = g->s_chunks;
+  x->maxcnt = maxcnt;
+  x->inplaceForm = inplaceForm;
+  x->servesInplace = inplaceForm || p->inplace;
+  const size_t nconn = (size_t)c->nranks * c->cfg.maxChannels;
+  int first = 0;
+  for (int t = 0; t < g->ntbs; t++) {
+    const kilnThreadblock* tb = &g->tbs[t];
+    kilnDevTb* d = &htbs[t];
+    d->firstStep = first;
+    d->nsteps = tb->nsteps;
+    d->sendPeer = tb->send;
+    d->recvPeer = tb->recv;
+    if (tb->send >= 0) {
+      d->sendFifo = c->peers[tb->send] + kilnFifoOff(c, rank, tb->chan);
+      d->sendHead = (uint64_t*)(c->peers[tb->send] + kilnHeadOff(c, rank, tb->chan));
+      d->sendTail = (uint64_t*)(c->win + kilnTailOff(c, tb->send, tb->chan));
+      d->sendCount = c->state + (size_t)tb->send * c->cfg.maxChannels + tb->chan;
+    }
+    if (tb->recv >= 0) {
+      d->recvFifo = c->win + kilnFifoOff(c, tb->recv, tb->chan);
+      d->recvHead = (uint64_t*)(c->win + kilnHeadOff(c, tb->recv, tb->chan));
+      d->recvTail = (uint64_t*)(c->peers[tb->recv] + kilnTailOff(c, rank, tb->chan));
+      d->recvCount = c->state + nconn + (size_t)tb->recv * c->cfg.maxChannels + tb->chan;
+    }
+    for (int s = 0; s < tb->nsteps; s++) {
+      const kilnStep* st = &tb->steps[s];
+      kilnDevStep* ds = &hsteps[first + s];
+      ds->type = (uint8_t)st->type;
+      ds->srcbuf = (uint8_t)st->srcbuf;
+      ds->dstbuf = (uint8_t)st->dstbuf;
+      ds->hasdep = st->hasdep ? 1 : 0;
+      ds->cnt = st->cnt;
+      ds->srcoff = st->srcoff;
+      ds->dstoff = st->dstoff;
+      ds->depid = st->depid >= 0 ? st->depid : -1;
+      ds->deps = st->depid >= 0 ? st->deps : -1;
+      ds->depNsteps = st->depid >= 0 ? g->tbs[st->depid].nsteps : 0;
+    }
+    first += tb->nsteps;
+  }
+  /* A step that others wait on must publish, whatever hasdep says. */
+  for (int t = 0; t < g->ntbs; t++)
+    for (int s = 0; s < g->tbs[t].nsteps; s++) {
+      const kilnStep* st = &g->tbs[t].steps[s];
+      if (st->depid >= 0) hsteps[htbs[st->depid].firstStep + st->deps].hasdep = 1;
+    }
+
+  int save = 0;
+  cudaGetDevice(&save);
+  cudaSetDevice(c->dev);
+  const size_t ntb = (size_t)g->ntbs + 1;
+  CUDA_TRY(cudaMalloc((void**)&x->tbs, ntb * sizeof(kilnDevTb)), out_free_dev);
+  CUDA_TRY(cudaMalloc((void**)&x->steps, ((size_t)nsteps + 1) * sizeof(kilnDevStep)), out_free_dev);
+  CUDA_TRY(cudaMalloc((void**)&x->progress, ntb * sizeof(uint64_t)), out_free_dev);
+  CUDA_TRY(cudaMalloc((void**)&x->callSeq, ntb * sizeof(uint32_t)), out_free_dev);
+  CUDA_TRY(cudaMalloc((void**)&x->done, sizeof(unsigned long long)), out_free_dev);
+  CUDA_TRY(cudaMemcpy(x->tbs, htbs, ntb * sizeof(kilnDevTb), cudaMemcpyHostToDevice), out_free_dev);
+  CUDA_TRY(cudaMemcpy(x->steps, hsteps, ((size_t)nsteps + 1) * sizeof(kilnDevStep), cudaMemcpyHostToDevice), out_free_dev);
+  CUDA_TRY(cudaMemset(x->progress, 0, ntb * sizeof(uint64_t)), out_free_dev);
+  CUDA_TRY(cudaMemset(x->callSeq, 0, ntb * sizeof(uint32_t)), out_free_dev);
+  CUDA_TRY(cudaMemset(x->done, 0, sizeof(unsigned long long)), out_free_dev);
+  CUDA_TRY(cudaDeviceSynchronize(), out_free_dev);
+  cudaSetDevice(save);
+  free(htbs);
+  free(hsteps);
+  *out = x;
+  return KILN_SUCCESS;
+out_free_dev:
+  cudaSetDevice(save);
+  kilnExecFree(x);
+  x = NULL;
+out_free_host:
+  free(htbs);
+  free(hsteps);
+  free(x);
+  return res;
+}
+
+bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kilnRedOp_t op, bool inplace) {
+  if (!p || (int)dtype < 0 || dtype >= KILN_NUM_DTYPES || (int)op < 0 || op >= KILN_NUM_REDOPS) return false;
+  if (p->ngpus < 1 || !p->gpus) return false;
+  if (count > ((size_t)1 << 40)) return false;
+  int inN, outN, k;
+  bool form;
+  char saved[512];
+  snprintf(saved, sizeof(saved), "%s", kilnLastError());
+  bool ok = planGeometry(p, &inN, &outN, &k, &form) == KILN_SUCCESS;
+  if (saved[0]) kilnSetError(KILN_ERR_INTERNAL, "%s", saved); /* a predicate leaves no error */
+  if (!ok) return false;
+  if (p->coll == KILN_COLL_ALLTOALL && inplace) return false;
+  if (form) return inplace;
+  return inplace ? p->inplace : true;
+}
+
+kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                     kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
+  if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: NULL exec");
+  struct kilnComm* c = x->comm;
+  const int rank = c->rank, n = c->nranks;
+  const size_t es = kilnDataTypeSize(dtype);
+  if (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype, (int)op);
+  if (count == 0 || x->ntbs == 0) return KILN_SUCCESS;
+  const char* sb = (const char*)sendbuf;
+  char* rb = (char*)recvbuf;
+  bool inplace = false;
+  switch (x->coll) {
+    case KILN_COLL_ALLREDUCE: inplace = sb == rb; break;
+    case KILN_COLL_ALLGATHER: inplace = sb == rb + (size_t)rank * count * es; break;
+    case KILN_COLL_REDUCESCATTER: inplace = rb == sb + (size_t)rank * count * es; break;
+    default: inplace = sb == rb; break;
+  }
+  if (x->inplaceForm && !inplace)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: an in-place plan called out of place", rank);
+  if (x->coll == KILN_COLL_ALLTOALL && inplace)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: in-place alltoall", rank);
+
+  kilnDevArgs a;
+  memset(&a, 0, sizeof(a));
+  const size_t k = (size_t)x->chunksPerBlock;
+  const size_t L = (count + k - 1) / k;
+  const size_t vec = 16 / es;
+  const size_t cap = x->proto == KILN_DEV_PROTO_LL ? c->cfg.slotBytes / 2 : c->cfg.slotBytes;
+  size_t S = cap / ((size_t)x->maxcnt * es);
+  S -= S % vec;
+  const size_t Lr = (L + vec - 1) / vec * vec;
+  if (S > Lr) S = Lr;
+  a.tbs = x->tbs;
+  a.steps = x->steps;
+  a.progress = x->progress;
+  a.callSeq = x->callSeq;
+  a.done = x->done;
+  a.abortFlag = c->abortFlag;
+  a.errWord = c->errDev;
+  a.bufs[KILN_DEV_BUF_INPUT] = (char*)sb;
+  a.bufs[KILN_DEV_BUF_OUTPUT] = rb;
+  if (x->inplaceForm && x->coll == KILN_COLL_ALLREDUCE) a.bufs[KILN_DEV_BUF_OUTPUT] = (char*)sb;
+  a.count = count;
+  a.chunkElems = L;
+  a.sliceElems = S;
+  a.timeoutNs = (uint64_t)c->cfg.timeoutMs * 1000000ull;
+  a.slotBytes = c->cfg.slotBytes;
+  a.nslots = c->cfg.nslots;
+  a.chunksPerBlock = (int)k;
+  a.niter = (int)((L + S - 1) / S);
+  a.op = (int)op;
+  a.nranks = n;
+  a.rank = rank;
+  a.proto = x->proto;
+  a.ntbs = x->ntbs;
+  if (op == KILN_AVG && (x->coll == KILN_COLL_ALLREDUCE || x->coll == KILN_COLL_REDUCESCATTER)) {
+    a.avgBuf = a.bufs[KILN_DEV_BUF_OUTPUT];
+    a.avgElems = count;
+  }
+
+  int save = 0;
+  cudaGetDevice(&save);
+  cudaSetDevice(c->dev);
+  kilnResult_t res = KILN_SUCCESS;
+  enum cudaStreamCaptureStatus cap_status = cudaStreamCaptureStatusNone;
+  CUDA_TRY(cudaStreamIsCapturing(stream, &cap_status), out);
+  const bool capturing = cap_status != cudaStreamCaptureStatusNone;
+  if (x->scratchChunks > 0) {
+    const size_t need = (size_t)x->scratchChunks * Lr * es;
+    if (need > x->scratchBytes) {
+      if (capturing) {
+        res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                           "rank %d: the plan needs %zu bytes of scratch; run it once outside graph "
+                           "capture at this size first", rank, need);
+        goto out;
+      }
+      if (c->haveLast) cudaEventSynchronize(c->last);
+      cudaFree(x->scratch);
+      x->scratch = NULL;
+      x->scratchBytes = 0;
+      CUDA_TRY(cudaMalloc((void**)&x->scratch, need), out);
+      x->scratchBytes = need;
+    }
+    a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
+  }
+  /* Calls on one communicator run in issue order, also across streams. */
+  if (!capturing && c->haveLast) CUDA_TRY(cudaStreamWaitEvent(stream, c->last, 0), out);
+  {
+    int e = kilnInterpLaunch((int)dtype, &a, c->cfg.threads, (void*)stream);
+    if (e != 0) {
+      res = kilnSetError(KILN_ERR_CUDA, "rank %d: launching the interpreter: %s", rank,
+                         cudaGetErrorString((cudaError_t)e));
+      goto out;
+    }
+  }
+  if (!capturing) {
+    CUDA_TRY(cudaEventRecord(c->last, stream), out);
+    c->haveLast = true;
+  }
+out:
+  cudaSetDevice(save);
+  return res;
+}

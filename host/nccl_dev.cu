@@ -1,0 +1,56 @@
+/*
+ * The one translation unit that includes nccl_device.h (C++17): creates NCCL's device
+ * communicator (which confirms that the communicator supports symmetric memory) and reads each
+ * peer's address of a symmetric window once, in a small kernel. The rest of the runtime is C and
+ * plain CUDA and never sees NCCL's device types.
+ */
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <nccl_device.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+extern "C" int kilnNcclDevCommCreate(ncclComm_t comm, void** handle) {
+  ncclDevComm* dc = (ncclDevComm*)calloc(1, sizeof(ncclDevComm));
+  if (!dc) return (int)ncclSystemError;
+  ncclDevCommRequirements reqs;
+  memset(&reqs, 0, sizeof(reqs));
+  ncclResult_t r = ncclDevCommCreate(comm, &reqs, dc);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    free(dc);
+    return (int)r;
+  }
+  *handle = dc;
+  return (int)ncclSuccess;
+}
+
+extern "C" int kilnNcclDevCommLsaSize(void* handle, int* nranks) {
+  const ncclDevComm* dc = (const ncclDevComm*)handle;
+  if (nranks) *nranks = dc->nRanks;
+  return dc->lsaSize;
+}
+
+extern "C" int kilnNcclDevCommDestroy(ncclComm_t comm, void* handle) {
+  if (!handle) return 0;
+  ncclResult_t r = ncclDevCommDestroy(comm, (const ncclDevComm*)handle);
+  free(handle);
+  return (int)r;
+}
+
+__global__ void kilnReadPeersKernel(ncclWindow_t win, int nranks, void** out) {
+  for (int p = threadIdx.x; p < nranks; p += blockDim.x) out[p] = ncclGetPeerPointer(win, 0, p);
+}
+
+extern "C" int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** hostOut) {
+  void** d = nullptr;
+  cudaError_t e = cudaMalloc(&d, sizeof(void*) * nranks);
+  if (e != cudaSuccess) return (int)e;
+  kilnReadPeersKernel<<<1, 32>>>(win, nranks, d);
+  e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaMemcpy(hostOut, d, sizeof(void*) * nranks, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  return (int)e;
+}

@@ -1,0 +1,59 @@
+/* Internals shared by the runtime's host files (comm.c, exec.c, nccl_dev.cu). */
+#ifndef KILN_HOST_RUNTIME_INTERNAL_H
+#define KILN_HOST_RUNTIME_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* nccl_dev.cu. Return ncclResult_t / cudaError_t values. */
+int kilnNcclDevCommCreate(ncclComm_t comm, void** handle);
+int kilnNcclDevCommLsaSize(void* handle, int* nranks);
+int kilnNcclDevCommDestroy(ncclComm_t comm, void* handle);
+int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** hostOut);
+
+#ifndef __CUDACC__
+#include "kiln/runtime.h"
+
+/* Window layout, the same on every rank:
+ *   FIFOs  [src rank][chan] of nslots * slotBytes   (connection src -> this rank)
+ *   heads  [src rank][chan] one 128-byte line each  (written by src: slots filled)
+ *   tails  [dst rank][chan] one 128-byte line each  (written by dst: slots drained)  */
+struct kilnComm {
+  ncclComm_t nccl;
+  int rank, nranks, dev, nsm;
+  kilnCommConfig cfg;
+  size_t fifoBytes, headBase, tailBase, winBytes;
+  char* win;                /* ncclMemAlloc */
+  ncclWindow_t window;
+  void* devComm;            /* ncclDevComm*, owned by nccl_dev.cu */
+  char** peers;             /* [nranks] each rank's window base as mapped here */
+  uint64_t* state;          /* device: sendCount[nranks*maxch], then recvCount[nranks*maxch] */
+  int* abortFlag;           /* device */
+  int* errHost;             /* mapped host word written by kernels */
+  int* errDev;
+  cudaEvent_t last;         /* end of the last call, to order calls across streams */
+  bool haveLast;
+  bool registered;
+};
+
+static inline size_t kilnFifoOff(const struct kilnComm* c, int src, int chan) {
+  return ((size_t)src * c->cfg.maxChannels + chan) * c->fifoBytes;
+}
+static inline size_t kilnHeadOff(const struct kilnComm* c, int src, int chan) {
+  return c->headBase + ((size_t)src * c->cfg.maxChannels + chan) * 128;
+}
+static inline size_t kilnTailOff(const struct kilnComm* c, int dst, int chan) {
+  return c->tailBase + ((size_t)dst * c->cfg.maxChannels + chan) * 128;
+}
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,89 @@
+/*
+ * The GPU runtime: kiln communicators over NCCL communicators, plans loaded onto the GPU, and
+ * collective calls that run a whole plan in one kernel launch through NCCL's transport (peer
+ * memory of a symmetric NCCL window).
+ *
+ * Calls are asynchronous like NCCL's: kilnRun only enqueues on the stream; errors that happen on
+ * the GPU later (a peer that never arrives) are read with kilnCommGetAsyncError. Calls on one
+ * communicator run in the order they were issued, also across streams (outside graph capture).
+ * Sequence numbers live in device memory, so a captured call replays correctly.
+ *
+ * Ownership: a kilnComm_t is created by kilnCommCreate/kilnCommCreateAll and freed with
+ * kilnCommDestroy (the ncclComm_t it wraps stays the caller's and must outlive it). A kilnExec_t
+ * is created by kilnPlanLoad, copies what it needs from the plan (the plan may be freed right
+ * after) and is freed with kilnExecFree before its communicator is destroyed.
+ *
+ * Every function returning kilnResult_t leaves a message in kilnLastError() on failure.
+ * KILN_ERR_UNSUPPORTED means "use NCCL instead" (old/new NCCL, no symmetric memory support,
+ * ranks not all reachable by NVLink peer pointers, plan shape the runtime cannot run).
+ */
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "kiln/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kilnComm* kilnComm_t;
+typedef struct kilnExec* kilnExec_t;
+
+#define KILN_COMM_CONFIG_MAGIC 0x6b696c6eu /* "kiln" */
+
+/* Communicator settings. Start from KILN_COMM_CONFIG_INITIALIZER and change fields. */
+typedef struct kilnCommConfig {
+  size_t size;          /* sizeof(kilnCommConfig) */
+  unsigned magic;       /* KILN_COMM_CONFIG_MAGIC */
+  int maxChannels;      /* channels (plan `chan` values) per peer pair; default 16 */
+  int nslots;           /* FIFO slots per connection; default 8 */
+  size_t slotBytes;     /* bytes per slot (LL carries half as much data); default 128 KiB */
+  int threads;          /* threads per block; default 512 */
+  int timeoutMs;        /* a wait for a peer gives up after this long; default 5000 */
+} kilnCommConfig;
+#define KILN_COMM_CONFIG_INITIALIZER \
+  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 16, 8, 128 * 1024, 512, 5000 }
+
+/* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
+ * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
+ * NULL for defaults. */
+KILN_API kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm_t* out);
+/* The same for one process driving all n ranks: out[i] wraps nccls[i]. The collective NCCL calls
+ * are grouped (ncclGroupStart/End), so one thread can do it. */
+KILN_API kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommConfig* cfg,
+                                        kilnComm_t* out);
+/* Frees the communicator after waiting for its work to finish. Not collective. NULL is a no-op. */
+KILN_API kilnResult_t kilnCommDestroy(kilnComm_t comm);
+/* Frees all n communicators (one process driving all ranks). */
+KILN_API kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms);
+KILN_API int kilnCommRank(kilnComm_t comm);
+KILN_API int kilnCommSize(kilnComm_t comm);
+/* KILN_SUCCESS, or the first error the GPU recorded (KILN_ERR_TIMEOUT: a peer never arrived;
+ * the communicator is then unusable). Does not block. */
+KILN_API kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError);
+
+/* Checks that this rank can run the plan on this communicator (ranks, channels, threadblocks,
+ * steps, FIFO sizes) and uploads its part of the plan. Not collective; does not block the GPU. */
+KILN_API kilnResult_t kilnPlanLoad(kilnComm_t comm, const kilnPlan* plan, kilnExec_t* out);
+KILN_API void kilnExecFree(kilnExec_t exec);
+
+/* True when kilnRun can run `plan` for this call: the collective's count convention (see
+ * kilnRun), a data type and op the runtime has, the plan's in-place/out-of-place form. A
+ * predicate: sets no error. */
+KILN_API bool kilnPlanSupports(const kilnPlan* plan, size_t count, kilnDataType_t dtype,
+                               kilnRedOp_t op, bool inplace);
+
+/* Runs the loaded plan on `stream`. count follows NCCL: allreduce: elements per rank;
+ * allgather: sendcount; reducescatter: recvcount; alltoall: elements per peer. In place when the
+ * buffers alias as NCCL defines (allreduce: sendbuf == recvbuf; allgather: sendbuf == recvbuf +
+ * rank*count; reducescatter: recvbuf == sendbuf + rank*count). count 0 does nothing. */
+KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbuf, size_t count,
+                              kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_RUNTIME_H */

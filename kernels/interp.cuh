@@ -1,0 +1,186 @@
+/*
+ * The interpreter kernel: runs any plan uploaded to device memory (kilnDevTb/kilnDevStep), one
+ * CUDA block per plan threadblock of this rank. Large buffers loop over the plan: iteration `it`
+ * moves elements [it*S, it*S + S) of every chunk, so one step's pieces always fit a FIFO slot.
+ *
+ * Per step, thread 0 waits (dependency flag, a filled receive slot for Simple, a free send slot),
+ * the block moves the pieces through the primitives, then thread 0 publishes (Simple: the peer's
+ * head counter after a system fence; the drained slot to the sender; progress for dependants).
+ * Every wait is bounded: on timeout the kernel records KILN_DEV_ERR_TIMEOUT and returns.
+ */
+#ifndef KILN_KERNELS_INTERP_CUH
+#define KILN_KERNELS_INTERP_CUH
+
+#include "primitives.cuh"
+
+namespace kiln {
+
+/* plan.h's step types, in its order (the table there is the authority; checked on the host). */
+enum : int {
+  ST_SEND = 0, ST_RECV, ST_RCS, ST_RRS, ST_RRC, ST_RRCS, ST_CPY, ST_RE, ST_NOP
+};
+
+__device__ __forceinline__ bool stepReceives(int t) { return t >= ST_RECV && t <= ST_RRCS; }
+__device__ __forceinline__ bool stepSends(int t) {
+  return t == ST_SEND || t == ST_RCS || t == ST_RRS || t == ST_RRCS;
+}
+
+/* Element offset and valid length of chunk j's slice `it` in buffer b. */
+__device__ __forceinline__ void chunkSlice(const kilnDevArgs& a, int b, int64_t j, int it, uint64_t n,
+                                           uint64_t* off, uint64_t* valid) {
+  const uint64_t L = a.chunkElems, S = a.sliceElems;
+  if (b == KILN_DEV_BUF_SCRATCH) {
+    *off = (uint64_t)j * L + (uint64_t)it * S;
+    *valid = n;
+    return;
+  }
+  const uint64_t blk = (uint64_t)j / a.chunksPerBlock, c = (uint64_t)j % a.chunksPerBlock;
+  *off = blk * a.count + c * L + (uint64_t)it * S;
+  const uint64_t start = c * L + (uint64_t)it * S;
+  const uint64_t chunkEnd = min(a.count, c * L + L);
+  *valid = start >= chunkEnd ? 0 : min(n, chunkEnd - start);
+}
+
+template <typename T, class Op, int PROTO>
+__device__ __forceinline__ bool runPiece(int type, const Piece<T>& pc, const Op& op, Spin& spin) {
+  switch (type) {
+    case ST_SEND: return send<T, Op, PROTO>(pc, op, spin);
+    case ST_RECV: return recv<T, Op, PROTO>(pc, op, spin);
+    case ST_RCS: return recvCopySend<T, Op, PROTO>(pc, op, spin);
+    case ST_RRS: return recvReduceSend<T, Op, PROTO>(pc, op, spin);
+    case ST_RRC: return recvReduceCopy<T, Op, PROTO>(pc, op, spin);
+    case ST_RRCS: return recvReduceCopySend<T, Op, PROTO>(pc, op, spin);
+    case ST_CPY: return copy<T, Op, PROTO>(pc, op, spin);
+    case ST_RE: return reduce<T, Op, PROTO>(pc, op, spin);
+    default: return true;
+  }
+}
+
+/* Block state shared by the threads. */
+struct BlockState {
+  uint64_t sent, rcvd;
+  uint32_t seq;
+  int abort;
+};
+
+template <typename T, class Op, int PROTO>
+__device__ void interpBody(const kilnDevArgs& a, const Op& op, BlockState* bs) {
+  const int tid = threadIdx.x;
+  const kilnDevTb& tb = a.tbs[blockIdx.x];
+  Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+  const uint64_t S = a.sliceElems, L = a.chunkElems;
+  const uint64_t pieceBytes = S * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
+
+  for (int it = 0; it < a.niter; it++) {
+    const uint64_t n = min(S, L - (uint64_t)it * S);
+    for (int s = 0; s < tb.nsteps; s++) {
+      const kilnDevStep st = a.steps[tb.firstStep + s];
+      const bool rv = stepReceives(st.type), sd = stepSends(st.type);
+      if (tid == 0) {
+        bool bad = false;
+        if (st.depid >= 0) {
+          const uint64_t want = ((uint64_t)bs->seq << 32) |
+                                (uint64_t)((int64_t)it * st.depNsteps + st.deps + 1);
+          while (!bad && ldAcquireGpu(a.progress + st.depid) < want) bad = spin.tick();
+        }
+        if (rv && PROTO == KILN_DEV_PROTO_SIMPLE)
+          while (!bad && ldAcquireSys(tb.recvHead) < bs->rcvd + 1) bad = spin.tick();
+        if (sd)
+          while (!bad && ldAcquireSys(tb.sendTail) + (uint64_t)a.nslots < bs->sent + 1) bad = spin.tick();
+        if (bad) bs->abort = 1;
+      }
+      __syncthreads();
+      if (bs->abort) return;
+
+      const char* rslot = rv ? tb.recvFifo + (bs->rcvd % a.nslots) * a.slotBytes : nullptr;
+      char* sslot = sd ? tb.sendFifo + (bs->sent % a.nslots) * a.slotBytes : nullptr;
+      bool ok = true;
+      for (int c = 0; c < st.cnt && st.type != ST_NOP; c++) {
+        Piece<T> pc;
+        uint64_t soff = 0, sval = n, doff = 0, dval = n;
+        if (st.srcbuf < KILN_DEV_NBUFS) chunkSlice(a, st.srcbuf, (int64_t)st.srcoff + c, it, n, &soff, &sval);
+        if (st.dstbuf < KILN_DEV_NBUFS) chunkSlice(a, st.dstbuf, (int64_t)st.dstoff + c, it, n, &doff, &dval);
+        const bool readsSrc = st.type == ST_SEND || st.type == ST_RRS || st.type == ST_RRC ||
+                              st.type == ST_RRCS || st.type == ST_CPY || st.type == ST_RE;
+        const bool usesDst = st.type == ST_RECV || st.type == ST_RCS || st.type == ST_RRC ||
+                             st.type == ST_RRCS || st.type == ST_CPY || st.type == ST_RE;
+        pc.src = readsSrc ? (const T*)a.bufs[st.srcbuf] + soff : nullptr;
+        pc.dst = usesDst ? (T*)a.bufs[st.dstbuf] + doff : nullptr;
+        pc.n = n;
+        pc.m = min(readsSrc ? sval : n, usesDst ? dval : n);
+        pc.rslot = rslot ? rslot + c * pieceBytes : nullptr;
+        pc.sslot = sslot ? sslot + c * pieceBytes : nullptr;
+        pc.rflag = (uint32_t)(bs->rcvd + 1);
+        pc.sflag = (uint32_t)(bs->sent + 1);
+        ok = runPiece<T, Op, PROTO>(st.type, pc, op, spin) && ok;
+      }
+      if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */
+      if (sd && PROTO == KILN_DEV_PROTO_SIMPLE) __threadfence_system();
+      if (st.hasdep) __threadfence();
+      __syncthreads();
+      if (bs->abort) return;
+      if (tid == 0) {
+        if (sd) {
+          if (PROTO == KILN_DEV_PROTO_SIMPLE) stReleaseSys(tb.sendHead, bs->sent + 1);
+          bs->sent++;
+        }
+        if (rv) {
+          stReleaseSys(tb.recvTail, bs->rcvd + 1);
+          bs->rcvd++;
+        }
+        if (st.hasdep)
+          stReleaseGpu(a.progress + blockIdx.x,
+                       ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * tb.nsteps + s + 1));
+      }
+      /* bs->sent/rcvd are read by every thread at the next step, after its first barrier. */
+    }
+  }
+}
+
+template <typename T> __global__ void __launch_bounds__(1024) kilnInterpKernel(kilnDevArgs a) {
+  __shared__ BlockState bs;
+  const kilnDevTb& tb = a.tbs[blockIdx.x];
+  if (threadIdx.x == 0) {
+    bs.seq = a.callSeq[blockIdx.x] + 1;
+    a.callSeq[blockIdx.x] = bs.seq;
+    bs.sent = tb.sendPeer >= 0 ? *tb.sendCount : 0;
+    bs.rcvd = tb.recvPeer >= 0 ? *tb.recvCount : 0;
+    bs.abort = *(volatile int*)a.abortFlag;
+  }
+  __syncthreads();
+  if (bs.abort) return;
+  OpDyn op{a.op};
+  if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, op, &bs);
+  else interpBody<T, OpDyn, KILN_DEV_PROTO_SIMPLE>(a, op, &bs);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (tb.sendPeer >= 0) *tb.sendCount = bs.sent;
+    if (tb.recvPeer >= 0) *tb.recvCount = bs.rcvd;
+  }
+  if (bs.abort) return;
+  /* Every call counts its finished blocks, so that avg's grid barrier has a target. */
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(a.done, 1ull);
+  }
+  if (a.avgBuf == nullptr) return;
+  /* avg: once every block of this rank has finished, this rank's result is final; divide it by
+   * nranks. */
+  if (threadIdx.x == 0) {
+    Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+    const unsigned long long want = (unsigned long long)bs.seq * (unsigned long long)a.ntbs;
+    while (*(volatile unsigned long long*)a.done < want)
+      if (spin.tick()) { bs.abort = 1; break; }
+    __threadfence();
+  }
+  __syncthreads();
+  if (bs.abort) return;
+  T* buf = (T*)a.avgBuf;
+  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.avgElems;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    buf[i] = divide(ldcg(buf + i), a.nranks);
+}
+
+} /* namespace kiln */
+
+#endif /* KILN_KERNELS_INTERP_CUH */

@@ -1,0 +1,100 @@
+/*
+ * Plain-data structs shared by the host runtime (C11) and the device code (CUDA C++): a plan as
+ * the interpreter kernel reads it, and the launch arguments. Sizes and offsets are checked with
+ * static asserts so host and device cannot drift.
+ *
+ * Transport model (see ARCHITECTURE.md, Runtime): each rank owns one symmetric NCCL window; the
+ * FIFO of connection (src -> dst, chan) lives in dst's window, with a `head` counter (slots filled,
+ * written by src) next to it; the `tail` counter (slots drained, written by dst) lives in src's
+ * window. Counters only grow, across calls, so CUDA graph replays need no host help.
+ */
+#ifndef KILN_KERNELS_DEV_H
+#define KILN_KERNELS_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define KILN_ALIGN16 alignas(16)
+#define KILN_STATIC_ASSERT static_assert
+extern "C" {
+#else
+#define KILN_ALIGN16 _Alignas(16)
+#define KILN_STATIC_ASSERT _Static_assert
+#endif
+
+/* Buffer ids as in plan.h (input, output, scratch). */
+enum { KILN_DEV_BUF_INPUT = 0, KILN_DEV_BUF_OUTPUT = 1, KILN_DEV_BUF_SCRATCH = 2, KILN_DEV_NBUFS = 3 };
+/* Protocols the interpreter implements (LL128 plans run as Simple). */
+enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1 };
+/* Error codes the kernel leaves in the communicator's error word. */
+enum { KILN_DEV_OK = 0, KILN_DEV_ERR_TIMEOUT = 1 };
+
+/* One plan step, as plan.h's kilnStep with the dependency target's length resolved. */
+typedef struct kilnDevStep {
+  KILN_ALIGN16 uint8_t type;       /* kilnStepType_t */
+  uint8_t srcbuf;      /* KILN_DEV_BUF_* */
+  uint8_t dstbuf;
+  uint8_t hasdep;      /* 1: publish progress after this step */
+  int32_t cnt;         /* chunks */
+  int32_t srcoff, dstoff;
+  int32_t depid;       /* threadblock index of the same rank, or -1 */
+  int32_t deps;        /* its step index */
+  int32_t depNsteps;   /* its number of steps (progress counts steps across iterations) */
+  int32_t pad0;        /* to 32 bytes */
+} kilnDevStep;
+KILN_STATIC_ASSERT(sizeof(kilnDevStep) == 32, "kilnDevStep is 32 bytes");
+KILN_STATIC_ASSERT(offsetof(kilnDevStep, cnt) == 4, "kilnDevStep.cnt at 4");
+
+/* One threadblock of this rank's part of a plan, with its connections resolved to pointers. */
+typedef struct kilnDevTb {
+  KILN_ALIGN16 char* sendFifo;       /* peer's FIFO for (this rank -> send peer, chan): remote memory */
+  uint64_t* sendHead;    /* next to it, in the peer's window: slots filled */
+  uint64_t* sendTail;    /* in this rank's window: slots the peer has drained */
+  uint64_t* sendCount;   /* this rank's private state: slots sent so far */
+  char* recvFifo;        /* this rank's FIFO for (recv peer -> this rank, chan) */
+  uint64_t* recvHead;    /* local: slots the peer has filled */
+  uint64_t* recvTail;    /* in the peer's window: slots drained (written by us) */
+  uint64_t* recvCount;   /* private state: slots received so far */
+  int32_t firstStep;     /* index into the step array */
+  int32_t nsteps;
+  int32_t sendPeer, recvPeer; /* -1: none */
+} kilnDevTb;
+KILN_STATIC_ASSERT(sizeof(kilnDevTb) == 80, "kilnDevTb is 80 bytes");
+KILN_STATIC_ASSERT(offsetof(kilnDevTb, firstStep) == 64, "kilnDevTb.firstStep at 64");
+
+/* Kernel argument block (passed by value). Element counts are in elements of the call's type. */
+typedef struct kilnDevArgs {
+  KILN_ALIGN16 const kilnDevTb* tbs;
+  const kilnDevStep* steps;
+  uint64_t* progress;        /* [ntbs] (call sequence << 32) | steps done this call */
+  uint32_t* callSeq;         /* [ntbs] calls started by each block */
+  unsigned long long* done;  /* blocks finished, summed over calls (avg's grid barrier) */
+  int* abortFlag;            /* device word: some block of this communicator gave up */
+  int* errWord;              /* mapped host word: first error code */
+  char* bufs[KILN_DEV_NBUFS];/* input, output, scratch */
+  uint64_t count;            /* elements per block of a user buffer (NCCL's count) */
+  uint64_t chunkElems;       /* L: elements per chunk (count / chunks per block, rounded up) */
+  uint64_t sliceElems;       /* S: elements per chunk per iteration (fits the FIFO slot) */
+  uint64_t timeoutNs;        /* bounded spin */
+  char* avgBuf;              /* avg: this rank's result, divided by nranks at the end */
+  uint64_t avgElems;
+  uint64_t slotBytes;        /* bytes of one FIFO slot */
+  int32_t nslots;
+  int32_t chunksPerBlock;    /* k */
+  int32_t niter;             /* ceil(L / S) */
+  int32_t op;                /* kilnRedOp_t */
+  int32_t nranks, rank;
+  int32_t proto;             /* KILN_DEV_PROTO_* */
+  int32_t ntbs;
+} kilnDevArgs;
+KILN_STATIC_ASSERT(sizeof(kilnDevArgs) % 16 == 0, "kilnDevArgs is a multiple of 16 bytes");
+
+/* Launches the interpreter for `dtype` (kilnDataType_t) with args->ntbs blocks of `threads`
+ * threads on `stream` (a cudaStream_t). Returns a cudaError_t value (0: launched). */
+int kilnInterpLaunch(int dtype, const kilnDevArgs* args, int threads, void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_KERNELS_DEV_H */

@@ -1,0 +1,366 @@
+/*
+ * kiln's device primitives: one generic routine, kilnPrim<T, Op, PROTO, FLAGS>, that moves one
+ * piece of a plan step (a slice of one chunk) between a user/scratch buffer and a FIFO slot, and
+ * short named wrappers over it (copy, reduce, send, recv, recvCopySend, recvReduceSend,
+ * recvReduceCopy, recvReduceCopySend). Plans, the interpreter and generated kernels are written
+ * in this vocabulary only.
+ *
+ * The value of a piece is  A op B  where A is the source buffer (FLAG_SRC) and B is the received
+ * data (FLAG_RECV) or, for `re`, the destination itself (FLAG_REDUCE_DST); it is written to the
+ * destination (FLAG_DST) and/or the peer's FIFO slot (FLAG_SEND).
+ *
+ * Protocols:
+ * - Simple: the slot holds raw data, written by the sender through a peer pointer in 16-byte
+ *   stores; the block then publishes a counter (see interp.cuh). Receivers read with ld.cg.
+ * - LL: the slot holds 16-byte lines {data0, flag, data1, flag}; the receiver spins on the flags
+ *   of each line, so no counter is needed before reading. Flags are the slot's use number.
+ *
+ * All routines are executed by all threads of the block; none synchronizes the block.
+ */
+#ifndef KILN_KERNELS_PRIMITIVES_CUH
+#define KILN_KERNELS_PRIMITIVES_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kiln_dev.h"
+
+namespace kiln {
+
+enum : int {
+  FLAG_RECV = 1,        /* B = data received from the FIFO */
+  FLAG_SEND = 2,        /* result goes to the peer's FIFO */
+  FLAG_SRC = 4,         /* A = source buffer */
+  FLAG_DST = 8,         /* result is stored to the destination buffer */
+  FLAG_REDUCE_DST = 16, /* B = destination buffer (re: dst <- dst op src) */
+};
+
+/* ---- Numbers: every type computes in a wider type and rounds back once. ---- */
+template <typename T> struct Num {
+  typedef T W;
+  static __device__ __forceinline__ W to(T x) { return x; }
+  static __device__ __forceinline__ T from(W x) { return (T)x; }
+};
+template <> struct Num<int8_t> {
+  typedef int W;
+  static __device__ __forceinline__ W to(int8_t x) { return x; }
+  static __device__ __forceinline__ int8_t from(W x) { return (int8_t)x; }
+};
+template <> struct Num<uint8_t> {
+  typedef unsigned W;
+  static __device__ __forceinline__ W to(uint8_t x) { return x; }
+  static __device__ __forceinline__ uint8_t from(W x) { return (uint8_t)x; }
+};
+template <> struct Num<__half> {
+  typedef float W;
+  static __device__ __forceinline__ W to(__half x) { return __half2float(x); }
+  static __device__ __forceinline__ __half from(W x) { return __float2half_rn(x); }
+};
+template <> struct Num<__nv_bfloat16> {
+  typedef float W;
+  static __device__ __forceinline__ W to(__nv_bfloat16 x) { return __bfloat162float(x); }
+  static __device__ __forceinline__ __nv_bfloat16 from(W x) { return __float2bfloat16_rn(x); }
+};
+template <> struct Num<__nv_fp8_e4m3> {
+  typedef float W;
+  static __device__ __forceinline__ W to(__nv_fp8_e4m3 x) { return (float)x; }
+  static __device__ __forceinline__ __nv_fp8_e4m3 from(W x) { return __nv_fp8_e4m3(x); }
+};
+template <> struct Num<__nv_fp8_e5m2> {
+  typedef float W;
+  static __device__ __forceinline__ W to(__nv_fp8_e5m2 x) { return (float)x; }
+  static __device__ __forceinline__ __nv_fp8_e5m2 from(W x) { return __nv_fp8_e5m2(x); }
+};
+
+/* ---- Reduction ops (ids as kilnRedOp_t; avg reduces as sum, the division comes last). ---- */
+enum : int { OP_SUM = 0, OP_PROD = 1, OP_MAX = 2, OP_MIN = 3, OP_AVG = 4 };
+
+template <int OP> struct OpStatic {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
+    typedef typename Num<T>::W W;
+    W x = Num<T>::to(a), y = Num<T>::to(b);
+    W r = (OP == OP_PROD) ? (W)(x * y) : (OP == OP_MAX) ? (x > y ? x : y)
+        : (OP == OP_MIN) ? (x < y ? x : y) : (W)(x + y);
+    return Num<T>::from(r);
+  }
+};
+typedef OpStatic<OP_SUM> OpSum;
+typedef OpStatic<OP_PROD> OpProd;
+typedef OpStatic<OP_MAX> OpMax;
+typedef OpStatic<OP_MIN> OpMin;
+
+/* The interpreter's op: chosen at run time (a uniform branch per element). */
+struct OpDyn {
+  int op;
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
+    switch (op) {
+      case OP_PROD: return OpProd()(a, b);
+      case OP_MAX: return OpMax()(a, b);
+      case OP_MIN: return OpMin()(a, b);
+      default: return OpSum()(a, b);
+    }
+  }
+};
+
+/* x / n in the type's arithmetic (integers truncate, as NCCL's avg does). */
+template <typename T> __device__ __forceinline__ T divide(T x, int n) {
+  typedef typename Num<T>::W W;
+  return Num<T>::from((W)(Num<T>::to(x) / (W)n));
+}
+
+/* ---- Loads and stores. Reads go through L2 (ld.cg): the data may come from another block or
+ * from a peer's NVLink stores, which L1 does not see. ---- */
+template <typename T> __device__ __forceinline__ T ldcg(const T* p) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "size");
+  T out;
+  if (sizeof(T) == 1) {
+    unsigned short v;
+    asm volatile("ld.global.cg.u8 %0, [%1];" : "=h"(v) : "l"(p));
+    unsigned char c = (unsigned char)v;
+    memcpy(&out, &c, 1);
+  } else if (sizeof(T) == 2) {
+    unsigned short v = __ldcg((const unsigned short*)p);
+    memcpy(&out, &v, 2);
+  } else if (sizeof(T) == 4) {
+    unsigned v = __ldcg((const unsigned*)p);
+    memcpy(&out, &v, 4);
+  } else {
+    unsigned long long v = __ldcg((const unsigned long long*)p);
+    memcpy(&out, &v, 8);
+  }
+  return out;
+}
+
+/* Element-wise op over a pack P (uint4 or uint64_t) of T. */
+template <typename T, typename P, class Op>
+__device__ __forceinline__ P opPack(const Op& op, P a, P b) {
+  constexpr int E = sizeof(P) / sizeof(T);
+  T x[E], y[E];
+  memcpy(x, &a, sizeof(P));
+  memcpy(y, &b, sizeof(P));
+#pragma unroll
+  for (int e = 0; e < E; e++) x[e] = op(x[e], y[e]);
+  P r;
+  memcpy(&r, x, sizeof(P));
+  return r;
+}
+
+/* Up to E = sizeof(P)/sizeof(T) elements from p (nv valid; the rest zero), any alignment. */
+template <typename T, typename P> __device__ __forceinline__ P loadPart(const T* p, int nv) {
+  constexpr int E = sizeof(P) / sizeof(T);
+  if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) {
+    if (sizeof(P) == 16) {
+      uint4 v = __ldcg((const uint4*)p);
+      P r;
+      memcpy(&r, &v, sizeof(P));
+      return r;
+    }
+    unsigned long long v = __ldcg((const unsigned long long*)p);
+    P r;
+    memcpy(&r, &v, sizeof(P));
+    return r;
+  }
+  T x[E];
+  memset(x, 0, sizeof(x));
+  for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
+  P r;
+  memcpy(&r, x, sizeof(P));
+  return r;
+}
+
+template <typename T, typename P> __device__ __forceinline__ void storePart(T* p, P v, int nv) {
+  constexpr int E = sizeof(P) / sizeof(T);
+  if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) {
+    *(P*)p = v;
+    return;
+  }
+  T x[E];
+  memcpy(x, &v, sizeof(P));
+  for (int e = 0; e < nv; e++) p[e] = x[e];
+}
+
+/* ---- Bounded spinning: every wait gives up after timeoutNs or when another block did. ---- */
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+struct Spin {
+  uint64_t start, timeoutNs;
+  int* abortFlag;
+  int* errWord;
+  unsigned n;
+  __device__ Spin(uint64_t to, int* ab, int* err) : start(0), timeoutNs(to), abortFlag(ab), errWord(err), n(0) {}
+  /* true: give up (and the error is recorded). */
+  __device__ __forceinline__ bool tick() {
+    if ((++n & 1023) != 0) return false;
+    if (*(volatile int*)abortFlag) return true;
+    uint64_t now = globaltimer();
+    if (start == 0) { start = now; return false; }
+    if (now - start > timeoutNs) {
+      atomicExch(abortFlag, 1);
+      atomicCAS(errWord, KILN_DEV_OK, KILN_DEV_ERR_TIMEOUT);
+      __threadfence_system();
+      return true;
+    }
+    return false;
+  }
+};
+
+__device__ __forceinline__ uint64_t ldAcquireSys(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint64_t ldAcquireGpu(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void stReleaseSys(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void stReleaseGpu(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* LL line: 8 data bytes, each half guarded by the flag. */
+__device__ __forceinline__ void llStore(uint4* p, uint64_t v, uint32_t flag) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"((uint32_t)v),
+               "r"(flag), "r"((uint32_t)(v >> 32)), "r"(flag)
+               : "memory");
+}
+/* Spins until the line carries `flag`; false when the spin gave up. */
+__device__ __forceinline__ bool llLoad(const uint4* p, uint32_t flag, Spin& spin, uint64_t* out) {
+  uint32_t d0, f0, d1, f1;
+  for (;;) {
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1)
+                 : "l"(p)
+                 : "memory");
+    if (f0 == flag && f1 == flag) break;
+    if (spin.tick()) return false;
+  }
+  *out = (uint64_t)d0 | ((uint64_t)d1 << 32);
+  return true;
+}
+
+/* One piece: n elements of the slice, of which m are valid (the rest of a short last chunk). */
+template <typename T> struct Piece {
+  const T* src;        /* A (FLAG_SRC) */
+  T* dst;              /* FLAG_DST / FLAG_REDUCE_DST */
+  const void* rslot;   /* received data (Simple: T[]; LL: lines) */
+  void* sslot;         /* peer's slot (Simple: T[]; LL: lines) */
+  uint64_t n, m;
+  uint32_t rflag, sflag; /* LL flags */
+};
+
+/* The generic primitive. Returns false when a wait gave up (LL only; Simple waits are done by the
+ * caller before the piece). */
+template <typename T, class Op, int PROTO, int F>
+__device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin& spin) {
+  const int tid = threadIdx.x, nthr = blockDim.x;
+  if (PROTO == KILN_DEV_PROTO_SIMPLE) {
+    constexpr int E = 16 / sizeof(T);
+    const T* rs = (const T*)pc.rslot;
+    T* ss = (T*)pc.sslot;
+    uintptr_t mis = 0;
+    if (F & FLAG_SRC) mis |= (uintptr_t)pc.src;
+    if (F & (FLAG_DST | FLAG_REDUCE_DST)) mis |= (uintptr_t)pc.dst;
+    if (F & FLAG_RECV) mis |= (uintptr_t)rs;
+    if (F & FLAG_SEND) mis |= (uintptr_t)ss;
+    const uint64_t nvec = (mis % 16 == 0) ? pc.m / E : 0;
+    constexpr int U = 4; /* packs in flight per thread */
+    uint64_t i = tid;
+    for (; i + (uint64_t)(U - 1) * nthr < nvec; i += (uint64_t)U * nthr) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const uint64_t j = i + (uint64_t)u * nthr;
+        if (F & FLAG_SRC) v[u] = __ldcg((const uint4*)pc.src + j);
+        else if (F & FLAG_RECV) v[u] = __ldcg((const uint4*)rs + j);
+      }
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const uint64_t j = i + (uint64_t)u * nthr;
+        if ((F & FLAG_SRC) && (F & FLAG_RECV)) v[u] = opPack<T>(op, v[u], __ldcg((const uint4*)rs + j));
+        if ((F & FLAG_SRC) && (F & FLAG_REDUCE_DST)) v[u] = opPack<T>(op, __ldcg((const uint4*)pc.dst + j), v[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const uint64_t j = i + (uint64_t)u * nthr;
+        if (F & (FLAG_DST | FLAG_REDUCE_DST)) ((uint4*)pc.dst)[j] = v[u];
+        if (F & FLAG_SEND) ((uint4*)ss)[j] = v[u];
+      }
+    }
+    for (; i < nvec; i += nthr) {
+      uint4 v;
+      if (F & FLAG_SRC) v = __ldcg((const uint4*)pc.src + i);
+      else v = __ldcg((const uint4*)rs + i);
+      if ((F & FLAG_SRC) && (F & FLAG_RECV)) v = opPack<T>(op, v, __ldcg((const uint4*)rs + i));
+      if ((F & FLAG_SRC) && (F & FLAG_REDUCE_DST)) v = opPack<T>(op, __ldcg((const uint4*)pc.dst + i), v);
+      if (F & (FLAG_DST | FLAG_REDUCE_DST)) ((uint4*)pc.dst)[i] = v;
+      if (F & FLAG_SEND) ((uint4*)ss)[i] = v;
+    }
+    for (uint64_t e = nvec * E + tid; e < pc.m; e += nthr) {
+      T v;
+      if (F & FLAG_SRC) v = ldcg(pc.src + e);
+      else v = ldcg(rs + e);
+      if ((F & FLAG_SRC) && (F & FLAG_RECV)) v = op(v, ldcg(rs + e));
+      if ((F & FLAG_SRC) && (F & FLAG_REDUCE_DST)) v = op(ldcg(pc.dst + e), v);
+      if (F & (FLAG_DST | FLAG_REDUCE_DST)) pc.dst[e] = v;
+      if (F & FLAG_SEND) ss[e] = v;
+    }
+    return true;
+  } else {
+    constexpr int E = 8 / sizeof(T);
+    const uint4* rl = (const uint4*)pc.rslot;
+    uint4* sl = (uint4*)pc.sslot;
+    const uint64_t nlValid = (pc.m + E - 1) / E;
+    /* A sender always fills every line of the slice, so a receiver never waits on a line that
+     * its own (possibly longer) view of the chunk needs but the sender's did not. */
+    const uint64_t nl = (F & FLAG_SEND) ? (pc.n + E - 1) / E : nlValid;
+    bool ok = true;
+    for (uint64_t l = tid; l < nl; l += nthr) {
+      const uint64_t e0 = l * E;
+      const int nv = e0 < pc.m ? (int)min((uint64_t)E, pc.m - e0) : 0;
+      uint64_t v = 0;
+      if (nv > 0) {
+        if (F & FLAG_RECV) {
+          if (ok) ok = llLoad(rl + l, pc.rflag, spin, &v);
+          if (F & FLAG_SRC) v = opPack<T>(op, loadPart<T, uint64_t>(pc.src + e0, nv), v);
+        } else {
+          v = loadPart<T, uint64_t>(pc.src + e0, nv);
+          if (F & FLAG_REDUCE_DST) v = opPack<T>(op, loadPart<T, uint64_t>(pc.dst + e0, nv), v);
+        }
+        if (F & (FLAG_DST | FLAG_REDUCE_DST)) storePart<T, uint64_t>(pc.dst + e0, v, nv);
+      }
+      if (F & FLAG_SEND) llStore(sl + l, v, pc.sflag);
+    }
+    return ok;
+  }
+}
+
+/* ---- The vocabulary. ---- */
+#define KILN_PRIM(name, flags)                                                        \
+  template <typename T, class Op, int PROTO>                                          \
+  __device__ __forceinline__ bool name(const Piece<T>& pc, const Op& op, Spin& spin) { \
+    return kilnPrim<T, Op, PROTO, (flags)>(pc, op, spin);                             \
+  }
+KILN_PRIM(send, FLAG_SRC | FLAG_SEND)
+KILN_PRIM(recv, FLAG_RECV | FLAG_DST)
+KILN_PRIM(recvCopySend, FLAG_RECV | FLAG_DST | FLAG_SEND)
+KILN_PRIM(recvReduceSend, FLAG_RECV | FLAG_SRC | FLAG_SEND)
+KILN_PRIM(recvReduceCopy, FLAG_RECV | FLAG_SRC | FLAG_DST)
+KILN_PRIM(recvReduceCopySend, FLAG_RECV | FLAG_SRC | FLAG_DST | FLAG_SEND)
+KILN_PRIM(copy, FLAG_SRC | FLAG_DST)
+KILN_PRIM(reduce, FLAG_SRC | FLAG_REDUCE_DST)
+#undef KILN_PRIM
+
+} /* namespace kiln */
+
+#endif /* KILN_KERNELS_PRIMITIVES_CUH */
