@@ -1,0 +1,186 @@
+/* Classic plans: every ring/direct plan verifies, its header says what it is, bad requests fail. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/plan.h"
+
+static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+
+typedef struct classic_case {
+  int algo; /* 0 ring, 1 direct */
+  kilnColl_t coll;
+  int ranks;
+} classic_case;
+
+static const char* const algo_names[] = {"ring", "direct"};
+
+/* Every supported (algo, coll) x ranks 2..16; each case covers chunks {1,2,3} x instances
+ * {1,2} x in-place (one process per case keeps the suite fast). */
+ParameterizedTestParameters(classic, verifies) {
+  static const struct { int algo; kilnColl_t coll; } pairs[] = {
+      {0, KILN_COLL_ALLGATHER},     {0, KILN_COLL_REDUCESCATTER}, {0, KILN_COLL_ALLREDUCE},
+      {1, KILN_COLL_ALLGATHER},     {1, KILN_COLL_ALLTOALL},      {1, KILN_COLL_REDUCESCATTER},
+      {1, KILN_COLL_ALLREDUCE},
+  };
+  const size_t npairs = sizeof pairs / sizeof pairs[0];
+  const size_t count = npairs * 15;
+  classic_case* cases = cr_malloc(sizeof(classic_case) * count);
+  size_t i = 0;
+  for (size_t pi = 0; pi < npairs; pi++)
+    for (int n = 2; n <= 16; n++) cases[i++] = (classic_case){pairs[pi].algo, pairs[pi].coll, n};
+  return cr_make_param_array(classic_case, cases, count);
+}
+
+ParameterizedTest(classic_case* c, classic, verifies) {
+  for (int k = 1; k <= 3; k++)
+    for (int ins = 1; ins <= 2; ins++)
+      for (int ip = 0; ip < 2; ip++) {
+        kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+        o.chunks = k;
+        o.instances = ins;
+        o.inplace = ip == 1;
+        kilnPlan* p = NULL;
+        cr_assert(eq(int, kilnClassicPlan(algo_names[c->algo], c->coll, c->ranks, &o, &p), KILN_SUCCESS),
+                  "%s", kilnLastError());
+        kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+        cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
+        kilnPlanFree(p);
+      }
+}
+
+/* The header carries the name, channels, chunk counts and the in-place flags. */
+Test(classic, header_fields) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = 2;
+  o.instances = 3;
+  o.proto = KILN_PROTO_LL;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 8, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(str, p->name, "ring-allreduce-n8-c2-i3-LL"));
+  cr_expect(eq(int, p->ngpus, 8));
+  cr_expect(eq(int, p->nchannels, 3));
+  cr_expect(eq(int, p->proto, KILN_PROTO_LL));
+  cr_expect(eq(int, p->gpus[0].i_chunks, 8 * 2 * 3));
+  cr_expect(eq(int, p->gpus[0].o_chunks, 8 * 2 * 3));
+  cr_expect(eq(int, p->nchunksperloop, 48));
+  cr_expect(not(p->inplace));
+  cr_expect(p->outofplace);
+  cr_expect(eq(u64, p->min_bytes, 0));
+  cr_expect(eq(u64, p->max_bytes, UINT64_MAX));
+  cr_expect(p->has_coll && p->has_inplace && p->has_outofplace && p->has_minmax && p->has_ngpus);
+  kilnPlanFree(p);
+}
+
+Test(classic, default_name) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 8, NULL, &p), KILN_SUCCESS));
+  cr_expect(eq(str, p->name, "ring-allreduce-n8-c1-i1"));
+  kilnPlanFree(p);
+}
+
+/* In-place allgather has no input buffer; in-place allreduce no output buffer. */
+Test(classic, inplace_buffers) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.inplace = true;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, &o, &p), KILN_SUCCESS));
+  cr_expect(eq(int, p->gpus[1].i_chunks, 0));
+  cr_expect(eq(int, p->gpus[1].o_chunks, 4));
+  cr_expect(p->inplace && !p->outofplace);
+  cr_expect(contains(p->name, "inplace"));
+  kilnPlanFree(p);
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_SUCCESS));
+  cr_expect(eq(int, p->gpus[2].o_chunks, 0));
+  cr_expect(eq(int, p->gpus[2].i_chunks, 4));
+  cr_expect(eq(int, p->gpus[2].s_chunks, 3));
+  kilnPlanFree(p);
+}
+
+/* The ring uses the fused steps: an allreduce tb is s, rrs.., rrcs, rcs.., r. */
+Test(classic, ring_uses_fused_steps) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, NULL, &p), KILN_SUCCESS));
+  const kilnThreadblock* tb = &p->gpus[0].tbs[0];
+  cr_assert(eq(int, tb->nsteps, 2 * 4 - 1));
+  static const kilnStepType_t want[] = {KILN_STEP_SEND, KILN_STEP_RECV_REDUCE_SEND,
+                                        KILN_STEP_RECV_REDUCE_SEND, KILN_STEP_RECV_REDUCE_COPY_SEND,
+                                        KILN_STEP_RECV_COPY_SEND, KILN_STEP_RECV_COPY_SEND,
+                                        KILN_STEP_RECV};
+  for (int s = 0; s < tb->nsteps; s++)
+    cr_expect(eq(str, (char*)kilnStepTypeName(tb->steps[s].type), (char*)kilnStepTypeName(want[s])),
+              "step %d", s);
+  kilnPlanFree(p);
+}
+
+/* Direct reductions mark the steps others wait on with hasdep. */
+Test(classic, direct_sets_hasdep) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_REDUCESCATTER, 3, NULL, &p), KILN_SUCCESS));
+  const kilnGpu* g = &p->gpus[0];
+  cr_assert(eq(int, g->ntbs, 3));
+  cr_expect(g->tbs[0].steps[1].hasdep);
+  cr_expect(g->tbs[1].steps[1].hasdep);
+  cr_expect(eq(int, g->tbs[2].send, -1));
+  cr_expect(eq(int, g->tbs[2].recv, -1));
+  kilnPlanFree(p);
+}
+
+/* A classic plan survives the XML round trip and still verifies. */
+Test(classic, xml_round_trip_verifies) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = 2;
+  o.instances = 2;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 5, &o, &p), KILN_SUCCESS));
+  char* xml = NULL;
+  cr_assert(eq(int, kilnPlanWriteMemory(p, &xml), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlan* q = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(xml, strlen(xml), "rt.xml", &q), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(int, kilnPlanVerify(q, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  free(xml);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
+
+Test(classic, unsupported_pair_names_both) {
+  kilnPlan* p = (kilnPlan*)1;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLTOALL, 4, NULL, &p), KILN_ERR_UNSUPPORTED));
+  cr_expect(eq(ptr, p, NULL));
+  cr_expect(contains(kilnLastError(), "ring"), "%s", kilnLastError());
+  cr_expect(contains(kilnLastError(), "alltoall"), "%s", kilnLastError());
+}
+
+Test(classic, bad_requests) {
+  kilnPlan* p = NULL;
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  cr_expect(eq(int, kilnClassicPlan("tree", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "tree"), "%s", kilnLastError());
+  cr_expect(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 1, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, KILN_MAX_RANKS + 1, &o, &p),
+               KILN_ERR_INVALID_ARGUMENT));
+  o.chunks = 0;
+  cr_expect(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+  o.chunks = 1;
+  o.instances = -1;
+  cr_expect(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+  o.instances = 1;
+  cr_expect(eq(int, kilnClassicPlan("direct", KILN_COLL_CUSTOM, 4, &o, &p), KILN_ERR_UNSUPPORTED));
+  cr_expect(eq(int, kilnClassicPlan(NULL, KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+  o.chunks = 1 << 20;
+  cr_expect(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 64, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+}
+
+/* Larger rings stay quick to build and verify (64 ranks, 4 chunks, 2 instances). */
+Test(classic, large_ring_verifies) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = 4;
+  o.instances = 2;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 64, &o, &p), KILN_SUCCESS));
+  cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+}
