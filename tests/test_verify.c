@@ -1,0 +1,360 @@
+/* CPU verifier: accepts correct plans (kiln's and MSCCL-style ones from other tools) and rejects
+ * broken ones with a message that names the rank, threadblock and step. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/plan.h"
+
+static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+
+static kilnPlan* classic(const char* algo, kilnColl_t coll, int n, int k, bool inplace) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = k;
+  o.inplace = inplace;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan(algo, coll, n, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  return p;
+}
+
+static kilnPlan* read_xml(const char* xml) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(xml, strlen(xml), "t.xml", &p), KILN_SUCCESS), "%s", kilnLastError());
+  return p;
+}
+
+/* Verifies p expecting failure; every NULL-terminated substring must appear in the message. */
+static void expect_rejected(kilnPlan* p, const char* const* subs) {
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_ERR_VERIFY), "accepted: %s", kilnLastError());
+  for (int i = 0; subs[i]; i++)
+    cr_expect(contains(kilnLastError(), subs[i]), "'%s' missing from: %s", subs[i], kilnLastError());
+  kilnPlanFree(p);
+}
+#define REJECTED(p, ...) expect_rejected((p), (const char* const[]){__VA_ARGS__, NULL})
+
+static void expect_ok(kilnPlan* p) {
+  cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+}
+
+/* ---- MSCCL-style plans from other tools ---- */
+
+/* msccl-tools in-place allreduce: only the input buffer (o_chunks=0), nops carrying
+ * dependencies with srcoff/dstoff -1 and cnt 0, no outofplace attribute. */
+Test(verify, msccl_inplace_allreduce_with_nops) {
+  const char* xml =
+      "<algo name=\"ar2\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allreduce\" inplace=\"1\">\n"
+      " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"
+      "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
+      "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"2\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
+      "  </tb>\n"
+      "  <tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
+      "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"0\" deps=\"3\" hasdep=\"0\"/>\n"
+      "  </tb>\n"
+      " </gpu>\n"
+      " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"
+      "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
+      "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"2\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  </tb>\n"
+      " </gpu>\n"
+      "</algo>\n";
+  expect_ok(read_xml(xml));
+}
+
+/* msccl-tools in-place alltoall: both buffers declared, one memory (inplace="1"). The plan is
+ * only right with the buffers aliased, which is how the verifier runs an in-place plan. */
+static const char* a2a_inplace_xml =
+    "<algo name=\"a2a\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"alltoall\" inplace=\"1\">\n"
+    " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
+    "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "   <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "  </tb>\n"
+    " </gpu>\n"
+    " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
+    "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "   <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "  </tb>\n"
+    " </gpu>\n"
+    "</algo>\n";
+
+Test(verify, msccl_inplace_alltoall_aliases_buffers) { expect_ok(read_xml(a2a_inplace_xml)); }
+
+/* The same plan claimed out of place leaves each rank's own chunk unwritten. */
+Test(verify, alltoall_without_local_copy_fails_out_of_place) {
+  kilnPlan* p = read_xml(a2a_inplace_xml);
+  p->inplace = false;
+  p->has_outofplace = true;
+  p->outofplace = true;
+  REJECTED(p, "rank 0 output chunk 0", "never written", "out of place");
+}
+
+/* In-place allgather with no input buffer (i_chunks=0): rank r's data starts at o[r]. */
+Test(verify, msccl_inplace_allgather_ring) {
+  const char* xml =
+      "<algo name=\"ag3\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"3\" ngpus=\"3\" coll=\"allgather\" inplace=\"1\">\n"
+      " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"1\" recv=\"2\" chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      " </tb></gpu>\n"
+      " <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"2\" recv=\"0\" chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      " </tb></gpu>\n"
+      " <gpu id=\"2\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"1\" chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      " </tb></gpu>\n"
+      "</algo>\n";
+  expect_ok(read_xml(xml));
+}
+
+/* The older dialect: coll="reduce_scatter", no minBytes/maxBytes, out of place. */
+Test(verify, old_dialect_reduce_scatter) {
+  const char* xml =
+      "<algo name=\"rs2\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"reduce_scatter\" inplace=\"0\">\n"
+      " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"1\" s_chunks=\"0\"><tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      " </tb></gpu>\n"
+      " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"1\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      " </tb></gpu>\n"
+      "</algo>\n";
+  expect_ok(read_xml(xml));
+}
+
+/* An allreduce that receives into o[0] before reducing i[0] into it: right with separate
+ * buffers, wrong when o and i are one buffer (it then adds the peer's value twice). */
+static kilnPlan* clobbering_allreduce(bool inplace, bool outofplace) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("clobber", KILN_COLL_ALLREDUCE, 2, &p), KILN_SUCCESS));
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].i_chunks = p->gpus[r].o_chunks = 1;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, 1 - r, 1 - r, 0);
+    kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0, 1);
+    kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_OUTPUT, 0, KILN_BUF_OUTPUT, 0, 1);
+    kilnPlanAddStep(tb, KILN_STEP_REDUCE, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0, 1);
+  }
+  p->inplace = inplace;
+  p->outofplace = outofplace;
+  return p;
+}
+
+Test(verify, out_of_place_only_plan_passes_out_of_place) { expect_ok(clobbering_allreduce(false, true)); }
+
+Test(verify, out_of_place_only_plan_claiming_inplace_fails) {
+  REJECTED(clobbering_allreduce(true, true), "in place", "twice", "tb 0 step 2 (re)");
+}
+
+/* ---- broken plans: the message names the place ---- */
+
+Test(verify, offset_out_of_range) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 4, 2, false);
+  p->gpus[1].tbs[0].steps[3].srcoff = 8;
+  REJECTED(p, "rank 1 tb 0 step 3 (rrs): srcoff 8 + cnt 1 exceeds input buffer of 8 chunks");
+}
+
+Test(verify, dst_out_of_range) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 1, false);
+  p->gpus[2].tbs[0].steps[1].dstoff = 3;
+  p->gpus[2].tbs[0].steps[1].cnt = 2;
+  REJECTED(p, "rank 2 tb 0 step 1 (rcs)", "dstoff 3 + cnt 2 exceeds output buffer of 4 chunks");
+}
+
+Test(verify, wrong_offset_reduces_different_chunks) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 4, 2, false);
+  p->gpus[1].tbs[0].steps[3].srcoff = 1; /* should be 7 */
+  REJECTED(p, "rank 1 tb 0 step 3 (rrs)", "input chunk 1 with input chunk 7");
+}
+
+Test(verify, wrong_offset_in_allgather) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 1, false);
+  p->gpus[2].tbs[0].steps[1].dstoff = 3; /* receives chunk 1 into the slot of chunk 3 */
+  REJECTED(p, "rank 2 output chunk", "expected input chunk 0 of rank 1");
+}
+
+Test(verify, dropped_step) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 1, false);
+  p->gpus[2].tbs[0].nsteps = 3; /* drop the last receive and the local copy */
+  REJECTED(p, "rank 1 tb 0 step 2 (rcs)", "never received", "rank 2 tb 0 receives only 2 times");
+}
+
+Test(verify, dropped_local_copy) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 1, false);
+  p->gpus[2].tbs[0].nsteps = 4; /* drop the copy of the own input */
+  REJECTED(p, "rank 2 output chunk 2", "never written");
+}
+
+Test(verify, swapped_peer) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 1, false);
+  p->gpus[2].tbs[0].send = 0;
+  REJECTED(p, "rank 3 tb 0 step 1 (rcs): unmatched receive", "rank 2 has no threadblock with send=3");
+}
+
+Test(verify, dependency_cycle) {
+  kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
+  /* tb 0 step 2 waits on tb 3's last step; make tb 3's first step wait on tb 0 step 2. */
+  p->gpus[1].tbs[3].steps[0].depid = 0;
+  p->gpus[1].tbs[3].steps[0].deps = 2;
+  p->gpus[1].tbs[0].steps[2].hasdep = true;
+  REJECTED(p, "dependency cycle", "rank 1 tb 3 step 0", "rank 1 tb 0 step 2");
+}
+
+Test(verify, self_dependency) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  p->gpus[0].tbs[0].steps[1].depid = 0;
+  p->gpus[0].tbs[0].steps[1].deps = 2;
+  REJECTED(p, "rank 0 tb 0 step 1 (rcs): dependency cycle");
+}
+
+Test(verify, extra_send) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 1, false);
+  kilnPlanAddStep(&p->gpus[1].tbs[0], KILN_STEP_SEND, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0, 1);
+  REJECTED(p, "rank 1 tb 0 step 5 (s)", "never received", "unconsumed");
+}
+
+Test(verify, send_without_receiver_tb) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  kilnThreadblock* tb = kilnPlanAddThreadblock(p, 0, 2, -1, 0);
+  kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0, 1);
+  REJECTED(p, "rank 0 tb 1 step 0 (s): unmatched send", "rank 2 has no threadblock with recv=0 chan=0");
+}
+
+Test(verify, two_senders_on_one_channel) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  kilnPlanAddThreadblock(p, 0, 1, -1, 0);
+  REJECTED(p, "rank 0: tb 0 and tb 1 both send to rank 1 on channel 0");
+}
+
+Test(verify, count_mismatch) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 1, false);
+  p->gpus[1].tbs[0].steps[1].cnt = 2;
+  REJECTED(p, "rank 0 tb 0 step 0 (s) sends 1 chunks", "rank 1 tb 0 step 1 (rcs) receives 2");
+}
+
+Test(verify, depid_out_of_range) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  p->gpus[1].tbs[0].steps[2].depid = 9;
+  p->gpus[1].tbs[0].steps[2].deps = 0;
+  REJECTED(p, "rank 1 tb 0 step 2 (r): depid 9 out of range");
+}
+
+Test(verify, deps_past_end) {
+  kilnPlan* p = classic("direct", KILN_COLL_REDUCESCATTER, 3, 1, false);
+  p->gpus[2].tbs[2].steps[1].deps = 7;
+  REJECTED(p, "rank 2 tb 2 step 1 (re): deps 7 points past the end of tb 0");
+}
+
+Test(verify, dependency_never_signalled) {
+  kilnPlan* p = classic("direct", KILN_COLL_REDUCESCATTER, 3, 1, false);
+  p->gpus[0].tbs[1].steps[1].hasdep = false;
+  REJECTED(p, "rank 0 tb 2 step 2 (re): waits on tb 1 step 1", "hasdep");
+}
+
+Test(verify, receive_without_recv_peer) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  p->gpus[1].tbs[0].recv = -1;
+  REJECTED(p, "rank 1 tb 0 step 1 (rcs): receives, but the threadblock has no recv peer");
+}
+
+Test(verify, cross_rank_deadlock) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("dl", KILN_COLL_ALLGATHER, 2, &p), KILN_SUCCESS));
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = 2;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, 1 - r, 1 - r, 0);
+    kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_OUTPUT, 1 - r, KILN_BUF_OUTPUT, 1 - r, 1);
+    kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r, 1);
+    kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r, 1);
+  }
+  REJECTED(p, "deadlock", "rank 0 tb 0 step 0 (r) waits to receive from rank 1 tb 0 step 1");
+}
+
+Test(verify, dropped_dependency_races) {
+  kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
+  p->gpus[2].tbs[3].steps[1].depid = -1; /* reduce before the receive filled scratch */
+  p->gpus[2].tbs[3].steps[1].deps = -1;
+  REJECTED(p, "rank 2 tb 3 step 1 (re)", "never written");
+}
+
+Test(verify, double_count) {
+  kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
+  p->gpus[2].tbs[3].steps[2].srcoff = 0; /* reduce the first peer's slot twice */
+  REJECTED(p, "rank 2 tb 3 step 2 (re) counts rank 3's contribution to input chunk 2 twice");
+}
+
+Test(verify, missing_contribution) {
+  kilnPlan* p = classic("ring", KILN_COLL_REDUCESCATTER, 4, 1, false);
+  p->gpus[1].tbs[0].steps[1].type = KILN_STEP_RECV_COPY_SEND; /* forwards without adding */
+  REJECTED(p, "expected input chunk 3 reduced over all 4 ranks", "rank 1 missing");
+}
+
+Test(verify, reduction_in_allgather) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  p->gpus[1].tbs[0].steps[1].type = KILN_STEP_RECV_REDUCE_COPY_SEND;
+  REJECTED(p, "rank 1 tb 0 step 1 (rrcs) reduces, but allgather has no reduction");
+}
+
+Test(verify, layout_mismatch) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 1, false);
+  for (int r = 0; r < 4; r++) p->gpus[r].i_chunks = 2;
+  REJECTED(p, "allgather: i_chunks 2, expected o_chunks/ngpus = 1");
+}
+
+Test(verify, channel_beyond_nchannels) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  p->gpus[0].tbs[0].chan = 1;
+  REJECTED(p, "rank 0 tb 0: chan 1 but the plan declares nchannels=1");
+}
+
+/* ---- options and scale ---- */
+
+Test(verify, bad_options) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.schedules = 0;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(eq(int, kilnPlanVerify(NULL, NULL), KILN_ERR_INVALID_ARGUMENT));
+  kilnPlanFree(p);
+}
+
+Test(verify, custom_collective_has_no_postcondition) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 3, 1, false);
+  p->coll = KILN_COLL_CUSTOM;
+  cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "no postcondition"), "%s", kilnLastError());
+  kilnPlanFree(p);
+}
+
+/* Random interleavings and values with several seeds, only the sum op, still accept. */
+Test(verify, seeds_and_single_op) {
+  kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 6, 2, true);
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    kilnVerifyOptions vo = {8, seed, seed % 2 == 0};
+    cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "seed %llu: %s",
+              (unsigned long long)seed, kilnLastError());
+  }
+  kilnPlanFree(p);
+}
+
+/* 128-rank plans stay practical (ring allreduce, 2 chunks; direct allgather). */
+Test(verify, scale_128_ranks) {
+  expect_ok(classic("ring", KILN_COLL_ALLREDUCE, 128, 2, false));
+  expect_ok(classic("direct", KILN_COLL_ALLGATHER, 128, 1, true));
+}
