@@ -1,0 +1,271 @@
+/* α-β simulator: closed forms on small topologies, contention on ports and NICs, baselines. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/plan.h"
+
+static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+
+#define EPS 1e-6
+
+static kilnTopology* topo_xml(const char* xml) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "t.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  return t;
+}
+
+static kilnTopology* builtin(const char* name, int nodes) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin(name, nodes, &t), KILN_SUCCESS), "%s", kilnLastError());
+  return t;
+}
+
+/* A plan of n ranks where each (src, dst) pair in the list sends `cnt` chunks once; every
+ * rank's output buffer has `chunks` chunks (the reference buffer of an allgather). */
+static kilnPlan* sends_plan(int n, int chunks, const int (*pairs)[2], int npairs, int cnt) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("sends", KILN_COLL_ALLGATHER, n, &p), KILN_SUCCESS));
+  p->nchannels = npairs;
+  for (int r = 0; r < n; r++) p->gpus[r].o_chunks = chunks;
+  for (int i = 0; i < npairs; i++) {
+    int a = pairs[i][0], b = pairs[i][1];
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, a, b, -1, i);
+    kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_OUTPUT, 0, KILN_BUF_OUTPUT, 0, cnt);
+    tb = kilnPlanAddThreadblock(p, b, -1, a, i);
+    kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_OUTPUT, 0, KILN_BUF_OUTPUT, 0, cnt);
+  }
+  return p;
+}
+
+static double simulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes) {
+  kilnSimResult r;
+  cr_assert(eq(int, kilnPlanSimulate(p, t, bytes, &r), KILN_SUCCESS), "%s", kilnLastError());
+  return r.time_us;
+}
+
+static const char* two_gpus_xml =
+    "<topology name=\"two\" nodes=\"1\" gpus_per_node=\"2\"><node>"
+    "<link src=\"0\" dst=\"1\" alpha=\"2\" beta=\"10\" mult=\"1\" kind=\"nvlink\"/>"
+    "<link src=\"1\" dst=\"0\" alpha=\"2\" beta=\"10\" mult=\"1\" kind=\"nvlink\"/>"
+    "</node></topology>";
+
+/* One send of B bytes between two GPUs costs alpha + beta * B. */
+Test(simulate, two_rank_send) {
+  kilnTopology* t = topo_xml(two_gpus_xml);
+  static const int pairs[][2] = {{0, 1}};
+  kilnPlan* p = sends_plan(2, 2, pairs, 1, 2); /* the send carries the whole 2-chunk buffer */
+  kilnSimResult r;
+  cr_assert(eq(int, kilnPlanSimulate(p, t, 1000000, &r), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(ieee_ulp_eq(dbl, r.time_us, 2.0 + 10.0, 64), "%f", r.time_us);
+  cr_expect(eq(int, r.nsends, 1));
+  cr_expect(ieee_ulp_eq(dbl, r.busiest_link_us, 10.0, 64), "%f", r.busiest_link_us);
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
+
+/* A link with two lanes has twice the bandwidth. */
+Test(simulate, lanes_multiply_bandwidth) {
+  kilnTopology* t = topo_xml(
+      "<topology name=\"two2\" nodes=\"1\" gpus_per_node=\"2\"><node>"
+      "<link src=\"0\" dst=\"1\" alpha=\"2\" beta=\"10\" mult=\"2\" kind=\"nvlink\"/>"
+      "</node></topology>");
+  static const int pairs[][2] = {{0, 1}};
+  kilnPlan* p = sends_plan(2, 2, pairs, 1, 2);
+  cr_expect(fabs(simulate(p, t, 1000000) - (2.0 + 5.0)) < EPS);
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
+
+/* Unpipelined ring allgather on switchN: (n-1)(alpha + beta * B/n). */
+ParameterizedTestParameters(simulate, ring_allgather_closed_form) {
+  static int ns[] = {2, 4, 8, 16};
+  return cr_make_param_array(int, ns, sizeof ns / sizeof ns[0]);
+}
+
+ParameterizedTest(int* n, simulate, ring_allgather_closed_form) {
+  char name[32];
+  snprintf(name, sizeof name, "switch%d", *n);
+  kilnTopology* t = builtin(name, 1);
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, *n, NULL, &p), KILN_SUCCESS));
+  const kilnLink* l = kilnTopologyLink(t, 0, 1);
+  cr_assert(not(eq(ptr, (void*)l, NULL)));
+  uint64_t B = 8u << 20;
+  double want = (*n - 1) * (l->alpha_us + l->beta_us_per_mb * ((double)B / *n) / 1e6);
+  double got = simulate(p, t, B);
+  cr_expect(fabs(got - want) < EPS * want, "n=%d got %f want %f", *n, got, want);
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
+
+/* Cutting the pieces in chunks pipelines the ring: faster for large buffers. */
+Test(simulate, chunks_pipeline_the_ring) {
+  kilnTopology* t = builtin("switch8", 1);
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  kilnPlan *p1 = NULL, *p4 = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 8, &o, &p1), KILN_SUCCESS));
+  o.chunks = 4;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 8, &o, &p4), KILN_SUCCESS));
+  double t1 = simulate(p1, t, 64u << 20), t4 = simulate(p4, t, 64u << 20);
+  cr_expect(lt(dbl, t4, t1), "1 chunk %f, 4 chunks %f", t1, t4);
+  kilnPlanFree(p1);
+  kilnPlanFree(p4);
+  kilnTopologyFree(t);
+}
+
+/* Two senders into one GPU through a switch share its ingress port; into two GPUs they don't. */
+Test(simulate, switch_port_contention) {
+  kilnTopology* t = builtin("switch4", 1);
+  const kilnLink* l = kilnTopologyLink(t, 0, 2);
+  double a = l->alpha_us, bB = l->beta_us_per_mb * 1.0; /* B = 1e6 bytes */
+  static const int one[][2] = {{0, 2}};
+  static const int shared[][2] = {{0, 2}, {1, 2}};
+  static const int apart[][2] = {{0, 2}, {1, 3}};
+  kilnPlan* p = sends_plan(4, 1, one, 1, 1);
+  cr_expect(fabs(simulate(p, t, 1000000) - (a + bB)) < EPS);
+  kilnPlanFree(p);
+  p = sends_plan(4, 1, shared, 2, 1);
+  cr_expect(fabs(simulate(p, t, 1000000) - (a + 2 * bB)) < EPS, "%f", simulate(p, t, 1000000));
+  kilnPlanFree(p);
+  p = sends_plan(4, 1, apart, 2, 1);
+  cr_expect(fabs(simulate(p, t, 1000000) - (a + bB)) < EPS);
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
+
+/* GPUs sharing a NIC serialize their inter-node sends; with a NIC each they overlap. */
+Test(simulate, nic_contention) {
+  const char* shared =
+      "<topology name=\"nic1\" nodes=\"2\" gpus_per_node=\"2\"><node>"
+      "<switch name=\"sw\" gpus=\"0 1\" alpha=\"1\" beta=\"1\" kind=\"nvlink\"/>"
+      "<nic id=\"0\" gpus=\"0 1\"/></node>"
+      "<internode alpha=\"3\" beta=\"20\" kind=\"ib\"/></topology>";
+  const char* own =
+      "<topology name=\"nic2\" nodes=\"2\" gpus_per_node=\"2\"><node>"
+      "<switch name=\"sw\" gpus=\"0 1\" alpha=\"1\" beta=\"1\" kind=\"nvlink\"/>"
+      "<nic id=\"0\" gpus=\"0\"/><nic id=\"1\" gpus=\"1\"/></node>"
+      "<internode alpha=\"3\" beta=\"20\" kind=\"ib\"/></topology>";
+  static const int pairs[][2] = {{0, 2}, {1, 3}};
+  kilnPlan* p = sends_plan(4, 1, pairs, 2, 1);
+  kilnTopology* t = topo_xml(shared);
+  cr_expect(fabs(simulate(p, t, 1000000) - (3 + 2 * 20)) < EPS, "%f", simulate(p, t, 1000000));
+  kilnTopologyFree(t);
+  t = topo_xml(own);
+  cr_expect(fabs(simulate(p, t, 1000000) - (3 + 20)) < EPS, "%f", simulate(p, t, 1000000));
+  kilnTopologyFree(t);
+  kilnPlanFree(p);
+}
+
+/* NCCL ring baselines on switchN for small buffers (one slice per piece). */
+Test(simulate, ring_baselines_closed_form) {
+  kilnTopology* t = builtin("switch8", 1);
+  const kilnLink* l = kilnTopologyLink(t, 0, 1);
+  uint64_t B = 1u << 20;
+  double step = l->alpha_us + l->beta_us_per_mb * ((double)B / 8) / 1e6;
+  kilnSimResult r;
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &r), KILN_SUCCESS));
+  cr_expect(fabs(r.time_us - 7 * step) < EPS, "%f", r.time_us);
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_REDUCESCATTER, t, B, &r), KILN_SUCCESS));
+  cr_expect(fabs(r.time_us - 7 * step) < EPS, "%f", r.time_us);
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
+  cr_expect(fabs(r.time_us - 14 * step) < EPS, "%f", r.time_us);
+  kilnTopologyFree(t);
+}
+
+/* NCCL's alltoall (all pairs) is bound by each GPU's switch port: alpha + (n-1) beta B/n. */
+Test(simulate, alltoall_baseline_port_bound) {
+  kilnTopology* t = builtin("switch8", 1);
+  const kilnLink* l = kilnTopologyLink(t, 0, 1);
+  uint64_t B = 1u << 20;
+  double want = l->alpha_us + 7 * l->beta_us_per_mb * ((double)B / 8) / 1e6;
+  kilnSimResult r;
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, B, &r), KILN_SUCCESS));
+  cr_expect(fabs(r.time_us - want) < EPS, "%f want %f", r.time_us, want);
+  kilnTopologyFree(t);
+}
+
+/* Tree allreduce on two GPUs: two half-size trees in opposite directions, up then down. */
+Test(simulate, tree_baseline_two_ranks) {
+  kilnTopology* t = topo_xml(two_gpus_xml);
+  kilnSimResult r;
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 100000, &r), KILN_SUCCESS),
+            "%s", kilnLastError());
+  cr_expect(fabs(r.time_us - (2 * 2.0 + 10.0 * 0.1)) < EPS, "%f", r.time_us);
+  kilnTopologyFree(t);
+}
+
+/* Across nodes the double binary tree beats the ring for large allreduces on hgx-h100. */
+Test(simulate, tree_beats_ring_across_nodes) {
+  kilnTopology* t = builtin("hgx-h100", 4);
+  kilnSimResult ring, tree;
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 64u << 20, &ring), KILN_SUCCESS),
+            "%s", kilnLastError());
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 64u << 20, &tree), KILN_SUCCESS),
+            "%s", kilnLastError());
+  cr_expect(lt(dbl, tree.time_us, ring.time_us), "tree %f ring %f", tree.time_us, ring.time_us);
+  kilnTopologyFree(t);
+}
+
+/* The ring follows the links: NDv2's hybrid cube-mesh has no link 3->4, yet a ring exists. */
+Test(simulate, ring_baseline_finds_ring_on_ndv2) {
+  kilnTopology* t = builtin("ndv2", 2);
+  kilnSimResult r;
+  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1u << 20, &r), KILN_SUCCESS),
+            "%s", kilnLastError());
+  cr_expect(gt(dbl, r.time_us, 0.0));
+  kilnTopologyFree(t);
+}
+
+Test(simulate, baseline_errors) {
+  kilnTopology* t = builtin("switch4", 1);
+  kilnSimResult r;
+  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLGATHER, t, 1024, &r), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "allgather"), "%s", kilnLastError());
+  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_CUSTOM, t, 1024, &r), KILN_ERR_UNSUPPORTED));
+  kilnTopologyFree(t);
+  t = builtin("ndv2", 1);
+  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, 1024, &r), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "no link from rank 0 to rank 5"), "%s", kilnLastError());
+  kilnTopologyFree(t);
+}
+
+/* A send over a missing link names the step; a plan larger than the topology is refused. */
+Test(simulate, plan_errors) {
+  kilnTopology* t = builtin("ndv2", 1);
+  static const int pairs[][2] = {{0, 5}};
+  kilnPlan* p = sends_plan(8, 8, pairs, 1, 1);
+  kilnSimResult r;
+  cr_expect(eq(int, kilnPlanSimulate(p, t, 1024, &r), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "rank 0 tb 0 step 0 (s)"), "%s", kilnLastError());
+  cr_expect(contains(kilnLastError(), "no link from rank 0 to rank 5"), "%s", kilnLastError());
+  kilnPlanFree(p);
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 16, &o, &p), KILN_SUCCESS));
+  cr_expect(eq(int, kilnPlanSimulate(p, t, 1024, &r), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "16 ranks"), "%s", kilnLastError());
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
+
+/* A plan that deadlocks cannot be timed. */
+Test(simulate, deadlock_is_an_error) {
+  kilnTopology* t = builtin("switch2", 1);
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("dl", KILN_COLL_ALLGATHER, 2, &p), KILN_SUCCESS));
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].o_chunks = 2;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, 1 - r, 1 - r, 0);
+    kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_OUTPUT, 1 - r, KILN_BUF_OUTPUT, 1 - r, 1);
+    kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_OUTPUT, r, KILN_BUF_OUTPUT, r, 1);
+  }
+  kilnSimResult r;
+  cr_expect(eq(int, kilnPlanSimulate(p, t, 1024, &r), KILN_ERR_VERIFY));
+  cr_expect(contains(kilnLastError(), "deadlock"), "%s", kilnLastError());
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
