@@ -2,22 +2,20 @@
  * kiln's side of the drop-in libnccl.so.2: a kiln communicator (include/kiln/runtime.h) for each
  * NCCL communicator the application creates, the plans it can run, and the choice per call.
  *
- * Plans: read once per process, in a fixed order, from KILN_PLANS (a folder: every *.xml in it,
- * sorted by name, read with kilnPlanReadFile; one that fails to read is skipped with a WARN).
+ * Plans: the registry's (include/kiln/registry.h): the plans baked into the library, plus those
+ * KILN_PLANS names (a ':'-separated list of plan files and folders), loaded once per process.
  *
- * Setup (at init, every rank of the communicator in the same order): skip when no plan has as many
- * GPUs as the communicator has ranks; else kilnCommCreate and kilnPlanLoad of each such plan, then
- * the ranks agree through the real NCCL (an allreduce-min of "this rank could load plan i" flags,
- * slot 0 being "kiln communicator created"), so that every rank keeps exactly the same plans.
+ * Setup (at init, every rank of the communicator in the same order): skip when the communicator
+ * has fewer than 2 ranks or no registry entry has its rank count; else kilnCommCreate and
+ * kilnPlanLoad of each such entry's plan, then the ranks agree through the real NCCL (an
+ * allreduce-min of "this rank could load entry i" flags, slot 0 being "kiln communicator
+ * created"), so every rank keeps exactly the same plans, or none.
  *
- * Choice per call, only from arguments that are the same on every rank: the collective, the
- * number of ranks, the byte size of the collective's reference buffer (allreduce: the per-rank
- * input; allgather: the whole output; reducescatter and alltoall: the whole input, as in
- * include/kiln/plan.h), in-place or not, data type and op (kilnPlanSupports). The first plan in
- * load order whose [minBytes, maxBytes) holds the size wins; none → NCCL.
+ * Choice per call, only from arguments that are the same on every rank: kilnRegistrySelect over
+ * (collective, ranks, reference bytes, in-place, dtype, op); when its choice is not among the
+ * communicator's agreed plans, kilnRegistryPick over those; then kilnPlanSupports. No plan → NCCL.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,95 +28,58 @@
 #include "shim.h"
 
 #ifdef KILN_SHIM_HAVE_RUNTIME
+#include "kiln/registry.h"
 #include "kiln/runtime.h"
 /* Not (yet) in every runtime: a non-blocking abort that makes kernels waiting on peers give up.
- * Weak, so the shim links either way and falls back to leaving the communicator alone. */
+ * Weak, so the shim links either way and otherwise leaves the communicator alone on abort. */
 extern kilnResult_t kilnCommAbort(kilnComm_t comm) __attribute__((weak));
 #endif
-
-typedef struct shimExec {
-  const kilnPlan* plan;
-#ifdef KILN_SHIM_HAVE_RUNTIME
-  kilnExec_t exec;
-#endif
-} shimExec;
 
 struct shimComm {
   ncclComm_t nccl;
   int nranks, rank, device;
 #ifdef KILN_SHIM_HAVE_RUNTIME
   kilnComm_t kc;
-#endif
   int nexec;
-  shimExec* execs;
+  const kilnRegistryEntry** ents; /* the agreed plans' registry entries */
+  kilnRegistryEntry* copies;      /* the same entries by value, for kilnRegistryPick */
+  const kilnPlan** plans;
+  kilnExec_t* execs;
+#endif
 };
 
 /* ---- plans ---- */
 
-static kilnPlan** plans;
-static int nplans;
+#ifdef KILN_SHIM_HAVE_RUNTIME
 static pthread_once_t plansOnce = PTHREAD_ONCE_INIT;
 
-static int cmpName(const void* a, const void* b) {
-  return strcmp(*(char* const*)a, *(char* const*)b);
-}
-
-static bool endsWith(const char* s, const char* suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* Reads every *.xml of KILN_PLANS, sorted by file name. */
 static void loadPlans(void) {
-  const char* dir = shimConfigGet()->plansDir;
-  if (!dir) return;
-  DIR* d = opendir(dir);
-  if (!d) {
-    shimLog(SHIM_LOG_WARN, "KILN_PLANS=%s: cannot open the folder: no plans loaded", dir);
-    return;
+  const char* list = shimConfigGet()->plansDir;
+  if (list && kilnRegistryLoadPath(list) != KILN_SUCCESS)
+    shimLog(SHIM_LOG_WARN, "KILN_PLANS=%s: %s (plans after it not loaded)", list, kilnLastError());
+  int n = kilnRegistryCount();
+  for (int i = 0; i < n; i++) {
+    const kilnRegistryEntry* e = kilnRegistryAt(i);
+    shimLog(SHIM_LOG_INFO, "plan %s (%s): %s, %d ranks, %s%s%s, bytes [%llu, %llu], %s", e->name,
+            e->xml ? "baked" : e->ident, kilnCollName(e->coll), e->nranks, e->inplace ? "in-place" : "",
+            e->inplace && e->outofplace ? "/" : "", e->outofplace ? "out-of-place" : "",
+            (unsigned long long)e->minBytes, (unsigned long long)e->maxBytes, kilnProtoName(e->proto));
   }
-  char** names = NULL;
-  int nnames = 0, cap = 0;
-  struct dirent* e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.' || !endsWith(e->d_name, ".xml")) continue;
-    if (nnames == cap) {
-      cap = cap ? 2 * cap : 16;
-      char** grown = realloc(names, (size_t)cap * sizeof *names);
-      if (!grown) break;
-      names = grown;
-    }
-    names[nnames] = strdup(e->d_name);
-    if (names[nnames]) nnames++;
-  }
-  closedir(d);
-  if (nnames > 0) qsort(names, (size_t)nnames, sizeof *names, cmpName);
-  plans = calloc((size_t)(nnames > 0 ? nnames : 1), sizeof *plans);
-  for (int i = 0; i < nnames; i++) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    kilnPlan* p = NULL;
-    if (plans && kilnPlanReadFile(path, &p) == KILN_SUCCESS) {
-      plans[nplans++] = p;
-      shimLog(SHIM_LOG_INFO, "plan %s: %s, %d GPUs, %s%s%s, bytes [%llu, %llu)", path, kilnCollName(p->coll),
-              p->ngpus, p->inplace ? "in-place" : "", p->inplace && p->outofplace ? "/" : "",
-              p->outofplace ? "out-of-place" : "", (unsigned long long)p->min_bytes,
-              (unsigned long long)p->max_bytes);
-    } else {
-      shimLog(SHIM_LOG_WARN, "plan %s skipped: %s", path, kilnLastError());
-    }
-    free(names[i]);
-  }
-  free(names);
 }
 
-static int plansFor(int nranks) {
+/* The registry's entries for nranks ranks, in registry order (*n of them; free the array). */
+static const kilnRegistryEntry** entriesFor(int nranks, int* n) {
   pthread_once(&plansOnce, loadPlans);
-  int n = 0;
-  for (int i = 0; i < nplans; i++)
-    if (plans[i]->ngpus == nranks) n++;
-  return n;
+  int total = kilnRegistryCount();
+  const kilnRegistryEntry** v = calloc((size_t)(total > 0 ? total : 1), sizeof *v);
+  *n = 0;
+  for (int i = 0; v && i < total; i++) {
+    const kilnRegistryEntry* e = kilnRegistryAt(i);
+    if (e && e->nranks == nranks) v[(*n)++] = e;
+  }
+  return v;
 }
+#endif
 
 /* ---- the communicator table ---- */
 
@@ -169,32 +130,45 @@ static shimComm* takeComm(ncclComm_t c) {
 
 #ifdef KILN_SHIM_HAVE_RUNTIME
 
-/* Frees what setup made; does not wait for peers. */
+static void freeArrays(shimComm* sc) {
+  free(sc->ents);
+  free(sc->copies);
+  free(sc->plans);
+  free(sc->execs);
+}
+
+/* Frees what setup made; with abort, stops kiln's kernels instead of waiting for them. */
 static void freeComm(shimComm* sc, bool abort) {
   if (!sc) return;
   shimPassthrough++;
-  for (int i = 0; i < sc->nexec; i++)
-    if (sc->execs[i].exec) kilnExecFree(sc->execs[i].exec);
-  if (sc->kc) {
-    if (!abort) kilnCommDestroy(sc->kc);
-    else if (kilnCommAbort) kilnCommAbort(sc->kc);
-    else shimLog(SHIM_LOG_INFO, "abort: the runtime has no kilnCommAbort; kiln's resources on this "
-                 "communicator are left to the process's end");
+  if (abort && sc->kc) {
+    if (kilnCommAbort) {
+      kilnCommAbort(sc->kc);
+    } else {
+      shimLog(SHIM_LOG_INFO, "abort: the runtime has no kilnCommAbort; kiln's resources on this "
+              "communicator are left to the end of the process");
+    }
+  } else {
+    for (int i = 0; i < sc->nexec; i++)
+      if (sc->execs[i]) kilnExecFree(sc->execs[i]);
+    if (sc->kc) kilnCommDestroy(sc->kc);
   }
   shimPassthrough--;
-  free(sc->execs);
+  freeArrays(sc);
   free(sc);
 }
 
-/* Agreement through the real NCCL: flags[c][0..m) become their minimum over the ranks of comms[c],
- * for n communicators at once (grouped). False (and flags untouched) when it could not be done. */
+/* Agreement through the real NCCL: flags[c][0..m) become their minimum over the ranks of
+ * ncomm[c], for n communicators at once (grouped). False when it could not be done. */
 static bool agree(ncclComm_t* ncomm, int n, int** flags, int m) {
   const shimReal* r = shimRealGet();
   bool ok = false;
   int prev = 0;
   int** dev = calloc((size_t)n, sizeof *dev);
   cudaStream_t* st = calloc((size_t)n, sizeof *st);
-  if (!dev || !st || !r->ncclAllReduce || !r->ncclGroupStart || !r->ncclGroupEnd) goto out_free;
+  if (!dev || !st || !r->ncclAllReduce || !r->ncclGroupStart || !r->ncclGroupEnd ||
+      !r->ncclCommCuDevice)
+    goto out_free;
   cudaGetDevice(&prev);
   for (int c = 0; c < n; c++) {
     int d = 0;
@@ -239,13 +213,14 @@ out_free:
  * process per GPU). On any failure every communicator concerned stays on NCCL. */
 static void setup(ncclComm_t* ncomm, int n) {
   const shimReal* r = shimRealGet();
+  int nranks = 0, np = 0;
+  const kilnRegistryEntry** ents = NULL;
   shimComm** sc = calloc((size_t)n, sizeof *sc);
   int** flags = calloc((size_t)n, sizeof *flags);
   kilnComm_t* kcs = calloc((size_t)n, sizeof *kcs);
-  if (!sc || !flags || !kcs) goto out_free;
-  int nranks = 0;
-  if (r->ncclCommCount(ncomm[0], &nranks) != ncclSuccess) goto out_free;
-  int np = plansFor(nranks);
+  if (!sc || !flags || !kcs || !r->ncclCommCount) goto out_free;
+  if (r->ncclCommCount(ncomm[0], &nranks) != ncclSuccess || nranks < 2) goto out_free;
+  ents = entriesFor(nranks, &np);
   if (np == 0) {
     shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
                  "communicator, NCCL runs it", nranks);
@@ -259,15 +234,17 @@ static void setup(ncclComm_t* ncomm, int n) {
     sc[c]->nranks = nranks;
     r->ncclCommUserRank(ncomm[c], &sc[c]->rank);
     r->ncclCommCuDevice(ncomm[c], &sc[c]->device);
-    sc[c]->execs = calloc((size_t)np, sizeof(shimExec));
-    if (!sc[c]->execs) goto out_free;
+    sc[c]->ents = calloc((size_t)np, sizeof *sc[c]->ents);
+    sc[c]->copies = calloc((size_t)np, sizeof *sc[c]->copies);
+    sc[c]->plans = calloc((size_t)np, sizeof *sc[c]->plans);
+    sc[c]->execs = calloc((size_t)np, sizeof *sc[c]->execs);
+    if (!sc[c]->ents || !sc[c]->copies || !sc[c]->plans || !sc[c]->execs) goto out_free;
   }
 
   /* kiln communicators: one call for the whole set. */
-  kilnResult_t kr;
   shimPassthrough++;
-  if (n == 1) kr = kilnCommCreate(ncomm[0], NULL, &kcs[0]);
-  else kr = kilnCommCreateAll(n, ncomm, NULL, kcs);
+  kilnResult_t kr = n == 1 ? kilnCommCreate(ncomm[0], NULL, &kcs[0])
+                           : kilnCommCreateAll(n, ncomm, NULL, kcs);
   shimPassthrough--;
   if (kr != KILN_SUCCESS) {
     shimLog(kr == KILN_ERR_UNSUPPORTED ? SHIM_LOG_INFO : SHIM_LOG_WARN,
@@ -277,22 +254,23 @@ static void setup(ncclComm_t* ncomm, int n) {
   for (int c = 0; c < n; c++) {
     sc[c]->kc = kcs[c];
     flags[c][0] = kcs[c] != NULL;
-    int k = 0;
-    for (int i = 0; i < nplans && kcs[c]; i++) {
-      if (plans[i]->ngpus != nranks) continue;
+    for (int i = 0; i < np && kcs[c]; i++) {
+      const kilnPlan* plan = NULL;
       kilnExec_t ex = NULL;
       shimPassthrough++;
-      kilnResult_t lr = kilnPlanLoad(kcs[c], plans[i], &ex);
+      kilnResult_t lr = kilnRegistryPlan(ents[i], &plan);
+      if (lr == KILN_SUCCESS) lr = kilnPlanLoad(kcs[c], plan, &ex);
       shimPassthrough--;
       if (lr != KILN_SUCCESS)
-        shimLog(SHIM_LOG_WARN, "rank %d: plan %s not loaded: %s", sc[c]->rank, plans[i]->name,
+        shimLog(SHIM_LOG_WARN, "rank %d: plan %s not loaded: %s", sc[c]->rank, ents[i]->name,
                 kilnLastError());
-      sc[c]->execs[k].plan = plans[i];
-      sc[c]->execs[k].exec = ex;
-      flags[c][1 + k] = ex != NULL;
-      k++;
+      sc[c]->ents[i] = ents[i];
+      sc[c]->copies[i] = *ents[i];
+      sc[c]->plans[i] = plan;
+      sc[c]->execs[i] = ex;
+      flags[c][1 + i] = ex != NULL;
     }
-    sc[c]->nexec = k;
+    sc[c]->nexec = kcs[c] ? np : 0;
   }
 
   /* Every rank keeps the same plans, or none. */
@@ -303,8 +281,8 @@ static void setup(ncclComm_t* ncomm, int n) {
   for (int c = 0; c < n; c++) {
     if (!flags[c][0]) {
       if (kcs[c])
-        shimLog(SHIM_LOG_WARN, "rank %d: kiln is off on this communicator: another rank could not "
-                "set it up", sc[c]->rank);
+        shimLog(SHIM_LOG_WARN, "rank %d: kiln is off on this communicator: a rank could not set "
+                "it up", sc[c]->rank);
       freeComm(sc[c], false);
       sc[c] = NULL;
       continue;
@@ -312,41 +290,43 @@ static void setup(ncclComm_t* ncomm, int n) {
     int kept = 0;
     for (int i = 0; i < sc[c]->nexec; i++) {
       if (flags[c][1 + i]) {
-        sc[c]->execs[kept++] = sc[c]->execs[i];
-      } else if (sc[c]->execs[i].exec) {
+        sc[c]->ents[kept] = sc[c]->ents[i];
+        sc[c]->copies[kept] = sc[c]->copies[i];
+        sc[c]->plans[kept] = sc[c]->plans[i];
+        sc[c]->execs[kept] = sc[c]->execs[i];
+        kept++;
+      } else if (sc[c]->execs[i]) {
         shimPassthrough++;
-        kilnExecFree(sc[c]->execs[i].exec);
+        kilnExecFree(sc[c]->execs[i]);
         shimPassthrough--;
       }
     }
     sc[c]->nexec = kept;
-    shimLogKeyed(SHIM_LOG_INFO, "setup", "kiln set up on a communicator of %d ranks with %d plans",
-                 nranks, kept);
-    if (!insertComm(sc[c])) {
-      freeComm(sc[c], false);
-    }
+    shimLogKeyed(SHIM_LOG_INFO, "setup", "kiln set up on a communicator of %d ranks with %d of %d "
+                 "plans", nranks, kept, np);
+    if (!insertComm(sc[c])) freeComm(sc[c], false);
     sc[c] = NULL;
   }
 
 out_free:
+  /* Only reached with sc[c] != NULL before any kiln communicator exists. */
   for (int c = 0; sc && flags && c < n; c++) {
     if (sc[c]) {
-      free(sc[c]->execs); /* only reached before any kiln communicator exists */
+      freeArrays(sc[c]);
       free(sc[c]);
     }
     free(flags[c]);
   }
+  free(ents);
   free(sc);
   free(flags);
   free(kcs);
 }
 
-#else /* !KILN_SHIM_HAVE_RUNTIME */
+#else /* !KILN_SHIM_HAVE_RUNTIME: a forward-only build */
 
 static void freeComm(shimComm* sc, bool abort) {
   (void)abort;
-  if (!sc) return;
-  free(sc->execs);
   free(sc);
 }
 
@@ -355,12 +335,8 @@ static void setup(ncclComm_t* ncomm, int n) {
   int nranks = 0;
   (void)n;
   if (!r->ncclCommCount || r->ncclCommCount(ncomm[0], &nranks) != ncclSuccess) return;
-  if (plansFor(nranks) == 0)
-    shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
-                 "communicator, NCCL runs it", nranks);
-  else
-    shimLogKeyed(SHIM_LOG_WARN, "noruntime", "this libnccl.so.2 was built without kiln's GPU "
-                 "runtime: NCCL runs every collective");
+  shimLogKeyed(SHIM_LOG_WARN, "noruntime", "this libnccl.so.2 was built without kiln's GPU "
+               "runtime: NCCL runs every collective (%d ranks)", nranks);
 }
 
 #endif
@@ -409,92 +385,90 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 /* ---- the choice per call ---- */
 
 static const char* collName[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
-static const kilnColl_t collKiln[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER,
-                                      KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
 
 bool shimTryKiln(const shimCall* call, ncclResult_t* res) {
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  static const kilnColl_t collKiln[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER,
+                                        KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
   bool taken = false;
+  const char* cname = collName[call->coll];
   if ((int)call->op < 0 || call->op >= ncclNumOps || (int)call->datatype < 0 ||
       call->datatype >= ncclNumTypes) {
-    shimLogKeyed(SHIM_LOG_INFO, collName[call->coll], "%s: op %d / data type %d (e.g. a PreMulSum op) "
-                 "→ NCCL", collName[call->coll], (int)call->op, (int)call->datatype);
+    shimLogKeyed(SHIM_LOG_INFO, cname, "%s: op %d / data type %d (e.g. a PreMulSum op) → NCCL",
+                 cname, (int)call->op, (int)call->datatype);
     return false;
   }
   pthread_mutex_lock(&commsLock);
   int ci = findIndex(call->comm);
   if (ci < 0) goto out_unlock;
   shimComm* sc = comms[ci];
-  size_t esize = kilnDataTypeSize((kilnDataType_t)call->datatype);
-  size_t n = (size_t)sc->nranks;
-  size_t bytes = 0;
-  bool inplace = false;
-  const char* sb = call->sendbuff;
-  char* rb = call->recvbuff;
-  switch (call->coll) {
-  case SHIM_ALLREDUCE:
-    bytes = call->count * esize;
-    inplace = sb == rb;
-    break;
-  case SHIM_ALLGATHER:
-    bytes = call->count * esize * n;
-    inplace = sb == rb + (size_t)sc->rank * call->count * esize;
-    break;
-  case SHIM_REDUCESCATTER:
-    bytes = call->count * esize * n;
-    inplace = rb == sb + (size_t)sc->rank * call->count * esize;
-    break;
-  case SHIM_ALLTOALL:
-    bytes = call->count * esize * n;
-    inplace = sb == rb;
-    break;
-  }
+  const kilnColl_t coll = collKiln[call->coll];
   const kilnDataType_t dt = (kilnDataType_t)call->datatype;
   const kilnRedOp_t op = (kilnRedOp_t)call->op;
-  const shimExec* pick = NULL;
-  for (int i = 0; i < sc->nexec && !pick; i++) {
-    const kilnPlan* p = sc->execs[i].plan;
-    if (p->coll != collKiln[call->coll] || bytes < p->min_bytes || bytes >= p->max_bytes) continue;
-#ifdef KILN_SHIM_HAVE_RUNTIME
-    if (!kilnPlanSupports(p, call->count, dt, op, inplace)) continue;
-#endif
-    pick = &sc->execs[i];
+  const size_t esize = kilnDataTypeSize(dt);
+  const uint64_t bytes = kilnRegistryCallBytes(coll, sc->nranks, call->count, dt);
+  const char* sb = call->sendbuff;
+  const char* rb = call->recvbuff;
+  const size_t mine = (size_t)sc->rank * call->count * esize;
+  bool inplace = false;
+  switch (call->coll) {
+  case SHIM_ALLREDUCE:
+  case SHIM_ALLTOALL: inplace = sb == rb; break;
+  case SHIM_ALLGATHER: inplace = sb == rb + mine; break;
+  case SHIM_REDUCESCATTER: inplace = rb == sb + mine; break;
   }
-  char key[160];
-  snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s", collName[call->coll], sc->nranks,
-           kilnDataTypeName(dt), kilnRedOpName(op), inplace, pick ? pick->plan->name : "-");
-  if (!pick) {
-    shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %zu B) → NCCL: no plan matches",
-                 collName[call->coll], sc->nranks, kilnDataTypeName(dt),
-                 call->coll == SHIM_ALLREDUCE || call->coll == SHIM_REDUCESCATTER ? kilnRedOpName(op) : "",
-                 inplace ? "in-place" : "out-of-place", bytes);
+  const bool reduces = call->coll == SHIM_ALLREDUCE || call->coll == SHIM_REDUCESCATTER;
+
+  /* The registry's choice if this communicator has it, else the best of the ones it has. */
+  int pick = -1;
+  const kilnRegistryEntry* e = kilnRegistrySelect(coll, sc->nranks, bytes, inplace, dt, op);
+  for (int i = 0; e && i < sc->nexec && pick < 0; i++)
+    if (sc->ents[i] == e) pick = i;
+  if (e && pick < 0)
+    pick = kilnRegistryPick(sc->copies, sc->nexec, coll, sc->nranks, bytes, inplace, dt, op);
+  const char* why = !e ? "no plan matches" : pick < 0 ? "its plans are not loaded here" : NULL;
+  if (pick >= 0 && !kilnPlanSupports(sc->plans[pick], call->count, dt, op, inplace)) {
+    why = "the plan does not support this count/dtype/op";
+    pick = -1;
+  }
+  char key[200];
+  snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s/%s", cname, sc->nranks, kilnDataTypeName(dt),
+           reduces ? kilnRedOpName(op) : "", inplace, pick >= 0 ? sc->ents[pick]->name : "-",
+           why ? why : "");
+  if (pick < 0) {
+    shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → NCCL: %s", cname,
+                 sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
+                 inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, why);
     goto out_unlock;
   }
-  shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %zu B) → kiln plan %s",
-               collName[call->coll], sc->nranks, kilnDataTypeName(dt),
-               call->coll == SHIM_ALLREDUCE || call->coll == SHIM_REDUCESCATTER ? kilnRedOpName(op) : "",
-               inplace ? "in-place" : "out-of-place", bytes, pick->plan->name);
-#ifdef KILN_SHIM_HAVE_RUNTIME
-  {
-    int prev = -1;
-    cudaGetDevice(&prev);
-    if (prev != sc->device) cudaSetDevice(sc->device);
-    shimPassthrough++;
-    kilnResult_t kr = kilnRun(pick->exec, call->sendbuff, call->recvbuff, call->count, dt, op,
-                              call->stream);
-    shimPassthrough--;
-    if (prev != sc->device && prev >= 0) cudaSetDevice(prev);
-    /* The peers are already in their kiln kernels: NCCL cannot stand in now. */
-    if (kr != KILN_SUCCESS)
-      shimLog(SHIM_LOG_ERROR, "rank %d: %s with plan %s failed: %s", sc->rank,
-              collName[call->coll], pick->plan->name, kilnLastError());
-    *res = kr == KILN_SUCCESS ? ncclSuccess
-         : kr == KILN_ERR_CUDA ? ncclUnhandledCudaError
-         : kr == KILN_ERR_INVALID_ARGUMENT ? ncclInvalidArgument
-                                           : ncclInternalError;
-    taken = true;
-  }
-#endif
+  shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln plan %s", cname,
+               sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
+               inplace ? "in-place" : "out-of-place", (unsigned long long)bytes,
+               sc->ents[pick]->name);
+  int prev = -1;
+  cudaGetDevice(&prev);
+  if (prev != sc->device) cudaSetDevice(sc->device);
+  shimPassthrough++;
+  kilnResult_t kr = kilnRun(sc->execs[pick], call->sendbuff, call->recvbuff, call->count, dt, op,
+                            call->stream);
+  shimPassthrough--;
+  if (prev != sc->device && prev >= 0) cudaSetDevice(prev);
+  /* The peers are already in their kiln kernels: NCCL cannot stand in for this call now. */
+  if (kr != KILN_SUCCESS)
+    shimLog(SHIM_LOG_ERROR, "rank %d: %s with plan %s failed: %s", sc->rank, cname,
+            sc->ents[pick]->name, kilnLastError());
+  *res = kr == KILN_SUCCESS               ? ncclSuccess
+       : kr == KILN_ERR_CUDA              ? ncclUnhandledCudaError
+       : kr == KILN_ERR_INVALID_ARGUMENT  ? ncclInvalidArgument
+                                          : ncclInternalError;
+  taken = true;
 out_unlock:
   pthread_mutex_unlock(&commsLock);
   return taken;
+#else
+  (void)call;
+  (void)res;
+  (void)collName;
+  return false;
+#endif
 }
