@@ -1,0 +1,9 @@
+/* The baked table of a build without the GPU runtime: empty. */
+#include <stddef.h>
+
+#include "kiln/registry.h"
+
+const kilnRegistryEntry* kilnBakedTable(int* n) {
+  *n = 0;
+  return NULL;
+}

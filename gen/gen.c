@@ -1,0 +1,463 @@
+/*
+ * The plan -> CUDA source generator. Emits only tables and one-line instantiations; the code
+ * that runs is the hand-written template kernels/baked.cuh (see gen.h).
+ */
+#include "gen.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- A growing string. ---- */
+
+typedef struct strbuf {
+  char* s;
+  size_t len, cap;
+  bool oom;
+} strbuf;
+
+static void sb_printf(strbuf* b, const char* fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void sb_printf(strbuf* b, const char* fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) { b->oom = true; return; }
+    if ((size_t)n < room && b->s) { b->len += (size_t)n; return; }
+    size_t cap = b->cap ? b->cap * 2 : 4096;
+    while (cap < b->len + (size_t)n + 1) cap *= 2;
+    char* s = realloc(b->s, cap);
+    if (!s) { b->oom = true; return; }
+    b->s = s;
+    b->cap = cap;
+  }
+}
+
+static kilnResult_t sb_finish(strbuf* b, char** out) {
+  if (b->oom || !b->s) {
+    free(b->s);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "gen: out of memory building source");
+  }
+  *out = b->s;
+  return KILN_SUCCESS;
+}
+
+/* ---- Vocabulary as the generated code spells it (kernels/baked.cuh). ---- */
+
+static const char* const step_enum[] = {"ST_SEND", "ST_RECV", "ST_RCS", "ST_RRS", "ST_RRC",
+                                        "ST_RRCS", "ST_CPY",  "ST_RE",  "ST_NOP"};
+_Static_assert(sizeof step_enum / sizeof step_enum[0] == KILN_NUM_STEP_TYPES,
+               "one spelling per step type");
+static const char* const buf_enum[] = {"BUF_I", "BUF_O", "BUF_S"};
+_Static_assert(sizeof buf_enum / sizeof buf_enum[0] == KILN_NUM_BUFFERS, "one spelling per buffer");
+
+/* CUDA type of each dtype (kilnDataType_t order), and the unsigned type of each element size
+ * that plans without reduction are baked for. */
+static const char* const dtype_ctype[] = {"int8_t",   "uint8_t", "int32_t",       "uint32_t",
+                                          "int64_t",  "uint64_t", "__half",       "float",
+                                          "double",   "__nv_bfloat16", "__nv_fp8_e4m3",
+                                          "__nv_fp8_e5m2"};
+_Static_assert(sizeof dtype_ctype / sizeof dtype_ctype[0] == KILN_NUM_DTYPES, "one C type per dtype");
+
+static const char* size_ctype(size_t es) {
+  switch (es) {
+    case 1: return "uint8_t";
+    case 2: return "uint16_t";
+    case 4: return "uint32_t";
+    default: return "uint64_t";
+  }
+}
+
+static bool plan_reduces(const kilnPlan* p) {
+  return p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_REDUCESCATTER ||
+         (p->coll == KILN_COLL_CUSTOM);
+}
+
+void kilnGenOptionsDefault(kilnGenOptions* o) {
+  memset(o, 0, sizeof *o);
+  o->dtypes[KILN_FLOAT32] = o->dtypes[KILN_FLOAT16] = o->dtypes[KILN_BFLOAT16] = true;
+  o->dtypes[KILN_INT32] = true;
+  kilnVerifyOptions v = KILN_VERIFY_OPTIONS_INIT;
+  o->verify = v;
+}
+
+kilnResult_t kilnGenParseDtypes(kilnGenOptions* o, const char* list) {
+  bool want[KILN_NUM_DTYPES] = {false};
+  char item[32];
+  const char* p = list;
+  if (!list || !*list) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "empty dtype list");
+  while (*p) {
+    const char* e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n == 0 || n >= sizeof item)
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "bad dtype list '%s'", list);
+    memcpy(item, p, n);
+    item[n] = 0;
+    kilnDataType_t t;
+    if (!kilnDataTypeParse(item, &t))
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown dtype '%s' in '%s'", item, list);
+    want[t] = true;
+    p += n;
+    if (*p == ',') p++;
+  }
+  memcpy(o->dtypes, want, sizeof want);
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnGenIdent(const char* path, char out[KILN_GEN_IDENT_MAX]) {
+  if (!path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "gen: no plan path");
+  const char* base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t n = strlen(base);
+  if (n >= 4 && !strcmp(base + n - 4, ".xml")) n -= 4;
+  size_t pre = (n > 0 && base[0] >= '0' && base[0] <= '9') ? 2 : 0;
+  if (n == 0 || n + pre >= KILN_GEN_IDENT_MAX)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "%s: a plan file name must have 1..%d characters before .xml", path,
+                        KILN_GEN_IDENT_MAX - 1 - (int)pre);
+  if (pre) memcpy(out, "p_", 2);
+  for (size_t i = 0; i < n; i++) {
+    char c = base[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    out[pre + i] = ok ? c : '_';
+  }
+  out[pre + n] = 0;
+  return KILN_SUCCESS;
+}
+
+static const char* base_name(const char* path) {
+  const char* b = path ? strrchr(path, '/') : NULL;
+  return b ? b + 1 : (path ? path : "(memory)");
+}
+
+/* Writes `s` as a C string literal body (escaped), for comments and names. */
+static void sb_cstring(strbuf* b, const char* s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') sb_printf(b, "\\%c", c);
+    else if (c == '\n') sb_printf(b, "\\n");
+    else if (c < 32 || c >= 127) sb_printf(b, "\\%03o", c);
+    else sb_printf(b, "%c", c);
+  }
+}
+
+/* What the template needs beyond a verified plan. */
+static kilnResult_t check_bakeable(const kilnGenUnit* u) {
+  const kilnPlan* p = u->plan;
+  if ((unsigned)p->proto >= KILN_NUM_PROTOS)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "%s: plan %s has an unknown protocol",
+                        base_name(u->origin), p->name);
+  if (p->coll == KILN_COLL_CUSTOM)
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "%s: plan %s is a custom collective; the runtime bakes allgather, "
+                        "alltoall, reducescatter and allreduce", base_name(u->origin), p->name);
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++)
+      if (p->gpus[r].tbs[t].id != t)
+        return kilnSetError(KILN_ERR_UNSUPPORTED, "%s: plan %s rank %d: threadblock %d has id %d",
+                            base_name(u->origin), p->name, r, t, p->gpus[r].tbs[t].id);
+  return KILN_SUCCESS;
+}
+
+/* The dtypes (or element sizes) baked for a plan: fills which[] with true per dtype that gets a
+ * kernel of its own (reducing plans) or whose size class gets one (others). */
+static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[KILN_NUM_DTYPES],
+                         bool sizes[9]) {
+  memset(which, 0, sizeof(bool) * KILN_NUM_DTYPES);
+  memset(sizes, 0, sizeof(bool) * 9);
+  for (int t = 0; t < KILN_NUM_DTYPES; t++) {
+    if (!o->dtypes[t]) continue;
+    if (plan_reduces(p)) which[t] = true;
+    else sizes[kilnDataTypeSize((kilnDataType_t)t)] = true;
+  }
+  if (!plan_reduces(p))
+    for (int t = 0; t < KILN_NUM_DTYPES; t++)
+      if (sizes[kilnDataTypeSize((kilnDataType_t)t)]) which[t] = true;
+}
+
+kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, char** out) {
+  if (!u || !u->plan || !o || !out)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnGenPlanSource: NULL argument");
+  *out = NULL;
+  kilnResult_t res = check_bakeable(u);
+  if (res != KILN_SUCCESS) return res;
+  const kilnPlan* p = u->plan;
+  const char* id = u->ident;
+  strbuf b = {0};
+
+  int ntbs = 0, nsteps = 0;
+  for (int r = 0; r < p->ngpus; r++) {
+    ntbs += p->gpus[r].ntbs;
+    for (int t = 0; t < p->gpus[r].ntbs; t++) nsteps += p->gpus[r].tbs[t].nsteps;
+  }
+
+  sb_printf(&b,
+            "/* Generated by `kiln gen` from %s (plan \"", base_name(u->origin));
+  sb_cstring(&b, p->name);
+  sb_printf(&b,
+            "\"). Do not edit: change the plan\n"
+            " * and rebuild. Tables only; the code that runs them is kernels/baked.cuh. */\n"
+            "#include \"baked.cuh\"\n\n"
+            "namespace kiln_baked {\n"
+            "using namespace kiln::baked;\n\n"
+            "struct %s {\n"
+            "  static constexpr int nranks = %d;\n"
+            "  static constexpr int proto = %s;\n"
+            "  static constexpr int ntbs = %d; /* all ranks */\n"
+            "  /* first row of each rank in tbs[], then ntbs */\n"
+            "  static constexpr int rankTb[] = {",
+            id, p->ngpus, p->proto == KILN_PROTO_LL ? "KILN_DEV_PROTO_LL" : "KILN_DEV_PROTO_SIMPLE",
+            ntbs);
+  for (int r = 0, row = 0; r <= p->ngpus; r++) {
+    sb_printf(&b, "%s%d", r ? ", " : "", row);
+    if (r < p->ngpus) row += p->gpus[r].ntbs;
+  }
+  sb_printf(&b, "};\n  /* rank, tb, send, recv, chan, first step, steps */\n"
+                "  static constexpr Tb tbs[] = {\n");
+  int row = 0, first = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++, row++) {
+      const kilnThreadblock* tb = &p->gpus[r].tbs[t];
+      sb_printf(&b, "    /* %d */ {%d, %d, %d, %d, %d, %d, %d},\n", row, r, t, tb->send, tb->recv,
+                tb->chan, first, tb->nsteps);
+      first += tb->nsteps;
+    }
+  if (ntbs == 0) sb_printf(&b, "    {0, 0, -1, -1, 0, 0, 0},\n");
+  sb_printf(&b, "  };\n  /* type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep */\n"
+                "  static constexpr Step steps[] = {\n");
+  int idx = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++) {
+      const kilnThreadblock* tb = &p->gpus[r].tbs[t];
+      for (int s = 0; s < tb->nsteps; s++, idx++) {
+        const kilnStep* st = &tb->steps[s];
+        /* A step another one waits on publishes whatever hasdep says (as the host loader). */
+        bool hasdep = st->hasdep;
+        for (int t2 = 0; t2 < p->gpus[r].ntbs && !hasdep; t2++)
+          for (int s2 = 0; s2 < p->gpus[r].tbs[t2].nsteps; s2++)
+            if (p->gpus[r].tbs[t2].steps[s2].depid == t && p->gpus[r].tbs[t2].steps[s2].deps == s) {
+              hasdep = true;
+              break;
+            }
+        sb_printf(&b, "    /* %d */ {%s, %s, %d, %s, %d, %d, %d, %d, %d},%s", idx,
+                  step_enum[st->type], buf_enum[st->srcbuf], st->srcoff, buf_enum[st->dstbuf],
+                  st->dstoff, st->cnt, st->depid >= 0 ? st->depid : -1,
+                  st->depid >= 0 ? st->deps : -1, hasdep ? 1 : 0, s == 0 ? "" : "\n");
+        if (s == 0) sb_printf(&b, " /* rank %d tb %d */\n", r, t);
+      }
+    }
+  if (nsteps == 0) sb_printf(&b, "    {ST_NOP, BUF_I, 0, BUF_I, 0, 0, -1, -1, 0},\n");
+  sb_printf(&b, "  };\n};\n\n} /* namespace kiln_baked */\n\n");
+
+  bool which[KILN_NUM_DTYPES], sizes[9];
+  baked_dtypes(p, o, which, sizes);
+  if (plan_reduces(p)) {
+    sb_printf(&b, "/* Kernels: dtype x sum (avg divides after a sum). */\n");
+    for (int t = 0; t < KILN_NUM_DTYPES; t++)
+      if (which[t])
+        sb_printf(&b, "KILN_BAKED_KERNEL(%s, %s, %s)\n", id, kilnDataTypeName((kilnDataType_t)t),
+                  dtype_ctype[t]);
+  } else {
+    sb_printf(&b, "/* Kernels: one per element size (the plan only moves data). */\n");
+    for (int es = 1; es <= 8; es *= 2)
+      if (sizes[es]) sb_printf(&b, "KILN_BAKED_KERNEL(%s, b%d, %s)\n", id, es, size_ctype((size_t)es));
+  }
+  return sb_finish(&b, out);
+}
+
+/* Launch symbol of dtype t for a unit ("kilnBaked_<ident>_<dtype or bN>"). */
+static void launch_symbol(strbuf* b, const kilnGenUnit* u, int t) {
+  if (plan_reduces(u->plan)) sb_printf(b, "kilnBaked_%s_%s", u->ident, kilnDataTypeName((kilnDataType_t)t));
+  else sb_printf(b, "kilnBaked_%s_b%d", u->ident, (int)kilnDataTypeSize((kilnDataType_t)t));
+}
+
+kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGenOptions* o,
+                                   char** out) {
+  if ((n > 0 && !units) || !o || !out || n < 0)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnGenRegistrySource: bad argument");
+  *out = NULL;
+  strbuf b = {0};
+  sb_printf(&b,
+            "/* Generated by `kiln gen`: the registry of baked plans. Do not edit. */\n"
+            "#include <stddef.h>\n\n"
+            "#include \"kiln/registry.h\"\n\n");
+  /* Declarations of every launch function, once each. */
+  for (int i = 0; i < n; i++) {
+    bool which[KILN_NUM_DTYPES], sizes[9];
+    baked_dtypes(units[i].plan, o, which, sizes);
+    bool declared[9] = {false};
+    for (int t = 0; t < KILN_NUM_DTYPES; t++) {
+      if (!which[t]) continue;
+      size_t es = kilnDataTypeSize((kilnDataType_t)t);
+      if (!plan_reduces(units[i].plan)) {
+        if (declared[es]) continue;
+        declared[es] = true;
+      }
+      sb_printf(&b, "int ");
+      launch_symbol(&b, &units[i], t);
+      sb_printf(&b, "(const void* args, int threads, void* stream);\n");
+    }
+  }
+  /* The plans themselves, as XML (the host builds its connections from them). */
+  for (int i = 0; i < n; i++) {
+    char* xml = NULL;
+    kilnResult_t res = kilnPlanWriteMemory(units[i].plan, &xml);
+    if (res != KILN_SUCCESS) {
+      free(b.s);
+      kilnPrefixError("%s: ", base_name(units[i].origin));
+      return res;
+    }
+    sb_printf(&b, "\n/* %s */\nstatic const char xml_%s[] =\n", base_name(units[i].origin), units[i].ident);
+    const char* line = xml;
+    while (*line) {
+      const char* nl = strchr(line, '\n');
+      size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+      char* one = malloc(len + 1);
+      if (!one) { b.oom = true; break; }
+      memcpy(one, line, len);
+      one[len] = 0;
+      sb_printf(&b, "    \"");
+      sb_cstring(&b, one);
+      sb_printf(&b, "\"\n");
+      free(one);
+      line += len;
+    }
+    sb_printf(&b, "    ;\n");
+    free(xml);
+  }
+  sb_printf(&b, "\nstatic const kilnRegistryEntry entries[] = {\n");
+  for (int i = 0; i < n; i++) {
+    const kilnPlan* p = units[i].plan;
+    bool which[KILN_NUM_DTYPES], sizes[9];
+    baked_dtypes(p, o, which, sizes);
+    sb_printf(&b, "    /* %d */ {\"", i);
+    sb_cstring(&b, p->name);
+    sb_printf(&b, "\", \"%s\", KILN_COLL_%s, %d, %lluull, %lluull, %s, %s, KILN_PROTO_%s, %s, xml_%s,\n"
+                  "        {",
+              units[i].ident,
+              p->coll == KILN_COLL_ALLGATHER ? "ALLGATHER" : p->coll == KILN_COLL_ALLTOALL ? "ALLTOALL"
+              : p->coll == KILN_COLL_REDUCESCATTER ? "REDUCESCATTER" : "ALLREDUCE",
+              p->ngpus, (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
+              p->inplace ? "true" : "false", p->outofplace ? "true" : "false",
+              p->proto == KILN_PROTO_LL ? "LL" : p->proto == KILN_PROTO_LL128 ? "LL128" : "SIMPLE",
+              plan_reduces(p) ? "true" : "false", units[i].ident);
+    for (int t = 0; t < KILN_NUM_DTYPES; t++) {
+      if (t) sb_printf(&b, ", ");
+      if (which[t]) launch_symbol(&b, &units[i], t);
+      else sb_printf(&b, "NULL");
+    }
+    sb_printf(&b, "}},\n");
+  }
+  if (n == 0) sb_printf(&b, "    {NULL, NULL, KILN_COLL_ALLREDUCE, 0, 0, 0, false, false, KILN_PROTO_SIMPLE, false, NULL, {NULL}},\n");
+  sb_printf(&b, "};\n\n"
+                "const kilnRegistryEntry* kilnBakedTable(int* n) {\n"
+                "  *n = %d;\n"
+                "  return entries;\n"
+                "}\n", n);
+  return sb_finish(&b, out);
+}
+
+/* Writes text to path atomically (temporary in the same folder, then rename). Leaves an
+ * existing file with identical content untouched, so builds do not recompile it. */
+static kilnResult_t write_file(const char* path, const char* text) {
+  size_t len = strlen(text);
+  FILE* f = fopen(path, "rb");
+  if (f) {
+    char* old = malloc(len + 2);
+    size_t got = old ? fread(old, 1, len + 1, f) : 0;
+    fclose(f);
+    bool same = old && got == len && !memcmp(old, text, len);
+    free(old);
+    if (same) return KILN_SUCCESS;
+  }
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "gen: path too long: %s", path);
+  f = fopen(tmp, "wb");
+  if (!f) return kilnSetError(KILN_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+  bool ok = fwrite(text, 1, len, f) == len;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    return kilnSetError(KILN_ERR_IO, "%s: cannot write: %s", path, strerror(e));
+  }
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnGenFiles(const char* dir, const char* const* paths, int n, const kilnGenOptions* o) {
+  kilnGenOptions defaults;
+  if (!o) {
+    kilnGenOptionsDefault(&defaults);
+    o = &defaults;
+  }
+  if (!dir || n < 0 || (n > 0 && !paths))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnGenFiles: bad argument");
+  kilnResult_t res = KILN_SUCCESS;
+  kilnGenUnit* units = calloc((size_t)n + 1, sizeof *units);
+  char** sources = calloc((size_t)n + 1, sizeof *sources);
+  char* reg = NULL;
+  if (!units || !sources) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "gen: out of memory");
+    goto out_free;
+  }
+  /* Read, verify and generate everything before writing anything. */
+  for (int i = 0; i < n; i++) {
+    kilnPlan* p = NULL;
+    units[i].origin = paths[i];
+    if ((res = kilnGenIdent(paths[i], units[i].ident)) != KILN_SUCCESS) goto out_free;
+    for (int j = 0; j < i; j++)
+      if (!strcmp(units[j].ident, units[i].ident)) {
+        res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s and %s would both be baked as %s",
+                           paths[j], paths[i], units[i].ident);
+        goto out_free;
+      }
+    if ((res = kilnPlanReadFile(paths[i], &p)) != KILN_SUCCESS) {
+      kilnPrefixError("cannot bake %s: ", paths[i]);
+      goto out_free;
+    }
+    units[i].plan = p;
+    if ((res = kilnPlanVerify(p, &o->verify)) != KILN_SUCCESS) {
+      kilnPrefixError("cannot bake %s (plan %s): ", paths[i], p->name);
+      goto out_free;
+    }
+    if ((res = kilnGenPlanSource(&units[i], o, &sources[i])) != KILN_SUCCESS) goto out_free;
+  }
+  if ((res = kilnGenRegistrySource(units, n, o, &reg)) != KILN_SUCCESS) goto out_free;
+  for (int i = 0; i < n; i++) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/plan_%s.cu", dir, units[i].ident) >= (int)sizeof path) {
+      res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "gen: output path too long in %s", dir);
+      goto out_free;
+    }
+    if ((res = write_file(path, sources[i])) != KILN_SUCCESS) goto out_free;
+  }
+  {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/baked_registry.c", dir) >= (int)sizeof path) {
+      res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "gen: output path too long in %s", dir);
+      goto out_free;
+    }
+    res = write_file(path, reg);
+  }
+out_free:
+  for (int i = 0; units && sources && i < n; i++) {
+    kilnPlanFree((kilnPlan*)units[i].plan);
+    free(sources[i]);
+  }
+  free(reg);
+  free(sources);
+  free(units);
+  return res;
+}

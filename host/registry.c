@@ -1,0 +1,287 @@
+/*
+ * The plan registry (include/kiln/registry.h): the baked table from gen/ plus plans loaded at run
+ * time, and the selection rule every rank applies the same way.
+ */
+#include "kiln/registry.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A loaded entry owns its plan and the strings the entry points to. */
+typedef struct loaded {
+  kilnRegistryEntry e;
+  kilnPlan* plan;
+  char* path;
+} loaded;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static loaded** loads;      /* in load order */
+static int nloads, caploads;
+static kilnPlan** bakedPlans; /* parsed on demand, parallel to the baked table */
+static int nbaked = -1;
+static const kilnRegistryEntry* baked;
+
+/* Called with the lock held. */
+static void init_baked(void) {
+  if (nbaked >= 0) return;
+  int n = 0;
+  const kilnRegistryEntry* t = kilnBakedTable(&n);
+  baked = t;
+  nbaked = (t && n > 0) ? n : 0;
+  bakedPlans = nbaked ? calloc((size_t)nbaked, sizeof *bakedPlans) : NULL;
+  if (nbaked && !bakedPlans) nbaked = 0; /* out of memory: behave as if nothing was baked */
+}
+
+uint64_t kilnRegistryCallBytes(kilnColl_t coll, int nranks, size_t count, kilnDataType_t dtype) {
+  size_t es = kilnDataTypeSize(dtype);
+  if (es == 0 || nranks < 1) return 0;
+  switch (coll) {
+    case KILN_COLL_ALLREDUCE: return (uint64_t)count * es;
+    case KILN_COLL_ALLGATHER:
+    case KILN_COLL_REDUCESCATTER:
+    case KILN_COLL_ALLTOALL: return (uint64_t)count * es * (uint64_t)nranks;
+    default: return 0;
+  }
+}
+
+kilnBakedLaunch_t kilnRegistryKernel(const kilnRegistryEntry* e, kilnDataType_t dtype, kilnRedOp_t op) {
+  if (!e || (unsigned)dtype >= KILN_NUM_DTYPES) return NULL;
+  if (e->reduces && op != KILN_SUM && op != KILN_AVG) return NULL;
+  return e->launch[dtype];
+}
+
+/* Does entry e serve the call at all? */
+static bool fits(const kilnRegistryEntry* e, kilnColl_t coll, int nranks, uint64_t bytes, bool inplace) {
+  if (!e->name || e->coll != coll || e->nranks != nranks) return false;
+  if (bytes < e->minBytes || bytes > e->maxBytes) return false;
+  if (inplace && coll == KILN_COLL_ALLTOALL) return false;
+  return inplace ? e->inplace : e->outofplace;
+}
+
+/* True when a is a better choice than b for the call (both fit; neither is a loaded plan). */
+static bool better(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnDataType_t dtype,
+                   kilnRedOp_t op) {
+  bool ka = kilnRegistryKernel(a, dtype, op) != NULL, kb = kilnRegistryKernel(b, dtype, op) != NULL;
+  if (ka != kb) return ka;
+  return a->maxBytes - a->minBytes < b->maxBytes - b->minBytes;
+}
+
+int kilnRegistryPick(const kilnRegistryEntry* entries, int n, kilnColl_t coll, int nranks,
+                     uint64_t bytes, bool inplace, kilnDataType_t dtype, kilnRedOp_t op) {
+  int best = -1;
+  for (int i = 0; entries && i < n; i++) {
+    if (!fits(&entries[i], coll, nranks, bytes, inplace)) continue;
+    if (best < 0 || better(&entries[i], &entries[best], dtype, op)) best = i;
+  }
+  return best;
+}
+
+const kilnRegistryEntry* kilnRegistrySelect(kilnColl_t coll, int nranks, uint64_t bytes, bool inplace,
+                                            kilnDataType_t dtype, kilnRedOp_t op) {
+  const kilnRegistryEntry* out = NULL;
+  pthread_mutex_lock(&lock);
+  init_baked();
+  for (int i = nloads - 1; i >= 0 && !out; i--)
+    if (fits(&loads[i]->e, coll, nranks, bytes, inplace)) out = &loads[i]->e;
+  if (!out) {
+    int i = kilnRegistryPick(baked, nbaked, coll, nranks, bytes, inplace, dtype, op);
+    if (i >= 0) out = &baked[i];
+  }
+  pthread_mutex_unlock(&lock);
+  return out;
+}
+
+kilnResult_t kilnRegistryPlan(const kilnRegistryEntry* e, const kilnPlan** out) {
+  if (!e || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRegistryPlan: NULL argument");
+  kilnResult_t res = KILN_SUCCESS;
+  *out = NULL;
+  pthread_mutex_lock(&lock);
+  init_baked();
+  if (nbaked > 0 && e >= baked && e < baked + nbaked) {
+    size_t i = (size_t)(e - baked);
+    if (!bakedPlans[i]) {
+      res = kilnPlanReadMemory(e->xml, strlen(e->xml), e->ident, &bakedPlans[i]);
+      if (res != KILN_SUCCESS) kilnPrefixError("baked plan %s: ", e->name);
+    }
+    *out = bakedPlans[i];
+  } else {
+    for (int i = 0; i < nloads; i++)
+      if (&loads[i]->e == e) *out = loads[i]->plan;
+    if (!*out) res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRegistryPlan: not a registry entry");
+  }
+  pthread_mutex_unlock(&lock);
+  return res;
+}
+
+/* Takes ownership of p (verified) and path (may be NULL). */
+static kilnResult_t add_loaded(kilnPlan* p, char* path, const kilnRegistryEntry** out) {
+  loaded* l = calloc(1, sizeof *l);
+  kilnResult_t res = KILN_SUCCESS;
+  if (!l) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory adding plan %s", p->name);
+    goto out_free;
+  }
+  l->plan = p;
+  l->path = path;
+  l->e.name = p->name;
+  l->e.ident = path ? path : "(memory)";
+  l->e.coll = p->coll;
+  l->e.nranks = p->ngpus;
+  l->e.minBytes = p->min_bytes;
+  l->e.maxBytes = p->max_bytes;
+  l->e.inplace = p->inplace;
+  l->e.outofplace = p->outofplace;
+  l->e.proto = p->proto;
+  l->e.reduces = p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_REDUCESCATTER;
+  pthread_mutex_lock(&lock);
+  if (nloads == caploads) {
+    int cap = caploads ? caploads * 2 : 8;
+    loaded** n = realloc(loads, (size_t)cap * sizeof *n);
+    if (!n) {
+      pthread_mutex_unlock(&lock);
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory adding plan %s", p->name);
+      goto out_free;
+    }
+    loads = n;
+    caploads = cap;
+  }
+  loads[nloads++] = l;
+  pthread_mutex_unlock(&lock);
+  if (out) *out = &l->e;
+  return KILN_SUCCESS;
+out_free:
+  free(l);
+  kilnPlanFree(p);
+  free(path);
+  return res;
+}
+
+kilnResult_t kilnRegistryAddPlan(const kilnPlan* plan, const kilnRegistryEntry** out) {
+  if (!plan) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRegistryAddPlan: NULL plan");
+  kilnPlan* p = NULL;
+  kilnResult_t res = kilnPlanVerify(plan, NULL);
+  if (res != KILN_SUCCESS) {
+    kilnPrefixError("plan %s refused: ", plan->name);
+    return res;
+  }
+  if ((res = kilnPlanClone(plan, &p)) != KILN_SUCCESS) return res;
+  return add_loaded(p, NULL, out);
+}
+
+kilnResult_t kilnRegistryLoadFile(const char* path, const kilnRegistryEntry** out) {
+  if (!path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRegistryLoadFile: NULL path");
+  kilnPlan* p = NULL;
+  kilnResult_t res = kilnPlanReadFile(path, &p);
+  if (res != KILN_SUCCESS) return res;
+  if ((res = kilnPlanVerify(p, NULL)) != KILN_SUCCESS) {
+    kilnPrefixError("%s (plan %s) refused: ", path, p->name);
+    kilnPlanFree(p);
+    return res;
+  }
+  char* copy = strdup(path);
+  if (!copy) {
+    kilnPlanFree(p);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory loading %s", path);
+  }
+  return add_loaded(p, copy, out);
+}
+
+static int cmp_str(const void* a, const void* b) {
+  return strcmp(*(char* const*)a, *(char* const*)b);
+}
+
+/* Loads the *.xml files of a folder in name order. */
+static kilnResult_t load_dir(const char* dir, DIR* d) {
+  char** names = NULL;
+  int n = 0, cap = 0;
+  kilnResult_t res = KILN_SUCCESS;
+  struct dirent* de;
+  while ((de = readdir(d)) != NULL) {
+    size_t len = strlen(de->d_name);
+    if (len < 5 || strcmp(de->d_name + len - 4, ".xml")) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      char** nn = realloc(names, (size_t)cap * sizeof *nn);
+      if (!nn) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory listing %s", dir); goto out_free; }
+      names = nn;
+    }
+    size_t need = strlen(dir) + len + 2;
+    if (!(names[n] = malloc(need))) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory listing %s", dir); goto out_free; }
+    snprintf(names[n], need, "%s/%s", dir, de->d_name);
+    n++;
+  }
+  if (n > 1) qsort(names, (size_t)n, sizeof *names, cmp_str);
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = kilnRegistryLoadFile(names[i], NULL);
+out_free:
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+  return res;
+}
+
+kilnResult_t kilnRegistryLoadPath(const char* list) {
+  if (!list) return KILN_SUCCESS;
+  kilnResult_t res = KILN_SUCCESS;
+  char* copy = strdup(list);
+  if (!copy) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+  char* save = NULL;
+  for (char* item = strtok_r(copy, ":", &save); item && res == KILN_SUCCESS;
+       item = strtok_r(NULL, ":", &save)) {
+    DIR* d = opendir(item);
+    if (d) {
+      res = load_dir(item, d);
+      closedir(d);
+    } else {
+      res = kilnRegistryLoadFile(item, NULL);
+    }
+  }
+  free(copy);
+  return res;
+}
+
+void kilnRegistryReset(void) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nloads; i++) {
+    kilnPlanFree(loads[i]->plan);
+    free(loads[i]->path);
+    free(loads[i]);
+  }
+  free(loads);
+  loads = NULL;
+  nloads = caploads = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+int kilnRegistryCount(void) {
+  pthread_mutex_lock(&lock);
+  init_baked();
+  int n = nbaked + nloads;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+const kilnRegistryEntry* kilnRegistryAt(int i) {
+  const kilnRegistryEntry* e = NULL;
+  pthread_mutex_lock(&lock);
+  init_baked();
+  if (i >= 0 && i < nbaked) e = &baked[i];
+  else if (i >= nbaked && i < nbaked + nloads) e = &loads[i - nbaked]->e;
+  pthread_mutex_unlock(&lock);
+  return e;
+}
+
+const kilnRegistryEntry* kilnRegistryFind(const char* name) {
+  const kilnRegistryEntry* e = NULL;
+  if (!name) return NULL;
+  pthread_mutex_lock(&lock);
+  init_baked();
+  for (int i = nloads - 1; i >= 0 && !e; i--)
+    if (!strcmp(loads[i]->e.name, name)) e = &loads[i]->e;
+  for (int i = 0; i < nbaked && !e; i++)
+    if ((baked[i].name && !strcmp(baked[i].name, name)) || (baked[i].ident && !strcmp(baked[i].ident, name)))
+      e = &baked[i];
+  pthread_mutex_unlock(&lock);
+  return e;
+}

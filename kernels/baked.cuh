@@ -1,0 +1,229 @@
+/*
+ * The template that baked (generated) kernels instantiate.
+ *
+ * gen/ writes, per plan, a struct P of constexpr tables: tbs[] (one row per threadblock of every
+ * rank: rank, tb, send, recv, chan, first step, steps), steps[] (one row per step, as the plan XML
+ * has it) and rankTb[] (each rank's first row), and one line per data type:
+ *     KILN_BAKED_KERNEL(ident, dtype-name, C type)
+ * which defines the extern "C" launch function kilnBaked_<ident>_<dtype-name>.
+ *
+ * The kernel below is the interpreter (interp.cuh) with the plan known at compile time: block b of
+ * rank r runs row rankTb[r] + b, whose steps are unrolled into straight-line calls of the
+ * primitives (a fold over the step indices), every step's type, buffers, offsets, counts and
+ * dependency being constants. No instruction is decoded at run time; what stays at run time is
+ * what the call decides: buffer pointers, sizes (chunk and slice lengths, iterations), the FIFO
+ * addresses of kilnDevTb, and sequence numbers. The protocol (waits, fences, publishing, the
+ * per-call sequence, avg's final division) is the interpreter's, step for step, so a baked
+ * kernel and the interpreter interoperate on one communicator and can be checked against each
+ * other. Only sum is baked (avg reduces as sum and divides at the end).
+ */
+#ifndef KILN_KERNELS_BAKED_CUH
+#define KILN_KERNELS_BAKED_CUH
+
+#include <utility>
+
+#include "interp.cuh"
+
+namespace kiln {
+namespace baked {
+
+using ::kiln::ST_SEND;
+using ::kiln::ST_RECV;
+using ::kiln::ST_RCS;
+using ::kiln::ST_RRS;
+using ::kiln::ST_RRC;
+using ::kiln::ST_RRCS;
+using ::kiln::ST_CPY;
+using ::kiln::ST_RE;
+using ::kiln::ST_NOP;
+enum : int { BUF_I = KILN_DEV_BUF_INPUT, BUF_O = KILN_DEV_BUF_OUTPUT, BUF_S = KILN_DEV_BUF_SCRATCH };
+
+/* One threadblock row and one step row of a generated table. */
+struct Tb {
+  int rank, id, send, recv, chan, first, nsteps;
+};
+struct Step {
+  int type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep;
+};
+
+__host__ __device__ constexpr bool receives(int t) { return t >= ST_RECV && t <= ST_RRCS; }
+__host__ __device__ constexpr bool sends(int t) { return t == ST_SEND || t == ST_RCS || t == ST_RRS || t == ST_RRCS; }
+__host__ __device__ constexpr bool readsSrc(int t) {
+  return t == ST_SEND || t == ST_RRS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
+}
+__host__ __device__ constexpr bool usesDst(int t) {
+  return t == ST_RECV || t == ST_RCS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
+}
+
+/* Step S of row R, iteration `it` (n elements per chunk). false: give up (timeout/abort). */
+template <class P, int R, int S, typename T>
+__device__ __forceinline__ bool step(const kilnDevArgs& a, const kilnDevTb& tb, int it, uint64_t n,
+                                     BlockState* bs, Spin& spin) {
+  constexpr int PROTO = P::proto;
+  constexpr int I = P::tbs[R].first + S;
+  constexpr int type = P::steps[I].type;
+  constexpr int srcbuf = P::steps[I].srcbuf, srcoff = P::steps[I].srcoff;
+  constexpr int dstbuf = P::steps[I].dstbuf, dstoff = P::steps[I].dstoff;
+  constexpr int cnt = P::steps[I].cnt;
+  constexpr int depid = P::steps[I].depid, deps = P::steps[I].deps;
+  constexpr bool hasdep = P::steps[I].hasdep != 0;
+  constexpr int depNsteps =
+      depid >= 0 ? P::tbs[P::rankTb[P::tbs[R].rank] + (depid >= 0 ? depid : 0)].nsteps : 0;
+  constexpr int tbSteps = P::tbs[R].nsteps;
+  constexpr bool rv = receives(type), sd = sends(type);
+  constexpr bool rs = readsSrc(type), ud = usesDst(type);
+  const int tid = threadIdx.x;
+  const uint64_t pieceBytes = a.sliceElems * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
+
+  if (tid == 0) {
+    bool bad = false;
+    if (depid >= 0) {
+      const uint64_t want = ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * depNsteps + deps + 1);
+      while (!bad && ldAcquireGpu(a.progress + depid) < want) bad = spin.tick();
+    }
+    if (rv && PROTO == KILN_DEV_PROTO_SIMPLE)
+      while (!bad && ldAcquireSys(tb.recvHead) < bs->rcvd + 1) bad = spin.tick();
+    if (sd)
+      while (!bad && ldAcquireSys(tb.sendTail) + (uint64_t)a.nslots < bs->sent + 1) bad = spin.tick();
+    if (bad) bs->abort = 1;
+  }
+  __syncthreads();
+  if (bs->abort) return false;
+
+  if constexpr (type != ST_NOP) {
+    const char* rslot = rv ? tb.recvFifo + (bs->rcvd % a.nslots) * a.slotBytes : nullptr;
+    char* sslot = sd ? tb.sendFifo + (bs->sent % a.nslots) * a.slotBytes : nullptr;
+    bool ok = true;
+    OpSum op;
+#pragma unroll
+    for (int c = 0; c < cnt; c++) {
+      Piece<T> pc;
+      uint64_t soff = 0, sval = n, doff = 0, dval = n;
+      if (rs) chunkSlice(a, srcbuf, (int64_t)srcoff + c, it, n, &soff, &sval);
+      if (ud) chunkSlice(a, dstbuf, (int64_t)dstoff + c, it, n, &doff, &dval);
+      pc.src = rs ? (const T*)a.bufs[srcbuf] + soff : nullptr;
+      pc.dst = ud ? (T*)a.bufs[dstbuf] + doff : nullptr;
+      pc.n = n;
+      pc.m = min(rs ? sval : n, ud ? dval : n);
+      pc.rslot = rslot ? rslot + c * pieceBytes : nullptr;
+      pc.sslot = sslot ? sslot + c * pieceBytes : nullptr;
+      pc.rflag = (uint32_t)(bs->rcvd + 1);
+      pc.sflag = (uint32_t)(bs->sent + 1);
+      ok = runPiece<T, OpSum, PROTO>(type, pc, op, spin) && ok;
+    }
+    if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */
+  }
+  if (sd && PROTO == KILN_DEV_PROTO_SIMPLE) __threadfence_system();
+  if (hasdep) __threadfence();
+  __syncthreads();
+  if (bs->abort) return false;
+  if (tid == 0) {
+    if (sd) {
+      if (PROTO == KILN_DEV_PROTO_SIMPLE) stReleaseSys(tb.sendHead, bs->sent + 1);
+      bs->sent++;
+    }
+    if (rv) {
+      stReleaseSys(tb.recvTail, bs->rcvd + 1);
+      bs->rcvd++;
+    }
+    if (hasdep)
+      stReleaseGpu(a.progress + blockIdx.x,
+                   ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * tbSteps + S + 1));
+  }
+  return true;
+}
+
+/* Row R: every iteration runs the row's steps in order, unrolled. */
+template <class P, int R, typename T, int... S>
+__device__ void row(const kilnDevArgs& a, BlockState* bs, std::integer_sequence<int, S...>) {
+  const kilnDevTb& tb = a.tbs[blockIdx.x];
+  Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+  const uint64_t SL = a.sliceElems, L = a.chunkElems;
+  for (int it = 0; it < a.niter; it++) {
+    const uint64_t n = min(SL, L - (uint64_t)it * SL);
+    const bool ok = (true && ... && step<P, R, S, T>(a, tb, it, n, bs, spin));
+    if (!ok) return;
+  }
+}
+
+/* The compile-time loop over rows: runs the one that equals `r`. */
+template <class P, typename T, int... R>
+__device__ __forceinline__ void dispatch(const kilnDevArgs& a, BlockState* bs, int r,
+                                         std::integer_sequence<int, R...>) {
+  (void)(false || ... ||
+         (r == R ? (row<P, R, T>(a, bs, std::make_integer_sequence<int, P::tbs[R].nsteps>()), true)
+                 : false));
+}
+
+/* rankTb[K] as a scalar constant (device code may use those, not host arrays). */
+template <class P, int K> struct RankFirst {
+  static constexpr int v = P::rankTb[K];
+};
+
+/* This block's row: rankTb[rank] + blockIdx.x (-1 for a rank the plan does not have). */
+template <class P, int... K>
+__device__ __forceinline__ int rowOf(int rank, std::integer_sequence<int, K...>) {
+  int r = -1;
+  (void)(false || ... || (rank == K ? (r = RankFirst<P, K>::v + (int)blockIdx.x, true) : false));
+  return r;
+}
+
+template <class P, typename T> __global__ void __launch_bounds__(1024) kernel(kilnDevArgs a) {
+  __shared__ BlockState bs;
+  const kilnDevTb& tb = a.tbs[blockIdx.x];
+  if (threadIdx.x == 0) {
+    bs.seq = a.callSeq[blockIdx.x] + 1;
+    a.callSeq[blockIdx.x] = bs.seq;
+    bs.sent = tb.sendPeer >= 0 ? *tb.sendCount : 0;
+    bs.rcvd = tb.recvPeer >= 0 ? *tb.recvCount : 0;
+    bs.abort = *(volatile int*)a.abortFlag;
+  }
+  __syncthreads();
+  if (bs.abort) return;
+  dispatch<P, T>(a, &bs, rowOf<P>(a.rank, std::make_integer_sequence<int, P::nranks>()),
+                 std::make_integer_sequence<int, P::ntbs>());
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (tb.sendPeer >= 0) *tb.sendCount = bs.sent;
+    if (tb.recvPeer >= 0) *tb.recvCount = bs.rcvd;
+  }
+  if (bs.abort) return;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(a.done, 1ull);
+  }
+  if (a.avgBuf == nullptr) return;
+  if (threadIdx.x == 0) {
+    Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+    const unsigned long long want = (unsigned long long)bs.seq * (unsigned long long)a.ntbs;
+    while (*(volatile unsigned long long*)a.done < want)
+      if (spin.tick()) { bs.abort = 1; break; }
+    __threadfence();
+  }
+  __syncthreads();
+  if (bs.abort) return;
+  T* buf = (T*)a.avgBuf;
+  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.avgElems;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    buf[i] = divide(ldcg(buf + i), a.nranks);
+}
+
+/* Launches P's kernel for T; refuses arguments made for another plan shape. */
+template <class P, typename T> int launch(const void* args, int threads, void* stream) {
+  const kilnDevArgs* a = (const kilnDevArgs*)args;
+  if (!a || a->nranks != P::nranks || a->rank < 0 || a->rank >= P::nranks || a->proto != P::proto ||
+      a->ntbs != P::rankTb[a->rank + 1] - P::rankTb[a->rank])
+    return (int)cudaErrorInvalidValue;
+  kernel<P, T><<<a->ntbs, threads, 0, (cudaStream_t)stream>>>(*a);
+  return (int)cudaGetLastError();
+}
+
+} /* namespace baked */
+} /* namespace kiln */
+
+#define KILN_BAKED_KERNEL(ident, tname, ctype)                                          \
+  extern "C" int kilnBaked_##ident##_##tname(const void* args, int threads, void* stream) { \
+    return ::kiln::baked::launch<::kiln_baked::ident, ctype>(args, threads, stream);    \
+  }
+
+#endif /* KILN_KERNELS_BAKED_CUH */

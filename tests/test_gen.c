@@ -1,0 +1,362 @@
+/* gen/ (plan -> CUDA source, registry source) and the plan registry's selection (host/registry.c). */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gen.h"
+#include "kiln/registry.h"
+
+static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+
+static kilnPlan* classic(const char* algo, kilnColl_t coll, int n, kilnProto_t proto, bool inplace) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.proto = proto;
+  o.inplace = inplace;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan(algo, coll, n, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  return p;
+}
+
+static char* plan_source(const kilnPlan* p, const char* ident) {
+  kilnGenOptions o;
+  kilnGenOptionsDefault(&o);
+  kilnGenUnit u = {p, "", "plans/baked/x.xml"};
+  snprintf(u.ident, sizeof u.ident, "%s", ident);
+  char* src = NULL;
+  cr_assert(eq(int, kilnGenPlanSource(&u, &o, &src), KILN_SUCCESS), "%s", kilnLastError());
+  return src;
+}
+
+static char* read_all(const char* path) {
+  FILE* f = fopen(path, "rb");
+  cr_assert(not(eq(ptr, f, NULL)), "cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* s = malloc((size_t)n + 1);
+  cr_assert(eq(sz, fread(s, 1, (size_t)n, f), (size_t)n));
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+static int count_files(const char* dir) {
+  DIR* d = opendir(dir);
+  int n = 0;
+  for (struct dirent* de; d && (de = readdir(d));)
+    if (de->d_name[0] != '.') n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static void write_text(const char* path, const char* text) {
+  FILE* f = fopen(path, "wb");
+  cr_assert(not(eq(ptr, f, NULL)));
+  fputs(text, f);
+  fclose(f);
+}
+
+/* ---- generated source ---- */
+
+/* The direct LL allreduce on 4 ranks: its step table rows, its protocol and the kernels of the
+ * default dtypes (sum), nothing else. */
+Test(gen, direct_allreduce_tables_and_kernels) {
+  kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_LL, false);
+  char* src = plan_source(p, "ar4");
+  cr_assert(contains(src, "#include \"baked.cuh\""));
+  cr_assert(contains(src, "struct ar4 {"));
+  cr_assert(contains(src, "static constexpr int nranks = 4;"));
+  cr_assert(contains(src, "static constexpr int proto = KILN_DEV_PROTO_LL;"));
+  cr_assert(contains(src, "static constexpr int ntbs = 16;"));
+  cr_assert(contains(src, "static constexpr int rankTb[] = {0, 4, 8, 12, 16};"));
+  /* rank 0, tb 0 sends its input chunk 1 to peer 1's scratch; the reducer waits on receives. */
+  cr_assert(contains(src, "/* 0 */ {ST_SEND, BUF_I, 1, BUF_S, 1, 1, -1, -1, 0}, /* rank 0 tb 0 */"), "%s", src);
+  cr_assert(contains(src, "/* 3 */ {0, 3, -1, -1, 0, 12, 4},"));
+  cr_assert(contains(src, "/* 13 */ {ST_RE, BUF_S, 0, BUF_O, 0, 1, 0, 1, 0},"));
+  cr_assert(contains(src, "KILN_BAKED_KERNEL(ar4, float, float)\n"));
+  cr_assert(contains(src, "KILN_BAKED_KERNEL(ar4, half, __half)\n"));
+  cr_assert(contains(src, "KILN_BAKED_KERNEL(ar4, bfloat16, __nv_bfloat16)\n"));
+  cr_assert(contains(src, "KILN_BAKED_KERNEL(ar4, int32, int32_t)\n"));
+  cr_assert(not(contains(src, "KILN_BAKED_KERNEL(ar4, double")));
+  cr_assert(not(contains(src, "for (")), "generated code holds tables, not logic");
+  free(src);
+  kilnPlanFree(p);
+}
+
+/* A plan that only moves data is baked once per element size and serves every dtype of it. */
+Test(gen, allgather_baked_per_element_size) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 2, KILN_PROTO_SIMPLE, false);
+  char* src = plan_source(p, "ag2");
+  cr_assert(contains(src, "KILN_BAKED_KERNEL(ag2, b4, uint32_t)\n"));
+  cr_assert(contains(src, "KILN_BAKED_KERNEL(ag2, b2, uint16_t)\n"));
+  cr_assert(not(contains(src, "KILN_BAKED_KERNEL(ag2, float")));
+  kilnGenOptions o;
+  kilnGenOptionsDefault(&o);
+  kilnGenUnit u = {p, "ag2", "ag2.xml"};
+  char* reg = NULL;
+  cr_assert(eq(int, kilnGenRegistrySource(&u, 1, &o, &reg), KILN_SUCCESS), "%s", kilnLastError());
+  /* int32, uint32 and float all map to the 4-byte kernel. */
+  cr_assert(contains(reg, "{NULL, NULL, kilnBaked_ag2_b4, kilnBaked_ag2_b4, NULL, NULL, kilnBaked_ag2_b2, "
+                          "kilnBaked_ag2_b4, NULL, kilnBaked_ag2_b2, NULL, NULL}"), "%s", reg);
+  cr_assert(contains(reg, "KILN_COLL_ALLGATHER, 2,"));
+  free(reg);
+  free(src);
+  kilnPlanFree(p);
+}
+
+/* The same plan twice gives byte-identical source (no dates, no absolute paths). */
+Test(gen, deterministic) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_SIMPLE, false);
+  char* a = plan_source(p, "r4");
+  char* b = plan_source(p, "r4");
+  cr_assert(eq(str, a, b));
+  cr_assert(not(contains(a, "/tmp")));
+  cr_assert(not(contains(a, "plans/baked/")), "only the file's base name is written");
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+}
+
+/* kilnGenFiles writes one .cu per plan plus the registry, and the same again on a second run. */
+Test(gen, files_written_and_stable) {
+  char dir[] = "/tmp/kiln-gen-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char plan1[300], plan2[300], path[400];
+  snprintf(plan1, sizeof plan1, "%s/ar-direct.ll4.xml", dir);
+  snprintf(plan2, sizeof plan2, "%s/4ag.xml", dir);
+  kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_LL, false);
+  kilnPlan* q = classic("direct", KILN_COLL_ALLGATHER, 4, KILN_PROTO_LL, false);
+  cr_assert(eq(int, kilnPlanWriteFile(p, plan1), KILN_SUCCESS));
+  cr_assert(eq(int, kilnPlanWriteFile(q, plan2), KILN_SUCCESS));
+  const char* paths[] = {plan1, plan2};
+  cr_assert(eq(int, kilnGenFiles(dir, paths, 2, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  snprintf(path, sizeof path, "%s/plan_ar_direct_ll4.cu", dir);
+  char* a = read_all(path);
+  snprintf(path, sizeof path, "%s/plan_p_4ag.cu", dir);
+  char* b = read_all(path);
+  snprintf(path, sizeof path, "%s/baked_registry.c", dir);
+  char* r = read_all(path);
+  cr_assert(contains(a, "struct ar_direct_ll4 {"));
+  cr_assert(contains(b, "struct p_4ag {"));
+  cr_assert(contains(r, "static const char xml_ar_direct_ll4[] ="));
+  cr_assert(contains(r, "*n = 2;"));
+  cr_assert(eq(int, kilnGenFiles(dir, paths, 2, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  char* r2 = read_all(path);
+  cr_assert(eq(str, r, r2));
+  cr_assert(eq(int, count_files(dir), 5));
+  free(a);
+  free(b);
+  free(r);
+  free(r2);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
+
+/* A plan that fails the verifier is refused with its file and plan name, and nothing is written
+ * (not even for the good plan before it). */
+Test(gen, broken_plan_refused_by_name) {
+  char dir[] = "/tmp/kiln-gen-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char good[300], bad[300];
+  snprintf(good, sizeof good, "%s/good.xml", dir);
+  snprintf(bad, sizeof bad, "%s/broken.xml", dir);
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 2, KILN_PROTO_SIMPLE, false);
+  cr_assert(eq(int, kilnPlanWriteFile(p, good), KILN_SUCCESS));
+  snprintf(p->name, sizeof p->name, "lost-receive");
+  p->gpus[1].tbs[0].nsteps = 1; /* rank 1 never receives what rank 0 sends */
+  cr_assert(eq(int, kilnPlanWriteFile(p, bad), KILN_SUCCESS));
+  const char* paths[] = {good, bad};
+  cr_assert(eq(int, kilnGenFiles(dir, paths, 2, NULL), KILN_ERR_VERIFY));
+  cr_assert(contains(kilnLastError(), "broken.xml"), "%s", kilnLastError());
+  cr_assert(contains(kilnLastError(), "lost-receive"), "%s", kilnLastError());
+  cr_assert(eq(int, count_files(dir), 2), "no output written");
+  p->gpus[1].tbs[0].nsteps = 3;
+  kilnPlanFree(p);
+}
+
+/* A file that is not a plan is refused naming the file; so are two files with one identifier. */
+Test(gen, unreadable_and_duplicate_refused) {
+  char dir[] = "/tmp/kiln-gen-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char junk[300], a[300], b[300];
+  snprintf(junk, sizeof junk, "%s/junk.xml", dir);
+  write_text(junk, "<algo name=\"x\"");
+  const char* paths[] = {junk};
+  cr_assert(not(eq(int, kilnGenFiles(dir, paths, 1, NULL), KILN_SUCCESS)));
+  cr_assert(contains(kilnLastError(), "junk.xml"), "%s", kilnLastError());
+  snprintf(a, sizeof a, "%s/a-b.xml", dir);
+  snprintf(b, sizeof b, "%s/a_b.xml", dir);
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 2, KILN_PROTO_SIMPLE, false);
+  cr_assert(eq(int, kilnPlanWriteFile(p, a), KILN_SUCCESS));
+  cr_assert(eq(int, kilnPlanWriteFile(p, b), KILN_SUCCESS));
+  const char* dup[] = {a, b};
+  cr_assert(eq(int, kilnGenFiles(dir, dup, 2, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "a_b"), "%s", kilnLastError());
+  kilnPlanFree(p);
+}
+
+Test(gen, identifiers) {
+  char id[KILN_GEN_IDENT_MAX];
+  cr_assert(eq(int, kilnGenIdent("plans/baked/ar-direct.ll.xml", id), KILN_SUCCESS));
+  cr_assert(eq(str, id, "ar_direct_ll"));
+  cr_assert(eq(int, kilnGenIdent("4gpu.xml", id), KILN_SUCCESS));
+  cr_assert(eq(str, id, "p_4gpu"));
+  cr_assert(eq(int, kilnGenIdent("dir/.xml", id), KILN_ERR_INVALID_ARGUMENT));
+}
+
+Test(gen, dtype_list) {
+  kilnGenOptions o;
+  kilnGenOptionsDefault(&o);
+  cr_assert(eq(int, kilnGenParseDtypes(&o, "double,int8"), KILN_SUCCESS));
+  cr_assert(o.dtypes[KILN_FLOAT64] && o.dtypes[KILN_INT8] && !o.dtypes[KILN_FLOAT32]);
+  cr_assert(eq(int, kilnGenParseDtypes(&o, "float,quad"), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "quad"));
+}
+
+/* ---- registry selection ---- */
+
+static int fake_launch(const void* a, int t, void* s) { return 0; }
+
+#define KB 1024ull
+#define MB (1024ull * 1024ull)
+/* A baked table as gen/ would write it: allreduce on 4 ranks in three size bands (out of place),
+ * one in-place plan, one for 2 ranks, one alltoall. */
+static const kilnRegistryEntry table[] = {
+    /* 0 */ {"ar4-small", "a", KILN_COLL_ALLREDUCE, 4, 0, 64 * KB, false, true, KILN_PROTO_LL, true, NULL,
+             {[KILN_FLOAT32] = fake_launch}},
+    /* 1 */ {"ar4-medium", "b", KILN_COLL_ALLREDUCE, 4, 64 * KB + 1, 4 * MB, false, true, KILN_PROTO_SIMPLE, true, NULL,
+             {[KILN_FLOAT32] = fake_launch}},
+    /* 2 */ {"ar4-large", "c", KILN_COLL_ALLREDUCE, 4, 4 * MB + 1, UINT64_MAX, false, true, KILN_PROTO_SIMPLE, true, NULL,
+             {[KILN_FLOAT32] = fake_launch}},
+    /* 3 */ {"ar4-inplace", "d", KILN_COLL_ALLREDUCE, 4, 0, UINT64_MAX, true, false, KILN_PROTO_SIMPLE, true, NULL,
+             {[KILN_FLOAT32] = fake_launch}},
+    /* 4 */ {"ar2", "e", KILN_COLL_ALLREDUCE, 2, 0, UINT64_MAX, false, true, KILN_PROTO_SIMPLE, true, NULL,
+             {[KILN_FLOAT32] = fake_launch}},
+    /* 5 */ {"a2a4", "f", KILN_COLL_ALLTOALL, 4, 0, UINT64_MAX, true, true, KILN_PROTO_SIMPLE, false, NULL,
+             {[KILN_FLOAT32] = fake_launch}},
+    /* 6 */ {"ar4-small-half", "g", KILN_COLL_ALLREDUCE, 4, 0, 64 * KB, false, true, KILN_PROTO_LL, true, NULL,
+             {[KILN_FLOAT16] = fake_launch}},
+};
+
+typedef struct pick_case {
+  kilnColl_t coll;
+  int nranks;
+  uint64_t bytes;
+  bool inplace;
+  kilnDataType_t dtype;
+  kilnRedOp_t op;
+  int want;
+} pick_case;
+
+static const pick_case pick_cases[] = {
+    {KILN_COLL_ALLREDUCE, 4, 8, false, KILN_FLOAT32, KILN_SUM, 0},
+    {KILN_COLL_ALLREDUCE, 4, 64 * KB, false, KILN_FLOAT32, KILN_SUM, 0},
+    {KILN_COLL_ALLREDUCE, 4, 64 * KB + 1, false, KILN_FLOAT32, KILN_SUM, 1},
+    {KILN_COLL_ALLREDUCE, 4, 4 * MB, false, KILN_FLOAT32, KILN_SUM, 1},
+    {KILN_COLL_ALLREDUCE, 4, 1024 * MB, false, KILN_FLOAT32, KILN_SUM, 2},
+    {KILN_COLL_ALLREDUCE, 4, 8, true, KILN_FLOAT32, KILN_SUM, 3},        /* in place */
+    {KILN_COLL_ALLREDUCE, 2, 8, false, KILN_FLOAT32, KILN_SUM, 4},       /* ranks */
+    {KILN_COLL_ALLREDUCE, 8, 8, false, KILN_FLOAT32, KILN_SUM, -1},      /* no plan for 8 */
+    {KILN_COLL_ALLGATHER, 4, 8, false, KILN_FLOAT32, KILN_SUM, -1},      /* no allgather */
+    {KILN_COLL_ALLTOALL, 4, 8, false, KILN_FLOAT32, KILN_SUM, 5},
+    {KILN_COLL_ALLTOALL, 4, 8, true, KILN_FLOAT32, KILN_SUM, -1},        /* no in-place alltoall */
+    {KILN_COLL_ALLREDUCE, 4, 8, false, KILN_FLOAT16, KILN_SUM, 6},       /* baked half wins */
+    {KILN_COLL_ALLREDUCE, 4, 8, false, KILN_FLOAT64, KILN_SUM, 0},       /* neither baked: first */
+    {KILN_COLL_ALLREDUCE, 4, 8, false, KILN_FLOAT16, KILN_MAX, 0},       /* max not baked */
+};
+#define N_pick (sizeof pick_cases / sizeof pick_cases[0])
+
+ParameterizedTestParameters(registry, pick) {
+  static int idx[N_pick];
+  for (size_t i = 0; i < N_pick; i++) idx[i] = (int)i;
+  return cr_make_param_array(int, idx, N_pick);
+}
+
+/* The registry picks by collective, ranks, byte range, form, then baked kernel. */
+ParameterizedTest(int* ci, registry, pick) {
+  const pick_case* c = &pick_cases[*ci];
+  int got = kilnRegistryPick(table, (int)(sizeof table / sizeof table[0]), c->coll, c->nranks,
+                             c->bytes, c->inplace, c->dtype, c->op);
+  cr_assert(eq(int, got, c->want), "case %d", *ci);
+}
+
+/* Of two fitting ranges, the narrower one serves the call. */
+Test(registry, narrower_range_wins) {
+  kilnRegistryEntry t[2] = {
+      {"wide", "w", KILN_COLL_ALLGATHER, 4, 0, UINT64_MAX, false, true, KILN_PROTO_SIMPLE, false, NULL, {NULL}},
+      {"narrow", "n", KILN_COLL_ALLGATHER, 4, 0, 1 * MB, false, true, KILN_PROTO_LL, false, NULL, {NULL}},
+  };
+  cr_assert(eq(int, kilnRegistryPick(t, 2, KILN_COLL_ALLGATHER, 4, 1024, false, KILN_FLOAT32, KILN_SUM), 1));
+  cr_assert(eq(int, kilnRegistryPick(t, 2, KILN_COLL_ALLGATHER, 4, 2 * MB, false, KILN_FLOAT32, KILN_SUM), 0));
+}
+
+Test(registry, call_bytes) {
+  cr_assert(eq(u64, kilnRegistryCallBytes(KILN_COLL_ALLREDUCE, 4, 100, KILN_FLOAT32), 400));
+  cr_assert(eq(u64, kilnRegistryCallBytes(KILN_COLL_ALLGATHER, 4, 100, KILN_FLOAT16), 800));
+  cr_assert(eq(u64, kilnRegistryCallBytes(KILN_COLL_REDUCESCATTER, 2, 100, KILN_INT8), 200));
+  cr_assert(eq(u64, kilnRegistryCallBytes(KILN_COLL_ALLTOALL, 4, 10, KILN_FLOAT64), 320));
+  cr_assert(eq(u64, kilnRegistryCallBytes(KILN_COLL_ALLREDUCE, 4, 100, (kilnDataType_t)99), 0));
+}
+
+/* The baked kernel serves sum and avg of its dtypes; anything else is interpreted. */
+Test(registry, kernel_by_dtype_and_op) {
+  const kilnRegistryEntry* e = &table[0];
+  cr_assert(eq(ptr, (void*)kilnRegistryKernel(e, KILN_FLOAT32, KILN_SUM), (void*)fake_launch));
+  cr_assert(eq(ptr, (void*)kilnRegistryKernel(e, KILN_FLOAT32, KILN_AVG), (void*)fake_launch));
+  cr_assert(eq(ptr, (void*)kilnRegistryKernel(e, KILN_FLOAT32, KILN_MAX), NULL));
+  cr_assert(eq(ptr, (void*)kilnRegistryKernel(e, KILN_FLOAT64, KILN_SUM), NULL));
+  /* A plan that only moves data takes any op. */
+  cr_assert(eq(ptr, (void*)kilnRegistryKernel(&table[5], KILN_FLOAT32, KILN_MAX), (void*)fake_launch));
+}
+
+/* Plans loaded at run time serve their range before baked ones, run interpreted, and go away
+ * on reset. */
+Test(registry, loaded_plans) {
+  kilnPlan* p = classic("direct", KILN_COLL_ALLGATHER, 3, KILN_PROTO_LL, false);
+  p->min_bytes = 0;
+  p->max_bytes = 1 * MB;
+  const kilnRegistryEntry* e = NULL;
+  int before = kilnRegistryCount();
+  cr_assert(eq(int, kilnRegistryAddPlan(p, &e), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnRegistryCount(), before + 1));
+  cr_assert(eq(ptr, (void*)kilnRegistrySelect(KILN_COLL_ALLGATHER, 3, 3 * KB, false, KILN_FLOAT32, KILN_SUM), (void*)e));
+  cr_assert(eq(ptr, (void*)kilnRegistrySelect(KILN_COLL_ALLGATHER, 3, 2 * MB, false, KILN_FLOAT32, KILN_SUM), NULL));
+  cr_assert(eq(ptr, (void*)kilnRegistryKernel(e, KILN_FLOAT32, KILN_SUM), NULL));
+  const kilnPlan* got = NULL;
+  cr_assert(eq(int, kilnRegistryPlan(e, &got), KILN_SUCCESS));
+  cr_assert(eq(str, (char*)got->name, p->name));
+  cr_assert(eq(ptr, (void*)kilnRegistryFind(p->name), (void*)e));
+  kilnRegistryReset();
+  cr_assert(eq(int, kilnRegistryCount(), before));
+  cr_assert(eq(ptr, (void*)kilnRegistrySelect(KILN_COLL_ALLGATHER, 3, 3 * KB, false, KILN_FLOAT32, KILN_SUM), NULL));
+  kilnPlanFree(p);
+}
+
+/* A broken plan is refused by the registry too, naming it. */
+Test(registry, broken_plan_refused) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 2, KILN_PROTO_SIMPLE, false);
+  snprintf(p->name, sizeof p->name, "lost-receive");
+  p->gpus[1].tbs[0].nsteps = 1;
+  cr_assert(eq(int, kilnRegistryAddPlan(p, NULL), KILN_ERR_VERIFY));
+  cr_assert(contains(kilnLastError(), "lost-receive"), "%s", kilnLastError());
+  p->gpus[1].tbs[0].nsteps = 3;
+  kilnPlanFree(p);
+}
+
+/* Every baked entry (if this build has any) parses back into a plan that fits its row. */
+Test(registry, baked_entries_parse) {
+  int n = 0;
+  const kilnRegistryEntry* t = kilnBakedTable(&n);
+  for (int i = 0; i < n; i++) {
+    const kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnRegistryPlan(&t[i], &p), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, p->ngpus, t[i].nranks));
+    cr_assert(eq(int, (int)p->coll, (int)t[i].coll));
+    cr_assert(eq(u64, p->min_bytes, t[i].minBytes));
+  }
+}
