@@ -80,6 +80,17 @@ typedef struct vctx {
   int* nwait;
   int* capwait;
 
+  /* Data-race detection (first interleaving of each form): vector clocks over threadblocks. */
+  bool race_on;
+  int32_t* clk;     /* [ntbs*ntbs] clk[g*ntbs+u]: steps of tb u that happen before g's next */
+  int32_t** snap;   /* [nsteps] clock after a step others wait on or receive from */
+  bool* target;     /* [nsteps] some step depends on it */
+  int32_t* race_wg; /* [nstore] last writer tb (-1 none) */
+  int32_t* race_ws; /* [nstore] its step */
+  int32_t* rd_head; /* [nstore] reads since the last write: list into rpool, -1 empty */
+  struct rnode { int32_t g, s, next; } * rpool;
+  int nrpool, caprpool;
+
   char poison[VERIFY_MAX_POISON][VERIFY_REASON_MAX];
   int npoison;
   const char* mode_name;
@@ -519,6 +530,157 @@ static kilnResult_t report_deadlock(vctx* c) {
   return kilnSetError(KILN_ERR_VERIFY, "%s", msg);
 }
 
+/* ---- data races ----
+ * Happens-before is the order of the step graph: program order, dependencies, and send before
+ * its receive. A step's clock says, for every threadblock, how many of its steps happen before
+ * it. Two accesses to one chunk slot of a rank, one a write, whose steps are not ordered that
+ * way form a race: some real interleaving gives another result, even if none of the ones run
+ * here does. Checked exactly on the first interleaving (the relation does not depend on it). */
+
+#define VERIFY_RACE_MAX_TBS 2048
+
+static void race_free(vctx* c) {
+  if (c->snap)
+    for (int f = 0; f < c->ix.nsteps; f++) free(c->snap[f]);
+  free(c->snap);
+  free(c->clk);
+  free(c->target);
+  free(c->race_wg);
+  free(c->race_ws);
+  free(c->rd_head);
+  free(c->rpool);
+  c->snap = NULL;
+  c->clk = NULL;
+  c->target = NULL;
+  c->race_wg = c->race_ws = c->rd_head = NULL;
+  c->rpool = NULL;
+  c->nrpool = c->caprpool = 0;
+  c->race_on = false;
+}
+
+/* Prepares race detection for one run; leaves it off for plans too large for the clocks. */
+static kilnResult_t race_init(vctx* c) {
+  race_free(c);
+  if (c->ntbs == 0 || c->ntbs > VERIFY_RACE_MAX_TBS) return KILN_SUCCESS;
+  size_t T = (size_t)c->ntbs;
+  c->clk = calloc(T * T, sizeof(int32_t));
+  c->snap = calloc((size_t)c->ix.nsteps + 1, sizeof(int32_t*));
+  c->target = calloc((size_t)c->ix.nsteps + 1, sizeof(bool));
+  c->race_wg = malloc(sizeof(int32_t) * ((size_t)c->nstore + 1));
+  c->race_ws = malloc(sizeof(int32_t) * ((size_t)c->nstore + 1));
+  c->rd_head = malloc(sizeof(int32_t) * ((size_t)c->nstore + 1));
+  if (!c->clk || !c->snap || !c->target || !c->race_wg || !c->race_ws || !c->rd_head) {
+    race_free(c);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory for race detection");
+  }
+  for (int i = 0; i < c->nstore; i++) c->race_wg[i] = c->race_ws[i] = c->rd_head[i] = -1;
+  for (int g = 0; g < c->ntbs; g++) {
+    int r = c->tb_rank[g];
+    const kilnThreadblock* tb = &c->p->gpus[r].tbs[local_tb(c, g)];
+    for (int s = 0; s < tb->nsteps; s++)
+      if (tb->steps[s].depid >= 0)
+        c->target[c->stepbase[c->tbbase[r] + tb->steps[s].depid] + tb->steps[s].deps] = true;
+  }
+  c->nrpool = 0;
+  c->race_on = true;
+  return KILN_SUCCESS;
+}
+
+static void clock_join(int32_t* dst, const int32_t* src, int T) {
+  for (int u = 0; u < T; u++)
+    if (src[u] > dst[u]) dst[u] = src[u];
+}
+
+static kilnResult_t race_report(vctx* c, int r, int sl_buf, int sl_off, int g1, int s1, bool w1,
+                                int g2, int s2, bool w2) {
+  const kilnStep* a = step_of(c, g1, s1);
+  const kilnStep* b = step_of(c, g2, s2);
+  return verr("data race on rank %d %s chunk %d: tb %d step %d (%s) %s it and tb %d step %d (%s) "
+              "%s it, and no dependency orders the two [%s]",
+              r, kilnPlanBufferLabel((kilnBuffer_t)sl_buf), sl_off, local_tb(c, g1), s1,
+              kilnStepTypeName(a->type), w1 ? "writes" : "reads", local_tb(c, g2), s2,
+              kilnStepTypeName(b->type), w2 ? "writes" : "reads", c->mode_name);
+}
+
+/* True when step s2 of tb g2 happens before the step that tb g runs next. */
+static bool ordered(const vctx* c, int g, int g2, int s2) {
+  return g2 == g || c->clk[(size_t)g * c->ntbs + g2] > s2;
+}
+
+static kilnResult_t race_access(vctx* c, int g, int s, kilnBuffer_t buf, int off, int cnt, bool write) {
+  int r = c->tb_rank[g];
+  int base = slot_of(c, r, buf, off);
+  for (int e = 0; e < cnt; e++) {
+    int sl = base + e;
+    if (c->race_wg[sl] >= 0 && !ordered(c, g, c->race_wg[sl], c->race_ws[sl]))
+      return race_report(c, r, buf, off + e, c->race_wg[sl], c->race_ws[sl], true, g, s, write);
+    if (write) {
+      for (int i = c->rd_head[sl]; i >= 0; i = c->rpool[i].next)
+        if (!ordered(c, g, c->rpool[i].g, c->rpool[i].s))
+          return race_report(c, r, buf, off + e, c->rpool[i].g, c->rpool[i].s, false, g, s, true);
+      c->race_wg[sl] = g;
+      c->race_ws[sl] = s;
+      c->rd_head[sl] = -1;
+    } else {
+      int i = c->rd_head[sl];
+      while (i >= 0 && c->rpool[i].g != g) i = c->rpool[i].next;
+      if (i >= 0) {
+        c->rpool[i].s = s; /* a later read of the same tb covers the earlier one */
+        continue;
+      }
+      if (c->nrpool == c->caprpool) {
+        int nc = c->caprpool ? 2 * c->caprpool : 1024;
+        struct rnode* np = realloc(c->rpool, sizeof(struct rnode) * (size_t)nc);
+        if (!np) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory for race detection");
+        c->rpool = np;
+        c->caprpool = nc;
+      }
+      c->rpool[c->nrpool] = (struct rnode){g, s, c->rd_head[sl]};
+      c->rd_head[sl] = c->nrpool++;
+    }
+  }
+  return KILN_SUCCESS;
+}
+
+/* Before tb g runs its next step: joins the clocks it waits on, checks its accesses, then
+ * records its completion (and snapshots the clock for steps others wait on or receive). */
+static kilnResult_t race_step(vctx* c, int g) {
+  int T = c->ntbs;
+  int s = c->pc[g];
+  int r = c->tb_rank[g];
+  const kilnStep* st = step_of(c, g, s);
+  int f = c->stepbase[g] + s;
+  int32_t* my = &c->clk[(size_t)g * T];
+  if (st->depid >= 0) {
+    int fd = c->stepbase[c->tbbase[r] + st->depid] + st->deps;
+    if (c->snap[fd]) clock_join(my, c->snap[fd], T);
+  }
+  if (c->match_tb[f] >= 0) {
+    int fs = c->stepbase[c->match_tb[f]] + c->match_step[f];
+    if (c->snap[fs]) {
+      clock_join(my, c->snap[fs], T);
+      if (!c->target[fs]) {
+        free(c->snap[fs]);
+        c->snap[fs] = NULL;
+      }
+    }
+  }
+  kilnResult_t res = KILN_SUCCESS;
+  if (kilnStepReadsSrc(st->type)) res = race_access(c, g, s, st->srcbuf, st->srcoff, st->cnt, false);
+  if (res == KILN_SUCCESS && st->type == KILN_STEP_REDUCE)
+    res = race_access(c, g, s, st->dstbuf, st->dstoff, st->cnt, false);
+  if (res == KILN_SUCCESS && kilnStepWritesDst(st->type))
+    res = race_access(c, g, s, st->dstbuf, st->dstoff, st->cnt, true);
+  if (res != KILN_SUCCESS) return res;
+  my[g] = s + 1;
+  if (c->target[f] || kilnStepSends(st->type)) {
+    c->snap[f] = malloc(sizeof(int32_t) * (size_t)T);
+    if (!c->snap[f]) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory for race detection");
+    memcpy(c->snap[f], my, sizeof(int32_t) * (size_t)T);
+  }
+  return KILN_SUCCESS;
+}
+
 /* Policies: 0 round-robin (one step each, FIFO order); 1 run-to-block, last readied first;
  * odd >= 3: random tb runs to block; even >= 2: random tb runs one step. */
 static kilnResult_t run_schedule(vctx* c, int sched) {
@@ -555,6 +717,10 @@ static kilnResult_t run_schedule(vctx* c, int sched) {
     c->rcount--;
     c->inready[g] = false;
     do {
+      if (c->race_on) {
+        res = race_step(c, g);
+        if (res != KILN_SUCCESS) return res;
+      }
       exec_step(c, g);
       c->pc[g]++;
       /* Wake whatever waited on g. */
@@ -679,6 +845,7 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
  * which stays small next to running the plan for the sizes kiln handles (<= KILN_MAX_RANKS). */
 
 static void free_ctx(vctx* c) {
+  race_free(c);
   kilnPlanIndexFree(&c->ix);
   free(c->bufbase);
   free(c->buflen);
@@ -769,6 +936,9 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
     }
     for (int sched = 0; sched < opts->schedules; sched++) {
       init_values(&c);
+      if (sched == 0) res = race_init(&c);
+      else race_free(&c);
+      if (res != KILN_SUCCESS) goto out;
       res = run_schedule(&c, sched);
       if (res != KILN_SUCCESS) goto out;
       if (p->coll == KILN_COLL_CUSTOM) continue;

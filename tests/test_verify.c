@@ -286,11 +286,53 @@ Test(verify, cross_rank_deadlock) {
   REJECTED(p, "deadlock", "rank 0 tb 0 step 0 (r) waits to receive from rank 1 tb 0 step 1");
 }
 
+/* Without the dependency the reduction may read scratch before the receive fills it: a race,
+ * reported whether or not an interleaving run here happens to go wrong. */
 Test(verify, dropped_dependency_races) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
-  p->gpus[2].tbs[3].steps[1].depid = -1; /* reduce before the receive filled scratch */
+  p->gpus[2].tbs[3].steps[1].depid = -1;
   p->gpus[2].tbs[3].steps[1].deps = -1;
-  REJECTED(p, "rank 2 tb 3 step 1 (re)", "never written");
+  REJECTED(p, "data race on rank 2 scratch chunk 0", "tb 3 step 1 (re) reads it",
+           "tb 0 step 1 (r) writes it");
+}
+
+/* A race that every interleaving run here gets right (the writer always runs first in them):
+ * rank 0's copy into o[1] and its send of o[1] on another threadblock are unordered. */
+Test(verify, race_found_even_when_results_are_right) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("race", KILN_COLL_ALLGATHER, 2, &p), KILN_SUCCESS));
+  p->nchannels = 1;
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = 2;
+    /* tb 0 copies the own input to the output; tb 1 sends it from the output and receives. */
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
+    kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r, 1);
+    tb = kilnPlanAddThreadblock(p, r, 1 - r, 1 - r, 0);
+    kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_OUTPUT, r, KILN_BUF_OUTPUT, r, 1);
+    kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_OUTPUT, 1 - r, KILN_BUF_OUTPUT, 1 - r, 1);
+  }
+  REJECTED(p, "data race on rank 0 output chunk 0", "tb 0 step 0 (cpy) writes it",
+           "tb 1 step 0 (s) reads it");
+}
+
+/* With the dependency the same plan is right. */
+Test(verify, ordered_by_dependency_is_no_race) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("norace", KILN_COLL_ALLGATHER, 2, &p), KILN_SUCCESS));
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = 2;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
+    kilnStep* cp = kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r, 1);
+    cp->hasdep = true;
+    tb = kilnPlanAddThreadblock(p, r, 1 - r, 1 - r, 0);
+    kilnStep* s = kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_OUTPUT, r, KILN_BUF_OUTPUT, r, 1);
+    s->depid = 0;
+    s->deps = 0;
+    kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_OUTPUT, 1 - r, KILN_BUF_OUTPUT, 1 - r, 1);
+  }
+  expect_ok(p);
 }
 
 Test(verify, double_count) {
