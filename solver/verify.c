@@ -91,6 +91,8 @@ typedef struct vctx {
   struct rnode { int32_t g, s, next; } * rpool;
   int nrpool, caprpool;
 
+  uint32_t* ref; /* [R*NUM_LANES] expected reduction results */
+
   char poison[VERIFY_MAX_POISON][VERIFY_REASON_MAX];
   int npoison;
   const char* mode_name;
@@ -816,21 +818,7 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
       int lanes = opts->all_ops ? NUM_LANES : 1;
       if (!c->reduces) lanes = 1;
       for (int l = 0; l < lanes; l++) {
-        uint32_t ref;
-        if (c->reduces) {
-          ref = initial_value(c, 0, want, l);
-          for (int r = 1; r < n; r++) {
-            uint32_t x = initial_value(c, r, want, l);
-            switch (l) {
-              case LANE_SUM: ref += x; break;
-              case LANE_PROD: ref *= x; break;
-              case LANE_MAX: ref = ref > x ? ref : x; break;
-              default: ref = ref < x ? ref : x; break;
-            }
-          }
-        } else {
-          ref = initial_value(c, 0, want, l);
-        }
+        uint32_t ref = c->reduces ? c->ref[(size_t)want * NUM_LANES + l] : initial_value(c, 0, want, l);
         if (v->num[l] != ref)
           return verr("rank %d %s chunk %d%s: numeric check with op %s failed: got %" PRIu32
                       ", expected %" PRIu32 " [%s]", d, kilnPlanBufferLabel(buf), off, where, lane_names[l],
@@ -841,11 +829,31 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
   return KILN_SUCCESS;
 }
 
-/* Reference values are recomputed per chunk above; for large n that costs n per chunk and rank,
- * which stays small next to running the plan for the sizes kiln handles (<= KILN_MAX_RANKS). */
+/* Reference results of a reduction: every input chunk reduced over all ranks, per op. */
+static kilnResult_t compute_reference(vctx* c) {
+  if (!c->reduces) return KILN_SUCCESS;
+  c->ref = malloc(sizeof(uint32_t) * (size_t)c->R * NUM_LANES + 1);
+  if (!c->ref) return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
+  for (int j = 0; j < c->R; j++)
+    for (int l = 0; l < NUM_LANES; l++) {
+      uint32_t ref = initial_value(c, 0, j, l);
+      for (int r = 1; r < c->n; r++) {
+        uint32_t x = initial_value(c, r, j, l);
+        switch (l) {
+          case LANE_SUM: ref += x; break;
+          case LANE_PROD: ref *= x; break;
+          case LANE_MAX: ref = ref > x ? ref : x; break;
+          default: ref = ref < x ? ref : x; break;
+        }
+      }
+      c->ref[(size_t)j * NUM_LANES + l] = ref;
+    }
+  return KILN_SUCCESS;
+}
 
 static void free_ctx(vctx* c) {
   race_free(c);
+  free(c->ref);
   kilnPlanIndexFree(&c->ix);
   free(c->bufbase);
   free(c->buflen);
@@ -893,6 +901,8 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   c.nmsg = c.ix.nmsg;
   c.maxcnt = c.ix.maxcnt;
   res = check_layout(&c);
+  if (res != KILN_SUCCESS) goto out;
+  res = compute_reference(&c);
   if (res != KILN_SUCCESS) goto out;
 
   c.bufbase = malloc(sizeof(int) * (size_t)c.n * KILN_NUM_BUFFERS);
