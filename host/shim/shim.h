@@ -109,8 +109,10 @@ void shimCommRelease(ncclComm_t comm);
 void shimCommAbort(ncclComm_t comm);
 /* kiln's own asynchronous error on this communicator (ncclSuccess if none or unknown comm). */
 ncclResult_t shimCommAsyncError(ncclComm_t comm);
-/* Runs the call with kiln when a plan matches; returns true and sets *res when kiln took it,
- * false when it must go to NCCL (the reason logged once at INFO). */
-bool shimTryKiln(const shimCall* call, ncclResult_t* res);
+/* Decides the call: true when kiln takes it (a plan matches; then, with launch, it is run on the
+ * call's stream and *res is the result), false when it must go to NCCL (the reason logged once
+ * at INFO). Without launch only decides (*res = ncclSuccess): the same decision again later,
+ * with launch, runs it. */
+bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res);
 
 #endif /* KILN_SHIM_H */

@@ -10,8 +10,11 @@
  *     when the init was grouped; never for non-blocking inits still in progress);
  *   - Finalize/Destroy release kiln's resources first, Abort/Revoke stop kiln's kernels first;
  *   - GetAsyncError also reports kiln's own errors (a peer that never answered);
- *   - AllReduce/AllGather/ReduceScatter/AlltoAll outside any group may run as a kiln plan;
- *   - GroupStart/End/SimulateEnd count the group depth: inside a group everything goes to NCCL.
+ *   - AllReduce/AllGather/ReduceScatter/AlltoAll may run as a kiln plan. Inside a group, the
+ *     decision is made at the call (so a call kiln does not take joins NCCL's group as usual) but
+ *     kiln's calls are launched only at the outermost ncclGroupEnd, after the real one, as NCCL
+ *     launches nothing before it either (ncclGroupSimulateEnd drops them, launching nothing);
+ *   - GroupStart/End/SimulateEnd count this thread's group depth.
  * With KILN_DISABLE=1, or on a thread that is inside the real NCCL or kiln's runtime
  * (shimPassthrough), hooked functions only forward.
  */
@@ -213,13 +216,46 @@ SHIM_TWIN(ncclResult_t, ncclCommGetAsyncError, (ncclComm_t comm, ncclResult_t* a
 
 /* ---- collectives kiln may run ---- */
 
-/* Offers the call to kiln; true when kiln took it (its result in *res). */
+/* Calls kiln took inside the current group on this thread, launched at its outermost end. Past
+ * SHIM_MAX_DEFERRED, calls go to NCCL (the same on every rank: they issue the same calls). */
+#define SHIM_MAX_DEFERRED 256
+static _Thread_local shimCall deferred[SHIM_MAX_DEFERRED];
+static _Thread_local int ndeferred;
+
+/* Offers the call to kiln; true when kiln took it (its result in *res; inside a group, success
+ * now and the launch at ncclGroupEnd). */
 static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t count,
                   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                   ncclResult_t* res) {
-  if (kilnOff() || shimGroupDepth > 0) return false;
+  if (kilnOff()) return false;
   shimCall c = {coll, sendbuff, recvbuff, count, datatype, op, comm, stream};
-  return shimTryKiln(&c, res);
+  if (shimGroupDepth == 0) return shimTryKiln(&c, true, res);
+  if (ndeferred >= SHIM_MAX_DEFERRED) {
+    shimLogOnce(SHIM_LOG_WARN, "more than %d kiln calls in one group: the rest go to NCCL",
+                SHIM_MAX_DEFERRED);
+    return false;
+  }
+  if (!shimTryKiln(&c, false, res)) return false;
+  deferred[ndeferred++] = c;
+  return true;
+}
+
+/* Launches the calls deferred in the group just ended; the first failure is the result. */
+static ncclResult_t launchDeferred(void) {
+  ncclResult_t first = ncclSuccess;
+  int n = ndeferred;
+  ndeferred = 0;
+  for (int i = 0; i < n; i++) {
+    ncclResult_t r = ncclSuccess;
+    if (!shimTryKiln(&deferred[i], true, &r)) {
+      /* Its communicator lost kiln inside the group (aborted): nothing can run it now. */
+      r = ncclInvalidUsage;
+      shimLog(SHIM_LOG_ERROR, "a collective kiln took inside a group could not be launched at "
+              "ncclGroupEnd: its communicator was aborted or destroyed in the group");
+    }
+    if (first == ncclSuccess) first = r;
+  }
+  return first;
 }
 
 SHIM_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -293,6 +329,7 @@ SHIM_TWIN(ncclResult_t, ncclGroupStart, (void))
 static void groupClosed(bool ready) {
   if (shimGroupDepth > 0) shimGroupDepth--;
   if (shimGroupDepth > 0 || npending == 0) return;
+  /* A group creating communicators holds no collectives (NCCL forbids mixing them). */
   int n = 0;
   for (int i = 0; i < npending; i++)
     if (*pendingSlot[i]) pending[n++] = *pendingSlot[i];
@@ -310,7 +347,13 @@ SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
   ncclResult_t res;
   bool nested = shimPassthrough > 0;
   SHIM_REAL(res, ncclGroupEnd, (), shimMissing("ncclGroupEnd"));
-  if (!nested) groupClosed(res == ncclSuccess);
+  if (nested) return res;
+  groupClosed(res == ncclSuccess);
+  /* kiln's calls run whatever became of NCCL's part: the peers run theirs too. */
+  if (shimGroupDepth == 0 && ndeferred > 0) {
+    ncclResult_t k = launchDeferred();
+    if (res == ncclSuccess) res = k;
+  }
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclGroupEnd, (void))
@@ -320,7 +363,10 @@ SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   bool nested = shimPassthrough > 0;
   SHIM_REAL(res, ncclGroupSimulateEnd, (simInfo), shimMissing("ncclGroupSimulateEnd"));
   /* A simulated end closes the group without running it. */
-  if (!nested) groupClosed(false);
+  if (!nested) {
+    groupClosed(false);
+    if (shimGroupDepth == 0) ndeferred = 0;
+  }
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclGroupSimulateEnd, (ncclSimInfo_t * simInfo))

@@ -220,6 +220,13 @@ static void setup(ncclComm_t* ncomm, int n) {
   kilnComm_t* kcs = calloc((size_t)n, sizeof *kcs);
   if (!sc || !flags || !kcs || !r->ncclCommCount) goto out_free;
   if (r->ncclCommCount(ncomm[0], &nranks) != ncclSuccess || nranks < 2) goto out_free;
+  if (n > 1 && n != nranks) {
+    /* kilnCommCreateAll wants every rank of one communicator in this process. */
+    shimLogKeyed(SHIM_LOG_WARN, "partialset", "%d communicators created together but they have %d "
+                 "ranks: kiln runs one process per GPU or one process for all ranks; NCCL runs "
+                 "these", n, nranks);
+    goto out_free;
+  }
   ents = entriesFor(nranks, &np);
   if (np == 0) {
     shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
@@ -386,7 +393,7 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 
 static const char* collName[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
 
-bool shimTryKiln(const shimCall* call, ncclResult_t* res) {
+bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
   static const kilnColl_t collKiln[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER,
                                         KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
@@ -445,6 +452,9 @@ bool shimTryKiln(const shimCall* call, ncclResult_t* res) {
                sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
                inplace ? "in-place" : "out-of-place", (unsigned long long)bytes,
                sc->ents[pick]->name);
+  taken = true;
+  *res = ncclSuccess;
+  if (!launch) goto out_unlock;
   int prev = -1;
   cudaGetDevice(&prev);
   if (prev != sc->device) cudaSetDevice(sc->device);
@@ -461,12 +471,12 @@ bool shimTryKiln(const shimCall* call, ncclResult_t* res) {
        : kr == KILN_ERR_CUDA              ? ncclUnhandledCudaError
        : kr == KILN_ERR_INVALID_ARGUMENT  ? ncclInvalidArgument
                                           : ncclInternalError;
-  taken = true;
 out_unlock:
   pthread_mutex_unlock(&commsLock);
   return taken;
 #else
   (void)call;
+  (void)launch;
   (void)res;
   (void)collName;
   return false;
