@@ -7,20 +7,44 @@
 #   kiln  kiln's libnccl.so.2 preloaded, plans from $KILN_PLANS (default: bench/shim_plans)
 # then prints one side-by-side table (time per call in us, and each run's result check).
 #
-# Run from the repository root, with the CPU-built tree carried in .carry/ (the shim is found as
-# .carry/**/host/shim/libnccl.so.2 unless KILN_SHIM names it). $OUT receives four files:
-# table.txt (the side-by-side table), decisions.txt (kiln's "kiln:" lines per run, counted),
-# runs.log (every run's whole output) and results.json (every row of every run).
+# On the CPU machine, `scripts/device-shim.sh --pack BUILD_DIR` copies the shim (and
+# tests/gpu/test_gpu_shim when built) into .carry/shim/, with the CUDA runtime library they need
+# into .carry/shim/lib/ (libxml2 is on the GPU machines); it leaves the rest of .carry/ alone, but
+# scripts/device-runtime.sh --pack empties .carry/: pack the runtime first, then the shim.
+#
+# On the GPU machine, run from the repository root. The shim is KILN_SHIM, else
+# .carry/shim/libnccl.so.2, else any .carry/**/libnccl.so.2 that is kiln's (holds kilnShimMarker).
+# When .carry/shim/test_gpu_shim exists it runs first (one process, all GPUs, through the shim).
+# $OUT receives four files: table.txt (the side-by-side table), decisions.txt (kiln's "kiln:"
+# lines per run, counted, and the GPU suite's summary), runs.log (every run's whole output) and
+# results.json (every row of every run).
 # Settings (environment): KILN_SHIM, KILN_PLANS, PYTHON, SIZES, DTYPES, COLLS, ITERS, GPUS.
 # Exit status: 0 when every run finished with every result exact, 1 otherwise.
 set -uo pipefail
+
+if [ "${1:-}" = "--pack" ]; then
+  build=${2:?usage: scripts/device-shim.sh --pack BUILD_DIR}
+  mkdir -p .carry/shim/lib
+  cp -L "$build/host/shim/libnccl.so.2" .carry/shim/ || exit 1
+  [ -x "$build/tests/gpu/test_gpu_shim" ] && cp "$build/tests/gpu/test_gpu_shim" .carry/shim/
+  for b in .carry/shim/libnccl.so.2 .carry/shim/test_gpu_shim; do
+    [ -f "$b" ] && ldd "$b" | awk '/=> \// {print $3}'
+  done | sort -u | grep -E '/libcudart\.so' | while read -r l; do cp -L "$l" .carry/shim/lib/; done
+  du -sh .carry/shim
+  exit 0
+fi
 
 OUT=${OUT:-$(mktemp -d /tmp/kiln-shim.XXXXXX)}
 mkdir -p "$OUT"
 WORK=$(mktemp -d /tmp/kiln-shim-work.XXXXXX)
 PYTHON=${PYTHON:-/opt/torch/.venv/bin/python}
 REAL_NCCL=${KILN_NCCL_PATH:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2}
-SHIM=${KILN_SHIM:-$(find .carry -path '*host/shim/libnccl.so.2' 2>/dev/null | head -n 1)}
+SHIM=${KILN_SHIM:-}
+if [ -z "$SHIM" ]; then
+  for c in .carry/shim/libnccl.so.2 $(find .carry -name 'libnccl.so.2' 2>/dev/null); do
+    if [ -f "$c" ] && grep -q kilnShimMarker "$c"; then SHIM=$c; break; fi
+  done
+fi
 PLANS=${KILN_PLANS:-bench/shim_plans}
 SIZES=${SIZES:-1K,64K,1M,16M,64M}
 DTYPES=${DTYPES:-float32,bfloat16}
@@ -33,6 +57,8 @@ if [ -z "$SHIM" ] || [ ! -f "$SHIM" ]; then
   log "no kiln libnccl.so.2 found under .carry/ (set KILN_SHIM)"; exit 1
 fi
 SHIM=$(realpath "$SHIM")
+# The CUDA runtime library packed beside the shim.
+[ -d "$(dirname "$SHIM")/lib" ] && export LD_LIBRARY_PATH="$(dirname "$SHIM")/lib:${LD_LIBRARY_PATH:-}"
 if [ ! -f "$REAL_NCCL" ]; then
   log "no real NCCL at $REAL_NCCL (set KILN_NCCL_PATH)"; exit 1
 fi
@@ -48,6 +74,21 @@ export NCCL_NVLS_ENABLE=0
 export OMP_NUM_THREADS=1
 status=0
 runs=()
+: > "$OUT/runs.log"
+
+# The shim's GPU suite: one process driving the GPUs through the shim, results vs NCCL.
+GPU_SUITE=$(dirname "$SHIM")/test_gpu_shim
+suite_line="GPU suite: not carried"
+if [ -x "$GPU_SUITE" ]; then
+  log "run test_gpu_shim"
+  KILN_SHIM="$SHIM" KILN_TEST_REAL_NCCL="$REAL_NCCL" timeout -k 5 120 "$GPU_SUITE" --jobs 1 \
+    --verbose > "$WORK/suite.log" 2>&1
+  rc=$?
+  suite_line="GPU suite test_gpu_shim: exit $rc, $(grep -E 'Synthesis' "$WORK/suite.log" | tail -n 1)"
+  { echo "===== test_gpu_shim (exit $rc)"; cat "$WORK/suite.log"; } >> "$OUT/runs.log"
+  [ $rc -eq 0 ] || status=1
+  log "$suite_line"
+fi
 for n in $GPUS; do
   [ "$n" -le "$NGPU" ] || { log "skipping $n GPUs: only $NGPU here"; continue; }
   modes="nccl kiln"
@@ -123,5 +164,6 @@ for t in "${runs[@]}"; do
     echo; echo "kiln lines of $t (count, line):"; cat "$WORK/$t.kiln.txt"
   fi
 done | tee "$OUT/decisions.txt"
+echo "$suite_line" | tee -a "$OUT/decisions.txt"
 rm -rf "$WORK"
 exit $status

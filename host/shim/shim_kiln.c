@@ -391,6 +391,9 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 
 /* ---- the choice per call ---- */
 
+/* Collectives kiln launched in this process (for tests and debugging; exported). */
+SHIM_EXPORT uint64_t kilnShimKilnCalls;
+
 static const char* collName[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
 
 bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
@@ -463,6 +466,7 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
                             call->stream);
   shimPassthrough--;
   if (prev != sc->device && prev >= 0) cudaSetDevice(prev);
+  if (kr == KILN_SUCCESS) __atomic_fetch_add(&kilnShimKilnCalls, 1, __ATOMIC_RELAXED);
   /* The peers are already in their kiln kernels: NCCL cannot stand in for this call now. */
   if (kr != KILN_SUCCESS)
     shimLog(SHIM_LOG_ERROR, "rank %d: %s with plan %s failed: %s", sc->rank, cname,

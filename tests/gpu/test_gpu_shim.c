@@ -1,0 +1,269 @@
+/*
+ * GPU suite of kiln's libnccl.so.2 (host/shim/): one process drives 2 or 4 GPUs through the
+ * shim's NCCL API (dlopen'ed, KILN_NCCL_PATH = the real NCCL), with classic plans written to a
+ * temporary KILN_PLANS folder. ncclCommInitAll sets kiln up; grouped ncclAllReduce (in place and
+ * out of place), ncclAllGather, ncclReduceScatter and ncclAlltoAll then run as kiln plans (the
+ * shim's kilnShimKilnCalls counts them) and give exactly NCCL's results; a call no plan supports
+ * and every call under KILN_DISABLE=1 run on NCCL, with the same results.
+ *
+ * Paths: the shim is KILN_SHIM (environment) or the build's; the real NCCL is KILN_TEST_REAL_NCCL,
+ * else PyTorch's copy on the GPU machines, else the build's NCCL_LIBRARY. Prints "skipped: no GPU"
+ * and exits 0 where fewer than 2 GPUs are visible.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "kiln/plan.h"
+
+#ifndef KILN_SHIM_PATH
+#define KILN_SHIM_PATH ""
+#endif
+#ifndef KILN_NCCL_LIBRARY
+#define KILN_NCCL_LIBRARY ""
+#endif
+#define TORCH_NCCL "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2"
+#define MAXG 8
+
+static int ngpus;
+
+/* The shim's API, taken with dlsym. */
+static struct {
+  void* h;
+  ncclResult_t (*initAll)(ncclComm_t*, int, const int*);
+  ncclResult_t (*destroy)(ncclComm_t);
+  ncclResult_t (*groupStart)(void);
+  ncclResult_t (*groupEnd)(void);
+  ncclResult_t (*allReduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                            cudaStream_t);
+  ncclResult_t (*allGather)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+  ncclResult_t (*reduceScatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
+                                ncclComm_t, cudaStream_t);
+  ncclResult_t (*alltoAll)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+  uint64_t* kilnCalls;
+} api;
+
+static void* need(const char* name) {
+  void* p = dlsym(api.h, name);
+  cr_assert(p != NULL, "the shim lacks %s", name);
+  return p;
+}
+
+static const char* realNccl(void) {
+  const char* e = getenv("KILN_TEST_REAL_NCCL");
+  if (e && *e) return e;
+  if (access(TORCH_NCCL, R_OK) == 0) return TORCH_NCCL;
+  return KILN_NCCL_LIBRARY;
+}
+
+/* Writes classic direct plans for n ranks into a new folder; returns its path (static). */
+static const char* writePlans(int n) {
+  static char dir[] = "/tmp/kiln-shim-plans-XXXXXX";
+  cr_assert(mkdtemp(dir) != NULL);
+  static const struct { kilnColl_t coll; bool inplace; const char* file; } rows[] = {
+      {KILN_COLL_ALLREDUCE, true, "ar-in.xml"},    {KILN_COLL_ALLREDUCE, false, "ar-out.xml"},
+      {KILN_COLL_ALLGATHER, false, "ag.xml"},      {KILN_COLL_REDUCESCATTER, false, "rs.xml"},
+      {KILN_COLL_ALLTOALL, false, "a2a.xml"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+    o.inplace = rows[i].inplace;
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnClassicPlan("direct", rows[i].coll, n, &o, &p), KILN_SUCCESS), "%s",
+              kilnLastError());
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, rows[i].file);
+    cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS), "%s", kilnLastError());
+    kilnPlanFree(p);
+  }
+  return dir;
+}
+
+/* Loads the shim with the given settings (each test is its own process). */
+static void loadShim(int n, bool disable) {
+  const char* shim = getenv("KILN_SHIM");
+  if (!shim || !*shim) shim = KILN_SHIM_PATH;
+  if (access(shim, R_OK) != 0) cr_skip_test("no kiln libnccl.so.2 at '%s' (set KILN_SHIM)", shim);
+  const char* real = realNccl();
+  if (access(real, R_OK) != 0) cr_skip_test("no real NCCL at '%s' (set KILN_TEST_REAL_NCCL)", real);
+  setenv("KILN_NCCL_PATH", real, 1);
+  setenv("KILN_PLANS", writePlans(n), 1);
+  setenv("KILN_DEBUG", "INFO", 1);
+  if (disable) setenv("KILN_DISABLE", "1", 1);
+  api.h = dlopen(shim, RTLD_NOW | RTLD_LOCAL);
+  cr_assert(api.h != NULL, "dlopen %s: %s", shim, dlerror());
+  api.initAll = need("ncclCommInitAll");
+  api.destroy = need("ncclCommDestroy");
+  api.groupStart = need("ncclGroupStart");
+  api.groupEnd = need("ncclGroupEnd");
+  api.allReduce = need("ncclAllReduce");
+  api.allGather = need("ncclAllGather");
+  api.reduceScatter = need("ncclReduceScatter");
+  api.alltoAll = need("ncclAlltoAll");
+  api.kilnCalls = need("kilnShimKilnCalls");
+}
+
+typedef struct {
+  int n;
+  ncclComm_t comm[MAXG];
+  cudaStream_t st[MAXG];
+  float* send[MAXG];
+  float* recv[MAXG];
+} world;
+
+static void worldInit(world* w, int n, size_t elems) {
+  memset(w, 0, sizeof *w);
+  w->n = n;
+  int devs[MAXG];
+  for (int i = 0; i < n; i++) devs[i] = i;
+  cr_assert(eq(int, api.initAll(w->comm, n, devs), ncclSuccess));
+  for (int i = 0; i < n; i++) {
+    cr_assert(eq(int, cudaSetDevice(i), cudaSuccess));
+    cr_assert(eq(int, cudaStreamCreateWithFlags(&w->st[i], cudaStreamNonBlocking), cudaSuccess));
+    cr_assert(eq(int, cudaMalloc((void**)&w->send[i], elems * sizeof(float)), cudaSuccess));
+    cr_assert(eq(int, cudaMalloc((void**)&w->recv[i], elems * sizeof(float)), cudaSuccess));
+  }
+}
+
+static void worldFini(world* w) {
+  for (int i = 0; i < w->n; i++) {
+    cudaSetDevice(i);
+    cudaFree(w->send[i]);
+    cudaFree(w->recv[i]);
+    cudaStreamDestroy(w->st[i]);
+    api.destroy(w->comm[i]);
+  }
+}
+
+/* Rank r's input element i: a small integer, exact in float. */
+static float input(int r, size_t i) {
+  return (float)((r + 1) * 3 + (int)(i % 13));
+}
+
+typedef enum { AR_IN, AR_OUT, AG, RS, A2A } op_t;
+
+/* Runs one collective of `count` (NCCL's count) on every rank in one group and checks every
+ * rank's result against the CPU. */
+static void runCheck(world* w, op_t op, size_t count) {
+  const int n = w->n;
+  size_t inElems = op == AG ? count : (op == RS || op == A2A) ? count * n : count;
+  size_t outElems = op == AG || op == A2A ? count * n : op == RS ? count : count;
+  float* h = malloc((inElems > outElems ? inElems : outElems) * sizeof(float));
+  cr_assert(h != NULL);
+  for (int r = 0; r < n; r++) {
+    for (size_t i = 0; i < inElems; i++) h[i] = input(r, i);
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaMemcpy(w->send[r], h, inElems * sizeof(float), cudaMemcpyHostToDevice),
+                 cudaSuccess));
+    cr_assert(eq(int, cudaMemset(w->recv[r], 0xff, outElems * sizeof(float)), cudaSuccess));
+  }
+  cr_assert(eq(int, api.groupStart(), ncclSuccess));
+  for (int r = 0; r < n; r++) {
+    ncclResult_t res = ncclSuccess;
+    switch (op) {
+    case AR_IN: res = api.allReduce(w->send[r], w->send[r], count, ncclFloat, ncclSum, w->comm[r], w->st[r]); break;
+    case AR_OUT: res = api.allReduce(w->send[r], w->recv[r], count, ncclFloat, ncclSum, w->comm[r], w->st[r]); break;
+    case AG: res = api.allGather(w->send[r], w->recv[r], count, ncclFloat, w->comm[r], w->st[r]); break;
+    case RS: res = api.reduceScatter(w->send[r], w->recv[r], count, ncclFloat, ncclSum, w->comm[r], w->st[r]); break;
+    case A2A: res = api.alltoAll(w->send[r], w->recv[r], count, ncclFloat, w->comm[r], w->st[r]); break;
+    }
+    cr_assert(eq(int, res, ncclSuccess), "rank %d: call failed", r);
+  }
+  cr_assert(eq(int, api.groupEnd(), ncclSuccess));
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaStreamSynchronize(w->st[r]), cudaSuccess), "rank %d", r);
+    float* out = op == AR_IN ? w->send[r] : w->recv[r];
+    cr_assert(eq(int, cudaMemcpy(h, out, outElems * sizeof(float), cudaMemcpyDeviceToHost),
+                 cudaSuccess));
+    for (size_t i = 0; i < outElems; i++) {
+      float want = 0;
+      if (op == AR_IN || op == AR_OUT) {
+        for (int s = 0; s < n; s++) want += input(s, i);
+      } else if (op == AG) {
+        want = input((int)(i / count), i % count);
+      } else if (op == RS) {
+        for (int s = 0; s < n; s++) want += input(s, (size_t)r * count + i);
+      } else {
+        want = input((int)(i / count), (size_t)r * count + i % count);
+      }
+      cr_assert(eq(flt, h[i], want), "op %d count %zu rank %d element %zu: got %g, want %g", (int)op,
+                count, r, i, (double)h[i], (double)want);
+    }
+  }
+  free(h);
+}
+
+static void gpuInit(void) {
+  const char* n = getenv("KILN_TEST_GPUS");
+  ngpus = n ? atoi(n) : 0;
+  if (ngpus < 2) cr_skip_test("skipped: no GPU");
+}
+
+Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpuInit, .timeout = 120) {
+  int n = ngpus >= 4 ? 4 : 2;
+  loadShim(n, false);
+  world w;
+  worldInit(&w, n, (size_t)n * 4096);
+  uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
+  const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
+  uint64_t ran = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED) - before;
+  cr_assert(eq(u64, ran, (uint64_t)(5 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran,
+            5 * n);
+  worldFini(&w);
+}
+
+Test(gpu_shim, unsupported_count_goes_to_nccl, .init = gpuInit, .timeout = 120) {
+  int n = ngpus >= 4 ? 4 : 2;
+  loadShim(n, false);
+  world w;
+  worldInit(&w, n, 64);
+  uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
+  /* One element cannot be cut into the direct allreduce's n chunks. */
+  runCheck(&w, AR_OUT, 1);
+  cr_assert(eq(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), before));
+  worldFini(&w);
+}
+
+Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpuInit, .timeout = 120) {
+  int n = ngpus >= 4 ? 4 : 2;
+  loadShim(n, true);
+  world w;
+  worldInit(&w, n, (size_t)n * 4096);
+  const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
+  cr_assert(eq(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), 0));
+  worldFini(&w);
+}
+
+/* Counts GPUs in a child, so that no CUDA state exists in a process that forks later. */
+static int countGpus(void) {
+  pid_t p = fork();
+  if (p == 0) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+    _exit(n > 100 ? 100 : n);
+  }
+  int st = 0;
+  if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) return 0;
+  return WEXITSTATUS(st);
+}
+
+ReportHook(PRE_ALL)(struct criterion_test_set* set) {
+  (void)set;
+  char buf[32];
+  int n = countGpus();
+  snprintf(buf, sizeof buf, "%d", n);
+  setenv("KILN_TEST_GPUS", buf, 1);
+  if (n < 2) printf("skipped: no GPU (%d visible, 2 needed)\n", n);
+  fflush(stdout);
+}
