@@ -10,7 +10,8 @@
   X("simulate", cmd_simulate, "predict plan or NCCL ring/tree time on a topology")   \
   X("classic", cmd_classic, "write a verified ring or direct plan")                 \
   X("gen", cmd_gen, "bake plans into CUDA source and a registry table (build-time)") \
-  X("bake", cmd_bake, "put a verified plan with its byte range under plans/baked")
+  X("bake", cmd_bake, "put a verified plan with its byte range under plans/baked")   \
+  X("show", cmd_show, "summarize a topology, sketch or plan XML file")
 
 #define KILN_X_DECL(name, fn, summary) int fn(int argc, char** argv);
 KILN_CLI_COMMANDS(KILN_X_DECL)
