@@ -31,13 +31,17 @@
  * chunk count. The predicted time is the last arrival or completion.
  *
  * Baselines (NCCL's algorithms on the same model):
- * - ring: one ring in node-major order: inside a node a Hamiltonian path over the node's links
- *   starting at local GPU 0 (closing into a cycle on one node, entering the next node through
- *   its first GPU otherwise); the data is cut in pipeline slices of KILN_SIM_SLICE_BYTES
- *   (NCCL's Simple protocol step, 512 KiB), at most KILN_SIM_MAX_SLICES per rank's piece.
+ * - ring: rings in node-major order: inside a node a Hamiltonian cycle over the node's links
+ *   from local GPU 0 (a path entering the next node through its first GPU if there is no
+ *   cycle). On several nodes NCCL runs one ring (channel) per NIC: ring i rotates each node's
+ *   cycle by i, so each ring leaves and enters nodes through other GPUs and NICs, and carries
+ *   1/rings of the data. On one node a single ring (more rings share the same ports in this
+ *   model). The data is cut in pipeline slices of KILN_SIM_SLICE_BYTES (NCCL's Simple protocol
+ *   step, 512 KiB), at most KILN_SIM_MAX_SLICES per rank's piece.
  *   allgather/reducescatter: n-1 steps of bytes/n; allreduce: 2(n-1) steps (the classic ring
  *   plan). alltoall has no ring in NCCL: "ring" means NCCL's all-pairs send/receive.
- * - tree (allreduce only): NCCL's double binary tree: two trees, each carrying half the data;
+ * - tree (allreduce only): NCCL's double binary tree, one pair per NIC of a node (chains
+ *   rotated as the rings are), each tree carrying its share of the data;
  *   between nodes a binary tree (heap order over nodes; the second tree over the nodes in
  *   reverse order, so most interior nodes of one are leaves of the other), inside a node a
  *   chain along the node's path (the second tree along the reversed path, so the trees use
@@ -357,12 +361,11 @@ static int plan_ref_chunks(const kilnPlan* p) {
   return g->i_chunks > 0 ? g->i_chunks : g->o_chunks;
 }
 
-/* Simulates plan p with plan rank r placed on topology rank map[r] (identity if map is NULL). */
-static kilnResult_t simulate_mapped(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
-                                    const int* map, kilnSimResult* out) {
+/* Adds plan p's steps to the graph, for `bytes` of reference data, with plan rank r placed on
+ * topology rank map[r] (identity if map is NULL). */
+static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology* t, double bytes,
+                             const int* map) {
   kilnPlanIndex ix;
-  simGraph g;
-  memset(&g, 0, sizeof g);
   kilnResult_t res = kilnPlanIndexBuild(p, &ix);
   if (res != KILN_SUCCESS) return res;
   if (p->ngpus > t->nranks) {
@@ -376,10 +379,11 @@ static kilnResult_t simulate_mapped(const kilnPlan* p, const kilnTopology* t, ui
                        p->name);
     goto out_free;
   }
-  double chunk = (double)bytes / R;
+  double chunk = bytes / R;
+  int base = g->ntasks;
   for (int f = 0; f < ix.nsteps; f++)
-    if (graph_task(&g) < 0) break;
-  if (g.oom) {
+    if (graph_task(g) < 0) break;
+  if (g->oom) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d steps", ix.nsteps);
     goto out_free;
   }
@@ -388,13 +392,15 @@ static kilnResult_t simulate_mapped(const kilnPlan* p, const kilnTopology* t, ui
     const kilnThreadblock* tb = &p->gpus[r].tbs[kilnPlanIndexLocal(&ix, gt)];
     for (int s = 0; s < tb->nsteps; s++) {
       const kilnStep* st = &tb->steps[s];
-      int f = ix.stepbase[gt] + s;
-      if (s > 0) graph_edge(&g, f - 1, f, false);
-      if (st->depid >= 0) graph_edge(&g, ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f, false);
-      if (ix.match_tb[f] >= 0) graph_edge(&g, ix.stepbase[ix.match_tb[f]] + ix.match_step[f], f, true);
+      int f = base + ix.stepbase[gt] + s;
+      if (s > 0) graph_edge(g, f - 1, f, false);
+      if (st->depid >= 0)
+        graph_edge(g, base + ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f, false);
+      if (ix.match_tb[f - base] >= 0)
+        graph_edge(g, base + ix.stepbase[ix.match_tb[f - base]] + ix.match_step[f - base], f, true);
       if (kilnStepSends(st->type)) {
         int a = map ? map[r] : r, b = map ? map[tb->send] : tb->send;
-        res = set_transfer(t, &g.t[f], a, b, chunk * st->cnt);
+        res = set_transfer(t, &g->t[f], a, b, chunk * st->cnt);
         if (res != KILN_SUCCESS) {
           kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
           goto out_free;
@@ -402,13 +408,8 @@ static kilnResult_t simulate_mapped(const kilnPlan* p, const kilnTopology* t, ui
       }
     }
   }
-  if (g.oom) {
-    res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
-    goto out_free;
-  }
-  res = graph_run(&g, t, out);
+  if (g->oom) res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
 out_free:
-  graph_free(&g);
   kilnPlanIndexFree(&ix);
   return res;
 }
@@ -417,7 +418,12 @@ kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t
                               kilnSimResult* out) {
   if (!p || !t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulate: NULL argument");
   memset(out, 0, sizeof *out);
-  return simulate_mapped(p, t, bytes, NULL, out);
+  simGraph g;
+  memset(&g, 0, sizeof g);
+  kilnResult_t res = add_plan(&g, p, t, (double)bytes, NULL);
+  if (res == KILN_SUCCESS) res = graph_run(&g, t, out);
+  graph_free(&g);
+  return res;
 }
 
 /* ---- baselines ---- */
@@ -425,12 +431,12 @@ kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t
 static bool linked(const kilnTopology* t, int a, int b) { return kilnTopologyLink(t, a, b) != NULL; }
 
 /* Path through all GPUs of node 0 starting at local 0 (global ranks = local ids on node 0).
- * cycle: last must link back to 0; multi: last must link to the first GPU of node 1. */
-static bool node_path(const kilnTopology* t, int* path) {
+ * cycle: last must link back to 0; otherwise (several nodes) last must link to the first GPU
+ * of node 1. */
+static bool node_path_search(const kilnTopology* t, bool cycle, int* path) {
   int g = t->gpus_per_node;
-  bool multi = t->nodes > 1;
   bool* used = calloc((size_t)g, sizeof(bool));
-  int* next = calloc((size_t)g, sizeof(int)); /* next candidate to try at each depth */
+  int* next = calloc((size_t)g + 1, sizeof(int)); /* next candidate to try at each depth */
   if (!used || !next) {
     free(used);
     free(next);
@@ -442,11 +448,11 @@ static bool node_path(const kilnTopology* t, int* path) {
   used[0] = true;
   next[1] = 0;
   bool found = false;
-  if (g == 1) found = !multi || linked(t, 0, g);
+  if (g == 1) found = cycle || linked(t, 0, g);
   while (!found && depth > 0 && budget-- > 0) {
     if (depth == g) {
       int last = path[g - 1];
-      if (multi ? linked(t, last, g + path[0]) : linked(t, last, path[0])) {
+      if (cycle ? linked(t, last, path[0]) && linked(t, path[0], last) : linked(t, last, g + path[0])) {
         found = true;
         break;
       }
@@ -472,19 +478,26 @@ static bool node_path(const kilnTopology* t, int* path) {
   return found;
 }
 
-/* Ring order (ring position -> topology rank), node-major. */
-static kilnResult_t ring_order(const kilnTopology* t, int* order) {
+/* A path through node 0's GPUs; *cycle tells whether it closes (then any rotation is a path). */
+static bool node_path(const kilnTopology* t, int* path, bool* cycle) {
+  *cycle = node_path_search(t, true, path);
+  if (*cycle) return true;
+  return t->nodes > 1 && node_path_search(t, false, path);
+}
+
+/* Channels NCCL would run between nodes: one per NIC of a node (at most one per GPU). */
+static int nic_channels(const kilnTopology* t) {
+  if (t->nodes < 2) return 1;
+  int per = t->ntnics;
+  if (per > t->gpus_per_node) per = t->gpus_per_node;
+  return per < 1 ? 1 : per;
+}
+
+/* Ring order (ring position -> topology rank), node-major, each node's path rotated by rot. */
+static kilnResult_t ring_order(const kilnTopology* t, const int* path, int rot, int* order) {
   int g = t->gpus_per_node;
-  int* path = malloc(sizeof(int) * (size_t)g);
-  if (!path) return kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
-  bool ok = node_path(t, path);
-  if (ok)
-    for (int node = 0; node < t->nodes; node++)
-      for (int i = 0; i < g; i++) order[node * g + i] = node * g + path[i];
-  free(path);
-  if (!ok)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no ring through the links of a node%s",
-                        t->name, t->nodes > 1 ? " that leaves it for the next node" : "");
+  for (int node = 0; node < t->nodes; node++)
+    for (int i = 0; i < g; i++) order[node * g + i] = node * g + path[(i + rot) % g];
   for (int i = 0; i < t->nranks; i++)
     if (!linked(t, order[i], order[(i + 1) % t->nranks]))
       return kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: no link from rank %d to rank %d for the ring",
@@ -499,22 +512,43 @@ static int slices_for(double bytes) {
   return (int)s;
 }
 
+/* NCCL's ring: one ring per NIC across nodes (each rotated inside the nodes so that every ring
+ * leaves and enters a node through other GPUs and NICs), each carrying its share of the data. */
 static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
                                   kilnSimResult* out) {
-  int n = t->nranks;
+  int n = t->nranks, g = t->gpus_per_node;
   int* order = malloc(sizeof(int) * (size_t)n);
-  if (!order) return kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
-  kilnPlan* p = NULL;
-  kilnResult_t res = ring_order(t, order);
-  if (res != KILN_SUCCESS) goto out_free;
-  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
-  o.chunks = slices_for((double)bytes / n);
-  res = kilnClassicPlan("ring", coll, n, &o, &p);
-  if (res != KILN_SUCCESS) goto out_free;
-  res = simulate_mapped(p, t, bytes, order, out);
+  int* path = malloc(sizeof(int) * (size_t)g);
+  simGraph gr;
+  memset(&gr, 0, sizeof gr);
+  kilnResult_t res = KILN_SUCCESS;
+  if (!order || !path) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
+    goto out_free;
+  }
+  bool cycle;
+  if (!node_path(t, path, &cycle)) {
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no ring through the links of a node%s",
+                       t->name, t->nodes > 1 ? " that leaves it for the next node" : "");
+    goto out_free;
+  }
+  int rings = cycle ? nic_channels(t) : 1;
+  double share = (double)bytes / rings;
+  for (int i = 0; i < rings && res == KILN_SUCCESS; i++) {
+    res = ring_order(t, path, i, order);
+    if (res != KILN_SUCCESS) break;
+    kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+    o.chunks = slices_for(share / n);
+    kilnPlan* p = NULL;
+    res = kilnClassicPlan("ring", coll, n, &o, &p);
+    if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, share, order);
+    kilnPlanFree(p);
+  }
+  if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);
 out_free:
-  kilnPlanFree(p);
+  graph_free(&gr);
   free(order);
+  free(path);
   return res;
 }
 
@@ -522,30 +556,35 @@ static kilnResult_t baseline_alltoall(const kilnTopology* t, uint64_t bytes, kil
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.chunks = slices_for((double)bytes / t->nranks);
   kilnPlan* p = NULL;
+  simGraph gr;
+  memset(&gr, 0, sizeof gr);
   kilnResult_t res = kilnClassicPlan("direct", KILN_COLL_ALLTOALL, t->nranks, &o, &p);
-  if (res == KILN_SUCCESS) res = simulate_mapped(p, t, bytes, NULL, out);
+  if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, (double)bytes, NULL);
+  if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);
+  graph_free(&gr);
   if (res != KILN_SUCCESS) kilnPrefixError("alltoall baseline (NCCL's all-pairs send/receive): ");
   kilnPlanFree(p);
   return res;
 }
 
-/* One tree of the double binary tree: parent[] over topology ranks (-1 at the root). */
-static void build_tree(const kilnTopology* t, const int* path, bool mirror, int* parent) {
+/* One tree of a double binary tree: parent[] over topology ranks (-1 at the root). The chain
+ * inside each node follows the node's path rotated by rot (reversed for the mirror tree). */
+static void build_tree(const kilnTopology* t, const int* path, int rot, bool mirror, int* parent) {
   int g = t->gpus_per_node, m = t->nodes;
   for (int pos = 0; pos < m; pos++) {
     int node = mirror ? m - 1 - pos : pos;
     for (int i = 0; i < g; i++) {
-      int li = mirror ? path[g - 1 - i] : path[i];
+      int li = path[((mirror ? g - 1 - i : i) + rot) % g];
       int v = node * g + li;
       if (i > 0) {
-        int prev = mirror ? path[g - i] : path[i - 1];
+        int prev = path[((mirror ? g - i : i - 1) + rot) % g];
         parent[v] = node * g + prev;
       } else if (pos == 0) {
         parent[v] = -1;
       } else {
         int ppos = (pos - 1) / 2;
         int pnode = mirror ? m - 1 - ppos : ppos;
-        parent[v] = pnode * g + (mirror ? path[g - 1] : path[0]);
+        parent[v] = pnode * g + path[((mirror ? g - 1 : 0) + rot) % g];
       }
     }
   }
@@ -613,22 +652,27 @@ static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, kilnSim
     res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
     goto out_free;
   }
-  if (!node_path(t, path)) {
+  bool cycle;
+  if (!node_path(t, path, &cycle)) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no chain through the links of a node",
                        t->name);
     goto out_free;
   }
+  /* Tree pairs: one per NIC of a node. Pair k enters a node through GPU path[k] (first tree)
+   * and path[k-1] (mirror tree), so every NIC carries one tree where its node is interior and
+   * one where it is a leaf: the NICs are evenly loaded, as in NCCL. */
+  int pairs = cycle ? nic_channels(t) : 1;
   /* Slices as NCCL cuts them for trees: halve the 512 KiB slice (down to 128 KiB) until the
    * pipeline holds at least 8 slices per level of the tree. */
-  double half = (double)bytes / 2;
+  double part = (double)bytes / (2 * pairs);
   int depth = g + (int)ceil(log2((double)t->nodes + 1));
   double slice = KILN_SIM_SLICE_BYTES;
-  while (half / slice < depth * 8.0 && slice > KILN_SIM_SLICE_BYTES / 4) slice /= 2;
-  double cs = ceil(half / slice);
+  while (part / slice < depth * 8.0 && slice > KILN_SIM_SLICE_BYTES / 4) slice /= 2;
+  double cs = ceil(part / slice);
   int C = cs < 1 ? 1 : cs > KILN_SIM_MAX_SLICES ? KILN_SIM_MAX_SLICES : (int)cs;
-  for (int tree = 0; tree < 2 && res == KILN_SUCCESS; tree++) {
-    build_tree(t, path, tree == 1, parent);
-    res = add_tree(&gr, t, parent, C, half / C);
+  for (int tree = 0; tree < 2 * pairs && res == KILN_SUCCESS; tree++) {
+    build_tree(t, path, tree / 2, tree % 2 == 1, parent);
+    res = add_tree(&gr, t, parent, C, part / C);
   }
   if (res == KILN_SUCCESS && gr.oom) res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
   if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);

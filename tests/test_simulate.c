@@ -199,15 +199,35 @@ Test(simulate, tree_baseline_two_ranks) {
   kilnTopologyFree(t);
 }
 
-/* Across nodes the double binary tree beats the ring for large allreduces on hgx-h100. */
-Test(simulate, tree_beats_ring_across_nodes) {
-  kilnTopology* t = builtin("hgx-h100", 4);
+/* Across nodes the double binary tree's log depth beats the ring's 2(n-1) steps for small
+ * allreduces, and the ring's bandwidth wins for large ones (hgx-h100, 8 nodes). */
+Test(simulate, tree_for_small_ring_for_large_across_nodes) {
+  kilnTopology* t = builtin("hgx-h100", 8);
   kilnSimResult ring, tree;
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 64u << 20, &ring), KILN_SUCCESS),
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1u << 20, &ring), KILN_SUCCESS),
             "%s", kilnLastError());
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 64u << 20, &tree), KILN_SUCCESS),
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 1u << 20, &tree), KILN_SUCCESS),
             "%s", kilnLastError());
-  cr_expect(lt(dbl, tree.time_us, ring.time_us), "tree %f ring %f", tree.time_us, ring.time_us);
+  cr_expect(lt(dbl, tree.time_us, ring.time_us), "1 MiB: tree %f ring %f", tree.time_us, ring.time_us);
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 256u << 20, &ring), KILN_SUCCESS));
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 256u << 20, &tree), KILN_SUCCESS));
+  cr_expect(lt(dbl, ring.time_us, tree.time_us), "256 MiB: tree %f ring %f", tree.time_us, ring.time_us);
+  kilnTopologyFree(t);
+}
+
+/* NCCL runs a ring per NIC between nodes: a large ring allreduce on 2 hgx-h100 nodes reaches
+ * the bound of all eight NICs, 2(n-1)/n * B * beta_ib / 8. */
+Test(simulate, ring_uses_every_nic) {
+  kilnTopology* t = builtin("hgx-h100", 2);
+  const kilnLink* l = kilnTopologyLink(t, 0, 8);
+  cr_assert(not(eq(ptr, (void*)l, NULL)));
+  cr_assert(l->internode);
+  uint64_t B = 1u << 30;
+  double bound = 2.0 * 15 / 16 * ((double)B / 1e6) * l->beta_us_per_mb / 8;
+  kilnSimResult r;
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
+  cr_expect(ge(dbl, r.time_us, bound * (1 - EPS)), "%f vs bound %f", r.time_us, bound);
+  cr_expect(lt(dbl, r.time_us, bound * 1.02), "%f vs bound %f", r.time_us, bound);
   kilnTopologyFree(t);
 }
 
