@@ -57,13 +57,18 @@ if [ -z "$SHIM" ] || [ ! -f "$SHIM" ]; then
   log "no kiln libnccl.so.2 found under .carry/ (set KILN_SHIM)"; exit 1
 fi
 SHIM=$(realpath "$SHIM")
-# The CUDA runtime library packed beside the shim.
-[ -d "$(dirname "$SHIM")/lib" ] && export LD_LIBRARY_PATH="$(dirname "$SHIM")/lib:${LD_LIBRARY_PATH:-}"
+PLANS=$(realpath "$PLANS")
 if [ ! -f "$REAL_NCCL" ]; then
   log "no real NCCL at $REAL_NCCL (set KILN_NCCL_PATH)"; exit 1
 fi
+# The shim's runs only (never the baseline) get the CUDA runtime packed beside the shim, and only
+# when the machine's own is not found.
+shim_lib=()
 if ! ldd "$SHIM" > "$WORK/ldd.txt" 2>&1 || grep -q "not found" "$WORK/ldd.txt"; then
-  log "the shim's libraries are missing:"; cat "$WORK/ldd.txt" >&2; exit 1
+  shim_lib=(LD_LIBRARY_PATH="$(dirname "$SHIM")/lib:${LD_LIBRARY_PATH:-}")
+  if ! env "${shim_lib[@]}" ldd "$SHIM" > "$WORK/ldd.txt" 2>&1 || grep -q "not found" "$WORK/ldd.txt"; then
+    log "the shim's libraries are missing:"; cat "$WORK/ldd.txt" >&2; exit 1
+  fi
 fi
 NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
 GPUS=${GPUS:-"2 4"}
@@ -81,8 +86,8 @@ GPU_SUITE=$(dirname "$SHIM")/test_gpu_shim
 suite_line="GPU suite: not carried"
 if [ -x "$GPU_SUITE" ]; then
   log "run test_gpu_shim"
-  KILN_SHIM="$SHIM" KILN_TEST_REAL_NCCL="$REAL_NCCL" timeout -k 5 120 "$GPU_SUITE" --jobs 1 \
-    --verbose > "$WORK/suite.log" 2>&1
+  env "${shim_lib[@]}" KILN_SHIM="$SHIM" KILN_TEST_REAL_NCCL="$REAL_NCCL" timeout -k 5 120 \
+    "$GPU_SUITE" --jobs 1 --verbose > "$WORK/suite.log" 2>&1
   rc=$?
   suite_line="GPU suite test_gpu_shim: exit $rc, $(grep -E 'Synthesis' "$WORK/suite.log" | tail -n 1)"
   { echo "===== test_gpu_shim (exit $rc)"; cat "$WORK/suite.log"; } >> "$OUT/runs.log"
@@ -98,12 +103,14 @@ for n in $GPUS; do
     env_args=()
     case $mode in
       nccl) ;;
-      off) env_args=(LD_PRELOAD="$SHIM" KILN_NCCL_PATH="$REAL_NCCL" KILN_DISABLE=1 KILN_DEBUG=INFO) ;;
-      kiln) env_args=(LD_PRELOAD="$SHIM" KILN_NCCL_PATH="$REAL_NCCL" KILN_PLANS="$PLANS" KILN_DEBUG=INFO) ;;
+      off) env_args=("${shim_lib[@]}" LD_PRELOAD="$SHIM" KILN_NCCL_PATH="$REAL_NCCL" KILN_DISABLE=1
+                 KILN_DEBUG=INFO) ;;
+      kiln) env_args=("${shim_lib[@]}" LD_PRELOAD="$SHIM" KILN_NCCL_PATH="$REAL_NCCL"
+                  KILN_PLANS="$PLANS" KILN_DEBUG=INFO) ;;
     esac
     log "run $tag"
     start=$(date +%s)
-    timeout 150 env "${env_args[@]}" "$PYTHON" -m torch.distributed.run --nproc-per-node "$n" \
+    timeout -k 10 150 env "${env_args[@]}" "$PYTHON" -m torch.distributed.run --nproc-per-node "$n" \
       bench/torch_collectives.py --sizes "$SIZES" --dtypes "$DTYPES" --colls "$COLLS" \
       --iters "$ITERS" --label "$mode" --json "$WORK/$tag.json" > "$WORK/$tag.log" 2>&1
     rc=$?
