@@ -35,9 +35,12 @@
  *   from local GPU 0 (a path entering the next node through its first GPU if there is no
  *   cycle). On several nodes NCCL runs one ring (channel) per NIC: ring i rotates each node's
  *   cycle by i, so each ring leaves and enters nodes through other GPUs and NICs, and carries
- *   1/rings of the data. On one node a single ring (more rings share the same ports in this
- *   model). The data is cut in pipeline slices of KILN_SIM_SLICE_BYTES (NCCL's Simple protocol
- *   step, 512 KiB), at most KILN_SIM_MAX_SLICES per rank's piece.
+ *   1/rings of the data. On one node of point-to-point links (NDv2, tori) NCCL builds several
+ *   rings over different links: Hamiltonian cycles found greedily, each directed link used at
+ *   most `mult` times, up to KILN_SIM_MAX_RINGS. On one switched node a single ring (more rings
+ *   share the same ports in this model). The data is cut in pipeline slices of
+ *   KILN_SIM_SLICE_BYTES (NCCL's Simple protocol step, 512 KiB), at most KILN_SIM_MAX_SLICES
+ *   per rank's piece.
  *   allgather/reducescatter: n-1 steps of bytes/n; allreduce: 2(n-1) steps (the classic ring
  *   plan). alltoall has no ring in NCCL: "ring" means NCCL's all-pairs send/receive.
  * - tree (allreduce only): NCCL's double binary tree, one pair per NIC of a node (chains
@@ -58,6 +61,7 @@
 #define KILN_SIM_SLICE_BYTES (512.0 * 1024.0)
 #define KILN_SIM_MAX_SLICES 256
 #define KILN_SIM_PATH_BUDGET 1000000 /* DFS steps when searching a ring through a node */
+#define KILN_SIM_MAX_RINGS 16         /* rings searched inside a node of point-to-point links */
 
 typedef struct simTask {
   double ready, end;
@@ -430,10 +434,10 @@ kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t
 
 static bool linked(const kilnTopology* t, int a, int b) { return kilnTopologyLink(t, a, b) != NULL; }
 
-/* Path through all GPUs of node 0 starting at local 0 (global ranks = local ids on node 0).
- * cycle: last must link back to 0; otherwise (several nodes) last must link to the first GPU
- * of node 1. */
-static bool node_path_search(const kilnTopology* t, bool cycle, int* path) {
+/* Path through all GPUs of node 0 starting at local 0 (global ranks = local ids on node 0),
+ * over links with cap[i*g+j] > 0 (cap NULL: any link). cycle: last must link back to 0;
+ * otherwise (several nodes) last must link to the first GPU of node 1. */
+static bool node_path_search(const kilnTopology* t, const int* cap, bool cycle, int* path) {
   int g = t->gpus_per_node;
   bool* used = calloc((size_t)g, sizeof(bool));
   int* next = calloc((size_t)g + 1, sizeof(int)); /* next candidate to try at each depth */
@@ -442,6 +446,7 @@ static bool node_path_search(const kilnTopology* t, bool cycle, int* path) {
     free(next);
     return false;
   }
+#define NODE_LINK(a, b) (cap ? cap[(a) * g + (b)] > 0 : linked(t, (a), (b)))
   long budget = KILN_SIM_PATH_BUDGET;
   int depth = 1;
   path[0] = 0;
@@ -452,7 +457,7 @@ static bool node_path_search(const kilnTopology* t, bool cycle, int* path) {
   while (!found && depth > 0 && budget-- > 0) {
     if (depth == g) {
       int last = path[g - 1];
-      if (cycle ? linked(t, last, path[0]) && linked(t, path[0], last) : linked(t, last, g + path[0])) {
+      if (cycle ? NODE_LINK(last, path[0]) : linked(t, last, g + path[0])) {
         found = true;
         break;
       }
@@ -461,7 +466,7 @@ static bool node_path_search(const kilnTopology* t, bool cycle, int* path) {
       continue;
     }
     int v = next[depth];
-    while (v < g && (used[v] || !linked(t, path[depth - 1], v))) v++;
+    while (v < g && (used[v] || !NODE_LINK(path[depth - 1], v))) v++;
     if (v >= g) {
       depth--;
       if (depth > 0) used[path[depth]] = false;
@@ -473,6 +478,7 @@ static bool node_path_search(const kilnTopology* t, bool cycle, int* path) {
     depth++;
     if (depth < g) next[depth] = 0;
   }
+#undef NODE_LINK
   free(used);
   free(next);
   return found;
@@ -480,9 +486,41 @@ static bool node_path_search(const kilnTopology* t, bool cycle, int* path) {
 
 /* A path through node 0's GPUs; *cycle tells whether it closes (then any rotation is a path). */
 static bool node_path(const kilnTopology* t, int* path, bool* cycle) {
-  *cycle = node_path_search(t, true, path);
+  *cycle = node_path_search(t, NULL, true, path) && (t->gpus_per_node < 2 || linked(t, path[0], path[1]));
   if (*cycle) return true;
-  return t->nodes > 1 && node_path_search(t, false, path);
+  return t->nodes > 1 && node_path_search(t, NULL, false, path);
+}
+
+/* True when node 0's GPUs talk only through switches (more rings share the same ports). */
+static bool node_switched(const kilnTopology* t) {
+  int g = t->gpus_per_node;
+  for (int a = 0; a < g; a++)
+    for (int b = 0; b < g; b++) {
+      const kilnLink* l = a == b ? NULL : kilnTopologyLink(t, a, b);
+      if (l && l->switch_id < 0) return false;
+    }
+  return true;
+}
+
+/* Rings NCCL would build inside a node of point-to-point links: Hamiltonian cycles found
+ * greedily, each using every directed link at most `mult` times in all. Returns how many
+ * (into paths[i*g ...]), at most maxrings. */
+static int node_cycles(const kilnTopology* t, int maxrings, int* paths) {
+  int g = t->gpus_per_node, found = 0;
+  int* cap = calloc((size_t)g * g, sizeof(int));
+  if (!cap) return 0;
+  for (int a = 0; a < g; a++)
+    for (int b = 0; b < g; b++) {
+      const kilnLink* l = a == b ? NULL : kilnTopologyLink(t, a, b);
+      cap[a * g + b] = l ? (l->mult > 0 ? l->mult : 1) : 0;
+    }
+  while (found < maxrings && node_path_search(t, cap, true, &paths[found * g])) {
+    const int* pth = &paths[found * g];
+    for (int i = 0; i < g; i++) cap[pth[i] * g + pth[(i + 1) % g]]--;
+    found++;
+  }
+  free(cap);
+  return found;
 }
 
 /* Channels NCCL would run between nodes: one per NIC of a node (at most one per GPU). */
@@ -518,7 +556,7 @@ static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64
                                   kilnSimResult* out) {
   int n = t->nranks, g = t->gpus_per_node;
   int* order = malloc(sizeof(int) * (size_t)n);
-  int* path = malloc(sizeof(int) * (size_t)g);
+  int* path = malloc(sizeof(int) * (size_t)g * KILN_SIM_MAX_RINGS);
   simGraph gr;
   memset(&gr, 0, sizeof gr);
   kilnResult_t res = KILN_SUCCESS;
@@ -532,10 +570,21 @@ static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64
                        t->name, t->nodes > 1 ? " that leaves it for the next node" : "");
     goto out_free;
   }
-  int rings = cycle ? nic_channels(t) : 1;
+  /* Several nodes: a ring per NIC, rotations of one cycle. One node of point-to-point links:
+   * link-disjoint cycles (path[i*g...]). One switched node: one ring. */
+  int rings = cycle ? nic_channels(t) : 1, distinct = 0;
+  if (t->nodes == 1 && !node_switched(t)) {
+    distinct = node_cycles(t, KILN_SIM_MAX_RINGS, path);
+    if (distinct < 1) {
+      distinct = 0;
+      node_path(t, path, &cycle);
+    } else {
+      rings = distinct;
+    }
+  }
   double share = (double)bytes / rings;
   for (int i = 0; i < rings && res == KILN_SUCCESS; i++) {
-    res = ring_order(t, path, i, order);
+    res = distinct ? ring_order(t, &path[i * g], 0, order) : ring_order(t, path, i, order);
     if (res != KILN_SUCCESS) break;
     kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
     o.chunks = slices_for(share / n);

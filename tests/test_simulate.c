@@ -241,6 +241,20 @@ Test(simulate, ring_baseline_finds_ring_on_ndv2) {
   kilnTopologyFree(t);
 }
 
+/* Inside an NDv2 node NCCL's rings use more NVLinks than one ring of double links can. */
+Test(simulate, ndv2_rings_use_more_links) {
+  kilnTopology* t = builtin("ndv2", 1);
+  const kilnLink* l = kilnTopologyLink(t, 0, 1); /* a double link */
+  cr_assert(not(eq(ptr, (void*)l, NULL)));
+  uint64_t B = 256u << 20;
+  double one_ring = 7.0 / 8 * ((double)B / 1e6) * l->beta_us_per_mb / 2;
+  kilnSimResult r;
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &r), KILN_SUCCESS),
+            "%s", kilnLastError());
+  cr_expect(lt(dbl, r.time_us, one_ring), "%f vs one ring %f", r.time_us, one_ring);
+  kilnTopologyFree(t);
+}
+
 Test(simulate, baseline_errors) {
   kilnTopology* t = builtin("switch4", 1);
   kilnSimResult r;
