@@ -8,6 +8,13 @@
 #include "commands.h"
 #include "kiln/plan.h"
 
+/* Prints "FILE: message", without repeating FILE when the message already starts with it. */
+static void print_file_error(const char* path, const char* msg) {
+  size_t n = strlen(path);
+  if (!strncmp(msg, path, n) && msg[n] == ':') printf("%s\n", msg);
+  else printf("%s: %s\n", path, msg);
+}
+
 static void help(FILE* f) {
   fprintf(f,
           "usage: kiln verify [--schedules N] [--seed S] PLAN.xml...\n"
@@ -67,7 +74,7 @@ int cmd_verify(int argc, char** argv) {
     const char* path = argv[f];
     kilnPlan* p = NULL;
     if (kilnPlanReadFile(path, &p) != KILN_SUCCESS) {
-      printf("%s: %s\n", path, kilnLastError());
+      print_file_error(path, kilnLastError());
       failed++;
       continue;
     }
