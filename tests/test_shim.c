@@ -321,6 +321,55 @@ Test(shim, group_calls_forward) {
   cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclGroupEnd"));
 }
 
+Test(shim, grouped_collective_without_plan_joins_nccls_group_in_order) {
+  loadShim(NULL, false);
+  ncclResult_t (*start)(void) = sym("ncclGroupStart");
+  ncclResult_t (*end)(void) = sym("ncclGroupEnd");
+  ncclResult_t (*allreduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                            cudaStream_t) = sym("ncclAllReduce");
+  int first = fakeCalls();
+  cr_assert(eq(int, start(), ncclSuccess));
+  cr_assert(eq(int, allreduce(NULL, NULL, 16, ncclFloat, ncclSum, FAKE_NCCL_COMM, NULL), ncclSuccess));
+  cr_assert(eq(int, end(), ncclSuccess));
+  cr_assert(eq(int, fakeCalls(), first + 3));
+  cr_assert(eq(str, fakeCall(first)->name, "ncclGroupStart"));
+  cr_assert(eq(str, fakeCall(first + 1)->name, "ncclAllReduce"));
+  cr_assert(eq(str, fakeCall(first + 2)->name, "ncclGroupEnd"));
+}
+
+Test(shim, grouped_init_is_examined_after_the_group_ends) {
+  loadShim(NULL, false);
+  ncclResult_t (*start)(void) = sym("ncclGroupStart");
+  ncclResult_t (*end)(void) = sym("ncclGroupEnd");
+  ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
+  ncclComm_t c = NULL;
+  ncclUniqueId id = {{0}};
+  cr_assert(eq(int, start(), ncclSuccess));
+  cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
+  /* Not usable before ncclGroupEnd: the shim must not ask it anything yet. */
+  cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclCommInitRank"));
+  int beforeEnd = fakeCalls();
+  cr_assert(eq(int, end(), ncclSuccess));
+  cr_assert(eq(str, fakeCall(beforeEnd)->name, "ncclGroupEnd"));
+  cr_assert(gt(int, lastCallOf("ncclCommCount"), beforeEnd));
+}
+
+Test(shim, simulated_group_end_sets_nothing_up) {
+  loadShim(NULL, false);
+  ncclResult_t (*start)(void) = sym("ncclGroupStart");
+  ncclResult_t (*simEnd)(ncclSimInfo_t*) = sym("ncclGroupSimulateEnd");
+  ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
+  ncclComm_t c = NULL;
+  ncclUniqueId id = {{0}};
+  ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
+  cr_assert(eq(int, start(), ncclSuccess));
+  cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
+  int beforeEnd = fakeCalls();
+  cr_assert(eq(int, simEnd(&info), ncclSuccess));
+  cr_assert(eq(int, fakeCalls(), beforeEnd + 1));
+  cr_assert(eq(str, fakeCall(beforeEnd)->name, "ncclGroupSimulateEnd"));
+}
+
 /* ---- without a real NCCL ---- */
 
 Test(shim, missing_real_nccl_is_a_clear_error) {

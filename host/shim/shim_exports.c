@@ -38,11 +38,16 @@
 
 /* ---- forwarders ---- */
 
+/* Also raises shimPassthrough: whatever the real function calls of the exported API on this
+ * thread (a hooked collective, say) must not reach kiln's decisions. */
 #define SHIM_X_FORWARD(ret, name, params, args, missing) \
   SHIM_EXPORT ret name params {                           \
     const shimReal* r = shimRealGet();                    \
     if (!r->name) return missing;                         \
-    return r->name args;                                  \
+    shimPassthrough++;                                    \
+    ret v = r->name args;                                 \
+    shimPassthrough--;                                    \
+    return v;                                             \
   }                                                       \
   SHIM_TWIN(ret, name, params)
 KILN_SHIM_FORWARDED(SHIM_X_FORWARD)
