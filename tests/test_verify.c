@@ -2,6 +2,7 @@
  * broken ones with a message that names the rank, threadblock and step. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,101 @@ Test(verify, out_of_place_only_plan_passes_out_of_place) { expect_ok(clobbering_
 
 Test(verify, out_of_place_only_plan_claiming_inplace_fails) {
   REJECTED(clobbering_allreduce(true, true), "in place", "twice", "tb 0 step 2 (re)");
+}
+
+/* Appends printf-style text to a growing buffer. */
+static void cat(char** buf, size_t* len, size_t* cap, const char* fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+    va_end(ap);
+    cr_assert(ge(int, n, 0));
+    if (*len + (size_t)n < *cap) {
+      *len += (size_t)n;
+      return;
+    }
+    *cap = 2 * (*cap + (size_t)n);
+    *buf = realloc(*buf, *cap);
+    cr_assert(not(eq(ptr, *buf, NULL)));
+  }
+}
+
+#define STEP "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" cnt=\"1\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n"
+
+/* The layout msccl-tools gives its all-pairs allreduce (8 ranks, LL, in place): per rank a
+ * reducer tb without peers whose `re` steps each wait on a peer tb's receive into scratch, and
+ * per peer a tb that sends the peer's piece, receives into scratch, sends the reduced piece
+ * after the reducer's last step, and receives the peer's reduced piece. */
+static char* msccl_allpairs_xml(int n) {
+  size_t len = 0, cap = 4096;
+  char* b = malloc(cap);
+  cat(&b, &len, &cap, "<algo name=\"allreduce_pairs\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"%d\" "
+      "ngpus=\"%d\" coll=\"allreduce\" inplace=\"1\">\n", n, n);
+  for (int r = 0; r < n; r++) {
+    cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"0\" s_chunks=\"%d\">\n", r, n, n - 1);
+    cat(&b, &len, &cap, "    <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n");
+    for (int m = 0; m < n - 1; m++) cat(&b, &len, &cap, STEP, m, "re", "s", m, "i", r, m + 1, 1, m == n - 2);
+    cat(&b, &len, &cap, "    </tb>\n");
+    for (int m = 0, d = 0; d < n; d++) {
+      if (d == r) continue;
+      int slot = r < d ? r : r - 1; /* r's place among d's peers */
+      cat(&b, &len, &cap, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", m + 1, d, d);
+      cat(&b, &len, &cap, STEP, 0, "s", "i", d, "s", slot, -1, -1, 0);
+      cat(&b, &len, &cap, STEP, 1, "r", "i", r, "s", m, -1, -1, 1);
+      cat(&b, &len, &cap, STEP, 2, "s", "i", r, "i", r, 0, n - 2, 0);
+      cat(&b, &len, &cap, STEP, 3, "r", "i", d, "i", d, -1, -1, 0);
+      cat(&b, &len, &cap, "    </tb>\n");
+      m++;
+    }
+    cat(&b, &len, &cap, "  </gpu>\n");
+  }
+  cat(&b, &len, &cap, "</algo>\n");
+  return b;
+}
+
+Test(verify, msccl_allpairs_allreduce) {
+  char* xml = msccl_allpairs_xml(8);
+  expect_ok(read_xml(xml));
+  free(xml);
+}
+
+/* Without the reducer's dependency a peer tb may send its piece before it is reduced. */
+Test(verify, msccl_allpairs_without_dependency_races) {
+  char* xml = msccl_allpairs_xml(4);
+  kilnPlan* p = read_xml(xml);
+  free(xml);
+  p->gpus[0].tbs[1].steps[2].depid = -1;
+  p->gpus[0].tbs[1].steps[2].deps = -1;
+  REJECTED(p, "data race on rank 0 input chunk 0", "tb 1 step 2 (s) reads it", "tb 0 step 0 (re) writes it");
+}
+
+/* The layout msccl-tools gives a ring allreduce with one channel per chunk (8 ranks, LL128, in
+ * place): chunk c starts at rank c; its tb on the rank at distance p along the ring runs
+ * s,rcs / rrs,rcs / rrs,r / rrcs. */
+Test(verify, msccl_channel_per_chunk_ring) {
+  const int n = 8;
+  size_t len = 0, cap = 4096;
+  char* b = malloc(cap);
+  cat(&b, &len, &cap, "<algo name=\"allreduce_ring\" proto=\"LL128\" nchannels=\"%d\" nchunksperloop=\"%d\" "
+      "ngpus=\"%d\" coll=\"allreduce\" inplace=\"1\">\n", n, n, n);
+  for (int r = 0; r < n; r++) {
+    cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"0\" s_chunks=\"0\">\n", r, n);
+    for (int c = 0; c < n; c++) {
+      int p = (r - c + n) % n;
+      const char* t0 = p == 0 ? "s" : p == n - 1 ? "rrcs" : "rrs";
+      const char* t1 = p == 0 ? "rcs" : p == n - 2 ? "r" : p == n - 1 ? NULL : "rcs";
+      cat(&b, &len, &cap, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", c, (r + 1) % n,
+          (r + n - 1) % n, c);
+      cat(&b, &len, &cap, STEP, 0, t0, "i", c, "i", c, -1, -1, 0);
+      if (t1) cat(&b, &len, &cap, STEP, 1, t1, "i", c, "i", c, -1, -1, 0);
+      cat(&b, &len, &cap, "    </tb>\n");
+    }
+    cat(&b, &len, &cap, "  </gpu>\n");
+  }
+  cat(&b, &len, &cap, "</algo>\n");
+  expect_ok(read_xml(b));
+  free(b);
 }
 
 /* ---- broken plans: the message names the place ---- */
