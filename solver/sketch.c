@@ -283,7 +283,8 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
   kilnBuf b = {0};
   kilnBufPrintf(&b, "<?xml version=\"1.0\"?>\n<sketch name=\"");
   kilnBufEscaped(&b, s->name);
-  kilnBufPrintf(&b, "\">\n  <intranode strategy=\"%s\">\n", intra_names[s->intra]);
+  kilnBufPrintf(&b, "\">\n  <intranode strategy=\"%s\"%s>\n", intra_names[s->intra],
+                s->nswitches + s->nlinks == 0 ? "/" : "");
   for (int i = 0; i < s->nswitches; i++) {
     kilnBufPrintf(&b, "    <switch gpus=\"");
     write_ints(&b, s->switches[i].gpus, s->switches[i].ngpus);
@@ -291,7 +292,9 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
   }
   for (int i = 0; i < s->nlinks; i++)
     kilnBufPrintf(&b, "    <link src=\"%d\" dst=\"%d\"/>\n", s->links[i].src, s->links[i].dst);
-  kilnBufPrintf(&b, "  </intranode>\n  <internode strategy=\"%s\">\n", inter_names[s->inter]);
+  if (s->nswitches + s->nlinks > 0) kilnBufPrintf(&b, "  </intranode>\n");
+  bool inter_empty = s->nconns + s->nbeta_split == 0 && !s->has_chunk_to_relay;
+  kilnBufPrintf(&b, "  <internode strategy=\"%s\"%s>\n", inter_names[s->inter], inter_empty ? "/" : "");
   for (int i = 0; i < s->nconns; i++) {
     kilnBufPrintf(&b, "    <conn src=\"%d\" dst=\"", s->conns[i].src);
     write_ints(&b, s->conns[i].dst, s->conns[i].ndst);
@@ -301,7 +304,7 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
     kilnBufPrintf(&b, "    <beta_split gpu=\"%d\" split=\"%d\"/>\n", s->beta_split_gpu[i], s->beta_split[i]);
   if (s->has_chunk_to_relay)
     kilnBufPrintf(&b, "    <chunk_to_relay r1=\"%d\" r2=\"%d\"/>\n", s->relay_r1, s->relay_r2);
-  kilnBufPrintf(&b, "  </internode>\n");
+  if (!inter_empty) kilnBufPrintf(&b, "  </internode>\n");
   for (int i = 0; i < s->nsymmetry; i++)
     kilnBufPrintf(&b, "  <symmetry offset=\"%d\" group=\"%d\"/>\n", s->symmetry[i].offset, s->symmetry[i].group);
   kilnBufPrintf(&b, "  <hyperparameters input_chunkup=\"%d\" input_size=\"", s->input_chunkup);

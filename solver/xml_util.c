@@ -1,5 +1,6 @@
 /* Shared libxml2 helpers: safe parsing, validating attribute getters, output buffer and the
  * atomic file writer (see xml_util.h). */
+#define _POSIX_C_SOURCE 200809L /* fileno, mkstemp, fchmod, fsync */
 #include "xml_util.h"
 
 #include <errno.h>
