@@ -40,6 +40,7 @@ struct shimComm {
   int nranks, rank, device;
 #ifdef KILN_SHIM_HAVE_RUNTIME
   kilnComm_t kc;
+  struct shimSet* set;            /* communicators set up together in this process, or NULL */
   int nexec;
   const kilnRegistryEntry** ents; /* the agreed plans' registry entries */
   kilnRegistryEntry* copies;      /* the same entries by value, for kilnRegistryPick */
@@ -130,11 +131,63 @@ static shimComm* takeComm(ncclComm_t c) {
 
 #ifdef KILN_SHIM_HAVE_RUNTIME
 
+/* The communicators of one process set up together (kilnCommCreateAll): their kiln parts are torn
+ * down together (kilnCommDestroyAll groups the teardown's collective NCCL calls, which one thread
+ * could not otherwise make for several ranks). Each member holds a reference. */
+typedef struct shimSet {
+  int refs;
+  int n;
+  ncclComm_t nccl[];
+} shimSet;
+
+static void setUnref(shimSet* set) {
+  if (set && __atomic_sub_fetch(&set->refs, 1, __ATOMIC_ACQ_REL) == 0) free(set);
+}
+
 static void freeArrays(shimComm* sc) {
   free(sc->ents);
   free(sc->copies);
   free(sc->plans);
   free(sc->execs);
+  setUnref(sc->set);
+  sc->set = NULL;
+}
+
+/* Releases kiln on sc and on the other members of its set still known (taken out of the table
+ * first), with one kilnCommDestroyAll. */
+static void releaseSet(shimComm* sc) {
+  shimSet* set = sc->set;
+  shimComm** members = calloc((size_t)set->n, sizeof *members);
+  kilnComm_t* kcs = calloc((size_t)set->n, sizeof *kcs);
+  if (!members || !kcs) {
+    free(members);
+    free(kcs);
+    return; /* out of memory: leave kiln's resources to the end of the process */
+  }
+  int k = 0;
+  members[k++] = sc;
+  for (int i = 0; i < set->n; i++) {
+    if (set->nccl[i] == sc->nccl) continue;
+    shimComm* m = takeComm(set->nccl[i]);
+    if (m) members[k++] = m;
+  }
+  shimPassthrough++;
+  for (int j = 0; j < k; j++) {
+    for (int i = 0; i < members[j]->nexec; i++)
+      if (members[j]->execs[i]) kilnExecFree(members[j]->execs[i]);
+    kcs[j] = members[j]->kc;
+  }
+  kilnCommDestroyAll(k, kcs);
+  shimPassthrough--;
+  if (k < set->n)
+    shimLogOnce(SHIM_LOG_INFO, "kiln released on %d communicators created together (%d had gone "
+                "already)", k, set->n - k);
+  for (int j = 0; j < k; j++) {
+    freeArrays(members[j]);
+    free(members[j]);
+  }
+  free(members);
+  free(kcs);
 }
 
 /* Frees what setup made; with abort, stops kiln's kernels instead of waiting for them. */
@@ -285,7 +338,33 @@ static void setup(ncclComm_t* ncomm, int n) {
     shimLog(SHIM_LOG_WARN, "ranks could not agree on kiln's plans: NCCL runs this communicator");
     for (int c = 0; c < n; c++) flags[c][0] = 0;
   }
+  if (n > 1 && !flags[0][0]) {
+    /* One process, several ranks: their kiln parts go together (kilnCommDestroyAll). */
+    shimPassthrough++;
+    for (int c = 0; c < n; c++)
+      for (int i = 0; i < sc[c]->nexec; i++)
+        if (sc[c]->execs[i]) kilnExecFree(sc[c]->execs[i]);
+    kilnCommDestroyAll(n, kcs);
+    shimPassthrough--;
+    for (int c = 0; c < n; c++) {
+      sc[c]->kc = NULL;
+      sc[c]->nexec = 0;
+    }
+  }
+  shimSet* set = NULL;
+  if (n > 1 && flags[0][0]) {
+    set = malloc(sizeof *set + (size_t)n * sizeof(ncclComm_t));
+    if (set) {
+      set->refs = 0;
+      set->n = n;
+      memcpy(set->nccl, ncomm, (size_t)n * sizeof(ncclComm_t));
+    }
+  }
   for (int c = 0; c < n; c++) {
+    if (flags[c][0] && set) {
+      sc[c]->set = set;
+      set->refs++;
+    }
     if (!flags[c][0]) {
       if (kcs[c])
         shimLog(SHIM_LOG_WARN, "rank %d: kiln is off on this communicator: a rank could not set "
@@ -357,7 +436,14 @@ void shimCommsCreated(ncclComm_t* c, int n) {
 }
 
 void shimCommRelease(ncclComm_t comm) {
-  freeComm(takeComm(comm), false);
+  shimComm* sc = takeComm(comm);
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  if (sc && sc->set && sc->set->n > 1) {
+    releaseSet(sc);
+    return;
+  }
+#endif
+  freeComm(sc, false);
 }
 
 void shimCommAbort(ncclComm_t comm) {
