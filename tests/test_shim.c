@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fake_nccl.h"
@@ -368,6 +369,65 @@ Test(shim, simulated_group_end_sets_nothing_up) {
   cr_assert(eq(int, simEnd(&info), ncclSuccess));
   cr_assert(eq(int, fakeCalls(), beforeEnd + 1));
   cr_assert(eq(str, fakeCall(beforeEnd)->name, "ncclGroupSimulateEnd"));
+}
+
+/* ---- the search list (no KILN_NCCL_PATH) ---- */
+
+static void copyFile(const char* from, const char* to) {
+  size_t len = 0;
+  unsigned char* buf = readFile(from, &len);
+  cr_assert(buf != NULL, "cannot read %s", from);
+  FILE* f = fopen(to, "wb");
+  cr_assert(f != NULL, "cannot write %s", to);
+  cr_assert(eq(sz, fwrite(buf, 1, len, f), len));
+  fclose(f);
+  free(buf);
+}
+
+/* Makes <tmp>/site-packages/{torch/lib,nvidia/nccl/lib}; loads `libtorch` (a copy of the fake
+ * NCCL, only so that a library lives under site-packages) and puts `wheel` as the NCCL wheel's
+ * libnccl.so.2; then loads the shim with no KILN_NCCL_PATH. */
+static const char* loadShimFromSitePackages(const char* wheel) {
+  static char wheelPath[512];
+  char root[] = "/tmp/kiln-shim-sp-XXXXXX";
+  cr_assert(mkdtemp(root) != NULL);
+  char path[512];
+  const char* dirs[] = {"/site-packages", "/site-packages/torch", "/site-packages/torch/lib",
+                        "/site-packages/nvidia", "/site-packages/nvidia/nccl",
+                        "/site-packages/nvidia/nccl/lib"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    snprintf(path, sizeof path, "%s%s", root, dirs[i]);
+    cr_assert(mkdir(path, 0755) == 0, "mkdir %s", path);
+  }
+  snprintf(wheelPath, sizeof wheelPath, "%s/site-packages/nvidia/nccl/lib/libnccl.so.2", root);
+  copyFile(wheel, wheelPath);
+  snprintf(path, sizeof path, "%s/site-packages/torch/lib/libtorch_stand_in.so", root);
+  copyFile(KILN_FAKE_NCCL_PATH, path);
+  cr_assert(dlopen(path, RTLD_NOW | RTLD_LOCAL) != NULL, "dlopen %s: %s", path, dlerror());
+  unsetenv("KILN_NCCL_PATH");
+  unsetenv("KILN_DISABLE");
+  setenv("KILN_DEBUG", "NONE", 1);
+  shim = dlopen(KILN_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
+  cr_assert(shim != NULL, "dlopen %s: %s", KILN_SHIM_PATH, dlerror());
+  return wheelPath;
+}
+
+Test(shim, search_finds_the_nccl_wheel_next_to_a_loaded_python_package) {
+  loadShimFromSitePackages(KILN_FAKE_NCCL_PATH);
+  ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
+  int v = 0;
+  cr_assert(eq(int, getVersion(&v), ncclSuccess));
+  cr_assert(eq(int, v, FAKE_NCCL_VERSION), "the shim loaded another NCCL (version %d)", v);
+}
+
+Test(shim, search_skips_a_kiln_shim_in_the_list) {
+  /* A copy of kiln's own libnccl.so.2 where the wheel's would be: skipped for the next one. */
+  const char* wheel = loadShimFromSitePackages(KILN_SHIM_PATH);
+  ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
+  int v = 0;
+  getVersion(&v); /* the real NCCL of this machine, or none: either way not the copy */
+  /* Tried and closed again (it exports kilnShimMarker), so not loaded now. */
+  cr_assert(dlopen(wheel, RTLD_NOW | RTLD_NOLOAD) == NULL, "the shim kept a kiln copy as its NCCL");
 }
 
 /* ---- without a real NCCL ---- */

@@ -6,7 +6,7 @@
  * handle with dlsym. Search order (the first that loads and is not kiln wins):
  *   1. KILN_NCCL_PATH, when set (then nothing else is tried: an explicit path that fails is an error)
  *   2. <site-packages>/nvidia/nccl/lib/libnccl.so.2 next to any loaded Python package (PyTorch's
- *      wheel NCCL, found from libtorch's own location)
+ *      wheel NCCL, found from libtorch's own location; dist-packages too)
  *   3. $CUDA_HOME/lib64, $CUDA_HOME/lib, /usr/local/cuda/lib64, /usr/local/cuda/lib,
  *      /usr/local/cuda/targets/x86_64-linux/lib, /usr/lib/x86_64-linux-gnu, /usr/lib64,
  *      /usr/local/lib, /usr/lib (each + /libnccl.so.2)
@@ -193,15 +193,20 @@ static void addCandidate(candidateList* l, const char* dir, const char* file) {
   snprintf(l->paths[l->n++], PATH_MAX, "%s", p);
 }
 
-/* dl_iterate_phdr callback: for each loaded object under a site-packages folder, the NCCL wheel's
- * library in that folder. */
+/* dl_iterate_phdr callback: for each loaded object under a site-packages (or Debian's
+ * dist-packages) folder, the NCCL wheel's library in that folder. */
 static int addSitePackages(struct dl_phdr_info* info, size_t size, void* data) {
   (void)size;
   const char* name = info->dlpi_name;
-  const char* sp = name ? strstr(name, "/site-packages/") : NULL;
+  const char* marker = "/site-packages/";
+  const char* sp = name ? strstr(name, marker) : NULL;
+  if (!sp && name) {
+    marker = "/dist-packages/";
+    sp = strstr(name, marker);
+  }
   if (!sp) return 0;
   char dir[PATH_MAX];
-  int len = (int)(sp - name) + (int)strlen("/site-packages");
+  int len = (int)(sp - name) + (int)strlen(marker) - 1;
   if (len >= (int)sizeof dir) return 0;
   memcpy(dir, name, (size_t)len);
   dir[len] = '\0';
