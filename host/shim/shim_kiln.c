@@ -30,8 +30,10 @@
 #ifdef KILN_SHIM_HAVE_RUNTIME
 #include "kiln/registry.h"
 #include "kiln/runtime.h"
+#include "runtime_internal.h"
 /* Not (yet) in every runtime: a non-blocking abort that makes kernels waiting on peers give up.
- * Weak, so the shim links either way and otherwise leaves the communicator alone on abort. */
+ * Weak, so the shim links either way; without it the shim raises the communicator's abort word
+ * itself (abortKernels). */
 extern kilnResult_t kilnCommAbort(kilnComm_t comm) __attribute__((weak));
 #endif
 
@@ -190,17 +192,32 @@ static void releaseSet(shimComm* sc) {
   free(kcs);
 }
 
-/* Frees what setup made; with abort, stops kiln's kernels instead of waiting for them. */
+/* Raises the kiln communicator's device abort word, which every kernel waiting on a peer polls
+ * (kernels/primitives.cuh, Spin), from a private stream: the copy engine writes it while those
+ * kernels still spin. Waits for that copy only, never for the kernels. */
+static void abortKernels(kilnComm_t kc) {
+  static const int one = 1;
+  struct kilnComm* c = kc;
+  int prev = -1;
+  cudaGetDevice(&prev);
+  cudaSetDevice(c->dev);
+  cudaStream_t s = NULL;
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
+    cudaMemcpyAsync(c->abortFlag, &one, sizeof one, cudaMemcpyHostToDevice, s);
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
+  if (prev >= 0) cudaSetDevice(prev);
+}
+
+/* Frees what setup made; with abort, stops kiln's kernels instead of waiting for them, makes no
+ * collective call and leaves kiln's memory of this communicator to the end of the process. */
 static void freeComm(shimComm* sc, bool abort) {
   if (!sc) return;
   shimPassthrough++;
   if (abort && sc->kc) {
-    if (kilnCommAbort) {
-      kilnCommAbort(sc->kc);
-    } else {
-      shimLog(SHIM_LOG_INFO, "abort: the runtime has no kilnCommAbort; kiln's resources on this "
-              "communicator are left to the end of the process");
-    }
+    if (kilnCommAbort) kilnCommAbort(sc->kc);
+    else abortKernels(sc->kc);
   } else {
     for (int i = 0; i < sc->nexec; i++)
       if (sc->execs[i]) kilnExecFree(sc->execs[i]);
