@@ -301,6 +301,16 @@ Test(shim, kiln_enabled_examines_new_communicators) {
   cr_assert(gt(int, lastCallOf("ncclCommCount"), before));
 }
 
+Test(shim, get_last_error_is_the_real_ones_without_kiln_errors) {
+  loadShim(NULL, false);
+  const char* (*lastError)(ncclComm_t) = sym("ncclGetLastError");
+  cr_assert(eq(str, (char*)lastError(FAKE_NCCL_COMM), "fake"));
+  fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
+  ncclComm_t comm = FAKE_NCCL_COMM;
+  FAKE_NCCL_EACH((comm))
+  assertCall(fakeCalls() - 1, "ncclGetLastError", &expect);
+}
+
 Test(shim, device_api_forwards) {
   loadShim(NULL, false);
   ncclTeam_t (*teamLsa)(ncclComm_t) = sym("ncclTeamLsa");

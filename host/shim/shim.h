@@ -67,6 +67,10 @@ void shimLogOnce(shimLogLevel level, const char* fmt, ...) __attribute__((format
 void shimLogKeyed(shimLogLevel level, const char* key, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The message of kiln's last failed call on this thread ("" if none since this thread's last
+ * collective); ncclGetLastError returns it before the real NCCL's. */
+extern _Thread_local char shimKilnError[512];
+
 /* ---- recursion guard ---- */
 
 extern _Thread_local int shimPassthrough;

@@ -51,7 +51,6 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
   X(ncclResult_t, ncclGetUniqueId, (ncclUniqueId* uniqueId), (uniqueId),                             \
     shimMissing("ncclGetUniqueId"))                                                                  \
   X(const char*, ncclGetErrorString, (ncclResult_t result), (result), shimErrorString(result))       \
-  X(const char*, ncclGetLastError, (ncclComm_t comm), (comm), shimLastError())                       \
   X(ncclResult_t, ncclCommCount, (const ncclComm_t comm, int* count), (comm, count),                 \
     shimMissing("ncclCommCount"))                                                                    \
   X(ncclResult_t, ncclCommCuDevice, (const ncclComm_t comm, int* device), (comm, device),            \
@@ -125,6 +124,7 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
     (comm, team, nBarriers, outHandle, outReq), shimMissing("ncclGinBarrierCreateRequirement"))
 
 #define KILN_SHIM_HOOKED(X)                                                                         \
+  X(const char*, ncclGetLastError, (ncclComm_t comm), (comm), shimLastError())                       \
   X(ncclResult_t, ncclCommInitRankConfig,                                                            \
     (ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config),             \
     (comm, nranks, commId, rank, config), shimMissing("ncclCommInitRankConfig"))                     \

@@ -18,6 +18,8 @@
  * With KILN_DISABLE=1, or on a thread that is inside the real NCCL or kiln's runtime
  * (shimPassthrough), hooked functions only forward.
  */
+#include <stdio.h>
+
 #include "shim.h"
 
 /* Calls the real function with shimPassthrough raised, so that whatever the real NCCL calls of
@@ -63,6 +65,14 @@ SHIM_EXPORT void ncclResetDebugInitInternal(void) {
   const shimReal* r = shimRealGet();
   if (r->ncclResetDebugInitInternal) r->ncclResetDebugInitInternal();
 }
+
+SHIM_EXPORT const char* ncclGetLastError(ncclComm_t comm) {
+  if (shimKilnError[0] && shimPassthrough == 0) return shimKilnError;
+  const char* res;
+  SHIM_REAL(res, ncclGetLastError, (comm), shimLastError());
+  return res;
+}
+SHIM_TWIN(const char*, ncclGetLastError, (ncclComm_t comm))
 
 /* ---- communicator lifetime ---- */
 
@@ -233,6 +243,7 @@ static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t co
                   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                   ncclResult_t* res) {
   if (kilnOff()) return false;
+  shimKilnError[0] = '\0';
   shimCall c = {coll, sendbuff, recvbuff, count, datatype, op, comm, stream};
   if (shimGroupDepth == 0) return shimTryKiln(&c, true, res);
   if (ndeferred >= SHIM_MAX_DEFERRED) {
@@ -255,8 +266,10 @@ static ncclResult_t launchDeferred(void) {
     if (!shimTryKiln(&deferred[i], true, &r)) {
       /* Its communicator lost kiln inside the group (aborted): nothing can run it now. */
       r = ncclInvalidUsage;
-      shimLog(SHIM_LOG_ERROR, "a collective kiln took inside a group could not be launched at "
-              "ncclGroupEnd: its communicator was aborted or destroyed in the group");
+      snprintf(shimKilnError, sizeof shimKilnError, "kiln: a collective kiln took inside a group "
+               "could not be launched at ncclGroupEnd: its communicator was aborted or destroyed "
+               "in the group");
+      shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
     }
     if (first == ncclSuccess) first = r;
   }

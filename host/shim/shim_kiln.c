@@ -571,9 +571,11 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
   if (prev != sc->device && prev >= 0) cudaSetDevice(prev);
   if (kr == KILN_SUCCESS) __atomic_fetch_add(&kilnShimKilnCalls, 1, __ATOMIC_RELAXED);
   /* The peers are already in their kiln kernels: NCCL cannot stand in for this call now. */
-  if (kr != KILN_SUCCESS)
-    shimLog(SHIM_LOG_ERROR, "rank %d: %s with plan %s failed: %s", sc->rank, cname,
-            sc->ents[pick]->name, kilnLastError());
+  if (kr != KILN_SUCCESS) {
+    snprintf(shimKilnError, sizeof shimKilnError, "kiln: rank %d: %s with plan %s failed: %s",
+             sc->rank, cname, sc->ents[pick]->name, kilnLastError());
+    shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
+  }
   *res = kr == KILN_SUCCESS               ? ncclSuccess
        : kr == KILN_ERR_CUDA              ? ncclUnhandledCudaError
        : kr == KILN_ERR_INVALID_ARGUMENT  ? ncclInvalidArgument

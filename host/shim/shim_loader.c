@@ -31,6 +31,7 @@
 SHIM_EXPORT const char kilnShimMarker[] = "kiln libnccl.so.2 shim";
 
 _Thread_local int shimPassthrough;
+_Thread_local char shimKilnError[512];
 _Thread_local int shimGroupDepth;
 
 static shimConfig config;
