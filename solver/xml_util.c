@@ -63,6 +63,11 @@ static long find_doctype(const char* buf, size_t len) {
   return 0;
 }
 
+static void silent_error(void* ctx, const char* msg, ...) {
+  (void)ctx;
+  (void)msg;
+}
+
 kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, xmlDocPtr* out) {
   *out = NULL;
   if (!fname) fname = "<memory>";
@@ -81,7 +86,13 @@ kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, 
   /* No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR, no HUGE (keeps the
    * depth and size limits), no network. */
   int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES;
+  /* Some libxml2 messages (encoding errors) bypass XML_PARSE_NOERROR and go to the generic
+   * handler, which prints; silence it for this thread while parsing (library code never prints). */
+  xmlGenericErrorFunc old_handler = xmlGenericError;
+  void* old_ctx = xmlGenericErrorContext;
+  xmlSetGenericErrorFunc(NULL, silent_error);
   xmlDocPtr doc = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, NULL, opts);
+  xmlSetGenericErrorFunc(old_ctx, old_handler);
   if (!doc || !ctxt->wellFormed) {
     const xmlError* e = xmlCtxtGetLastError(ctxt);
     char msg[512] = "not well-formed XML";
@@ -219,7 +230,8 @@ static xmlChar* get_prop(xmlNodePtr n, const char* fname, const char* attr, bool
                         attr, (const char*)n->name);
       return NULL;
     }
-  xmlChar* v = xmlNodeListGetString(n->doc, a->children, 0);
+  /* inLine=1: the raw text (0 would re-escape it as XML); entity references were refused above. */
+  xmlChar* v = xmlNodeListGetString(n->doc, a->children, 1);
   if (!v) v = xmlStrdup((const xmlChar*)"");
   if (!v) *r = kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", fname);
   return v;

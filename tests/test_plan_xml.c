@@ -398,3 +398,16 @@ Test(plan_xml, large_round_trip) {
   kilnPlanFree(p);
   kilnPlanFree(q);
 }
+
+/* 10000 nested <gpu> elements end in a clean parse error, not a stack overflow. */
+Test(plan_xml, deep_nesting) {
+  size_t depth = 10000, n = strlen("<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\">");
+  char* x = malloc(n + depth * 5 + 1);
+  memcpy(x, "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\">", n);
+  for (size_t i = 0; i < depth; i++) memcpy(x + n + 5 * i, "<gpu>", 5);
+  x[n + 5 * depth] = '\0';
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(x, strlen(x), "deep.xml", &p), KILN_ERR_PARSE));
+  cr_assert(contains(kilnLastError(), "deep.xml:1:"), "%s", kilnLastError());
+  free(x);
+}
