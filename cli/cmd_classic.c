@@ -10,9 +10,10 @@
 static void help(FILE* f) {
   fprintf(f,
           "usage: kiln classic ALGO --coll COLL --ranks N [--chunks K] [--instances I]\n"
-          "                    [--proto Simple|LL|LL128] [--inplace] [-o FILE.xml]\n"
+          "                    [--proto Simple|LL|LL128] [--inplace] [--fifo-depth D] [-o FILE.xml]\n"
           "Writes a classic plan in the MSCCL format (to FILE.xml, or stdout), after checking it\n"
-          "with the verifier.\n"
+          "with the verifier, with FIFOs of D slots per connection (default 8, the runtime's\n"
+          "default nslots; 0: unbounded). A ring with K chunks needs K+1 slots.\n"
           "  ALGO         ring (allgather, reducescatter, allreduce) or\n"
           "               direct (allgather, alltoall, reducescatter, allreduce)\n"
           "  --chunks K   chunks per rank's piece (default 1)\n"
@@ -26,13 +27,15 @@ int cmd_classic(int argc, char** argv) {
   kilnColl_t coll = KILN_NUM_COLLS;
   int ranks = 0;
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  int fifo_depth = 8;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
     if (!strcmp(a, "--inplace")) { o.inplace = true; continue; }
     if (!strcmp(a, "--coll") || !strcmp(a, "--ranks") || !strcmp(a, "--chunks") ||
-        !strcmp(a, "--instances") || !strcmp(a, "--proto") || !strcmp(a, "-o")) {
+        !strcmp(a, "--instances") || !strcmp(a, "--proto") || !strcmp(a, "--fifo-depth") ||
+        !strcmp(a, "-o")) {
       if (!v) {
         fprintf(stderr, "kiln classic: %s needs a value\n", a);
         help(stderr);
@@ -45,6 +48,7 @@ int cmd_classic(int argc, char** argv) {
       else if (!strcmp(a, "--chunks")) ok = cliParseInt(v, &o.chunks) && o.chunks >= 1;
       else if (!strcmp(a, "--instances")) ok = cliParseInt(v, &o.instances) && o.instances >= 1;
       else if (!strcmp(a, "--proto")) ok = kilnProtoParse(v, &o.proto);
+      else if (!strcmp(a, "--fifo-depth")) ok = cliParseInt(v, &fifo_depth);
       else out = v;
       if (!ok) {
         fprintf(stderr, "kiln classic: bad value '%s' for %s\n", v, a);
@@ -73,9 +77,14 @@ int cmd_classic(int argc, char** argv) {
   }
   int rc = 0;
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.fifo_depth = fifo_depth;
   if (kilnPlanVerify(p, &vo) != KILN_SUCCESS) {
-    fprintf(stderr, "kiln classic: internal error, plan %s fails verification: %s\n", p->name,
-            kilnLastError());
+    if (fifo_depth > 0 && !strcmp(algo, "ring") && o.chunks + 1 > fifo_depth)
+      fprintf(stderr, "kiln classic: %s needs %d FIFO slots per connection, more than %d: use fewer "
+              "chunks (more instances) or --fifo-depth\n", p->name, o.chunks + 1, fifo_depth);
+    else
+      fprintf(stderr, "kiln classic: internal error, plan %s fails verification: %s\n", p->name,
+              kilnLastError());
     rc = 1;
   } else if (kilnPlanWriteFile(p, out) != KILN_SUCCESS) {
     fprintf(stderr, "kiln classic: %s\n", kilnLastError());

@@ -17,12 +17,14 @@ static void print_file_error(const char* path, const char* msg) {
 
 static void help(FILE* f) {
   fprintf(f,
-          "usage: kiln verify [--schedules N] [--seed S] PLAN.xml...\n"
+          "usage: kiln verify [--schedules N] [--seed S] [--fifo-depth D] PLAN.xml...\n"
           "Runs each plan for all ranks on the CPU and checks its collective's result (symbolic\n"
           "and numeric with sum/prod/max/min), deadlocks, matching of sends and receives, and\n"
           "buffer ranges. Prints 'FILE: OK (...)' or the first error; exits 0 only if all pass.\n"
           "  --schedules N  interleavings of threadblocks to try (default 4)\n"
-          "  --seed S       seed of the random interleavings and values (default 1)\n");
+          "  --seed S       seed of the random interleavings and values (default 1)\n"
+          "  --fifo-depth D FIFO slots per connection, as the runtime's nslots (default 0:\n"
+          "                 unbounded); a plan that needs more deadlocks and is reported\n");
 }
 
 static bool parse_u64(const char* s, uint64_t* out) {
@@ -44,6 +46,14 @@ int cmd_verify(int argc, char** argv) {
     if (!strcmp(a, "--schedules")) {
       if (i + 1 >= argc || !cliParseInt(argv[i + 1], &vo.schedules) || vo.schedules < 1) {
         fprintf(stderr, "kiln verify: --schedules needs a positive integer\n");
+        return 2;
+      }
+      i++;
+      continue;
+    }
+    if (!strcmp(a, "--fifo-depth")) {
+      if (i + 1 >= argc || !cliParseInt(argv[i + 1], &vo.fifo_depth)) {
+        fprintf(stderr, "kiln verify: --fifo-depth needs a non-negative integer\n");
         return 2;
       }
       i++;

@@ -165,15 +165,22 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
   c->match_tb = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
   c->match_step = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
   c->msgbase = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
+  c->send_ord = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
+  c->sendstep = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
+  c->sendbase = calloc((size_t)c->ntbs + 1, sizeof(int));
+  c->rmatch_tb = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
+  c->rmatch_step = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
   sends = malloc(sizeof(conn) * (size_t)(nsend + 1));
   recvs = malloc(sizeof(conn) * (size_t)(nrecv + 1));
   sendlist = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
-  if (!c->match_tb || !c->match_step || !c->msgbase || !sends || !recvs || !sendlist) {
+  if (!c->match_tb || !c->match_step || !c->msgbase || !c->send_ord || !c->sendstep || !c->sendbase ||
+      !c->rmatch_tb || !c->rmatch_step || !sends || !recvs || !sendlist) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "plan index: out of memory");
     goto out_free;
   }
   /* Message slots for every sending step, in step order. */
   c->nmsg = 0;
+  int nsendsteps = 0;
   for (int g = 0; g < c->ntbs; g++) {
     int r = c->tb_rank[g];
     const kilnThreadblock* tb = &p->gpus[r].tbs[kilnPlanIndexLocal(c, g)];
@@ -182,11 +189,17 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
       c->match_tb[f] = -1;
       c->match_step[f] = -1;
       c->msgbase[f] = -1;
+      c->send_ord[f] = -1;
+      c->rmatch_tb[f] = -1;
+      c->rmatch_step[f] = -1;
       if (kilnStepSends(tb->steps[s].type)) {
         c->msgbase[f] = c->nmsg;
         c->nmsg += tb->steps[s].cnt;
+        c->send_ord[f] = nsendsteps - c->sendbase[g];
+        c->sendstep[nsendsteps++] = s;
       }
     }
+    c->sendbase[g + 1] = nsendsteps;
   }
   /* Connections must be 1:1 per (rank, peer, channel). */
   nsend = nrecv = 0;
@@ -264,6 +277,8 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
       }
       c->match_tb[c->stepbase[gr] + s] = gs;
       c->match_step[c->stepbase[gr] + s] = sendlist[kth];
+      c->rmatch_tb[c->stepbase[gs] + sendlist[kth]] = gr;
+      c->rmatch_step[c->stepbase[gs] + sendlist[kth]] = s;
       kth++;
     }
     if (kth < ns) {
@@ -303,6 +318,11 @@ void kilnPlanIndexFree(kilnPlanIndex* ix) {
   free(ix->match_tb);
   free(ix->match_step);
   free(ix->msgbase);
+  free(ix->send_ord);
+  free(ix->sendbase);
+  free(ix->sendstep);
+  free(ix->rmatch_tb);
+  free(ix->rmatch_step);
   memset(ix, 0, sizeof *ix);
 }
 

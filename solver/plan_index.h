@@ -24,6 +24,11 @@ typedef struct kilnPlanIndex {
   int* match_tb;   /* [nsteps] receives: global tb of the matching send; else -1 */
   int* match_step; /* [nsteps] receives: that send's step index; else -1 */
   int* msgbase;    /* [nsteps] sends: first of cnt message slots (0..nmsg-1); else -1 */
+  int* send_ord;   /* [nsteps] sends: how many sends its tb makes before it; else -1 */
+  int* sendbase;   /* [ntbs+1] sends of tb g are sendstep[sendbase[g] ..] (step indices) */
+  int* sendstep;
+  int* rmatch_tb;  /* [nsteps] sends: global tb of the matching receive; else -1 */
+  int* rmatch_step;
   int nmsg;        /* chunks sent in all */
   int maxcnt;      /* largest cnt of any step (>= 1) */
 } kilnPlanIndex;

@@ -17,8 +17,10 @@
  * four numeric lanes (sum, prod, max, min on 32-bit integers mod 2^32 filled with seeded
  * random values), compared with a reference computed directly from the inputs.
  *
- * FIFOs are unbounded here: a plan that needs more FIFO slots than a runtime provides may still
- * pass (the runtimes size their FIFOs per connection; see the runtime's notes).
+ * FIFOs are unbounded unless opts->fifo_depth > 0: then a sending step also waits until the
+ * receiver has received the send fifo_depth sends back on that connection (kiln's runtime
+ * gives each connection kilnCommConfig.nslots slots, one per step). Deadlock freedom then
+ * depends on the depth, and a plan that needs more slots than the runtime has is reported.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -96,6 +98,7 @@ typedef struct vctx {
   char poison[VERIFY_MAX_POISON][VERIFY_REASON_MAX];
   int npoison;
   const char* mode_name;
+  int fifo_depth; /* 0: unbounded FIFOs */
 } vctx;
 
 static uint64_t splitmix64(uint64_t x) {
@@ -418,19 +421,47 @@ static void exec_step(vctx* c, int g) {
 }
 
 /* The tb that g waits on (or -1 if g can run its next step). Finished tbs return -1 too. */
-static int blocked_on(const vctx* c, int g) {
+enum { WAIT_NONE, WAIT_DEP, WAIT_RECV, WAIT_FIFO };
+
+/* Why tb g cannot run its next step (WAIT_NONE if it can, or is finished); *on = the tb whose
+ * progress it waits for. Checked in the order a runtime checks: dependency, data, FIFO space. */
+static int wait_kind(const vctx* c, int g, int* on) {
   int r = c->tb_rank[g];
   const kilnThreadblock* tb = &c->p->gpus[r].tbs[local_tb(c, g)];
   int s = c->pc[g];
-  if (s >= tb->nsteps) return -1;
+  *on = -1;
+  if (s >= tb->nsteps) return WAIT_NONE;
   const kilnStep* st = &tb->steps[s];
   if (st->depid >= 0) {
     int gd = c->tbbase[r] + st->depid;
-    if (c->pc[gd] <= st->deps) return gd;
+    if (c->pc[gd] <= st->deps) {
+      *on = gd;
+      return WAIT_DEP;
+    }
   }
   int f = c->stepbase[g] + s;
-  if (c->match_tb[f] >= 0 && c->pc[c->match_tb[f]] <= c->match_step[f]) return c->match_tb[f];
-  return -1;
+  if (c->match_tb[f] >= 0 && c->pc[c->match_tb[f]] <= c->match_step[f]) {
+    *on = c->match_tb[f];
+    return WAIT_RECV;
+  }
+  int k = c->ix.send_ord[f];
+  if (c->fifo_depth > 0 && k >= c->fifo_depth) {
+    /* The send fifo_depth sends back must have been received to free its slot. */
+    int f2 = c->stepbase[g] + c->ix.sendstep[c->ix.sendbase[g] + k - c->fifo_depth];
+    int gr = c->ix.rmatch_tb[f2];
+    if (gr >= 0 && c->pc[gr] <= c->ix.rmatch_step[f2]) {
+      *on = gr;
+      return WAIT_FIFO;
+    }
+  }
+  return WAIT_NONE;
+}
+
+/* The tb that g waits on (or -1 if g can run its next step). Finished tbs return -1 too. */
+static int blocked_on(const vctx* c, int g) {
+  int on;
+  wait_kind(c, g, &on);
+  return on;
 }
 
 static bool tb_done(const vctx* c, int g) {
@@ -474,15 +505,22 @@ static int describe_wait(const vctx* c, int g, char* buf, size_t len) {
   const kilnThreadblock* tb = &c->p->gpus[r].tbs[t];
   int s = c->pc[g];
   const kilnStep* st = &tb->steps[s];
-  int on = blocked_on(c, g);
   const char* tn = kilnStepTypeName(st->type);
-  if (st->depid >= 0 && on == c->tbbase[r] + st->depid && c->pc[on] <= st->deps)
-    return snprintf(buf, len, "rank %d tb %d step %d (%s) waits for its dependency tb %d step %d",
-                    r, t, s, tn, st->depid, st->deps);
-  int f = c->stepbase[g] + s;
-  int gs = c->match_tb[f];
-  return snprintf(buf, len, "rank %d tb %d step %d (%s) waits to receive from rank %d tb %d step %d",
-                  r, t, s, tn, c->tb_rank[gs], local_tb(c, gs), c->match_step[f]);
+  int on, f = c->stepbase[g] + s;
+  switch (wait_kind(c, g, &on)) {
+    case WAIT_DEP:
+      return snprintf(buf, len, "rank %d tb %d step %d (%s) waits for its dependency tb %d step %d",
+                      r, t, s, tn, st->depid, st->deps);
+    case WAIT_RECV:
+      return snprintf(buf, len, "rank %d tb %d step %d (%s) waits to receive from rank %d tb %d step %d",
+                      r, t, s, tn, c->tb_rank[on], local_tb(c, on), c->match_step[f]);
+    case WAIT_FIFO:
+      return snprintf(buf, len, "rank %d tb %d step %d (%s) waits for a free slot in the FIFO to "
+                      "rank %d tb %d (all %d hold sends it has not received)",
+                      r, t, s, tn, c->tb_rank[on], local_tb(c, on), c->fifo_depth);
+    default:
+      return snprintf(buf, len, "rank %d tb %d step %d (%s) is runnable", r, t, s, tn);
+  }
 }
 
 /* Deadlock report: the wait-for cycle reached from the first blocked tb, then other blocked tbs. */
@@ -508,10 +546,8 @@ static kilnResult_t report_deadlock(vctx* c) {
   if (cyc >= 0) {
     int h = cyc;
     do {
-      int f = c->stepbase[h] + c->pc[h];
-      int on = blocked_on(c, h);
-      if (!(c->match_tb[f] < 0 || c->match_tb[f] != on || c->pc[on] > c->match_step[f]))
-        all_deps = false;
+      int on;
+      if (wait_kind(c, h, &on) != WAIT_DEP) all_deps = false;
       h = on;
     } while (h != cyc && h >= 0);
   }
@@ -875,6 +911,9 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   kilnVerifyOptions defaults = KILN_VERIFY_OPTIONS_INIT;
   if (!opts) opts = &defaults;
   if (!p) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanVerify: no plan");
+  if (opts->fifo_depth < 0)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanVerify: fifo_depth must be >= 0 (got %d)",
+                        opts->fifo_depth);
   if (opts->schedules < 1)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanVerify: schedules must be >= 1 (got %d)",
                         opts->schedules);
@@ -887,6 +926,7 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   c.p = p;
   c.n = p->ngpus;
   c.seed = opts->seed;
+  c.fifo_depth = opts->fifo_depth;
   c.reduces = p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_REDUCESCATTER;
   c.W = c.reduces ? (c.n + 63) / 64 : 0;
   kilnResult_t res = kilnPlanIndexBuild(p, &c.ix);

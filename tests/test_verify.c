@@ -302,13 +302,14 @@ Test(verify, swapped_peer) {
   REJECTED(p, "rank 3 tb 0 step 1 (rcs): unmatched receive", "rank 2 has no threadblock with send=3");
 }
 
+/* Direct allreduce on 4 ranks: send tbs 0-2, receive tbs 3-5, reducer tb 6 (cpy, re x3). */
 Test(verify, dependency_cycle) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
-  /* tb 0 step 2 waits on tb 3's last step; make tb 3's first step wait on tb 0 step 2. */
-  p->gpus[1].tbs[3].steps[0].depid = 0;
-  p->gpus[1].tbs[3].steps[0].deps = 2;
-  p->gpus[1].tbs[0].steps[2].hasdep = true;
-  REJECTED(p, "dependency cycle", "rank 1 tb 3 step 0", "rank 1 tb 0 step 2");
+  /* tb 0 step 1 waits on the reducer's last step; make the reducer's first wait on it. */
+  p->gpus[1].tbs[6].steps[0].depid = 0;
+  p->gpus[1].tbs[6].steps[0].deps = 1;
+  p->gpus[1].tbs[0].steps[1].hasdep = true;
+  REJECTED(p, "dependency cycle", "rank 1 tb 6 step 0", "rank 1 tb 0 step 1");
 }
 
 Test(verify, self_dependency) {
@@ -350,16 +351,17 @@ Test(verify, depid_out_of_range) {
   REJECTED(p, "rank 1 tb 0 step 2 (r): depid 9 out of range");
 }
 
+/* Direct reduce-scatter on 3 ranks: send tbs 0-1, receive tbs 2-3, reducer tb 4. */
 Test(verify, deps_past_end) {
   kilnPlan* p = classic("direct", KILN_COLL_REDUCESCATTER, 3, 1, false);
-  p->gpus[2].tbs[2].steps[1].deps = 7;
-  REJECTED(p, "rank 2 tb 2 step 1 (re): deps 7 points past the end of tb 0");
+  p->gpus[2].tbs[4].steps[1].deps = 7;
+  REJECTED(p, "rank 2 tb 4 step 1 (re): deps 7 points past the end of tb 2");
 }
 
 Test(verify, dependency_never_signalled) {
   kilnPlan* p = classic("direct", KILN_COLL_REDUCESCATTER, 3, 1, false);
-  p->gpus[0].tbs[1].steps[1].hasdep = false;
-  REJECTED(p, "rank 0 tb 2 step 2 (re): waits on tb 1 step 1", "hasdep");
+  p->gpus[0].tbs[3].steps[0].hasdep = false;
+  REJECTED(p, "rank 0 tb 4 step 2 (re): waits on tb 3 step 0", "hasdep");
 }
 
 Test(verify, receive_without_recv_peer) {
@@ -386,10 +388,10 @@ Test(verify, cross_rank_deadlock) {
  * reported whether or not an interleaving run here happens to go wrong. */
 Test(verify, dropped_dependency_races) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
-  p->gpus[2].tbs[3].steps[1].depid = -1;
-  p->gpus[2].tbs[3].steps[1].deps = -1;
-  REJECTED(p, "data race on rank 2 scratch chunk 0", "tb 3 step 1 (re) reads it",
-           "tb 0 step 1 (r) writes it");
+  p->gpus[2].tbs[6].steps[1].depid = -1;
+  p->gpus[2].tbs[6].steps[1].deps = -1;
+  REJECTED(p, "data race on rank 2 scratch chunk 0", "tb 6 step 1 (re) reads it",
+           "tb 3 step 0 (r) writes it");
 }
 
 /* A race that every interleaving run here gets right (the writer always runs first in them):
@@ -433,8 +435,8 @@ Test(verify, ordered_by_dependency_is_no_race) {
 
 Test(verify, double_count) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
-  p->gpus[2].tbs[3].steps[2].srcoff = 0; /* reduce the first peer's slot twice */
-  REJECTED(p, "rank 2 tb 3 step 2 (re) counts rank 3's contribution to input chunk 2 twice");
+  p->gpus[2].tbs[6].steps[2].srcoff = 0; /* reduce the first peer's slot twice */
+  REJECTED(p, "rank 2 tb 6 step 2 (re) counts rank 3's contribution to input chunk 2 twice");
 }
 
 Test(verify, missing_contribution) {
@@ -461,6 +463,41 @@ Test(verify, channel_beyond_nchannels) {
   REJECTED(p, "rank 0 tb 0: chan 1 but the plan declares nchannels=1");
 }
 
+/* ---- bounded FIFOs ---- */
+
+/* A ring tb sends its k chunks before its first receive: with FIFOs of k slots every rank
+ * waits for room the next rank would only make after its own sends. */
+Test(verify, ring_needs_chunks_plus_one_slots) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 4, 3, false);
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.fifo_depth = 4;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  vo.fifo_depth = 3;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_ERR_VERIFY));
+  cr_expect(contains(kilnLastError(), "deadlock"), "%s", kilnLastError());
+  cr_expect(contains(kilnLastError(), "rank 0 tb 0 step 3 (rcs) waits for a free slot in the FIFO to rank 1 tb 0"),
+            "%s", kilnLastError());
+  vo.fifo_depth = 0; /* unbounded */
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  vo.fifo_depth = -1;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_ERR_INVALID_ARGUMENT));
+  kilnPlanFree(p);
+}
+
+/* Direct plans separate sending and receiving threadblocks: one slot is enough. */
+Test(verify, direct_runs_with_one_slot) {
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.fifo_depth = 1;
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,
+                                     KILN_COLL_ALLREDUCE};
+  for (int i = 0; i < 4; i++)
+    for (int ip = 0; ip < 2; ip++) {
+      kilnPlan* p = classic("direct", colls[i], 5, 4, ip == 1);
+      cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
+      kilnPlanFree(p);
+    }
+}
+
 /* ---- options and scale ---- */
 
 Test(verify, bad_options) {
@@ -484,7 +521,7 @@ Test(verify, custom_collective_has_no_postcondition) {
 Test(verify, seeds_and_single_op) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 6, 2, true);
   for (uint64_t seed = 1; seed <= 5; seed++) {
-    kilnVerifyOptions vo = {8, seed, seed % 2 == 0};
+    kilnVerifyOptions vo = {8, seed, seed % 2 == 0, 0};
     cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "seed %llu: %s",
               (unsigned long long)seed, kilnLastError());
   }

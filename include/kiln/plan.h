@@ -142,8 +142,10 @@ typedef struct kilnVerifyOptions {
   int schedules;      /* interleavings of threadblocks to try (>= 1); default 4 */
   uint64_t seed;      /* for the random interleavings */
   bool all_ops;       /* also check numerically with every reduction op */
+  int fifo_depth;     /* > 0: a connection holds at most this many sent, not yet received steps
+                       * (the runtime's FIFO slots, kilnCommConfig.nslots); 0: unbounded */
 } kilnVerifyOptions;
-#define KILN_VERIFY_OPTIONS_INIT {4, 1, true}
+#define KILN_VERIFY_OPTIONS_INIT {4, 1, true, 0}
 
 /* Runs the plan for all ranks on host memory and checks the collective's postcondition on every
  * rank and chunk. KILN_SUCCESS only for a correct plan; otherwise KILN_ERR_VERIFY with a message
