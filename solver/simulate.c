@@ -23,6 +23,8 @@
  *   kiln targets memory bandwidth is several times link bandwidth, and the runtimes fuse the
  *   copy into the receive.
  *
+ * FIFOs are unbounded here (kiln verify --fifo-depth checks that a plan fits the runtime's).
+ *
  * Plans: one task per step, after the previous step of its threadblock and its dependency
  * (depid/deps) have completed and, for a receive, the matching send's data has arrived. A step
  * that sends holds the resources of its link for beta * bytes and completes locally then (the

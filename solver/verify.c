@@ -4,13 +4,20 @@
  *
  * Model. Each rank owns input/output/scratch buffers of i/o/s chunks (aliased as the in-place
  * form of the collective says). Threadblock (A, send=B, chan=c) feeds threadblock
- * (B, recv=A, chan=c) through an unbounded FIFO; the k-th send of a connection is received by
- * the k-th receive, so matching (and count agreement) is checked statically before anything
- * runs. A step is runnable when its threadblock reached it, its dependency (depid/deps) has
- * finished, and, for a receive, the matching send has run. Since every receive names its FIFO,
- * whether a plan deadlocks does not depend on the interleaving; what does is the outcome of
- * unsynchronised accesses to shared buffers, which is why several interleavings are run
- * (round-robin, run-to-block, and seeded random ones).
+ * (B, recv=A, chan=c) through a FIFO; the k-th send of a connection is received by the k-th
+ * receive, so matching (and count agreement) is checked statically before anything runs
+ * (plan_index.c). A step is runnable when its threadblock reached it, its dependency
+ * (depid/deps) has finished, and, for a receive, the matching send has run. Since every
+ * receive names its FIFO, whether a plan deadlocks does not depend on the interleaving; what
+ * does is the outcome of unsynchronised accesses to shared buffers. Those are found exactly by
+ * a happens-before check with vector clocks (plans of up to VERIFY_RACE_MAX_TBS threadblocks),
+ * and their effects by running several interleavings (round-robin, run-to-block, and seeded
+ * random ones) and checking each result.
+ *
+ * In-place forms: a plan that claims inplace runs with aliased buffers (allgather: input =
+ * output + r*k; reducescatter: output = input + r*k; allreduce, alltoall: one buffer), and a
+ * plan that claims outofplace (or claims nothing) with separate ones; a plan whose buffers only
+ * make sense in place (allgather without input, allreduce without output...) runs in place.
  *
  * Values. Every chunk slot carries a symbolic value (origin chunk + set of contributing ranks,
  * so a reduction of chunks of different origin or counting a rank twice is caught exactly) and
@@ -123,8 +130,6 @@ static const kilnStep* step_of(const vctx* c, int g, int s) {
 }
 
 static int local_tb(const vctx* c, int g) { return kilnPlanIndexLocal(&c->ix, g); }
-
-
 
 static kilnResult_t verr(const char* fmt, ...)
 #ifdef __GNUC__
