@@ -311,6 +311,31 @@ Test(shim, get_last_error_is_the_real_ones_without_kiln_errors) {
   assertCall(fakeCalls() - 1, "ncclGetLastError", &expect);
 }
 
+Test(shim, non_blocking_communicators_and_their_splits_are_left_to_nccl) {
+  loadShim(NULL, false);
+  ncclResult_t (*initConfig)(ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*) =
+      sym("ncclCommInitRankConfig");
+  ncclResult_t (*split)(ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*) = sym("ncclCommSplit");
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t c = NULL;
+  ncclUniqueId id = {{0}};
+  int before = fakeCalls();
+  cr_assert(eq(int, initConfig(&c, 4, id, 0, &config), ncclSuccess));
+  cr_assert(eq(int, fakeCalls(), before + 1), "the shim examined a non-blocking communicator");
+  /* The fake's split leaves *newcomm as it was: a stand-in for the new communicator. */
+  ncclComm_t child = (ncclComm_t)(uintptr_t)0xc0ffee00;
+  before = fakeCalls();
+  cr_assert(eq(int, split(c, 0, 0, &child, NULL), ncclSuccess));
+  cr_assert(eq(int, fakeCalls(), before + 1), "the shim examined a split of a non-blocking one");
+  /* A blocking config is examined. */
+  ncclConfig_t blocking = NCCL_CONFIG_INITIALIZER;
+  blocking.blocking = 1;
+  before = fakeCalls();
+  cr_assert(eq(int, initConfig(&c, 4, id, 0, &blocking), ncclSuccess));
+  cr_assert(gt(int, lastCallOf("ncclCommCount"), before));
+}
+
 Test(shim, device_api_forwards) {
   loadShim(NULL, false);
   ncclTeam_t (*teamLsa)(ncclComm_t) = sym("ncclTeamLsa");

@@ -18,6 +18,7 @@
  * With KILN_DISABLE=1, or on a thread that is inside the real NCCL or kiln's runtime
  * (shimPassthrough), hooked functions only forward.
  */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "shim.h"
@@ -86,9 +87,41 @@ static _Thread_local ncclComm_t pending[SHIM_MAX_PENDING];
 static _Thread_local ncclComm_t* pendingSlot[SHIM_MAX_PENDING];
 static _Thread_local int npending;
 
+/* Non-blocking communicators (config.blocking = 0, or split from one): kiln's setup makes
+ * blocking calls, so kiln stays off them; remembered so that their splits stay off too. */
+#define SHIM_MAX_NONBLOCKING 256
+static ncclComm_t nonblocking[SHIM_MAX_NONBLOCKING];
+static int nnonblocking;
+static pthread_mutex_t nonblockingLock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool isNonblocking(ncclComm_t c) {
+  bool found = false;
+  pthread_mutex_lock(&nonblockingLock);
+  for (int i = 0; i < nnonblocking && !found; i++) found = nonblocking[i] == c;
+  pthread_mutex_unlock(&nonblockingLock);
+  return found;
+}
+
+static void setNonblocking(ncclComm_t c, bool on) {
+  pthread_mutex_lock(&nonblockingLock);
+  int i = 0;
+  while (i < nnonblocking && nonblocking[i] != c) i++;
+  if (on && i == nnonblocking && nnonblocking < SHIM_MAX_NONBLOCKING) nonblocking[nnonblocking++] = c;
+  if (!on && i < nnonblocking) nonblocking[i] = nonblocking[--nnonblocking];
+  pthread_mutex_unlock(&nonblockingLock);
+}
+
+/* Whether a communicator made with `config` (NULL or blocking undefined: like `parent`, when
+ * there is one) is non-blocking. */
+static bool wantsNonblocking(const ncclConfig_t* config, ncclComm_t parent) {
+  if (config && config->blocking != NCCL_CONFIG_UNDEF_INT) return config->blocking == 0;
+  return parent && isNonblocking(parent);
+}
+
 /* After a real init returned res for *slot: set up kiln now, later (grouped), or never. */
-static void afterInit(ncclResult_t res, ncclComm_t* slot, const char* fn) {
-  if (res == ncclInProgress) {
+static void afterInit(ncclResult_t res, ncclComm_t* slot, bool nonblock, const char* fn) {
+  if (nonblock || res == ncclInProgress) {
+    if ((res == ncclSuccess || res == ncclInProgress) && slot && *slot) setNonblocking(*slot, true);
     shimLogOnce(SHIM_LOG_WARN, "%s: non-blocking communicator: kiln is not set up on it, NCCL runs "
                 "all its collectives", fn);
     return;
@@ -113,7 +146,7 @@ SHIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, nc
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRankConfig, (comm, nranks, commId, rank, config),
             shimMissing("ncclCommInitRankConfig"));
-  if (!off) afterInit(res, comm, "ncclCommInitRankConfig");
+  if (!off) afterInit(res, comm, wantsNonblocking(config, NULL), "ncclCommInitRankConfig");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommInitRankConfig,
@@ -124,7 +157,7 @@ SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniq
   bool off = kilnOff();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRank, (comm, nranks, commId, rank), shimMissing("ncclCommInitRank"));
-  if (!off) afterInit(res, comm, "ncclCommInitRank");
+  if (!off) afterInit(res, comm, false, "ncclCommInitRank");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommInitRank, (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank))
@@ -135,7 +168,7 @@ SHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* 
   SHIM_REAL(res, ncclCommInitAll, (comm, ndev, devlist), shimMissing("ncclCommInitAll"));
   if (!off && res == ncclSuccess && comm && ndev > 0) {
     if (shimGroupDepth > 0) {
-      for (int i = 0; i < ndev; i++) afterInit(res, &comm[i], "ncclCommInitAll");
+      for (int i = 0; i < ndev; i++) afterInit(res, &comm[i], false, "ncclCommInitAll");
     } else {
       shimCommsCreated(comm, ndev);
     }
@@ -151,7 +184,7 @@ SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nrank
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRankScalable, (newcomm, nranks, myrank, nId, commIds, config),
             shimMissing("ncclCommInitRankScalable"));
-  if (!off) afterInit(res, newcomm, "ncclCommInitRankScalable");
+  if (!off) afterInit(res, newcomm, wantsNonblocking(config, NULL), "ncclCommInitRankScalable");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommInitRankScalable,
@@ -163,7 +196,7 @@ SHIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, nccl
   bool off = kilnOff();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommSplit, (comm, color, key, newcomm, config), shimMissing("ncclCommSplit"));
-  if (!off) afterInit(res, newcomm, "ncclCommSplit");
+  if (!off) afterInit(res, newcomm, wantsNonblocking(config, comm), "ncclCommSplit");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommSplit,
@@ -178,7 +211,7 @@ SHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
   if (!off && (shrinkFlags & NCCL_SHRINK_ABORT)) shimCommAbort(comm);
   SHIM_REAL(res, ncclCommShrink, (comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags),
             shimMissing("ncclCommShrink"));
-  if (!off) afterInit(res, newcomm, "ncclCommShrink");
+  if (!off) afterInit(res, newcomm, wantsNonblocking(config, comm), "ncclCommShrink");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommShrink,
@@ -195,6 +228,7 @@ SHIM_TWIN(ncclResult_t, ncclCommFinalize, (ncclComm_t comm))
 
 SHIM_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!kilnOff()) shimCommRelease(comm);
+  if (shimPassthrough == 0) setNonblocking(comm, false);
   ncclResult_t res;
   SHIM_REAL(res, ncclCommDestroy, (comm), shimMissing("ncclCommDestroy"));
   return res;
@@ -203,7 +237,10 @@ SHIM_TWIN(ncclResult_t, ncclCommDestroy, (ncclComm_t comm))
 
 SHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   /* Even with KILN_DISABLE a kiln communicator cannot exist, so this is only skipped when nested. */
-  if (shimPassthrough == 0) shimCommAbort(comm);
+  if (shimPassthrough == 0) {
+    shimCommAbort(comm);
+    setNonblocking(comm, false);
+  }
   ncclResult_t res;
   SHIM_REAL(res, ncclCommAbort, (comm), shimMissing("ncclCommAbort"));
   return res;
