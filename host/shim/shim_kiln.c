@@ -544,20 +544,24 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
     why = "the plan does not support this count/dtype/op";
     pick = -1;
   }
-  char key[200];
-  snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s/%s", cname, sc->nranks, kilnDataTypeName(dt),
-           reduces ? kilnRedOpName(op) : "", inplace, pick >= 0 ? sc->ents[pick]->name : "-",
-           why ? why : "");
-  if (pick < 0) {
-    shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → NCCL: %s", cname,
-                 sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
-                 inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, why);
-    goto out_unlock;
+  /* One line per kind of decision; the key is only built when INFO lines are wanted (it costs
+   * more than the rest of the decision). */
+  if (shimConfigGet()->log >= SHIM_LOG_INFO) {
+    char key[200];
+    snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s/%s", cname, sc->nranks, kilnDataTypeName(dt),
+             reduces ? kilnRedOpName(op) : "", inplace, pick >= 0 ? sc->ents[pick]->name : "-",
+             why ? why : "");
+    if (pick < 0)
+      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → NCCL: %s", cname,
+                   sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
+                   inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, why);
+    else
+      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln plan %s",
+                   cname, sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
+                   inplace ? "in-place" : "out-of-place", (unsigned long long)bytes,
+                   sc->ents[pick]->name);
   }
-  shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln plan %s", cname,
-               sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
-               inplace ? "in-place" : "out-of-place", (unsigned long long)bytes,
-               sc->ents[pick]->name);
+  if (pick < 0) goto out_unlock;
   taken = true;
   *res = ncclSuccess;
   if (!launch) goto out_unlock;
