@@ -48,6 +48,8 @@ struct shimComm {
   kilnRegistryEntry* copies;      /* the same entries by value, for kilnRegistryPick */
   const kilnPlan** plans;
   kilnExec_t* execs;
+  uint64_t logged[32];            /* decisions already logged on this communicator (signatures) */
+  int nlogged;
 #endif
 };
 
@@ -539,14 +541,25 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
     if (sc->ents[i] == e) pick = i;
   if (e && pick < 0)
     pick = kilnRegistryPick(sc->copies, sc->nexec, coll, sc->nranks, bytes, inplace, dt, op);
-  const char* why = !e ? "no plan matches" : pick < 0 ? "its plans are not loaded here" : NULL;
+  static const char* whyText[] = {NULL, "no plan matches", "its plans are not loaded here",
+                                   "the plan does not support this count/dtype/op"};
+  int whyCode = !e ? 1 : pick < 0 ? 2 : 0;
   if (pick >= 0 && !kilnPlanSupports(sc->plans[pick], call->count, dt, op, inplace)) {
-    why = "the plan does not support this count/dtype/op";
+    whyCode = 3;
     pick = -1;
   }
-  /* One line per kind of decision; the key is only built when INFO lines are wanted (it costs
-   * more than the rest of the decision). */
-  if (shimConfigGet()->log >= SHIM_LOG_INFO) {
+  const char* why = whyText[whyCode];
+  /* One line per kind of decision. The text is only built the first time a communicator sees
+   * a kind (a signature of small integers, checked under commsLock), since it costs more than the
+   * rest of the decision. */
+  const uint64_t sig = ((uint64_t)call->coll << 56) ^ ((uint64_t)dt << 48) ^ ((uint64_t)op << 40) ^
+                       ((uint64_t)inplace << 39) ^ ((uint64_t)(pick + 1) << 8) ^
+                       (uint64_t)whyCode << 4 ^ 1;
+  bool seen = false;
+  for (int i = 0; i < sc->nlogged && !seen; i++) seen = sc->logged[i] == sig;
+  if (!seen && sc->nlogged < (int)(sizeof sc->logged / sizeof sc->logged[0]))
+    sc->logged[sc->nlogged++] = sig;
+  if (!seen && shimConfigGet()->log >= SHIM_LOG_INFO) {
     char key[200];
     snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s/%s", cname, sc->nranks, kilnDataTypeName(dt),
              reduces ? kilnRedOpName(op) : "", inplace, pick >= 0 ? sc->ents[pick]->name : "-",
