@@ -293,7 +293,7 @@ const char* shimLoadError(void) {
 ncclResult_t shimMissing(const char* fn) {
   const shimReal* r = shimRealGet();
   if (!r->handle) {
-    shimLogOnce(SHIM_LOG_ERROR, "%s: no real NCCL: %s", fn, loadError);
+    shimLogOnce(SHIM_LOG_ERROR, "%s: no real NCCL loaded (the first kiln error says why)", fn);
     return ncclSystemError;
   }
   shimLogOnce(SHIM_LOG_ERROR, "%s: not exported by the real NCCL at %s (version %d)", fn, r->path,
