@@ -13,7 +13,7 @@ static void help(FILE* f) {
           "                    [--proto Simple|LL|LL128] [--inplace] [--fifo-depth D] [-o FILE.xml]\n"
           "Writes a classic plan in the MSCCL format (to FILE.xml, or stdout), after checking it\n"
           "with the verifier, with FIFOs of D slots per connection (default 8, the runtime's\n"
-          "default nslots; 0: unbounded). A ring with K chunks needs K+1 slots.\n"
+          "default nslots; 0: unbounded). With K chunks a ring needs K+1 slots, direct K.\n"
           "  ALGO         ring (allgather, reducescatter, allreduce) or\n"
           "               direct (allgather, alltoall, reducescatter, allreduce)\n"
           "  --chunks K   chunks per rank's piece (default 1)\n"
@@ -79,9 +79,10 @@ int cmd_classic(int argc, char** argv) {
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
   vo.fifo_depth = fifo_depth;
   if (kilnPlanVerify(p, &vo) != KILN_SUCCESS) {
-    if (fifo_depth > 0 && !strcmp(algo, "ring") && o.chunks + 1 > fifo_depth)
+    int need = o.chunks + (strcmp(algo, "ring") ? 0 : 1);
+    if (fifo_depth > 0 && need > fifo_depth)
       fprintf(stderr, "kiln classic: %s needs %d FIFO slots per connection, more than %d: use fewer "
-              "chunks (more instances) or --fifo-depth\n", p->name, o.chunks + 1, fifo_depth);
+              "chunks (more instances) or --fifo-depth\n", p->name, need, fifo_depth);
     else
       fprintf(stderr, "kiln classic: internal error, plan %s fails verification: %s\n", p->name,
               kilnLastError());

@@ -9,15 +9,14 @@
  * ring:   one threadblock per rank and instance, send to r+1, receive from r-1.
  *         allgather: s, rcs x (n-2), r; reducescatter: s, rrs x (n-2), rrc;
  *         allreduce: s, rrs x (n-2), rrcs, rcs x (n-2), r (reduce-scatter then allgather).
- * direct: per peer and instance a send threadblock and a receive threadblock: each rank sends
- *         every peer its piece directly. Reductions receive into scratch (one slot per peer)
- *         and a local threadblock (no peers) reduces them into the result, each `re` waiting
- *         on the receive that filled its slot; allreduce then sends the reduced piece to every
- *         peer.
+ * direct: one threadblock per peer and instance (send=recv=peer): each rank sends every peer
+ *         its piece directly. Reductions receive into scratch (one slot per peer) and a local
+ *         threadblock (no peers) reduces them into the result, each `re` waiting on the receive
+ *         that filled its slot; allreduce then sends the reduced piece to every peer.
  *
- * FIFO depth: a ring threadblock sends its k chunks before its first receive, so its
- * connection needs k+1 slots (kilnVerifyOptions.fifo_depth, the runtime's nslots); direct plans
- * run with any depth (their send threadblocks wait only for FIFO space).
+ * FIFO depth: a threadblock sends its k chunks before its first receive, so a connection needs
+ * k+1 slots in a ring and k in a direct plan (kilnVerifyOptions.fifo_depth, the runtime's
+ * nslots, default 8); use instances rather than chunks to cut pieces finer.
  */
 #include <stdio.h>
 #include <string.h>
@@ -144,24 +143,25 @@ static void ring_reduce(builder* b, int n, int k, int I, bool inplace, bool allg
     }
 }
 
-/* ---- direct ----
- * Per rank and instance, tbs base+m send to peer d = (r+1+m)%n and tbs base+(n-1)+m receive
- * from it (m = 0..n-2): a send tb waits only for FIFO space and a receive tb only for data, so
- * the plans run with FIFOs of any depth. */
+/* ---- direct ---- */
 
 static void direct_allgather(builder* b, int n, int k, int I, bool inplace) {
   int K = k * I;
   set_buffers(b->p, inplace ? 0 : K, n * K, 0);
   for (int ins = 0; ins < I; ins++)
-    for (int r = 0; r < n; r++) {
+    for (int r = 0; r < n; r++)
       for (int m = 0; m < n - 1; m++) {
         int d = (r + 1 + m) % n;
-        int t = new_tb(b, r, d, -1, ins);
+        int t = new_tb(b, r, d, d, ins);
         if (t < 0) return;
         for (int j = 0; j < k; j++) {
           int jj = ins * k + j;
           if (inplace) add(b, r, t, KILN_STEP_SEND, KILN_BUF_OUTPUT, r * K + jj, KILN_BUF_OUTPUT, r * K + jj, 1);
           else add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, jj, KILN_BUF_OUTPUT, r * K + jj, 1);
+        }
+        for (int j = 0; j < k; j++) {
+          int off = d * K + ins * k + j;
+          add(b, r, t, KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, 1);
         }
         if (!inplace && m == 0)
           for (int j = 0; j < k; j++) {
@@ -169,33 +169,25 @@ static void direct_allgather(builder* b, int n, int k, int I, bool inplace) {
             add(b, r, t, KILN_STEP_COPY, KILN_BUF_INPUT, jj, KILN_BUF_OUTPUT, r * K + jj, 1);
           }
       }
-      for (int m = 0; m < n - 1; m++) {
-        int d = (r + 1 + m) % n;
-        int t = new_tb(b, r, -1, d, ins);
-        if (t < 0) return;
-        for (int j = 0; j < k; j++) {
-          int off = d * K + ins * k + j;
-          add(b, r, t, KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, 1);
-        }
-      }
-    }
 }
 
-/* In place the input and output are one buffer (both declared, aliased by the runtime): a
- * receive into the peer's slot waits for the send that reads that slot. */
+/* In place the input and output are one buffer (both declared, aliased by the runtime). */
 static void direct_alltoall(builder* b, int n, int k, int I, bool inplace) {
   int K = k * I;
   set_buffers(b->p, n * K, n * K, 0);
   for (int ins = 0; ins < I; ins++)
-    for (int r = 0; r < n; r++) {
-      int base = b->p->gpus[r].ntbs;
+    for (int r = 0; r < n; r++)
       for (int m = 0; m < n - 1; m++) {
         int d = (r + 1 + m) % n;
-        int t = new_tb(b, r, d, -1, ins);
+        int t = new_tb(b, r, d, d, ins);
         if (t < 0) return;
         for (int j = 0; j < k; j++) {
           int jj = ins * k + j;
           add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, d * K + jj, KILN_BUF_OUTPUT, r * K + jj, 1);
+        }
+        for (int j = 0; j < k; j++) {
+          int off = d * K + ins * k + j;
+          add(b, r, t, KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, 1);
         }
         if (!inplace && m == 0)
           for (int j = 0; j < k; j++) {
@@ -203,57 +195,37 @@ static void direct_alltoall(builder* b, int n, int k, int I, bool inplace) {
             add(b, r, t, KILN_STEP_COPY, KILN_BUF_INPUT, off, KILN_BUF_OUTPUT, off, 1);
           }
       }
-      for (int m = 0; m < n - 1; m++) {
-        int d = (r + 1 + m) % n;
-        int t = new_tb(b, r, -1, d, ins);
-        if (t < 0) return;
-        for (int j = 0; j < k; j++) {
-          int off = d * K + ins * k + j;
-          kilnStep* s = add(b, r, t, KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, 1);
-          if (inplace) dep(s, base + m, j);
-        }
-      }
-    }
 }
 
-/* Direct reduce-scatter, and with allgather the direct allreduce. Receives of the peers'
- * contributions land in scratch (slot m per peer); tb base+2(n-1) reduces them, each `re`
- * waiting for the receive that filled its slot; allreduce then sends the reduced piece to
- * every peer, each send waiting for the last `re` of its chunk. */
+/* Direct reduce-scatter, and with allgather the direct allreduce. Per rank and instance:
+ * tbs base+m (m = 0..n-2) talk to peer (r+1+m)%n; tb base+n-1 reduces. */
 static void direct_reduce(builder* b, int n, int k, int I, bool inplace, bool allgather) {
   int K = k * I;
   kilnBuffer_t D = inplace ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
   if (allgather) set_buffers(b->p, n * K, inplace ? 0 : n * K, (n - 1) * K);
   else set_buffers(b->p, n * K, inplace ? 0 : K, (n - 1) * K);
-  int per_j = (inplace ? 0 : 1) + (n - 1); /* reducer steps per chunk */
+  int per_j = (inplace ? 0 : 1) + (n - 1); /* reduction tb steps per chunk */
   for (int ins = 0; ins < I; ins++)
     for (int r = 0; r < n; r++) {
       int base = b->p->gpus[r].ntbs;
-      int reducer = base + 2 * (n - 1);
       for (int m = 0; m < n - 1; m++) {
         int d = (r + 1 + m) % n;
-        int t = new_tb(b, r, d, -1, ins);
+        int t = new_tb(b, r, d, d, ins);
         if (t < 0) return;
         for (int j = 0; j < k; j++) {
           int off = d * K + ins * k + j;
           add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, off, KILN_BUF_SCRATCH, off, 1);
         }
-        if (!allgather) continue;
-        for (int j = 0; j < k; j++) {
-          int off = r * K + ins * k + j;
-          kilnStep* s = add(b, r, t, KILN_STEP_SEND, D, off, D, off, 1);
-          dep(s, reducer, (j + 1) * per_j - 1);
-        }
-      }
-      for (int m = 0; m < n - 1; m++) {
-        int d = (r + 1 + m) % n;
-        int t = new_tb(b, r, -1, d, ins);
-        if (t < 0) return;
         for (int j = 0; j < k; j++) {
           int so = m * K + ins * k + j;
           add(b, r, t, KILN_STEP_RECV, KILN_BUF_SCRATCH, so, KILN_BUF_SCRATCH, so, 1);
         }
         if (!allgather) continue;
+        for (int j = 0; j < k; j++) {
+          int off = r * K + ins * k + j;
+          kilnStep* s = add(b, r, t, KILN_STEP_SEND, D, off, D, off, 1);
+          dep(s, base + n - 1, (j + 1) * per_j - 1);
+        }
         for (int j = 0; j < k; j++) {
           int off = d * K + ins * k + j;
           add(b, r, t, KILN_STEP_RECV, D, off, D, off, 1);
@@ -267,7 +239,7 @@ static void direct_reduce(builder* b, int n, int k, int I, bool inplace, bool al
         if (!inplace) add(b, r, t, KILN_STEP_COPY, KILN_BUF_INPUT, in, D, out, 1);
         for (int m = 0; m < n - 1; m++) {
           kilnStep* s = add(b, r, t, KILN_STEP_REDUCE, KILN_BUF_SCRATCH, m * K + ins * k + j, D, out, 1);
-          dep(s, base + (n - 1) + m, j);
+          dep(s, base + m, k + j);
         }
       }
     }

@@ -46,9 +46,9 @@ ParameterizedTest(classic_case* c, classic, verifies) {
         kilnPlan* p = NULL;
         cr_assert(eq(int, kilnClassicPlan(algo_names[c->algo], c->coll, c->ranks, &o, &p), KILN_SUCCESS),
                   "%s", kilnLastError());
-        /* With the FIFO depth each needs: ring k+1 slots, direct 1 (see classic.c). */
+        /* With the FIFO depth each needs: ring k+1 slots, direct k (see classic.c). */
         kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
-        vo.fifo_depth = c->algo == 0 ? k + 1 : 1;
+        vo.fifo_depth = c->algo == 0 ? k + 1 : k;
         cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
         kilnPlanFree(p);
       }
@@ -118,21 +118,16 @@ Test(classic, ring_uses_fused_steps) {
   kilnPlanFree(p);
 }
 
-/* Direct plans: a send tb and a receive tb per peer, then the reducer; the receives the
- * reducer waits on carry hasdep. */
-Test(classic, direct_layout_and_hasdep) {
+/* Direct reductions mark the steps others wait on with hasdep. */
+Test(classic, direct_sets_hasdep) {
   kilnPlan* p = NULL;
   cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_REDUCESCATTER, 3, NULL, &p), KILN_SUCCESS));
   const kilnGpu* g = &p->gpus[0];
-  cr_assert(eq(int, g->ntbs, 5));
-  cr_expect(eq(int, g->tbs[0].send, 1));
-  cr_expect(eq(int, g->tbs[0].recv, -1));
-  cr_expect(eq(int, g->tbs[3].send, -1));
-  cr_expect(eq(int, g->tbs[3].recv, 2));
-  cr_expect(g->tbs[2].steps[0].hasdep);
-  cr_expect(g->tbs[3].steps[0].hasdep);
-  cr_expect(eq(int, g->tbs[4].send, -1));
-  cr_expect(eq(int, g->tbs[4].recv, -1));
+  cr_assert(eq(int, g->ntbs, 3));
+  cr_expect(g->tbs[0].steps[1].hasdep);
+  cr_expect(g->tbs[1].steps[1].hasdep);
+  cr_expect(eq(int, g->tbs[2].send, -1));
+  cr_expect(eq(int, g->tbs[2].recv, -1));
   kilnPlanFree(p);
 }
 

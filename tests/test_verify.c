@@ -302,14 +302,14 @@ Test(verify, swapped_peer) {
   REJECTED(p, "rank 3 tb 0 step 1 (rcs): unmatched receive", "rank 2 has no threadblock with send=3");
 }
 
-/* Direct allreduce on 4 ranks: send tbs 0-2, receive tbs 3-5, reducer tb 6 (cpy, re x3). */
+/* Direct allreduce on 4 ranks: peer tbs 0-2 (s, r, s, r), reducer tb 3 (cpy, re x3). */
 Test(verify, dependency_cycle) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
-  /* tb 0 step 1 waits on the reducer's last step; make the reducer's first wait on it. */
-  p->gpus[1].tbs[6].steps[0].depid = 0;
-  p->gpus[1].tbs[6].steps[0].deps = 1;
-  p->gpus[1].tbs[0].steps[1].hasdep = true;
-  REJECTED(p, "dependency cycle", "rank 1 tb 6 step 0", "rank 1 tb 0 step 1");
+  /* tb 0 step 2 waits on the reducer's last step; make the reducer's first wait on it. */
+  p->gpus[1].tbs[3].steps[0].depid = 0;
+  p->gpus[1].tbs[3].steps[0].deps = 2;
+  p->gpus[1].tbs[0].steps[2].hasdep = true;
+  REJECTED(p, "dependency cycle", "rank 1 tb 3 step 0", "rank 1 tb 0 step 2");
 }
 
 Test(verify, self_dependency) {
@@ -351,17 +351,17 @@ Test(verify, depid_out_of_range) {
   REJECTED(p, "rank 1 tb 0 step 2 (r): depid 9 out of range");
 }
 
-/* Direct reduce-scatter on 3 ranks: send tbs 0-1, receive tbs 2-3, reducer tb 4. */
+/* Direct reduce-scatter on 3 ranks: peer tbs 0-1 (s, r), reducer tb 2 (cpy, re, re). */
 Test(verify, deps_past_end) {
   kilnPlan* p = classic("direct", KILN_COLL_REDUCESCATTER, 3, 1, false);
-  p->gpus[2].tbs[4].steps[1].deps = 7;
-  REJECTED(p, "rank 2 tb 4 step 1 (re): deps 7 points past the end of tb 2");
+  p->gpus[2].tbs[2].steps[1].deps = 7;
+  REJECTED(p, "rank 2 tb 2 step 1 (re): deps 7 points past the end of tb 0");
 }
 
 Test(verify, dependency_never_signalled) {
   kilnPlan* p = classic("direct", KILN_COLL_REDUCESCATTER, 3, 1, false);
-  p->gpus[0].tbs[3].steps[0].hasdep = false;
-  REJECTED(p, "rank 0 tb 4 step 2 (re): waits on tb 3 step 0", "hasdep");
+  p->gpus[0].tbs[1].steps[1].hasdep = false;
+  REJECTED(p, "rank 0 tb 2 step 2 (re): waits on tb 1 step 1", "hasdep");
 }
 
 Test(verify, receive_without_recv_peer) {
@@ -388,10 +388,10 @@ Test(verify, cross_rank_deadlock) {
  * reported whether or not an interleaving run here happens to go wrong. */
 Test(verify, dropped_dependency_races) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
-  p->gpus[2].tbs[6].steps[1].depid = -1;
-  p->gpus[2].tbs[6].steps[1].deps = -1;
-  REJECTED(p, "data race on rank 2 scratch chunk 0", "tb 6 step 1 (re) reads it",
-           "tb 3 step 0 (r) writes it");
+  p->gpus[2].tbs[3].steps[1].depid = -1;
+  p->gpus[2].tbs[3].steps[1].deps = -1;
+  REJECTED(p, "data race on rank 2 scratch chunk 0", "tb 3 step 1 (re) reads it",
+           "tb 0 step 1 (r) writes it");
 }
 
 /* A race that every interleaving run here gets right (the writer always runs first in them):
@@ -435,8 +435,8 @@ Test(verify, ordered_by_dependency_is_no_race) {
 
 Test(verify, double_count) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, 1, false);
-  p->gpus[2].tbs[6].steps[2].srcoff = 0; /* reduce the first peer's slot twice */
-  REJECTED(p, "rank 2 tb 6 step 2 (re) counts rank 3's contribution to input chunk 2 twice");
+  p->gpus[2].tbs[3].steps[2].srcoff = 0; /* reduce the first peer's slot twice */
+  REJECTED(p, "rank 2 tb 3 step 2 (re) counts rank 3's contribution to input chunk 2 twice");
 }
 
 Test(verify, missing_contribution) {
@@ -484,16 +484,20 @@ Test(verify, ring_needs_chunks_plus_one_slots) {
   kilnPlanFree(p);
 }
 
-/* Direct plans separate sending and receiving threadblocks: one slot is enough. */
-Test(verify, direct_runs_with_one_slot) {
-  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
-  vo.fifo_depth = 1;
+/* A direct tb sends its k chunks to its peer, whose tb does the same, before either
+ * receives: k slots are enough, k-1 are not. */
+Test(verify, direct_needs_chunks_slots) {
   static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,
                                      KILN_COLL_ALLREDUCE};
   for (int i = 0; i < 4; i++)
     for (int ip = 0; ip < 2; ip++) {
       kilnPlan* p = classic("direct", colls[i], 5, 4, ip == 1);
+      kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+      vo.fifo_depth = 4;
       cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
+      vo.fifo_depth = 3;
+      cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_ERR_VERIFY), "%s passed with 3 slots", p->name);
+      cr_expect(contains(kilnLastError(), "waits for a free slot in the FIFO"), "%s", kilnLastError());
       kilnPlanFree(p);
     }
 }
