@@ -13,8 +13,9 @@
  *   data's arrival; a link's `mult` lanes multiply its bandwidth (beta / mult);
  * - a link carries one transfer at a time, for beta * b / 1e6 µs: alpha is latency, not
  *   occupancy, so back-to-back transfers on a link overlap their alphas as pipelined hardware
- *   does (charging alpha as occupancy would bill NCCL's 512 KiB slicing ~0.7 µs per slice and
- *   call a 64 MB ring on 8 H100s 35% slower than measured);
+ *   does (charging alpha as occupancy would bill NCCL's 512 KiB slicing 0.74 µs per slice and
+ *   put a 64 MB ring allreduce on 8 H100s at 243 GB/s bus bandwidth, far below the ~350 GB/s
+ *   NCCL reaches on this NVLink generation: baselines/ has 347 GB/s on 4 H200s);
  * - a link through a switch holds the sender's egress port and the receiver's ingress port of
  *   that switch instead of the link itself (so two senders into one GPU serialize);
  * - an inter-node link holds the sender's NIC (egress) and the receiver's NIC (ingress), so GPUs
