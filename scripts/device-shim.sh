@@ -8,9 +8,11 @@
 # then prints one side-by-side table (time per call in us, and each run's result check).
 #
 # On the CPU machine, `scripts/device-shim.sh --pack BUILD_DIR` copies the shim (and
-# tests/gpu/test_gpu_shim when built) into .carry/shim/, with the CUDA runtime library they need
-# into .carry/shim/lib/ (libxml2 is on the GPU machines); it leaves the rest of .carry/ alone, but
-# scripts/device-runtime.sh --pack empties .carry/: pack the runtime first, then the shim.
+# tests/gpu/test_gpu_shim when built) into .carry/shim/, with the libraries they need that the GPU
+# machines lack: the CUDA runtime into .carry/shim/cudart/ (for the shim under PyTorch, only when
+# the machine's own is not found), Criterion and its dependencies into .carry/shim/lib/ (for the
+# suite only). It leaves the rest of .carry/ alone, but scripts/device-runtime.sh --pack empties
+# .carry/: pack the runtime first, then the shim.
 #
 # On the GPU machine, run from the repository root. The shim is KILN_SHIM, else
 # .carry/shim/libnccl.so.2, else any .carry/**/libnccl.so.2 that is kiln's (holds kilnShimMarker).
@@ -24,12 +26,17 @@ set -uo pipefail
 
 if [ "${1:-}" = "--pack" ]; then
   build=${2:?usage: scripts/device-shim.sh --pack BUILD_DIR}
-  mkdir -p .carry/shim/lib
+  rm -rf .carry/shim
+  mkdir -p .carry/shim/lib .carry/shim/cudart
   cp -L "$build/host/shim/libnccl.so.2" .carry/shim/ || exit 1
   [ -x "$build/tests/gpu/test_gpu_shim" ] && cp "$build/tests/gpu/test_gpu_shim" .carry/shim/
   for b in .carry/shim/libnccl.so.2 .carry/shim/test_gpu_shim; do
     [ -f "$b" ] && ldd "$b" | awk '/=> \// {print $3}'
-  done | sort -u | grep -E '/libcudart\.so' | while read -r l; do cp -L "$l" .carry/shim/lib/; done
+  done | sort -u |
+    grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz|libxml2|libicu[a-z0-9]*|liblzma|libcuda)\.so' |
+    while read -r l; do
+      case $l in */libcudart.so*) cp -L "$l" .carry/shim/cudart/ ;; *) cp -L "$l" .carry/shim/lib/ ;; esac
+    done
   du -sh .carry/shim
   exit 0
 fi
@@ -65,7 +72,7 @@ fi
 # when the machine's own is not found.
 shim_lib=()
 if ! ldd "$SHIM" > "$WORK/ldd.txt" 2>&1 || grep -q "not found" "$WORK/ldd.txt"; then
-  shim_lib=(LD_LIBRARY_PATH="$(dirname "$SHIM")/lib:${LD_LIBRARY_PATH:-}")
+  shim_lib=(LD_LIBRARY_PATH="$(dirname "$SHIM")/cudart:${LD_LIBRARY_PATH:-}")
   if ! env "${shim_lib[@]}" ldd "$SHIM" > "$WORK/ldd.txt" 2>&1 || grep -q "not found" "$WORK/ldd.txt"; then
     log "the shim's libraries are missing:"; cat "$WORK/ldd.txt" >&2; exit 1
   fi
@@ -86,7 +93,9 @@ GPU_SUITE=$(dirname "$SHIM")/test_gpu_shim
 suite_line="GPU suite: not carried"
 if [ -x "$GPU_SUITE" ]; then
   log "run test_gpu_shim"
-  env "${shim_lib[@]}" KILN_SHIM="$SHIM" KILN_TEST_REAL_NCCL="$REAL_NCCL" timeout -k 5 120 \
+  # The suite links the real NCCL itself (found first) and dlopens the shim.
+  LD_LIBRARY_PATH="$(dirname "$REAL_NCCL"):$(dirname "$SHIM")/lib:$(dirname "$SHIM")/cudart:${LD_LIBRARY_PATH:-}" \
+    KILN_SHIM="$SHIM" KILN_TEST_REAL_NCCL="$REAL_NCCL" timeout -k 5 120 \
     "$GPU_SUITE" --jobs 1 --verbose > "$WORK/suite.log" 2>&1
   rc=$?
   suite_line="GPU suite test_gpu_shim: exit $rc, $(grep -E 'Synthesis' "$WORK/suite.log" | tail -n 1)"
