@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kiln/plan.h"
 
@@ -185,4 +187,58 @@ Test(classic, large_ring_verifies) {
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 64, &o, &p), KILN_SUCCESS));
   cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "%s", kilnLastError());
   kilnPlanFree(p);
+}
+
+/* ---- the CLI (build/kiln) ---- */
+
+/* Runs the kiln CLI with args (a shell fragment), capturing stdout+stderr into out; returns the
+ * exit status, or -1 when the binary has not been built (the test then skips). */
+static int run_kiln(const char* args, char* out, size_t outlen) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s/kiln", KILN_BINARY_DIR);
+  FILE* probe = fopen(cmd, "rb");
+  if (!probe) return -1;
+  fclose(probe);
+  snprintf(cmd, sizeof cmd, "%s/kiln %s 2>&1", KILN_BINARY_DIR, args);
+  FILE* f = popen(cmd, "r");
+  cr_assert(not(eq(ptr, f, NULL)));
+  size_t n = fread(out, 1, outlen - 1, f);
+  out[n] = '\0';
+  int st = pclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void make_tmpdir(char* dir, size_t len) {
+  snprintf(dir, len, "/tmp/kiln-test-XXXXXX");
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+}
+
+/* kiln classic writes a plan that verifies; an unsupported request writes nothing. */
+Test(classic, cli_writes_only_verified_plans) {
+  char dir[64], out[8192], args[512], path[256];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/ar4.xml", dir);
+  snprintf(args, sizeof args, "classic ring --coll allreduce --ranks 4 --chunks 2 -o %s", path);
+  int rc = run_kiln(args, out, sizeof out);
+  if (rc < 0) cr_skip_test("kiln CLI not built");
+  cr_expect(eq(int, rc, 0), "%s", out);
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadFile(path, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(str, p->name, "ring-allreduce-n4-c2-i1"));
+  cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+  unlink(path);
+  /* unsupported pair: usage error, no file */
+  snprintf(args, sizeof args, "classic ring --coll alltoall --ranks 4 -o %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "does not implement alltoall"), "%s", out);
+  cr_expect(ne(int, access(path, F_OK), 0));
+  /* more chunks than the default 8 FIFO slots hold: refused, no file */
+  snprintf(args, sizeof args, "classic ring --coll allgather --ranks 4 --chunks 8 -o %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
+  cr_expect(contains(out, "needs 9 FIFO slots"), "%s", out);
+  cr_expect(ne(int, access(path, F_OK), 0));
+  cr_expect(eq(int, run_kiln("classic --help", out, sizeof out), 0));
+  cr_expect(eq(int, run_kiln("classic ring --coll allreduce", out, sizeof out), 2), "%s", out);
+  rmdir(dir);
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kiln/plan.h"
 
@@ -302,4 +304,56 @@ Test(simulate, deadlock_is_an_error) {
   cr_expect(contains(kilnLastError(), "deadlock"), "%s", kilnLastError());
   kilnPlanFree(p);
   kilnTopologyFree(t);
+}
+
+/* ---- the CLI (build/kiln) ---- */
+
+/* Runs the kiln CLI with args (a shell fragment), capturing stdout+stderr into out; returns the
+ * exit status, or -1 when the binary has not been built (the test then skips). */
+static int run_kiln(const char* args, char* out, size_t outlen) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s/kiln", KILN_BINARY_DIR);
+  FILE* probe = fopen(cmd, "rb");
+  if (!probe) return -1;
+  fclose(probe);
+  snprintf(cmd, sizeof cmd, "%s/kiln %s 2>&1", KILN_BINARY_DIR, args);
+  FILE* f = popen(cmd, "r");
+  cr_assert(not(eq(ptr, f, NULL)));
+  size_t n = fread(out, 1, outlen - 1, f);
+  out[n] = '\0';
+  int st = pclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void make_tmpdir(char* dir, size_t len) {
+  snprintf(dir, len, "/tmp/kiln-test-XXXXXX");
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+}
+
+/* kiln simulate prints time and bandwidths for plans and baselines; bad usage exits 2. */
+Test(simulate, cli_plans_and_baselines) {
+  char dir[64], out[8192], args[1024], path[256];
+  int rc = run_kiln("simulate --topo switch4 --bytes 1M --baseline ring --coll allgather", out, sizeof out);
+  if (rc < 0) cr_skip_test("kiln CLI not built");
+  cr_expect(eq(int, rc, 0), "%s", out);
+  cr_expect(contains(out, "NCCL ring allgather on switch4 (4 ranks): "), "%s", out);
+  cr_expect(contains(out, " us, algbw "), "%s", out);
+  make_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/ag4.xml", dir);
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, NULL, &p), KILN_SUCCESS));
+  cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+  snprintf(args, sizeof args, "simulate --topo switch4 --bytes 1M %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  cr_expect(contains(out, "ag4.xml: "), "%s", out);
+  cr_expect(contains(out, "busbw"), "%s", out);
+  snprintf(args, sizeof args, "simulate --topo switch2 --bytes 1M %s", path); /* 4 ranks > 2 */
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
+  cr_expect(contains(out, "has 4 ranks but topology switch2 has 2"), "%s", out);
+  cr_expect(eq(int, run_kiln("simulate --topo switch4 --baseline ring --coll allgather", out, sizeof out), 2));
+  cr_expect(eq(int, run_kiln("simulate --topo switch4 --bytes 1Q --baseline ring --coll allgather", out, sizeof out), 2));
+  cr_expect(eq(int, run_kiln("simulate --help", out, sizeof out), 0));
+  unlink(path);
+  rmdir(dir);
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kiln/plan.h"
 
@@ -536,4 +538,57 @@ Test(verify, seeds_and_single_op) {
 Test(verify, scale_128_ranks) {
   expect_ok(classic("ring", KILN_COLL_ALLREDUCE, 128, 2, false));
   expect_ok(classic("direct", KILN_COLL_ALLGATHER, 128, 1, true));
+}
+
+/* ---- the CLI (build/kiln) ---- */
+
+/* Runs the kiln CLI with args (a shell fragment), capturing stdout+stderr into out; returns the
+ * exit status, or -1 when the binary has not been built (the test then skips). */
+static int run_kiln(const char* args, char* out, size_t outlen) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s/kiln", KILN_BINARY_DIR);
+  FILE* probe = fopen(cmd, "rb");
+  if (!probe) return -1;
+  fclose(probe);
+  snprintf(cmd, sizeof cmd, "%s/kiln %s 2>&1", KILN_BINARY_DIR, args);
+  FILE* f = popen(cmd, "r");
+  cr_assert(not(eq(ptr, f, NULL)));
+  size_t n = fread(out, 1, outlen - 1, f);
+  out[n] = '\0';
+  int st = pclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void make_tmpdir(char* dir, size_t len) {
+  snprintf(dir, len, "/tmp/kiln-test-XXXXXX");
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+}
+
+/* kiln verify: one line per file, exit 0 only when all pass, 2 on bad usage. */
+Test(verify, cli_reports_each_file) {
+  char dir[64], out[8192], args[1024], good[256], bad[256];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(good, sizeof good, "%s/good.xml", dir);
+  snprintf(bad, sizeof bad, "%s/bad.xml", dir);
+  kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 4, 1, false);
+  cr_assert(eq(int, kilnPlanWriteFile(p, good), KILN_SUCCESS), "%s", kilnLastError());
+  p->gpus[1].tbs[0].steps[2].srcoff = 0; /* rrs of the wrong chunk */
+  cr_assert(eq(int, kilnPlanWriteFile(p, bad), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+  snprintf(args, sizeof args, "verify %s", good);
+  int rc = run_kiln(args, out, sizeof out);
+  if (rc < 0) cr_skip_test("kiln CLI not built");
+  cr_expect(eq(int, rc, 0), "%s", out);
+  cr_expect(contains(out, ": OK (allreduce, 4 ranks, 4 tbs, 28 steps)"), "%s", out);
+  snprintf(args, sizeof args, "verify --schedules 2 --seed 9 --fifo-depth 2 %s %s", good, bad);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
+  cr_expect(contains(out, "good.xml: OK"), "%s", out);
+  cr_expect(contains(out, "bad.xml: rank"), "%s", out);
+  cr_expect(contains(out, "tb 0 step 2 (rrs)"), "%s", out);
+  cr_expect(eq(int, run_kiln("verify", out, sizeof out), 2), "%s", out);
+  cr_expect(eq(int, run_kiln("verify --schedules 0 x.xml", out, sizeof out), 2), "%s", out);
+  cr_expect(eq(int, run_kiln("verify --help", out, sizeof out), 0));
+  unlink(good);
+  unlink(bad);
+  rmdir(dir);
 }
