@@ -20,8 +20,8 @@ static void help(FILE* f) {
           "       kiln simulate --topo NAME|FILE.xml [--nodes K] --bytes SIZE\n"
           "                     --baseline ring|tree --coll COLL\n"
           "Predicts the time of each plan (plan rank r on topology rank r), or of NCCL's ring or\n"
-          "tree algorithm, on the topology's alpha-beta model (links, switch ports and NICs\n"
-          "serialize). SIZE (e.g. 1M, 64KB, 1GiB) is per-rank input for allreduce, total output\n"
+          "tree algorithm (alltoall: its all-pairs send/receive), on the topology's alpha-beta\n"
+          "model (links, switch ports and NICs serialize; alpha is latency). SIZE (e.g. 1M, 64KB, 1GiB) is per-rank input for allreduce, total output\n"
           "for allgather, total input for reducescatter and alltoall.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
@@ -98,7 +98,8 @@ int cmd_simulate(int argc, char** argv) {
       failed++;
     } else {
       char what[160];
-      snprintf(what, sizeof what, "NCCL %s %s on %s (%d ranks)", baseline, kilnCollName(coll), t->name,
+      const char* algo = coll == KILN_COLL_ALLTOALL ? "all-pairs" : baseline; /* NCCL has no ring a2a */
+      snprintf(what, sizeof what, "NCCL %s %s on %s (%d ranks)", algo, kilnCollName(coll), t->name,
                t->nranks);
       report(what, coll, t->nranks, bytes, &r);
     }
