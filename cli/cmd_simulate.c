@@ -21,8 +21,9 @@ static void help(FILE* f) {
           "                     --baseline ring|tree --coll COLL\n"
           "Predicts the time of each plan (plan rank r on topology rank r), or of NCCL's ring or\n"
           "tree algorithm (alltoall: its all-pairs send/receive), on the topology's alpha-beta\n"
-          "model (links, switch ports and NICs serialize; alpha is latency). SIZE (e.g. 1M, 64KB, 1GiB) is per-rank input for allreduce, total output\n"
-          "for allgather, total input for reducescatter and alltoall.\n"
+          "model (links, switch ports and NICs serialize; alpha is latency).\n"
+          "SIZE (e.g. 1M, 64KB, 1GiB) is the per-rank input for allreduce, the total output for\n"
+          "allgather, the total input for reducescatter and alltoall.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }
