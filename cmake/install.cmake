@@ -10,9 +10,12 @@ set(KILN_EXPORTED kiln_core)
 if(TARGET kiln_synth)
   list(APPEND KILN_EXPORTED kiln_synth)
 endif()
-if(TARGET kiln_runtime)
-  list(APPEND KILN_EXPORTED kiln_runtime)
-endif()
+foreach(t kiln_registry kiln_runtime kiln_shared)
+  if(TARGET ${t})
+    list(APPEND KILN_EXPORTED ${t})
+  endif()
+endforeach()
+set(KILN_CONFIG_NEEDS_CUDA ${KILN_HAVE_CUDA})
 install(TARGETS ${KILN_EXPORTED} EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
