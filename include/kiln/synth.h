@@ -61,6 +61,8 @@ typedef struct kilnSynthOptions {
   size_t size;              /* sizeof(kilnSynthOptions): guards against a stale layout */
   double time_limit_s;      /* per MILP solve (> 0); default 60 */
   double mip_gap;           /* relative gap at which a MILP stops; default 1e-4 */
+  double stall_s;           /* a MILP with an incumbent stops after this long without improving
+                               it (0: never); default 5 */
   int instances;            /* lowering: parallel copies over channels (>= 1); default 1 */
   kilnProto_t proto;        /* written into the plan; default Simple */
   bool use_symmetry;        /* quotient by the sketch's symmetry; default true */
@@ -72,7 +74,7 @@ typedef struct kilnSynthOptions {
   void* progress_user;
 } kilnSynthOptions;
 #define KILN_SYNTH_OPTIONS_INIT \
-  {sizeof(kilnSynthOptions), 60.0, 1e-4, 1, KILN_PROTO_SIMPLE, true, true, true, -1, 0, NULL, NULL}
+  {sizeof(kilnSynthOptions), 60.0, 1e-4, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, -1, 0, NULL, NULL}
 
 /* What a synthesis did, for summaries and benchmarks. */
 typedef struct kilnSynthStats {
@@ -88,6 +90,7 @@ typedef struct kilnSynthStats {
   double route_bound_us;     /* routing objective (a lower bound on the time) */
   double greedy_us;          /* makespan of the greedy schedule */
   double schedule_us;        /* makespan of the final schedule on the synthesizer's model */
+  double predicted_us;       /* kilnPlanSimulate of the plan at the sketch's input size */
   int transfers;             /* chunk transfers scheduled */
   int chunks;                /* chunks per rank's reference buffer */
   bool fused;                /* the plan uses fused instructions */

@@ -265,8 +265,9 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       tbsend[x->src * 2 * n + t] = x->dst;
     }
   }
-  /* keep a fusion only where both halves share a threadblock and no other send to the same peer
-   * falls between the receive and the send (the peer's receive order must not change) */
+  /* keep a fusion only where both halves share a threadblock and nothing else of that
+   * threadblock falls between the receive and the send: the peer's receive order must not change,
+   * and the fused step must not hold up other receives while it waits to send */
   for (int i = 0; i < nx; i++) {
     int o = fusewith[i];
     if (o < 0) continue;
@@ -275,7 +276,7 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     bool ok = rtb[xi->dst * n + xi->src] == stb[xo->src * n + xo->dst];
     for (int a = c.key[i] + 1; ok && a < c.key[o]; a++) {
       const synXfer* y = &X->x[order[a]];
-      if (y->src == xo->src && y->dst == xo->dst) ok = false;
+      if ((y->src == xo->src && y->dst == xo->dst) || (y->src == xi->src && y->dst == xi->dst)) ok = false;
     }
     if (!ok) { fusewith[i] = -1; fusedin[o] = -1; }
   }

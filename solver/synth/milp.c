@@ -171,6 +171,8 @@ typedef struct glpkCtx {
   const double* warm; /* 1-based copy for glp_ios_heur_sol */
   bool warm_given;
   double t0, last_report;
+  double best, best_t; /* incumbent objective and when it last improved */
+  bool stalled;
 } glpkCtx;
 
 static double now_s(void) {
@@ -193,8 +195,20 @@ static void glpk_callback(glp_tree* tree, void* info) {
     glp_ios_heur_sol(tree, c->warm);
     c->warm_given = true;
   }
-  if (!c->p->progress) return;
   double t = now_s();
+  if (reason == GLP_IBINGO || reason == GLP_ISELECT) {
+    glp_prob* P = glp_ios_get_prob(tree);
+    int ms = glp_mip_status(P);
+    if (ms == GLP_FEAS || ms == GLP_OPT) {
+      double v = glp_mip_obj_val(P);
+      if (isnan(c->best) || v < c->best - 1e-9 * (1 + fabs(v))) { c->best = v; c->best_t = t; }
+      else if (c->p->stall_s > 0 && t - c->best_t >= c->p->stall_s && !c->stalled) {
+        c->stalled = true;
+        glp_ios_terminate(tree);
+      }
+    }
+  }
+  if (!c->p->progress) return;
   if (reason == GLP_IBINGO || (reason == GLP_ISELECT && t - c->last_report >= 1.0)) {
     c->last_report = t;
     glp_prob* P = glp_ios_get_prob(tree);
@@ -230,6 +244,8 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   ctx->p = p;
   ctx->warm = warm1;
   ctx->t0 = ctx->last_report = now_s();
+  ctx->best = NAN;
+  ctx->best_t = ctx->t0;
   glp_term_hook(glpk_quiet, NULL);
   glp_error_hook(glpk_error_hook, ctx);
   if (setjmp(ctx->jmp)) {
@@ -290,6 +306,8 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   ip.br_tech = GLP_BR_PCH;
   ip.bt_tech = GLP_BT_BLB;
   ip.fp_heur = GLP_ON;
+  ip.gmi_cuts = GLP_ON;
+  ip.mir_cuts = GLP_ON;
   ip.cb_func = glpk_callback;
   ip.cb_info = ctx;
   int rc = glp_intopt(P, &ip);

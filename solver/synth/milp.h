@@ -46,6 +46,7 @@ typedef struct milpParams {
   double time_limit_s;
   double mip_gap;
   bool presolve;
+  double stall_s;     /* > 0: stop once an incumbent has not improved for this long */
   const double* warm; /* [ncols] integer-feasible start, or NULL (disables presolve) */
   milpProgressFn progress;
   void* user;

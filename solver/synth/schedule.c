@@ -1,15 +1,16 @@
 /* Stage 3, contiguity and exact scheduling (paper Appendix B.3): with each link's and port's
- * order fixed by stage 2, a MILP decides which consecutive chunks on an inter-node (high-α) link
- * travel together as one send, and gives exact send and arrival times. NVLink transfers are never
- * merged (their α is small), so without inter-node links the problem is an LP whose optimum is the
+ * order fixed by stage 2, a MILP decides which consecutive chunks on a high-α link travel
+ * together as one send, and gives exact send and arrival times. "High α" is relative to the chunk:
+ * α at least 2% of the chunk's β cost (the paper merges on InfiniBand only; at small chunks an
+ * NVLink's α matters as much). Without such pairs the problem is an LP whose optimum is the
  * earliest-time schedule, computed directly.
  *
- * Variables: send[x], arr[x] per transfer, together[a] per consecutive pair (a, b) on an
- * inter-node link, and the makespan T. With M the greedy makespan (an upper bound on every time
+ * Variables: send[x], arr[x] per transfer, together[a] per candidate pair (a, b) (consecutive
+ * on a high-α link, b ready when a is sent), and the makespan T. With M the greedy makespan (an upper bound on every time
  * of an optimal schedule, so all times are bounded by it):
  *   arr[x] >= send[x] + α + β                      (one chunk; NVLink)
  *   send[x] >= arr[p]                              (p a predecessor of x)
- *   inter-node transfers also have done[x], the time the batch up to x is through:
+ *   transfers of candidate pairs also have done[x], the time the batch up to x is through:
  *   done[x] >= send[x] + α + β, arr[x] >= done[x]
  *   pair (a, b) on a link:  together -> send[b] = send[a], done[b] >= done[a] + β, arr[a] >= arr[b]
  *                          !together -> send[b] >= arr[a]
@@ -36,10 +37,35 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
   int n = X->n;
   double greedy = synScheduleAsap(L, X, p->chunk_mb);
   info->used_greedy = true;
+  /* candidate pairs: consecutive on a high-α link (α at least 2% of a chunk's β cost) where the
+   * second chunk is ready by the time the first one is sent in the greedy schedule, so that
+   * merging them cannot delay the first */
+  char* pc = calloc((size_t)n + 1, 1);
+  char* needdone = calloc((size_t)n + 1, 1);
+  if (!pc || !needdone) { free(pc); free(needdone); return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); }
   int npairs = 0;
-  for (int e = 0; e < L->nlinks; e++)
-    if (L->links[e].internode) npairs += X->link_start[e + 1] - X->link_start[e] > 1 ? X->link_start[e + 1] - X->link_start[e] - 1 : 0;
-  if (npairs == 0 || n == 0) { info->optimal = true; return KILN_SUCCESS; }
+  for (int e = 0; e < L->nlinks; e++) {
+    const synLink* l = &L->links[e];
+    if (l->alpha < 0.02 * l->beta * p->chunk_mb) continue;
+    for (int k = X->link_start[e]; k + 1 < X->link_start[e + 1]; k++) {
+      int a = X->link_order[k], b = X->link_order[k + 1];
+      double avail = 0;
+      for (int q = 0; q < X->x[b].npred; q++) {
+        double t = X->x[X->preds[X->x[b].pred0 + q]].arr_t;
+        if (t > avail) avail = t;
+      }
+      if (avail > X->x[a].send_t + l->alpha + 1e-9) continue;
+      pc[a] = 1;
+      needdone[a] = needdone[b] = 1;
+      npairs++;
+    }
+  }
+  if (npairs == 0 || n == 0) {
+    free(pc);
+    free(needdone);
+    info->optimal = true;
+    return KILN_SUCCESS;
+  }
 
   kilnResult_t r = KILN_SUCCESS;
   milpModel m;
@@ -62,7 +88,7 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     const synLink* l = &L->links[x->link];
     double lat = l->alpha + l->beta * p->chunk_mb;
     int row = milpAddRow(&m, lat, MILP_INF);
-    if (l->internode) {
+    if (needdone[i]) {
       donecol[i] = milpAddCol(&m, 0, M, 0, false);
       milpAdd(&m, row, donecol[i], 1);
       milpAdd(&m, row, s0 + i, -1);
@@ -88,7 +114,7 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     for (int k = X->link_start[e]; k + 1 < X->link_start[e + 1]; k++) {
       int a = X->link_order[k], b = X->link_order[k + 1];
       int row;
-      if (!l->internode) {
+      if (!pc[a]) {
         row = milpAddRow(&m, 0, MILP_INF);
         milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1);
         continue;
@@ -131,7 +157,7 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     p->progress(&pr, p->user);
   }
   schedProgress sp = {p, m.nrows, m.ncols, info->ints};
-  milpParams mp = {p->time_limit_s, p->mip_gap, false, warm, p->progress ? sched_progress : NULL, &sp};
+  milpParams mp = {p->time_limit_s, p->mip_gap, false, p->stall_s, warm, p->progress ? sched_progress : NULL, &sp};
   r = milpGlpk.solve(&m, &mp, &res);
   if (r != KILN_SUCCESS) goto out_free;
   info->optimal = res.status == MILP_OPTIMAL;
@@ -150,6 +176,8 @@ out_free:
   free(warm);
   free(pairvar);
   free(donecol);
+  free(pc);
+  free(needdone);
   milpFree(&m);
   return r;
 }

@@ -36,66 +36,66 @@ static void report(const kilnSynthOptions* o, kilnSynthStage_t st, const char* m
   o->progress(&p, o->progress_user);
 }
 
-/* Stages 2-3 and the lowering for one ordering heuristic; *plan is verified on success. */
-static kilnResult_t finish(const kilnTopology* t, const synLogical* L, synXfers* X, kilnColl_t coll,
-                           int k, double chunk_mb, kilnOrdering_t h, const kilnSynthOptions* o,
-                           const char* name, kilnPlan** plan, kilnSynthStats* st) {
-  double t0 = synNow();
-  kilnResult_t r = synOrder(L, X, h, chunk_mb);
-  if (r != KILN_SUCCESS) return r;
-  st->greedy_us = synScheduleAsap(L, X, chunk_mb);
-  st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
-  report(o, KILN_SYNTH_STAGE_ORDER, ordering_name(h), synNow() - t0);
+/* Predicted time of a plan (the simulator's), or the schedule's makespan if it cannot say. */
+static double predict(const kilnPlan* p, const kilnTopology* t, uint64_t ref, double fallback) {
+  kilnSimResult sim;
+  if (kilnPlanSimulate(p, t, ref, &sim) == KILN_SUCCESS) return sim.time_us;
+  return fallback;
+}
 
-  t0 = synNow();
-  synSchedInfo si = {0};
-  if (o->contiguity) {
-    synSchedParams sp = {chunk_mb, o->time_limit_s, o->mip_gap, o->progress, o->progress_user};
-    r = synSchedule(L, X, &sp, &si);
-    if (r != KILN_SUCCESS) return r;
-  } else {
-    si.used_greedy = true;
-  }
-  st->schedule_us = X->makespan;
-  st->sched_rows = si.rows;
-  st->sched_cols = si.cols;
-  st->sched_integers = si.ints;
-  st->sched_optimal = si.optimal;
-  st->sched_used_greedy = si.used_greedy;
-  st->stage_s[KILN_SYNTH_STAGE_SCHEDULE] += synNow() - t0;
-  report(o, KILN_SYNTH_STAGE_SCHEDULE, si.used_greedy ? "greedy schedule kept" : "contiguity schedule",
-         synNow() - t0);
-
+/* Lowers the scheduled transfers with and without fused instructions, verifies each, and keeps
+ * the verified plan that simulates faster (fused on a tie: fewer steps). A fused plan that fails
+ * verification is dropped for the plain one. */
+static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synLogical* L,
+                                 const synXfers* X, kilnColl_t coll, int k, const kilnSynthOptions* o,
+                                 const char* name, kilnPlan** plan, double* us, kilnSynthStats* st) {
+  kilnResult_t r = KILN_SUCCESS;
+  *plan = NULL;
+  *us = INFINITY;
+  bool fused_kept = false;
   for (int attempt = 0; attempt < 2; attempt++) {
-    bool fuse = o->fuse && attempt == 0;
-    if (attempt == 1 && !o->fuse) break;
-    t0 = synNow();
+    bool fuse = attempt == 0;
+    if (fuse && !o->fuse) continue;
+    double t0 = synNow();
     synLowerParams lp = {coll, k, o->instances, o->proto, fuse, name};
     bool fused = false;
-    r = synLower(L, X, &lp, plan, &fused);
+    kilnPlan* cand = NULL;
+    r = synLower(L, X, &lp, &cand, &fused);
     st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
-    if (r != KILN_SUCCESS) return r;
+    if (r != KILN_SUCCESS) break;
+    if (fuse && !fused) { kilnPlanFree(cand); continue; } /* nothing to fuse: same as plain */
     report(o, KILN_SYNTH_STAGE_LOWER, fused ? "lowered (fused instructions)" : "lowered", synNow() - t0);
     t0 = synNow();
     kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
-    r = kilnPlanVerify(*plan, &vo);
+    r = kilnPlanVerify(cand, &vo);
     st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
-    if (r == KILN_SUCCESS) {
-      st->fused = fused;
-      report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
-      (void)t;
-      return KILN_SUCCESS;
+    if (r != KILN_SUCCESS) {
+      kilnPlanFree(cand);
+      if (fused) {
+        report(o, KILN_SYNTH_STAGE_VERIFY, "fused plan failed verification; lowering without fusion",
+               synNow() - t0);
+        continue;
+      }
+      break;
     }
-    kilnPlanFree(*plan);
-    *plan = NULL;
-    if (!fused) break;
-    report(o, KILN_SYNTH_STAGE_VERIFY, "fused plan failed verification; lowering without fusion",
-           synNow() - t0);
+    report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
+    double u = predict(cand, t, ref, X->makespan);
+    if (!*plan || u < *us - 1e-9) {
+      if (*plan) kilnPlanFree(*plan);
+      *plan = cand;
+      *us = u;
+      fused_kept = fused;
+    } else {
+      kilnPlanFree(cand);
+    }
+  }
+  if (*plan) {
+    st->fused = fused_kept;
+    return KILN_SUCCESS;
   }
   kilnPrefixError("synthesized plan failed verification: ");
   return r == KILN_SUCCESS ? KILN_ERR_INTERNAL : r;
 }
-
 
 kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                             const kilnSynthOptions* opts, kilnPlan** out, kilnSynthStats* stats) {
@@ -155,7 +155,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
 
   /* stage 1 */
   t0 = synNow();
-  synRouteParams rp = {chunk_mb, o.use_symmetry, o.time_limit_s, o.mip_gap, o.progress, o.progress_user};
+  synRouteParams rp = {chunk_mb, o.use_symmetry, o.time_limit_s, o.mip_gap, o.stall_s, o.progress, o.progress_user};
   st->route_optimal = true;
   if (need_rs) {
     r = synRouteSolve(&Lt, &C, &rp, &rr);
@@ -181,7 +181,8 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   if (r != KILN_SUCCESS) goto out_free;
   st->transfers = X.n;
 
-  /* stages 2-3 + lowering, per heuristic; "auto" keeps the best simulated plan */
+  /* stage 2 per heuristic ("auto": each, keeping the best simulated plan), then stage 3 on the
+   * orders of the best; its plan replaces the greedy one when it simulates faster */
   kilnOrdering_t hs[2];
   int nh = 0;
   kilnOrdering_t want = o.ordering >= 0 ? (kilnOrdering_t)o.ordering : s->ordering;
@@ -194,30 +195,67 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   char name[KILN_NAME_MAX];
   snprintf(name, sizeof name, "kiln-%.40s-%s", s->name, kilnCollName(coll));
   double best_us = INFINITY;
-  kilnSynthStats keep = *st;
   uint64_t ref = kilnSynthReferenceBytes(coll, n, insize);
   for (int i = 0; i < nh; i++) {
-    kilnPlan* plan = NULL;
-    kilnSynthStats cur = *st;
-    r = finish(t, &L, &X, coll, k, chunk_mb, hs[i], &o, name, &plan, &cur);
-    /* stage times accumulate over heuristics */
-    for (int g = 0; g < KILN_SYNTH_NUM_STAGES; g++) st->stage_s[g] = cur.stage_s[g];
+    t0 = synNow();
+    r = synOrder(&L, &X, hs[i], chunk_mb);
     if (r != KILN_SUCCESS) goto out_free;
-    double us = cur.schedule_us;
-    kilnSimResult sim;
-    if (nh > 1 && kilnPlanSimulate(plan, t, ref, &sim) == KILN_SUCCESS) us = sim.time_us;
+    double greedy = synScheduleAsap(&L, &X, chunk_mb);
+    st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
+    report(&o, KILN_SYNTH_STAGE_ORDER, ordering_name(hs[i]), synNow() - t0);
+    kilnPlan* plan = NULL;
+    bool prev_fused = st->fused;
+    double us;
+    r = lower_verify(t, ref, &L, &X, coll, k, &o, name, &plan, &us, st);
+    if (r != KILN_SUCCESS) goto out_free;
     if (!best || us < best_us) {
       if (best) kilnPlanFree(best);
       best = plan;
       best_us = us;
-      keep = cur;
-      keep.ordering = hs[i];
+      st->ordering = hs[i];
+      st->greedy_us = st->schedule_us = greedy;
+      st->sched_used_greedy = true;
     } else {
       kilnPlanFree(plan);
+      st->fused = prev_fused;
     }
   }
-  for (int g = 0; g < KILN_SYNTH_NUM_STAGES; g++) keep.stage_s[g] = st->stage_s[g];
-  *st = keep;
+  if (o.contiguity) {
+    t0 = synNow();
+    if (nh > 1) {
+      r = synOrder(&L, &X, st->ordering, chunk_mb);
+      if (r != KILN_SUCCESS) goto out_free;
+    }
+    synSchedInfo si = {0};
+    synSchedParams sp = {chunk_mb, o.time_limit_s, o.mip_gap, o.stall_s, o.progress, o.progress_user};
+    r = synSchedule(&L, &X, &sp, &si);
+    if (r != KILN_SUCCESS) goto out_free;
+    st->sched_rows = si.rows;
+    st->sched_cols = si.cols;
+    st->sched_integers = si.ints;
+    st->sched_optimal = si.optimal;
+    st->stage_s[KILN_SYNTH_STAGE_SCHEDULE] += synNow() - t0;
+    report(&o, KILN_SYNTH_STAGE_SCHEDULE, si.used_greedy ? "greedy schedule kept" : "contiguity schedule",
+           synNow() - t0);
+    if (!si.used_greedy) {
+      kilnPlan* plan = NULL;
+      bool fused = st->fused;
+      double us;
+      r = lower_verify(t, ref, &L, &X, coll, k, &o, name, &plan, &us, st);
+      if (r != KILN_SUCCESS) goto out_free;
+      if (us < best_us) {
+        kilnPlanFree(best);
+        best = plan;
+        best_us = us;
+        st->schedule_us = X.makespan;
+        st->sched_used_greedy = false;
+      } else {
+        kilnPlanFree(plan);
+        st->fused = fused;
+      }
+    }
+  }
+  st->predicted_us = best_us;
   st->total_s = synNow() - t_all;
   *out = best;
   best = NULL;

@@ -65,7 +65,7 @@ typedef struct synRoute {
 typedef struct synRouteParams {
   double chunk_mb;
   bool use_symmetry;
-  double time_limit_s, mip_gap;
+  double time_limit_s, mip_gap, stall_s;
   kilnSynthProgressFn progress;
   void* user;
 } synRouteParams;
@@ -115,7 +115,7 @@ double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb);
 
 typedef struct synSchedParams {
   double chunk_mb;
-  double time_limit_s, mip_gap;
+  double time_limit_s, mip_gap, stall_s;
   kilnSynthProgressFn progress;
   void* user;
 } synSchedParams;
