@@ -439,23 +439,24 @@ static bool linked(const kilnTopology* t, int a, int b) { return kilnTopologyLin
 
 /* Path through all GPUs of node 0 starting at local 0 (global ranks = local ids on node 0),
  * over links with cap[i*g+j] > 0 (cap NULL: any link). cycle: last must link back to 0;
- * otherwise (several nodes) last must link to the first GPU of node 1. */
+ * otherwise (several nodes) last must link to the first GPU of node 1. Depth-first, trying
+ * first the GPUs with the fewest unvisited neighbours (Warnsdorff's rule, which finds cycles
+ * in grids and tori without backtracking), within a budget of steps. */
 static bool node_path_search(const kilnTopology* t, const int* cap, bool cycle, int* path) {
   int g = t->gpus_per_node;
   bool* used = calloc((size_t)g, sizeof(bool));
+  int* cand = malloc(sizeof(int) * (size_t)g * (size_t)g); /* candidates per depth, in order */
+  int* ncand = calloc((size_t)g + 1, sizeof(int));
   int* next = calloc((size_t)g + 1, sizeof(int)); /* next candidate to try at each depth */
-  if (!used || !next) {
-    free(used);
-    free(next);
-    return false;
-  }
+  int* key = malloc(sizeof(int) * (size_t)g);
+  bool found = false;
+  if (!used || !cand || !ncand || !next || !key) goto out_free;
 #define NODE_LINK(a, b) (cap ? cap[(a) * g + (b)] > 0 : linked(t, (a), (b)))
   long budget = KILN_SIM_PATH_BUDGET;
   int depth = 1;
   path[0] = 0;
   used[0] = true;
-  next[1] = 0;
-  bool found = false;
+  ncand[1] = -1; /* candidates of depth 1 not computed yet */
   if (g == 1) found = cycle || linked(t, 0, g);
   while (!found && depth > 0 && budget-- > 0) {
     if (depth == g) {
@@ -468,22 +469,44 @@ static bool node_path_search(const kilnTopology* t, const int* cap, bool cycle, 
       used[path[depth]] = false;
       continue;
     }
-    int v = next[depth];
-    while (v < g && (used[v] || !NODE_LINK(path[depth - 1], v))) v++;
-    if (v >= g) {
+    if (ncand[depth] < 0) {
+      /* Unused neighbours of the last GPU, fewest onward neighbours first. */
+      int m = 0, u = path[depth - 1];
+      for (int v = 0; v < g; v++) {
+        if (used[v] || !NODE_LINK(u, v)) continue;
+        int deg = 0;
+        for (int w = 0; w < g; w++)
+          if (!used[w] && w != v && NODE_LINK(v, w)) deg++;
+        int i = m++;
+        while (i > 0 && (key[i - 1] > deg || (key[i - 1] == deg && cand[depth * g + i - 1] > v))) {
+          key[i] = key[i - 1];
+          cand[depth * g + i] = cand[depth * g + i - 1];
+          i--;
+        }
+        key[i] = deg;
+        cand[depth * g + i] = v;
+      }
+      ncand[depth] = m;
+      next[depth] = 0;
+    }
+    if (next[depth] >= ncand[depth]) {
       depth--;
       if (depth > 0) used[path[depth]] = false;
       continue;
     }
-    next[depth] = v + 1;
+    int v = cand[depth * g + next[depth]++];
     path[depth] = v;
     used[v] = true;
     depth++;
-    if (depth < g) next[depth] = 0;
+    if (depth < g) ncand[depth] = -1;
   }
 #undef NODE_LINK
+out_free:
   free(used);
+  free(cand);
+  free(ncand);
   free(next);
+  free(key);
   return found;
 }
 
