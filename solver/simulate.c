@@ -39,8 +39,8 @@
  *   cycle). On several nodes NCCL runs one ring (channel) per NIC: ring i rotates each node's
  *   cycle by i, so each ring leaves and enters nodes through other GPUs and NICs, and carries
  *   1/rings of the data. On one node of point-to-point links (NDv2, tori) NCCL builds several
- *   rings over different links: Hamiltonian cycles found greedily, each directed link used at
- *   most `mult` times, up to KILN_SIM_MAX_RINGS. On one switched node a single ring (more rings
+ *   rings over different links: Hamiltonian cycles found greedily, each with its reverse, each
+ *   directed link used at most `mult` times, up to KILN_SIM_MAX_RINGS. On one switched node a single ring (more rings
  *   share the same ports in this model). The data is cut in pipeline slices of
  *   KILN_SIM_SLICE_BYTES (NCCL's Simple protocol step, 512 KiB), at most KILN_SIM_MAX_SLICES
  *   per rank's piece.
@@ -528,10 +528,20 @@ static bool node_switched(const kilnTopology* t) {
   return true;
 }
 
-/* Rings NCCL would build inside a node of point-to-point links: Hamiltonian cycles found
- * greedily, each using every directed link at most `mult` times in all. Returns how many
- * (into paths[i*g ...]), at most maxrings. */
-static int node_cycles(const kilnTopology* t, int maxrings, int* paths) {
+/* Adds the cycle pth backwards if every link's other direction has capacity left. */
+static bool add_reverse(int g, int* cap, const int* pth, int* rev) {
+  for (int i = 0; i < g; i++)
+    if (cap[pth[(i + 1) % g] * g + pth[i]] <= 0) return false;
+  rev[0] = pth[0];
+  for (int i = 1; i < g; i++) rev[i] = pth[g - i];
+  for (int i = 0; i < g; i++) cap[rev[i] * g + rev[(i + 1) % g]]--;
+  return true;
+}
+
+/* One greedy pass: Hamiltonian cycles over links with capacity left; with eager_reverse each
+ * cycle is followed by its reverse at once, otherwise the reverses come after the greedy
+ * cycles, then greedy cycles again over what is left. */
+static int cycles_pass(const kilnTopology* t, bool eager_reverse, int maxrings, int* paths) {
   int g = t->gpus_per_node, found = 0;
   int* cap = calloc((size_t)g * g, sizeof(int));
   if (!cap) return 0;
@@ -540,13 +550,40 @@ static int node_cycles(const kilnTopology* t, int maxrings, int* paths) {
       const kilnLink* l = a == b ? NULL : kilnTopologyLink(t, a, b);
       cap[a * g + b] = l ? (l->mult > 0 ? l->mult : 1) : 0;
     }
-  while (found < maxrings && node_path_search(t, cap, true, &paths[found * g])) {
-    const int* pth = &paths[found * g];
-    for (int i = 0; i < g; i++) cap[pth[i] * g + pth[(i + 1) % g]]--;
-    found++;
+  for (int pass = 0; pass < 2; pass++) {
+    while (found < maxrings && node_path_search(t, cap, true, &paths[found * g])) {
+      const int* pth = &paths[found * g];
+      for (int i = 0; i < g; i++) cap[pth[i] * g + pth[(i + 1) % g]]--;
+      found++;
+      if (eager_reverse && g > 2 && found < maxrings &&
+          add_reverse(g, cap, &paths[(found - 1) * g], &paths[found * g]))
+        found++;
+    }
+    if (eager_reverse || g < 3) break;
+    int nfwd = found;
+    for (int c = 0; c < nfwd && found < maxrings; c++)
+      if (add_reverse(g, cap, &paths[c * g], &paths[found * g])) found++;
   }
   free(cap);
   return found;
+}
+
+/* Rings NCCL would build inside a node of point-to-point links: Hamiltonian cycles found
+ * greedily (two orders, the one with more rings wins), each directed link used at most `mult`
+ * times in all (NCCL also runs rings both ways). Returns how many (into paths[i*g ...]), at
+ * most maxrings. */
+static int node_cycles(const kilnTopology* t, int maxrings, int* paths) {
+  int g = t->gpus_per_node;
+  int* other = malloc(sizeof(int) * (size_t)g * (size_t)maxrings);
+  if (!other) return 0;
+  int a = cycles_pass(t, true, maxrings, paths);
+  int b = cycles_pass(t, false, maxrings, other);
+  if (b > a) {
+    memcpy(paths, other, sizeof(int) * (size_t)g * (size_t)b);
+    a = b;
+  }
+  free(other);
+  return a;
 }
 
 /* Channels NCCL would run between nodes: one per NIC of a node (at most one per GPU). */
