@@ -74,7 +74,6 @@ typedef struct vctx {
   /* Slots: per-rank storage then messages. */
   int nstore, nmsg, nslots;
   int* bufbase; /* [n*KILN_NUM_BUFFERS] slot index of chunk 0 of each buffer */
-  int* buflen;  /* [n*KILN_NUM_BUFFERS] declared chunks */
   vslot* slots;
   uint64_t* bits; /* [nslots*W] */
   vslot* tmp;
@@ -212,10 +211,6 @@ static kilnResult_t setup_layout(vctx* c, bool inplace) {
   for (int r = 0; r < n; r++) {
     const kilnGpu* gpu = &p->gpus[r];
     int* base = &c->bufbase[r * KILN_NUM_BUFFERS];
-    int* len = &c->buflen[r * KILN_NUM_BUFFERS];
-    len[KILN_BUF_INPUT] = gpu->i_chunks;
-    len[KILN_BUF_OUTPUT] = gpu->o_chunks;
-    len[KILN_BUF_SCRATCH] = gpu->s_chunks;
     bool both = gpu->i_chunks > 0 && gpu->o_chunks > 0;
     if (inplace && both && p->coll == KILN_COLL_ALLGATHER) {
       base[KILN_BUF_OUTPUT] = pos;
@@ -897,7 +892,6 @@ static void free_ctx(vctx* c) {
   free(c->ref);
   kilnPlanIndexFree(&c->ix);
   free(c->bufbase);
-  free(c->buflen);
   free(c->slots);
   free(c->bits);
   free(c->tmp);
@@ -951,7 +945,6 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   if (res != KILN_SUCCESS) goto out;
 
   c.bufbase = malloc(sizeof(int) * (size_t)c.n * KILN_NUM_BUFFERS);
-  c.buflen = malloc(sizeof(int) * (size_t)c.n * KILN_NUM_BUFFERS);
   c.pc = calloc((size_t)c.ntbs + 1, sizeof(int));
   c.ready = malloc(sizeof(int) * (size_t)(c.ntbs + 1));
   c.inready = calloc((size_t)c.ntbs + 1, sizeof(bool));
@@ -960,7 +953,7 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   c.capwait = calloc((size_t)c.ntbs + 1, sizeof(int));
   c.tmp = malloc(sizeof(vslot) * (size_t)c.maxcnt);
   c.tmpbits = calloc((size_t)c.maxcnt * (size_t)(c.W ? c.W : 1), sizeof(uint64_t));
-  if (!c.bufbase || !c.buflen || !c.pc || !c.ready || !c.inready || !c.waiters || !c.nwait ||
+  if (!c.bufbase || !c.pc || !c.ready || !c.inready || !c.waiters || !c.nwait ||
       !c.capwait || !c.tmp || !c.tmpbits) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
     goto out;

@@ -43,6 +43,26 @@ static void expect_ok(kilnPlan* p) {
   kilnPlanFree(p);
 }
 
+/* Appends printf-style text to a growing buffer. */
+static void cat(char** buf, size_t* len, size_t* cap, const char* fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+    va_end(ap);
+    cr_assert(ge(int, n, 0));
+    if (*len + (size_t)n < *cap) {
+      *len += (size_t)n;
+      return;
+    }
+    *cap = 2 * (*cap + (size_t)n);
+    *buf = realloc(*buf, *cap);
+    cr_assert(not(eq(ptr, *buf, NULL)));
+  }
+}
+
+#define STEP "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" cnt=\"1\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n"
+
 /* ---- MSCCL-style plans from other tools ---- */
 
 /* msccl-tools in-place allreduce: only the input buffer (o_chunks=0), nops carrying
@@ -125,6 +145,39 @@ Test(verify, msccl_inplace_allgather_ring) {
   expect_ok(read_xml(xml));
 }
 
+/* TACCL's layout (ncclize): an in-place allgather that declares its input (i_chunks = k), which
+ * then lies at output chunks r*k.., and sends from there; one tb per direction and channel. */
+Test(verify, taccl_inplace_allgather_with_declared_input) {
+  size_t len = 0, cap = 4096;
+  char* b = malloc(cap);
+  cat(&b, &len, &cap, "<algo name=\"taccl\" nchannels=\"3\" nchunksperloop=\"6\" proto=\"Simple\" "
+      "coll=\"allgather\" inplace=\"1\" redop=\"nop\" ngpus=\"2\">\n");
+  for (int r = 0; r < 2; r++) {
+    cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"3\" o_chunks=\"6\" s_chunks=\"0\">\n", r);
+    for (int c = 0; c < 3; c++) {
+      int off = (1 - r) * 3 + c;
+      cat(&b, &len, &cap, "    <tb id=\"%d\" send=\"-1\" recv=\"%d\" chan=\"%d\">\n", c, 1 - r, c);
+      cat(&b, &len, &cap, STEP, 0, "r", "o", off, "o", off, -1, -1, 0);
+      cat(&b, &len, &cap, "    </tb>\n");
+    }
+    for (int c = 0; c < 3; c++) {
+      int off = r * 3 + c;
+      cat(&b, &len, &cap, "    <tb id=\"%d\" send=\"%d\" recv=\"-1\" chan=\"%d\">\n", 3 + c, 1 - r, c);
+      cat(&b, &len, &cap, STEP, 0, "s", "o", off, "o", off, -1, -1, 0);
+      cat(&b, &len, &cap, "    </tb>\n");
+    }
+    cat(&b, &len, &cap, "  </gpu>\n");
+  }
+  cat(&b, &len, &cap, "</algo>\n");
+  kilnPlan* p = read_xml(b);
+  free(b);
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  /* Read out of place it would need TACCL's pre-copies of the input into the output. */
+  p->inplace = false;
+  REJECTED(p, "rank 0 output chunk 0", "never written", "out of place");
+}
+
 /* The older dialect: coll="reduce_scatter", no minBytes/maxBytes, out of place. */
 Test(verify, old_dialect_reduce_scatter) {
   const char* xml =
@@ -163,26 +216,6 @@ Test(verify, out_of_place_only_plan_passes_out_of_place) { expect_ok(clobbering_
 Test(verify, out_of_place_only_plan_claiming_inplace_fails) {
   REJECTED(clobbering_allreduce(true, true), "in place", "twice", "tb 0 step 2 (re)");
 }
-
-/* Appends printf-style text to a growing buffer. */
-static void cat(char** buf, size_t* len, size_t* cap, const char* fmt, ...) {
-  va_list ap;
-  for (;;) {
-    va_start(ap, fmt);
-    int n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-    va_end(ap);
-    cr_assert(ge(int, n, 0));
-    if (*len + (size_t)n < *cap) {
-      *len += (size_t)n;
-      return;
-    }
-    *cap = 2 * (*cap + (size_t)n);
-    *buf = realloc(*buf, *cap);
-    cr_assert(not(eq(ptr, *buf, NULL)));
-  }
-}
-
-#define STEP "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" cnt=\"1\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n"
 
 /* The layout msccl-tools gives its all-pairs allreduce (8 ranks, LL, in place): per rank a
  * reducer tb without peers whose `re` steps each wait on a peer tb's receive into scratch, and
