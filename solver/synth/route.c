@@ -71,7 +71,7 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   int* col = malloc(nkeys * sizeof(int));
   int* distall = malloc((size_t)n * (size_t)n * sizeof(int)); /* per pre: dist[x][y] */
   int* q = malloc((size_t)n * sizeof(int));
-  double* ub = malloc(skeys * sizeof(double));
+  double* ub = calloc(skeys, sizeof(double));
   int* order = malloc((size_t)n * sizeof(int));
   double* load = calloc((size_t)nl, sizeof(double));
   out->parent = malloc(skeys * sizeof(int));
@@ -181,7 +181,7 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   for (int c = 0; c < nc; c++)
     for (int v = 0; v < n; v++) {
       size_t key = xkeys + (size_t)c * n + v;
-      if (v == C->pre[c]) continue;
+      if (v == C->pre[c] || (!C->multicast && C->dst[c] == C->pre[c])) continue;
       int rep = uf_find(uf, (int)key);
       if (col[rep] < 0) col[rep] = milpAddCol(&m, 0, ub[(size_t)c * n + v], 0, false);
       col[key] = col[rep];

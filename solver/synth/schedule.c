@@ -31,6 +31,24 @@ static void sched_progress(void* user, double inc, double bound, double gap, dou
   c->p->progress(&pr, c->p->user);
 }
 
+/* Greedy contiguity: merges each candidate pair in turn and keeps the merge if the earliest-time
+ * makespan drops; stops at the time budget. Returns the makespan. */
+static double greedy_merge(const synLogical* L, synXfers* X, const char* pc, double chunk_mb,
+                           double cur, double budget_s) {
+  double t0 = synNow();
+  for (int i = 0; i < X->n; i++) {
+    if (!pc[i]) continue;
+    if (synNow() - t0 > budget_s) break;
+    X->x[i].batch_next = 1;
+    double t = synScheduleAsap(L, X, chunk_mb);
+    if (t < cur - 1e-9) cur = t;
+    else X->x[i].batch_next = 0;
+  }
+  return synScheduleAsap(L, X, chunk_mb);
+}
+
+#define SCHED_MILP_MAX_PAIRS 400 /* larger contiguity problems stop at the greedy merging */
+
 kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams* p,
                          synSchedInfo* info) {
   memset(info, 0, sizeof *info);
@@ -54,7 +72,9 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
         double t = X->x[X->preds[X->x[b].pred0 + q]].arr_t;
         if (t > avail) avail = t;
       }
+      /* b ready when a starts, and the link busy back to back (else nothing to save) */
       if (avail > X->x[a].send_t + l->alpha + 1e-9) continue;
+      if (X->x[b].send_t > X->x[a].arr_t + 1e-9) continue;
       pc[a] = 1;
       needdone[a] = needdone[b] = 1;
       npairs++;
@@ -64,6 +84,18 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     free(pc);
     free(needdone);
     info->optimal = true;
+    return KILN_SUCCESS;
+  }
+  double merged = greedy_merge(L, X, pc, p->chunk_mb, greedy, p->time_limit_s < p->stall_s || p->stall_s <= 0 ? p->time_limit_s : p->stall_s);
+  if (merged < greedy - 1e-9) info->used_greedy = false;
+  if (p->progress) {
+    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "greedy merging", -1, -1, -1, npairs, merged, NAN, NAN, 0};
+    p->progress(&pr, p->user);
+  }
+  if (npairs > SCHED_MILP_MAX_PAIRS) {
+    free(pc);
+    free(needdone);
+    info->ints = npairs;
     return KILN_SUCCESS;
   }
 
@@ -145,11 +177,21 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
   info->ints = milpIntegers(&m);
   warm = calloc((size_t)m.ncols, sizeof(double));
   if (!warm) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
-  warm[T] = greedy;
+  /* warm start: the greedy-merged schedule */
+  warm[T] = merged;
   for (int i = 0; i < n; i++) {
     warm[s0 + i] = X->x[i].send_t;
     warm[a0 + i] = X->x[i].arr_t;
-    if (donecol[i] >= 0) warm[donecol[i]] = X->x[i].arr_t;
+    if (pairvar[i] >= 0) warm[pairvar[i]] = X->x[i].batch_next;
+  }
+  for (int e = 0; e < L->nlinks; e++) {
+    const synLink* l = &L->links[e];
+    int q = 0;
+    for (int k = X->link_start[e]; k < X->link_start[e + 1]; k++) {
+      int i = X->link_order[k];
+      if (donecol[i] >= 0) warm[donecol[i]] = X->x[i].send_t + l->alpha + l->beta * p->chunk_mb * (q + 1);
+      q = X->x[i].batch_next ? q + 1 : 0;
+    }
   }
   if (p->progress) {
     kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "model built", m.nrows, m.ncols, m.nnz, info->ints,
@@ -162,14 +204,18 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
   if (r != KILN_SUCCESS) goto out_free;
   info->optimal = res.status == MILP_OPTIMAL;
   if (res.x) {
+    char* keep = malloc((size_t)n + 1);
+    if (!keep) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+    for (int i = 0; i < n; i++) keep[i] = (char)X->x[i].batch_next;
     for (int i = 0; i < n; i++) X->x[i].batch_next = pairvar[i] >= 0 && res.x[pairvar[i]] > 0.5;
     double t = synScheduleAsap(L, X, p->chunk_mb);
-    if (t < greedy - 1e-9) {
+    if (t < merged - 1e-9) {
       info->used_greedy = false;
     } else {
-      for (int i = 0; i < n; i++) X->x[i].batch_next = 0;
+      for (int i = 0; i < n; i++) X->x[i].batch_next = keep[i];
       synScheduleAsap(L, X, p->chunk_mb);
     }
+    free(keep);
   }
 out_free:
   free(res.x);

@@ -1,0 +1,240 @@
+/* Synthesizer: every plan it returns verifies, for every collective on small topologies with and
+ * without symmetry; bad sketches are rejected before solving with a named reason; MILP time
+ * limits keep an incumbent; GLPK errors come back as errors instead of aborting. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../solver/synth/milp.h"
+#include "kiln/plan.h"
+#include "kiln/sketch.h"
+#include "kiln/synth.h"
+
+typedef struct synthCase {
+  char topo[16];
+  int nodes;
+  char sketch[24];
+  kilnColl_t coll;
+  bool symmetry;
+} synthCase;
+
+static kilnSynthOptions fast_options(void) {
+  kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
+  o.time_limit_s = 5;
+  o.stall_s = 0.3;
+  return o;
+}
+
+static kilnSketch* load_sketch(const char* name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, name);
+  kilnSketch* s = NULL;
+  kilnResult_t r = kilnSketchReadFile(path, &s);
+  cr_assert(eq(int, r, KILN_SUCCESS), "%s: %s", path, kilnLastError());
+  return s;
+}
+
+static synthCase* all_cases(size_t* n) {
+  static const struct { const char* topo; int nodes; const char* sketch; } setups[] = {
+      {"switch4", 1, "switch4"}, {"switch8", 1, "switch8"}, {"ndv2", 1, "ndv2"},
+      {"ndv2", 2, "ndv2-sk-1"},  {"torus4x4", 1, "torus4x4"},
+  };
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,
+                                     KILN_COLL_ALLREDUCE};
+  size_t total = sizeof setups / sizeof setups[0] * 4 * 2;
+  synthCase* cs = cr_malloc(total * sizeof *cs);
+  size_t k = 0;
+  for (size_t i = 0; i < sizeof setups / sizeof setups[0]; i++)
+    for (int c = 0; c < 4; c++)
+      for (int sym = 0; sym < 2; sym++) {
+        memset(&cs[k], 0, sizeof cs[k]);
+        snprintf(cs[k].topo, sizeof cs[k].topo, "%s", setups[i].topo);
+        cs[k].nodes = setups[i].nodes;
+        snprintf(cs[k].sketch, sizeof cs[k].sketch, "%s", setups[i].sketch);
+        cs[k].coll = colls[c];
+        cs[k].symmetry = sym;
+        k++;
+      }
+  *n = k;
+  return cs;
+}
+
+ParameterizedTestParameters(synth, plan_verifies) {
+  size_t n;
+  synthCase* cs = all_cases(&n);
+  return cr_make_param_array(synthCase, cs, n);
+}
+
+ParameterizedTest(synthCase* c, synth, plan_verifies, .timeout = 120) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin(c->topo, c->nodes, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch(c->sketch);
+  kilnSynthOptions o = fast_options();
+  o.use_symmetry = c->symmetry;
+  kilnPlan* p = NULL;
+  kilnSynthStats st;
+  kilnResult_t r = kilnSynthesize(t, s, c->coll, &o, &p, &st);
+  cr_assert(eq(int, r, KILN_SUCCESS), "%s x%d %s %s sym=%d: %s", c->topo, c->nodes, c->sketch,
+            kilnCollName(c->coll), c->symmetry, kilnLastError());
+  cr_assert(eq(int, p->ngpus, t->nranks));
+  cr_assert(eq(int, (int)p->coll, (int)c->coll));
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.seed = 12345; /* fixed, visible seed for the random interleavings */
+  cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  kilnSimResult sim;
+  cr_assert(eq(int, kilnPlanSimulate(p, t, 1 << 20, &sim), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(gt(dbl, sim.time_us, 0.0));
+  kilnPlanFree(p);
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
+static kilnResult_t synth_xml(const char* topo, const char* xml, kilnColl_t coll, kilnPlan** p) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin(topo, 1, &t), KILN_SUCCESS));
+  kilnSketch* s = NULL;
+  cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "inline.xml", &s), KILN_SUCCESS), "%s",
+            kilnLastError());
+  kilnSynthOptions o = fast_options();
+  kilnResult_t r = kilnSynthesize(t, s, coll, &o, p, NULL);
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+  return r;
+}
+
+Test(synth, disconnected_sketch_rejected_with_reason) {
+  static const char xml[] =
+      "<sketch name=\"cut\"><intranode strategy=\"links\">"
+      "<link src=\"0\" dst=\"1\"/><link src=\"1\" dst=\"0\"/>"
+      "<link src=\"2\" dst=\"3\"/><link src=\"3\" dst=\"2\"/>"
+      "</intranode><internode strategy=\"none\"/></sketch>";
+  kilnPlan* p = NULL;
+  kilnResult_t r = synth_xml("switch4", xml, KILN_COLL_ALLGATHER, &p);
+  cr_assert(ne(int, r, KILN_SUCCESS));
+  cr_assert(eq(ptr, p, NULL));
+  cr_assert(not(eq(ptr, strstr(kilnLastError(), "not connected"), NULL)), "%s", kilnLastError());
+}
+
+Test(synth, non_automorphic_symmetry_rejected_with_reason) {
+  /* a ring 0->1->2->3->0 plus the chord 0->2: rotating by one maps the chord to 1->3, absent */
+  static const char xml[] =
+      "<sketch name=\"chord\"><intranode strategy=\"links\">"
+      "<link src=\"0\" dst=\"1\"/><link src=\"1\" dst=\"2\"/><link src=\"2\" dst=\"3\"/>"
+      "<link src=\"3\" dst=\"0\"/><link src=\"0\" dst=\"2\"/>"
+      "</intranode><internode strategy=\"none\"/><symmetry offset=\"1\" group=\"4\"/></sketch>";
+  kilnPlan* p = NULL;
+  kilnResult_t r = synth_xml("switch4", xml, KILN_COLL_ALLGATHER, &p);
+  cr_assert(ne(int, r, KILN_SUCCESS));
+  cr_assert(eq(ptr, p, NULL));
+  cr_assert(not(eq(ptr, strstr(kilnLastError(), "symmetry"), NULL)), "%s", kilnLastError());
+  cr_assert(not(eq(ptr, strstr(kilnLastError(), "0->2"), NULL)), "%s", kilnLastError());
+}
+
+Test(synth, bad_options_rejected) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch4", 1, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("switch4");
+  kilnSynthOptions o = fast_options();
+  o.instances = 0;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  o = fast_options();
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_CUSTOM, &o, &p, NULL), KILN_ERR_UNSUPPORTED));
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
+Test(synth, route_time_limit_still_gives_verified_plan) {
+  /* the torus allgather routing does not prove optimality quickly; a tiny limit must still
+   * produce a plan (the incumbent, or least-loaded routes when there is none) */
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("torus4x4", 1, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("torus4x4");
+  kilnSynthOptions o = fast_options();
+  o.time_limit_s = 0.05;
+  o.stall_s = 0;
+  kilnPlan* p = NULL;
+  kilnSynthStats st;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(not(st.route_optimal));
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
+/* A 0-1 multi-knapsack GLPK cannot close in a few milliseconds (seeded LCG, seed printed). */
+static void knapsack(milpModel* m, int items, unsigned seed) {
+  milpInit(m);
+  unsigned x = seed;
+  for (int i = 0; i < items; i++) {
+    x = x * 1103515245u + 12345u;
+    milpAddCol(m, 0, 1, -(double)(1 + (x >> 16) % 97), true);
+  }
+  for (int k = 0; k < 8; k++) {
+    int row = milpAddRow(m, -MILP_INF, items * 25.0);
+    for (int i = 0; i < items; i++) {
+      x = x * 1103515245u + 12345u;
+      milpAdd(m, row, i, (double)(1 + (x >> 16) % 97));
+    }
+  }
+}
+
+Test(milp, time_limit_keeps_incumbent) {
+  unsigned seed = 20260101u;
+  cr_log_info("knapsack seed %u", seed);
+  milpModel m;
+  knapsack(&m, 400, seed);
+  double* warm = calloc((size_t)m.ncols, sizeof(double)); /* all zero: feasible, objective 0 */
+  milpParams mp = {0.02, 0.0, false, 0, warm, NULL, NULL};
+  milpResult res;
+  cr_assert(eq(int, milpGlpk.solve(&m, &mp, &res), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(res.status == MILP_FEASIBLE || res.status == MILP_OPTIMAL);
+  cr_assert(not(eq(ptr, res.x, NULL)));
+  cr_assert(le(dbl, res.obj, 0.0));
+  free(res.x);
+  free(warm);
+  milpFree(&m);
+}
+
+Test(milp, glpk_error_is_returned_not_fatal) {
+  /* a repeated (row, col) entry makes glp_load_matrix raise a GLPK error */
+  milpModel m;
+  milpInit(&m);
+  int c = milpAddCol(&m, 0, 1, 1, true);
+  int r = milpAddRow(&m, 1, MILP_INF);
+  milpAdd(&m, r, c, 1);
+  milpAdd(&m, r, c, 1);
+  milpParams mp = {1, 0, true, 0, NULL, NULL, NULL};
+  milpResult res;
+  cr_assert(eq(int, milpGlpk.solve(&m, &mp, &res), KILN_ERR_SOLVER));
+  /* GLPK still works afterwards, and compaction merges the entries */
+  milpCompact(&m);
+  cr_assert(eq(int, m.nnz, 1));
+  cr_assert(eq(int, milpGlpk.solve(&m, &mp, &res), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, res.status, MILP_OPTIMAL));
+  cr_assert(eq(dbl, res.obj, 1.0));
+  free(res.x);
+  milpFree(&m);
+}
+
+Test(milp, compaction_drops_duplicate_rows) {
+  milpModel m;
+  milpInit(&m);
+  int a = milpAddCol(&m, 0, 10, 1, false), b = milpAddCol(&m, 0, 10, 1, false);
+  for (int k = 0; k < 3; k++) {
+    int r = milpAddRow(&m, 2, MILP_INF);
+    milpAdd(&m, r, a, 1);
+    milpAdd(&m, r, b, 1);
+  }
+  int r = milpAddRow(&m, 1, MILP_INF);
+  milpAdd(&m, r, a, 1);
+  milpCompact(&m);
+  cr_assert(eq(int, m.nrows, 2));
+  cr_assert(eq(int, m.nnz, 3));
+  milpFree(&m);
+}
