@@ -1,0 +1,199 @@
+/* Lowering: fused instructions where a receive feeds a send, multi-chunk steps for chunks sent
+ * together, instances over channels, and the structural rules of a plan (one send and one
+ * receive peer per threadblock and channel, dependencies that point at existing earlier steps). */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../solver/synth/synth_internal.h"
+#include "kiln/plan.h"
+#include "kiln/sketch.h"
+#include "kiln/synth.h"
+
+/* Routed, ordered transfers of coll for a built-in topology and a sketch of plans/sketches. */
+typedef struct fixture {
+  kilnTopology* t;
+  kilnSketch* s;
+  synLogical L, Lt;
+  synChunks C;
+  synRoute ra, rr;
+  synXfers X;
+  double chunk_mb;
+} fixture;
+
+static void setup(fixture* f, const char* topo, const char* sketch, kilnColl_t coll, int k) {
+  memset(f, 0, sizeof *f);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, sketch);
+  cr_assert(eq(int, kilnTopologyBuiltin(topo, 1, &f->t), KILN_SUCCESS));
+  cr_assert(eq(int, kilnSketchReadFile(path, &f->s), KILN_SUCCESS), "%s", kilnLastError());
+  if (k > 0) f->s->input_chunkup = k;
+  int n = f->t->nranks;
+  bool ag = coll != KILN_COLL_REDUCESCATTER, rs = coll == KILN_COLL_REDUCESCATTER || coll == KILN_COLL_ALLREDUCE;
+  f->chunk_mb = 0.01;
+  cr_assert(eq(int, synLogicalBuild(f->t, f->s, false, &f->L), KILN_SUCCESS), "%s", kilnLastError());
+  if (rs) cr_assert(eq(int, synLogicalBuild(f->t, f->s, true, &f->Lt), KILN_SUCCESS));
+  cr_assert(eq(int, synChunksMake(coll == KILN_COLL_ALLTOALL ? coll : KILN_COLL_ALLGATHER, n, f->s->input_chunkup, &f->C),
+               KILN_SUCCESS));
+  synRouteParams rp = {f->chunk_mb, true, 5, 1e-4, 0.3, NULL, NULL};
+  if (ag) cr_assert(eq(int, synRouteSolve(&f->L, &f->C, &rp, &f->ra), KILN_SUCCESS), "%s", kilnLastError());
+  if (rs) cr_assert(eq(int, synRouteSolve(&f->Lt, &f->C, &rp, &f->rr), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, synXfersBuild(coll, &f->L, &f->Lt, &f->C, ag ? &f->ra : NULL, rs ? &f->rr : NULL, &f->X),
+               KILN_SUCCESS));
+  cr_assert(eq(int, synOrder(&f->L, &f->X, KILN_ORDER_SHORTEST_PATH_FIRST, f->chunk_mb), KILN_SUCCESS));
+  synScheduleAsap(&f->L, &f->X, f->chunk_mb);
+}
+
+static void teardown(fixture* f) {
+  synXfersFree(&f->X);
+  synRouteFree(&f->ra);
+  synRouteFree(&f->rr);
+  synChunksFree(&f->C);
+  synLogicalFree(&f->L);
+  synLogicalFree(&f->Lt);
+  kilnSketchFree(f->s);
+  kilnTopologyFree(f->t);
+}
+
+static kilnPlan* lower(fixture* f, kilnColl_t coll, int instances, bool fuse, bool* fused) {
+  synLowerParams lp = {coll, f->s->input_chunkup, instances, KILN_PROTO_SIMPLE, fuse, "test"};
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, synLower(&f->L, &f->X, &lp, &p, fused), KILN_SUCCESS), "%s", kilnLastError());
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.seed = 777; /* fixed, visible seed */
+  cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  return p;
+}
+
+static int count_steps(const kilnPlan* p, kilnStepType_t type) {
+  int n = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++)
+      for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) n += p->gpus[r].tbs[t].steps[s].type == type;
+  return n;
+}
+
+/* One threadblock per (send peer, channel) and per (recv peer, channel) on a rank; every
+ * dependency names an existing step of another threadblock, which is marked hasdep. */
+static void check_structure(const kilnPlan* p) {
+  for (int r = 0; r < p->ngpus; r++) {
+    const kilnGpu* g = &p->gpus[r];
+    for (int a = 0; a < g->ntbs; a++) {
+      const kilnThreadblock* ta = &g->tbs[a];
+      cr_assert(eq(int, ta->id, a));
+      for (int b = a + 1; b < g->ntbs; b++) {
+        const kilnThreadblock* tb = &g->tbs[b];
+        if (ta->chan != tb->chan) continue;
+        cr_assert(ta->send < 0 || ta->send != tb->send, "rank %d tbs %d,%d both send to %d", r, a, b, ta->send);
+        cr_assert(ta->recv < 0 || ta->recv != tb->recv, "rank %d tbs %d,%d both receive from %d", r, a, b, ta->recv);
+      }
+      for (int s = 0; s < ta->nsteps; s++) {
+        const kilnStep* st = &ta->steps[s];
+        cr_assert(eq(int, st->s, s));
+        if (st->depid < 0) continue;
+        cr_assert(ne(int, st->depid, a));
+        cr_assert(lt(int, st->depid, g->ntbs));
+        cr_assert(lt(int, st->deps, g->tbs[st->depid].nsteps));
+        cr_assert(g->tbs[st->depid].steps[st->deps].hasdep);
+      }
+    }
+  }
+}
+
+Test(lower, relays_fuse_receive_and_send) {
+  fixture f;
+  setup(&f, "torus4x4", "torus4x4", KILN_COLL_ALLGATHER, 0);
+  bool fused = false;
+  kilnPlan* p = lower(&f, KILN_COLL_ALLGATHER, 1, true, &fused);
+  cr_assert(fused);
+  cr_assert(gt(int, count_steps(p, KILN_STEP_RECV_COPY_SEND), 0));
+  check_structure(p);
+  kilnPlanFree(p);
+  p = lower(&f, KILN_COLL_ALLGATHER, 1, false, &fused);
+  cr_assert(not(fused));
+  cr_assert(eq(int, count_steps(p, KILN_STEP_RECV_COPY_SEND), 0));
+  check_structure(p);
+  kilnPlanFree(p);
+  teardown(&f);
+}
+
+Test(lower, allreduce_fuses_reductions) {
+  fixture f;
+  setup(&f, "switch4", "switch4", KILN_COLL_ALLREDUCE, 0);
+  bool fused = false;
+  kilnPlan* p = lower(&f, KILN_COLL_ALLREDUCE, 1, true, &fused);
+  cr_assert(fused);
+  cr_assert(gt(int, count_steps(p, KILN_STEP_RECV_REDUCE_COPY_SEND), 0));
+  check_structure(p);
+  kilnPlanFree(p);
+  teardown(&f);
+}
+
+Test(lower, reducescatter_through_relays_verifies) {
+  fixture f;
+  setup(&f, "torus4x4", "torus4x4", KILN_COLL_REDUCESCATTER, 0);
+  bool fused = false;
+  kilnPlan* p = lower(&f, KILN_COLL_REDUCESCATTER, 1, true, &fused);
+  cr_assert(gt(int, count_steps(p, KILN_STEP_RECV_REDUCE_SEND) + count_steps(p, KILN_STEP_RECV_REDUCE_COPY), 0));
+  cr_assert(eq(int, p->gpus[0].o_chunks, 1));
+  cr_assert(eq(int, p->gpus[0].i_chunks, 16));
+  check_structure(p);
+  kilnPlanFree(p);
+  teardown(&f);
+}
+
+Test(lower, instances_copy_threadblocks_over_channels) {
+  fixture f;
+  setup(&f, "switch4", "switch4", KILN_COLL_ALLGATHER, 0);
+  bool fused;
+  kilnPlan* one = lower(&f, KILN_COLL_ALLGATHER, 1, true, &fused);
+  kilnPlan* three = lower(&f, KILN_COLL_ALLGATHER, 3, true, &fused);
+  cr_assert(eq(int, three->nchannels, 3));
+  for (int r = 0; r < 4; r++) {
+    cr_assert(eq(int, three->gpus[r].ntbs, 3 * one->gpus[r].ntbs));
+    cr_assert(eq(int, three->gpus[r].o_chunks, 3 * one->gpus[r].o_chunks));
+    cr_assert(eq(int, three->gpus[r].i_chunks, 3 * one->gpus[r].i_chunks));
+  }
+  check_structure(three);
+  kilnPlanFree(one);
+  kilnPlanFree(three);
+  teardown(&f);
+}
+
+Test(lower, chunks_sent_together_become_one_step) {
+  fixture f;
+  setup(&f, "switch4", "switch4", KILN_COLL_ALLGATHER, 2);
+  /* rank 0's two chunks go over link 0->1 back to back: mark them as sent together, in chunk order */
+  int e = f.L.link_of[0 * 4 + 1];
+  cr_assert(eq(int, f.X.link_start[e + 1] - f.X.link_start[e], 2));
+  int* lo = &f.X.link_order[f.X.link_start[e]];
+  if (f.X.x[lo[0]].chunk > f.X.x[lo[1]].chunk) { int tmp = lo[0]; lo[0] = lo[1]; lo[1] = tmp; }
+  f.X.x[lo[0]].batch_next = 1;
+  synScheduleAsap(&f.L, &f.X, f.chunk_mb);
+  cr_assert(eq(dbl, f.X.x[lo[0]].send_t, f.X.x[lo[1]].send_t));
+  bool fused;
+  kilnPlan* p = lower(&f, KILN_COLL_ALLGATHER, 1, false, &fused);
+  bool found = false;
+  for (int t = 0; t < p->gpus[0].ntbs; t++)
+    if (p->gpus[0].tbs[t].send == 1)
+      for (int s = 0; s < p->gpus[0].tbs[t].nsteps; s++)
+        found |= p->gpus[0].tbs[t].steps[s].type == KILN_STEP_SEND && p->gpus[0].tbs[t].steps[s].cnt == 2;
+  cr_assert(found, "no two-chunk send from rank 0 to rank 1");
+  check_structure(p);
+  kilnPlanFree(p);
+  teardown(&f);
+}
+
+Test(lower, alltoall_relays_use_scratch) {
+  fixture f;
+  setup(&f, "torus4x4", "torus4x4", KILN_COLL_ALLTOALL, 0);
+  bool fused;
+  kilnPlan* p = lower(&f, KILN_COLL_ALLTOALL, 1, true, &fused);
+  int scratch = 0;
+  for (int r = 0; r < p->ngpus; r++) scratch += p->gpus[r].s_chunks;
+  cr_assert(gt(int, scratch, 0));
+  check_structure(p);
+  kilnPlanFree(p);
+  teardown(&f);
+}
