@@ -84,6 +84,8 @@ ParameterizedTest(synthCase* c, synth, plan_verifies, .timeout = 120) {
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
   vo.seed = 12345; /* fixed, visible seed for the random interleavings */
   cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  vo.fifo_depth = 1; /* no deadlock with a single FIFO slot per connection either */
+  cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
   kilnSimResult sim;
   cr_assert(eq(int, kilnPlanSimulate(p, t, 1 << 20, &sim), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(gt(dbl, sim.time_us, 0.0));
@@ -190,7 +192,7 @@ Test(milp, time_limit_keeps_incumbent) {
   milpModel m;
   knapsack(&m, 400, seed);
   double* warm = calloc((size_t)m.ncols, sizeof(double)); /* all zero: feasible, objective 0 */
-  milpParams mp = {0.02, 0.0, false, 0, warm, NULL, NULL};
+  milpParams mp = {0.02, 0.0, false, false, 0, warm, NULL, NULL};
   milpResult res;
   cr_assert(eq(int, milpGlpk.solve(&m, &mp, &res), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(res.status == MILP_FEASIBLE || res.status == MILP_OPTIMAL);
@@ -209,7 +211,7 @@ Test(milp, glpk_error_is_returned_not_fatal) {
   int r = milpAddRow(&m, 1, MILP_INF);
   milpAdd(&m, r, c, 1);
   milpAdd(&m, r, c, 1);
-  milpParams mp = {1, 0, true, 0, NULL, NULL, NULL};
+  milpParams mp = {1, 0, true, false, 0, NULL, NULL, NULL};
   milpResult res;
   cr_assert(eq(int, milpGlpk.solve(&m, &mp, &res), KILN_ERR_SOLVER));
   /* GLPK still works afterwards, and compaction merges the entries */

@@ -60,7 +60,7 @@ typedef void (*kilnSynthProgressFn)(const kilnSynthProgress* p, void* user);
 typedef struct kilnSynthOptions {
   size_t size;              /* sizeof(kilnSynthOptions): guards against a stale layout */
   double time_limit_s;      /* per MILP solve (> 0); default 60 */
-  double mip_gap;           /* relative gap at which a MILP stops; default 1e-4 */
+  double mip_gap;           /* relative gap at which a MILP stops; default 1e-2 */
   double stall_s;           /* a MILP with an incumbent stops after this long without improving
                                it (0: never); default 5 */
   int instances;            /* lowering: parallel copies over channels (>= 1); default 1 */
@@ -74,7 +74,7 @@ typedef struct kilnSynthOptions {
   void* progress_user;
 } kilnSynthOptions;
 #define KILN_SYNTH_OPTIONS_INIT \
-  {sizeof(kilnSynthOptions), 60.0, 1e-4, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, -1, 0, NULL, NULL}
+  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, -1, 0, NULL, NULL}
 
 /* What a synthesis did, for summaries and benchmarks. */
 typedef struct kilnSynthStats {

@@ -215,6 +215,7 @@ static void glpk_callback(glp_tree* tree, void* info) {
     double inc = NAN, bound = NAN, gap = NAN;
     int best = glp_ios_best_node(tree);
     if (best) bound = glp_ios_node_bound(tree, best);
+    if (!isfinite(bound)) bound = NAN;
     if (glp_mip_status(P) == GLP_FEAS || glp_mip_status(P) == GLP_OPT) {
       inc = glp_mip_obj_val(P);
       gap = glp_ios_mip_gap(tree);
@@ -305,9 +306,9 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   ip.presolve = presolve ? GLP_ON : GLP_OFF;
   ip.br_tech = GLP_BR_PCH;
   ip.bt_tech = GLP_BT_BLB;
-  ip.fp_heur = GLP_ON;
-  ip.gmi_cuts = GLP_ON;
-  ip.mir_cuts = GLP_ON;
+  ip.fp_heur = p->warm ? GLP_OFF : GLP_ON; /* a warm start makes the pump redundant */
+  ip.gmi_cuts = p->cuts ? GLP_ON : GLP_OFF;
+  ip.mir_cuts = p->cuts ? GLP_ON : GLP_OFF;
   ip.cb_func = glpk_callback;
   ip.cb_info = ctx;
   int rc = glp_intopt(P, &ip);

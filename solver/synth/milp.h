@@ -46,6 +46,7 @@ typedef struct milpParams {
   double time_limit_s;
   double mip_gap;
   bool presolve;
+  bool cuts;          /* Gomory and MIR cuts (strong root bounds, slower root) */
   double stall_s;     /* > 0: stop once an incumbent has not improved for this long */
   const double* warm; /* [ncols] integer-feasible start, or NULL (disables presolve) */
   milpProgressFn progress;

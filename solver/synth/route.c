@@ -277,7 +277,7 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
                             NAN, NAN, NAN, 0};
     p->progress(&pr, p->user);
   }
-  milpParams mp = {p->time_limit_s, p->mip_gap, true, p->stall_s, NULL, p->progress ? route_progress : NULL, &pc};
+  milpParams mp = {p->time_limit_s, p->mip_gap, true, true, p->stall_s, NULL, p->progress ? route_progress : NULL, &pc};
   r = milpGlpk.solve(&m, &mp, &res);
   if (r != KILN_SUCCESS) goto out_free;
   if (res.status == MILP_INFEASIBLE) {

@@ -47,7 +47,53 @@ static double greedy_merge(const synLogical* L, synXfers* X, const char* pc, dou
   return synScheduleAsap(L, X, chunk_mb);
 }
 
-#define SCHED_MILP_MAX_PAIRS 400 /* larger contiguity problems stop at the greedy merging */
+/* Time windows from precedence alone (valid with or without merges, which only lengthen
+ * transfers): es[x], the earliest send; tail[x], the least time from x's send to the end. */
+static bool windows(const synLogical* L, const synXfers* X, double chunk_mb, double* es, double* tail) {
+  int n = X->n;
+  int* indeg = malloc(((size_t)n + 1) * sizeof(int));
+  int* topo = malloc(((size_t)n + 1) * sizeof(int));
+  int* sstart = calloc((size_t)n + 2, sizeof(int));
+  int* succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
+  int* fill = malloc(((size_t)n + 1) * sizeof(int));
+  bool ok = indeg && topo && sstart && succ && fill;
+  if (ok) {
+    for (int i = 0; i < n; i++)
+      for (int q = 0; q < X->x[i].npred; q++) sstart[X->preds[X->x[i].pred0 + q] + 1]++;
+    for (int i = 0; i < n; i++) sstart[i + 1] += sstart[i];
+    memcpy(fill, sstart, (size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++)
+      for (int q = 0; q < X->x[i].npred; q++) succ[fill[X->preds[X->x[i].pred0 + q]]++] = i;
+    int h = 0, t = 0;
+    for (int i = 0; i < n; i++) if (!(indeg[i] = X->x[i].npred)) topo[t++] = i;
+    while (h < t) {
+      int i = topo[h++];
+      es[i] = 0;
+      for (int q = 0; q < X->x[i].npred; q++) {
+        int pi = X->preds[X->x[i].pred0 + q];
+        const synLink* l = &L->links[X->x[pi].link];
+        double v = es[pi] + l->alpha + l->beta * chunk_mb;
+        if (v > es[i]) es[i] = v;
+      }
+      for (int k = sstart[i]; k < sstart[i + 1]; k++) if (--indeg[succ[k]] == 0) topo[t++] = succ[k];
+    }
+    ok = t == n;
+    for (int a = n - 1; ok && a >= 0; a--) {
+      int i = topo[a];
+      double best = 0;
+      for (int k = sstart[i]; k < sstart[i + 1]; k++) if (tail[succ[k]] > best) best = tail[succ[k]];
+      const synLink* l = &L->links[X->x[i].link];
+      tail[i] = l->alpha + l->beta * chunk_mb + best;
+    }
+  }
+  free(indeg); free(topo); free(sstart); free(succ); free(fill);
+  return ok;
+}
+
+/* Larger contiguity problems stop at the greedy merging: GLPK's LPs over tens of thousands of
+ * rows take seconds per node. */
+#define SCHED_MILP_MAX_PAIRS 400
+#define SCHED_MILP_MAX_TRANSFERS 1500
 
 kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams* p,
                          synSchedInfo* info) {
@@ -92,7 +138,7 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "greedy merging", -1, -1, -1, npairs, merged, NAN, NAN, 0};
     p->progress(&pr, p->user);
   }
-  if (npairs > SCHED_MILP_MAX_PAIRS) {
+  if (npairs > SCHED_MILP_MAX_PAIRS || n > SCHED_MILP_MAX_TRANSFERS) {
     free(pc);
     free(needdone);
     info->ints = npairs;
@@ -103,16 +149,38 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
   milpModel m;
   milpInit(&m);
   milpResult res = {0};
+  double *slo = NULL, *shi = NULL, *alo = NULL, *ahi = NULL; /* time windows */
   int* pairvar = malloc(((size_t)n + 1) * sizeof(int)); /* column of together(a, next) or -1 */
   int* donecol = malloc(((size_t)n + 1) * sizeof(int));
   double* warm = NULL;
   if (!pairvar || !donecol) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
-  double M = greedy * 1.0000001 + 1e-6;
-  int T = milpAddCol(&m, 0, M, 1.0, false);
+  /* every time lies in a window from precedence and the horizon H (the greedy makespan); each
+   * big-M is the widest gap its two windows allow */
+  double H = greedy * (1 + 1e-7) + 1e-6;
+  slo = malloc(((size_t)n + 1) * sizeof(double));
+  shi = malloc(((size_t)n + 1) * sizeof(double));
+  alo = malloc(((size_t)n + 1) * sizeof(double));
+  ahi = malloc(((size_t)n + 1) * sizeof(double));
+  if (!slo || !shi || !alo || !ahi || !windows(L, X, p->chunk_mb, slo, shi)) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
+  const double* tail = shi; /* shi[i] holds tail[i] until it becomes H - tail[i] below */
+  for (int i = 0; i < n; i++) {
+    const synLink* l = &L->links[X->x[i].link];
+    double lat = l->alpha + l->beta * p->chunk_mb;
+    double ti = tail[i];
+    alo[i] = slo[i] + lat;
+    ahi[i] = H - (ti - lat);
+    shi[i] = H - ti;
+    if (shi[i] < slo[i]) shi[i] = slo[i];
+    if (ahi[i] < alo[i]) ahi[i] = alo[i];
+  }
+  int T = milpAddCol(&m, 0, H, 1.0, false);
   int s0 = m.ncols;
-  for (int i = 0; i < n; i++) milpAddCol(&m, 0, M, 0, false); /* send */
+  for (int i = 0; i < n; i++) milpAddCol(&m, slo[i] - 1e-6, shi[i] + 1e-6, 0, false); /* send */
   int a0 = m.ncols;
-  for (int i = 0; i < n; i++) milpAddCol(&m, 0, M, 0, false); /* arr */
+  for (int i = 0; i < n; i++) milpAddCol(&m, alo[i] - 1e-6, ahi[i] + 1e-6, 0, false); /* arr */
   for (int i = 0; i < n; i++) pairvar[i] = -1;
   for (int i = 0; i < n; i++) donecol[i] = -1;
   for (int i = 0; i < n; i++) {
@@ -121,7 +189,7 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     double lat = l->alpha + l->beta * p->chunk_mb;
     int row = milpAddRow(&m, lat, MILP_INF);
     if (needdone[i]) {
-      donecol[i] = milpAddCol(&m, 0, M, 0, false);
+      donecol[i] = milpAddCol(&m, alo[i] - 1e-6, ahi[i] + 1e-6, 0, false);
       milpAdd(&m, row, donecol[i], 1);
       milpAdd(&m, row, s0 + i, -1);
       row = milpAddRow(&m, 0, MILP_INF);
@@ -153,16 +221,22 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
       }
       int t = milpAddCol(&m, 0, 1, 0, true);
       pairvar[a] = t;
+      double M1 = ahi[a] - slo[b] + 1e-5, M3 = shi[b] - slo[a] + 1e-5;
+      double M4 = bw + ahi[a] - alo[b] + 1e-5, M5 = ahi[b] - alo[a] + 1e-5;
+      if (M1 < 0) M1 = 0;
+      if (M3 < 0) M3 = 0;
+      if (M4 < bw) M4 = bw;
+      if (M5 < 0) M5 = 0;
       row = milpAddRow(&m, 0, MILP_INF); /* send[b] - arr[a] + M t >= 0 */
-      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1); milpAdd(&m, row, t, M);
+      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1); milpAdd(&m, row, t, M1);
       row = milpAddRow(&m, 0, MILP_INF); /* send[b] >= send[a] */
       milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, s0 + a, -1);
-      row = milpAddRow(&m, -MILP_INF, M); /* send[b] - send[a] + M t <= M */
-      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, s0 + a, -1); milpAdd(&m, row, t, M);
-      row = milpAddRow(&m, bw - M, MILP_INF); /* done[b] - done[a] - M t >= β - M */
-      milpAdd(&m, row, donecol[b], 1); milpAdd(&m, row, donecol[a], -1); milpAdd(&m, row, t, -M);
-      row = milpAddRow(&m, -M, MILP_INF); /* arr[a] - arr[b] - M t >= -M */
-      milpAdd(&m, row, a0 + a, 1); milpAdd(&m, row, a0 + b, -1); milpAdd(&m, row, t, -M);
+      row = milpAddRow(&m, -MILP_INF, M3); /* send[b] - send[a] + M t <= M */
+      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, s0 + a, -1); milpAdd(&m, row, t, M3);
+      row = milpAddRow(&m, bw - M4, MILP_INF); /* done[b] - done[a] - M t >= β - M */
+      milpAdd(&m, row, donecol[b], 1); milpAdd(&m, row, donecol[a], -1); milpAdd(&m, row, t, -M4);
+      row = milpAddRow(&m, -M5, MILP_INF); /* arr[a] - arr[b] - M t >= -M */
+      milpAdd(&m, row, a0 + a, 1); milpAdd(&m, row, a0 + b, -1); milpAdd(&m, row, t, -M5);
     }
   }
   for (int pt = 0; pt < L->nports; pt++)
@@ -199,7 +273,7 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     p->progress(&pr, p->user);
   }
   schedProgress sp = {p, m.nrows, m.ncols, info->ints};
-  milpParams mp = {p->time_limit_s, p->mip_gap, false, p->stall_s, warm, p->progress ? sched_progress : NULL, &sp};
+  milpParams mp = {p->time_limit_s, p->mip_gap, false, false, p->stall_s, warm, p->progress ? sched_progress : NULL, &sp};
   r = milpGlpk.solve(&m, &mp, &res);
   if (r != KILN_SUCCESS) goto out_free;
   info->optimal = res.status == MILP_OPTIMAL;
@@ -224,6 +298,7 @@ out_free:
   free(donecol);
   free(pc);
   free(needdone);
+  free(slo); free(shi); free(alo); free(ahi);
   milpFree(&m);
   return r;
 }

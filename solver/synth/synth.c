@@ -66,8 +66,13 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
     if (fuse && !fused) { kilnPlanFree(cand); continue; } /* nothing to fuse: same as plain */
     report(o, KILN_SYNTH_STAGE_LOWER, fused ? "lowered (fused instructions)" : "lowered", synNow() - t0);
     t0 = synNow();
+    /* unbounded FIFOs, then one slot per connection (the strictest a runtime can be) */
     kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
     r = kilnPlanVerify(cand, &vo);
+    if (r == KILN_SUCCESS) {
+      vo.fifo_depth = 1;
+      r = kilnPlanVerify(cand, &vo);
+    }
     st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
     if (r != KILN_SUCCESS) {
       kilnPlanFree(cand);
