@@ -54,7 +54,7 @@ static void progress(const kilnSynthProgress* p, void* user) {
 int main(int argc, char** argv) {
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
   o.time_limit_s = 30;
-  o.stall_s = 1;
+  o.stall_s = 0.5;
   const char* only = NULL;
   bool quiet = false;
   for (int i = 1; i < argc; i++) {

@@ -15,12 +15,15 @@ static void help(FILE* f) {
   fprintf(f,
           "usage: kiln synth --topo NAME|FILE.xml [--nodes K] --sketch SKETCH.xml\n"
           "                  --coll allgather|alltoall|reducescatter|allreduce -o PLAN.xml\n"
-          "                  [--time-limit SECONDS] [--instances N] [--proto LL|Simple]\n"
+          "                  [--time-limit SECONDS] [--stall SECONDS] [--gap G] [--instances N]\n"
+          "                  [--proto LL|Simple]\n"
           "                  [--ordering auto|shortest-path-first|longest-path-first]\n"
           "                  [--size BYTES] [--no-symmetry] [--no-contiguity] [--no-fuse] [--quiet]\n"
           "Routes (MILP), orders (greedy) and schedules (contiguity MILP) the collective the sketch\n"
           "describes, lowers it to a plan, verifies it and writes it atomically. --time-limit bounds\n"
-          "each MILP solve (default 60 s; reaching it keeps the best solution found). --size\n"
+          "each MILP solve (default 60 s; reaching it keeps the best solution found); --stall stops\n"
+          "a MILP whose incumbent has not improved for that long (default 5 s, 0: never); --gap is\n"
+          "the relative MIP gap (default 0.01). --size\n"
           "overrides the sketch's input size (bytes per rank's input).\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
@@ -67,6 +70,12 @@ int cmd_synth(int argc, char** argv) {
       char* end;
       o.time_limit_s = strtod(v, &end);
       if (*end || !(o.time_limit_s > 0)) { fprintf(stderr, "kiln synth: bad --time-limit '%s'\n", v); return 2; }
+    } else if (!strcmp(a, "--stall") || !strcmp(a, "--gap")) {
+      char* end;
+      double d = strtod(v, &end);
+      if (*end || !(d >= 0)) { fprintf(stderr, "kiln synth: bad %s '%s'\n", a, v); return 2; }
+      if (!strcmp(a, "--stall")) o.stall_s = d;
+      else o.mip_gap = d;
     } else if (!strcmp(a, "--instances")) {
       if (!cliParseInt(v, &o.instances) || o.instances < 1 || o.instances > 64) {
         fprintf(stderr, "kiln synth: --instances needs an integer in 1..64\n");

@@ -62,7 +62,7 @@ typedef struct kilnSynthOptions {
   double time_limit_s;      /* per MILP solve (> 0); default 60 */
   double mip_gap;           /* relative gap at which a MILP stops; default 1e-2 */
   double stall_s;           /* a MILP with an incumbent stops after this long without improving
-                               it (0: never); default 5 */
+                               it by more than mip_gap (0: never); default 5 */
   int instances;            /* lowering: parallel copies over channels (>= 1); default 1 */
   kilnProto_t proto;        /* written into the plan; default Simple */
   bool use_symmetry;        /* quotient by the sketch's symmetry; default true */

@@ -55,14 +55,14 @@ static int scratch_of(lowerCtx* c, int rank, int chunk) {
   return SLOT(KILN_BUF_SCRATCH, *s);
 }
 
-static int cmp_key_ctx_dummy;
-static const int* g_sort_key;
+/* qsort has no context argument; lowering runs one at a time per thread */
+static _Thread_local const int* g_sort_key;
 static int cmp_by_key(const void* a, const void* b) {
   int x = *(const int*)a, y = *(const int*)b;
   return g_sort_key[x] < g_sort_key[y] ? -1 : g_sort_key[x] > g_sort_key[y];
 }
 
-static const synXfers* g_sort_X;
+static _Thread_local const synXfers* g_sort_X;
 static int cmp_xfer_time(const void* a, const void* b) {
   const synXfer* x = &g_sort_X->x[*(const int*)a];
   const synXfer* y = &g_sort_X->x[*(const int*)b];
@@ -187,10 +187,9 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
   int* tbrecv = malloc((size_t)n * 2 * n * sizeof(int));
   int* fusewith = malloc(((size_t)nx + 1) * sizeof(int)); /* xin -> xout fused, or -1 */
   int* fusedin = malloc(((size_t)nx + 1) * sizeof(int));  /* xout -> xin, or -1 */
-  int* pairs = calloc((size_t)n * n, sizeof(int));
   ops = malloc((2 * (size_t)nx + (size_t)n * nc + 1) * sizeof(lop));
   if (!order || !c.key || !c.sslot || !c.dslot || !c.rslot || !c.absorbed || !c.cnt || !c.scratch ||
-      !c.nscratch || !rtb || !stb || !ntb || !tbsend || !tbrecv || !fusewith || !fusedin || !pairs || !ops) {
+      !c.nscratch || !rtb || !stb || !ntb || !tbsend || !tbrecv || !fusewith || !fusedin || !ops) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
     goto out_free;
   }
@@ -225,7 +224,6 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       if (X->x[last].dst != x->src) continue;
       fusewith[last] = o;
       fusedin[o] = last;
-      pairs[x->src * n + 0] += 0;
     }
   }
   /* threadblocks: greedily merge recv-from-X with send-to-Y where most fusions sit */
@@ -333,31 +331,26 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
 
   /* dependencies per rank (step 4) */
   {
-    int slots = 3 * (1 << 24);
-    (void)slots;
     int nslot = 0;
     int maxoff = nc + 1;
     for (int rk = 0; rk < n; rk++) if (c.nscratch[rk] + 1 > maxoff) maxoff = c.nscratch[rk] + 1;
     nslot = 3 * maxoff;
     int* lastw = malloc((size_t)nslot * sizeof(int));
     vec* readers = calloc((size_t)nslot, sizeof(vec));
-    int* waited = malloc((size_t)2 * n * sizeof(int));
     int* tbpos = malloc((size_t)2 * n * sizeof(int));
     int* cand = malloc((size_t)2 * n * sizeof(int));
-    int* opidx_of_pos = NULL;
-    if (!lastw || !readers || !waited || !tbpos || !cand) {
-      free(lastw); free(readers); free(waited); free(tbpos); free(cand);
+    if (!lastw || !readers || !tbpos || !cand) {
+      free(lastw); free(readers); free(tbpos); free(cand);
       r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       goto out_free;
     }
-    (void)opidx_of_pos;
     int i0 = 0;
     for (int rk = 0; rk < n; rk++) {
       int i1 = i0;
       while (i1 < nops && ops[i1].rank == rk) i1++;
       for (int s = 0; s < nslot; s++) { lastw[s] = -1; readers[s].n = 0; }
       int T = ntb[rk];
-      /* waited[t * T + u] flattened would be T*T; T <= 2n so keep a per-tb row lazily */
+      /* w2[t * T + u]: the latest step of threadblock u that threadblock t already waited for */
       int* w2 = malloc((size_t)T * T * sizeof(int));
       if (!w2) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
       for (int q = 0; q < T * T; q++) w2[q] = -1;
@@ -406,7 +399,7 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       i0 = i1;
     }
     for (int s = 0; s < nslot; s++) free(readers[s].v);
-    free(lastw); free(readers); free(waited); free(tbpos); free(cand);
+    free(lastw); free(readers); free(tbpos); free(cand);
     if (r != KILN_SUCCESS) goto out_free;
   }
 
@@ -480,12 +473,11 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
   *out = plan;
   plan = NULL;
 out_free:
-  (void)cmp_key_ctx_dummy;
   if (plan) kilnPlanFree(plan);
   free(deps.v);
   free(ops);
   free(order); free(c.key); free(c.sslot); free(c.dslot); free(c.rslot); free(c.absorbed); free(c.cnt);
   free(c.scratch); free(c.nscratch);
-  free(rtb); free(stb); free(ntb); free(tbsend); free(tbrecv); free(fusewith); free(fusedin); free(pairs);
+  free(rtb); free(stb); free(ntb); free(tbsend); free(tbrecv); free(fusewith); free(fusedin);
   return r;
 }

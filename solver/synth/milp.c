@@ -201,7 +201,11 @@ static void glpk_callback(glp_tree* tree, void* info) {
     int ms = glp_mip_status(P);
     if (ms == GLP_FEAS || ms == GLP_OPT) {
       double v = glp_mip_obj_val(P);
-      if (isnan(c->best) || v < c->best - 1e-9 * (1 + fabs(v))) { c->best = v; c->best_t = t; }
+      /* only an improvement larger than the gap tolerance restarts the stall clock */
+      if (isnan(c->best) || v < c->best - fmax(c->p->mip_gap, 1e-9) * (1e-9 + fabs(c->best))) {
+        c->best = v;
+        c->best_t = t;
+      }
       else if (c->p->stall_s > 0 && t - c->best_t >= c->p->stall_s && !c->stalled) {
         c->stalled = true;
         glp_ios_terminate(tree);
@@ -304,7 +308,7 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   ip.tm_lim = tm_ms;
   ip.mip_gap = p->mip_gap;
   ip.presolve = presolve ? GLP_ON : GLP_OFF;
-  ip.br_tech = GLP_BR_PCH;
+  ip.br_tech = p->warm ? GLP_BR_DTH : GLP_BR_PCH; /* pseudocost set-up is slow at the root */
   ip.bt_tech = GLP_BT_BLB;
   ip.fp_heur = p->warm ? GLP_OFF : GLP_ON; /* a warm start makes the pump redundant */
   ip.gmi_cuts = p->cuts ? GLP_ON : GLP_OFF;

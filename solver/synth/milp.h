@@ -47,7 +47,8 @@ typedef struct milpParams {
   double mip_gap;
   bool presolve;
   bool cuts;          /* Gomory and MIR cuts (strong root bounds, slower root) */
-  double stall_s;     /* > 0: stop once an incumbent has not improved for this long */
+  double stall_s;     /* > 0: stop once the incumbent has not improved by more than mip_gap
+                       * (relative) for this long */
   const double* warm; /* [ncols] integer-feasible start, or NULL (disables presolve) */
   milpProgressFn progress;
   void* user;
