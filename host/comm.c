@@ -3,9 +3,11 @@
  * window per rank (ncclMemAlloc + ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC)), a
  * device communicator to confirm support, and every peer's window address read once.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln_dev.h"
 #include "runtime_internal.h"
 
 #define CUDA_TRY(call, label)                                                              \
@@ -81,6 +83,7 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   }
   CUDA_TRY(cudaSetDevice(c->dev), out_free);
   CUDA_TRY(cudaDeviceGetAttribute(&c->nsm, cudaDevAttrMultiProcessorCount, c->dev), out_free);
+  CUDA_TRY((cudaError_t)kilnInterpPreload(), out_free);
   const size_t nconn = (size_t)c->nranks * cfg->maxChannels;
   c->fifoBytes = (size_t)cfg->nslots * cfg->slotBytes;
   c->headBase = nconn * c->fifoBytes;
@@ -148,6 +151,10 @@ static kilnResult_t commFinish(struct kilnComm* c) {
   if (e != 0)
     return kilnSetError(KILN_ERR_CUDA, "rank %d: reading peer addresses: %s", c->rank,
                         cudaGetErrorString((cudaError_t)e));
+  if (getenv("KILN_DEBUG"))
+    for (int p = 0; p < c->nranks; p++)
+      fprintf(stderr, "kiln: rank %d window %p (%zu bytes) peer %d at %p\n", c->rank, (void*)c->win,
+              c->winBytes, p, (void*)c->peers[p]);
   for (int p = 0; p < c->nranks; p++)
     if (!c->peers[p])
       return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: no address for peer %d", c->rank, p);

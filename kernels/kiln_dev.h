@@ -93,6 +93,9 @@ KILN_STATIC_ASSERT(sizeof(kilnDevArgs) % 16 == 0, "kilnDevArgs is a multiple of 
 /* Launches the interpreter for `dtype` (kilnDataType_t) with args->ntbs blocks of `threads`
  * threads on `stream` (a cudaStream_t). Returns a cudaError_t value (0: launched). */
 int kilnInterpLaunch(int dtype, const kilnDevArgs* args, int threads, void* stream);
+/* Loads every interpreter kernel on the current device (see interp_dtype.cu.in: lazy loading
+ * during a spinning kernel can deadlock). Returns a cudaError_t value. */
+int kilnInterpPreload(void);
 
 #ifdef __cplusplus
 }

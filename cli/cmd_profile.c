@@ -1,0 +1,217 @@
+/*
+ * kiln profile: measures α (µs) and β (µs/MB) of every ordered GPU pair with kiln's own
+ * primitives and writes a topology XML that kiln synth accepts.
+ *
+ * Per pair (i -> j): a plan that sends n chunks one after another (n steps of one chunk) and one
+ * that sends the same n chunks at once (one step of n chunks). The difference of their times is
+ * (n-1)·α; β comes from the at-once time at two sizes. Kernel launch costs cancel in both
+ * differences.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "kiln/topology.h"
+
+static void help(FILE* f) {
+  fprintf(f,
+          "usage: kiln profile [--gpus N] [--reps R] [-o OUT.xml]\n"
+          "Measures alpha (us) and beta (us/MB) of every ordered pair of the first N GPUs (default:\n"
+          "all, at least 2) with kiln's primitives, prints a table and writes a topology XML\n"
+          "(to OUT.xml, or stdout) that kiln synth accepts. Needs the GPU runtime and NCCL.\n");
+}
+
+#ifndef KILN_HAVE_CUDA
+int cmd_profile(int argc, char** argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+  fprintf(stderr, "kiln profile: this kiln was built without the GPU runtime (CUDA, NCCL)\n");
+  return 1;
+}
+#else
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <time.h>
+
+#include "kiln/runtime.h"
+
+#define PROF_MAX 16
+#define PROF_CHUNKS 8
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* A plan on n ranks where only src sends nchunks chunks to dst, in `steps` steps. */
+static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, kilnPlan** out) {
+  kilnPlan* p = NULL;
+  kilnResult_t r = kilnPlanCreate(atOnce ? "profile-once" : "profile-seq", KILN_COLL_ALLREDUCE, n, &p);
+  if (r != KILN_SUCCESS) return r;
+  for (int g = 0; g < n; g++) p->gpus[g].i_chunks = p->gpus[g].o_chunks = PROF_CHUNKS;
+  kilnThreadblock* s = kilnPlanAddThreadblock(p, src, dst, -1, 0);
+  kilnThreadblock* d = kilnPlanAddThreadblock(p, dst, -1, src, 0);
+  if (!s || !d) { kilnPlanFree(p); return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); }
+  const int steps = atOnce ? 1 : PROF_CHUNKS, cnt = atOnce ? PROF_CHUNKS : 1;
+  for (int c = 0; c < steps; c++) {
+    s = &p->gpus[src].tbs[0];
+    d = &p->gpus[dst].tbs[0];
+    if (!kilnPlanAddStep(s, KILN_STEP_SEND, KILN_BUF_INPUT, c, KILN_BUF_INPUT, c, cnt) ||
+        !kilnPlanAddStep(d, KILN_STEP_RECV, KILN_BUF_OUTPUT, c, KILN_BUF_OUTPUT, c, cnt)) {
+      kilnPlanFree(p);
+      return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    }
+  }
+  *out = p;
+  return KILN_SUCCESS;
+}
+
+typedef struct prof {
+  int n;
+  kilnComm_t kc[PROF_MAX];
+  cudaStream_t st[PROF_MAX];
+  void* buf[PROF_MAX][2];
+} prof;
+
+/* Mean µs of one call of the loaded plan on ranks a and b (count floats). */
+static double time_pair(prof* P, kilnExec_t* ex, int a, int b, size_t count, int reps) {
+  const int rk[2] = {a, b};
+  double t0 = 0;
+  for (int it = -3; it < reps; it++) {
+    if (it == 0) {
+      for (int q = 0; q < 2; q++) { cudaSetDevice(rk[q]); cudaStreamSynchronize(P->st[rk[q]]); }
+      t0 = now_us();
+    }
+    for (int q = 0; q < 2; q++)
+      kilnRun(ex[rk[q]], P->buf[rk[q]][0], P->buf[rk[q]][1], count, KILN_FLOAT32, KILN_SUM, P->st[rk[q]]);
+  }
+  for (int q = 0; q < 2; q++) { cudaSetDevice(rk[q]); cudaStreamSynchronize(P->st[rk[q]]); }
+  return (now_us() - t0) / reps;
+}
+
+static int load_all(prof* P, const kilnPlan* p, kilnExec_t* ex) {
+  for (int r = 0; r < P->n; r++)
+    if (kilnPlanLoad(P->kc[r], p, &ex[r]) != KILN_SUCCESS) {
+      fprintf(stderr, "kiln profile: %s\n", kilnLastError());
+      return 1;
+    }
+  return 0;
+}
+
+static void free_all(prof* P, kilnExec_t* ex) {
+  for (int r = 0; r < P->n; r++) kilnExecFree(ex[r]);
+}
+
+int cmd_profile(int argc, char** argv) {
+  int ngpus = 0, reps = 200;
+  const char* out = "-";
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+    if (!strcmp(argv[i], "--gpus") && i + 1 < argc && cliParseInt(argv[i + 1], &ngpus)) { i++; continue; }
+    if (!strcmp(argv[i], "--reps") && i + 1 < argc && cliParseInt(argv[i + 1], &reps)) { i++; continue; }
+    if (!strcmp(argv[i], "-o") && i + 1 < argc) { out = argv[++i]; continue; }
+    fprintf(stderr, "kiln profile: unexpected or bad argument '%s'\n", argv[i]);
+    help(stderr);
+    return 2;
+  }
+  int visible = 0;
+  if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
+  if (ngpus == 0) ngpus = visible > PROF_MAX ? PROF_MAX : visible;
+  if (ngpus < 2 || ngpus > visible || ngpus > PROF_MAX) {
+    fprintf(stderr, "kiln profile: need 2..%d GPUs, %d asked, %d visible\n", PROF_MAX, ngpus, visible);
+    return 1;
+  }
+  prof P;
+  memset(&P, 0, sizeof P);
+  P.n = ngpus;
+  ncclComm_t nc[PROF_MAX];
+  int devs[PROF_MAX];
+  for (int i = 0; i < ngpus; i++) devs[i] = i;
+  if (ncclCommInitAll(nc, ngpus, devs) != ncclSuccess) {
+    fprintf(stderr, "kiln profile: ncclCommInitAll failed\n");
+    return 1;
+  }
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.maxChannels = 1;
+  cfg.nslots = 4;
+  cfg.slotBytes = 8u << 20;
+  if (kilnCommCreateAll(ngpus, nc, &cfg, P.kc) != KILN_SUCCESS) {
+    fprintf(stderr, "kiln profile: %s\n", kilnLastError());
+    return 1;
+  }
+  const size_t smallElems = PROF_CHUNKS * 1024, bigElems = PROF_CHUNKS * (256u << 10); /* 32 KB, 8 MB */
+  for (int r = 0; r < ngpus; r++) {
+    cudaSetDevice(r);
+    cudaStreamCreateWithFlags(&P.st[r], cudaStreamNonBlocking);
+    cudaMalloc(&P.buf[r][0], bigElems * 4);
+    cudaMalloc(&P.buf[r][1], bigElems * 4);
+    cudaMemset(P.buf[r][0], 1, bigElems * 4);
+  }
+  double alpha[PROF_MAX][PROF_MAX], beta[PROF_MAX][PROF_MAX];
+  int rc = 0;
+  printf("%-6s %10s %12s %10s\n", "pair", "alpha_us", "beta_us/MB", "GB/s");
+  for (int a = 0; a < ngpus && rc == 0; a++)
+    for (int b = 0; b < ngpus && rc == 0; b++) {
+      if (a == b) continue;
+      kilnPlan *seq = NULL, *once = NULL;
+      kilnExec_t xs[PROF_MAX], xo[PROF_MAX];
+      if (pair_plan(ngpus, a, b, false, &seq) != KILN_SUCCESS || pair_plan(ngpus, a, b, true, &once) != KILN_SUCCESS ||
+          load_all(&P, seq, xs) || load_all(&P, once, xo)) {
+        fprintf(stderr, "kiln profile: %s\n", kilnLastError());
+        rc = 1;
+        break;
+      }
+      double tSeq = time_pair(&P, xs, a, b, smallElems, reps);
+      double tOnce = time_pair(&P, xo, a, b, smallElems, reps);
+      double tBig = time_pair(&P, xo, a, b, bigElems, reps / 10 + 1);
+      double al = (tSeq - tOnce) / (PROF_CHUNKS - 1);
+      double be = (tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6);
+      alpha[a][b] = al > 0 ? al : 0;
+      beta[a][b] = be > 0 ? be : 0;
+      printf("%d->%d %10.3f %12.3f %10.1f\n", a, b, alpha[a][b], beta[a][b], beta[a][b] > 0 ? 1e6 / beta[a][b] / 1e3 : 0);
+      free_all(&P, xs);
+      free_all(&P, xo);
+      kilnPlanFree(seq);
+      kilnPlanFree(once);
+    }
+  for (int r = 0; r < ngpus; r++) {
+    kilnResult_t ae = KILN_SUCCESS;
+    kilnCommGetAsyncError(P.kc[r], &ae);
+    if (ae != KILN_SUCCESS) {
+      fprintf(stderr, "kiln profile: rank %d: %s\n", r, kilnResultString(ae));
+      rc = 1;
+    }
+  }
+  if (rc == 0) {
+    size_t cap = 256 + (size_t)ngpus * ngpus * 128;
+    char* xml = malloc(cap);
+    size_t len = (size_t)snprintf(xml, cap, "<topology name=\"profiled\" nodes=\"1\" gpus_per_node=\"%d\">\n  <node>\n", ngpus);
+    for (int a = 0; a < ngpus; a++)
+      for (int b = 0; b < ngpus; b++)
+        if (a != b)
+          len += (size_t)snprintf(xml + len, cap - len,
+                                  "    <link src=\"%d\" dst=\"%d\" alpha=\"%.3f\" beta=\"%.4f\" mult=\"1\" kind=\"nvlink\"/>\n",
+                                  a, b, alpha[a][b], beta[a][b]);
+    len += (size_t)snprintf(xml + len, cap - len, "  </node>\n</topology>\n");
+    kilnTopology* t = NULL;
+    if (kilnTopologyReadMemory(xml, len, "profile", &t) != KILN_SUCCESS || kilnTopologyWriteFile(t, out) != KILN_SUCCESS) {
+      fprintf(stderr, "kiln profile: %s\n", kilnLastError());
+      rc = 1;
+    }
+    kilnTopologyFree(t);
+    free(xml);
+  }
+  for (int r = 0; r < ngpus; r++) {
+    cudaSetDevice(r);
+    cudaFree(P.buf[r][0]);
+    cudaFree(P.buf[r][1]);
+    cudaStreamDestroy(P.st[r]);
+  }
+  kilnCommDestroyAll(ngpus, P.kc);
+  for (int r = 0; r < ngpus; r++) ncclCommDestroy(nc[r]);
+  return rc;
+}
+#endif

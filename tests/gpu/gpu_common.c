@@ -1,0 +1,240 @@
+/* Helpers shared by the GPU suites (see gpu_common.h). */
+#include "gpu_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int g_ngpus = 0;
+uint64_t g_seed = 0;
+
+uint64_t gpu_rand(uint64_t* s) {
+  uint64_t x = (*s += 0x9e3779b97f4a7c15ull);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+bool gpu_reduces(kilnColl_t c) { return c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER; }
+
+bool world_init(world* w, int n, const kilnCommConfig* cfg) {
+  memset(w, 0, sizeof(*w));
+  w->n = n;
+  int devs[GPU_MAX];
+  for (int i = 0; i < n; i++) devs[i] = i;
+  ncclResult_t nr = ncclCommInitAll(w->nccl, n, devs);
+  if (nr != ncclSuccess) {
+    fprintf(stderr, "ncclCommInitAll(%d): %s\n", n, ncclGetErrorString(nr));
+    return false;
+  }
+  for (int i = 0; i < n; i++) {
+    cudaSetDevice(i);
+    cudaStreamCreateWithFlags(&w->st[i], cudaStreamNonBlocking);
+  }
+  kilnResult_t r = kilnCommCreateAll(n, w->nccl, cfg, w->kc);
+  if (r != KILN_SUCCESS) {
+    fprintf(stderr, "kilnCommCreateAll(%d): %s: %s\n", n, kilnResultName(r), kilnLastError());
+    return false;
+  }
+  return true;
+}
+
+void world_fini(world* w) {
+  kilnCommDestroyAll(w->n, w->kc);
+  for (int i = 0; i < w->n; i++) {
+    cudaSetDevice(i);
+    if (w->st[i]) cudaStreamDestroy(w->st[i]);
+    if (w->nccl[i]) ncclCommDestroy(w->nccl[i]);
+  }
+}
+
+/* Exactly representable values only (normal numbers or zero). */
+static uint32_t enc_float(double v, int eb, int mb, int bias) {
+  if (v == 0) return 0;
+  uint32_t s = v < 0;
+  int e;
+  double m = frexp(fabs(v), &e); /* |v| = m 2^e, m in [0.5, 1) */
+  uint32_t E = (uint32_t)(e - 1 + bias);
+  uint32_t F = (uint32_t)ldexp(m * 2 - 1, mb);
+  return (s << (eb + mb)) | (E << mb) | F;
+}
+
+static double dec_float(uint32_t x, int eb, int mb, int bias) {
+  uint32_t s = (x >> (eb + mb)) & 1, E = (x >> mb) & ((1u << eb) - 1), F = x & ((1u << mb) - 1);
+  double v = E == 0 ? ldexp((double)F, 1 - bias - mb) : ldexp(1 + ldexp((double)F, -mb), (int)E - bias);
+  return s ? -v : v;
+}
+
+void gpu_encode(kilnDataType_t t, void* p, size_t i, double v) {
+  switch (t) {
+    case KILN_INT8: ((int8_t*)p)[i] = (int8_t)v; break;
+    case KILN_UINT8: ((uint8_t*)p)[i] = (uint8_t)v; break;
+    case KILN_INT32: ((int32_t*)p)[i] = (int32_t)v; break;
+    case KILN_UINT32: ((uint32_t*)p)[i] = (uint32_t)v; break;
+    case KILN_INT64: ((int64_t*)p)[i] = (int64_t)v; break;
+    case KILN_UINT64: ((uint64_t*)p)[i] = (uint64_t)v; break;
+    case KILN_FLOAT16: ((uint16_t*)p)[i] = (uint16_t)enc_float(v, 5, 10, 15); break;
+    case KILN_FLOAT32: ((float*)p)[i] = (float)v; break;
+    case KILN_FLOAT64: ((double*)p)[i] = v; break;
+    case KILN_BFLOAT16: ((uint16_t*)p)[i] = (uint16_t)enc_float(v, 8, 7, 127); break;
+    case KILN_FLOAT8E4M3: ((uint8_t*)p)[i] = (uint8_t)enc_float(v, 4, 3, 7); break;
+    case KILN_FLOAT8E5M2: ((uint8_t*)p)[i] = (uint8_t)enc_float(v, 5, 2, 15); break;
+    default: break;
+  }
+}
+
+double gpu_decode(kilnDataType_t t, const void* p, size_t i) {
+  switch (t) {
+    case KILN_INT8: return ((const int8_t*)p)[i];
+    case KILN_UINT8: return ((const uint8_t*)p)[i];
+    case KILN_INT32: return ((const int32_t*)p)[i];
+    case KILN_UINT32: return ((const uint32_t*)p)[i];
+    case KILN_INT64: return (double)((const int64_t*)p)[i];
+    case KILN_UINT64: return (double)((const uint64_t*)p)[i];
+    case KILN_FLOAT16: return dec_float(((const uint16_t*)p)[i], 5, 10, 15);
+    case KILN_FLOAT32: return ((const float*)p)[i];
+    case KILN_FLOAT64: return ((const double*)p)[i];
+    case KILN_BFLOAT16: return dec_float(((const uint16_t*)p)[i], 8, 7, 127);
+    case KILN_FLOAT8E4M3: return dec_float(((const uint8_t*)p)[i], 4, 3, 7);
+    case KILN_FLOAT8E5M2: return dec_float(((const uint8_t*)p)[i], 5, 2, 15);
+    default: return NAN;
+  }
+}
+
+static bool is_unsigned(kilnDataType_t t) {
+  return t == KILN_UINT8 || t == KILN_UINT32 || t == KILN_UINT64;
+}
+static bool is_int(kilnDataType_t t) { return t <= KILN_UINT64; }
+
+bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt) {
+  memset(c, 0, sizeof(*c));
+  c->coll = coll;
+  c->n = w->n;
+  c->count = count;
+  c->dt = dt;
+  const size_t n = (size_t)w->n;
+  c->inElems = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_ALLGATHER) ? count : n * count;
+  c->outElems = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER) ? count : n * count;
+  const size_t es = kilnDataTypeSize(dt);
+  const size_t maxe = c->inElems > c->outElems ? c->inElems : c->outElems;
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    if (cudaMalloc(&c->dsend[r], c->inElems * es) != cudaSuccess ||
+        cudaMalloc(&c->drecv[r], c->outElems * es) != cudaSuccess)
+      return false;
+    c->hin[r] = malloc(c->inElems * es);
+    c->vals[r] = malloc(c->inElems * sizeof(int64_t));
+    if (!c->hin[r] || !c->vals[r]) return false;
+  }
+  c->hout = malloc(maxe * es);
+  return c->hout != NULL;
+}
+
+void call_free(call* c, const world* w) {
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cudaFree(c->dsend[r]);
+    cudaFree(c->drecv[r]);
+    free(c->hin[r]);
+    free(c->vals[r]);
+  }
+  free(c->hout);
+}
+
+void call_prepare(call* c, const world* w, kilnRedOp_t op, bool inplace, uint64_t* rng) {
+  const size_t es = kilnDataTypeSize(c->dt);
+  c->op = op;
+  c->inplace = inplace;
+  const bool uns = is_unsigned(c->dt);
+  for (int r = 0; r < w->n; r++) {
+    for (size_t i = 0; i < c->inElems; i++) {
+      uint64_t x = gpu_rand(rng);
+      int64_t v;
+      if (gpu_reduces(c->coll) && op == KILN_PROD)
+        v = uns ? (int64_t)(1 + x % 2) : (int64_t[]){-2, -1, 1, 2}[x % 4];
+      else
+        v = uns ? (int64_t)(x % 5) : (int64_t)(x % 5) - 2;
+      c->vals[r][i] = v;
+      gpu_encode(c->dt, c->hin[r], i, (double)v);
+    }
+    cudaSetDevice(r);
+    char* in = c->dsend[r];
+    char* out = c->drecv[r];
+    cudaMemsetAsync(out, 0x7B, c->outElems * es, w->st[r]);
+    if (!inplace) {
+      c->sendp[r] = in;
+      c->recvp[r] = out;
+    } else if (c->coll == KILN_COLL_ALLREDUCE) {
+      c->sendp[r] = out;
+      c->recvp[r] = out;
+    } else if (c->coll == KILN_COLL_ALLGATHER) {
+      c->sendp[r] = out + (size_t)r * c->count * es;
+      c->recvp[r] = out;
+    } else { /* reducescatter: the result lands in the input's block r */
+      c->sendp[r] = in;
+      c->recvp[r] = in + (size_t)r * c->count * es;
+    }
+    cudaMemcpyAsync((void*)c->sendp[r], c->hin[r], c->inElems * es, cudaMemcpyHostToDevice, w->st[r]);
+  }
+}
+
+static double ref_reduce(const call* c, int64_t* vs, int n) {
+  double acc = (double)vs[0];
+  for (int q = 1; q < n; q++) {
+    double v = (double)vs[q];
+    switch (c->op) {
+      case KILN_PROD: acc *= v; break;
+      case KILN_MAX: acc = v > acc ? v : acc; break;
+      case KILN_MIN: acc = v < acc ? v : acc; break;
+      default: acc += v; break;
+    }
+  }
+  if (c->op == KILN_AVG) acc = is_int(c->dt) ? (double)((int64_t)acc / n) : acc / n;
+  return acc;
+}
+
+bool call_check(call* c, const world* w, char* msg, size_t msglen) {
+  const size_t es = kilnDataTypeSize(c->dt);
+  const size_t n = (size_t)w->n;
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cudaError_t e = cudaStreamSynchronize(w->st[r]);
+    if (e != cudaSuccess) {
+      snprintf(msg, msglen, "rank %d: %s", r, cudaGetErrorString(e));
+      return false;
+    }
+  }
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cudaMemcpy(c->hout, c->recvp[r], c->outElems * es, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; i < c->outElems; i++) {
+      double want;
+      int64_t vs[GPU_MAX];
+      switch (c->coll) {
+        case KILN_COLL_ALLREDUCE:
+          for (size_t q = 0; q < n; q++) vs[q] = c->vals[q][i];
+          want = ref_reduce(c, vs, (int)n);
+          break;
+        case KILN_COLL_REDUCESCATTER:
+          for (size_t q = 0; q < n; q++) vs[q] = c->vals[q][(size_t)r * c->count + i];
+          want = ref_reduce(c, vs, (int)n);
+          break;
+        case KILN_COLL_ALLGATHER:
+          want = (double)c->vals[i / c->count][i % c->count];
+          break;
+        default: /* alltoall: block b of rank r's output is block r of rank b's input */
+          want = (double)c->vals[i / c->count][(size_t)r * c->count + i % c->count];
+          break;
+      }
+      double got = gpu_decode(c->dt, c->hout, i);
+      if (!(got == want)) {
+        snprintf(msg, msglen,
+                 "%s %s %s count=%zu %s: rank %d element %zu of %zu: want %g got %g",
+                 kilnCollName(c->coll), kilnDataTypeName(c->dt), kilnRedOpName(c->op), c->count,
+                 c->inplace ? "in-place" : "out-of-place", r, i, c->outElems, want, got);
+        return false;
+      }
+    }
+  }
+  return true;
+}

@@ -1,0 +1,446 @@
+/*
+ * GPU suite of the runtime: classic plans (ring, direct) for all four collectives on 2 and 4 GPUs,
+ * every data type and op, sizes from one element up, in place and out of place, against a CPU
+ * reference on fresh data (seed printed); CUDA graph replays; several streams; two communicators
+ * at once; a peer that never arrives; the one-process-per-GPU model. Prints "skipped: no GPU" and
+ * exits 0 where fewer than 2 GPUs are visible.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu_common.h"
+
+#define ALL_DTYPES 12
+
+/* Every test's .init: reads what the PRE_ALL hook left; skips without 2 GPUs. */
+static void gpu_init(void) {
+  const char* n = getenv("KILN_TEST_GPUS");
+  const char* s = getenv("KILN_TEST_SEED");
+  g_ngpus = n ? atoi(n) : 0;
+  g_seed = s ? strtoull(s, NULL, 0) : 1;
+  if (g_ngpus < 2) cr_skip_test("skipped: no GPU");
+}
+
+typedef struct planCase {
+  const char* algo;
+  kilnColl_t coll;
+} planCase;
+
+static const planCase kPlans[] = {
+    {"ring", KILN_COLL_ALLREDUCE},     {"direct", KILN_COLL_ALLREDUCE},
+    {"ring", KILN_COLL_ALLGATHER},     {"direct", KILN_COLL_ALLGATHER},
+    {"ring", KILN_COLL_REDUCESCATTER}, {"direct", KILN_COLL_REDUCESCATTER},
+    {"direct", KILN_COLL_ALLTOALL},
+};
+
+typedef struct loaded {
+  kilnPlan* plan;
+  kilnExec_t ex[GPU_MAX];
+} loaded;
+
+static void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, int chunks,
+                 int instances, kilnProto_t proto, bool inplace) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = chunks;
+  o.instances = instances;
+  o.proto = proto;
+  o.inplace = inplace;
+  kilnResult_t r = kilnClassicPlan(algo, coll, w->n, &o, &l->plan);
+  cr_assert(eq(int, r, KILN_SUCCESS), "classic %s %s: %s", algo, kilnCollName(coll), kilnLastError());
+  for (int i = 0; i < w->n; i++) {
+    r = kilnPlanLoad(w->kc[i], l->plan, &l->ex[i]);
+    cr_assert(eq(int, r, KILN_SUCCESS), "load %s on rank %d: %s", l->plan->name, i, kilnLastError());
+  }
+}
+
+static void unload(loaded* l, const world* w) {
+  for (int i = 0; i < w->n; i++) kilnExecFree(l->ex[i]);
+  kilnPlanFree(l->plan);
+}
+
+/* Runs the loaded plan on every rank and checks the result. */
+static void run_check(const loaded* l, const world* w, call* c, kilnRedOp_t op, bool inplace, uint64_t* rng) {
+  call_prepare(c, w, op, inplace, rng);
+  for (int r = 0; r < w->n; r++) {
+    kilnResult_t res = kilnRun(l->ex[r], c->sendp[r], c->recvp[r], c->count, c->dt, op, w->st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s rank %d: %s", l->plan->name, r, kilnLastError());
+  }
+  char msg[512];
+  bool ok = call_check(c, w, msg, sizeof(msg));
+  cr_assert(ok, "plan %s: %s (seed %llu)", l->plan->name, msg, (unsigned long long)g_seed);
+  for (int r = 0; r < w->n; r++) {
+    kilnResult_t ae;
+    kilnCommGetAsyncError(w->kc[r], &ae);
+    cr_assert(eq(int, ae, KILN_SUCCESS), "rank %d async error", r);
+  }
+}
+
+/* Every classic plan, both protocols and forms, every dtype and op at a few odd sizes, and a
+ * size sweep for some of them. */
+static void sweep(int n) {
+  if (g_ngpus < n) {
+    cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+  }
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  uint64_t rng = g_seed + (uint64_t)n;
+  const clock_t t0 = clock();
+  const size_t smallCounts[] = {1, 1003};
+  const size_t sweepCounts[] = {7, 65536 + 13, (1u << 20) + 5, (8u << 20) + 3};
+  const struct { kilnDataType_t dt; kilnRedOp_t op; } sweepTypes[] = {
+      {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
+  for (size_t pi = 0; pi < sizeof(kPlans) / sizeof(kPlans[0]); pi++)
+    for (int proto = 0; proto < 2; proto++)
+      for (int form = 0; form < 2; form++) {
+        const planCase* pc = &kPlans[pi];
+        if (form && pc->coll == KILN_COLL_ALLTOALL) continue;
+        loaded l;
+        load(&l, &w, pc->algo, pc->coll, 2, 2, proto ? KILN_PROTO_LL : KILN_PROTO_SIMPLE, form);
+        for (int dt = 0; dt < ALL_DTYPES; dt++)
+          for (size_t ci = 0; ci < 2; ci++) {
+            call c;
+            cr_assert(call_alloc(&c, &w, pc->coll, smallCounts[ci], (kilnDataType_t)dt));
+            const int nops = gpu_reduces(pc->coll) ? KILN_NUM_REDOPS : 1;
+            for (int op = 0; op < nops; op++) run_check(&l, &w, &c, (kilnRedOp_t)op, form, &rng);
+            call_free(&c, &w);
+          }
+        for (size_t ti = 0; ti < 4; ti++)
+          for (size_t ci = 0; ci < 4; ci++) {
+            if (proto && sweepCounts[ci] > (2u << 20)) continue;
+            call c;
+            cr_assert(call_alloc(&c, &w, pc->coll, sweepCounts[ci], sweepTypes[ti].dt));
+            run_check(&l, &w, &c, gpu_reduces(pc->coll) ? sweepTypes[ti].op : KILN_SUM, form, &rng);
+            call_free(&c, &w);
+          }
+        fprintf(stderr, "  %d GPUs: %s done at %.1fs\n", n, l.plan->name, (double)(clock() - t0) / CLOCKS_PER_SEC);
+        unload(&l, &w);
+      }
+  world_fini(&w);
+}
+
+Test(gpu_runtime, classic_plans_2gpus, .init = gpu_init, .timeout = 600) { sweep(2); }
+Test(gpu_runtime, classic_plans_4gpus, .init = gpu_init, .timeout = 900) { sweep(4); }
+
+/* 256 MB per rank, allreduce and allgather, on every GPU there is (up to 4). */
+Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 600) {
+  int n = g_ngpus >= 4 ? 4 : 2;
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  uint64_t rng = g_seed ^ 0x1234;
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 8, KILN_PROTO_SIMPLE, false);
+  call c;
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, (64u << 20) + 1, KILN_FLOAT32));
+  run_check(&l, &w, &c, KILN_SUM, false, &rng);
+  call_free(&c, &w);
+  unload(&l, &w);
+  load(&l, &w, "direct", KILN_COLL_ALLGATHER, 1, 4, KILN_PROTO_SIMPLE, true);
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLGATHER, (64u << 20) / n, KILN_FLOAT32));
+  run_check(&l, &w, &c, KILN_SUM, true, &rng);
+  call_free(&c, &w);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
+/* One call captured per rank, replayed 1000 times on new data each time. */
+Test(gpu_runtime, graph_replays, .init = gpu_init, .timeout = 600) {
+  int n = g_ngpus >= 4 ? 4 : 2;
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  uint64_t rng = g_seed ^ 0x77;
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_LL, false);
+  call c;
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 4099, KILN_INT32));
+  cudaGraphExec_t ge[GPU_MAX];
+  call_prepare(&c, &w, KILN_SUM, false, &rng);
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    cudaStreamSynchronize(w.st[r]);
+    cudaGraph_t g;
+    cr_assert(eq(int, cudaStreamBeginCapture(w.st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+    kilnResult_t res = kilnRun(l.ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &g), cudaSuccess));
+    cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g, 0), cudaSuccess));
+    cudaGraphDestroy(g);
+  }
+  for (int it = 0; it < 1000; it++) {
+    call_prepare(&c, &w, KILN_SUM, false, &rng);
+    for (int r = 0; r < n; r++) {
+      cudaSetDevice(r);
+      cr_assert(eq(int, cudaGraphLaunch(ge[r], w.st[r]), cudaSuccess));
+    }
+    char msg[512];
+    cr_assert(call_check(&c, &w, msg, sizeof msg), "replay %d: %s (seed %llu)", it, msg,
+              (unsigned long long)g_seed);
+  }
+  for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
+  call_free(&c, &w);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
+/* Back-to-back calls on three streams per rank, no synchronization in between. */
+Test(gpu_runtime, several_streams, .init = gpu_init, .timeout = 600) {
+  int n = g_ngpus >= 4 ? 4 : 2;
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  uint64_t rng = g_seed ^ 0x55;
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, false);
+  enum { NCALLS = 9 };
+  call c[NCALLS];
+  world views[3];
+  for (int s = 0; s < 3; s++) {
+    views[s] = w;
+    for (int r = 0; r < n; r++) {
+      cudaSetDevice(r);
+      if (s > 0) cudaStreamCreateWithFlags(&views[s].st[r], cudaStreamNonBlocking);
+    }
+  }
+  for (int i = 0; i < NCALLS; i++) {
+    world* v = &views[i % 3];
+    cr_assert(call_alloc(&c[i], v, KILN_COLL_ALLREDUCE, 100000 + 17 * i, KILN_FLOAT32));
+    call_prepare(&c[i], v, KILN_SUM, false, &rng);
+    for (int r = 0; r < n; r++)
+      cr_assert(eq(int, kilnRun(l.ex[r], c[i].sendp[r], c[i].recvp[r], c[i].count, c[i].dt, KILN_SUM, v->st[r]),
+                   KILN_SUCCESS));
+  }
+  for (int i = 0; i < NCALLS; i++) {
+    char msg[512];
+    cr_assert(call_check(&c[i], &views[i % 3], msg, sizeof msg), "call %d: %s", i, msg);
+    call_free(&c[i], &views[i % 3]);
+  }
+  for (int s = 1; s < 3; s++)
+    for (int r = 0; r < n; r++) cudaStreamDestroy(views[s].st[r]);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
+/* Two kiln communicators (over two NCCL communicators) with calls in flight at once. */
+Test(gpu_runtime, two_communicators, .init = gpu_init, .timeout = 600) {
+  int n = g_ngpus >= 4 ? 4 : 2;
+  world a, b;
+  cr_assert(world_init(&a, n, NULL));
+  cr_assert(world_init(&b, n, NULL));
+  uint64_t rng = g_seed ^ 0x99;
+  loaded la, lb;
+  load(&la, &a, "ring", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, false);
+  load(&lb, &b, "direct", KILN_COLL_ALLGATHER, 2, 2, KILN_PROTO_LL, false);
+  call ca, cb;
+  cr_assert(call_alloc(&ca, &a, KILN_COLL_ALLREDUCE, 300001, KILN_FLOAT64));
+  cr_assert(call_alloc(&cb, &b, KILN_COLL_ALLGATHER, 50003, KILN_FLOAT16));
+  /* it 0: both at once, first launches of both kernels included; it 1: a alone; it 2: b alone;
+   * then both at once again. */
+  for (int it = 0; it < 8; it++) {
+    const bool runA = it != 2, runB = it != 1;
+    call_prepare(&ca, &a, KILN_MAX, false, &rng);
+    call_prepare(&cb, &b, KILN_SUM, false, &rng);
+    for (int r = 0; r < n; r++) {
+      if (runA)
+        cr_assert(eq(int, kilnRun(la.ex[r], ca.sendp[r], ca.recvp[r], ca.count, ca.dt, KILN_MAX, a.st[r]), KILN_SUCCESS));
+      if (runB)
+        cr_assert(eq(int, kilnRun(lb.ex[r], cb.sendp[r], cb.recvp[r], cb.count, cb.dt, KILN_SUM, b.st[r]), KILN_SUCCESS));
+    }
+    char msg[512];
+    bool okA = !runA || call_check(&ca, &a, msg, sizeof msg);
+    kilnResult_t ea = KILN_SUCCESS, eb = KILN_SUCCESS;
+    kilnCommGetAsyncError(a.kc[0], &ea);
+    cr_assert(okA, "iteration %d, a: %s (async a %s)", it, msg, kilnResultName(ea));
+    bool okB = !runB || call_check(&cb, &b, msg, sizeof msg);
+    kilnCommGetAsyncError(b.kc[0], &eb);
+    cr_assert(okB, "iteration %d, b: %s (async b %s)", it, msg, kilnResultName(eb));
+  }
+  call_free(&ca, &a);
+  call_free(&cb, &b);
+  unload(&la, &a);
+  unload(&lb, &b);
+  world_fini(&a);
+  world_fini(&b);
+}
+
+/* Only rank 0 calls: its kernel gives up after the timeout and reports it. */
+Test(gpu_runtime, missing_peer_times_out, .init = gpu_init, .timeout = 120) {
+  world w;
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.timeoutMs = 300;
+  cr_assert(world_init(&w, 2, &cfg));
+  uint64_t rng = g_seed;
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, false);
+  call c;
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 1000, KILN_FLOAT32));
+  call_prepare(&c, &w, KILN_SUM, false, &rng);
+  cr_assert(eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS));
+  cudaSetDevice(0);
+  cr_assert(eq(int, cudaStreamSynchronize(w.st[0]), cudaSuccess));
+  kilnResult_t ae;
+  kilnCommGetAsyncError(w.kc[0], &ae);
+  cr_assert(eq(int, ae, KILN_ERR_TIMEOUT));
+  kilnCommGetAsyncError(w.kc[1], &ae);
+  cr_assert(eq(int, ae, KILN_SUCCESS));
+  call_free(&c, &w);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
+/* The predicate and the loader's checks. */
+Test(gpu_runtime, supports_and_load_errors, .init = gpu_init, .timeout = 120) {
+  kilnPlan* p = NULL;
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLTOALL, 2, &o, &p), KILN_SUCCESS));
+  cr_assert(kilnPlanSupports(p, 100, KILN_FLOAT32, KILN_SUM, false));
+  cr_assert(not(kilnPlanSupports(p, 100, KILN_FLOAT32, KILN_SUM, true)));
+  cr_assert(not(kilnPlanSupports(p, 100, (kilnDataType_t)99, KILN_SUM, false)));
+  kilnPlanFree(p);
+  o.inplace = true;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_SUCCESS));
+  cr_assert(kilnPlanSupports(p, 7, KILN_BFLOAT16, KILN_AVG, true));
+  cr_assert(not(kilnPlanSupports(p, 7, KILN_BFLOAT16, KILN_AVG, false)));
+  world w;
+  cr_assert(world_init(&w, 2, NULL));
+  kilnExec_t x = NULL;
+  cr_assert(eq(int, kilnPlanLoad(w.kc[0], p, &x), KILN_ERR_INVALID_ARGUMENT)); /* 4-rank plan */
+  cr_assert(strstr(kilnLastError(), "4 ranks") != NULL, "%s", kilnLastError());
+  kilnPlanFree(p);
+  world_fini(&w);
+}
+
+/* One process per GPU: children get the NCCL id through a pipe before touching CUDA. */
+static int child(int rank, int n, int rfd, int wfds[GPU_MAX]) {
+  ncclUniqueId id;
+  if (rank == 0) {
+    if (ncclGetUniqueId(&id) != ncclSuccess) return 10;
+    for (int i = 1; i < n; i++)
+      if (write(wfds[i], &id, sizeof id) != (ssize_t)sizeof id) return 11;
+  } else if (read(rfd, &id, sizeof id) != (ssize_t)sizeof id) {
+    return 12;
+  }
+  cudaSetDevice(rank);
+  ncclComm_t nc;
+  if (ncclCommInitRank(&nc, n, id, rank) != ncclSuccess) return 13;
+  kilnComm_t kc;
+  if (kilnCommCreate(nc, NULL, &kc) != KILN_SUCCESS) {
+    fprintf(stderr, "rank %d: %s\n", rank, kilnLastError());
+    return 14;
+  }
+  /* A world view of this one rank, so the CPU reference can be reused: every rank draws the
+   * same inputs from the same seed and checks its own output. */
+  int rc = 0;
+  const kilnColl_t colls[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
+  for (int ci = 0; ci < 4 && rc == 0; ci++) {
+    kilnPlan* p = NULL;
+    kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+    o.chunks = 2;
+    o.instances = 2;
+    if (kilnClassicPlan(colls[ci] == KILN_COLL_ALLTOALL ? "direct" : "ring", colls[ci], n, &o, &p) != KILN_SUCCESS) return 15;
+    kilnExec_t x;
+    if (kilnPlanLoad(kc, p, &x) != KILN_SUCCESS) return 16;
+    const kilnDataType_t dts[] = {KILN_FLOAT32, KILN_BFLOAT16, KILN_INT8, KILN_FLOAT8E4M3};
+    for (int di = 0; di < 4 && rc == 0; di++) {
+      const size_t count = 12345;
+      const size_t es = kilnDataTypeSize(dts[di]);
+      const size_t inE = (colls[ci] == KILN_COLL_ALLREDUCE || colls[ci] == KILN_COLL_ALLGATHER) ? count : n * count;
+      const size_t outE = (colls[ci] == KILN_COLL_ALLREDUCE || colls[ci] == KILN_COLL_REDUCESCATTER) ? count : n * count;
+      int64_t* vals = malloc(sizeof(int64_t) * inE * n);
+      char* hin = malloc(inE * es);
+      char* hout = malloc(outE * es);
+      uint64_t rng = g_seed + 1000 * ci + di;
+      for (int q = 0; q < n; q++)
+        for (size_t i = 0; i < inE; i++) vals[q * inE + i] = (int64_t)(gpu_rand(&rng) % 5) - 2;
+      for (size_t i = 0; i < inE; i++) gpu_encode(dts[di], hin, i, (double)vals[rank * inE + i]);
+      void *din, *dout;
+      cudaMalloc(&din, inE * es);
+      cudaMalloc(&dout, outE * es);
+      cudaMemcpy(din, hin, inE * es, cudaMemcpyHostToDevice);
+      cudaMemset(dout, 0x7B, outE * es);
+      if (kilnRun(x, din, dout, count, dts[di], KILN_SUM, 0) != KILN_SUCCESS) rc = 17;
+      if (cudaDeviceSynchronize() != cudaSuccess) rc = 18;
+      cudaMemcpy(hout, dout, outE * es, cudaMemcpyDeviceToHost);
+      for (size_t i = 0; i < outE && rc == 0; i++) {
+        double want = 0;
+        switch (colls[ci]) {
+          case KILN_COLL_ALLREDUCE: for (int q = 0; q < n; q++) want += vals[q * inE + i]; break;
+          case KILN_COLL_REDUCESCATTER: for (int q = 0; q < n; q++) want += vals[q * inE + rank * count + i]; break;
+          case KILN_COLL_ALLGATHER: want = vals[(i / count) * inE + i % count]; break;
+          default: want = vals[(i / count) * inE + rank * count + i % count]; break;
+        }
+        if (gpu_decode(dts[di], hout, i) != want) {
+          fprintf(stderr, "rank %d %s %s: element %zu want %g got %g\n", rank, kilnCollName(colls[ci]),
+                  kilnDataTypeName(dts[di]), i, want, gpu_decode(dts[di], hout, i));
+          rc = 19;
+        }
+      }
+      cudaFree(din);
+      cudaFree(dout);
+      free(vals);
+      free(hin);
+      free(hout);
+    }
+    kilnExecFree(x);
+    kilnPlanFree(p);
+  }
+  kilnCommDestroy(kc);
+  ncclCommDestroy(nc);
+  return rc;
+}
+
+Test(gpu_runtime, one_process_per_gpu, .init = gpu_init, .timeout = 300) {
+  int n = g_ngpus >= 4 ? 4 : 2;
+  int pfd[GPU_MAX][2];
+  for (int i = 0; i < n; i++) cr_assert(eq(int, pipe(pfd[i]), 0));
+  pid_t pids[GPU_MAX];
+  for (int i = 0; i < n; i++) {
+    pids[i] = fork();
+    cr_assert(pids[i] >= 0);
+    if (pids[i] == 0) {
+      int wfds[GPU_MAX];
+      for (int j = 0; j < n; j++) wfds[j] = pfd[j][1];
+      _exit(child(i, n, pfd[i][0], wfds));
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    int st = 0;
+    waitpid(pids[i], &st, 0);
+    const bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    cr_assert(clean, "rank %d exited with %d", i, code);
+  }
+}
+
+/* Counts GPUs in a child, so that no CUDA state exists in a process that forks later. */
+static int count_gpus(void) {
+  pid_t p = fork();
+  if (p == 0) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+    _exit(n > 100 ? 100 : n);
+  }
+  int st = 0;
+  if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) return 0;
+  return WEXITSTATUS(st);
+}
+
+/* Runs in the runner before any test: counts the GPUs once and fixes the seed; both reach the
+ * test workers (separate processes) through the environment. */
+ReportHook(PRE_ALL)(struct criterion_test_set* set) {
+  (void)set;
+  char buf[32];
+  const char* fake = getenv("KILN_TEST_FAKE_GPUS");
+  int n = fake ? atoi(fake) : count_gpus();
+  snprintf(buf, sizeof buf, "%d", n);
+  setenv("KILN_TEST_GPUS", buf, 1);
+  if (!getenv("KILN_TEST_SEED")) {
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)time(NULL));
+    setenv("KILN_TEST_SEED", buf, 1);
+  }
+  if (n < 2) printf("skipped: no GPU (%d visible, 2 needed)\n", n);
+  else printf("test_gpu_runtime: %d GPUs, seed %s (KILN_TEST_SEED to repeat)\n", n, getenv("KILN_TEST_SEED"));
+  fflush(stdout);
+}
