@@ -53,6 +53,10 @@ static kilnResult_t sb_finish(strbuf* b, char** out) {
   return KILN_SUCCESS;
 }
 
+/* Plans with at most this many steps (all ranks) get their steps inlined with constants folded
+ * in; larger ones call one body per step type (compile time: see kernels/baked.cuh). */
+#define KILN_GEN_INLINE_STEPS 96
+
 /* ---- Vocabulary as the generated code spells it (kernels/baked.cuh). ---- */
 
 static const char* const step_enum[] = {"ST_SEND", "ST_RECV", "ST_RCS", "ST_RRS", "ST_RRC",
@@ -215,10 +219,11 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
             "  static constexpr int nranks = %d;\n"
             "  static constexpr int proto = %s;\n"
             "  static constexpr int ntbs = %d; /* all ranks */\n"
+            "  static constexpr bool inlineSteps = %s; /* steps inlined (few) or called (many) */\n"
             "  /* first row of each rank in tbs[], then ntbs */\n"
             "  static constexpr int rankTb[] = {",
             id, p->ngpus, p->proto == KILN_PROTO_LL ? "KILN_DEV_PROTO_LL" : "KILN_DEV_PROTO_SIMPLE",
-            ntbs);
+            ntbs, nsteps <= KILN_GEN_INLINE_STEPS ? "true" : "false");
   for (int r = 0, row = 0; r <= p->ngpus; r++) {
     sb_printf(&b, "%s%d", r ? ", " : "", row);
     if (r < p->ngpus) row += p->gpus[r].ntbs;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln/registry.h"
 #include "kiln_dev.h"
 #include "runtime_internal.h"
 
@@ -27,6 +28,8 @@ struct kilnExec {
   unsigned long long* done;
   char* scratch;
   size_t scratchBytes;
+  const kilnRegistryEntry* baked; /* gen/: baked plan of the same shape, or NULL */
+  bool useBaked;
 };
 
 #define CUDA_TRY(call, label)                                                                   \
@@ -201,6 +204,8 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->maxcnt = maxcnt;
   x->inplaceForm = inplaceForm;
   x->servesInplace = inplaceForm || p->inplace;
+  x->baked = kilnRegistryBakedFor(p);
+  x->useBaked = x->baked != NULL;
   const size_t nconn = (size_t)c->nranks * c->cfg.maxChannels;
   int first = 0;
   for (int t = 0; t < g->ntbs; t++) {
@@ -381,7 +386,9 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
   /* Calls on one communicator run in issue order, also across streams. */
   if (!capturing && c->haveLast) CUDA_TRY(cudaStreamWaitEvent(stream, c->last, 0), out);
   {
-    int e = kilnInterpLaunch((int)dtype, &a, c->cfg.threads, (void*)stream);
+    kilnBakedLaunch_t bk = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
+    int e = bk ? bk(&a, c->cfg.threads, (void*)stream)
+               : kilnInterpLaunch((int)dtype, &a, c->cfg.threads, (void*)stream);
     if (e != 0) {
       res = kilnSetError(KILN_ERR_CUDA, "rank %d: launching the interpreter: %s", rank,
                          cudaGetErrorString((cudaError_t)e));
@@ -395,4 +402,10 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
 out:
   cudaSetDevice(save);
   return res;
+}
+
+bool kilnExecUseBaked(kilnExec_t x, bool on) {
+  if (!x) return false;
+  x->useBaked = on && x->baked != NULL;
+  return x->baked != NULL;
 }

@@ -285,3 +285,50 @@ const kilnRegistryEntry* kilnRegistryFind(const char* name) {
   pthread_mutex_unlock(&lock);
   return e;
 }
+
+/* Same shape: everything the kernel depends on (LL128 runs as Simple, as in the runtime). */
+static bool same_shape(const kilnPlan* a, const kilnPlan* b) {
+  if (a->coll != b->coll || a->ngpus != b->ngpus) return false;
+  if ((a->proto == KILN_PROTO_LL) != (b->proto == KILN_PROTO_LL)) return false;
+  for (int r = 0; r < a->ngpus; r++) {
+    const kilnGpu *ga = &a->gpus[r], *gb = &b->gpus[r];
+    if (ga->i_chunks != gb->i_chunks || ga->o_chunks != gb->o_chunks || ga->s_chunks != gb->s_chunks ||
+        ga->ntbs != gb->ntbs)
+      return false;
+    for (int t = 0; t < ga->ntbs; t++) {
+      const kilnThreadblock *ta = &ga->tbs[t], *tb = &gb->tbs[t];
+      if (ta->send != tb->send || ta->recv != tb->recv || ta->chan != tb->chan || ta->nsteps != tb->nsteps)
+        return false;
+      for (int s = 0; s < ta->nsteps; s++) {
+        const kilnStep *x = &ta->steps[s], *y = &tb->steps[s];
+        if (x->type != y->type || x->srcbuf != y->srcbuf || x->srcoff != y->srcoff ||
+            x->dstbuf != y->dstbuf || x->dstoff != y->dstoff || x->cnt != y->cnt)
+          return false;
+        int dx = x->depid >= 0 ? x->depid : -1, dy = y->depid >= 0 ? y->depid : -1;
+        if (dx != dy || (dx >= 0 && x->deps != y->deps)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+const kilnRegistryEntry* kilnRegistryBakedFor(const kilnPlan* p) {
+  if (!p || !p->gpus) return NULL;
+  char saved[512];
+  snprintf(saved, sizeof saved, "%s", kilnLastError());
+  int n = 0;
+  const kilnRegistryEntry* t = NULL;
+  pthread_mutex_lock(&lock);
+  init_baked();
+  n = nbaked;
+  t = baked;
+  pthread_mutex_unlock(&lock);
+  const kilnRegistryEntry* out = NULL;
+  for (int i = 0; i < n && !out; i++) {
+    if (t[i].coll != p->coll || t[i].nranks != p->ngpus) continue;
+    const kilnPlan* q = NULL;
+    if (kilnRegistryPlan(&t[i], &q) == KILN_SUCCESS && q && same_shape(p, q)) out = &t[i];
+  }
+  kilnSetError(KILN_SUCCESS, "%s", saved); /* a lookup leaves no error behind */
+  return out;
+}

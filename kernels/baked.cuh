@@ -10,7 +10,9 @@
  * The kernel below is the interpreter (interp.cuh) with the plan known at compile time: block b of
  * rank r runs row rankTb[r] + b, whose steps are unrolled into straight-line calls of the
  * primitives (a fold over the step indices), every step's type, buffers, offsets, counts and
- * dependency being constants. No instruction is decoded at run time; what stays at run time is
+ * dependency being constants. P::inlineSteps (set by gen/ for plans with few steps) inlines each
+ * step with its constants folded in; larger plans call one out-of-line body per step type with the
+ * constants as immediate arguments, which keeps their compile time linear and small. No instruction is decoded at run time; what stays at run time is
  * what the call decides: buffer pointers, sizes (chunk and slice lengths, iterations), the FIFO
  * addresses of kilnDevTb, and sequence numbers. The protocol (waits, fences, publishing, the
  * per-call sequence, avg's final division) is the interpreter's, step for step, so a baked
@@ -55,31 +57,37 @@ __host__ __device__ constexpr bool usesDst(int t) {
   return t == ST_RECV || t == ST_RCS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
 }
 
-/* Step S of row R, iteration `it` (n elements per chunk). false: give up (timeout/abort). */
-template <class P, int R, int S, typename T>
-__device__ __forceinline__ bool step(const kilnDevArgs& a, const kilnDevTb& tb, int it, uint64_t n,
-                                     BlockState* bs, Spin& spin) {
-  constexpr int PROTO = P::proto;
-  constexpr int I = P::tbs[R].first + S;
-  constexpr int type = P::steps[I].type;
-  constexpr int srcbuf = P::steps[I].srcbuf, srcoff = P::steps[I].srcoff;
-  constexpr int dstbuf = P::steps[I].dstbuf, dstoff = P::steps[I].dstoff;
-  constexpr int cnt = P::steps[I].cnt;
-  constexpr int depid = P::steps[I].depid, deps = P::steps[I].deps;
-  constexpr bool hasdep = P::steps[I].hasdep != 0;
-  constexpr int depNsteps =
-      depid >= 0 ? P::tbs[P::rankTb[P::tbs[R].rank] + (depid >= 0 ? depid : 0)].nsteps : 0;
-  constexpr int tbSteps = P::tbs[R].nsteps;
-  constexpr bool rv = receives(type), sd = sends(type);
-  constexpr bool rs = readsSrc(type), ud = usesDst(type);
+/* One piece of a step of type TYPE: one out-of-line body per (T, PROTO, TYPE), shared by every
+ * step that has that type, so a plan's size costs calls, not copies of the primitive (compile
+ * time stays linear in steps and small). */
+template <typename T, int PROTO, int TYPE>
+__device__ __noinline__ bool piece(Piece<T> pc, Spin* spin) {
+  OpSum op;
+  return runPiece<T, OpSum, PROTO>(TYPE, pc, op, *spin);
+}
+
+/* The operands of one step, with its dependency's length and its own position resolved. */
+struct StepArgs {
+  int srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, depNsteps, hasdep, s, tbSteps;
+};
+
+/* One step of type TYPE, iteration `it` (n elements per chunk): the interpreter's step protocol.
+ * Inlined with constant operands (small plans) or called with them as immediates (large plans).
+ * false: give up (timeout/abort). */
+template <typename T, int PROTO, int TYPE>
+__device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& tb, int it,
+                                         uint64_t n, BlockState* bs, Spin& spin, const StepArgs st) {
+  constexpr bool rv = receives(TYPE), sd = sends(TYPE);
+  constexpr bool rs = readsSrc(TYPE), ud = usesDst(TYPE);
   const int tid = threadIdx.x;
   const uint64_t pieceBytes = a.sliceElems * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
 
   if (tid == 0) {
     bool bad = false;
-    if (depid >= 0) {
-      const uint64_t want = ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * depNsteps + deps + 1);
-      while (!bad && ldAcquireGpu(a.progress + depid) < want) bad = spin.tick();
+    if (st.depid >= 0) {
+      const uint64_t want =
+          ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.depNsteps + st.deps + 1);
+      while (!bad && ldAcquireGpu(a.progress + st.depid) < want) bad = spin.tick();
     }
     if (rv && PROTO == KILN_DEV_PROTO_SIMPLE)
       while (!bad && ldAcquireSys(tb.recvHead) < bs->rcvd + 1) bad = spin.tick();
@@ -90,31 +98,30 @@ __device__ __forceinline__ bool step(const kilnDevArgs& a, const kilnDevTb& tb, 
   __syncthreads();
   if (bs->abort) return false;
 
-  if constexpr (type != ST_NOP) {
+  if constexpr (TYPE != ST_NOP) {
     const char* rslot = rv ? tb.recvFifo + (bs->rcvd % a.nslots) * a.slotBytes : nullptr;
     char* sslot = sd ? tb.sendFifo + (bs->sent % a.nslots) * a.slotBytes : nullptr;
     bool ok = true;
-    OpSum op;
 #pragma unroll
-    for (int c = 0; c < cnt; c++) {
+    for (int c = 0; c < st.cnt; c++) {
       Piece<T> pc;
       uint64_t soff = 0, sval = n, doff = 0, dval = n;
-      if (rs) chunkSlice(a, srcbuf, (int64_t)srcoff + c, it, n, &soff, &sval);
-      if (ud) chunkSlice(a, dstbuf, (int64_t)dstoff + c, it, n, &doff, &dval);
-      pc.src = rs ? (const T*)a.bufs[srcbuf] + soff : nullptr;
-      pc.dst = ud ? (T*)a.bufs[dstbuf] + doff : nullptr;
+      if (rs) chunkSlice(a, st.srcbuf, (int64_t)st.srcoff + c, it, n, &soff, &sval);
+      if (ud) chunkSlice(a, st.dstbuf, (int64_t)st.dstoff + c, it, n, &doff, &dval);
+      pc.src = rs ? (const T*)a.bufs[st.srcbuf] + soff : nullptr;
+      pc.dst = ud ? (T*)a.bufs[st.dstbuf] + doff : nullptr;
       pc.n = n;
       pc.m = min(rs ? sval : n, ud ? dval : n);
       pc.rslot = rslot ? rslot + c * pieceBytes : nullptr;
       pc.sslot = sslot ? sslot + c * pieceBytes : nullptr;
       pc.rflag = (uint32_t)(bs->rcvd + 1);
       pc.sflag = (uint32_t)(bs->sent + 1);
-      ok = runPiece<T, OpSum, PROTO>(type, pc, op, spin) && ok;
+      ok = piece<T, PROTO, TYPE>(pc, &spin) && ok;
     }
     if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */
   }
   if (sd && PROTO == KILN_DEV_PROTO_SIMPLE) __threadfence_system();
-  if (hasdep) __threadfence();
+  if (st.hasdep) __threadfence();
   __syncthreads();
   if (bs->abort) return false;
   if (tid == 0) {
@@ -126,11 +133,34 @@ __device__ __forceinline__ bool step(const kilnDevArgs& a, const kilnDevTb& tb, 
       stReleaseSys(tb.recvTail, bs->rcvd + 1);
       bs->rcvd++;
     }
-    if (hasdep)
+    if (st.hasdep)
       stReleaseGpu(a.progress + blockIdx.x,
-                   ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * tbSteps + S + 1));
+                   ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.tbSteps + st.s + 1));
   }
   return true;
+}
+
+template <typename T, int PROTO, int TYPE>
+__device__ __noinline__ bool stepCall(const kilnDevArgs& a, const kilnDevTb& tb, int it, uint64_t n,
+                                      BlockState* bs, Spin* spin, const StepArgs st) {
+  return stepBody<T, PROTO, TYPE>(a, tb, it, n, bs, *spin, st);
+}
+
+/* Step S of row R: its operands are constants of the table. */
+template <class P, int R, int S, typename T>
+__device__ __forceinline__ bool step(const kilnDevArgs& a, const kilnDevTb& tb, int it, uint64_t n,
+                                     BlockState* bs, Spin& spin) {
+  constexpr int I = P::tbs[R].first + S;
+  constexpr int type = P::steps[I].type;
+  constexpr int depid = P::steps[I].depid;
+  constexpr int depNsteps =
+      depid >= 0 ? P::tbs[P::rankTb[P::tbs[R].rank] + (depid >= 0 ? depid : 0)].nsteps : 0;
+  constexpr StepArgs st = {P::steps[I].srcbuf, P::steps[I].srcoff, P::steps[I].dstbuf,
+                           P::steps[I].dstoff, P::steps[I].cnt,    depid,
+                           P::steps[I].deps,   depNsteps,          P::steps[I].hasdep,
+                           S,                  P::tbs[R].nsteps};
+  if constexpr (P::inlineSteps) return stepBody<T, P::proto, type>(a, tb, it, n, bs, spin, st);
+  else return stepCall<T, P::proto, type>(a, tb, it, n, bs, &spin, st);
 }
 
 /* Row R: every iteration runs the row's steps in order, unrolled. */

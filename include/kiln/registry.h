@@ -73,6 +73,12 @@ KILN_API int kilnRegistryPick(const kilnRegistryEntry* entries, int n, kilnColl_
 KILN_API kilnBakedLaunch_t kilnRegistryKernel(const kilnRegistryEntry* e, kilnDataType_t dtype,
                                               kilnRedOp_t op);
 
+/* The baked entry whose plan has exactly p's shape (collective, ranks, protocol, chunk counts,
+ * threadblocks with their peers and channels, every step), whatever p's name and byte range; NULL
+ * if none. The runtime (kilnPlanLoad) uses it to run any plan that was baked, loaded from
+ * wherever, with its generated kernel. Never sets an error. */
+KILN_API const kilnRegistryEntry* kilnRegistryBakedFor(const kilnPlan* p);
+
 /* The plan of entry e (baked entries parse their XML on the first call). *out belongs to the
  * registry. */
 KILN_API kilnResult_t kilnRegistryPlan(const kilnRegistryEntry* e, const kilnPlan** out);

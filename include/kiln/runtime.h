@@ -70,6 +70,13 @@ KILN_API kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* async
 KILN_API kilnResult_t kilnPlanLoad(kilnComm_t comm, const kilnPlan* plan, kilnExec_t* out);
 KILN_API void kilnExecFree(kilnExec_t exec);
 
+/* Baked kernels (gen/, kiln/registry.h): kilnPlanLoad binds the exec to the generated kernel of
+ * a baked plan of the same shape (kilnRegistryBakedFor), whatever the plan's name or origin; calls
+ * of a baked dtype (and sum/avg for plans that reduce) then launch it instead of the interpreter.
+ * kilnExecUseBaked(exec, false) makes every call of this exec interpreted (benchmarks compare
+ * both), true restores the binding. Returns whether the exec has a baked kernel. */
+KILN_API bool kilnExecUseBaked(kilnExec_t exec, bool on);
+
 /* True when kilnRun can run `plan` for this call: the collective's count convention (see
  * kilnRun), a data type and op the runtime has, the plan's in-place/out-of-place form. A
  * predicate: sets no error. */

@@ -1,0 +1,725 @@
+/*
+ * coll_bench: kiln's baked kernels, kiln's interpreter and NCCL, side by side, in the same run,
+ * on the same buffers, in the same process model; nccl-tests-style rows, CSV and an SVG figure.
+ *
+ *   coll_bench [--ranks N] [--colls allreduce,allgather,reducescatter,alltoall] [--dtype float]
+ *              [--op sum] [--min 8] [--max 1G] [--factor 4] [--iters 20] [--warmup 5]
+ *              [--inplace] [--plan NAME] [--plans PATH] [--csv FILE] [--svg FILE] [--mp]
+ *              [--no-check] [--timeout-ms MS]
+ *
+ * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
+ * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
+ * calls, then `iters` calls each timed with CUDA events on every rank's stream; a call's time is
+ * the slowest rank's, the row shows the median over calls. algbw = size / time; busbw = algbw x
+ * 2(n-1)/n for allreduce, x (n-1)/n otherwise (ARCHITECTURE.md, Measuring).
+ * Results: kiln's output is compared element for element (bitwise; inputs are small integers, so
+ * every order of summation gives the same value) with NCCL's output of the same call; the
+ * errors column counts differing elements over all ranks.
+ * Process models: default one process driving all N GPUs (launches in a loop); --mp forks one
+ * process per GPU (NCCL id through a pipe, results gathered by rank 0).
+ * Plan choice: the registry (kilnRegistrySelect) per size, or --plan NAME for every size. The
+ * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
+ * same plan.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <nccl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "bench_svg.h"
+#include "kiln/registry.h"
+#include "kiln/runtime.h"
+
+#define MAXR 8
+
+/* ---- options ---- */
+struct Options {
+  int nranks = 0;
+  bool colls[KILN_NUM_COLLS] = {};
+  kilnDataType_t dtype = KILN_FLOAT32;
+  kilnRedOp_t op = KILN_SUM;
+  uint64_t minB = 8, maxB = 1ull << 30;
+  int factor = 4, iters = 20, warmup = 5;
+  bool inplace = false, check = true, mp = false;
+  const char* plan = nullptr;
+  const char* plans = nullptr;
+  const char* csv = nullptr;
+  const char* svg = nullptr;
+  int timeoutMs = 3000;
+};
+
+enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, NV = 3 };
+static const char* const vname[NV] = {"nccl", "kiln-baked", "kiln-interp"};
+
+/* One measured row. */
+struct Row {
+  kilnColl_t coll;
+  uint64_t bytes, count;
+  char plan[64];
+  double us[NV];      /* median time, <0: not run */
+  long long err[NV];  /* differing elements vs NCCL, -1: not checked */
+};
+
+static void die(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "coll_bench: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  exit(1);
+}
+
+#define CUDA_CHECK(x)                                                                   \
+  do {                                                                                  \
+    cudaError_t e_ = (x);                                                               \
+    if (e_ != cudaSuccess) die("%s:%d %s: %s", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+  } while (0)
+#define NCCL_CHECK(x)                                                                   \
+  do {                                                                                  \
+    ncclResult_t r_ = (x);                                                              \
+    if (r_ != ncclSuccess) die("%s:%d %s: %s", __FILE__, __LINE__, #x, ncclGetErrorString(r_)); \
+  } while (0)
+
+static double busFactor(kilnColl_t c, int n) {
+  return c == KILN_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
+}
+
+/* ---- device helpers ---- */
+
+/* Small integers (exact in every dtype, sums of a few too) that differ by rank and position. */
+template <typename T> __global__ void fillKernel(T* p, size_t n, int rank) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    p[i] = (T)(float)((i * 7 + (size_t)rank * 3) % 13);
+}
+__global__ void fillBytes(unsigned char* p, size_t n, unsigned char v) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = v;
+}
+/* Counts elements of es bytes that differ. */
+__global__ void diffKernel(const unsigned char* a, const unsigned char* b, size_t nelem, int es,
+                           unsigned long long* out) {
+  unsigned long long bad = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nelem; i += (size_t)gridDim.x * blockDim.x) {
+    bool d = false;
+    for (int k = 0; k < es; k++) d |= a[i * es + k] != b[i * es + k];
+    bad += d;
+  }
+  if (bad) atomicAdd(out, bad);
+}
+
+static void fill(kilnDataType_t t, void* p, size_t n, int rank, cudaStream_t s) {
+  switch (t) {
+    case KILN_FLOAT32: fillKernel<float><<<256, 256, 0, s>>>((float*)p, n, rank); break;
+    case KILN_FLOAT64: fillKernel<double><<<256, 256, 0, s>>>((double*)p, n, rank); break;
+    case KILN_FLOAT16: fillKernel<__half><<<256, 256, 0, s>>>((__half*)p, n, rank); break;
+    case KILN_BFLOAT16: fillKernel<__nv_bfloat16><<<256, 256, 0, s>>>((__nv_bfloat16*)p, n, rank); break;
+    case KILN_INT32: fillKernel<int32_t><<<256, 256, 0, s>>>((int32_t*)p, n, rank); break;
+    case KILN_UINT32: fillKernel<uint32_t><<<256, 256, 0, s>>>((uint32_t*)p, n, rank); break;
+    case KILN_INT64: fillKernel<int64_t><<<256, 256, 0, s>>>((int64_t*)p, n, rank); break;
+    case KILN_UINT64: fillKernel<uint64_t><<<256, 256, 0, s>>>((uint64_t*)p, n, rank); break;
+    case KILN_INT8: fillKernel<int8_t><<<256, 256, 0, s>>>((int8_t*)p, n, rank); break;
+    default: fillKernel<uint8_t><<<256, 256, 0, s>>>((uint8_t*)p, n, rank); break;
+  }
+}
+
+/* ---- one rank's state ---- */
+struct Rank {
+  int rank, dev;
+  ncclComm_t nccl;
+  kilnComm_t kc;
+  cudaStream_t stream;
+  char *send, *recvN, *recvK; /* input; NCCL's output; kiln's output */
+  size_t sendBytes, recvBytes;
+  cudaEvent_t *ev0, *ev1;     /* per timed call */
+  unsigned long long* dcount;
+};
+
+/* Per-call buffer sizes (bytes) of rank buffers for reference size `bytes`. */
+static void bufferBytes(kilnColl_t c, int n, uint64_t bytes, size_t* sendB, size_t* recvB) {
+  switch (c) {
+    case KILN_COLL_ALLREDUCE: *sendB = *recvB = bytes; break;
+    case KILN_COLL_ALLGATHER: *sendB = bytes / n; *recvB = bytes; break;
+    case KILN_COLL_REDUCESCATTER: *sendB = bytes; *recvB = bytes / n; break;
+    default: *sendB = *recvB = bytes; break;
+  }
+}
+
+/* NCCL-style count of the call. */
+static size_t callCount(kilnColl_t c, int n, uint64_t bytes, size_t es) {
+  return c == KILN_COLL_ALLREDUCE ? bytes / es : bytes / es / n;
+}
+
+static ncclDataType_t ncclType(kilnDataType_t t) { return (ncclDataType_t)t; }
+static ncclRedOp_t ncclOp(kilnRedOp_t o) { return (ncclRedOp_t)o; }
+
+static void ncclCall(kilnColl_t c, Rank& R, const void* sb, void* rb, size_t count, const Options& o) {
+  switch (c) {
+    case KILN_COLL_ALLREDUCE: NCCL_CHECK(ncclAllReduce(sb, rb, count, ncclType(o.dtype), ncclOp(o.op), R.nccl, R.stream)); break;
+    case KILN_COLL_ALLGATHER: NCCL_CHECK(ncclAllGather(sb, rb, count, ncclType(o.dtype), R.nccl, R.stream)); break;
+    case KILN_COLL_REDUCESCATTER: NCCL_CHECK(ncclReduceScatter(sb, rb, count, ncclType(o.dtype), ncclOp(o.op), R.nccl, R.stream)); break;
+    default: NCCL_CHECK(ncclAlltoAll(sb, rb, count, ncclType(o.dtype), R.nccl, R.stream)); break;
+  }
+}
+
+/* Send/recv pointers of a call (in place: NCCL's aliasing). */
+static void callBuffers(kilnColl_t c, Rank& R, char* out, size_t count, size_t es, bool inplace,
+                        const void** sb, void** rb) {
+  *rb = out;
+  *sb = R.send;
+  if (!inplace) return;
+  switch (c) {
+    case KILN_COLL_ALLGATHER: *sb = out + (size_t)R.rank * count * es; break;
+    case KILN_COLL_REDUCESCATTER: *sb = out; *rb = out + (size_t)R.rank * count * es; break;
+    default: *sb = out; break;
+  }
+}
+
+/* ---- the run over every rank this process drives ---- */
+struct Bench {
+  Options o;
+  int n;          /* ranks in the communicator */
+  std::vector<Rank> ranks; /* those this process drives (all, or one with --mp) */
+  bool kilnOk = true;
+  /* Execs per registry entry, per local rank. */
+  std::vector<const kilnRegistryEntry*> ents;
+  std::vector<std::vector<kilnExec_t>> execs;
+};
+
+static std::vector<kilnExec_t>* execsFor(Bench& b, const kilnRegistryEntry* e) {
+  for (size_t i = 0; i < b.ents.size(); i++)
+    if (b.ents[i] == e) return &b.execs[i];
+  const kilnPlan* p = nullptr;
+  std::vector<kilnExec_t> v(b.ranks.size(), nullptr);
+  if (kilnRegistryPlan(e, &p) != KILN_SUCCESS) {
+    fprintf(stderr, "coll_bench: plan %s: %s\n", e->name, kilnLastError());
+  } else {
+    for (size_t r = 0; r < b.ranks.size(); r++)
+      if (kilnPlanLoad(b.ranks[r].kc, p, &v[r]) != KILN_SUCCESS) {
+        fprintf(stderr, "coll_bench: rank %d: plan %s: %s\n", b.ranks[r].rank, e->name, kilnLastError());
+        for (auto& x : v) { kilnExecFree(x); x = nullptr; }
+        break;
+      }
+  }
+  b.ents.push_back(e);
+  b.execs.push_back(v);
+  return &b.execs.back();
+}
+
+/* Rank 0 of --mp gathers every rank's per-call times through this shared page. */
+struct Shared {
+  volatile int count, gen;
+  float us[MAXR][1024];
+  long long err[MAXR];
+};
+static Shared* shared;
+
+/* Barrier over the processes of --mp (sense reversal on the shared page). */
+static void mpBarrier(Bench& b) {
+  if (!b.o.mp) return;
+  const int gen = shared->gen;
+  __sync_synchronize();
+  if (__sync_add_and_fetch(&shared->count, 1) == b.n) {
+    shared->count = 0;
+    __sync_synchronize();
+    shared->gen = gen + 1;
+  } else {
+    while (shared->gen == gen) usleep(20);
+  }
+  __sync_synchronize();
+}
+
+/* Runs variant v `warmup + iters` times; returns the median time (µs) of the slowest rank per
+ * call, or -1 when the variant cannot run. */
+static double timeVariant(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+  const Options& o = b.o;
+  const size_t es = kilnDataTypeSize(o.dtype);
+  const int total = o.warmup + o.iters;
+  std::vector<std::vector<float>> per(b.ranks.size(), std::vector<float>(o.iters, 0.f));
+  bool ok = true;
+  for (int it = 0; it < total && ok; it++) {
+    int slot = it - o.warmup;
+    if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
+    for (size_t r = 0; r < b.ranks.size(); r++) {
+      Rank& R = b.ranks[r];
+      CUDA_CHECK(cudaSetDevice(R.dev));
+      if (slot >= 0) CUDA_CHECK(cudaEventRecord(R.ev0[slot], R.stream));
+      const void* sb;
+      void* rb;
+      callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, o.inplace, &sb, &rb);
+      if (v == V_NCCL) {
+        ncclCall(c, R, sb, rb, count, o);
+      } else {
+        kilnExecUseBaked((*ex)[r], v == V_BAKED);
+        if (kilnRun((*ex)[r], sb, rb, count, o.dtype, o.op, R.stream) != KILN_SUCCESS) {
+          fprintf(stderr, "coll_bench: rank %d: %s\n", R.rank, kilnLastError());
+          ok = false;
+        }
+      }
+    }
+    if (v == V_NCCL) NCCL_CHECK(ncclGroupEnd());
+    for (size_t r = 0; r < b.ranks.size() && slot >= 0; r++) {
+      CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
+      CUDA_CHECK(cudaEventRecord(b.ranks[r].ev1[slot], b.ranks[r].stream));
+    }
+  }
+  for (size_t r = 0; r < b.ranks.size(); r++) {
+    CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
+    CUDA_CHECK(cudaStreamSynchronize(b.ranks[r].stream));
+    if (v != V_NCCL) {
+      kilnResult_t ae = KILN_SUCCESS;
+      kilnCommGetAsyncError(b.ranks[r].kc, &ae);
+      if (ae != KILN_SUCCESS) {
+        fprintf(stderr, "coll_bench: rank %d: kiln failed on the GPU (%s); kiln is off from here\n",
+                b.ranks[r].rank, kilnResultName(ae));
+        b.kilnOk = false;
+        ok = false;
+      }
+    }
+    for (int i = 0; i < o.iters && ok; i++)
+      CUDA_CHECK(cudaEventElapsedTime(&per[r][i], b.ranks[r].ev0[i], b.ranks[r].ev1[i]));
+  }
+  std::vector<float> slow(o.iters, 0.f);
+  for (int i = 0; i < o.iters; i++)
+    for (size_t r = 0; r < b.ranks.size(); r++) slow[i] = std::max(slow[i], per[r][i]);
+  if (o.mp) {
+    for (int i = 0; i < o.iters; i++) shared->us[b.ranks[0].rank][i] = ok ? slow[i] : -1.f;
+    mpBarrier(b);
+    for (int i = 0; i < o.iters; i++)
+      for (int r = 0; r < b.n; r++) {
+        if (shared->us[r][i] < 0) ok = false;
+        slow[i] = std::max(slow[i], shared->us[r][i]);
+      }
+    mpBarrier(b);
+  }
+  if (!ok) return -1;
+  std::sort(slow.begin(), slow.end());
+  return 1000.0 * slow[o.iters / 2];
+}
+
+/* Elements of kiln's output that differ from NCCL's, over every rank (all processes). */
+static long long compareOutputs(Bench& b, size_t recvBytes) {
+  const size_t es = kilnDataTypeSize(b.o.dtype);
+  unsigned long long total = 0;
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    CUDA_CHECK(cudaMemsetAsync(R.dcount, 0, sizeof(unsigned long long), R.stream));
+    diffKernel<<<256, 256, 0, R.stream>>>((const unsigned char*)R.recvN, (const unsigned char*)R.recvK,
+                                          recvBytes / es, (int)es, R.dcount);
+    unsigned long long h = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&h, R.dcount, sizeof h, cudaMemcpyDeviceToHost, R.stream));
+    CUDA_CHECK(cudaStreamSynchronize(R.stream));
+    total += h;
+  }
+  if (b.o.mp) {
+    shared->err[b.ranks[0].rank] = (long long)total;
+    mpBarrier(b);
+    total = 0;
+    for (int r = 0; r < b.n; r++) total += (unsigned long long)shared->err[r];
+    mpBarrier(b);
+  }
+  return (long long)total;
+}
+
+/* Restores inputs (in place, the output buffers hold them) and poisons kiln's output. */
+static void resetBuffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
+  const size_t es = kilnDataTypeSize(b.o.dtype);
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    char* out = kilnSide ? R.recvK : R.recvN;
+    size_t sendB, recvB;
+    bufferBytes(c, b.n, (c == KILN_COLL_ALLREDUCE ? count : count * b.n) * es, &sendB, &recvB);
+    fillBytes<<<256, 256, 0, R.stream>>>((unsigned char*)out, recvB, 0xA5);
+    if (b.o.inplace) {
+      const void* sb;
+      void* rb;
+      callBuffers(c, R, out, count, es, true, &sb, &rb);
+      fill(b.o.dtype, (void*)sb, sendB / es, R.rank, R.stream);
+    } else {
+      fill(b.o.dtype, R.send, sendB / es, R.rank, R.stream);
+    }
+  }
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    CUDA_CHECK(cudaStreamSynchronize(R.stream));
+  }
+}
+
+/* One checked call of variant v (after resetBuffers): returns false when kiln failed. */
+static bool oneCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+  const size_t es = kilnDataTypeSize(b.o.dtype);
+  bool ok = true;
+  if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
+  for (size_t r = 0; r < b.ranks.size(); r++) {
+    Rank& R = b.ranks[r];
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    const void* sb;
+    void* rb;
+    callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, b.o.inplace, &sb, &rb);
+    if (v == V_NCCL) ncclCall(c, R, sb, rb, count, b.o);
+    else {
+      kilnExecUseBaked((*ex)[r], v == V_BAKED);
+      ok = kilnRun((*ex)[r], sb, rb, count, b.o.dtype, b.o.op, R.stream) == KILN_SUCCESS && ok;
+    }
+  }
+  if (v == V_NCCL) NCCL_CHECK(ncclGroupEnd());
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    CUDA_CHECK(cudaStreamSynchronize(R.stream));
+    if (v != V_NCCL) {
+      kilnResult_t ae = KILN_SUCCESS;
+      kilnCommGetAsyncError(R.kc, &ae);
+      if (ae != KILN_SUCCESS) { b.kilnOk = false; ok = false; }
+    }
+  }
+  return ok;
+}
+
+static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
+  const Options& o = b.o;
+  const size_t es = kilnDataTypeSize(o.dtype);
+  const bool lead = b.ranks[0].rank == 0;
+  if (lead) {
+    printf("#\n# %s, %d ranks, %s, %s%s, %s\n", kilnCollName(c), b.n, kilnDataTypeName(o.dtype),
+           c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER ? kilnRedOpName(o.op) : "-",
+           o.inplace ? ", in place" : "", o.mp ? "one process per GPU" : "one process driving all GPUs");
+    printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s\n", "size(B)", "count",
+           "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw", "err",
+           "interp(us)", "algbw", "busbw", "err", "speedup");
+  }
+  for (uint64_t bytes = o.minB; bytes <= o.maxB; bytes *= (uint64_t)o.factor) {
+    const size_t count = callCount(c, b.n, bytes, es);
+    if (count == 0) continue;
+    const uint64_t real = c == KILN_COLL_ALLREDUCE ? (uint64_t)count * es : (uint64_t)count * es * b.n;
+    Row row;
+    memset(&row, 0, sizeof row);
+    row.coll = c;
+    row.bytes = real;
+    row.count = count;
+    for (int v = 0; v < NV; v++) { row.us[v] = -1; row.err[v] = -1; }
+    const kilnRegistryEntry* e = nullptr;
+    if (o.plan) e = kilnRegistryFind(o.plan);
+    else e = kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
+    if (e && (e->coll != c || e->nranks != b.n)) e = nullptr;
+    snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
+    std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
+    if (ex && !(*ex)[0]) ex = nullptr;
+    bool hasBaked = e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex &&
+                    kilnExecUseBaked((*ex)[0], true);
+    resetBuffers(b, c, count, false);
+    row.us[V_NCCL] = timeVariant(b, c, V_NCCL, nullptr, count);
+    for (int v = V_BAKED; v <= V_INTERP && ex && b.kilnOk; v++) {
+      if (v == V_BAKED && !hasBaked) continue;
+      resetBuffers(b, c, count, true);
+      row.us[v] = timeVariant(b, c, v, ex, count);
+      if (row.us[v] < 0 || !o.check) continue;
+      resetBuffers(b, c, count, false);
+      oneCall(b, c, V_NCCL, nullptr, count);
+      resetBuffers(b, c, count, true);
+      const bool called = oneCall(b, c, v, ex, count);
+      size_t sendB, recvB;
+      bufferBytes(c, b.n, real, &sendB, &recvB);
+      row.err[v] = compareOutputs(b, recvB);
+      if (!called) row.us[v] = -1, row.err[v] = -1;
+    }
+    rows.push_back(row);
+    if (!lead) continue;
+    const double f = busFactor(c, b.n);
+    printf("  %12llu %12zu %6s  %-30.30s", (unsigned long long)real, count, kilnDataTypeName(o.dtype), row.plan);
+    for (int v = 0; v < NV; v++) {
+      if (row.us[v] < 0) {
+        printf(v == 0 ? " %9s %7s %7s" : "  %9s %7s %7s %5s", "-", "-", "-", "-");
+        continue;
+      }
+      const double alg = (double)real / (row.us[v] * 1e3);
+      printf(v == 0 ? " %9.2f %7.2f %7.2f" : "  %9.2f %7.2f %7.2f", row.us[v], alg, alg * f);
+      if (v) {
+        if (row.err[v] < 0) printf(" %5s", "-");
+        else printf(" %5lld", row.err[v]);
+      }
+    }
+    double best = row.us[V_BAKED] > 0 ? row.us[V_BAKED] : row.us[V_INTERP];
+    if (best > 0 && row.us[V_NCCL] > 0) printf("  %6.2fx\n", row.us[V_NCCL] / best);
+    else printf("  %7s\n", "-");
+    fflush(stdout);
+  }
+}
+
+static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
+  FILE* f = fopen(b.o.csv, "w");
+  if (!f) die("cannot write %s", b.o.csv);
+  fprintf(f, "coll,nranks,model,dtype,op,inplace,size,count,plan");
+  for (int v = 0; v < NV; v++) fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
+  fprintf(f, ",speedup\n");
+  for (const Row& r : rows) {
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, b.o.mp ? "mp" : "single",
+            kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
+            (unsigned long long)r.count, r.plan);
+    for (int v = 0; v < NV; v++) {
+      if (r.us[v] < 0) { fprintf(f, ",,,,"); continue; }
+      double alg = (double)r.bytes / (r.us[v] * 1e3);
+      fprintf(f, ",%.3f,%.3f,%.3f,", r.us[v], alg, alg * busFactor(r.coll, b.n));
+      if (v && r.err[v] >= 0) fprintf(f, "%lld", r.err[v]);
+    }
+    double best = r.us[V_BAKED] > 0 ? r.us[V_BAKED] : r.us[V_INTERP];
+    if (best > 0 && r.us[V_NCCL] > 0) fprintf(f, ",%.3f\n", r.us[V_NCCL] / best);
+    else fprintf(f, ",\n");
+  }
+  fclose(f);
+}
+
+static void writeSvg(const Bench& b, const std::vector<Row>& rows) {
+  std::vector<benchPanel> panels;
+  std::vector<std::vector<benchSeries>> series;
+  std::vector<std::vector<std::vector<double>>> xs, ys;
+  for (int c = 0; c < KILN_NUM_COLLS; c++) {
+    if (!b.o.colls[c]) continue;
+    std::vector<std::vector<double>> x(NV), y(NV);
+    for (const Row& r : rows)
+      if (r.coll == c)
+        for (int v = 0; v < NV; v++)
+          if (r.us[v] > 0) {
+            x[v].push_back((double)r.bytes);
+            y[v].push_back((double)r.bytes / (r.us[v] * 1e3));
+          }
+    xs.push_back(x);
+    ys.push_back(y);
+  }
+  size_t k = 0;
+  series.resize(xs.size());
+  for (int c = 0; c < KILN_NUM_COLLS; c++) {
+    if (!b.o.colls[c]) continue;
+    for (int v = 0; v < NV; v++)
+      series[k].push_back(benchSeries{vname[v], xs[k][v].data(), ys[k][v].data(), (int)xs[k][v].size()});
+    benchPanel p;
+    snprintf(p.title, sizeof p.title, "%s, %d GPUs%s", kilnCollName((kilnColl_t)c), b.n,
+             b.o.mp ? " (one process per GPU)" : "");
+    p.series = series[k].data();
+    p.nseries = (int)series[k].size();
+    panels.push_back(p);
+    k++;
+  }
+  char title[160];
+  snprintf(title, sizeof title, "algbw (GB/s) vs size: NCCL, kiln baked, kiln interpreted (%s)",
+           kilnDataTypeName(b.o.dtype));
+  if (benchSvgWrite(b.o.svg, title, panels.data(), (int)panels.size()) != 0) die("cannot write %s", b.o.svg);
+}
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "usage: coll_bench [--ranks N] [--colls LIST] [--dtype T] [--op OP] [--min SIZE] [--max SIZE]\n"
+          "                  [--factor F] [--iters N] [--warmup N] [--inplace] [--plan NAME]\n"
+          "                  [--plans PATH] [--csv FILE] [--svg FILE] [--mp] [--no-check]\n"
+          "                  [--timeout-ms MS]\n"
+          "Measures NCCL, kiln baked and kiln interpreted side by side (see bench/coll_bench.cu).\n");
+}
+
+static void parseArgs(int argc, char** argv, Options& o) {
+  bool anyColl = false;
+  for (int i = 1; i < argc; i++) {
+    auto need = [&](const char* what) -> const char* {
+      if (i + 1 >= argc) { usage(stderr); die("%s needs a value", what); }
+      return argv[++i];
+    };
+    const char* a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
+    else if (!strcmp(a, "--ranks")) o.nranks = atoi(need(a));
+    else if (!strcmp(a, "--colls")) {
+      char* list = strdup(need(a));
+      for (char* s = strtok(list, ","); s; s = strtok(NULL, ",")) {
+        kilnColl_t c;
+        if (!kilnCollParse(s, &c) || c == KILN_COLL_CUSTOM) { usage(stderr); die("unknown collective %s", s); }
+        o.colls[c] = anyColl = true;
+      }
+      free(list);
+    } else if (!strcmp(a, "--dtype")) { if (!kilnDataTypeParse(need(a), &o.dtype)) die("unknown dtype %s", argv[i]); }
+    else if (!strcmp(a, "--op")) { if (!kilnRedOpParse(need(a), &o.op)) die("unknown op %s", argv[i]); }
+    else if (!strcmp(a, "--min")) { if (!kilnParseSize(need(a), &o.minB)) die("bad size %s", argv[i]); }
+    else if (!strcmp(a, "--max")) { if (!kilnParseSize(need(a), &o.maxB)) die("bad size %s", argv[i]); }
+    else if (!strcmp(a, "--factor")) o.factor = atoi(need(a));
+    else if (!strcmp(a, "--iters")) o.iters = atoi(need(a));
+    else if (!strcmp(a, "--warmup")) o.warmup = atoi(need(a));
+    else if (!strcmp(a, "--timeout-ms")) o.timeoutMs = atoi(need(a));
+    else if (!strcmp(a, "--inplace")) o.inplace = true;
+    else if (!strcmp(a, "--no-check")) o.check = false;
+    else if (!strcmp(a, "--mp")) o.mp = true;
+    else if (!strcmp(a, "--plan")) o.plan = need(a);
+    else if (!strcmp(a, "--plans")) o.plans = need(a);
+    else if (!strcmp(a, "--csv")) o.csv = need(a);
+    else if (!strcmp(a, "--svg")) o.svg = need(a);
+    else { usage(stderr); fprintf(stderr, "coll_bench: unexpected argument '%s'\n", a); exit(2); }
+  }
+  if (!anyColl)
+    for (int c = 0; c < KILN_NUM_COLLS; c++) o.colls[c] = c != KILN_COLL_CUSTOM;
+  if (o.factor < 2 || o.iters < 1 || o.iters > 1024 || o.warmup < 0 || o.minB < 1 || o.minB > o.maxB ||
+      o.timeoutMs < 1) {
+    usage(stderr);
+    fprintf(stderr, "coll_bench: bad --factor/--iters/--warmup/--min/--max/--timeout-ms\n");
+    exit(2);
+  }
+}
+
+/* Sets up the ranks this process drives, NCCL and kiln communicators, buffers and events. */
+static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId* id) {
+  const Options& o = b.o;
+  const size_t es = kilnDataTypeSize(o.dtype);
+  size_t maxSend = 0, maxRecv = 0;
+  for (int c = 0; c < KILN_NUM_COLLS; c++) {
+    if (!o.colls[c]) continue;
+    size_t s, r;
+    bufferBytes((kilnColl_t)c, b.n, o.maxB, &s, &r);
+    maxSend = std::max(maxSend, s + es * b.n);
+    maxRecv = std::max(maxRecv, r + es * b.n);
+  }
+  b.ranks.resize(myRanks.size());
+  std::vector<ncclComm_t> nc(myRanks.size());
+  if (!id) {
+    std::vector<int> devs(myRanks.begin(), myRanks.end());
+    NCCL_CHECK(ncclCommInitAll(nc.data(), (int)devs.size(), devs.data()));
+  } else {
+    CUDA_CHECK(cudaSetDevice(myRanks[0]));
+    NCCL_CHECK(ncclCommInitRank(&nc[0], b.n, *id, myRanks[0]));
+  }
+  for (size_t i = 0; i < myRanks.size(); i++) {
+    Rank& R = b.ranks[i];
+    R.rank = myRanks[i];
+    R.dev = myRanks[i];
+    R.nccl = nc[i];
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
+    R.sendBytes = maxSend;
+    R.recvBytes = maxRecv;
+    CUDA_CHECK(cudaMalloc(&R.send, maxSend));
+    CUDA_CHECK(cudaMalloc(&R.recvN, maxRecv));
+    CUDA_CHECK(cudaMalloc(&R.recvK, maxRecv));
+    CUDA_CHECK(cudaMalloc(&R.dcount, sizeof(unsigned long long)));
+    R.ev0 = (cudaEvent_t*)calloc(o.iters, sizeof(cudaEvent_t));
+    R.ev1 = (cudaEvent_t*)calloc(o.iters, sizeof(cudaEvent_t));
+    for (int k = 0; k < o.iters; k++) {
+      CUDA_CHECK(cudaEventCreate(&R.ev0[k]));
+      CUDA_CHECK(cudaEventCreate(&R.ev1[k]));
+    }
+  }
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.timeoutMs = o.timeoutMs;
+  std::vector<kilnComm_t> kc(myRanks.size(), nullptr);
+  kilnResult_t kr = myRanks.size() == 1 ? kilnCommCreate(nc[0], &cfg, &kc[0])
+                                        : kilnCommCreateAll((int)nc.size(), nc.data(), &cfg, kc.data());
+  if (kr != KILN_SUCCESS) {
+    fprintf(stderr, "coll_bench: kiln communicator: %s (kiln columns stay empty)\n", kilnLastError());
+    b.kilnOk = false;
+  }
+  for (size_t i = 0; i < myRanks.size(); i++) b.ranks[i].kc = kc[i];
+}
+
+static void teardown(Bench& b) {
+  for (auto& v : b.execs)
+    for (auto x : v) kilnExecFree(x);
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    if (R.kc) kilnCommDestroy(R.kc);
+  }
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    ncclCommDestroy(R.nccl);
+    cudaFree(R.send);
+    cudaFree(R.recvN);
+    cudaFree(R.recvK);
+    cudaFree(R.dcount);
+    cudaStreamDestroy(R.stream);
+  }
+}
+
+static int runBench(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId* id) {
+  setup(b, myRanks, id);
+  std::vector<Row> rows;
+  for (int c = 0; c < KILN_NUM_COLLS; c++)
+    if (b.o.colls[c]) runColl(b, (kilnColl_t)c, rows);
+  const bool lead = b.ranks[0].rank == 0;
+  int bad = 0;
+  for (const Row& r : rows)
+    for (int v = 1; v < NV; v++) bad += r.err[v] > 0;
+  if (lead && b.o.csv) writeCsv(b, rows);
+  if (lead && b.o.svg) writeSvg(b, rows);
+  if (lead) printf("# rows with errors: %d\n", bad);
+  teardown(b);
+  return bad ? 3 : 0;
+}
+
+int main(int argc, char** argv) {
+  Bench b;
+  parseArgs(argc, argv, b.o);
+  if (b.o.plans && kilnRegistryLoadPath(b.o.plans) != KILN_SUCCESS) die("%s", kilnLastError());
+  if (b.o.plan && !kilnRegistryFind(b.o.plan)) die("no plan named %s in the registry", b.o.plan);
+  int ngpu = 0;
+  if (!b.o.mp) CUDA_CHECK(cudaGetDeviceCount(&ngpu));
+  else {
+    /* CUDA must not be initialized before fork: ask a child. */
+    int fd[2];
+    if (pipe(fd)) die("pipe");
+    pid_t p = fork();
+    if (p == 0) {
+      int n = 0;
+      cudaGetDeviceCount(&n);
+      if (write(fd[1], &n, sizeof n) != sizeof n) _exit(1);
+      _exit(0);
+    }
+    if (read(fd[0], &ngpu, sizeof ngpu) != sizeof ngpu) die("cannot count GPUs");
+    waitpid(p, NULL, 0);
+    close(fd[0]);
+    close(fd[1]);
+  }
+  b.n = b.o.nranks ? b.o.nranks : ngpu;
+  if (b.n < 2 || b.n > ngpu || b.n > MAXR) die("need 2..%d ranks on %d GPUs, asked %d", MAXR, ngpu, b.n);
+  int nreg = kilnRegistryCount();
+  printf("# coll_bench: %d ranks, %s; NCCL %d; %d plans in the registry\n", b.n,
+         b.o.mp ? "one process per GPU" : "one process driving all GPUs", NCCL_VERSION_CODE, nreg);
+  fflush(stdout);
+  if (!b.o.mp) {
+    std::vector<int> all(b.n);
+    for (int r = 0; r < b.n; r++) all[r] = r;
+    return runBench(b, all, nullptr);
+  }
+  shared = (Shared*)mmap(NULL, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) die("mmap");
+  memset((void*)shared, 0, sizeof(Shared));
+  int fd[2];
+  if (pipe(fd)) die("pipe");
+  std::vector<pid_t> kids;
+  for (int r = 0; r < b.n; r++) {
+    pid_t p = fork();
+    if (p < 0) die("fork");
+    if (p == 0) {
+      ncclUniqueId id;
+      if (r == 0) {
+        NCCL_CHECK(ncclGetUniqueId(&id));
+        for (int k = 1; k < b.n; k++)
+          if (write(fd[1], &id, sizeof id) != sizeof id) _exit(1);
+      } else if (read(fd[0], &id, sizeof id) != sizeof id) {
+        _exit(1);
+      }
+      if (r != 0) { /* only rank 0 prints rows */
+        if (!freopen("/dev/null", "w", stdout)) _exit(1);
+      }
+      std::vector<int> mine(1, r);
+      _exit(runBench(b, mine, &id));
+    }
+    kids.push_back(p);
+  }
+  int rc = 0;
+  for (pid_t p : kids) {
+    int st = 0;
+    waitpid(p, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) rc = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+  }
+  return rc;
+}
