@@ -17,10 +17,12 @@
 
 static void help(FILE* f) {
   fprintf(f,
-          "usage: kiln profile [--gpus N] [--reps R] [-o OUT.xml]\n"
+          "usage: kiln profile [--gpus N] [--reps R] [--uniform] [-o OUT.xml]\n"
           "Measures alpha (us) and beta (us/MB) of every ordered pair of the first N GPUs (default:\n"
           "all, at least 2) with kiln's primitives, prints a table and writes a topology XML\n"
-          "(to OUT.xml, or stdout) that kiln synth accepts. Needs the GPU runtime and NCCL.\n");
+          "(to OUT.xml, or stdout) that kiln synth accepts. --uniform writes the mean alpha and\n"
+          "beta on every link (GPUs behind one switch: sketches with symmetry need equal costs).\n"
+          "Needs the GPU runtime and NCCL.\n");
 }
 
 #ifndef KILN_HAVE_CUDA
@@ -107,12 +109,14 @@ static void free_all(prof* P, kilnExec_t* ex) {
 
 int cmd_profile(int argc, char** argv) {
   int ngpus = 0, reps = 200;
+  bool uniform = false;
   const char* out = "-";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
     if (!strcmp(argv[i], "--gpus") && i + 1 < argc && cliParseInt(argv[i + 1], &ngpus)) { i++; continue; }
     if (!strcmp(argv[i], "--reps") && i + 1 < argc && cliParseInt(argv[i + 1], &reps)) { i++; continue; }
     if (!strcmp(argv[i], "-o") && i + 1 < argc) { out = argv[++i]; continue; }
+    if (!strcmp(argv[i], "--uniform")) { uniform = true; continue; }
     fprintf(stderr, "kiln profile: unexpected or bad argument '%s'\n", argv[i]);
     help(stderr);
     return 2;
@@ -184,6 +188,16 @@ int cmd_profile(int argc, char** argv) {
       fprintf(stderr, "kiln profile: rank %d: %s\n", r, kilnResultString(ae));
       rc = 1;
     }
+  }
+  if (rc == 0 && uniform) {
+    double sa = 0, sb = 0;
+    for (int a = 0; a < ngpus; a++)
+      for (int b = 0; b < ngpus; b++)
+        if (a != b) { sa += alpha[a][b]; sb += beta[a][b]; }
+    const double m = (double)ngpus * (ngpus - 1);
+    for (int a = 0; a < ngpus; a++)
+      for (int b = 0; b < ngpus; b++) { alpha[a][b] = sa / m; beta[a][b] = sb / m; }
+    printf("uniform: alpha %.3f us, beta %.3f us/MB\n", sa / m, sb / m);
   }
   if (rc == 0) {
     size_t cap = 256 + (size_t)ngpus * ngpus * 128;
