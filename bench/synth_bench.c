@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   static const char* const size_names[] = {"1KB", "1MB", "1GB"};
   printf("kiln synthesis benchmark (TACCL Table 2 cases); MILP time limit %.0fs, stall %.1fs\n",
          o.time_limit_s, o.stall_s);
-  printf("simulated times in us on the alpha-beta model; NCCL = best of ring and tree (alltoall: all-pairs)\n\n");
+  printf("simulated times in us on the alpha-beta model; NCCL = best of ring and tree (alltoall: all-pairs;\n"
+         "n/a where the topology lacks a link between some pair)\n\n");
   printf("%-13s %-10s %-7s %9s %9s %7s |", "collective", "sketch", "topo", "kiln s", "paper s", "ratio");
   for (int z = 0; z < 3; z++) printf(" %10s %10s %6s |", size_names[z], "NCCL", "x");
   printf("\n");
@@ -112,8 +113,11 @@ int main(int argc, char** argv) {
         if (kilnBaselineSimulate(KILN_BASELINE_RING, bc->coll, t, ref, &ring) == KILN_SUCCESS) nccl = ring.time_us;
         if (kilnBaselineSimulate(KILN_BASELINE_TREE, bc->coll, t, ref, &tree) == KILN_SUCCESS && tree.time_us < nccl)
           nccl = tree.time_us;
-        if (kilnPlanSimulate(plan, t, ref, &ks) == KILN_SUCCESS)
+        bool have = kilnPlanSimulate(plan, t, ref, &ks) == KILN_SUCCESS;
+        if (have && isfinite(nccl))
           printf(" %10.1f %10.1f %5.2fx |", ks.time_us, nccl, nccl / ks.time_us);
+        else if (have)
+          printf(" %10.1f %10s %6s |", ks.time_us, "n/a", "");
         else
           printf(" %10s %10.1f %6s |", "n/a", nccl, "");
       }

@@ -87,6 +87,7 @@ typedef struct kilnSynthStats {
   bool sched_optimal;        /* contiguity MILP proved optimal (false: incumbent or greedy) */
   bool sched_used_greedy;    /* the greedy schedule was kept */
   kilnOrdering_t ordering;   /* heuristic kept */
+  bool pipelined_model;      /* the kept orders came from the cost model where α overlaps */
   double route_bound_us;     /* routing objective (a lower bound on the time) */
   double greedy_us;          /* makespan of the greedy schedule */
   double schedule_us;        /* makespan of the final schedule on the synthesizer's model */

@@ -1,6 +1,6 @@
-#define _POSIX_C_SOURCE 200809L
 /* The logical topology a sketch leaves of a physical topology (paper 3.1-3.3, Appendix A), the
  * chunks of a collective, and the symmetry permutations. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

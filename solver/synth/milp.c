@@ -1,8 +1,8 @@
-#define _POSIX_C_SOURCE 200809L
 /* MILP model builder (0-based triplets) and the GLPK backend.
  *
  * GLPK is kept from aborting the process with glp_error_hook + setjmp/longjmp, as GLPK's manual
  * describes; after such an error the whole GLPK environment is freed with glp_free_env(). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "milp.h"
 
 #include <glpk.h>

@@ -1,4 +1,5 @@
 /* Stage 2, ordering (paper Appendix B.2): a greedy list schedule over the routed transfers.
+ * (Link and port occupancy as in synScheduleAsap: α + β, or β alone with X->pipelined.)
  * Each round takes, among transfers whose chunk has arrived at the link's source, the one that
  * can start earliest (link and switch / NIC ports free); ties go by the heuristic:
  *   shortest-path-first: the chunk that travelled the fewest hops so far, then the longest path
@@ -129,9 +130,10 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
     x->arr_t = bes + xlat(L, x, chunk_mb, 1);
     x->order = round;
     seq[round] = i;
-    lfree[x->link] = x->arr_t;
-    if (l->send_port >= 0) pfree[l->send_port] = x->arr_t;
-    if (l->recv_port >= 0) pfree[l->recv_port] = x->arr_t;
+    double busy = X->pipelined ? bes + l->beta * chunk_mb : x->arr_t; /* end of occupancy */
+    lfree[x->link] = busy;
+    if (l->send_port >= 0) pfree[l->send_port] = busy;
+    if (l->recv_port >= 0) pfree[l->recv_port] = busy;
     if (x->arr_t > makespan) makespan = x->arr_t;
     done[i] = 1;
     /* newly ready transfers: successors are those listing i as a predecessor */
@@ -169,7 +171,9 @@ out_free:
 
 /* Earliest times given the orders and batch flags (a longest-path fixpoint over the constraint
  * graph: predecessors' arrivals, the previous batch on the link, the previous transfer on each
- * port). Batches share one send time and arrive together after α + m·β. */
+ * port). Batches share one send time and arrive together after α + m·β. A link or port is busy
+ * until the arrival (the paper's model) or, with X->pipelined, only for the β part (α is
+ * latency that back-to-back transfers overlap, as kiln's simulator models it). */
 double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
   int n = X->n;
   int* link_pos = malloc(((size_t)n + 1) * sizeof(int));
@@ -191,7 +195,7 @@ double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
     makespan = 0;
     for (int e = 0; e < L->nlinks; e++) {
       int k = X->link_start[e];
-      double prev_arr = 0;
+      double prev_arr = 0; /* when the link is free again */
       while (k < X->link_start[e + 1]) {
         int k2 = k;
         while (k2 + 1 < X->link_start[e + 1] && X->x[X->link_order[k2]].batch_next) k2++;
@@ -206,7 +210,8 @@ double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
           for (int slot = 0; slot < 2; slot++) {
             int pp = port_prev[2 * self + slot];
             if (pp < 0 || X->x[pp].link == e) continue; /* same link: covered by prev_arr */
-            if (X->x[pp].arr_t > s) s = X->x[pp].arr_t;
+            double free_at = X->pipelined ? X->x[pp].arr_t - L->links[X->x[pp].link].alpha : X->x[pp].arr_t;
+            if (free_at > s) s = free_at;
           }
         }
         double a = s + xlat(L, &X->x[X->link_order[k]], chunk_mb, k2 - k + 1);
@@ -215,7 +220,7 @@ double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
           if (x->send_t != s || x->arr_t != a) { x->send_t = s; x->arr_t = a; changed = true; }
         }
         if (a > makespan) makespan = a;
-        prev_arr = a;
+        prev_arr = X->pipelined ? a - L->links[e].alpha : a;
         k = k2 + 1;
       }
     }

@@ -98,6 +98,7 @@ typedef struct synXfers {
   int* link_order; int* link_start; /* CSR over links */
   int* port_order; int* port_start; /* CSR over ports */
   double makespan;
+  bool pipelined;   /* cost model of the ordering: α occupies links and ports (paper) or not */
 } synXfers;
 
 void synXfersFree(synXfers* X);
