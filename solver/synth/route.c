@@ -8,6 +8,8 @@
 
 #include "synth_internal.h"
 
+#define ROUTE_MAX_KEYS 20000000 /* (chunk, link) pairs: beyond this the model cannot be built */
+
 void synRouteFree(synRoute* r) {
   free(r->parent);
   memset(r, 0, sizeof *r);
@@ -65,6 +67,11 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   milpInit(&m);
   milpResult res = {0};
   size_t xkeys = (size_t)nc * (size_t)nl, skeys = (size_t)nc * (size_t)n;
+  if (xkeys > ROUTE_MAX_KEYS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "routing problem too large: %d chunks x %d logical links (limit %d million pairs); "
+                        "lower input_chunkup or prune the logical topology",
+                        nc, nl, ROUTE_MAX_KEYS / 1000000);
   size_t nkeys = xkeys + skeys + (size_t)nl;
   char* cand = calloc(xkeys, 1);
   int* uf = malloc(nkeys * sizeof(int));
