@@ -286,6 +286,18 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   }
   milpParams mp = {p->time_limit_s, p->mip_gap, true, true, p->stall_s, NULL, p->progress ? route_progress : NULL, &pc};
   r = milpGlpk.solve(&m, &mp, &res);
+  if (r == KILN_ERR_SOLVER) {
+    /* the solver failed: route by least load instead (below), and say so */
+    if (p->progress) {
+      kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE, "solver failed; least-loaded routes", -1, -1, -1, -1,
+                              NAN, NAN, NAN, 0};
+      p->progress(&pr, p->user);
+    }
+    free(res.x);
+    memset(&res, 0, sizeof res);
+    res.status = MILP_NOSOLUTION;
+    r = KILN_SUCCESS;
+  }
   if (r != KILN_SUCCESS) goto out_free;
   if (res.status == MILP_INFEASIBLE) {
     r = kilnSetError(KILN_ERR_INFEASIBLE, "routing MILP is infeasible for this sketch");

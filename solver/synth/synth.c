@@ -186,8 +186,9 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   if (r != KILN_SUCCESS) goto out_free;
   st->transfers = X.n;
 
-  /* stage 2 per heuristic ("auto": each, keeping the best simulated plan), then stage 3 on the
-   * orders of the best; its plan replaces the greedy one when it simulates faster */
+  /* stage 2 per heuristic ("auto": each, keeping the best simulated plan), then stage 3; its plan
+   * replaces the greedy one when it simulates faster. A variant whose plan fails verification is
+   * dropped (the error is returned only if every variant fails). */
   kilnOrdering_t hs[2];
   int nh = 0;
   kilnOrdering_t want = o.ordering >= 0 ? (kilnOrdering_t)o.ordering : s->ordering;
@@ -207,6 +208,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   uint64_t ref = kilnSynthReferenceBytes(coll, n, insize);
   kilnOrdering_t paper_h = hs[0];
   double paper_us = INFINITY;
+  kilnResult_t last_err = KILN_ERR_INTERNAL;
   for (int v = 0; v < 2 * nh; v++) {
     int i = v % nh;
     X.pipelined = v >= nh;
@@ -220,7 +222,13 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     bool prev_fused = st->fused;
     double us;
     r = lower_verify(t, ref, &L, &X, coll, k, &o, name, &plan, &us, st);
-    if (r != KILN_SUCCESS) goto out_free;
+    if (r == KILN_ERR_NO_MEMORY) goto out_free;
+    if (r != KILN_SUCCESS) {
+      last_err = r;
+      report(&o, KILN_SYNTH_STAGE_VERIFY, "variant dropped: its plan failed verification", 0);
+      st->fused = prev_fused;
+      continue;
+    }
     if (!X.pipelined && us < paper_us) { paper_us = us; paper_h = hs[i]; }
     if (!best || us < best_us - 1e-9) {
       best_pipelined = X.pipelined;
@@ -235,6 +243,10 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
       st->fused = prev_fused;
     }
   }
+  if (!best) {
+    r = last_err;
+    goto out_free;
+  }
   if (o.contiguity) {
     t0 = synNow();
     X.pipelined = false;
@@ -243,7 +255,12 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     synSchedInfo si = {0};
     synSchedParams sp = {chunk_mb, o.time_limit_s, o.mip_gap, o.stall_s, o.progress, o.progress_user};
     r = synSchedule(&L, &X, &sp, &si);
-    if (r != KILN_SUCCESS) goto out_free;
+    if (r == KILN_ERR_NO_MEMORY) goto out_free;
+    if (r != KILN_SUCCESS) { /* a solver failure leaves the greedy plan */
+      report(&o, KILN_SYNTH_STAGE_SCHEDULE, kilnLastError(), synNow() - t0);
+      si.used_greedy = true;
+      r = KILN_SUCCESS;
+    }
     st->sched_rows = si.rows;
     st->sched_cols = si.cols;
     st->sched_integers = si.ints;
@@ -256,8 +273,12 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
       bool fused = st->fused;
       double us;
       r = lower_verify(t, ref, &L, &X, coll, k, &o, name, &plan, &us, st);
-      if (r != KILN_SUCCESS) goto out_free;
-      if (us < best_us - 1e-9) {
+      if (r == KILN_ERR_NO_MEMORY) goto out_free;
+      if (r != KILN_SUCCESS) {
+        report(&o, KILN_SYNTH_STAGE_VERIFY, "contiguity plan failed verification; greedy plan kept", 0);
+        st->fused = fused;
+        r = KILN_SUCCESS;
+      } else if (us < best_us - 1e-9) {
         kilnPlanFree(best);
         best = plan;
         best_us = us;
