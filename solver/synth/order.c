@@ -79,6 +79,8 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   X->link_start = calloc((size_t)nl + 2, sizeof(int));
   X->port_order = malloc((2 * (size_t)n + 1) * sizeof(int));
   X->port_start = calloc((size_t)np + 2, sizeof(int));
+  int* sstart = NULL;
+  int* succ = NULL;
   int* lfill = calloc((size_t)nl + 1, sizeof(int));
   int* pfill = calloc((size_t)np + 1, sizeof(int));
   if (!height || !depth || !waiting || !done || !lfree || !pfree || !ready || !seq ||
@@ -88,6 +90,22 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   }
   r = path_metrics(L, X, chunk_mb, height, depth);
   if (r != KILN_SUCCESS) goto out_free;
+  /* successor lists (CSR) */
+  sstart = calloc((size_t)n + 2, sizeof(int));
+  succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
+  int* sfill = malloc(((size_t)n + 1) * sizeof(int));
+  if (!sstart || !succ || !sfill) {
+    free(sfill);
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
+  for (int i = 0; i < n; i++)
+    for (int q = 0; q < X->x[i].npred; q++) sstart[X->preds[X->x[i].pred0 + q] + 1]++;
+  for (int i = 0; i < n; i++) sstart[i + 1] += sstart[i];
+  memcpy(sfill, sstart, (size_t)n * sizeof(int));
+  for (int i = 0; i < n; i++)
+    for (int q = 0; q < X->x[i].npred; q++) succ[sfill[X->preds[X->x[i].pred0 + q]]++] = i;
+  free(sfill);
   int nready = 0;
   for (int i = 0; i < n; i++) {
     waiting[i] = X->x[i].npred;
@@ -136,15 +154,9 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
     if (l->recv_port >= 0) pfree[l->recv_port] = busy;
     if (x->arr_t > makespan) makespan = x->arr_t;
     done[i] = 1;
-    /* newly ready transfers: successors are those listing i as a predecessor */
-    for (int j = 0; j < n; j++) {
-      if (done[j] || waiting[j] == 0) continue;
-      const synXfer* y = &X->x[j];
-      for (int q = 0; q < y->npred; q++)
-        if (X->preds[y->pred0 + q] == i) {
-          if (--waiting[j] == 0) ready[nready++] = j;
-        }
-    }
+    /* newly ready transfers */
+    for (int q = sstart[i]; q < sstart[i + 1]; q++)
+      if (--waiting[succ[q]] == 0) ready[nready++] = succ[q];
   }
   /* orders (CSR), in the greedy sequence */
   for (int k = 0; k < n; k++) {
@@ -165,7 +177,7 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   X->makespan = makespan;
 out_free:
   free(height); free(depth); free(waiting); free(done); free(lfree); free(pfree); free(ready);
-  free(seq); free(lfill); free(pfill);
+  free(seq); free(lfill); free(pfill); free(sstart); free(succ);
   return r;
 }
 

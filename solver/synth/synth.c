@@ -43,63 +43,76 @@ static double predict(const kilnPlan* p, const kilnTopology* t, uint64_t ref, do
   return fallback;
 }
 
-/* Lowers the scheduled transfers with and without fused instructions, verifies each, and keeps
- * the verified plan that simulates faster (fused on a tie: fewer steps). A fused plan that fails
- * verification is dropped for the plain one. */
+/* Verifies a plan: unbounded FIFOs, then one slot per connection (the strictest a runtime can
+ * be). */
+static kilnResult_t verify(const kilnPlan* p) {
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  kilnResult_t r = kilnPlanVerify(p, &vo);
+  if (r == KILN_SUCCESS) {
+    vo.fifo_depth = 1;
+    r = kilnPlanVerify(p, &vo);
+  }
+  return r;
+}
+
+/* Lowers the scheduled transfers with and without fused instructions and returns the faster
+ * (simulated) one that verifies, if it beats `bar` µs; plans that cannot beat it are not
+ * verified (verification is the expensive part). *plan is NULL when nothing beats the bar; an
+ * error is returned only when a plan that would have beaten it fails verification and no other
+ * does. */
 static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synLogical* L,
                                  const synXfers* X, kilnColl_t coll, int k, const kilnSynthOptions* o,
-                                 const char* name, kilnPlan** plan, double* us, kilnSynthStats* st) {
+                                 const char* name, double bar, kilnPlan** plan, double* us,
+                                 kilnSynthStats* st) {
   kilnResult_t r = KILN_SUCCESS;
+  kilnPlan* cand[2] = {NULL, NULL};
+  double cus[2] = {INFINITY, INFINITY};
+  bool cfused[2] = {false, false};
   *plan = NULL;
   *us = INFINITY;
-  bool fused_kept = false;
   for (int attempt = 0; attempt < 2; attempt++) {
     bool fuse = attempt == 0;
     if (fuse && !o->fuse) continue;
     double t0 = synNow();
     synLowerParams lp = {coll, k, o->instances, o->proto, fuse, name};
-    bool fused = false;
-    kilnPlan* cand = NULL;
-    r = synLower(L, X, &lp, &cand, &fused);
+    r = synLower(L, X, &lp, &cand[attempt], &cfused[attempt]);
     st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
-    if (r != KILN_SUCCESS) break;
-    if (fuse && !fused) { kilnPlanFree(cand); continue; } /* nothing to fuse: same as plain */
-    report(o, KILN_SYNTH_STAGE_LOWER, fused ? "lowered (fused instructions)" : "lowered", synNow() - t0);
-    t0 = synNow();
-    /* unbounded FIFOs, then one slot per connection (the strictest a runtime can be) */
-    kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
-    r = kilnPlanVerify(cand, &vo);
-    if (r == KILN_SUCCESS) {
-      vo.fifo_depth = 1;
-      r = kilnPlanVerify(cand, &vo);
-    }
+    if (r != KILN_SUCCESS) goto out_free;
+    if (fuse && !cfused[attempt]) { kilnPlanFree(cand[attempt]); cand[attempt] = NULL; continue; }
+    report(o, KILN_SYNTH_STAGE_LOWER, cfused[attempt] ? "lowered (fused instructions)" : "lowered", synNow() - t0);
+    cus[attempt] = predict(cand[attempt], t, ref, X->makespan);
+  }
+  *us = fmin(cus[0], cus[1]); /* predicted, verified or not */
+  /* the faster first (fused on a tie: fewer steps) */
+  int order[2] = {0, 1};
+  if (cus[1] < cus[0] - 1e-9) { order[0] = 1; order[1] = 0; }
+  bool tried = false;
+  r = KILN_SUCCESS;
+  for (int q = 0; q < 2; q++) {
+    int a = order[q];
+    if (!cand[a] || !(cus[a] < bar - 1e-9)) continue;
+    double t0 = synNow();
+    tried = true;
+    r = verify(cand[a]);
     st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
-    if (r != KILN_SUCCESS) {
-      kilnPlanFree(cand);
-      if (fused) {
-        report(o, KILN_SYNTH_STAGE_VERIFY, "fused plan failed verification; lowering without fusion",
-               synNow() - t0);
-        continue;
-      }
+    if (r == KILN_SUCCESS) {
+      report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
+      *plan = cand[a];
+      cand[a] = NULL;
+      *us = cus[a];
+      st->fused = cfused[a];
       break;
     }
-    report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
-    double u = predict(cand, t, ref, X->makespan);
-    if (!*plan || u < *us - 1e-9) {
-      if (*plan) kilnPlanFree(*plan);
-      *plan = cand;
-      *us = u;
-      fused_kept = fused;
-    } else {
-      kilnPlanFree(cand);
-    }
+    report(o, KILN_SYNTH_STAGE_VERIFY, "plan failed verification; trying the other lowering", synNow() - t0);
   }
-  if (*plan) {
-    st->fused = fused_kept;
-    return KILN_SUCCESS;
+  if (!*plan && tried) {
+    kilnPrefixError("synthesized plan failed verification: ");
+    if (r == KILN_SUCCESS) r = KILN_ERR_INTERNAL;
   }
-  kilnPrefixError("synthesized plan failed verification: ");
-  return r == KILN_SUCCESS ? KILN_ERR_INTERNAL : r;
+out_free:
+  if (cand[0]) kilnPlanFree(cand[0]);
+  if (cand[1]) kilnPlanFree(cand[1]);
+  return r;
 }
 
 kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
@@ -221,7 +234,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     kilnPlan* plan = NULL;
     bool prev_fused = st->fused;
     double us;
-    r = lower_verify(t, ref, &L, &X, coll, k, &o, name, &plan, &us, st);
+    r = lower_verify(t, ref, &L, &X, coll, k, &o, name, best_us, &plan, &us, st);
     if (r == KILN_ERR_NO_MEMORY) goto out_free;
     if (r != KILN_SUCCESS) {
       last_err = r;
@@ -230,18 +243,14 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
       continue;
     }
     if (!X.pipelined && us < paper_us) { paper_us = us; paper_h = hs[i]; }
-    if (!best || us < best_us - 1e-9) {
-      best_pipelined = X.pipelined;
-      if (best) kilnPlanFree(best);
-      best = plan;
-      best_us = us;
-      st->ordering = hs[i];
-      st->greedy_us = st->schedule_us = greedy;
-      st->sched_used_greedy = true;
-    } else {
-      kilnPlanFree(plan);
-      st->fused = prev_fused;
-    }
+    if (!plan) continue; /* no faster than the best so far */
+    best_pipelined = X.pipelined;
+    if (best) kilnPlanFree(best);
+    best = plan;
+    best_us = us;
+    st->ordering = hs[i];
+    st->greedy_us = st->schedule_us = greedy;
+    st->sched_used_greedy = true;
   }
   if (!best) {
     r = last_err;
@@ -272,13 +281,13 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
       kilnPlan* plan = NULL;
       bool fused = st->fused;
       double us;
-      r = lower_verify(t, ref, &L, &X, coll, k, &o, name, &plan, &us, st);
+      r = lower_verify(t, ref, &L, &X, coll, k, &o, name, best_us, &plan, &us, st);
       if (r == KILN_ERR_NO_MEMORY) goto out_free;
       if (r != KILN_SUCCESS) {
         report(&o, KILN_SYNTH_STAGE_VERIFY, "contiguity plan failed verification; greedy plan kept", 0);
         st->fused = fused;
         r = KILN_SUCCESS;
-      } else if (us < best_us - 1e-9) {
+      } else if (plan) {
         kilnPlanFree(best);
         best = plan;
         best_us = us;
@@ -287,7 +296,6 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
         st->schedule_us = X.makespan;
         st->sched_used_greedy = false;
       } else {
-        kilnPlanFree(plan);
         st->fused = fused;
       }
     }
