@@ -54,7 +54,7 @@ static void progress(const kilnSynthProgress* p, void* user) {
 int main(int argc, char** argv) {
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
   o.time_limit_s = 30;
-  o.stall_s = 0.5;
+  o.stall_s = 0.2;
   const char* only = NULL;
   bool quiet = false;
   for (int i = 1; i < argc; i++) {
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
          o.time_limit_s, o.stall_s);
   printf("simulated times in us on the alpha-beta model; NCCL = best of ring and tree (alltoall: all-pairs;\n"
          "n/a where the topology lacks a link between some pair)\n\n");
-  printf("%-13s %-10s %-7s %9s %9s %7s |", "collective", "sketch", "topo", "kiln s", "paper s", "ratio");
+  printf("%-13s %-10s %-7s %9s %9s %9s |", "collective", "sketch", "topo", "kiln s", "paper s", "speedup");
   for (int z = 0; z < 3; z++) printf(" %10s %10s %6s |", size_names[z], "NCCL", "x");
   printf("\n");
   int failures = 0;
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
       printf("%-13s %-10s %-7s failed: %s\n", kilnCollName(bc->coll), bc->sketch, bc->topo, kilnLastError());
       failures++;
     } else {
-      printf("%-13s %-10s %-7s %9.2f %9.1f %6.2fx |", kilnCollName(bc->coll), bc->sketch, bc->topo, el,
+      printf("%-13s %-10s %-7s %9.2f %9.1f %8.1fx |", kilnCollName(bc->coll), bc->sketch, bc->topo, el,
              bc->paper_s, bc->paper_s / el);
       for (int z = 0; z < 3; z++) {
         uint64_t ref = sizes[z];

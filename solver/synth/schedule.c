@@ -132,10 +132,12 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     info->optimal = true;
     return KILN_SUCCESS;
   }
+  double tm = synNow();
   double merged = greedy_merge(L, X, pc, p->chunk_mb, greedy, p->time_limit_s < p->stall_s || p->stall_s <= 0 ? p->time_limit_s : p->stall_s);
+  tm = synNow() - tm;
   if (merged < greedy - 1e-9) info->used_greedy = false;
   if (p->progress) {
-    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "greedy merging", -1, -1, -1, npairs, merged, NAN, NAN, 0};
+    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "greedy merging", -1, -1, -1, npairs, merged, NAN, NAN, tm};
     p->progress(&pr, p->user);
   }
   if (npairs > SCHED_MILP_MAX_PAIRS || n > SCHED_MILP_MAX_TRANSFERS) {
