@@ -73,6 +73,7 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   double* lfree = calloc((size_t)nl + 1, sizeof(double));
   double* pfree = calloc((size_t)np + 1, sizeof(double));
   int* ready = malloc(((size_t)n + 1) * sizeof(int));
+  double* esv = malloc(((size_t)n + 1) * sizeof(double));
   int* seq = malloc(((size_t)n + 1) * sizeof(int));
   free(X->link_order); free(X->link_start); free(X->port_order); free(X->port_start);
   X->link_order = malloc(((size_t)n + 1) * sizeof(int));
@@ -83,7 +84,7 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   int* succ = NULL;
   int* lfill = calloc((size_t)nl + 1, sizeof(int));
   int* pfill = calloc((size_t)np + 1, sizeof(int));
-  if (!height || !depth || !waiting || !done || !lfree || !pfree || !ready || !seq ||
+  if (!height || !depth || !waiting || !done || !lfree || !pfree || !ready || !esv || !seq ||
       !X->link_order || !X->link_start || !X->port_order || !X->port_start || !lfill || !pfill) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
     goto out_free;
@@ -116,8 +117,9 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   double makespan = 0;
   for (int round = 0; round < n; round++) {
     if (nready == 0) { r = kilnSetError(KILN_ERR_INTERNAL, "ordering stalled"); goto out_free; }
-    int bi = -1;
-    double bes = INFINITY;
+    /* earliest start of every ready transfer; the heuristic decides among those that can start
+     * within the window of the earliest */
+    double mines = INFINITY;
     for (int k = 0; k < nready; k++) {
       const synXfer* x = &X->x[ready[k]];
       const synLink* l = &L->links[x->link];
@@ -128,15 +130,26 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
       }
       if (l->send_port >= 0 && pfree[l->send_port] > es) es = pfree[l->send_port];
       if (l->recv_port >= 0 && pfree[l->recv_port] > es) es = pfree[l->recv_port];
+      esv[k] = es;
+      if (es < mines) mines = es;
+    }
+    int bi = -1;
+    double bes = INFINITY;
+    for (int k = 0; k < nready; k++) {
+      double es = esv[k];
+      if (es > mines + X->window_us + 1e-9) continue;
       bool better;
-      if (bi < 0 || es < bes - 1e-9) better = true;
-      else if (es > bes + 1e-9) better = false;
+      if (bi < 0) better = true;
       else {
         int i = ready[k], j = ready[bi];
         double dh = height[i] - height[j];
         int dd = depth[i] - depth[j];
-        if (lpf) better = dh > 1e-9 || (fabs(dh) <= 1e-9 && (dd < 0 || (dd == 0 && i < j)));
-        else better = dd < 0 || (dd == 0 && (dh > 1e-9 || (fabs(dh) <= 1e-9 && i < j)));
+        int cmp; /* > 0: i first */
+        if (lpf) cmp = dh > 1e-9 ? 1 : dh < -1e-9 ? -1 : dd < 0 ? 1 : dd > 0 ? -1 : 0;
+        else cmp = dd < 0 ? 1 : dd > 0 ? -1 : dh > 1e-9 ? 1 : dh < -1e-9 ? -1 : 0;
+        if (cmp == 0) cmp = es < bes - 1e-9 ? 1 : es > bes + 1e-9 ? -1 : (i < j ? 1 : -1);
+        if (X->window_us <= 0 && fabs(es - bes) > 1e-9) cmp = es < bes ? 1 : -1;
+        better = cmp > 0;
       }
       if (better) { bi = k; bes = es; }
     }
@@ -176,7 +189,7 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   }
   X->makespan = makespan;
 out_free:
-  free(height); free(depth); free(waiting); free(done); free(lfree); free(pfree); free(ready);
+  free(height); free(depth); free(waiting); free(done); free(lfree); free(pfree); free(ready); free(esv);
   free(seq); free(lfill); free(pfill); free(sstart); free(succ);
   return r;
 }

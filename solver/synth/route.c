@@ -242,19 +242,30 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   int* prow = malloc(((size_t)L->nports + 1) * sizeof(int));
   if (!prow) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
   for (int i = 0; i < L->nports; i++) prow[i] = -1;
+  /* inter-node links and NICs bound a second, lightly weighted time T2 <= T: among routes of
+   * equal T, those that spread inter-node traffic over the NICs win */
+  int T2 = -1;
+  for (int l = 0; l < nl && T2 < 0; l++)
+    if (L->links[l].internode) {
+      T2 = milpAddCol(&m, 0, MILP_INF, 0.05, false);
+      int row = milpAddRow(&m, 0, MILP_INF);
+      milpAdd(&m, row, T, 1);
+      milpAdd(&m, row, T2, -1);
+    }
   for (int l = 0; l < nl; l++) {
     const synLink* e = &L->links[l];
     double lat = e->alpha + e->beta_route * p->chunk_mb;
     int lrow = -1, used = 0;
     for (int c = 0; c < nc; c++) used += cand[(size_t)c * nl + l];
     if (!used) continue;
+    int tcol = e->internode ? T2 : T;
     lrow = milpAddRow(&m, 0, MILP_INF);
-    milpAdd(&m, lrow, T, 1);
+    milpAdd(&m, lrow, tcol, 1);
     int ports[2] = {e->send_port, e->recv_port};
     for (int k = 0; k < 2; k++)
       if (ports[k] >= 0 && prow[ports[k]] < 0) {
         prow[ports[k]] = milpAddRow(&m, 0, MILP_INF);
-        milpAdd(&m, prow[ports[k]], T, 1);
+        milpAdd(&m, prow[ports[k]], tcol, 1);
       }
     for (int c = 0; c < nc; c++) {
       if (!cand[(size_t)c * nl + l]) continue;

@@ -220,11 +220,16 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   double best_us = INFINITY;
   uint64_t ref = kilnSynthReferenceBytes(coll, n, insize);
   kilnOrdering_t paper_h = hs[0];
-  double paper_us = INFINITY;
+  double paper_us = INFINITY, paper_window = 0;
   kilnResult_t last_err = KILN_ERR_INTERNAL;
-  for (int v = 0; v < 2 * nh; v++) {
+  /* the window variants let the heuristic, not the earliest start, pick among transfers that
+   * can start within one chunk time (the slowest link's) of each other */
+  double window = 0;
+  for (int e = 0; e < L.nlinks; e++) window = fmax(window, L.links[e].alpha + L.links[e].beta * chunk_mb);
+  for (int v = 0; v < 4 * nh; v++) {
     int i = v % nh;
-    X.pipelined = v >= nh;
+    X.pipelined = (v / nh) % 2 == 1;
+    X.window_us = v >= 2 * nh ? window : 0;
     t0 = synNow();
     r = synOrder(&L, &X, hs[i], chunk_mb);
     if (r != KILN_SUCCESS) goto out_free;
@@ -242,7 +247,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
       st->fused = prev_fused;
       continue;
     }
-    if (!X.pipelined && us < paper_us) { paper_us = us; paper_h = hs[i]; }
+    if (!X.pipelined && us < paper_us) { paper_us = us; paper_h = hs[i]; paper_window = X.window_us; }
     if (!plan) continue; /* no faster than the best so far */
     best_pipelined = X.pipelined;
     if (best) kilnPlanFree(best);
@@ -259,6 +264,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   if (o.contiguity) {
     t0 = synNow();
     X.pipelined = false;
+    X.window_us = paper_window;
     r = synOrder(&L, &X, paper_h, chunk_mb);
     if (r != KILN_SUCCESS) goto out_free;
     synSchedInfo si = {0};

@@ -99,6 +99,8 @@ typedef struct synXfers {
   int* port_order; int* port_start; /* CSR over ports */
   double makespan;
   bool pipelined;   /* cost model of the ordering: α occupies links and ports (paper) or not */
+  double window_us; /* ordering: the heuristic chooses among transfers that can start within
+                       this long of the earliest one (0: earliest first, heuristic on ties) */
 } synXfers;
 
 void synXfersFree(synXfers* X);
