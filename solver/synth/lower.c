@@ -12,7 +12,9 @@
  *    (rcs, rrs, rrcs). Steps run in schedule order, so pairs of threadblocks see sends and
  *    receives in the same order.
  * 4. Dependency insertion: per buffer slot, a step waits for the last writer and (when it writes)
- *    for the readers since, when they run on another threadblock. A step has one dependency, so
+ *    for the readers since, when they run on another threadblock; optionally (port_deps) a send
+ *    also waits for the rank's previous send on the same switch port, so that threadblocks keep
+ *    the schedule's port order instead of all starting at once. A step has one dependency, so
  *    extra ones become nop steps in front of it.
  * 5. Instances: every threadblock is copied n times over channels; chunk c becomes sub-chunks
  *    c*n .. c*n+n-1, instance i working on c*n+i. */
@@ -344,6 +346,23 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       goto out_free;
     }
+    /* port order: the op that sends each transfer, and each transfer's predecessor on its
+     * sender's switch port (same rank only: other ranks cannot be waited for) */
+    int* sendop = malloc(((size_t)nx + 1) * sizeof(int));
+    int* portprev = malloc(((size_t)nx + 1) * sizeof(int));
+    if (!sendop || !portprev) {
+      free(sendop); free(portprev); free(lastw); free(readers); free(tbpos); free(cand);
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_free;
+    }
+    for (int i = 0; i < nx; i++) sendop[i] = portprev[i] = -1;
+    for (int i = 0; i < nops; i++) if (ops[i].xout >= 0) sendop[ops[i].xout] = i;
+    if (p->port_deps)
+      for (int pt = 0; pt < L->nports; pt++)
+        for (int k = X->port_start[pt] + 1; k < X->port_start[pt + 1]; k++) {
+          int a = X->port_order[k - 1], b = X->port_order[k];
+          if (L->links[X->x[b].link].send_port == pt && X->x[a].src == X->x[b].src) portprev[b] = a;
+        }
     int i0 = 0;
     for (int rk = 0; rk < n; rk++) {
       int i1 = i0;
@@ -376,6 +395,10 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
             }
           }
         }
+        if (op->xout >= 0 && portprev[op->xout] >= 0) {
+          int w = sendop[portprev[op->xout]];
+          if (w >= 0 && w < i && ops[w].tb != op->tb && w > cand[ops[w].tb]) cand[ops[w].tb] = w;
+        }
         op->dep0 = deps.n;
         op->ndeps = 0;
         for (int t = 0; t < T; t++) {
@@ -399,7 +422,7 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       i0 = i1;
     }
     for (int s = 0; s < nslot; s++) free(readers[s].v);
-    free(lastw); free(readers); free(tbpos); free(cand);
+    free(lastw); free(readers); free(tbpos); free(cand); free(sendop); free(portprev);
     if (r != KILN_SUCCESS) goto out_free;
   }
 

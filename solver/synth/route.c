@@ -254,7 +254,8 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
     }
   for (int l = 0; l < nl; l++) {
     const synLink* e = &L->links[l];
-    double lat = e->alpha + e->beta_route * p->chunk_mb;
+    /* what a chunk occupies the link for: α + β (the paper), or β alone (α overlapped) */
+    double lat = (p->pipelined ? 0 : e->alpha) + e->beta_route * p->chunk_mb;
     int lrow = -1, used = 0;
     for (int c = 0; c < nc; c++) used += cand[(size_t)c * nl + l];
     if (!used) continue;

@@ -55,8 +55,9 @@ static kilnResult_t verify(const kilnPlan* p) {
   return r;
 }
 
-/* Lowers the scheduled transfers with and without fused instructions and returns the faster
- * (simulated) one that verifies, if it beats `bar` µs; plans that cannot beat it are not
+/* Lowers the scheduled transfers with and without fused instructions, with and without
+ * port-order dependencies, and returns the fastest (simulated) one that verifies, if it beats
+ * `bar` µs; plans that cannot beat it are not
  * verified (verification is the expensive part). *plan is NULL when nothing beats the bar; an
  * error is returned only when a plan that would have beaten it fails verification and no other
  * does. */
@@ -64,33 +65,35 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
                                  const synXfers* X, kilnColl_t coll, int k, const kilnSynthOptions* o,
                                  const char* name, double bar, kilnPlan** plan, double* us,
                                  kilnSynthStats* st) {
+  enum { NV = 4 }; /* fused or not x port-order dependencies or not */
   kilnResult_t r = KILN_SUCCESS;
-  kilnPlan* cand[2] = {NULL, NULL};
-  double cus[2] = {INFINITY, INFINITY};
-  bool cfused[2] = {false, false};
+  kilnPlan* cand[NV] = {NULL};
+  double cus[NV];
+  bool cfused[NV] = {false};
   *plan = NULL;
   *us = INFINITY;
-  for (int attempt = 0; attempt < 2; attempt++) {
-    bool fuse = attempt == 0;
+  for (int a = 0; a < NV; a++) {
+    cus[a] = INFINITY;
+    bool fuse = (a & 1) == 0, port_deps = (a & 2) != 0;
     if (fuse && !o->fuse) continue;
     double t0 = synNow();
-    synLowerParams lp = {coll, k, o->instances, o->proto, fuse, name};
-    r = synLower(L, X, &lp, &cand[attempt], &cfused[attempt]);
+    synLowerParams lp = {coll, k, o->instances, o->proto, fuse, port_deps, name};
+    r = synLower(L, X, &lp, &cand[a], &cfused[a]);
     st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
     if (r != KILN_SUCCESS) goto out_free;
-    if (fuse && !cfused[attempt]) { kilnPlanFree(cand[attempt]); cand[attempt] = NULL; continue; }
-    report(o, KILN_SYNTH_STAGE_LOWER, cfused[attempt] ? "lowered (fused instructions)" : "lowered", synNow() - t0);
-    cus[attempt] = predict(cand[attempt], t, ref, X->makespan);
+    if (fuse && !cfused[a]) { kilnPlanFree(cand[a]); cand[a] = NULL; continue; } /* same as plain */
+    cus[a] = predict(cand[a], t, ref, X->makespan);
+    if (cus[a] < *us) *us = cus[a]; /* predicted, verified or not */
   }
-  *us = fmin(cus[0], cus[1]); /* predicted, verified or not */
-  /* the faster first (fused on a tie: fewer steps) */
-  int order[2] = {0, 1};
-  if (cus[1] < cus[0] - 1e-9) { order[0] = 1; order[1] = 0; }
+  report(o, KILN_SYNTH_STAGE_LOWER, "lowered", 0);
+  /* the fastest first (on a tie the lower index: fused, fewer dependencies) */
   bool tried = false;
   r = KILN_SUCCESS;
-  for (int q = 0; q < 2; q++) {
-    int a = order[q];
-    if (!cand[a] || !(cus[a] < bar - 1e-9)) continue;
+  for (;;) {
+    int a = -1;
+    for (int b = 0; b < NV; b++)
+      if (cand[b] && cus[b] < bar - 1e-9 && (a < 0 || cus[b] < cus[a] - 1e-9)) a = b;
+    if (a < 0) break;
     double t0 = synNow();
     tried = true;
     r = verify(cand[a]);
@@ -103,15 +106,17 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
       st->fused = cfused[a];
       break;
     }
-    report(o, KILN_SYNTH_STAGE_VERIFY, "plan failed verification; trying the other lowering", synNow() - t0);
+    report(o, KILN_SYNTH_STAGE_VERIFY, "plan failed verification; trying another lowering", synNow() - t0);
+    kilnPlanFree(cand[a]);
+    cand[a] = NULL;
   }
   if (!*plan && tried) {
     kilnPrefixError("synthesized plan failed verification: ");
     if (r == KILN_SUCCESS) r = KILN_ERR_INTERNAL;
   }
 out_free:
-  if (cand[0]) kilnPlanFree(cand[0]);
-  if (cand[1]) kilnPlanFree(cand[1]);
+  for (int a = 0; a < NV; a++)
+    if (cand[a]) kilnPlanFree(cand[a]);
   return r;
 }
 
@@ -171,37 +176,11 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
   report(&o, KILN_SYNTH_STAGE_VALIDATE, "sketch accepted", synNow() - t0);
 
-  /* stage 1 */
-  t0 = synNow();
-  synRouteParams rp = {chunk_mb, o.use_symmetry, o.time_limit_s, o.mip_gap, o.stall_s, o.progress, o.progress_user};
-  st->route_optimal = true;
-  if (need_rs) {
-    r = synRouteSolve(&Lt, &C, &rp, &rr);
-    if (r != KILN_SUCCESS) goto out_free;
-    st->route_solves++;
-    st->route_optimal = st->route_optimal && rr.optimal;
-    st->route_bound_us += rr.bound_us;
-    st->route_rows = rr.rows; st->route_cols = rr.cols; st->route_nonzeros = rr.nnz; st->route_integers = rr.ints;
-  }
-  if (need_ag) {
-    r = synRouteSolve(&L, &C, &rp, &ra);
-    if (r != KILN_SUCCESS) goto out_free;
-    st->route_solves++;
-    st->route_optimal = st->route_optimal && ra.optimal;
-    st->route_bound_us += ra.bound_us;
-    if (ra.rows > st->route_rows) {
-      st->route_rows = ra.rows; st->route_cols = ra.cols; st->route_nonzeros = ra.nnz; st->route_integers = ra.ints;
-    }
-  }
-  st->stage_s[KILN_SYNTH_STAGE_ROUTE] = synNow() - t0;
-  report(&o, KILN_SYNTH_STAGE_ROUTE, st->route_optimal ? "routes optimal" : "routes (time limit)", synNow() - t0);
-  r = synXfersBuild(coll, &L, &Lt, &C, need_ag ? &ra : NULL, need_rs ? &rr : NULL, &X);
-  if (r != KILN_SUCCESS) goto out_free;
-  st->transfers = X.n;
-
-  /* stage 2 per heuristic ("auto": each, keeping the best simulated plan), then stage 3; its plan
-   * replaces the greedy one when it simulates faster. A variant whose plan fails verification is
-   * dropped (the error is returned only if every variant fails). */
+  /* stage 1, then stage 2 per heuristic ("auto": each, keeping the best simulated plan); both
+   * under two cost models: the paper's (α occupies a link or port) and the simulator's (α is
+   * latency that back-to-back transfers overlap). The paper's model goes last, so that stage 3
+   * (contiguity, which only pays when α occupies) works on its routes. A variant whose plan fails
+   * verification is dropped (the error is returned only if every variant fails). */
   kilnOrdering_t hs[2];
   int nh = 0;
   kilnOrdering_t want = o.ordering >= 0 ? (kilnOrdering_t)o.ordering : s->ordering;
@@ -211,9 +190,6 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   } else {
     hs[nh++] = want;
   }
-  /* each heuristic under the paper's cost model (α occupies a link) and under the simulator's
-   * (α overlaps back-to-back transfers); the contiguity stage then works on the best of the
-   * paper-model orders (merging saves nothing when α overlaps) */
   bool best_pipelined = false;
   char name[KILN_NAME_MAX];
   snprintf(name, sizeof name, "kiln-%.40s-%s", s->name, kilnCollName(coll));
@@ -222,40 +198,76 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   kilnOrdering_t paper_h = hs[0];
   double paper_us = INFINITY, paper_window = 0;
   kilnResult_t last_err = KILN_ERR_INTERNAL;
-  /* the window variants let the heuristic, not the earliest start, pick among transfers that
-   * can start within one chunk time (the slowest link's) of each other */
-  double window = 0;
-  for (int e = 0; e < L.nlinks; e++) window = fmax(window, L.links[e].alpha + L.links[e].beta * chunk_mb);
-  for (int v = 0; v < 4 * nh; v++) {
-    int i = v % nh;
-    X.pipelined = (v / nh) % 2 == 1;
-    X.window_us = v >= 2 * nh ? window : 0;
+  st->route_optimal = true;
+  for (int rm = 1; rm >= 0; rm--) {
     t0 = synNow();
-    r = synOrder(&L, &X, hs[i], chunk_mb);
-    if (r != KILN_SUCCESS) goto out_free;
-    double greedy = synScheduleAsap(&L, &X, chunk_mb);
-    st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
-    report(&o, KILN_SYNTH_STAGE_ORDER, ordering_name(hs[i]), synNow() - t0);
-    kilnPlan* plan = NULL;
-    bool prev_fused = st->fused;
-    double us;
-    r = lower_verify(t, ref, &L, &X, coll, k, &o, name, best_us, &plan, &us, st);
-    if (r == KILN_ERR_NO_MEMORY) goto out_free;
-    if (r != KILN_SUCCESS) {
-      last_err = r;
-      report(&o, KILN_SYNTH_STAGE_VERIFY, "variant dropped: its plan failed verification", 0);
-      st->fused = prev_fused;
-      continue;
+    synRouteParams rp = {chunk_mb, o.use_symmetry, o.time_limit_s, o.mip_gap, o.stall_s, o.progress,
+                         o.progress_user, rm == 1};
+    synRouteFree(&ra);
+    synRouteFree(&rr);
+    synXfersFree(&X);
+    if (need_rs) {
+      r = synRouteSolve(&Lt, &C, &rp, &rr);
+      if (r != KILN_SUCCESS) goto out_free;
+      st->route_solves++;
+      st->route_optimal = st->route_optimal && rr.optimal;
+      if (rm == 0) st->route_bound_us = rr.bound_us;
+      if (rr.rows > st->route_rows) {
+        st->route_rows = rr.rows; st->route_cols = rr.cols; st->route_nonzeros = rr.nnz; st->route_integers = rr.ints;
+      }
     }
-    if (!X.pipelined && us < paper_us) { paper_us = us; paper_h = hs[i]; paper_window = X.window_us; }
-    if (!plan) continue; /* no faster than the best so far */
-    best_pipelined = X.pipelined;
-    if (best) kilnPlanFree(best);
-    best = plan;
-    best_us = us;
-    st->ordering = hs[i];
-    st->greedy_us = st->schedule_us = greedy;
-    st->sched_used_greedy = true;
+    if (need_ag) {
+      r = synRouteSolve(&L, &C, &rp, &ra);
+      if (r != KILN_SUCCESS) goto out_free;
+      st->route_solves++;
+      st->route_optimal = st->route_optimal && ra.optimal;
+      if (rm == 0) st->route_bound_us += ra.bound_us;
+      if (ra.rows > st->route_rows) {
+        st->route_rows = ra.rows; st->route_cols = ra.cols; st->route_nonzeros = ra.nnz; st->route_integers = ra.ints;
+      }
+    }
+    st->stage_s[KILN_SYNTH_STAGE_ROUTE] += synNow() - t0;
+    report(&o, KILN_SYNTH_STAGE_ROUTE, st->route_optimal ? "routes optimal" : "routes (time limit or stall)",
+           synNow() - t0);
+    r = synXfersBuild(coll, &L, &Lt, &C, need_ag ? &ra : NULL, need_rs ? &rr : NULL, &X);
+    if (r != KILN_SUCCESS) goto out_free;
+    /* ordering variants: heuristic x cost model x window (the heuristic, not the earliest start,
+     * picks among transfers that can start within one chunk time of the slowest link) */
+    double window = 0;
+    for (int e = 0; e < L.nlinks; e++) window = fmax(window, L.links[e].alpha + L.links[e].beta * chunk_mb);
+    paper_us = INFINITY;
+    for (int v = 0; v < 4 * nh; v++) {
+      int i = v % nh;
+      X.pipelined = (v / nh) % 2 == 1;
+      X.window_us = v >= 2 * nh ? window : 0;
+      t0 = synNow();
+      r = synOrder(&L, &X, hs[i], chunk_mb);
+      if (r != KILN_SUCCESS) goto out_free;
+      double greedy = synScheduleAsap(&L, &X, chunk_mb);
+      st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
+      report(&o, KILN_SYNTH_STAGE_ORDER, ordering_name(hs[i]), synNow() - t0);
+      kilnPlan* plan = NULL;
+      bool prev_fused = st->fused;
+      double us;
+      r = lower_verify(t, ref, &L, &X, coll, k, &o, name, best_us, &plan, &us, st);
+      if (r == KILN_ERR_NO_MEMORY) goto out_free;
+      if (r != KILN_SUCCESS) {
+        last_err = r;
+        report(&o, KILN_SYNTH_STAGE_VERIFY, "variant dropped: its plan failed verification", 0);
+        st->fused = prev_fused;
+        continue;
+      }
+      if (!X.pipelined && us < paper_us) { paper_us = us; paper_h = hs[i]; paper_window = X.window_us; }
+      if (!plan) continue; /* no faster than the best so far */
+      best_pipelined = X.pipelined || rm == 1;
+      if (best) kilnPlanFree(best);
+      best = plan;
+      best_us = us;
+      st->ordering = hs[i];
+      st->transfers = X.n;
+      st->greedy_us = st->schedule_us = greedy;
+      st->sched_used_greedy = true;
+    }
   }
   if (!best) {
     r = last_err;

@@ -68,6 +68,7 @@ typedef struct synRouteParams {
   double time_limit_s, mip_gap, stall_s;
   kilnSynthProgressFn progress;
   void* user;
+  bool pipelined;   /* link and port loads count β only (α overlapped), not α + β */
 } synRouteParams;
 
 kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRouteParams* p,
@@ -139,6 +140,7 @@ typedef struct synLowerParams {
   int instances;
   kilnProto_t proto;
   bool fuse;
+  bool port_deps;   /* sends keep the schedule's order on their switch port (dependencies) */
   const char* name;
 } synLowerParams;
 
