@@ -5,7 +5,7 @@
  *   coll_bench [--ranks N] [--colls allreduce,allgather,reducescatter,alltoall] [--dtype float]
  *              [--op sum] [--min 8] [--max 1G] [--factor 4] [--iters 20] [--warmup 5]
  *              [--inplace] [--plan NAME] [--plans PATH] [--csv FILE] [--svg FILE] [--mp]
- *              [--no-check] [--timeout-ms MS]
+ *              [--no-check] [--timeout-ms MS] [--sweep]
  *
  * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
@@ -19,7 +19,8 @@
  * process per GPU (NCCL id through a pipe, results gathered by rank 0).
  * Plan choice: the registry (kilnRegistrySelect) per size, or --plan NAME for every size. The
  * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
- * same plan.
+ * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
+ * byte range, one row per plan and size, baked kernels only (to choose the ranges of plans/baked).
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -50,7 +51,7 @@ struct Options {
   kilnRedOp_t op = KILN_SUM;
   uint64_t minB = 8, maxB = 1ull << 30;
   int factor = 4, iters = 20, warmup = 5;
-  bool inplace = false, check = true, mp = false;
+  bool inplace = false, check = true, mp = false, sweep = false;
   const char* plan = nullptr;
   const char* plans = nullptr;
   const char* csv = nullptr;
@@ -307,13 +308,17 @@ static double timeVariant(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>
 }
 
 /* Elements of kiln's output that differ from NCCL's, over every rank (all processes). */
-static long long compareOutputs(Bench& b, size_t recvBytes) {
+static long long compareOutputs(Bench& b, kilnColl_t c, size_t count, size_t recvBytes) {
   const size_t es = kilnDataTypeSize(b.o.dtype);
   unsigned long long total = 0;
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
+    const void* sb;
+    void *rn, *rk;
+    callBuffers(c, R, R.recvN, count, es, b.o.inplace, &sb, &rn);
+    callBuffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rk);
     CUDA_CHECK(cudaMemsetAsync(R.dcount, 0, sizeof(unsigned long long), R.stream));
-    diffKernel<<<256, 256, 0, R.stream>>>((const unsigned char*)R.recvN, (const unsigned char*)R.recvK,
+    diffKernel<<<256, 256, 0, R.stream>>>((const unsigned char*)rn, (const unsigned char*)rk,
                                           recvBytes / es, (int)es, R.dcount);
     unsigned long long h = 0;
     CUDA_CHECK(cudaMemcpyAsync(&h, R.dcount, sizeof h, cudaMemcpyDeviceToHost, R.stream));
@@ -400,25 +405,37 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     const size_t count = callCount(c, b.n, bytes, es);
     if (count == 0) continue;
     const uint64_t real = c == KILN_COLL_ALLREDUCE ? (uint64_t)count * es : (uint64_t)count * es * b.n;
+    /* The plans to measure at this size. */
+    std::vector<const kilnRegistryEntry*> cands;
+    if (o.sweep) {
+      for (int i = 0; i < kilnRegistryCount(); i++) {
+        const kilnRegistryEntry* x = kilnRegistryAt(i);
+        if (x && x->coll == c && x->nranks == b.n && (o.inplace ? x->inplace : x->outofplace)) cands.push_back(x);
+      }
+    } else {
+      const kilnRegistryEntry* e = o.plan ? kilnRegistryFind(o.plan)
+                                          : kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
+      if (e && (e->coll != c || e->nranks != b.n)) e = nullptr;
+      cands.push_back(e);
+    }
+    resetBuffers(b, c, count, false);
+    const double ncclUs = timeVariant(b, c, V_NCCL, nullptr, count);
+    for (const kilnRegistryEntry* e : cands) {
     Row row;
     memset(&row, 0, sizeof row);
     row.coll = c;
     row.bytes = real;
     row.count = count;
     for (int v = 0; v < NV; v++) { row.us[v] = -1; row.err[v] = -1; }
-    const kilnRegistryEntry* e = nullptr;
-    if (o.plan) e = kilnRegistryFind(o.plan);
-    else e = kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
-    if (e && (e->coll != c || e->nranks != b.n)) e = nullptr;
     snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
     std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
     if (ex && !(*ex)[0]) ex = nullptr;
     bool hasBaked = e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex &&
                     kilnExecUseBaked((*ex)[0], true);
-    resetBuffers(b, c, count, false);
-    row.us[V_NCCL] = timeVariant(b, c, V_NCCL, nullptr, count);
+    row.us[V_NCCL] = ncclUs;
     for (int v = V_BAKED; v <= V_INTERP && ex && b.kilnOk; v++) {
       if (v == V_BAKED && !hasBaked) continue;
+      if (v == V_INTERP && o.sweep) continue;
       resetBuffers(b, c, count, true);
       row.us[v] = timeVariant(b, c, v, ex, count);
       if (row.us[v] < 0 || !o.check) continue;
@@ -428,7 +445,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
       const bool called = oneCall(b, c, v, ex, count);
       size_t sendB, recvB;
       bufferBytes(c, b.n, real, &sendB, &recvB);
-      row.err[v] = compareOutputs(b, recvB);
+      row.err[v] = compareOutputs(b, c, count, recvB);
       if (!called) row.us[v] = -1, row.err[v] = -1;
     }
     rows.push_back(row);
@@ -451,6 +468,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     if (best > 0 && row.us[V_NCCL] > 0) printf("  %6.2fx\n", row.us[V_NCCL] / best);
     else printf("  %7s\n", "-");
     fflush(stdout);
+    }
   }
 }
 
@@ -519,7 +537,7 @@ static void usage(FILE* f) {
           "usage: coll_bench [--ranks N] [--colls LIST] [--dtype T] [--op OP] [--min SIZE] [--max SIZE]\n"
           "                  [--factor F] [--iters N] [--warmup N] [--inplace] [--plan NAME]\n"
           "                  [--plans PATH] [--csv FILE] [--svg FILE] [--mp] [--no-check]\n"
-          "                  [--timeout-ms MS]\n"
+          "                  [--timeout-ms MS] [--sweep]\n"
           "Measures NCCL, kiln baked and kiln interpreted side by side (see bench/coll_bench.cu).\n");
 }
 
@@ -552,6 +570,7 @@ static void parseArgs(int argc, char** argv, Options& o) {
     else if (!strcmp(a, "--inplace")) o.inplace = true;
     else if (!strcmp(a, "--no-check")) o.check = false;
     else if (!strcmp(a, "--mp")) o.mp = true;
+    else if (!strcmp(a, "--sweep")) o.sweep = true;
     else if (!strcmp(a, "--plan")) o.plan = need(a);
     else if (!strcmp(a, "--plans")) o.plans = need(a);
     else if (!strcmp(a, "--csv")) o.csv = need(a);
@@ -578,7 +597,7 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
     size_t s, r;
     bufferBytes((kilnColl_t)c, b.n, o.maxB, &s, &r);
     maxSend = std::max(maxSend, s + es * b.n);
-    maxRecv = std::max(maxRecv, r + es * b.n);
+    maxRecv = std::max(maxRecv, std::max(s, r) + es * b.n); /* in place, output holds input */
   }
   b.ranks.resize(myRanks.size());
   std::vector<ncclComm_t> nc(myRanks.size());

@@ -253,6 +253,9 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   int save = 0;
   cudaGetDevice(&save);
   cudaSetDevice(c->dev);
+  /* Baked kernels load now, not lazily at a first launch (see kiln/registry.h). */
+  for (int t = 0; x->baked && t < KILN_NUM_DTYPES; t++)
+    if (x->baked->launch[t]) CUDA_TRY((cudaError_t)x->baked->launch[t](NULL, 0, NULL), out_free_dev);
   const size_t ntb = (size_t)g->ntbs + 1;
   CUDA_TRY(cudaMalloc((void**)&x->tbs, ntb * sizeof(kilnDevTb)), out_free_dev);
   CUDA_TRY(cudaMalloc((void**)&x->steps, ((size_t)nsteps + 1) * sizeof(kilnDevStep)), out_free_dev);

@@ -238,10 +238,16 @@ template <class P, typename T> __global__ void __launch_bounds__(1024) kernel(ki
     buf[i] = divide(ldcg(buf + i), a.nranks);
 }
 
-/* Launches P's kernel for T; refuses arguments made for another plan shape. */
+/* Launches P's kernel for T; refuses arguments made for another plan shape. args NULL: only
+ * loads the kernel on the current device (see kiln/registry.h: lazy loading while another kiln
+ * kernel spins can deadlock). */
 template <class P, typename T> int launch(const void* args, int threads, void* stream) {
   const kilnDevArgs* a = (const kilnDevArgs*)args;
-  if (!a || a->nranks != P::nranks || a->rank < 0 || a->rank >= P::nranks || a->proto != P::proto ||
+  if (!a) {
+    cudaFuncAttributes attr;
+    return (int)cudaFuncGetAttributes(&attr, kernel<P, T>);
+  }
+  if (a->nranks != P::nranks || a->rank < 0 || a->rank >= P::nranks || a->proto != P::proto ||
       a->ntbs != P::rankTb[a->rank + 1] - P::rankTb[a->rank])
     return (int)cudaErrorInvalidValue;
   kernel<P, T><<<a->ntbs, threads, 0, (cudaStream_t)stream>>>(*a);

@@ -360,3 +360,27 @@ Test(registry, baked_entries_parse) {
     cr_assert(eq(u64, p->min_bytes, t[i].minBytes));
   }
 }
+
+/* A plan of a baked shape finds its baked entry whatever its name and range; others find none. */
+Test(registry, baked_for_same_shape_only) {
+  int n = 0;
+  const kilnRegistryEntry* t = kilnBakedTable(&n);
+  for (int i = 0; i < n; i++) {
+    const kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnRegistryPlan(&t[i], &p), KILN_SUCCESS), "%s", kilnLastError());
+    kilnPlan* q = NULL;
+    cr_assert(eq(int, kilnPlanClone(p, &q), KILN_SUCCESS));
+    snprintf(q->name, sizeof q->name, "renamed");
+    q->min_bytes = 1;
+    q->max_bytes = 2;
+    const kilnRegistryEntry* got = kilnRegistryBakedFor(q);
+    cr_assert(not(eq(ptr, (void*)got, NULL)), "%s", t[i].name);
+    cr_assert(eq(int, (int)got->coll, (int)t[i].coll));
+    q->gpus[0].tbs[0].steps[0].srcoff += 1000; /* another shape */
+    cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(q), NULL), "%s", t[i].name);
+    kilnPlanFree(q);
+  }
+  kilnPlan* odd = classic("ring", KILN_COLL_ALLGATHER, 7, KILN_PROTO_SIMPLE, false);
+  cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(odd), NULL));
+  kilnPlanFree(odd);
+}

@@ -34,7 +34,10 @@ extern "C" {
 
 /* A baked kernel's launch function: args is the runtime's kilnDevArgs (kernels/kiln_dev.h),
  * launched with args->ntbs blocks of `threads` threads on `stream` (a cudaStream_t). Returns a
- * cudaError_t value (0: launched). Same contract as the interpreter's kilnInterpLaunch. */
+ * cudaError_t value (0: launched). Same contract as the interpreter's kilnInterpLaunch.
+ * launch(NULL, 0, NULL) only loads the kernel on the current device: do it before the first
+ * launch (kilnPlanLoad does), since CUDA's lazy loading during a spinning kiln kernel on the same
+ * device can deadlock. */
 typedef int (*kilnBakedLaunch_t)(const void* args, int threads, void* stream);
 
 typedef struct kilnRegistryEntry {

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Writes a one-shot allreduce plan (MSCCL XML) for small sizes: every rank sends its whole input
+to every peer at once, and reduces what it receives straight from the FIFOs into its output.
+
+Per rank r and instance i (chunk i of the input), one threadblock per peer d = r+1+m (m = 0..n-2):
+  step 0: s   input[i]                       (to peer d)
+  step 1: rrc output[i] <- (m == 0 ? input[i] : output[i]) + received   (waits on tb m-1 step 1)
+The dependency chain orders the reductions into output[i]; the transfers all run at once, so
+the latency is one hop, where the two-shot direct plan needs two.
+
+usage: oneshot-plan.py --ranks N [--instances I] [--proto LL|Simple] [--min B] [--max B] -o OUT.xml
+Check the result with `kiln verify OUT.xml`."""
+import argparse
+import os
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", type=int, required=True)
+    ap.add_argument("--instances", type=int, default=1)
+    ap.add_argument("--proto", default="LL", choices=["LL", "Simple", "LL128"])
+    ap.add_argument("--min", type=int, default=0)
+    ap.add_argument("--max", type=int, default=9223372036854775807)
+    ap.add_argument("-o", required=True)
+    a = ap.parse_args()
+    n, I = a.ranks, a.instances
+    if n < 2 or I < 1 or a.min < 0 or a.min > a.max:
+        ap.error("need --ranks >= 2, --instances >= 1, 0 <= --min <= --max")
+    name = "oneshot-allreduce-n%d-i%d%s" % (n, I, "" if a.proto == "Simple" else "-" + a.proto)
+    out = ['<algo name="%s" proto="%s" nchannels="%d" nchunksperloop="%d" ngpus="%d" coll="allreduce" '
+           'inplace="0" outofplace="1" minBytes="%d" maxBytes="%d">' % (name, a.proto, I, I, n, a.min, a.max)]
+    for r in range(n):
+        out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="0">' % (r, I, I))
+        t = 0
+        for i in range(I):
+            first = t
+            for m in range(n - 1):
+                d = (r + 1 + m) % n
+                out.append('    <tb id="%d" send="%d" recv="%d" chan="%d">' % (t, d, d, i))
+                out.append('      <step s="0" type="s" srcbuf="i" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
+                           'depid="-1" deps="-1" hasdep="0"/>' % (i, i))
+                dep = (t - 1, 1) if m > 0 else (-1, -1)
+                last = m == n - 2
+                out.append('      <step s="1" type="rrc" srcbuf="%s" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
+                           'depid="%d" deps="%d" hasdep="%d"/>' % ("i" if m == 0 else "o", i, i, dep[0], dep[1],
+                                                                   0 if last else 1))
+                out.append('    </tb>')
+                t += 1
+        out.append('  </gpu>')
+    out.append('</algo>')
+    tmp = a.o + ".tmp%d" % os.getpid()
+    with open(tmp, "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.replace(tmp, a.o)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
