@@ -5,7 +5,8 @@
  *   coll_bench [--ranks N] [--colls allreduce,allgather,reducescatter,alltoall] [--dtype float]
  *              [--op sum] [--min 8] [--max 1G] [--factor 4] [--iters 20] [--warmup 5]
  *              [--inplace] [--plan NAME] [--plans PATH] [--csv FILE] [--svg FILE] [--mp]
- *              [--no-check] [--timeout-ms MS] [--sweep]
+ *              [--no-check] [--timeout-ms MS] [--sweep] [--graph N]
+ *              [--slot-bytes SIZE] [--nslots N] [--threads N]   (kilnCommConfig)
  *
  * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
@@ -21,6 +22,9 @@
  * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
  * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
  * byte range, one row per plan and size, baked kernels only (to choose the ranges of plans/baked).
+ * --graph N: every variant is captured as a CUDA graph of N calls per rank (after the warmup calls,
+ * outside capture); a call's time is a graph launch's time / N, median over `iters` launches. This
+ * takes the host's launch cost out, as a graph-capturing framework does.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -51,12 +55,15 @@ struct Options {
   kilnRedOp_t op = KILN_SUM;
   uint64_t minB = 8, maxB = 1ull << 30;
   int factor = 4, iters = 20, warmup = 5;
+  int graph = 0; /* > 0: time CUDA graphs of this many captured calls */
   bool inplace = false, check = true, mp = false, sweep = false;
   const char* plan = nullptr;
   const char* plans = nullptr;
   const char* csv = nullptr;
   const char* svg = nullptr;
   int timeoutMs = 3000;
+  uint64_t slotBytes = 0; /* kilnCommConfig overrides (0: runtime default) */
+  int nslots = 0, threads = 0;
 };
 
 enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, NV = 3 };
@@ -239,10 +246,109 @@ static void mpBarrier(Bench& b) {
   __sync_synchronize();
 }
 
+/* Enqueues one call of variant v on every rank this process drives; false when kiln refused. */
+static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+  const size_t es = kilnDataTypeSize(b.o.dtype);
+  bool ok = true;
+  if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
+  for (size_t r = 0; r < b.ranks.size(); r++) {
+    Rank& R = b.ranks[r];
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    const void* sb;
+    void* rb;
+    callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, b.o.inplace, &sb, &rb);
+    if (v == V_NCCL) ncclCall(c, R, sb, rb, count, b.o);
+    else {
+      kilnExecUseBaked((*ex)[r], v == V_BAKED);
+      if (kilnRun((*ex)[r], sb, rb, count, b.o.dtype, b.o.op, R.stream) != KILN_SUCCESS) {
+        fprintf(stderr, "coll_bench: rank %d: %s\n", R.rank, kilnLastError());
+        ok = false;
+      }
+    }
+  }
+  if (v == V_NCCL) NCCL_CHECK(ncclGroupEnd());
+  return ok;
+}
+
+/* --graph: captures o.graph calls per rank into a graph, then times `iters` launches of it
+ * (after the warmup calls, uncaptured, and one untimed launch). Median per-call µs of the slowest
+ * rank, or -1. */
+static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+  const Options& o = b.o;
+  const size_t nr = b.ranks.size();
+  bool ok = true;
+  for (int it = 0; it < std::max(1, o.warmup) && ok; it++) ok = enqueueCall(b, c, v, ex, count);
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    CUDA_CHECK(cudaStreamSynchronize(R.stream));
+  }
+  std::vector<cudaGraph_t> g(nr, nullptr);
+  std::vector<cudaGraphExec_t> ge(nr, nullptr);
+  for (size_t r = 0; r < nr && ok; r++) {
+    CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
+    ok = cudaStreamBeginCapture(b.ranks[r].stream, cudaStreamCaptureModeRelaxed) == cudaSuccess;
+  }
+  for (int k = 0; k < o.graph && ok; k++) ok = enqueueCall(b, c, v, ex, count);
+  for (size_t r = 0; r < nr; r++) {
+    CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaStreamIsCapturing(b.ranks[r].stream, &st);
+    if (st != cudaStreamCaptureStatusNone && cudaStreamEndCapture(b.ranks[r].stream, &g[r]) != cudaSuccess) ok = false;
+    if (ok && g[r] && cudaGraphInstantiate(&ge[r], g[r], 0) != cudaSuccess) ok = false;
+  }
+  if (!ok) fprintf(stderr, "coll_bench: %s: graph capture failed (%s)\n", vname[v], cudaGetErrorString(cudaGetLastError()));
+  std::vector<std::vector<float>> per(nr, std::vector<float>(o.iters, 0.f));
+  for (int it = -1; it < o.iters && ok; it++) {
+    for (size_t r = 0; r < nr; r++) {
+      Rank& R = b.ranks[r];
+      CUDA_CHECK(cudaSetDevice(R.dev));
+      if (it >= 0) CUDA_CHECK(cudaEventRecord(R.ev0[it], R.stream));
+      CUDA_CHECK(cudaGraphLaunch(ge[r], R.stream));
+      if (it >= 0) CUDA_CHECK(cudaEventRecord(R.ev1[it], R.stream));
+    }
+  }
+  for (size_t r = 0; r < nr; r++) {
+    Rank& R = b.ranks[r];
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    CUDA_CHECK(cudaStreamSynchronize(R.stream));
+    if (v != V_NCCL && R.kc) {
+      kilnResult_t ae = KILN_SUCCESS;
+      kilnCommGetAsyncError(R.kc, &ae);
+      if (ae != KILN_SUCCESS) {
+        fprintf(stderr, "coll_bench: rank %d: kiln failed on the GPU (%s); kiln is off from here\n",
+                R.rank, kilnResultName(ae));
+        b.kilnOk = false;
+        ok = false;
+      }
+    }
+    for (int i = 0; i < o.iters && ok; i++)
+      CUDA_CHECK(cudaEventElapsedTime(&per[r][i], R.ev0[i], R.ev1[i]));
+    if (ge[r]) cudaGraphExecDestroy(ge[r]);
+    if (g[r]) cudaGraphDestroy(g[r]);
+  }
+  std::vector<float> slow(o.iters, 0.f);
+  for (int i = 0; i < o.iters; i++)
+    for (size_t r = 0; r < nr; r++) slow[i] = std::max(slow[i], per[r][i] / o.graph);
+  if (o.mp) {
+    for (int i = 0; i < o.iters; i++) shared->us[b.ranks[0].rank][i] = ok ? slow[i] : -1.f;
+    mpBarrier(b);
+    for (int i = 0; i < o.iters; i++)
+      for (int r = 0; r < b.n; r++) {
+        if (shared->us[r][i] < 0) ok = false;
+        slow[i] = std::max(slow[i], shared->us[r][i]);
+      }
+    mpBarrier(b);
+  }
+  if (!ok) return -1;
+  std::sort(slow.begin(), slow.end());
+  return 1000.0 * slow[o.iters / 2];
+}
+
 /* Runs variant v `warmup + iters` times; returns the median time (µs) of the slowest rank per
  * call, or -1 when the variant cannot run. */
 static double timeVariant(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
   const Options& o = b.o;
+  if (o.graph > 0) return timeVariantGraph(b, c, v, ex, count);
   const size_t es = kilnDataTypeSize(o.dtype);
   const int total = o.warmup + o.iters;
   std::vector<std::vector<float>> per(b.ranks.size(), std::vector<float>(o.iters, 0.f));
@@ -394,9 +500,10 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
   const size_t es = kilnDataTypeSize(o.dtype);
   const bool lead = b.ranks[0].rank == 0;
   if (lead) {
-    printf("#\n# %s, %d ranks, %s, %s%s, %s\n", kilnCollName(c), b.n, kilnDataTypeName(o.dtype),
+    printf("#\n# %s, %d ranks, %s, %s%s, %s%s\n", kilnCollName(c), b.n, kilnDataTypeName(o.dtype),
            c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER ? kilnRedOpName(o.op) : "-",
-           o.inplace ? ", in place" : "", o.mp ? "one process per GPU" : "one process driving all GPUs");
+           o.inplace ? ", in place" : "", o.mp ? "one process per GPU" : "one process driving all GPUs",
+           o.graph ? ", CUDA graphs" : "");
     printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s\n", "size(B)", "count",
            "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw", "err",
            "interp(us)", "algbw", "busbw", "err", "speedup");
@@ -479,7 +586,7 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
   for (int v = 0; v < NV; v++) fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
   fprintf(f, ",speedup\n");
   for (const Row& r : rows) {
-    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, b.o.mp ? "mp" : "single",
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, b.o.mp ? (b.o.graph ? "mp+graph" : "mp") : (b.o.graph ? "single+graph" : "single"),
             kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
             (unsigned long long)r.count, r.plan);
     for (int v = 0; v < NV; v++) {
@@ -537,7 +644,8 @@ static void usage(FILE* f) {
           "usage: coll_bench [--ranks N] [--colls LIST] [--dtype T] [--op OP] [--min SIZE] [--max SIZE]\n"
           "                  [--factor F] [--iters N] [--warmup N] [--inplace] [--plan NAME]\n"
           "                  [--plans PATH] [--csv FILE] [--svg FILE] [--mp] [--no-check]\n"
-          "                  [--timeout-ms MS] [--sweep]\n"
+          "                  [--timeout-ms MS] [--sweep] [--graph N]\n"
+          "                  [--slot-bytes SIZE] [--nslots N] [--threads N]\n"
           "Measures NCCL, kiln baked and kiln interpreted side by side (see bench/coll_bench.cu).\n");
 }
 
@@ -567,10 +675,14 @@ static void parseArgs(int argc, char** argv, Options& o) {
     else if (!strcmp(a, "--iters")) o.iters = atoi(need(a));
     else if (!strcmp(a, "--warmup")) o.warmup = atoi(need(a));
     else if (!strcmp(a, "--timeout-ms")) o.timeoutMs = atoi(need(a));
+    else if (!strcmp(a, "--slot-bytes")) { if (!kilnParseSize(need(a), &o.slotBytes)) die("bad size %s", argv[i]); }
+    else if (!strcmp(a, "--nslots")) o.nslots = atoi(need(a));
+    else if (!strcmp(a, "--threads")) o.threads = atoi(need(a));
     else if (!strcmp(a, "--inplace")) o.inplace = true;
     else if (!strcmp(a, "--no-check")) o.check = false;
     else if (!strcmp(a, "--mp")) o.mp = true;
     else if (!strcmp(a, "--sweep")) o.sweep = true;
+    else if (!strcmp(a, "--graph")) o.graph = atoi(need(a));
     else if (!strcmp(a, "--plan")) o.plan = need(a);
     else if (!strcmp(a, "--plans")) o.plans = need(a);
     else if (!strcmp(a, "--csv")) o.csv = need(a);
@@ -579,7 +691,7 @@ static void parseArgs(int argc, char** argv, Options& o) {
   }
   if (!anyColl)
     for (int c = 0; c < KILN_NUM_COLLS; c++) o.colls[c] = c != KILN_COLL_CUSTOM;
-  if (o.factor < 2 || o.iters < 1 || o.iters > 1024 || o.warmup < 0 || o.minB < 1 || o.minB > o.maxB ||
+  if (o.graph < 0 || o.graph > 1000 || o.factor < 2 || o.iters < 1 || o.iters > 1024 || o.warmup < 0 || o.minB < 1 || o.minB > o.maxB ||
       o.timeoutMs < 1) {
     usage(stderr);
     fprintf(stderr, "coll_bench: bad --factor/--iters/--warmup/--min/--max/--timeout-ms\n");
@@ -630,6 +742,9 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
   }
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.timeoutMs = o.timeoutMs;
+  if (o.slotBytes) cfg.slotBytes = (size_t)o.slotBytes;
+  if (o.nslots) cfg.nslots = o.nslots;
+  if (o.threads) cfg.threads = o.threads;
   std::vector<kilnComm_t> kc(myRanks.size(), nullptr);
   kilnResult_t kr = myRanks.size() == 1 ? kilnCommCreate(nc[0], &cfg, &kc[0])
                                         : kilnCommCreateAll((int)nc.size(), nc.data(), &cfg, kc.data());

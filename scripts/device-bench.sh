@@ -17,13 +17,15 @@ if [ "${1:-}" = "--pack" ]; then
     cp "$build/bench/$b" "$carry/bin/" || { echo "no $build/bench/$b: build it first" >&2; exit 1; }
   done
   for b in "$carry"/bin/*; do ldd "$b" | awk '/=> \// {print $3}'; done | sort -u |
-    grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz)\.so' |
+    grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz|libxml2|libicu[a-z]*|liblzma)\.so' |
     while read -r l; do cp -L "$l" "$carry/lib/"; done
+  strip --strip-debug "$carry"/bin/* # the GPU machine has libxml2 (and its deps) itself
   du -sh "$carry"
   exit 0
 fi
-quick=0
+quick=0 explore=0
 if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
+if [ "${1:-}" = "--explore" ]; then explore=1; shift; fi
 [ "${1:-}" = "--" ] && shift
 export NCCL_NVLS_ENABLE=0
 NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
@@ -33,6 +35,24 @@ mkdir -p "$OUT"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 echo "# $ngpu x $card, NCCL from $NCCL_LIB, NCCL_NVLS_ENABLE=0" | tee "$OUT/bench.log"
+if [ $explore = 1 ]; then
+  # Every baked plan at every size (to choose plans/baked's byte ranges), plus the primitives.
+  cb="$carry/bin/coll_bench"
+  sw=(--sweep --min 8 --max 64M --iters 10 --warmup 2)
+  timeout -k 5 40 "$carry/bin/prim_bench" --iters 5 --max 256M --csv "$OUT/prim.csv" > "$OUT/prim.log" 2>&1
+  echo "prim rc=$?"
+  timeout -k 5 60 "$cb" --ranks 4 "${sw[@]}" --csv "$OUT/sweep_n4.csv" > "$OUT/sweep_n4.log" 2>&1; echo "n4 rc=$?"
+  timeout -k 5 60 "$cb" --ranks 2 "${sw[@]}" --csv "$OUT/sweep_n2.csv" > "$OUT/sweep_n2.log" 2>&1; echo "n2 rc=$?"
+  timeout -k 5 40 "$cb" --ranks 4 "${sw[@]}" --inplace --colls allreduce > "$OUT/sweep_n4_inplace.log" 2>&1; echo "n4 inplace rc=$?"
+  timeout -k 5 40 "$cb" --ranks 4 "${sw[@]}" --min 1M --slot-bytes 512K --colls allreduce,allgather > "$OUT/sweep_n4_slot512k.log" 2>&1; echo "n4 512K rc=$?"
+  (cd "$OUT" && tar czf explore.tgz *.log *.csv && rm -f *.log *.csv)
+  tar xzf "$OUT/explore.tgz" -O prim.log | grep -E "^(flag|copy|ll)" | grep -E "flag| (1|16|64) " | head -24
+  for f in sweep_n4 sweep_n2 sweep_n4_inplace sweep_n4_slot512k; do
+    echo "== $f"
+    tar xzf "$OUT/explore.tgz" -O $f.log | awk '/^# [a-z]+, [0-9]+ ranks/ {print $2} /^  +[0-9]/ {printf "%s %s %s %s e%s %s\n", $1, $4, $5, $8, $11, $NF} /rror|fail/ {print}' | head -120
+  done
+  exit 0
+fi
 sizes=(--min 8 --max 1G --iters 20 --warmup 5)
 [ $quick = 1 ] && sizes=(--min 8 --max 64M --iters 10 --warmup 3)
 timeout -k 5 60 "$carry/bin/prim_bench" --iters 10 --max 256M --csv "$OUT/prim.csv" >> "$OUT/bench.log" 2>&1
