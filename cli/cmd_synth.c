@@ -18,13 +18,15 @@ static void help(FILE* f) {
           "                  [--time-limit SECONDS] [--stall SECONDS] [--gap G] [--instances N]\n"
           "                  [--proto LL|Simple]\n"
           "                  [--ordering auto|shortest-path-first|longest-path-first]\n"
-          "                  [--size BYTES] [--no-symmetry] [--no-contiguity] [--no-fuse] [--quiet]\n"
+          "                  [--size BYTES] [--inplace] [--no-symmetry] [--no-contiguity] [--no-fuse]\n"
+          "                  [--quiet]\n"
           "Routes (MILP), orders (greedy) and schedules (contiguity MILP) the collective the sketch\n"
           "describes, lowers it to a plan, verifies it and writes it atomically. --time-limit bounds\n"
           "each MILP solve (default 60 s; reaching it keeps the best solution found); --stall stops\n"
           "a MILP whose incumbent has not improved for that long (default 5 s, 0: never); --gap is\n"
           "the relative MIP gap (default 0.01). --size\n"
-          "overrides the sketch's input size (bytes per rank's input).\n"
+          "overrides the sketch's input size (bytes per rank's input). --inplace writes MSCCL's\n"
+          "in-place form (allgather, reducescatter, allreduce).\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }
@@ -56,6 +58,7 @@ int cmd_synth(int argc, char** argv) {
     if (!strcmp(a, "--no-symmetry")) { o.use_symmetry = false; continue; }
     if (!strcmp(a, "--no-contiguity")) { o.contiguity = false; continue; }
     if (!strcmp(a, "--no-fuse")) { o.fuse = false; continue; }
+    if (!strcmp(a, "--inplace")) { o.inplace = true; continue; }
     if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { quiet = true; continue; }
     if (!v) {
       fprintf(stderr, "kiln synth: %s needs a value\n", a);

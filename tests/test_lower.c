@@ -57,7 +57,7 @@ static void teardown(fixture* f) {
 }
 
 static kilnPlan* lower(fixture* f, kilnColl_t coll, int instances, bool fuse, bool* fused) {
-  synLowerParams lp = {coll, f->s->input_chunkup, instances, KILN_PROTO_SIMPLE, fuse, false, "test"};
+  synLowerParams lp = {coll, f->s->input_chunkup, instances, KILN_PROTO_SIMPLE, fuse, false, false, "test"};
   kilnPlan* p = NULL;
   cr_assert(eq(int, synLower(&f->L, &f->X, &lp, &p, fused), KILN_SUCCESS), "%s", kilnLastError());
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;

@@ -240,3 +240,53 @@ Test(milp, compaction_drops_duplicate_rows) {
   cr_assert(eq(int, m.nnz, 3));
   milpFree(&m);
 }
+
+typedef struct inplaceCase {
+  char topo[16];
+  int nodes;
+  char sketch[24];
+  kilnColl_t coll;
+} inplaceCase;
+
+ParameterizedTestParameters(synth, inplace_plan_verifies) {
+  static inplaceCase cases[] = {
+      {"switch4", 1, "switch4", KILN_COLL_ALLGATHER},     {"switch4", 1, "switch4", KILN_COLL_REDUCESCATTER},
+      {"switch4", 1, "switch4", KILN_COLL_ALLREDUCE},     {"ndv2", 2, "ndv2-sk-1", KILN_COLL_ALLGATHER},
+      {"ndv2", 2, "ndv2-sk-1", KILN_COLL_REDUCESCATTER},  {"ndv2", 2, "ndv2-sk-1", KILN_COLL_ALLREDUCE},
+      {"torus4x4", 1, "torus4x4", KILN_COLL_ALLREDUCE},
+  };
+  return cr_make_param_array(inplaceCase, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(inplaceCase* c, synth, inplace_plan_verifies, .timeout = 60) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin(c->topo, c->nodes, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch(c->sketch);
+  kilnSynthOptions o = fast_options();
+  o.inplace = true;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnSynthesize(t, s, c->coll, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(p->inplace);
+  cr_assert(not(p->outofplace));
+  if (c->coll == KILN_COLL_ALLGATHER) cr_assert(eq(int, p->gpus[0].i_chunks, 0));
+  else cr_assert(eq(int, p->gpus[0].o_chunks, 0));
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.seed = 4242; /* fixed, visible seed */
+  cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
+Test(synth, inplace_alltoall_unsupported) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch4", 1, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("switch4");
+  kilnSynthOptions o = fast_options();
+  o.inplace = true;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, NULL), KILN_ERR_UNSUPPORTED));
+  cr_assert(eq(ptr, p, NULL));
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}

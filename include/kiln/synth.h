@@ -68,13 +68,14 @@ typedef struct kilnSynthOptions {
   bool use_symmetry;        /* quotient by the sketch's symmetry; default true */
   bool contiguity;          /* run the contiguity / exact scheduling MILP; default true */
   bool fuse;                /* fused instructions (rcs, rrs, rrcs) in the lowering; default true */
+  bool inplace;             /* write the in-place form (allgather, reducescatter, allreduce) */
   int ordering;             /* -1: the sketch's; else a kilnOrdering_t */
   uint64_t input_size;      /* 0: the sketch's input_size (bytes per rank's input) */
   kilnSynthProgressFn progress; /* may be NULL */
   void* progress_user;
 } kilnSynthOptions;
 #define KILN_SYNTH_OPTIONS_INIT \
-  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, -1, 0, NULL, NULL}
+  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, -1, 0, NULL, NULL}
 
 /* What a synthesis did, for summaries and benchmarks. */
 typedef struct kilnSynthStats {

@@ -2,7 +2,9 @@
  *
  * 1. Buffer allocation: a chunk lives in the input buffer where the collective puts it, in the
  *    output buffer where the collective wants it, and in scratch at relays and at ranks that
- *    accumulate partial sums of a reducescatter.
+ *    accumulate partial sums of a reducescatter. In-place plans (MSCCL's form: allgather without
+ *    an input buffer, allreduce and reducescatter without an output buffer) keep contributions
+ *    and results where the in-place collective has them.
  * 2. Instruction generation: each transfer becomes a send on its source and a receive (copy or
  *    reduce) on its destination; transfers sent together (stage 3) with contiguous buffers become
  *    one instruction of several chunks.
@@ -23,7 +25,7 @@
 
 #include "synth_internal.h"
 
-#define SLOT(buf, off) ((buf) * (1 << 24) + (off))
+#define SLOT(buf, off) ((int)(buf) * (1 << 24) + (off))
 #define SLOT_BUF(s) ((kilnBuffer_t)((s) >> 24))
 #define SLOT_OFF(s) ((s) & ((1 << 24) - 1))
 
@@ -78,6 +80,8 @@ static void allocate_slots(lowerCtx* c) {
   const synXfers* X = c->X;
   int n = c->n, k = c->k;
   kilnColl_t coll = c->p->coll;
+  /* where results go: the output buffer, or in place the input (allreduce, reducescatter) */
+  kilnBuffer_t result = c->p->inplace && coll != KILN_COLL_ALLGATHER ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
   int* first = malloc((size_t)n * c->nc * sizeof(int)); /* first reduce receive of (rank, chunk) */
   for (size_t i = 0; i < (size_t)n * c->nc; i++) first[i] = -1;
   int* byk = malloc((size_t)X->n * sizeof(int));
@@ -97,15 +101,15 @@ static void allocate_slots(lowerCtx* c) {
     int q = ch / k, j = ch % k;
     if (x->kind == SYN_COPY) {
       if (coll == KILN_COLL_ALLGATHER)
-        c->sslot[i] = x->src == q ? SLOT(KILN_BUF_INPUT, j) : SLOT(KILN_BUF_OUTPUT, ch);
+        c->sslot[i] = x->src == q && !c->p->inplace ? SLOT(KILN_BUF_INPUT, j) : SLOT(KILN_BUF_OUTPUT, ch);
       else
-        c->sslot[i] = SLOT(KILN_BUF_OUTPUT, ch);
-      c->dslot[i] = SLOT(KILN_BUF_OUTPUT, ch);
+        c->sslot[i] = SLOT(result, ch);
+      c->dslot[i] = SLOT(coll == KILN_COLL_ALLGATHER ? KILN_BUF_OUTPUT : result, ch);
       continue;
     }
     /* reduce: accumulate at the destination */
     int acc;
-    if (x->dst == q) acc = coll == KILN_COLL_REDUCESCATTER ? SLOT(KILN_BUF_OUTPUT, j) : SLOT(KILN_BUF_OUTPUT, ch);
+    if (x->dst == q) acc = coll == KILN_COLL_REDUCESCATTER && !c->p->inplace ? SLOT(KILN_BUF_OUTPUT, j) : SLOT(result, ch);
     else acc = scratch_of(c, x->dst, ch);
     c->dslot[i] = acc;
     size_t fk = (size_t)x->dst * c->nc + ch;
@@ -164,6 +168,8 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
                       kilnPlan** out, bool* fused_out) {
   *out = NULL;
   if (fused_out) *fused_out = false;
+  if (p->inplace && p->coll == KILN_COLL_ALLTOALL)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "in-place alltoall plans are not supported (use out-of-place)");
   kilnResult_t r = KILN_SUCCESS;
   int n = L->n, k = p->k, nx = X->n;
   int nc = p->coll == KILN_COLL_ALLTOALL ? n * n * k : n * k;
@@ -289,7 +295,7 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     }
     for (int j = 0; j < k; j++) {
       int src = -1, dst = -1;
-      if (p->coll == KILN_COLL_ALLGATHER) { src = SLOT(KILN_BUF_INPUT, j); dst = SLOT(KILN_BUF_OUTPUT, rk * k + j); }
+      if (p->coll == KILN_COLL_ALLGATHER && !p->inplace) { src = SLOT(KILN_BUF_INPUT, j); dst = SLOT(KILN_BUF_OUTPUT, rk * k + j); }
       if (p->coll == KILN_COLL_ALLTOALL) { src = SLOT(KILN_BUF_INPUT, rk * k + j); dst = SLOT(KILN_BUF_OUTPUT, rk * k + j); }
       if (src < 0) continue;
       lop* op = &ops[nops++];
@@ -433,14 +439,14 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     if (r != KILN_SUCCESS) goto out_free;
     plan->proto = p->proto;
     plan->nchannels = N;
-    plan->inplace = false;
-    plan->outofplace = true;
+    plan->inplace = p->inplace;
+    plan->outofplace = !p->inplace;
     int ic = 0, oc = 0;
     switch (p->coll) {
-      case KILN_COLL_ALLGATHER: ic = k; oc = n * k; break;
+      case KILN_COLL_ALLGATHER: ic = p->inplace ? 0 : k; oc = n * k; break;
       case KILN_COLL_ALLTOALL: ic = oc = n * k; break;
-      case KILN_COLL_REDUCESCATTER: ic = n * k; oc = k; break;
-      default: ic = oc = n * k; break;
+      case KILN_COLL_REDUCESCATTER: ic = n * k; oc = p->inplace ? 0 : k; break;
+      default: ic = n * k; oc = p->inplace ? 0 : n * k; break;
     }
     plan->nchunksperloop = (p->coll == KILN_COLL_ALLGATHER ? oc : ic) * N;
     int i0 = 0;

@@ -77,7 +77,7 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
     bool fuse = (a & 1) == 0, port_deps = (a & 2) != 0;
     if (fuse && !o->fuse) continue;
     double t0 = synNow();
-    synLowerParams lp = {coll, k, o->instances, o->proto, fuse, port_deps, name};
+    synLowerParams lp = {coll, k, o->instances, o->proto, fuse, port_deps, o->inplace, name};
     r = synLower(L, X, &lp, &cand[a], &cfused[a]);
     st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
     if (r != KILN_SUCCESS) goto out_free;
@@ -140,6 +140,8 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   if (coll != KILN_COLL_ALLGATHER && coll != KILN_COLL_ALLTOALL && coll != KILN_COLL_REDUCESCATTER &&
       coll != KILN_COLL_ALLREDUCE)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "cannot synthesize collective '%s'", kilnCollName(coll));
+  if (o.inplace && coll == KILN_COLL_ALLTOALL)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "in-place alltoall plans are not supported (use out-of-place)");
   double t_all = synNow();
   int n = t->nranks;
   if (n < 2) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology '%s' has %d rank(s); need >= 2", t->name, n);

@@ -141,6 +141,7 @@ typedef struct synLowerParams {
   kilnProto_t proto;
   bool fuse;
   bool port_deps;   /* sends keep the schedule's order on their switch port (dependencies) */
+  bool inplace;     /* MSCCL's in-place form (not for alltoall) */
   const char* name;
 } synLowerParams;
 
