@@ -9,6 +9,14 @@
  * instructions, dependencies, threadblocks, fused instructions, instances). Reducescatter is the
  * ordered inverse of an allgather; allreduce is reducescatter followed by allgather.
  *
+ * Stages 1-2 run under two cost models: the paper's, where a transfer occupies its link or port
+ * for α + β·size, and kiln's simulator's, where only β·size occupies it and α is latency that
+ * back-to-back transfers overlap. Each routing is ordered with both heuristics (and with and
+ * without a window in which the heuristic outranks the earliest start), each ordering is lowered
+ * with and without fused instructions and port-order dependencies, and the plan that
+ * kilnPlanSimulate predicts fastest at the sketch's input size is kept (only it, and plans that
+ * would beat it, are verified). Stage 3 runs on the paper-model routing.
+ *
  * Every MILP solve has a time limit; reaching it is not a failure (the incumbent, or the greedy
  * schedule, is kept). GLPK never aborts the process: its errors come back as KILN_ERR_SOLVER.
  * Library code never prints: progress goes to the callback in the options.
@@ -81,7 +89,7 @@ typedef struct kilnSynthOptions {
 typedef struct kilnSynthStats {
   double stage_s[KILN_SYNTH_NUM_STAGES]; /* wall seconds per stage */
   double total_s;
-  int route_solves;          /* routing MILPs solved (allreduce: 2) */
+  int route_solves;          /* routing MILPs solved (2 cost models; x2 for allreduce) */
   int route_rows, route_cols, route_nonzeros, route_integers; /* largest routing model */
   bool route_optimal;        /* every routing MILP proved optimal (within mip_gap) */
   int sched_rows, sched_cols, sched_integers;
@@ -103,7 +111,7 @@ typedef struct kilnSynthStats {
  * (kilnSketchValidate and the synthesizer's own checks: chunk count, symmetry as an automorphism
  * of the logical topology, every destination reachable), so a bad sketch fails with
  * KILN_ERR_INVALID_ARGUMENT or KILN_ERR_INFEASIBLE naming the reason before any solve.
- * Blocks for up to a few time limits; stats may be NULL. */
+ * Blocks for up to (routing solves + 1) time limits; stats may be NULL. */
 KILN_API kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                                      const kilnSynthOptions* opts, kilnPlan** out,
                                      kilnSynthStats* stats);
