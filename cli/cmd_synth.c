@@ -18,15 +18,16 @@ static void help(FILE* f) {
           "                  [--time-limit SECONDS] [--stall SECONDS] [--gap G] [--instances N]\n"
           "                  [--proto LL|Simple]\n"
           "                  [--ordering auto|shortest-path-first|longest-path-first]\n"
-          "                  [--size BYTES] [--inplace] [--no-symmetry] [--no-contiguity] [--no-fuse]\n"
-          "                  [--quiet]\n"
+          "                  [--size BYTES] [--inplace] [--max-tbs N] [--no-symmetry] [--no-contiguity]\n"
+          "                  [--no-fuse] [--quiet]\n"
           "Routes (MILP), orders (greedy) and schedules (contiguity MILP) the collective the sketch\n"
           "describes, lowers it to a plan, verifies it and writes it atomically. --time-limit bounds\n"
           "each MILP solve (default 60 s; reaching it keeps the best solution found); --stall stops\n"
           "a MILP whose incumbent has not improved for that long (default 5 s, 0: never); --gap is\n"
-          "the relative MIP gap (default 0.01). --size\n"
-          "overrides the sketch's input size (bytes per rank's input). --inplace writes MSCCL's\n"
-          "in-place form (allgather, reducescatter, allreduce).\n"
+          "the relative MIP gap (default 0.01). --size overrides the sketch's input size (bytes\n"
+          "per rank's input). --inplace writes MSCCL's\n"
+          "in-place form (allgather, reducescatter, allreduce). --max-tbs caps threadblocks per rank\n"
+          "(a runtime runs one per SM; 0: no cap).\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }
@@ -79,6 +80,11 @@ int cmd_synth(int argc, char** argv) {
       if (*end || !(d >= 0)) { fprintf(stderr, "kiln synth: bad %s '%s'\n", a, v); return 2; }
       if (!strcmp(a, "--stall")) o.stall_s = d;
       else o.mip_gap = d;
+    } else if (!strcmp(a, "--max-tbs")) {
+      if (!cliParseInt(v, &o.max_tbs)) {
+        fprintf(stderr, "kiln synth: --max-tbs needs a non-negative integer\n");
+        return 2;
+      }
     } else if (!strcmp(a, "--instances")) {
       if (!cliParseInt(v, &o.instances) || o.instances < 1 || o.instances > 64) {
         fprintf(stderr, "kiln synth: --instances needs an integer in 1..64\n");

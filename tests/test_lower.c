@@ -57,7 +57,7 @@ static void teardown(fixture* f) {
 }
 
 static kilnPlan* lower(fixture* f, kilnColl_t coll, int instances, bool fuse, bool* fused) {
-  synLowerParams lp = {coll, f->s->input_chunkup, instances, KILN_PROTO_SIMPLE, fuse, false, false, "test"};
+  synLowerParams lp = {coll, f->s->input_chunkup, instances, KILN_PROTO_SIMPLE, fuse, false, false, false, "test"};
   kilnPlan* p = NULL;
   cr_assert(eq(int, synLower(&f->L, &f->X, &lp, &p, fused), KILN_SUCCESS), "%s", kilnLastError());
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
@@ -195,5 +195,27 @@ Test(lower, alltoall_relays_use_scratch) {
   cr_assert(gt(int, scratch, 0));
   check_structure(p);
   kilnPlanFree(p);
+  teardown(&f);
+}
+
+Test(lower, paired_peers_halve_threadblocks) {
+  fixture f;
+  setup(&f, "switch8", "switch8", KILN_COLL_ALLTOALL, 0);
+  synLowerParams lp = {KILN_COLL_ALLTOALL, f.s->input_chunkup, 1, KILN_PROTO_SIMPLE, false, false, false, false, "t"};
+  kilnPlan *apart = NULL, *paired = NULL;
+  bool fused;
+  cr_assert(eq(int, synLower(&f.L, &f.X, &lp, &apart, &fused), KILN_SUCCESS));
+  lp.pair_peers = true;
+  cr_assert(eq(int, synLower(&f.L, &f.X, &lp, &paired, &fused), KILN_SUCCESS));
+  for (int r = 0; r < 8; r++) {
+    cr_assert(eq(int, apart->gpus[r].ntbs, 14));
+    cr_assert(eq(int, paired->gpus[r].ntbs, 7));
+  }
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.fifo_depth = 1;
+  cr_assert(eq(int, kilnPlanVerify(paired, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  check_structure(paired);
+  kilnPlanFree(apart);
+  kilnPlanFree(paired);
   teardown(&f);
 }

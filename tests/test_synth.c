@@ -290,3 +290,20 @@ Test(synth, inplace_alltoall_unsupported) {
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }
+
+Test(synth, max_tbs_respected) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch8", 1, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("switch8");
+  kilnSynthOptions o = fast_options();
+  o.max_tbs = 8;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  for (int r = 0; r < 8; r++) cr_assert(le(int, p->gpus[r].ntbs, 8));
+  kilnPlanFree(p);
+  o.max_tbs = 3; /* 7 peers cannot fit in 3 threadblocks */
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, NULL), KILN_ERR_UNSUPPORTED));
+  cr_assert(not(eq(ptr, strstr(kilnLastError(), "threadblocks"), NULL)), "%s", kilnLastError());
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}

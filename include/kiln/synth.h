@@ -77,13 +77,16 @@ typedef struct kilnSynthOptions {
   bool contiguity;          /* run the contiguity / exact scheduling MILP; default true */
   bool fuse;                /* fused instructions (rcs, rrs, rrcs) in the lowering; default true */
   bool inplace;             /* write the in-place form (allgather, reducescatter, allreduce) */
+  int max_tbs;              /* > 0: at most this many threadblocks per rank (a runtime runs one per
+                               SM): lowerings above it pair each peer's sends and receives in one
+                               threadblock, and are dropped if still above; default 0 (no limit) */
   int ordering;             /* -1: the sketch's; else a kilnOrdering_t */
   uint64_t input_size;      /* 0: the sketch's input_size (bytes per rank's input) */
   kilnSynthProgressFn progress; /* may be NULL */
   void* progress_user;
 } kilnSynthOptions;
 #define KILN_SYNTH_OPTIONS_INIT \
-  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, -1, 0, NULL, NULL}
+  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, 0, -1, 0, NULL, NULL}
 
 /* What a synthesis did, for summaries and benchmarks. */
 typedef struct kilnSynthStats {

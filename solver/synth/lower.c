@@ -9,7 +9,8 @@
  *    reduce) on its destination; transfers sent together (stage 3) with contiguous buffers become
  *    one instruction of several chunks.
  * 3. Threadblock allocation: a rank's receives from peer X share one threadblock, its sends to
- *    peer Y another; where a receive feeds a send (relays, reductions on their way up), the two
+ *    peer Y another (or, with pair_peers, receives from and sends to one peer share one, halving
+ *    the threadblocks); where a receive feeds a send (relays, reductions on their way up), the two
  *    threadblocks are merged into one (recv=X, send=Y) and the pair becomes one fused instruction
  *    (rcs, rrs, rrcs). Steps run in schedule order, so pairs of threadblocks see sends and
  *    receives in the same order.
@@ -256,19 +257,27 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     }
     free(cntp);
   }
+  /* the rest: a threadblock per peer and direction, or (pair_peers) one per peer for both */
   for (int a = 0; a < nx; a++) {
     const synXfer* x = &X->x[order[a]];
-    if (rtb[x->dst * n + x->src] < 0) {
-      int t = ntb[x->dst]++;
-      rtb[x->dst * n + x->src] = t;
-      tbrecv[x->dst * 2 * n + t] = x->src;
-      tbsend[x->dst * 2 * n + t] = -1;
+    int d = x->dst, sr = x->src;
+    if (rtb[d * n + sr] < 0) {
+      int t = stb[d * n + sr];
+      if (!(p->pair_peers && t >= 0 && tbrecv[d * 2 * n + t] < 0)) {
+        t = ntb[d]++;
+        tbsend[d * 2 * n + t] = -1;
+      }
+      rtb[d * n + sr] = t;
+      tbrecv[d * 2 * n + t] = sr;
     }
-    if (stb[x->src * n + x->dst] < 0) {
-      int t = ntb[x->src]++;
-      stb[x->src * n + x->dst] = t;
-      tbrecv[x->src * 2 * n + t] = -1;
-      tbsend[x->src * 2 * n + t] = x->dst;
+    if (stb[sr * n + d] < 0) {
+      int t = rtb[sr * n + d];
+      if (!(p->pair_peers && t >= 0 && tbsend[sr * 2 * n + t] < 0)) {
+        t = ntb[sr]++;
+        tbrecv[sr * 2 * n + t] = -1;
+      }
+      stb[sr * n + d] = t;
+      tbsend[sr * 2 * n + t] = d;
     }
   }
   /* keep a fusion only where both halves share a threadblock and nothing else of that

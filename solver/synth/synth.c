@@ -43,6 +43,12 @@ static double predict(const kilnPlan* p, const kilnTopology* t, uint64_t ref, do
   return fallback;
 }
 
+static int max_tbs(const kilnPlan* p) {
+  int m = 0;
+  for (int r = 0; r < p->ngpus; r++) if (p->gpus[r].ntbs > m) m = p->gpus[r].ntbs;
+  return m;
+}
+
 /* Verifies a plan: unbounded FIFOs, then one slot per connection (the strictest a runtime can
  * be). */
 static kilnResult_t verify(const kilnPlan* p) {
@@ -77,8 +83,22 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
     bool fuse = (a & 1) == 0, port_deps = (a & 2) != 0;
     if (fuse && !o->fuse) continue;
     double t0 = synNow();
-    synLowerParams lp = {coll, k, o->instances, o->proto, fuse, port_deps, o->inplace, name};
+    synLowerParams lp = {coll, k, o->instances, o->proto, fuse, port_deps, o->inplace, false, name};
     r = synLower(L, X, &lp, &cand[a], &cfused[a]);
+    if (r == KILN_SUCCESS && o->max_tbs > 0 && max_tbs(cand[a]) > o->max_tbs) {
+      kilnPlanFree(cand[a]);
+      cand[a] = NULL;
+      lp.pair_peers = true;
+      r = synLower(L, X, &lp, &cand[a], &cfused[a]);
+      if (r == KILN_SUCCESS && max_tbs(cand[a]) > o->max_tbs) {
+        r = kilnSetError(KILN_ERR_UNSUPPORTED,
+                         "the plan needs %d threadblocks on some rank even with paired peers; the limit is %d "
+                         "(lower --instances)",
+                         max_tbs(cand[a]), o->max_tbs);
+        kilnPlanFree(cand[a]);
+        cand[a] = NULL;
+      }
+    }
     st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
     if (r != KILN_SUCCESS) goto out_free;
     if (fuse && !cfused[a]) { kilnPlanFree(cand[a]); cand[a] = NULL; continue; } /* same as plain */
@@ -134,9 +154,9 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
                           opts->size, sizeof(kilnSynthOptions));
     o = *opts;
   }
-  if (!(o.time_limit_s > 0) || o.instances < 1 || o.mip_gap < 0)
+  if (!(o.time_limit_s > 0) || o.instances < 1 || o.mip_gap < 0 || o.max_tbs < 0)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "synthesis options: time limit must be > 0, instances >= 1, mip gap >= 0");
+                        "synthesis options: time limit must be > 0, instances >= 1, mip gap >= 0, max_tbs >= 0");
   if (coll != KILN_COLL_ALLGATHER && coll != KILN_COLL_ALLTOALL && coll != KILN_COLL_REDUCESCATTER &&
       coll != KILN_COLL_ALLREDUCE)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "cannot synthesize collective '%s'", kilnCollName(coll));

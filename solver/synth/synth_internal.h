@@ -142,6 +142,7 @@ typedef struct synLowerParams {
   bool fuse;
   bool port_deps;   /* sends keep the schedule's order on their switch port (dependencies) */
   bool inplace;     /* MSCCL's in-place form (not for alltoall) */
+  bool pair_peers;  /* receives from and sends to a peer share a threadblock (fewer blocks) */
   const char* name;
 } synLowerParams;
 
