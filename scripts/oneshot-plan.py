@@ -8,11 +8,46 @@ Per rank r and instance i (chunk i of the input), one threadblock per peer d = r
 The dependency chain orders the reductions into output[i]; the transfers all run at once, so
 the latency is one hop, where the two-shot direct plan needs two.
 
-usage: oneshot-plan.py --ranks N [--instances I] [--proto LL|Simple] [--min B] [--max B] -o OUT.xml
+--inplace (result in the input buffer, o_chunks=0): the peer threadblocks receive into scratch;
+one more threadblock per instance waits (nops) until every peer threadblock has sent and received,
+then reduces the scratch slots into input[i].
+
+usage: oneshot-plan.py --ranks N [--instances I] [--proto LL|Simple] [--inplace] [--min B] [--max B]
+                       -o OUT.xml
 Check the result with `kiln verify OUT.xml`."""
 import argparse
 import os
 import sys
+
+
+def inplace_rank(out, n, I):
+    """One rank of the in-place form (see --inplace); appends its threadblocks and closes <gpu>."""
+    r = int(out[-1].split('"')[1])
+    t = 0
+    for i in range(I):
+        first = t
+        for m in range(n - 1):
+            d = (r + 1 + m) % n
+            out.append('    <tb id="%d" send="%d" recv="%d" chan="%d">' % (t, d, d, i))
+            out.append('      <step s="0" type="s" srcbuf="i" srcoff="%d" dstbuf="s" dstoff="%d" cnt="1" '
+                       'depid="-1" deps="-1" hasdep="0"/>' % (i, i * (n - 1) + m))
+            out.append('      <step s="1" type="r" srcbuf="s" srcoff="%d" dstbuf="s" dstoff="%d" cnt="1" '
+                       'depid="-1" deps="-1" hasdep="1"/>' % (i * (n - 1) + m, i * (n - 1) + m))
+            out.append('    </tb>')
+            t += 1
+        out.append('    <tb id="%d" send="-1" recv="-1" chan="%d">' % (t, i))
+        s = 0
+        for m in range(n - 1):
+            out.append('      <step s="%d" type="nop" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="0" '
+                       'depid="%d" deps="1" hasdep="0"/>' % (s, first + m))
+            s += 1
+        for m in range(n - 1):
+            out.append('      <step s="%d" type="re" srcbuf="s" srcoff="%d" dstbuf="i" dstoff="%d" cnt="1" '
+                       'depid="-1" deps="-1" hasdep="0"/>' % (s, i * (n - 1) + m, i))
+            s += 1
+        out.append('    </tb>')
+        t += 1
+    out.append('  </gpu>')
 
 
 def main():
@@ -20,6 +55,7 @@ def main():
     ap.add_argument("--ranks", type=int, required=True)
     ap.add_argument("--instances", type=int, default=1)
     ap.add_argument("--proto", default="LL", choices=["LL", "Simple", "LL128"])
+    ap.add_argument("--inplace", action="store_true")
     ap.add_argument("--min", type=int, default=0)
     ap.add_argument("--max", type=int, default=9223372036854775807)
     ap.add_argument("-o", required=True)
@@ -27,10 +63,16 @@ def main():
     n, I = a.ranks, a.instances
     if n < 2 or I < 1 or a.min < 0 or a.min > a.max:
         ap.error("need --ranks >= 2, --instances >= 1, 0 <= --min <= --max")
-    name = "oneshot-allreduce-n%d-i%d%s" % (n, I, "" if a.proto == "Simple" else "-" + a.proto)
+    name = "oneshot-allreduce-n%d-i%d%s%s" % (n, I, "-inplace" if a.inplace else "",
+                                               "" if a.proto == "Simple" else "-" + a.proto)
     out = ['<algo name="%s" proto="%s" nchannels="%d" nchunksperloop="%d" ngpus="%d" coll="allreduce" '
-           'inplace="0" outofplace="1" minBytes="%d" maxBytes="%d">' % (name, a.proto, I, I, n, a.min, a.max)]
+           'inplace="%d" outofplace="%d" minBytes="%d" maxBytes="%d">'
+           % (name, a.proto, I, I, n, a.inplace, not a.inplace, a.min, a.max)]
     for r in range(n):
+        if a.inplace:
+            out.append('  <gpu id="%d" i_chunks="%d" o_chunks="0" s_chunks="%d">' % (r, I, I * (n - 1)))
+            inplace_rank(out, n, I)
+            continue
         out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="0">' % (r, I, I))
         t = 0
         for i in range(I):
