@@ -2,11 +2,11 @@
 # Collective benchmark on the GPU machine: kiln baked, kiln interpreted and NCCL side by side
 # (bench/coll_bench.cu) on 2 and 4 GPUs for allreduce, allgather, reducescatter, alltoall, plus
 # the primitive microbenchmarks (bench/prim_bench.cu). Binaries are built on the CPU machine and
-# carried in .carry-gen/ (ignored by git):
+# carried in .carry-gen/ (ignored through .git/info/exclude; name it in the device run's carry):
 #   scripts/device-bench.sh --pack BUILD_DIR   (CPU machine) fill .carry-gen/ from a build
 #   scripts/device-bench.sh [--quick] [-- EXTRA coll_bench ARGS]   (GPU machine) run
 # Writes CSV and SVG files and logs under $OUT (default /tmp/kiln-bench); prints the short table
-# last. Takes about 2-4 minutes (--quick: sizes 8 B..64 MiB, fewer iterations).
+# last. Takes 2-4 minutes (every step has a timeout; at most about 5.5 minutes).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 carry="$here/.carry-gen"
@@ -55,21 +55,32 @@ if [ $explore = 1 ]; then
 fi
 sizes=(--min 8 --max 1G --iters 20 --warmup 5)
 [ $quick = 1 ] && sizes=(--min 8 --max 64M --iters 10 --warmup 3)
-timeout -k 5 60 "$carry/bin/prim_bench" --iters 10 --max 256M --csv "$OUT/prim.csv" >> "$OUT/bench.log" 2>&1
-echo "prim_bench rc=$?" >> "$OUT/bench.log"
+cb="$carry/bin/coll_bench"
+all=(--colls allreduce,allgather,reducescatter,alltoall)
+timeout -k 5 40 "$carry/bin/prim_bench" --iters 5 --max 256M --csv "$OUT/prim.csv" > "$OUT/prim.log" 2>&1
+echo "prim_bench rc=$?" | tee -a "$OUT/bench.log"
 for n in 2 4; do
   [ "$ngpu" -ge $n ] || { echo "skip $n GPUs: only $ngpu" | tee -a "$OUT/bench.log"; continue; }
-  timeout -k 5 150 "$carry/bin/coll_bench" --ranks $n "${sizes[@]}" \
-    --colls allreduce,allgather,reducescatter,alltoall --csv "$OUT/coll_n$n.csv" --svg "$OUT/coll_n$n.svg" \
-    "$@" > "$OUT/coll_n$n.log" 2>&1
+  # One process driving the GPUs (nccl-tests -g), every collective, 8 B..1 GiB.
+  timeout -k 5 90 "$cb" --ranks $n "${sizes[@]}" "${all[@]}" --csv "$OUT/coll_n$n.csv" \
+    --svg "$OUT/coll_n$n.svg" "$@" > "$OUT/coll_n$n.log" 2>&1
   echo "coll_bench --ranks $n rc=$?" | tee -a "$OUT/bench.log"
 done
-echo "==== primitives"
-grep -E "^(flag|copy +nvlink +(16|32)|ll +nvlink +(16|32)) " "$OUT/bench.log" | head -20
-for n in 2 4; do
-  [ -f "$OUT/coll_n$n.log" ] || continue
-  echo "==== $n GPUs (size B, plan, NCCL us, baked us, interp us, errors, speedup)"
-  grep -v "^#" "$OUT/coll_n$n.log" | awk 'NF>=10 {print}' | head -3 >/dev/null
-  awk '/^# [a-z]+, [0-9]+ ranks/ {print $2} /^  +[0-9]/ {printf "  %12s %-30s %9s %9s %9s err=%s/%s %s\n", $1, $4, $5, $8, $12, $11, $15, $NF}' "$OUT/coll_n$n.log"
-  grep -E "error|fail|Error" "$OUT/coll_n$n.log" | head -5
+if [ "$ngpu" -ge 4 ]; then
+  # The host's launch cost out (CUDA graphs of 10 calls), and one process per GPU (PyTorch's model).
+  timeout -k 5 60 "$cb" --ranks 4 --min 8 --max 64M --iters 10 --warmup 3 --graph 10 "${all[@]}" \
+    --csv "$OUT/graph_n4.csv" "$@" > "$OUT/graph_n4.log" 2>&1
+  echo "coll_bench --ranks 4 --graph 10 rc=$?" | tee -a "$OUT/bench.log"
+  timeout -k 5 60 "$cb" --ranks 4 --min 8 --max 256M --iters 10 --warmup 3 --mp --colls allreduce,allgather \
+    --csv "$OUT/mp_n4.csv" "$@" > "$OUT/mp_n4.log" 2>&1
+  echo "coll_bench --ranks 4 --mp rc=$?" | tee -a "$OUT/bench.log"
+fi
+(cd "$OUT" && tar czf logs.tgz *.log prim.csv graph_n4.csv mp_n4.csv 2>/dev/null; rm -f prim.log graph_n4.csv mp_n4.csv prim.csv)
+echo "==== primitives (GPU0 -> GPU1)"
+tar xzf "$OUT/logs.tgz" -O prim.log 2>/dev/null | grep -E "^(flag|copy +nvlink +(16|64) |ll +nvlink +(16|64) )" | head -16
+for f in coll_n2 coll_n4 graph_n4 mp_n4; do
+  tar xzf "$OUT/logs.tgz" -O $f.log > /tmp/kiln-$f.log 2>/dev/null || continue
+  echo "==== $f: size(B) plan nccl(us) baked(us) interp(us) err(baked/interp) speedup"
+  awk '/^# coll_bench/ {print} /^# [a-z]+, [0-9]+ ranks/ {print $2, $3, $4, $7, $8, $9, $10} /^  +[0-9]/ {printf "  %11s %-28.28s %8s %8s %8s %s/%s %s\n", $1, $4, $5, $8, $12, $11, $15, $NF}' /tmp/kiln-$f.log
+  grep -E "error|fail|Error" /tmp/kiln-$f.log | grep -v "^# rows with errors: 0" | head -5
 done
