@@ -384,3 +384,91 @@ Test(registry, baked_for_same_shape_only) {
   cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(odd), NULL));
   kilnPlanFree(odd);
 }
+
+/* ---- the tables say exactly what the plan says ---- */
+
+typedef struct table_case {
+  const char* algo;
+  kilnColl_t coll;
+  int n, chunks, instances;
+  kilnProto_t proto;
+  bool inplace;
+} table_case;
+
+static const table_case table_cases[] = {
+    {"ring", KILN_COLL_ALLREDUCE, 4, 1, 16, KILN_PROTO_SIMPLE, false},
+    {"ring", KILN_COLL_ALLREDUCE, 3, 2, 2, KILN_PROTO_LL, true},
+    {"ring", KILN_COLL_ALLGATHER, 8, 1, 2, KILN_PROTO_SIMPLE, true},
+    {"ring", KILN_COLL_REDUCESCATTER, 5, 3, 1, KILN_PROTO_SIMPLE, false},
+    {"direct", KILN_COLL_ALLREDUCE, 4, 1, 4, KILN_PROTO_LL, false},
+    {"direct", KILN_COLL_ALLREDUCE, 2, 2, 1, KILN_PROTO_SIMPLE, true},
+    {"direct", KILN_COLL_ALLTOALL, 6, 1, 2, KILN_PROTO_SIMPLE, false},
+    {"direct", KILN_COLL_REDUCESCATTER, 4, 2, 2, KILN_PROTO_LL, false},
+    {"direct", KILN_COLL_ALLGATHER, 3, 1, 1, KILN_PROTO_LL, true},
+};
+#define N_table (sizeof table_cases / sizeof table_cases[0])
+
+ParameterizedTestParameters(gen, tables_match_plan) {
+  static int idx[N_table];
+  for (size_t i = 0; i < N_table; i++) idx[i] = (int)i;
+  return cr_make_param_array(int, idx, N_table);
+}
+
+static int parse_enum(const char* s, const char* const* names, int n) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(s, names[i])) return i;
+  return -1;
+}
+
+/* Reading the generated tbs[] and steps[] rows back gives every threadblock and step of the plan,
+ * in order, field for field (hasdep may only be added, for steps that others wait on). */
+ParameterizedTest(int* ci, gen, tables_match_plan) {
+  const table_case* c = &table_cases[*ci];
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = c->chunks;
+  o.instances = c->instances;
+  o.proto = c->proto;
+  o.inplace = c->inplace;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan(c->algo, c->coll, c->n, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  char* src = plan_source(p, "t");
+  static const char* const stn[] = {"ST_SEND", "ST_RECV", "ST_RCS", "ST_RRS", "ST_RRC",
+                                    "ST_RRCS", "ST_CPY",  "ST_RE",  "ST_NOP"};
+  static const char* const bn[] = {"BUF_I", "BUF_O", "BUF_S"};
+  const char* tb_sec = strstr(src, "static constexpr Tb tbs[] = {");
+  const char* st_sec = strstr(src, "static constexpr Step steps[] = {");
+  cr_assert(tb_sec && st_sec);
+  int row = 0, idx = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++, row++) {
+      const kilnThreadblock* tb = &p->gpus[r].tbs[t];
+      char pat[32];
+      snprintf(pat, sizeof pat, "/* %d */ {", row);
+      const char* at = strstr(tb_sec, pat);
+      cr_assert(at && at < st_sec, "row %d", row);
+      int v[7];
+      cr_assert(eq(int, sscanf(at + strlen(pat), "%d, %d, %d, %d, %d, %d, %d", &v[0], &v[1], &v[2], &v[3],
+                               &v[4], &v[5], &v[6]), 7));
+      cr_assert(v[0] == r && v[1] == t && v[2] == tb->send && v[3] == tb->recv && v[4] == tb->chan &&
+                v[5] == idx && v[6] == tb->nsteps, "tb row %d", row);
+      for (int s = 0; s < tb->nsteps; s++, idx++) {
+        const kilnStep* st = &tb->steps[s];
+        snprintf(pat, sizeof pat, "/* %d */ {", idx);
+        at = strstr(st_sec, pat);
+        cr_assert(not(eq(ptr, (void*)at, NULL)), "step row %d", idx);
+        char ty[16], sb[8], db[8];
+        int so, dof, cnt, dep, deps, hd;
+        cr_assert(eq(int, sscanf(at + strlen(pat), "%15[A-Z_], %7[A-Z_], %d, %7[A-Z_], %d, %d, %d, %d, %d",
+                                 ty, sb, &so, db, &dof, &cnt, &dep, &deps, &hd), 9), "step row %d", idx);
+        cr_assert(eq(int, parse_enum(ty, stn, 9), (int)st->type), "step row %d", idx);
+        cr_assert(eq(int, parse_enum(sb, bn, 3), (int)st->srcbuf));
+        cr_assert(eq(int, parse_enum(db, bn, 3), (int)st->dstbuf));
+        cr_assert(so == st->srcoff && dof == st->dstoff && cnt == st->cnt, "step row %d", idx);
+        cr_assert(eq(int, dep, st->depid >= 0 ? st->depid : -1));
+        if (st->depid >= 0) cr_assert(eq(int, deps, st->deps));
+        if (st->hasdep) cr_assert(eq(int, hd, 1), "step row %d", idx);
+      }
+    }
+  free(src);
+  kilnPlanFree(p);
+}
