@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# kiln's main job on a built-in default, from a fresh machine:
+#  1. install what is missing and build (CUDA parts when nvcc and NCCL 2.28 are there);
+#  2. synthesize an allreduce for one HGX-H100 node (8 GPUs on NVSwitch) from the hgx-h100
+#     sketch, verify it on the CPU and simulate it against NCCL's ring and tree at 1 KB, 1 MB, 1 GB;
+#  3. where 2 or more GPUs are present: measure them (kiln profile), synthesize an allreduce for
+#     them, and run it side by side with NCCL (bench/coll_bench), results checked.
+# Usage: scripts/quickstart.sh [BUILD_DIR]     (outputs under BUILD_DIR/quickstart)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+scripts/setup.sh
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)"
+
+kiln=$build/kiln
+out=$build/quickstart
+mkdir -p "$out"
+plan=$out/allreduce-hgx-h100.xml
+echo "== synthesize: allreduce on hgx-h100 (sketch plans/sketches/hgx-h100.xml)"
+"$kiln" synth --topo hgx-h100 --sketch plans/sketches/hgx-h100.xml --coll allreduce -o "$plan"
+echo "== verify"
+"$kiln" verify "$plan"
+echo "== simulate (alpha-beta model of hgx-h100)"
+for size in 1K 1M 1G; do
+  printf '%-5s kiln: ' "$size"; "$kiln" simulate --topo hgx-h100 --bytes "$size" "$plan" | sed 's/^[^:]*: //'
+  printf '%-5s ring: ' "$size"; "$kiln" simulate --topo hgx-h100 --baseline ring --coll allreduce --bytes "$size" | sed 's/^[^:]*: //'
+  printf '%-5s tree: ' "$size"; "$kiln" simulate --topo hgx-h100 --baseline tree --coll allreduce --bytes "$size" | sed 's/^[^:]*: //'
+done
+
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [ "${ngpus:-0}" -lt 2 ] || [ ! -x "$build/bench/coll_bench" ]; then
+  echo "== no GPU run: fewer than 2 GPUs or no CUDA build here (the plan above is ready to bake)"
+  exit 0
+fi
+n=$ngpus
+[ "$n" -gt 8 ] && n=8
+case $n in 2|4|8) ;; *) n=4 ;; esac
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}   # never NVLink multicast
+echo "== profile the local $n GPUs"
+"$kiln" profile --gpus "$n" --uniform -o "$out/local.xml"
+echo "== synthesize for them, then run kiln and NCCL side by side"
+sketch=plans/sketches/switch$n.xml
+[ "$n" -eq 8 ] && sketch=plans/sketches/switch8.xml
+"$kiln" synth --topo "$out/local.xml" --sketch "$sketch" --coll allreduce --max-tbs 64 \
+  -o "$out/allreduce-local.xml"
+"$build/bench/coll_bench" --ranks "$n" --colls allreduce --plans "$out/allreduce-local.xml" \
+  --min 8 --max 64M --csv "$out/allreduce-local.csv"
