@@ -1,5 +1,5 @@
 /* Plan model: step-type and buffer tables, builders (create, add threadblock, add step), deep
- * copy, free, reference chunk count. */
+ * copy, free, reference chunk count, and the lowering of TACCL's copies into steps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +51,7 @@ void kilnPlanFree(kilnPlan* p) {
     kilnGpu* g = &p->gpus[r];
     for (int i = 0; g->tbs && i < g->ntbs; i++) free(g->tbs[i].steps);
     free(g->tbs);
+    free(g->copies);
   }
   free(p->gpus);
   free(p);
@@ -133,6 +134,14 @@ kilnResult_t kilnPlanClone(const kilnPlan* p, kilnPlan** out) {
     *d = *g;
     d->tbs = NULL;
     d->ntbs = 0;
+    d->copies = NULL;
+    d->ncopies = 0;
+    if (g->ncopies > 0) {
+      d->copies = malloc((size_t)g->ncopies * sizeof *d->copies);
+      if (!d->copies) goto out_nomem;
+      memcpy(d->copies, g->copies, (size_t)g->ncopies * sizeof *d->copies);
+      d->ncopies = g->ncopies;
+    }
     if (g->ntbs == 0) continue;
     d->tbs = calloc((size_t)g->ntbs, sizeof *d->tbs);
     if (!d->tbs) goto out_nomem;
@@ -169,4 +178,131 @@ int kilnPlanRefChunks(const kilnPlan* p) {
     case KILN_COLL_ALLTOALL:
     default: return g->i_chunks;
   }
+}
+
+bool kilnPlanHasCopies(const kilnPlan* p) {
+  for (int r = 0; p && p->gpus && r < p->ngpus; r++)
+    if (p->gpus[r].ncopies > 0) return true;
+  return false;
+}
+
+/* True when chunks [off, off+cnt) of buffer b on rank g may be a chunk that one of g's copies
+ * reads or writes (any input or output chunk when the plan may run in place, where the two
+ * buffers alias). */
+static bool touches_copied(const kilnPlan* p, const kilnGpu* g, kilnBuffer_t b, int off, int cnt) {
+  if (b == KILN_BUF_SCRATCH) return false;
+  if (p->inplace) return true;
+  for (int i = 0; i < g->ncopies; i++) {
+    const kilnCopy* cp = &g->copies[i];
+    int lo = b == KILN_BUF_INPUT ? cp->i_off : cp->o_off;
+    if (off < lo + cp->cnt && lo < off + cnt) return true;
+  }
+  return false;
+}
+
+/* Index of the first step of tb that touches a copied chunk, or -1. */
+static int first_copied_access(const kilnPlan* p, const kilnGpu* g, const kilnThreadblock* tb) {
+  for (int s = 0; s < tb->nsteps; s++) {
+    const kilnStep* st = &tb->steps[s];
+    int cnt = st->cnt > 0 ? st->cnt : 1;
+    if (kilnStepReadsSrc(st->type) && touches_copied(p, g, st->srcbuf, st->srcoff, cnt)) return s;
+    if ((kilnStepWritesDst(st->type) || st->type == KILN_STEP_REDUCE) &&
+        touches_copied(p, g, st->dstbuf, st->dstoff, cnt))
+      return s;
+  }
+  return -1;
+}
+
+/* Lowers rank r's copies (see kilnPlanLowerCopies). On failure the GPU is unchanged. */
+static kilnResult_t lower_gpu_copies(kilnPlan* p, int r) {
+  kilnGpu* g = &p->gpus[r];
+  for (int i = 0; i < g->ncopies; i++) {
+    const kilnCopy* cp = &g->copies[i];
+    if (cp->i_off < 0 || cp->o_off < 0 || cp->cnt < 1 || cp->i_off > g->i_chunks - cp->cnt ||
+        cp->o_off > g->o_chunks - cp->cnt)
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "plan %s rank %d copy %d: i_off=%d o_off=%d cnt=%d is outside i_chunks=%d "
+                          "o_chunks=%d", p->name, r, i, cp->i_off, cp->o_off, cp->cnt, g->i_chunks, g->o_chunks);
+  }
+  const int ntbs = g->ntbs + 1, last = g->ncopies - 1;
+  kilnThreadblock* tbs = calloc((size_t)ntbs, sizeof *tbs);
+  int* ins = malloc((size_t)ntbs * sizeof *ins); /* [new tb] step index of the inserted nop, or -1 */
+  if (!tbs || !ins) goto out_nomem;
+  tbs[0] = (kilnThreadblock){0, -1, -1, 0, 0, NULL};
+  for (int i = 0; i < g->ncopies; i++)
+    if (!kilnPlanAddStep(&tbs[0], KILN_STEP_COPY, KILN_BUF_INPUT, g->copies[i].i_off, KILN_BUF_OUTPUT,
+                         g->copies[i].o_off, g->copies[i].cnt))
+      goto out_nomem;
+  ins[0] = -1;
+  bool waited = false;
+  for (int t = 0; t < g->ntbs; t++) {
+    const kilnThreadblock* old = &g->tbs[t];
+    kilnThreadblock* tb = &tbs[t + 1];
+    *tb = *old;
+    tb->id = t + 1;
+    tb->steps = NULL;
+    tb->nsteps = 0;
+    int at = first_copied_access(p, g, old);
+    bool nop = at >= 0 && old->steps[at].depid >= 0;
+    ins[t + 1] = nop ? at : -1;
+    int n = old->nsteps + (nop ? 1 : 0);
+    if (n == 0) continue;
+    size_t cap = 1; /* power of two: kilnPlanAddStep's growth rule */
+    while (cap < (size_t)n) cap *= 2;
+    tb->steps = malloc(cap * sizeof *tb->steps);
+    if (!tb->steps) goto out_nomem;
+    for (int s = 0, d = 0; s < old->nsteps; s++) {
+      if (nop && s == at)
+        tb->steps[d++] = (kilnStep){0, KILN_STEP_NOP, KILN_BUF_INPUT, KILN_BUF_INPUT, 0, 0, 0, 0, last, false};
+      kilnStep st = old->steps[s];
+      if (st.depid >= 0) st.depid++;
+      if (!nop && s == at) {
+        st.depid = 0;
+        st.deps = last;
+      }
+      tb->steps[d++] = st;
+    }
+    tb->nsteps = n;
+    for (int s = 0; s < n; s++) tb->steps[s].s = s;
+    waited = waited || at >= 0;
+  }
+  /* Dependencies on a threadblock that got a nop point one step further from it on. */
+  for (int t = 1; t < ntbs; t++)
+    for (int s = 0; s < tbs[t].nsteps; s++) {
+      kilnStep* st = &tbs[t].steps[s];
+      if (st->depid >= 1 && st->depid < ntbs && ins[st->depid] >= 0 && st->deps >= ins[st->depid])
+        st->deps++;
+    }
+  tbs[0].steps[last].hasdep = waited;
+  for (int t = 0; t < g->ntbs; t++) free(g->tbs[t].steps);
+  free(g->tbs);
+  free(g->copies);
+  g->tbs = tbs;
+  g->ntbs = ntbs;
+  g->copies = NULL;
+  g->ncopies = 0;
+  free(ins);
+  return KILN_SUCCESS;
+out_nomem:
+  for (int t = 0; tbs && t < ntbs; t++) free(tbs[t].steps);
+  free(tbs);
+  free(ins);
+  return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory lowering the copies of plan %s rank %d", p->name, r);
+}
+
+kilnResult_t kilnPlanLowerCopies(kilnPlan* p) {
+  if (!p) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanLowerCopies: NULL plan");
+  if (!kilnPlanHasCopies(p)) return KILN_SUCCESS;
+  /* Work on a copy and swap it in, so that a failure leaves p as it was. */
+  kilnPlan* c = NULL;
+  kilnResult_t res = kilnPlanClone(p, &c);
+  if (res != KILN_SUCCESS) return res;
+  for (int r = 0; r < c->ngpus; r++)
+    if (c->gpus[r].ncopies > 0 && (res = lower_gpu_copies(c, r)) != KILN_SUCCESS) goto out_free_copy;
+  kilnPlan old = *p;
+  *p = *c;
+  *c = old;
+out_free_copy:
+  kilnPlanFree(c);
+  return res;
 }

@@ -1,5 +1,6 @@
-/* Plan XML (the MSCCL algorithm format): reading both dialects with structural validation, and
- * writing the form both MSCCL runtimes accept. Semantic checks (offset ranges, send/receive
+/* Plan XML (the MSCCL algorithm format, and TACCL's <copy> elements): reading both dialects with
+ * structural validation, and writing the form both MSCCL runtimes accept (copies, when a plan
+ * has them, before the threadblocks of their GPU, as TACCL writes them). Semantic checks (offset ranges, send/receive
  * matching, deadlocks) are the verifier's. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,8 +93,26 @@ static kilnResult_t read_tb(xmlNodePtr n, const char* f, const kilnPlan* p, int 
   return KILN_SUCCESS;
 }
 
+/* TACCL's <copy i_off o_off [cnt]/>: bounded by the GPU's input and output chunk counts. */
+static kilnResult_t read_copy(xmlNodePtr n, const char* f, const kilnGpu* g, kilnCopy* cp) {
+  static const char* const none[] = {NULL};
+  kilnResult_t r;
+  if ((r = kilnXmlCheckChildren(n, f, none)) ||
+      (r = kilnXmlGetInt32(n, f, "i_off", true, 0, MAX_CHUNKS, 0, &cp->i_off)) ||
+      (r = kilnXmlGetInt32(n, f, "o_off", true, 0, MAX_CHUNKS, 0, &cp->o_off)) ||
+      (r = kilnXmlGetInt32(n, f, "cnt", false, 1, MAX_CHUNKS, 1, &cp->cnt)))
+    return r;
+  if (cp->i_off + cp->cnt > g->i_chunks)
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "copy i_off=\"%d\" cnt=\"%d\" reads past the input of gpu %d (i_chunks=%d)",
+                        cp->i_off, cp->cnt, g->id, g->i_chunks);
+  if (cp->o_off + cp->cnt > g->o_chunks)
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "copy o_off=\"%d\" cnt=\"%d\" writes past the output of gpu %d (o_chunks=%d)",
+                        cp->o_off, cp->cnt, g->id, g->o_chunks);
+  return KILN_SUCCESS;
+}
+
 static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* seen) {
-  static const char* const kids[] = {"tb", NULL};
+  static const char* const kids[] = {"copy", "tb", NULL};
   kilnResult_t r;
   int id;
   if ((r = kilnXmlCheckChildren(n, f, kids)) || (r = kilnXmlGetInt32(n, f, "id", true, 0, p->ngpus - 1, 0, &id)))
@@ -106,18 +125,30 @@ static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* see
     return r;
   int ntbs = count_children(n, "tb");
   if (ntbs > MAX_TBS) return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu %d has %d threadblocks, more than %d", id, ntbs, MAX_TBS);
+  int ncopies = count_children(n, "copy");
+  if (ncopies > MAX_CHUNKS)
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu %d has %d copies, more than %d", id, ncopies, MAX_CHUNKS);
   seen[id] = true;
   g->id = id;
-  if (ntbs == 0) return KILN_SUCCESS;
-  g->tbs = calloc((size_t)ntbs, sizeof *g->tbs);
-  bool* tbseen = calloc((size_t)ntbs, sizeof *tbseen);
-  if (!g->tbs || !tbseen) {
-    free(tbseen);
-    return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
+  if (ncopies > 0) {
+    g->copies = calloc((size_t)ncopies, sizeof *g->copies);
+    if (!g->copies) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   }
-  g->ntbs = ntbs; /* steps of unread threadblocks stay NULL: kilnPlanFree copes */
-  for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next))
-    if ((r = read_tb(c, f, p, ntbs, g->tbs, tbseen))) break;
+  bool* tbseen = NULL;
+  if (ntbs > 0) {
+    g->tbs = calloc((size_t)ntbs, sizeof *g->tbs);
+    tbseen = calloc((size_t)ntbs, sizeof *tbseen);
+    if (!g->tbs || !tbseen) {
+      free(tbseen);
+      return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
+    }
+    g->ntbs = ntbs; /* steps of unread threadblocks stay NULL: kilnPlanFree copes */
+  }
+  r = KILN_SUCCESS;
+  for (xmlNodePtr c = kilnXmlNextElement(n->children); c && r == KILN_SUCCESS; c = kilnXmlNextElement(c->next)) {
+    if (!xmlStrcmp(c->name, (const xmlChar*)"copy")) r = read_copy(c, f, g, &g->copies[g->ncopies++]);
+    else r = read_tb(c, f, p, ntbs, g->tbs, tbseen);
+  }
   free(tbseen);
   return r;
 }
@@ -248,6 +279,12 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
     const kilnGpu* g = &p->gpus[r];
     kilnBufPrintf(&b, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\">\n", r, g->i_chunks,
                   g->o_chunks, g->s_chunks);
+    for (int i = 0; i < g->ncopies; i++) {
+      const kilnCopy* cp = &g->copies[i];
+      kilnBufPrintf(&b, "    <copy i_off=\"%d\" o_off=\"%d\"", cp->i_off, cp->o_off);
+      if (cp->cnt != 1) kilnBufPrintf(&b, " cnt=\"%d\"", cp->cnt);
+      kilnBufPrintf(&b, "/>\n");
+    }
     for (int i = 0; i < g->ntbs; i++) {
       const kilnThreadblock* tb = &g->tbs[i];
       kilnBufPrintf(&b, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", i, tb->send, tb->recv, tb->chan);

@@ -22,7 +22,8 @@
  *   sharing a NIC serialize;
  * - local steps (cpy, re, nop, and the local half of a receive) cost nothing: on the machines
  *   kiln targets memory bandwidth is several times link bandwidth, and the runtimes fuse the
- *   copy into the receive.
+ *   copy into the receive. TACCL's initial <copy>s (kilnGpu.copies) are local too: they cost
+ *   nothing and delay no step, so the simulator reads only the steps.
  *
  * FIFOs are unbounded here (kiln verify --fifo-depth checks that a plan fits the runtime's).
  *

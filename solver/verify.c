@@ -14,6 +14,10 @@
  * and their effects by running several interleavings (round-robin, run-to-block, and seeded
  * random ones) and checking each result.
  *
+ * Copies (TACCL's <copy>): before the first step, every rank copies its copied input chunks to
+ * their output chunks (value and writer -1, as if the output started with them), in both the
+ * symbolic and the numeric lanes; the postcondition is the same.
+ *
  * In-place forms: a plan that claims inplace runs with aliased buffers (allgather: input =
  * output + r*k; reducescatter: output = input + r*k; allreduce, alltoall: one buffer), and a
  * plan that claims outofplace (or claims nothing) with separate ones; a plan whose buffers only
@@ -155,6 +159,17 @@ static kilnResult_t check_layout(vctx* c) {
     if (p->gpus[r].i_chunks != g0->i_chunks || p->gpus[r].o_chunks != g0->o_chunks)
       return verr("rank %d has i_chunks=%d o_chunks=%d but rank 0 has %d and %d", r,
                   p->gpus[r].i_chunks, p->gpus[r].o_chunks, g0->i_chunks, g0->o_chunks);
+  for (int r = 0; r < n; r++) {
+    const kilnGpu* g = &p->gpus[r];
+    if (g->ncopies > 0 && !g->copies) return verr("rank %d has %d copies but no copy array", r, g->ncopies);
+    for (int j = 0; j < g->ncopies; j++) {
+      const kilnCopy* cp = &g->copies[j];
+      if (cp->i_off < 0 || cp->o_off < 0 || cp->cnt < 1 || cp->i_off > g->i_chunks - cp->cnt ||
+          cp->o_off > g->o_chunks - cp->cnt)
+        return verr("rank %d copy %d: i_off=%d o_off=%d cnt=%d is outside i_chunks=%d o_chunks=%d", r, j,
+                    cp->i_off, cp->o_off, cp->cnt, g->i_chunks, g->o_chunks);
+    }
+  }
   int i = g0->i_chunks, o = g0->o_chunks;
   const char* cn = kilnCollName(p->coll);
   switch (p->coll) {
@@ -270,6 +285,22 @@ static int inputs_per_rank(const vctx* c) {
   return c->p->coll == KILN_COLL_ALLGATHER ? c->k : c->R;
 }
 
+/* TACCL's copies: input chunks to output chunks on every rank, before any step. Element by
+ * element in order, as the runtime's cpy steps of the lowered form do. */
+static void apply_copies(vctx* c) {
+  int W = c->W;
+  for (int r = 0; r < c->n; r++) {
+    const kilnGpu* g = &c->p->gpus[r];
+    for (int i = 0; i < g->ncopies; i++)
+      for (int e = 0; e < g->copies[i].cnt; e++) {
+        int from = slot_of(c, r, KILN_BUF_INPUT, g->copies[i].i_off + e);
+        int to = slot_of(c, r, KILN_BUF_OUTPUT, g->copies[i].o_off + e);
+        c->slots[to] = c->slots[from];
+        if (W) memcpy(&c->bits[(size_t)to * W], &c->bits[(size_t)from * W], sizeof(uint64_t) * W);
+      }
+  }
+}
+
 static void init_values(vctx* c) {
   int W = c->W;
   for (int i = 0; i < c->nslots; i++) {
@@ -292,6 +323,7 @@ static void init_values(vctx* c) {
       }
     }
   }
+  apply_copies(c);
 }
 
 /* ---- execution ---- */

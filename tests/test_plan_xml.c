@@ -347,6 +347,19 @@ static const struct bad_plan hostile_cases[] = {
     {"<algo name=\"b\" proto=\"Simple\" nchannels=\"2000\" nchunksperloop=\"1\"/>", "nchannels=\"2000\""},
     {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\">\n" GPU0 "</gpu>\n</algo>\n<algo/>",
      "bad.xml:5: Extra content"},
+    /* TACCL's <copy>: offsets non-negative and inside the GPU's input and output. */
+    {ALGO GPU0 "<copy i_off=\"1\" o_off=\"0\"/></gpu></algo>",
+     "bad.xml:3: copy i_off=\"1\" cnt=\"1\" reads past the input of gpu 0 (i_chunks=1)"},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"1\"/></gpu></algo>",
+     "bad.xml:3: copy o_off=\"1\" cnt=\"1\" writes past the output of gpu 0 (o_chunks=1)"},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\" cnt=\"2\"/></gpu></algo>", "bad.xml:3: copy i_off=\"0\" cnt=\"2\" reads past"},
+    {ALGO GPU0 "<copy i_off=\"-1\" o_off=\"0\"/></gpu></algo>", "bad.xml:3: attribute i_off=\"-1\" of <copy> is out of range"},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"-2\"/></gpu></algo>", "bad.xml:3: attribute o_off=\"-2\" of <copy> is out of range"},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\" cnt=\"0\"/></gpu></algo>", "bad.xml:3: attribute cnt=\"0\" of <copy> is out of range"},
+    {ALGO GPU0 "<copy i_off=\"0\"/></gpu></algo>", "bad.xml:3: <copy> lacks the required attribute o_off"},
+    {ALGO GPU0 "<copy i_off=\"99999999999\" o_off=\"0\"/></gpu></algo>", "bad.xml:3: attribute i_off=\"99999999999\""},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\"><tb/></copy></gpu></algo>", "unexpected element <tb> inside <copy>"},
+    {ALGO GPU0 TB0 "<copy i_off=\"0\" o_off=\"0\"/></tb></gpu></algo>", "bad.xml:4: unexpected element <copy> inside <tb>"},
 };
 #define N_HOSTILE (sizeof hostile_cases / sizeof hostile_cases[0])
 
@@ -410,4 +423,82 @@ Test(plan_xml, deep_nesting) {
   cr_assert(eq(int, kilnPlanReadMemory(x, strlen(x), "deep.xml", &p), KILN_ERR_PARSE));
   cr_assert(contains(kilnLastError(), "deep.xml:1:"), "%s", kilnLastError());
   free(x);
+}
+
+/* TACCL's ncclize output: <copy> children of <gpu> before its threadblocks (no cnt: one chunk). */
+static const char taccl_copies[] =
+    "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"4\" proto=\"Simple\" coll=\"alltoall\" inplace=\"0\" "
+    "redop=\"nop\" ngpus=\"2\">\n"
+    "  <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
+    "    <copy i_off=\"0\" o_off=\"0\"/>\n"
+    "    <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
+    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "    </tb>\n"
+    "  </gpu>\n"
+    "  <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
+    "    <copy i_off=\"1\" o_off=\"1\"/>\n"
+    "    <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
+    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "    </tb>\n"
+    "  </gpu>\n"
+    "</algo>\n";
+
+/* Copies are read (cnt 1 when absent), written before the threadblocks, and survive
+ * read -> write -> read byte for byte; a cnt other than 1 is written and read back. */
+Test(plan_xml, taccl_copies_round_trip) {
+  kilnPlan* p = read_ok(taccl_copies);
+  cr_assert(eq(int, p->gpus[0].ncopies, 1));
+  cr_assert(eq(int, p->gpus[1].copies[0].i_off, 1));
+  cr_assert(eq(int, p->gpus[1].copies[0].o_off, 1));
+  cr_assert(eq(int, p->gpus[1].copies[0].cnt, 1));
+  cr_assert(kilnPlanHasCopies(p));
+  char* a = plan_xml(p);
+  cr_assert(contains(a, "s_chunks=\"0\">\n    <copy i_off=\"1\" o_off=\"1\"/>\n    <tb id=\"0\""), "%s", a);
+  kilnPlan* q = read_ok(a);
+  char* b = plan_xml(q);
+  cr_assert(eq(str, a, b));
+  q->gpus[0].copies[0].cnt = 2;
+  q->gpus[0].i_chunks = q->gpus[0].o_chunks = 2;
+  char* c = plan_xml(q);
+  cr_assert(contains(c, "<copy i_off=\"0\" o_off=\"0\" cnt=\"2\"/>"), "%s", c);
+  kilnPlan* r = read_ok(c);
+  cr_assert(eq(int, r->gpus[0].copies[0].cnt, 2));
+  free(a);
+  free(b);
+  free(c);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+  kilnPlanFree(r);
+}
+
+/* A clone owns its own copies. */
+Test(plan_xml, clone_copies_independent) {
+  kilnPlan* p = read_ok(taccl_copies);
+  kilnPlan* c = NULL;
+  cr_assert(eq(int, kilnPlanClone(p, &c), KILN_SUCCESS));
+  cr_assert(not(eq(ptr, c->gpus[1].copies, p->gpus[1].copies)));
+  c->gpus[1].copies[0].i_off = 0;
+  cr_assert(eq(int, p->gpus[1].copies[0].i_off, 1));
+  char *a = plan_xml(p), *b = NULL;
+  c->gpus[1].copies[0].i_off = 1;
+  b = plan_xml(c);
+  cr_assert(eq(str, a, b));
+  free(a);
+  free(b);
+  kilnPlanFree(p);
+  kilnPlanFree(c);
+}
+
+/* Plans without copies say so, and a <gpu> may hold copies and no threadblock. */
+Test(plan_xml, copies_without_threadblocks) {
+  kilnPlan* p = ring_allgather(2);
+  cr_assert(not(kilnPlanHasCopies(p)));
+  kilnPlanFree(p);
+  const char* xml = ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"><copy i_off=\"0\" o_off=\"0\"/></gpu></algo>";
+  p = read_ok(xml);
+  cr_assert(eq(int, p->gpus[0].ntbs, 0));
+  cr_assert(eq(int, p->gpus[0].ncopies, 1));
+  kilnPlanFree(p);
 }

@@ -573,6 +573,213 @@ Test(verify, scale_128_ranks) {
   expect_ok(classic("direct", KILN_COLL_ALLGATHER, 128, 1, true));
 }
 
+/* ---- TACCL's <copy> elements and their lowering to steps ---- */
+
+/* TACCL's alltoall on n ranks (ncclize, old format): rank r keeps its own chunk with a
+ * <copy i_off=r o_off=r/>, and per peer q one threadblock sends input chunk q and receives
+ * output chunk q. */
+static char* taccl_alltoall_xml(int n) {
+  size_t len = 0, cap = 4096;
+  char* b = malloc(cap);
+  cat(&b, &len, &cap, "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"%d\" proto=\"Simple\" "
+      "coll=\"alltoall\" inplace=\"0\" redop=\"nop\" ngpus=\"%d\">\n", n, n);
+  for (int r = 0; r < n; r++) {
+    cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"0\">\n", r, n, n);
+    cat(&b, &len, &cap, "    <copy i_off=\"%d\" o_off=\"%d\"/>\n", r, r);
+    for (int q = 0, t = 0; q < n; q++) {
+      if (q == r) continue;
+      cat(&b, &len, &cap, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", t++, q, q);
+      cat(&b, &len, &cap, STEP, 0, "s", "i", q, "o", r, -1, -1, 0);
+      cat(&b, &len, &cap, STEP, 1, "r", "i", r, "o", q, -1, -1, 0);
+      cat(&b, &len, &cap, "    </tb>\n");
+    }
+    cat(&b, &len, &cap, "  </gpu>\n");
+  }
+  cat(&b, &len, &cap, "</algo>\n");
+  return b;
+}
+
+static kilnPlan* taccl_alltoall(int n) {
+  char* x = taccl_alltoall_xml(n);
+  kilnPlan* p = read_xml(x);
+  free(x);
+  return p;
+}
+
+/* With its <copy> the TACCL alltoall is right: the copy puts each rank's own chunk in place. */
+Test(verify, taccl_alltoall_with_copy) { expect_ok(taccl_alltoall(4)); }
+
+/* Without the copy each rank's own output chunk is never written, and the message says which. */
+Test(verify, taccl_alltoall_without_copy_names_missing_chunk) {
+  kilnPlan* p = taccl_alltoall(4);
+  for (int r = 0; r < 4; r++) p->gpus[r].ncopies = 0;
+  REJECTED(p, "rank 0 output chunk 0", "expected input chunk 0 of rank 0", "never written");
+}
+
+/* A copy that reads the wrong input chunk is caught like a wrong step. */
+Test(verify, taccl_alltoall_wrong_copy) {
+  kilnPlan* p = taccl_alltoall(4);
+  p->gpus[2].copies[0].i_off = 1;
+  REJECTED(p, "rank 2 output chunk 2", "expected input chunk 2 of rank 2", "got input chunk 1 of rank 2");
+}
+
+/* A copy outside the buffers of an in-memory plan is an error, not an out-of-bounds access. */
+Test(verify, copy_out_of_range) {
+  kilnPlan* p = taccl_alltoall(4);
+  p->gpus[3].copies[0].o_off = 4;
+  REJECTED(p, "rank 3 copy 0", "o_off=4");
+}
+
+/* Lowered, the copies become threadblock 0 of cpy steps, and the plan still verifies. */
+Test(verify, taccl_alltoall_lowered) {
+  kilnPlan* p = taccl_alltoall(4);
+  cr_assert(eq(int, kilnPlanLowerCopies(p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(not(kilnPlanHasCopies(p)));
+  for (int r = 0; r < 4; r++) {
+    const kilnGpu* g = &p->gpus[r];
+    cr_assert(eq(int, g->ntbs, 4));
+    cr_assert(eq(int, g->tbs[0].send, -1));
+    cr_assert(eq(int, g->tbs[0].recv, -1));
+    cr_assert(eq(int, g->tbs[0].nsteps, 1));
+    const kilnStep* st = &g->tbs[0].steps[0];
+    cr_assert(eq(int, st->type, KILN_STEP_COPY));
+    cr_assert(eq(int, st->srcbuf, KILN_BUF_INPUT));
+    cr_assert(eq(int, st->srcoff, r));
+    cr_assert(eq(int, st->dstbuf, KILN_BUF_OUTPUT));
+    cr_assert(eq(int, st->dstoff, r));
+    cr_assert(eq(int, g->tbs[1].id, 1));
+  }
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.schedules = 8;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  char* x = NULL;
+  cr_assert(eq(int, kilnPlanWriteMemory(p, &x), KILN_SUCCESS));
+  cr_expect(not(contains(x, "<copy")), "%s", x);
+  free(x);
+  kilnPlanFree(p);
+}
+
+/* Allgather (2 ranks, out of place) whose send of the copied chunk already waits on a nop
+ * threadblock, and whose receive waits on that send. */
+static const char* ag_copy_dep_xml =
+    "<algo name=\"agc\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allgather\" inplace=\"0\">\n"
+    " <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n"
+    "  <copy i_off=\"0\" o_off=\"0\"/>\n"
+    "  <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
+    "  </tb>\n"
+    "  <tb id=\"1\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"0\" deps=\"0\" hasdep=\"1\"/>\n"
+    "  </tb>\n"
+    "  <tb id=\"2\" send=\"-1\" recv=\"1\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"1\" deps=\"0\" hasdep=\"0\"/>\n"
+    "  </tb>\n"
+    " </gpu>\n"
+    " <gpu id=\"1\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n"
+    "  <copy i_off=\"0\" o_off=\"1\"/>\n"
+    "  <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
+    "  </tb>\n"
+    "  <tb id=\"1\" send=\"0\" recv=\"-1\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"0\" deps=\"0\" hasdep=\"1\"/>\n"
+    "  </tb>\n"
+    "  <tb id=\"2\" send=\"-1\" recv=\"0\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"1\" deps=\"0\" hasdep=\"0\"/>\n"
+    "  </tb>\n"
+    " </gpu>\n"
+    "</algo>\n";
+
+/* Lowering orders the send of a copied chunk after the copy through a nop in front of it (the
+ * send has a dependency already), and the dependency on the send moves with it. */
+Test(verify, lowered_copy_dependency_through_nop) {
+  expect_ok(read_xml(ag_copy_dep_xml));
+  kilnPlan* p = read_xml(ag_copy_dep_xml);
+  cr_assert(eq(int, kilnPlanLowerCopies(p), KILN_SUCCESS), "%s", kilnLastError());
+  const kilnGpu* g = &p->gpus[0];
+  cr_assert(eq(int, g->ntbs, 4));
+  cr_assert(g->tbs[0].steps[0].hasdep);
+  cr_assert(eq(int, g->tbs[1].steps[0].depid, -1)); /* the nop threadblock touches no chunk */
+  const kilnThreadblock* send = &g->tbs[2];
+  cr_assert(eq(int, send->nsteps, 2));
+  cr_assert(eq(int, send->steps[0].type, KILN_STEP_NOP));
+  cr_assert(eq(int, send->steps[0].depid, 0));
+  cr_assert(eq(int, send->steps[0].deps, 0));
+  cr_assert(eq(int, send->steps[1].type, KILN_STEP_SEND));
+  cr_assert(eq(int, send->steps[1].s, 1));
+  cr_assert(eq(int, send->steps[1].depid, 1));
+  cr_assert(eq(int, send->steps[1].deps, 0));
+  cr_assert(send->steps[1].hasdep);
+  cr_assert(eq(int, g->tbs[3].steps[0].depid, 2));
+  cr_assert(eq(int, g->tbs[3].steps[0].deps, 1));
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.schedules = 8;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  /* Without the nop's dependency the send races with the copy. */
+  p->gpus[0].tbs[2].steps[0].depid = p->gpus[0].tbs[2].steps[0].deps = -1;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_ERR_VERIFY), "a race went unnoticed");
+  kilnPlanFree(p);
+}
+
+/* A step without a dependency gets the copy's directly; a plan without copies is unchanged. */
+Test(verify, lowered_copy_dependency_direct) {
+  kilnPlan* p = read_xml(ag_copy_dep_xml);
+  for (int r = 0; r < 2; r++) p->gpus[r].tbs[1].steps[0].depid = p->gpus[r].tbs[1].steps[0].deps = -1;
+  cr_assert(eq(int, kilnPlanLowerCopies(p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, p->gpus[1].tbs[2].nsteps, 1));
+  cr_assert(eq(int, p->gpus[1].tbs[2].steps[0].depid, 0));
+  cr_assert(eq(int, p->gpus[1].tbs[2].steps[0].deps, 0));
+  cr_assert(eq(int, p->gpus[1].tbs[3].steps[0].deps, 0));
+  char *a = NULL, *b = NULL;
+  cr_assert(eq(int, kilnPlanWriteMemory(p, &a), KILN_SUCCESS));
+  cr_assert(eq(int, kilnPlanLowerCopies(p), KILN_SUCCESS));
+  cr_assert(eq(int, kilnPlanWriteMemory(p, &b), KILN_SUCCESS));
+  cr_assert(eq(str, a, b));
+  free(a);
+  free(b);
+  expect_ok(p);
+}
+
+/* TACCL's in-place allgather with its copies (input chunk j to output chunk r*k+j): right in
+ * place and, thanks to the copies, out of place too; lowered, every step that touches the
+ * aliased buffers waits for the copies, and both forms still verify. */
+Test(verify, taccl_inplace_allgather_copies_lowered) {
+  size_t len = 0, cap = 4096;
+  char* b = malloc(cap);
+  cat(&b, &len, &cap, "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"6\" proto=\"Simple\" "
+      "coll=\"allgather\" inplace=\"1\" outofplace=\"1\" redop=\"nop\" ngpus=\"2\">\n");
+  for (int r = 0; r < 2; r++) {
+    cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"3\" o_chunks=\"6\" s_chunks=\"0\">\n", r);
+    for (int c = 0; c < 3; c++) cat(&b, &len, &cap, "    <copy i_off=\"%d\" o_off=\"%d\"/>\n", c, r * 3 + c);
+    cat(&b, &len, &cap, "    <tb id=\"0\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", 1 - r, 1 - r);
+    for (int c = 0; c < 3; c++) cat(&b, &len, &cap, STEP, c, "s", "o", r * 3 + c, "o", r * 3 + c, -1, -1, 0);
+    for (int c = 0; c < 3; c++)
+      cat(&b, &len, &cap, STEP, 3 + c, "r", "o", (1 - r) * 3 + c, "o", (1 - r) * 3 + c, -1, -1, 0);
+    cat(&b, &len, &cap, "    </tb>\n  </gpu>\n");
+  }
+  cat(&b, &len, &cap, "</algo>\n");
+  kilnPlan* p = read_xml(b);
+  free(b);
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanLowerCopies(p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, p->gpus[1].tbs[0].nsteps, 3));
+  cr_assert(eq(int, p->gpus[1].tbs[1].steps[0].depid, 0));
+  cr_assert(eq(int, p->gpus[1].tbs[1].steps[0].deps, 2));
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+}
+
+/* Lowering checks the copies of an in-memory plan and leaves the plan as it was on failure. */
+Test(verify, lowering_rejects_bad_copy) {
+  kilnPlan* p = taccl_alltoall(4);
+  p->gpus[1].copies[0].cnt = 4;
+  cr_assert(eq(int, kilnPlanLowerCopies(p), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "rank 1 copy 0"), "%s", kilnLastError());
+  cr_assert(eq(int, p->gpus[1].ncopies, 1));
+  cr_assert(eq(int, p->gpus[1].ntbs, 3));
+  kilnPlanFree(p);
+}
+
 /* ---- the CLI (build/kiln) ---- */
 
 /* Runs the kiln CLI with args (a shell fragment), capturing stdout+stderr into out; returns the

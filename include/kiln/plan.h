@@ -18,6 +18,12 @@
  *   the result), cpy (dst <- src), re (dst <- dst ⊕ src), nop (only a dependency).
  * - depid/deps: before running, wait until threadblock depid of the same rank has finished its
  *   step deps (-1: none). hasdep=1 says some other step waits on this one.
+ * - Copies (TACCL's <copy i_off o_off [cnt]/>, children of <gpu> before its <tb>s): before any
+ *   step runs, the rank copies input chunks i_off..i_off+cnt-1 to output chunks o_off.. (cnt 1
+ *   when absent); the steps then use the output copy. TACCL writes one for every chunk that is
+ *   both in a rank's input and in its output. The verifier applies them before the first step;
+ *   the simulator counts them as free local work (like cpy steps); the runtime and gen run
+ *   kilnPlanLowerCopies' form, where they are ordinary cpy steps.
  *
  * Ownership: a kilnPlan returned by a constructor is owned by the caller and freed with
  * kilnPlanFree(); everything it points to is owned by it.
@@ -89,11 +95,18 @@ typedef struct kilnThreadblock {
   kilnStep* steps;
 } kilnThreadblock;
 
+/* Input chunks i_off..i_off+cnt-1 copied to output chunks o_off.. before any step runs. */
+typedef struct kilnCopy {
+  int i_off, o_off, cnt;
+} kilnCopy;
+
 typedef struct kilnGpu {
   int id;
   int i_chunks, o_chunks, s_chunks;
   int ntbs;
   kilnThreadblock* tbs;
+  int ncopies;           /* TACCL's initial copies, in file order (0 for kiln's own plans) */
+  kilnCopy* copies;
 } kilnGpu;
 
 typedef struct kilnPlan {
@@ -131,6 +144,16 @@ KILN_API kilnStep* kilnPlanAddStep(kilnThreadblock* tb, kilnStepType_t type, kil
                                    int srcoff, kilnBuffer_t dstbuf, int dstoff, int cnt);
 /* Deep copy. */
 KILN_API kilnResult_t kilnPlanClone(const kilnPlan* p, kilnPlan** out);
+/* True when some GPU of the plan has copies. */
+KILN_API bool kilnPlanHasCopies(const kilnPlan* p);
+/* Rewrites the copies of every GPU as steps: a new threadblock 0 (no peers, channel 0) of cpy
+ * steps, one per copy, and a dependency on its last step from the first step of each other
+ * threadblock that touches a copied chunk (an input chunk a copy reads or an output chunk it
+ * writes; in a plan that claims inplace, any input or output chunk). A step that already has a
+ * dependency gets a nop step in front of it carrying the new one. Threadblock ids shift by one.
+ * The result is verified equal to the plan with copies by kilnPlanVerify; it has no copies. On
+ * failure p is unchanged. Deterministic, so a plan lowered twice gives the same steps. */
+KILN_API kilnResult_t kilnPlanLowerCopies(kilnPlan* p);
 KILN_API void kilnPlanFree(kilnPlan* p);
 
 /* Number of chunks of the reference buffer (see chunk size above) for this plan. */
