@@ -166,6 +166,10 @@ static kilnResult_t check_bakeable(const kilnGenUnit* u) {
     return kilnSetError(KILN_ERR_UNSUPPORTED,
                         "%s: plan %s is a custom collective; the runtime bakes allgather, "
                         "alltoall, reducescatter and allreduce", base_name(u->origin), p->name);
+  if (kilnPlanHasCopies(p))
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "%s: plan %s has TACCL <copy> elements; bake its kilnPlanLowerCopies form",
+                        base_name(u->origin), p->name);
   for (int r = 0; r < p->ngpus; r++)
     for (int t = 0; t < p->gpus[r].ntbs; t++)
       if (p->gpus[r].tbs[t].id != t)
@@ -433,6 +437,12 @@ kilnResult_t kilnGenFiles(const char* dir, const char* const* paths, int n, cons
       goto out_free;
     }
     units[i].plan = p;
+    /* TACCL's copies are baked as the cpy threadblock the runtime also makes of them;
+     * what is verified is what is baked. */
+    if ((res = kilnPlanLowerCopies(p)) != KILN_SUCCESS) {
+      kilnPrefixError("cannot bake %s (plan %s): ", paths[i], p->name);
+      goto out_free;
+    }
     if ((res = kilnPlanVerify(p, &o->verify)) != KILN_SUCCESS) {
       kilnPrefixError("cannot bake %s (plan %s): ", paths[i], p->name);
       goto out_free;
