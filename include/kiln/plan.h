@@ -151,8 +151,10 @@ KILN_API bool kilnPlanHasCopies(const kilnPlan* p);
  * threadblock that touches a copied chunk (an input chunk a copy reads or an output chunk it
  * writes; in a plan that claims inplace, any input or output chunk). A step that already has a
  * dependency gets a nop step in front of it carrying the new one. Threadblock ids shift by one.
- * The result is verified equal to the plan with copies by kilnPlanVerify; it has no copies. On
- * failure p is unchanged. Deterministic, so a plan lowered twice gives the same steps. */
+ * The result has no copies and computes what the plan with copies does (a plan that passes
+ * kilnPlanVerify still does). Checks the copies' offsets (KILN_ERR_INVALID_ARGUMENT naming rank
+ * and copy); on failure p is unchanged. Deterministic, so gen's and the runtime's lowering of a
+ * plan give the same steps (and the runtime finds the baked kernel). */
 KILN_API kilnResult_t kilnPlanLowerCopies(kilnPlan* p);
 KILN_API void kilnPlanFree(kilnPlan* p);
 
