@@ -34,16 +34,18 @@ static kilnResult_t checkNcclVersion(void) {
   return KILN_SUCCESS;
 }
 
+/* Range checks. threads <= 512: the interpreter kernel is compiled for blocks of at most 512
+ * threads (__launch_bounds__(512): up to 128 registers, so its copy loops do not spill). */
 static kilnResult_t checkConfig(const kilnCommConfig* cfg) {
   if (cfg->size != sizeof(kilnCommConfig) || cfg->magic != KILN_COMM_CONFIG_MAGIC)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "kilnCommConfig not initialized with KILN_COMM_CONFIG_INITIALIZER");
   if (cfg->maxChannels < 1 || cfg->maxChannels > 64 || cfg->nslots < 2 || cfg->nslots > 64 ||
       cfg->slotBytes < 4096 || cfg->slotBytes % 4096 != 0 || cfg->threads < 64 ||
-      cfg->threads > 1024 || cfg->threads % 32 != 0 || cfg->timeoutMs < 1)
+      cfg->threads > 512 || cfg->threads % 32 != 0 || cfg->timeoutMs < 1)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "kilnCommConfig out of range (maxChannels 1..64, nslots 2..64, slotBytes a "
-                        "multiple of 4096, threads 64..1024 by 32, timeoutMs >= 1)");
+                        "multiple of 4096, threads 64..512 by 32, timeoutMs >= 1)");
   return KILN_SUCCESS;
 }
 

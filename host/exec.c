@@ -163,16 +163,6 @@ void kilnExecFree(kilnExec_t x) {
 
 kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   if (!c || !p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanLoad: NULL argument");
-  if (kilnPlanHasCopies(p)) {
-    /* TACCL's <copy>s run as the cpy threadblock kilnPlanLowerCopies makes of them (as gen
-     * bakes them), so a baked kernel of the lowered plan is found too. */
-    kilnPlan* lowered = NULL;
-    kilnResult_t lr = kilnPlanClone(p, &lowered);
-    if (lr == KILN_SUCCESS) lr = kilnPlanLowerCopies(lowered);
-    if (lr == KILN_SUCCESS) lr = kilnPlanLoad(c, lowered, out);
-    kilnPlanFree(lowered);
-    return lr;
-  }
   const int rank = c->rank;
   if (p->ngpus != c->nranks)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s is for %d ranks, the communicator has %d",
@@ -371,9 +361,11 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
     a.avgElems = count;
   }
 
+  /* Per call: no allocation (except growing scratch), no copy, no sync; device switches only when
+   * the caller's current device is another one. */
   int save = 0;
   cudaGetDevice(&save);
-  cudaSetDevice(c->dev);
+  if (save != c->dev) cudaSetDevice(c->dev);
   kilnResult_t res = KILN_SUCCESS;
   enum cudaStreamCaptureStatus cap_status = cudaStreamCaptureStatusNone;
   CUDA_TRY(cudaStreamIsCapturing(stream, &cap_status), out);
@@ -396,7 +388,9 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
     }
     a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
   }
-  /* Calls on one communicator run in issue order, also across streams. */
+  /* Calls on one communicator run in issue order, also across streams. (Not skipped on the
+   * previous call's stream: a stream destroyed with work pending and created again can have the
+   * same handle.) */
   if (!capturing && c->haveLast) CUDA_TRY(cudaStreamWaitEvent(stream, c->last, 0), out);
   {
     kilnBakedLaunch_t bk = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
@@ -413,7 +407,7 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
     c->haveLast = true;
   }
 out:
-  cudaSetDevice(save);
+  if (save != c->dev) cudaSetDevice(save);
   return res;
 }
 

@@ -3,9 +3,10 @@
  * CUDA block per plan threadblock of this rank. Large buffers loop over the plan: iteration `it`
  * moves elements [it*S, it*S + S) of every chunk, so one step's pieces always fit a FIFO slot.
  *
- * Per step, thread 0 waits (dependency flag, a filled receive slot for Simple, a free send slot),
- * the block moves the pieces through the primitives, then thread 0 publishes (Simple: the peer's
- * head counter after a system fence; the drained slot to the sender; progress for dependants).
+ * Per step, threads 0 and 32 wait (dependency flag and a free send slot; a filled receive slot
+ * for Simple), the block moves the pieces through the primitives, then, after a barrier, the same
+ * two threads publish (Simple's head counter with one release, the drained slot to the sender,
+ * progress for dependants): see waitStep/publishStep.
  * Every wait is bounded: on timeout the kernel records KILN_DEV_ERR_TIMEOUT and returns.
  */
 #ifndef KILN_KERNELS_INTERP_CUH
@@ -41,17 +42,19 @@ __device__ __forceinline__ void chunkSlice(const kilnDevArgs& a, int b, int64_t 
   *valid = start >= chunkEnd ? 0 : min(n, chunkEnd - start);
 }
 
-template <typename T, class Op, int PROTO>
+/* U: Simple's packs in flight per thread (see kilnPrim); 8 needs more than the 64 registers a
+ * 1024-thread kernel gets, so it is the interpreter's (512 threads) and not the default. */
+template <typename T, class Op, int PROTO, int U = 4>
 __device__ __forceinline__ bool runPiece(int type, const Piece<T>& pc, const Op& op, Spin& spin) {
   switch (type) {
-    case ST_SEND: return send<T, Op, PROTO>(pc, op, spin);
-    case ST_RECV: return recv<T, Op, PROTO>(pc, op, spin);
-    case ST_RCS: return recvCopySend<T, Op, PROTO>(pc, op, spin);
-    case ST_RRS: return recvReduceSend<T, Op, PROTO>(pc, op, spin);
-    case ST_RRC: return recvReduceCopy<T, Op, PROTO>(pc, op, spin);
-    case ST_RRCS: return recvReduceCopySend<T, Op, PROTO>(pc, op, spin);
-    case ST_CPY: return copy<T, Op, PROTO>(pc, op, spin);
-    case ST_RE: return reduce<T, Op, PROTO>(pc, op, spin);
+    case ST_SEND: return send<T, Op, PROTO, U>(pc, op, spin);
+    case ST_RECV: return recv<T, Op, PROTO, U>(pc, op, spin);
+    case ST_RCS: return recvCopySend<T, Op, PROTO, U>(pc, op, spin);
+    case ST_RRS: return recvReduceSend<T, Op, PROTO, U>(pc, op, spin);
+    case ST_RRC: return recvReduceCopy<T, Op, PROTO, U>(pc, op, spin);
+    case ST_RRCS: return recvReduceCopySend<T, Op, PROTO, U>(pc, op, spin);
+    case ST_CPY: return copy<T, Op, PROTO, U>(pc, op, spin);
+    case ST_RE: return reduce<T, Op, PROTO, U>(pc, op, spin);
     default: return true;
   }
 }
@@ -63,9 +66,66 @@ struct BlockState {
   int abort;
 };
 
+/* Thread roles around a step (blocks have at least 64 threads): thread 0 owns the send side
+ * (waits for a free slot, publishes `head`, counts bs->sent) and the dependencies (waits, publishes
+ * `progress`); thread 32, in another warp, owns the receive side (waits for `head` (Simple),
+ * publishes `tail`, counts bs->rcvd). Each counter has one writer, read by the others only after
+ * a __syncthreads(), and a step that receives and sends waits for both peers at once instead of
+ * one round trip after the other.
+ *
+ * Publishing happens after a __syncthreads() that every thread reached after its last access to
+ * the step's data. One thread pays one fence per step instead of every thread paying a system
+ * fence (that was most of Simple's per-step cost).
+ *
+ * Why this is enough under the PTX memory model: bar.sync synchronizes the block's threads, so
+ * every thread's stores (and loads) of the step precede, in causality order, whatever threads 0
+ * and 32 do after the barrier. A release (st.release.sys = fence.acq_rel.sys + store) is
+ * cumulative: it orders before the store every operation that precedes it in causality order, not
+ * only the releasing thread's own. So a peer that acquires `head` (ld.acquire.sys by its thread
+ * 32, followed by its own bar.sync) sees every byte the whole sending block stored into the slot.
+ * The same argument with gpu scope covers `progress` for dependent blocks of this rank, and the
+ * waits: an acquire by one thread followed by bar.sync orders the whole block's accesses after it.
+ *
+ * `tail` (the slot may be overwritten) is stored relaxed, as NCCL does: it only has to follow the
+ * block's loads of the slot, and by the barrier every one of those loads has returned its value
+ * (each value is consumed - stored, reduced or compared against the LL flag - before the thread
+ * can arrive), so no later write of the sender can change what was read. */
+template <int PROTO>
+__device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& tb, const kilnDevStep& st,
+                                         int it, BlockState* bs, Spin& spin, bool sd, bool rv) {
+  const int tid = threadIdx.x;
+  bool bad = false;
+  if (tid == 0) {
+    if (st.depid >= 0) {
+      const uint64_t want = ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.depNsteps + st.deps + 1);
+      while (!bad && ldAcquireGpu(a.progress + st.depid) < want) bad = spin.tick();
+    }
+    if (sd)
+      while (!bad && ldAcquireSys(tb.sendTail) + (uint64_t)a.nslots < bs->sent + 1) bad = spin.tick();
+  } else if (tid == 32 && rv && PROTO == KILN_DEV_PROTO_SIMPLE) {
+    while (!bad && ldAcquireSys(tb.recvHead) < bs->rcvd + 1) bad = spin.tick();
+  }
+  return !bad;
+}
+
+template <int PROTO>
+__device__ __forceinline__ void publishStep(const kilnDevTb& tb, BlockState* bs, bool sd, bool rv,
+                                            bool hasdep, uint64_t* progress, uint64_t progressVal) {
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    if (sd) {
+      if (PROTO == KILN_DEV_PROTO_SIMPLE) stReleaseSys(tb.sendHead, bs->sent + 1);
+      bs->sent++;
+    }
+    if (hasdep) stReleaseGpu(progress, progressVal);
+  } else if (tid == 32 && rv) {
+    stRelaxedSys(tb.recvTail, bs->rcvd + 1);
+    bs->rcvd++;
+  }
+}
+
 template <typename T, class Op, int PROTO>
 __device__ void interpBody(const kilnDevArgs& a, const Op& op, BlockState* bs) {
-  const int tid = threadIdx.x;
   const kilnDevTb& tb = a.tbs[blockIdx.x];
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const uint64_t S = a.sliceElems, L = a.chunkElems;
@@ -76,19 +136,7 @@ __device__ void interpBody(const kilnDevArgs& a, const Op& op, BlockState* bs) {
     for (int s = 0; s < tb.nsteps; s++) {
       const kilnDevStep st = a.steps[tb.firstStep + s];
       const bool rv = stepReceives(st.type), sd = stepSends(st.type);
-      if (tid == 0) {
-        bool bad = false;
-        if (st.depid >= 0) {
-          const uint64_t want = ((uint64_t)bs->seq << 32) |
-                                (uint64_t)((int64_t)it * st.depNsteps + st.deps + 1);
-          while (!bad && ldAcquireGpu(a.progress + st.depid) < want) bad = spin.tick();
-        }
-        if (rv && PROTO == KILN_DEV_PROTO_SIMPLE)
-          while (!bad && ldAcquireSys(tb.recvHead) < bs->rcvd + 1) bad = spin.tick();
-        if (sd)
-          while (!bad && ldAcquireSys(tb.sendTail) + (uint64_t)a.nslots < bs->sent + 1) bad = spin.tick();
-        if (bad) bs->abort = 1;
-      }
+      if (!waitStep<PROTO>(a, tb, st, it, bs, spin, sd, rv)) bs->abort = 1;
       __syncthreads();
       if (bs->abort) return;
 
@@ -112,32 +160,19 @@ __device__ void interpBody(const kilnDevArgs& a, const Op& op, BlockState* bs) {
         pc.sslot = sslot ? sslot + c * pieceBytes : nullptr;
         pc.rflag = (uint32_t)(bs->rcvd + 1);
         pc.sflag = (uint32_t)(bs->sent + 1);
-        ok = runPiece<T, Op, PROTO>(st.type, pc, op, spin) && ok;
+        ok = runPiece<T, Op, PROTO, 8>(st.type, pc, op, spin) && ok;
       }
       if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */
-      if (sd && PROTO == KILN_DEV_PROTO_SIMPLE) __threadfence_system();
-      if (st.hasdep) __threadfence();
       __syncthreads();
       if (bs->abort) return;
-      if (tid == 0) {
-        if (sd) {
-          if (PROTO == KILN_DEV_PROTO_SIMPLE) stReleaseSys(tb.sendHead, bs->sent + 1);
-          bs->sent++;
-        }
-        if (rv) {
-          stReleaseSys(tb.recvTail, bs->rcvd + 1);
-          bs->rcvd++;
-        }
-        if (st.hasdep)
-          stReleaseGpu(a.progress + blockIdx.x,
-                       ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * tb.nsteps + s + 1));
-      }
-      /* bs->sent/rcvd are read by every thread at the next step, after its first barrier. */
+      publishStep<PROTO>(tb, bs, sd, rv, st.hasdep, a.progress + blockIdx.x,
+                         ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * tb.nsteps + s + 1));
+      /* bs->sent/rcvd are read by the other threads at the next step, after its first barrier. */
     }
   }
 }
 
-template <typename T> __global__ void __launch_bounds__(1024) kilnInterpKernel(kilnDevArgs a) {
+template <typename T> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
   __shared__ BlockState bs;
   const kilnDevTb& tb = a.tbs[blockIdx.x];
   if (threadIdx.x == 0) {
@@ -158,9 +193,10 @@ template <typename T> __global__ void __launch_bounds__(1024) kilnInterpKernel(k
     if (tb.recvPeer >= 0) *tb.recvCount = bs.rcvd;
   }
   if (bs.abort) return;
-  /* Every call counts its finished blocks, so that avg's grid barrier has a target. */
+  /* Every call counts its finished blocks, so that avg's grid barrier has a target. Only avg reads
+   * this block's output after the count, so only avg pays the fence before it. */
   if (threadIdx.x == 0) {
-    __threadfence();
+    if (a.avgBuf != nullptr) __threadfence();
     atomicAdd(a.done, 1ull);
   }
   if (a.avgBuf == nullptr) return;

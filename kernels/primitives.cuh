@@ -224,6 +224,9 @@ __device__ __forceinline__ uint64_t ldAcquireGpu(const uint64_t* p) {
 __device__ __forceinline__ void stReleaseSys(uint64_t* p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+__device__ __forceinline__ void stRelaxedSys(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 __device__ __forceinline__ void stReleaseGpu(uint64_t* p, uint64_t v) {
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
@@ -233,6 +236,14 @@ __device__ __forceinline__ void llStore(uint4* p, uint64_t v, uint32_t flag) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"((uint32_t)v),
                "r"(flag), "r"((uint32_t)(v >> 32)), "r"(flag)
                : "memory");
+}
+/* One read of a line, no spinning (no "memory" clobber: several may be in flight at once; asm
+ * volatile keeps each one a real load). */
+__device__ __forceinline__ void llLoadOnce(const uint4* p, uint32_t* d0, uint32_t* f0, uint32_t* d1,
+                                           uint32_t* f1) {
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(*d0), "=r"(*f0), "=r"(*d1), "=r"(*f1)
+               : "l"(p));
 }
 /* Spins until the line carries `flag`; false when the spin gave up. */
 __device__ __forceinline__ bool llLoad(const uint4* p, uint32_t flag, Spin& spin, uint64_t* out) {
@@ -261,7 +272,7 @@ template <typename T> struct Piece {
 
 /* The generic primitive. Returns false when a wait gave up (LL only; Simple waits are done by the
  * caller before the piece). */
-template <typename T, class Op, int PROTO, int F>
+template <typename T, class Op, int PROTO, int F, int U = 4>
 __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin& spin) {
   const int tid = threadIdx.x, nthr = blockDim.x;
   if (PROTO == KILN_DEV_PROTO_SIMPLE) {
@@ -274,7 +285,8 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
     if (F & FLAG_RECV) mis |= (uintptr_t)rs;
     if (F & FLAG_SEND) mis |= (uintptr_t)ss;
     const uint64_t nvec = (mis % 16 == 0) ? pc.m / E : 0;
-    constexpr int U = 4; /* packs in flight per thread */
+    /* U packs in flight per thread: a block moves U x 16 B x threads per memory latency (4: one
+     * block ~45 GB/s on NVLink; the interpreter, 512 threads and up to 128 registers, uses 8). */
     uint64_t i = tid;
     for (; i + (uint64_t)(U - 1) * nthr < nvec; i += (uint64_t)U * nthr) {
       uint4 v[U];
@@ -324,22 +336,54 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
     /* A sender always fills every line of the slice, so a receiver never waits on a line that
      * its own (possibly longer) view of the chunk needs but the sender's did not. */
     const uint64_t nl = (F & FLAG_SEND) ? (pc.n + E - 1) / E : nlValid;
+    /* UL lines per thread per round, every load of a round issued before any is used: a round
+     * costs one memory latency, not UL (one line per thread per round made 64 KB pieces a chain
+     * of 16 dependent round trips). */
+    constexpr int UL = 4;
     bool ok = true;
-    for (uint64_t l = tid; l < nl; l += nthr) {
-      const uint64_t e0 = l * E;
-      const int nv = e0 < pc.m ? (int)min((uint64_t)E, pc.m - e0) : 0;
-      uint64_t v = 0;
-      if (nv > 0) {
-        if (F & FLAG_RECV) {
-          if (ok) ok = llLoad(rl + l, pc.rflag, spin, &v);
-          if (F & FLAG_SRC) v = opPack<T>(op, loadPart<T, uint64_t>(pc.src + e0, nv), v);
-        } else {
-          v = loadPart<T, uint64_t>(pc.src + e0, nv);
-          if (F & FLAG_REDUCE_DST) v = opPack<T>(op, loadPart<T, uint64_t>(pc.dst + e0, nv), v);
+    for (uint64_t l0 = tid; l0 < nl; l0 += (uint64_t)UL * nthr) {
+      uint32_t d0[UL], f0[UL], d1[UL], f1[UL];
+      uint64_t a[UL];
+      if (F & FLAG_RECV) {
+#pragma unroll
+        for (int u = 0; u < UL; u++) {
+          const uint64_t l = l0 + (uint64_t)u * nthr;
+          f0[u] = f1[u] = pc.rflag;
+          d0[u] = d1[u] = 0;
+          if (l < nlValid) llLoadOnce(rl + l, &d0[u], &f0[u], &d1[u], &f1[u]);
         }
-        if (F & (FLAG_DST | FLAG_REDUCE_DST)) storePart<T, uint64_t>(pc.dst + e0, v, nv);
       }
-      if (F & FLAG_SEND) llStore(sl + l, v, pc.sflag);
+      if (F & (FLAG_SRC | FLAG_REDUCE_DST)) {
+#pragma unroll
+        for (int u = 0; u < UL; u++) {
+          const uint64_t l = l0 + (uint64_t)u * nthr, e0 = l * E;
+          const int nv = e0 < pc.m ? (int)min((uint64_t)E, pc.m - e0) : 0;
+          a[u] = 0;
+          if (nv > 0) {
+            if (F & FLAG_SRC) a[u] = loadPart<T, uint64_t>(pc.src + e0, nv);
+            if (!(F & FLAG_RECV) && (F & FLAG_REDUCE_DST))
+              a[u] = opPack<T>(op, loadPart<T, uint64_t>(pc.dst + e0, nv), a[u]);
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < UL; u++) {
+        const uint64_t l = l0 + (uint64_t)u * nthr, e0 = l * E;
+        if (l >= nl) break;
+        const int nv = e0 < pc.m ? (int)min((uint64_t)E, pc.m - e0) : 0;
+        uint64_t v = 0;
+        if (nv > 0) {
+          if (F & FLAG_RECV) {
+            if (ok && (f0[u] != pc.rflag || f1[u] != pc.rflag)) ok = llLoad(rl + l, pc.rflag, spin, &v);
+            else v = (uint64_t)d0[u] | ((uint64_t)d1[u] << 32);
+            if (F & FLAG_SRC) v = opPack<T>(op, a[u], v);
+          } else {
+            v = a[u];
+          }
+          if (F & (FLAG_DST | FLAG_REDUCE_DST)) storePart<T, uint64_t>(pc.dst + e0, v, nv);
+        }
+        if (F & FLAG_SEND) llStore(sl + l, v, pc.sflag);
+      }
     }
     return ok;
   }
@@ -347,9 +391,9 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
 
 /* ---- The vocabulary. ---- */
 #define KILN_PRIM(name, flags)                                                        \
-  template <typename T, class Op, int PROTO>                                          \
+  template <typename T, class Op, int PROTO, int U = 4>                               \
   __device__ __forceinline__ bool name(const Piece<T>& pc, const Op& op, Spin& spin) { \
-    return kilnPrim<T, Op, PROTO, (flags)>(pc, op, spin);                             \
+    return kilnPrim<T, Op, PROTO, (flags), U>(pc, op, spin);                          \
   }
 KILN_PRIM(send, FLAG_SRC | FLAG_SEND)
 KILN_PRIM(recv, FLAG_RECV | FLAG_DST)
