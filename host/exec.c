@@ -163,6 +163,16 @@ void kilnExecFree(kilnExec_t x) {
 
 kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   if (!c || !p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanLoad: NULL argument");
+  if (kilnPlanHasCopies(p)) {
+    /* TACCL's <copy>s run as the cpy threadblock kilnPlanLowerCopies makes of them (as gen
+     * bakes them), so a baked kernel of the lowered plan is found too. */
+    kilnPlan* lowered = NULL;
+    kilnResult_t lr = kilnPlanClone(p, &lowered);
+    if (lr == KILN_SUCCESS) lr = kilnPlanLowerCopies(lowered);
+    if (lr == KILN_SUCCESS) lr = kilnPlanLoad(c, lowered, out);
+    kilnPlanFree(lowered);
+    return lr;
+  }
   const int rank = c->rank;
   if (p->ngpus != c->nranks)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s is for %d ranks, the communicator has %d",
