@@ -48,8 +48,14 @@ static struct {
   ncclResult_t (*reduceScatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
                                 ncclComm_t, cudaStream_t);
   ncclResult_t (*alltoAll)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+  ncclResult_t (*redOpCreatePreMulSum)(ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t,
+                                       ncclComm_t);
+  ncclResult_t (*redOpDestroy)(ncclRedOp_t, ncclComm_t);
   uint64_t* kilnCalls;
 } api;
+
+/* The reduction op of the allreduce calls in runCheck (a PreMulSum by 1.0 gives the sum). */
+static ncclRedOp_t arOp[MAXG];  /* zero-initialized: ncclSum is 0 */
 
 static void* need(const char* name) {
   void* p = dlsym(api.h, name);
@@ -108,6 +114,8 @@ static void loadShim(int n, bool disable) {
   api.allGather = need("ncclAllGather");
   api.reduceScatter = need("ncclReduceScatter");
   api.alltoAll = need("ncclAlltoAll");
+  api.redOpCreatePreMulSum = need("ncclRedOpCreatePreMulSum");
+  api.redOpDestroy = need("ncclRedOpDestroy");
   api.kilnCalls = need("kilnShimKilnCalls");
 }
 
@@ -169,8 +177,8 @@ static void runCheck(world* w, op_t op, size_t count) {
   for (int r = 0; r < n; r++) {
     ncclResult_t res = ncclSuccess;
     switch (op) {
-    case AR_IN: res = api.allReduce(w->send[r], w->send[r], count, ncclFloat, ncclSum, w->comm[r], w->st[r]); break;
-    case AR_OUT: res = api.allReduce(w->send[r], w->recv[r], count, ncclFloat, ncclSum, w->comm[r], w->st[r]); break;
+    case AR_IN: res = api.allReduce(w->send[r], w->send[r], count, ncclFloat, arOp[r], w->comm[r], w->st[r]); break;
+    case AR_OUT: res = api.allReduce(w->send[r], w->recv[r], count, ncclFloat, arOp[r], w->comm[r], w->st[r]); break;
     case AG: res = api.allGather(w->send[r], w->recv[r], count, ncclFloat, w->comm[r], w->st[r]); break;
     case RS: res = api.reduceScatter(w->send[r], w->recv[r], count, ncclFloat, ncclSum, w->comm[r], w->st[r]); break;
     case A2A: res = api.alltoAll(w->send[r], w->recv[r], count, ncclFloat, w->comm[r], w->st[r]); break;
@@ -222,15 +230,35 @@ Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpuInit, 
   worldFini(&w);
 }
 
-Test(gpu_shim, unsupported_count_goes_to_nccl, .init = gpuInit, .timeout = 120) {
+/* A count that the plan's chunking does not divide still runs on kiln, and right. */
+Test(gpu_shim, odd_count_runs_on_kiln, .init = gpuInit, .timeout = 120) {
   int n = ngpus >= 4 ? 4 : 2;
   loadShim(n, false);
   world w;
   worldInit(&w, n, 64);
   uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
-  /* One element cannot be cut into the direct allreduce's n chunks. */
   runCheck(&w, AR_OUT, 1);
+  cr_assert(gt(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), before));
+  worldFini(&w);
+}
+
+/* A PreMulSum op has no kiln plan: NCCL runs it (scalar 1.0, so the result is the sum). */
+Test(gpu_shim, premulsum_goes_to_nccl, .init = gpuInit, .timeout = 120) {
+  int n = ngpus >= 4 ? 4 : 2;
+  loadShim(n, false);
+  world w;
+  worldInit(&w, n, 4096);
+  float one = 1.0f;
+  for (int r = 0; r < n; r++)
+    cr_assert(eq(int, api.redOpCreatePreMulSum(&arOp[r], &one, ncclFloat, ncclScalarHostImmediate, w.comm[r]),
+                 ncclSuccess));
+  uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
+  runCheck(&w, AR_OUT, 4096);
   cr_assert(eq(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), before));
+  for (int r = 0; r < n; r++) {
+    cr_assert(eq(int, api.redOpDestroy(arOp[r], w.comm[r]), ncclSuccess));
+    arOp[r] = ncclSum;
+  }
   worldFini(&w);
 }
 
