@@ -231,27 +231,19 @@ out_free:
   return r;
 }
 
+/* Adapts read_doc to kilnXmlDocReader. */
+static kilnResult_t read_doc_any(xmlDocPtr doc, const char* f, void* out) { return read_doc(doc, f, out); }
+
 kilnResult_t kilnSketchReadMemory(const char* xml, size_t len, const char* name, kilnSketch** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSketchReadMemory: NULL out");
   *out = NULL;
-  if (!name) name = "<memory>";
-  xmlDocPtr doc;
-  kilnResult_t r = kilnXmlParseMemory(xml, len, name, &doc);
-  if (r != KILN_SUCCESS) return r;
-  r = read_doc(doc, name, out);
-  xmlFreeDoc(doc);
-  return r;
+  return kilnXmlReadMemory(xml, len, name, read_doc_any, out);
 }
 
 kilnResult_t kilnSketchReadFile(const char* path, kilnSketch** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSketchReadFile: NULL out");
   *out = NULL;
-  xmlDocPtr doc;
-  kilnResult_t r = kilnXmlParseFile(path, &doc);
-  if (r != KILN_SUCCESS) return r;
-  r = read_doc(doc, path, out);
-  xmlFreeDoc(doc);
-  return r;
+  return kilnXmlReadFile(path, read_doc_any, out);
 }
 
 /* ---- XML writing ---- */

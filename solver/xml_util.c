@@ -540,3 +540,22 @@ out_free_tmp:
   free(tmp);
   return r;
 }
+
+kilnResult_t kilnXmlReadFile(const char* path, kilnXmlDocReader read, void* out) {
+  xmlDocPtr doc;
+  kilnResult_t r = kilnXmlParseFile(path, &doc);
+  if (r != KILN_SUCCESS) return r;
+  r = read(doc, path, out);
+  xmlFreeDoc(doc);
+  return r;
+}
+
+kilnResult_t kilnXmlReadMemory(const char* buf, size_t len, const char* name, kilnXmlDocReader read, void* out) {
+  if (!name) name = "<memory>";
+  xmlDocPtr doc;
+  kilnResult_t r = kilnXmlParseMemory(buf, len, name, &doc);
+  if (r != KILN_SUCCESS) return r;
+  r = read(doc, name, out);
+  xmlFreeDoc(doc);
+  return r;
+}

@@ -29,6 +29,12 @@ kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, 
 /* Reads the whole file and parses it ("-" is not accepted: XML input comes from files). */
 kilnResult_t kilnXmlParseFile(const char* path, xmlDocPtr* out);
 
+/* Reads a document and hands it to `read` (which fills `out`); frees the document. The file or
+ * memory variant; name "<memory>" when NULL. */
+typedef kilnResult_t (*kilnXmlDocReader)(xmlDocPtr doc, const char* fname, void* out);
+kilnResult_t kilnXmlReadFile(const char* path, kilnXmlDocReader read, void* out);
+kilnResult_t kilnXmlReadMemory(const char* buf, size_t len, const char* name, kilnXmlDocReader read, void* out);
+
 /* Root element, checked to be named `name`. */
 kilnResult_t kilnXmlRoot(xmlDocPtr doc, const char* fname, const char* name, xmlNodePtr* out);
 /* Next element sibling starting at n (n itself if it is an element); NULL at the end. Text,
