@@ -5,6 +5,8 @@
 # CPU machine and carried in .carry/perf/ (ignored; name it in the device run's carry):
 #   scripts/device-perf.sh --pack BUILD_DIR   (CPU machine) fill .carry/perf/ from a build
 #   scripts/device-perf.sh                    (GPU machine) run; a short table is printed last
+#   scripts/device-perf.sh --final            (GPU machine) shorter: tables, plan sweep, suite
+#                                             without the 2- and 4-GPU plan sweeps
 # Every step has a timeout; the whole run stays under about 3.5 minutes.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +32,36 @@ mkdir -p "$OUT"
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 echo "# $ngpu x $card, NCCL_NVLS_ENABLE=0" | tee "$OUT/summary.txt"
+if [ "${1:-}" = "--final" ]; then
+  # Second form (about a minute): the default table, graphs for the small sizes, every baked plan
+  # at every size (--sweep, to check the byte ranges), and the GPU suite without the sweeps.
+  all=(--colls allreduce,allgather,reducescatter,alltoall)
+  timeout -k 5 40 "$carry/bin/coll_bench" --ranks 4 --min 8 --max 1G --iters 10 --warmup 3 "${all[@]}" \
+    --csv "$OUT/coll_n4.csv" > "$OUT/coll_n4.log" 2>&1
+  echo "coll_bench rc=$?" >> "$OUT/summary.txt"
+  timeout -k 5 20 "$carry/bin/coll_bench" --ranks 4 --min 8 --max 64K --iters 10 --warmup 3 --graph 10 \
+    "${all[@]}" > "$OUT/graph_n4.log" 2>&1
+  echo "coll_bench --graph 10 rc=$?" >> "$OUT/summary.txt"
+  timeout -k 5 40 "$carry/bin/coll_bench" --ranks 4 --sweep --min 8 --max 256M --iters 5 --warmup 2 \
+    "${all[@]}" > "$OUT/sweep_n4.log" 2>&1
+  echo "coll_bench --sweep rc=$?" >> "$OUT/summary.txt"
+  for f in large_buffers graph_replays several_streams two_communicators missing_peer_times_out \
+           supports_and_load_errors one_process_per_gpu; do
+    timeout -k 5 40 "$carry/bin/test_gpu_runtime" --jobs 1 --filter "gpu_runtime/$f" > "$OUT/test.$f.log" 2>&1
+    printf 'test %-26s rc=%-4s %s\n' "$f" "$?" "$(grep -E 'Synthesis' "$OUT/test.$f.log" | tail -1)" >> "$OUT/summary.txt"
+  done
+  for f in "$OUT"/test.*.log; do grep -H -A3 -E "FAIL|Assert|Timeout|Crash|signal" "$f" | head -8; done
+  (cd "$OUT" && tar czf tests.tgz test.*.log && rm -f test.*.log)
+  echo "==== sweep_n4: coll size(B) plan baked(us) err speedup"
+  awk '/^# [a-z]+, [0-9]+ ranks/ {c=$2} /^  +[0-9]/ {printf "%-6.6s %10s %-30.30s %8s %s %s\n", c, $1, $4, $8, $11, $NF}' "$OUT/sweep_n4.log" | grep -v " - "
+  for f in graph_n4 coll_n4; do
+    echo "==== $f: coll size(B) plan | nccl(us) busbw | baked(us) busbw err | interp(us) busbw err | speedup"
+    awk '/^# [a-z]+, [0-9]+ ranks/ {c=$2} /^  +[0-9]/ {printf "%-6.6s %10s %-24.24s %8s %6s | %8s %6s %s | %8s %6s %s | %s\n", c, $1, $4, $5, $7, $8, $10, $11, $12, $14, $15, $NF}' "$OUT/$f.log"
+    grep -E "rror|fail" "$OUT/$f.log" | head -3
+  done
+  cat "$OUT/summary.txt"
+  exit 0
+fi
 t0=$(date +%s)
 timeout -k 5 "${KILN_BENCH_TIMEOUT:-80}" "$carry/bin/coll_bench" --ranks 4 --min 8 --max 1G --iters 10 \
   --warmup 3 --colls allreduce,allgather,reducescatter,alltoall --csv "$OUT/coll_n4.csv" \

@@ -40,12 +40,13 @@ typedef struct kilnCommConfig {
   unsigned magic;       /* KILN_COMM_CONFIG_MAGIC */
   int maxChannels;      /* channels (plan `chan` values) per peer pair; default 16 */
   int nslots;           /* FIFO slots per connection; default 8 */
-  size_t slotBytes;     /* bytes per slot (LL carries half as much data); default 128 KiB */
+  size_t slotBytes;     /* bytes per slot (LL carries half as much data); default 512 KiB (a step
+                         * of Simple moves up to one slot: its fixed cost is spread over more bytes) */
   int threads;          /* threads per block; default 512 */
   int timeoutMs;        /* a wait for a peer gives up after this long; default 5000 */
 } kilnCommConfig;
 #define KILN_COMM_CONFIG_INITIALIZER \
-  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 16, 8, 128 * 1024, 512, 5000 }
+  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 16, 8, 512 * 1024, 512, 5000 }
 
 /* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
  * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
