@@ -45,6 +45,10 @@ if [ "${1:-}" = "--final" ]; then
   timeout -k 5 40 "$carry/bin/coll_bench" --ranks 4 --sweep --min 8 --max 256M --iters 5 --warmup 2 \
     "${all[@]}" > "$OUT/sweep_n4.log" 2>&1
   echo "coll_bench --sweep rc=$?" >> "$OUT/summary.txt"
+  if [ -x "$carry/bin/kiln" ]; then # alpha/beta of Simple, one block per connection (as before)
+    timeout -k 5 25 "$carry/bin/kiln" profile --gpus 2 -o "$OUT/profile.xml" > "$OUT/profile.log" 2>&1
+    echo "kiln profile --gpus 2 rc=$?" >> "$OUT/summary.txt"
+  fi
   for f in large_buffers graph_replays several_streams two_communicators missing_peer_times_out \
            supports_and_load_errors one_process_per_gpu; do
     timeout -k 5 40 "$carry/bin/test_gpu_runtime" --jobs 1 --filter "gpu_runtime/$f" > "$OUT/test.$f.log" 2>&1
@@ -59,6 +63,7 @@ if [ "${1:-}" = "--final" ]; then
     awk '/^# [a-z]+, [0-9]+ ranks/ {c=$2} /^  +[0-9]/ {printf "%-6.6s %10s %-24.24s %8s %6s | %8s %6s %s | %8s %6s %s | %s\n", c, $1, $4, $5, $7, $8, $10, $11, $12, $14, $15, $NF}' "$OUT/$f.log"
     grep -E "rror|fail" "$OUT/$f.log" | head -3
   done
+  cat "$OUT/profile.log" 2>/dev/null | tail -4
   cat "$OUT/summary.txt"
   exit 0
 fi
