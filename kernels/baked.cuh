@@ -12,12 +12,14 @@
  * primitives (a fold over the step indices), every step's type, buffers, offsets, counts and
  * dependency being constants. P::inlineSteps (set by gen/ for plans with few steps) inlines each
  * step with its constants folded in; larger plans call one out-of-line body per step type with the
- * constants as immediate arguments, which keeps their compile time linear and small. No instruction is decoded at run time; what stays at run time is
- * what the call decides: buffer pointers, sizes (chunk and slice lengths, iterations), the FIFO
- * addresses of kilnDevTb, and sequence numbers. The protocol (waits, fences, publishing, the
- * per-call sequence, avg's final division) is the interpreter's, step for step, so a baked
- * kernel and the interpreter interoperate on one communicator and can be checked against each
- * other. Only sum is baked (avg reduces as sum and divides at the end).
+ * constants as immediate arguments, which keeps their compile time linear and small. No
+ * instruction is decoded at run time; what stays at run time is what the call decides: buffer
+ * pointers, sizes (chunk and slice lengths, iterations), the FIFO addresses of kilnDevTb, and
+ * sequence numbers. The protocol (waits, fences, publishing, the
+ * per-call sequence, avg's final division) is the interpreter's (waitStep/publishStep of
+ * interp.cuh, Simple loads 8 packs deep at 512 threads), so a baked kernel and the interpreter
+ * interoperate on one communicator and can be checked against each other.
+ * Only sum is baked (avg reduces as sum and divides at the end).
  */
 #ifndef KILN_KERNELS_BAKED_CUH
 #define KILN_KERNELS_BAKED_CUH
@@ -38,7 +40,11 @@ using ::kiln::ST_RRCS;
 using ::kiln::ST_CPY;
 using ::kiln::ST_RE;
 using ::kiln::ST_NOP;
-enum : int { BUF_I = KILN_DEV_BUF_INPUT, BUF_O = KILN_DEV_BUF_OUTPUT, BUF_S = KILN_DEV_BUF_SCRATCH };
+enum : int {
+  BUF_I = KILN_DEV_BUF_INPUT,
+  BUF_O = KILN_DEV_BUF_OUTPUT,
+  BUF_S = KILN_DEV_BUF_SCRATCH
+};
 
 /* One threadblock row and one step row of a generated table. */
 struct Tb {
@@ -49,7 +55,9 @@ struct Step {
 };
 
 __host__ __device__ constexpr bool receives(int t) { return t >= ST_RECV && t <= ST_RRCS; }
-__host__ __device__ constexpr bool sends(int t) { return t == ST_SEND || t == ST_RCS || t == ST_RRS || t == ST_RRCS; }
+__host__ __device__ constexpr bool sends(int t) {
+  return t == ST_SEND || t == ST_RCS || t == ST_RRS || t == ST_RRCS;
+}
 __host__ __device__ constexpr bool readsSrc(int t) {
   return t == ST_SEND || t == ST_RRS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
 }
@@ -63,7 +71,7 @@ __host__ __device__ constexpr bool usesDst(int t) {
 template <typename T, int PROTO, int TYPE>
 __device__ __noinline__ bool piece(Piece<T> pc, Spin* spin) {
   OpSum op;
-  return runPiece<T, OpSum, PROTO>(TYPE, pc, op, *spin);
+  return runPiece<T, OpSum, PROTO, 8>(TYPE, pc, op, *spin);
 }
 
 /* The operands of one step, with its dependency's length and its own position resolved. */
@@ -76,25 +84,16 @@ struct StepArgs {
  * false: give up (timeout/abort). */
 template <typename T, int PROTO, int TYPE>
 __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& tb, int it,
-                                         uint64_t n, BlockState* bs, Spin& spin, const StepArgs st) {
+                                         uint64_t n, BlockState* bs, Spin& spin,
+                                         const StepArgs st) {
   constexpr bool rv = receives(TYPE), sd = sends(TYPE);
   constexpr bool rs = readsSrc(TYPE), ud = usesDst(TYPE);
-  const int tid = threadIdx.x;
   const uint64_t pieceBytes = a.sliceElems * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
-
-  if (tid == 0) {
-    bool bad = false;
-    if (st.depid >= 0) {
-      const uint64_t want =
-          ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.depNsteps + st.deps + 1);
-      while (!bad && ldAcquireGpu(a.progress + st.depid) < want) bad = spin.tick();
-    }
-    if (rv && PROTO == KILN_DEV_PROTO_SIMPLE)
-      while (!bad && ldAcquireSys(tb.recvHead) < bs->rcvd + 1) bad = spin.tick();
-    if (sd)
-      while (!bad && ldAcquireSys(tb.sendTail) + (uint64_t)a.nslots < bs->sent + 1) bad = spin.tick();
-    if (bad) bs->abort = 1;
-  }
+  kilnDevStep dep = {}; /* what the interpreter's wait reads of a step */
+  dep.depid = st.depid;
+  dep.deps = st.deps;
+  dep.depNsteps = st.depNsteps;
+  if (!waitStep<PROTO>(a, tb, dep, it, bs, spin, sd, rv)) bs->abort = 1;
   __syncthreads();
   if (bs->abort) return false;
 
@@ -120,23 +119,10 @@ __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& 
     }
     if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */
   }
-  if (sd && PROTO == KILN_DEV_PROTO_SIMPLE) __threadfence_system();
-  if (st.hasdep) __threadfence();
   __syncthreads();
   if (bs->abort) return false;
-  if (tid == 0) {
-    if (sd) {
-      if (PROTO == KILN_DEV_PROTO_SIMPLE) stReleaseSys(tb.sendHead, bs->sent + 1);
-      bs->sent++;
-    }
-    if (rv) {
-      stReleaseSys(tb.recvTail, bs->rcvd + 1);
-      bs->rcvd++;
-    }
-    if (st.hasdep)
-      stReleaseGpu(a.progress + blockIdx.x,
-                   ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.tbSteps + st.s + 1));
-  }
+  publishStep<PROTO>(tb, bs, sd, rv, st.hasdep != 0, a.progress + blockIdx.x,
+                     ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.tbSteps + st.s + 1));
   return true;
 }
 
@@ -198,7 +184,7 @@ __device__ __forceinline__ int rowOf(int rank, std::integer_sequence<int, K...>)
   return r;
 }
 
-template <class P, typename T> __global__ void __launch_bounds__(1024) kernel(kilnDevArgs a) {
+template <class P, typename T> __global__ void __launch_bounds__(512) kernel(kilnDevArgs a) {
   __shared__ BlockState bs;
   const kilnDevTb& tb = a.tbs[blockIdx.x];
   if (threadIdx.x == 0) {
@@ -219,7 +205,7 @@ template <class P, typename T> __global__ void __launch_bounds__(1024) kernel(ki
   }
   if (bs.abort) return;
   if (threadIdx.x == 0) {
-    __threadfence();
+    if (a.avgBuf != nullptr) __threadfence(); /* only avg reads the output after the count */
     atomicAdd(a.done, 1ull);
   }
   if (a.avgBuf == nullptr) return;

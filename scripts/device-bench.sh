@@ -37,19 +37,36 @@ card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 echo "# $ngpu x $card, NCCL from $NCCL_LIB, NCCL_NVLS_ENABLE=0" | tee "$OUT/bench.log"
 if [ $explore = 1 ]; then
   # Every baked plan at every size (to choose plans/baked's byte ranges), plus the primitives.
+  # Each finished step's files go into $OUT/explore.tar at once, so a cut-off run keeps them.
+  keep() { (cd "$OUT" && for f in "$@"; do [ -f "$f" ] && tar rf explore.tar "$f" && rm -f "$f"; done); }
   cb="$carry/bin/coll_bench"
   sw=(--sweep --min 8 --max 64M --iters 10 --warmup 2)
   timeout -k 5 40 "$carry/bin/prim_bench" --iters 5 --max 256M --csv "$OUT/prim.csv" > "$OUT/prim.log" 2>&1
   echo "prim rc=$?"
-  timeout -k 5 60 "$cb" --ranks 4 "${sw[@]}" --csv "$OUT/sweep_n4.csv" > "$OUT/sweep_n4.log" 2>&1; echo "n4 rc=$?"
-  timeout -k 5 60 "$cb" --ranks 2 "${sw[@]}" --csv "$OUT/sweep_n2.csv" > "$OUT/sweep_n2.log" 2>&1; echo "n2 rc=$?"
-  timeout -k 5 40 "$cb" --ranks 4 "${sw[@]}" --inplace --colls allreduce > "$OUT/sweep_n4_inplace.log" 2>&1; echo "n4 inplace rc=$?"
-  timeout -k 5 40 "$cb" --ranks 4 "${sw[@]}" --min 1M --slot-bytes 512K --colls allreduce,allgather > "$OUT/sweep_n4_slot512k.log" 2>&1; echo "n4 512K rc=$?"
-  (cd "$OUT" && tar czf explore.tgz *.log *.csv && rm -f *.log *.csv)
-  tar xzf "$OUT/explore.tgz" -O prim.log | grep -E "^(flag|copy|ll)" | grep -E "flag| (1|16|64) " | head -24
-  for f in sweep_n4 sweep_n2 sweep_n4_inplace sweep_n4_slot512k; do
+  grep -E "^(flag|copy|reduce|ll) " "$OUT/prim.log" | grep -E "^flag| (1|16|64) " | head -30
+  keep prim.log prim.csv
+  # One process per collective: a plan that fails turns kiln off only for the rest of its process.
+  for n in 4 2; do
+    for c in allreduce allgather reducescatter alltoall; do
+      timeout -k 5 30 "$cb" --ranks $n "${sw[@]}" --colls $c --csv "$OUT/sweep_n${n}_$c.csv" \
+        > "$OUT/sweep_n${n}_$c.log" 2>&1
+      echo "n$n $c rc=$?"
+      keep sweep_n${n}_$c.log sweep_n${n}_$c.csv
+    done
+  done
+  timeout -k 5 40 "$cb" --ranks 4 "${sw[@]}" --inplace --colls allreduce --csv "$OUT/sweep_n4_inplace.csv" \
+    > "$OUT/sweep_n4_inplace.log" 2>&1; echo "n4 inplace rc=$?"
+  keep sweep_n4_inplace.log sweep_n4_inplace.csv
+  # Baked against interpreted on the same plan (Simple ring, LL one-shot), and bigger FIFO slots.
+  ab=(--min 8 --max 64M --iters 10 --warmup 2 --colls allreduce --ranks 4)
+  timeout -k 5 30 "$cb" "${ab[@]}" --min 1M --plan ring-allreduce-n4-c1-i16 > "$OUT/ab_ring.log" 2>&1; echo "ab ring rc=$?"
+  timeout -k 5 30 "$cb" "${ab[@]}" --max 1M --plan oneshot-allreduce-n4-i1-LL > "$OUT/ab_oneshot.log" 2>&1; echo "ab oneshot rc=$?"
+  timeout -k 5 30 "$cb" "${ab[@]}" --min 1M --plan ring-allreduce-n4-c1-i16 --slot-bytes 512K > "$OUT/ab_ring512k.log" 2>&1; echo "ab ring 512K rc=$?"
+  keep ab_ring.log ab_oneshot.log ab_ring512k.log
+  for f in sweep_n4_allreduce sweep_n4_allgather sweep_n4_reducescatter sweep_n4_alltoall sweep_n2_allreduce \
+           sweep_n4_inplace ab_ring ab_oneshot ab_ring512k; do
     echo "== $f"
-    tar xzf "$OUT/explore.tgz" -O $f.log | awk '/^# [a-z]+, [0-9]+ ranks/ {print $2} /^  +[0-9]/ {printf "%s %s %s %s e%s %s\n", $1, $4, $5, $8, $11, $NF} /rror|fail/ {print}' | head -120
+    tar xf "$OUT/explore.tar" -O $f.log 2>/dev/null | awk '/^  +[0-9]/ {printf "%s %s %s %s %s e%s/%s %s\n", $1, $4, $5, $8, $12, $11, $15, $NF} /rror|fail/ {print}' | head -60
   done
   exit 0
 fi
