@@ -92,11 +92,13 @@ if [ "$ngpu" -ge 4 ]; then
     --csv "$OUT/mp_n4.csv" "$@" > "$OUT/mp_n4.log" 2>&1
   echo "coll_bench --ranks 4 --mp rc=$?" | tee -a "$OUT/bench.log"
 fi
-(cd "$OUT" && tar czf logs.tgz *.log prim.csv graph_n4.csv mp_n4.csv 2>/dev/null; rm -f prim.log graph_n4.csv mp_n4.csv prim.csv)
+(cd "$OUT" && tar czf logs.tgz coll_n*.log graph_n4.log mp_n4.log prim.log prim.csv graph_n4.csv mp_n4.csv 2>/dev/null
+ rm -f prim.log graph_n4.csv mp_n4.csv prim.csv graph_n4.log mp_n4.log) # at most 8 files come back
 echo "==== primitives (GPU0 -> GPU1)"
 tar xzf "$OUT/logs.tgz" -O prim.log 2>/dev/null | grep -E "^(flag|copy +nvlink +(16|64) |ll +nvlink +(16|64) )" | head -16
 for f in coll_n2 coll_n4 graph_n4 mp_n4; do
   tar xzf "$OUT/logs.tgz" -O $f.log > /tmp/kiln-$f.log 2>/dev/null || continue
+  [ -s /tmp/kiln-$f.log ] || continue
   echo "==== $f: size(B) plan nccl(us) baked(us) interp(us) err(baked/interp) speedup"
   awk '/^# coll_bench/ {print} /^# [a-z]+, [0-9]+ ranks/ {print $2, $3, $4, $7, $8, $9, $10} /^  +[0-9]/ {printf "  %11s %-28.28s %8s %8s %8s %s/%s %s\n", $1, $4, $5, $8, $12, $11, $15, $NF}' /tmp/kiln-$f.log
   grep -E "error|fail|Error" /tmp/kiln-$f.log | grep -v "^# rows with errors: 0" | head -5
