@@ -60,3 +60,9 @@ int cliLoadTopo(const kilnTopoArgs* ta, kilnTopology** out) {
   }
   return 0;
 }
+
+void cliPrintFileError(const char* path, const char* msg) {
+  size_t n = strlen(path);
+  if (!strncmp(msg, path, n) && msg[n] == ':') printf("%s\n", msg);
+  else printf("%s: %s\n", path, msg);
+}

@@ -15,6 +15,9 @@ typedef struct kilnTopoArgs {
 int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i);
 /* Builds the topology named by ta; prints the error and returns non-zero on failure. */
 int cliLoadTopo(const kilnTopoArgs* ta, kilnTopology** out);
+/* Prints "FILE: message" to stdout, without repeating FILE when the message already starts
+ * with it (errors from the readers name their file). */
+void cliPrintFileError(const char* path, const char* msg);
 /* Parses a positive int; false on junk. */
 bool cliParseInt(const char* s, int* out);
 

@@ -7,13 +7,6 @@
 #include "commands.h"
 #include "kiln/plan.h"
 
-/* Prints "FILE: message", without repeating FILE when the message already starts with it. */
-static void print_file_error(const char* path, const char* msg) {
-  size_t n = strlen(path);
-  if (!strncmp(msg, path, n) && msg[n] == ':') printf("%s\n", msg);
-  else printf("%s: %s\n", path, msg);
-}
-
 static void help(FILE* f) {
   fprintf(f,
           "usage: kiln simulate --topo NAME|FILE.xml [--nodes K] --bytes SIZE PLAN.xml...\n"
@@ -108,7 +101,7 @@ int cmd_simulate(int argc, char** argv) {
   for (int f = 1; f <= nfiles; f++) {
     kilnPlan* p = NULL;
     if (kilnPlanReadFile(argv[f], &p) != KILN_SUCCESS) {
-      print_file_error(argv[f], kilnLastError());
+      cliPrintFileError(argv[f], kilnLastError());
       failed++;
       continue;
     }

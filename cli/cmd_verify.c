@@ -8,13 +8,6 @@
 #include "commands.h"
 #include "kiln/plan.h"
 
-/* Prints "FILE: message", without repeating FILE when the message already starts with it. */
-static void print_file_error(const char* path, const char* msg) {
-  size_t n = strlen(path);
-  if (!strncmp(msg, path, n) && msg[n] == ':') printf("%s\n", msg);
-  else printf("%s: %s\n", path, msg);
-}
-
 static void help(FILE* f) {
   fprintf(f,
           "usage: kiln verify [--schedules N] [--seed S] [--fifo-depth D] PLAN.xml...\n"
@@ -84,7 +77,7 @@ int cmd_verify(int argc, char** argv) {
     const char* path = argv[f];
     kilnPlan* p = NULL;
     if (kilnPlanReadFile(path, &p) != KILN_SUCCESS) {
-      print_file_error(path, kilnLastError());
+      cliPrintFileError(path, kilnLastError());
       failed++;
       continue;
     }
