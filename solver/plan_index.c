@@ -25,19 +25,8 @@ int kilnPlanBufferChunks(const kilnGpu* gpu, kilnBuffer_t b) {
   }
 }
 
-static kilnResult_t verr(const char* fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-static kilnResult_t verr(const char* fmt, ...) {
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return kilnSetError(KILN_ERR_VERIFY, "%s", msg);
-}
+/* A verification failure with its message. */
+#define verr(...) kilnSetError(KILN_ERR_VERIFY, __VA_ARGS__)
 
 
 typedef struct conn {

@@ -134,19 +134,8 @@ static const kilnStep* step_of(const vctx* c, int g, int s) {
 
 static int local_tb(const vctx* c, int g) { return kilnPlanIndexLocal(&c->ix, g); }
 
-static kilnResult_t verr(const char* fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-static kilnResult_t verr(const char* fmt, ...) {
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return kilnSetError(KILN_ERR_VERIFY, "%s", msg);
-}
+/* A verification failure with its message. */
+#define verr(...) kilnSetError(KILN_ERR_VERIFY, __VA_ARGS__)
 
 /* ---- layout: which buffers hold what, and the aliasing of in-place forms ---- */
 
