@@ -1,6 +1,7 @@
 /* Synthesizer: every plan it returns verifies, for every collective on small topologies with and
  * without symmetry; bad sketches are rejected before solving with a named reason; MILP time
- * limits keep an incumbent; GLPK errors come back as errors instead of aborting. */
+ * limits keep an incumbent; GLPK errors come back as errors instead of aborting; the plans the GPU
+ * suite synthesizes and runs verify at the runtime's FIFO depth. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <criterion/parameterized.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "../solver/synth/milp.h"
+#include "gpu/synth_plans.h"
 #include "kiln/plan.h"
 #include "kiln/sketch.h"
 #include "kiln/synth.h"
@@ -306,4 +308,51 @@ Test(synth, max_tbs_respected) {
   cr_assert(not(eq(ptr, strstr(kilnLastError(), "threadblocks"), NULL)), "%s", kilnLastError());
   kilnSketchFree(s);
   kilnTopologyFree(t);
+}
+
+/* The plans the GPU suite synthesizes and runs (tests/gpu/synth_plans.h: switch2 / switch4, every
+ * collective, Simple and LL, out of place and in place) verify with the runtime's default FIFO
+ * depth, so the GPU test cannot deadlock on it, and fit the runtime's default channels and an
+ * H100's / H200's 132 SMs (the cap the GPU suite passes is the GPUs' SM count). */
+typedef struct gpuSynthCase {
+  int n;
+  kilnColl_t coll;
+  kilnProto_t proto;
+  bool inplace;
+} gpuSynthCase;
+
+ParameterizedTestParameters(synth, gpu_suite_plans_verify_at_runtime_fifo_depth) {
+  static gpuSynthCase cases[2 * 4 * 2 * 2];
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLREDUCE,
+                                     KILN_COLL_ALLTOALL};
+  size_t k = 0;
+  for (int n = 2; n <= 4; n += 2)
+    for (int c = 0; c < 4; c++)
+      for (int proto = 0; proto < 2; proto++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+          if (inplace && colls[c] == KILN_COLL_ALLTOALL) continue;
+          cases[k++] = (gpuSynthCase){n, colls[c], proto ? KILN_PROTO_LL : KILN_PROTO_SIMPLE, inplace};
+        }
+  return cr_make_param_array(gpuSynthCase, cases, k);
+}
+
+ParameterizedTest(gpuSynthCase* c, synth, gpu_suite_plans_verify_at_runtime_fifo_depth, .timeout = 60) {
+  enum { H100_SMS = 132, RUNTIME_MAX_CHANNELS = 16 }; /* kilnCommConfig.maxChannels default */
+  kilnPlan* p = NULL;
+  kilnResult_t r = synth_switch_plan(c->n, c->coll, c->proto, c->inplace, H100_SMS, &p);
+  cr_assert(eq(int, r, KILN_SUCCESS), "switch%d %s %s inplace=%d: %s", c->n, kilnCollName(c->coll),
+            kilnProtoName(c->proto), c->inplace, kilnLastError());
+  cr_assert(eq(int, (int)p->proto, (int)c->proto));
+  cr_assert(eq(int, p->inplace || p->outofplace, 1));
+  for (int g = 0; g < p->ngpus; g++) {
+    cr_assert(le(int, p->gpus[g].ntbs, H100_SMS));
+    for (int t = 0; t < p->gpus[g].ntbs; t++) cr_assert(lt(int, p->gpus[g].tbs[t].chan, RUNTIME_MAX_CHANNELS));
+  }
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.seed = 2024; /* fixed, visible seed for the random interleavings */
+  vo.schedules = 8;
+  vo.fifo_depth = SYNTH_PLANS_RUNTIME_NSLOTS;
+  cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "switch%d %s %s inplace=%d at %d slots: %s", c->n,
+            kilnCollName(c->coll), kilnProtoName(c->proto), c->inplace, vo.fifo_depth, kilnLastError());
+  kilnPlanFree(p);
 }

@@ -20,7 +20,7 @@ bool gpu_reduces(kilnColl_t c) { return c == KILN_COLL_ALLREDUCE || c == KILN_CO
 bool world_init(world* w, int n, const kilnCommConfig* cfg) {
   memset(w, 0, sizeof(*w));
   w->n = n;
-  int devs[GPU_MAX];
+  int devs[GPU_MAX] = {0}; /* initialized: gcc -O2 warns (maybe-uninitialized) otherwise */
   for (int i = 0; i < n; i++) devs[i] = i;
   ncclResult_t nr = ncclCommInitAll(w->nccl, n, devs);
   if (nr != ncclSuccess) {

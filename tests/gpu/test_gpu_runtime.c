@@ -1,7 +1,11 @@
 /*
  * GPU suite of the runtime: classic plans (ring, direct) for all four collectives on 2 and 4 GPUs,
  * every data type and op, sizes from one element up, in place and out of place, against a CPU
- * reference on fresh data (seed printed); CUDA graph replays; several streams; two communicators
+ * reference on fresh data (seed printed); synthesized plans (kiln's synthesizer on switch2 /
+ * switch4 with plans/sketches/switchN.xml, threadblocks capped at the SM count) for all four
+ * collectives, Simple and LL, synthesized out of place and in place, every dtype and op at counts
+ * 1 and 1003 and four typed ops up to 4 MB, the same checks (skipped where kiln was built without
+ * the synthesizer); CUDA graph replays; several streams; two communicators
  * at once; a peer that never arrives; the one-process-per-GPU model. Prints "skipped: no GPU" and
  * exits 0 where fewer than 2 GPUs are visible.
  */
@@ -14,6 +18,9 @@
 #include <unistd.h>
 
 #include "gpu_common.h"
+#ifdef KILN_HAVE_SYNTH
+#include "synth_plans.h"
+#endif
 
 #define ALL_DTYPES 12
 
@@ -43,6 +50,15 @@ typedef struct loaded {
   kilnExec_t ex[GPU_MAX];
 } loaded;
 
+/* Loads plan (which l then owns) on every rank of w. */
+static void load_plan(loaded* l, const world* w, kilnPlan* plan) {
+  l->plan = plan;
+  for (int i = 0; i < w->n; i++) {
+    kilnResult_t r = kilnPlanLoad(w->kc[i], l->plan, &l->ex[i]);
+    cr_assert(eq(int, r, KILN_SUCCESS), "load %s on rank %d: %s", l->plan->name, i, kilnLastError());
+  }
+}
+
 static void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, int chunks,
                  int instances, kilnProto_t proto, bool inplace) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
@@ -50,12 +66,10 @@ static void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, i
   o.instances = instances;
   o.proto = proto;
   o.inplace = inplace;
-  kilnResult_t r = kilnClassicPlan(algo, coll, w->n, &o, &l->plan);
+  kilnPlan* plan = NULL;
+  kilnResult_t r = kilnClassicPlan(algo, coll, w->n, &o, &plan);
   cr_assert(eq(int, r, KILN_SUCCESS), "classic %s %s: %s", algo, kilnCollName(coll), kilnLastError());
-  for (int i = 0; i < w->n; i++) {
-    r = kilnPlanLoad(w->kc[i], l->plan, &l->ex[i]);
-    cr_assert(eq(int, r, KILN_SUCCESS), "load %s on rank %d: %s", l->plan->name, i, kilnLastError());
-  }
+  load_plan(l, w, plan);
 }
 
 static void unload(loaded* l, const world* w) {
@@ -80,6 +94,54 @@ static void run_check(const loaded* l, const world* w, call* c, kilnRedOp_t op, 
   }
 }
 
+/* A (data type, op) pair of a size sweep. */
+typedef struct typedOp {
+  kilnDataType_t dt;
+  kilnRedOp_t op;
+} typedOp;
+
+/* What check_plan runs on a loaded plan: every data type and op at each small count, and each
+ * typed op of the sweep at each sweep count (LL plans skip sweep counts above llMaxCount). */
+typedef struct checkSet {
+  const size_t* smallCounts;
+  size_t nsmall;
+  const typedOp* sweepTypes;
+  size_t ntypes;
+  const size_t* sweepCounts;
+  size_t nsweep;
+  size_t llMaxCount;
+} checkSet;
+
+/* Runs the check set on the loaded plan of collective coll, in place (form) or out of place.
+ * A plan of a baked shape runs its generated kernel where one exists (gen/): the small cases
+ * are checked on the interpreter as well. Returns whether it had a baked kernel. */
+static bool check_plan(const loaded* l, const world* w, kilnColl_t coll, bool form, const checkSet* cs,
+                       uint64_t* rng) {
+  const bool baked = kilnExecUseBaked(l->ex[0], true);
+  for (int interp = baked ? 1 : 0; interp >= 0; interp--) {
+    for (int r = 0; r < w->n; r++) kilnExecUseBaked(l->ex[r], !interp);
+    for (int dt = 0; dt < ALL_DTYPES; dt++)
+      for (size_t ci = 0; ci < cs->nsmall; ci++) {
+        call c;
+        cr_assert(call_alloc(&c, w, coll, cs->smallCounts[ci], (kilnDataType_t)dt));
+        const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
+        for (int op = 0; op < nops; op++) run_check(l, w, &c, (kilnRedOp_t)op, form, rng);
+        call_free(&c, w);
+      }
+  }
+  for (size_t ti = 0; ti < cs->ntypes; ti++)
+    for (size_t ci = 0; ci < cs->nsweep; ci++) {
+      if (l->plan->proto == KILN_PROTO_LL && cs->sweepCounts[ci] > cs->llMaxCount) continue;
+      call c;
+      cr_assert(call_alloc(&c, w, coll, cs->sweepCounts[ci], cs->sweepTypes[ti].dt));
+      run_check(l, w, &c, gpu_reduces(coll) ? cs->sweepTypes[ti].op : KILN_SUM, form, rng);
+      call_free(&c, w);
+    }
+  return baked;
+}
+
+static const size_t kSmallCounts[] = {1, 1003};
+
 /* Every classic plan, both protocols and forms, every dtype and op at a few odd sizes, and a
  * size sweep for some of them. */
 static void sweep(int n) {
@@ -90,10 +152,10 @@ static void sweep(int n) {
   cr_assert(world_init(&w, n, NULL));
   uint64_t rng = g_seed + (uint64_t)n;
   const clock_t t0 = clock();
-  const size_t smallCounts[] = {1, 1003};
-  const size_t sweepCounts[] = {7, 65536 + 13, (1u << 20) + 5, (8u << 20) + 3};
-  const struct { kilnDataType_t dt; kilnRedOp_t op; } sweepTypes[] = {
+  static const size_t sweepCounts[] = {7, 65536 + 13, (1u << 20) + 5, (8u << 20) + 3};
+  static const typedOp sweepTypes[] = {
       {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
+  const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, 4, 2u << 20};
   for (size_t pi = 0; pi < sizeof(kPlans) / sizeof(kPlans[0]); pi++)
     for (int proto = 0; proto < 2; proto++)
       for (int form = 0; form < 2; form++) {
@@ -101,28 +163,7 @@ static void sweep(int n) {
         if (form && pc->coll == KILN_COLL_ALLTOALL) continue;
         loaded l;
         load(&l, &w, pc->algo, pc->coll, 2, 2, proto ? KILN_PROTO_LL : KILN_PROTO_SIMPLE, form);
-        /* A plan of a baked shape runs its generated kernel where one exists (gen/): check the
-         * small cases on the interpreter as well. */
-        const bool baked = kilnExecUseBaked(l.ex[0], true);
-        for (int interp = baked ? 1 : 0; interp >= 0; interp--) {
-          for (int r = 0; r < w.n; r++) kilnExecUseBaked(l.ex[r], !interp);
-          for (int dt = 0; dt < ALL_DTYPES; dt++)
-            for (size_t ci = 0; ci < 2; ci++) {
-              call c;
-              cr_assert(call_alloc(&c, &w, pc->coll, smallCounts[ci], (kilnDataType_t)dt));
-              const int nops = gpu_reduces(pc->coll) ? KILN_NUM_REDOPS : 1;
-              for (int op = 0; op < nops; op++) run_check(&l, &w, &c, (kilnRedOp_t)op, form, &rng);
-              call_free(&c, &w);
-            }
-        }
-        for (size_t ti = 0; ti < 4; ti++)
-          for (size_t ci = 0; ci < 4; ci++) {
-            if (proto && sweepCounts[ci] > (2u << 20)) continue;
-            call c;
-            cr_assert(call_alloc(&c, &w, pc->coll, sweepCounts[ci], sweepTypes[ti].dt));
-            run_check(&l, &w, &c, gpu_reduces(pc->coll) ? sweepTypes[ti].op : KILN_SUM, form, &rng);
-            call_free(&c, &w);
-          }
+        const bool baked = check_plan(&l, &w, pc->coll, form, &cs, &rng);
         fprintf(stderr, "  %d GPUs: %s%s done at %.1fs\n", n, l.plan->name, baked ? " (baked + interpreted)" : "",
                 (double)(clock() - t0) / CLOCKS_PER_SEC);
         unload(&l, &w);
@@ -132,6 +173,76 @@ static void sweep(int n) {
 
 Test(gpu_runtime, classic_plans_2gpus, .init = gpu_init, .timeout = 600) { sweep(2); }
 Test(gpu_runtime, classic_plans_4gpus, .init = gpu_init, .timeout = 900) { sweep(4); }
+
+/* Synthesized plans (kilnSynthesize on switchN with plans/sketches/switchN.xml, threadblocks
+ * capped at the GPUs' SM count; tests/gpu/synth_plans.h): allgather, reducescatter, allreduce
+ * and alltoall, Simple and LL, each synthesized out of place and (but alltoall) in place, run in
+ * every form kilnPlanSupports grants; every dtype and op at counts 1 and 1003, and float32 sum,
+ * bfloat16 max, int32 prod and float16 avg at 7, 65549 and 1048581 elements (4 MB of float32). */
+static void synth_sweep(int n) {
+  if (g_ngpus < n) {
+    cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+  }
+#ifndef KILN_HAVE_SYNTH
+  cr_skip_test("skipped: built without the synthesizer (kiln_synth needs GLPK)");
+#else
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  int maxTbs = 1 << 30;
+  for (int r = 0; r < n; r++) {
+    int sms = 0;
+    cr_assert(eq(int, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r), cudaSuccess));
+    if (sms < maxTbs) maxTbs = sms;
+  }
+  uint64_t rng = g_seed + 100 + (uint64_t)n;
+  const clock_t t0 = clock();
+  static const size_t sweepCounts[] = {7, 65536 + 13, (1u << 20) + 5};
+  static const typedOp sweepTypes[] = {
+      {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_MAX}, {KILN_INT32, KILN_PROD}, {KILN_FLOAT16, KILN_AVG}};
+  const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, 3, 2u << 20};
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLREDUCE,
+                                     KILN_COLL_ALLTOALL};
+  for (int proto = 0; proto < 2; proto++)
+    for (int ci = 0; ci < 4; ci++)
+      for (int planInplace = 0; planInplace < 2; planInplace++) {
+        if (planInplace && colls[ci] == KILN_COLL_ALLTOALL) continue;
+        kilnPlan* plan = NULL;
+        kilnResult_t r = synth_switch_plan(n, colls[ci], proto ? KILN_PROTO_LL : KILN_PROTO_SIMPLE,
+                                           planInplace, maxTbs, &plan);
+        cr_assert(eq(int, r, KILN_SUCCESS), "synthesize %s on switch%d (%s, %s): %s", kilnCollName(colls[ci]), n,
+                  proto ? "LL" : "Simple", planInplace ? "in place" : "out of place", kilnLastError());
+        loaded l;
+        load_plan(&l, &w, plan);
+        int forms = 0;
+        bool baked = false;
+        for (int form = 0; form < 2; form++) {
+          if (!kilnPlanSupports(plan, 1, KILN_FLOAT32, KILN_SUM, form)) continue;
+          baked |= check_plan(&l, &w, colls[ci], form, &cs, &rng);
+          forms++;
+        }
+        cr_assert(gt(int, forms, 0), "plan %s supports neither form", plan->name);
+        fprintf(stderr, "  %d GPUs: synthesized %s (%s, %s plan, %d form%s)%s done at %.1fs\n", n, plan->name,
+                proto ? "LL" : "Simple", planInplace ? "in-place" : "out-of-place", forms, forms > 1 ? "s" : "",
+                baked ? " (baked + interpreted)" : "", (double)(clock() - t0) / CLOCKS_PER_SEC);
+        unload(&l, &w);
+      }
+  world_fini(&w);
+#endif
+}
+
+/* test_synth.c verifies the synthesized plans at SYNTH_PLANS_RUNTIME_NSLOTS FIFO slots: that must
+ * be the depth the runtime gives them (no GPU needed). */
+Test(gpu_runtime, synthesized_plans_verified_at_runtime_fifo_depth) {
+#ifdef KILN_HAVE_SYNTH
+  const kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cr_assert(eq(int, cfg.nslots, SYNTH_PLANS_RUNTIME_NSLOTS));
+#else
+  cr_skip_test("skipped: built without the synthesizer (kiln_synth needs GLPK)");
+#endif
+}
+
+Test(gpu_runtime, synthesized_plans_2gpus, .init = gpu_init, .timeout = 300) { synth_sweep(2); }
+Test(gpu_runtime, synthesized_plans_4gpus, .init = gpu_init, .timeout = 300) { synth_sweep(4); }
 
 /* 256 MB per rank, allreduce and allgather, on every GPU there is (up to 4). */
 Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 600) {
