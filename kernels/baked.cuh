@@ -187,41 +187,10 @@ __device__ __forceinline__ int rowOf(int rank, std::integer_sequence<int, K...>)
 template <class P, typename T> __global__ void __launch_bounds__(512) kernel(kilnDevArgs a) {
   __shared__ BlockState bs;
   const kilnDevTb& tb = a.tbs[blockIdx.x];
-  if (threadIdx.x == 0) {
-    bs.seq = a.callSeq[blockIdx.x] + 1;
-    a.callSeq[blockIdx.x] = bs.seq;
-    bs.sent = tb.sendPeer >= 0 ? *tb.sendCount : 0;
-    bs.rcvd = tb.recvPeer >= 0 ? *tb.recvCount : 0;
-    bs.abort = *(volatile int*)a.abortFlag;
-  }
-  __syncthreads();
-  if (bs.abort) return;
+  if (!blockBegin(a, tb, &bs)) return;
   dispatch<P, T>(a, &bs, rowOf<P>(a.rank, std::make_integer_sequence<int, P::nranks>()),
                  std::make_integer_sequence<int, P::ntbs>());
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    if (tb.sendPeer >= 0) *tb.sendCount = bs.sent;
-    if (tb.recvPeer >= 0) *tb.recvCount = bs.rcvd;
-  }
-  if (bs.abort) return;
-  if (threadIdx.x == 0) {
-    if (a.avgBuf != nullptr) __threadfence(); /* only avg reads the output after the count */
-    atomicAdd(a.done, 1ull);
-  }
-  if (a.avgBuf == nullptr) return;
-  if (threadIdx.x == 0) {
-    Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
-    const unsigned long long want = (unsigned long long)bs.seq * (unsigned long long)a.ntbs;
-    while (*(volatile unsigned long long*)a.done < want)
-      if (spin.tick()) { bs.abort = 1; break; }
-    __threadfence();
-  }
-  __syncthreads();
-  if (bs.abort) return;
-  T* buf = (T*)a.avgBuf;
-  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.avgElems;
-       i += (uint64_t)gridDim.x * blockDim.x)
-    buf[i] = divide(ldcg(buf + i), a.nranks);
+  blockEnd<T>(a, tb, &bs);
 }
 
 /* Launches P's kernel for T; refuses arguments made for another plan shape. args NULL: only

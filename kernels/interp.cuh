@@ -172,27 +172,31 @@ __device__ void interpBody(const kilnDevArgs& a, const Op& op, BlockState* bs) {
   }
 }
 
-template <typename T> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
-  __shared__ BlockState bs;
-  const kilnDevTb& tb = a.tbs[blockIdx.x];
+/* The start every kiln kernel block shares (interpreter and baked): bump this block's call
+ * sequence number, load its connection counters, and see whether the communicator was aborted.
+ * Returns false when the block must not run. */
+__device__ __forceinline__ bool blockBegin(const kilnDevArgs& a, const kilnDevTb& tb, BlockState* bs) {
   if (threadIdx.x == 0) {
-    bs.seq = a.callSeq[blockIdx.x] + 1;
-    a.callSeq[blockIdx.x] = bs.seq;
-    bs.sent = tb.sendPeer >= 0 ? *tb.sendCount : 0;
-    bs.rcvd = tb.recvPeer >= 0 ? *tb.recvCount : 0;
-    bs.abort = *(volatile int*)a.abortFlag;
+    bs->seq = a.callSeq[blockIdx.x] + 1;
+    a.callSeq[blockIdx.x] = bs->seq;
+    bs->sent = tb.sendPeer >= 0 ? *tb.sendCount : 0;
+    bs->rcvd = tb.recvPeer >= 0 ? *tb.recvCount : 0;
+    bs->abort = *(volatile int*)a.abortFlag;
   }
   __syncthreads();
-  if (bs.abort) return;
-  OpDyn op{a.op};
-  if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, op, &bs);
-  else interpBody<T, OpDyn, KILN_DEV_PROTO_SIMPLE>(a, op, &bs);
+  return !bs->abort;
+}
+
+/* The end every kiln kernel block shares: store the connection counters back, count the block
+ * as finished and, for avg, divide this rank's result once every block is done. */
+template <typename T>
+__device__ __forceinline__ void blockEnd(const kilnDevArgs& a, const kilnDevTb& tb, BlockState* bs) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    if (tb.sendPeer >= 0) *tb.sendCount = bs.sent;
-    if (tb.recvPeer >= 0) *tb.recvCount = bs.rcvd;
+    if (tb.sendPeer >= 0) *tb.sendCount = bs->sent;
+    if (tb.recvPeer >= 0) *tb.recvCount = bs->rcvd;
   }
-  if (bs.abort) return;
+  if (bs->abort) return;
   /* Every call counts its finished blocks, so that avg's grid barrier has a target. Only avg reads
    * this block's output after the count, so only avg pays the fence before it. */
   if (threadIdx.x == 0) {
@@ -204,17 +208,27 @@ template <typename T> __global__ void __launch_bounds__(512) kilnInterpKernel(ki
    * nranks. */
   if (threadIdx.x == 0) {
     Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
-    const unsigned long long want = (unsigned long long)bs.seq * (unsigned long long)a.ntbs;
+    const unsigned long long want = (unsigned long long)bs->seq * (unsigned long long)a.ntbs;
     while (*(volatile unsigned long long*)a.done < want)
-      if (spin.tick()) { bs.abort = 1; break; }
+      if (spin.tick()) { bs->abort = 1; break; }
     __threadfence();
   }
   __syncthreads();
-  if (bs.abort) return;
+  if (bs->abort) return;
   T* buf = (T*)a.avgBuf;
   for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.avgElems;
        i += (uint64_t)gridDim.x * blockDim.x)
     buf[i] = divide(ldcg(buf + i), a.nranks);
+}
+
+template <typename T> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
+  __shared__ BlockState bs;
+  const kilnDevTb& tb = a.tbs[blockIdx.x];
+  if (!blockBegin(a, tb, &bs)) return;
+  OpDyn op{a.op};
+  if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, op, &bs);
+  else interpBody<T, OpDyn, KILN_DEV_PROTO_SIMPLE>(a, op, &bs);
+  blockEnd<T>(a, tb, &bs);
 }
 
 } /* namespace kiln */
