@@ -467,22 +467,7 @@ static void resetBuffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
 
 /* One checked call of variant v (after resetBuffers): returns false when kiln failed. */
 static bool oneCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
-  const size_t es = kilnDataTypeSize(b.o.dtype);
-  bool ok = true;
-  if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
-  for (size_t r = 0; r < b.ranks.size(); r++) {
-    Rank& R = b.ranks[r];
-    CUDA_CHECK(cudaSetDevice(R.dev));
-    const void* sb;
-    void* rb;
-    callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, b.o.inplace, &sb, &rb);
-    if (v == V_NCCL) ncclCall(c, R, sb, rb, count, b.o);
-    else {
-      kilnExecUseBaked((*ex)[r], v == V_BAKED);
-      ok = kilnRun((*ex)[r], sb, rb, count, b.o.dtype, b.o.op, R.stream) == KILN_SUCCESS && ok;
-    }
-  }
-  if (v == V_NCCL) NCCL_CHECK(ncclGroupEnd());
+  bool ok = enqueueCall(b, c, v, ex, count);
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     CUDA_CHECK(cudaStreamSynchronize(R.stream));
