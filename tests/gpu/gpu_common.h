@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpu_count.h"
 #include "kiln/runtime.h"
 
 #define GPU_MAX 8

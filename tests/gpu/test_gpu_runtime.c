@@ -532,26 +532,13 @@ Test(gpu_runtime, one_process_per_gpu, .init = gpu_init, .timeout = 300) {
   }
 }
 
-/* Counts GPUs in a child, so that no CUDA state exists in a process that forks later. */
-static int count_gpus(void) {
-  pid_t p = fork();
-  if (p == 0) {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
-    _exit(n > 100 ? 100 : n);
-  }
-  int st = 0;
-  if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) return 0;
-  return WEXITSTATUS(st);
-}
-
 /* Runs in the runner before any test: counts the GPUs once and fixes the seed; both reach the
  * test workers (separate processes) through the environment. */
 ReportHook(PRE_ALL)(struct criterion_test_set* set) {
   (void)set;
   char buf[32];
   const char* fake = getenv("KILN_TEST_FAKE_GPUS");
-  int n = fake ? atoi(fake) : count_gpus();
+  int n = fake ? atoi(fake) : gpu_count_in_child();
   snprintf(buf, sizeof buf, "%d", n);
   setenv("KILN_TEST_GPUS", buf, 1);
   if (!getenv("KILN_TEST_SEED")) {

@@ -22,6 +22,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "gpu_count.h"
 #include "kiln/plan.h"
 
 #ifndef KILN_SHIM_PATH
@@ -273,23 +274,10 @@ Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpuInit, .timeout =
   worldFini(&w);
 }
 
-/* Counts GPUs in a child, so that no CUDA state exists in a process that forks later. */
-static int countGpus(void) {
-  pid_t p = fork();
-  if (p == 0) {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
-    _exit(n > 100 ? 100 : n);
-  }
-  int st = 0;
-  if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) return 0;
-  return WEXITSTATUS(st);
-}
-
 ReportHook(PRE_ALL)(struct criterion_test_set* set) {
   (void)set;
   char buf[32];
-  int n = countGpus();
+  int n = gpu_count_in_child();
   snprintf(buf, sizeof buf, "%d", n);
   setenv("KILN_TEST_GPUS", buf, 1);
   if (n < 2) printf("skipped: no GPU (%d visible, 2 needed)\n", n);
