@@ -134,6 +134,7 @@ static int show_plan(const kilnPlan* p) {
     print_peers("sends to", sends, p->ngpus);
     printf(",");
     print_peers("receives from", recvs, p->ngpus);
+    if (g->ncopies > 0) printf(", %d copy element%s (input to output first)", g->ncopies, g->ncopies == 1 ? "" : "s");
     printf("\n");
     total_tbs += g->ntbs;
     total_steps += steps;
