@@ -270,6 +270,25 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
   return ok;
 }
 
+/* slow[i]: this process's slowest rank in iteration i (ms). With --mp, takes the slowest over
+ * every process too. Returns the median in µs, or -1 when any rank failed. */
+static double medianOfSlowest(Bench& b, std::vector<float>& slow, bool ok) {
+  const Options& o = b.o;
+  if (o.mp) {
+    for (int i = 0; i < o.iters; i++) shared->us[b.ranks[0].rank][i] = ok ? slow[i] : -1.f;
+    mpBarrier(b);
+    for (int i = 0; i < o.iters; i++)
+      for (int r = 0; r < b.n; r++) {
+        if (shared->us[r][i] < 0) ok = false;
+        slow[i] = std::max(slow[i], shared->us[r][i]);
+      }
+    mpBarrier(b);
+  }
+  if (!ok) return -1;
+  std::sort(slow.begin(), slow.end());
+  return 1000.0 * slow[o.iters / 2];
+}
+
 /* --graph: captures o.graph calls per rank into a graph, then times `iters` launches of it
  * (after the warmup calls, uncaptured, and one untimed launch). Median per-call µs of the slowest
  * rank, or -1. */
@@ -329,19 +348,7 @@ static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   std::vector<float> slow(o.iters, 0.f);
   for (int i = 0; i < o.iters; i++)
     for (size_t r = 0; r < nr; r++) slow[i] = std::max(slow[i], per[r][i] / o.graph);
-  if (o.mp) {
-    for (int i = 0; i < o.iters; i++) shared->us[b.ranks[0].rank][i] = ok ? slow[i] : -1.f;
-    mpBarrier(b);
-    for (int i = 0; i < o.iters; i++)
-      for (int r = 0; r < b.n; r++) {
-        if (shared->us[r][i] < 0) ok = false;
-        slow[i] = std::max(slow[i], shared->us[r][i]);
-      }
-    mpBarrier(b);
-  }
-  if (!ok) return -1;
-  std::sort(slow.begin(), slow.end());
-  return 1000.0 * slow[o.iters / 2];
+  return medianOfSlowest(b, slow, ok);
 }
 
 /* Runs variant v `warmup + iters` times; returns the median time (µs) of the slowest rank per
@@ -398,19 +405,7 @@ static double timeVariant(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>
   std::vector<float> slow(o.iters, 0.f);
   for (int i = 0; i < o.iters; i++)
     for (size_t r = 0; r < b.ranks.size(); r++) slow[i] = std::max(slow[i], per[r][i]);
-  if (o.mp) {
-    for (int i = 0; i < o.iters; i++) shared->us[b.ranks[0].rank][i] = ok ? slow[i] : -1.f;
-    mpBarrier(b);
-    for (int i = 0; i < o.iters; i++)
-      for (int r = 0; r < b.n; r++) {
-        if (shared->us[r][i] < 0) ok = false;
-        slow[i] = std::max(slow[i], shared->us[r][i]);
-      }
-    mpBarrier(b);
-  }
-  if (!ok) return -1;
-  std::sort(slow.begin(), slow.end());
-  return 1000.0 * slow[o.iters / 2];
+  return medianOfSlowest(b, slow, ok);
 }
 
 /* Elements of kiln's output that differ from NCCL's, over every rank (all processes). */
