@@ -326,13 +326,7 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
   if (count == 0 || x->ntbs == 0) return KILN_SUCCESS;
   const char* sb = (const char*)sendbuf;
   char* rb = (char*)recvbuf;
-  bool inplace = false;
-  switch (x->coll) {
-    case KILN_COLL_ALLREDUCE: inplace = sb == rb; break;
-    case KILN_COLL_ALLGATHER: inplace = sb == rb + (size_t)rank * count * es; break;
-    case KILN_COLL_REDUCESCATTER: inplace = rb == sb + (size_t)rank * count * es; break;
-    default: inplace = sb == rb; break;
-  }
+  const bool inplace = kilnRegistryCallInPlace(x->coll, rank, sb, rb, count, dtype);
   if (x->inplaceForm && !inplace)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: an in-place plan called out of place", rank);
   if (x->coll == KILN_COLL_ALLTOALL && inplace)

@@ -47,6 +47,18 @@ uint64_t kilnRegistryCallBytes(kilnColl_t coll, int nranks, size_t count, kilnDa
   }
 }
 
+bool kilnRegistryCallInPlace(kilnColl_t coll, int rank, const void* sendbuf, const void* recvbuf,
+                             size_t count, kilnDataType_t dtype) {
+  const char* sb = (const char*)sendbuf;
+  const char* rb = (const char*)recvbuf;
+  const size_t mine = (size_t)rank * count * kilnDataTypeSize(dtype);
+  switch (coll) {
+    case KILN_COLL_ALLGATHER: return sb == rb + mine;
+    case KILN_COLL_REDUCESCATTER: return rb == sb + mine;
+    default: return sb == rb;
+  }
+}
+
 kilnBakedLaunch_t kilnRegistryKernel(const kilnRegistryEntry* e, kilnDataType_t dtype, kilnRedOp_t op) {
   if (!e || (unsigned)dtype >= KILN_NUM_DTYPES) return NULL;
   if (e->reduces && op != KILN_SUM && op != KILN_AVG) return NULL;

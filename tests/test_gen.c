@@ -472,3 +472,16 @@ ParameterizedTest(int* ci, gen, tables_match_plan) {
   free(src);
   kilnPlanFree(p);
 }
+
+/* In-place calls as NCCL defines them: rank 2, 8 floats a rank. */
+Test(registry, call_in_place) {
+  static float buf[64];
+  const size_t mine = 2 * 8;
+  cr_assert(kilnRegistryCallInPlace(KILN_COLL_ALLREDUCE, 2, buf, buf, 8, KILN_FLOAT32));
+  cr_assert(not(kilnRegistryCallInPlace(KILN_COLL_ALLREDUCE, 2, buf, buf + 8, 8, KILN_FLOAT32)));
+  cr_assert(kilnRegistryCallInPlace(KILN_COLL_ALLGATHER, 2, buf + mine, buf, 8, KILN_FLOAT32));
+  cr_assert(not(kilnRegistryCallInPlace(KILN_COLL_ALLGATHER, 2, buf, buf, 8, KILN_FLOAT32)));
+  cr_assert(kilnRegistryCallInPlace(KILN_COLL_REDUCESCATTER, 2, buf, buf + mine, 8, KILN_FLOAT32));
+  cr_assert(not(kilnRegistryCallInPlace(KILN_COLL_REDUCESCATTER, 2, buf, buf, 8, KILN_FLOAT32)));
+  cr_assert(kilnRegistryCallInPlace(KILN_COLL_ALLTOALL, 2, buf, buf, 8, KILN_FLOAT32));
+}

@@ -520,18 +520,9 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
   const kilnColl_t coll = collKiln[call->coll];
   const kilnDataType_t dt = (kilnDataType_t)call->datatype;
   const kilnRedOp_t op = (kilnRedOp_t)call->op;
-  const size_t esize = kilnDataTypeSize(dt);
   const uint64_t bytes = kilnRegistryCallBytes(coll, sc->nranks, call->count, dt);
-  const char* sb = call->sendbuff;
-  const char* rb = call->recvbuff;
-  const size_t mine = (size_t)sc->rank * call->count * esize;
-  bool inplace = false;
-  switch (call->coll) {
-  case SHIM_ALLREDUCE:
-  case SHIM_ALLTOALL: inplace = sb == rb; break;
-  case SHIM_ALLGATHER: inplace = sb == rb + mine; break;
-  case SHIM_REDUCESCATTER: inplace = rb == sb + mine; break;
-  }
+  const bool inplace =
+      kilnRegistryCallInPlace(coll, sc->rank, call->sendbuff, call->recvbuff, call->count, dt);
   const bool reduces = call->coll == SHIM_ALLREDUCE || call->coll == SHIM_REDUCESCATTER;
 
   /* The registry's choice if this communicator has it, else the best of the ones it has. */

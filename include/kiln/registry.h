@@ -59,6 +59,12 @@ typedef struct kilnRegistryEntry {
 KILN_API uint64_t kilnRegistryCallBytes(kilnColl_t coll, int nranks, size_t count,
                                         kilnDataType_t dtype);
 
+/* Whether an NCCL-style call of `rank` is in place, as NCCL defines it: allreduce and alltoall
+ * sendbuf == recvbuf; allgather sendbuf == recvbuf + rank * count elements; reducescatter
+ * recvbuf == sendbuf + rank * count elements. */
+KILN_API bool kilnRegistryCallInPlace(kilnColl_t coll, int rank, const void* sendbuf,
+                                      const void* recvbuf, size_t count, kilnDataType_t dtype);
+
 /* The entry that serves this call (see the rules above), or NULL: no plan, use NCCL. Never sets
  * an error. Does not block. */
 KILN_API const kilnRegistryEntry* kilnRegistrySelect(kilnColl_t coll, int nranks, uint64_t bytes,
