@@ -1,0 +1,25 @@
+#!/bin/bash
+# Packs what the GPU machine needs from a CUDA build into one compressed file, .carry/pack.tar.xz
+# (the device's carry is capped at 64 MiB; the baked kernels make each binary ~22 MB, ~4x less
+# compressed): the GPU suites, coll_bench, prim_bench, host_bench, the drop-in libnccl.so.2 and
+# the shared libraries they need that the GPU machine lacks (Criterion, GLPK, ...).
+# On the GPU machine: tar xJf .carry/pack.tar.xz -C .carry  -> .carry/{bin,lib,shim}
+#   scripts/device-pack.sh BUILD_DIR
+set -eu
+build=${1:?usage: scripts/device-pack.sh BUILD_DIR}
+here=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/bin" "$tmp/lib" "$tmp/shim" "$here/.carry"
+for b in tests/gpu/test_gpu_runtime bench/coll_bench bench/prim_bench bench/host_bench; do
+  [ -x "$build/$b" ] && cp "$build/$b" "$tmp/bin/"
+done
+[ -x "$build/tests/gpu/test_gpu_shim" ] && cp "$build/tests/gpu/test_gpu_shim" "$tmp/shim/"
+[ -f "$build/host/shim/libnccl.so.2" ] && cp -L "$build/host/shim/libnccl.so.2" "$tmp/shim/"
+for b in "$tmp"/bin/* "$tmp"/shim/*; do ldd "$b" | awk '/=> \// {print $3}'; done | sort -u |
+  grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz|libxml2|libicu[a-z0-9]*|liblzma|libcuda)\.so' |
+  while read -r l; do cp -L "$l" "$tmp/lib/"; done
+strip --strip-debug "$tmp"/bin/* "$tmp"/shim/* 2>/dev/null || true
+tar cf - -C "$tmp" bin lib shim | xz -T2 -6 > "$here/.carry/pack.tar.xz.tmp"
+mv "$here/.carry/pack.tar.xz.tmp" "$here/.carry/pack.tar.xz"
+ls -la "$here/.carry/pack.tar.xz"
