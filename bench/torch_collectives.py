@@ -36,7 +36,13 @@ DTYPES = {
     "float32": torch.float32,
     "bfloat16": torch.bfloat16,
     "float16": torch.float16,
+    "float64": torch.float64,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
     "int32": torch.int32,
+    "int64": torch.int64,
+    # PyTorch sends bool as uint8 and turns sum into max; the expected any() is the same.
+    "bool": torch.bool,
 }
 COLLS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "barrier"]
 

@@ -4,7 +4,8 @@
 # Runs bench/torch_collectives.py with torchrun on 2 and 4 GPUs (those present):
 #   nccl  PyTorch's own NCCL, nothing preloaded (the baseline)
 #   off   kiln's libnccl.so.2 preloaded with KILN_DISABLE=1 (cost of the shim alone; 2 GPUs only)
-#   kiln  kiln's libnccl.so.2 preloaded, plans from $KILN_PLANS (default: bench/shim_plans)
+#   kiln  kiln's libnccl.so.2 preloaded: the plans baked into it, and those of $KILN_PLANS when
+#         set (e.g. bench/shim_plans; loaded plans run on the interpreter and win the selection)
 # then prints one side-by-side table (time per call in us, and each run's result check).
 #
 # On the CPU machine, `scripts/device-shim.sh --pack BUILD_DIR` copies the shim (and
@@ -52,7 +53,7 @@ if [ -z "$SHIM" ]; then
     if [ -f "$c" ] && grep -q kilnShimMarker "$c"; then SHIM=$c; break; fi
   done
 fi
-PLANS=${KILN_PLANS:-bench/shim_plans}
+PLANS=${KILN_PLANS:-}
 SIZES=${SIZES:-1K,64K,1M,16M,64M}
 DTYPES=${DTYPES:-float32,bfloat16}
 COLLS=${COLLS:-all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,barrier}
@@ -64,7 +65,7 @@ if [ -z "$SHIM" ] || [ ! -f "$SHIM" ]; then
   log "no kiln libnccl.so.2 found under .carry/ (set KILN_SHIM)"; exit 1
 fi
 SHIM=$(realpath "$SHIM")
-PLANS=$(realpath "$PLANS")
+[ -n "$PLANS" ] && PLANS=$(realpath "$PLANS")
 if [ ! -f "$REAL_NCCL" ]; then
   log "no real NCCL at $REAL_NCCL (set KILN_NCCL_PATH)"; exit 1
 fi
@@ -79,7 +80,7 @@ if ! ldd "$SHIM" > "$WORK/ldd.txt" 2>&1 || grep -q "not found" "$WORK/ldd.txt"; 
 fi
 NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
 GPUS=${GPUS:-"2 4"}
-log "shim $SHIM, real NCCL $REAL_NCCL, plans $PLANS, $NGPU GPUs, out $OUT"
+log "shim $SHIM, real NCCL $REAL_NCCL, plans ${PLANS:-baked only}, $NGPU GPUs, out $OUT"
 GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 
 export NCCL_NVLS_ENABLE=0
@@ -114,8 +115,8 @@ for n in $GPUS; do
       nccl) ;;
       off) env_args=("${shim_lib[@]}" LD_PRELOAD="$SHIM" KILN_NCCL_PATH="$REAL_NCCL" KILN_DISABLE=1
                  KILN_DEBUG=INFO) ;;
-      kiln) env_args=("${shim_lib[@]}" LD_PRELOAD="$SHIM" KILN_NCCL_PATH="$REAL_NCCL"
-                  KILN_PLANS="$PLANS" KILN_DEBUG=INFO) ;;
+      kiln) env_args=("${shim_lib[@]}" LD_PRELOAD="$SHIM" KILN_NCCL_PATH="$REAL_NCCL" KILN_DEBUG=INFO)
+            [ -n "$PLANS" ] && env_args+=(KILN_PLANS="$PLANS") ;;
     esac
     log "run $tag"
     start=$(date +%s)
