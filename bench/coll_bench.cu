@@ -6,7 +6,7 @@
  *              [--op sum] [--min 8] [--max 1G] [--factor 4] [--iters 20] [--warmup 5]
  *              [--inplace] [--plan NAME] [--plans PATH] [--csv FILE] [--svg FILE] [--mp]
  *              [--no-check] [--timeout-ms MS] [--sweep] [--graph N]
- *              [--slot-bytes SIZE] [--nslots N] [--threads N]   (kilnCommConfig)
+ *              [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]   (kilnCommConfig)
  *
  * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
@@ -22,6 +22,8 @@
  * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
  * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
  * byte range, one row per plan and size, baked kernels only (to choose the ranges of plans/baked).
+ * Speed-up column: NCCL's time / the time of what kilnRun runs by default (the baked kernel for LL
+ * plans, the interpreter for Simple plans: host/exec.c).
  * --graph N: every variant is captured as a CUDA graph of N calls per rank (after the warmup calls,
  * outside capture); a call's time is a graph launch's time / N, median over `iters` launches. This
  * takes the host's launch cost out, as a graph-capturing framework does.
@@ -63,7 +65,7 @@ struct Options {
   const char* svg = nullptr;
   int timeoutMs = 3000;
   uint64_t slotBytes = 0; /* kilnCommConfig overrides (0: runtime default) */
-  int nslots = 0, threads = 0;
+  int nslots = 0, threads = 0, channels = 0;
 };
 
 enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, NV = 3 };
@@ -76,7 +78,17 @@ struct Row {
   char plan[64];
   double us[NV];      /* median time, <0: not run */
   long long err[NV];  /* differing elements vs NCCL, -1: not checked */
+  bool ll;            /* an LL plan: kiln runs its baked kernel by default (else the interpreter) */
 };
+
+/* The speed-up column: NCCL's time over the time of what kilnRun runs by default for this plan
+ * (host/exec.c: the baked kernel for LL plans, the interpreter for Simple ones), or the other
+ * variant when that one did not run; <= 0: none. */
+static double speedup(const Row& r) {
+  const int first = r.ll ? V_BAKED : V_INTERP, second = r.ll ? V_INTERP : V_BAKED;
+  const double k = r.us[first] > 0 ? r.us[first] : r.us[second];
+  return k > 0 && r.us[V_NCCL] > 0 ? r.us[V_NCCL] / k : -1;
+}
 
 static void die(const char* fmt, ...) {
   va_list ap;
@@ -515,6 +527,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     row.count = count;
     for (int v = 0; v < NV; v++) { row.us[v] = -1; row.err[v] = -1; }
     snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
+    row.ll = e && e->proto == KILN_PROTO_LL;
     std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
     if (ex && !(*ex)[0]) ex = nullptr;
     bool hasBaked = e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex &&
@@ -551,8 +564,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
         else printf(" %5lld", row.err[v]);
       }
     }
-    double best = row.us[V_BAKED] > 0 ? row.us[V_BAKED] : row.us[V_INTERP];
-    if (best > 0 && row.us[V_NCCL] > 0) printf("  %6.2fx\n", row.us[V_NCCL] / best);
+    if (speedup(row) > 0) printf("  %6.2fx\n", speedup(row));
     else printf("  %7s\n", "-");
     fflush(stdout);
     }
@@ -575,8 +587,7 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
       fprintf(f, ",%.3f,%.3f,%.3f,", r.us[v], alg, alg * busFactor(r.coll, b.n));
       if (v && r.err[v] >= 0) fprintf(f, "%lld", r.err[v]);
     }
-    double best = r.us[V_BAKED] > 0 ? r.us[V_BAKED] : r.us[V_INTERP];
-    if (best > 0 && r.us[V_NCCL] > 0) fprintf(f, ",%.3f\n", r.us[V_NCCL] / best);
+    if (speedup(r) > 0) fprintf(f, ",%.3f\n", speedup(r));
     else fprintf(f, ",\n");
   }
   fclose(f);
@@ -625,7 +636,7 @@ static void usage(FILE* f) {
           "                  [--factor F] [--iters N] [--warmup N] [--inplace] [--plan NAME]\n"
           "                  [--plans PATH] [--csv FILE] [--svg FILE] [--mp] [--no-check]\n"
           "                  [--timeout-ms MS] [--sweep] [--graph N]\n"
-          "                  [--slot-bytes SIZE] [--nslots N] [--threads N]\n"
+          "                  [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]\n"
           "Measures NCCL, kiln baked and kiln interpreted side by side (see bench/coll_bench.cu).\n");
 }
 
@@ -657,6 +668,7 @@ static void parseArgs(int argc, char** argv, Options& o) {
     else if (!strcmp(a, "--timeout-ms")) o.timeoutMs = atoi(need(a));
     else if (!strcmp(a, "--slot-bytes")) { if (!kilnParseSize(need(a), &o.slotBytes)) die("bad size %s", argv[i]); }
     else if (!strcmp(a, "--nslots")) o.nslots = atoi(need(a));
+    else if (!strcmp(a, "--channels")) o.channels = atoi(need(a));
     else if (!strcmp(a, "--threads")) o.threads = atoi(need(a));
     else if (!strcmp(a, "--inplace")) o.inplace = true;
     else if (!strcmp(a, "--no-check")) o.check = false;
@@ -724,6 +736,7 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
   cfg.timeoutMs = o.timeoutMs;
   if (o.slotBytes) cfg.slotBytes = (size_t)o.slotBytes;
   if (o.nslots) cfg.nslots = o.nslots;
+  if (o.channels) cfg.maxChannels = o.channels;
   if (o.threads) cfg.threads = o.threads;
   std::vector<kilnComm_t> kc(myRanks.size(), nullptr);
   kilnResult_t kr = myRanks.size() == 1 ? kilnCommCreate(nc[0], &cfg, &kc[0])
