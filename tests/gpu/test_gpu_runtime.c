@@ -5,7 +5,7 @@
  * switch4 with plans/sketches/switchN.xml, threadblocks capped at the SM count) for all four
  * collectives, Simple and LL, synthesized out of place and in place, every dtype and op at counts
  * 1 and 1003 and three typed ops up to 4 MB, the same checks (skipped where kiln was built without
- * the synthesizer); CUDA graph replays; several streams; two communicators
+ * the synthesizer); every plan baked into the build, the same way; CUDA graph replays; several streams; two communicators
  * at once; a peer that never arrives; the one-process-per-GPU model. Prints "skipped: no GPU" and
  * exits 0 where fewer than 2 GPUs are visible.
  */
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gpu_common.h"
+#include "kiln/registry.h"
 #ifdef KILN_HAVE_SYNTH
 #include "synth_plans.h"
 #endif
@@ -230,6 +231,46 @@ static void synth_sweep(int n) {
 #endif
 }
 
+/* Every plan baked into this build for n ranks (plans/baked: the plans the registry picks by
+ * default), in each form it serves: every dtype and op at counts 1 and 1003 (the baked kernel and
+ * the interpreter), float32 sum, bfloat16 avg, int8 min and uint64 prod at 7, 65549 and 1048581
+ * elements, whatever the plan's byte range. */
+static void baked_sweep(int n) {
+  if (g_ngpus < n) {
+    cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+  }
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  uint64_t rng = g_seed + 200 + (uint64_t)n;
+  const clock_t t0 = clock();
+  static const size_t sweepCounts[] = {7, 65536 + 13, (1u << 20) + 5};
+  static const typedOp sweepTypes[] = {
+      {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
+  const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, 3, 2u << 20};
+  int nplans = 0;
+  for (int i = 0; i < kilnRegistryCount(); i++) {
+    const kilnRegistryEntry* e = kilnRegistryAt(i);
+    if (!e || !e->xml || e->nranks != n) continue;
+    kilnPlan* plan = NULL;
+    cr_assert(eq(int, kilnPlanReadMemory(e->xml, strlen(e->xml), e->name, &plan), KILN_SUCCESS), "%s: %s",
+              e->name, kilnLastError());
+    loaded l;
+    load_plan(&l, &w, plan);
+    bool baked = false;
+    for (int form = 0; form < 2; form++)
+      if (form ? e->inplace : e->outofplace) baked |= check_plan(&l, &w, e->coll, form, &cs, &rng);
+    cr_assert(baked, "plan %s was baked but its kernel did not run", e->name);
+    fprintf(stderr, "  %d GPUs: baked %s done at %.1fs\n", n, e->name, (double)(clock() - t0) / CLOCKS_PER_SEC);
+    unload(&l, &w);
+    nplans++;
+  }
+  fprintf(stderr, "  %d GPUs: %d baked plans checked\n", n, nplans);
+  world_fini(&w);
+}
+
+Test(gpu_runtime, baked_plans_2gpus, .init = gpu_init, .timeout = 600) { baked_sweep(2); }
+Test(gpu_runtime, baked_plans_4gpus, .init = gpu_init, .timeout = 600) { baked_sweep(4); }
+
 /* test_synth.c verifies the synthesized plans at SYNTH_PLANS_RUNTIME_NSLOTS FIFO slots: that must
  * be the depth the runtime gives them (no GPU needed). */
 Test(gpu_runtime, synthesized_plans_verified_at_runtime_fifo_depth) {
@@ -244,24 +285,36 @@ Test(gpu_runtime, synthesized_plans_verified_at_runtime_fifo_depth) {
 Test(gpu_runtime, synthesized_plans_2gpus, .init = gpu_init, .timeout = 300) { synth_sweep(2); }
 Test(gpu_runtime, synthesized_plans_4gpus, .init = gpu_init, .timeout = 300) { synth_sweep(4); }
 
-/* 256 MB per rank, allreduce and allgather, on every GPU there is (up to 4). */
-Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 600) {
+/* 1 GiB per rank, every collective, on every GPU there is (up to 4). */
+Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 900) {
   int n = g_ngpus >= 4 ? 4 : 2;
   world w;
   cr_assert(world_init(&w, n, NULL));
   uint64_t rng = g_seed ^ 0x1234;
-  loaded l;
-  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 8, KILN_PROTO_SIMPLE, false);
-  call c;
-  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, (64u << 20) + 1, KILN_FLOAT32));
-  run_check(&l, &w, &c, KILN_SUM, false, &rng);
-  call_free(&c, &w);
-  unload(&l, &w);
-  load(&l, &w, "direct", KILN_COLL_ALLGATHER, 1, 4, KILN_PROTO_SIMPLE, true);
-  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLGATHER, (64u << 20) / n, KILN_FLOAT32));
-  run_check(&l, &w, &c, KILN_SUM, true, &rng);
-  call_free(&c, &w);
-  unload(&l, &w);
+  /* 1 GiB per rank (allreduce input, allgather output, reducescatter input, alltoall input), one
+   * element more than a multiple of anything, so the last slice and the element tail are in. */
+  const size_t gib = (size_t)1 << 28; /* floats */
+  const struct {
+    const char* algo;
+    kilnColl_t coll;
+    int instances;
+    size_t count;
+    bool inplace;
+  } cases[] = {
+      {"ring", KILN_COLL_ALLREDUCE, 8, gib + 1, false},
+      {"direct", KILN_COLL_ALLGATHER, 4, gib / (size_t)n + 1, true},
+      {"ring", KILN_COLL_REDUCESCATTER, 8, gib / (size_t)n + 1, false},
+      {"direct", KILN_COLL_ALLTOALL, 4, gib / (size_t)n + 1, false},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    loaded l;
+    load(&l, &w, cases[i].algo, cases[i].coll, 1, cases[i].instances, KILN_PROTO_SIMPLE, cases[i].inplace);
+    call c;
+    cr_assert(call_alloc(&c, &w, cases[i].coll, cases[i].count, KILN_FLOAT32));
+    run_check(&l, &w, &c, KILN_SUM, cases[i].inplace, &rng);
+    call_free(&c, &w);
+    unload(&l, &w);
+  }
   world_fini(&w);
 }
 
