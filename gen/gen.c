@@ -243,12 +243,13 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
       first += tb->nsteps;
     }
   if (ntbs == 0) sb_printf(&b, "    {0, 0, -1, -1, 0, 0, 0},\n");
-  sb_printf(&b, "  };\n  /* type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep */\n"
+  sb_printf(&b, "  };\n  /* type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep, fold, folded */\n"
                 "  static constexpr Step steps[] = {\n");
   int idx = 0;
   for (int r = 0; r < p->ngpus; r++)
     for (int t = 0; t < p->gpus[r].ntbs; t++) {
       const kilnThreadblock* tb = &p->gpus[r].tbs[t];
+      int fold = 0, foldEnd = 0;
       for (int s = 0; s < tb->nsteps; s++, idx++) {
         const kilnStep* st = &tb->steps[s];
         /* A step another one waits on publishes whatever hasdep says (as the host loader). */
@@ -259,14 +260,22 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
               hasdep = true;
               break;
             }
-        sb_printf(&b, "    /* %d */ {%s, %s, %d, %s, %d, %d, %d, %d, %d},%s", idx,
+        /* Folded runs as the runtime's loader finds them (host/exec.c). */
+        if (s >= foldEnd) {
+          fold = kilnStepFoldable(p, r, t, s);
+          foldEnd = s + fold + 1;
+        } else {
+          fold = -1;
+        }
+        sb_printf(&b, "    /* %d */ {%s, %s, %d, %s, %d, %d, %d, %d, %d, %d, %d},%s", idx,
                   step_enum[st->type], buf_enum[st->srcbuf], st->srcoff, buf_enum[st->dstbuf],
                   st->dstoff, st->cnt, st->depid >= 0 ? st->depid : -1,
-                  st->depid >= 0 ? st->deps : -1, hasdep ? 1 : 0, s == 0 ? "" : "\n");
+                  st->depid >= 0 ? st->deps : -1, hasdep ? 1 : 0, fold > 0 ? fold : 0,
+                  fold < 0 ? 1 : 0, s == 0 ? "" : "\n");
         if (s == 0) sb_printf(&b, " /* rank %d tb %d */\n", r, t);
       }
     }
-  if (nsteps == 0) sb_printf(&b, "    {ST_NOP, BUF_I, 0, BUF_I, 0, 0, -1, -1, 0},\n");
+  if (nsteps == 0) sb_printf(&b, "    {ST_NOP, BUF_I, 0, BUF_I, 0, 0, -1, -1, 0, 0, 0},\n");
   sb_printf(&b, "  };\n};\n\n} /* namespace kiln_baked */\n\n");
 
   bool which[KILN_NUM_DTYPES], sizes[9];

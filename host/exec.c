@@ -256,8 +256,14 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
       ds->deps = st->depid >= 0 ? st->deps : -1;
       ds->depNsteps = st->depid >= 0 ? g->tbs[st->depid].nsteps : 0;
     }
+    for (int s = 0; s < tb->nsteps; s++) {
+      const int k = kilnStepFoldable(p, rank, t, s);
+      hsteps[first + s].fold = k;
+      s += k;
+    }
     first += tb->nsteps;
   }
+  _Static_assert(KILN_DEV_FOLD_MAX == KILN_FUSE_MAX, "folded runs: one bound for host and device");
   /* A step that others wait on must publish, whatever hasdep says. */
   for (int t = 0; t < g->ntbs; t++)
     for (int s = 0; s < g->tbs[t].nsteps; s++) {

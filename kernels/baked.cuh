@@ -52,6 +52,8 @@ struct Tb {
 };
 struct Step {
   int type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep;
+  int fold;   /* steps after this one it runs in the same pass (kilnStepFoldable) */
+  int folded; /* 1: run by an earlier step's pass */
 };
 
 __host__ __device__ constexpr bool receives(int t) { return t >= ST_RECV && t <= ST_RRCS; }
@@ -126,6 +128,40 @@ __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& 
   return true;
 }
 
+/* A folded run: the head step's wait, one pass over the head's and the folded steps' operands
+ * (fbuf/foff: the folded steps' sources), and the last folded step's publishing. */
+template <typename T, int PROTO>
+__device__ __forceinline__ bool foldBody(const kilnDevArgs& a, const kilnDevTb& tb, int it, uint64_t n,
+                                         BlockState* bs, Spin& spin, const StepArgs st, int type,
+                                         const int* fbuf, const int* foff, int fold, int hasdepLast) {
+  kilnDevStep dep = {};
+  dep.depid = st.depid;
+  dep.deps = st.deps;
+  dep.depNsteps = st.depNsteps;
+  if (!waitStep<PROTO>(a, tb, dep, it, bs, spin, false, false)) bs->abort = 1;
+  __syncthreads();
+  if (bs->abort) return false;
+  OpSum op;
+  runFolded<T, OpSum>(a, type, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt, fbuf, foff, fold,
+                      it, n, op);
+  __syncthreads();
+  publishStep<PROTO>(tb, bs, false, false, hasdepLast != 0, a.progress + blockIdx.x,
+                     ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.tbSteps + st.s + fold + 1));
+  return true;
+}
+
+/* Step J's source operand as constants device code may use. */
+template <class P, int J> struct SrcOf {
+  static constexpr int buf = P::steps[J].srcbuf, off = P::steps[J].srcoff;
+};
+
+template <class P, int I, int... F>
+__device__ __forceinline__ void foldSources(int* fbuf, int* foff, std::integer_sequence<int, F...>) {
+  (void)fbuf;
+  (void)foff;
+  ((fbuf[F] = SrcOf<P, I + 1 + F>::buf, foff[F] = SrcOf<P, I + 1 + F>::off), ...);
+}
+
 template <typename T, int PROTO, int TYPE>
 __device__ __noinline__ bool stepCall(const kilnDevArgs& a, const kilnDevTb& tb, int it, uint64_t n,
                                       BlockState* bs, Spin* spin, const StepArgs st) {
@@ -145,14 +181,26 @@ __device__ __forceinline__ bool step(const kilnDevArgs& a, const kilnDevTb& tb, 
                            P::steps[I].dstoff, P::steps[I].cnt,    depid,
                            P::steps[I].deps,   depNsteps,          P::steps[I].hasdep,
                            S,                  P::tbs[R].nsteps};
-  if constexpr (P::inlineSteps) return stepBody<T, P::proto, type>(a, tb, it, n, bs, spin, st);
-  else return stepCall<T, P::proto, type>(a, tb, it, n, bs, &spin, st);
+  constexpr int fold = P::steps[I].fold;
+  if constexpr (P::steps[I].folded != 0) {
+    return true;
+  } else if constexpr (fold > 0) {
+    int fbuf[fold], foff[fold];
+    foldSources<P, I>(fbuf, foff, std::make_integer_sequence<int, fold>());
+    return foldBody<T, P::proto>(a, tb, it, n, bs, spin, st, type, fbuf, foff, fold,
+                                 P::steps[I + fold].hasdep);
+  } else if constexpr (P::inlineSteps) {
+    return stepBody<T, P::proto, type>(a, tb, it, n, bs, spin, st);
+  } else {
+    return stepCall<T, P::proto, type>(a, tb, it, n, bs, &spin, st);
+  }
 }
 
 /* Row R: every iteration runs the row's steps in order, unrolled. */
 template <class P, int R, typename T, int... S>
 __device__ void row(const kilnDevArgs& a, BlockState* bs, std::integer_sequence<int, S...>) {
-  const kilnDevTb& tb = a.tbs[blockIdx.x];
+  /* A copy: the waits' memory clobbers would make every use of a reference re-read it. */
+  const kilnDevTb tb = a.tbs[blockIdx.x];
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const uint64_t SL = a.sliceElems, L = a.chunkElems;
   for (int it = 0; it < a.niter; it++) {

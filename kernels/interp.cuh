@@ -124,9 +124,48 @@ __device__ __forceinline__ void publishStep(const kilnDevTb& tb, BlockState* bs,
   }
 }
 
+/* A folded run (kilnStepFoldable) for iteration `it`: head step (type, operands) and the
+ * sources of the `fold` re steps after it, one pass per chunk of the head's count. */
+template <typename T, class Op>
+__device__ __forceinline__ void runFolded(const kilnDevArgs& a, int type, int srcbuf, int srcoff,
+                                          int dstbuf, int dstoff, int cnt, const int* fbuf,
+                                          const int* foff, int fold, int it, uint64_t n, const Op& op) {
+  for (int c = 0; c < cnt; c++) {
+    const T* ops[KILN_DEV_FOLD_MAX + 1];
+    uint64_t off, val;
+    chunkSlice(a, dstbuf, (int64_t)dstoff + c, it, n, &off, &val);
+    T* dst = (T*)a.bufs[dstbuf] + off;
+    uint64_t m = val;
+    int k = 0;
+    if (type == ST_RE) ops[k++] = dst;
+    chunkSlice(a, srcbuf, (int64_t)srcoff + c, it, n, &off, &val);
+    ops[k++] = (const T*)a.bufs[srcbuf] + off;
+    m = min(m, val);
+    for (int f = 0; f < fold; f++) {
+      chunkSlice(a, fbuf[f], (int64_t)foff[f] + c, it, n, &off, &val);
+      ops[k++] = (const T*)a.bufs[fbuf[f]] + off;
+      m = min(m, val);
+    }
+    reduceMany<T, Op, KILN_DEV_FOLD_MAX + 1>(dst, ops, k, m, op);
+  }
+}
+
+/* This block's steps: copied to shared memory when they fit (one read of global memory per
+ * block instead of one dependent read per step). */
+__device__ __forceinline__ const kilnDevStep* blockSteps(const kilnDevArgs& a, const kilnDevTb& tb,
+                                                         kilnDevStep* smem) {
+  if (tb.nsteps > KILN_DEV_SMEM_STEPS) return a.steps + tb.firstStep;
+  constexpr int W = sizeof(kilnDevStep) / sizeof(uint4);
+  const uint4* src = (const uint4*)(a.steps + tb.firstStep);
+  for (int i = threadIdx.x; i < tb.nsteps * W; i += blockDim.x) ((uint4*)smem)[i] = src[i];
+  __syncthreads();
+  return smem;
+}
+
 template <typename T, class Op, int PROTO>
-__device__ void interpBody(const kilnDevArgs& a, const Op& op, BlockState* bs) {
-  const kilnDevTb& tb = a.tbs[blockIdx.x];
+__device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& op, BlockState* bs) {
+  __shared__ kilnDevStep smemSteps[KILN_DEV_SMEM_STEPS];
+  const kilnDevStep* steps = blockSteps(a, tb, smemSteps);
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const uint64_t S = a.sliceElems, L = a.chunkElems;
   const uint64_t pieceBytes = S * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
@@ -134,11 +173,25 @@ __device__ void interpBody(const kilnDevArgs& a, const Op& op, BlockState* bs) {
   for (int it = 0; it < a.niter; it++) {
     const uint64_t n = min(S, L - (uint64_t)it * S);
     for (int s = 0; s < tb.nsteps; s++) {
-      const kilnDevStep st = a.steps[tb.firstStep + s];
+      const kilnDevStep st = steps[s];
       const bool rv = stepReceives(st.type), sd = stepSends(st.type);
       if (!waitStep<PROTO>(a, tb, st, it, bs, spin, sd, rv)) bs->abort = 1;
       __syncthreads();
       if (bs->abort) return;
+      if (st.fold > 0) {
+        int fbuf[KILN_DEV_FOLD_MAX], foff[KILN_DEV_FOLD_MAX];
+        for (int f = 0; f < st.fold; f++) {
+          fbuf[f] = steps[s + 1 + f].srcbuf;
+          foff[f] = steps[s + 1 + f].srcoff;
+        }
+        runFolded<T, Op>(a, st.type, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt, fbuf, foff,
+                         st.fold, it, n, op);
+        __syncthreads();
+        s += st.fold;
+        publishStep<PROTO>(tb, bs, false, false, steps[s].hasdep, a.progress + blockIdx.x,
+                           ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * tb.nsteps + s + 1));
+        continue;
+      }
 
       const char* rslot = rv ? tb.recvFifo + (bs->rcvd % a.nslots) * a.slotBytes : nullptr;
       char* sslot = sd ? tb.sendFifo + (bs->sent % a.nslots) * a.slotBytes : nullptr;
@@ -223,11 +276,12 @@ __device__ __forceinline__ void blockEnd(const kilnDevArgs& a, const kilnDevTb& 
 
 template <typename T> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
   __shared__ BlockState bs;
-  const kilnDevTb& tb = a.tbs[blockIdx.x];
+  /* A copy: the waits' memory clobbers would make every use of a reference re-read it. */
+  const kilnDevTb tb = a.tbs[blockIdx.x];
   if (!blockBegin(a, tb, &bs)) return;
   OpDyn op{a.op};
-  if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, op, &bs);
-  else interpBody<T, OpDyn, KILN_DEV_PROTO_SIMPLE>(a, op, &bs);
+  if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, tb, op, &bs);
+  else interpBody<T, OpDyn, KILN_DEV_PROTO_SIMPLE>(a, tb, op, &bs);
   blockEnd<T>(a, tb, &bs);
 }
 

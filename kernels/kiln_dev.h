@@ -30,6 +30,11 @@ enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1 };
 /* Error codes the kernel leaves in the communicator's error word. */
 enum { KILN_DEV_OK = 0, KILN_DEV_ERR_TIMEOUT = 1 };
 
+/* Most steps one folded pass runs (plan.h's KILN_FUSE_MAX; checked in host/exec.c). */
+#define KILN_DEV_FOLD_MAX 8
+/* Steps of a threadblock the interpreter keeps in shared memory (longer ones read global). */
+#define KILN_DEV_SMEM_STEPS 64
+
 /* One plan step, as plan.h's kilnStep with the dependency target's length resolved. */
 typedef struct kilnDevStep {
   KILN_ALIGN16 uint8_t type;       /* kilnStepType_t */
@@ -41,7 +46,8 @@ typedef struct kilnDevStep {
   int32_t depid;       /* threadblock index of the same rank, or -1 */
   int32_t deps;        /* its step index */
   int32_t depNsteps;   /* its number of steps (progress counts steps across iterations) */
-  int32_t pad0;        /* to 32 bytes */
+  int32_t fold;        /* steps right after this one that it runs in the same pass
+                        * (kilnStepFoldable); they are skipped */
 } kilnDevStep;
 KILN_STATIC_ASSERT(sizeof(kilnDevStep) == 32, "kilnDevStep is 32 bytes");
 KILN_STATIC_ASSERT(offsetof(kilnDevStep, cnt) == 4, "kilnDevStep.cnt at 4");

@@ -306,3 +306,47 @@ out_free_copy:
   kilnPlanFree(c);
   return res;
 }
+
+/* Whether chunk ranges [a, a+n) of buffer ab and [b, b+m) of buffer bb share a chunk. */
+static bool rangesOverlap(kilnBuffer_t ab, int a, int n, kilnBuffer_t bb, int b, int m) {
+  return ab == bb && a < b + m && b < a + n;
+}
+
+/* Whether some step of g waits on step s of threadblock t. */
+static bool stepAwaited(const kilnGpu* g, int t, int s) {
+  for (int u = 0; u < g->ntbs; u++)
+    for (int k = 0; k < g->tbs[u].nsteps; k++)
+      if (g->tbs[u].steps[k].depid == t && g->tbs[u].steps[k].deps == s) return true;
+  return false;
+}
+
+int kilnStepFoldable(const kilnPlan* p, int r, int t, int s) {
+  if (!p || r < 0 || r >= p->ngpus) return 0;
+  const kilnGpu* g = &p->gpus[r];
+  if (t < 0 || t >= g->ntbs || s < 0 || s >= g->tbs[t].nsteps) return 0;
+  const bool mayBeInPlace = p->inplace || g->o_chunks == 0;
+  const kilnThreadblock* tb = &g->tbs[t];
+  const kilnStep* h = &tb->steps[s];
+  if (h->type != KILN_STEP_COPY && h->type != KILN_STEP_REDUCE) return 0;
+  /* The head's own source: a user buffer may alias the destination in an in-place call. */
+  const bool headUser = h->srcbuf != KILN_BUF_SCRATCH && h->dstbuf != KILN_BUF_SCRATCH;
+  if (rangesOverlap(h->srcbuf, h->srcoff, h->cnt, h->dstbuf, h->dstoff, h->cnt) ||
+      (headUser && mayBeInPlace && h->srcbuf != h->dstbuf))
+    return 0;
+  int k = 0;
+  for (int j = s + 1; j < tb->nsteps && k < KILN_FUSE_MAX - 1; j++) {
+    const kilnStep* f = &tb->steps[j];
+    if (f->type != KILN_STEP_REDUCE || f->dstbuf != h->dstbuf || f->dstoff != h->dstoff ||
+        f->cnt != h->cnt || f->depid >= 0)
+      break;
+    if (rangesOverlap(f->srcbuf, f->srcoff, f->cnt, h->dstbuf, h->dstoff, h->cnt)) break;
+    /* Input and output are one buffer in an in-place call. */
+    if (mayBeInPlace && f->srcbuf != KILN_BUF_SCRATCH && f->dstbuf != KILN_BUF_SCRATCH &&
+        f->srcbuf != f->dstbuf)
+      break;
+    /* The step before j publishes nothing once folded: nobody may wait on it. */
+    if (stepAwaited(g, t, j - 1)) break;
+    k++;
+  }
+  return k;
+}

@@ -75,9 +75,9 @@ Test(gen, direct_allreduce_tables_and_kernels) {
   cr_assert(contains(src, "static constexpr int ntbs = 16;"));
   cr_assert(contains(src, "static constexpr int rankTb[] = {0, 4, 8, 12, 16};"));
   /* rank 0, tb 0 sends its input chunk 1 to peer 1's scratch; the reducer waits on receives. */
-  cr_assert(contains(src, "/* 0 */ {ST_SEND, BUF_I, 1, BUF_S, 1, 1, -1, -1, 0}, /* rank 0 tb 0 */"), "%s", src);
+  cr_assert(contains(src, "/* 0 */ {ST_SEND, BUF_I, 1, BUF_S, 1, 1, -1, -1, 0, 0, 0}, /* rank 0 tb 0 */"), "%s", src);
   cr_assert(contains(src, "/* 3 */ {0, 3, -1, -1, 0, 12, 4},"));
-  cr_assert(contains(src, "/* 13 */ {ST_RE, BUF_S, 0, BUF_O, 0, 1, 0, 1, 0},"));
+  cr_assert(contains(src, "/* 13 */ {ST_RE, BUF_S, 0, BUF_O, 0, 1, 0, 1, 0, 0, 0},"));
   cr_assert(contains(src, "KILN_BAKED_KERNEL(ar4, float, float)\n"));
   cr_assert(contains(src, "KILN_BAKED_KERNEL(ar4, half, __half)\n"));
   cr_assert(contains(src, "KILN_BAKED_KERNEL(ar4, bfloat16, __nv_bfloat16)\n"));

@@ -502,3 +502,85 @@ Test(plan_xml, copies_without_threadblocks) {
   cr_assert(eq(int, p->gpus[0].ncopies, 1));
   kilnPlanFree(p);
 }
+
+/* ---- Folded runs of local reductions (kilnStepFoldable) ---- */
+
+/* One rank's plan (2 GPUs, GPU 0 used) with a local threadblock: waits on tb 0 (nop), then cpy
+ * input 0 -> output 0 and `nre` re steps of scratch chunks 0.. into output 0. */
+static kilnPlan* fold_plan(int nre, bool inplaceFlag) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("fold", KILN_COLL_ALLREDUCE, 2, &p), KILN_SUCCESS));
+  p->inplace = inplaceFlag;
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = 1;
+    p->gpus[r].s_chunks = nre > 0 ? nre : 1;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, 1 - r, 1 - r, 0);
+    kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0, 1);
+    kilnStep* rv = kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_SCRATCH, 0, KILN_BUF_SCRATCH, 0, 1);
+    rv->hasdep = true;
+    tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
+    kilnStep* w = kilnPlanAddStep(tb, KILN_STEP_NOP, KILN_BUF_INPUT, 0, KILN_BUF_INPUT, 0, 0);
+    w->depid = 0;
+    w->deps = 1;
+    kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0, 1);
+    for (int k = 0; k < nre; k++) kilnPlanAddStep(tb, KILN_STEP_REDUCE, KILN_BUF_SCRATCH, k, KILN_BUF_OUTPUT, 0, 1);
+  }
+  return p;
+}
+
+Test(plan_fold, copy_then_reductions_fold_into_one_pass) {
+  kilnPlan* p = fold_plan(3, false);
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 3));  /* cpy + 3 re */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 2), 2));  /* from the first re: 2 more */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 0), 0));  /* nop */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 0, 1), 0));  /* a receive */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 5, 0), 0));  /* no such threadblock */
+  cr_assert(eq(int, kilnStepFoldable(NULL, 0, 1, 1), 0));
+  kilnPlanFree(p);
+  p = fold_plan(KILN_FUSE_MAX + 3, false);
+  cr_assert(eq(int, kilnStepFoldable(p, 1, 1, 1), KILN_FUSE_MAX - 1));
+  kilnPlanFree(p);
+}
+
+Test(plan_fold, a_plan_that_may_run_in_place_keeps_user_buffers_apart) {
+  /* The cpy reads input, writes output: one buffer in an in-place call. */
+  kilnPlan* p = fold_plan(2, true);
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 0));
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 2), 1)); /* re from scratch: still foldable */
+  kilnPlanFree(p);
+  /* A re from the input into the output: foldable only when the plan never runs in place. */
+  p = fold_plan(2, true);
+  p->gpus[0].tbs[1].steps[3].srcbuf = KILN_BUF_INPUT;
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 2), 0));
+  p->inplace = false;
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 2), 1));
+  p->gpus[0].o_chunks = 0; /* the in-place form: output is the input */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 2), 0));
+  kilnPlanFree(p);
+}
+
+Test(plan_fold, dependencies_overlap_and_other_destinations_stop_a_run) {
+  kilnPlan* p = fold_plan(3, false);
+  /* A folded step with a dependency of its own ends the run before it. */
+  p->gpus[0].tbs[1].steps[3].depid = 0;
+  p->gpus[0].tbs[1].steps[3].deps = 1;
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 1));
+  kilnPlanFree(p);
+  /* Someone waits on the middle of the run: it ends there. */
+  p = fold_plan(3, false);
+  p->gpus[0].tbs[0].steps[0].depid = 1;
+  p->gpus[0].tbs[0].steps[0].deps = 2;
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 1));
+  kilnPlanFree(p);
+  /* A re into another destination, or reading its own destination, ends the run. */
+  p = fold_plan(3, false);
+  p->gpus[0].tbs[1].steps[3].dstoff = 1;
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 1));
+  kilnPlanFree(p);
+  p = fold_plan(3, false);
+  p->gpus[0].tbs[1].steps[4].srcbuf = KILN_BUF_OUTPUT;
+  p->gpus[0].tbs[1].steps[4].srcoff = 0;
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 2));
+  kilnPlanFree(p);
+}

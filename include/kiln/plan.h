@@ -158,6 +158,18 @@ KILN_API bool kilnPlanHasCopies(const kilnPlan* p);
 KILN_API kilnResult_t kilnPlanLowerCopies(kilnPlan* p);
 KILN_API void kilnPlanFree(kilnPlan* p);
 
+/* Local reduction runs: how many steps right after step s of threadblock t of rank r a runtime
+ * may fold into step s, computing  dst = ((a op b) op c) ...  in one pass instead of one pass per
+ * step (the same values, in the same order). Step s must be a cpy or re; each folded step is a re
+ * into the same destination chunks with the same count, without a dependency of its own, reading
+ * chunks that cannot overlap the destination: scratch, or the destination's own buffer at other
+ * offsets, or - when the plan never runs in place (inplace="0" and output chunks of its own) -
+ * the other user buffer. No step waits on step s or a folded step other than the last. At most
+ * KILN_FUSE_MAX - 1 steps fold into one; 0 when none can. The runtime and gen/ both use it, so a
+ * baked kernel and the interpreter fold the same steps. */
+#define KILN_FUSE_MAX 8
+KILN_API int kilnStepFoldable(const kilnPlan* p, int r, int t, int s);
+
 /* Number of chunks of the reference buffer (see chunk size above) for this plan. */
 KILN_API int kilnPlanRefChunks(const kilnPlan* p);
 
