@@ -50,12 +50,55 @@ def inplace_rank(out, n, I):
     out.append('  </gpu>')
 
 
+def gather_rank(out, n, I, r, coll):
+    """One rank of the gather form (--form gather, out of place): per instance i, one threadblock
+    per peer sends this rank's piece for that peer and receives the peer's piece for this rank
+    into its own scratch slot, all at once; one more threadblock waits (nops) for all of them,
+    copies this rank's own piece to the output and reduces the scratch slots into it. The
+    reduction happens in one block, without a block-to-block chain."""
+    t = 0
+    for i in range(I):
+        first = t
+        for m in range(n - 1):
+            d = (r + 1 + m) % n
+            src = i if coll == "allreduce" else d * I + i
+            back = (r - d - 1) % n  # the slot rank d uses for what it receives from this rank
+            out.append('    <tb id="%d" send="%d" recv="%d" chan="%d">' % (t, d, d, i))
+            out.append('      <step s="0" type="s" srcbuf="i" srcoff="%d" dstbuf="s" dstoff="%d" cnt="1" '
+                       'depid="-1" deps="-1" hasdep="0"/>' % (src, i * (n - 1) + back))
+            out.append('      <step s="1" type="r" srcbuf="s" srcoff="%d" dstbuf="s" dstoff="%d" cnt="1" '
+                       'depid="-1" deps="-1" hasdep="1"/>' % (i * (n - 1) + m, i * (n - 1) + m))
+            out.append('    </tb>')
+            t += 1
+        out.append('    <tb id="%d" send="-1" recv="-1" chan="%d">' % (t, i))
+        s = 0
+        for m in range(n - 1):
+            out.append('      <step s="%d" type="nop" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="0" '
+                       'depid="%d" deps="1" hasdep="0"/>' % (s, first + m))
+            s += 1
+        own = i if coll == "allreduce" else r * I + i
+        out.append('      <step s="%d" type="cpy" srcbuf="i" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
+                   'depid="-1" deps="-1" hasdep="0"/>' % (s, own, i))
+        s += 1
+        for m in range(n - 1):
+            out.append('      <step s="%d" type="re" srcbuf="s" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
+                       'depid="-1" deps="-1" hasdep="0"/>' % (s, i * (n - 1) + m, i))
+            s += 1
+        out.append('    </tb>')
+        t += 1
+    out.append('  </gpu>')
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, required=True)
     ap.add_argument("--instances", type=int, default=1)
     ap.add_argument("--proto", default="LL", choices=["LL", "Simple", "LL128"])
     ap.add_argument("--inplace", action="store_true")
+    ap.add_argument("--coll", default="allreduce", choices=["allreduce", "reducescatter"])
+    ap.add_argument("--form", default="chain", choices=["chain", "gather"],
+                    help="out of place: reduce through a chain of blocks, or gather into scratch "
+                         "and reduce in one block (reducescatter: gather only)")
     ap.add_argument("--min", type=int, default=0)
     ap.add_argument("--max", type=int, default=9223372036854775807)
     ap.add_argument("-o", required=True)
@@ -63,12 +106,22 @@ def main():
     n, I = a.ranks, a.instances
     if n < 2 or I < 1 or a.min < 0 or a.min > a.max:
         ap.error("need --ranks >= 2, --instances >= 1, 0 <= --min <= --max")
-    name = "oneshot-allreduce-n%d-i%d%s%s" % (n, I, "-inplace" if a.inplace else "",
-                                               "" if a.proto == "Simple" else "-" + a.proto)
-    out = ['<algo name="%s" proto="%s" nchannels="%d" nchunksperloop="%d" ngpus="%d" coll="allreduce" '
+    if a.coll == "reducescatter" and (a.inplace or a.form != "gather"):
+        ap.error("reducescatter: only --form gather, out of place")
+    if a.inplace and a.form == "gather":
+        ap.error("--inplace has its own form (scratch, then one reducing block)")
+    name = "oneshot-%s-n%d-i%d%s%s%s" % (a.coll, n, I, "-inplace" if a.inplace else "",
+                                         "-gather" if a.form == "gather" else "",
+                                         "" if a.proto == "Simple" else "-" + a.proto)
+    nck = I * n if a.coll == "reducescatter" else I
+    out = ['<algo name="%s" proto="%s" nchannels="%d" nchunksperloop="%d" ngpus="%d" coll="%s" '
            'inplace="%d" outofplace="%d" minBytes="%d" maxBytes="%d">'
-           % (name, a.proto, I, I, n, a.inplace, not a.inplace, a.min, a.max)]
+           % (name, a.proto, I, nck, n, a.coll, a.inplace, not a.inplace, a.min, a.max)]
     for r in range(n):
+        if a.form == "gather":
+            out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="%d">' % (r, nck, I, I * (n - 1)))
+            gather_rank(out, n, I, r, a.coll)
+            continue
         if a.inplace:
             out.append('  <gpu id="%d" i_chunks="%d" o_chunks="0" s_chunks="%d">' % (r, I, I * (n - 1)))
             inplace_rank(out, n, I)

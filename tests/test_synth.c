@@ -337,7 +337,7 @@ ParameterizedTestParameters(synth, gpu_suite_plans_verify_at_runtime_fifo_depth)
 }
 
 ParameterizedTest(gpuSynthCase* c, synth, gpu_suite_plans_verify_at_runtime_fifo_depth, .timeout = 60) {
-  enum { H100_SMS = 132, RUNTIME_MAX_CHANNELS = 16 }; /* kilnCommConfig.maxChannels default */
+  enum { H100_SMS = 132, RUNTIME_MAX_CHANNELS = 32 }; /* kilnCommConfig.maxChannels default */
   kilnPlan* p = NULL;
   kilnResult_t r = synth_switch_plan(c->n, c->coll, c->proto, c->inplace, H100_SMS, &p);
   cr_assert(eq(int, r, KILN_SUCCESS), "switch%d %s %s inplace=%d: %s", c->n, kilnCollName(c->coll),

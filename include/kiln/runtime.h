@@ -38,7 +38,10 @@ typedef struct kilnExec* kilnExec_t;
 typedef struct kilnCommConfig {
   size_t size;          /* sizeof(kilnCommConfig) */
   unsigned magic;       /* KILN_COMM_CONFIG_MAGIC */
-  int maxChannels;      /* channels (plan `chan` values) per peer pair; default 16 */
+  int maxChannels;      /* channels (plan `chan` values) per peer pair; default 32 (the large-size
+                         * plans use 32: one block moves ~45 GB/s, so a GPU needs 32 to fill its
+                         * links). FIFO memory per GPU: nranks x maxChannels x nslots x slotBytes,
+                         * 128 MiB x nranks by default */
   int nslots;           /* FIFO slots per connection; default 8 */
   size_t slotBytes;     /* bytes per slot (LL carries half as much data); default 512 KiB (a step
                          * of Simple moves up to one slot: its fixed cost is spread over more bytes) */
@@ -46,7 +49,7 @@ typedef struct kilnCommConfig {
   int timeoutMs;        /* a wait for a peer gives up after this long; default 5000 */
 } kilnCommConfig;
 #define KILN_COMM_CONFIG_INITIALIZER \
-  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 16, 8, 512 * 1024, 512, 5000 }
+  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, 8, 512 * 1024, 512, 5000 }
 
 /* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
  * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
