@@ -4,7 +4,8 @@
  * temporary KILN_PLANS folder. ncclCommInitAll sets kiln up; grouped ncclAllReduce (in place and
  * out of place), ncclAllGather, ncclReduceScatter and ncclAlltoAll then run as kiln plans (the
  * shim's kilnShimKilnCalls counts them) and give exactly NCCL's results; a call no plan supports
- * and every call under KILN_DISABLE=1 run on NCCL, with the same results.
+ * and every call under KILN_DISABLE=1 run on NCCL, with the same results; ncclCommAbort stops a kiln
+ * kernel that waits for a peer that never comes, and ncclCommGetAsyncError answers meanwhile.
  *
  * Paths: the shim is KILN_SHIM (environment) or the build's; the real NCCL is KILN_TEST_REAL_NCCL,
  * else PyTorch's copy on the GPU machines, else the build's NCCL_LIBRARY. Prints "skipped: no GPU"
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -52,6 +54,8 @@ static struct {
   ncclResult_t (*redOpCreatePreMulSum)(ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t,
                                        ncclComm_t);
   ncclResult_t (*redOpDestroy)(ncclRedOp_t, ncclComm_t);
+  ncclResult_t (*commAbort)(ncclComm_t);
+  ncclResult_t (*commGetAsyncError)(ncclComm_t, ncclResult_t*);
   uint64_t* kilnCalls;
 } api;
 
@@ -117,6 +121,8 @@ static void loadShim(int n, bool disable) {
   api.alltoAll = need("ncclAlltoAll");
   api.redOpCreatePreMulSum = need("ncclRedOpCreatePreMulSum");
   api.redOpDestroy = need("ncclRedOpDestroy");
+  api.commAbort = need("ncclCommAbort");
+  api.commGetAsyncError = need("ncclCommGetAsyncError");
   api.kilnCalls = need("kilnShimKilnCalls");
 }
 
@@ -272,6 +278,47 @@ Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpuInit, .timeout =
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
   cr_assert(eq(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), 0));
   worldFini(&w);
+}
+
+static double nowSeconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Rank 0 starts a kiln allreduce that rank 1 never joins, so its kernel waits for a peer. While
+ * it waits, ncclCommGetAsyncError answers at once (no error yet); ncclCommAbort then stops the
+ * kernel: the stream drains long before kiln's own 5 s timeout would have ended the wait. */
+Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeout = 120) {
+  loadShim(2, false);
+  world w;
+  worldInit(&w, 2, 4096);
+  uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
+  cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
+  const double t0 = nowSeconds();
+  cr_assert(eq(int, api.allReduce(w.send[0], w.recv[0], 4096, ncclFloat, ncclSum, w.comm[0], w.st[0]),
+               ncclSuccess));
+  cr_assert(eq(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), before + 1), "the call did not go to kiln");
+  usleep(300 * 1000);
+  cr_assert(eq(int, cudaStreamQuery(w.st[0]), cudaErrorNotReady), "the kernel did not wait for its peer");
+  ncclResult_t async = ncclInternalError;
+  const double q0 = nowSeconds();
+  cr_assert(eq(int, api.commGetAsyncError(w.comm[0], &async), ncclSuccess));
+  cr_assert(lt(dbl, nowSeconds() - q0, 0.5), "ncclCommGetAsyncError blocked");
+  cr_assert(eq(int, async, ncclSuccess), "an error before the timeout: %d", (int)async);
+  cr_assert(eq(int, api.commAbort(w.comm[0]), ncclSuccess));
+  cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
+  cudaError_t e = cudaStreamSynchronize(w.st[0]);
+  const double took = nowSeconds() - t0;
+  cr_assert(eq(int, e, cudaSuccess), "stream after abort: %s", cudaGetErrorString(e));
+  cr_assert(lt(dbl, took, 3.0), "the waiting kernel ended after %.2f s: by the timeout, not the abort", took);
+  cr_assert(eq(int, api.commAbort(w.comm[1]), ncclSuccess));
+  for (int i = 0; i < 2; i++) {
+    cudaSetDevice(i);
+    cudaFree(w.send[i]);
+    cudaFree(w.recv[i]);
+    cudaStreamDestroy(w.st[i]);
+  }
 }
 
 ReportHook(PRE_ALL)(struct criterion_test_set* set) {
