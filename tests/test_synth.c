@@ -322,11 +322,11 @@ typedef struct gpuSynthCase {
 } gpuSynthCase;
 
 ParameterizedTestParameters(synth, gpu_suite_plans_verify_at_runtime_fifo_depth) {
-  static gpuSynthCase cases[2 * 4 * 2 * 2];
+  static gpuSynthCase cases[3 * 4 * 2 * 2];
   static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLREDUCE,
                                      KILN_COLL_ALLTOALL};
   size_t k = 0;
-  for (int n = 2; n <= 4; n += 2)
+  for (int n = 2; n <= 8; n *= 2)
     for (int c = 0; c < 4; c++)
       for (int proto = 0; proto < 2; proto++)
         for (int inplace = 0; inplace < 2; inplace++) {

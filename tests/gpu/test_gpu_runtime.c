@@ -1,13 +1,14 @@
 /*
- * GPU suite of the runtime: classic plans (ring, direct) for all four collectives on 2 and 4 GPUs,
- * every data type and op, sizes from one element up, in place and out of place, against a CPU
- * reference on fresh data (seed printed); synthesized plans (kiln's synthesizer on switch2 /
- * switch4 with plans/sketches/switchN.xml, threadblocks capped at the SM count) for all four
- * collectives, Simple and LL, synthesized out of place and in place, every dtype and op at counts
- * 1 and 1003 and three typed ops up to 4 MB, the same checks (skipped where kiln was built without
- * the synthesizer); every plan baked into the build, the same way; CUDA graph replays; several streams; two communicators
- * at once; a peer that never arrives; the one-process-per-GPU model. Prints "skipped: no GPU" and
- * exits 0 where fewer than 2 GPUs are visible.
+ * GPU suite of the runtime: classic plans (ring, direct) for all four collectives on 2, 4 and 8
+ * GPUs, every data type and op, sizes from one element up, in place and out of place, against a
+ * CPU reference on fresh data (seed printed); synthesized plans (kiln's synthesizer on switchN
+ * with plans/sketches/switchN.xml, threadblocks capped at the SM count) for all four collectives,
+ * Simple and LL, synthesized out of place and in place, every dtype and op at counts 1 and 1003
+ * and three typed ops up to 4 MB, the same checks (skipped where kiln was built without the
+ * synthesizer); every plan baked into the build, the same way; 1 GiB buffers; CUDA graph
+ * replays; several streams; two communicators at once; a peer that never arrives; the
+ * one-process-per-GPU model (those on every GPU there is: 8, 4 or 2). A test that needs more GPUs
+ * than are visible skips; the binary prints "skipped: no GPU" and exits 0 with fewer than 2.
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -33,6 +34,9 @@ static void gpu_init(void) {
   g_seed = s ? strtoull(s, NULL, 0) : 1;
   if (g_ngpus < 2) cr_skip_test("skipped: no GPU");
 }
+
+/* GPUs the single-size tests use: every GPU there is, as 8, 4 or 2. */
+static int suite_gpus(void) { return g_ngpus >= 8 ? 8 : g_ngpus >= 4 ? 4 : 2; }
 
 typedef struct planCase {
   const char* algo;
@@ -174,6 +178,7 @@ static void sweep(int n) {
 
 Test(gpu_runtime, classic_plans_2gpus, .init = gpu_init, .timeout = 600) { sweep(2); }
 Test(gpu_runtime, classic_plans_4gpus, .init = gpu_init, .timeout = 900) { sweep(4); }
+Test(gpu_runtime, classic_plans_8gpus, .init = gpu_init, .timeout = 1800) { sweep(8); }
 
 /* Synthesized plans (kilnSynthesize on switchN with plans/sketches/switchN.xml, threadblocks
  * capped at the GPUs' SM count; tests/gpu/synth_plans.h): allgather, reducescatter, allreduce
@@ -266,10 +271,12 @@ static void baked_sweep(int n) {
   }
   fprintf(stderr, "  %d GPUs: %d baked plans checked\n", n, nplans);
   world_fini(&w);
+  if (nplans == 0) cr_skip_test("skipped: no plan for %d ranks is baked into this build", n);
 }
 
 Test(gpu_runtime, baked_plans_2gpus, .init = gpu_init, .timeout = 600) { baked_sweep(2); }
 Test(gpu_runtime, baked_plans_4gpus, .init = gpu_init, .timeout = 600) { baked_sweep(4); }
+Test(gpu_runtime, baked_plans_8gpus, .init = gpu_init, .timeout = 900) { baked_sweep(8); }
 
 /* test_synth.c verifies the synthesized plans at SYNTH_PLANS_RUNTIME_NSLOTS FIFO slots: that must
  * be the depth the runtime gives them (no GPU needed). */
@@ -284,10 +291,11 @@ Test(gpu_runtime, synthesized_plans_verified_at_runtime_fifo_depth) {
 
 Test(gpu_runtime, synthesized_plans_2gpus, .init = gpu_init, .timeout = 300) { synth_sweep(2); }
 Test(gpu_runtime, synthesized_plans_4gpus, .init = gpu_init, .timeout = 300) { synth_sweep(4); }
+Test(gpu_runtime, synthesized_plans_8gpus, .init = gpu_init, .timeout = 600) { synth_sweep(8); }
 
-/* 1 GiB per rank, every collective, on every GPU there is (up to 4). */
+/* 1 GiB per rank, every collective, on every GPU there is (8, 4 or 2). */
 Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 900) {
-  int n = g_ngpus >= 4 ? 4 : 2;
+  int n = suite_gpus();
   world w;
   cr_assert(world_init(&w, n, NULL));
   uint64_t rng = g_seed ^ 0x1234;
@@ -320,7 +328,7 @@ Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 900) {
 
 /* One call captured per rank, replayed 1000 times on new data each time. */
 Test(gpu_runtime, graph_replays, .init = gpu_init, .timeout = 600) {
-  int n = g_ngpus >= 4 ? 4 : 2;
+  int n = suite_gpus();
   world w;
   cr_assert(world_init(&w, n, NULL));
   uint64_t rng = g_seed ^ 0x77;
@@ -359,7 +367,7 @@ Test(gpu_runtime, graph_replays, .init = gpu_init, .timeout = 600) {
 
 /* Back-to-back calls on three streams per rank, no synchronization in between. */
 Test(gpu_runtime, several_streams, .init = gpu_init, .timeout = 600) {
-  int n = g_ngpus >= 4 ? 4 : 2;
+  int n = suite_gpus();
   world w;
   cr_assert(world_init(&w, n, NULL));
   uint64_t rng = g_seed ^ 0x55;
@@ -396,7 +404,7 @@ Test(gpu_runtime, several_streams, .init = gpu_init, .timeout = 600) {
 
 /* Two kiln communicators (over two NCCL communicators) with calls in flight at once. */
 Test(gpu_runtime, two_communicators, .init = gpu_init, .timeout = 600) {
-  int n = g_ngpus >= 4 ? 4 : 2;
+  int n = suite_gpus();
   world a, b;
   cr_assert(world_init(&a, n, NULL));
   cr_assert(world_init(&b, n, NULL));
@@ -563,7 +571,7 @@ static int child(int rank, int n, int rfd, int wfds[GPU_MAX]) {
 }
 
 Test(gpu_runtime, one_process_per_gpu, .init = gpu_init, .timeout = 300) {
-  int n = g_ngpus >= 4 ? 4 : 2;
+  int n = suite_gpus();
   int pfd[GPU_MAX][2];
   for (int i = 0; i < n; i++) cr_assert(eq(int, pipe(pfd[i]), 0));
   pid_t pids[GPU_MAX];
