@@ -812,3 +812,46 @@ Test(verify, cli_reports_each_file) {
   unlink(bad);
   rmdir(dir);
 }
+
+/* ---- Every plan file the project ships ---- */
+
+#include <dirent.h>
+
+/* Verifies every *.xml of KILN_SOURCE_DIR/rel with the runtime's FIFO depth (8 slots) and checks
+ * what the runtime needs besides (channels < 32, at most 132 threadblocks per rank: an H100's
+ * SMs); returns how many it checked. */
+static int verify_shipped(const char* rel) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/%s", KILN_SOURCE_DIR, rel);
+  DIR* d = opendir(dir);
+  cr_assert(d != NULL, "no folder %s", dir);
+  int n = 0;
+  struct dirent* de;
+  while ((de = readdir(d)) != NULL) {
+    size_t len = strlen(de->d_name);
+    if (len < 5 || strcmp(de->d_name + len - 4, ".xml")) continue;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnPlanReadFile(path, &p), KILN_SUCCESS), "%s", kilnLastError());
+    kilnVerifyOptions o = KILN_VERIFY_OPTIONS_INIT;
+    o.fifo_depth = 8;
+    cr_assert(eq(int, kilnPlanVerify(p, &o), KILN_SUCCESS), "%s: %s", path, kilnLastError());
+    for (int r = 0; r < p->ngpus; r++) {
+      cr_assert(le(int, p->gpus[r].ntbs, 132), "%s: rank %d has %d threadblocks", path, r, p->gpus[r].ntbs);
+      for (int t = 0; t < p->gpus[r].ntbs; t++)
+        cr_assert(lt(int, p->gpus[r].tbs[t].chan, 32), "%s: rank %d tb %d: channel %d", path, r, t,
+                  p->gpus[r].tbs[t].chan);
+    }
+    kilnPlanFree(p);
+    n++;
+  }
+  closedir(d);
+  return n;
+}
+
+Test(verify, shipped_plans_verify_at_the_runtime_fifo_depth, .timeout = 120) {
+  cr_assert(gt(int, verify_shipped("plans/baked"), 0));
+  cr_assert(gt(int, verify_shipped("plans/n8"), 0));
+  cr_assert(gt(int, verify_shipped("plans/n8/synth"), 0));
+}
