@@ -8,54 +8,28 @@ Per rank r and instance i (chunk i of the input), one threadblock per peer d = r
 The dependency chain orders the reductions into output[i]; the transfers all run at once, so
 the latency is one hop, where the two-shot direct plan needs two.
 
---inplace (result in the input buffer, o_chunks=0): the peer threadblocks receive into scratch;
-one more threadblock per instance waits (nops) until every peer threadblock has sent and received,
-then reduces the scratch slots into input[i].
+--form gather (out of place; allreduce or reducescatter) and --inplace (allreduce, result in the
+input buffer, o_chunks=0): the peer threadblocks receive into scratch; one more threadblock per
+instance waits (nops) until every peer threadblock has sent and received, then reduces the scratch
+slots into the result in one block (see scratch_rank).
 
-usage: oneshot-plan.py --ranks N [--instances I] [--proto LL|Simple] [--inplace] [--min B] [--max B]
-                       -o OUT.xml
+usage: oneshot-plan.py --ranks N [--instances I] [--proto LL|Simple] [--inplace]
+                       [--coll allreduce|reducescatter] [--form chain|gather] [--min B] [--max B] -o OUT.xml
 Check the result with `kiln verify OUT.xml`."""
 import argparse
 import os
 import sys
 
 
-def inplace_rank(out, n, I):
-    """One rank of the in-place form (see --inplace); appends its threadblocks and closes <gpu>."""
-    r = int(out[-1].split('"')[1])
-    t = 0
-    for i in range(I):
-        first = t
-        for m in range(n - 1):
-            d = (r + 1 + m) % n
-            out.append('    <tb id="%d" send="%d" recv="%d" chan="%d">' % (t, d, d, i))
-            out.append('      <step s="0" type="s" srcbuf="i" srcoff="%d" dstbuf="s" dstoff="%d" cnt="1" '
-                       'depid="-1" deps="-1" hasdep="0"/>' % (i, i * (n - 1) + m))
-            out.append('      <step s="1" type="r" srcbuf="s" srcoff="%d" dstbuf="s" dstoff="%d" cnt="1" '
-                       'depid="-1" deps="-1" hasdep="1"/>' % (i * (n - 1) + m, i * (n - 1) + m))
-            out.append('    </tb>')
-            t += 1
-        out.append('    <tb id="%d" send="-1" recv="-1" chan="%d">' % (t, i))
-        s = 0
-        for m in range(n - 1):
-            out.append('      <step s="%d" type="nop" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="0" '
-                       'depid="%d" deps="1" hasdep="0"/>' % (s, first + m))
-            s += 1
-        for m in range(n - 1):
-            out.append('      <step s="%d" type="re" srcbuf="s" srcoff="%d" dstbuf="i" dstoff="%d" cnt="1" '
-                       'depid="-1" deps="-1" hasdep="0"/>' % (s, i * (n - 1) + m, i))
-            s += 1
-        out.append('    </tb>')
-        t += 1
-    out.append('  </gpu>')
-
-
-def gather_rank(out, n, I, r, coll):
-    """One rank of the gather form (--form gather, out of place): per instance i, one threadblock
-    per peer sends this rank's piece for that peer and receives the peer's piece for this rank
-    into its own scratch slot, all at once; one more threadblock waits (nops) for all of them,
-    copies this rank's own piece to the output and reduces the scratch slots into it. The
-    reduction happens in one block, without a block-to-block chain."""
+def scratch_rank(out, n, I, r, coll, inplace):
+    """One rank of the forms that receive into scratch (--form gather, and --inplace): per instance
+    i, one threadblock per peer sends this rank's piece for that peer and receives the peer's
+    piece for this rank into its own scratch slot, all at once; one more threadblock waits (nops)
+    for all of them, then reduces the scratch slots into the result - the output, after copying
+    this rank's own piece there (gather), or this rank's own piece of the input (in place). The
+    reduction happens in one block, without a block-to-block chain. Appends the threadblocks and
+    closes <gpu>."""
+    res = "i" if inplace else "o"
     t = 0
     for i in range(I):
         first = t
@@ -76,13 +50,14 @@ def gather_rank(out, n, I, r, coll):
             out.append('      <step s="%d" type="nop" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="0" '
                        'depid="%d" deps="1" hasdep="0"/>' % (s, first + m))
             s += 1
-        own = i if coll == "allreduce" else r * I + i
-        out.append('      <step s="%d" type="cpy" srcbuf="i" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
-                   'depid="-1" deps="-1" hasdep="0"/>' % (s, own, i))
-        s += 1
+        if not inplace:
+            own = i if coll == "allreduce" else r * I + i
+            out.append('      <step s="%d" type="cpy" srcbuf="i" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
+                       'depid="-1" deps="-1" hasdep="0"/>' % (s, own, i))
+            s += 1
         for m in range(n - 1):
-            out.append('      <step s="%d" type="re" srcbuf="s" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
-                       'depid="-1" deps="-1" hasdep="0"/>' % (s, i * (n - 1) + m, i))
+            out.append('      <step s="%d" type="re" srcbuf="s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="1" '
+                       'depid="-1" deps="-1" hasdep="0"/>' % (s, i * (n - 1) + m, res, i))
             s += 1
         out.append('    </tb>')
         t += 1
@@ -118,13 +93,10 @@ def main():
            'inplace="%d" outofplace="%d" minBytes="%d" maxBytes="%d">'
            % (name, a.proto, I, nck, n, a.coll, a.inplace, not a.inplace, a.min, a.max)]
     for r in range(n):
-        if a.form == "gather":
-            out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="%d">' % (r, nck, I, I * (n - 1)))
-            gather_rank(out, n, I, r, a.coll)
-            continue
-        if a.inplace:
-            out.append('  <gpu id="%d" i_chunks="%d" o_chunks="0" s_chunks="%d">' % (r, I, I * (n - 1)))
-            inplace_rank(out, n, I)
+        if a.form == "gather" or a.inplace:
+            out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="%d">'
+                       % (r, nck, 0 if a.inplace else I, I * (n - 1)))
+            scratch_rank(out, n, I, r, a.coll, a.inplace)
             continue
         out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="0">' % (r, I, I))
         t = 0
