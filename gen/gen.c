@@ -245,36 +245,38 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
   if (ntbs == 0) sb_printf(&b, "    {0, 0, -1, -1, 0, 0, 0},\n");
   sb_printf(&b, "  };\n  /* type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep, fold, folded */\n"
                 "  static constexpr Step steps[] = {\n");
+  /* What each step publishes and which steps fold, as the runtime's loader finds them
+   * (kilnPlanRankSteps, host/exec.c). */
+  bool* publishes = malloc((size_t)(nsteps > 0 ? nsteps : 1) * sizeof(bool));
+  int* fold = malloc((size_t)(nsteps > 0 ? nsteps : 1) * sizeof(int));
+  if (!publishes || !fold) {
+    free(publishes);
+    free(fold);
+    free(b.s);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory generating %s", id);
+  }
   int idx = 0;
-  for (int r = 0; r < p->ngpus; r++)
-    for (int t = 0; t < p->gpus[r].ntbs; t++) {
+  for (int r = 0; r < p->ngpus && res == KILN_SUCCESS; r++) {
+    res = kilnPlanRankSteps(p, r, publishes + idx, fold + idx);
+    for (int t = 0; t < p->gpus[r].ntbs && res == KILN_SUCCESS; t++) {
       const kilnThreadblock* tb = &p->gpus[r].tbs[t];
-      int fold = 0, foldEnd = 0;
       for (int s = 0; s < tb->nsteps; s++, idx++) {
         const kilnStep* st = &tb->steps[s];
-        /* A step another one waits on publishes whatever hasdep says (as the host loader). */
-        bool hasdep = st->hasdep;
-        for (int t2 = 0; t2 < p->gpus[r].ntbs && !hasdep; t2++)
-          for (int s2 = 0; s2 < p->gpus[r].tbs[t2].nsteps; s2++)
-            if (p->gpus[r].tbs[t2].steps[s2].depid == t && p->gpus[r].tbs[t2].steps[s2].deps == s) {
-              hasdep = true;
-              break;
-            }
-        /* Folded runs as the runtime's loader finds them (host/exec.c). */
-        if (s >= foldEnd) {
-          fold = kilnStepFoldable(p, r, t, s);
-          foldEnd = s + fold + 1;
-        } else {
-          fold = -1;
-        }
         sb_printf(&b, "    /* %d */ {%s, %s, %d, %s, %d, %d, %d, %d, %d, %d, %d},%s", idx,
                   step_enum[st->type], buf_enum[st->srcbuf], st->srcoff, buf_enum[st->dstbuf],
                   st->dstoff, st->cnt, st->depid >= 0 ? st->depid : -1,
-                  st->depid >= 0 ? st->deps : -1, hasdep ? 1 : 0, fold > 0 ? fold : 0,
-                  fold < 0 ? 1 : 0, s == 0 ? "" : "\n");
+                  st->depid >= 0 ? st->deps : -1, publishes[idx] ? 1 : 0, fold[idx] > 0 ? fold[idx] : 0,
+                  fold[idx] < 0 ? 1 : 0, s == 0 ? "" : "\n");
         if (s == 0) sb_printf(&b, " /* rank %d tb %d */\n", r, t);
       }
     }
+  }
+  free(publishes);
+  free(fold);
+  if (res != KILN_SUCCESS) {
+    free(b.s);
+    return res;
+  }
   if (nsteps == 0) sb_printf(&b, "    {ST_NOP, BUF_I, 0, BUF_I, 0, 0, -1, -1, 0, 0, 0},\n");
   sb_printf(&b, "  };\n};\n\n} /* namespace kiln_baked */\n\n");
 

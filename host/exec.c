@@ -17,10 +17,9 @@ struct kilnExec {
   int proto;              /* KILN_DEV_PROTO_* */
   int ntbs;
   int chunksPerBlock;     /* k */
-  int inChunks, outChunks, scratchChunks;
+  int scratchChunks;
   int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
   bool inplaceForm;       /* the plan leaves out a buffer (see plan.h) */
-  bool servesInplace;
   kilnDevTb* tbs;         /* device */
   kilnDevStep* steps;     /* device */
   uint64_t* progress;
@@ -208,12 +207,9 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->proto = proto;
   x->ntbs = g->ntbs;
   x->chunksPerBlock = k;
-  x->inChunks = inN;
-  x->outChunks = outN;
   x->scratchChunks = g->s_chunks;
   x->maxcnt = maxcnt;
   x->inplaceForm = inplaceForm;
-  x->servesInplace = inplaceForm || p->inplace;
   x->baked = kilnRegistryBakedFor(p);
   /* By default a baked kernel runs LL plans only. On Simple plans the interpreter was faster at
    * every size on 4xH200 (coll_bench, same run: ring allreduce 512 MB 3.18 vs 3.60 ms, direct
@@ -248,7 +244,6 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
       ds->type = (uint8_t)st->type;
       ds->srcbuf = (uint8_t)st->srcbuf;
       ds->dstbuf = (uint8_t)st->dstbuf;
-      ds->hasdep = st->hasdep ? 1 : 0;
       ds->cnt = st->cnt;
       ds->srcoff = st->srcoff;
       ds->dstoff = st->dstoff;
@@ -256,20 +251,24 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
       ds->deps = st->depid >= 0 ? st->deps : -1;
       ds->depNsteps = st->depid >= 0 ? g->tbs[st->depid].nsteps : 0;
     }
-    for (int s = 0; s < tb->nsteps; s++) {
-      const int k = kilnStepFoldable(p, rank, t, s);
-      hsteps[first + s].fold = k;
-      s += k;
-    }
     first += tb->nsteps;
   }
+  /* What each step publishes (a step others wait on does, whatever hasdep says) and the folded
+   * runs: the same decisions gen/ bakes into the kernels (kilnPlanRankSteps). */
   _Static_assert(KILN_DEV_FOLD_MAX == KILN_FUSE_MAX, "folded runs: one bound for host and device");
-  /* A step that others wait on must publish, whatever hasdep says. */
-  for (int t = 0; t < g->ntbs; t++)
-    for (int s = 0; s < g->tbs[t].nsteps; s++) {
-      const kilnStep* st = &g->tbs[t].steps[s];
-      if (st->depid >= 0) hsteps[htbs[st->depid].firstStep + st->deps].hasdep = 1;
+  {
+    bool* publishes = malloc((size_t)(nsteps + 1) * sizeof(bool));
+    int* fold = malloc((size_t)(nsteps + 1) * sizeof(int));
+    res = publishes && fold ? kilnPlanRankSteps(p, rank, publishes, fold)
+                            : kilnSetError(KILN_ERR_NO_MEMORY, "out of memory loading plan %s", p->name);
+    for (int i = 0; i < nsteps && res == KILN_SUCCESS; i++) {
+      hsteps[i].hasdep = publishes[i] ? 1 : 0;
+      hsteps[i].fold = fold[i] > 0 ? fold[i] : 0;
     }
+    free(publishes);
+    free(fold);
+    if (res != KILN_SUCCESS) goto out_free_host;
+  }
 
   int save = 0;
   cudaGetDevice(&save);

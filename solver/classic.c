@@ -61,20 +61,6 @@ static void set_buffers(kilnPlan* p, int i, int o, int s) {
   p->nchunksperloop = i > o ? i : o;
 }
 
-/* Marks every step that another step waits on. */
-static void mark_hasdep(kilnPlan* p) {
-  for (int r = 0; r < p->ngpus; r++) {
-    kilnGpu* g = &p->gpus[r];
-    for (int t = 0; t < g->ntbs; t++)
-      for (int s = 0; s < g->tbs[t].nsteps; s++) {
-        const kilnStep* st = &g->tbs[t].steps[s];
-        if (st->depid >= 0 && st->depid < g->ntbs && st->deps >= 0 &&
-            st->deps < g->tbs[st->depid].nsteps)
-          g->tbs[st->depid].steps[st->deps].hasdep = true;
-      }
-  }
-}
-
 /* ---- ring ---- */
 
 static void ring_allgather(builder* b, int n, int k, int I, bool inplace) {
@@ -321,7 +307,7 @@ kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
     kilnPlanFree(p);
     return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory building classic plan %s", name);
   }
-  mark_hasdep(p);
+  kilnPlanMarkHasdep(p);
   *out = p;
   return KILN_SUCCESS;
 }

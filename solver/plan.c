@@ -312,18 +312,21 @@ static bool rangesOverlap(kilnBuffer_t ab, int a, int n, kilnBuffer_t bb, int b,
   return ab == bb && a < b + m && b < a + n;
 }
 
-/* Whether some step of g waits on step s of threadblock t. */
-static bool stepAwaited(const kilnGpu* g, int t, int s) {
-  for (int u = 0; u < g->ntbs; u++)
-    for (int k = 0; k < g->tbs[u].nsteps; k++)
-      if (g->tbs[u].steps[k].depid == t && g->tbs[u].steps[k].deps == s) return true;
-  return false;
+/* awaited[first[t] + s]: some step of g waits on step s of threadblock t (first[t]: threadblock
+ * t's first step in g's threadblock-major order; first has ntbs + 1 entries). */
+static void stepsAwaited(const kilnGpu* g, const int* first, bool* awaited) {
+  for (int i = 0; i < first[g->ntbs]; i++) awaited[i] = false;
+  for (int t = 0; t < g->ntbs; t++)
+    for (int s = 0; s < g->tbs[t].nsteps; s++) {
+      const kilnStep* st = &g->tbs[t].steps[s];
+      if (st->depid >= 0 && st->depid < g->ntbs && st->deps >= 0 && st->deps < g->tbs[st->depid].nsteps)
+        awaited[first[st->depid] + st->deps] = true;
+    }
 }
 
-int kilnStepFoldable(const kilnPlan* p, int r, int t, int s) {
-  if (!p || r < 0 || r >= p->ngpus) return 0;
+/* kilnStepFoldable with rank r's awaited steps known. */
+static int foldable(const kilnPlan* p, int r, int t, int s, const int* first, const bool* awaited) {
   const kilnGpu* g = &p->gpus[r];
-  if (t < 0 || t >= g->ntbs || s < 0 || s >= g->tbs[t].nsteps) return 0;
   const bool mayBeInPlace = p->inplace || g->o_chunks == 0;
   const kilnThreadblock* tb = &g->tbs[t];
   const kilnStep* h = &tb->steps[s];
@@ -345,8 +348,69 @@ int kilnStepFoldable(const kilnPlan* p, int r, int t, int s) {
         f->srcbuf != f->dstbuf)
       break;
     /* The step before j publishes nothing once folded: nobody may wait on it. */
-    if (stepAwaited(g, t, j - 1)) break;
+    if (awaited[first[t] + j - 1]) break;
     k++;
   }
   return k;
+}
+
+/* first[t] (threadblock t's first step, threadblock-major) for t = 0..ntbs and the awaited flags
+ * of rank r's steps, in one allocation (free first); NULL when out of memory. */
+static int* rankIndex(const kilnGpu* g, bool** awaited) {
+  int n = 0;
+  for (int t = 0; t < g->ntbs; t++) n += g->tbs[t].nsteps;
+  int* first = malloc((size_t)(g->ntbs + 1) * sizeof(int) + (size_t)(n > 0 ? n : 1) * sizeof(bool));
+  if (!first) return NULL;
+  first[0] = 0;
+  for (int t = 0; t < g->ntbs; t++) first[t + 1] = first[t] + g->tbs[t].nsteps;
+  *awaited = (bool*)(first + g->ntbs + 1);
+  stepsAwaited(g, first, *awaited);
+  return first;
+}
+
+int kilnStepFoldable(const kilnPlan* p, int r, int t, int s) {
+  if (!p || r < 0 || r >= p->ngpus) return 0;
+  const kilnGpu* g = &p->gpus[r];
+  if (t < 0 || t >= g->ntbs || s < 0 || s >= g->tbs[t].nsteps) return 0;
+  bool* awaited = NULL;
+  int* first = rankIndex(g, &awaited);
+  if (!first) return 0; /* folding nothing is always right */
+  const int k = foldable(p, r, t, s, first, awaited);
+  free(first);
+  return k;
+}
+
+kilnResult_t kilnPlanRankSteps(const kilnPlan* p, int r, bool* publishes, int* fold) {
+  if (!p || r < 0 || r >= p->ngpus)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanRankSteps: no rank %d", r);
+  const kilnGpu* g = &p->gpus[r];
+  bool* awaited = NULL;
+  int* first = rankIndex(g, &awaited);
+  if (!first) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory indexing plan %s rank %d", p->name, r);
+  for (int t = 0; t < g->ntbs; t++)
+    for (int s = 0; s < g->tbs[t].nsteps; s++) {
+      const int i = first[t] + s;
+      if (publishes) publishes[i] = g->tbs[t].steps[s].hasdep || awaited[i];
+    }
+  for (int t = 0; fold && t < g->ntbs; t++)
+    for (int s = 0; s < g->tbs[t].nsteps; s++) {
+      const int i = first[t] + s, k = foldable(p, r, t, s, first, awaited);
+      fold[i] = k;
+      for (int j = 1; j <= k; j++) fold[i + j] = -1;
+      s += k;
+    }
+  free(first);
+  return KILN_SUCCESS;
+}
+
+void kilnPlanMarkHasdep(kilnPlan* p) {
+  for (int r = 0; p && r < p->ngpus; r++) {
+    kilnGpu* g = &p->gpus[r];
+    for (int t = 0; t < g->ntbs; t++)
+      for (int s = 0; s < g->tbs[t].nsteps; s++) {
+        const kilnStep* st = &g->tbs[t].steps[s];
+        if (st->depid >= 0 && st->depid < g->ntbs && st->deps >= 0 && st->deps < g->tbs[st->depid].nsteps)
+          g->tbs[st->depid].steps[st->deps].hasdep = true;
+      }
+  }
 }

@@ -584,3 +584,23 @@ Test(plan_fold, dependencies_overlap_and_other_destinations_stop_a_run) {
   cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 2));
   kilnPlanFree(p);
 }
+
+Test(plan_fold, rank_steps_flatten_publishing_and_folds) {
+  kilnPlan* p = fold_plan(3, false);
+  /* rank 0: tb 0 = s, r (hasdep); tb 1 = nop (waits on tb 0 step 1), cpy, re, re, re */
+  bool pub[7];
+  int fold[7];
+  cr_assert(eq(int, kilnPlanRankSteps(p, 0, pub, fold), KILN_SUCCESS));
+  const bool wantPub[7] = {false, true, false, false, false, false, false};
+  const int wantFold[7] = {0, 0, 0, 3, -1, -1, -1};
+  for (int i = 0; i < 7; i++) {
+    cr_assert(eq(int, pub[i], wantPub[i]), "step %d publishes", i);
+    cr_assert(eq(int, fold[i], wantFold[i]), "step %d fold", i);
+  }
+  /* A step waited on publishes even without hasdep. */
+  p->gpus[0].tbs[0].steps[1].hasdep = false;
+  cr_assert(eq(int, kilnPlanRankSteps(p, 0, pub, NULL), KILN_SUCCESS));
+  cr_assert(pub[1]);
+  cr_assert(eq(int, kilnPlanRankSteps(p, 2, pub, fold), KILN_ERR_INVALID_ARGUMENT));
+  kilnPlanFree(p);
+}

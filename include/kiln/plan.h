@@ -169,6 +169,14 @@ KILN_API void kilnPlanFree(kilnPlan* p);
  * baked kernel and the interpreter fold the same steps. */
 #define KILN_FUSE_MAX 8
 KILN_API int kilnStepFoldable(const kilnPlan* p, int r, int t, int s);
+/* Rank r's steps as a runtime runs them, one entry per step in threadblock-major order (the
+ * order of the runtime's and gen/'s step tables): publishes[i] - the step publishes its progress
+ * (its hasdep, or some step waits on it); fold[i] - > 0: the step runs the fold[i] steps after it
+ * in its pass (kilnStepFoldable), -1: an earlier step's pass runs it, 0: neither. Either array may
+ * be NULL. One pass over the rank; the loader and gen/ both use it. */
+KILN_API kilnResult_t kilnPlanRankSteps(const kilnPlan* p, int r, bool* publishes, int* fold);
+/* Sets hasdep on every step that another step of its rank waits on (for plan builders). */
+KILN_API void kilnPlanMarkHasdep(kilnPlan* p);
 
 /* Number of chunks of the reference buffer (see chunk size above) for this plan. */
 KILN_API int kilnPlanRefChunks(const kilnPlan* p);

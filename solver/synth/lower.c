@@ -497,16 +497,7 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       i0 = i1;
     }
     if (r != KILN_SUCCESS) goto out_free;
-    /* hasdep on every step another waits for */
-    for (int rk = 0; rk < n; rk++) {
-      kilnGpu* g = &plan->gpus[rk];
-      for (int t = 0; t < g->ntbs; t++)
-        for (int s = 0; s < g->tbs[t].nsteps; s++) {
-          const kilnStep* st = &g->tbs[t].steps[s];
-          if (st->depid >= 0 && st->depid < g->ntbs && st->deps >= 0 && st->deps < g->tbs[st->depid].nsteps)
-            g->tbs[st->depid].steps[st->deps].hasdep = true;
-        }
-    }
+    kilnPlanMarkHasdep(plan); /* hasdep on every step another waits for */
   }
   *out = plan;
   plan = NULL;
