@@ -105,7 +105,6 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
   kilnResult_t res = KILN_SUCCESS;
   conn* sends = NULL;
   conn* recvs = NULL;
-  int* sendlist = NULL;
 
   c->tbbase = calloc((size_t)n + 1, sizeof(int));
   if (!c->tbbase) return kilnSetError(KILN_ERR_NO_MEMORY, "plan index: out of memory");
@@ -161,9 +160,8 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
   c->rmatch_step = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
   sends = malloc(sizeof(conn) * (size_t)(nsend + 1));
   recvs = malloc(sizeof(conn) * (size_t)(nrecv + 1));
-  sendlist = malloc(sizeof(int) * (size_t)(c->nsteps + 1));
   if (!c->match_tb || !c->match_step || !c->msgbase || !c->send_ord || !c->sendstep || !c->sendbase ||
-      !c->rmatch_tb || !c->rmatch_step || !sends || !recvs || !sendlist) {
+      !c->rmatch_tb || !c->rmatch_step || !sends || !recvs) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "plan index: out of memory");
     goto out_free;
   }
@@ -242,9 +240,9 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
     int gs = -2 - sends[lo].g;
     int sr = c->tb_rank[gs];
     const kilnThreadblock* stb = &p->gpus[sr].tbs[kilnPlanIndexLocal(c, gs)];
-    int ns = 0;
-    for (int s = 0; s < stb->nsteps; s++)
-      if (kilnStepSends(stb->steps[s].type)) sendlist[ns++] = s;
+    /* Its sending steps, in order (listed above). */
+    const int* sendlist = &c->sendstep[c->sendbase[gs]];
+    const int ns = c->sendbase[gs + 1] - c->sendbase[gs];
     int kth = 0;
     for (int s = 0; s < rtb->nsteps; s++) {
       if (!kilnStepReceives(rtb->steps[s].type)) continue;
@@ -294,7 +292,6 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
 out_free:
   free(sends);
   free(recvs);
-  free(sendlist);
   return res;
 }
 
