@@ -16,13 +16,6 @@
 #define MAX_STEPS (1 << 20)
 #define OPEN_MAX_BYTES 9223372036854775807ull /* written for an open byte range (INT64_MAX) */
 
-static int count_children(xmlNodePtr p, const char* name) {
-  int c = 0;
-  for (xmlNodePtr n = p->children; n; n = n->next)
-    if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar*)name)) c++;
-  return c;
-}
-
 static kilnResult_t get_buffer(xmlNodePtr n, const char* f, const char* attr, kilnBuffer_t* out) {
   char s[16];
   kilnResult_t r = kilnXmlGetString(n, f, attr, true, NULL, s, sizeof s);
@@ -75,7 +68,7 @@ static kilnResult_t read_tb(xmlNodePtr n, const char* f, const kilnPlan* p, int 
       (r = kilnXmlGetInt32(n, f, "recv", true, -1, p->ngpus - 1, -1, &tb->recv)) ||
       (r = kilnXmlGetInt32(n, f, "chan", true, 0, p->nchannels - 1, 0, &tb->chan)))
     return r;
-  int ns = count_children(n, "step");
+  int ns = kilnXmlCountChildren(n, "step");
   if (ns > MAX_STEPS) return kilnXmlError(KILN_ERR_PARSE, f, n, "threadblock has %d steps, more than %d", ns, MAX_STEPS);
   seen[id] = true;
   tb->id = id;
@@ -123,9 +116,9 @@ static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* see
       (r = kilnXmlGetInt32(n, f, "o_chunks", true, 0, MAX_CHUNKS, 0, &g->o_chunks)) ||
       (r = kilnXmlGetInt32(n, f, "s_chunks", true, 0, MAX_CHUNKS, 0, &g->s_chunks)))
     return r;
-  int ntbs = count_children(n, "tb");
+  int ntbs = kilnXmlCountChildren(n, "tb");
   if (ntbs > MAX_TBS) return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu %d has %d threadblocks, more than %d", id, ntbs, MAX_TBS);
-  int ncopies = count_children(n, "copy");
+  int ncopies = kilnXmlCountChildren(n, "copy");
   if (ncopies > MAX_CHUNKS)
     return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu %d has %d copies, more than %d", id, ncopies, MAX_CHUNKS);
   seen[id] = true;
@@ -173,7 +166,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnPlan** out) {
     r = kilnXmlError(KILN_ERR_PARSE, f, root, "unknown proto \"%s\" (known: Simple LL LL128)", proto);
     goto out_free;
   }
-  int ngpu_elems = count_children(root, "gpu");
+  int ngpu_elems = kilnXmlCountChildren(root, "gpu");
   p->has_ngpus = kilnXmlHasAttr(root, "ngpus");
   if ((r = kilnXmlGetInt32(root, f, "ngpus", false, 1, KILN_MAX_RANKS, ngpu_elems, &p->ngpus))) goto out_free;
   p->has_coll = kilnXmlHasAttr(root, "coll");
@@ -299,8 +292,5 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
 kilnResult_t kilnPlanWriteFile(const kilnPlan* p, const char* path) {
   char* s = NULL;
   kilnResult_t r = kilnPlanWriteMemory(p, &s);
-  if (r != KILN_SUCCESS) return r;
-  r = kilnWriteFileAtomic(path, s, strlen(s));
-  free(s);
-  return r;
+  return kilnWriteDocument(r, s, path);
 }

@@ -64,13 +64,6 @@ void kilnSketchFree(kilnSketch* s) {
 
 /* ---- XML reading ---- */
 
-static int count_children(xmlNodePtr p, const char* name) {
-  int c = 0;
-  for (xmlNodePtr n = p->children; n; n = n->next)
-    if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar*)name)) c++;
-  return c;
-}
-
 static bool is(xmlNodePtr n, const char* name) { return !xmlStrcmp(n->name, (const xmlChar*)name); }
 
 /* Reads a name attribute from a vocabulary table. */
@@ -100,7 +93,7 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
       (r = get_enum(n, f, "strategy", intra_names, KILN_NUM_INTRA_STRATEGIES, KILN_INTRA_ALL, &strat)))
     return r;
   s->intra = (kilnIntraStrategy_t)strat;
-  int ns = count_children(n, "switch"), nl = count_children(n, "link");
+  int ns = kilnXmlCountChildren(n, "switch"), nl = kilnXmlCountChildren(n, "link");
   if (ns > KILN_MAX_RANKS || nl > KILN_MAX_RANKS * KILN_MAX_RANKS)
     return kilnXmlError(KILN_ERR_PARSE, f, n, "too many switches or links");
   s->switches = calloc((size_t)(ns ? ns : 1), sizeof *s->switches);
@@ -137,8 +130,8 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
       (r = get_enum(n, f, "strategy", inter_names, KILN_NUM_INTER_STRATEGIES, KILN_INTER_DIRECT, &strat)))
     return r;
   s->inter = (kilnInterStrategy_t)strat;
-  int nc = count_children(n, "conn"), nb = count_children(n, "beta_split");
-  if (nc > KILN_MAX_RANKS || nb > KILN_MAX_RANKS || count_children(n, "chunk_to_relay") > 1)
+  int nc = kilnXmlCountChildren(n, "conn"), nb = kilnXmlCountChildren(n, "beta_split");
+  if (nc > KILN_MAX_RANKS || nb > KILN_MAX_RANKS || kilnXmlCountChildren(n, "chunk_to_relay") > 1)
     return kilnXmlError(KILN_ERR_PARSE, f, n, "too many <conn> or <beta_split> elements, or more than one <chunk_to_relay>");
   s->conns = calloc((size_t)(nc ? nc : 1), sizeof *s->conns);
   s->beta_split_gpu = calloc((size_t)(nb ? nb : 1), sizeof *s->beta_split_gpu);
@@ -180,10 +173,10 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnSketch** out) {
   if (r != KILN_SUCCESS) return r;
   static const char* const kids[] = {"intranode", "internode", "symmetry", "hyperparameters", NULL};
   if ((r = kilnXmlCheckChildren(root, f, kids))) return r;
-  if (count_children(root, "intranode") > 1 || count_children(root, "internode") > 1 ||
-      count_children(root, "hyperparameters") > 1)
+  if (kilnXmlCountChildren(root, "intranode") > 1 || kilnXmlCountChildren(root, "internode") > 1 ||
+      kilnXmlCountChildren(root, "hyperparameters") > 1)
     return kilnXmlError(KILN_ERR_PARSE, f, root, "<intranode>, <internode> and <hyperparameters> may appear once each");
-  int nsym = count_children(root, "symmetry");
+  int nsym = kilnXmlCountChildren(root, "symmetry");
   if (nsym > 64) return kilnXmlError(KILN_ERR_PARSE, f, root, "more than 64 <symmetry> elements");
   kilnSketch* s = calloc(1, sizeof *s);
   if (!s) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
@@ -248,10 +241,6 @@ kilnResult_t kilnSketchReadFile(const char* path, kilnSketch** out) {
 
 /* ---- XML writing ---- */
 
-static void write_ints(kilnBuf* b, const int* a, int n) {
-  for (int i = 0; i < n; i++) kilnBufPrintf(b, i ? " %d" : "%d", a[i]);
-}
-
 /* Sizes as kilnParseSize reads them: the largest exact binary unit. */
 static void write_size(kilnBuf* b, uint64_t v) {
   static const char units[] = "KMGT";
@@ -279,7 +268,7 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
                 s->nswitches + s->nlinks == 0 ? "/" : "");
   for (int i = 0; i < s->nswitches; i++) {
     kilnBufPrintf(&b, "    <switch gpus=\"");
-    write_ints(&b, s->switches[i].gpus, s->switches[i].ngpus);
+    kilnBufInts(&b, s->switches[i].gpus, s->switches[i].ngpus);
     kilnBufPrintf(&b, "\" policy=\"%s\"/>\n", kilnHyperPolicyName(s->switches[i].policy));
   }
   for (int i = 0; i < s->nlinks; i++)
@@ -289,7 +278,7 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
   kilnBufPrintf(&b, "  <internode strategy=\"%s\"%s>\n", inter_names[s->inter], inter_empty ? "/" : "");
   for (int i = 0; i < s->nconns; i++) {
     kilnBufPrintf(&b, "    <conn src=\"%d\" dst=\"", s->conns[i].src);
-    write_ints(&b, s->conns[i].dst, s->conns[i].ndst);
+    kilnBufInts(&b, s->conns[i].dst, s->conns[i].ndst);
     kilnBufPrintf(&b, "\"/>\n");
   }
   for (int i = 0; i < s->nbeta_split; i++)
@@ -308,10 +297,7 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
 kilnResult_t kilnSketchWriteFile(const kilnSketch* s, const char* path) {
   char* x = NULL;
   kilnResult_t r = kilnSketchWriteMemory(s, &x);
-  if (r != KILN_SUCCESS) return r;
-  r = kilnWriteFileAtomic(path, x, strlen(x));
-  free(x);
-  return r;
+  return kilnWriteDocument(r, x, path);
 }
 
 /* ---- default sketch ---- */

@@ -284,10 +284,6 @@ const kilnLink* kilnTopologyLink(const kilnTopology* t, int src, int dst) {
 
 /* ---- XML ---- */
 
-static void write_ints(kilnBuf* b, const int* a, int n) {
-  for (int i = 0; i < n; i++) kilnBufPrintf(b, i ? " %d" : "%d", a[i]);
-}
-
 static void write_cost(kilnBuf* b, double alpha, double beta) {
   kilnBufPrintf(b, " alpha=\"");
   kilnBufDouble(b, alpha);
@@ -313,14 +309,14 @@ kilnResult_t kilnTopologyWriteMemory(const kilnTopology* t, char** out) {
     kilnBufPrintf(&b, "    <switch name=\"");
     kilnBufEscaped(&b, sw->name);
     kilnBufPrintf(&b, "\" gpus=\"");
-    write_ints(&b, sw->gpus, sw->ngpus);
+    kilnBufInts(&b, sw->gpus, sw->ngpus);
     kilnBufPrintf(&b, "\"");
     write_cost(&b, sw->alpha_us, sw->beta_us_per_mb);
     kilnBufPrintf(&b, " kind=\"%s\"/>\n", kilnLinkKindName(sw->kind));
   }
   for (int k = 0; k < t->ntnics; k++) {
     kilnBufPrintf(&b, "    <nic id=\"%d\" gpus=\"", t->tnics[k].id);
-    write_ints(&b, t->tnics[k].gpus, t->tnics[k].ngpus);
+    kilnBufInts(&b, t->tnics[k].gpus, t->tnics[k].ngpus);
     kilnBufPrintf(&b, "\"/>\n");
   }
   kilnBufPrintf(&b, "  </node>\n");
@@ -336,10 +332,7 @@ kilnResult_t kilnTopologyWriteMemory(const kilnTopology* t, char** out) {
 kilnResult_t kilnTopologyWriteFile(const kilnTopology* t, const char* path) {
   char* s = NULL;
   kilnResult_t r = kilnTopologyWriteMemory(t, &s);
-  if (r != KILN_SUCCESS) return r;
-  r = kilnWriteFileAtomic(path, s, strlen(s));
-  free(s);
-  return r;
+  return kilnWriteDocument(r, s, path);
 }
 
 static kilnResult_t get_kind(xmlNodePtr n, const char* f, kilnLinkKind_t dflt, kilnLinkKind_t* out) {
@@ -357,20 +350,13 @@ static kilnResult_t get_cost(xmlNodePtr n, const char* f, double* alpha, double*
   return r;
 }
 
-static int count_children(xmlNodePtr p, const char* name) {
-  int c = 0;
-  for (xmlNodePtr n = p->children; n; n = n->next)
-    if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar*)name)) c++;
-  return c;
-}
-
 /* Reads the <node> template into t; ids are checked against g here so messages carry lines. */
 static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   static const char* const kids[] = {"link", "switch", "nic", NULL};
   kilnResult_t r = kilnXmlCheckChildren(node, f, kids);
   if (r != KILN_SUCCESS) return r;
   int g = t->gpus_per_node;
-  int nl = count_children(node, "link"), ns = count_children(node, "switch"), nn = count_children(node, "nic");
+  int nl = kilnXmlCountChildren(node, "link"), ns = kilnXmlCountChildren(node, "switch"), nn = kilnXmlCountChildren(node, "nic");
   t->tlinks = calloc((size_t)(nl ? nl : 1), sizeof *t->tlinks);
   t->tswitches = calloc((size_t)(ns ? ns : 1), sizeof *t->tswitches);
   t->tnics = calloc((size_t)(nn ? nn : 1), sizeof *t->tnics);
@@ -429,7 +415,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnTopology** out) {
                      t->gpus_per_node, KILN_MAX_RANKS);
     goto out_free;
   }
-  int nnode = count_children(root, "node"), ninter = count_children(root, "internode");
+  int nnode = kilnXmlCountChildren(root, "node"), ninter = kilnXmlCountChildren(root, "internode");
   if (nnode != 1 || ninter > 1) {
     r = kilnXmlError(KILN_ERR_PARSE, f, root, "<topology> needs exactly one <node> and at most one <internode>");
     goto out_free;

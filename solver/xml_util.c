@@ -14,6 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int kilnXmlCountChildren(xmlNodePtr parent, const char* name) {
+  int c = 0;
+  for (xmlNodePtr n = parent->children; n; n = n->next)
+    if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar*)name)) c++;
+  return c;
+}
+
 long kilnXmlLine(xmlNodePtr n) {
   if (!n) return 0;
   long l = xmlGetLineNo(n);
@@ -481,6 +488,10 @@ kilnResult_t kilnBufFinish(kilnBuf* b, char** out) {
   return KILN_SUCCESS;
 }
 
+void kilnBufInts(kilnBuf* b, const int* a, int n) {
+  for (int i = 0; i < n; i++) kilnBufPrintf(b, i ? " %d" : "%d", a[i]);
+}
+
 void kilnBufFree(kilnBuf* b) {
   free(b->data);
   b->data = NULL;
@@ -557,5 +568,11 @@ kilnResult_t kilnXmlReadMemory(const char* buf, size_t len, const char* name, ki
   if (r != KILN_SUCCESS) return r;
   r = read(doc, name, out);
   xmlFreeDoc(doc);
+  return r;
+}
+
+kilnResult_t kilnWriteDocument(kilnResult_t r, char* s, const char* path) {
+  if (r == KILN_SUCCESS) r = kilnWriteFileAtomic(path, s, strlen(s));
+  free(s);
   return r;
 }

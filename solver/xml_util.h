@@ -44,6 +44,8 @@ xmlNodePtr kilnXmlNextElement(xmlNodePtr n);
 /* Fails if a child of parent is non-blank text, or an element whose name is not in the
  * NULL-terminated list `allowed`. */
 kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const char* const* allowed);
+/* Number of element children of parent named `name`. */
+int kilnXmlCountChildren(xmlNodePtr parent, const char* name);
 /* Line of a node (0 if unknown). */
 long kilnXmlLine(xmlNodePtr n);
 
@@ -94,6 +96,8 @@ void kilnBufPrintf(kilnBuf* b, const char* fmt, ...)
     ;
 /* Appends s with XML attribute escaping (& < > " '). */
 void kilnBufEscaped(kilnBuf* b, const char* s);
+/* Appends n ints separated by single spaces. */
+void kilnBufInts(kilnBuf* b, const int* a, int n);
 /* Appends the shortest decimal form that reads back as exactly d. */
 void kilnBufDouble(kilnBuf* b, double d);
 /* Hands the string over (*out, caller frees) or fails with KILN_ERR_NO_MEMORY; b is emptied. */
@@ -103,5 +107,9 @@ void kilnBufFree(kilnBuf* b);
 /* Writes len bytes to path atomically: a temporary file beside it, flushed, then renamed over
  * path. "-" writes to stdout. */
 kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len);
+
+/* The *WriteFile functions of the three formats: r and s are what their *WriteMemory returned;
+ * on success writes s to path with kilnWriteFileAtomic. Frees s either way. */
+kilnResult_t kilnWriteDocument(kilnResult_t r, char* s, const char* path);
 
 #endif /* KILN_XML_UTIL_H */
