@@ -278,10 +278,7 @@ kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
   p->nchannels = opts->instances;
   p->inplace = opts->inplace;
   p->outofplace = !opts->inplace;
-  p->min_bytes = 0;
-  p->max_bytes = UINT64_MAX;
-  p->has_coll = p->has_inplace = p->has_outofplace = p->has_minmax = p->has_ngpus = true;
-  p->has_redop = false; /* the op comes with each call, not with the plan */
+  /* Open byte range and no redop (the op comes with each call): kilnPlanCreate's defaults. */
 
   builder b = {p, false};
   int n = nranks, k = opts->chunks, I = opts->instances;

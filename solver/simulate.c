@@ -647,16 +647,18 @@ static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64
     }
   }
   double share = (double)bytes / rings;
+  kilnPlan* p = NULL; /* the same ring plan on every ring, placed by each ring's order */
   for (int i = 0; i < rings && res == KILN_SUCCESS; i++) {
     res = distinct ? ring_order(t, &path[i * g], 0, order) : ring_order(t, path, i, order);
     if (res != KILN_SUCCESS) break;
-    kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
-    o.chunks = slices_for(share / n);
-    kilnPlan* p = NULL;
-    res = kilnClassicPlan("ring", coll, n, &o, &p);
-    if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, share, order);
-    kilnPlanFree(p);
+    if (!p) {
+      kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+      o.chunks = slices_for(share / n);
+      if ((res = kilnClassicPlan("ring", coll, n, &o, &p)) != KILN_SUCCESS) break;
+    }
+    res = add_plan(&gr, p, t, share, order);
   }
+  kilnPlanFree(p);
   if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);
 out_free:
   graph_free(&gr);

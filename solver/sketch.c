@@ -66,6 +66,15 @@ void kilnSketchFree(kilnSketch* s) {
 
 static bool is(xmlNodePtr n, const char* name) { return !xmlStrcmp(n->name, (const xmlChar*)name); }
 
+/* What a sketch has when its XML (or kilnSketchDefault) says nothing else. */
+static void sketch_defaults(kilnSketch* s) {
+  s->intra = KILN_INTRA_ALL;
+  s->inter = KILN_INTER_DIRECT;
+  s->input_chunkup = 1;
+  s->input_size = 1u << 20;
+  s->ordering = KILN_ORDER_AUTO;
+}
+
 /* Reads a name attribute from a vocabulary table. */
 static kilnResult_t get_enum(xmlNodePtr n, const char* f, const char* attr, const char* const* names, int nn,
                              int dflt, int* out) {
@@ -180,11 +189,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnSketch** out) {
   if (nsym > 64) return kilnXmlError(KILN_ERR_PARSE, f, root, "more than 64 <symmetry> elements");
   kilnSketch* s = calloc(1, sizeof *s);
   if (!s) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
-  s->intra = KILN_INTRA_ALL;
-  s->inter = KILN_INTER_DIRECT;
-  s->input_chunkup = 1;
-  s->input_size = 1u << 20;
-  s->ordering = KILN_ORDER_AUTO;
+  sketch_defaults(s);
   if ((r = kilnXmlGetString(root, f, "name", true, NULL, s->name, sizeof s->name))) goto out_free;
   s->symmetry = calloc((size_t)(nsym ? nsym : 1), sizeof *s->symmetry);
   if (!s->symmetry) {
@@ -308,11 +313,7 @@ kilnResult_t kilnSketchDefault(const kilnTopology* t, kilnSketch** out) {
   kilnSketch* s = calloc(1, sizeof *s);
   if (!s) goto out_nomem;
   snprintf(s->name, sizeof s->name, "%.*s-default", KILN_NAME_MAX - 9, t->name);
-  s->intra = KILN_INTRA_ALL;
-  s->inter = KILN_INTER_DIRECT;
-  s->input_chunkup = 1;
-  s->input_size = 1u << 20;
-  s->ordering = KILN_ORDER_AUTO;
+  sketch_defaults(s);
   if (t->ntswitches > 0) {
     s->switches = calloc((size_t)t->ntswitches, sizeof *s->switches);
     if (!s->switches) goto out_nomem;
@@ -445,7 +446,6 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
   } else if (s->inter == KILN_INTER_RELAY) {
     for (int i = 0; i < s->nconns; i++) {
       const kilnSketchConn* c = &s->conns[i];
-      snprintf(what, sizeof what, "relay conn %d->", c->src);
       for (int j = 0; j < c->ndst; j++) {
         snprintf(what, sizeof what, "relay conn %d->%d", c->src, c->dst[j]);
         for (int n1 = 0; n1 < N; n1++)
