@@ -146,23 +146,8 @@ static int show_plan(const kilnPlan* p) {
 }
 
 static void show_sketch(const kilnSketch* s) {
-  static const char* const intra[] = {
-#define KILN_X_NAME(e, n) n,
-      KILN_INTRA_STRATEGIES(KILN_X_NAME)
-#undef KILN_X_NAME
-  };
-  static const char* const inter[] = {
-#define KILN_X_NAME(e, n) n,
-      KILN_INTER_STRATEGIES(KILN_X_NAME)
-#undef KILN_X_NAME
-  };
-  static const char* const orderings[] = {
-#define KILN_X_NAME(e, n) n,
-      KILN_ORDERINGS(KILN_X_NAME)
-#undef KILN_X_NAME
-  };
   printf("sketch %s\n", s->name);
-  printf("  intra-node: %s", intra[s->intra]);
+  printf("  intra-node: %s", kilnIntraStrategyName(s->intra));
   if (s->nswitches) printf(", %d switch hyperedge%s", s->nswitches, s->nswitches == 1 ? "" : "s");
   if (s->nlinks) printf(", %d links", s->nlinks);
   printf("\n");
@@ -172,7 +157,7 @@ static void show_sketch(const kilnSketch* s) {
     printf("\n");
   }
   for (int i = 0; i < s->nlinks; i++) printf("    link %d -> %d\n", s->links[i].src, s->links[i].dst);
-  printf("  inter-node: %s\n", inter[s->inter]);
+  printf("  inter-node: %s\n", kilnInterStrategyName(s->inter));
   for (int i = 0; i < s->nconns; i++) {
     printf("    GPU %d sends to GPU", s->conns[i].src);
     for (int j = 0; j < s->conns[i].ndst; j++) printf(" %d", s->conns[i].dst[j]);
@@ -185,7 +170,7 @@ static void show_sketch(const kilnSketch* s) {
   for (int i = 0; i < s->nsymmetry; i++)
     printf("  symmetry: offset %d, group %d\n", s->symmetry[i].offset, s->symmetry[i].group);
   printf("  input: %d chunk%s per rank, %llu bytes; ordering %s\n", s->input_chunkup, s->input_chunkup == 1 ? "" : "s",
-         (unsigned long long)s->input_size, orderings[s->ordering]);
+         (unsigned long long)s->input_size, kilnOrderingName(s->ordering));
 }
 
 int cmd_show(int argc, char** argv) {

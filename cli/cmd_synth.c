@@ -98,10 +98,9 @@ int cmd_synth(int argc, char** argv) {
         return 2;
       }
     } else if (!strcmp(a, "--ordering")) {
-      if (!strcmp(v, "auto")) o.ordering = KILN_ORDER_AUTO;
-      else if (!strcmp(v, "shortest-path-first")) o.ordering = KILN_ORDER_SHORTEST_PATH_FIRST;
-      else if (!strcmp(v, "longest-path-first")) o.ordering = KILN_ORDER_LONGEST_PATH_FIRST;
-      else { fprintf(stderr, "kiln synth: unknown ordering '%s'\n", v); return 2; }
+      kilnOrdering_t h;
+      if (!kilnOrderingParse(v, &h)) { fprintf(stderr, "kiln synth: unknown ordering '%s'\n", v); return 2; }
+      o.ordering = (int)h;
     } else {
       fprintf(stderr, "kiln synth: unexpected argument '%s'\n", a);
       help(stderr);

@@ -49,6 +49,25 @@ bool kilnHyperPolicyParse(const char* s, kilnHyperPolicy_t* out) {
   return true;
 }
 
+const char* kilnIntraStrategyName(kilnIntraStrategy_t v) {
+  return (unsigned)v < sizeof intra_names / sizeof intra_names[0] ? intra_names[v] : "unknown";
+}
+
+const char* kilnInterStrategyName(kilnInterStrategy_t v) {
+  return (unsigned)v < sizeof inter_names / sizeof inter_names[0] ? inter_names[v] : "unknown";
+}
+
+const char* kilnOrderingName(kilnOrdering_t v) {
+  return (unsigned)v < sizeof ordering_names / sizeof ordering_names[0] ? ordering_names[v] : "unknown";
+}
+
+bool kilnOrderingParse(const char* s, kilnOrdering_t* out) {
+  int i = s ? lookup(ordering_names, (int)(sizeof ordering_names / sizeof ordering_names[0]), s) : -1;
+  if (i < 0) return false;
+  *out = (kilnOrdering_t)i;
+  return true;
+}
+
 void kilnSketchFree(kilnSketch* s) {
   if (!s) return;
   for (int i = 0; s->switches && i < s->nswitches; i++) free(s->switches[i].gpus);

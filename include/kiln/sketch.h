@@ -136,6 +136,11 @@ KILN_API void kilnSketchFree(kilnSketch* s);
 
 KILN_API const char* kilnHyperPolicyName(kilnHyperPolicy_t p);
 KILN_API bool kilnHyperPolicyParse(const char* s, kilnHyperPolicy_t* out);
+/* Names as the sketch XML spells them ("unknown" out of range); kilnOrderingParse reads one. */
+KILN_API const char* kilnIntraStrategyName(kilnIntraStrategy_t v);
+KILN_API const char* kilnInterStrategyName(kilnInterStrategy_t v);
+KILN_API const char* kilnOrderingName(kilnOrdering_t v);
+KILN_API bool kilnOrderingParse(const char* s, kilnOrdering_t* out);
 
 #ifdef __cplusplus
 }

@@ -21,15 +21,6 @@ uint64_t kilnSynthReferenceBytes(kilnColl_t coll, int nranks, uint64_t input_siz
   return coll == KILN_COLL_ALLGATHER ? (uint64_t)nranks * input_size : input_size;
 }
 
-static const char* ordering_name(kilnOrdering_t h) {
-  switch (h) {
-#define KILN_X_CASE(e, n) case e: return n;
-    KILN_ORDERINGS(KILN_X_CASE)
-#undef KILN_X_CASE
-    default: return "unknown";
-  }
-}
-
 static void report(const kilnSynthOptions* o, kilnSynthStage_t st, const char* msg, double el) {
   if (!o->progress) return;
   kilnSynthProgress p = {st, msg, -1, -1, -1, -1, NAN, NAN, NAN, el};
@@ -274,7 +265,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
       if (r != KILN_SUCCESS) goto out_free;
       double greedy = synScheduleAsap(&L, &X, chunk_mb);
       st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
-      report(&o, KILN_SYNTH_STAGE_ORDER, ordering_name(hs[i]), synNow() - t0);
+      report(&o, KILN_SYNTH_STAGE_ORDER, kilnOrderingName(hs[i]), synNow() - t0);
       kilnPlan* plan = NULL;
       bool prev_fused = st->fused;
       double us;
