@@ -1,18 +1,10 @@
 /* The logical topology a sketch leaves of a physical topology (paper 3.1-3.3, Appendix A), the
  * chunks of a collective, and the symmetry permutations. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "synth_internal.h"
-
-double synNow(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void synLogicalFree(synLogical* L) {
   free(L->links);

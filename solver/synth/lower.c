@@ -61,12 +61,6 @@ static int scratch_of(lowerCtx* c, int rank, int chunk) {
 }
 
 /* qsort has no context argument; lowering runs one at a time per thread */
-static _Thread_local const int* g_sort_key;
-static int cmp_by_key(const void* a, const void* b) {
-  int x = *(const int*)a, y = *(const int*)b;
-  return g_sort_key[x] < g_sort_key[y] ? -1 : g_sort_key[x] > g_sort_key[y];
-}
-
 static _Thread_local const synXfers* g_sort_X;
 static int cmp_xfer_time(const void* a, const void* b) {
   const synXfer* x = &g_sort_X->x[*(const int*)a];
@@ -76,8 +70,9 @@ static int cmp_xfer_time(const void* a, const void* b) {
   return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Where each transfer reads and writes (step 1). */
-static void allocate_slots(lowerCtx* c) {
+/* Where each transfer reads and writes (step 1), visiting transfers in `order` (their send
+ * order, c->key's inverse). */
+static void allocate_slots(lowerCtx* c, const int* order) {
   const synXfers* X = c->X;
   int n = c->n, k = c->k;
   kilnColl_t coll = c->p->coll;
@@ -85,12 +80,8 @@ static void allocate_slots(lowerCtx* c) {
   kilnBuffer_t result = c->p->inplace && coll != KILN_COLL_ALLGATHER ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
   int* first = malloc((size_t)n * c->nc * sizeof(int)); /* first reduce receive of (rank, chunk) */
   for (size_t i = 0; i < (size_t)n * c->nc; i++) first[i] = -1;
-  int* byk = malloc((size_t)X->n * sizeof(int));
-  for (int i = 0; i < X->n; i++) byk[i] = i;
-  g_sort_key = c->key;
-  qsort(byk, (size_t)X->n, sizeof(int), cmp_by_key);
   for (int a = 0; a < X->n; a++) {
-    int i = byk[a];
+    int i = order[a];
     const synXfer* x = &X->x[i];
     int ch = x->chunk;
     if (coll == KILN_COLL_ALLTOALL) {
@@ -119,13 +110,12 @@ static void allocate_slots(lowerCtx* c) {
   }
   /* sources of reduce transfers: the partial sum if the rank received any, else its input */
   for (int a = 0; a < X->n; a++) {
-    int i = byk[a];
+    int i = order[a];
     const synXfer* x = &X->x[i];
     if (x->kind != SYN_REDUCE) continue;
     c->sslot[i] = x->npred > 0 ? c->dslot[X->preds[x->pred0]] : SLOT(KILN_BUF_INPUT, x->chunk);
   }
   free(first);
-  free(byk);
 }
 
 /* Transfers sent together whose buffers are contiguous at both ends become one step. */
@@ -214,7 +204,7 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
         goto out_free;
       }
   }
-  allocate_slots(&c);
+  allocate_slots(&c, order);
   merge_batches(&c);
 
   /* fusion candidates: the receive that completes a chunk at a rank, and a send of it onward */

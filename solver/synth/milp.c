@@ -175,7 +175,7 @@ typedef struct glpkCtx {
   bool stalled;
 } glpkCtx;
 
-static double now_s(void) {
+double synNow(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -195,7 +195,7 @@ static void glpk_callback(glp_tree* tree, void* info) {
     glp_ios_heur_sol(tree, c->warm);
     c->warm_given = true;
   }
-  double t = now_s();
+  double t = synNow();
   if (reason == GLP_IBINGO || reason == GLP_ISELECT) {
     glp_prob* P = glp_ios_get_prob(tree);
     int ms = glp_mip_status(P);
@@ -248,7 +248,7 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   }
   ctx->p = p;
   ctx->warm = warm1;
-  ctx->t0 = ctx->last_report = now_s();
+  ctx->t0 = ctx->last_report = synNow();
   ctx->best = NAN;
   ctx->best_t = ctx->t0;
   glp_term_hook(glpk_quiet, NULL);

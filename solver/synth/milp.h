@@ -72,4 +72,7 @@ extern const milpBackend milpGlpk;
  * entries and bounds), e.g. the images of one constraint under a symmetry. */
 void milpCompact(milpModel* m);
 
+/* Monotonic time in seconds (the synthesizer's clock: time limits, stage times, progress). */
+double synNow(void);
+
 #endif

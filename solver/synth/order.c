@@ -69,7 +69,6 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   double* height = calloc((size_t)n + 1, sizeof(double));
   int* depth = calloc((size_t)n + 1, sizeof(int));
   int* waiting = malloc(((size_t)n + 1) * sizeof(int));
-  char* done = calloc((size_t)n + 1, 1);
   double* lfree = calloc((size_t)nl + 1, sizeof(double));
   double* pfree = calloc((size_t)np + 1, sizeof(double));
   int* ready = malloc(((size_t)n + 1) * sizeof(int));
@@ -84,7 +83,7 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   int* succ = NULL;
   int* lfill = calloc((size_t)nl + 1, sizeof(int));
   int* pfill = calloc((size_t)np + 1, sizeof(int));
-  if (!height || !depth || !waiting || !done || !lfree || !pfree || !ready || !esv || !seq ||
+  if (!height || !depth || !waiting || !lfree || !pfree || !ready || !esv || !seq ||
       !X->link_order || !X->link_start || !X->port_order || !X->port_start || !lfill || !pfill) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
     goto out_free;
@@ -166,7 +165,6 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
     if (l->send_port >= 0) pfree[l->send_port] = busy;
     if (l->recv_port >= 0) pfree[l->recv_port] = busy;
     if (x->arr_t > makespan) makespan = x->arr_t;
-    done[i] = 1;
     /* newly ready transfers */
     for (int q = sstart[i]; q < sstart[i + 1]; q++)
       if (--waiting[succ[q]] == 0) ready[nready++] = succ[q];
@@ -189,7 +187,7 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   }
   X->makespan = makespan;
 out_free:
-  free(height); free(depth); free(waiting); free(done); free(lfree); free(pfree); free(ready); free(esv);
+  free(height); free(depth); free(waiting); free(lfree); free(pfree); free(ready); free(esv);
   free(seq); free(lfill); free(pfill); free(sstart); free(succ);
   return r;
 }
@@ -201,11 +199,8 @@ out_free:
  * latency that back-to-back transfers overlap, as kiln's simulator models it). */
 double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
   int n = X->n;
-  int* link_pos = malloc(((size_t)n + 1) * sizeof(int));
   int* port_prev = malloc((2 * (size_t)n + 2) * sizeof(int)); /* [2*i], [2*i+1] */
-  if (!link_pos || !port_prev) { free(link_pos); free(port_prev); return INFINITY; }
-  for (int e = 0; e < L->nlinks; e++)
-    for (int k = X->link_start[e]; k < X->link_start[e + 1]; k++) link_pos[X->link_order[k]] = k;
+  if (!port_prev) return INFINITY;
   for (int i = 0; i < 2 * n; i++) port_prev[i] = -1;
   for (int p = 0; p < L->nports; p++)
     for (int k = X->port_start[p] + 1; k < X->port_start[p + 1]; k++) {
@@ -251,7 +246,6 @@ double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
     }
     if (!changed) break;
   }
-  free(link_pos);
   free(port_prev);
   X->makespan = makespan;
   return makespan;

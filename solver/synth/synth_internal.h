@@ -150,6 +150,5 @@ typedef struct synLowerParams {
 kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerParams* p,
                       kilnPlan** out, bool* fused);
 
-double synNow(void);
 
 #endif
