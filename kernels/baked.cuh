@@ -40,6 +40,10 @@ using ::kiln::ST_RRCS;
 using ::kiln::ST_CPY;
 using ::kiln::ST_RE;
 using ::kiln::ST_NOP;
+using ::kiln::stepReceives;
+using ::kiln::stepSends;
+using ::kiln::stepReadsSrc;
+using ::kiln::stepUsesDst;
 enum : int {
   BUF_I = KILN_DEV_BUF_INPUT,
   BUF_O = KILN_DEV_BUF_OUTPUT,
@@ -55,17 +59,6 @@ struct Step {
   int fold;   /* steps after this one it runs in the same pass (kilnStepFoldable) */
   int folded; /* 1: run by an earlier step's pass */
 };
-
-__host__ __device__ constexpr bool receives(int t) { return t >= ST_RECV && t <= ST_RRCS; }
-__host__ __device__ constexpr bool sends(int t) {
-  return t == ST_SEND || t == ST_RCS || t == ST_RRS || t == ST_RRCS;
-}
-__host__ __device__ constexpr bool readsSrc(int t) {
-  return t == ST_SEND || t == ST_RRS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
-}
-__host__ __device__ constexpr bool usesDst(int t) {
-  return t == ST_RECV || t == ST_RCS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
-}
 
 /* One piece of a step of type TYPE: one out-of-line body per (T, PROTO, TYPE), shared by every
  * step that has that type, so a plan's size costs calls, not copies of the primitive (compile
@@ -88,8 +81,8 @@ template <typename T, int PROTO, int TYPE>
 __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& tb, int it,
                                          uint64_t n, BlockState* bs, Spin& spin,
                                          const StepArgs st) {
-  constexpr bool rv = receives(TYPE), sd = sends(TYPE);
-  constexpr bool rs = readsSrc(TYPE), ud = usesDst(TYPE);
+  constexpr bool rv = stepReceives(TYPE), sd = stepSends(TYPE);
+  constexpr bool rs = stepReadsSrc(TYPE), ud = stepUsesDst(TYPE);
   const uint64_t pieceBytes = a.sliceElems * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
   kilnDevStep dep = {}; /* what the interpreter's wait reads of a step */
   dep.depid = st.depid;

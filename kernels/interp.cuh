@@ -21,9 +21,16 @@ enum : int {
   ST_SEND = 0, ST_RECV, ST_RCS, ST_RRS, ST_RRC, ST_RRCS, ST_CPY, ST_RE, ST_NOP
 };
 
-__device__ __forceinline__ bool stepReceives(int t) { return t >= ST_RECV && t <= ST_RRCS; }
-__device__ __forceinline__ bool stepSends(int t) {
+/* What a step type touches (the interpreter and the baked kernels, kernels/baked.cuh). */
+__host__ __device__ constexpr bool stepReceives(int t) { return t >= ST_RECV && t <= ST_RRCS; }
+__host__ __device__ constexpr bool stepSends(int t) {
   return t == ST_SEND || t == ST_RCS || t == ST_RRS || t == ST_RRCS;
+}
+__host__ __device__ constexpr bool stepReadsSrc(int t) {
+  return t == ST_SEND || t == ST_RRS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
+}
+__host__ __device__ constexpr bool stepUsesDst(int t) {
+  return t == ST_RECV || t == ST_RCS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
 }
 
 /* Element offset and valid length of chunk j's slice `it` in buffer b. */
