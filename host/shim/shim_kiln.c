@@ -39,7 +39,7 @@ extern kilnResult_t kilnCommAbort(kilnComm_t comm) __attribute__((weak));
 
 struct shimComm {
   ncclComm_t nccl;
-  int nranks, rank, device;
+  int nranks, rank;
 #ifdef KILN_SHIM_HAVE_RUNTIME
   kilnComm_t kc;
   struct shimSet* set;            /* communicators set up together in this process, or NULL */
@@ -312,7 +312,6 @@ static void setup(ncclComm_t* ncomm, int n) {
     sc[c]->nccl = ncomm[c];
     sc[c]->nranks = nranks;
     r->ncclCommUserRank(ncomm[c], &sc[c]->rank);
-    r->ncclCommCuDevice(ncomm[c], &sc[c]->device);
     sc[c]->ents = calloc((size_t)np, sizeof *sc[c]->ents);
     sc[c]->copies = calloc((size_t)np, sizeof *sc[c]->copies);
     sc[c]->plans = calloc((size_t)np, sizeof *sc[c]->plans);
@@ -499,14 +498,13 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 /* Collectives kiln launched in this process (for tests and debugging; exported). */
 SHIM_EXPORT uint64_t kilnShimKilnCalls;
 
-static const char* collName[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
-
 bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
   static const kilnColl_t collKiln[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER,
                                         KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
   bool taken = false;
-  const char* cname = collName[call->coll];
+  const kilnColl_t coll = collKiln[call->coll];
+  const char* cname = kilnCollName(coll);
   if ((int)call->op < 0 || call->op >= ncclNumOps || (int)call->datatype < 0 ||
       call->datatype >= ncclNumTypes) {
     shimLogKeyed(SHIM_LOG_INFO, cname, "%s: op %d / data type %d (e.g. a PreMulSum op) → NCCL",
@@ -517,7 +515,6 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
   int ci = findIndex(call->comm);
   if (ci < 0) goto out_unlock;
   shimComm* sc = comms[ci];
-  const kilnColl_t coll = collKiln[call->coll];
   const kilnDataType_t dt = (kilnDataType_t)call->datatype;
   const kilnRedOp_t op = (kilnRedOp_t)call->op;
   const uint64_t bytes = kilnRegistryCallBytes(coll, sc->nranks, call->count, dt);
@@ -569,14 +566,10 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
   taken = true;
   *res = ncclSuccess;
   if (!launch) goto out_unlock;
-  int prev = -1;
-  cudaGetDevice(&prev);
-  if (prev != sc->device) cudaSetDevice(sc->device);
-  shimPassthrough++;
+  shimPassthrough++; /* kilnRun switches to the communicator's device and back itself */
   kilnResult_t kr = kilnRun(sc->execs[pick], call->sendbuff, call->recvbuff, call->count, dt, op,
                             call->stream);
   shimPassthrough--;
-  if (prev != sc->device && prev >= 0) cudaSetDevice(prev);
   if (kr == KILN_SUCCESS) __atomic_fetch_add(&kilnShimKilnCalls, 1, __ATOMIC_RELAXED);
   /* The peers are already in their kiln kernels: NCCL cannot stand in for this call now. */
   if (kr != KILN_SUCCESS) {
@@ -595,7 +588,6 @@ out_unlock:
   (void)call;
   (void)launch;
   (void)res;
-  (void)collName;
   return false;
 #endif
 }
