@@ -455,7 +455,7 @@ static void resetBuffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     char* out = kilnSide ? R.recvK : R.recvN;
     size_t sendB, recvB;
-    bufferBytes(c, b.n, (c == KILN_COLL_ALLREDUCE ? count : count * b.n) * es, &sendB, &recvB);
+    bufferBytes(c, b.n, kilnRegistryCallBytes(c, b.n, count, b.o.dtype), &sendB, &recvB);
     fillBytes<<<256, 256, 0, R.stream>>>((unsigned char*)out, recvB, 0xA5);
     if (b.o.inplace) {
       const void* sb;
@@ -503,7 +503,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
   for (uint64_t bytes = o.minB; bytes <= o.maxB; bytes *= (uint64_t)o.factor) {
     const size_t count = callCount(c, b.n, bytes, es);
     if (count == 0) continue;
-    const uint64_t real = c == KILN_COLL_ALLREDUCE ? (uint64_t)count * es : (uint64_t)count * es * b.n;
+    const uint64_t real = kilnRegistryCallBytes(c, b.n, count, o.dtype);
     /* The plans to measure at this size. */
     std::vector<const kilnRegistryEntry*> cands;
     if (o.sweep) {
