@@ -16,9 +16,8 @@ if [ "${1:-}" = "--pack" ]; then
   for b in coll_bench prim_bench; do
     cp "$build/bench/$b" "$carry/bin/" || { echo "no $build/bench/$b: build it first" >&2; exit 1; }
   done
-  for b in "$carry"/bin/*; do ldd "$b" | awk '/=> \// {print $3}'; done | sort -u |
-    grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz|libxml2|libicu[a-z]*|liblzma)\.so' |
-    while read -r l; do cp -L "$l" "$carry/lib/"; done
+  . "$here/scripts/carry-libs.sh"
+  carry_libs "$carry"/bin/* | while read -r l; do cp -L "$l" "$carry/lib/"; done
   strip --strip-debug "$carry"/bin/* # the GPU machine has libxml2 (and its deps) itself
   du -sh "$carry"
   exit 0

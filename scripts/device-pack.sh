@@ -16,9 +16,8 @@ for b in tests/gpu/test_gpu_runtime bench/coll_bench bench/prim_bench bench/host
 done
 [ -x "$build/tests/gpu/test_gpu_shim" ] && cp "$build/tests/gpu/test_gpu_shim" "$tmp/shim/"
 [ -f "$build/host/shim/libnccl.so.2" ] && cp -L "$build/host/shim/libnccl.so.2" "$tmp/shim/"
-for b in "$tmp"/bin/* "$tmp"/shim/*; do ldd "$b" | awk '/=> \// {print $3}'; done | sort -u |
-  grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz|libxml2|libicu[a-z0-9]*|liblzma|libcuda)\.so' |
-  while read -r l; do cp -L "$l" "$tmp/lib/"; done
+. "$here/scripts/carry-libs.sh"
+carry_libs "$tmp"/bin/* "$tmp"/shim/* | while read -r l; do cp -L "$l" "$tmp/lib/"; done
 strip --strip-debug "$tmp"/bin/* "$tmp"/shim/* 2>/dev/null || true
 tar cf - -C "$tmp" bin lib shim | xz -T2 -6 > "$here/.carry/pack.tar.xz.tmp"
 mv "$here/.carry/pack.tar.xz.tmp" "$here/.carry/pack.tar.xz"

@@ -17,9 +17,8 @@ if [ "${1:-}" = "--pack" ]; then
   for b in tests/gpu/test_gpu_runtime bench/coll_bench; do
     cp "$build/$b" "$carry/bin/" || { echo "no $build/$b: build it first" >&2; exit 1; }
   done
-  for b in "$carry"/bin/*; do ldd "$b" | awk '/=> \// {print $3}'; done | sort -u |
-    grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz|libxml2|libicu[a-z]*|liblzma)\.so' |
-    while read -r l; do cp -L "$l" "$carry/lib/"; done
+  . "$here/scripts/carry-libs.sh"
+  carry_libs "$carry"/bin/* | while read -r l; do cp -L "$l" "$carry/lib/"; done
   strip --strip-debug "$carry"/bin/*
   du -sh "$carry"
   exit 0

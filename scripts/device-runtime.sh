@@ -13,10 +13,8 @@ if [ "${1:-}" = "--pack" ]; then
   [ -x "$build/kiln" ] && cp "$build/kiln" "$here/.carry/bin/"
   strip "$here"/.carry/bin/* 2>/dev/null
   # The GPU machine has glibc, libstdc++, libxml2 (with ICU) and NCCL: carry the rest (64 MiB cap).
-  for b in "$here"/.carry/bin/*; do
-    ldd "$b" | awk '/=> \// {print $3}'
-  done | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz|libxml2|libicu[a-z]*|liblzma)\.so' |
-    while read -r l; do cp -L "$l" "$here/.carry/lib/"; done
+  . "$here/scripts/carry-libs.sh"
+  carry_libs "$here"/.carry/bin/* | while read -r l; do cp -L "$l" "$here/.carry/lib/"; done
   du -sh "$here/.carry"
   exit 0
 fi

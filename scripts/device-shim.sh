@@ -31,10 +31,8 @@ if [ "${1:-}" = "--pack" ]; then
   mkdir -p .carry/shim/lib .carry/shim/cudart
   cp -L "$build/host/shim/libnccl.so.2" .carry/shim/ || exit 1
   [ -x "$build/tests/gpu/test_gpu_shim" ] && cp "$build/tests/gpu/test_gpu_shim" .carry/shim/
-  for b in .carry/shim/libnccl.so.2 .carry/shim/test_gpu_shim; do
-    [ -f "$b" ] && ldd "$b" | awk '/=> \// {print $3}'
-  done | sort -u |
-    grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libnccl|libresolv|libz|libxml2|libicu[a-z0-9]*|liblzma|libcuda)\.so' |
+  . "$(dirname "$0")/carry-libs.sh"
+  carry_libs .carry/shim/libnccl.so.2 .carry/shim/test_gpu_shim |
     while read -r l; do
       case $l in */libcudart.so*) cp -L "$l" .carry/shim/cudart/ ;; *) cp -L "$l" .carry/shim/lib/ ;; esac
     done
