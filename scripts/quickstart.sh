@@ -35,13 +35,12 @@ if [ "${ngpus:-0}" -lt 2 ] || [ ! -x "$build/bench/coll_bench" ]; then
 fi
 n=$ngpus
 [ "$n" -gt 8 ] && n=8
-case $n in 2|4|8) ;; *) n=4 ;; esac
+case $n in 2|4|8) ;; 3) n=2 ;; *) n=4 ;; esac   # sketches exist for 2, 4 and 8 GPUs
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}   # never NVLink multicast
 echo "== profile the local $n GPUs"
 "$kiln" profile --gpus "$n" --uniform -o "$out/local.xml"
 echo "== synthesize for them, then run kiln and NCCL side by side"
 sketch=plans/sketches/switch$n.xml
-[ "$n" -eq 8 ] && sketch=plans/sketches/switch8.xml
 "$kiln" synth --topo "$out/local.xml" --sketch "$sketch" --coll allreduce --max-tbs 64 \
   -o "$out/allreduce-local.xml"
 "$build/bench/coll_bench" --ranks "$n" --colls allreduce --plans "$out/allreduce-local.xml" \
