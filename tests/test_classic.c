@@ -10,8 +10,7 @@
 
 #include "cli_run.h"
 #include "kiln/plan.h"
-
-static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+#include "test_util.h"
 
 typedef struct classic_case {
   int algo; /* 0 ring, 1 direct */

@@ -10,8 +10,7 @@
 
 #include "gen.h"
 #include "kiln/registry.h"
-
-static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+#include "test_util.h"
 
 static kilnPlan* classic(const char* algo, kilnColl_t coll, int n, kilnProto_t proto, bool inplace) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
@@ -352,6 +351,7 @@ Test(registry, broken_plan_refused) {
 Test(registry, baked_entries_parse) {
   int n = 0;
   const kilnRegistryEntry* t = kilnBakedTable(&n);
+  if (n == 0) cr_skip_test("no baked plans in this build (built without CUDA)");
   for (int i = 0; i < n; i++) {
     const kilnPlan* p = NULL;
     cr_assert(eq(int, kilnRegistryPlan(&t[i], &p), KILN_SUCCESS), "%s", kilnLastError());
@@ -363,8 +363,12 @@ Test(registry, baked_entries_parse) {
 
 /* A plan of a baked shape finds its baked entry whatever its name and range; others find none. */
 Test(registry, baked_for_same_shape_only) {
+  kilnPlan* odd = classic("ring", KILN_COLL_ALLGATHER, 7, KILN_PROTO_SIMPLE, false);
+  cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(odd), NULL));
+  kilnPlanFree(odd);
   int n = 0;
   const kilnRegistryEntry* t = kilnBakedTable(&n);
+  if (n == 0) cr_skip_test("no baked plans in this build (built without CUDA)");
   for (int i = 0; i < n; i++) {
     const kilnPlan* p = NULL;
     cr_assert(eq(int, kilnRegistryPlan(&t[i], &p), KILN_SUCCESS), "%s", kilnLastError());
@@ -380,9 +384,6 @@ Test(registry, baked_for_same_shape_only) {
     cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(q), NULL), "%s", t[i].name);
     kilnPlanFree(q);
   }
-  kilnPlan* odd = classic("ring", KILN_COLL_ALLGATHER, 7, KILN_PROTO_SIMPLE, false);
-  cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(odd), NULL));
-  kilnPlanFree(odd);
 }
 
 /* ---- the tables say exactly what the plan says ---- */

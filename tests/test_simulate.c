@@ -11,8 +11,7 @@
 
 #include "cli_run.h"
 #include "kiln/plan.h"
-
-static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+#include "test_util.h"
 
 #define EPS 1e-6
 

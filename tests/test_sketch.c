@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "kiln/sketch.h"
-
-static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+#include "test_util.h"
 
 static kilnTopology* topo(const char* name, int nodes) {
   kilnTopology* t = NULL;

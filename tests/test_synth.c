@@ -115,7 +115,7 @@ Test(synth, disconnected_sketch_rejected_with_reason) {
       "<link src=\"0\" dst=\"1\"/><link src=\"1\" dst=\"0\"/>"
       "<link src=\"2\" dst=\"3\"/><link src=\"3\" dst=\"2\"/>"
       "</intranode><internode strategy=\"none\"/></sketch>";
-  kilnPlan* p = NULL;
+  kilnPlan* p = (kilnPlan*)1; /* must come back NULL */
   kilnResult_t r = synth_xml("switch4", xml, KILN_COLL_ALLGATHER, &p);
   cr_assert(ne(int, r, KILN_SUCCESS));
   cr_assert(eq(ptr, p, NULL));
@@ -129,7 +129,7 @@ Test(synth, non_automorphic_symmetry_rejected_with_reason) {
       "<link src=\"0\" dst=\"1\"/><link src=\"1\" dst=\"2\"/><link src=\"2\" dst=\"3\"/>"
       "<link src=\"3\" dst=\"0\"/><link src=\"0\" dst=\"2\"/>"
       "</intranode><internode strategy=\"none\"/><symmetry offset=\"1\" group=\"4\"/></sketch>";
-  kilnPlan* p = NULL;
+  kilnPlan* p = (kilnPlan*)1; /* must come back NULL */
   kilnResult_t r = synth_xml("switch4", xml, KILN_COLL_ALLGATHER, &p);
   cr_assert(ne(int, r, KILN_SUCCESS));
   cr_assert(eq(ptr, p, NULL));
@@ -286,7 +286,7 @@ Test(synth, inplace_alltoall_unsupported) {
   kilnSketch* s = load_sketch("switch4");
   kilnSynthOptions o = fast_options();
   o.inplace = true;
-  kilnPlan* p = NULL;
+  kilnPlan* p = (kilnPlan*)1; /* must come back NULL */
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, NULL), KILN_ERR_UNSUPPORTED));
   cr_assert(eq(ptr, p, NULL));
   kilnSketchFree(s);

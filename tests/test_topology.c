@@ -8,14 +8,13 @@
 #include <unistd.h>
 
 #include "kiln/topology.h"
+#include "test_util.h"
 
 static char* topo_xml(const kilnTopology* t) {
   char* s = NULL;
   cr_assert(eq(int, kilnTopologyWriteMemory(t, &s), KILN_SUCCESS), "%s", kilnLastError());
   return s;
 }
-
-static bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
 
 struct builtin_case {
   const char* name;
