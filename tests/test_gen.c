@@ -270,11 +270,7 @@ static const pick_case pick_cases[] = {
 };
 #define N_pick (sizeof pick_cases / sizeof pick_cases[0])
 
-ParameterizedTestParameters(registry, pick) {
-  static int idx[N_pick];
-  for (size_t i = 0; i < N_pick; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_pick);
-}
+KILN_INDEX_PARAMS(registry, pick, N_pick)
 
 /* The registry picks by collective, ranks, byte range, form, then baked kernel. */
 ParameterizedTest(int* ci, registry, pick) {
@@ -409,11 +405,7 @@ static const table_case table_cases[] = {
 };
 #define N_table (sizeof table_cases / sizeof table_cases[0])
 
-ParameterizedTestParameters(gen, tables_match_plan) {
-  static int idx[N_table];
-  for (size_t i = 0; i < N_table; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_table);
-}
+KILN_INDEX_PARAMS(gen, tables_match_plan, N_table)
 
 static int parse_enum(const char* s, const char* const* names, int n) {
   for (int i = 0; i < n; i++)

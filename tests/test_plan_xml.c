@@ -362,11 +362,7 @@ static const struct bad_plan hostile_cases[] = {
 };
 #define N_HOSTILE (sizeof hostile_cases / sizeof hostile_cases[0])
 
-ParameterizedTestParameters(plan_xml, hostile) {
-  static int idx[N_HOSTILE];
-  for (size_t i = 0; i < N_HOSTILE; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_HOSTILE);
-}
+KILN_INDEX_PARAMS(plan_xml, hostile, N_HOSTILE)
 
 /* Every malformed plan is a KILN_ERR_PARSE whose message names the file, the line and the fault. */
 ParameterizedTest(int* ci, plan_xml, hostile) {

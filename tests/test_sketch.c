@@ -95,11 +95,7 @@ static const struct sym_case sym_cases[] = {
 };
 #define N_SYM (sizeof sym_cases / sizeof sym_cases[0])
 
-ParameterizedTestParameters(sketch, symmetry_default_sketch) {
-  static int idx[N_SYM];
-  for (size_t i = 0; i < N_SYM; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_SYM);
-}
+KILN_INDEX_PARAMS(sketch, symmetry_default_sketch, N_SYM)
 
 /* Symmetries checked on the default sketch (all physical links kept). */
 ParameterizedTest(int* ci, sketch, symmetry_default_sketch) {
@@ -132,11 +128,7 @@ static const struct builtin_case default_cases[] = {
 };
 #define N_DEFAULT (sizeof default_cases / sizeof default_cases[0])
 
-ParameterizedTestParameters(sketch, default_valid) {
-  static int idx[N_DEFAULT];
-  for (size_t i = 0; i < N_DEFAULT; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_DEFAULT);
-}
+KILN_INDEX_PARAMS(sketch, default_valid, N_DEFAULT)
 
 /* The default sketch of every built-in is valid and round-trips. */
 ParameterizedTest(int* ci, sketch, default_valid) {
@@ -189,11 +181,7 @@ static const struct invalid_case invalid_cases[] = {
 };
 #define N_INVALID (sizeof invalid_cases / sizeof invalid_cases[0])
 
-ParameterizedTestParameters(sketch, invalid) {
-  static int idx[N_INVALID];
-  for (size_t i = 0; i < N_INVALID; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_INVALID);
-}
+KILN_INDEX_PARAMS(sketch, invalid, N_INVALID)
 
 /* Sketches that do not fit their topology are refused with the reason. */
 ParameterizedTest(int* ci, sketch, invalid) {
@@ -277,11 +265,7 @@ static const struct bad_xml hostile_cases[] = {
 };
 #define N_HOSTILE (sizeof hostile_cases / sizeof hostile_cases[0])
 
-ParameterizedTestParameters(sketch, hostile) {
-  static int idx[N_HOSTILE];
-  for (size_t i = 0; i < N_HOSTILE; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_HOSTILE);
-}
+KILN_INDEX_PARAMS(sketch, hostile, N_HOSTILE)
 
 ParameterizedTest(int* ci, sketch, hostile) {
   const struct bad_xml* c = &hostile_cases[*ci];

@@ -21,7 +21,7 @@ struct builtin_case {
   int nodes;
 };
 
-/* Cases live in a file-scope table; the parameter is an index (Criterion runs each
+/* Cases live in file-scope tables; the parameter is an index (Criterion runs each
  * parameter in a fresh process, where pointers from the parent are not valid). */
 static const struct builtin_case builtin_round_trip_cases[] = {
       {"ndv2", 1},     {"ndv2", 2},     {"ndv2", 4},      {"dgx2", 1},     {"dgx2", 2},
@@ -30,11 +30,7 @@ static const struct builtin_case builtin_round_trip_cases[] = {
 };
 #define N_builtin_round_trip (sizeof builtin_round_trip_cases / sizeof builtin_round_trip_cases[0])
 
-ParameterizedTestParameters(topology, builtin_round_trip) {
-  static int idx[N_builtin_round_trip];
-  for (size_t i = 0; i < N_builtin_round_trip; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_builtin_round_trip);
-}
+KILN_INDEX_PARAMS(topology, builtin_round_trip, N_builtin_round_trip)
 
 /* Written, read back and written again, a built-in gives the same XML and the same expansion. */
 ParameterizedTest(int* ci, topology, builtin_round_trip) {
@@ -58,18 +54,12 @@ ParameterizedTest(int* ci, topology, builtin_round_trip) {
   kilnTopologyFree(u);
 }
 
-/* Cases live in a file-scope table; the parameter is an index (Criterion runs each
- * parameter in a fresh process, where pointers from the parent are not valid). */
 static const struct builtin_case index_consistent_cases[] = {
       {"ndv2", 2}, {"dgx2", 2}, {"hgx-h100", 3}, {"switch3", 2}, {"torus2x3", 2},
 };
 #define N_index_consistent (sizeof index_consistent_cases / sizeof index_consistent_cases[0])
 
-ParameterizedTestParameters(topology, index_consistent) {
-  static int idx[N_index_consistent];
-  for (size_t i = 0; i < N_index_consistent; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_index_consistent);
-}
+KILN_INDEX_PARAMS(topology, index_consistent, N_index_consistent)
 
 /* link_index and nic_of agree with the link and NIC arrays for every built-in. */
 ParameterizedTest(int* ci, topology, index_consistent) {
@@ -184,8 +174,6 @@ struct bad_builtin {
   const char* msg;
 };
 
-/* Cases live in a file-scope table; the parameter is an index (Criterion runs each
- * parameter in a fresh process, where pointers from the parent are not valid). */
 static const struct bad_builtin builtin_rejected_cases[] = {
       {"dgx3", 1, "known: ndv2"},       {"switch1", 1, "2 <= N"},        {"switch1025", 1, "KILN_MAX_RANKS"},
       {"switch8", 200, "KILN_MAX_RANKS"}, {"torus1x4", 1, "R, C >= 2"},   {"torus4x", 1, "unknown topology"},
@@ -194,11 +182,7 @@ static const struct bad_builtin builtin_rejected_cases[] = {
 };
 #define N_builtin_rejected (sizeof builtin_rejected_cases / sizeof builtin_rejected_cases[0])
 
-ParameterizedTestParameters(topology, builtin_rejected) {
-  static int idx[N_builtin_rejected];
-  for (size_t i = 0; i < N_builtin_rejected; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_builtin_rejected);
-}
+KILN_INDEX_PARAMS(topology, builtin_rejected, N_builtin_rejected)
 
 /* Unknown names and sizes beyond KILN_MAX_RANKS fail with a message saying why. */
 ParameterizedTest(int* ci, topology, builtin_rejected) {
@@ -215,8 +199,6 @@ struct bad_xml {
 };
 
 #define HDR "<?xml version=\"1.0\"?>\n"
-/* Cases live in a file-scope table; the parameter is an index (Criterion runs each
- * parameter in a fresh process, where pointers from the parent are not valid). */
 static const struct bad_xml hostile_xml_cases[] = {
       {"", "bad.xml:1: empty document"},
       {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n", "bad.xml:4: Premature end of data"},
@@ -267,11 +249,7 @@ static const struct bad_xml hostile_xml_cases[] = {
 };
 #define N_hostile_xml (sizeof hostile_xml_cases / sizeof hostile_xml_cases[0])
 
-ParameterizedTestParameters(topology, hostile_xml) {
-  static int idx[N_hostile_xml];
-  for (size_t i = 0; i < N_hostile_xml; i++) idx[i] = (int)i;
-  return cr_make_param_array(int, idx, N_hostile_xml);
-}
+KILN_INDEX_PARAMS(topology, hostile_xml, N_hostile_xml)
 
 /* Every kind of bad input ends in KILN_ERR_PARSE and a message naming file and line. */
 ParameterizedTest(int* ci, topology, hostile_xml) {
