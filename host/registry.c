@@ -337,7 +337,10 @@ const kilnRegistryEntry* kilnRegistryBakedFor(const kilnPlan* p) {
   pthread_mutex_unlock(&lock);
   const kilnRegistryEntry* out = NULL;
   for (int i = 0; i < n && !out; i++) {
-    if (t[i].coll != p->coll || t[i].nranks != p->ngpus) continue;
+    /* same_shape's first tests, on the row, before parsing the entry's plan */
+    if (t[i].coll != p->coll || t[i].nranks != p->ngpus ||
+        (t[i].proto == KILN_PROTO_LL) != (p->proto == KILN_PROTO_LL))
+      continue;
     const kilnPlan* q = NULL;
     if (kilnRegistryPlan(&t[i], &q) == KILN_SUCCESS && q && same_shape(p, q)) out = &t[i];
   }
