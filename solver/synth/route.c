@@ -89,13 +89,16 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   for (size_t i = 0; i < skeys; i++) out->parent[i] = -1;
 
   /* candidate links: on some shortest path from the chunk's source to one of its targets */
-  int last_pre = -1;
+  /* All-pairs distances depend on the chunk's source only through the links it may use: its
+   * relay with a chunk-to-relay map, nothing without one. */
+  int last_key = -1;
   for (int c = 0; c < nc; c++) {
     int s = C->pre[c];
     if (!C->multicast && C->dst[c] == s) continue;
-    if (s != last_pre || L->has_relay_map) {
+    const int key = L->has_relay_map ? relay_of(L, s) : 0;
+    if (key != last_key) {
       for (int x = 0; x < n; x++) bfs(L, s, x, false, distall + (size_t)x * n, q);
-      last_pre = s;
+      last_key = key;
     }
     const int* ds = distall + (size_t)s * n;
     for (int t = 0; t < n; t++) {
@@ -324,11 +327,11 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
    * a MILP solution (time limit, no incumbent), the least-loaded candidate link */
   char* have = malloc((size_t)n);
   if (!have) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
-  last_pre = -1;
+  int last_pre = -1;
   for (int c = 0; c < nc && r == KILN_SUCCESS; c++) {
     int s = C->pre[c];
     if (!C->multicast && C->dst[c] == s) continue;
-    if (s != last_pre || L->has_relay_map) {
+    if (s != last_pre) { /* distances from s over the links s's chunks may use */
       bfs(L, s, s, false, q, order);
       last_pre = s;
     }
