@@ -118,6 +118,23 @@ static void allocate_slots(lowerCtx* c, const int* order) {
   free(first);
 }
 
+/* Gives rank `rank` a threadblock for its side of a transfer with `peer` (mine: the rank-by-peer
+ * threadblock table of this side, other: of the opposite side; mine_peer / other_peer: each
+ * threadblock's peer on this / the opposite side, -1 none), once per (rank, peer): a new one, or
+ * with pair_peers the threadblock that already serves the peer on the opposite side if its slot on
+ * this side is free. */
+static void assign_tb(int n, int* ntb, int rank, int peer, int* mine, const int* other, int* mine_peer,
+                      int* other_peer, bool pair_peers) {
+  if (mine[rank * n + peer] >= 0) return;
+  int t = other[rank * n + peer];
+  if (!(pair_peers && t >= 0 && mine_peer[rank * 2 * n + t] < 0)) {
+    t = ntb[rank]++;
+    other_peer[rank * 2 * n + t] = -1;
+  }
+  mine[rank * n + peer] = t;
+  mine_peer[rank * 2 * n + t] = peer;
+}
+
 /* Transfers sent together whose buffers are contiguous at both ends become one step. */
 static void merge_batches(lowerCtx* c) {
   const synXfers* X = c->X;
@@ -250,25 +267,8 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
   /* the rest: a threadblock per peer and direction, or (pair_peers) one per peer for both */
   for (int a = 0; a < nx; a++) {
     const synXfer* x = &X->x[order[a]];
-    int d = x->dst, sr = x->src;
-    if (rtb[d * n + sr] < 0) {
-      int t = stb[d * n + sr];
-      if (!(p->pair_peers && t >= 0 && tbrecv[d * 2 * n + t] < 0)) {
-        t = ntb[d]++;
-        tbsend[d * 2 * n + t] = -1;
-      }
-      rtb[d * n + sr] = t;
-      tbrecv[d * 2 * n + t] = sr;
-    }
-    if (stb[sr * n + d] < 0) {
-      int t = rtb[sr * n + d];
-      if (!(p->pair_peers && t >= 0 && tbsend[sr * 2 * n + t] < 0)) {
-        t = ntb[sr]++;
-        tbrecv[sr * 2 * n + t] = -1;
-      }
-      stb[sr * n + d] = t;
-      tbsend[sr * 2 * n + t] = d;
-    }
+    assign_tb(n, ntb, x->dst, x->src, rtb, stb, tbrecv, tbsend, p->pair_peers); /* receiving side */
+    assign_tb(n, ntb, x->src, x->dst, stb, rtb, tbsend, tbrecv, p->pair_peers); /* sending side */
   }
   /* keep a fusion only where both halves share a threadblock and nothing else of that
    * threadblock falls between the receive and the send: the peer's receive order must not change,
