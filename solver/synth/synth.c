@@ -21,6 +21,24 @@ uint64_t kilnSynthReferenceBytes(kilnColl_t coll, int nranks, uint64_t input_siz
   return coll == KILN_COLL_ALLGATHER ? (uint64_t)nranks * input_size : input_size;
 }
 
+/* One routing solve and its statistics (count, optimality, the largest model; with addBound its
+ * bound added to route_bound_us). */
+static kilnResult_t solve_route(const synLogical* L, const synChunks* C, const synRouteParams* rp,
+                                bool addBound, synRoute* out, kilnSynthStats* st) {
+  kilnResult_t r = synRouteSolve(L, C, rp, out);
+  if (r != KILN_SUCCESS) return r;
+  st->route_solves++;
+  st->route_optimal = st->route_optimal && out->optimal;
+  if (addBound) st->route_bound_us += out->bound_us;
+  if (out->rows > st->route_rows) {
+    st->route_rows = out->rows;
+    st->route_cols = out->cols;
+    st->route_nonzeros = out->nnz;
+    st->route_integers = out->ints;
+  }
+  return KILN_SUCCESS;
+}
+
 static void report(const kilnSynthOptions* o, kilnSynthStage_t st, const char* msg, double el) {
   if (!o->progress) return;
   kilnSynthProgress p = {st, msg, -1, -1, -1, -1, NAN, NAN, NAN, el};
@@ -226,26 +244,9 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     synRouteFree(&ra);
     synRouteFree(&rr);
     synXfersFree(&X);
-    if (need_rs) {
-      r = synRouteSolve(&Lt, &C, &rp, &rr);
-      if (r != KILN_SUCCESS) goto out_free;
-      st->route_solves++;
-      st->route_optimal = st->route_optimal && rr.optimal;
-      if (rm == 0) st->route_bound_us = rr.bound_us;
-      if (rr.rows > st->route_rows) {
-        st->route_rows = rr.rows; st->route_cols = rr.cols; st->route_nonzeros = rr.nnz; st->route_integers = rr.ints;
-      }
-    }
-    if (need_ag) {
-      r = synRouteSolve(&L, &C, &rp, &ra);
-      if (r != KILN_SUCCESS) goto out_free;
-      st->route_solves++;
-      st->route_optimal = st->route_optimal && ra.optimal;
-      if (rm == 0) st->route_bound_us += ra.bound_us;
-      if (ra.rows > st->route_rows) {
-        st->route_rows = ra.rows; st->route_cols = ra.cols; st->route_nonzeros = ra.nnz; st->route_integers = ra.ints;
-      }
-    }
+    /* route_bound_us is 0 until the last round (rm == 0), which adds both bounds */
+    if (need_rs && (r = solve_route(&Lt, &C, &rp, rm == 0, &rr, st)) != KILN_SUCCESS) goto out_free;
+    if (need_ag && (r = solve_route(&L, &C, &rp, rm == 0, &ra, st)) != KILN_SUCCESS) goto out_free;
     st->stage_s[KILN_SYNTH_STAGE_ROUTE] += synNow() - t0;
     report(&o, KILN_SYNTH_STAGE_ROUTE, st->route_optimal ? "routes optimal" : "routes (time limit or stall)",
            synNow() - t0);
