@@ -154,6 +154,7 @@ Test(gen, files_written_and_stable) {
   free(r2);
   kilnPlanFree(p);
   kilnPlanFree(q);
+  rm_tree(dir);
 }
 
 /* A plan that fails the verifier is refused with its file and plan name, and nothing is written
@@ -176,6 +177,7 @@ Test(gen, broken_plan_refused_by_name) {
   cr_assert(eq(int, count_files(dir), 2), "no output written");
   p->gpus[1].tbs[0].nsteps = 3;
   kilnPlanFree(p);
+  rm_tree(dir);
 }
 
 /* A file that is not a plan is refused naming the file; so are two files with one identifier. */
@@ -197,6 +199,7 @@ Test(gen, unreadable_and_duplicate_refused) {
   cr_assert(eq(int, kilnGenFiles(dir, dup, 2, NULL), KILN_ERR_INVALID_ARGUMENT));
   cr_assert(contains(kilnLastError(), "a_b"), "%s", kilnLastError());
   kilnPlanFree(p);
+  rm_tree(dir);
 }
 
 Test(gen, identifiers) {

@@ -2,11 +2,30 @@
 #ifndef KILN_TEST_UTIL_H
 #define KILN_TEST_UTIL_H
 
+#include <dirent.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* s contains sub (false for a NULL s). */
 static inline bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
+
+/* Removes a test's temporary folder of plain files (a failing test keeps its folder, for a
+ * look). */
+static inline void rm_tree(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
 
 /* The parameters of a Criterion test that runs once per index 0..n-1 of a file-scope case table
  * (Criterion runs each parameter in a fresh process, where pointers from the parent are not
