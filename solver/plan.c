@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kiln/plan.h"
+#include "plan_index.h"
 
 static const struct {
   const char* name;
@@ -100,6 +101,12 @@ kilnThreadblock* kilnPlanAddThreadblock(kilnPlan* p, int rank, int send, int rec
   return tb;
 }
 
+kilnStep* kilnPlanStepsAlloc(int n) {
+  size_t cap = 1;
+  while (cap < (size_t)n) cap *= 2;
+  return calloc(cap, sizeof(kilnStep));
+}
+
 kilnStep* kilnPlanAddStep(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t srcbuf, int srcoff,
                           kilnBuffer_t dstbuf, int dstoff, int cnt) {
   if (!tb) return NULL;
@@ -150,10 +157,7 @@ kilnResult_t kilnPlanClone(const kilnPlan* p, kilnPlan** out) {
       d->tbs[i] = g->tbs[i];
       d->tbs[i].steps = NULL;
       if (g->tbs[i].nsteps == 0) continue;
-      /* Power-of-two capacity keeps kilnPlanAddStep's growth rule valid on the copy. */
-      size_t cap = 1;
-      while (cap < (size_t)g->tbs[i].nsteps) cap *= 2;
-      d->tbs[i].steps = malloc(cap * sizeof *d->tbs[i].steps);
+      d->tbs[i].steps = kilnPlanStepsAlloc(g->tbs[i].nsteps);
       if (!d->tbs[i].steps) {
         d->tbs[i].nsteps = 0;
         goto out_nomem;
@@ -247,9 +251,7 @@ static kilnResult_t lower_gpu_copies(kilnPlan* p, int r) {
     ins[t + 1] = nop ? at : -1;
     int n = old->nsteps + (nop ? 1 : 0);
     if (n == 0) continue;
-    size_t cap = 1; /* power of two: kilnPlanAddStep's growth rule */
-    while (cap < (size_t)n) cap *= 2;
-    tb->steps = malloc(cap * sizeof *tb->steps);
+    tb->steps = kilnPlanStepsAlloc(n);
     if (!tb->steps) goto out_nomem;
     for (int s = 0, d = 0; s < old->nsteps; s++) {
       if (nop && s == at)

@@ -47,5 +47,8 @@ static inline int kilnPlanIndexLocal(const kilnPlanIndex* ix, int g) {
 const char* kilnPlanBufferLabel(kilnBuffer_t b);
 /* Declared chunks of buffer b on a GPU. */
 int kilnPlanBufferChunks(const kilnGpu* gpu, kilnBuffer_t b);
+/* Zeroed room for n > 0 steps of a threadblock, with the capacity kilnPlanAddStep's growth rule
+ * assumes (the next power of two), so steps can be appended later; NULL when out of memory. */
+kilnStep* kilnPlanStepsAlloc(int n);
 
 #endif

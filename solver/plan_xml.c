@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kiln/plan.h"
+#include "plan_index.h"
 #include "xml_util.h"
 
 /* Bounds checked before anything is allocated from a count in the file. */
@@ -73,10 +74,7 @@ static kilnResult_t read_tb(xmlNodePtr n, const char* f, const kilnPlan* p, int 
   seen[id] = true;
   tb->id = id;
   if (ns > 0) {
-    /* Power-of-two capacity: kilnPlanAddStep may append to a plan that was read. */
-    size_t cap = 1;
-    while (cap < (size_t)ns) cap *= 2;
-    tb->steps = calloc(cap, sizeof *tb->steps);
+    tb->steps = kilnPlanStepsAlloc(ns); /* kilnPlanAddStep may append to a plan that was read */
     if (!tb->steps) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   }
   for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
