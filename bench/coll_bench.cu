@@ -258,14 +258,17 @@ static void mpBarrier(Bench& b) {
   __sync_synchronize();
 }
 
-/* Enqueues one call of variant v on every rank this process drives; false when kiln refused. */
-static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+/* Enqueues one call of variant v on every rank this process drives; false when kiln refused.
+ * slot >= 0: each rank's start event ev0[slot] is recorded on its stream just before its call. */
+static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count,
+                        int slot = -1) {
   const size_t es = kilnDataTypeSize(b.o.dtype);
   bool ok = true;
   if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
   for (size_t r = 0; r < b.ranks.size(); r++) {
     Rank& R = b.ranks[r];
     CUDA_CHECK(cudaSetDevice(R.dev));
+    if (slot >= 0) CUDA_CHECK(cudaEventRecord(R.ev0[slot], R.stream));
     const void* sb;
     void* rb;
     callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, b.o.inplace, &sb, &rb);
@@ -368,31 +371,12 @@ static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
 static double timeVariant(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
   const Options& o = b.o;
   if (o.graph > 0) return timeVariantGraph(b, c, v, ex, count);
-  const size_t es = kilnDataTypeSize(o.dtype);
   const int total = o.warmup + o.iters;
   std::vector<std::vector<float>> per(b.ranks.size(), std::vector<float>(o.iters, 0.f));
   bool ok = true;
   for (int it = 0; it < total && ok; it++) {
     int slot = it - o.warmup;
-    if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
-    for (size_t r = 0; r < b.ranks.size(); r++) {
-      Rank& R = b.ranks[r];
-      CUDA_CHECK(cudaSetDevice(R.dev));
-      if (slot >= 0) CUDA_CHECK(cudaEventRecord(R.ev0[slot], R.stream));
-      const void* sb;
-      void* rb;
-      callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, o.inplace, &sb, &rb);
-      if (v == V_NCCL) {
-        ncclCall(c, R, sb, rb, count, o);
-      } else {
-        kilnExecUseBaked((*ex)[r], v == V_BAKED);
-        if (kilnRun((*ex)[r], sb, rb, count, o.dtype, o.op, R.stream) != KILN_SUCCESS) {
-          fprintf(stderr, "coll_bench: rank %d: %s\n", R.rank, kilnLastError());
-          ok = false;
-        }
-      }
-    }
-    if (v == V_NCCL) NCCL_CHECK(ncclGroupEnd());
+    ok = enqueueCall(b, c, v, ex, count, slot);
     for (size_t r = 0; r < b.ranks.size() && slot >= 0; r++) {
       CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
       CUDA_CHECK(cudaEventRecord(b.ranks[r].ev1[slot], b.ranks[r].stream));
