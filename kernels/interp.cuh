@@ -283,8 +283,7 @@ __device__ __forceinline__ void blockEnd(const kilnDevArgs& a, const kilnDevTb& 
 
 template <typename T> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
   __shared__ BlockState bs;
-  /* A copy: the waits' memory clobbers would make every use of a reference re-read it. */
-  const kilnDevTb tb = a.tbs[blockIdx.x];
+  const kilnDevTb& tb = a.tbs[blockIdx.x];
   if (!blockBegin(a, tb, &bs)) return;
   OpDyn op{a.op};
   if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, tb, op, &bs);

@@ -392,35 +392,29 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
 /* A folded run of local reductions (kilnStepFoldable): dst <- ops[0] op ops[1] op ... op
  * ops[nops-1], left to right, m elements; every operand is a local buffer (no FIFO), so both
  * protocols take this path. MAXOPS bounds nops (at most KILN_FUSE_MAX + 1: the head re reads its
- * destination first). U packs per operand in flight per thread. */
-template <typename T, class Op, int MAXOPS, int U = 2>
+ * destination first). Operands are loaded G at a time, all G in flight together: a fold of up to
+ * G + 1 operands costs one memory latency per 16-byte pack, and the registers it holds stay few
+ * (it is inlined into the interpreter's loop, whose other paths must not spill). */
+template <typename T, class Op, int MAXOPS, int G = 4>
 __device__ __forceinline__ void reduceMany(T* dst, const T* const* ops, int nops, uint64_t m, const Op& op) {
   const int tid = threadIdx.x, nthr = blockDim.x;
   constexpr int E = 16 / sizeof(T);
   uintptr_t mis = (uintptr_t)dst;
   for (int k = 0; k < nops; k++) mis |= (uintptr_t)ops[k];
   const uint64_t nvec = (mis % 16 == 0) ? m / E : 0;
-  uint64_t i = tid;
-  for (; i + (uint64_t)(U - 1) * nthr < nvec; i += (uint64_t)U * nthr) {
-    uint4 acc[U], v[MAXOPS - 1][U];
-#pragma unroll
-    for (int u = 0; u < U; u++) acc[u] = __ldcg((const uint4*)ops[0] + i + (uint64_t)u * nthr);
-#pragma unroll
-    for (int k = 1; k < MAXOPS; k++)
-      if (k < nops)
-#pragma unroll
-        for (int u = 0; u < U; u++) v[k - 1][u] = __ldcg((const uint4*)ops[k] + i + (uint64_t)u * nthr);
-#pragma unroll
-    for (int k = 1; k < MAXOPS; k++)
-      if (k < nops)
-#pragma unroll
-        for (int u = 0; u < U; u++) acc[u] = opPack<T>(op, acc[u], v[k - 1][u]);
-#pragma unroll
-    for (int u = 0; u < U; u++) ((uint4*)dst)[i + (uint64_t)u * nthr] = acc[u];
-  }
-  for (; i < nvec; i += nthr) {
+  for (uint64_t i = tid; i < nvec; i += nthr) {
     uint4 acc = __ldcg((const uint4*)ops[0] + i);
-    for (int k = 1; k < nops; k++) acc = opPack<T>(op, acc, __ldcg((const uint4*)ops[k] + i));
+#pragma unroll
+    for (int k0 = 1; k0 < MAXOPS; k0 += G) {
+      if (k0 >= nops) break;
+      uint4 v[G];
+#pragma unroll
+      for (int g = 0; g < G; g++)
+        if (k0 + g < nops) v[g] = __ldcg((const uint4*)ops[k0 + g] + i);
+#pragma unroll
+      for (int g = 0; g < G; g++)
+        if (k0 + g < nops) acc = opPack<T>(op, acc, v[g]);
+    }
     ((uint4*)dst)[i] = acc;
   }
   for (uint64_t e = nvec * E + tid; e < m; e += nthr) {
