@@ -6,12 +6,15 @@
  * the GPU never holds the host back.
  *   host_bench [--iters N] [--gpus N]
  */
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #define CUDA_CHECK(x)                                                                          \
@@ -32,6 +35,24 @@ __global__ void emptyKernel(Args a) {
   if (a.bytes[0] == 42 && threadIdx.x == 1023) a.bytes[1] = 0; /* never true; keeps the argument live */
 }
 
+struct SmallArgs {
+  void* p;
+  unsigned long long n;
+};
+
+__global__ void emptySmallKernel(SmallArgs a) {
+  if (a.n == 42 && threadIdx.x == 1023) *(int*)a.p = 0; /* never true */
+}
+
+#define CU_CHECK(x)                                                                            \
+  do {                                                                                         \
+    CUresult r_ = (x);                                                                         \
+    if (r_ != CUDA_SUCCESS) {                                                                  \
+      fprintf(stderr, "host_bench: %s:%d %s: CUresult %d\n", __FILE__, __LINE__, #x, (int)r_); \
+      exit(1);                                                                                 \
+    }                                                                                          \
+  } while (0)
+
 static double nowUs(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -42,15 +63,49 @@ struct Gpu {
   int dev;
   cudaStream_t s, s2;
   cudaEvent_t ev;
+  CUcontext ctx;
+  CUfunction fn; /* emptyKernel on this device (driver API) */
 };
 
-enum What { SET_DEVICE, GET_DEVICE, IS_CAPTURING, STREAM_ID, EVENT_RECORD, WAIT_EVENT, LAUNCH, KILN_PATH, NWHAT };
+enum What {
+  SET_DEVICE, GET_DEVICE, IS_CAPTURING, STREAM_ID, EVENT_RECORD, WAIT_EVENT, LAUNCH, KILN_PATH,
+  LAUNCH_SMALL_ARGS, LAUNCH_ONE_WARP, LAUNCH_NO_SWITCH, LAUNCH_DRIVER, LAUNCH_THREADS, NWHAT
+};
 static const char* kName[NWHAT] = {
     "cudaSetDevice (switch)", "cudaGetDevice", "cudaStreamIsCapturing", "cudaStreamGetId",
-    "cudaEventRecord", "cudaStreamWaitEvent", "kernel launch", "kilnRun's CUDA calls"};
+    "cudaEventRecord", "cudaStreamWaitEvent", "kernel launch", "kilnRun's CUDA calls",
+    "launch, 16 B arguments", "launch, 1 block x 32", "launch, device 0 only", "cuLaunchKernel+ctx",
+    "launch, thread per GPU"};
+static bool isLaunch(int w) { return w == LAUNCH || w == KILN_PATH || w >= LAUNCH_SMALL_ARGS; }
+
+/* LAUNCH_THREADS: GPU 0 launches from the calling thread, every other GPU from its own thread
+ * (spinning on a round counter), and the round ends when all have launched: the host time of a
+ * round when launches of different GPUs overlap. */
+static std::atomic<long> gRound{0}, gDone{0};
+static std::atomic<bool> gStop{false};
+static void worker(Gpu* x, const Args* a) {
+  CUDA_CHECK(cudaSetDevice(x->dev));
+  long seen = 0;
+  while (!gStop.load(std::memory_order_acquire)) {
+    long r = gRound.load(std::memory_order_acquire);
+    if (r == seen) continue;
+    seen = r;
+    emptyKernel<<<4, 512, 0, x->s>>>(*a);
+    gDone.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
 
 /* One round: every GPU once. */
 static void round(std::vector<Gpu>& g, What w, const Args& a) {
+  if (w == LAUNCH_THREADS) {
+    long want = gDone.load(std::memory_order_acquire) + (long)g.size() - 1;
+    gRound.fetch_add(1, std::memory_order_acq_rel);
+    CUDA_CHECK(cudaSetDevice(g[0].dev));
+    emptyKernel<<<4, 512, 0, g[0].s>>>(a);
+    while (gDone.load(std::memory_order_acquire) < want) {
+    }
+    return;
+  }
   for (Gpu& x : g) {
     switch (w) {
       case SET_DEVICE: CUDA_CHECK(cudaSetDevice(x.dev)); break;
@@ -72,6 +127,23 @@ static void round(std::vector<Gpu>& g, What w, const Args& a) {
         CUDA_CHECK(cudaStreamWaitEvent(x.s, x.ev, 0));
         emptyKernel<<<4, 512, 0, x.s>>>(a);
         CUDA_CHECK(cudaEventRecord(x.ev, x.s));
+      } break;
+      case LAUNCH_SMALL_ARGS: {
+        CUDA_CHECK(cudaSetDevice(x.dev));
+        SmallArgs sa = {nullptr, 0};
+        emptySmallKernel<<<4, 512, 0, x.s>>>(sa);
+      } break;
+      case LAUNCH_ONE_WARP:
+        CUDA_CHECK(cudaSetDevice(x.dev));
+        emptyKernel<<<1, 32, 0, x.s>>>(a);
+        break;
+      case LAUNCH_NO_SWITCH: /* every launch of the round on GPU 0: the cost without switching */
+        emptyKernel<<<4, 512, 0, g[0].s>>>(a);
+        break;
+      case LAUNCH_DRIVER: {
+        CU_CHECK(cuCtxSetCurrent(x.ctx));
+        void* params[] = {(void*)&a};
+        CU_CHECK(cuLaunchKernel(x.fn, 4, 1, 1, 512, 1, 1, 0, (CUstream)x.s, params, nullptr));
       } break;
       default: break;
     }
@@ -103,24 +175,37 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&g[i].s2, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&g[i].ev, cudaEventDisableTiming));
     CUDA_CHECK(cudaFree(0));
+    CU_CHECK(cuCtxGetCurrent(&g[i].ctx));
+    cudaFunction_t f;
+    CUDA_CHECK(cudaGetFuncBySymbol(&f, (const void*)emptyKernel));
+    g[i].fn = (CUfunction)f;
   }
+  CUDA_CHECK(cudaSetDevice(0));
   Args a;
   memset(&a, 0, sizeof(a));
   printf("# host_bench: %d GPUs, one thread, %d rounds; microseconds per GPU per call\n", ngpu, iters);
   printf("%-26s %10s\n", "call", "us/GPU");
+  std::vector<std::thread> workers;
+  for (int i = 1; i < ngpu; i++) workers.emplace_back(worker, &g[i], &a);
   for (int w = 0; w < NWHAT; w++) {
     for (int i = 0; i < 200; i++) round(g, (What)w, a); /* warm up */
     for (Gpu& x : g) { CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaDeviceSynchronize()); }
+    CUDA_CHECK(cudaSetDevice(0));
     double t0 = nowUs();
     for (int i = 0; i < iters; i++) {
       round(g, (What)w, a);
       /* Keep the queues short: a full launch queue would block the host and measure the GPU. */
-      if ((w == LAUNCH || w == KILN_PATH) && i % 256 == 255)
+      if (isLaunch(w) && i % 256 == 255)
+      {
         for (Gpu& x : g) { CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaStreamSynchronize(x.s)); }
+        CUDA_CHECK(cudaSetDevice(0));
+      }
     }
     double t1 = nowUs();
     printf("%-26s %10.3f\n", kName[w], (t1 - t0) / iters / ngpu);
     for (Gpu& x : g) { CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaDeviceSynchronize()); }
   }
+  gStop.store(true, std::memory_order_release);
+  for (std::thread& t : workers) t.join();
   return 0;
 }
