@@ -16,8 +16,9 @@
  * Results: kiln's output is compared element for element (bitwise; inputs are small integers, so
  * every order of summation gives the same value) with NCCL's output of the same call; the
  * errors column counts differing elements over all ranks.
- * Process models: default one process driving all N GPUs (launches in a loop); --mp forks one
- * process per GPU (NCCL id through a pipe, results gathered by rank 0).
+ * Process models: default one process driving all N GPUs (each call a group over the GPUs:
+ * ncclGroupStart/End, kilnGroupStart/End); --mp forks one process per GPU (NCCL id through a
+ * pipe, results gathered by rank 0).
  * Plan choice: the registry (kilnRegistrySelect) per size, or --plan NAME for every size. The
  * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
  * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
@@ -264,7 +265,9 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
                         int slot = -1) {
   const size_t es = kilnDataTypeSize(b.o.dtype);
   bool ok = true;
+  /* Both grouped: NCCL and kiln issue the GPUs' launches at the group's end. */
   if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
+  else kilnGroupStart();
   for (size_t r = 0; r < b.ranks.size(); r++) {
     Rank& R = b.ranks[r];
     CUDA_CHECK(cudaSetDevice(R.dev));
@@ -282,6 +285,10 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
     }
   }
   if (v == V_NCCL) NCCL_CHECK(ncclGroupEnd());
+  else if (kilnGroupEnd() != KILN_SUCCESS) {
+    fprintf(stderr, "coll_bench: %s\n", kilnLastError());
+    ok = false;
+  }
   return ok;
 }
 

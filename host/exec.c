@@ -376,52 +376,77 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
   }
 
   /* Per call: no allocation (except growing scratch), no copy, no sync; device switches only when
-   * the caller's current device is another one. */
-  int save = 0;
-  cudaGetDevice(&save);
-  if (save != c->dev) cudaSetDevice(c->dev);
+   * the caller's current device is another one, and not for a launch queued in a group. */
   kilnResult_t res = KILN_SUCCESS;
   enum cudaStreamCaptureStatus cap_status = cudaStreamCaptureStatusNone;
-  CUDA_TRY(cudaStreamIsCapturing(stream, &cap_status), out);
-  const bool capturing = cap_status != cudaStreamCaptureStatusNone;
-  if (x->scratchChunks > 0) {
-    const size_t need = (size_t)x->scratchChunks * Lr * es;
-    if (need > x->scratchBytes) {
-      if (capturing) {
-        res = kilnSetError(KILN_ERR_UNSUPPORTED,
-                           "rank %d: the plan needs %zu bytes of scratch; run it once outside graph "
-                           "capture at this size first", rank, need);
-        goto out;
-      }
-      if (c->haveLast) cudaEventSynchronize(c->last);
-      cudaFree(x->scratch);
-      x->scratch = NULL;
-      x->scratchBytes = 0;
-      CUDA_TRY(cudaMalloc((void**)&x->scratch, need), out);
-      x->scratchBytes = need;
-    }
-    a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
+  cudaError_t ce = cudaStreamIsCapturing(stream, &cap_status);
+  if (ce != cudaSuccess)
+    return kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamIsCapturing: %s", rank, cudaGetErrorString(ce));
+  kilnLaunch l;
+  l.comm = c;
+  l.stream = stream;
+  l.baked = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
+  l.dtype = (int)dtype;
+  l.threads = c->cfg.threads;
+  l.capturing = cap_status != cudaStreamCaptureStatusNone;
+  const bool queue = kilnGroupActive();
+  const size_t need = x->scratchChunks > 0 ? (size_t)x->scratchChunks * Lr * es : 0;
+  int save = c->dev;
+  if (!queue || need > x->scratchBytes) {
+    cudaGetDevice(&save);
+    if (save != c->dev) cudaSetDevice(c->dev);
   }
-  /* Calls on one communicator run in issue order, also across streams. (Not skipped on the
-   * previous call's stream: a stream destroyed with work pending and created again can have the
-   * same handle.) */
-  if (!capturing && c->haveLast) CUDA_TRY(cudaStreamWaitEvent(stream, c->last, 0), out);
+  if (need > x->scratchBytes) {
+    if (l.capturing) {
+      res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                         "rank %d: the plan needs %zu bytes of scratch; run it once outside graph "
+                         "capture at this size first", rank, need);
+      goto out;
+    }
+    /* Launches this thread queued may use the old buffer: issue them first. */
+    if (queue && (res = kilnGroupFlush()) != KILN_SUCCESS) goto out;
+    if (c->haveLast) cudaEventSynchronize(c->last);
+    cudaFree(x->scratch);
+    x->scratch = NULL;
+    x->scratchBytes = 0;
+    CUDA_TRY(cudaMalloc((void**)&x->scratch, need), out);
+    x->scratchBytes = need;
+  }
+  if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
+  l.args = a;
+  res = queue ? kilnGroupQueue(&l) : kilnLaunchIssue(&l);
+out:
+  if (save != c->dev) cudaSetDevice(save);
+  return res;
+}
+
+kilnResult_t kilnLaunchIssue(kilnLaunch* l) {
+  struct kilnComm* c = l->comm;
+  const int rank = c->rank;
+  kilnResult_t res = KILN_SUCCESS;
+  /* Calls on one communicator run in issue order, also across streams: a call on another stream
+   * than the previous call's waits for its end. Streams are told apart by their unique id, not
+   * their handle (a stream destroyed with work pending and created again can get the same one). */
+  unsigned long long sid = 0;
+  if (!l->capturing) {
+    CUDA_TRY(cudaStreamGetId(l->stream, &sid), out);
+    if (c->haveLast && sid != c->lastStream) CUDA_TRY(cudaStreamWaitEvent(l->stream, c->last, 0), out);
+  }
   {
-    kilnBakedLaunch_t bk = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
-    int e = bk ? bk(&a, c->cfg.threads, (void*)stream)
-               : kilnInterpLaunch((int)dtype, &a, c->cfg.threads, (void*)stream);
+    int e = l->baked ? l->baked(&l->args, l->threads, (void*)l->stream)
+                     : kilnInterpLaunch(l->dtype, &l->args, l->threads, (void*)l->stream);
     if (e != 0) {
-      res = kilnSetError(KILN_ERR_CUDA, "rank %d: launching the interpreter: %s", rank,
-                         cudaGetErrorString((cudaError_t)e));
+      res = kilnSetError(KILN_ERR_CUDA, "rank %d: launching the %s kernel: %s", rank,
+                         l->baked ? "baked" : "interpreter", cudaGetErrorString((cudaError_t)e));
       goto out;
     }
   }
-  if (!capturing) {
-    CUDA_TRY(cudaEventRecord(c->last, stream), out);
+  if (!l->capturing) {
+    CUDA_TRY(cudaEventRecord(c->last, l->stream), out);
     c->haveLast = true;
+    c->lastStream = sid;
   }
 out:
-  if (save != c->dev) cudaSetDevice(save);
   return res;
 }
 

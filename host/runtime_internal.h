@@ -18,7 +18,9 @@ int kilnNcclDevCommDestroy(ncclComm_t comm, void* handle);
 int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** hostOut);
 
 #ifndef __CUDACC__
+#include "kiln/registry.h"
 #include "kiln/runtime.h"
+#include "kiln_dev.h"
 
 /* Window layout, the same on every rank:
  *   FIFOs  [src rank][chan] of nslots * slotBytes   (connection src -> this rank)
@@ -38,9 +40,32 @@ struct kilnComm {
   int* errHost;             /* mapped host word written by kernels */
   int* errDev;
   cudaEvent_t last;         /* end of the last call, to order calls across streams */
+  unsigned long long lastStream; /* cudaStreamGetId of the last call's stream */
   bool haveLast;
   bool registered;
 };
+
+/* One kernel launch of kilnRun, prepared on the calling thread and issued now or, inside a
+ * kilnGroupStart/End pair, at the outermost kilnGroupEnd (group.c). */
+typedef struct kilnLaunch {
+  struct kilnComm* comm;
+  cudaStream_t stream;
+  kilnBakedLaunch_t baked; /* the plan's generated kernel, NULL: the interpreter for dtype */
+  int dtype, threads;
+  bool capturing;          /* stream capture: no ordering event */
+  kilnDevArgs args;
+} kilnLaunch;
+
+/* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
+ * the call's end. The current device must be l->comm's. */
+kilnResult_t kilnLaunchIssue(kilnLaunch* l);
+/* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd; issues
+ * everything this thread queued so far now, in call order, from this thread (before a scratch
+ * buffer moves: the old one may be in queued launches, and waiting for a queued call's end needs
+ * its peers' launches, queued too). */
+bool kilnGroupActive(void);
+kilnResult_t kilnGroupQueue(const kilnLaunch* l);
+kilnResult_t kilnGroupFlush(void);
 
 static inline size_t kilnFifoOff(const struct kilnComm* c, int src, int chan) {
   return ((size_t)src * c->cfg.maxChannels + chan) * c->fifoBytes;

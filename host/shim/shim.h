@@ -118,5 +118,9 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm);
  * at INFO). Without launch only decides (*res = ncclSuccess): the same decision again later,
  * with launch, runs it. */
 bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res);
+/* Around the launches of a group's deferred calls: kiln queues them and issues them together at
+ * the end, GPUs in parallel (kilnGroupStart/End). The end returns the first failure. */
+void shimKilnGroupStart(void);
+ncclResult_t shimKilnGroupEnd(void);
 
 #endif /* KILN_SHIM_H */

@@ -298,6 +298,7 @@ static ncclResult_t launchDeferred(void) {
   ncclResult_t first = ncclSuccess;
   int n = ndeferred;
   ndeferred = 0;
+  shimKilnGroupStart();
   for (int i = 0; i < n; i++) {
     ncclResult_t r = ncclSuccess;
     if (!shimTryKiln(&deferred[i], true, &r)) {
@@ -310,7 +311,8 @@ static ncclResult_t launchDeferred(void) {
     }
     if (first == ncclSuccess) first = r;
   }
-  return first;
+  ncclResult_t issued = shimKilnGroupEnd();
+  return first != ncclSuccess ? first : issued;
 }
 
 SHIM_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,

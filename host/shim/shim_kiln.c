@@ -427,6 +427,17 @@ out_free:
   free(kcs);
 }
 
+void shimKilnGroupStart(void) { kilnGroupStart(); }
+
+ncclResult_t shimKilnGroupEnd(void) {
+  kilnResult_t kr = kilnGroupEnd();
+  if (kr == KILN_SUCCESS) return ncclSuccess;
+  snprintf(shimKilnError, sizeof shimKilnError, "kiln: issuing a group's kiln launches failed: %s",
+           kilnLastError());
+  shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
+  return kr == KILN_ERR_CUDA ? ncclUnhandledCudaError : ncclInternalError;
+}
+
 #else /* !KILN_SHIM_HAVE_RUNTIME: a forward-only build */
 
 static void freeComm(shimComm* sc, bool abort) {
@@ -442,6 +453,9 @@ static void setup(ncclComm_t* ncomm, int n) {
   shimLogKeyed(SHIM_LOG_WARN, "noruntime", "this libnccl.so.2 was built without kiln's GPU "
                "runtime: NCCL runs every collective (%d ranks)", nranks);
 }
+
+void shimKilnGroupStart(void) {}
+ncclResult_t shimKilnGroupEnd(void) { return ncclSuccess; }
 
 #endif
 

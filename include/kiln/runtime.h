@@ -95,6 +95,20 @@ KILN_API bool kilnPlanSupports(const kilnPlan* plan, size_t count, kilnDataType_
 KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbuf, size_t count,
                               kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
 
+/* Groups, as NCCL's ncclGroupStart/End: between kilnGroupStart and the matching kilnGroupEnd,
+ * kilnRun checks its call and queues the launch (errors in the call's arguments return at once);
+ * the outermost kilnGroupEnd issues the queued launches, each GPU's in call order, and returns
+ * once every one is on its stream. GPUs are issued in parallel from one launcher thread per GPU
+ * (host/group.c), so one thread driving N GPUs pays about one kernel launch of host time per
+ * group instead of N. KILN_GROUP_THREADS=0: the calling thread issues every launch, GPU after
+ * GPU. KILN_GROUP_SPIN_US (default 200): how long an idle launcher spins before it sleeps (a
+ * sleeping one is not waited for: the calling thread issues its GPU).
+ * kilnGroupEnd returns the first failure of a queued launch (the others are still issued).
+ * Nothing queued may be freed (exec, communicator, buffers) before kilnGroupEnd; a stream's
+ * other work issued inside the group runs before kiln's, as with NCCL. Groups are per thread. */
+KILN_API kilnResult_t kilnGroupStart(void);
+KILN_API kilnResult_t kilnGroupEnd(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gpu_common.h"
+#include "../test_util.h"
 #include "kiln/registry.h"
 #ifdef KILN_HAVE_SYNTH
 #include "synth_plans.h"
@@ -438,6 +439,86 @@ Test(gpu_runtime, two_communicators, .init = gpu_init, .timeout = 600) {
   }
   call_free(&ca, &a);
   call_free(&cb, &b);
+  unload(&la, &a);
+  unload(&lb, &b);
+  world_fini(&a);
+  world_fini(&b);
+}
+
+/* The plan a group test runs for small allreduces: the registry's pick (a one-shot plan with a
+ * scratch buffer in the default build), else a classic direct LL plan. */
+static void load_small_allreduce(loaded* l, const world* w) {
+  const kilnRegistryEntry* e = kilnRegistrySelect(KILN_COLL_ALLREDUCE, w->n, 4096, false, KILN_FLOAT32, KILN_SUM);
+  if (!e || !e->xml) {
+    load(l, w, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_LL, false);
+    return;
+  }
+  kilnPlan* plan = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(e->xml, strlen(e->xml), e->name, &plan), KILN_SUCCESS), "%s: %s",
+            e->name, kilnLastError());
+  load_plan(l, w, plan);
+}
+
+/* kilnGroupStart/End: every rank's calls of a group are queued and issued at the outermost end
+ * (GPUs in parallel from launcher threads when those are awake, from this thread when asleep:
+ * the pauses put them to sleep). In one group: the small allreduce twice on the same exec, the
+ * second larger (its scratch grows inside the group, which issues what was queued first), and
+ * an allgather of another communicator; nested in every other iteration. Results checked on
+ * fresh data; kilnGroupEnd without a start is an error. */
+Test(gpu_runtime, groups, .init = gpu_init, .timeout = 600) {
+  const int n = suite_gpus();
+  world a, b;
+  cr_assert(world_init(&a, n, NULL));
+  cr_assert(world_init(&b, n, NULL));
+  uint64_t rng = g_seed ^ 0x6709;
+  loaded la, lb;
+  load_small_allreduce(&la, &a);
+  load(&lb, &b, "ring", KILN_COLL_ALLGATHER, 1, 4, KILN_PROTO_SIMPLE, false);
+  cr_assert(eq(int, kilnGroupEnd(), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "kilnGroupEnd"), "%s", kilnLastError());
+  for (int it = 0; it < 12; it++) {
+    call c1, c2, c3;
+    cr_assert(call_alloc(&c1, &a, KILN_COLL_ALLREDUCE, 1000 + 7 * (size_t)it, KILN_FLOAT32));
+    cr_assert(call_alloc(&c2, &a, KILN_COLL_ALLREDUCE, 3000 + 1500 * (size_t)it, KILN_FLOAT32));
+    cr_assert(call_alloc(&c3, &b, KILN_COLL_ALLGATHER, 40000 + 11 * (size_t)it, KILN_BFLOAT16));
+    call_prepare(&c1, &a, KILN_SUM, false, &rng);
+    call_prepare(&c2, &a, KILN_MAX, false, &rng);
+    call_prepare(&c3, &b, KILN_SUM, false, &rng);
+    for (int r = 0; r < n; r++) {
+      cudaSetDevice(r);
+      cudaStreamSynchronize(a.st[r]);
+      cudaStreamSynchronize(b.st[r]);
+    }
+    const bool nested = it % 2 == 1;
+    cr_assert(eq(int, kilnGroupStart(), KILN_SUCCESS));
+    if (nested) kilnGroupStart();
+    for (int r = 0; r < n; r++)
+      cr_assert(eq(int, kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, a.st[r]), KILN_SUCCESS),
+                "%s", kilnLastError());
+    for (int r = 0; r < n; r++)
+      cr_assert(eq(int, kilnRun(la.ex[r], c2.sendp[r], c2.recvp[r], c2.count, c2.dt, KILN_MAX, a.st[r]), KILN_SUCCESS),
+                "%s", kilnLastError());
+    for (int r = 0; r < n; r++)
+      cr_assert(eq(int, kilnRun(lb.ex[r], c3.sendp[r], c3.recvp[r], c3.count, c3.dt, KILN_SUM, b.st[r]), KILN_SUCCESS),
+                "%s", kilnLastError());
+    if (nested) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
+    char msg[512];
+    cr_assert(call_check(&c1, &a, msg, sizeof msg), "iteration %d, small allreduce: %s", it, msg);
+    cr_assert(call_check(&c2, &a, msg, sizeof msg), "iteration %d, grown allreduce: %s", it, msg);
+    cr_assert(call_check(&c3, &b, msg, sizeof msg), "iteration %d, allgather: %s", it, msg);
+    for (int r = 0; r < n; r++) {
+      kilnResult_t ea = KILN_SUCCESS, eb = KILN_SUCCESS;
+      kilnCommGetAsyncError(a.kc[r], &ea);
+      kilnCommGetAsyncError(b.kc[r], &eb);
+      cr_assert(eq(int, ea, KILN_SUCCESS), "rank %d", r);
+      cr_assert(eq(int, eb, KILN_SUCCESS), "rank %d", r);
+    }
+    call_free(&c1, &a);
+    call_free(&c2, &a);
+    call_free(&c3, &b);
+    if (it % 4 == 3) usleep(5000); /* past the launchers' spin: they sleep */
+  }
   unload(&la, &a);
   unload(&lb, &b);
   world_fini(&a);

@@ -1,0 +1,315 @@
+/* kilnGroupStart/End: launches queued per thread, issued at the outermost kilnGroupEnd with the
+ * GPUs in parallel.
+ *
+ * Why: one thread driving N GPUs (nccl-tests' -g, NCCL's ncclCommInitAll model) pays a kernel
+ * launch's host time (~3 µs, bench/host_bench) once per GPU, in a row, per collective: 4 GPUs
+ * cost ~13 µs before the last GPU starts, longer than the kernel. At kilnGroupEnd each GPU's
+ * launches go to a launcher thread of that GPU (started at the first group that spans several
+ * GPUs), which issues them in call order while the calling thread issues the first GPU's; the
+ * host time becomes about one GPU's.
+ *
+ * A launcher spins for KILN_GROUP_SPIN_US (default 200) after its last work, then sleeps. The
+ * calling thread hands work only to a launcher that is awake (spinning) and free; a sleeping one
+ * is woken for the next group and this group's launches for its GPU are issued by the calling
+ * thread, so a group never waits for a thread to be scheduled. Stream capture and
+ * KILN_GROUP_THREADS=0 issue everything from the calling thread, GPU after GPU.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime_internal.h"
+
+#define KILN_GROUP_MAX_DEVS 64
+
+typedef struct {
+  kilnLaunch* v;
+  size_t n, cap;
+} launchList;
+
+static _Thread_local int depth;
+static _Thread_local launchList queued, byDev;
+
+typedef struct {
+  pthread_t th;
+  int dev;
+  atomic_int started, busy, sleeping;
+  atomic_uint_fast64_t posted, done;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint_fast64_t seen0; /* `posted` when the thread was started */
+  kilnLaunch* items; /* written by the poster before `posted` */
+  size_t n;
+  kilnResult_t res;  /* written by the launcher before `done` */
+  char msg[256];
+} launcher;
+
+static launcher launchers[KILN_GROUP_MAX_DEVS];
+static pthread_mutex_t startLock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int stopping;
+static pthread_once_t cfgOnce = PTHREAD_ONCE_INIT;
+static bool threadsOn = true;
+static uint64_t spinNs = 200000;
+
+static void readConfig(void) {
+  const char* e = getenv("KILN_GROUP_THREADS");
+  if (e && e[0] == '0' && e[1] == '\0') threadsOn = false;
+  e = getenv("KILN_GROUP_SPIN_US");
+  if (e && *e) {
+    char* end = NULL;
+    unsigned long long v = strtoull(e, &end, 10);
+    if (end && *end == '\0' && v <= 10000000ull) spinNs = v * 1000ull;
+  }
+}
+
+static uint64_t nowNs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static inline void cpuRelax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static bool listPush(launchList* l, const kilnLaunch* x) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    kilnLaunch* v = (kilnLaunch*)realloc(l->v, cap * sizeof(*v));
+    if (!v) return false;
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n++] = *x;
+  return true;
+}
+
+/* Issues n launches of one GPU in order from this thread, whose current device is theirs. All
+ * are issued; returns the first failure (its text in this thread's kilnLastError). */
+static kilnResult_t issueAll(kilnLaunch* v, size_t n) {
+  kilnResult_t first = KILN_SUCCESS;
+  char msg[256] = "";
+  for (size_t i = 0; i < n; i++) {
+    kilnResult_t r = kilnLaunchIssue(&v[i]);
+    if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
+      first = r;
+      snprintf(msg, sizeof msg, "%s", kilnLastError());
+    }
+  }
+  if (first != KILN_SUCCESS) kilnSetError(first, "%s", msg);
+  return first;
+}
+
+static void* launcherMain(void* arg) {
+  launcher* w = (launcher*)arg;
+  cudaSetDevice(w->dev);
+  uint_fast64_t seen = w->seen0;
+  for (;;) {
+    uint_fast64_t p;
+    uint64_t t0 = nowNs();
+    unsigned k = 0;
+    while ((p = atomic_load(&w->posted)) == seen) {
+      if (atomic_load(&stopping)) return NULL;
+      if ((++k & 255) == 0 && nowNs() - t0 > spinNs) {
+        pthread_mutex_lock(&w->mu);
+        atomic_store(&w->sleeping, 1);
+        if (atomic_load(&w->posted) == seen && !atomic_load(&stopping)) pthread_cond_wait(&w->cv, &w->mu);
+        atomic_store(&w->sleeping, 0);
+        pthread_mutex_unlock(&w->mu);
+        t0 = nowNs();
+      }
+      cpuRelax();
+    }
+    seen = p;
+    w->res = issueAll(w->items, w->n);
+    if (w->res != KILN_SUCCESS) snprintf(w->msg, sizeof w->msg, "%s", kilnLastError());
+    atomic_store_explicit(&w->done, p, memory_order_release);
+  }
+}
+
+static void wake(launcher* w) {
+  pthread_mutex_lock(&w->mu);
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+static void stopLaunchers(void) {
+  atomic_store(&stopping, 1);
+  for (int d = 0; d < KILN_GROUP_MAX_DEVS; d++) {
+    launcher* w = &launchers[d];
+    if (!atomic_load(&w->started)) continue;
+    wake(w);
+    pthread_join(w->th, NULL);
+  }
+}
+
+/* A forked child has none of the parent's threads: it starts its own if it needs them. */
+static void forgetLaunchers(void) {
+  for (int d = 0; d < KILN_GROUP_MAX_DEVS; d++) {
+    atomic_store(&launchers[d].started, 0);
+    atomic_store(&launchers[d].busy, 0);
+    atomic_store(&launchers[d].sleeping, 0);
+  }
+}
+
+/* The launcher of `dev`, started on first use; NULL when it cannot be. */
+static launcher* launcherFor(int dev) {
+  if (dev < 0 || dev >= KILN_GROUP_MAX_DEVS) return NULL;
+  launcher* w = &launchers[dev];
+  if (atomic_load_explicit(&w->started, memory_order_acquire)) return w;
+  pthread_mutex_lock(&startLock);
+  static bool exitHook = false;
+  if (!atomic_load(&w->started) && !atomic_load(&stopping)) {
+    w->dev = dev;
+    w->seen0 = atomic_load(&w->posted);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->th, NULL, launcherMain, w) == 0) {
+      atomic_store_explicit(&w->started, 1, memory_order_release);
+      if (!exitHook) {
+        exitHook = atexit(stopLaunchers) == 0;
+        pthread_atfork(NULL, NULL, forgetLaunchers);
+      }
+    }
+  }
+  pthread_mutex_unlock(&startLock);
+  return atomic_load(&w->started) ? w : NULL;
+}
+
+bool kilnGroupActive(void) { return depth > 0; }
+
+kilnResult_t kilnGroupStart(void) {
+  depth++;
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnGroupQueue(const kilnLaunch* l) {
+  if (!listPush(&queued, l)) return kilnSetError(KILN_ERR_NO_MEMORY, "kilnRun: queueing a launch in a group");
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnGroupFlush(void) {
+  kilnResult_t first = KILN_SUCCESS;
+  char msg[256] = "";
+  int save = -1;
+  cudaGetDevice(&save);
+  for (size_t i = 0; i < queued.n; i++) {
+    cudaSetDevice(queued.v[i].comm->dev);
+    kilnResult_t r = kilnLaunchIssue(&queued.v[i]);
+    if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
+      first = r;
+      snprintf(msg, sizeof msg, "%s", kilnLastError());
+    }
+  }
+  queued.n = 0;
+  if (save >= 0) cudaSetDevice(save);
+  if (first != KILN_SUCCESS) kilnSetError(first, "%s", msg);
+  return first;
+}
+
+kilnResult_t kilnGroupEnd(void) {
+  if (depth <= 0) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnGroupEnd without kilnGroupStart");
+  if (--depth > 0 || queued.n == 0) return KILN_SUCCESS;
+  pthread_once(&cfgOnce, readConfig);
+
+  /* Each GPU's launches together, in call order, GPUs in order of first appearance. */
+  int devs[KILN_GROUP_MAX_DEVS + 1];
+  size_t start[KILN_GROUP_MAX_DEVS + 2];
+  int ndev = 0;
+  bool capturing = false, tooMany = false;
+  for (size_t i = 0; i < queued.n; i++) {
+    const int d = queued.v[i].comm->dev;
+    capturing |= queued.v[i].capturing;
+    int j = 0;
+    while (j < ndev && devs[j] != d) j++;
+    if (j == ndev) {
+      if (ndev == KILN_GROUP_MAX_DEVS) tooMany = true;
+      else devs[ndev++] = d;
+    }
+  }
+  kilnResult_t res = KILN_SUCCESS;
+  byDev.n = 0;
+  for (int j = 0; j < ndev; j++) {
+    start[j] = byDev.n;
+    for (size_t i = 0; i < queued.n; i++)
+      if (queued.v[i].comm->dev == devs[j] && !listPush(&byDev, &queued.v[i])) {
+        res = kilnSetError(KILN_ERR_NO_MEMORY, "kilnGroupEnd: sorting %zu launches", queued.n);
+        break;
+      }
+  }
+  start[ndev] = byDev.n;
+  if (res != KILN_SUCCESS || tooMany) {
+    /* Degenerate: issue in call order from this thread. */
+    byDev.n = 0;
+    for (size_t i = 0; i < queued.n; i++) listPush(&byDev, &queued.v[i]);
+    ndev = 0;
+  }
+  queued.n = 0;
+
+  int save = -1;
+  cudaGetDevice(&save);
+  launcher* given[KILN_GROUP_MAX_DEVS] = {0};
+  uint_fast64_t ticket[KILN_GROUP_MAX_DEVS] = {0};
+  kilnResult_t first = res;
+  char msg[256] = "";
+  if (ndev == 0) {
+    for (size_t i = 0; i < byDev.n; i++) {
+      cudaSetDevice(byDev.v[i].comm->dev);
+      kilnResult_t r = kilnLaunchIssue(&byDev.v[i]);
+      if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
+        first = r;
+        snprintf(msg, sizeof msg, "%s", kilnLastError());
+      }
+    }
+  } else {
+    /* GPUs after the first go to their launchers when those are awake and free. */
+    const bool threads = threadsOn && !capturing && ndev > 1;
+    for (int j = 1; threads && j < ndev; j++) {
+      launcher* w = launcherFor(devs[j]);
+      if (!w) continue;
+      if (atomic_load(&w->sleeping)) {
+        wake(w); /* for the next group; this one issues GPU j itself */
+        continue;
+      }
+      int freeNow = 0;
+      if (!atomic_compare_exchange_strong(&w->busy, &freeNow, 1)) continue;
+      w->items = byDev.v + start[j];
+      w->n = start[j + 1] - start[j];
+      ticket[j] = atomic_load(&w->posted) + 1;
+      atomic_store(&w->posted, ticket[j]);
+      if (atomic_load(&w->sleeping)) wake(w);
+      given[j] = w;
+    }
+    for (int j = 0; j < ndev; j++) {
+      if (given[j]) continue;
+      cudaSetDevice(devs[j]);
+      kilnResult_t r = issueAll(byDev.v + start[j], start[j + 1] - start[j]);
+      if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
+        first = r;
+        snprintf(msg, sizeof msg, "%s", kilnLastError());
+      }
+    }
+    for (int j = 1; j < ndev; j++) {
+      launcher* w = given[j];
+      if (!w) continue;
+      while (atomic_load_explicit(&w->done, memory_order_acquire) != ticket[j]) cpuRelax();
+      if (w->res != KILN_SUCCESS && first == KILN_SUCCESS) {
+        first = w->res;
+        snprintf(msg, sizeof msg, "%s", w->msg);
+      }
+      atomic_store(&w->busy, 0);
+    }
+  }
+  if (save >= 0) cudaSetDevice(save);
+  byDev.n = 0;
+  if (first != KILN_SUCCESS) return kilnSetError(first, "%s", msg[0] ? msg : kilnResultString(first));
+  return KILN_SUCCESS;
+}
