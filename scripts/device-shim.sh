@@ -3,7 +3,7 @@
 #
 # Runs bench/torch_collectives.py with torchrun on 2 and 4 GPUs (those present):
 #   nccl  PyTorch's own NCCL, nothing preloaded (the baseline)
-#   off   kiln's libnccl.so.2 preloaded with KILN_DISABLE=1 (cost of the shim alone; 2 GPUs only)
+#   off   kiln's libnccl.so.2 preloaded with KILN_DISABLE=1 (cost of the shim alone)
 #   kiln  kiln's libnccl.so.2 preloaded: the plans baked into it, and those of $KILN_PLANS when
 #         set (e.g. bench/shim_plans; loaded plans run on the interpreter and win the selection)
 # then prints one side-by-side table (time per call in us, and each run's result check).
@@ -104,8 +104,7 @@ if [ -x "$GPU_SUITE" ]; then
 fi
 for n in $GPUS; do
   [ "$n" -le "$NGPU" ] || { log "skipping $n GPUs: only $NGPU here"; continue; }
-  modes="nccl kiln"
-  [ "$n" -eq 2 ] && modes="nccl off kiln"
+  modes="nccl off kiln"
   for mode in $modes; do
     tag="n${n}-${mode}"
     env_args=()
