@@ -79,14 +79,14 @@ struct Row {
   char plan[64];
   double us[NV];      /* median time, <0: not run */
   long long err[NV];  /* differing elements vs NCCL, -1: not checked */
-  bool ll;            /* an LL plan: kiln runs its baked kernel by default (else the interpreter) */
+  bool bakedDefault;  /* kiln runs the plan's baked kernel by default (inlined), else the interpreter */
 };
 
 /* The speed-up column: NCCL's time over the time of what kilnRun runs by default for this plan
- * (host/exec.c: the baked kernel for LL plans, the interpreter for Simple ones), or the other
+ * (host/exec.c: the baked kernel when gen/ inlined its steps, else the interpreter), or the other
  * variant when that one did not run; <= 0: none. */
 static double speedup(const Row& r) {
-  const int first = r.ll ? V_BAKED : V_INTERP, second = r.ll ? V_INTERP : V_BAKED;
+  const int first = r.bakedDefault ? V_BAKED : V_INTERP, second = r.bakedDefault ? V_INTERP : V_BAKED;
   const double k = r.us[first] > 0 ? r.us[first] : r.us[second];
   return k > 0 && r.us[V_NCCL] > 0 ? r.us[V_NCCL] / k : -1;
 }
@@ -518,7 +518,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     row.count = count;
     for (int v = 0; v < NV; v++) { row.us[v] = -1; row.err[v] = -1; }
     snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
-    row.ll = e && e->proto == KILN_PROTO_LL;
+    row.bakedDefault = e && e->inlined;
     std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
     if (ex && !(*ex)[0]) ex = nullptr;
     bool hasBaked = e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex &&

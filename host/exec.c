@@ -211,12 +211,14 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->maxcnt = maxcnt;
   x->inplaceForm = inplaceForm;
   x->baked = kilnRegistryBakedFor(p);
-  /* By default a baked kernel runs LL plans only. On Simple plans the interpreter was faster at
-   * every size on 4xH200 (coll_bench, same run: ring allreduce 512 MB 3.18 vs 3.60 ms, direct
-   * alltoall i16 8 MB 38 vs 109 us): the baked kernels are compiled for 1024 threads and spill,
-   * the interpreter runs 512 threads with 8 loads in flight. On LL the baked kernels are ahead
-   * (allgather 32 KB in a graph: 7.7 vs 9.3 us). kilnExecUseBaked(x, true) selects them anyway. */
-  x->useBaked = x->baked != NULL && proto == KILN_DEV_PROTO_LL;
+  /* By default a baked kernel runs when gen/ inlined its steps (kilnRegistryEntry.inlined: LL
+   * plans up to 256 steps, Simple up to 96). The others call one body per step type, and the
+   * interpreter (512 threads, 8 loads in flight, steps in shared memory) beat them on 4x H200 in
+   * CUDA graphs: one-shot LL i4 reducescatter 128 KiB 12.6 vs 17.4 us called (9.3 inlined),
+   * direct Simple i4 allgather 512 KiB 13.3 vs 16.7, ring allreduce 8 MiB 70 vs 103. Inlined
+   * Simple plans win too: 2-rank one-shot Simple i4 allreduce 512 KiB 12.8 vs 18.5 us.
+   * kilnExecUseBaked(x, true) selects any baked kernel anyway. */
+  x->useBaked = x->baked != NULL && x->baked->inlined;
   const size_t nconn = (size_t)c->nranks * c->cfg.maxChannels;
   int first = 0;
   for (int t = 0; t < g->ntbs; t++) {

@@ -108,6 +108,36 @@ Test(gen, allgather_baked_per_element_size) {
   kilnPlanFree(p);
 }
 
+/* Steps are inlined up to 256 steps (all ranks) for LL and 96 for Simple; the registry row says
+ * which (kilnRegistryEntry.inlined: the runtime runs inlined kernels by default). Ring allreduce
+ * on 4 ranks has 28 steps per instance: 112 steps at 4 instances, 280 at 10. */
+Test(gen, steps_inlined_by_protocol_and_count) {
+  static const struct {
+    kilnProto_t proto;
+    int instances;
+    bool inlined;
+  } cases[] = {{KILN_PROTO_LL, 4, true}, {KILN_PROTO_LL, 10, false}, {KILN_PROTO_SIMPLE, 3, true},
+               {KILN_PROTO_SIMPLE, 4, false}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
+    co.proto = cases[i].proto;
+    co.instances = cases[i].instances;
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s", kilnLastError());
+    char* src = plan_source(p, "r");
+    cr_assert(contains(src, cases[i].inlined ? "inlineSteps = true;" : "inlineSteps = false;"), "case %zu", i);
+    kilnGenOptions o;
+    kilnGenOptionsDefault(&o);
+    kilnGenUnit u = {p, "r", "r.xml"};
+    char* reg = NULL;
+    cr_assert(eq(int, kilnGenRegistrySource(&u, 1, &o, &reg), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(contains(reg, cases[i].inlined ? "}, true}," : "}, false},"), "case %zu: %s", i, reg);
+    free(reg);
+    free(src);
+    kilnPlanFree(p);
+  }
+}
+
 /* The same plan twice gives byte-identical source (no dates, no absolute paths). */
 Test(gen, deterministic) {
   kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_SIMPLE, false);
@@ -230,19 +260,19 @@ static int fake_launch(const void* a, int t, void* s) { return 0; }
  * one in-place plan, one for 2 ranks, one alltoall. */
 static const kilnRegistryEntry table[] = {
     /* 0 */ {"ar4-small", "a", KILN_COLL_ALLREDUCE, 4, 0, 64 * KB, false, true, KILN_PROTO_LL, true, NULL,
-             {[KILN_FLOAT32] = fake_launch}},
+             {[KILN_FLOAT32] = fake_launch}, true},
     /* 1 */ {"ar4-medium", "b", KILN_COLL_ALLREDUCE, 4, 64 * KB + 1, 4 * MB, false, true, KILN_PROTO_SIMPLE, true, NULL,
-             {[KILN_FLOAT32] = fake_launch}},
+             {[KILN_FLOAT32] = fake_launch}, true},
     /* 2 */ {"ar4-large", "c", KILN_COLL_ALLREDUCE, 4, 4 * MB + 1, UINT64_MAX, false, true, KILN_PROTO_SIMPLE, true, NULL,
-             {[KILN_FLOAT32] = fake_launch}},
+             {[KILN_FLOAT32] = fake_launch}, true},
     /* 3 */ {"ar4-inplace", "d", KILN_COLL_ALLREDUCE, 4, 0, UINT64_MAX, true, false, KILN_PROTO_SIMPLE, true, NULL,
-             {[KILN_FLOAT32] = fake_launch}},
+             {[KILN_FLOAT32] = fake_launch}, true},
     /* 4 */ {"ar2", "e", KILN_COLL_ALLREDUCE, 2, 0, UINT64_MAX, false, true, KILN_PROTO_SIMPLE, true, NULL,
-             {[KILN_FLOAT32] = fake_launch}},
+             {[KILN_FLOAT32] = fake_launch}, true},
     /* 5 */ {"a2a4", "f", KILN_COLL_ALLTOALL, 4, 0, UINT64_MAX, true, true, KILN_PROTO_SIMPLE, false, NULL,
-             {[KILN_FLOAT32] = fake_launch}},
+             {[KILN_FLOAT32] = fake_launch}, true},
     /* 6 */ {"ar4-small-half", "g", KILN_COLL_ALLREDUCE, 4, 0, 64 * KB, false, true, KILN_PROTO_LL, true, NULL,
-             {[KILN_FLOAT16] = fake_launch}},
+             {[KILN_FLOAT16] = fake_launch}, true},
 };
 
 typedef struct pick_case {

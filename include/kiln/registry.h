@@ -51,6 +51,8 @@ typedef struct kilnRegistryEntry {
   bool reduces;              /* the collective reduces (baked kernels then do sum/avg only) */
   const char* xml;           /* baked: the plan as XML; loaded: NULL */
   kilnBakedLaunch_t launch[KILN_NUM_DTYPES]; /* baked kernel per dtype; NULL: interpreter */
+  bool inlined;              /* baked with its steps inlined (gen/: few steps); such kernels run
+                                by default, the others only on kilnExecUseBaked (runtime.h) */
 } kilnRegistryEntry;
 
 /* The reference bytes of an NCCL-style call (count as NCCL counts it: allreduce elements per

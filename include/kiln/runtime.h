@@ -77,7 +77,8 @@ KILN_API void kilnExecFree(kilnExec_t exec);
 /* Baked kernels (gen/, kiln/registry.h): kilnPlanLoad binds the exec to the generated kernel of
  * a baked plan of the same shape (kilnRegistryBakedFor), whatever the plan's name or origin; calls
  * of a baked dtype (and sum/avg for plans that reduce) then launch it instead of the interpreter
- * (by default for LL plans only; Simple plans run interpreted, which measured faster).
+ * (by default when gen/ inlined the plan's steps, kilnRegistryEntry.inlined; the interpreter
+ * measured faster than the other baked kernels).
  * kilnExecUseBaked(exec, false) makes every call of this exec interpreted (benchmarks compare
  * both), true selects the baked kernel. Returns whether the exec has a baked kernel. */
 KILN_API bool kilnExecUseBaked(kilnExec_t exec, bool on);
