@@ -92,8 +92,9 @@ GPU_SUITE=$(dirname "$SHIM")/test_gpu_shim
 suite_line="GPU suite: not carried"
 if [ -x "$GPU_SUITE" ]; then
   log "run test_gpu_shim"
-  # The suite links the real NCCL itself (found first) and dlopens the shim.
-  LD_LIBRARY_PATH="$(dirname "$REAL_NCCL"):$(dirname "$SHIM")/lib:$(dirname "$SHIM")/cudart:${LD_LIBRARY_PATH:-}" \
+  # The suite links the real NCCL itself (found first) and dlopens the shim. Its other libraries:
+  # beside the shim (--pack) or in .carry/lib (scripts/device-pack.sh).
+  LD_LIBRARY_PATH="$(dirname "$REAL_NCCL"):$(dirname "$SHIM")/lib:$(dirname "$SHIM")/../lib:$(dirname "$SHIM")/cudart:${LD_LIBRARY_PATH:-}" \
     KILN_SHIM="$SHIM" KILN_TEST_REAL_NCCL="$REAL_NCCL" timeout -k 5 120 \
     "$GPU_SUITE" --jobs 1 --verbose > "$WORK/suite.log" 2>&1
   rc=$?
