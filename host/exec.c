@@ -315,7 +315,7 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   char saved[512];
   snprintf(saved, sizeof(saved), "%s", kilnLastError());
   bool ok = planGeometry(p, &inN, &outN, &k, &form) == KILN_SUCCESS;
-  if (saved[0]) kilnSetError(KILN_ERR_INTERNAL, "%s", saved); /* a predicate leaves no error */
+  kilnSetError(KILN_ERR_INTERNAL, "%s", saved); /* a predicate leaves the error text as it was */
   if (!ok) return false;
   if (p->coll == KILN_COLL_ALLTOALL && inplace) return false;
   if (form) return inplace;

@@ -558,6 +558,12 @@ Test(gpu_runtime, supports_and_load_errors, .init = gpu_init, .timeout = 120) {
   cr_assert(kilnPlanSupports(p, 100, KILN_FLOAT32, KILN_SUM, false));
   cr_assert(not(kilnPlanSupports(p, 100, KILN_FLOAT32, KILN_SUM, true)));
   cr_assert(not(kilnPlanSupports(p, 100, (kilnDataType_t)99, KILN_SUM, false)));
+  /* A plan whose chunk counts fit no form: refused, and the predicate sets no error text. */
+  kilnSetError(KILN_SUCCESS, "%s", "");
+  p->gpus[0].i_chunks += 1;
+  cr_assert(not(kilnPlanSupports(p, 100, KILN_FLOAT32, KILN_SUM, false)));
+  cr_assert(eq(str, (char*)kilnLastError(), ""), "the predicate left an error: %s", kilnLastError());
+  p->gpus[0].i_chunks -= 1;
   kilnPlanFree(p);
   o.inplace = true;
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_SUCCESS));
