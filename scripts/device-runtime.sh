@@ -18,7 +18,7 @@ if [ "${1:-}" = "--pack" ]; then
   du -sh "$here/.carry"
   exit 0
 fi
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export KILN_TEST_REQUIRE_GPUS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
 export LD_LIBRARY_PATH="$NCCL_LIB:$here/.carry/lib:${LD_LIBRARY_PATH:-}"
 OUT=${OUT:-/tmp/kiln-out}

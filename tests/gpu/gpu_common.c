@@ -2,6 +2,7 @@
 #include "gpu_common.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -241,14 +242,55 @@ bool call_check(call* c, const world* w, char* msg, size_t msglen) {
   return true;
 }
 
+static char g_countProblem[200];
+
+const char* gpu_count_problem(void) { return g_countProblem; }
+
 int gpu_count_in_child(void) {
+  g_countProblem[0] = '\0';
+  int fds[2];
+  if (pipe(fds) != 0) {
+    snprintf(g_countProblem, sizeof g_countProblem, "pipe failed");
+    return 0;
+  }
   pid_t p = fork();
   if (p == 0) {
+    close(fds[0]);
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
-    _exit(n > 100 ? 100 : n);
+    cudaError_t e = cudaGetDeviceCount(&n);
+    char line[160];
+    int len = snprintf(line, sizeof line, "%d %d %s", e == cudaSuccess ? n : 0, (int)e, cudaGetErrorName(e));
+    if (write(fds[1], line, (size_t)len) < 0) _exit(1);
+    _exit(0);
   }
+  close(fds[1]);
+  char line[160] = "";
+  ssize_t got = p < 0 ? -1 : read(fds[0], line, sizeof line - 1);
+  close(fds[0]);
   int st = 0;
-  if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) return 0;
-  return WEXITSTATUS(st);
+  if (p > 0) waitpid(p, &st, 0);
+  int n = 0, err = 0;
+  char name[100] = "?";
+  if (got <= 0 || sscanf(line, "%d %d %99s", &n, &err, name) < 2) {
+    snprintf(g_countProblem, sizeof g_countProblem, "the GPU-counting child gave no answer");
+    return 0;
+  }
+  /* No driver or no device: a machine without GPUs. Anything else is a broken GPU setup. */
+  if (err != cudaSuccess && err != cudaErrorNoDevice && err != cudaErrorInsufficientDriver)
+    snprintf(g_countProblem, sizeof g_countProblem, "cudaGetDeviceCount failed: %s (%d)", name, err);
+  return n > 100 ? 100 : n;
+}
+
+int gpu_count_for_suite(const char* suite, int need) {
+  int n = gpu_count_in_child();
+  const char* problem = gpu_count_problem();
+  if (problem[0]) printf("%s: %s\n", suite, problem);
+  const char* req = getenv("KILN_TEST_REQUIRE_GPUS");
+  if (req && req[0] && strcmp(req, "0") != 0 && (n < need || problem[0])) {
+    printf("%s: KILN_TEST_REQUIRE_GPUS is set and %d GPUs are usable (%d needed): failing instead "
+           "of skipping\n", suite, n, need);
+    fflush(stdout);
+    exit(1);
+  }
+  return n;
 }

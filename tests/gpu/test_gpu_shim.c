@@ -324,7 +324,7 @@ Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeou
 ReportHook(PRE_ALL)(struct criterion_test_set* set) {
   (void)set;
   char buf[32];
-  int n = gpu_count_in_child();
+  int n = gpu_count_for_suite("test_gpu_shim", 2);
   snprintf(buf, sizeof buf, "%d", n);
   setenv("KILN_TEST_GPUS", buf, 1);
   if (n < 2) printf("skipped: no GPU (%d visible, 2 needed)\n", n);
