@@ -316,8 +316,8 @@ ParameterizedTest(int* ci, registry, pick) {
 /* Of two fitting ranges, the narrower one serves the call. */
 Test(registry, narrower_range_wins) {
   kilnRegistryEntry t[2] = {
-      {"wide", "w", KILN_COLL_ALLGATHER, 4, 0, UINT64_MAX, false, true, KILN_PROTO_SIMPLE, false, NULL, {NULL}},
-      {"narrow", "n", KILN_COLL_ALLGATHER, 4, 0, 1 * MB, false, true, KILN_PROTO_LL, false, NULL, {NULL}},
+      {"wide", "w", KILN_COLL_ALLGATHER, 4, 0, UINT64_MAX, false, true, KILN_PROTO_SIMPLE, false, NULL, {NULL}, false},
+      {"narrow", "n", KILN_COLL_ALLGATHER, 4, 0, 1 * MB, false, true, KILN_PROTO_LL, false, NULL, {NULL}, false},
   };
   cr_assert(eq(int, kilnRegistryPick(t, 2, KILN_COLL_ALLGATHER, 4, 1024, false, KILN_FLOAT32, KILN_SUM), 1));
   cr_assert(eq(int, kilnRegistryPick(t, 2, KILN_COLL_ALLGATHER, 4, 2 * MB, false, KILN_FLOAT32, KILN_SUM), 0));

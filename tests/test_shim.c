@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fake_nccl.h"
+#include "test_util.h"
 #include "shim_api.h"
 
 /* ---- reading the shim's ELF file ---- */
@@ -422,9 +423,18 @@ static void copyFile(const char* from, const char* to) {
 /* Makes <tmp>/site-packages/{torch/lib,nvidia/nccl/lib}; loads `libtorch` (a copy of the fake
  * NCCL, only so that a library lives under site-packages) and puts `wheel` as the NCCL wheel's
  * libnccl.so.2; then loads the shim with no KILN_NCCL_PATH. */
+static char sitePackagesRoot[64];
+
+/* .fini of the tests that use it: the folder goes (the libraries stay mapped). */
+static void removeSitePackages(void) {
+  if (sitePackagesRoot[0]) rm_tree(sitePackagesRoot);
+  sitePackagesRoot[0] = '\0';
+}
+
 static const char* loadShimFromSitePackages(const char* wheel) {
   static char wheelPath[512];
-  char root[] = "/tmp/kiln-shim-sp-XXXXXX";
+  char* root = sitePackagesRoot;
+  snprintf(sitePackagesRoot, sizeof sitePackagesRoot, "/tmp/kiln-shim-sp-XXXXXX");
   cr_assert(mkdtemp(root) != NULL);
   char path[512];
   const char* dirs[] = {"/site-packages", "/site-packages/torch", "/site-packages/torch/lib",
@@ -447,7 +457,7 @@ static const char* loadShimFromSitePackages(const char* wheel) {
   return wheelPath;
 }
 
-Test(shim, search_finds_the_nccl_wheel_next_to_a_loaded_python_package) {
+Test(shim, search_finds_the_nccl_wheel_next_to_a_loaded_python_package, .fini = removeSitePackages) {
   loadShimFromSitePackages(KILN_FAKE_NCCL_PATH);
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
   int v = 0;
@@ -455,7 +465,7 @@ Test(shim, search_finds_the_nccl_wheel_next_to_a_loaded_python_package) {
   cr_assert(eq(int, v, FAKE_NCCL_VERSION), "the shim loaded another NCCL (version %d)", v);
 }
 
-Test(shim, search_skips_a_kiln_shim_in_the_list) {
+Test(shim, search_skips_a_kiln_shim_in_the_list, .fini = removeSitePackages) {
   /* A copy of kiln's own libnccl.so.2 where the wheel's would be: skipped for the next one. */
   const char* wheel = loadShimFromSitePackages(KILN_SHIM_PATH);
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");

@@ -76,6 +76,9 @@ ParameterizedTest(synthCase* c, synth, plan_verifies, .timeout = 120) {
   kilnSketch* s = load_sketch(c->sketch);
   kilnSynthOptions o = fast_options();
   o.use_symmetry = c->symmetry;
+  /* The 16-GPU torus's MILPs do not close quickly (alltoall without symmetry ran three 5 s
+   * solves); the incumbent after 1 s is what this test needs: a plan that verifies. */
+  if (!strcmp(c->topo, "torus4x4")) o.time_limit_s = 1;
   kilnPlan* p = NULL;
   kilnSynthStats st;
   kilnResult_t r = kilnSynthesize(t, s, c->coll, &o, &p, &st);

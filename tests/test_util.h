@@ -11,8 +11,8 @@
 /* s contains sub (false for a NULL s). */
 static inline bool contains(const char* s, const char* sub) { return s && strstr(s, sub) != NULL; }
 
-/* Removes a test's temporary folder of plain files (a failing test keeps its folder, for a
- * look). */
+/* Removes a test's temporary folder with everything under it (a failing test keeps its folder,
+ * for a look). Does not follow symbolic links. */
 static inline void rm_tree(const char* dir) {
   DIR* d = opendir(dir);
   if (!d) return;
@@ -20,8 +20,8 @@ static inline void rm_tree(const char* dir) {
   while ((e = readdir(d)) != NULL) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+    if (unlink(path) != 0) rm_tree(path); /* a folder */
   }
   closedir(d);
   rmdir(dir);
