@@ -27,6 +27,8 @@ struct kilnExec {
   unsigned long long* done;
   char* scratch;
   size_t scratchBytes;
+  char** retired;            /* scratch buffers replaced inside a group, freed when no call can use them */
+  int nretired;
   const kilnRegistryEntry* baked; /* gen/: baked plan of the same shape, or NULL */
   bool useBaked;
 };
@@ -156,6 +158,8 @@ void kilnExecFree(kilnExec_t x) {
   cudaFree(x->callSeq);
   cudaFree(x->done);
   cudaFree(x->scratch);
+  for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
+  free(x->retired);
   cudaSetDevice(save);
   free(x);
 }
@@ -322,8 +326,8 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   return inplace ? p->inplace : true;
 }
 
-kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
-                     kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
+static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                            kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: NULL exec");
   struct kilnComm* c = x->comm;
   const int rank = c->rank, n = c->nranks;
@@ -378,26 +382,26 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
   }
 
   /* Per call: no allocation (except growing scratch), no copy, no sync; device switches only when
-   * the caller's current device is another one, and not for a launch queued in a group. */
+   * the caller's current device is another one, and not for a launch queued in a group (except
+   * for the default-stream handles, which name the current device's stream). */
   kilnResult_t res = KILN_SUCCESS;
+  const bool queue = kilnGroupActive();
+  const bool special = kilnStreamIsSpecial(stream);
+  const size_t need = x->scratchChunks > 0 ? (size_t)x->scratchChunks * Lr * es : 0;
+  int save = c->dev;
+  if (!queue || special || need > x->scratchBytes) {
+    cudaGetDevice(&save);
+    if (save != c->dev) cudaSetDevice(c->dev);
+  }
   enum cudaStreamCaptureStatus cap_status = cudaStreamCaptureStatusNone;
-  cudaError_t ce = cudaStreamIsCapturing(stream, &cap_status);
-  if (ce != cudaSuccess)
-    return kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamIsCapturing: %s", rank, cudaGetErrorString(ce));
   kilnLaunch l;
   l.comm = c;
   l.stream = stream;
   l.baked = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
   l.dtype = (int)dtype;
   l.threads = c->cfg.threads;
+  CUDA_TRY(cudaStreamIsCapturing(stream, &cap_status), out);
   l.capturing = cap_status != cudaStreamCaptureStatusNone;
-  const bool queue = kilnGroupActive();
-  const size_t need = x->scratchChunks > 0 ? (size_t)x->scratchChunks * Lr * es : 0;
-  int save = c->dev;
-  if (!queue || need > x->scratchBytes) {
-    cudaGetDevice(&save);
-    if (save != c->dev) cudaSetDevice(c->dev);
-  }
   if (need > x->scratchBytes) {
     if (l.capturing) {
       res = kilnSetError(KILN_ERR_UNSUPPORTED,
@@ -405,13 +409,27 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
                          "capture at this size first", rank, need);
       goto out;
     }
-    /* Launches this thread queued may use the old buffer: issue them first. */
-    if (queue && (res = kilnGroupFlush()) != KILN_SUCCESS) goto out;
-    if (c->haveLast) cudaEventSynchronize(c->last);
-    cudaFree(x->scratch);
-    x->scratch = NULL;
-    x->scratchBytes = 0;
-    CUDA_TRY(cudaMalloc((void**)&x->scratch, need), out);
+    char* grown = NULL;
+    CUDA_TRY(cudaMalloc((void**)&grown, need), out);
+    if (queue) {
+      /* Launches queued in this group may use the old buffer, and waiting for the last call
+       * here could wait for peers whose calls come later in the group: keep the old buffer
+       * until a growth outside a group or kilnExecFree. */
+      char** r = x->scratch ? (char**)realloc(x->retired, (size_t)(x->nretired + 1) * sizeof(char*)) : x->retired;
+      if (x->scratch && !r) {
+        cudaFree(grown);
+        res = kilnSetError(KILN_ERR_NO_MEMORY, "rank %d: keeping a replaced scratch buffer", rank);
+        goto out;
+      }
+      x->retired = r;
+      if (x->scratch) x->retired[x->nretired++] = x->scratch;
+    } else {
+      if (c->haveLast) cudaEventSynchronize(c->last);
+      cudaFree(x->scratch);
+      for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
+      x->nretired = 0;
+    }
+    x->scratch = grown;
     x->scratchBytes = need;
   }
   if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
@@ -419,6 +437,14 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
   res = queue ? kilnGroupQueue(&l) : kilnLaunchIssue(&l);
 out:
   if (save != c->dev) cudaSetDevice(save);
+  return res;
+}
+
+kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                     kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
+  kilnResult_t res = runCall(x, sendbuf, recvbuf, count, dtype, op, stream);
+  /* A failed call fails its group: kilnGroupEnd then launches nothing of it (as NCCL). */
+  if (res != KILN_SUCCESS && kilnGroupActive()) kilnGroupFail(res);
   return res;
 }
 

@@ -11,11 +11,18 @@
  * A launcher spins for KILN_GROUP_SPIN_US (default 200) after its last work, then sleeps. The
  * calling thread hands work only to a launcher that is awake (spinning) and free; a sleeping one
  * is woken for the next group and this group's launches for its GPU are issued by the calling
- * thread, so a group never waits for a thread to be scheduled. Stream capture and
- * KILN_GROUP_THREADS=0 issue everything from the calling thread, GPU after GPU.
+ * thread, so a group never waits for a thread to be scheduled. Stream capture, the
+ * default-stream handles (0, cudaStreamLegacy, cudaStreamPerThread: they mean the calling
+ * thread's stream), fewer than two CPUs to run on and KILN_GROUP_THREADS=0 issue from the calling
+ * thread, GPU after GPU.
+ *
+ * A call that fails inside a group fails the group: kilnGroupEnd launches none of it and returns
+ * that call's error (as NCCL: peers that were queued would otherwise wait for the missing rank
+ * until kiln's timeout).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +32,7 @@
 #include "runtime_internal.h"
 
 #define KILN_GROUP_MAX_DEVS 64
+#define KILN_GROUP_MSG 1024
 
 typedef struct {
   kilnLaunch* v;
@@ -33,6 +41,8 @@ typedef struct {
 
 static _Thread_local int depth;
 static _Thread_local launchList queued, byDev;
+static _Thread_local kilnResult_t groupErr;         /* first failed call of the open group */
+static _Thread_local char groupErrMsg[KILN_GROUP_MSG];
 
 typedef struct {
   pthread_t th;
@@ -45,7 +55,7 @@ typedef struct {
   kilnLaunch* items; /* written by the poster before `posted` */
   size_t n;
   kilnResult_t res;  /* written by the launcher before `done` */
-  char msg[256];
+  char msg[KILN_GROUP_MSG];
 } launcher;
 
 static launcher launchers[KILN_GROUP_MAX_DEVS];
@@ -58,6 +68,9 @@ static uint64_t spinNs = 200000;
 static void readConfig(void) {
   const char* e = getenv("KILN_GROUP_THREADS");
   if (e && e[0] == '0' && e[1] == '\0') threadsOn = false;
+  /* Spinning launchers would take turns with the caller on a single CPU. */
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2) threadsOn = false;
   e = getenv("KILN_GROUP_SPIN_US");
   if (e && *e) {
     char* end = NULL;
@@ -96,7 +109,7 @@ static bool listPush(launchList* l, const kilnLaunch* x) {
  * are issued; returns the first failure (its text in this thread's kilnLastError). */
 static kilnResult_t issueAll(kilnLaunch* v, size_t n) {
   kilnResult_t first = KILN_SUCCESS;
-  char msg[256] = "";
+  char msg[KILN_GROUP_MSG] = "";
   for (size_t i = 0; i < n; i++) {
     kilnResult_t r = kilnLaunchIssue(&v[i]);
     if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
@@ -141,7 +154,19 @@ static void wake(launcher* w) {
   pthread_mutex_unlock(&w->mu);
 }
 
+/* At exit: every launcher is claimed first (a group in flight finishes, no later group can hand
+ * it work), then stopped and joined. */
 static void stopLaunchers(void) {
+  pthread_mutex_lock(&startLock);
+  for (int d = 0; d < KILN_GROUP_MAX_DEVS; d++) {
+    launcher* w = &launchers[d];
+    if (!atomic_load(&w->started)) continue;
+    for (;;) {
+      int freeNow = 0;
+      if (atomic_compare_exchange_strong(&w->busy, &freeNow, 1)) break;
+      sched_yield();
+    }
+  }
   atomic_store(&stopping, 1);
   for (int d = 0; d < KILN_GROUP_MAX_DEVS; d++) {
     launcher* w = &launchers[d];
@@ -149,6 +174,7 @@ static void stopLaunchers(void) {
     wake(w);
     pthread_join(w->th, NULL);
   }
+  pthread_mutex_unlock(&startLock);
 }
 
 /* A forked child has none of the parent's threads: it starts its own if it needs them. */
@@ -187,6 +213,7 @@ static launcher* launcherFor(int dev) {
 bool kilnGroupActive(void) { return depth > 0; }
 
 kilnResult_t kilnGroupStart(void) {
+  if (depth == 0) groupErr = KILN_SUCCESS;
   depth++;
   return KILN_SUCCESS;
 }
@@ -196,83 +223,82 @@ kilnResult_t kilnGroupQueue(const kilnLaunch* l) {
   return KILN_SUCCESS;
 }
 
-kilnResult_t kilnGroupFlush(void) {
+void kilnGroupFail(kilnResult_t r) {
+  if (groupErr != KILN_SUCCESS || r == KILN_SUCCESS) return;
+  groupErr = r;
+  snprintf(groupErrMsg, sizeof groupErrMsg, "%s", kilnLastError());
+}
+
+/* Issues v[0..n) in call order from this thread (degenerate cases and KILN_GROUP_THREADS=0 go
+ * GPU after GPU through issueByDevice instead). */
+static kilnResult_t issueInOrder(const kilnLaunch* v, size_t n, char* msg) {
   kilnResult_t first = KILN_SUCCESS;
-  char msg[256] = "";
-  int save = -1;
-  cudaGetDevice(&save);
-  for (size_t i = 0; i < queued.n; i++) {
-    cudaSetDevice(queued.v[i].comm->dev);
-    kilnResult_t r = kilnLaunchIssue(&queued.v[i]);
+  for (size_t i = 0; i < n; i++) {
+    cudaSetDevice(v[i].comm->dev);
+    kilnLaunch l = v[i];
+    kilnResult_t r = kilnLaunchIssue(&l);
     if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
       first = r;
-      snprintf(msg, sizeof msg, "%s", kilnLastError());
+      snprintf(msg, KILN_GROUP_MSG, "%s", kilnLastError());
     }
   }
-  queued.n = 0;
-  if (save >= 0) cudaSetDevice(save);
-  if (first != KILN_SUCCESS) kilnSetError(first, "%s", msg);
   return first;
 }
 
 kilnResult_t kilnGroupEnd(void) {
   if (depth <= 0) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnGroupEnd without kilnGroupStart");
-  if (--depth > 0 || queued.n == 0) return KILN_SUCCESS;
+  if (--depth > 0) return KILN_SUCCESS;
+  if (groupErr != KILN_SUCCESS) {
+    const kilnResult_t e = groupErr;
+    groupErr = KILN_SUCCESS;
+    queued.n = 0;
+    return kilnSetError(e, "a call in the group failed, none of the group was launched: %s", groupErrMsg);
+  }
+  if (queued.n == 0) return KILN_SUCCESS;
   pthread_once(&cfgOnce, readConfig);
 
-  /* Each GPU's launches together, in call order, GPUs in order of first appearance. */
-  int devs[KILN_GROUP_MAX_DEVS + 1];
-  size_t start[KILN_GROUP_MAX_DEVS + 2];
+  /* Each GPU's launches together, in call order, GPUs in order of first appearance. A GPU with
+   * a launch on a default-stream handle or in capture is issued by this thread. */
+  int devs[KILN_GROUP_MAX_DEVS];
+  bool callerOnly[KILN_GROUP_MAX_DEVS] = {false};
+  size_t start[KILN_GROUP_MAX_DEVS + 1];
   int ndev = 0;
-  bool capturing = false, tooMany = false;
-  for (size_t i = 0; i < queued.n; i++) {
+  bool degenerate = false;
+  for (size_t i = 0; i < queued.n && !degenerate; i++) {
     const int d = queued.v[i].comm->dev;
-    capturing |= queued.v[i].capturing;
     int j = 0;
     while (j < ndev && devs[j] != d) j++;
     if (j == ndev) {
-      if (ndev == KILN_GROUP_MAX_DEVS) tooMany = true;
-      else devs[ndev++] = d;
-    }
-  }
-  kilnResult_t res = KILN_SUCCESS;
-  byDev.n = 0;
-  for (int j = 0; j < ndev; j++) {
-    start[j] = byDev.n;
-    for (size_t i = 0; i < queued.n; i++)
-      if (queued.v[i].comm->dev == devs[j] && !listPush(&byDev, &queued.v[i])) {
-        res = kilnSetError(KILN_ERR_NO_MEMORY, "kilnGroupEnd: sorting %zu launches", queued.n);
+      if (ndev == KILN_GROUP_MAX_DEVS) {
+        degenerate = true;
         break;
       }
+      devs[ndev++] = d;
+    }
+    if (queued.v[i].capturing || kilnStreamIsSpecial(queued.v[i].stream)) callerOnly[j] = true;
+  }
+  byDev.n = 0;
+  for (int j = 0; j < ndev && !degenerate; j++) {
+    start[j] = byDev.n;
+    for (size_t i = 0; i < queued.n && !degenerate; i++)
+      if (queued.v[i].comm->dev == devs[j] && !listPush(&byDev, &queued.v[i])) degenerate = true;
   }
   start[ndev] = byDev.n;
-  if (res != KILN_SUCCESS || tooMany) {
-    /* Degenerate: issue in call order from this thread. */
-    byDev.n = 0;
-    for (size_t i = 0; i < queued.n; i++) listPush(&byDev, &queued.v[i]);
-    ndev = 0;
-  }
-  queued.n = 0;
 
   int save = -1;
   cudaGetDevice(&save);
-  launcher* given[KILN_GROUP_MAX_DEVS] = {0};
-  uint_fast64_t ticket[KILN_GROUP_MAX_DEVS] = {0};
-  kilnResult_t first = res;
-  char msg[256] = "";
-  if (ndev == 0) {
-    for (size_t i = 0; i < byDev.n; i++) {
-      cudaSetDevice(byDev.v[i].comm->dev);
-      kilnResult_t r = kilnLaunchIssue(&byDev.v[i]);
-      if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
-        first = r;
-        snprintf(msg, sizeof msg, "%s", kilnLastError());
-      }
-    }
+  kilnResult_t first = KILN_SUCCESS;
+  char msg[KILN_GROUP_MSG] = "";
+  if (degenerate) {
+    /* More GPUs than launchers, or no memory to sort: call order, from this thread. */
+    first = issueInOrder(queued.v, queued.n, msg);
   } else {
+    launcher* given[KILN_GROUP_MAX_DEVS] = {0};
+    uint_fast64_t ticket[KILN_GROUP_MAX_DEVS] = {0};
     /* GPUs after the first go to their launchers when those are awake and free. */
-    const bool threads = threadsOn && !capturing && ndev > 1;
+    const bool threads = threadsOn && ndev > 1;
     for (int j = 1; threads && j < ndev; j++) {
+      if (callerOnly[j]) continue;
       launcher* w = launcherFor(devs[j]);
       if (!w) continue;
       if (atomic_load(&w->sleeping)) {
@@ -300,7 +326,10 @@ kilnResult_t kilnGroupEnd(void) {
     for (int j = 1; j < ndev; j++) {
       launcher* w = given[j];
       if (!w) continue;
-      while (atomic_load_explicit(&w->done, memory_order_acquire) != ticket[j]) cpuRelax();
+      for (unsigned k = 1; atomic_load_explicit(&w->done, memory_order_acquire) != ticket[j]; k++) {
+        cpuRelax();
+        if ((k & 1023) == 0) sched_yield();
+      }
       if (w->res != KILN_SUCCESS && first == KILN_SUCCESS) {
         first = w->res;
         snprintf(msg, sizeof msg, "%s", w->msg);
@@ -309,6 +338,7 @@ kilnResult_t kilnGroupEnd(void) {
     }
   }
   if (save >= 0) cudaSetDevice(save);
+  queued.n = 0;
   byDev.n = 0;
   if (first != KILN_SUCCESS) return kilnSetError(first, "%s", msg[0] ? msg : kilnResultString(first));
   return KILN_SUCCESS;

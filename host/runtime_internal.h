@@ -52,20 +52,25 @@ typedef struct kilnLaunch {
   cudaStream_t stream;
   kilnBakedLaunch_t baked; /* the plan's generated kernel, NULL: the interpreter for dtype */
   int dtype, threads;
-  bool capturing;          /* stream capture: no ordering event */
+  bool capturing;          /* stream capture: no ordering event; issued by the calling thread */
   kilnDevArgs args;
 } kilnLaunch;
 
 /* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
  * the call's end. The current device must be l->comm's. */
 kilnResult_t kilnLaunchIssue(kilnLaunch* l);
-/* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd; issues
- * everything this thread queued so far now, in call order, from this thread (before a scratch
- * buffer moves: the old one may be in queued launches, and waiting for a queued call's end needs
- * its peers' launches, queued too). */
+/* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd; records
+ * that a call of the group failed (its text is this thread's kilnLastError): kilnGroupEnd then
+ * drops the whole group and returns that error. */
 bool kilnGroupActive(void);
 kilnResult_t kilnGroupQueue(const kilnLaunch* l);
-kilnResult_t kilnGroupFlush(void);
+void kilnGroupFail(kilnResult_t r);
+/* The default-stream handles (0, cudaStreamLegacy, cudaStreamPerThread) name a stream through
+ * the calling thread's current device (and thread): their launches are issued by the thread that
+ * called kilnRun, never by a launcher thread. */
+static inline bool kilnStreamIsSpecial(cudaStream_t s) {
+  return s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread;
+}
 
 static inline size_t kilnFifoOff(const struct kilnComm* c, int src, int chan) {
   return ((size_t)src * c->cfg.maxChannels + chan) * c->fifoBytes;

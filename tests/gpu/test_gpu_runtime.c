@@ -462,9 +462,12 @@ static void load_small_allreduce(loaded* l, const world* w) {
 /* kilnGroupStart/End: every rank's calls of a group are queued and issued at the outermost end
  * (GPUs in parallel from launcher threads when those are awake, from this thread when asleep:
  * the pauses put them to sleep). In one group: the small allreduce twice on the same exec, the
- * second larger (its scratch grows inside the group, which issues what was queued first), and
- * an allgather of another communicator; nested in every other iteration. Results checked on
- * fresh data; kilnGroupEnd without a start is an error. */
+ * second larger (its scratch grows inside the group), and an allgather of another communicator;
+ * nested in every other iteration; every third iteration calls rank after rank (all of rank 0's
+ * calls, then rank 1's, ...: a growth must not wait for peers queued later), every fourth on the
+ * legacy default stream (issued by this thread). Results checked on fresh data. A call that
+ * fails inside a group fails the group (nothing launched, the communicators stay usable);
+ * kilnGroupEnd without a start is an error. */
 Test(gpu_runtime, groups, .init = gpu_init, .timeout = 600) {
   const int n = suite_gpus();
   world a, b;
@@ -476,6 +479,10 @@ Test(gpu_runtime, groups, .init = gpu_init, .timeout = 600) {
   load(&lb, &b, "ring", KILN_COLL_ALLGATHER, 1, 4, KILN_PROTO_SIMPLE, false);
   cr_assert(eq(int, kilnGroupEnd(), KILN_ERR_INVALID_ARGUMENT));
   cr_assert(contains(kilnLastError(), "kilnGroupEnd"), "%s", kilnLastError());
+  {
+    const kilnPlan* lp = la.plan;
+    fprintf(stderr, "  groups: small allreduce plan %s, %d scratch chunks\n", lp->name, lp->gpus[0].s_chunks);
+  }
   for (int it = 0; it < 12; it++) {
     call c1, c2, c3;
     cr_assert(call_alloc(&c1, &a, KILN_COLL_ALLREDUCE, 1000 + 7 * (size_t)it, KILN_FLOAT32));
@@ -489,20 +496,31 @@ Test(gpu_runtime, groups, .init = gpu_init, .timeout = 600) {
       cudaStreamSynchronize(a.st[r]);
       cudaStreamSynchronize(b.st[r]);
     }
-    const bool nested = it % 2 == 1;
+    const bool nested = it % 2 == 1, rankMajor = it % 3 == 2, legacy = it % 4 == 3;
+    cudaStream_t sa[GPU_MAX], sb[GPU_MAX];
+    for (int r = 0; r < n; r++) {
+      sa[r] = legacy ? (cudaStream_t)0 : a.st[r];
+      sb[r] = legacy ? (cudaStream_t)0 : b.st[r];
+    }
     cr_assert(eq(int, kilnGroupStart(), KILN_SUCCESS));
     if (nested) kilnGroupStart();
-    for (int r = 0; r < n; r++)
-      cr_assert(eq(int, kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, a.st[r]), KILN_SUCCESS),
-                "%s", kilnLastError());
-    for (int r = 0; r < n; r++)
-      cr_assert(eq(int, kilnRun(la.ex[r], c2.sendp[r], c2.recvp[r], c2.count, c2.dt, KILN_MAX, a.st[r]), KILN_SUCCESS),
-                "%s", kilnLastError());
-    for (int r = 0; r < n; r++)
-      cr_assert(eq(int, kilnRun(lb.ex[r], c3.sendp[r], c3.recvp[r], c3.count, c3.dt, KILN_SUM, b.st[r]), KILN_SUCCESS),
-                "%s", kilnLastError());
+    /* (call, rank) in operation order, or rank after rank */
+    for (int k = 0; k < 3 * n; k++) {
+      const int which = rankMajor ? k % 3 : k / n, r = rankMajor ? k / 3 : k % n;
+      cudaSetDevice(r); /* the default stream is the current device's */
+      kilnResult_t res =
+          which == 0   ? kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, sa[r])
+          : which == 1 ? kilnRun(la.ex[r], c2.sendp[r], c2.recvp[r], c2.count, c2.dt, KILN_MAX, sa[r])
+                       : kilnRun(lb.ex[r], c3.sendp[r], c3.recvp[r], c3.count, c3.dt, KILN_SUM, sb[r]);
+      cr_assert(eq(int, res, KILN_SUCCESS), "iteration %d call %d rank %d: %s", it, which, r, kilnLastError());
+    }
     if (nested) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
     cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
+    if (legacy) /* the test's streams do not wait for the legacy stream */
+      for (int r = 0; r < n; r++) {
+        cudaSetDevice(r);
+        cr_assert(eq(int, cudaStreamSynchronize(0), cudaSuccess));
+      }
     char msg[512];
     cr_assert(call_check(&c1, &a, msg, sizeof msg), "iteration %d, small allreduce: %s", it, msg);
     cr_assert(call_check(&c2, &a, msg, sizeof msg), "iteration %d, grown allreduce: %s", it, msg);
@@ -518,6 +536,28 @@ Test(gpu_runtime, groups, .init = gpu_init, .timeout = 600) {
     call_free(&c2, &a);
     call_free(&c3, &b);
     if (it % 4 == 3) usleep(5000); /* past the launchers' spin: they sleep */
+  }
+  /* A failing call (an unknown data type on the last rank) fails the group: nothing of it runs,
+   * and the next group works. */
+  {
+    call c1;
+    cr_assert(call_alloc(&c1, &a, KILN_COLL_ALLREDUCE, 777, KILN_FLOAT32));
+    call_prepare(&c1, &a, KILN_SUM, false, &rng);
+    kilnGroupStart();
+    for (int r = 0; r < n - 1; r++)
+      cr_assert(eq(int, kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, a.st[r]), KILN_SUCCESS));
+    cr_assert(eq(int, kilnRun(la.ex[n - 1], c1.sendp[n - 1], c1.recvp[n - 1], c1.count, (kilnDataType_t)99, KILN_SUM,
+                              a.st[n - 1]),
+                 KILN_ERR_INVALID_ARGUMENT));
+    cr_assert(eq(int, kilnGroupEnd(), KILN_ERR_INVALID_ARGUMENT));
+    cr_assert(contains(kilnLastError(), "none of the group was launched"), "%s", kilnLastError());
+    kilnGroupStart();
+    for (int r = 0; r < n; r++)
+      cr_assert(eq(int, kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, a.st[r]), KILN_SUCCESS));
+    cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
+    char msg[512];
+    cr_assert(call_check(&c1, &a, msg, sizeof msg), "after a failed group: %s", msg);
+    call_free(&c1, &a);
   }
   unload(&la, &a);
   unload(&lb, &b);
