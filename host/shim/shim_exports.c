@@ -20,6 +20,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "shim.h"
 
@@ -311,7 +312,12 @@ static ncclResult_t launchDeferred(void) {
     }
     if (first == ncclSuccess) first = r;
   }
+  /* A failed call fails the whole kiln group (nothing of it launches); its own error text, set
+   * above, stays the one ncclGetLastError reports. */
+  char kept[sizeof shimKilnError];
+  memcpy(kept, shimKilnError, sizeof kept);
   ncclResult_t issued = shimKilnGroupEnd();
+  if (first != ncclSuccess) memcpy(shimKilnError, kept, sizeof kept);
   return first != ncclSuccess ? first : issued;
 }
 
