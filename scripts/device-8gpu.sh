@@ -11,9 +11,8 @@ T0=$(date +%s)
 LIMIT=${1:-580}
 OUT=${OUT:-/tmp/kiln-8gpu}
 [ -d .carry/bin ] || tar xJf .carry/pack.tar.xz -C .carry || exit 1
-export NCCL_NVLS_ENABLE=0 KILN_TEST_REQUIRE_GPUS=1
-NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
-export LD_LIBRARY_PATH="$NCCL_LIB:$PWD/.carry/lib"
+. scripts/carry-libs.sh
+device_env "$PWD/.carry/lib"
 S=$OUT/summary.txt
 mkdir -p "$OUT/logs" "$OUT/csv"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader > "$OUT/logs/gpus.txt" 2>&1

@@ -10,25 +10,17 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 carry="$here/.carry-gen"
+. "$here/scripts/carry-libs.sh"
 if [ "${1:-}" = "--pack" ]; then
   build=${2:?usage: --pack BUILD_DIR}
-  rm -rf "$carry" && mkdir -p "$carry/bin" "$carry/lib"
-  for b in coll_bench prim_bench; do
-    cp "$build/bench/$b" "$carry/bin/" || { echo "no $build/bench/$b: build it first" >&2; exit 1; }
-  done
-  . "$here/scripts/carry-libs.sh"
-  carry_libs "$carry"/bin/* | while read -r l; do cp -L "$l" "$carry/lib/"; done
-  strip --strip-debug "$carry"/bin/* # the GPU machine has libxml2 (and its deps) itself
-  du -sh "$carry"
-  exit 0
+  pack_bins "$carry" "$build/bench/coll_bench" "$build/bench/prim_bench"
+  exit
 fi
 quick=0 explore=0
 if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
 if [ "${1:-}" = "--explore" ]; then explore=1; shift; fi
 [ "${1:-}" = "--" ] && shift
-export NCCL_NVLS_ENABLE=0
-NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
-export LD_LIBRARY_PATH="$NCCL_LIB:$carry/lib:${LD_LIBRARY_PATH:-}"
+device_env "$carry/lib"
 OUT=${OUT:-/tmp/kiln-bench}
 mkdir -p "$OUT"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)

@@ -11,21 +11,13 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 carry="$here/.carry/perf"
+. "$here/scripts/carry-libs.sh"
 if [ "${1:-}" = "--pack" ]; then
   build=${2:?usage: --pack BUILD_DIR}
-  rm -rf "$carry" && mkdir -p "$carry/bin" "$carry/lib"
-  for b in tests/gpu/test_gpu_runtime bench/coll_bench; do
-    cp "$build/$b" "$carry/bin/" || { echo "no $build/$b: build it first" >&2; exit 1; }
-  done
-  . "$here/scripts/carry-libs.sh"
-  carry_libs "$carry"/bin/* | while read -r l; do cp -L "$l" "$carry/lib/"; done
-  strip --strip-debug "$carry"/bin/*
-  du -sh "$carry"
-  exit 0
+  pack_bins "$carry" "$build/tests/gpu/test_gpu_runtime" "$build/bench/coll_bench"
+  exit
 fi
-export KILN_TEST_REQUIRE_GPUS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
-export LD_LIBRARY_PATH="$NCCL_LIB:$carry/lib:${LD_LIBRARY_PATH:-}"
+device_env "$carry/lib"
 OUT=${OUT:-/tmp/kiln-perf}
 mkdir -p "$OUT"
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)

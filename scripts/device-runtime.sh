@@ -6,21 +6,15 @@
 #   scripts/device-runtime.sh [TEST_FILTER...]   (GPU machine) run; filters are Criterion names
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/carry-libs.sh"
 if [ "${1:-}" = "--pack" ]; then
   build=${2:?usage: --pack BUILD_DIR}
-  rm -rf "$here/.carry" && mkdir -p "$here/.carry/bin" "$here/.carry/lib"
-  cp "$build"/tests/gpu/test_gpu_* "$here/.carry/bin/" 2>/dev/null
-  [ -x "$build/kiln" ] && cp "$build/kiln" "$here/.carry/bin/"
-  strip "$here"/.carry/bin/* 2>/dev/null
-  # The GPU machine has glibc, libstdc++, libxml2 (with ICU) and NCCL: carry the rest (64 MiB cap).
-  . "$here/scripts/carry-libs.sh"
-  carry_libs "$here"/.carry/bin/* | while read -r l; do cp -L "$l" "$here/.carry/lib/"; done
-  du -sh "$here/.carry"
-  exit 0
+  bins=("$build"/tests/gpu/test_gpu_*)
+  [ -x "$build/kiln" ] && bins+=("$build/kiln")
+  pack_bins "$here/.carry" "${bins[@]}"
+  exit
 fi
-export KILN_TEST_REQUIRE_GPUS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
-export LD_LIBRARY_PATH="$NCCL_LIB:$here/.carry/lib:${LD_LIBRARY_PATH:-}"
+device_env "$here/.carry/lib"
 OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader > "$OUT/gpus.txt" 2>&1
