@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "bench_check.h"
 #include "bench_svg.h"
 #include "kiln/registry.h"
 #include "kiln/runtime.h"
@@ -101,11 +102,6 @@ static void die(const char* fmt, ...) {
   exit(1);
 }
 
-#define CUDA_CHECK(x)                                                                   \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) die("%s:%d %s: %s", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-  } while (0)
 #define NCCL_CHECK(x)                                                                   \
   do {                                                                                  \
     ncclResult_t r_ = (x);                                                              \

@@ -16,17 +16,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "bench_check.h"
 #include "kiln/kiln.h"
 #include "primitives.cuh"
 
-#define CUDA_CHECK(x)                                                                     \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "prim_bench: %s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
 
 using namespace kiln;
 
