@@ -17,14 +17,7 @@
 #include <thread>
 #include <vector>
 
-#define CUDA_CHECK(x)                                                                          \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "host_bench: %s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
+#include "bench_check.h"
 
 /* As large as kiln's kernel arguments (kilnDevArgs), so launches pass the same bytes. */
 struct Args {
@@ -52,6 +45,30 @@ __global__ void emptySmallKernel(SmallArgs a) {
       exit(1);                                                                                 \
     }                                                                                          \
   } while (0)
+
+/* The three driver entry points the driver-API row uses, found through the runtime (linking
+ * libcuda would keep the program from starting, and from saying "no GPU", where there is none). */
+static CUresult (*drvCtxGetCurrent)(CUcontext*);
+static CUresult (*drvCtxSetCurrent)(CUcontext);
+static CUresult (*drvLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                   unsigned, CUstream, void**, void**);
+
+static void driverEntryPoints(void) {
+  struct {
+    const char* name;
+    void** fn;
+  } want[] = {{"cuCtxGetCurrent", (void**)&drvCtxGetCurrent},
+              {"cuCtxSetCurrent", (void**)&drvCtxSetCurrent},
+              {"cuLaunchKernel", (void**)&drvLaunchKernel}};
+  for (auto& w : want) {
+    cudaDriverEntryPointQueryResult st;
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion(w.name, w.fn, 12000, cudaEnableDefault, &st));
+    if (st != cudaDriverEntryPointSuccess) {
+      fprintf(stderr, "host_bench: driver entry point %s not found\n", w.name);
+      exit(1);
+    }
+  }
+}
 
 static double nowUs(void) {
   struct timespec t;
@@ -141,9 +158,9 @@ static void round(std::vector<Gpu>& g, What w, const Args& a) {
         emptyKernel<<<4, 512, 0, g[0].s>>>(a);
         break;
       case LAUNCH_DRIVER: {
-        CU_CHECK(cuCtxSetCurrent(x.ctx));
+        CU_CHECK(drvCtxSetCurrent(x.ctx));
         void* params[] = {(void*)&a};
-        CU_CHECK(cuLaunchKernel(x.fn, 4, 1, 1, 512, 1, 1, 0, (CUstream)x.s, params, nullptr));
+        CU_CHECK(drvLaunchKernel(x.fn, 4, 1, 1, 512, 1, 1, 0, (CUstream)x.s, params, nullptr));
       } break;
       default: break;
     }
@@ -167,6 +184,7 @@ int main(int argc, char** argv) {
   }
   if (ngpu <= 0 || ngpu > have) ngpu = have;
   if (iters < 100) iters = 100;
+  driverEntryPoints();
   std::vector<Gpu> g(ngpu);
   for (int i = 0; i < ngpu; i++) {
     g[i].dev = i;
@@ -175,7 +193,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&g[i].s2, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&g[i].ev, cudaEventDisableTiming));
     CUDA_CHECK(cudaFree(0));
-    CU_CHECK(cuCtxGetCurrent(&g[i].ctx));
+    CU_CHECK(drvCtxGetCurrent(&g[i].ctx));
     cudaFunction_t f;
     CUDA_CHECK(cudaGetFuncBySymbol(&f, (const void*)emptyKernel));
     g[i].fn = (CUfunction)f;
