@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "kiln/plan.h"
-#include "plan_index.h"
+#include "plan_model.h"
 
 static const struct {
   const char* name;
@@ -314,6 +314,13 @@ static bool rangesOverlap(kilnBuffer_t ab, int a, int n, kilnBuffer_t bb, int b,
   return ab == bb && a < b + m && b < a + n;
 }
 
+/* The step of g that st waits on, or NULL (none, or one outside g's steps). */
+static kilnStep* awaitedStep(const kilnGpu* g, const kilnStep* st) {
+  if (st->depid < 0 || st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps)
+    return NULL;
+  return &g->tbs[st->depid].steps[st->deps];
+}
+
 /* awaited[first[t] + s]: some step of g waits on step s of threadblock t (first[t]: threadblock
  * t's first step in g's threadblock-major order; first has ntbs + 1 entries). */
 static void stepsAwaited(const kilnGpu* g, const int* first, bool* awaited) {
@@ -321,8 +328,7 @@ static void stepsAwaited(const kilnGpu* g, const int* first, bool* awaited) {
   for (int t = 0; t < g->ntbs; t++)
     for (int s = 0; s < g->tbs[t].nsteps; s++) {
       const kilnStep* st = &g->tbs[t].steps[s];
-      if (st->depid >= 0 && st->depid < g->ntbs && st->deps >= 0 && st->deps < g->tbs[st->depid].nsteps)
-        awaited[first[st->depid] + st->deps] = true;
+      if (awaitedStep(g, st)) awaited[first[st->depid] + st->deps] = true;
     }
 }
 
@@ -410,9 +416,8 @@ void kilnPlanMarkHasdep(kilnPlan* p) {
     kilnGpu* g = &p->gpus[r];
     for (int t = 0; t < g->ntbs; t++)
       for (int s = 0; s < g->tbs[t].nsteps; s++) {
-        const kilnStep* st = &g->tbs[t].steps[s];
-        if (st->depid >= 0 && st->depid < g->ntbs && st->deps >= 0 && st->deps < g->tbs[st->depid].nsteps)
-          g->tbs[st->depid].steps[st->deps].hasdep = true;
+        kilnStep* w = awaitedStep(g, &g->tbs[t].steps[s]);
+        if (w) w->hasdep = true;
       }
   }
 }

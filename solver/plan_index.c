@@ -2,7 +2,6 @@
  * (see plan_index.h). */
 #include "plan_index.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +23,6 @@ int kilnPlanBufferChunks(const kilnGpu* gpu, kilnBuffer_t b) {
     default: return 0;
   }
 }
-
-/* A verification failure with its message. */
-#define verr(...) kilnSetError(KILN_ERR_VERIFY, __VA_ARGS__)
 
 
 typedef struct conn {

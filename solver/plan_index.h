@@ -43,12 +43,12 @@ static inline int kilnPlanIndexLocal(const kilnPlanIndex* ix, int g) {
   return g - ix->tbbase[ix->tb_rank[g]];
 }
 
+/* A verification failure with its message (the verifier's and the index's checks). */
+#define verr(...) kilnSetError(KILN_ERR_VERIFY, __VA_ARGS__)
+
 /* "input", "output", "scratch". */
 const char* kilnPlanBufferLabel(kilnBuffer_t b);
 /* Declared chunks of buffer b on a GPU. */
 int kilnPlanBufferChunks(const kilnGpu* gpu, kilnBuffer_t b);
-/* Zeroed room for n > 0 steps of a threadblock, with the capacity kilnPlanAddStep's growth rule
- * assumes (the next power of two), so steps can be appended later; NULL when out of memory. */
-kilnStep* kilnPlanStepsAlloc(int n);
 
 #endif

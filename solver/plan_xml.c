@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kiln/plan.h"
-#include "plan_index.h"
+#include "plan_model.h"
 #include "xml_util.h"
 
 /* Bounds checked before anything is allocated from a count in the file. */
@@ -144,7 +144,9 @@ static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* see
   return r;
 }
 
-static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnPlan** out) {
+/* A kilnXmlDocReader: out is a kilnPlan**. */
+static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
+  kilnPlan** out = (kilnPlan**)outp;
   xmlNodePtr root;
   kilnResult_t r = kilnXmlRoot(doc, f, "algo", &root);
   if (r != KILN_SUCCESS) return r;
@@ -218,19 +220,16 @@ out_free:
   return r;
 }
 
-/* Adapts read_doc to kilnXmlDocReader. */
-static kilnResult_t read_doc_any(xmlDocPtr doc, const char* f, void* out) { return read_doc(doc, f, out); }
-
 kilnResult_t kilnPlanReadMemory(const char* xml, size_t len, const char* name, kilnPlan** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanReadMemory: NULL out");
   *out = NULL;
-  return kilnXmlReadMemory(xml, len, name, read_doc_any, out);
+  return kilnXmlReadMemory(xml, len, name, read_doc, out);
 }
 
 kilnResult_t kilnPlanReadFile(const char* path, kilnPlan** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanReadFile: NULL out");
   *out = NULL;
-  return kilnXmlReadFile(path, read_doc_any, out);
+  return kilnXmlReadFile(path, read_doc, out);
 }
 
 kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {

@@ -50,19 +50,19 @@ bool kilnHyperPolicyParse(const char* s, kilnHyperPolicy_t* out) {
 }
 
 const char* kilnIntraStrategyName(kilnIntraStrategy_t v) {
-  return (unsigned)v < sizeof intra_names / sizeof intra_names[0] ? intra_names[v] : "unknown";
+  return (unsigned)v < KILN_NUM_INTRA_STRATEGIES ? intra_names[v] : "unknown";
 }
 
 const char* kilnInterStrategyName(kilnInterStrategy_t v) {
-  return (unsigned)v < sizeof inter_names / sizeof inter_names[0] ? inter_names[v] : "unknown";
+  return (unsigned)v < KILN_NUM_INTER_STRATEGIES ? inter_names[v] : "unknown";
 }
 
 const char* kilnOrderingName(kilnOrdering_t v) {
-  return (unsigned)v < sizeof ordering_names / sizeof ordering_names[0] ? ordering_names[v] : "unknown";
+  return (unsigned)v < KILN_NUM_ORDERINGS ? ordering_names[v] : "unknown";
 }
 
 bool kilnOrderingParse(const char* s, kilnOrdering_t* out) {
-  int i = s ? lookup(ordering_names, (int)(sizeof ordering_names / sizeof ordering_names[0]), s) : -1;
+  int i = s ? lookup(ordering_names, KILN_NUM_ORDERINGS, s) : -1;
   if (i < 0) return false;
   *out = (kilnOrdering_t)i;
   return true;
@@ -195,7 +195,9 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
   return KILN_SUCCESS;
 }
 
-static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnSketch** out) {
+/* A kilnXmlDocReader: out is a kilnSketch**. */
+static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
+  kilnSketch** out = (kilnSketch**)outp;
   xmlNodePtr root;
   kilnResult_t r = kilnXmlRoot(doc, f, "sketch", &root);
   if (r != KILN_SUCCESS) return r;
@@ -248,19 +250,16 @@ out_free:
   return r;
 }
 
-/* Adapts read_doc to kilnXmlDocReader. */
-static kilnResult_t read_doc_any(xmlDocPtr doc, const char* f, void* out) { return read_doc(doc, f, out); }
-
 kilnResult_t kilnSketchReadMemory(const char* xml, size_t len, const char* name, kilnSketch** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSketchReadMemory: NULL out");
   *out = NULL;
-  return kilnXmlReadMemory(xml, len, name, read_doc_any, out);
+  return kilnXmlReadMemory(xml, len, name, read_doc, out);
 }
 
 kilnResult_t kilnSketchReadFile(const char* path, kilnSketch** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSketchReadFile: NULL out");
   *out = NULL;
-  return kilnXmlReadFile(path, read_doc_any, out);
+  return kilnXmlReadFile(path, read_doc, out);
 }
 
 /* ---- XML writing ---- */

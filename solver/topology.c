@@ -398,7 +398,9 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   return KILN_SUCCESS;
 }
 
-static kilnResult_t read_doc(xmlDocPtr doc, const char* f, kilnTopology** out) {
+/* A kilnXmlDocReader: out is a kilnTopology**. */
+static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
+  kilnTopology** out = (kilnTopology**)outp;
   xmlNodePtr root;
   kilnResult_t r = kilnXmlRoot(doc, f, "topology", &root);
   if (r != KILN_SUCCESS) return r;
@@ -444,17 +446,14 @@ out_free:
   return r;
 }
 
-/* Adapts read_doc to kilnXmlDocReader. */
-static kilnResult_t read_doc_any(xmlDocPtr doc, const char* f, void* out) { return read_doc(doc, f, out); }
-
 kilnResult_t kilnTopologyReadMemory(const char* xml, size_t len, const char* name, kilnTopology** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTopologyReadMemory: NULL out");
   *out = NULL;
-  return kilnXmlReadMemory(xml, len, name, read_doc_any, out);
+  return kilnXmlReadMemory(xml, len, name, read_doc, out);
 }
 
 kilnResult_t kilnTopologyReadFile(const char* path, kilnTopology** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTopologyReadFile: NULL out");
   *out = NULL;
-  return kilnXmlReadFile(path, read_doc_any, out);
+  return kilnXmlReadFile(path, read_doc, out);
 }

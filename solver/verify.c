@@ -135,7 +135,6 @@ static const kilnStep* step_of(const vctx* c, int g, int s) {
 static int local_tb(const vctx* c, int g) { return kilnPlanIndexLocal(&c->ix, g); }
 
 /* A verification failure with its message. */
-#define verr(...) kilnSetError(KILN_ERR_VERIFY, __VA_ARGS__)
 
 /* ---- layout: which buffers hold what, and the aliasing of in-place forms ---- */
 
