@@ -66,7 +66,7 @@ struct Step {
 template <typename T, int PROTO, int TYPE>
 __device__ __noinline__ bool piece(Piece<T> pc, Spin* spin) {
   OpSum op;
-  return runPiece<T, OpSum, PROTO, 8>(TYPE, pc, op, *spin);
+  return runPiece<T, OpSum, PROTO>(TYPE, pc, op, *spin);
 }
 
 /* The operands of one step, with its dependency's length and its own position resolved. */
@@ -84,13 +84,7 @@ __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& 
   constexpr bool rv = stepReceives(TYPE), sd = stepSends(TYPE);
   constexpr bool rs = stepReadsSrc(TYPE), ud = stepUsesDst(TYPE);
   const uint64_t pieceBytes = a.sliceElems * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
-  kilnDevStep dep = {}; /* what the interpreter's wait reads of a step */
-  dep.depid = st.depid;
-  dep.deps = st.deps;
-  dep.depNsteps = st.depNsteps;
-  if (!waitStep<PROTO>(a, tb, dep, it, bs, spin, sd, rv)) bs->abort = 1;
-  __syncthreads();
-  if (bs->abort) return false;
+  if (!beginStep<PROTO>(a, tb, st.depid, st.deps, st.depNsteps, it, bs, spin, sd, rv)) return false;
 
   if constexpr (TYPE != ST_NOP) {
     const char* rslot = rv ? tb.recvFifo + (bs->rcvd % a.nslots) * a.slotBytes : nullptr;
@@ -117,7 +111,7 @@ __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& 
   __syncthreads();
   if (bs->abort) return false;
   publishStep<PROTO>(tb, bs, sd, rv, st.hasdep != 0, a.progress + blockIdx.x,
-                     ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.tbSteps + st.s + 1));
+                     progressWord(bs->seq, it, st.tbSteps, st.s + 1));
   return true;
 }
 
@@ -127,19 +121,13 @@ template <typename T, int PROTO>
 __device__ __forceinline__ bool foldBody(const kilnDevArgs& a, const kilnDevTb& tb, int it, uint64_t n,
                                          BlockState* bs, Spin& spin, const StepArgs st, int type,
                                          const int* fbuf, const int* foff, int fold, int hasdepLast) {
-  kilnDevStep dep = {};
-  dep.depid = st.depid;
-  dep.deps = st.deps;
-  dep.depNsteps = st.depNsteps;
-  if (!waitStep<PROTO>(a, tb, dep, it, bs, spin, false, false)) bs->abort = 1;
-  __syncthreads();
-  if (bs->abort) return false;
+  if (!beginStep<PROTO>(a, tb, st.depid, st.deps, st.depNsteps, it, bs, spin, false, false)) return false;
   OpSum op;
   runFolded<T, OpSum>(a, type, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt, fbuf, foff, fold,
                       it, n, op);
   __syncthreads();
   publishStep<PROTO>(tb, bs, false, false, hasdepLast != 0, a.progress + blockIdx.x,
-                     ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.tbSteps + st.s + fold + 1));
+                     progressWord(bs->seq, it, st.tbSteps, st.s + fold + 1));
   return true;
 }
 

@@ -50,8 +50,9 @@ __device__ __forceinline__ void chunkSlice(const kilnDevArgs& a, int b, int64_t 
 }
 
 /* U: Simple's packs in flight per thread (see kilnPrim); 8 needs more than the 64 registers a
- * 1024-thread kernel gets, so it is the interpreter's (512 threads) and not the default. */
-template <typename T, class Op, int PROTO, int U = 4>
+ * 1024-thread kernel gets: both kernels run 512-thread blocks (the primitives' own default stays
+ * 4 for other callers). */
+template <typename T, class Op, int PROTO, int U = 8>
 __device__ __forceinline__ bool runPiece(int type, const Piece<T>& pc, const Op& op, Spin& spin) {
   switch (type) {
     case ST_SEND: return send<T, Op, PROTO, U>(pc, op, spin);
@@ -97,15 +98,23 @@ struct BlockState {
  * block's loads of the slot, and by the barrier every one of those loads has returned its value
  * (each value is consumed - stored, reduced or compared against the LL flag - before the thread
  * can arrive), so no later write of the sender can change what was read. */
+/* The `progress` word of a block that has finished `done` steps of iteration `it` of call `seq`
+ * (nsteps steps per iteration). */
+__device__ __forceinline__ uint64_t progressWord(uint32_t seq, int it, int nsteps, int done) {
+  return ((uint64_t)seq << 32) | (uint64_t)((int64_t)it * nsteps + done);
+}
+
+/* depid/deps: the step this one waits on (depid < 0: none), depNsteps: its block's steps. */
 template <int PROTO>
-__device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& tb, const kilnDevStep& st,
-                                         int it, BlockState* bs, Spin& spin, bool sd, bool rv) {
+__device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& tb, int depid, int deps,
+                                         int depNsteps, int it, BlockState* bs, Spin& spin, bool sd,
+                                         bool rv) {
   const int tid = threadIdx.x;
   bool bad = false;
   if (tid == 0) {
-    if (st.depid >= 0) {
-      const uint64_t want = ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * st.depNsteps + st.deps + 1);
-      while (!bad && ldAcquireGpu(a.progress + st.depid) < want) bad = spin.tick();
+    if (depid >= 0) {
+      const uint64_t want = progressWord(bs->seq, it, depNsteps, deps + 1);
+      while (!bad && ldAcquireGpu(a.progress + depid) < want) bad = spin.tick();
     }
     if (sd)
       while (!bad && ldAcquireSys(tb.sendTail) + (uint64_t)a.nslots < bs->sent + 1) bad = spin.tick();
@@ -113,6 +122,17 @@ __device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& 
     while (!bad && ldAcquireSys(tb.recvHead) < bs->rcvd + 1) bad = spin.tick();
   }
   return !bad;
+}
+
+/* The start of every step: its waits, then a barrier. false: the block gives up (timeout or
+ * abort, here or in another thread of the block). */
+template <int PROTO>
+__device__ __forceinline__ bool beginStep(const kilnDevArgs& a, const kilnDevTb& tb, int depid, int deps,
+                                          int depNsteps, int it, BlockState* bs, Spin& spin, bool sd,
+                                          bool rv) {
+  if (!waitStep<PROTO>(a, tb, depid, deps, depNsteps, it, bs, spin, sd, rv)) bs->abort = 1;
+  __syncthreads();
+  return !bs->abort;
 }
 
 template <int PROTO>
@@ -182,9 +202,7 @@ __device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& 
     for (int s = 0; s < tb.nsteps; s++) {
       const kilnDevStep st = steps[s];
       const bool rv = stepReceives(st.type), sd = stepSends(st.type);
-      if (!waitStep<PROTO>(a, tb, st, it, bs, spin, sd, rv)) bs->abort = 1;
-      __syncthreads();
-      if (bs->abort) return;
+      if (!beginStep<PROTO>(a, tb, st.depid, st.deps, st.depNsteps, it, bs, spin, sd, rv)) return;
       if (st.fold > 0) {
         int fbuf[KILN_DEV_FOLD_MAX], foff[KILN_DEV_FOLD_MAX];
         for (int f = 0; f < st.fold; f++) {
@@ -196,7 +214,7 @@ __device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& 
         __syncthreads();
         s += st.fold;
         publishStep<PROTO>(tb, bs, false, false, steps[s].hasdep, a.progress + blockIdx.x,
-                           ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * tb.nsteps + s + 1));
+                           progressWord(bs->seq, it, tb.nsteps, s + 1));
         continue;
       }
 
@@ -220,13 +238,13 @@ __device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& 
         pc.sslot = sslot ? sslot + c * pieceBytes : nullptr;
         pc.rflag = (uint32_t)(bs->rcvd + 1);
         pc.sflag = (uint32_t)(bs->sent + 1);
-        ok = runPiece<T, Op, PROTO, 8>(st.type, pc, op, spin) && ok;
+        ok = runPiece<T, Op, PROTO>(st.type, pc, op, spin) && ok;
       }
       if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */
       __syncthreads();
       if (bs->abort) return;
       publishStep<PROTO>(tb, bs, sd, rv, st.hasdep, a.progress + blockIdx.x,
-                         ((uint64_t)bs->seq << 32) | (uint64_t)((int64_t)it * tb.nsteps + s + 1));
+                         progressWord(bs->seq, it, tb.nsteps, s + 1));
       /* bs->sent/rcvd are read by the other threads at the next step, after its first barrier. */
     }
   }
