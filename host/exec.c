@@ -9,6 +9,7 @@
 
 #include "kiln/registry.h"
 #include "kiln_dev.h"
+#include "launch.h"
 #include "runtime_internal.h"
 
 struct kilnExec {
@@ -146,6 +147,13 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
   return KILN_SUCCESS;
 }
 
+/* Frees the scratch buffers a growth inside a group replaced (no call can use them any more:
+ * the caller waited for the communicator's last call). */
+static void freeRetired(kilnExec_t x) {
+  for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
+  x->nretired = 0;
+}
+
 void kilnExecFree(kilnExec_t x) {
   if (!x) return;
   int save = 0;
@@ -158,7 +166,7 @@ void kilnExecFree(kilnExec_t x) {
   cudaFree(x->callSeq);
   cudaFree(x->done);
   cudaFree(x->scratch);
-  for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
+  freeRetired(x);
   free(x->retired);
   cudaSetDevice(save);
   free(x);
@@ -411,23 +419,22 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
     }
     char* grown = NULL;
     CUDA_TRY(cudaMalloc((void**)&grown, need), out);
-    if (queue) {
+    if (!queue) {
+      if (c->haveLast) cudaEventSynchronize(c->last);
+      cudaFree(x->scratch);
+      freeRetired(x);
+    } else if (x->scratch) {
       /* Launches queued in this group may use the old buffer, and waiting for the last call
        * here could wait for peers whose calls come later in the group: keep the old buffer
        * until a growth outside a group or kilnExecFree. */
-      char** r = x->scratch ? (char**)realloc(x->retired, (size_t)(x->nretired + 1) * sizeof(char*)) : x->retired;
-      if (x->scratch && !r) {
+      char** r = (char**)realloc(x->retired, (size_t)(x->nretired + 1) * sizeof(char*));
+      if (!r) {
         cudaFree(grown);
         res = kilnSetError(KILN_ERR_NO_MEMORY, "rank %d: keeping a replaced scratch buffer", rank);
         goto out;
       }
       x->retired = r;
-      if (x->scratch) x->retired[x->nretired++] = x->scratch;
-    } else {
-      if (c->haveLast) cudaEventSynchronize(c->last);
-      cudaFree(x->scratch);
-      for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
-      x->nretired = 0;
+      x->retired[x->nretired++] = x->scratch;
     }
     x->scratch = grown;
     x->scratchBytes = need;

@@ -11,10 +11,10 @@
  * A launcher spins for KILN_GROUP_SPIN_US (default 200) after its last work, then sleeps. The
  * calling thread hands work only to a launcher that is awake (spinning) and free; a sleeping one
  * is woken for the next group and this group's launches for its GPU are issued by the calling
- * thread, so a group never waits for a thread to be scheduled. Stream capture, the
+ * thread, so a group never waits for a thread to be scheduled. Stream capture and the
  * default-stream handles (0, cudaStreamLegacy, cudaStreamPerThread: they mean the calling
- * thread's stream), fewer than two CPUs to run on and KILN_GROUP_THREADS=0 issue from the calling
- * thread, GPU after GPU.
+ * thread's stream) put a GPU's launches on the calling thread; a group of one GPU, fewer than two
+ * CPUs to run on and KILN_GROUP_THREADS=0 issue everything from it, in call order.
  *
  * A call that fails inside a group fails the group: kilnGroupEnd launches none of it and returns
  * that call's error (as NCCL: peers that were queued would otherwise wait for the missing rank
@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "launch.h"
 #include "runtime_internal.h"
 
 #define KILN_GROUP_MAX_DEVS 64
@@ -105,19 +106,24 @@ static bool listPush(launchList* l, const kilnLaunch* x) {
   return true;
 }
 
-/* Issues n launches of one GPU in order from this thread, whose current device is theirs. All
- * are issued; returns the first failure (its text in this thread's kilnLastError). */
-static kilnResult_t issueAll(kilnLaunch* v, size_t n) {
+/* Keeps the first failure: *first and its text in msg (KILN_GROUP_MSG bytes). */
+static void keepFirst(kilnResult_t r, const char* text, kilnResult_t* first, char* msg) {
+  if (r == KILN_SUCCESS || *first != KILN_SUCCESS) return;
+  *first = r;
+  snprintf(msg, KILN_GROUP_MSG, "%s", text);
+}
+
+/* Issues n launches in order from this thread, switching to a launch's device when it is not the
+ * current one (a launcher's are all on its own). All are issued; returns the first failure, its
+ * text in msg. */
+static kilnResult_t issueAll(kilnLaunch* v, size_t n, char* msg) {
   kilnResult_t first = KILN_SUCCESS;
-  char msg[KILN_GROUP_MSG] = "";
+  int dev = -1;
+  cudaGetDevice(&dev);
   for (size_t i = 0; i < n; i++) {
-    kilnResult_t r = kilnLaunchIssue(&v[i]);
-    if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
-      first = r;
-      snprintf(msg, sizeof msg, "%s", kilnLastError());
-    }
+    if (v[i].comm->dev != dev) cudaSetDevice(dev = v[i].comm->dev);
+    keepFirst(kilnLaunchIssue(&v[i]), kilnLastError(), &first, msg);
   }
-  if (first != KILN_SUCCESS) kilnSetError(first, "%s", msg);
   return first;
 }
 
@@ -142,8 +148,7 @@ static void* launcherMain(void* arg) {
       cpuRelax();
     }
     seen = p;
-    w->res = issueAll(w->items, w->n);
-    if (w->res != KILN_SUCCESS) snprintf(w->msg, sizeof w->msg, "%s", kilnLastError());
+    w->res = issueAll(w->items, w->n, w->msg);
     atomic_store_explicit(&w->done, p, memory_order_release);
   }
 }
@@ -229,22 +234,6 @@ void kilnGroupFail(kilnResult_t r) {
   snprintf(groupErrMsg, sizeof groupErrMsg, "%s", kilnLastError());
 }
 
-/* Issues v[0..n) in call order from this thread (degenerate cases and KILN_GROUP_THREADS=0 go
- * GPU after GPU through issueByDevice instead). */
-static kilnResult_t issueInOrder(const kilnLaunch* v, size_t n, char* msg) {
-  kilnResult_t first = KILN_SUCCESS;
-  for (size_t i = 0; i < n; i++) {
-    cudaSetDevice(v[i].comm->dev);
-    kilnLaunch l = v[i];
-    kilnResult_t r = kilnLaunchIssue(&l);
-    if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
-      first = r;
-      snprintf(msg, KILN_GROUP_MSG, "%s", kilnLastError());
-    }
-  }
-  return first;
-}
-
 kilnResult_t kilnGroupEnd(void) {
   if (depth <= 0) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnGroupEnd without kilnGroupStart");
   if (--depth > 0) return KILN_SUCCESS;
@@ -277,27 +266,26 @@ kilnResult_t kilnGroupEnd(void) {
     }
     if (queued.v[i].capturing || kilnStreamIsSpecial(queued.v[i].stream)) callerOnly[j] = true;
   }
-  byDev.n = 0;
-  for (int j = 0; j < ndev && !degenerate; j++) {
-    start[j] = byDev.n;
-    for (size_t i = 0; i < queued.n && !degenerate; i++)
-      if (queued.v[i].comm->dev == devs[j] && !listPush(&byDev, &queued.v[i])) degenerate = true;
-  }
-  start[ndev] = byDev.n;
-
   int save = -1;
   cudaGetDevice(&save);
   kilnResult_t first = KILN_SUCCESS;
   char msg[KILN_GROUP_MSG] = "";
-  if (degenerate) {
-    /* More GPUs than launchers, or no memory to sort: call order, from this thread. */
-    first = issueInOrder(queued.v, queued.n, msg);
+  /* One GPU, no launcher threads, or more GPUs than launchers: call order, from this thread. */
+  bool serial = degenerate || ndev == 1 || !threadsOn;
+  byDev.n = 0;
+  for (int j = 0; j < ndev && !serial; j++) {
+    start[j] = byDev.n;
+    for (size_t i = 0; i < queued.n && !serial; i++)
+      if (queued.v[i].comm->dev == devs[j] && !listPush(&byDev, &queued.v[i])) serial = true; /* no memory */
+  }
+  if (serial) {
+    first = issueAll(queued.v, queued.n, msg);
   } else {
+    start[ndev] = byDev.n;
     launcher* given[KILN_GROUP_MAX_DEVS] = {0};
     uint_fast64_t ticket[KILN_GROUP_MAX_DEVS] = {0};
     /* GPUs after the first go to their launchers when those are awake and free. */
-    const bool threads = threadsOn && ndev > 1;
-    for (int j = 1; threads && j < ndev; j++) {
+    for (int j = 1; j < ndev; j++) {
       if (callerOnly[j]) continue;
       launcher* w = launcherFor(devs[j]);
       if (!w) continue;
@@ -314,15 +302,9 @@ kilnResult_t kilnGroupEnd(void) {
       if (atomic_load(&w->sleeping)) wake(w);
       given[j] = w;
     }
-    for (int j = 0; j < ndev; j++) {
-      if (given[j]) continue;
-      cudaSetDevice(devs[j]);
-      kilnResult_t r = issueAll(byDev.v + start[j], start[j + 1] - start[j]);
-      if (r != KILN_SUCCESS && first == KILN_SUCCESS) {
-        first = r;
-        snprintf(msg, sizeof msg, "%s", kilnLastError());
-      }
-    }
+    char m[KILN_GROUP_MSG];
+    for (int j = 0; j < ndev; j++)
+      if (!given[j]) keepFirst(issueAll(byDev.v + start[j], start[j + 1] - start[j], m), m, &first, msg);
     for (int j = 1; j < ndev; j++) {
       launcher* w = given[j];
       if (!w) continue;
@@ -330,10 +312,7 @@ kilnResult_t kilnGroupEnd(void) {
         cpuRelax();
         if ((k & 1023) == 0) sched_yield();
       }
-      if (w->res != KILN_SUCCESS && first == KILN_SUCCESS) {
-        first = w->res;
-        snprintf(msg, sizeof msg, "%s", w->msg);
-      }
+      keepFirst(w->res, w->msg, &first, msg);
       atomic_store(&w->busy, 0);
     }
   }

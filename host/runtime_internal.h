@@ -18,9 +18,7 @@ int kilnNcclDevCommDestroy(ncclComm_t comm, void* handle);
 int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** hostOut);
 
 #ifndef __CUDACC__
-#include "kiln/registry.h"
 #include "kiln/runtime.h"
-#include "kiln_dev.h"
 
 /* Window layout, the same on every rank:
  *   FIFOs  [src rank][chan] of nslots * slotBytes   (connection src -> this rank)
@@ -44,33 +42,6 @@ struct kilnComm {
   bool haveLast;
   bool registered;
 };
-
-/* One kernel launch of kilnRun, prepared on the calling thread and issued now or, inside a
- * kilnGroupStart/End pair, at the outermost kilnGroupEnd (group.c). */
-typedef struct kilnLaunch {
-  struct kilnComm* comm;
-  cudaStream_t stream;
-  kilnBakedLaunch_t baked; /* the plan's generated kernel, NULL: the interpreter for dtype */
-  int dtype, threads;
-  bool capturing;          /* stream capture: no ordering event; issued by the calling thread */
-  kilnDevArgs args;
-} kilnLaunch;
-
-/* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
- * the call's end. The current device must be l->comm's. */
-kilnResult_t kilnLaunchIssue(kilnLaunch* l);
-/* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd; records
- * that a call of the group failed (its text is this thread's kilnLastError): kilnGroupEnd then
- * drops the whole group and returns that error. */
-bool kilnGroupActive(void);
-kilnResult_t kilnGroupQueue(const kilnLaunch* l);
-void kilnGroupFail(kilnResult_t r);
-/* The default-stream handles (0, cudaStreamLegacy, cudaStreamPerThread) name a stream through
- * the calling thread's current device (and thread): their launches are issued by the thread that
- * called kilnRun, never by a launcher thread. */
-static inline bool kilnStreamIsSpecial(cudaStream_t s) {
-  return s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread;
-}
 
 static inline size_t kilnFifoOff(const struct kilnComm* c, int src, int chan) {
   return ((size_t)src * c->cfg.maxChannels + chan) * c->fifoBytes;

@@ -119,8 +119,9 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm);
  * with launch, runs it. */
 bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res);
 /* Around the launches of a group's deferred calls: kiln queues them and issues them together at
- * the end, GPUs in parallel (kilnGroupStart/End). The end returns the first failure. */
+ * the end, GPUs in parallel (kilnGroupStart/End). The end returns its failure, and reports it
+ * (error text, log) only when `report` (the caller has no earlier failure to keep). */
 void shimKilnGroupStart(void);
-ncclResult_t shimKilnGroupEnd(void);
+ncclResult_t shimKilnGroupEnd(bool report);
 
 #endif /* KILN_SHIM_H */

@@ -20,7 +20,6 @@
  */
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "shim.h"
 
@@ -314,10 +313,7 @@ static ncclResult_t launchDeferred(void) {
   }
   /* A failed call fails the whole kiln group (nothing of it launches); its own error text, set
    * above, stays the one ncclGetLastError reports. */
-  char kept[sizeof shimKilnError];
-  memcpy(kept, shimKilnError, sizeof kept);
-  ncclResult_t issued = shimKilnGroupEnd();
-  if (first != ncclSuccess) memcpy(shimKilnError, kept, sizeof kept);
+  ncclResult_t issued = shimKilnGroupEnd(first == ncclSuccess);
   return first != ncclSuccess ? first : issued;
 }
 

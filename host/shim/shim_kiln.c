@@ -429,12 +429,14 @@ out_free:
 
 void shimKilnGroupStart(void) { kilnGroupStart(); }
 
-ncclResult_t shimKilnGroupEnd(void) {
+ncclResult_t shimKilnGroupEnd(bool report) {
   kilnResult_t kr = kilnGroupEnd();
   if (kr == KILN_SUCCESS) return ncclSuccess;
-  snprintf(shimKilnError, sizeof shimKilnError, "kiln: issuing a group's kiln launches failed: %s",
-           kilnLastError());
-  shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
+  if (report) {
+    snprintf(shimKilnError, sizeof shimKilnError, "kiln: issuing a group's kiln launches failed: %s",
+             kilnLastError());
+    shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
+  }
   return kr == KILN_ERR_CUDA ? ncclUnhandledCudaError : ncclInternalError;
 }
 
@@ -455,7 +457,10 @@ static void setup(ncclComm_t* ncomm, int n) {
 }
 
 void shimKilnGroupStart(void) {}
-ncclResult_t shimKilnGroupEnd(void) { return ncclSuccess; }
+ncclResult_t shimKilnGroupEnd(bool report) {
+  (void)report;
+  return ncclSuccess;
+}
 
 #endif
 

@@ -101,8 +101,8 @@ KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbu
  * the outermost kilnGroupEnd issues the queued launches, each GPU's in call order, and returns
  * once every one is on its stream. GPUs are issued in parallel from one launcher thread per GPU
  * (host/group.c), so one thread driving N GPUs pays about one kernel launch of host time per
- * group instead of N. KILN_GROUP_THREADS=0: the calling thread issues every launch, GPU after
- * GPU. KILN_GROUP_SPIN_US (default 200): how long an idle launcher spins before it sleeps (a
+ * group instead of N. KILN_GROUP_THREADS=0: the calling thread issues every launch, in call
+ * order. KILN_GROUP_SPIN_US (default 200): how long an idle launcher spins before it sleeps (a
  * sleeping one is not waited for: the calling thread issues its GPU).
  * kilnGroupEnd returns the first failure of a queued launch (the others are still issued).
  * Nothing queued may be freed (exec, communicator, buffers) before kilnGroupEnd; a stream's

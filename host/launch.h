@@ -1,0 +1,36 @@
+/* kilnRun's launches and the groups that queue them: what exec.c and group.c share. */
+#ifndef KILN_HOST_LAUNCH_H
+#define KILN_HOST_LAUNCH_H
+
+#include "kiln/registry.h"
+#include "kiln_dev.h"
+#include "runtime_internal.h"
+
+/* One kernel launch of kilnRun, prepared on the calling thread and issued now or, inside a
+ * kilnGroupStart/End pair, at the outermost kilnGroupEnd (group.c). */
+typedef struct kilnLaunch {
+  struct kilnComm* comm;
+  cudaStream_t stream;
+  kilnBakedLaunch_t baked; /* the plan's generated kernel, NULL: the interpreter for dtype */
+  int dtype, threads;
+  bool capturing;          /* stream capture: no ordering event; issued by the calling thread */
+  kilnDevArgs args;
+} kilnLaunch;
+
+/* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
+ * the call's end. The current device must be l->comm's. */
+kilnResult_t kilnLaunchIssue(kilnLaunch* l);
+/* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd; records
+ * that a call of the group failed (its text is this thread's kilnLastError): kilnGroupEnd then
+ * drops the whole group and returns that error. */
+bool kilnGroupActive(void);
+kilnResult_t kilnGroupQueue(const kilnLaunch* l);
+void kilnGroupFail(kilnResult_t r);
+/* The default-stream handles (0, cudaStreamLegacy, cudaStreamPerThread) name a stream through
+ * the calling thread's current device (and thread): their launches are issued by the thread that
+ * called kilnRun, never by a launcher thread. */
+static inline bool kilnStreamIsSpecial(cudaStream_t s) {
+  return s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread;
+}
+
+#endif
