@@ -298,10 +298,15 @@ const kilnRegistryEntry* kilnRegistryFind(const char* name) {
   return e;
 }
 
-/* Same shape: everything the kernel depends on (LL128 runs as Simple, as in the runtime). */
+/* The first tests of same_shape: collective, ranks, LL or not (LL128 runs as Simple, as in the
+ * runtime). */
+static bool same_head(kilnColl_t ca, int na, kilnProto_t pa, kilnColl_t cb, int nb, kilnProto_t pb) {
+  return ca == cb && na == nb && (pa == KILN_PROTO_LL) == (pb == KILN_PROTO_LL);
+}
+
+/* Same shape: everything the kernel depends on. */
 static bool same_shape(const kilnPlan* a, const kilnPlan* b) {
-  if (a->coll != b->coll || a->ngpus != b->ngpus) return false;
-  if ((a->proto == KILN_PROTO_LL) != (b->proto == KILN_PROTO_LL)) return false;
+  if (!same_head(a->coll, a->ngpus, a->proto, b->coll, b->ngpus, b->proto)) return false;
   for (int r = 0; r < a->ngpus; r++) {
     const kilnGpu *ga = &a->gpus[r], *gb = &b->gpus[r];
     if (ga->i_chunks != gb->i_chunks || ga->o_chunks != gb->o_chunks || ga->s_chunks != gb->s_chunks ||
@@ -337,10 +342,8 @@ const kilnRegistryEntry* kilnRegistryBakedFor(const kilnPlan* p) {
   pthread_mutex_unlock(&lock);
   const kilnRegistryEntry* out = NULL;
   for (int i = 0; i < n && !out; i++) {
-    /* same_shape's first tests, on the row, before parsing the entry's plan */
-    if (t[i].coll != p->coll || t[i].nranks != p->ngpus ||
-        (t[i].proto == KILN_PROTO_LL) != (p->proto == KILN_PROTO_LL))
-      continue;
+    /* on the row, before parsing the entry's plan */
+    if (!same_head(t[i].coll, t[i].nranks, t[i].proto, p->coll, p->ngpus, p->proto)) continue;
     const kilnPlan* q = NULL;
     if (kilnRegistryPlan(&t[i], &q) == KILN_SUCCESS && q && same_shape(p, q)) out = &t[i];
   }
