@@ -217,6 +217,17 @@ static void runCheck(world* w, op_t op, size_t count) {
   free(h);
 }
 
+/* Loads the shim for the suite's rank count (4 when there are 4 GPUs, else 2; KILN_DISABLE when
+ * `off`) and returns it. */
+static int loadShimForSuite(bool off) {
+  int n = ngpus >= 4 ? 4 : 2;
+  loadShim(n, off);
+  return n;
+}
+
+/* Collectives the shim ran on kiln so far. */
+static uint64_t kilnCalls(void) { return __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED); }
+
 static void gpuInit(void) {
   const char* n = getenv("KILN_TEST_GPUS");
   ngpus = n ? atoi(n) : 0;
@@ -224,14 +235,13 @@ static void gpuInit(void) {
 }
 
 Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpuInit, .timeout = 120) {
-  int n = ngpus >= 4 ? 4 : 2;
-  loadShim(n, false);
+  int n = loadShimForSuite(false);
   world w;
   worldInit(&w, n, (size_t)n * 4096);
-  uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
+  uint64_t before = kilnCalls();
   const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
-  uint64_t ran = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED) - before;
+  uint64_t ran = kilnCalls() - before;
   cr_assert(eq(u64, ran, (uint64_t)(5 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran,
             5 * n);
   worldFini(&w);
@@ -239,29 +249,27 @@ Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpuInit, 
 
 /* A count that the plan's chunking does not divide still runs on kiln, and right. */
 Test(gpu_shim, odd_count_runs_on_kiln, .init = gpuInit, .timeout = 120) {
-  int n = ngpus >= 4 ? 4 : 2;
-  loadShim(n, false);
+  int n = loadShimForSuite(false);
   world w;
   worldInit(&w, n, 64);
-  uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
+  uint64_t before = kilnCalls();
   runCheck(&w, AR_OUT, 1);
-  cr_assert(gt(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), before));
+  cr_assert(gt(u64, kilnCalls(), before));
   worldFini(&w);
 }
 
 /* A PreMulSum op has no kiln plan: NCCL runs it (scalar 1.0, so the result is the sum). */
 Test(gpu_shim, premulsum_goes_to_nccl, .init = gpuInit, .timeout = 120) {
-  int n = ngpus >= 4 ? 4 : 2;
-  loadShim(n, false);
+  int n = loadShimForSuite(false);
   world w;
   worldInit(&w, n, 4096);
   float one = 1.0f;
   for (int r = 0; r < n; r++)
     cr_assert(eq(int, api.redOpCreatePreMulSum(&arOp[r], &one, ncclFloat, ncclScalarHostImmediate, w.comm[r]),
                  ncclSuccess));
-  uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
+  uint64_t before = kilnCalls();
   runCheck(&w, AR_OUT, 4096);
-  cr_assert(eq(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), before));
+  cr_assert(eq(u64, kilnCalls(), before));
   for (int r = 0; r < n; r++) {
     cr_assert(eq(int, api.redOpDestroy(arOp[r], w.comm[r]), ncclSuccess));
     arOp[r] = ncclSum;
@@ -270,13 +278,12 @@ Test(gpu_shim, premulsum_goes_to_nccl, .init = gpuInit, .timeout = 120) {
 }
 
 Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpuInit, .timeout = 120) {
-  int n = ngpus >= 4 ? 4 : 2;
-  loadShim(n, true);
+  int n = loadShimForSuite(true);
   world w;
   worldInit(&w, n, (size_t)n * 4096);
   const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
-  cr_assert(eq(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), 0));
+  cr_assert(eq(u64, kilnCalls(), 0));
   worldFini(&w);
 }
 
@@ -293,12 +300,12 @@ Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeou
   loadShim(2, false);
   world w;
   worldInit(&w, 2, 4096);
-  uint64_t before = __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED);
+  uint64_t before = kilnCalls();
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
   const double t0 = nowSeconds();
   cr_assert(eq(int, api.allReduce(w.send[0], w.recv[0], 4096, ncclFloat, ncclSum, w.comm[0], w.st[0]),
                ncclSuccess));
-  cr_assert(eq(u64, __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED), before + 1), "the call did not go to kiln");
+  cr_assert(eq(u64, kilnCalls(), before + 1), "the call did not go to kiln");
   usleep(300 * 1000);
   cr_assert(eq(int, cudaStreamQuery(w.st[0]), cudaErrorNotReady), "the kernel did not wait for its peer");
   ncclResult_t async = ncclInternalError;
