@@ -54,8 +54,9 @@ static kilnResult_t sb_finish(strbuf* b, char** out) {
 }
 
 /* Plans with at most this many steps (all ranks) get their steps inlined with constants folded
- * in; larger ones call one body per step type (compile time: see kernels/baked.cuh). LL plans
- * run baked by default and lose most when called: the 4-rank one-shot LL i4 plans (192 and 208
+ * in; larger ones call one body per step type (compile time: see kernels/baked.cuh). LL and
+ * LL128 plans (the line protocols) get the higher bound. LL plans run baked by default and lose
+ * most when called: the 4-rank one-shot LL i4 plans (192 and 208
  * steps) took 17.4 µs called where the interpreter took 12.6 (4x H200, CUDA graphs). */
 #define KILN_GEN_INLINE_STEPS 96
 #define KILN_GEN_INLINE_STEPS_LL 256
@@ -70,7 +71,7 @@ static int plan_nsteps(const kilnPlan* p) {
 
 /* Whether the plan's steps are inlined (its registry row's `inlined`). */
 static bool plan_inlined(const kilnPlan* p, int nsteps) {
-  return nsteps <= (p->proto == KILN_PROTO_LL ? KILN_GEN_INLINE_STEPS_LL : KILN_GEN_INLINE_STEPS);
+  return nsteps <= (p->proto != KILN_PROTO_SIMPLE ? KILN_GEN_INLINE_STEPS_LL : KILN_GEN_INLINE_STEPS);
 }
 
 /* ---- Vocabulary as the generated code spells it (kernels/baked.cuh). ---- */
@@ -240,7 +241,9 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
             "  static constexpr bool inlineSteps = %s; /* steps inlined (few) or called (many) */\n"
             "  /* first row of each rank in tbs[], then ntbs */\n"
             "  static constexpr int rankTb[] = {",
-            id, p->ngpus, p->proto == KILN_PROTO_LL ? "KILN_DEV_PROTO_LL" : "KILN_DEV_PROTO_SIMPLE",
+            id, p->ngpus,
+            p->proto == KILN_PROTO_LL ? "KILN_DEV_PROTO_LL"
+            : p->proto == KILN_PROTO_LL128 ? "KILN_DEV_PROTO_LL128" : "KILN_DEV_PROTO_SIMPLE",
             ntbs, plan_inlined(p, nsteps) ? "true" : "false");
   for (int r = 0, row = 0; r <= p->ngpus; r++) {
     sb_printf(&b, "%s%d", r ? ", " : "", row);

@@ -147,6 +147,37 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
   return KILN_SUCCESS;
 }
 
+/* The kernel protocol of a plan's protocol (kernels/kiln_dev.h): what a baked kernel of the plan
+ * was generated for. */
+static int kernelProto(kilnProto_t p) {
+  return p == KILN_PROTO_LL ? KILN_DEV_PROTO_LL
+       : p == KILN_PROTO_LL128 ? KILN_DEV_PROTO_LL128 : KILN_DEV_PROTO_SIMPLE;
+}
+
+/* The protocol a plan runs with. LL128 plans run as Simple unless
+ * KILN_LL128=1: the kernels' LL128 (primitives.cuh) passes its own checks (prim_bench's pipes and
+ * hops, every received element compared) and most of the GPU suite, but on 2x H200 it returned a
+ * stale element 3 times in 6 runs of gpu_runtime/classic_plans_2gpus (reducing plans, int8, one
+ * element, on rank 0, whose kernel waits for its peer's line) and the cause is not found. A
+ * protocol that is right most of the time is not on by default. */
+static int devProto(kilnProto_t p) {
+  if (p == KILN_PROTO_LL128) {
+    const char* e = getenv("KILN_LL128");
+    if (!e || strcmp(e, "1") != 0) return KILN_DEV_PROTO_SIMPLE;
+  }
+  return kernelProto(p);
+}
+
+/* Elements of `es` bytes a piece may hold when a step of `maxcnt` chunks fills one slot: LL
+ * carries 8 bytes per 16-byte line, LL128 120 per 128-byte line, Simple the slot's bytes
+ * (kernels/primitives.cuh, pieceBytes). */
+static size_t sliceCap(int proto, size_t slotBytes, int maxcnt, size_t es) {
+  const size_t per = slotBytes / (size_t)maxcnt;
+  if (proto == KILN_DEV_PROTO_LL) return per / 2 / es;
+  if (proto == KILN_DEV_PROTO_LL128) return per / 128 * 120 / es;
+  return per / es;
+}
+
 /* Frees the scratch buffers a growth inside a group replaced (no call can use them any more:
  * the caller waited for the communicator's last call). */
 static void freeRetired(kilnExec_t x) {
@@ -198,9 +229,8 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
     for (int t = 0; t < p->gpus[r].ntbs; t++)
       for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++)
         if (p->gpus[r].tbs[t].steps[s].cnt > maxcnt) maxcnt = p->gpus[r].tbs[t].steps[s].cnt;
-  const int proto = p->proto == KILN_PROTO_LL ? KILN_DEV_PROTO_LL : KILN_DEV_PROTO_SIMPLE;
-  const size_t cap = proto == KILN_DEV_PROTO_LL ? c->cfg.slotBytes / 2 : c->cfg.slotBytes;
-  if (cap / (size_t)maxcnt < 16)
+  const int proto = devProto(p->proto);
+  if (sliceCap(proto, c->cfg.slotBytes, maxcnt, 1) < 16)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: a step of %d chunks does not fit a %zu-byte slot",
                         p->name, maxcnt, c->cfg.slotBytes);
 
@@ -223,6 +253,8 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->maxcnt = maxcnt;
   x->inplaceForm = inplaceForm;
   x->baked = kilnRegistryBakedFor(p);
+  /* A baked kernel runs the protocol it was generated for: none when the plan runs as another. */
+  if (x->baked && kernelProto(x->baked->proto) != proto) x->baked = NULL;
   /* By default a baked kernel runs when gen/ inlined its steps (kilnRegistryEntry.inlined: LL
    * plans up to 256 steps, Simple up to 96). The others call one body per step type, and the
    * interpreter (512 threads, 8 loads in flight, steps in shared memory) beat them on 4x H200 in
@@ -356,8 +388,7 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   const size_t k = (size_t)x->chunksPerBlock;
   const size_t L = (count + k - 1) / k;
   const size_t vec = 16 / es;
-  const size_t cap = x->proto == KILN_DEV_PROTO_LL ? c->cfg.slotBytes / 2 : c->cfg.slotBytes;
-  size_t S = cap / ((size_t)x->maxcnt * es);
+  size_t S = sliceCap(x->proto, c->cfg.slotBytes, x->maxcnt, es);
   S -= S % vec;
   const size_t Lr = (L + vec - 1) / vec * vec;
   if (S > Lr) S = Lr;

@@ -298,10 +298,9 @@ const kilnRegistryEntry* kilnRegistryFind(const char* name) {
   return e;
 }
 
-/* The first tests of same_shape: collective, ranks, LL or not (LL128 runs as Simple, as in the
- * runtime). */
+/* The first tests of same_shape: collective, ranks, protocol. */
 static bool same_head(kilnColl_t ca, int na, kilnProto_t pa, kilnColl_t cb, int nb, kilnProto_t pb) {
-  return ca == cb && na == nb && (pa == KILN_PROTO_LL) == (pb == KILN_PROTO_LL);
+  return ca == cb && na == nb && pa == pb;
 }
 
 /* Same shape: everything the kernel depends on. */

@@ -83,7 +83,7 @@ __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& 
                                          const StepArgs st) {
   constexpr bool rv = stepReceives(TYPE), sd = stepSends(TYPE);
   constexpr bool rs = stepReadsSrc(TYPE), ud = stepUsesDst(TYPE);
-  const uint64_t pieceBytes = a.sliceElems * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
+  const uint64_t pieceLen = pieceBytes<PROTO>(a.sliceElems, sizeof(T));
   if (!beginStep<PROTO>(a, tb, st.depid, st.deps, st.depNsteps, it, bs, spin, sd, rv)) return false;
 
   if constexpr (TYPE != ST_NOP) {
@@ -100,10 +100,10 @@ __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& 
       pc.dst = ud ? (T*)a.bufs[st.dstbuf] + doff : nullptr;
       pc.n = n;
       pc.m = min(rs ? sval : n, ud ? dval : n);
-      pc.rslot = rslot ? rslot + c * pieceBytes : nullptr;
-      pc.sslot = sslot ? sslot + c * pieceBytes : nullptr;
-      pc.rflag = (uint32_t)(bs->rcvd + 1);
-      pc.sflag = (uint32_t)(bs->sent + 1);
+      pc.rslot = rslot ? rslot + c * pieceLen : nullptr;
+      pc.sslot = sslot ? sslot + c * pieceLen : nullptr;
+      pc.ruse = bs->rcvd + 1;
+      pc.suse = bs->sent + 1;
       ok = piece<T, PROTO, TYPE>(pc, &spin) && ok;
     }
     if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */

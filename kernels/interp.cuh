@@ -195,7 +195,7 @@ __device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& 
   const kilnDevStep* steps = blockSteps(a, tb, smemSteps);
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const uint64_t S = a.sliceElems, L = a.chunkElems;
-  const uint64_t pieceBytes = S * sizeof(T) * (PROTO == KILN_DEV_PROTO_LL ? 2 : 1);
+  const uint64_t pieceLen = pieceBytes<PROTO>(S, sizeof(T));
 
   for (int it = 0; it < a.niter; it++) {
     const uint64_t n = min(S, L - (uint64_t)it * S);
@@ -234,10 +234,10 @@ __device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& 
         pc.dst = usesDst ? (T*)a.bufs[st.dstbuf] + doff : nullptr;
         pc.n = n;
         pc.m = min(readsSrc ? sval : n, usesDst ? dval : n);
-        pc.rslot = rslot ? rslot + c * pieceBytes : nullptr;
-        pc.sslot = sslot ? sslot + c * pieceBytes : nullptr;
-        pc.rflag = (uint32_t)(bs->rcvd + 1);
-        pc.sflag = (uint32_t)(bs->sent + 1);
+        pc.rslot = rslot ? rslot + c * pieceLen : nullptr;
+        pc.sslot = sslot ? sslot + c * pieceLen : nullptr;
+        pc.ruse = bs->rcvd + 1;
+        pc.suse = bs->sent + 1;
         ok = runPiece<T, Op, PROTO>(st.type, pc, op, spin) && ok;
       }
       if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */
@@ -299,12 +299,16 @@ __device__ __forceinline__ void blockEnd(const kilnDevArgs& a, const kilnDevTb& 
     buf[i] = divide(ldcg(buf + i), a.nranks);
 }
 
-template <typename T> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
+/* LL128: the LL128 protocol's kernel, else Simple's and LL's. LL128 has a kernel of its own: in
+ * the same kernel its body took registers from the others (128 registers either way, but the
+ * float interpreter went from no spills to 126 bytes of spill stores). */
+template <typename T, bool LL128> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
   __shared__ BlockState bs;
   const kilnDevTb& tb = a.tbs[blockIdx.x];
   if (!blockBegin(a, tb, &bs)) return;
   OpDyn op{a.op};
-  if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, tb, op, &bs);
+  if (LL128) interpBody<T, OpDyn, KILN_DEV_PROTO_LL128>(a, tb, op, &bs);
+  else if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, tb, op, &bs);
   else interpBody<T, OpDyn, KILN_DEV_PROTO_SIMPLE>(a, tb, op, &bs);
   blockEnd<T>(a, tb, &bs);
 }

@@ -25,8 +25,8 @@ extern "C" {
 
 /* Buffer ids as in plan.h (input, output, scratch). */
 enum { KILN_DEV_BUF_INPUT = 0, KILN_DEV_BUF_OUTPUT = 1, KILN_DEV_BUF_SCRATCH = 2, KILN_DEV_NBUFS = 3 };
-/* Protocols the interpreter implements (LL128 plans run as Simple). */
-enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1 };
+/* Protocols the kernels implement (kernels/primitives.cuh). */
+enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1, KILN_DEV_PROTO_LL128 = 2 };
 /* Error codes the kernel leaves in the communicator's error word. */
 enum { KILN_DEV_OK = 0, KILN_DEV_ERR_TIMEOUT = 1 };
 

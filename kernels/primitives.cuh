@@ -13,7 +13,16 @@
  * - Simple: the slot holds raw data, written by the sender through a peer pointer in 16-byte
  *   stores; the block then publishes a counter (see interp.cuh). Receivers read with ld.cg.
  * - LL: the slot holds 16-byte lines {data0, flag, data1, flag}; the receiver spins on the flags
- *   of each line, so no counter is needed before reading. Flags are the slot's use number.
+ *   of each line, so no counter is needed before reading.
+ * - LL128: the slot holds 128-byte lines of 15 data words and a flag word (120 of 128 bytes carry
+ *   data, LL 8 of 16). A warp stores 4 lines with one 16-byte store per thread, the flag word
+ *   being the 8th thread's second half; the receiver's warp loads the same way and reloads until
+ *   every line's flag is there. What makes it correct is the property NCCL's LL128 rests on
+ *   (enabled by NCCL on Hopper over NVLink): a 128-byte line written by one warp-wide store
+ *   instruction is seen whole or not at all by one warp-wide load of it. The runtime runs LL128
+ *   plans as Simple unless KILN_LL128=1 (host/exec.c, devProto, says why).
+ * Flags derive from the slot's use number (the connection's count of slots sent, from 1): see
+ * llFlag/ll128Flag.
  *
  * All routines are executed by all threads of the block; none synchronizes the block.
  */
@@ -231,6 +240,14 @@ __device__ __forceinline__ void stReleaseGpu(uint64_t* p, uint64_t v) {
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+/* The flag of an LL / LL128 line for the slot's use number: the use number times an odd
+ * constant. Successive uses of a slot get different flags (the map is one to one) and the flags
+ * look nothing like the small integers user data often holds: a slot a Simple step of another
+ * plan on this connection filled with raw data keeps that data, which an LL reader must not take
+ * for this use's flags. */
+__device__ __forceinline__ uint32_t llFlag(uint64_t use) { return (uint32_t)use * 0x9E3779B1u; }
+__device__ __forceinline__ uint64_t ll128Flag(uint64_t use) { return use * 0x9E3779B97F4A7C15ull; }
+
 /* LL line: 8 data bytes, each half guarded by the flag. */
 __device__ __forceinline__ void llStore(uint4* p, uint64_t v, uint32_t flag) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"((uint32_t)v),
@@ -267,10 +284,128 @@ template <typename T> struct Piece {
   const void* rslot;   /* received data (Simple: T[]; LL: lines) */
   void* sslot;         /* peer's slot (Simple: T[]; LL: lines) */
   uint64_t n, m;
-  uint32_t rflag, sflag; /* LL flags */
+  uint64_t ruse, suse; /* LL / LL128: the use numbers of the receive and send slots */
 };
 
-/* The generic primitive. Returns false when a wait gave up (LL only; Simple waits are done by the
+/* LL128 geometry: a line is 16 words, the last the flag; a warp stores 4 lines per instruction. */
+/* Warp stores per round (UL x 4 lines per warp): the loads of a round are in flight together.
+ * 4, measured (prim_bench hop-ll128, 2x H200): 8 took 3.4 µs per hop at 8 B where 4 takes 1.8, and
+ * 36.7 µs at 512 KiB where 4 takes 27.3 (registers: the 8 x 4 words of a round spill). */
+#ifndef KILN_LL128_UL
+#define KILN_LL128_UL 4
+#endif
+enum : int { LL128_LINE_BYTES = 128, LL128_DATA_BYTES = 120, LL128_LINE_WORDS = 16 };
+
+/* Bytes one piece of `elems` elements of `esize` bytes takes in a slot. */
+template <int PROTO> __host__ __device__ constexpr uint64_t pieceBytes(uint64_t elems, int esize) {
+  return PROTO == KILN_DEV_PROTO_LL ? elems * esize * 2
+       : PROTO == KILN_DEV_PROTO_LL128
+           ? (elems * esize + LL128_DATA_BYTES - 1) / LL128_DATA_BYTES * LL128_LINE_BYTES
+           : elems * esize;
+}
+
+__device__ __forceinline__ void ll128Store(uint64_t* p, uint64_t a, uint64_t b) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+}
+/* No "memory" clobber: a round's loads are all in flight at once (asm volatile keeps each). */
+__device__ __forceinline__ void ll128Load(const uint64_t* p, uint64_t* a, uint64_t* b) {
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p));
+}
+
+/* Valid elements of a word of E elements that starts at element e0 of a piece of m. */
+__device__ __forceinline__ int wordValid(uint64_t e0, uint64_t m, int E) {
+  return e0 < m ? (int)min((uint64_t)E, m - e0) : 0;
+}
+
+/* The LL128 body of kilnPrim. Lane j (0..7) of a line holds its words 2j and 2j+1, that is
+ * elements [l*EL + 2j*EW, +2*EW) of the piece; lane 7 holds one data word and the flag. Every
+ * lane of a warp runs the same rounds (the bounds are per warp), so the warp-wide loads, votes and
+ * stores a line needs are never split by a lane that left early. */
+template <typename T, class Op, int F, int UL = KILN_LL128_UL>
+__device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin& spin) {
+  constexpr int EW = 8 / sizeof(T);                /* elements per word */
+  constexpr int EL = LL128_DATA_BYTES / sizeof(T); /* elements per line */
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const int j = lane & 7;
+  const bool flagLane = j == 7;
+  const uint64_t* rl = (const uint64_t*)pc.rslot;
+  uint64_t* sl = (uint64_t*)pc.sslot;
+  const uint64_t rflag = ll128Flag(pc.ruse), sflag = ll128Flag(pc.suse);
+  const uint64_t nlValid = (pc.m + EL - 1) / EL;
+  /* A sender fills every line of the slice (as LL does). */
+  const uint64_t nl = (F & FLAG_SEND) ? (pc.n + EL - 1) / EL : nlValid;
+  bool ok = true; /* uniform in the warp: set from votes */
+  for (uint64_t base = (uint64_t)warp * 4 * UL; base < nl; base += (uint64_t)nwarps * 4 * UL) {
+    uint64_t r0[UL], r1[UL], a0[UL], a1[UL];
+    if (F & FLAG_RECV) {
+#pragma unroll
+      for (int u = 0; u < UL; u++) r0[u] = r1[u] = 0;
+      __syncwarp();
+      while (ok) {
+        bool reload = false;
+#pragma unroll
+        for (int u = 0; u < UL; u++) {
+          const uint64_t l = base + u * 4 + (lane >> 3);
+          if (l < nlValid) {
+            ll128Load(rl + l * LL128_LINE_WORDS + 2 * j, &r0[u], &r1[u]);
+            reload |= flagLane && r1[u] != rflag;
+          }
+        }
+        if (!__any_sync(0xffffffffu, reload)) break;
+        if (__any_sync(0xffffffffu, spin.tick())) ok = false;
+      }
+    }
+    if (F & (FLAG_SRC | FLAG_REDUCE_DST)) {
+#pragma unroll
+      for (int u = 0; u < UL; u++) {
+        const uint64_t e0 = (base + u * 4 + (lane >> 3)) * EL + (uint64_t)(2 * j) * EW;
+        const int nv0 = wordValid(e0, pc.m, EW), nv1 = flagLane ? 0 : wordValid(e0 + EW, pc.m, EW);
+        a0[u] = a1[u] = 0;
+        if (F & FLAG_SRC) {
+          if (nv0 > 0) a0[u] = loadPart<T, uint64_t>(pc.src + e0, nv0);
+          if (nv1 > 0) a1[u] = loadPart<T, uint64_t>(pc.src + e0 + EW, nv1);
+        }
+        if (!(F & FLAG_RECV) && (F & FLAG_REDUCE_DST)) {
+          if (nv0 > 0) a0[u] = opPack<T>(op, loadPart<T, uint64_t>(pc.dst + e0, nv0), a0[u]);
+          if (nv1 > 0) a1[u] = opPack<T>(op, loadPart<T, uint64_t>(pc.dst + e0 + EW, nv1), a1[u]);
+        }
+      }
+    }
+    uint64_t v0[UL], v1[UL];
+#pragma unroll
+    for (int u = 0; u < UL; u++) {
+      const uint64_t e0 = (base + u * 4 + (lane >> 3)) * EL + (uint64_t)(2 * j) * EW;
+      const int nv0 = wordValid(e0, pc.m, EW), nv1 = flagLane ? 0 : wordValid(e0 + EW, pc.m, EW);
+      if (F & FLAG_RECV) {
+        v0[u] = r0[u];
+        v1[u] = r1[u];
+        if (F & FLAG_SRC) {
+          v0[u] = opPack<T>(op, a0[u], v0[u]);
+          v1[u] = opPack<T>(op, a1[u], v1[u]);
+        }
+      } else {
+        v0[u] = a0[u];
+        v1[u] = a1[u];
+      }
+      if (F & (FLAG_DST | FLAG_REDUCE_DST)) {
+        if (nv0 > 0) storePart<T, uint64_t>(pc.dst + e0, v0[u], nv0);
+        if (nv1 > 0) storePart<T, uint64_t>(pc.dst + e0 + EW, v1[u], nv1);
+      }
+    }
+    if (F & FLAG_SEND) {
+      /* The lanes of a line store together: reconverge first (the stores above diverge). */
+      __syncwarp();
+#pragma unroll
+      for (int u = 0; u < UL; u++) {
+        const uint64_t l = base + u * 4 + (lane >> 3);
+        if (l < nl) ll128Store(sl + l * LL128_LINE_WORDS + 2 * j, v0[u], flagLane ? sflag : v1[u]);
+      }
+    }
+  }
+  return ok;
+}
+
+/* The generic primitive. Returns false when a wait gave up (LL and LL128; Simple waits are done by the
  * caller before the piece). */
 template <typename T, class Op, int PROTO, int F, int U = 4>
 __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin& spin) {
@@ -328,8 +463,11 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
       if (F & FLAG_SEND) ss[e] = v;
     }
     return true;
+  } else if (PROTO == KILN_DEV_PROTO_LL128) {
+    return ll128Prim<T, Op, F>(pc, op, spin);
   } else {
     constexpr int E = 8 / sizeof(T);
+    const uint32_t rflag = llFlag(pc.ruse), sflag = llFlag(pc.suse);
     const uint4* rl = (const uint4*)pc.rslot;
     uint4* sl = (uint4*)pc.sslot;
     const uint64_t nlValid = (pc.m + E - 1) / E;
@@ -348,7 +486,7 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
 #pragma unroll
         for (int u = 0; u < UL; u++) {
           const uint64_t l = l0 + (uint64_t)u * nthr;
-          f0[u] = f1[u] = pc.rflag;
+          f0[u] = f1[u] = rflag;
           d0[u] = d1[u] = 0;
           if (l < nlValid) llLoadOnce(rl + l, &d0[u], &f0[u], &d1[u], &f1[u]);
         }
@@ -374,7 +512,7 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
         uint64_t v = 0;
         if (nv > 0) {
           if (F & FLAG_RECV) {
-            if (ok && (f0[u] != pc.rflag || f1[u] != pc.rflag)) ok = llLoad(rl + l, pc.rflag, spin, &v);
+            if (ok && (f0[u] != rflag || f1[u] != rflag)) ok = llLoad(rl + l, rflag, spin, &v);
             else v = (uint64_t)d0[u] | ((uint64_t)d1[u] << 32);
             if (F & FLAG_SRC) v = opPack<T>(op, a[u], v);
           } else {
@@ -382,7 +520,7 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
           }
           if (F & (FLAG_DST | FLAG_REDUCE_DST)) storePart<T, uint64_t>(pc.dst + e0, v, nv);
         }
-        if (F & FLAG_SEND) llStore(sl + l, v, pc.sflag);
+        if (F & FLAG_SEND) llStore(sl + l, v, sflag);
       }
     }
     return ok;

@@ -108,7 +108,23 @@ Test(gen, allgather_baked_per_element_size) {
   kilnPlanFree(p);
 }
 
-/* Steps are inlined up to 256 steps (all ranks) for LL and 96 for Simple; the registry row says
+/* An LL128 plan's table names the LL128 protocol, which the kernels run as LL128 (not Simple). */
+Test(gen, ll128_plan_names_its_protocol) {
+  kilnPlan* p = classic("direct", KILN_COLL_ALLGATHER, 2, KILN_PROTO_LL128, false);
+  char* src = plan_source(p, "ag2");
+  cr_assert(contains(src, "static constexpr int proto = KILN_DEV_PROTO_LL128;"), "%s", src);
+  free(src);
+  kilnGenOptions o;
+  kilnGenOptionsDefault(&o);
+  kilnGenUnit u = {p, "ag2", "ag2.xml"};
+  char* reg = NULL;
+  cr_assert(eq(int, kilnGenRegistrySource(&u, 1, &o, &reg), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(contains(reg, "KILN_PROTO_LL128"), "%s", reg);
+  free(reg);
+  kilnPlanFree(p);
+}
+
+/* Steps are inlined up to 256 steps (all ranks) for LL and LL128 and 96 for Simple; the registry row says
  * which (kilnRegistryEntry.inlined: the runtime runs inlined kernels by default). Ring allreduce
  * on 4 ranks has 28 steps per instance: 112 steps at 4 instances, 280 at 10. */
 Test(gen, steps_inlined_by_protocol_and_count) {
@@ -116,8 +132,8 @@ Test(gen, steps_inlined_by_protocol_and_count) {
     kilnProto_t proto;
     int instances;
     bool inlined;
-  } cases[] = {{KILN_PROTO_LL, 4, true}, {KILN_PROTO_LL, 10, false}, {KILN_PROTO_SIMPLE, 3, true},
-               {KILN_PROTO_SIMPLE, 4, false}};
+  } cases[] = {{KILN_PROTO_LL, 4, true},       {KILN_PROTO_LL, 10, false},     {KILN_PROTO_LL128, 4, true},
+               {KILN_PROTO_LL128, 10, false},   {KILN_PROTO_SIMPLE, 3, true},   {KILN_PROTO_SIMPLE, 4, false}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
     co.proto = cases[i].proto;
@@ -390,7 +406,8 @@ Test(registry, baked_entries_parse) {
   }
 }
 
-/* A plan of a baked shape finds its baked entry whatever its name and range; others find none. */
+/* A plan of a baked shape and protocol finds its baked entry whatever its name and range; others
+ * find none. */
 Test(registry, baked_for_same_shape_only) {
   kilnPlan* odd = classic("ring", KILN_COLL_ALLGATHER, 7, KILN_PROTO_SIMPLE, false);
   cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(odd), NULL));
@@ -409,6 +426,12 @@ Test(registry, baked_for_same_shape_only) {
     const kilnRegistryEntry* got = kilnRegistryBakedFor(q);
     cr_assert(not(eq(ptr, (void*)got, NULL)), "%s", t[i].name);
     cr_assert(eq(int, (int)got->coll, (int)t[i].coll));
+    for (int pr = 0; pr < KILN_NUM_PROTOS; pr++) { /* another protocol: another kernel (LL128 too) */
+      if (pr == (int)p->proto) continue;
+      q->proto = (kilnProto_t)pr;
+      cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(q), NULL), "%s as %s", t[i].name, kilnProtoName(q->proto));
+    }
+    q->proto = p->proto;
     q->gpus[0].tbs[0].steps[0].srcoff += 1000; /* another shape */
     cr_assert(eq(ptr, (void*)kilnRegistryBakedFor(q), NULL), "%s", t[i].name);
     kilnPlanFree(q);

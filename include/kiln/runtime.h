@@ -70,7 +70,9 @@ KILN_API int kilnCommSize(kilnComm_t comm);
 KILN_API kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError);
 
 /* Checks that this rank can run the plan on this communicator (ranks, channels, threadblocks,
- * steps, FIFO sizes) and uploads its part of the plan. Not collective; does not block the GPU. */
+ * steps, FIFO sizes) and uploads its part of the plan. Not collective; does not block the GPU.
+ * Protocols: Simple and LL run as the plan says; LL128 plans run as Simple unless the environment
+ * has KILN_LL128=1 (the kernels' LL128 is experimental: kernels/README.md). */
 KILN_API kilnResult_t kilnPlanLoad(kilnComm_t comm, const kilnPlan* plan, kilnExec_t* out);
 KILN_API void kilnExecFree(kilnExec_t exec);
 

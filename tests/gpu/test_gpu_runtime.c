@@ -148,7 +148,11 @@ static bool check_plan(const loaded* l, const world* w, kilnColl_t coll, bool fo
 
 static const size_t kSmallCounts[] = {1, 1003};
 
-/* Every classic plan, both protocols and forms, every dtype and op at a few odd sizes, and a
+/* The protocols the sweeps cover. */
+static const kilnProto_t kProtos[] = {KILN_PROTO_SIMPLE, KILN_PROTO_LL, KILN_PROTO_LL128};
+#define NPROTOS ((int)(sizeof(kProtos) / sizeof(kProtos[0])))
+
+/* Every classic plan, every protocol and form, every dtype and op at a few odd sizes, and a
  * size sweep for some of them. */
 static void sweep(int n) {
   if (g_ngpus < n) {
@@ -163,12 +167,12 @@ static void sweep(int n) {
       {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
   const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, 4, 2u << 20};
   for (size_t pi = 0; pi < sizeof(kPlans) / sizeof(kPlans[0]); pi++)
-    for (int proto = 0; proto < 2; proto++)
+    for (int proto = 0; proto < NPROTOS; proto++)
       for (int form = 0; form < 2; form++) {
         const planCase* pc = &kPlans[pi];
         if (form && pc->coll == KILN_COLL_ALLTOALL) continue;
         loaded l;
-        load(&l, &w, pc->algo, pc->coll, 2, 2, proto ? KILN_PROTO_LL : KILN_PROTO_SIMPLE, form);
+        load(&l, &w, pc->algo, pc->coll, 2, 2, kProtos[proto], form);
         const bool baked = check_plan(&l, &w, pc->coll, form, &cs, &rng);
         fprintf(stderr, "  %d GPUs: %s%s done at %.1fs\n", n, l.plan->name, baked ? " (baked + interpreted)" : "",
                 (double)(clock() - t0) / CLOCKS_PER_SEC);
@@ -209,15 +213,14 @@ static void synth_sweep(int n) {
   const checkSet cs = {kSmallCounts, 2, sweepTypes, 3, sweepCounts, 3, 2u << 20};
   static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLREDUCE,
                                      KILN_COLL_ALLTOALL};
-  for (int proto = 0; proto < 2; proto++)
+  for (int proto = 0; proto < NPROTOS; proto++)
     for (int ci = 0; ci < 4; ci++)
       for (int planInplace = 0; planInplace < 2; planInplace++) {
         if (planInplace && colls[ci] == KILN_COLL_ALLTOALL) continue;
         kilnPlan* plan = NULL;
-        kilnResult_t r = synth_switch_plan(n, colls[ci], proto ? KILN_PROTO_LL : KILN_PROTO_SIMPLE,
-                                           planInplace, maxTbs, &plan);
+        kilnResult_t r = synth_switch_plan(n, colls[ci], kProtos[proto], planInplace, maxTbs, &plan);
         cr_assert(eq(int, r, KILN_SUCCESS), "synthesize %s on switch%d (%s, %s): %s", kilnCollName(colls[ci]), n,
-                  proto ? "LL" : "Simple", planInplace ? "in place" : "out of place", kilnLastError());
+                  kilnProtoName(kProtos[proto]), planInplace ? "in place" : "out of place", kilnLastError());
         loaded l;
         load_plan(&l, &w, plan);
         int forms = 0;
@@ -229,7 +232,7 @@ static void synth_sweep(int n) {
         }
         cr_assert(gt(int, forms, 0), "plan %s supports neither form", plan->name);
         fprintf(stderr, "  %d GPUs: synthesized %s (%s, %s plan, %d form%s)%s done at %.1fs\n", n, plan->name,
-                proto ? "LL" : "Simple", planInplace ? "in-place" : "out-of-place", forms, forms > 1 ? "s" : "",
+                kilnProtoName(kProtos[proto]), planInplace ? "in-place" : "out-of-place", forms, forms > 1 ? "s" : "",
                 baked ? " (baked + interpreted)" : "", (double)(clock() - t0) / CLOCKS_PER_SEC);
         unload(&l, &w);
       }
