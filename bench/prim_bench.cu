@@ -2,9 +2,13 @@
  * prim_bench: microbenchmarks of kiln's device primitives (kernels/primitives.cuh), one process,
  * GPUs 0 and 1 (peer access through CUDA, no NCCL):
  *   flag   one-way flag latency GPU0 -> GPU1 (ping-pong of one thread each, round trip halved)
+ *   hop-simp, hop-ll, hop-ll128  one-way latency of a piece (8 B - 512 KiB) passed back and forth
+ *          between blocks of GPU0 and GPU1 per protocol, as plan steps pass it (1-16 block pairs);
+ *          every round's data is checked (exit status 1 when any element was wrong)
  *   copy   Simple copy bandwidth: local (GPU0 -> GPU0) and over NVLink (GPU0 -> GPU1 stores)
  *   reduce Simple reduce (dst <- dst + src, float) bandwidth: local and with the source on GPU1
- *   ll     LL pipe: GPU0 blocks send lines into GPU1 memory, GPU1 blocks receive them
+ *   ll, ll128  LL / LL128 pipe: GPU0 blocks send lines into GPU1 memory, GPU1 blocks receive
+ *          them (the received data is checked against what was sent)
  * Sizes and block counts are swept; times are CUDA events, median of --iters runs.
  *   prim_bench [--iters N] [--max SIZE] [--csv FILE]
  */
@@ -54,39 +58,113 @@ __global__ void simpleKernel(const float* src, float* dst, size_t n) {
   pc.rslot = nullptr;
   pc.sslot = nullptr;
   pc.n = pc.m = hi - lo;
-  pc.rflag = pc.sflag = 0;
+  pc.ruse = pc.suse = 0;
   kilnPrim<float, OpSum, KILN_DEV_PROTO_SIMPLE, F>(pc, OpSum(), spin);
 }
 
-/* ---- LL pipe: block b of the sender writes its share into lines on the peer; the receiver's
- * block b reads them (flag = call number) into dst. ---- */
-__global__ void llSend(const float* src, void* lines, size_t n, uint32_t flag) {
+/* ---- LL / LL128 pipe: block b of the sender writes its share into lines on the peer; the
+ * receiver's block b reads them into dst (the line flags come from the call number). A block's
+ * share is whole lines (LL: 2 floats, LL128: 30). ---- */
+template <int PROTO> struct Pipe {
+  static constexpr size_t unit = PROTO == KILN_DEV_PROTO_LL128 ? LL128_DATA_BYTES / sizeof(float) : 2;
+  static __device__ void share(size_t n, size_t* lo, size_t* hi) {
+    const size_t per = ((n + gridDim.x - 1) / gridDim.x + unit - 1) / unit * unit;
+    *lo = min(n, per * blockIdx.x);
+    *hi = min(n, *lo + per);
+  }
+};
+template <int PROTO> __global__ void pipeSend(const float* src, char* lines, size_t n, uint64_t use) {
   Spin spin(1000000000ull, &gAbort, &gErr); /* sends never wait */
-  const size_t per = ((n + gridDim.x - 1) / gridDim.x + 1) & ~(size_t)1;
-  const size_t lo = min(n, per * blockIdx.x), hi = min(n, lo + per);
+  size_t lo, hi;
+  Pipe<PROTO>::share(n, &lo, &hi);
   Piece<float> pc;
   pc.src = src + lo;
   pc.dst = nullptr;
   pc.rslot = nullptr;
-  pc.sslot = (uint4*)lines + lo / 2;
+  pc.sslot = lines + pieceBytes<PROTO>(lo, sizeof(float));
   pc.n = pc.m = hi - lo;
-  pc.rflag = 0;
-  pc.sflag = flag;
-  send<float, OpSum, KILN_DEV_PROTO_LL>(pc, OpSum(), spin);
+  pc.ruse = 0;
+  pc.suse = use;
+  send<float, OpSum, PROTO>(pc, OpSum(), spin);
 }
-__global__ void llRecv(float* dst, const void* lines, size_t n, uint32_t flag) {
+template <int PROTO> __global__ void pipeRecv(float* dst, const char* lines, size_t n, uint64_t use) {
   Spin spin(2000000000ull, &gAbort, &gErr);
-  const size_t per = ((n + gridDim.x - 1) / gridDim.x + 1) & ~(size_t)1;
-  const size_t lo = min(n, per * blockIdx.x), hi = min(n, lo + per);
+  size_t lo, hi;
+  Pipe<PROTO>::share(n, &lo, &hi);
   Piece<float> pc;
   pc.src = nullptr;
   pc.dst = dst + lo;
-  pc.rslot = (const uint4*)lines + lo / 2;
+  pc.rslot = lines + pieceBytes<PROTO>(lo, sizeof(float));
   pc.sslot = nullptr;
   pc.n = pc.m = hi - lo;
-  pc.rflag = flag;
-  pc.sflag = 0;
-  recv<float, OpSum, KILN_DEV_PROTO_LL>(pc, OpSum(), spin);
+  pc.ruse = use;
+  pc.suse = 0;
+  recv<float, OpSum, PROTO>(pc, OpSum(), spin);
+}
+
+/* ---- Hop latency per protocol: block b of GPU0 and block b of GPU1 pass a piece of n floats back
+ * and forth `rounds` times through each other's slots, as plan steps do: Simple stores the data,
+ * then one thread releases a head counter after a barrier (the receiver acquires it, then reads
+ * its slot); LL and LL128 carry flags in the lines. GPU0's block 0 times the rounds with
+ * %globaltimer: one hop = elapsed / (2 rounds). Flags use numbers from `use0` + 1 on. ---- */
+/* Elements a hop received that were not what the peer sent (checked every round). */
+__device__ unsigned long long gHopBad;
+__device__ __forceinline__ float pattern(int round, bool first, int block, size_t e) {
+  return (float)((round * 7 + (first ? 1 : 2) * 131 + block * 17 + (int)e) % 65521);
+}
+
+/* One piece of a hop (UL: LL128's warp stores per round). */
+template <int PROTO, int UL, int F> __device__ void hopPiece(const Piece<float>& pc, Spin& spin) {
+  if (PROTO == KILN_DEV_PROTO_LL128) ll128Prim<float, OpSum, F, UL>(pc, OpSum(), spin);
+  else kilnPrim<float, OpSum, PROTO, F>(pc, OpSum(), spin);
+}
+
+template <int PROTO, int UL = KILN_LL128_UL>
+__global__ void hopKernel(char* mySlots, char* peerSlots, uint64_t* myHeads, uint64_t* peerHeads,
+                          float* buf, size_t n, size_t stride, int rounds, uint64_t use0, bool first,
+                          unsigned long long* ns) {
+  Spin spin(2000000000ull, &gAbort, &gErr);
+  char* mine = mySlots + blockIdx.x * stride;
+  char* theirs = peerSlots + blockIdx.x * stride;
+  float* data = buf + blockIdx.x * (stride / sizeof(float));
+  const uint64_t t0 = globaltimer();
+  for (int i = 1; i <= rounds; i++) {
+    for (int half = 0; half < 2; half++) {
+      Piece<float> pc;
+      pc.n = pc.m = n;
+      pc.ruse = pc.suse = use0 + (uint64_t)i;
+      if ((half == 0) == first) {
+        /* this round's pattern, different on each side: the receiver checks every element */
+        for (size_t e = threadIdx.x; e < n; e += blockDim.x) data[e] = pattern(i, first, blockIdx.x, e);
+        __syncthreads();
+        pc.src = data;
+        pc.dst = nullptr;
+        pc.rslot = nullptr;
+        pc.sslot = theirs;
+        hopPiece<PROTO, UL, FLAG_SRC | FLAG_SEND>(pc, spin);
+        if (PROTO == KILN_DEV_PROTO_SIMPLE) {
+          __syncthreads();
+          if (threadIdx.x == 0) stReleaseSys(peerHeads + blockIdx.x, (uint64_t)i);
+        }
+      } else {
+        if (PROTO == KILN_DEV_PROTO_SIMPLE) {
+          if (threadIdx.x == 0)
+            while (ldAcquireSys(myHeads + blockIdx.x) < (uint64_t)i && !spin.tick()) {}
+          __syncthreads();
+        }
+        pc.src = nullptr;
+        pc.dst = data;
+        pc.rslot = mine;
+        pc.sslot = nullptr;
+        hopPiece<PROTO, UL, FLAG_RECV | FLAG_DST>(pc, spin);
+        __syncthreads();
+        for (size_t e = threadIdx.x; e < n; e += blockDim.x)
+          if (data[e] != pattern(i, !first, blockIdx.x, e)) atomicAdd(&gHopBad, 1ull);
+      }
+      __syncthreads();
+    }
+  }
+  if (first && blockIdx.x == 0 && threadIdx.x == 0) *ns = globaltimer() - t0;
 }
 
 static FILE* csv;
@@ -153,20 +231,25 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&s[d], cudaStreamNonBlocking));
   }
   const size_t maxN = maxB / sizeof(float);
-  float *a0, *b0, *b1, *lines1;
+  float *a0, *b0, *b1;
+  char* lines1;
   uint64_t *f0, *f1;
   unsigned long long* cyc;
   CUDA_CHECK(cudaSetDevice(0));
   CUDA_CHECK(cudaMalloc(&a0, maxB));
   CUDA_CHECK(cudaMalloc(&b0, maxB));
-  CUDA_CHECK(cudaMalloc(&f0, 256));
+  CUDA_CHECK(cudaMalloc(&f0, 4096));
   CUDA_CHECK(cudaMalloc(&cyc, 8));
-  CUDA_CHECK(cudaMemset(a0, 0, maxB));
+  /* The source of the pipes: random floats, so a check of what arrived means something. */
+  std::vector<float> ha0(maxN);
+  srand(12345);
+  for (size_t i = 0; i < maxN; i++) ha0[i] = (float)(rand() % 2000001 - 1000000) / 1024.0f;
+  CUDA_CHECK(cudaMemcpy(a0, ha0.data(), maxB, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(b0, 0, maxB));
   CUDA_CHECK(cudaSetDevice(1));
   CUDA_CHECK(cudaMalloc(&b1, maxB));
   CUDA_CHECK(cudaMalloc(&lines1, 2 * maxB));
-  CUDA_CHECK(cudaMalloc(&f1, 256));
+  CUDA_CHECK(cudaMalloc(&f1, 4096));
   CUDA_CHECK(cudaMemset(b1, 0, maxB));
   CUDA_CHECK(cudaMemset(lines1, 0, 2 * maxB));
 
@@ -194,6 +277,57 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaSetDevice(1));
     CUDA_CHECK(cudaDeviceSynchronize());
   }
+  /* one-way hop latency per protocol and piece size, 1 to 16 block pairs at once */
+  {
+    const int rounds = 2000;
+    int hopFailures = 0;
+    const size_t stride = 1 << 20; /* per block: its slot on each GPU and its data */
+    static uint64_t use0 = 1ull << 40; /* above every use number the pipes below take */
+    auto hop = [&](const char* name, auto k) {
+      for (size_t bytes : {(size_t)8, (size_t)1 << 10, (size_t)8 << 10, (size_t)64 << 10, (size_t)512 << 10}) {
+        for (int nb : {1, 4, 16}) {
+          if ((size_t)nb * stride * 2 > maxB) continue;
+          CUDA_CHECK(cudaSetDevice(0));
+          CUDA_CHECK(cudaMemset(f0, 0, 4096));
+          CUDA_CHECK(cudaSetDevice(1));
+          CUDA_CHECK(cudaMemset(f1, 0, 4096));
+          CUDA_CHECK(cudaDeviceSynchronize());
+          /* each GPU: slots in the first half of its b buffer, the data in the second */
+          k<<<nb, 512, 0, s[1]>>>((char*)b1, (char*)b0, f1, f0, b1 + maxN / 2, bytes / sizeof(float), stride,
+                                  rounds, use0, false, nullptr);
+          CUDA_CHECK(cudaGetLastError());
+          CUDA_CHECK(cudaSetDevice(0));
+          k<<<nb, 512, 0, s[0]>>>((char*)b0, (char*)b1, f0, f1, b0 + maxN / 2, bytes / sizeof(float), stride,
+                                  rounds, use0, true, cyc);
+          CUDA_CHECK(cudaGetLastError());
+          CUDA_CHECK(cudaDeviceSynchronize());
+          CUDA_CHECK(cudaSetDevice(1));
+          CUDA_CHECK(cudaDeviceSynchronize());
+          use0 += rounds;
+          unsigned long long ns = 0, bad[2] = {0, 0};
+          CUDA_CHECK(cudaMemcpy(&ns, cyc, 8, cudaMemcpyDeviceToHost));
+          for (int d = 0; d < 2; d++) {
+            CUDA_CHECK(cudaSetDevice(d));
+            CUDA_CHECK(cudaMemcpyFromSymbol(&bad[d], gHopBad, sizeof(bad[d])));
+            const unsigned long long zero = 0;
+            CUDA_CHECK(cudaMemcpyToSymbol(gHopBad, &zero, sizeof(zero)));
+          }
+          row(name, "nvlink", nb, bytes, (double)ns / 1000.0 / (2.0 * rounds));
+          if (bad[0] + bad[1] != 0) {
+            fprintf(stderr, "prim_bench: %s, %d blocks, %zu bytes: %llu elements received were not what was sent\n",
+                    name, nb, bytes, bad[0] + bad[1]);
+            hopFailures++;
+          }
+        }
+      }
+    };
+    hop("hop-simp", hopKernel<KILN_DEV_PROTO_SIMPLE>);
+    hop("hop-ll", hopKernel<KILN_DEV_PROTO_LL>);
+    hop("hop-ll128", hopKernel<KILN_DEV_PROTO_LL128>);
+    /* LL128 with 8 warp stores per round instead of KILN_LL128_UL's 4 (why 4: primitives.cuh) */
+    hop("hop-ll128u8", hopKernel<KILN_DEV_PROTO_LL128, 8>);
+    if (hopFailures) return 1;
+  }
   const int blockSet[] = {1, 4, 16, 32, 64};
   for (size_t bytes = 64 << 10; bytes <= maxB; bytes *= 16) {
     const size_t n = bytes / sizeof(float);
@@ -213,34 +347,52 @@ int main(int argc, char** argv) {
       }));
     }
   }
-  /* LL pipe: sender and receiver concurrently; time on the receiver (which also waits for the
-   * sender's launch, so small sizes include a launch skew). */
-  for (size_t bytes = 4 << 10; bytes <= std::min<uint64_t>(maxB, 64ull << 20); bytes *= 16) {
-    const size_t n = bytes / sizeof(float);
-    for (int nb : blockSet) {
-      static uint32_t flag = 0;
-      std::vector<float> t(iters);
-      for (int i = 0; i < iters; i++) {
-        flag++;
-        cudaEvent_t e0, e1;
+  /* LL and LL128 pipes: sender and receiver concurrently; time on the receiver (which also waits
+   * for the sender's launch, so small sizes include a launch skew). The received data is checked. */
+  static uint64_t use = 0; /* every call a new use number: the lines are reused */
+  auto pipe = [&](const char* name, auto sendK, auto recvK) {
+    for (size_t bytes = 4 << 10; bytes <= std::min<uint64_t>(maxB, 64ull << 20); bytes *= 16) {
+      const size_t n = bytes / sizeof(float);
+      for (int nb : blockSet) {
+        std::vector<float> t(iters);
+        for (int i = 0; i < iters; i++) {
+          use++;
+          cudaEvent_t e0, e1;
+          CUDA_CHECK(cudaSetDevice(1));
+          CUDA_CHECK(cudaEventCreate(&e0));
+          CUDA_CHECK(cudaEventCreate(&e1));
+          CUDA_CHECK(cudaEventRecord(e0, s[1]));
+          recvK<<<nb, 512, 0, s[1]>>>(b1, lines1, n, use);
+          CUDA_CHECK(cudaGetLastError());
+          CUDA_CHECK(cudaEventRecord(e1, s[1]));
+          CUDA_CHECK(cudaSetDevice(0));
+          sendK<<<nb, 512, 0, s[0]>>>(a0, lines1, n, use);
+          CUDA_CHECK(cudaGetLastError());
+          CUDA_CHECK(cudaStreamSynchronize(s[0]));
+          CUDA_CHECK(cudaSetDevice(1));
+          CUDA_CHECK(cudaEventSynchronize(e1));
+          CUDA_CHECK(cudaEventElapsedTime(&t[i], e0, e1));
+          cudaEventDestroy(e0);
+          cudaEventDestroy(e1);
+        }
+        /* what the receiver wrote is the source, element for element */
+        std::vector<float> got(n);
         CUDA_CHECK(cudaSetDevice(1));
-        CUDA_CHECK(cudaEventCreate(&e0));
-        CUDA_CHECK(cudaEventCreate(&e1));
-        CUDA_CHECK(cudaEventRecord(e0, s[1]));
-        llRecv<<<nb, 512, 0, s[1]>>>(b1, lines1, n, flag);
-        CUDA_CHECK(cudaEventRecord(e1, s[1]));
-        CUDA_CHECK(cudaSetDevice(0));
-        llSend<<<nb, 512, 0, s[0]>>>(a0, lines1, n, flag);
-        CUDA_CHECK(cudaStreamSynchronize(s[0]));
-        CUDA_CHECK(cudaSetDevice(1));
-        CUDA_CHECK(cudaEventSynchronize(e1));
-        CUDA_CHECK(cudaEventElapsedTime(&t[i], e0, e1));
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
+        CUDA_CHECK(cudaMemcpy(got.data(), b1, bytes, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemset(b1, 0, bytes));
+        if (memcmp(got.data(), ha0.data(), bytes) != 0) {
+          size_t i = 0;
+          while (got[i] == ha0[i]) i++;
+          fprintf(stderr, "prim_bench: %s pipe, %d blocks, %zu bytes: element %zu is %g, sent %g\n",
+                  name, nb, bytes, i, got[i], ha0[i]);
+          exit(1);
+        }
+        row(name, "nvlink", nb, bytes, 1000.0 * median(t));
       }
-      row("ll", "nvlink", nb, bytes, 1000.0 * median(t));
     }
-  }
+  };
+  pipe("ll", pipeSend<KILN_DEV_PROTO_LL>, pipeRecv<KILN_DEV_PROTO_LL>);
+  pipe("ll128", pipeSend<KILN_DEV_PROTO_LL128>, pipeRecv<KILN_DEV_PROTO_LL128>);
   if (csv) fclose(csv);
   return 0;
 }
