@@ -157,7 +157,7 @@ static int kernelProto(kilnProto_t p) {
 /* The protocol a plan runs with. LL128 plans run as Simple unless
  * KILN_LL128=1: the kernels' LL128 (primitives.cuh) passes its own checks (prim_bench's pipes and
  * hops, every received element compared) and most of the GPU suite, but on 2x H200 it returned a
- * stale element 3 times in 6 runs of gpu_runtime/classic_plans_2gpus (reducing plans, int8, one
+ * stale element 3 times in 7 runs of gpu_runtime/classic_plans_2gpus (reducing plans, int8, one
  * element, on rank 0, whose kernel waits for its peer's line) and the cause is not found. A
  * protocol that is right most of the time is not on by default. */
 static int devProto(kilnProto_t p) {
