@@ -154,12 +154,12 @@ static int kernelProto(kilnProto_t p) {
        : p == KILN_PROTO_LL128 ? KILN_DEV_PROTO_LL128 : KILN_DEV_PROTO_SIMPLE;
 }
 
-/* The protocol a plan runs with. LL128 plans run as Simple unless
- * KILN_LL128=1: the kernels' LL128 (primitives.cuh) passes its own checks (prim_bench's pipes and
- * hops, every received element compared) and most of the GPU suite, but on 2x H200 it returned a
- * stale element 3 times in 7 runs of gpu_runtime/classic_plans_2gpus (reducing plans, int8, one
- * element, on rank 0, whose kernel waits for its peer's line) and the cause is not found. A
- * protocol that is right most of the time is not on by default. */
+/* The protocol a plan runs with. LL128 plans run as Simple unless KILN_LL128=1: the first LL128
+ * kernels returned a stale element 3 times in 7 runs of gpu_runtime/classic_plans_2gpus on 2x
+ * H200 (reducing plans, int8, one element, on rank 0, whose kernel polls its peer's line). The
+ * likely cause, data taken from the poll that saw the flag, is fixed in primitives.cuh (the data
+ * is loaded again after the flags, as NCCL does), but the fix has not run on a GPU yet: LL128
+ * stays off until the suite passes with it on, many times over. */
 static int devProto(kilnProto_t p) {
   if (p == KILN_PROTO_LL128) {
     const char* e = getenv("KILN_LL128");

@@ -16,11 +16,14 @@
  *   of each line, so no counter is needed before reading.
  * - LL128: the slot holds 128-byte lines of 15 data words and a flag word (120 of 128 bytes carry
  *   data, LL 8 of 16). A warp stores 4 lines with one 16-byte store per thread, the flag word
- *   being the 8th thread's second half; the receiver's warp loads the same way and reloads until
- *   every line's flag is there. What makes it correct is the property NCCL's LL128 rests on
- *   (enabled by NCCL on Hopper over NVLink): a 128-byte line written by one warp-wide store
- *   instruction is seen whole or not at all by one warp-wide load of it. The runtime runs LL128
- *   plans as Simple unless KILN_LL128=1 (host/exec.c, devProto, says why).
+ *   being the 8th thread's second half; the receiver's warp loads the same way until every
+ *   line's flag is there, then loads the lines again and uses that data. What makes it correct
+ *   is the property NCCL's LL128 rests on (enabled by NCCL on Hopper over NVLink; NVIDIA/nccl
+ *   issue 786): the 128 bytes one warp-wide store instruction writes reach the peer in ascending
+ *   address order, so once the flag (the line's last word) is seen, a later load sees the data.
+ *   A load is not atomic over the line: the poll that saw the flag can hold older lower words
+ *   (the first version used them, and returned stale elements). The runtime runs LL128 plans as
+ *   Simple unless KILN_LL128=1 (host/exec.c, devProto, says why).
  * Flags derive from the slot's use number (the connection's count of slots sent, from 1): see
  * llFlag/ll128Flag.
  *
@@ -311,6 +314,11 @@ __device__ __forceinline__ void ll128Store(uint64_t* p, uint64_t a, uint64_t b) 
 __device__ __forceinline__ void ll128Load(const uint64_t* p, uint64_t* a, uint64_t* b) {
   asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p));
 }
+/* The load of a line's data once its flag was seen: with a "memory" clobber, so that it stays
+ * after the poll. */
+__device__ __forceinline__ void ll128LoadAgain(const uint64_t* p, uint64_t* a, uint64_t* b) {
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
+}
 
 /* Valid elements of a word of E elements that starts at element e0 of a piece of m. */
 __device__ __forceinline__ int wordValid(uint64_t e0, uint64_t m, int E) {
@@ -353,6 +361,17 @@ __device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin
         }
         if (!__any_sync(0xffffffffu, reload)) break;
         if (__any_sync(0xffffffffu, spin.tick())) ok = false;
+      }
+      /* The poll that saw a line's flag may hold older data in the line's lower words (the load
+       * is served in 32-byte sectors; only the writer's order is guaranteed), so the data comes
+       * from a second load, ordered after the flags by the warp barrier: as NCCL's LL128 does. */
+      if (ok) {
+        __syncwarp();
+#pragma unroll
+        for (int u = 0; u < UL; u++) {
+          const uint64_t l = base + u * 4 + (lane >> 3);
+          if (l < nlValid) ll128LoadAgain(rl + l * LL128_LINE_WORDS + 2 * j, &r0[u], &r1[u]);
+        }
       }
     }
     if (F & (FLAG_SRC | FLAG_REDUCE_DST)) {
