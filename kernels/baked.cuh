@@ -87,23 +87,14 @@ __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& 
   if (!beginStep<PROTO>(a, tb, st.depid, st.deps, st.depNsteps, it, bs, spin, sd, rv)) return false;
 
   if constexpr (TYPE != ST_NOP) {
-    const char* rslot = rv ? tb.recvFifo + (bs->rcvd % a.nslots) * a.slotBytes : nullptr;
-    char* sslot = sd ? tb.sendFifo + (bs->sent % a.nslots) * a.slotBytes : nullptr;
+    const char* rslot;
+    char* sslot;
+    stepSlots(a, tb, bs, rv, sd, &rslot, &sslot);
     bool ok = true;
 #pragma unroll
     for (int c = 0; c < st.cnt; c++) {
-      Piece<T> pc;
-      uint64_t soff = 0, sval = n, doff = 0, dval = n;
-      if (rs) chunkSlice(a, st.srcbuf, (int64_t)st.srcoff + c, it, n, &soff, &sval);
-      if (ud) chunkSlice(a, st.dstbuf, (int64_t)st.dstoff + c, it, n, &doff, &dval);
-      pc.src = rs ? (const T*)a.bufs[st.srcbuf] + soff : nullptr;
-      pc.dst = ud ? (T*)a.bufs[st.dstbuf] + doff : nullptr;
-      pc.n = n;
-      pc.m = min(rs ? sval : n, ud ? dval : n);
-      pc.rslot = rslot ? rslot + c * pieceLen : nullptr;
-      pc.sslot = sslot ? sslot + c * pieceLen : nullptr;
-      pc.ruse = bs->rcvd + 1;
-      pc.suse = bs->sent + 1;
+      const Piece<T> pc = stepPiece<T>(a, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, rs, ud, c, it, n,
+                                       rslot, sslot, pieceLen, bs);
       ok = piece<T, PROTO, TYPE>(pc, &spin) && ok;
     }
     if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */

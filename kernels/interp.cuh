@@ -74,6 +74,37 @@ struct BlockState {
   int abort;
 };
 
+/* The slots a step moves data through: this rank's receive slot (rv) and the peer's send slot
+ * (sd), by the connections' counts so far. */
+__device__ __forceinline__ void stepSlots(const kilnDevArgs& a, const kilnDevTb& tb, const BlockState* bs,
+                                          bool rv, bool sd, const char** rslot, char** sslot) {
+  *rslot = rv ? tb.recvFifo + (bs->rcvd % a.nslots) * a.slotBytes : nullptr;
+  *sslot = sd ? tb.sendFifo + (bs->sent % a.nslots) * a.slotBytes : nullptr;
+}
+
+/* Piece c (the step's c-th chunk) of a step of iteration `it`, n elements per chunk: its operands
+ * (rs: the step reads its source, ud: it uses its destination), its valid length and its part of
+ * the slots (pieceLen bytes each). */
+template <typename T>
+__device__ __forceinline__ Piece<T> stepPiece(const kilnDevArgs& a, int srcbuf, int srcoff, int dstbuf,
+                                              int dstoff, bool rs, bool ud, int c, int it, uint64_t n,
+                                              const char* rslot, char* sslot, uint64_t pieceLen,
+                                              const BlockState* bs) {
+  Piece<T> pc;
+  uint64_t soff = 0, sval = n, doff = 0, dval = n;
+  if (rs) chunkSlice(a, srcbuf, (int64_t)srcoff + c, it, n, &soff, &sval);
+  if (ud) chunkSlice(a, dstbuf, (int64_t)dstoff + c, it, n, &doff, &dval);
+  pc.src = rs ? (const T*)a.bufs[srcbuf] + soff : nullptr;
+  pc.dst = ud ? (T*)a.bufs[dstbuf] + doff : nullptr;
+  pc.n = n;
+  pc.m = min(rs ? sval : n, ud ? dval : n);
+  pc.rslot = rslot ? rslot + c * pieceLen : nullptr;
+  pc.sslot = sslot ? sslot + c * pieceLen : nullptr;
+  pc.ruse = bs->rcvd + 1;
+  pc.suse = bs->sent + 1;
+  return pc;
+}
+
 /* Thread roles around a step (blocks have at least 64 threads): thread 0 owns the send side
  * (waits for a free slot, publishes `head`, counts bs->sent) and the dependencies (waits, publishes
  * `progress`); thread 32, in another warp, owns the receive side (waits for `head` (Simple),
@@ -218,26 +249,14 @@ __device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& 
         continue;
       }
 
-      const char* rslot = rv ? tb.recvFifo + (bs->rcvd % a.nslots) * a.slotBytes : nullptr;
-      char* sslot = sd ? tb.sendFifo + (bs->sent % a.nslots) * a.slotBytes : nullptr;
+      const char* rslot;
+      char* sslot;
+      stepSlots(a, tb, bs, rv, sd, &rslot, &sslot);
+      const bool rs = stepReadsSrc(st.type), ud = stepUsesDst(st.type);
       bool ok = true;
       for (int c = 0; c < st.cnt && st.type != ST_NOP; c++) {
-        Piece<T> pc;
-        uint64_t soff = 0, sval = n, doff = 0, dval = n;
-        if (st.srcbuf < KILN_DEV_NBUFS) chunkSlice(a, st.srcbuf, (int64_t)st.srcoff + c, it, n, &soff, &sval);
-        if (st.dstbuf < KILN_DEV_NBUFS) chunkSlice(a, st.dstbuf, (int64_t)st.dstoff + c, it, n, &doff, &dval);
-        const bool readsSrc = st.type == ST_SEND || st.type == ST_RRS || st.type == ST_RRC ||
-                              st.type == ST_RRCS || st.type == ST_CPY || st.type == ST_RE;
-        const bool usesDst = st.type == ST_RECV || st.type == ST_RCS || st.type == ST_RRC ||
-                             st.type == ST_RRCS || st.type == ST_CPY || st.type == ST_RE;
-        pc.src = readsSrc ? (const T*)a.bufs[st.srcbuf] + soff : nullptr;
-        pc.dst = usesDst ? (T*)a.bufs[st.dstbuf] + doff : nullptr;
-        pc.n = n;
-        pc.m = min(readsSrc ? sval : n, usesDst ? dval : n);
-        pc.rslot = rslot ? rslot + c * pieceLen : nullptr;
-        pc.sslot = sslot ? sslot + c * pieceLen : nullptr;
-        pc.ruse = bs->rcvd + 1;
-        pc.suse = bs->sent + 1;
+        const Piece<T> pc = stepPiece<T>(a, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, rs, ud, c, it, n,
+                                         rslot, sslot, pieceLen, bs);
         ok = runPiece<T, Op, PROTO>(st.type, pc, op, spin) && ok;
       }
       if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */

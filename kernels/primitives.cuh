@@ -325,6 +325,21 @@ __device__ __forceinline__ int wordValid(uint64_t e0, uint64_t m, int E) {
   return e0 < m ? (int)min((uint64_t)E, m - e0) : 0;
 }
 
+/* The line a lane works on in store u of a warp's round that starts at line `base`. */
+__device__ __forceinline__ uint64_t ll128Line(uint64_t base, int u, int lane) {
+  return base + (uint64_t)u * 4 + (lane >> 3);
+}
+
+/* A lane's data in line l of a piece of m elements (EL per line, EW per word): its first element
+ * e0 and how many elements of its two words are valid (lane 7's second word is the flag). */
+__device__ __forceinline__ void ll128Words(uint64_t l, int lane, uint64_t m, int EL, int EW, uint64_t* e0,
+                                           int* nv0, int* nv1) {
+  const int j = lane & 7;
+  *e0 = l * EL + (uint64_t)(2 * j) * EW;
+  *nv0 = wordValid(*e0, m, EW);
+  *nv1 = j == 7 ? 0 : wordValid(*e0 + EW, m, EW);
+}
+
 /* The LL128 body of kilnPrim. Lane j (0..7) of a line holds its words 2j and 2j+1, that is
  * elements [l*EL + 2j*EW, +2*EW) of the piece; lane 7 holds one data word and the flag. Every
  * lane of a warp runs the same rounds (the bounds are per warp), so the warp-wide loads, votes and
@@ -353,7 +368,7 @@ __device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin
         bool reload = false;
 #pragma unroll
         for (int u = 0; u < UL; u++) {
-          const uint64_t l = base + u * 4 + (lane >> 3);
+          const uint64_t l = ll128Line(base, u, lane);
           if (l < nlValid) {
             ll128Load(rl + l * LL128_LINE_WORDS + 2 * j, &r0[u], &r1[u]);
             reload |= flagLane && r1[u] != rflag;
@@ -369,7 +384,7 @@ __device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin
         __syncwarp();
 #pragma unroll
         for (int u = 0; u < UL; u++) {
-          const uint64_t l = base + u * 4 + (lane >> 3);
+          const uint64_t l = ll128Line(base, u, lane);
           if (l < nlValid) ll128LoadAgain(rl + l * LL128_LINE_WORDS + 2 * j, &r0[u], &r1[u]);
         }
       }
@@ -377,8 +392,9 @@ __device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin
     if (F & (FLAG_SRC | FLAG_REDUCE_DST)) {
 #pragma unroll
       for (int u = 0; u < UL; u++) {
-        const uint64_t e0 = (base + u * 4 + (lane >> 3)) * EL + (uint64_t)(2 * j) * EW;
-        const int nv0 = wordValid(e0, pc.m, EW), nv1 = flagLane ? 0 : wordValid(e0 + EW, pc.m, EW);
+        uint64_t e0;
+        int nv0, nv1;
+        ll128Words(ll128Line(base, u, lane), lane, pc.m, EL, EW, &e0, &nv0, &nv1);
         a0[u] = a1[u] = 0;
         if (F & FLAG_SRC) {
           if (nv0 > 0) a0[u] = loadPart<T, uint64_t>(pc.src + e0, nv0);
@@ -393,8 +409,9 @@ __device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin
     uint64_t v0[UL], v1[UL];
 #pragma unroll
     for (int u = 0; u < UL; u++) {
-      const uint64_t e0 = (base + u * 4 + (lane >> 3)) * EL + (uint64_t)(2 * j) * EW;
-      const int nv0 = wordValid(e0, pc.m, EW), nv1 = flagLane ? 0 : wordValid(e0 + EW, pc.m, EW);
+      uint64_t e0;
+      int nv0, nv1;
+      ll128Words(ll128Line(base, u, lane), lane, pc.m, EL, EW, &e0, &nv0, &nv1);
       if (F & FLAG_RECV) {
         v0[u] = r0[u];
         v1[u] = r1[u];
@@ -416,7 +433,7 @@ __device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin
       __syncwarp();
 #pragma unroll
       for (int u = 0; u < UL; u++) {
-        const uint64_t l = base + u * 4 + (lane >> 3);
+        const uint64_t l = ll128Line(base, u, lane);
         if (l < nl) ll128Store(sl + l * LL128_LINE_WORDS + 2 * j, v0[u], flagLane ? sflag : v1[u]);
       }
     }
