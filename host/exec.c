@@ -252,9 +252,9 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->scratchChunks = g->s_chunks;
   x->maxcnt = maxcnt;
   x->inplaceForm = inplaceForm;
-  x->baked = kilnRegistryBakedFor(p);
-  /* A baked kernel runs the protocol it was generated for: none when the plan runs as another. */
-  if (x->baked && kernelProto(x->baked->proto) != proto) x->baked = NULL;
+  /* A baked kernel runs the protocol it was generated for (the registry matches protocols): none
+   * when the plan runs as another. */
+  x->baked = kernelProto(p->proto) == proto ? kilnRegistryBakedFor(p) : NULL;
   /* By default a baked kernel runs when gen/ inlined its steps (kilnRegistryEntry.inlined: LL
    * plans up to 256 steps, Simple up to 96). The others call one body per step type, and the
    * interpreter (512 threads, 8 loads in flight, steps in shared memory) beat them on 4x H200 in
@@ -482,7 +482,7 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
                      kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   kilnResult_t res = runCall(x, sendbuf, recvbuf, count, dtype, op, stream);
   /* A failed call fails its group: kilnGroupEnd then launches nothing of it (as NCCL). */
-  if (res != KILN_SUCCESS && kilnGroupActive()) kilnGroupFail(res);
+  if (res != KILN_SUCCESS) kilnGroupFail(res);
   return res;
 }
 
