@@ -229,7 +229,7 @@ kilnResult_t kilnGroupQueue(const kilnLaunch* l) {
 }
 
 void kilnGroupFail(kilnResult_t r) {
-  if (groupErr != KILN_SUCCESS || r == KILN_SUCCESS) return;
+  if (depth <= 0 || groupErr != KILN_SUCCESS || r == KILN_SUCCESS) return;
   groupErr = r;
   snprintf(groupErrMsg, sizeof groupErrMsg, "%s", kilnLastError());
 }

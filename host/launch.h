@@ -20,12 +20,10 @@ typedef struct kilnLaunch {
 /* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
  * the call's end. The current device must be l->comm's. */
 kilnResult_t kilnLaunchIssue(kilnLaunch* l);
-/* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd; records
- * that a call of the group failed (its text is this thread's kilnLastError): kilnGroupEnd then
- * drops the whole group and returns that error. */
+/* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd (a
+ * failed call of the group: kilnGroupFail, kiln/runtime.h). */
 bool kilnGroupActive(void);
 kilnResult_t kilnGroupQueue(const kilnLaunch* l);
-void kilnGroupFail(kilnResult_t r);
 /* The default-stream handles (0, cudaStreamLegacy, cudaStreamPerThread) name a stream through
  * the calling thread's current device (and thread): their launches are issued by the thread that
  * called kilnRun, never by a launcher thread. */

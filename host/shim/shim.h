@@ -119,9 +119,10 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm);
  * with launch, runs it. */
 bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res);
 /* Around the launches of a group's deferred calls: kiln queues them and issues them together at
- * the end, GPUs in parallel (kilnGroupStart/End). The end returns its failure, and reports it
- * (error text, log) only when `report` (the caller has no earlier failure to keep). */
+ * the end, GPUs in parallel (kilnGroupStart/End). `failed`: a call of the group failed or was
+ * dropped: none of the group launches (kilnGroupFail), and the caller's earlier error stays the
+ * one reported. Otherwise the end returns its own failure and reports it (error text, log). */
 void shimKilnGroupStart(void);
-ncclResult_t shimKilnGroupEnd(bool report);
+ncclResult_t shimKilnGroupEnd(bool failed);
 
 #endif /* KILN_SHIM_H */

@@ -313,7 +313,7 @@ static ncclResult_t launchDeferred(void) {
   }
   /* A failed call fails the whole kiln group (nothing of it launches); its own error text, set
    * above, stays the one ncclGetLastError reports. */
-  ncclResult_t issued = shimKilnGroupEnd(first == ncclSuccess);
+  ncclResult_t issued = shimKilnGroupEnd(first != ncclSuccess);
   return first != ncclSuccess ? first : issued;
 }
 

@@ -429,10 +429,11 @@ out_free:
 
 void shimKilnGroupStart(void) { kilnGroupStart(); }
 
-ncclResult_t shimKilnGroupEnd(bool report) {
+ncclResult_t shimKilnGroupEnd(bool failed) {
+  if (failed) kilnGroupFail(kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s", shimKilnError));
   kilnResult_t kr = kilnGroupEnd();
   if (kr == KILN_SUCCESS) return ncclSuccess;
-  if (report) {
+  if (!failed) {
     snprintf(shimKilnError, sizeof shimKilnError, "kiln: issuing a group's kiln launches failed: %s",
              kilnLastError());
     shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
@@ -457,8 +458,8 @@ static void setup(ncclComm_t* ncomm, int n) {
 }
 
 void shimKilnGroupStart(void) {}
-ncclResult_t shimKilnGroupEnd(bool report) {
-  (void)report;
+ncclResult_t shimKilnGroupEnd(bool failed) {
+  (void)failed;
   return ncclSuccess;
 }
 

@@ -111,6 +111,11 @@ KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbu
  * other work issued inside the group runs before kiln's, as with NCCL. Groups are per thread. */
 KILN_API kilnResult_t kilnGroupStart(void);
 KILN_API kilnResult_t kilnGroupEnd(void);
+/* Inside a group: a call of the group failed without reaching kilnRun (the caller dropped it),
+ * with code r and this thread's kilnLastError as its text. As for a failing kilnRun, the
+ * outermost kilnGroupEnd then launches none of the group and returns r: the peers of the
+ * dropped call must not wait for it. Outside a group, or with KILN_SUCCESS, it does nothing. */
+KILN_API void kilnGroupFail(kilnResult_t r);
 
 #ifdef __cplusplus
 }
