@@ -303,9 +303,11 @@ static bool same_head(kilnColl_t ca, int na, kilnProto_t pa, kilnColl_t cb, int 
   return ca == cb && na == nb && pa == pb;
 }
 
-/* Same shape: everything the kernel depends on. */
+/* Same shape: everything the kernel depends on. That includes whether the plan may run in place:
+ * gen/ folds local reductions by kilnPlanRankSteps, which folds fewer of them in such a plan. */
 static bool same_shape(const kilnPlan* a, const kilnPlan* b) {
   if (!same_head(a->coll, a->ngpus, a->proto, b->coll, b->ngpus, b->proto)) return false;
+  if ((a->inplace != 0) != (b->inplace != 0)) return false;
   for (int r = 0; r < a->ngpus; r++) {
     const kilnGpu *ga = &a->gpus[r], *gb = &b->gpus[r];
     if (ga->i_chunks != gb->i_chunks || ga->o_chunks != gb->o_chunks || ga->s_chunks != gb->s_chunks ||
