@@ -108,6 +108,7 @@ static void worker(Gpu* x, const Args* a) {
     if (r == seen) continue;
     seen = r;
     emptyKernel<<<4, 512, 0, x->s>>>(*a);
+    CUDA_CHECK(cudaGetLastError());
     gDone.fetch_add(1, std::memory_order_acq_rel);
   }
 }
@@ -203,9 +204,14 @@ int main(int argc, char** argv) {
   memset(&a, 0, sizeof(a));
   printf("# host_bench: %d GPUs, one thread, %d rounds; microseconds per GPU per call\n", ngpu, iters);
   printf("%-26s %10s\n", "call", "us/GPU");
-  std::vector<std::thread> workers;
-  for (int i = 1; i < ngpu; i++) workers.emplace_back(worker, &g[i], &a);
   for (int w = 0; w < NWHAT; w++) {
+    /* LAUNCH_THREADS' launchers spin: only for their row, not while the others are measured */
+    std::vector<std::thread> workers;
+    if (w == LAUNCH_THREADS) {
+      gStop.store(false, std::memory_order_release);
+      for (int i = 1; i < ngpu; i++) workers.emplace_back(worker, &g[i], &a);
+    }
+    CUDA_CHECK(cudaSetDevice(0)); /* LAUNCH_NO_SWITCH launches on GPU 0's stream */
     for (int i = 0; i < 200; i++) round(g, (What)w, a); /* warm up */
     for (Gpu& x : g) { CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaDeviceSynchronize()); }
     CUDA_CHECK(cudaSetDevice(0));
@@ -220,10 +226,11 @@ int main(int argc, char** argv) {
       }
     }
     double t1 = nowUs();
+    CUDA_CHECK(cudaGetLastError()); /* this thread's launches of the row */
     printf("%-26s %10.3f\n", kName[w], (t1 - t0) / iters / ngpu);
+    gStop.store(true, std::memory_order_release);
+    for (std::thread& t : workers) t.join();
     for (Gpu& x : g) { CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaDeviceSynchronize()); }
   }
-  gStop.store(true, std::memory_order_release);
-  for (std::thread& t : workers) t.join();
   return 0;
 }
