@@ -21,15 +21,19 @@ pack_bins() {
     cp "$f" "$dir/bin/" || { echo "no $f: build it first" >&2; return 1; }
   done
   carry_libs "$dir"/bin/* | while read -r l; do cp -L "$l" "$dir/lib/"; done
-  strip "$dir"/bin/* 2>/dev/null
+  strip --strip-debug "$dir"/bin/* 2>/dev/null
   du -sh "$dir"
 }
 
-# device_env LIBDIR: the environment of kiln's runs on the GPU machines: NVLink multicast off
-# everywhere (it can take the shared host down), GPU suites that fail instead of skipping when
-# GPUs are missing, PyTorch's NCCL 2.28.9 (NCCL_LIB) and LIBDIR first on the library path.
-device_env() {
+# device_safety: what every run on the GPU machines needs: NVLink multicast off everywhere (it
+# can take the shared host down) and GPU suites that fail instead of skipping when GPUs are
+# missing. NCCL_LIB: PyTorch's NCCL 2.28.9.
+device_safety() {
   export KILN_TEST_REQUIRE_GPUS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
   NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
+}
+# device_env LIBDIR: device_safety, with NCCL_LIB and LIBDIR first on the library path.
+device_env() {
+  device_safety
   export LD_LIBRARY_PATH="$NCCL_LIB:$1:${LD_LIBRARY_PATH:-}"
 }

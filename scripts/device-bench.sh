@@ -6,7 +6,7 @@
 #   scripts/device-bench.sh --pack BUILD_DIR   (CPU machine) fill .carry-gen/ from a build
 #   scripts/device-bench.sh [--quick] [-- EXTRA coll_bench ARGS]   (GPU machine) run
 # Writes CSV and SVG files and logs under $OUT (default /tmp/kiln-bench); prints the short table
-# last. Takes 2-4 minutes (every step has a timeout; at most about 5.5 minutes).
+# last. Takes 2-4 minutes (every step has a timeout; at most about 6 minutes).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 carry="$here/.carry-gen"
@@ -32,9 +32,9 @@ if [ $explore = 1 ]; then
   keep() { (cd "$OUT" && for f in "$@"; do [ -f "$f" ] && tar rf explore.tar "$f" && rm -f "$f"; done); }
   cb="$carry/bin/coll_bench"
   sw=(--sweep --min 8 --max 64M --iters 10 --warmup 2)
-  timeout -k 5 40 "$carry/bin/prim_bench" --iters 5 --max 256M --csv "$OUT/prim.csv" > "$OUT/prim.log" 2>&1
+  timeout -k 5 60 "$carry/bin/prim_bench" --iters 5 --max 256M --csv "$OUT/prim.csv" > "$OUT/prim.log" 2>&1
   echo "prim rc=$?"
-  grep -E "^(flag|copy|reduce|ll) " "$OUT/prim.log" | grep -E "^flag| (1|16|64) " | head -30
+  grep -E "^(flag|hop-[a-z0-9]+|copy|reduce|ll|ll128) " "$OUT/prim.log" | grep -E "^flag| (1|16|64) " | head -60
   keep prim.log prim.csv
   # One process per collective: a plan that fails turns kiln off only for the rest of its process.
   for n in 4 2; do
@@ -65,7 +65,7 @@ sizes=(--min 8 --max 1G --iters 20 --warmup 5)
 [ $quick = 1 ] && sizes=(--min 8 --max 64M --iters 10 --warmup 3)
 cb="$carry/bin/coll_bench"
 all=(--colls allreduce,allgather,reducescatter,alltoall)
-timeout -k 5 40 "$carry/bin/prim_bench" --iters 5 --max 256M --csv "$OUT/prim.csv" > "$OUT/prim.log" 2>&1
+timeout -k 5 60 "$carry/bin/prim_bench" --iters 5 --max 256M --csv "$OUT/prim.csv" > "$OUT/prim.log" 2>&1
 echo "prim_bench rc=$?" | tee -a "$OUT/bench.log"
 for n in 2 4; do
   [ "$ngpu" -ge $n ] || { echo "skip $n GPUs: only $ngpu" | tee -a "$OUT/bench.log"; continue; }

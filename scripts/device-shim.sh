@@ -81,7 +81,8 @@ GPUS=${GPUS:-"2 4"}
 log "shim $SHIM, real NCCL $REAL_NCCL, plans ${PLANS:-baked only}, $NGPU GPUs, out $OUT"
 GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 
-export NCCL_NVLS_ENABLE=0 KILN_TEST_REQUIRE_GPUS=1
+. "$(dirname "$0")/carry-libs.sh"
+device_safety # the library path stays this script's: shim or real NCCL per run
 export OMP_NUM_THREADS=1
 status=0
 runs=()
