@@ -31,9 +31,9 @@ static const char* const ordering_names[] = {
 #undef KILN_X_NAME
 };
 
-/* Index of s in names[0..n-1], or -1. */
+/* Index of s in names[0..n-1], or -1 (s NULL: -1). */
 static int lookup(const char* const* names, int n, const char* s) {
-  for (int i = 0; i < n; i++)
+  for (int i = 0; s && i < n; i++)
     if (!strcmp(s, names[i])) return i;
   return -1;
 }
@@ -43,7 +43,7 @@ const char* kilnHyperPolicyName(kilnHyperPolicy_t p) {
 }
 
 bool kilnHyperPolicyParse(const char* s, kilnHyperPolicy_t* out) {
-  int i = s ? lookup(policy_names, KILN_NUM_HYPER_POLICIES, s) : -1;
+  int i = lookup(policy_names, KILN_NUM_HYPER_POLICIES, s);
   if (i < 0) return false;
   *out = (kilnHyperPolicy_t)i;
   return true;
@@ -62,7 +62,7 @@ const char* kilnOrderingName(kilnOrdering_t v) {
 }
 
 bool kilnOrderingParse(const char* s, kilnOrdering_t* out) {
-  int i = s ? lookup(ordering_names, KILN_NUM_ORDERINGS, s) : -1;
+  int i = lookup(ordering_names, KILN_NUM_ORDERINGS, s);
   if (i < 0) return false;
   *out = (kilnOrdering_t)i;
   return true;
@@ -287,7 +287,7 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
   kilnBuf b = {0};
   kilnBufPrintf(&b, "<?xml version=\"1.0\"?>\n<sketch name=\"");
   kilnBufEscaped(&b, s->name);
-  kilnBufPrintf(&b, "\">\n  <intranode strategy=\"%s\"%s>\n", intra_names[s->intra],
+  kilnBufPrintf(&b, "\">\n  <intranode strategy=\"%s\"%s>\n", kilnIntraStrategyName(s->intra),
                 s->nswitches + s->nlinks == 0 ? "/" : "");
   for (int i = 0; i < s->nswitches; i++) {
     kilnBufPrintf(&b, "    <switch gpus=\"");
@@ -298,7 +298,7 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
     kilnBufPrintf(&b, "    <link src=\"%d\" dst=\"%d\"/>\n", s->links[i].src, s->links[i].dst);
   if (s->nswitches + s->nlinks > 0) kilnBufPrintf(&b, "  </intranode>\n");
   bool inter_empty = s->nconns + s->nbeta_split == 0 && !s->has_chunk_to_relay;
-  kilnBufPrintf(&b, "  <internode strategy=\"%s\"%s>\n", inter_names[s->inter], inter_empty ? "/" : "");
+  kilnBufPrintf(&b, "  <internode strategy=\"%s\"%s>\n", kilnInterStrategyName(s->inter), inter_empty ? "/" : "");
   for (int i = 0; i < s->nconns; i++) {
     kilnBufPrintf(&b, "    <conn src=\"%d\" dst=\"", s->conns[i].src);
     kilnBufInts(&b, s->conns[i].dst, s->conns[i].ndst);
@@ -313,7 +313,7 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
     kilnBufPrintf(&b, "  <symmetry offset=\"%d\" group=\"%d\"/>\n", s->symmetry[i].offset, s->symmetry[i].group);
   kilnBufPrintf(&b, "  <hyperparameters input_chunkup=\"%d\" input_size=\"", s->input_chunkup);
   write_size(&b, s->input_size);
-  kilnBufPrintf(&b, "\" ordering=\"%s\"/>\n</sketch>\n", ordering_names[s->ordering]);
+  kilnBufPrintf(&b, "\" ordering=\"%s\"/>\n</sketch>\n", kilnOrderingName(s->ordering));
   return kilnBufFinish(&b, out);
 }
 

@@ -134,8 +134,6 @@ static const kilnStep* step_of(const vctx* c, int g, int s) {
 
 static int local_tb(const vctx* c, int g) { return kilnPlanIndexLocal(&c->ix, g); }
 
-/* A verification failure with its message. */
-
 /* ---- layout: which buffers hold what, and the aliasing of in-place forms ---- */
 
 /* Checks that every rank's i/o chunk counts fit the collective; sets k and R. */
