@@ -31,6 +31,17 @@ static char* plan_source(const kilnPlan* p, const char* ident) {
   return src;
 }
 
+/* The registry source of one plan baked as `ident` from `origin` (the default dtypes). */
+static char* registry_source(const kilnPlan* p, const char* ident, const char* origin) {
+  kilnGenOptions o;
+  kilnGenOptionsDefault(&o);
+  kilnGenUnit u = {p, "", origin};
+  snprintf(u.ident, sizeof u.ident, "%s", ident);
+  char* reg = NULL;
+  cr_assert(eq(int, kilnGenRegistrySource(&u, 1, &o, &reg), KILN_SUCCESS), "%s", kilnLastError());
+  return reg;
+}
+
 static char* read_all(const char* path) {
   FILE* f = fopen(path, "rb");
   cr_assert(not(eq(ptr, f, NULL)), "cannot open %s", path);
@@ -94,11 +105,7 @@ Test(gen, allgather_baked_per_element_size) {
   cr_assert(contains(src, "KILN_BAKED_KERNEL(ag2, b4, uint32_t)\n"));
   cr_assert(contains(src, "KILN_BAKED_KERNEL(ag2, b2, uint16_t)\n"));
   cr_assert(not(contains(src, "KILN_BAKED_KERNEL(ag2, float")));
-  kilnGenOptions o;
-  kilnGenOptionsDefault(&o);
-  kilnGenUnit u = {p, "ag2", "ag2.xml"};
-  char* reg = NULL;
-  cr_assert(eq(int, kilnGenRegistrySource(&u, 1, &o, &reg), KILN_SUCCESS), "%s", kilnLastError());
+  char* reg = registry_source(p, "ag2", "ag2.xml");
   /* int32, uint32 and float all map to the 4-byte kernel. */
   cr_assert(contains(reg, "{NULL, NULL, kilnBaked_ag2_b4, kilnBaked_ag2_b4, NULL, NULL, kilnBaked_ag2_b2, "
                           "kilnBaked_ag2_b4, NULL, kilnBaked_ag2_b2, NULL, NULL}"), "%s", reg);
@@ -114,11 +121,7 @@ Test(gen, ll128_plan_names_its_protocol) {
   char* src = plan_source(p, "ag2");
   cr_assert(contains(src, "static constexpr int proto = KILN_DEV_PROTO_LL128;"), "%s", src);
   free(src);
-  kilnGenOptions o;
-  kilnGenOptionsDefault(&o);
-  kilnGenUnit u = {p, "ag2", "ag2.xml"};
-  char* reg = NULL;
-  cr_assert(eq(int, kilnGenRegistrySource(&u, 1, &o, &reg), KILN_SUCCESS), "%s", kilnLastError());
+  char* reg = registry_source(p, "ag2", "ag2.xml");
   cr_assert(contains(reg, "KILN_PROTO_LL128"), "%s", reg);
   free(reg);
   kilnPlanFree(p);
@@ -142,11 +145,7 @@ Test(gen, steps_inlined_by_protocol_and_count) {
     cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s", kilnLastError());
     char* src = plan_source(p, "r");
     cr_assert(contains(src, cases[i].inlined ? "inlineSteps = true;" : "inlineSteps = false;"), "case %zu", i);
-    kilnGenOptions o;
-    kilnGenOptionsDefault(&o);
-    kilnGenUnit u = {p, "r", "r.xml"};
-    char* reg = NULL;
-    cr_assert(eq(int, kilnGenRegistrySource(&u, 1, &o, &reg), KILN_SUCCESS), "%s", kilnLastError());
+    char* reg = registry_source(p, "r", "r.xml");
     cr_assert(contains(reg, cases[i].inlined ? "}, true}," : "}, false},"), "case %zu: %s", i, reg);
     free(reg);
     free(src);

@@ -240,6 +240,14 @@ static void synth_sweep(int n) {
 #endif
 }
 
+/* Loads a registry entry's plan (its XML) on every rank. */
+static void load_entry(loaded* l, const world* w, const kilnRegistryEntry* e) {
+  kilnPlan* plan = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(e->xml, strlen(e->xml), e->name, &plan), KILN_SUCCESS), "%s: %s",
+            e->name, kilnLastError());
+  load_plan(l, w, plan);
+}
+
 /* Every plan baked into this build for n ranks (plans/baked: the plans the registry picks by
  * default), in each form it serves: every dtype and op at counts 1 and 1003 (the baked kernel and
  * the interpreter), float32 sum, bfloat16 avg, int8 min and uint64 prod at 7, 65549 and 1048581
@@ -260,11 +268,8 @@ static void baked_sweep(int n) {
   for (int i = 0; i < kilnRegistryCount(); i++) {
     const kilnRegistryEntry* e = kilnRegistryAt(i);
     if (!e || !e->xml || e->nranks != n) continue;
-    kilnPlan* plan = NULL;
-    cr_assert(eq(int, kilnPlanReadMemory(e->xml, strlen(e->xml), e->name, &plan), KILN_SUCCESS), "%s: %s",
-              e->name, kilnLastError());
     loaded l;
-    load_plan(&l, &w, plan);
+    load_entry(&l, &w, e);
     bool baked = false;
     for (int form = 0; form < 2; form++)
       if (form ? e->inplace : e->outofplace) baked |= check_plan(&l, &w, e->coll, form, &cs, &rng);
@@ -456,10 +461,7 @@ static void load_small_allreduce(loaded* l, const world* w) {
     load(l, w, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_LL, false);
     return;
   }
-  kilnPlan* plan = NULL;
-  cr_assert(eq(int, kilnPlanReadMemory(e->xml, strlen(e->xml), e->name, &plan), KILN_SUCCESS), "%s: %s",
-            e->name, kilnLastError());
-  load_plan(l, w, plan);
+  load_entry(l, w, e);
 }
 
 /* kilnGroupStart/End: every rank's calls of a group are queued and issued at the outermost end
