@@ -145,15 +145,17 @@ static void direct_allgather(builder* b, int n, int k, int I, bool inplace) {
           if (inplace) add(b, r, t, KILN_STEP_SEND, KILN_BUF_OUTPUT, r * K + jj, KILN_BUF_OUTPUT, r * K + jj, 1);
           else add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, jj, KILN_BUF_OUTPUT, r * K + jj, 1);
         }
-        for (int j = 0; j < k; j++) {
-          int off = d * K + ins * k + j;
-          add(b, r, t, KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, 1);
-        }
+        /* The local copy between the sends and the receives: it runs while the peer's data is
+         * on its way instead of after it arrived. */
         if (!inplace && m == 0)
           for (int j = 0; j < k; j++) {
             int jj = ins * k + j;
             add(b, r, t, KILN_STEP_COPY, KILN_BUF_INPUT, jj, KILN_BUF_OUTPUT, r * K + jj, 1);
           }
+        for (int j = 0; j < k; j++) {
+          int off = d * K + ins * k + j;
+          add(b, r, t, KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, 1);
+        }
       }
 }
 
@@ -171,15 +173,15 @@ static void direct_alltoall(builder* b, int n, int k, int I, bool inplace) {
           int jj = ins * k + j;
           add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, d * K + jj, KILN_BUF_OUTPUT, r * K + jj, 1);
         }
-        for (int j = 0; j < k; j++) {
-          int off = d * K + ins * k + j;
-          add(b, r, t, KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, 1);
-        }
-        if (!inplace && m == 0)
+        if (!inplace && m == 0) /* as in direct_allgather: copy while the peer's data travels */
           for (int j = 0; j < k; j++) {
             int off = r * K + ins * k + j;
             add(b, r, t, KILN_STEP_COPY, KILN_BUF_INPUT, off, KILN_BUF_OUTPUT, off, 1);
           }
+        for (int j = 0; j < k; j++) {
+          int off = d * K + ins * k + j;
+          add(b, r, t, KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, 1);
+        }
       }
 }
 

@@ -133,6 +133,31 @@ Test(classic, direct_sets_hasdep) {
   kilnPlanFree(p);
 }
 
+
+/* Direct allgather / alltoall out of place: the first peer block copies this rank's own piece
+ * between its sends and its receives (while the peer's data travels), k chunks each. */
+Test(classic, direct_copy_between_sends_and_receives) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = 2;
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL};
+  for (int c = 0; c < 2; c++) {
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnClassicPlan("direct", colls[c], 3, &o, &p), KILN_SUCCESS));
+    for (int t = 0; t < p->gpus[1].ntbs; t++) {
+      const kilnThreadblock* tb = &p->gpus[1].tbs[t];
+      static const kilnStepType_t first[] = {KILN_STEP_SEND, KILN_STEP_SEND, KILN_STEP_COPY,
+                                             KILN_STEP_COPY, KILN_STEP_RECV, KILN_STEP_RECV};
+      static const kilnStepType_t other[] = {KILN_STEP_SEND, KILN_STEP_SEND, KILN_STEP_RECV,
+                                             KILN_STEP_RECV};
+      const kilnStepType_t* want = t == 0 ? first : other;
+      cr_assert(eq(int, tb->nsteps, t == 0 ? 6 : 4), "%s tb %d", p->name, t);
+      for (int s = 0; s < tb->nsteps; s++)
+        cr_expect(eq(str, (char*)kilnStepTypeName(tb->steps[s].type), (char*)kilnStepTypeName(want[s])),
+                  "%s tb %d step %d", p->name, t, s);
+    }
+    kilnPlanFree(p);
+  }
+}
 /* A classic plan survives the XML round trip and still verifies. */
 Test(classic, xml_round_trip_verifies) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
