@@ -45,7 +45,9 @@ struct kilnExec {
 
 /* Chunk counts of input and output as the call sees them (a missing in-place buffer aliases
  * part of the other) and k, the chunks per block of a user buffer. */
-static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k, bool* inplaceForm) {
+/* quiet: no error text (kilnPlanSupports asks on every call the drop-in library sees). */
+static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k, bool* inplaceForm,
+                                 bool quiet) {
   const int n = p->ngpus;
   const kilnGpu* g = &p->gpus[0];
   int i = g->i_chunks, o = g->o_chunks;
@@ -73,18 +75,21 @@ static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k,
       *k = i / n;
       break;
     default:
+      if (quiet) return KILN_ERR_UNSUPPORTED;
       return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: collective %s has no runtime mapping",
                           p->name, kilnCollName(p->coll));
   }
   if (*k < 1) goto bad;
   for (int r = 1; r < n; r++)
     if (p->gpus[r].i_chunks != p->gpus[0].i_chunks || p->gpus[r].o_chunks != p->gpus[0].o_chunks)
-      return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: gpu %d has other chunk counts than gpu 0",
+      return quiet ? KILN_ERR_UNSUPPORTED
+                   : kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: gpu %d has other chunk counts than gpu 0",
                           p->name, r);
   *inN = i;
   *outN = o;
   return KILN_SUCCESS;
 bad:
+  if (quiet) return KILN_ERR_UNSUPPORTED;
   return kilnSetError(KILN_ERR_UNSUPPORTED,
                       "plan %s: i_chunks=%d o_chunks=%d do not fit %s on %d ranks", p->name,
                       g->i_chunks, g->o_chunks, kilnCollName(p->coll), n);
@@ -221,7 +226,7 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
                         p->name, p->ngpus, c->nranks);
   int inN = 0, outN = 0, k = 0;
   bool inplaceForm = false;
-  kilnResult_t res = planGeometry(p, &inN, &outN, &k, &inplaceForm);
+  kilnResult_t res = planGeometry(p, &inN, &outN, &k, &inplaceForm, false);
   if (res != KILN_SUCCESS) return res;
   if ((res = checkRank(p, c, inN, outN)) != KILN_SUCCESS) return res;
   int maxcnt = 1;
@@ -356,11 +361,7 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   if (count > ((size_t)1 << 40)) return false;
   int inN, outN, k;
   bool form;
-  char saved[512];
-  snprintf(saved, sizeof(saved), "%s", kilnLastError());
-  bool ok = planGeometry(p, &inN, &outN, &k, &form) == KILN_SUCCESS;
-  kilnSetError(KILN_ERR_INTERNAL, "%s", saved); /* a predicate leaves the error text as it was */
-  if (!ok) return false;
+  if (planGeometry(p, &inN, &outN, &k, &form, true) != KILN_SUCCESS) return false;
   if (p->coll == KILN_COLL_ALLTOALL && inplace) return false;
   if (form) return inplace;
   return inplace ? p->inplace : true;

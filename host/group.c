@@ -9,9 +9,13 @@
  * host time becomes about one GPU's.
  *
  * A launcher spins for KILN_GROUP_SPIN_US (default 200) after its last work, then sleeps. The
- * calling thread hands work only to a launcher that is awake (spinning) and free; a sleeping one
- * is woken for the next group and this group's launches for its GPU are issued by the calling
- * thread, so a group never waits for a thread to be scheduled. Stream capture and the
+ * calling thread hands work only to a launcher that is awake (spinning) and free, so a group never
+ * waits for a thread to be scheduled; a sleeping launcher's GPU is issued by the calling thread.
+ * A sleeping launcher is woken for the next group only when groups come close together (this one
+ * ended within the spin time of the one before): when they come further apart (a training step's
+ * collectives between long kernels), waking would cost the caller a system call per GPU for a
+ * launcher that falls asleep again before the next group, so there the calling thread issues
+ * every GPU itself, as with KILN_GROUP_THREADS=0. Stream capture and the
  * default-stream handles (0, cudaStreamLegacy, cudaStreamPerThread: they mean the calling
  * thread's stream) put a GPU's launches on the calling thread; a group of one GPU, fewer than two
  * CPUs to run on and KILN_GROUP_THREADS=0 issue everything from it, in call order.
@@ -65,6 +69,7 @@ static atomic_int stopping;
 static pthread_once_t cfgOnce = PTHREAD_ONCE_INIT;
 static bool threadsOn = true;
 static uint64_t spinNs = 200000;
+static _Atomic uint64_t lastGroupNs; /* when the last multi-GPU group was issued (any thread) */
 
 static void readConfig(void) {
   const char* e = getenv("KILN_GROUP_THREADS");
@@ -284,13 +289,15 @@ kilnResult_t kilnGroupEnd(void) {
     start[ndev] = byDev.n;
     launcher* given[KILN_GROUP_MAX_DEVS] = {0};
     uint_fast64_t ticket[KILN_GROUP_MAX_DEVS] = {0};
+    const uint64_t now = nowNs();
+    const bool close = now - atomic_exchange(&lastGroupNs, now) < spinNs;
     /* GPUs after the first go to their launchers when those are awake and free. */
     for (int j = 1; j < ndev; j++) {
       if (callerOnly[j]) continue;
       launcher* w = launcherFor(devs[j]);
       if (!w) continue;
       if (atomic_load(&w->sleeping)) {
-        wake(w); /* for the next group; this one issues GPU j itself */
+        if (close) wake(w); /* for the next group; this one issues GPU j itself */
         continue;
       }
       int freeNow = 0;
