@@ -60,6 +60,12 @@ static kilnResult_t sb_finish(strbuf* b, char** out) {
  * steps) took 17.4 µs called where the interpreter took 12.6 (4x H200, CUDA graphs). */
 #define KILN_GEN_INLINE_STEPS 96
 #define KILN_GEN_INLINE_STEPS_LL 256
+/* Plans with more steps than this get no kernel: their registry row has no launch functions and
+ * the interpreter runs them (as it runs every plan that is not inlined by default). cicc's time
+ * grows faster than the steps there: the 4-rank direct Simple allreduce i32 (2048 steps, 512
+ * blocks) had not compiled after 15 minutes where the 896-step rings take seconds, and called-step
+ * kernels were slower than the interpreter at every size measured (gen/README.md). */
+#define KILN_GEN_KERNEL_STEPS 1024
 
 /* Steps of the plan, all ranks. */
 static int plan_nsteps(const kilnPlan* p) {
@@ -201,6 +207,7 @@ static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[
                          bool sizes[9]) {
   memset(which, 0, sizeof(bool) * KILN_NUM_DTYPES);
   memset(sizes, 0, sizeof(bool) * 9);
+  if (plan_nsteps(p) > KILN_GEN_KERNEL_STEPS) return; /* interpreter only */
   for (int t = 0; t < KILN_NUM_DTYPES; t++) {
     if (!o->dtypes[t]) continue;
     if (plan_reduces(p)) which[t] = true;
@@ -299,7 +306,10 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
 
   bool which[KILN_NUM_DTYPES], sizes[9];
   baked_dtypes(p, o, which, sizes);
-  if (plan_reduces(p)) {
+  if (nsteps > KILN_GEN_KERNEL_STEPS) {
+    sb_printf(&b, "/* No kernel: more than %d steps (the interpreter runs this plan). */\n",
+              KILN_GEN_KERNEL_STEPS);
+  } else if (plan_reduces(p)) {
     sb_printf(&b, "/* Kernels: dtype x sum (avg divides after a sum). */\n");
     for (int t = 0; t < KILN_NUM_DTYPES; t++)
       if (which[t])

@@ -153,6 +153,36 @@ Test(gen, steps_inlined_by_protocol_and_count) {
   }
 }
 
+
+/* A plan of more than 1024 steps gets no kernel (its registry row has no launch function, so the
+ * interpreter runs it); 1024 steps still get theirs. Ring allreduce on 4 ranks: 28 steps per
+ * instance. */
+Test(gen, no_kernel_past_1024_steps) {
+  static const struct {
+    int instances;
+    bool kernel;
+  } cases[] = {{36, true}, {37, false}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
+    co.instances = cases[i].instances;
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s", kilnLastError());
+    char* src = plan_source(p, "big");
+    char* reg = registry_source(p, "big", "big.xml");
+    if (cases[i].kernel) {
+      cr_expect(contains(src, "KILN_BAKED_KERNEL(big, float, float)"), "case %zu", i);
+      cr_expect(contains(reg, "kilnBaked_big_float"), "case %zu", i);
+    } else {
+      cr_expect(not(contains(src, "KILN_BAKED_KERNEL(")), "case %zu", i);
+      cr_expect(contains(src, "No kernel: more than 1024 steps"), "case %zu", i);
+      cr_expect(not(contains(reg, "kilnBaked_big_")), "case %zu", i);
+      cr_expect(contains(reg, "{NULL, NULL, NULL"), "case %zu: %s", i, reg);
+    }
+    free(reg);
+    free(src);
+    kilnPlanFree(p);
+  }
+}
 /* The same plan twice gives byte-identical source (no dates, no absolute paths). */
 Test(gen, deterministic) {
   kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_SIMPLE, false);
