@@ -163,8 +163,9 @@ static int kernelProto(kilnProto_t p) {
  * kernels returned a stale element 3 times in 7 runs of gpu_runtime/classic_plans_2gpus on 2x
  * H200 (reducing plans, int8, one element, on rank 0, whose kernel polls its peer's line). The
  * likely cause, data taken from the poll that saw the flag, is fixed in primitives.cuh (the data
- * is loaded again after the flags, as NCCL does), but the fix has not run on a GPU yet: LL128
- * stays off until the suite passes with it on, many times over. */
+ * is loaded again after the flags, as NCCL does); with the fix the suite passed 3 runs of 3 on 4x
+ * H100, but LL128 won in no plan (kernels/README.md), so it stays off until it both wins and has
+ * passed many more runs. */
 static int devProto(kilnProto_t p) {
   if (p == KILN_PROTO_LL128) {
     const char* e = getenv("KILN_LL128");
