@@ -70,6 +70,7 @@ __device__ __forceinline__ bool runPiece(int type, const Piece<T>& pc, const Op&
 /* Block state shared by the threads. */
 struct BlockState {
   uint64_t sent, rcvd;
+  uint64_t tail; /* the send connection's `tail` as last loaded (it only grows) */
   uint32_t seq;
   int abort;
 };
@@ -108,7 +109,8 @@ __device__ __forceinline__ Piece<T> stepPiece(const kilnDevArgs& a, int srcbuf, 
 /* Thread roles around a step (blocks have at least 64 threads): thread 0 owns the send side
  * (waits for a free slot, publishes `head`, counts bs->sent) and the dependencies (waits, publishes
  * `progress`); thread 32, in another warp, owns the receive side (waits for `head` (Simple),
- * publishes `tail`, counts bs->rcvd). Each counter has one writer, read by the others only after
+ * publishes `tail`, counts bs->rcvd). bs->tail is loaded by thread 32 in blockBegin and owned by
+ * thread 0 after blockBegin's barrier. Each counter has one writer, read by the others only after
  * a __syncthreads(), and a step that receives and sends waits for both peers at once instead of
  * one round trip after the other.
  *
@@ -147,8 +149,11 @@ __device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& 
       const uint64_t want = progressWord(bs->seq, it, depNsteps, deps + 1);
       while (!bad && ldAcquireGpu(a.progress + depid) < want) bad = spin.tick();
     }
-    if (sd)
-      while (!bad && ldAcquireSys(tb.sendTail) + (uint64_t)a.nslots < bs->sent + 1) bad = spin.tick();
+    /* A slot is free once the peer has drained it: `tail` only grows, so a value loaded earlier
+     * (blockBegin, an earlier step) that already frees the slot spares the load. */
+    if (sd && bs->tail + (uint64_t)a.nslots < bs->sent + 1)
+      while (!bad && (bs->tail = ldAcquireSys(tb.sendTail)) + (uint64_t)a.nslots < bs->sent + 1)
+        bad = spin.tick();
   } else if (tid == 32 && rv && PROTO == KILN_DEV_PROTO_SIMPLE) {
     while (!bad && ldAcquireSys(tb.recvHead) < bs->rcvd + 1) bad = spin.tick();
   }
@@ -271,6 +276,10 @@ __device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& 
 
 /* The start every kiln kernel block shares (interpreter and baked): bump this block's call
  * sequence number, load its connection counters, and see whether the communicator was aborted.
+ * Another warp loads the send connection's `tail` meanwhile, so that the first send's wait for a
+ * free slot (waitStep) usually needs no load of its own after the barrier: one round trip less
+ * before the first byte goes out. Its acquire, followed by the barrier, orders the block's later
+ * stores into the slot after the peer's reads of it, as waitStep's own load does.
  * Returns false when the block must not run. */
 __device__ __forceinline__ bool blockBegin(const kilnDevArgs& a, const kilnDevTb& tb, BlockState* bs) {
   if (threadIdx.x == 0) {
@@ -279,6 +288,8 @@ __device__ __forceinline__ bool blockBegin(const kilnDevArgs& a, const kilnDevTb
     bs->sent = tb.sendPeer >= 0 ? *tb.sendCount : 0;
     bs->rcvd = tb.recvPeer >= 0 ? *tb.recvCount : 0;
     bs->abort = *(volatile int*)a.abortFlag;
+  } else if (threadIdx.x == 32) {
+    bs->tail = tb.sendPeer >= 0 ? ldAcquireSys(tb.sendTail) : 0;
   }
   __syncthreads();
   return !bs->abort;
