@@ -6,7 +6,10 @@ Per rank r and instance i (chunk i of the input), one threadblock per peer d = r
   step 0: s   input[i]                       (to peer d)
   step 1: rrc output[i] <- (m == 0 ? input[i] : output[i]) + received   (waits on tb m-1 step 1)
 The dependency chain orders the reductions into output[i]; the transfers all run at once, so
-the latency is one hop, where the two-shot direct plan needs two.
+the latency is one hop, where the two-shot direct plan needs two. reducescatter: the same with
+input piece d (chunk d*I+i) sent to peer d and this rank's own piece starting the chain. On 2
+ranks the chain is one block per instance that sends and then reduces (no scratch, no second
+block to wait for); --inplace --form chain writes that form in place (2 ranks only).
 
 --form gather (out of place; allreduce or reducescatter) and --inplace (allreduce, result in the
 input buffer, o_chunks=0): the peer threadblocks receive into scratch; one more threadblock per
@@ -71,9 +74,9 @@ def main():
     ap.add_argument("--proto", default="LL", choices=["LL", "Simple", "LL128"])
     ap.add_argument("--inplace", action="store_true")
     ap.add_argument("--coll", default="allreduce", choices=["allreduce", "reducescatter"])
-    ap.add_argument("--form", default="chain", choices=["chain", "gather"],
+    ap.add_argument("--form", default=None, choices=["chain", "gather"],
                     help="out of place: reduce through a chain of blocks, or gather into scratch "
-                         "and reduce in one block (reducescatter: gather only)")
+                         "and reduce in one block")
     ap.add_argument("--min", type=int, default=0)
     ap.add_argument("--max", type=int, default=9223372036854775807)
     ap.add_argument("-o", required=True)
@@ -81,37 +84,50 @@ def main():
     n, I = a.ranks, a.instances
     if n < 2 or I < 1 or a.min < 0 or a.min > a.max:
         ap.error("need --ranks >= 2, --instances >= 1, 0 <= --min <= --max")
-    if a.coll == "reducescatter" and (a.inplace or a.form != "gather"):
-        ap.error("reducescatter: only --form gather, out of place")
+    if a.coll == "reducescatter" and a.inplace:
+        ap.error("reducescatter: out of place only")
     if a.inplace and a.form == "gather":
         ap.error("--inplace has its own form (scratch, then one reducing block)")
+    # In place with --form chain: only on 2 ranks (the one peer block of an instance sends the
+    # input before reducing into it; with more peers another block could still be sending it).
+    # Without --form, in place is the scratch form.
+    if a.inplace and a.form == "chain" and n != 2:
+        ap.error("--inplace --form chain: 2 ranks only")
+    chain_inplace = a.inplace and a.form == "chain"
+    if a.form is None:
+        a.form = "chain"
     name = "oneshot-%s-n%d-i%d%s%s%s" % (a.coll, n, I, "-inplace" if a.inplace else "",
-                                         "-gather" if a.form == "gather" else "",
+                                         "-gather" if a.form == "gather" else
+                                         "-chain" if chain_inplace else "",
                                          "" if a.proto == "Simple" else "-" + a.proto)
     nck = I * n if a.coll == "reducescatter" else I
     out = ['<algo name="%s" proto="%s" nchannels="%d" nchunksperloop="%d" ngpus="%d" coll="%s" '
            'inplace="%d" outofplace="%d" minBytes="%d" maxBytes="%d">'
            % (name, a.proto, I, nck, n, a.coll, a.inplace, not a.inplace, a.min, a.max)]
     for r in range(n):
-        if a.form == "gather" or a.inplace:
+        if a.form == "gather" or (a.inplace and not chain_inplace):
             out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="%d">'
                        % (r, nck, 0 if a.inplace else I, I * (n - 1)))
             scratch_rank(out, n, I, r, a.coll, a.inplace)
             continue
-        out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="0">' % (r, I, I))
+        out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="0">' % (r, nck, 0 if a.inplace else I))
+        res = "i" if a.inplace else "o"
         t = 0
         for i in range(I):
             first = t
             for m in range(n - 1):
                 d = (r + 1 + m) % n
                 out.append('    <tb id="%d" send="%d" recv="%d" chan="%d">' % (t, d, d, i))
-                out.append('      <step s="0" type="s" srcbuf="i" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
-                           'depid="-1" deps="-1" hasdep="0"/>' % (i, i))
+                # reducescatter: peer d's piece goes to d; this rank's own piece starts the chain
+                sent = d * I + i if a.coll == "reducescatter" else i
+                own = r * I + i if a.coll == "reducescatter" else i
+                out.append('      <step s="0" type="s" srcbuf="i" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="1" '
+                           'depid="-1" deps="-1" hasdep="0"/>' % (sent, res, i))
                 dep = (t - 1, 1) if m > 0 else (-1, -1)
                 last = m == n - 2
-                out.append('      <step s="1" type="rrc" srcbuf="%s" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" '
-                           'depid="%d" deps="%d" hasdep="%d"/>' % ("i" if m == 0 else "o", i, i, dep[0], dep[1],
-                                                                   0 if last else 1))
+                out.append('      <step s="1" type="rrc" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="1" '
+                           'depid="%d" deps="%d" hasdep="%d"/>' % ("i" if m == 0 else res, own if m == 0 else i,
+                                                                   res, i, dep[0], dep[1], 0 if last else 1))
                 out.append('    </tb>')
                 t += 1
         out.append('  </gpu>')
