@@ -375,8 +375,6 @@ static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   return medianOfSlowest(b, slow, ok);
 }
 
-/* Runs variant v `warmup + iters` times; returns the median time (µs) of the slowest rank per
- * call, or -1 when the variant cannot run. */
 /* Waits for every rank's stream; false (and kiln off from here) when kiln failed on a GPU. */
 static bool finishRanks(Bench& b, int v) {
   bool ok = true;
@@ -428,6 +426,8 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   return 1000.0 * slow[reps / 2];
 }
 
+/* Runs variant v `warmup + iters` times; returns the median time (µs) of the slowest rank per
+ * call, or -1 when the variant cannot run (--graph, --batch: their own timing). */
 static double timeVariant(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
   const Options& o = b.o;
   if (o.graph > 0) return timeVariantGraph(b, c, v, ex, count);

@@ -75,6 +75,9 @@ static int plan_nsteps(const kilnPlan* p) {
   return nsteps;
 }
 
+/* Whether the plan gets kernels at all (else its registry row has no launch functions). */
+static bool plan_has_kernels(const kilnPlan* p) { return plan_nsteps(p) <= KILN_GEN_KERNEL_STEPS; }
+
 /* Whether the plan's steps are inlined (its registry row's `inlined`). */
 static bool plan_inlined(const kilnPlan* p, int nsteps) {
   return nsteps <= (p->proto != KILN_PROTO_SIMPLE ? KILN_GEN_INLINE_STEPS_LL : KILN_GEN_INLINE_STEPS);
@@ -207,7 +210,7 @@ static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[
                          bool sizes[9]) {
   memset(which, 0, sizeof(bool) * KILN_NUM_DTYPES);
   memset(sizes, 0, sizeof(bool) * 9);
-  if (plan_nsteps(p) > KILN_GEN_KERNEL_STEPS) return; /* interpreter only */
+  if (!plan_has_kernels(p)) return; /* interpreter only */
   for (int t = 0; t < KILN_NUM_DTYPES; t++) {
     if (!o->dtypes[t]) continue;
     if (plan_reduces(p)) which[t] = true;
@@ -306,7 +309,7 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
 
   bool which[KILN_NUM_DTYPES], sizes[9];
   baked_dtypes(p, o, which, sizes);
-  if (nsteps > KILN_GEN_KERNEL_STEPS) {
+  if (!plan_has_kernels(p)) {
     sb_printf(&b, "/* No kernel: more than %d steps (the interpreter runs this plan). */\n",
               KILN_GEN_KERNEL_STEPS);
   } else if (plan_reduces(p)) {

@@ -11,9 +11,8 @@
  *
  * What gets baked per plan (KEEP BUILDS LEAN): plans that reduce get kernels for the dtypes in
  * kilnGenOptions.dtypes with the sum op (avg runs on them too); plans that only move data get one
- * kernel per element size actually needed by those dtypes and serve every dtype of that size. Plans of more than
- * 1024 steps get no kernel.
- * Everything else runs on the interpreter.
+ * kernel per element size actually needed by those dtypes and serve every dtype of that size.
+ * Plans of more than 1024 steps get no kernel. Everything else runs on the interpreter.
  *
  * Output is deterministic: the same plans and options give byte-identical files (no dates, no
  * absolute paths). Files are written atomically (temporary + rename).

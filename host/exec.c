@@ -174,14 +174,9 @@ static int devProto(kilnProto_t p) {
   return kernelProto(p);
 }
 
-/* Elements of `es` bytes a piece may hold when a step of `maxcnt` chunks fills one slot: LL
- * carries 8 bytes per 16-byte line, LL128 120 per 128-byte line, Simple the slot's bytes
- * (kernels/primitives.cuh, pieceBytes). */
+/* Elements of `es` bytes a piece may hold when a step of `maxcnt` chunks fills one slot. */
 static size_t sliceCap(int proto, size_t slotBytes, int maxcnt, size_t es) {
-  const size_t per = slotBytes / (size_t)maxcnt;
-  if (proto == KILN_DEV_PROTO_LL) return per / 2 / es;
-  if (proto == KILN_DEV_PROTO_LL128) return per / 128 * 120 / es;
-  return per / es;
+  return (size_t)kilnDevPieceElems(proto, slotBytes / (size_t)maxcnt, es);
 }
 
 /* Frees the scratch buffers a growth inside a group replaced (no call can use them any more:

@@ -27,6 +27,12 @@ extern "C" {
 enum { KILN_DEV_BUF_INPUT = 0, KILN_DEV_BUF_OUTPUT = 1, KILN_DEV_BUF_SCRATCH = 2, KILN_DEV_NBUFS = 3 };
 /* Protocols the kernels implement (kernels/primitives.cuh). */
 enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1, KILN_DEV_PROTO_LL128 = 2 };
+/* Line geometry of the line protocols: LL carries 8 data bytes per 16-byte line, LL128 120 per
+ * 128-byte line. */
+enum {
+  KILN_DEV_LL_LINE_BYTES = 16, KILN_DEV_LL_DATA_BYTES = 8,
+  KILN_DEV_LL128_LINE_BYTES = 128, KILN_DEV_LL128_DATA_BYTES = 120
+};
 /* Error codes the kernel leaves in the communicator's error word. */
 enum { KILN_DEV_OK = 0, KILN_DEV_ERR_TIMEOUT = 1 };
 
@@ -102,6 +108,14 @@ int kilnInterpLaunch(int dtype, const kilnDevArgs* args, int threads, void* stre
 /* Loads every interpreter kernel on the current device (see interp_dtype.cu.in: lazy loading
  * during a spinning kernel can deadlock). Returns a cudaError_t value. */
 int kilnInterpPreload(void);
+
+/* Elements of `esize` bytes a piece of one step may hold in `bytes` of a slot under protocol
+ * `proto` (the host's side of primitives.cuh's pieceBytes: the bytes a piece takes). */
+static inline uint64_t kilnDevPieceElems(int proto, uint64_t bytes, uint64_t esize) {
+  if (proto == KILN_DEV_PROTO_LL) return bytes / (KILN_DEV_LL_LINE_BYTES / KILN_DEV_LL_DATA_BYTES) / esize;
+  if (proto == KILN_DEV_PROTO_LL128) return bytes / KILN_DEV_LL128_LINE_BYTES * KILN_DEV_LL128_DATA_BYTES / esize;
+  return bytes / esize;
+}
 
 #ifdef __cplusplus
 }

@@ -297,11 +297,16 @@ template <typename T> struct Piece {
 #ifndef KILN_LL128_UL
 #define KILN_LL128_UL 4
 #endif
-enum : int { LL128_LINE_BYTES = 128, LL128_DATA_BYTES = 120, LL128_LINE_WORDS = 16 };
+enum : int {
+  LL128_LINE_BYTES = KILN_DEV_LL128_LINE_BYTES,
+  LL128_DATA_BYTES = KILN_DEV_LL128_DATA_BYTES,
+  LL128_LINE_WORDS = LL128_LINE_BYTES / 8
+};
 
-/* Bytes one piece of `elems` elements of `esize` bytes takes in a slot. */
+/* Bytes one piece of `elems` elements of `esize` bytes takes in a slot (the host sizes pieces by
+ * the inverse, kilnDevPieceElems in kiln_dev.h). */
 template <int PROTO> __host__ __device__ constexpr uint64_t pieceBytes(uint64_t elems, int esize) {
-  return PROTO == KILN_DEV_PROTO_LL ? elems * esize * 2
+  return PROTO == KILN_DEV_PROTO_LL ? elems * esize * (KILN_DEV_LL_LINE_BYTES / KILN_DEV_LL_DATA_BYTES)
        : PROTO == KILN_DEV_PROTO_LL128
            ? (elems * esize + LL128_DATA_BYTES - 1) / LL128_DATA_BYTES * LL128_LINE_BYTES
            : elems * esize;

@@ -90,22 +90,20 @@ def main():
         ap.error("--inplace has its own form (scratch, then one reducing block)")
     # In place with --form chain: only on 2 ranks (the one peer block of an instance sends the
     # input before reducing into it; with more peers another block could still be sending it).
-    # Without --form, in place is the scratch form.
     if a.inplace and a.form == "chain" and n != 2:
         ap.error("--inplace --form chain: 2 ranks only")
-    chain_inplace = a.inplace and a.form == "chain"
-    if a.form is None:
-        a.form = "chain"
+    # The form written: chain, gather, or (in place without --form) scratch.
+    form = a.form or ("scratch" if a.inplace else "chain")
     name = "oneshot-%s-n%d-i%d%s%s%s" % (a.coll, n, I, "-inplace" if a.inplace else "",
-                                         "-gather" if a.form == "gather" else
-                                         "-chain" if chain_inplace else "",
+                                         "-gather" if form == "gather" else
+                                         "-chain" if form == "chain" and a.inplace else "",
                                          "" if a.proto == "Simple" else "-" + a.proto)
     nck = I * n if a.coll == "reducescatter" else I
     out = ['<algo name="%s" proto="%s" nchannels="%d" nchunksperloop="%d" ngpus="%d" coll="%s" '
            'inplace="%d" outofplace="%d" minBytes="%d" maxBytes="%d">'
            % (name, a.proto, I, nck, n, a.coll, a.inplace, not a.inplace, a.min, a.max)]
     for r in range(n):
-        if a.form == "gather" or (a.inplace and not chain_inplace):
+        if form != "chain":
             out.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="%d">'
                        % (r, nck, 0 if a.inplace else I, I * (n - 1)))
             scratch_rank(out, n, I, r, a.coll, a.inplace)
@@ -114,7 +112,6 @@ def main():
         res = "i" if a.inplace else "o"
         t = 0
         for i in range(I):
-            first = t
             for m in range(n - 1):
                 d = (r + 1 + m) % n
                 out.append('    <tb id="%d" send="%d" recv="%d" chan="%d">' % (t, d, d, i))

@@ -133,7 +133,6 @@ Test(classic, direct_sets_hasdep) {
   kilnPlanFree(p);
 }
 
-
 /* Direct allgather / alltoall out of place: the first peer block copies this rank's own piece
  * between its sends and its receives (while the peer's data travels), k chunks each. */
 Test(classic, direct_copy_between_sends_and_receives) {
@@ -158,6 +157,7 @@ Test(classic, direct_copy_between_sends_and_receives) {
     kilnPlanFree(p);
   }
 }
+
 /* A classic plan survives the XML round trip and still verifies. */
 Test(classic, xml_round_trip_verifies) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;

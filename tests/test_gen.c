@@ -153,7 +153,6 @@ Test(gen, steps_inlined_by_protocol_and_count) {
   }
 }
 
-
 /* A plan of more than 1024 steps gets no kernel (its registry row has no launch function, so the
  * interpreter runs it); 1024 steps still get theirs. Ring allreduce on 4 ranks: 28 steps per
  * instance. */
@@ -183,6 +182,7 @@ Test(gen, no_kernel_past_1024_steps) {
     kilnPlanFree(p);
   }
 }
+
 /* The same plan twice gives byte-identical source (no dates, no absolute paths). */
 Test(gen, deterministic) {
   kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_SIMPLE, false);
