@@ -74,7 +74,8 @@ __global__ void simpleKernel(const float* src, float* dst, size_t n) {
  * receiver's block b reads them into dst (the line flags come from the call number). A block's
  * share is whole lines (LL: 2 floats, LL128: 30). ---- */
 template <int PROTO> struct Pipe {
-  static constexpr size_t unit = (PROTO == KILN_DEV_PROTO_LL128 ? LL128_DATA_BYTES : KILN_DEV_LL_DATA_BYTES) / sizeof(float);
+  static constexpr size_t unit =
+      (PROTO == KILN_DEV_PROTO_LL128 ? KILN_DEV_LL128_DATA_BYTES : KILN_DEV_LL_DATA_BYTES) / sizeof(float);
   static __device__ void share(size_t n, size_t* lo, size_t* hi) {
     const size_t per = ((n + gridDim.x - 1) / gridDim.x + unit - 1) / unit * unit;
     *lo = min(n, per * blockIdx.x);
