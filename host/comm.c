@@ -42,10 +42,11 @@ static kilnResult_t checkConfig(const kilnCommConfig* cfg) {
                         "kilnCommConfig not initialized with KILN_COMM_CONFIG_INITIALIZER");
   if (cfg->maxChannels < 1 || cfg->maxChannels > 64 || cfg->nslots < 2 || cfg->nslots > 64 ||
       cfg->slotBytes < 4096 || cfg->slotBytes % 4096 != 0 || cfg->threads < 64 ||
-      cfg->threads > 512 || cfg->threads % 32 != 0 || cfg->timeoutMs < 1)
+      cfg->threads > 512 || cfg->threads % 32 != 0 || cfg->timeoutMs < 1 || cfg->symBytes % 8192 != 0)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "kilnCommConfig out of range (maxChannels 1..64, nslots 2..64, slotBytes a "
-                        "multiple of 4096, threads 64..512 by 32, timeoutMs >= 1)");
+                        "multiple of 4096, threads 64..512 by 32, timeoutMs >= 1, symBytes a "
+                        "multiple of 8192)");
   return KILN_SUCCESS;
 }
 
@@ -59,6 +60,7 @@ static void commFree(struct kilnComm* c) {
   if (c->registered) ncclCommWindowDeregister(c->nccl, c->window);
   if (c->win) ncclMemFree(c->win);
   if (c->state) cudaFree(c->state);
+  if (c->symState) cudaFree(c->symState);
   if (c->abortFlag) cudaFree(c->abortFlag);
   if (c->errHost) cudaFreeHost(c->errHost);
   if (c->last) cudaEventDestroy(c->last);
@@ -90,7 +92,10 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   c->fifoBytes = (size_t)cfg->nslots * cfg->slotBytes;
   c->headBase = nconn * c->fifoBytes;
   c->tailBase = c->headBase + nconn * 128;
-  c->winBytes = (c->tailBase + nconn * 128 + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
+  c->symFlagBase = c->tailBase + nconn * 128;
+  c->symStageBase = (c->symFlagBase + KILN_SYM_FLAG_WORDS * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+  c->symHalf = cfg->symBytes / 2;
+  c->winBytes = (c->symStageBase + 2 * c->symHalf + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
   if (ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclMemAlloc(%zu) failed", c->rank, c->winBytes);
     goto out_free;
@@ -98,6 +103,8 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   CUDA_TRY(cudaMemset(c->win, 0, c->winBytes), out_free);
   CUDA_TRY(cudaMalloc((void**)&c->state, 2 * nconn * sizeof(uint64_t)), out_free);
   CUDA_TRY(cudaMemset(c->state, 0, 2 * nconn * sizeof(uint64_t)), out_free);
+  CUDA_TRY(cudaMalloc((void**)&c->symState, 2 * sizeof(uint64_t)), out_free);
+  CUDA_TRY(cudaMemset(c->symState, 0, 2 * sizeof(uint64_t)), out_free);
   CUDA_TRY(cudaMalloc((void**)&c->abortFlag, sizeof(int)), out_free);
   CUDA_TRY(cudaMemset(c->abortFlag, 0, sizeof(int)), out_free);
   CUDA_TRY(cudaHostAlloc((void**)&c->errHost, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable), out_free);

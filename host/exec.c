@@ -431,6 +431,7 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   }
   enum cudaStreamCaptureStatus cap_status = cudaStreamCaptureStatusNone;
   kilnLaunch l;
+  memset(&l, 0, sizeof(l));
   l.comm = c;
   l.stream = stream;
   l.baked = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
@@ -496,11 +497,13 @@ kilnResult_t kilnLaunchIssue(kilnLaunch* l) {
     if (c->haveLast && sid != c->lastStream) CUDA_TRY(cudaStreamWaitEvent(l->stream, c->last, 0), out);
   }
   {
-    int e = l->baked ? l->baked(&l->args, l->threads, (void*)l->stream)
-                     : kilnInterpLaunch(l->dtype, &l->args, l->threads, (void*)l->stream);
+    int e = l->sym     ? kilnSymLaunch(l->dtype, &l->symArgs, l->threads, (void*)l->stream)
+            : l->baked ? l->baked(&l->args, l->threads, (void*)l->stream)
+                       : kilnInterpLaunch(l->dtype, &l->args, l->threads, (void*)l->stream);
     if (e != 0) {
       res = kilnSetError(KILN_ERR_CUDA, "rank %d: launching the %s kernel: %s", rank,
-                         l->baked ? "baked" : "interpreter", cudaGetErrorString((cudaError_t)e));
+                         l->sym ? "symmetric-memory" : l->baked ? "baked" : "interpreter",
+                         cudaGetErrorString((cudaError_t)e));
       goto out;
     }
   }

@@ -14,7 +14,9 @@ typedef struct kilnLaunch {
   kilnBakedLaunch_t baked; /* the plan's generated kernel, NULL: the interpreter for dtype */
   int dtype, threads;
   bool capturing;          /* stream capture: no ordering event; issued by the calling thread */
+  bool sym;                /* the symmetric-memory kernel with symArgs, else a plan with args */
   kilnDevArgs args;
+  kilnSymArgs symArgs;
 } kilnLaunch;
 
 /* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records

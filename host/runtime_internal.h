@@ -23,12 +23,16 @@ int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** hostOut);
 /* Window layout, the same on every rank:
  *   FIFOs  [src rank][chan] of nslots * slotBytes   (connection src -> this rank)
  *   heads  [src rank][chan] one 128-byte line each  (written by src: slots filled)
- *   tails  [dst rank][chan] one 128-byte line each  (written by dst: slots drained)  */
+ *   tails  [dst rank][chan] one 128-byte line each  (written by dst: slots drained)
+ *   sym flags  [phase][src rank][block] one word each (kernels/sym.cuh)
+ *   sym staging  two halves of symBytes / 2  */
 struct kilnComm {
   ncclComm_t nccl;
   int rank, nranks, dev, nsm;
   kilnCommConfig cfg;
   size_t fifoBytes, headBase, tailBase, winBytes;
+  size_t symFlagBase, symStageBase, symHalf; /* symHalf 0: no symmetric-memory kernels */
+  uint64_t* symState;       /* device: the symmetric calls' sequence number, then a block count */
   char* win;                /* ncclMemAlloc */
   ncclWindow_t window;
   void* devComm;            /* ncclDevComm*, owned by nccl_dev.cu */

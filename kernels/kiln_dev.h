@@ -102,6 +102,50 @@ typedef struct kilnDevArgs {
 } kilnDevArgs;
 KILN_STATIC_ASSERT(sizeof(kilnDevArgs) % 16 == 0, "kilnDevArgs is a multiple of 16 bytes");
 
+/* Symmetric-memory kernels (kernels/sym.cuh, host/sym.c): a collective moved through a staging
+ * area in every rank's window instead of FIFO slots. Each rank stores its contribution straight
+ * into its peers' staging areas (NVLink stores), then signals one flag per (phase, block) to each
+ * peer; a rank that has seen every peer's flag for a block combines the staged data locally. Two
+ * staging halves alternate between calls (the call sequence's parity). */
+enum { KILN_SYM_MAX_RANKS = 8, KILN_SYM_MAX_BLOCKS = 128, KILN_SYM_PHASES = 2 };
+/* What the kernel does (host/sym.c chooses). */
+enum {
+  KILN_SYM_AR_ONESHOT = 0, /* allreduce: every input to every peer, each rank reduces all */
+  KILN_SYM_AR_TWOSHOT = 1, /* allreduce: rank q reduces share q, then sends it to every peer */
+  KILN_SYM_RS = 2,         /* reducescatter: piece q to rank q, which reduces */
+  KILN_SYM_AG = 3,         /* allgather */
+  KILN_SYM_A2A = 4         /* alltoall */
+};
+/* Flags in a window: [phase][src rank][block], one word each (written by src with the call's
+ * sequence number; they only grow). */
+#define KILN_SYM_FLAG_WORDS (KILN_SYM_PHASES * KILN_SYM_MAX_RANKS * KILN_SYM_MAX_BLOCKS)
+typedef struct kilnSymArgs {
+  KILN_ALIGN16 const char* in;
+  char* out;
+  char* stage[KILN_SYM_MAX_RANKS];     /* rank p's staging area (both halves) as mapped here */
+  uint64_t* flags[KILN_SYM_MAX_RANKS]; /* rank p's flag words as mapped here */
+  uint64_t* seq;             /* device: symmetric calls finished on this communicator */
+  unsigned* fin;             /* device: blocks of the current call finished */
+  int* abortFlag;
+  int* errWord;
+  uint64_t timeoutNs;
+  uint64_t count;            /* elements per rank segment: allreduce count, reducescatter
+                              * recvcount, allgather sendcount, alltoall count per peer */
+  uint64_t seg;              /* elements a block range is cut from: count, or the share (two-shot) */
+  uint64_t region;           /* bytes between two ranks' regions of a staging half */
+  uint64_t halfBytes;        /* bytes of one staging half */
+  int32_t algo;              /* KILN_SYM_* */
+  int32_t op;                /* kilnRedOp_t */
+  int32_t nranks, rank;
+  int32_t nblocks;
+  int32_t ll;                /* 1: the data travels as LL lines (8 bytes and two flags per 16-byte
+                              * line, flag from the call's sequence number), no fence, no flag
+                              * words: small calls (host/sym.c) */
+} kilnSymArgs;
+KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");
+/* Launches the symmetric-memory kernel for `dtype` with args->nblocks blocks. Returns a
+ * cudaError_t value. */
+int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream);
 /* Launches the interpreter for `dtype` (kilnDataType_t) with args->ntbs blocks of `threads`
  * threads on `stream` (a cudaStream_t). Returns a cudaError_t value (0: launched). */
 int kilnInterpLaunch(int dtype, const kilnDevArgs* args, int threads, void* stream);

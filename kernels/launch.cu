@@ -10,7 +10,8 @@
 
 #define KILN_X_DECL(id, name)                                                     \
   extern "C" int kilnInterpLaunch_##name(const kilnDevArgs*, int, void*);         \
-  extern "C" int kilnInterpPreload_##name(void);
+  extern "C" int kilnInterpPreload_##name(void);                                  \
+  extern "C" int kilnSymLaunch_##name(const kilnSymArgs*, int, void*);
 KILN_DEV_DTYPES(KILN_X_DECL)
 #undef KILN_X_DECL
 
@@ -24,6 +25,18 @@ static const kilnLaunchFn kLaunch[] = {
 extern "C" int kilnInterpLaunch(int dtype, const kilnDevArgs* args, int threads, void* stream) {
   if (dtype < 0 || dtype >= (int)(sizeof(kLaunch) / sizeof(kLaunch[0]))) return (int)cudaErrorInvalidValue;
   return kLaunch[dtype](args, threads, stream);
+}
+
+typedef int (*kilnSymLaunchFn)(const kilnSymArgs*, int, void*);
+static const kilnSymLaunchFn kSymLaunch[] = {
+#define KILN_X_ROW(id, name) /* id */ kilnSymLaunch_##name,
+    KILN_DEV_DTYPES(KILN_X_ROW)
+#undef KILN_X_ROW
+};
+
+extern "C" int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream) {
+  if (dtype < 0 || dtype >= (int)(sizeof(kSymLaunch) / sizeof(kSymLaunch[0]))) return (int)cudaErrorInvalidValue;
+  return kSymLaunch[dtype](args, threads, stream);
 }
 
 extern "C" int kilnInterpPreload(void) {

@@ -47,9 +47,12 @@ typedef struct kilnCommConfig {
                          * of Simple moves up to one slot: its fixed cost is spread over more bytes) */
   int threads;          /* threads per block; default 512 */
   int timeoutMs;        /* a wait for a peer gives up after this long; default 5000 */
+  size_t symBytes;      /* staging memory per GPU for the symmetric-memory kernels (kilnSymRun),
+                         * in the same window; two halves used by alternate calls. Default
+                         * 32 MiB; 0 turns those kernels off (kilnSymSelect then says none) */
 } kilnCommConfig;
 #define KILN_COMM_CONFIG_INITIALIZER \
-  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, 8, 512 * 1024, 512, 5000 }
+  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, 8, 512 * 1024, 512, 5000, 32u << 20 }
 
 /* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
  * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
@@ -97,6 +100,38 @@ KILN_API bool kilnPlanSupports(const kilnPlan* plan, size_t count, kilnDataType_
  * rank*count; reducescatter: recvbuf == sendbuf + rank*count). count 0 does nothing. */
 KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbuf, size_t count,
                               kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
+
+/* Symmetric-memory kernels (kernels/sym.cuh): besides plans, kiln has one kernel per collective
+ * that moves the whole call through a staging area in each GPU's window: every rank stores what
+ * each peer needs straight into that peer's staging area, one flag per block and peer says it is
+ * there, and the peer combines the staged data with its own locally (one flag round trip per
+ * phase instead of one handshake per FIFO slot and step). Allreduce has two forms: one-shot
+ * (every input to every peer; each rank reduces all of them) and two-shot (rank q reduces share
+ * q of every input, then sends the result to every peer). They need every rank to run the same
+ * calls (as NCCL does) and kilnCommConfig.symBytes of staging. */
+typedef enum {
+  KILN_SYM_NONE = -1,
+  KILN_SYM_ALLREDUCE_ONESHOT = 0,
+  KILN_SYM_ALLREDUCE_TWOSHOT = 1,
+  KILN_SYM_REDUCESCATTER = 2,
+  KILN_SYM_ALLGATHER = 3,
+  KILN_SYM_ALLTOALL = 4
+} kilnSymAlgo_t;
+KILN_API const char* kilnSymAlgoName(kilnSymAlgo_t algo);
+/* The symmetric-memory algorithm kiln runs this call with by default, or KILN_SYM_NONE (a plan
+ * then serves it): the measured size ranges where it beats the plans (host/sym.c), within the
+ * staging memory. The environment's KILN_SYM=0 makes it always KILN_SYM_NONE. The same on every
+ * rank for the same call. A predicate: sets no error. */
+KILN_API kilnSymAlgo_t kilnSymSelect(kilnComm_t comm, kilnColl_t coll, size_t count, kilnDataType_t dtype,
+                                     bool inplace);
+/* Whether `algo` can run this call on this communicator at all (staging memory, ranks, form),
+ * whatever the default choice. A predicate: sets no error. */
+KILN_API bool kilnSymFits(kilnComm_t comm, kilnSymAlgo_t algo, size_t count, kilnDataType_t dtype, bool inplace);
+/* Runs the call with `algo` on `stream` (one kernel launch; inside kilnGroupStart/End it is
+ * queued like kilnRun's). count and the in-place forms as kilnRun's. Every rank must run the
+ * same algorithm for the call. */
+KILN_API kilnResult_t kilnSymRun(kilnComm_t comm, kilnSymAlgo_t algo, const void* sendbuf, void* recvbuf,
+                                 size_t count, kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
 
 /* Groups, as NCCL's ncclGroupStart/End: between kilnGroupStart and the matching kilnGroupEnd,
  * kilnRun checks its call and queues the launch (errors in the call's arguments return at once);

@@ -7,6 +7,7 @@
  * and three typed ops up to 4 MB, the same checks (skipped where kiln was built without the
  * synthesizer); every plan baked into the build, the same way; 1 GiB buffers; CUDA graph
  * replays; several streams; two communicators at once; a peer that never arrives; the
+ * symmetric-memory kernels (every algorithm, dtype and op, in and out of place, graph replays); the
  * one-process-per-GPU model (those on every GPU there is: 8, 4 or 2). A test that needs more GPUs
  * than are visible skips; the binary prints "skipped: no GPU" and exits 0 with fewer than 2.
  */
@@ -286,6 +287,148 @@ static void baked_sweep(int n) {
 Test(gpu_runtime, baked_plans_2gpus, .init = gpu_init, .timeout = 600) { baked_sweep(2); }
 Test(gpu_runtime, baked_plans_4gpus, .init = gpu_init, .timeout = 600) { baked_sweep(4); }
 Test(gpu_runtime, baked_plans_8gpus, .init = gpu_init, .timeout = 900) { baked_sweep(8); }
+
+/* ---- symmetric-memory kernels (kilnSymRun, kernels/sym.cuh) ---- */
+
+static const kilnSymAlgo_t kSymAlgos[] = {KILN_SYM_ALLREDUCE_ONESHOT, KILN_SYM_ALLREDUCE_TWOSHOT,
+                                          KILN_SYM_REDUCESCATTER, KILN_SYM_ALLGATHER, KILN_SYM_ALLTOALL};
+
+static kilnColl_t sym_coll(kilnSymAlgo_t a) {
+  return a <= KILN_SYM_ALLREDUCE_TWOSHOT ? KILN_COLL_ALLREDUCE
+       : a == KILN_SYM_REDUCESCATTER    ? KILN_COLL_REDUCESCATTER
+       : a == KILN_SYM_ALLGATHER        ? KILN_COLL_ALLGATHER
+                                        : KILN_COLL_ALLTOALL;
+}
+
+/* One call of algorithm a on every rank (no synchronization), then the check. */
+static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t op, bool inplace, uint64_t* rng) {
+  call_prepare(c, w, op, inplace, rng);
+  for (int r = 0; r < w->n; r++) {
+    kilnResult_t res = kilnSymRun(w->kc[r], a, c->sendp[r], c->recvp[r], c->count, c->dt, op, w->st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s rank %d: %s", kilnSymAlgoName(a), r, kilnLastError());
+  }
+  char msg[512];
+  bool ok = call_check(c, w, msg, sizeof(msg));
+  cr_assert(ok, "%s %s %s count %zu%s: %s (seed %llu)", kilnSymAlgoName(a), kilnDataTypeName(c->dt),
+            kilnRedOpName(op), c->count, inplace ? " in place" : "", msg, (unsigned long long)g_seed);
+  for (int r = 0; r < w->n; r++) {
+    kilnResult_t ae;
+    kilnCommGetAsyncError(w->kc[r], &ae);
+    cr_assert(eq(int, ae, KILN_SUCCESS), "rank %d async error", r);
+  }
+}
+
+/* Every algorithm, every data type and op, in and out of place, at counts of one element, odd
+ * counts (element tails, shares that start off 16 bytes, in-place allgather pieces off 16 bytes)
+ * and counts that spread over many blocks (as LL lines up to 128 KiB per rank, staged data with
+ * flags above); a few typed ops at larger counts. Calls follow each
+ * other on the same staging halves, so the halves alternate and the flags grow across calls.
+ * Then the same communicators run a plan between symmetric calls, and a call that does not fit
+ * the staging memory is refused with an error. */
+static void sym_sweep(int n) {
+  if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  uint64_t rng = g_seed ^ 0x5157;
+  static const size_t small[] = {1, 3, 1003, 70001};
+  static const typedOp big[] = {{KILN_FLOAT32, KILN_SUM}, {KILN_INT8, KILN_MAX}, {KILN_FLOAT16, KILN_AVG},
+                                {KILN_BFLOAT16, KILN_SUM}};
+  static const size_t bigCounts[] = {262147, 1048576};
+  int ncalls = 0;
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
+    const kilnSymAlgo_t a = kSymAlgos[ai];
+    const kilnColl_t coll = sym_coll(a);
+    for (int inplace = 0; inplace <= (coll == KILN_COLL_ALLTOALL ? 0 : 1); inplace++) {
+      for (int dt = 0; dt < ALL_DTYPES; dt++)
+        for (size_t ci = 0; ci < sizeof(small) / sizeof(small[0]); ci++) {
+          call c;
+          cr_assert(call_alloc(&c, &w, coll, small[ci], (kilnDataType_t)dt));
+          const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
+          for (int op = 0; op < nops; op++, ncalls++) sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng);
+          call_free(&c, &w);
+        }
+      for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++)
+        for (size_t ci = 0; ci < sizeof(bigCounts) / sizeof(bigCounts[0]); ci++) {
+          call c;
+          cr_assert(call_alloc(&c, &w, coll, bigCounts[ci], big[ti].dt));
+          if (!kilnSymFits(w.kc[0], a, c.count, c.dt, inplace)) {
+            call_free(&c, &w);
+            continue;
+          }
+          sym_run_check(&w, &c, a, gpu_reduces(coll) ? big[ti].op : KILN_SUM, inplace, &rng);
+          ncalls++;
+          call_free(&c, &w);
+        }
+    }
+  }
+  /* A plan between symmetric calls on the same communicators. */
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 2, KILN_PROTO_SIMPLE, false);
+  call c;
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 5003, KILN_INT32));
+  for (int it = 0; it < 6; it++) {
+    if (it % 3 == 2) run_check(&l, &w, &c, KILN_SUM, false, &rng);
+    else sym_run_check(&w, &c, it % 3 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false, &rng);
+  }
+  /* Too large for the staging memory: refused, naming the algorithm; nothing launched. */
+  const kilnCommConfig def = KILN_COMM_CONFIG_INITIALIZER;
+  const size_t tooMany = def.symBytes; /* floats: 4x the whole staging memory */
+  cr_assert(not(kilnSymFits(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, tooMany, KILN_FLOAT32, false)));
+  kilnResult_t r = kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], c.recvp[0], tooMany,
+                              KILN_FLOAT32, KILN_SUM, w.st[0]);
+  cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
+  cr_assert(strstr(kilnLastError(), "sym-allreduce-oneshot") != NULL, "%s", kilnLastError());
+  cr_assert(not(kilnSymFits(w.kc[0], KILN_SYM_ALLTOALL, 16, KILN_FLOAT32, true)));
+  call_free(&c, &w);
+  unload(&l, &w);
+  fprintf(stderr, "  %d GPUs: %d symmetric-memory calls checked\n", n, ncalls);
+  world_fini(&w);
+}
+
+Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2); }
+Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4); }
+Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8); }
+
+/* One symmetric call captured per rank (each algorithm in turn, as LL lines and as staged data
+ * with flags), replayed on new data: the kernels advance their sequence number on the GPU, so
+ * replays alternate the staging halves with no host help. */
+Test(gpu_runtime, sym_graph_replays, .init = gpu_init, .timeout = 600) {
+  int n = suite_gpus();
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  uint64_t rng = g_seed ^ 0x99;
+  for (size_t k = 0; k < 2 * sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); k++) {
+    const kilnSymAlgo_t a = kSymAlgos[k / 2];
+    call c;
+    cr_assert(call_alloc(&c, &w, sym_coll(a), k % 2 ? 40009 : 1001, KILN_INT32));
+    cudaGraphExec_t ge[GPU_MAX];
+    call_prepare(&c, &w, KILN_SUM, false, &rng);
+    for (int r = 0; r < n; r++) {
+      cudaSetDevice(r);
+      cudaStreamSynchronize(w.st[r]);
+      cudaGraph_t g;
+      cr_assert(eq(int, cudaStreamBeginCapture(w.st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+      kilnResult_t res = kilnSymRun(w.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
+      cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+      cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &g), cudaSuccess));
+      cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g, 0), cudaSuccess));
+      cudaGraphDestroy(g);
+    }
+    for (int it = 0; it < 100; it++) {
+      call_prepare(&c, &w, KILN_SUM, false, &rng);
+      for (int r = 0; r < n; r++) {
+        cudaSetDevice(r);
+        cr_assert(eq(int, cudaGraphLaunch(ge[r], w.st[r]), cudaSuccess));
+      }
+      char msg[512];
+      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s replay %d: %s (seed %llu)", kilnSymAlgoName(a), it,
+                msg, (unsigned long long)g_seed);
+    }
+    for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
+    call_free(&c, &w);
+  }
+  world_fini(&w);
+}
 
 /* test_synth.c verifies the synthesized plans at SYNTH_PLANS_RUNTIME_NSLOTS FIFO slots: that must
  * be the depth the runtime gives them (no GPU needed). */

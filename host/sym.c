@@ -1,0 +1,228 @@
+/*
+ * The symmetric-memory kernels on the host (kernels/sym.cuh; kiln/runtime.h, kilnSymRun): which
+ * calls they serve by default, and their launch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/registry.h"
+#include "kiln_dev.h"
+#include "launch.h"
+#include "runtime_internal.h"
+
+_Static_assert((int)KILN_SYM_ALLREDUCE_ONESHOT == KILN_SYM_AR_ONESHOT &&
+                   (int)KILN_SYM_ALLREDUCE_TWOSHOT == KILN_SYM_AR_TWOSHOT &&
+                   (int)KILN_SYM_REDUCESCATTER == KILN_SYM_RS && (int)KILN_SYM_ALLGATHER == KILN_SYM_AG &&
+                   (int)KILN_SYM_ALLTOALL == KILN_SYM_A2A,
+               "runtime.h and kiln_dev.h number the symmetric algorithms alike");
+
+const char* kilnSymAlgoName(kilnSymAlgo_t a) {
+  switch (a) {
+    case KILN_SYM_ALLREDUCE_ONESHOT: return "sym-allreduce-oneshot";
+    case KILN_SYM_ALLREDUCE_TWOSHOT: return "sym-allreduce-twoshot";
+    case KILN_SYM_REDUCESCATTER: return "sym-reducescatter";
+    case KILN_SYM_ALLGATHER: return "sym-allgather";
+    case KILN_SYM_ALLTOALL: return "sym-alltoall";
+    default: return "none";
+  }
+}
+
+static kilnColl_t symColl(kilnSymAlgo_t a) {
+  switch (a) {
+    case KILN_SYM_ALLREDUCE_ONESHOT:
+    case KILN_SYM_ALLREDUCE_TWOSHOT: return KILN_COLL_ALLREDUCE;
+    case KILN_SYM_REDUCESCATTER: return KILN_COLL_REDUCESCATTER;
+    case KILN_SYM_ALLGATHER: return KILN_COLL_ALLGATHER;
+    default: return KILN_COLL_ALLTOALL;
+  }
+}
+
+/* Segments up to this many bytes travel as LL lines (KILN_SYM_LL_BYTES; 0: never). 128 KiB
+ * (run 5, graphs, LL vs flags): 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9,
+ * allreduce 64 KiB 7.7 vs 8.8; 2 GPUs reducescatter 256 KiB 5.7 vs 7.2. */
+static uint64_t llMaxBytes(void) {
+  static long long v = -1;
+  if (v < 0) {
+    const char* e = getenv("KILN_SYM_LL_BYTES");
+    long long x = e ? atoll(e) : 128 << 10;
+    v = x < 0 ? 0 : x;
+  }
+  return (uint64_t)v;
+}
+
+/* The geometry of a call: elements of the segment the blocks cut (seg), whether it goes as LL
+ * lines (every algorithm but two-shot, up to llMaxBytes of segment), bytes per rank region of a
+ * staging half and bytes of the half it needs. */
+static void geometry(kilnSymAlgo_t a, int n, size_t count, size_t es, uint64_t* seg, int* ll,
+                     uint64_t* region, uint64_t* need) {
+  const size_t vec = 16 / es;
+  uint64_t s = count;
+  if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
+  *seg = s;
+  *ll = a != KILN_SYM_ALLREDUCE_TWOSHOT && s * es <= llMaxBytes();
+  /* LL: one 16-byte line per 8 bytes of data. */
+  const uint64_t bytes = *ll ? (s * es + 7) / 8 * 16 : s * es;
+  *region = (bytes + 255) / 256 * 256;
+  *need = (uint64_t)(a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1) * n * *region;
+}
+
+bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype, bool inplace) {
+  if (!c || (int)a < KILN_SYM_ALLREDUCE_ONESHOT || a > KILN_SYM_ALLTOALL) return false;
+  const size_t es = kilnDataTypeSize(dtype);
+  if (es == 0 || c->symHalf == 0 || c->nranks < 2 || c->nranks > KILN_SYM_MAX_RANKS) return false;
+  if (a == KILN_SYM_ALLTOALL && inplace) return false;
+  uint64_t seg, region, need;
+  int ll;
+  geometry(a, c->nranks, count, es, &seg, &ll, &region, &need);
+  return need <= c->symHalf;
+}
+
+/* Where the symmetric kernels are the default: reference bytes (kiln/registry.h) per collective
+ * and rank count, chosen from CUDA graph runs on 4x H100 against the baked plans and NCCL 2.28.9 in
+ * the same run (bench/results/h100x4-s6, runs 2-5; 4 KiB of a segment per block, at most 64
+ * blocks, LL lines up to 128 KiB of segment). 4 GPUs: allreduce one-shot to 512 KiB (8 B: 4.5 us,
+ * plan 6.7, NCCL 8.1; 64 KiB 7.7, plan 10.8, NCCL 10.8; 512 KiB 14.0-15.0 against NCCL's 13.9 and
+ * the plan's 22.1), two-shot to 8 MiB (4 MiB 36.0, plan 44.8, NCCL 40.2); reducescatter to 8 MiB
+ * (16 B 4.7, plan 7.3; 1 MiB 10.6, plan 17.3, NCCL 11.0); allgather to 16 MiB (16 B 4.2, plan
+ * 6.2, NCCL 7.0; 4 MiB 19.4, plan 29.2, NCCL 36.6); alltoall to 4 MiB (16 B 4.6, plan 6.2; 2 MiB
+ * 15.0, plan 18.8, NCCL 20.7). 2 GPUs: allreduce one-shot to 128 KiB (8 B 3.9, chain plan 4.4,
+ * NCCL 6.2), the chain plans at 256-512 KiB, two-shot 1-8 MiB (4 MiB 23.0, plan 29.0, NCCL 33.2);
+ * reducescatter to 16 MiB (8 B 3.9, plan 5.0, NCCL 5.5); allgather and alltoall to 256 KiB (8 B
+ * 3.6 / 3.9, plans 5.9, NCCL 5.5 / 6.4), plans at 512 KiB, sym again 1-16 MiB. Above these sizes
+ * the large-size plans (32 channels) win. Every range is also bounded by the staging memory
+ * (kilnSymFits). */
+typedef struct {
+  int nranks;
+  kilnSymAlgo_t algo;
+  bool inplace, outofplace;
+  uint64_t minBytes, maxBytes;
+} symRange;
+#define KIB(x) ((uint64_t)(x) << 10)
+#define MIB(x) ((uint64_t)(x) << 20)
+static const symRange kRanges[] = {
+    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(512)},
+    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(512) + 1, MIB(8)},
+    {4, KILN_SYM_REDUCESCATTER, true, true, 0, MIB(8)},
+    {4, KILN_SYM_ALLGATHER, true, true, 0, MIB(16)},
+    {4, KILN_SYM_ALLTOALL, false, true, 0, MIB(4)},
+    {2, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(128)},
+    {2, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, MIB(1), MIB(8)},
+    {2, KILN_SYM_REDUCESCATTER, true, true, 0, MIB(16)},
+    {2, KILN_SYM_ALLGATHER, true, true, 0, KIB(256)},
+    {2, KILN_SYM_ALLGATHER, true, true, MIB(1), MIB(16)},
+    {2, KILN_SYM_ALLTOALL, false, true, 0, KIB(256)},
+    {2, KILN_SYM_ALLTOALL, false, true, MIB(1), MIB(16)},
+};
+
+kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDataType_t dtype, bool inplace) {
+  if (!c || c->symHalf == 0) return KILN_SYM_NONE;
+  const char* env = getenv("KILN_SYM");
+  if (env && strcmp(env, "0") == 0) return KILN_SYM_NONE;
+  const uint64_t bytes = kilnRegistryCallBytes(coll, c->nranks, count, dtype);
+  for (size_t i = 0; i < sizeof(kRanges) / sizeof(kRanges[0]); i++) {
+    const symRange* r = &kRanges[i];
+    if (r->nranks != c->nranks || r->algo == KILN_SYM_NONE || symColl(r->algo) != coll) continue;
+    if (bytes < r->minBytes || bytes > r->maxBytes || !(inplace ? r->inplace : r->outofplace)) continue;
+    if (kilnSymFits(c, r->algo, count, dtype, inplace)) return r->algo;
+  }
+  return KILN_SYM_NONE;
+}
+
+/* Blocks per call: one per blockBytes of a segment (KILN_SYM_BLOCK_BYTES, default 4 KiB), at
+ * most maxBlocks (KILN_SYM_BLOCKS, default 64: 4 GPUs, reducescatter 4 MiB 22.5 us with 64, 24.2
+ * with 32, 26.9 with 16; allgather 16 MiB 49.0 with 64, 54.8 with 32). 4 KiB blocks against
+ * 16 KiB (run 3): allreduce 128 KiB 8.8 vs 11.2 us, reducescatter 512 KiB 8.7 vs 10.6. */
+static int symBlocks(const struct kilnComm* c, uint64_t segBytes) {
+  static int maxBlocks = 0, blockBytes = 0;
+  if (maxBlocks == 0) {
+    const char* e = getenv("KILN_SYM_BLOCKS");
+    int m = e ? atoi(e) : 64;
+    if (m < 1) m = 1;
+    if (m > KILN_SYM_MAX_BLOCKS) m = KILN_SYM_MAX_BLOCKS;
+    const char* b = getenv("KILN_SYM_BLOCK_BYTES");
+    int bb = b ? atoi(b) : 4096;
+    blockBytes = bb < 1024 ? 1024 : bb;
+    maxBlocks = m;
+  }
+  uint64_t nb = (segBytes + (uint64_t)blockBytes - 1) / (uint64_t)blockBytes;
+  if (nb < 1) nb = 1;
+  if (nb > (uint64_t)maxBlocks) nb = (uint64_t)maxBlocks;
+  if (nb > (uint64_t)c->nsm) nb = (uint64_t)c->nsm;
+  return (int)nb;
+}
+
+kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, void* recvbuf, size_t count,
+                        kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
+  kilnResult_t res = KILN_SUCCESS;
+  if (!c) res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: NULL communicator");
+  const size_t es = c ? kilnDataTypeSize(dtype) : 0;
+  if (res == KILN_SUCCESS && (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS))
+    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: data type %d or op %d unknown", (int)dtype, (int)op);
+  if (res == KILN_SUCCESS && ((int)algo < KILN_SYM_ALLREDUCE_ONESHOT || algo > KILN_SYM_ALLTOALL))
+    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: algorithm %d unknown", (int)algo);
+  if (res != KILN_SUCCESS) {
+    kilnGroupFail(res);
+    return res;
+  }
+  if (count == 0) return KILN_SUCCESS;
+  const int rank = c->rank, n = c->nranks;
+  const kilnColl_t coll = symColl(algo);
+  const bool inplace = kilnRegistryCallInPlace(coll, rank, sendbuf, recvbuf, count, dtype);
+  if (!kilnSymFits(c, algo, count, dtype, inplace)) {
+    res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                       "rank %d: %s of %zu %s elements%s does not fit this communicator (%d ranks, "
+                       "%zu bytes of staging per half)", rank, kilnSymAlgoName(algo), count,
+                       kilnDataTypeName(dtype), inplace ? " in place" : "", n, c->symHalf);
+    kilnGroupFail(res);
+    return res;
+  }
+  kilnLaunch l;
+  memset(&l, 0, sizeof(l));
+  l.comm = c;
+  l.stream = stream;
+  l.dtype = (int)dtype;
+  l.threads = c->cfg.threads;
+  l.sym = true;
+  kilnSymArgs* a = &l.symArgs;
+  uint64_t need;
+  geometry(algo, n, count, es, &a->seg, &a->ll, &a->region, &need);
+  a->in = (const char*)sendbuf;
+  a->out = (char*)recvbuf;
+  for (int p = 0; p < n; p++) {
+    a->stage[p] = c->peers[p] + c->symStageBase;
+    a->flags[p] = (uint64_t*)(c->peers[p] + c->symFlagBase);
+  }
+  a->stage[rank] = c->win + c->symStageBase;
+  a->flags[rank] = (uint64_t*)(c->win + c->symFlagBase);
+  a->seq = c->symState;
+  a->fin = (unsigned*)(c->symState + 1);
+  a->abortFlag = c->abortFlag;
+  a->errWord = c->errDev;
+  a->timeoutNs = (uint64_t)c->cfg.timeoutMs * 1000000ull;
+  a->count = count;
+  a->halfBytes = c->symHalf;
+  a->algo = (int)algo;
+  a->op = (int)op;
+  a->nranks = n;
+  a->rank = rank;
+  a->nblocks = symBlocks(c, a->seg * es);
+
+  const bool queue = kilnGroupActive();
+  int save = c->dev;
+  if (!queue || kilnStreamIsSpecial(stream)) {
+    cudaGetDevice(&save);
+    if (save != c->dev) cudaSetDevice(c->dev);
+  }
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  cudaError_t e = cudaStreamIsCapturing(stream, &cs);
+  if (e != cudaSuccess) {
+    res = kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamIsCapturing: %s", rank, cudaGetErrorString(e));
+  } else {
+    l.capturing = cs != cudaStreamCaptureStatusNone;
+    res = queue ? kilnGroupQueue(&l) : kilnLaunchIssue(&l);
+  }
+  if (save != c->dev) cudaSetDevice(save);
+  if (res != KILN_SUCCESS) kilnGroupFail(res);
+  return res;
+}
