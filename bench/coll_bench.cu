@@ -5,8 +5,9 @@
  *   coll_bench [--ranks N] [--colls allreduce,allgather,reducescatter,alltoall] [--dtype float]
  *              [--op sum] [--min 8] [--max 1G] [--factor 4] [--iters 20] [--warmup 5]
  *              [--inplace] [--plan NAME] [--plans PATH] [--csv FILE] [--svg FILE] [--mp]
- *              [--no-check] [--timeout-ms MS] [--sweep] [--graph N] [--batch]
- *              [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]   (kilnCommConfig)
+ *              [--no-check] [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]
+ *              [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N] [--sym-bytes SIZE]
+ *              [--sym auto|off|oneshot|twoshot]
  *
  * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
@@ -23,14 +24,19 @@
  * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
  * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
  * byte range, one row per plan and size, baked kernels only (to choose the ranges of plans/baked).
- * Speed-up column: NCCL's time / the time of what kilnRun runs by default (the baked kernel for LL
- * plans, the interpreter for Simple plans: host/exec.c).
+ * "sym" column: the symmetric-memory kernel (kilnSymRun) on the same call, where its staging
+ * memory allows: the default choice (kilnSymSelect) or, outside its ranges, the collective's one
+ * (allreduce: one-shot to 256 KiB, two-shot above; --sym oneshot|twoshot forces one; --sym off:
+ * no column). Speed-up column: NCCL's time / the time of what kiln runs by default: the sym
+ * kernel where kilnSymSelect picks it, else the plan's (the baked kernel for LL plans, the
+ * interpreter for Simple plans: host/exec.c).
  * --graph N: every variant is captured as a CUDA graph of N calls per rank (after the warmup calls,
  * outside capture); a call's time is a graph launch's time / N, median over `iters` launches. This
  * takes the host's launch cost out, as a graph-capturing framework does.
  * --batch (eager, one process): a call's time is that of `iters` calls issued back to back between
  * one pair of events per rank, divided by `iters` (the slowest rank; median of 5 such batches), as
- * nccl-tests times its loop. The default times every call between its own events, which adds two
+ * nccl-tests times its loop (--host-time: also prints the host's time to issue one call, median of
+ * the batches). The default times every call between its own events, which adds two
  * event records per GPU to each call's host time: with one thread driving several GPUs the host is
  * the bottleneck at small sizes, so the default shows more host cost than a training loop pays.
  */
@@ -44,6 +50,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +73,7 @@ struct Options {
   int factor = 4, iters = 20, warmup = 5;
   int graph = 0; /* > 0: time CUDA graphs of this many captured calls */
   bool batch = false; /* eager, nccl-tests' way: one event pair around `iters` back-to-back calls */
+  bool hostTime = false; /* --batch: also print the host's time to issue a call */
   bool inplace = false, check = true, mp = false, sweep = false;
   const char* plan = nullptr;
   const char* plans = nullptr;
@@ -74,10 +82,12 @@ struct Options {
   int timeoutMs = 3000;
   uint64_t slotBytes = 0; /* kilnCommConfig overrides (0: runtime default) */
   int nslots = 0, threads = 0, channels = 0;
+  long long symBytes = -1; /* kilnCommConfig.symBytes (-1: runtime default) */
+  int sym = 1;             /* 0 off, 1 auto, 2 one-shot, 3 two-shot (allreduce) */
 };
 
-enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, NV = 3 };
-static const char* const vname[NV] = {"nccl", "kiln-baked", "kiln-interp"};
+enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, V_SYM = 3, NV = 4 };
+static const char* const vname[NV] = {"nccl", "kiln-baked", "kiln-interp", "kiln-sym"};
 
 /* One measured row. */
 struct Row {
@@ -87,12 +97,15 @@ struct Row {
   double us[NV];      /* median time, <0: not run */
   long long err[NV];  /* differing elements vs NCCL, -1: not checked */
   bool bakedDefault;  /* kiln runs the plan's baked kernel by default (inlined), else the interpreter */
+  char sym[32];       /* the sym column's algorithm ("-": none) */
+  bool symDefault;    /* kiln runs it by default (kilnSymSelect) */
 };
 
 /* The speed-up column: NCCL's time over the time of what kilnRun runs by default for this plan
  * (host/exec.c: the baked kernel when gen/ inlined its steps, else the interpreter), or the other
  * variant when that one did not run; <= 0: none. */
 static double speedup(const Row& r) {
+  if (r.symDefault && r.us[V_SYM] > 0 && r.us[V_NCCL] > 0) return r.us[V_NCCL] / r.us[V_SYM];
   const int first = r.bakedDefault ? V_BAKED : V_INTERP, second = r.bakedDefault ? V_INTERP : V_BAKED;
   const double k = r.us[first] > 0 ? r.us[first] : r.us[second];
   return k > 0 && r.us[V_NCCL] > 0 ? r.us[V_NCCL] / k : -1;
@@ -216,6 +229,7 @@ struct Bench {
   /* Execs per registry entry, per local rank. */
   std::vector<const kilnRegistryEntry*> ents;
   std::vector<std::vector<kilnExec_t>> execs;
+  kilnSymAlgo_t symAlgo = KILN_SYM_NONE; /* what V_SYM runs for the current row */
 };
 
 static std::vector<kilnExec_t>* execsFor(Bench& b, const kilnRegistryEntry* e) {
@@ -278,7 +292,12 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
     void* rb;
     callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, b.o.inplace, &sb, &rb);
     if (v == V_NCCL) ncclCall(c, R, sb, rb, count, b.o);
-    else {
+    else if (v == V_SYM) {
+      if (kilnSymRun(R.kc, b.symAlgo, sb, rb, count, b.o.dtype, b.o.op, R.stream) != KILN_SUCCESS) {
+        fprintf(stderr, "coll_bench: rank %d: %s\n", R.rank, kilnLastError());
+        ok = false;
+      }
+    } else {
       kilnExecUseBaked((*ex)[r], v == V_BAKED);
       if (kilnRun((*ex)[r], sb, rb, count, b.o.dtype, b.o.op, R.stream) != KILN_SUCCESS) {
         fprintf(stderr, "coll_bench: rank %d: %s\n", R.rank, kilnLastError());
@@ -402,12 +421,17 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   bool ok = true;
   for (int it = 0; it < o.warmup && ok; it++) ok = enqueueCall(b, c, v, ex, count);
   ok = finishRanks(b, v) && ok;
+  std::vector<double> host;
   for (int k = 0; k < reps && ok; k++) {
     for (auto& R : b.ranks) {
       CUDA_CHECK(cudaSetDevice(R.dev));
       CUDA_CHECK(cudaEventRecord(R.ev0[k], R.stream));
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int it = 0; it < o.iters && ok; it++) ok = enqueueCall(b, c, v, ex, count);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    host.push_back(((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3 / o.iters);
     for (auto& R : b.ranks) {
       CUDA_CHECK(cudaSetDevice(R.dev));
       CUDA_CHECK(cudaEventRecord(R.ev1[k], R.stream));
@@ -423,6 +447,11 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
       slow[k] = std::max(slow[k], ms / (float)o.iters);
     }
   std::sort(slow.begin(), slow.end());
+  if (o.hostTime && b.ranks[0].rank == 0) {
+    std::sort(host.begin(), host.end());
+    printf("#   host: %s %zu elements %s: %.2f us per call to issue (GPU: %.2f)\n", kilnCollName(c), count,
+           vname[v], host[host.size() / 2], 1000.0 * slow[reps / 2]);
+  }
   return 1000.0 * slow[reps / 2];
 }
 
@@ -529,9 +558,9 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
            c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER ? kilnRedOpName(o.op) : "-",
            o.inplace ? ", in place" : "", o.mp ? "one process per GPU" : "one process driving all GPUs",
            o.graph ? ", CUDA graphs" : "");
-    printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s\n", "size(B)", "count",
-           "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw", "err",
-           "interp(us)", "algbw", "busbw", "err", "speedup");
+    printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s\n",
+           "size(B)", "count", "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw",
+           "err", "interp(us)", "algbw", "busbw", "err", "sym(us)", "algbw", "busbw", "err", "speedup");
   }
   for (uint64_t bytes = o.minB; bytes <= o.maxB; bytes *= (uint64_t)o.factor) {
     const size_t count = callCount(c, b.n, bytes, es);
@@ -566,7 +595,26 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     bool hasBaked = e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex &&
                     kilnExecUseBaked((*ex)[0], true);
     row.us[V_NCCL] = ncclUs;
-    for (int v = V_BAKED; v <= V_INTERP && ex && b.kilnOk; v++) {
+    /* The sym column: once per size (the first candidate's row). */
+    b.symAlgo = KILN_SYM_NONE;
+    if (o.sym && e == cands[0] && b.kilnOk) {
+      const kilnSymAlgo_t def = kilnSymSelect(b.ranks[0].kc, c, count, o.dtype, o.inplace);
+      kilnSymAlgo_t a = def;
+      if (c == KILN_COLL_ALLREDUCE && o.sym >= 2)
+        a = o.sym == 2 ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT;
+      else if (a == KILN_SYM_NONE)
+        a = c == KILN_COLL_ALLREDUCE ? (real <= (256u << 10) ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT)
+          : c == KILN_COLL_REDUCESCATTER ? KILN_SYM_REDUCESCATTER
+          : c == KILN_COLL_ALLGATHER ? KILN_SYM_ALLGATHER : KILN_SYM_ALLTOALL;
+      if (kilnSymFits(b.ranks[0].kc, a, count, o.dtype, o.inplace)) {
+        b.symAlgo = a;
+        row.symDefault = a == def;
+      }
+    }
+    snprintf(row.sym, sizeof row.sym, "%s", b.symAlgo == KILN_SYM_NONE ? "-" : kilnSymAlgoName(b.symAlgo));
+    for (int v = V_BAKED; v < NV && b.kilnOk; v++) {
+      if (v != V_SYM && !ex) continue;
+      if (v == V_SYM && b.symAlgo == KILN_SYM_NONE) continue;
       if (v == V_BAKED && !hasBaked) continue;
       if (v == V_INTERP && o.sweep) continue;
       resetBuffers(b, c, count, true);
@@ -609,7 +657,7 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
   if (!f) die("cannot write %s", b.o.csv);
   fprintf(f, "coll,nranks,model,dtype,op,inplace,size,count,plan");
   for (int v = 0; v < NV; v++) fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
-  fprintf(f, ",speedup\n");
+  fprintf(f, ",speedup,sym\n");
   for (const Row& r : rows) {
     fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, b.o.mp ? (b.o.graph ? "mp+graph" : "mp") : (b.o.graph ? "single+graph" : b.o.batch ? "single+batch" : "single"),
             kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
@@ -620,8 +668,9 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
       fprintf(f, ",%.3f,%.3f,%.3f,", r.us[v], alg, alg * busFactor(r.coll, b.n));
       if (v && r.err[v] >= 0) fprintf(f, "%lld", r.err[v]);
     }
-    if (speedup(r) > 0) fprintf(f, ",%.3f\n", speedup(r));
-    else fprintf(f, ",\n");
+    if (speedup(r) > 0) fprintf(f, ",%.3f", speedup(r));
+    else fprintf(f, ",");
+    fprintf(f, ",%s%s\n", r.sym, r.symDefault ? "*" : "");
   }
   fclose(f);
 }
@@ -658,7 +707,7 @@ static void writeSvg(const Bench& b, const std::vector<Row>& rows) {
     k++;
   }
   char title[160];
-  snprintf(title, sizeof title, "algbw (GB/s) vs size: NCCL, kiln baked, kiln interpreted (%s)",
+  snprintf(title, sizeof title, "algbw (GB/s) vs size: NCCL, kiln baked, kiln interpreted, kiln sym (%s)",
            kilnDataTypeName(b.o.dtype));
   if (benchSvgWrite(b.o.svg, title, panels.data(), (int)panels.size()) != 0) die("cannot write %s", b.o.svg);
 }
@@ -668,9 +717,11 @@ static void usage(FILE* f) {
           "usage: coll_bench [--ranks N] [--colls LIST] [--dtype T] [--op OP] [--min SIZE] [--max SIZE]\n"
           "                  [--factor F] [--iters N] [--warmup N] [--inplace] [--plan NAME]\n"
           "                  [--plans PATH] [--csv FILE] [--svg FILE] [--mp] [--no-check]\n"
-          "                  [--timeout-ms MS] [--sweep] [--graph N] [--batch]\n"
+          "                  [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]\n"
           "                  [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]\n"
-          "Measures NCCL, kiln baked and kiln interpreted side by side (see bench/coll_bench.cu).\n");
+          "                  [--sym-bytes SIZE] [--sym auto|off|oneshot|twoshot]\n"
+          "Measures NCCL, kiln baked, kiln interpreted and kiln's symmetric-memory kernels side by\n"
+          "side (see bench/coll_bench.cu).\n");
 }
 
 static void parseArgs(int argc, char** argv, Options& o) {
@@ -703,12 +754,22 @@ static void parseArgs(int argc, char** argv, Options& o) {
     else if (!strcmp(a, "--nslots")) o.nslots = atoi(need(a));
     else if (!strcmp(a, "--channels")) o.channels = atoi(need(a));
     else if (!strcmp(a, "--threads")) o.threads = atoi(need(a));
+    else if (!strcmp(a, "--sym-bytes")) {
+      uint64_t v = 0;
+      if (!kilnParseSize(need(a), &v)) die("bad size %s", argv[i]);
+      o.symBytes = (long long)v;
+    } else if (!strcmp(a, "--sym")) {
+      const char* v = need(a);
+      o.sym = !strcmp(v, "off") ? 0 : !strcmp(v, "auto") ? 1 : !strcmp(v, "oneshot") ? 2 : !strcmp(v, "twoshot") ? 3 : -1;
+      if (o.sym < 0) { usage(stderr); die("--sym: auto, off, oneshot or twoshot, not %s", v); }
+    }
     else if (!strcmp(a, "--inplace")) o.inplace = true;
     else if (!strcmp(a, "--no-check")) o.check = false;
     else if (!strcmp(a, "--mp")) o.mp = true;
     else if (!strcmp(a, "--sweep")) o.sweep = true;
     else if (!strcmp(a, "--graph")) o.graph = atoi(need(a));
     else if (!strcmp(a, "--batch")) o.batch = true;
+    else if (!strcmp(a, "--host-time")) o.hostTime = true;
     else if (!strcmp(a, "--plan")) o.plan = need(a);
     else if (!strcmp(a, "--plans")) o.plans = need(a);
     else if (!strcmp(a, "--csv")) o.csv = need(a);
@@ -777,6 +838,7 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
   if (o.nslots) cfg.nslots = o.nslots;
   if (o.channels) cfg.maxChannels = o.channels;
   if (o.threads) cfg.threads = o.threads;
+  if (o.symBytes >= 0) cfg.symBytes = (size_t)o.symBytes;
   std::vector<kilnComm_t> kc(myRanks.size(), nullptr);
   kilnResult_t kr = myRanks.size() == 1 ? kilnCommCreate(nc[0], &cfg, &kc[0])
                                         : kilnCommCreateAll((int)nc.size(), nc.data(), &cfg, kc.data());
