@@ -11,9 +11,11 @@
  * allreduce-min of "this rank could load entry i" flags, slot 0 being "kiln communicator
  * created"), so every rank keeps exactly the same plans, or none.
  *
- * Choice per call, only from arguments that are the same on every rank: kilnRegistrySelect over
- * (collective, ranks, reference bytes, in-place, dtype, op); when its choice is not among the
- * communicator's agreed plans, kilnRegistryPick over those; then kilnPlanSupports. No plan → NCCL.
+ * Choice per call, only from arguments that are the same on every rank: first kilnSymSelect (the
+ * symmetric-memory kernels in their measured ranges; every rank has the kiln communicator or none
+ * has), then kilnRegistrySelect over (collective, ranks, reference bytes, in-place, dtype, op);
+ * when its choice is not among the communicator's agreed plans, kilnRegistryPick over those; then
+ * kilnPlanSupports. No plan → NCCL.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -542,16 +544,18 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
       kilnRegistryCallInPlace(coll, sc->rank, call->sendbuff, call->recvbuff, call->count, dt);
   const bool reduces = call->coll == SHIM_ALLREDUCE || call->coll == SHIM_REDUCESCATTER;
 
+  /* The symmetric-memory kernels where they are the default. */
+  const kilnSymAlgo_t sym = sc->kc ? kilnSymSelect(sc->kc, coll, call->count, dt, inplace) : KILN_SYM_NONE;
   /* The registry's choice if this communicator has it, else the best of the ones it has. */
   int pick = -1;
-  const kilnRegistryEntry* e = kilnRegistrySelect(coll, sc->nranks, bytes, inplace, dt, op);
+  const kilnRegistryEntry* e = sym != KILN_SYM_NONE ? NULL : kilnRegistrySelect(coll, sc->nranks, bytes, inplace, dt, op);
   for (int i = 0; e && i < sc->nexec && pick < 0; i++)
     if (sc->ents[i] == e) pick = i;
   if (e && pick < 0)
     pick = kilnRegistryPick(sc->copies, sc->nexec, coll, sc->nranks, bytes, inplace, dt, op);
   static const char* whyText[] = {NULL, "no plan matches", "its plans are not loaded here",
                                    "the plan does not support this count/dtype/op"};
-  int whyCode = !e ? 1 : pick < 0 ? 2 : 0;
+  int whyCode = sym != KILN_SYM_NONE ? 0 : !e ? 1 : pick < 0 ? 2 : 0;
   if (pick >= 0 && !kilnPlanSupports(sc->plans[pick], call->count, dt, op, inplace)) {
     whyCode = 3;
     pick = -1;
@@ -561,7 +565,7 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
    * a kind (a signature of small integers, checked under commsLock), since it costs more than the
    * rest of the decision. */
   const uint64_t sig = ((uint64_t)call->coll << 56) ^ ((uint64_t)dt << 48) ^ ((uint64_t)op << 40) ^
-                       ((uint64_t)inplace << 39) ^ ((uint64_t)(pick + 1) << 8) ^
+                       ((uint64_t)inplace << 39) ^ ((uint64_t)(pick + 1) << 8) ^ ((uint64_t)(sym + 1) << 24) ^
                        (uint64_t)whyCode << 4 ^ 1;
   bool seen = false;
   for (int i = 0; i < sc->nlogged && !seen; i++) seen = sc->logged[i] == sig;
@@ -569,10 +573,14 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
     sc->logged[sc->nlogged++] = sig;
   if (!seen && shimConfigGet()->log >= SHIM_LOG_INFO) {
     char key[200];
+    const char* what = sym != KILN_SYM_NONE ? kilnSymAlgoName(sym) : pick >= 0 ? sc->ents[pick]->name : "-";
     snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s/%s", cname, sc->nranks, kilnDataTypeName(dt),
-             reduces ? kilnRedOpName(op) : "", inplace, pick >= 0 ? sc->ents[pick]->name : "-",
-             why ? why : "");
-    if (pick < 0)
+             reduces ? kilnRedOpName(op) : "", inplace, what, why ? why : "");
+    if (sym != KILN_SYM_NONE)
+      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln %s", cname,
+                   sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
+                   inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, what);
+    else if (pick < 0)
       shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → NCCL: %s", cname,
                    sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
                    inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, why);
@@ -582,19 +590,21 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
                    inplace ? "in-place" : "out-of-place", (unsigned long long)bytes,
                    sc->ents[pick]->name);
   }
-  if (pick < 0) goto out_unlock;
+  if (pick < 0 && sym == KILN_SYM_NONE) goto out_unlock;
   taken = true;
   *res = ncclSuccess;
   if (!launch) goto out_unlock;
-  shimPassthrough++; /* kilnRun switches to the communicator's device and back itself */
-  kilnResult_t kr = kilnRun(sc->execs[pick], call->sendbuff, call->recvbuff, call->count, dt, op,
-                            call->stream);
+  shimPassthrough++; /* kilnRun / kilnSymRun switch to the communicator's device and back */
+  kilnResult_t kr =
+      sym != KILN_SYM_NONE
+          ? kilnSymRun(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt, op, call->stream)
+          : kilnRun(sc->execs[pick], call->sendbuff, call->recvbuff, call->count, dt, op, call->stream);
   shimPassthrough--;
   if (kr == KILN_SUCCESS) __atomic_fetch_add(&kilnShimKilnCalls, 1, __ATOMIC_RELAXED);
   /* The peers are already in their kiln kernels: NCCL cannot stand in for this call now. */
   if (kr != KILN_SUCCESS) {
-    snprintf(shimKilnError, sizeof shimKilnError, "kiln: rank %d: %s with plan %s failed: %s",
-             sc->rank, cname, sc->ents[pick]->name, kilnLastError());
+    snprintf(shimKilnError, sizeof shimKilnError, "kiln: rank %d: %s with %s failed: %s", sc->rank,
+             cname, sym != KILN_SYM_NONE ? kilnSymAlgoName(sym) : sc->ents[pick]->name, kilnLastError());
     shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
   }
   *res = kr == KILN_SUCCESS               ? ncclSuccess
