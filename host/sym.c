@@ -51,16 +51,29 @@ static uint64_t llMaxBytes(void) {
   return (uint64_t)v;
 }
 
+/* Two-shot shares up to this many bytes travel as LL lines (KILN_SYM_LL2_BYTES; 0: never).
+ * 128 KiB (run 8, 4 GPUs, graphs): allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL
+ * 14.0); at 1 MiB flags win (17.2 vs 18.6). */
+static uint64_t ll2MaxBytes(void) {
+  static long long v = -1;
+  if (v < 0) {
+    const char* e = getenv("KILN_SYM_LL2_BYTES");
+    long long x = e ? atoll(e) : 128 << 10;
+    v = x < 0 ? 0 : x;
+  }
+  return (uint64_t)v;
+}
+
 /* The geometry of a call: elements of the segment the blocks cut (seg), whether it goes as LL
- * lines (every algorithm but two-shot, up to llMaxBytes of segment), bytes per rank region of a
- * staging half and bytes of the half it needs. */
+ * lines (up to llMaxBytes of segment, two-shot up to ll2MaxBytes of share), bytes per rank region
+ * of a staging half and bytes of the half it needs. */
 static void geometry(kilnSymAlgo_t a, int n, size_t count, size_t es, uint64_t* seg, int* ll,
                      uint64_t* region, uint64_t* need) {
   const size_t vec = 16 / es;
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
   *seg = s;
-  *ll = a != KILN_SYM_ALLREDUCE_TWOSHOT && s * es <= llMaxBytes();
+  *ll = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? ll2MaxBytes() : llMaxBytes());
   /* LL: one 16-byte line per 8 bytes of data. */
   const uint64_t bytes = *ll ? (s * es + 7) / 8 * 16 : s * es;
   *region = (bytes + 255) / 256 * 256;
@@ -80,18 +93,18 @@ bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dty
 
 /* Where the symmetric kernels are the default: reference bytes (kiln/registry.h) per collective
  * and rank count, chosen from CUDA graph runs on 4x H100 against the baked plans and NCCL 2.28.9 in
- * the same run (bench/results/h100x4-s6, runs 2-5; 4 KiB of a segment per block, at most 64
- * blocks, LL lines up to 128 KiB of segment). 4 GPUs: allreduce one-shot to 512 KiB (8 B: 4.5 us,
- * plan 6.7, NCCL 8.1; 64 KiB 7.7, plan 10.8, NCCL 10.8; 512 KiB 14.0-15.0 against NCCL's 13.9 and
- * the plan's 22.1), two-shot to 8 MiB (4 MiB 36.0, plan 44.8, NCCL 40.2); reducescatter to 8 MiB
- * (16 B 4.7, plan 7.3; 1 MiB 10.6, plan 17.3, NCCL 11.0); allgather to 16 MiB (16 B 4.2, plan
- * 6.2, NCCL 7.0; 4 MiB 19.4, plan 29.2, NCCL 36.6); alltoall to 4 MiB (16 B 4.6, plan 6.2; 2 MiB
- * 15.0, plan 18.8, NCCL 20.7). 2 GPUs: allreduce one-shot to 128 KiB (8 B 3.9, chain plan 4.4,
- * NCCL 6.2), the chain plans at 256-512 KiB, two-shot 1-8 MiB (4 MiB 23.0, plan 29.0, NCCL 33.2);
- * reducescatter to 16 MiB (8 B 3.9, plan 5.0, NCCL 5.5); allgather and alltoall to 256 KiB (8 B
- * 3.6 / 3.9, plans 5.9, NCCL 5.5 / 6.4), plans at 512 KiB, sym again 1-16 MiB. Above these sizes
- * the large-size plans (32 channels) win. Every range is also bounded by the staging memory
- * (kilnSymFits). */
+ * the same run (bench/results/h100x4-s6, runs 2-8; 4 KiB of a segment per block, at most 64
+ * blocks, LL lines up to 128 KiB of segment or two-shot share). 4 GPUs: allreduce one-shot to
+ * 256 KiB (8 B: 4.5 us, plan 6.7, NCCL 8.1; 64 KiB 7.7, plan 10.8, NCCL 10.8), two-shot to 8 MiB
+ * (512 KiB 13.3 as LL lines, plan 22.1, NCCL 14.0; 4 MiB 36.1, plan 45.2, NCCL 40.3);
+ * reducescatter to 8 MiB (16 B 4.7, plan 7.3; 1 MiB 10.6, plan 17.3, NCCL 11.0); allgather to
+ * 16 MiB (16 B 4.2, plan 6.2, NCCL 7.0; 4 MiB 19.4, plan 29.2, NCCL 36.6); alltoall to 4 MiB (16 B
+ * 4.6, plan 6.2; 2 MiB 15.0, plan 18.8, NCCL 20.7). 2 GPUs: allreduce one-shot to 4 MiB (8 B 3.9,
+ * chain plan 4.4, NCCL 6.2; 1 MiB 10.8, plan 15.7, NCCL 13.3: with two ranks one-shot moves no
+ * more than two-shot and has one phase less), two-shot to 8 MiB; reducescatter to 16 MiB (8 B
+ * 3.9, plan 5.0, NCCL 5.5); allgather and alltoall to 256 KiB (8 B 3.6 / 3.9, plans 5.9, NCCL
+ * 5.5 / 6.4), plans at 512 KiB, sym again 1-16 MiB. Above these sizes the large-size plans (32
+ * channels) win. Every range is also bounded by the staging memory (kilnSymFits). */
 typedef struct {
   int nranks;
   kilnSymAlgo_t algo;
@@ -101,13 +114,13 @@ typedef struct {
 #define KIB(x) ((uint64_t)(x) << 10)
 #define MIB(x) ((uint64_t)(x) << 20)
 static const symRange kRanges[] = {
-    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(512)},
-    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(512) + 1, MIB(8)},
+    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(256)},
+    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(256) + 1, MIB(8)},
     {4, KILN_SYM_REDUCESCATTER, true, true, 0, MIB(8)},
     {4, KILN_SYM_ALLGATHER, true, true, 0, MIB(16)},
     {4, KILN_SYM_ALLTOALL, false, true, 0, MIB(4)},
-    {2, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(128)},
-    {2, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, MIB(1), MIB(8)},
+    {2, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, MIB(4)},
+    {2, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, MIB(4) + 1, MIB(8)},
     {2, KILN_SYM_REDUCESCATTER, true, true, 0, MIB(16)},
     {2, KILN_SYM_ALLGATHER, true, true, 0, KIB(256)},
     {2, KILN_SYM_ALLGATHER, true, true, MIB(1), MIB(16)},

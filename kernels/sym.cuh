@@ -314,6 +314,84 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
   }
 }
 
+/* Two-shot allreduce as LL lines (kilnSymArgs.ll with KILN_SYM_AR_TWOSHOT): share p of this
+ * rank's input to rank p (regions 0..n-1); rank q reduces share q from the lines it received and
+ * its own input, stores the result into its output and, as lines, into every peer's region n + q;
+ * then copies the peers' shares from those lines into place. Lines past the input's end carry
+ * zeros (the receiver reads every line of its range). */
+template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
+  constexpr int E = 16 / sizeof(T), E8 = 8 / sizeof(T);
+  const int n = a.nranks, me = a.rank, j = blockIdx.x, tid = threadIdx.x, nthr = blockDim.x;
+  const OpDyn op{a.op};
+  const int avgN = a.op == OP_AVG ? n : 0;
+  const T* in = (const T*)a.in;
+  T* out = (T*)a.out;
+  const uint64_t count = a.count, seg = a.seg;
+  uint64_t per = (seg + a.nblocks - 1) / a.nblocks;
+  per = (per + E - 1) / E * E;
+  const uint64_t lo = min(seg, (uint64_t)j * per), hi = min(seg, lo + per);
+  const uint64_t l0 = lo / E8, l1 = (hi + E8 - 1) / E8;
+  const uint64_t half = (seq & 1) * a.halfBytes;
+  const uint32_t flag = llFlag(seq);
+  auto lines = [&](int p, int region) -> uint4* {
+    return (uint4*)(a.stage[p] + half + (uint64_t)region * a.region);
+  };
+  /* Valid elements of share p's line at share offset e0. */
+  auto valid = [&](int p, uint64_t e0) -> int {
+    const uint64_t start = (uint64_t)p * seg + e0;
+    return start >= count ? 0 : (int)min((uint64_t)E8, count - start);
+  };
+  for (uint64_t l = l0 + tid; l < l1; l += nthr) {
+    const uint64_t e0 = l * E8;
+#pragma unroll
+    for (int p = 0; p < MAXR; p++)
+      if (p < n && p != me)
+        llStore(lines(p, me) + l, loadPart<T, uint64_t>(in + (uint64_t)p * seg + e0, valid(p, e0)), flag);
+  }
+  Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+  for (int phase = 0; phase < 2; phase++) {
+    for (uint64_t l = l0 + tid; l < l1 && !sh->abort; l += nthr) {
+      const uint64_t e0 = l * E8;
+      uint32_t d0[MAXR], f0[MAXR], d1[MAXR], f1[MAXR];
+      uint64_t v[MAXR];
+#pragma unroll
+      for (int q = 0; q < MAXR; q++) {
+        f0[q] = f1[q] = flag;
+        d0[q] = d1[q] = 0;
+        if (q < n && q != me) llLoadOnce(lines(me, phase * n + q) + l, &d0[q], &f0[q], &d1[q], &f1[q]);
+      }
+      bool ok = true;
+#pragma unroll
+      for (int q = 0; q < MAXR; q++) {
+        v[q] = (uint64_t)d0[q] | ((uint64_t)d1[q] << 32);
+        if (q < n && q != me && ok && (f0[q] != flag || f1[q] != flag))
+          ok = llLoad(lines(me, phase * n + q) + l, flag, spin, &v[q]);
+      }
+      if (!ok) {
+        sh->abort = 1;
+        break;
+      }
+      if (phase == 0) {
+        const int nv = valid(me, e0);
+        const uint64_t mine = loadPart<T, uint64_t>(in + (uint64_t)me * seg + e0, nv);
+        uint64_t acc = me == 0 ? mine : v[0];
+#pragma unroll
+        for (int q = 1; q < MAXR; q++)
+          if (q < n) acc = opPack<T>(op, acc, q == me ? mine : v[q]);
+        if (avgN > 0) acc = dividePack<T, uint64_t>(acc, avgN);
+        storePart<T, uint64_t>(out + (uint64_t)me * seg + e0, acc, nv);
+#pragma unroll
+        for (int p = 0; p < MAXR; p++)
+          if (p < n && p != me) llStore(lines(p, n + me) + l, acc, flag);
+      } else {
+#pragma unroll
+        for (int q = 0; q < MAXR; q++)
+          if (q < n && q != me) storePart<T, uint64_t>(out + (uint64_t)q * seg + e0, v[q], valid(q, e0));
+      }
+    }
+  }
+}
+
 template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
   __shared__ Shared sh;
   if (threadIdx.x == 0) {
@@ -323,7 +401,8 @@ template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs 
   __syncthreads();
   const uint64_t seq = sh.seq;
   if (!sh.abort) {
-    if (a.ll) bodyLL<T>(a, seq, &sh);
+    if (a.ll && a.algo == KILN_SYM_AR_TWOSHOT) bodyLL2<T>(a, seq, &sh);
+    else if (a.ll) bodyLL<T>(a, seq, &sh);
     else body<T>(a, seq, &sh);
   }
   /* The call's last block to finish advances the sequence (every block has read it by then). */

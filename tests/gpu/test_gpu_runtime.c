@@ -320,8 +320,8 @@ static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t 
 
 /* Every algorithm, every data type and op, in and out of place, at counts of one element, odd
  * counts (element tails, shares that start off 16 bytes, in-place allgather pieces off 16 bytes)
- * and counts that spread over many blocks (as LL lines up to 128 KiB per rank, staged data with
- * flags above); a few typed ops at larger counts. Calls follow each
+ * and counts that spread over many blocks (as LL lines up to 128 KiB per rank or two-shot share,
+ * staged data with flags above); a few typed ops at larger counts. Calls follow each
  * other on the same staging halves, so the halves alternate and the flags grow across calls.
  * Then the same communicators run a plan between symmetric calls, and a call that does not fit
  * the staging memory is refused with an error. */
@@ -397,10 +397,13 @@ Test(gpu_runtime, sym_graph_replays, .init = gpu_init, .timeout = 600) {
   world w;
   cr_assert(world_init(&w, n, NULL));
   uint64_t rng = g_seed ^ 0x99;
-  for (size_t k = 0; k < 2 * sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); k++) {
-    const kilnSymAlgo_t a = kSymAlgos[k / 2];
+  /* LL lines (one-shot and two-shot), flags (one-shot from 128 KiB of segment, two-shot from
+   * 128 KiB of share). */
+  static const size_t counts[] = {1001, 40009, 300007};
+  for (size_t k = 0; k < 3 * sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); k++) {
+    const kilnSymAlgo_t a = kSymAlgos[k / 3];
     call c;
-    cr_assert(call_alloc(&c, &w, sym_coll(a), k % 2 ? 40009 : 1001, KILN_INT32));
+    cr_assert(call_alloc(&c, &w, sym_coll(a), counts[k % 3], KILN_INT32));
     cudaGraphExec_t ge[GPU_MAX];
     call_prepare(&c, &w, KILN_SUM, false, &rng);
     for (int r = 0; r < n; r++) {
@@ -414,15 +417,15 @@ Test(gpu_runtime, sym_graph_replays, .init = gpu_init, .timeout = 600) {
       cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g, 0), cudaSuccess));
       cudaGraphDestroy(g);
     }
-    for (int it = 0; it < 100; it++) {
+    for (int it = 0; it < 50; it++) {
       call_prepare(&c, &w, KILN_SUM, false, &rng);
       for (int r = 0; r < n; r++) {
         cudaSetDevice(r);
         cr_assert(eq(int, cudaGraphLaunch(ge[r], w.st[r]), cudaSuccess));
       }
       char msg[512];
-      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s replay %d: %s (seed %llu)", kilnSymAlgoName(a), it,
-                msg, (unsigned long long)g_seed);
+      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s count %zu replay %d: %s (seed %llu)",
+                kilnSymAlgoName(a), c.count, it, msg, (unsigned long long)g_seed);
     }
     for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
     call_free(&c, &w);
