@@ -33,6 +33,13 @@ struct kilnComm {
   size_t fifoBytes, headBase, tailBase, winBytes;
   size_t symFlagBase, symStageBase, symHalf; /* symHalf 0: no symmetric-memory kernels */
   uint64_t* symState;       /* device: the symmetric calls' sequence number, then a block count */
+  /* The symmetric kernels' settings, read once at creation (host/sym.c, kilnSymConfigure): every
+   * rank must have the same (the kernels of a call meet block by block). */
+  bool symOff;              /* KILN_SYM=0 */
+  int symMaxBlocks;         /* KILN_SYM_BLOCKS */
+  uint64_t symBlockBytes;   /* KILN_SYM_BLOCK_BYTES */
+  uint64_t symLLBytes;      /* KILN_SYM_LL_BYTES */
+  uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */
   char* win;                /* ncclMemAlloc */
   ncclWindow_t window;
   void* devComm;            /* ncclDevComm*, owned by nccl_dev.cu */
@@ -46,6 +53,9 @@ struct kilnComm {
   bool haveLast;
   bool registered;
 };
+
+/* sym.c: reads the symmetric kernels' settings into c. */
+void kilnSymConfigure(struct kilnComm* c);
 
 static inline size_t kilnFifoOff(const struct kilnComm* c, int src, int chan) {
   return ((size_t)src * c->cfg.maxChannels + chan) * c->fifoBytes;

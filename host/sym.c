@@ -38,42 +38,50 @@ static kilnColl_t symColl(kilnSymAlgo_t a) {
   }
 }
 
-/* Segments up to this many bytes travel as LL lines (KILN_SYM_LL_BYTES; 0: never). 128 KiB
- * (run 5, graphs, LL vs flags): 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9,
- * allreduce 64 KiB 7.7 vs 8.8; 2 GPUs reducescatter 256 KiB 5.7 vs 7.2. */
-static uint64_t llMaxBytes(void) {
-  static long long v = -1;
-  if (v < 0) {
-    const char* e = getenv("KILN_SYM_LL_BYTES");
-    long long x = e ? atoll(e) : 128 << 10;
-    v = x < 0 ? 0 : x;
-  }
-  return (uint64_t)v;
+/* A non-negative integer from the environment, else def. */
+static long long envInt(const char* name, long long def) {
+  const char* e = getenv(name);
+  if (!e || !*e) return def;
+  char* end = NULL;
+  long long v = strtoll(e, &end, 10);
+  return end && *end == '\0' && v >= 0 ? v : def;
 }
 
-/* Two-shot shares up to this many bytes travel as LL lines (KILN_SYM_LL2_BYTES; 0: never).
- * 128 KiB (run 8, 4 GPUs, graphs): allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL
- * 14.0); at 1 MiB flags win (17.2 vs 18.6). */
-static uint64_t ll2MaxBytes(void) {
-  static long long v = -1;
-  if (v < 0) {
-    const char* e = getenv("KILN_SYM_LL2_BYTES");
-    long long x = e ? atoll(e) : 128 << 10;
-    v = x < 0 ? 0 : x;
-  }
-  return (uint64_t)v;
+void kilnSymConfigure(struct kilnComm* c) {
+  const char* off = getenv("KILN_SYM");
+  c->symOff = off && strcmp(off, "0") == 0;
+  /* At most 64 blocks (KILN_SYM_BLOCKS): 4 GPUs, reducescatter 4 MiB 22.5 us with 64, 24.2 with 32,
+   * 26.9 with 16; allgather 16 MiB 49.0 with 64, 54.8 with 32, 52.0 with 128 (runs 2, 4). */
+  long long m = envInt("KILN_SYM_BLOCKS", 64);
+  if (m < 1) m = 1;
+  if (m > KILN_SYM_MAX_BLOCKS) m = KILN_SYM_MAX_BLOCKS;
+  c->symMaxBlocks = (int)m;
+  /* One block per 4 KiB of segment (KILN_SYM_BLOCK_BYTES, a multiple of 16, at least 1 KiB):
+   * against 16 KiB (run 3), allreduce 128 KiB 8.8 vs 11.2 us, reducescatter 512 KiB 8.7 vs 10.6. */
+  long long b = envInt("KILN_SYM_BLOCK_BYTES", 4096);
+  if (b < 1024) b = 1024;
+  c->symBlockBytes = (uint64_t)(b + 15) / 16 * 16;
+  /* Segments up to 128 KiB travel as LL lines (KILN_SYM_LL_BYTES; 0: never). Run 5, graphs, LL vs
+   * flags: 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9, allreduce 64 KiB 7.7 vs
+   * 8.8; 2 GPUs reducescatter 256 KiB 5.7 vs 7.2. */
+  c->symLLBytes = (uint64_t)envInt("KILN_SYM_LL_BYTES", 128 << 10);
+  /* Two-shot shares up to 128 KiB as lines (KILN_SYM_LL2_BYTES; 0: never). Run 8, 4 GPUs, graphs:
+   * allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL 14.0); at 1 MiB flags win (17.2 vs
+   * 18.6). */
+  c->symLL2Bytes = (uint64_t)envInt("KILN_SYM_LL2_BYTES", 128 << 10);
 }
 
 /* The geometry of a call: elements of the segment the blocks cut (seg), whether it goes as LL
- * lines (up to llMaxBytes of segment, two-shot up to ll2MaxBytes of share), bytes per rank region
+ * lines (up to symLLBytes of segment, two-shot up to symLL2Bytes of share), bytes per rank region
  * of a staging half and bytes of the half it needs. */
-static void geometry(kilnSymAlgo_t a, int n, size_t count, size_t es, uint64_t* seg, int* ll,
-                     uint64_t* region, uint64_t* need) {
+static void geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, size_t es, uint64_t* seg,
+                     int* ll, uint64_t* region, uint64_t* need) {
+  const int n = c->nranks;
   const size_t vec = 16 / es;
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
   *seg = s;
-  *ll = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? ll2MaxBytes() : llMaxBytes());
+  *ll = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes);
   /* LL: one 16-byte line per 8 bytes of data. */
   const uint64_t bytes = *ll ? (s * es + 7) / 8 * 16 : s * es;
   *region = (bytes + 255) / 256 * 256;
@@ -87,7 +95,7 @@ bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dty
   if (a == KILN_SYM_ALLTOALL && inplace) return false;
   uint64_t seg, region, need;
   int ll;
-  geometry(a, c->nranks, count, es, &seg, &ll, &region, &need);
+  geometry(c, a, count, es, &seg, &ll, &region, &need);
   return need <= c->symHalf;
 }
 
@@ -129,9 +137,7 @@ static const symRange kRanges[] = {
 };
 
 kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDataType_t dtype, bool inplace) {
-  if (!c || c->symHalf == 0) return KILN_SYM_NONE;
-  const char* env = getenv("KILN_SYM");
-  if (env && strcmp(env, "0") == 0) return KILN_SYM_NONE;
+  if (!c || c->symHalf == 0 || c->symOff) return KILN_SYM_NONE;
   const uint64_t bytes = kilnRegistryCallBytes(coll, c->nranks, count, dtype);
   for (size_t i = 0; i < sizeof(kRanges) / sizeof(kRanges[0]); i++) {
     const symRange* r = &kRanges[i];
@@ -142,25 +148,11 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
   return KILN_SYM_NONE;
 }
 
-/* Blocks per call: one per blockBytes of a segment (KILN_SYM_BLOCK_BYTES, default 4 KiB), at
- * most maxBlocks (KILN_SYM_BLOCKS, default 64: 4 GPUs, reducescatter 4 MiB 22.5 us with 64, 24.2
- * with 32, 26.9 with 16; allgather 16 MiB 49.0 with 64, 54.8 with 32). 4 KiB blocks against
- * 16 KiB (run 3): allreduce 128 KiB 8.8 vs 11.2 us, reducescatter 512 KiB 8.7 vs 10.6. */
+/* Blocks per call: one per symBlockBytes of a segment, at most symMaxBlocks and the SM count. */
 static int symBlocks(const struct kilnComm* c, uint64_t segBytes) {
-  static int maxBlocks = 0, blockBytes = 0;
-  if (maxBlocks == 0) {
-    const char* e = getenv("KILN_SYM_BLOCKS");
-    int m = e ? atoi(e) : 64;
-    if (m < 1) m = 1;
-    if (m > KILN_SYM_MAX_BLOCKS) m = KILN_SYM_MAX_BLOCKS;
-    const char* b = getenv("KILN_SYM_BLOCK_BYTES");
-    int bb = b ? atoi(b) : 4096;
-    blockBytes = bb < 1024 ? 1024 : bb;
-    maxBlocks = m;
-  }
-  uint64_t nb = (segBytes + (uint64_t)blockBytes - 1) / (uint64_t)blockBytes;
+  uint64_t nb = (segBytes + c->symBlockBytes - 1) / c->symBlockBytes;
   if (nb < 1) nb = 1;
-  if (nb > (uint64_t)maxBlocks) nb = (uint64_t)maxBlocks;
+  if (nb > (uint64_t)c->symMaxBlocks) nb = (uint64_t)c->symMaxBlocks;
   if (nb > (uint64_t)c->nsm) nb = (uint64_t)c->nsm;
   return (int)nb;
 }
@@ -199,7 +191,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   l.sym = true;
   kilnSymArgs* a = &l.symArgs;
   uint64_t need;
-  geometry(algo, n, count, es, &a->seg, &a->ll, &a->region, &need);
+  geometry(c, algo, count, es, &a->seg, &a->ll, &a->region, &need);
   a->in = (const char*)sendbuf;
   a->out = (char*)recvbuf;
   for (int p = 0; p < n; p++) {

@@ -37,6 +37,11 @@ struct Shared {
   int abort;
 };
 
+/* The LL flag of call seq: llFlag with the low bit set, so never 0 (zeroed staging, or zeros a
+ * flag-form call left, never pass for a line), and still different for calls s and s - 2k that
+ * share a half (llFlag's values for them differ by an even multiple of an odd constant). */
+__device__ __forceinline__ uint32_t symFlag(uint64_t seq) { return llFlag(seq) | 1u; }
+
 template <typename T, typename P = uint4> __device__ __forceinline__ P dividePack(P v, int n) {
   constexpr int E = sizeof(P) / sizeof(T);
   T x[E];
@@ -248,9 +253,10 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
   uint64_t per = (seg + a.nblocks - 1) / a.nblocks;
   per = (per + E - 1) / E * E;
   const uint64_t lo = min(seg, (uint64_t)j * per), hi = min(seg, lo + per);
-  const uint64_t l0 = lo / E8, l1 = (hi + E8 - 1) / E8;
+  /* An empty range has no lines (else it would take the last partial line of the block before). */
+  const uint64_t l0 = lo / E8, l1 = lo == hi ? l0 : (hi + E8 - 1) / E8;
   const uint64_t half = (seq & 1) * a.halfBytes;
-  const uint32_t flag = llFlag(seq);
+  const uint32_t flag = symFlag(seq);
   auto lines = [&](int p, int src) -> uint4* {
     return (uint4*)(a.stage[p] + half + (uint64_t)src * a.region);
   };
@@ -277,7 +283,7 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const bool reduces = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS;
   const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * count : 0;
-  for (uint64_t l = l0 + tid; l < l1 && !sh->abort; l += nthr) {
+  for (uint64_t l = l0 + tid; l < l1 && !*(volatile int*)&sh->abort; l += nthr) {
     const uint64_t e0 = l * E8;
     const int nv = (int)min((uint64_t)E8, seg - e0);
     uint32_t d0[MAXR], f0[MAXR], d1[MAXR], f1[MAXR];
@@ -330,9 +336,10 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
   uint64_t per = (seg + a.nblocks - 1) / a.nblocks;
   per = (per + E - 1) / E * E;
   const uint64_t lo = min(seg, (uint64_t)j * per), hi = min(seg, lo + per);
-  const uint64_t l0 = lo / E8, l1 = (hi + E8 - 1) / E8;
+  /* An empty range has no lines (else it would take the last partial line of the block before). */
+  const uint64_t l0 = lo / E8, l1 = lo == hi ? l0 : (hi + E8 - 1) / E8;
   const uint64_t half = (seq & 1) * a.halfBytes;
-  const uint32_t flag = llFlag(seq);
+  const uint32_t flag = symFlag(seq);
   auto lines = [&](int p, int region) -> uint4* {
     return (uint4*)(a.stage[p] + half + (uint64_t)region * a.region);
   };
@@ -350,7 +357,7 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
   }
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   for (int phase = 0; phase < 2; phase++) {
-    for (uint64_t l = l0 + tid; l < l1 && !sh->abort; l += nthr) {
+    for (uint64_t l = l0 + tid; l < l1 && !*(volatile int*)&sh->abort; l += nthr) {
       const uint64_t e0 = l * E8;
       uint32_t d0[MAXR], f0[MAXR], d1[MAXR], f1[MAXR];
       uint64_t v[MAXR];

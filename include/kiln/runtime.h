@@ -108,7 +108,11 @@ KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbu
  * phase instead of one handshake per FIFO slot and step). Allreduce has two forms: one-shot
  * (every input to every peer; each rank reduces all of them) and two-shot (rank q reduces share
  * q of every input, then sends the result to every peer). They need every rank to run the same
- * calls (as NCCL does) and kilnCommConfig.symBytes of staging. */
+ * calls (as NCCL does), kilnCommConfig.symBytes of staging, and the same settings on every rank:
+ * KILN_SYM, KILN_SYM_BLOCKS, KILN_SYM_BLOCK_BYTES, KILN_SYM_LL_BYTES, KILN_SYM_LL2_BYTES are read
+ * once per communicator at its creation (kernels/README.md). Like plans, the calls of one
+ * communicator must not run concurrently: under stream capture, capture them in one stream (kiln
+ * orders eager calls across streams itself, not captured ones). */
 typedef enum {
   KILN_SYM_NONE = -1,
   KILN_SYM_ALLREDUCE_ONESHOT = 0,

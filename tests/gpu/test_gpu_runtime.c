@@ -389,6 +389,32 @@ Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_swe
 Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4); }
 Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8); }
 
+/* A block with an empty range must not touch the last partial LL line (it once did: in place, it
+ * could reduce an already reduced element again). With 128 blocks of 1 KiB and LL lines up to
+ * 1 MiB, an int8 segment of 131073 bytes leaves block 127 empty on a GPU of 128 SMs or more. The
+ * settings are read at communicator creation. */
+Test(gpu_runtime, sym_empty_blocks, .init = gpu_init, .timeout = 300) {
+  int n = suite_gpus();
+  setenv("KILN_SYM_BLOCKS", "128", 1);
+  setenv("KILN_SYM_BLOCK_BYTES", "1024", 1);
+  setenv("KILN_SYM_LL_BYTES", "1048576", 1);
+  world w;
+  const bool made = world_init(&w, n, NULL);
+  unsetenv("KILN_SYM_BLOCKS");
+  unsetenv("KILN_SYM_BLOCK_BYTES");
+  unsetenv("KILN_SYM_LL_BYTES");
+  cr_assert(made);
+  uint64_t rng = g_seed ^ 0xE3;
+  static const kilnSymAlgo_t algos[] = {KILN_SYM_ALLREDUCE_ONESHOT, KILN_SYM_REDUCESCATTER};
+  for (size_t ai = 0; ai < 2; ai++) {
+    call c;
+    cr_assert(call_alloc(&c, &w, sym_coll(algos[ai]), 131073, KILN_INT8));
+    for (int it = 0; it < 20; it++) sym_run_check(&w, &c, algos[ai], KILN_SUM, true, &rng);
+    call_free(&c, &w);
+  }
+  world_fini(&w);
+}
+
 /* One symmetric call captured per rank (each algorithm in turn, as LL lines and as staged data
  * with flags), replayed on new data: the kernels advance their sequence number on the GPU, so
  * replays alternate the staging halves with no host help. */
