@@ -22,6 +22,7 @@
 #include "gpu_common.h"
 #include "../test_util.h"
 #include "kiln/registry.h"
+#include "runtime_internal.h" /* sym_choice builds a communicator's host part by hand */
 #ifdef KILN_HAVE_SYNTH
 #include "synth_plans.h"
 #endif
@@ -388,6 +389,64 @@ static void sym_sweep(int n) {
 Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2); }
 Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4); }
 Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8); }
+
+/* The symmetric kernels' choice and limits on the host (no GPU needed: runs in CI): the measured
+ * ranges per rank count, the staging bound, KILN_SYM=0, in-place alltoall, and kilnSymRun's
+ * refusal of a call that does not fit, before anything touches the GPU. */
+Test(gpu_runtime, sym_choice) {
+  struct kilnComm c;
+  memset(&c, 0, sizeof c);
+  c.nranks = 4;
+  c.nsm = 132;
+  c.symHalf = (size_t)16 << 20;
+  unsetenv("KILN_SYM");
+  kilnSymConfigure(&c);
+  const kilnDataType_t f = KILN_FLOAT32;
+  /* allreduce counts are elements per rank; the others' are per peer piece (reference bytes =
+   * count x 4 B x ranks). */
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_ALLREDUCE_ONESHOT));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 65536, f, true), KILN_SYM_ALLREDUCE_ONESHOT));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 262144, f, false), KILN_SYM_ALLREDUCE_TWOSHOT));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 4u << 20, f, false), KILN_SYM_NONE)); /* 16 MiB */
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_REDUCESCATTER, 1, f, false), KILN_SYM_REDUCESCATTER));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 1u << 20, f, true), KILN_SYM_ALLGATHER)); /* 16 MiB */
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 2u << 20, f, false), KILN_SYM_NONE));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 1024, f, true), KILN_SYM_NONE));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 1024, f, false), KILN_SYM_ALLTOALL));
+  /* Two ranks: allreduce one-shot to 4 MiB, allgather on plans at 512 KiB. */
+  c.nranks = 2;
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 1u << 20, f, false), KILN_SYM_ALLREDUCE_ONESHOT));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2u << 20, f, false), KILN_SYM_ALLREDUCE_TWOSHOT));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 65536, f, false), KILN_SYM_NONE));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 131072, f, false), KILN_SYM_ALLGATHER));
+  /* No ranges for 8 ranks (not measured): plans. */
+  c.nranks = 8;
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_NONE));
+  cr_assert(kilnSymFits(&c, KILN_SYM_ALLREDUCE_ONESHOT, 2, f, false));
+  /* The staging bound: one-shot needs ranks x the input per half. */
+  c.nranks = 4;
+  cr_assert(kilnSymFits(&c, KILN_SYM_ALLREDUCE_ONESHOT, 1u << 20, f, false));
+  cr_assert(not(kilnSymFits(&c, KILN_SYM_ALLREDUCE_ONESHOT, (1u << 20) + 64, f, false)));
+  cr_assert(not(kilnSymFits(&c, KILN_SYM_ALLTOALL, 16, f, true)));
+  cr_assert(not(kilnSymFits(&c, (kilnSymAlgo_t)7, 16, f, false)));
+  kilnResult_t r = kilnSymRun(&c, KILN_SYM_ALLREDUCE_TWOSHOT, (void*)16, (void*)32, (size_t)1 << 30, f,
+                              KILN_SUM, 0);
+  cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
+  cr_assert(strstr(kilnLastError(), "sym-allreduce-twoshot") != NULL, "%s", kilnLastError());
+  cr_assert(eq(int, kilnSymRun(NULL, KILN_SYM_ALLGATHER, NULL, NULL, 1, f, KILN_SUM, 0), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(eq(int, kilnSymRun(&c, (kilnSymAlgo_t)9, (void*)16, (void*)32, 1, f, KILN_SUM, 0),
+               KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(eq(str, (char*)kilnSymAlgoName(KILN_SYM_REDUCESCATTER), "sym-reducescatter"));
+  /* Off: KILN_SYM=0 at creation, or no staging. */
+  setenv("KILN_SYM", "0", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM");
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_NONE));
+  kilnSymConfigure(&c);
+  c.symHalf = 0;
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_NONE));
+  cr_assert(not(kilnSymFits(&c, KILN_SYM_ALLGATHER, 1, f, false)));
+}
 
 /* A block with an empty range must not touch the last partial LL line (it once did: in place, it
  * could reduce an already reduced element again). With 128 blocks of 1 KiB and LL lines up to
