@@ -101,9 +101,10 @@ struct Row {
   bool symDefault;    /* kiln runs it by default (kilnSymSelect) */
 };
 
-/* The speed-up column: NCCL's time over the time of what kilnRun runs by default for this plan
- * (host/exec.c: the baked kernel when gen/ inlined its steps, else the interpreter), or the other
- * variant when that one did not run; <= 0: none. */
+/* The speed-up column: NCCL's time over the time of what kiln runs by default: the sym kernel
+ * where kilnSymSelect picks it, else what kilnRun runs for this plan (host/exec.c: the baked
+ * kernel when gen/ inlined its steps, else the interpreter), or the other variant when that one
+ * did not run; <= 0: none. */
 static double speedup(const Row& r) {
   if (r.symDefault && r.us[V_SYM] > 0 && r.us[V_NCCL] > 0) return r.us[V_NCCL] / r.us[V_SYM];
   const int first = r.bakedDefault ? V_BAKED : V_INTERP, second = r.bakedDefault ? V_INTERP : V_BAKED;
@@ -549,6 +550,25 @@ static bool oneCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, 
   return ok;
 }
 
+/* What the sym column runs for a call (KILN_SYM_NONE: nothing fits the staging memory): kiln's
+ * default choice, else the collective's algorithm (allreduce: one-shot to 256 KiB, two-shot
+ * above; --sym oneshot|twoshot forces one). *isDefault: kiln runs it by default. */
+static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes, bool* isDefault) {
+  const Options& o = b.o;
+  const kilnSymAlgo_t def = kilnSymSelect(b.ranks[0].kc, c, count, o.dtype, o.inplace);
+  kilnSymAlgo_t a = def;
+  if (c == KILN_COLL_ALLREDUCE && o.sym >= 2)
+    a = o.sym == 2 ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT;
+  else if (a == KILN_SYM_NONE)
+    a = c == KILN_COLL_ALLREDUCE     ? (bytes <= (256u << 10) ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT)
+      : c == KILN_COLL_REDUCESCATTER ? KILN_SYM_REDUCESCATTER
+      : c == KILN_COLL_ALLGATHER     ? KILN_SYM_ALLGATHER
+                                     : KILN_SYM_ALLTOALL;
+  if (!kilnSymFits(b.ranks[0].kc, a, count, o.dtype, o.inplace)) return KILN_SYM_NONE;
+  *isDefault = a == def;
+  return a;
+}
+
 static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
   const Options& o = b.o;
   const size_t es = kilnDataTypeSize(o.dtype);
@@ -596,21 +616,8 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
                     kilnExecUseBaked((*ex)[0], true);
     row.us[V_NCCL] = ncclUs;
     /* The sym column: once per size (the first candidate's row). */
-    b.symAlgo = KILN_SYM_NONE;
-    if (o.sym && e == cands[0] && b.kilnOk) {
-      const kilnSymAlgo_t def = kilnSymSelect(b.ranks[0].kc, c, count, o.dtype, o.inplace);
-      kilnSymAlgo_t a = def;
-      if (c == KILN_COLL_ALLREDUCE && o.sym >= 2)
-        a = o.sym == 2 ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT;
-      else if (a == KILN_SYM_NONE)
-        a = c == KILN_COLL_ALLREDUCE ? (real <= (256u << 10) ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT)
-          : c == KILN_COLL_REDUCESCATTER ? KILN_SYM_REDUCESCATTER
-          : c == KILN_COLL_ALLGATHER ? KILN_SYM_ALLGATHER : KILN_SYM_ALLTOALL;
-      if (kilnSymFits(b.ranks[0].kc, a, count, o.dtype, o.inplace)) {
-        b.symAlgo = a;
-        row.symDefault = a == def;
-      }
-    }
+    b.symAlgo = o.sym && e == cands[0] && b.kilnOk ? symColumn(b, c, count, real, &row.symDefault)
+                                                  : KILN_SYM_NONE;
     snprintf(row.sym, sizeof row.sym, "%s", b.symAlgo == KILN_SYM_NONE ? "-" : kilnSymAlgoName(b.symAlgo));
     for (int v = V_BAKED; v < NV && b.kilnOk; v++) {
       if (v != V_SYM && !ex) continue;

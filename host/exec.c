@@ -48,6 +48,7 @@ struct kilnExec {
 /* quiet: no error text (kilnPlanSupports asks on every call the drop-in library sees). */
 static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k, bool* inplaceForm,
                                  bool quiet) {
+#define GEOMETRY_FAIL(...) return quiet ? KILN_ERR_UNSUPPORTED : kilnSetError(KILN_ERR_UNSUPPORTED, __VA_ARGS__)
   const int n = p->ngpus;
   const kilnGpu* g = &p->gpus[0];
   int i = g->i_chunks, o = g->o_chunks;
@@ -75,24 +76,19 @@ static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k,
       *k = i / n;
       break;
     default:
-      if (quiet) return KILN_ERR_UNSUPPORTED;
-      return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: collective %s has no runtime mapping",
-                          p->name, kilnCollName(p->coll));
+      GEOMETRY_FAIL("plan %s: collective %s has no runtime mapping", p->name, kilnCollName(p->coll));
   }
   if (*k < 1) goto bad;
   for (int r = 1; r < n; r++)
     if (p->gpus[r].i_chunks != p->gpus[0].i_chunks || p->gpus[r].o_chunks != p->gpus[0].o_chunks)
-      return quiet ? KILN_ERR_UNSUPPORTED
-                   : kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: gpu %d has other chunk counts than gpu 0",
-                          p->name, r);
+      GEOMETRY_FAIL("plan %s: gpu %d has other chunk counts than gpu 0", p->name, r);
   *inN = i;
   *outN = o;
   return KILN_SUCCESS;
 bad:
-  if (quiet) return KILN_ERR_UNSUPPORTED;
-  return kilnSetError(KILN_ERR_UNSUPPORTED,
-                      "plan %s: i_chunks=%d o_chunks=%d do not fit %s on %d ranks", p->name,
-                      g->i_chunks, g->o_chunks, kilnCollName(p->coll), n);
+  GEOMETRY_FAIL("plan %s: i_chunks=%d o_chunks=%d do not fit %s on %d ranks", p->name, g->i_chunks,
+                g->o_chunks, kilnCollName(p->coll), n);
+#undef GEOMETRY_FAIL
 }
 
 static int bufChunks(int buf, int inN, int outN, int sN) {
@@ -422,23 +418,16 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
    * for the default-stream handles, which name the current device's stream). */
   kilnResult_t res = KILN_SUCCESS;
   const bool queue = kilnGroupActive();
-  const bool special = kilnStreamIsSpecial(stream);
   const size_t need = x->scratchChunks > 0 ? (size_t)x->scratchChunks * Lr * es : 0;
-  int save = c->dev;
-  if (!queue || special || need > x->scratchBytes) {
-    cudaGetDevice(&save);
-    if (save != c->dev) cudaSetDevice(c->dev);
-  }
-  enum cudaStreamCaptureStatus cap_status = cudaStreamCaptureStatusNone;
+  const int save = kilnEnterDevice(c, stream, need > x->scratchBytes);
   kilnLaunch l;
-  memset(&l, 0, sizeof(l));
   l.comm = c;
   l.stream = stream;
   l.baked = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
   l.dtype = (int)dtype;
   l.threads = c->cfg.threads;
-  CUDA_TRY(cudaStreamIsCapturing(stream, &cap_status), out);
-  l.capturing = cap_status != cudaStreamCaptureStatusNone;
+  l.sym = false;
+  if ((res = kilnLaunchCapture(&l)) != KILN_SUCCESS) goto out;
   if (need > x->scratchBytes) {
     if (l.capturing) {
       res = kilnSetError(KILN_ERR_UNSUPPORTED,
@@ -470,9 +459,9 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   }
   if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
   l.args = a;
-  res = queue ? kilnGroupQueue(&l) : kilnLaunchIssue(&l);
+  res = kilnLaunchSubmit(&l);
 out:
-  if (save != c->dev) cudaSetDevice(save);
+  kilnLeaveDevice(c, save);
   return res;
 }
 
@@ -482,6 +471,32 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
   /* A failed call fails its group: kilnGroupEnd then launches nothing of it (as NCCL). */
   if (res != KILN_SUCCESS) kilnGroupFail(res);
   return res;
+}
+
+int kilnEnterDevice(const struct kilnComm* c, cudaStream_t stream, bool also) {
+  int save = c->dev;
+  if (!kilnGroupActive() || kilnStreamIsSpecial(stream) || also) {
+    cudaGetDevice(&save);
+    if (save != c->dev) cudaSetDevice(c->dev);
+  }
+  return save;
+}
+
+void kilnLeaveDevice(const struct kilnComm* c, int save) {
+  if (save != c->dev) cudaSetDevice(save);
+}
+
+kilnResult_t kilnLaunchCapture(kilnLaunch* l) {
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  const cudaError_t e = cudaStreamIsCapturing(l->stream, &cs);
+  if (e != cudaSuccess)
+    return kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamIsCapturing: %s", l->comm->rank, cudaGetErrorString(e));
+  l->capturing = cs != cudaStreamCaptureStatusNone;
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnLaunchSubmit(kilnLaunch* l) {
+  return kilnGroupActive() ? kilnGroupQueue(l) : kilnLaunchIssue(l);
 }
 
 kilnResult_t kilnLaunchIssue(kilnLaunch* l) {

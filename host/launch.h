@@ -15,13 +15,24 @@ typedef struct kilnLaunch {
   int dtype, threads;
   bool capturing;          /* stream capture: no ordering event; issued by the calling thread */
   bool sym;                /* the symmetric-memory kernel with symArgs, else a plan with args */
-  kilnDevArgs args;
-  kilnSymArgs symArgs;
+  union {
+    kilnDevArgs args;
+    kilnSymArgs symArgs;
+  };
 } kilnLaunch;
 
 /* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
  * the call's end. The current device must be l->comm's. */
 kilnResult_t kilnLaunchIssue(kilnLaunch* l);
+/* What kilnRun and kilnSymRun share around a launch (exec.c). kilnEnterDevice makes c's device
+ * current where the call needs it (issued now, not queued in a group; a default-stream handle;
+ * `also`, e.g. an allocation) and returns the device kilnLeaveDevice restores. kilnLaunchCapture
+ * sets l->capturing from l's stream. kilnLaunchSubmit queues l in this thread's group, or issues
+ * it now. */
+int kilnEnterDevice(const struct kilnComm* c, cudaStream_t stream, bool also);
+void kilnLeaveDevice(const struct kilnComm* c, int save);
+kilnResult_t kilnLaunchCapture(kilnLaunch* l);
+kilnResult_t kilnLaunchSubmit(kilnLaunch* l);
 /* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd (a
  * failed call of the group: kilnGroupFail, kiln/runtime.h). */
 bool kilnGroupActive(void);

@@ -72,31 +72,34 @@ void kilnSymConfigure(struct kilnComm* c) {
 }
 
 /* The geometry of a call: elements of the segment the blocks cut (seg), whether it goes as LL
- * lines (up to symLLBytes of segment, two-shot up to symLL2Bytes of share), bytes per rank region
- * of a staging half and bytes of the half it needs. */
-static void geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, size_t es, uint64_t* seg,
-                     int* ll, uint64_t* region, uint64_t* need) {
+ * lines (up to symLLBytes of segment, two-shot up to symLL2Bytes of share) and bytes per rank
+ * region of a staging half. Returns whether the call fits this communicator (ranks, form, the
+ * staging half); the outputs are set only then. */
+static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
+                     bool inplace, uint64_t* seg, int* ll, uint64_t* region) {
+  if (!c || (int)a < KILN_SYM_ALLREDUCE_ONESHOT || a > KILN_SYM_ALLTOALL) return false;
+  const size_t es = kilnDataTypeSize(dtype);
   const int n = c->nranks;
+  if (es == 0 || c->symHalf == 0 || n < 2 || n > KILN_SYM_MAX_RANKS) return false;
+  if (a == KILN_SYM_ALLTOALL && inplace) return false;
   const size_t vec = 16 / es;
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
-  *seg = s;
-  *ll = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes);
+  const int lines = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes);
   /* LL: one 16-byte line per 8 bytes of data. */
-  const uint64_t bytes = *ll ? (s * es + 7) / 8 * 16 : s * es;
-  *region = (bytes + 255) / 256 * 256;
-  *need = (uint64_t)(a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1) * n * *region;
+  const uint64_t bytes = lines ? (s * es + 7) / 8 * 16 : s * es;
+  const uint64_t r = (bytes + 255) / 256 * 256;
+  if ((uint64_t)(a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1) * n * r > c->symHalf) return false;
+  *seg = s;
+  *ll = lines;
+  *region = r;
+  return true;
 }
 
 bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype, bool inplace) {
-  if (!c || (int)a < KILN_SYM_ALLREDUCE_ONESHOT || a > KILN_SYM_ALLTOALL) return false;
-  const size_t es = kilnDataTypeSize(dtype);
-  if (es == 0 || c->symHalf == 0 || c->nranks < 2 || c->nranks > KILN_SYM_MAX_RANKS) return false;
-  if (a == KILN_SYM_ALLTOALL && inplace) return false;
-  uint64_t seg, region, need;
+  uint64_t seg, region;
   int ll;
-  geometry(c, a, count, es, &seg, &ll, &region, &need);
-  return need <= c->symHalf;
+  return geometry(c, a, count, dtype, inplace, &seg, &ll, &region);
 }
 
 /* Where the symmetric kernels are the default: reference bytes (kiln/registry.h) per collective
@@ -141,7 +144,7 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
   const uint64_t bytes = kilnRegistryCallBytes(coll, c->nranks, count, dtype);
   for (size_t i = 0; i < sizeof(kRanges) / sizeof(kRanges[0]); i++) {
     const symRange* r = &kRanges[i];
-    if (r->nranks != c->nranks || r->algo == KILN_SYM_NONE || symColl(r->algo) != coll) continue;
+    if (r->nranks != c->nranks || symColl(r->algo) != coll) continue;
     if (bytes < r->minBytes || bytes > r->maxBytes || !(inplace ? r->inplace : r->outofplace)) continue;
     if (kilnSymFits(c, r->algo, count, dtype, inplace)) return r->algo;
   }
@@ -174,7 +177,10 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   const int rank = c->rank, n = c->nranks;
   const kilnColl_t coll = symColl(algo);
   const bool inplace = kilnRegistryCallInPlace(coll, rank, sendbuf, recvbuf, count, dtype);
-  if (!kilnSymFits(c, algo, count, dtype, inplace)) {
+  kilnLaunch l;
+  memset(&l, 0, sizeof(l));
+  kilnSymArgs* a = &l.symArgs;
+  if (!geometry(c, algo, count, dtype, inplace, &a->seg, &a->ll, &a->region)) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED,
                        "rank %d: %s of %zu %s elements%s does not fit this communicator (%d ranks, "
                        "%zu bytes of staging per half)", rank, kilnSymAlgoName(algo), count,
@@ -182,16 +188,11 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
     kilnGroupFail(res);
     return res;
   }
-  kilnLaunch l;
-  memset(&l, 0, sizeof(l));
   l.comm = c;
   l.stream = stream;
   l.dtype = (int)dtype;
   l.threads = c->cfg.threads;
   l.sym = true;
-  kilnSymArgs* a = &l.symArgs;
-  uint64_t need;
-  geometry(c, algo, count, es, &a->seg, &a->ll, &a->region, &need);
   a->in = (const char*)sendbuf;
   a->out = (char*)recvbuf;
   for (int p = 0; p < n; p++) {
@@ -213,21 +214,10 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->rank = rank;
   a->nblocks = symBlocks(c, a->seg * es);
 
-  const bool queue = kilnGroupActive();
-  int save = c->dev;
-  if (!queue || kilnStreamIsSpecial(stream)) {
-    cudaGetDevice(&save);
-    if (save != c->dev) cudaSetDevice(c->dev);
-  }
-  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  cudaError_t e = cudaStreamIsCapturing(stream, &cs);
-  if (e != cudaSuccess) {
-    res = kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamIsCapturing: %s", rank, cudaGetErrorString(e));
-  } else {
-    l.capturing = cs != cudaStreamCaptureStatusNone;
-    res = queue ? kilnGroupQueue(&l) : kilnLaunchIssue(&l);
-  }
-  if (save != c->dev) cudaSetDevice(save);
+  const int save = kilnEnterDevice(c, stream, false);
+  res = kilnLaunchCapture(&l);
+  if (res == KILN_SUCCESS) res = kilnLaunchSubmit(&l);
+  kilnLeaveDevice(c, save);
   if (res != KILN_SUCCESS) kilnGroupFail(res);
   return res;
 }

@@ -52,6 +52,67 @@ template <typename T, typename P = uint4> __device__ __forceinline__ P dividePac
   return v;
 }
 
+/* This block's range [lo, hi) of a segment of a.seg elements: ranges start at 16-byte multiples,
+ * the last ones may be empty. */
+template <typename T>
+__device__ __forceinline__ void blockRange(const kilnSymArgs& a, uint64_t* lo, uint64_t* hi) {
+  constexpr int E = 16 / sizeof(T);
+  uint64_t per = (a.seg + a.nblocks - 1) / a.nblocks;
+  per = (per + E - 1) / E * E;
+  *lo = min(a.seg, (uint64_t)blockIdx.x * per);
+  *hi = min(a.seg, *lo + per);
+}
+
+/* The LL lines [l0, l1) of the block's range (8 data bytes each). An empty range has none (else it
+ * would take the last partial line of the block before). */
+template <typename T>
+__device__ __forceinline__ void blockLines(const kilnSymArgs& a, uint64_t* l0, uint64_t* l1) {
+  constexpr int E8 = 8 / sizeof(T);
+  uint64_t lo, hi;
+  blockRange<T>(a, &lo, &hi);
+  *l0 = lo / E8;
+  *l1 = lo == hi ? *l0 : (hi + E8 - 1) / E8;
+}
+
+/* Rank p's staging region `idx` (phase * nranks + source rank) in the half of call seq. */
+__device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int p, int idx) {
+  return a.stage[p] + (seq & 1) * a.halfBytes + (uint64_t)idx * a.region;
+}
+
+/* Line l of every peer q's region (idx0 + q) of this rank, into v[q]: all loads in flight at once,
+ * then a spin on those whose flags were not there yet. false: timeout or abort. */
+__device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l,
+                                          uint32_t flag, Spin& spin, uint64_t* v) {
+  const int n = a.nranks, me = a.rank;
+  uint32_t d0[MAXR], f0[MAXR], d1[MAXR], f1[MAXR];
+#pragma unroll
+  for (int q = 0; q < MAXR; q++) {
+    f0[q] = f1[q] = flag;
+    d0[q] = d1[q] = 0;
+    if (q < n && q != me) llLoadOnce((const uint4*)region(a, seq, me, idx0 + q) + l, &d0[q], &f0[q], &d1[q], &f1[q]);
+  }
+  bool ok = true;
+#pragma unroll
+  for (int q = 0; q < MAXR; q++) {
+    v[q] = (uint64_t)d0[q] | ((uint64_t)d1[q] << 32);
+    if (q < n && q != me && ok && (f0[q] != flag || f1[q] != flag))
+      ok = llLoad((const uint4*)region(a, seq, me, idx0 + q) + l, flag, spin, &v[q]);
+  }
+  return ok;
+}
+
+/* The reduction of one line in rank order: v[q] from peer q, mine in this rank's place. */
+template <typename T>
+__device__ __forceinline__ uint64_t reduceLine(const kilnSymArgs& a, const OpDyn& op, const uint64_t* v,
+                                               uint64_t mine) {
+  const int n = a.nranks, me = a.rank;
+  uint64_t acc = me == 0 ? mine : v[0];
+#pragma unroll
+  for (int q = 1; q < MAXR; q++)
+    if (q < n) acc = opPack<T>(op, acc, q == me ? mine : v[q]);
+  return a.op == OP_AVG ? dividePack<T, uint64_t>(acc, n) : acc;
+}
+
 /* For every i < m: r = srcs[0][i] op srcs[1][i] op ... op srcs[NS-1][i] (divided by avgN when
  * avgN > 0), stored to dsts[d][i] for every non-null dsts[d] (MAXR of them). All the loads of a
  * round (NS operands x U packs) are in flight together. 16-byte packs when every pointer allows
@@ -153,22 +214,17 @@ __device__ __forceinline__ bool exchange(const kilnSymArgs& a, int phase, uint64
 }
 
 template <typename T> __device__ void body(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
-  constexpr int E = 16 / sizeof(T);
-  const int n = a.nranks, me = a.rank, j = blockIdx.x;
+  const int n = a.nranks, me = a.rank;
   const OpDyn op{a.op};
   const int avgN = a.op == OP_AVG ? n : 0;
   const T* in = (const T*)a.in;
   T* out = (T*)a.out;
   const uint64_t count = a.count, seg = a.seg;
-  /* This block's range [lo, hi) of a segment of seg elements (ranges start at 16-byte multiples). */
-  uint64_t per = (seg + a.nblocks - 1) / a.nblocks;
-  per = (per + E - 1) / E * E;
-  const uint64_t lo = min(seg, (uint64_t)j * per), hi = min(seg, lo + per), len = hi - lo;
-  const uint64_t half = (seq & 1) * a.halfBytes;
+  uint64_t lo, hi;
+  blockRange<T>(a, &lo, &hi);
+  const uint64_t len = hi - lo;
   /* Rank p's staging region (phase, src) in the half of this call. */
-  auto stage = [&](int p, int phase, int src) -> T* {
-    return (T*)(a.stage[p] + half + (uint64_t)(phase * n + src) * a.region);
-  };
+  auto stage = [&](int p, int phase, int src) -> T* { return (T*)region(a, seq, p, phase * n + src); };
   T* dsts[MAXR];
   const T* srcs[MAXR];
 #pragma unroll
@@ -243,23 +299,16 @@ template <typename T> __device__ void body(const kilnSymArgs& a, uint64_t seq, S
  * peer, stored after that peer's call s - 2 had ended. One-shot allreduce, reducescatter,
  * allgather and alltoall (two-shot is for large calls). */
 template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
-  constexpr int E = 16 / sizeof(T), E8 = 8 / sizeof(T);
-  const int n = a.nranks, me = a.rank, j = blockIdx.x, tid = threadIdx.x, nthr = blockDim.x;
+  constexpr int E8 = 8 / sizeof(T);
+  const int n = a.nranks, me = a.rank, tid = threadIdx.x, nthr = blockDim.x;
   const OpDyn op{a.op};
-  const int avgN = a.op == OP_AVG ? n : 0;
   const T* in = (const T*)a.in;
   T* out = (T*)a.out;
   const uint64_t count = a.count, seg = a.seg;
-  uint64_t per = (seg + a.nblocks - 1) / a.nblocks;
-  per = (per + E - 1) / E * E;
-  const uint64_t lo = min(seg, (uint64_t)j * per), hi = min(seg, lo + per);
-  /* An empty range has no lines (else it would take the last partial line of the block before). */
-  const uint64_t l0 = lo / E8, l1 = lo == hi ? l0 : (hi + E8 - 1) / E8;
-  const uint64_t half = (seq & 1) * a.halfBytes;
+  uint64_t l0, l1;
+  blockLines<T>(a, &l0, &l1);
   const uint32_t flag = symFlag(seq);
-  auto lines = [&](int p, int src) -> uint4* {
-    return (uint4*)(a.stage[p] + half + (uint64_t)src * a.region);
-  };
+  auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
   /* Send: line l of this rank's data (or of piece p) to every peer p. */
   for (uint64_t l = l0 + tid; l < l1; l += nthr) {
@@ -286,32 +335,13 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
   for (uint64_t l = l0 + tid; l < l1 && !*(volatile int*)&sh->abort; l += nthr) {
     const uint64_t e0 = l * E8;
     const int nv = (int)min((uint64_t)E8, seg - e0);
-    uint32_t d0[MAXR], f0[MAXR], d1[MAXR], f1[MAXR];
     uint64_t v[MAXR];
-#pragma unroll
-    for (int q = 0; q < MAXR; q++) {
-      f0[q] = f1[q] = flag;
-      d0[q] = d1[q] = 0;
-      if (q < n && q != me) llLoadOnce(lines(me, q) + l, &d0[q], &f0[q], &d1[q], &f1[q]);
-    }
-    bool ok = true;
-#pragma unroll
-    for (int q = 0; q < MAXR; q++) {
-      v[q] = (uint64_t)d0[q] | ((uint64_t)d1[q] << 32);
-      if (q < n && q != me && ok && (f0[q] != flag || f1[q] != flag)) ok = llLoad(lines(me, q) + l, flag, spin, &v[q]);
-    }
-    if (!ok) {
+    if (!recvLines(a, seq, 0, l, flag, spin, v)) {
       sh->abort = 1;
       break;
     }
     if (reduces) {
-      const uint64_t mine = loadPart<T, uint64_t>(in + own + e0, nv);
-      uint64_t acc = me == 0 ? mine : v[0];
-#pragma unroll
-      for (int q = 1; q < MAXR; q++)
-        if (q < n) acc = opPack<T>(op, acc, q == me ? mine : v[q]);
-      if (avgN > 0) acc = dividePack<T, uint64_t>(acc, avgN);
-      storePart<T, uint64_t>(out + e0, acc, nv);
+      storePart<T, uint64_t>(out + e0, reduceLine<T>(a, op, v, loadPart<T, uint64_t>(in + own + e0, nv)), nv);
     } else {
 #pragma unroll
       for (int q = 0; q < MAXR; q++)
@@ -326,23 +356,16 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
  * then copies the peers' shares from those lines into place. Lines past the input's end carry
  * zeros (the receiver reads every line of its range). */
 template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
-  constexpr int E = 16 / sizeof(T), E8 = 8 / sizeof(T);
-  const int n = a.nranks, me = a.rank, j = blockIdx.x, tid = threadIdx.x, nthr = blockDim.x;
+  constexpr int E8 = 8 / sizeof(T);
+  const int n = a.nranks, me = a.rank, tid = threadIdx.x, nthr = blockDim.x;
   const OpDyn op{a.op};
-  const int avgN = a.op == OP_AVG ? n : 0;
   const T* in = (const T*)a.in;
   T* out = (T*)a.out;
   const uint64_t count = a.count, seg = a.seg;
-  uint64_t per = (seg + a.nblocks - 1) / a.nblocks;
-  per = (per + E - 1) / E * E;
-  const uint64_t lo = min(seg, (uint64_t)j * per), hi = min(seg, lo + per);
-  /* An empty range has no lines (else it would take the last partial line of the block before). */
-  const uint64_t l0 = lo / E8, l1 = lo == hi ? l0 : (hi + E8 - 1) / E8;
-  const uint64_t half = (seq & 1) * a.halfBytes;
+  uint64_t l0, l1;
+  blockLines<T>(a, &l0, &l1);
   const uint32_t flag = symFlag(seq);
-  auto lines = [&](int p, int region) -> uint4* {
-    return (uint4*)(a.stage[p] + half + (uint64_t)region * a.region);
-  };
+  auto lines = [&](int p, int idx) -> uint4* { return (uint4*)region(a, seq, p, idx); };
   /* Valid elements of share p's line at share offset e0. */
   auto valid = [&](int p, uint64_t e0) -> int {
     const uint64_t start = (uint64_t)p * seg + e0;
@@ -359,33 +382,14 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
   for (int phase = 0; phase < 2; phase++) {
     for (uint64_t l = l0 + tid; l < l1 && !*(volatile int*)&sh->abort; l += nthr) {
       const uint64_t e0 = l * E8;
-      uint32_t d0[MAXR], f0[MAXR], d1[MAXR], f1[MAXR];
       uint64_t v[MAXR];
-#pragma unroll
-      for (int q = 0; q < MAXR; q++) {
-        f0[q] = f1[q] = flag;
-        d0[q] = d1[q] = 0;
-        if (q < n && q != me) llLoadOnce(lines(me, phase * n + q) + l, &d0[q], &f0[q], &d1[q], &f1[q]);
-      }
-      bool ok = true;
-#pragma unroll
-      for (int q = 0; q < MAXR; q++) {
-        v[q] = (uint64_t)d0[q] | ((uint64_t)d1[q] << 32);
-        if (q < n && q != me && ok && (f0[q] != flag || f1[q] != flag))
-          ok = llLoad(lines(me, phase * n + q) + l, flag, spin, &v[q]);
-      }
-      if (!ok) {
+      if (!recvLines(a, seq, phase * n, l, flag, spin, v)) {
         sh->abort = 1;
         break;
       }
       if (phase == 0) {
         const int nv = valid(me, e0);
-        const uint64_t mine = loadPart<T, uint64_t>(in + (uint64_t)me * seg + e0, nv);
-        uint64_t acc = me == 0 ? mine : v[0];
-#pragma unroll
-        for (int q = 1; q < MAXR; q++)
-          if (q < n) acc = opPack<T>(op, acc, q == me ? mine : v[q]);
-        if (avgN > 0) acc = dividePack<T, uint64_t>(acc, avgN);
+        const uint64_t acc = reduceLine<T>(a, op, v, loadPart<T, uint64_t>(in + (uint64_t)me * seg + e0, nv));
         storePart<T, uint64_t>(out + (uint64_t)me * seg + e0, acc, nv);
 #pragma unroll
         for (int p = 0; p < MAXR; p++)

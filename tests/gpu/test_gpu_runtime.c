@@ -85,6 +85,37 @@ static void unload(loaded* l, const world* w) {
   kilnPlanFree(l->plan);
 }
 
+/* No rank's communicator recorded an error on the GPU. */
+static void assert_no_async_error(const world* w) {
+  for (int r = 0; r < w->n; r++) {
+    kilnResult_t ae;
+    kilnCommGetAsyncError(w->kc[r], &ae);
+    cr_assert(eq(int, ae, KILN_SUCCESS), "rank %d async error", r);
+  }
+}
+
+/* CUDA graphs of one call per rank: capture_begin (after the stream's pending work) and
+ * capture_end around the rank's call, replay_all launches every rank's graph. */
+static void capture_begin(const world* w, int r) {
+  cudaSetDevice(r);
+  cudaStreamSynchronize(w->st[r]);
+  cr_assert(eq(int, cudaStreamBeginCapture(w->st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+}
+
+static void capture_end(const world* w, int r, cudaGraphExec_t* ge) {
+  cudaGraph_t g;
+  cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g), cudaSuccess));
+  cr_assert(eq(int, cudaGraphInstantiate(ge, g, 0), cudaSuccess));
+  cudaGraphDestroy(g);
+}
+
+static void replay_all(const world* w, cudaGraphExec_t* ge) {
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaGraphLaunch(ge[r], w->st[r]), cudaSuccess));
+  }
+}
+
 /* Runs the loaded plan on every rank and checks the result. */
 static void run_check(const loaded* l, const world* w, call* c, kilnRedOp_t op, bool inplace, uint64_t* rng) {
   call_prepare(c, w, op, inplace, rng);
@@ -95,11 +126,7 @@ static void run_check(const loaded* l, const world* w, call* c, kilnRedOp_t op, 
   char msg[512];
   bool ok = call_check(c, w, msg, sizeof(msg));
   cr_assert(ok, "plan %s: %s (seed %llu)", l->plan->name, msg, (unsigned long long)g_seed);
-  for (int r = 0; r < w->n; r++) {
-    kilnResult_t ae;
-    kilnCommGetAsyncError(w->kc[r], &ae);
-    cr_assert(eq(int, ae, KILN_SUCCESS), "rank %d async error", r);
-  }
+  assert_no_async_error(w);
 }
 
 /* A (data type, op) pair of a size sweep. */
@@ -312,11 +339,7 @@ static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t 
   bool ok = call_check(c, w, msg, sizeof(msg));
   cr_assert(ok, "%s %s %s count %zu%s: %s (seed %llu)", kilnSymAlgoName(a), kilnDataTypeName(c->dt),
             kilnRedOpName(op), c->count, inplace ? " in place" : "", msg, (unsigned long long)g_seed);
-  for (int r = 0; r < w->n; r++) {
-    kilnResult_t ae;
-    kilnCommGetAsyncError(w->kc[r], &ae);
-    cr_assert(eq(int, ae, KILN_SUCCESS), "rank %d async error", r);
-  }
+  assert_no_async_error(w);
 }
 
 /* Every algorithm, every data type and op, in and out of place, at counts of one element, odd
@@ -492,22 +515,14 @@ Test(gpu_runtime, sym_graph_replays, .init = gpu_init, .timeout = 600) {
     cudaGraphExec_t ge[GPU_MAX];
     call_prepare(&c, &w, KILN_SUM, false, &rng);
     for (int r = 0; r < n; r++) {
-      cudaSetDevice(r);
-      cudaStreamSynchronize(w.st[r]);
-      cudaGraph_t g;
-      cr_assert(eq(int, cudaStreamBeginCapture(w.st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+      capture_begin(&w, r);
       kilnResult_t res = kilnSymRun(w.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
       cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
-      cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &g), cudaSuccess));
-      cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g, 0), cudaSuccess));
-      cudaGraphDestroy(g);
+      capture_end(&w, r, &ge[r]);
     }
     for (int it = 0; it < 50; it++) {
       call_prepare(&c, &w, KILN_SUM, false, &rng);
-      for (int r = 0; r < n; r++) {
-        cudaSetDevice(r);
-        cr_assert(eq(int, cudaGraphLaunch(ge[r], w.st[r]), cudaSuccess));
-      }
+      replay_all(&w, ge);
       char msg[512];
       cr_assert(call_check(&c, &w, msg, sizeof msg), "%s count %zu replay %d: %s (seed %llu)",
                 kilnSymAlgoName(a), c.count, it, msg, (unsigned long long)g_seed);
@@ -579,22 +594,14 @@ Test(gpu_runtime, graph_replays, .init = gpu_init, .timeout = 600) {
   cudaGraphExec_t ge[GPU_MAX];
   call_prepare(&c, &w, KILN_SUM, false, &rng);
   for (int r = 0; r < n; r++) {
-    cudaSetDevice(r);
-    cudaStreamSynchronize(w.st[r]);
-    cudaGraph_t g;
-    cr_assert(eq(int, cudaStreamBeginCapture(w.st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+    capture_begin(&w, r);
     kilnResult_t res = kilnRun(l.ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
     cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
-    cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &g), cudaSuccess));
-    cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g, 0), cudaSuccess));
-    cudaGraphDestroy(g);
+    capture_end(&w, r, &ge[r]);
   }
   for (int it = 0; it < 1000; it++) {
     call_prepare(&c, &w, KILN_SUM, false, &rng);
-    for (int r = 0; r < n; r++) {
-      cudaSetDevice(r);
-      cr_assert(eq(int, cudaGraphLaunch(ge[r], w.st[r]), cudaSuccess));
-    }
+    replay_all(&w, ge);
     char msg[512];
     cr_assert(call_check(&c, &w, msg, sizeof msg), "replay %d: %s (seed %llu)", it, msg,
               (unsigned long long)g_seed);
