@@ -40,6 +40,7 @@ struct kilnComm {
   uint64_t symBlockBytes;   /* KILN_SYM_BLOCK_BYTES */
   uint64_t symLLBytes;      /* KILN_SYM_LL_BYTES */
   uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */
+  uint64_t symRoundBytes;   /* KILN_SYM_ROUND_BYTES */
   char* win;                /* ncclMemAlloc */
   ncclWindow_t window;
   void* devComm;            /* ncclDevComm*, owned by nccl_dev.cu */

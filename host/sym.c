@@ -69,37 +69,59 @@ void kilnSymConfigure(struct kilnComm* c) {
    * allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL 14.0); at 1 MiB flags win (17.2 vs
    * 18.6). */
   c->symLL2Bytes = (uint64_t)envInt("KILN_SYM_LL2_BYTES", 128 << 10);
+  /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
+   * holds). */
+  c->symRoundBytes = (uint64_t)envInt("KILN_SYM_ROUND_BYTES", 0);
 }
 
-/* The geometry of a call: elements of the segment the blocks cut (seg), whether it goes as LL
- * lines (up to symLLBytes of segment, two-shot up to symLL2Bytes of share) and bytes per rank
- * region of a staging half. Returns whether the call fits this communicator (ranks, form, the
- * staging half); the outputs are set only then. */
+/* The geometry of a call: elements of the window the blocks cut (seg) and of a whole piece
+ * (total: the count, or the two-shot share), rounds, whether it goes as LL lines (up to
+ * symLLBytes of segment, two-shot up to symLL2Bytes of share) and bytes per rank region of a
+ * staging half. LL lines go in one round; the flag form cuts a piece larger than its region of a
+ * half (or than symRoundBytes) into rounds. Returns whether the call fits this communicator (ranks,
+ * form, the staging half); the outputs are set only then. */
 static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
-                     bool inplace, uint64_t* seg, int* ll, uint64_t* region) {
+                     bool inplace, kilnSymArgs* g) {
   if (!c || (int)a < KILN_SYM_ALLREDUCE_ONESHOT || a > KILN_SYM_ALLTOALL) return false;
   const size_t es = kilnDataTypeSize(dtype);
   const int n = c->nranks;
   if (es == 0 || c->symHalf == 0 || n < 2 || n > KILN_SYM_MAX_RANKS) return false;
   if (a == KILN_SYM_ALLTOALL && inplace) return false;
+  const int phases = a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1;
   const size_t vec = 16 / es;
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
+  /* Bytes one rank's region of a half may take. */
+  const uint64_t cap = c->symHalf / ((uint64_t)phases * n) / 256 * 256;
   const int lines = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes);
-  /* LL: one 16-byte line per 8 bytes of data. */
-  const uint64_t bytes = lines ? (s * es + 7) / 8 * 16 : s * es;
+  uint64_t w = s, rounds = 1, bytes;
+  if (lines) {
+    /* LL: one 16-byte line per 8 bytes of data. */
+    bytes = (s * es + 7) / 8 * 16;
+  } else {
+    uint64_t roundCap = cap;
+    if (c->symRoundBytes && c->symRoundBytes < roundCap) roundCap = c->symRoundBytes;
+    if (s * es > roundCap) {
+      w = roundCap / es / vec * vec;
+      if (w == 0) return false;
+      rounds = (s + w - 1) / w;
+      if (rounds > (1u << 30)) return false;
+    }
+    bytes = w * es;
+  }
   const uint64_t r = (bytes + 255) / 256 * 256;
-  if ((uint64_t)(a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1) * n * r > c->symHalf) return false;
-  *seg = s;
-  *ll = lines;
-  *region = r;
+  if (r > cap) return false;
+  g->seg = w;
+  g->total = s;
+  g->rounds = (int32_t)rounds;
+  g->ll = lines;
+  g->region = r;
   return true;
 }
 
 bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype, bool inplace) {
-  uint64_t seg, region;
-  int ll;
-  return geometry(c, a, count, dtype, inplace, &seg, &ll, &region);
+  kilnSymArgs g;
+  return geometry(c, a, count, dtype, inplace, &g);
 }
 
 /* Where the symmetric kernels are the default: reference bytes (kiln/registry.h) per collective
@@ -180,7 +202,13 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   kilnLaunch l;
   memset(&l, 0, sizeof(l));
   kilnSymArgs* a = &l.symArgs;
-  if (!geometry(c, algo, count, dtype, inplace, &a->seg, &a->ll, &a->region)) {
+  if (algo == KILN_SYM_ALLTOALL && inplace) {
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: %s of %zu %s elements: not in place (sendbuff == recvbuff)",
+                       rank, kilnSymAlgoName(algo), count, kilnDataTypeName(dtype));
+    kilnGroupFail(res);
+    return res;
+  }
+  if (!geometry(c, algo, count, dtype, inplace, a)) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED,
                        "rank %d: %s of %zu %s elements%s does not fit this communicator (%d ranks, "
                        "%zu bytes of staging per half)", rank, kilnSymAlgoName(algo), count,

@@ -106,7 +106,8 @@ KILN_STATIC_ASSERT(sizeof(kilnDevArgs) % 16 == 0, "kilnDevArgs is a multiple of 
  * area in every rank's window instead of FIFO slots. Each rank stores its contribution straight
  * into its peers' staging areas (NVLink stores), then signals one flag per (phase, block) to each
  * peer; a rank that has seen every peer's flag for a block combines the staged data locally. Two
- * staging halves alternate between calls (the call sequence's parity). */
+ * staging halves alternate between calls, or between the rounds of a call larger than a half (the
+ * sequence number's parity: every round takes one). */
 enum { KILN_SYM_MAX_RANKS = 8, KILN_SYM_MAX_BLOCKS = 128, KILN_SYM_PHASES = 2 };
 /* What the kernel does (host/sym.c chooses). */
 enum {
@@ -131,7 +132,9 @@ typedef struct kilnSymArgs {
   uint64_t timeoutNs;
   uint64_t count;            /* elements per rank segment: allreduce count, reducescatter
                               * recvcount, allgather sendcount, alltoall count per peer */
-  uint64_t seg;              /* elements a block range is cut from: count, or the share (two-shot) */
+  uint64_t seg;              /* elements a block range is cut from: the window of one round (flag
+                              * form) or the whole piece (LL lines) */
+  uint64_t total;            /* elements of a piece over all rounds: count, or the two-shot share */
   uint64_t region;           /* bytes between two ranks' regions of a staging half */
   uint64_t halfBytes;        /* bytes of one staging half */
   int32_t algo;              /* KILN_SYM_* */
@@ -141,6 +144,8 @@ typedef struct kilnSymArgs {
   int32_t ll;                /* 1: the data travels as LL lines (8 bytes and two flags per 16-byte
                               * line, flag from the call's sequence number), no fence, no flag
                               * words: small calls (host/sym.c) */
+  int32_t rounds;            /* flag form: windows of seg elements, one staging half each (LL: 1) */
+  int32_t pad;
 } kilnSymArgs;
 KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");
 /* Launches the symmetric-memory kernel for `dtype` with args->nblocks blocks. Returns a

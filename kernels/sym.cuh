@@ -8,19 +8,22 @@
  * publishes one flag per peer (st.release.sys: cumulative over the block's stores, as in
  * interp.cuh's publishStep). Once it has seen the flag of block j of every peer (ld.acquire.sys,
  * then a barrier) it combines the staged ranges with its own input locally. One flag round trip
- * per phase, for the whole range: no per-slot waits, no receive copies, no scratch.
+ * per phase and round (a round: as much as a staging half holds), not per FIFO slot; no receive
+ * copies, no scratch.
  *
- * Staging: two halves in each window, used by alternate calls (parity of the call sequence). A
- * rank writes half h at call s only after every peer has finished call s - 2, which it knows: in
- * call s - 1 it waited for a flag from every peer, set after that peer's call s - 2 had ended
- * (kernels of one rank run in stream order, host/exec.c orders them across streams). Flags hold
- * the sequence number of the call that set them and only grow; a wait passes at `>= seq` (a peer
- * may already have set call s + 1's flag, whose data goes to the other half).
+ * Staging: two halves in each window, used by alternate sequence numbers. A call takes one number,
+ * or, in the flag form, one per round when its pieces are larger than a rank's region of a half
+ * (body: round r + 1 is stored while round r is combined). A rank writes half h at number s only
+ * after every peer has finished with number s - 2 in that half, which it knows from the flags of
+ * s - 1 it waited for (see body; between single-round calls: the peer set them in call s - 1,
+ * after its call s - 2 had ended, kernels of one rank running in stream order and host/exec.c
+ * ordering them across streams). Flags hold the number that set them and only grow; a wait passes
+ * at `>= s` (a peer may already have set s + 1's flag, whose data goes to the other half).
  *
  * The sequence number lives in device memory: every block reads it at its start, the last block
- * of the call to finish stores it incremented (the next kernel on the stream sees it), so CUDA
- * graph replays need no host help. Reductions run in rank order 0..n-1 on every rank, so every
- * rank gets bitwise the same allreduce result.
+ * of the call to finish stores the call's last number (the next kernel on the stream starts one
+ * past it), so CUDA graph replays need no host help. Reductions run in rank order 0..n-1 on every
+ * rank, so every rank gets bitwise the same allreduce result.
  */
 #ifndef KILN_KERNELS_SYM_CUH
 #define KILN_KERNELS_SYM_CUH
@@ -31,6 +34,7 @@ namespace kiln {
 namespace sym {
 
 enum : int { MAXR = KILN_SYM_MAX_RANKS, MAXB = KILN_SYM_MAX_BLOCKS };
+static_assert(MAXR <= 8, "publish and await give each phase 8 lanes of a warp");
 
 struct Shared {
   uint64_t seq;
@@ -193,15 +197,26 @@ template <typename T> __device__ __forceinline__ void copy1(T* dst, const T* src
   combine<T, 1>(d, s, m, op, 0);
 }
 
-/* Publishes this block's flag of `phase` to every peer (after a barrier: every store of the block
- * to the peers' staging areas comes first), then waits for every peer's flag of the same block and
- * phase. Warp 0 publishes while warp 1 waits. false: timeout or abort. */
-__device__ __forceinline__ bool exchange(const kilnSymArgs& a, int phase, uint64_t seq, Shared* sh) {
+/* After a barrier (every store of the block to the peers' staging areas comes first), publishes
+ * this block's flag of phase 0 with seq0 and of phase 1 with seq1 to every peer (0: not that
+ * phase). */
+__device__ __forceinline__ void publish(const kilnSymArgs& a, uint64_t seq0, uint64_t seq1) {
   const int tid = threadIdx.x, n = a.nranks, me = a.rank, j = blockIdx.x;
   __syncthreads();
-  if (tid < n && tid != me) stReleaseSys(a.flags[tid] + ((size_t)(phase * MAXR + me) * MAXB + j), seq);
-  if (tid >= 32 && tid < 32 + n && tid - 32 != me) {
-    const uint64_t* f = a.flags[me] + ((size_t)(phase * MAXR + (tid - 32)) * MAXB + j);
+  const int phase = tid >> 3, p = tid & 7; /* warp 0: lanes 0-7 phase 0, 8-15 phase 1 */
+  const uint64_t seq = phase == 0 ? seq0 : phase == 1 ? seq1 : 0;
+  if (seq && p < n && p != me) stReleaseSys(a.flags[p] + ((size_t)(phase * MAXR + me) * MAXB + j), seq);
+}
+
+/* Waits until every peer's flag of this block is at least seq0 in phase 0 and seq1 in phase 1 (0:
+ * not that phase), then a barrier. Warp 1 waits: lanes 0-7 for phase 0, 8-15 for phase 1. false:
+ * timeout or abort. */
+__device__ __forceinline__ bool await(const kilnSymArgs& a, uint64_t seq0, uint64_t seq1, Shared* sh) {
+  const int tid = threadIdx.x, n = a.nranks, me = a.rank, j = blockIdx.x;
+  const int phase = tid >= 32 && tid < 64 ? (tid - 32) >> 3 : -1, q = tid & 7;
+  const uint64_t seq = phase == 0 ? seq0 : phase == 1 ? seq1 : 0;
+  if (seq && q < n && q != me) {
+    const uint64_t* f = a.flags[me] + ((size_t)(phase * MAXR + q) * MAXB + j);
     Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
     while (ldAcquireSys(f) < seq)
       if (spin.tick()) {
@@ -213,81 +228,130 @@ __device__ __forceinline__ bool exchange(const kilnSymArgs& a, int phase, uint64
   return !sh->abort;
 }
 
-template <typename T> __device__ void body(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
-  const int n = a.nranks, me = a.rank;
+/* The flag form, in rounds: round r moves window r (a.seg elements from r * a.seg) of every piece
+ * (the input, the part for a peer, a two-shot share: a.total elements each) through the staging
+ * half of its sequence number seq0 + r; block j owns the same range of every window. Rounds
+ * overlap: a block stores round r + 1 into its peers' staging before it combines round r.
+ *
+ * Why the halves are safe to reuse: a rank stores into the half of round r only after it has seen,
+ * for its block, the flag of round r - 1 (the same phase) of the peer's block; that flag is
+ * published after the peer's block has combined round r - 2, which used the same half. Across
+ * calls the same holds block by block: every block of the previous call saw the flags of its last
+ * round, which its peer block published after it had finished with the round before (the old
+ * rule, "call s - 2 ended on every peer", is the single-round case).
+ *
+ * One phase (one-shot allreduce, reducescatter, allgather, alltoall), round r: wait for the
+ * peers' flags of r; store round r + 1; combine round r; publish round r + 1 (its flag also says
+ * round r is combined). Two-shot allreduce: phase 0 carries the shares, phase 1 the reduced shares;
+ * round r: wait for phase 0 of r and phase 1 of r - 1; reduce share r into the output and the
+ * peers' phase-1 staging; store round r + 1's shares; copy the reduced shares of round r - 1 into
+ * place; publish phase 0 of r + 1 and phase 1 of r. */
+template <typename T> __device__ void body(const kilnSymArgs& a, uint64_t seq0, Shared* sh) {
+  const int n = a.nranks, me = a.rank, R = a.rounds;
   const OpDyn op{a.op};
   const int avgN = a.op == OP_AVG ? n : 0;
   const T* in = (const T*)a.in;
   T* out = (T*)a.out;
-  const uint64_t count = a.count, seg = a.seg;
+  const uint64_t count = a.count, w = a.seg, total = a.total;
+  const bool two = a.algo == KILN_SYM_AR_TWOSHOT;
+  /* Pieces in the input lie `stride` apart; piece p holds pieceLen(p) elements. */
+  const uint64_t stride = two ? total : count;
   uint64_t lo, hi;
   blockRange<T>(a, &lo, &hi);
-  const uint64_t len = hi - lo;
-  /* Rank p's staging region (phase, src) in the half of this call. */
-  auto stage = [&](int p, int phase, int src) -> T* { return (T*)region(a, seq, p, phase * n + src); };
+  auto pieceLen = [&](int p) -> uint64_t {
+    if (!two) return count;
+    const uint64_t st = (uint64_t)p * total;
+    return st >= count ? 0 : min(total, count - st);
+  };
+  /* Elements of this block's range in round r of piece p, which starts at window offset `at`. */
+  auto part = [&](int p, int r) -> uint64_t {
+    const uint64_t at = (uint64_t)r * w + lo, L = pieceLen(p);
+    return at >= L ? 0 : min(hi - lo, L - at);
+  };
+  /* This block's range in rank p's staging region (phase, src) of round r. */
+  auto stage = [&](int r, int p, int phase, int src) -> T* {
+    return (T*)region(a, seq0 + r, p, phase * n + src) + lo;
+  };
   T* dsts[MAXR];
   const T* srcs[MAXR];
+  auto clear = [&]() {
 #pragma unroll
-  for (int q = 0; q < MAXR; q++) dsts[q] = nullptr, srcs[q] = nullptr;
-
-  if (a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG) {
-    /* Every peer gets this rank's range (allgather: also this rank's place in the output). */
+    for (int q = 0; q < MAXR; q++) dsts[q] = nullptr, srcs[q] = nullptr;
+  };
+  /* Round r of this rank's pieces into the peers' staging (and its own part into place). */
+  auto push = [&](int r) {
+    const uint64_t at = (uint64_t)r * w + lo;
+    if (a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG) {
+      clear();
 #pragma unroll
-    for (int p = 0; p < MAXR; p++)
-      if (p < n && p != me) dsts[p] = stage(p, 0, me) + lo;
-    if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) dsts[me] = out + (uint64_t)me * count + lo;
-    srcs[0] = in + lo;
-    combine<T, 1>(dsts, srcs, len, op, 0);
-  } else {
-    /* Piece p (a share of the input, or the part for rank p) goes to rank p. */
-    const uint64_t stride = a.algo == KILN_SYM_AR_TWOSHOT ? seg : count;
-    for (int p = 0; p < n; p++) {
-      if (p == me) continue;
-      const uint64_t start = (uint64_t)p * stride + lo;
-      const uint64_t m = a.algo == KILN_SYM_AR_TWOSHOT ? (start >= count ? 0 : min(len, count - start)) : len;
-      copy1<T>(stage(p, 0, me) + lo, in + start, m, op);
+      for (int p = 0; p < MAXR; p++)
+        if (p < n && p != me) dsts[p] = stage(r, p, 0, me);
+      if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) dsts[me] = out + (uint64_t)me * count + at;
+      srcs[0] = in + at;
+      combine<T, 1>(dsts, srcs, part(me, r), op, 0);
+    } else {
+      for (int p = 0; p < n; p++)
+        if (p != me) copy1<T>(stage(r, p, 0, me), in + (uint64_t)p * stride + at, part(p, r), op);
+      if (a.algo == KILN_SYM_A2A && in + (uint64_t)me * count != out + (uint64_t)me * count)
+        copy1<T>(out + (uint64_t)me * count + at, in + (uint64_t)me * count + at, part(me, r), op);
     }
-    if (a.algo == KILN_SYM_A2A && in + (uint64_t)me * count != out + (uint64_t)me * count)
-      copy1<T>(out + (uint64_t)me * count + lo, in + (uint64_t)me * count + lo, len, op);
-  }
-  if (!exchange(a, 0, seq, sh)) return;
-
-#pragma unroll
-  for (int q = 0; q < MAXR; q++) dsts[q] = nullptr;
-  switch (a.algo) {
-    case KILN_SYM_AR_ONESHOT:
-    case KILN_SYM_RS: {
+  };
+  /* One phase: round r of the peers' staging, reduced with this rank's own piece or copied into
+   * place. */
+  auto consume = [&](int r) {
+    const uint64_t at = (uint64_t)r * w + lo;
+    if (a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS) {
       const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * count : 0;
+      clear();
 #pragma unroll
       for (int q = 0; q < MAXR; q++)
-        if (q < n) srcs[q] = q == me ? in + own + lo : stage(me, 0, q) + lo;
-      dsts[0] = out + lo;
-      reduceN<T>(n, dsts, srcs, len, op, avgN);
-      break;
-    }
-    case KILN_SYM_AR_TWOSHOT: {
-      /* Reduce this rank's share into the output and every peer's phase-1 region at once. */
-      const uint64_t start = (uint64_t)me * seg + lo;
-      const uint64_t m = start >= count ? 0 : min(len, count - start);
-#pragma unroll
-      for (int q = 0; q < MAXR; q++)
-        if (q < n) {
-          srcs[q] = q == me ? in + start : stage(me, 0, q) + lo;
-          dsts[q] = q == me ? out + start : stage(q, 1, me) + lo;
-        }
-      reduceN<T>(n, dsts, srcs, m, op, avgN);
-      if (!exchange(a, 1, seq, sh)) return;
-      for (int q = 0; q < n; q++) {
-        if (q == me) continue;
-        const uint64_t st = (uint64_t)q * seg + lo;
-        copy1<T>(out + st, stage(me, 1, q) + lo, st >= count ? 0 : min(len, count - st), op);
-      }
-      break;
-    }
-    default: /* allgather, alltoall: each peer's range to its place in the output */
+        if (q < n) srcs[q] = q == me ? in + own + at : stage(r, me, 0, q);
+      dsts[0] = out + at;
+      reduceN<T>(n, dsts, srcs, part(me, r), op, avgN);
+    } else {
       for (int q = 0; q < n; q++)
-        if (q != me) copy1<T>(out + (uint64_t)q * count + lo, stage(me, 0, q) + lo, len, op);
-      break;
+        if (q != me) copy1<T>(out + (uint64_t)q * count + at, stage(r, me, 0, q), part(q, r), op);
+    }
+  };
+  /* Two-shot: share `me` of round r reduced into the output and every peer's phase-1 region. */
+  auto reduceShare = [&](int r) {
+    const uint64_t start = (uint64_t)me * total + (uint64_t)r * w + lo;
+    clear();
+#pragma unroll
+    for (int q = 0; q < MAXR; q++)
+      if (q < n) {
+        srcs[q] = q == me ? in + start : stage(r, me, 0, q);
+        dsts[q] = q == me ? out + start : stage(r, q, 1, me);
+      }
+    reduceN<T>(n, dsts, srcs, part(me, r), op, avgN);
+  };
+  /* Two-shot: the peers' reduced shares of round r into place. */
+  auto place = [&](int r) {
+    for (int q = 0; q < n; q++)
+      if (q != me) copy1<T>(out + (uint64_t)q * total + (uint64_t)r * w + lo, stage(r, me, 1, q), part(q, r), op);
+  };
+
+  push(0);
+  publish(a, seq0, 0);
+  for (int r = 0; r < R; r++) {
+    const uint64_t s = seq0 + r;
+    const bool more = r + 1 < R;
+    if (!two) {
+      if (!await(a, s, 0, sh)) return;
+      if (more) push(r + 1);
+      consume(r);
+      if (more) publish(a, s + 1, 0);
+    } else {
+      if (!await(a, s, r > 0 ? s - 1 : 0, sh)) return;
+      reduceShare(r);
+      if (more) push(r + 1);
+      if (r > 0) place(r - 1);
+      publish(a, more ? s + 1 : 0, s);
+    }
+  }
+  if (two) {
+    if (!await(a, 0, seq0 + R - 1, sh)) return;
+    place(R - 1);
   }
 }
 
@@ -416,11 +480,12 @@ template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs 
     else if (a.ll) bodyLL<T>(a, seq, &sh);
     else body<T>(a, seq, &sh);
   }
-  /* The call's last block to finish advances the sequence (every block has read it by then). */
+  /* The call's last block to finish advances the sequence past its last round (every block has
+   * read it by then). */
   __syncthreads();
   if (threadIdx.x == 0 && atomicAdd(a.fin, 1u) == (unsigned)a.nblocks - 1) {
     *a.fin = 0;
-    *(volatile uint64_t*)a.seq = seq;
+    *(volatile uint64_t*)a.seq = seq + (a.ll ? 0 : a.rounds - 1);
   }
 }
 

@@ -347,8 +347,9 @@ static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t 
  * and counts that spread over many blocks (as LL lines up to 128 KiB per rank or two-shot share,
  * staged data with flags above); a few typed ops at larger counts. Calls follow each
  * other on the same staging halves, so the halves alternate and the flags grow across calls.
- * Then the same communicators run a plan between symmetric calls, and a call that does not fit
- * the staging memory is refused with an error. */
+ * The larger counts of one-shot allreduce and allgather (ranks x the input per half) take two
+ * rounds of a half each. Then the same communicators run a plan between symmetric calls, and an
+ * in-place alltoall is refused with an error. */
 static void sym_sweep(int n) {
   if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
   world w;
@@ -394,15 +395,11 @@ static void sym_sweep(int n) {
     if (it % 3 == 2) run_check(&l, &w, &c, KILN_SUM, false, &rng);
     else sym_run_check(&w, &c, it % 3 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false, &rng);
   }
-  /* Too large for the staging memory: refused, naming the algorithm; nothing launched. */
-  const kilnCommConfig def = KILN_COMM_CONFIG_INITIALIZER;
-  const size_t tooMany = def.symBytes; /* floats: 4x the whole staging memory */
-  cr_assert(not(kilnSymFits(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, tooMany, KILN_FLOAT32, false)));
-  kilnResult_t r = kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], c.recvp[0], tooMany,
-                              KILN_FLOAT32, KILN_SUM, w.st[0]);
-  cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
-  cr_assert(strstr(kilnLastError(), "sym-allreduce-oneshot") != NULL, "%s", kilnLastError());
+  /* In-place alltoall is refused, naming the algorithm; nothing launched. */
   cr_assert(not(kilnSymFits(w.kc[0], KILN_SYM_ALLTOALL, 16, KILN_FLOAT32, true)));
+  kilnResult_t r = kilnSymRun(w.kc[0], KILN_SYM_ALLTOALL, c.recvp[0], c.recvp[0], 16, KILN_FLOAT32, KILN_SUM, w.st[0]);
+  cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
+  cr_assert(strstr(kilnLastError(), "sym-alltoall") != NULL, "%s", kilnLastError());
   call_free(&c, &w);
   unload(&l, &w);
   fprintf(stderr, "  %d GPUs: %d symmetric-memory calls checked\n", n, ncalls);
@@ -413,9 +410,71 @@ Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_swe
 Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4); }
 Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8); }
 
+/* The flag form in rounds: 64 KiB of staging per GPU (32 KiB a half), 1 KiB per block and no LL
+ * lines, so a call of a few thousand elements takes many rounds (odd and even numbers of them,
+ * windows cut among several blocks, the last ranges empty). Every algorithm, data type and op, in
+ * and out of place, calls back to back on the same halves; then each algorithm captured in a CUDA
+ * graph (an odd number of rounds, so replays start on alternate halves) and replayed on fresh
+ * data. */
+Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
+  int n = suite_gpus();
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.symBytes = 64 << 10;
+  setenv("KILN_SYM_LL_BYTES", "0", 1);
+  setenv("KILN_SYM_LL2_BYTES", "0", 1);
+  setenv("KILN_SYM_BLOCK_BYTES", "1024", 1);
+  world w;
+  const bool made = world_init(&w, n, &cfg);
+  unsetenv("KILN_SYM_LL_BYTES");
+  unsetenv("KILN_SYM_LL2_BYTES");
+  unsetenv("KILN_SYM_BLOCK_BYTES");
+  cr_assert(made);
+  uint64_t rng = g_seed ^ 0x7011;
+  static const size_t counts[] = {3, 5003, 70001};
+  int ncalls = 0;
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
+    const kilnSymAlgo_t a = kSymAlgos[ai];
+    const kilnColl_t coll = sym_coll(a);
+    for (int inplace = 0; inplace <= (coll == KILN_COLL_ALLTOALL ? 0 : 1); inplace++)
+      for (int dt = 0; dt < ALL_DTYPES; dt++)
+        for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+          call c;
+          cr_assert(call_alloc(&c, &w, coll, counts[ci], (kilnDataType_t)dt));
+          cr_assert(kilnSymFits(w.kc[0], a, c.count, c.dt, inplace));
+          const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
+          for (int op = 0; op < nops; op++, ncalls++) sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng);
+          call_free(&c, &w);
+        }
+  }
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
+    const kilnSymAlgo_t a = kSymAlgos[ai];
+    call c;
+    cr_assert(call_alloc(&c, &w, sym_coll(a), 9001, KILN_INT32));
+    cudaGraphExec_t ge[GPU_MAX];
+    call_prepare(&c, &w, KILN_SUM, false, &rng);
+    for (int r = 0; r < n; r++) {
+      capture_begin(&w, r);
+      kilnResult_t res = kilnSymRun(w.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
+      cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+      capture_end(&w, r, &ge[r]);
+    }
+    for (int it = 0; it < 8; it++) {
+      call_prepare(&c, &w, KILN_SUM, false, &rng);
+      replay_all(&w, ge);
+      char msg[512];
+      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s count %zu replay %d: %s (seed %llu)",
+                kilnSymAlgoName(a), c.count, it, msg, (unsigned long long)g_seed);
+    }
+    for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
+    call_free(&c, &w);
+  }
+  fprintf(stderr, "  %d GPUs: %d symmetric-memory calls in rounds checked\n", n, ncalls);
+  world_fini(&w);
+}
+
 /* The symmetric kernels' choice and limits on the host (no GPU needed: runs in CI): the measured
- * ranges per rank count, the staging bound, KILN_SYM=0, in-place alltoall, and kilnSymRun's
- * refusal of a call that does not fit, before anything touches the GPU. */
+ * ranges per rank count, rounds past the staging half, KILN_SYM=0, and kilnSymRun's refusal of
+ * an in-place alltoall, before anything touches the GPU. */
 Test(gpu_runtime, sym_choice) {
   struct kilnComm c;
   memset(&c, 0, sizeof c);
@@ -446,16 +505,17 @@ Test(gpu_runtime, sym_choice) {
   c.nranks = 8;
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_NONE));
   cr_assert(kilnSymFits(&c, KILN_SYM_ALLREDUCE_ONESHOT, 2, f, false));
-  /* The staging bound: one-shot needs ranks x the input per half. */
+  /* Past a staging half the flag form goes in rounds: any size fits. */
   c.nranks = 4;
   cr_assert(kilnSymFits(&c, KILN_SYM_ALLREDUCE_ONESHOT, 1u << 20, f, false));
-  cr_assert(not(kilnSymFits(&c, KILN_SYM_ALLREDUCE_ONESHOT, (1u << 20) + 64, f, false)));
+  cr_assert(kilnSymFits(&c, KILN_SYM_ALLREDUCE_ONESHOT, (1u << 20) + 64, f, false));
+  cr_assert(kilnSymFits(&c, KILN_SYM_ALLREDUCE_TWOSHOT, (size_t)1 << 30, f, true));
   cr_assert(not(kilnSymFits(&c, KILN_SYM_ALLTOALL, 16, f, true)));
   cr_assert(not(kilnSymFits(&c, (kilnSymAlgo_t)7, 16, f, false)));
-  kilnResult_t r = kilnSymRun(&c, KILN_SYM_ALLREDUCE_TWOSHOT, (void*)16, (void*)32, (size_t)1 << 30, f,
-                              KILN_SUM, 0);
+  kilnResult_t r = kilnSymRun(&c, KILN_SYM_ALLTOALL, (void*)16, (void*)16, 1024, f, KILN_SUM, 0);
   cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
-  cr_assert(strstr(kilnLastError(), "sym-allreduce-twoshot") != NULL, "%s", kilnLastError());
+  cr_assert(strstr(kilnLastError(), "sym-alltoall") != NULL, "%s", kilnLastError());
+  cr_assert(strstr(kilnLastError(), "in place") != NULL, "%s", kilnLastError());
   cr_assert(eq(int, kilnSymRun(NULL, KILN_SYM_ALLGATHER, NULL, NULL, 1, f, KILN_SUM, 0), KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(int, kilnSymRun(&c, (kilnSymAlgo_t)9, (void*)16, (void*)32, 1, f, KILN_SUM, 0),
                KILN_ERR_INVALID_ARGUMENT));
