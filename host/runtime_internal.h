@@ -37,6 +37,7 @@ struct kilnComm {
    * rank must have the same (the kernels of a call meet block by block). */
   bool symOff;              /* KILN_SYM=0 */
   int symMaxBlocks;         /* KILN_SYM_BLOCKS */
+  int symReduceBlocks;      /* KILN_SYM_REDUCE_BLOCKS */
   uint64_t symBlockBytes;   /* KILN_SYM_BLOCK_BYTES */
   uint64_t symLLBytes;      /* KILN_SYM_LL_BYTES */
   uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */

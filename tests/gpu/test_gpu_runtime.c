@@ -489,10 +489,12 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_ALLREDUCE_ONESHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 65536, f, true), KILN_SYM_ALLREDUCE_ONESHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 262144, f, false), KILN_SYM_ALLREDUCE_TWOSHOT));
-  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 4u << 20, f, false), KILN_SYM_NONE)); /* 16 MiB */
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 4u << 20, f, false), KILN_SYM_ALLREDUCE_TWOSHOT)); /* 16 MiB */
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 1u << 28, f, true), KILN_SYM_ALLREDUCE_TWOSHOT)); /* 1 GiB */
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_REDUCESCATTER, 1, f, false), KILN_SYM_REDUCESCATTER));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 1u << 20, f, true), KILN_SYM_ALLGATHER)); /* 16 MiB */
-  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 2u << 20, f, false), KILN_SYM_NONE));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 1u << 26, f, false), KILN_SYM_ALLGATHER)); /* 1 GiB */
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_REDUCESCATTER, 1u << 26, f, true), KILN_SYM_REDUCESCATTER));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 1024, f, true), KILN_SYM_NONE));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 1024, f, false), KILN_SYM_ALLTOALL));
   /* Two ranks: allreduce one-shot to 4 MiB, allgather on plans at 512 KiB. */
@@ -501,6 +503,7 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2u << 20, f, false), KILN_SYM_ALLREDUCE_TWOSHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 65536, f, false), KILN_SYM_NONE));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 131072, f, false), KILN_SYM_ALLGATHER));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 1u << 27, f, false), KILN_SYM_ALLTOALL)); /* 1 GiB */
   /* No ranges for 8 ranks (not measured): plans. */
   c.nranks = 8;
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_NONE));
@@ -608,7 +611,8 @@ Test(gpu_runtime, synthesized_plans_2gpus, .init = gpu_init, .timeout = 300) { s
 Test(gpu_runtime, synthesized_plans_4gpus, .init = gpu_init, .timeout = 300) { synth_sweep(4); }
 Test(gpu_runtime, synthesized_plans_8gpus, .init = gpu_init, .timeout = 600) { synth_sweep(8); }
 
-/* 1 GiB per rank, every collective, on every GPU there is (8, 4 or 2). */
+/* 1 GiB per rank, every collective, plans and symmetric kernels, on every GPU there is (8, 4 or
+ * 2). */
 Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 900) {
   int n = suite_gpus();
   world w;
@@ -637,6 +641,18 @@ Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 900) {
     run_check(&l, &w, &c, KILN_SUM, cases[i].inplace, &rng);
     call_free(&c, &w);
     unload(&l, &w);
+  }
+  /* The symmetric kernels at the same sizes, in rounds (allreduce on 4 GPUs: a 256 MiB share in
+   * 128 rounds of 2 MiB). */
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const kilnSymAlgo_t a = cases[i].coll == KILN_COLL_ALLREDUCE       ? KILN_SYM_ALLREDUCE_TWOSHOT
+                            : cases[i].coll == KILN_COLL_ALLGATHER     ? KILN_SYM_ALLGATHER
+                            : cases[i].coll == KILN_COLL_REDUCESCATTER ? KILN_SYM_REDUCESCATTER
+                                                                       : KILN_SYM_ALLTOALL;
+    call c;
+    cr_assert(call_alloc(&c, &w, cases[i].coll, cases[i].count, KILN_FLOAT32));
+    sym_run_check(&w, &c, a, KILN_SUM, cases[i].inplace, &rng);
+    call_free(&c, &w);
   }
   world_fini(&w);
 }
