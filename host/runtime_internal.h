@@ -42,6 +42,9 @@ struct kilnComm {
   uint64_t symLLBytes;      /* KILN_SYM_LL_BYTES */
   uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */
   uint64_t symRoundBytes;   /* KILN_SYM_ROUND_BYTES */
+  uint64_t symCopyRoundBytes; /* KILN_SYM_COPY_ROUND_BYTES */
+  uint64_t symA2ABigBytes;  /* KILN_SYM_A2A_BIG_BYTES */
+  int symMinRounds;         /* KILN_SYM_MIN_ROUNDS */
   char* win;                /* ncclMemAlloc */
   ncclWindow_t window;
   void* devComm;            /* ncclDevComm*, owned by nccl_dev.cu */

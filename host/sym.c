@@ -56,8 +56,8 @@ void kilnSymConfigure(struct kilnComm* c) {
   if (m < 1) m = 1;
   if (m > KILN_SYM_MAX_BLOCKS) m = KILN_SYM_MAX_BLOCKS;
   c->symMaxBlocks = (int)m;
-  /* Reductions in rounds (larger than a staging half) take up to 128 blocks
-   * (KILN_SYM_REDUCE_BLOCKS); allgather and alltoall stay at KILN_SYM_BLOCKS. 4 GPUs, graphs
+  /* Reductions in rounds (larger than a staging half; also alltoall of large pieces, below) take
+   * up to 128 blocks (KILN_SYM_REDUCE_BLOCKS); copies stay at KILN_SYM_BLOCKS. 4 GPUs, graphs
    * (bench/results/h100x4-s7/run2): reducescatter 256 MiB 605 us with 128, 634 with 64 (NCCL
    * 662); allreduce 256 MiB 1187 vs 1262 (NCCL 1184); allgather 256 MiB 639 vs 617. */
   long long mr = envInt("KILN_SYM_REDUCE_BLOCKS", 128);
@@ -80,6 +80,26 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
    * holds). */
   c->symRoundBytes = (uint64_t)envInt("KILN_SYM_ROUND_BYTES", 0);
+  /* Copies (allgather; alltoall with pieces under KILN_SYM_A2A_BIG_BYTES) move at most
+   * KILN_SYM_COPY_ROUND_BYTES per round over all peers' regions, with KILN_SYM_BLOCKS blocks;
+   * reductions, and alltoall with larger pieces, take rounds up to a whole half with
+   * KILN_SYM_REDUCE_BLOCKS blocks (geometry). 4 GPUs, graphs (bench/results/h100x4-s7 runs 4-5): allgather
+   * 64 MiB 170 us in rounds of 16 MiB, 181 in rounds of 32; 1 GiB 2426 vs 2469; alltoall 64 MiB
+   * 169 vs 177; alltoall 1 GiB (4x H200) 2333 us with 128 blocks and rounds of 64 MiB, 2430 with
+   * 64 and 16 (NCCL 2389-2401); allreduce 1 GiB 4594 in rounds of a 64 MiB half, 4707 in rounds of
+   * 16. */
+  c->symCopyRoundBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_BYTES", 16 << 20);
+  c->symA2ABigBytes = (uint64_t)envInt("KILN_SYM_A2A_BIG_BYTES", 128 << 20);
+  /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds: 4x H200,
+   * reducescatter 64 MiB in one round of a 64 MiB half 182 us (NCCL 185); 4 GPUs in rounds of
+   * 16 MiB, 4x H100: 166 (NCCL 188) (runs 4, 6). */
+  c->symMinRounds = (int)envInt("KILN_SYM_MIN_ROUNDS", 4);
+}
+
+/* Whether a call of pieces of pieceBytes goes as a copy (small rounds, KILN_SYM_BLOCKS blocks) or
+ * as a reduction (rounds that fill a half, KILN_SYM_REDUCE_BLOCKS blocks): kilnSymConfigure. */
+static bool symCopies(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t pieceBytes) {
+  return a == KILN_SYM_ALLGATHER || (a == KILN_SYM_ALLTOALL && pieceBytes < c->symA2ABigBytes);
 }
 
 /* The geometry of a call: elements of the window the blocks cut (seg) and of a whole piece
@@ -107,7 +127,16 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     /* LL: one 16-byte line per 8 bytes of data. */
     bytes = (s * es + 7) / 8 * 16;
   } else {
-    uint64_t roundCap = cap;
+    /* Copies: regions of symCopyRoundBytes over all of a half's regions. Reductions: the same
+     * while a piece fits, else at least symMinRounds rounds (so that they overlap), each as large
+     * as that allows, up to the whole half. */
+    uint64_t roundCap = cap, cc = c->symCopyRoundBytes / ((uint64_t)phases * n) / 256 * 256;
+    if (cc < 256) cc = 256;
+    if (!symCopies(c, a, s * es) && c->symMinRounds > 0) {
+      const uint64_t share = (s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds;
+      if (share > cc) cc = (share + 255) / 256 * 256;
+    }
+    if (c->symCopyRoundBytes && cc < roundCap) roundCap = cc;
     if (c->symRoundBytes && c->symRoundBytes < roundCap) roundCap = c->symRoundBytes;
     if (s * es > roundCap) {
       w = roundCap / es / vec * vec;
@@ -182,12 +211,11 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
   return KILN_SYM_NONE;
 }
 
-/* Blocks per call: one per symBlockBytes of a segment (a round's window), at most symMaxBlocks
- * (symReduceBlocks for a reduction in rounds) and the SM count. */
-static int symBlocks(const struct kilnComm* c, const kilnSymArgs* a, uint64_t segBytes) {
-  uint64_t nb = (segBytes + c->symBlockBytes - 1) / c->symBlockBytes;
-  const bool reduces = a->algo == KILN_SYM_AR_ONESHOT || a->algo == KILN_SYM_AR_TWOSHOT || a->algo == KILN_SYM_RS;
-  const int cap = reduces && a->rounds > 1 ? c->symReduceBlocks : c->symMaxBlocks;
+/* Blocks per call: one per symBlockBytes of a round's window, at most symMaxBlocks
+ * (symReduceBlocks for a call in rounds that does not go as a copy) and the SM count. */
+static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es) {
+  uint64_t nb = (a->seg * es + c->symBlockBytes - 1) / c->symBlockBytes;
+  const int cap = a->rounds > 1 && !symCopies(c, algo, a->total * es) ? c->symReduceBlocks : c->symMaxBlocks;
   if (nb < 1) nb = 1;
   if (nb > (uint64_t)cap) nb = (uint64_t)cap;
   if (nb > (uint64_t)c->nsm) nb = (uint64_t)c->nsm;
@@ -252,7 +280,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->op = (int)op;
   a->nranks = n;
   a->rank = rank;
-  a->nblocks = symBlocks(c, a, a->seg * es);
+  a->nblocks = symBlocks(c, algo, a, es);
 
   const int save = kilnEnterDevice(c, stream, false);
   res = kilnLaunchCapture(&l);

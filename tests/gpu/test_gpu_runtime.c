@@ -347,9 +347,8 @@ static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t 
  * and counts that spread over many blocks (as LL lines up to 128 KiB per rank or two-shot share,
  * staged data with flags above); a few typed ops at larger counts. Calls follow each
  * other on the same staging halves, so the halves alternate and the flags grow across calls.
- * The larger counts of one-shot allreduce and allgather (ranks x the input per half) take two
- * rounds of a half each. Then the same communicators run a plan between symmetric calls, and an
- * in-place alltoall is refused with an error. */
+ * Then the same communicators run a plan between symmetric calls, and an in-place alltoall is
+ * refused with an error (calls in rounds: sym_rounds, large_buffers). */
 static void sym_sweep(int n) {
   if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
   world w;
