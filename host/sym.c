@@ -88,12 +88,13 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 169 vs 177; alltoall 1 GiB (4x H200) 2333 us with 128 blocks and rounds of 64 MiB, 2430 with
    * 64 and 16 (NCCL 2389-2401); allreduce 1 GiB 4594 in rounds of a 64 MiB half, 4707 in rounds of
    * 16. */
-  c->symCopyRoundBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_BYTES", 16 << 20);
+  c->symCopyRoundBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_BYTES", 16 << 20); /* 0: a half */
   c->symA2ABigBytes = (uint64_t)envInt("KILN_SYM_A2A_BIG_BYTES", 128 << 20);
   /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds: 4x H200,
    * reducescatter 64 MiB in one round of a 64 MiB half 182 us (NCCL 185); 4 GPUs in rounds of
    * 16 MiB, 4x H100: 166 (NCCL 188) (runs 4, 6). */
-  c->symMinRounds = (int)envInt("KILN_SYM_MIN_ROUNDS", 4);
+  const long long mrounds = envInt("KILN_SYM_MIN_ROUNDS", 4); /* 0: rounds of a half */
+  c->symMinRounds = mrounds > 64 ? 64 : (int)mrounds;
 }
 
 /* Whether a call of pieces of pieceBytes goes as a copy (small rounds, KILN_SYM_BLOCKS blocks) or
@@ -130,13 +131,19 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     /* Copies: regions of symCopyRoundBytes over all of a half's regions. Reductions: the same
      * while a piece fits, else at least symMinRounds rounds (so that they overlap), each as large
      * as that allows, up to the whole half. */
-    uint64_t roundCap = cap, cc = c->symCopyRoundBytes / ((uint64_t)phases * n) / 256 * 256;
-    if (cc < 256) cc = 256;
-    if (!symCopies(c, a, s * es) && c->symMinRounds > 0) {
-      const uint64_t share = (s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds;
-      if (share > cc) cc = (share + 255) / 256 * 256;
+    uint64_t roundCap = cap, cc = 0; /* cc: a copy round's region (0: no limit) */
+    if (c->symCopyRoundBytes) {
+      cc = c->symCopyRoundBytes / ((uint64_t)phases * n) / 256 * 256;
+      if (cc < 256) cc = 256;
     }
-    if (c->symCopyRoundBytes && cc < roundCap) roundCap = cc;
+    if (symCopies(c, a, s * es)) {
+      if (cc && cc < roundCap) roundCap = cc;
+    } else if (c->symMinRounds > 0) {
+      uint64_t want = (s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds;
+      want = (want + 255) / 256 * 256;
+      if (want < cc) want = cc;
+      if (want < roundCap) roundCap = want;
+    }
     if (c->symRoundBytes && c->symRoundBytes < roundCap) roundCap = c->symRoundBytes;
     if (s * es > roundCap) {
       w = roundCap / es / vec * vec;
@@ -173,8 +180,11 @@ bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dty
  * chain plan 4.4, NCCL 6.2; 1 MiB 10.8, plan 15.7, NCCL 13.3: with two ranks one-shot moves no
  * more than two-shot and has one phase less), two-shot to 8 MiB; reducescatter to 16 MiB (8 B
  * 3.9, plan 5.0, NCCL 5.5); allgather and alltoall to 256 KiB (8 B 3.6 / 3.9, plans 5.9, NCCL
- * 5.5 / 6.4), plans at 512 KiB, sym again 1-16 MiB. Above these sizes the large-size plans (32
- * channels) win. Every range is also bounded by the staging memory (kilnSymFits). */
+ * 5.5 / 6.4), plans at 512 KiB, sym again from 1 MiB. Since the flag form goes in rounds
+ * (bench/results/h100x4-s7) the ranges run to the top on 2 and 4 GPUs: 4x H200, graphs, run 8,
+ * 16 MiB-1 GiB 1.00-1.38x NCCL on 4 GPUs except allreduce 1 GiB (0.98x; the ring plan there
+ * 0.91x), 1.07-1.58x on 2 GPUs; 4x H100, run 4, 64 MiB-1 GiB: the plans 0.83-1.00x NCCL, the
+ * sym kernels 0.98-1.13x. 8 ranks: not measured, plans. */
 typedef struct {
   int nranks;
   kilnSymAlgo_t algo;

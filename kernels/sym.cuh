@@ -121,8 +121,8 @@ __device__ __forceinline__ uint64_t reduceLine(const kilnSymArgs& a, const OpDyn
  * avgN > 0), stored to dsts[d][i] for every non-null dsts[d] (MAXR of them). All the loads of a
  * round (NS operands x U packs) are in flight together. 16-byte packs when every pointer allows
  * it, elements otherwise. */
-template <typename T, int NS>
-__device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, uint64_t m, const OpDyn& op,
+template <typename T, int NS, class Op>
+__device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, uint64_t m, const Op& op,
                                         int avgN) {
   constexpr int E = 16 / sizeof(T);
   constexpr int U = NS <= 1 ? 8 : NS == 2 ? 4 : NS <= 4 ? 2 : 1;
@@ -175,9 +175,9 @@ __device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, ui
 }
 
 /* combine over the n sources of a reduction (n known at run time). */
-template <typename T>
-__device__ __forceinline__ void reduceN(int n, T* const* dsts, const T* const* srcs, uint64_t m,
-                                        const OpDyn& op, int avgN) {
+template <typename T, class Op>
+__device__ __forceinline__ void reduceOp(int n, T* const* dsts, const T* const* srcs, uint64_t m, const Op& op,
+                                         int avgN) {
   switch (n) {
     case 2: combine<T, 2>(dsts, srcs, m, op, avgN); break;
     case 3: combine<T, 3>(dsts, srcs, m, op, avgN); break;
@@ -188,6 +188,24 @@ __device__ __forceinline__ void reduceN(int n, T* const* dsts, const T* const* s
     case 8: combine<T, 8>(dsts, srcs, m, op, avgN); break;
     default: combine<T, 1>(dsts, srcs, m, op, avgN); break;
   }
+}
+
+/* Types of 4 bytes and more sum (and avg: a sum divided at the end) with the op fixed at compile
+ * time, no choice per element; the other ops and the smaller types choose per element. 4x H100,
+ * graphs, same call (bench/results/h100x4-s7 run 9): float reducescatter 16 MiB 47.3 vs 50.3 us,
+ * 64 MiB 159.3 vs 164.7; bfloat16 was slower that way (allreduce 64 MiB 362.8 vs 328.5), and so
+ * was summing 16-bit floats a pair at a time with one op choice per pack (run 12, 2x H100:
+ * bfloat16 reducescatter 512 KiB 15.6 vs 10.8 us, half 10.5 vs 7.5). */
+template <typename T>
+__device__ __forceinline__ void reduceN(int n, T* const* dsts, const T* const* srcs, uint64_t m,
+                                        const OpDyn& op, int avgN) {
+  if constexpr (sizeof(T) >= 4) {
+    if (op.op == OP_SUM || op.op == OP_AVG) {
+      reduceOp<T>(n, dsts, srcs, m, OpSum(), avgN);
+      return;
+    }
+  }
+  reduceOp<T>(n, dsts, srcs, m, op, avgN);
 }
 
 /* One copy src -> dst (m elements). */
