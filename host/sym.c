@@ -2,6 +2,7 @@
  * The symmetric-memory kernels on the host (kernels/sym.cuh; kiln/runtime.h, kilnSymRun): which
  * calls they serve by default, and their launch.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,27 +48,29 @@ static long long envInt(const char* name, long long def) {
   return end && *end == '\0' && v >= 0 ? v : def;
 }
 
+/* envInt, clamped to [lo, hi]. */
+static long long envClamp(const char* name, long long def, long long lo, long long hi) {
+  const long long v = envInt(name, def);
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* x rounded up to a multiple of 256 (staging regions start at 256-byte boundaries). */
+static uint64_t up256(uint64_t x) { return (x + 255) / 256 * 256; }
+
 void kilnSymConfigure(struct kilnComm* c) {
   const char* off = getenv("KILN_SYM");
   c->symOff = off && strcmp(off, "0") == 0;
   /* At most 64 blocks (KILN_SYM_BLOCKS): 4 GPUs, reducescatter 4 MiB 22.5 us with 64, 24.2 with 32,
    * 26.9 with 16; allgather 16 MiB 49.0 with 64, 54.8 with 32, 52.0 with 128 (runs 2, 4). */
-  long long m = envInt("KILN_SYM_BLOCKS", 64);
-  if (m < 1) m = 1;
-  if (m > KILN_SYM_MAX_BLOCKS) m = KILN_SYM_MAX_BLOCKS;
-  c->symMaxBlocks = (int)m;
+  c->symMaxBlocks = (int)envClamp("KILN_SYM_BLOCKS", 64, 1, KILN_SYM_MAX_BLOCKS);
   /* Reductions in rounds (larger than a staging half; also alltoall of large pieces, below) take
    * up to 128 blocks (KILN_SYM_REDUCE_BLOCKS); copies stay at KILN_SYM_BLOCKS. 4 GPUs, graphs
    * (bench/results/h100x4-s7/run2): reducescatter 256 MiB 605 us with 128, 634 with 64 (NCCL
    * 662); allreduce 256 MiB 1187 vs 1262 (NCCL 1184); allgather 256 MiB 639 vs 617. */
-  long long mr = envInt("KILN_SYM_REDUCE_BLOCKS", 128);
-  if (mr < 1) mr = 1;
-  if (mr > KILN_SYM_MAX_BLOCKS) mr = KILN_SYM_MAX_BLOCKS;
-  c->symReduceBlocks = (int)mr;
+  c->symReduceBlocks = (int)envClamp("KILN_SYM_REDUCE_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
   /* One block per 4 KiB of segment (KILN_SYM_BLOCK_BYTES, a multiple of 16, at least 1 KiB):
    * against 16 KiB (run 3), allreduce 128 KiB 8.8 vs 11.2 us, reducescatter 512 KiB 8.7 vs 10.6. */
-  long long b = envInt("KILN_SYM_BLOCK_BYTES", 4096);
-  if (b < 1024) b = 1024;
+  const long long b = envClamp("KILN_SYM_BLOCK_BYTES", 4096, 1024, LLONG_MAX - 15);
   c->symBlockBytes = (uint64_t)(b + 15) / 16 * 16;
   /* Segments up to 128 KiB travel as LL lines (KILN_SYM_LL_BYTES; 0: never). Run 5, graphs, LL vs
    * flags: 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9, allreduce 64 KiB 7.7 vs
@@ -93,8 +96,7 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds: 4x H200,
    * reducescatter 64 MiB in one round of a 64 MiB half 182 us (NCCL 185); 4 GPUs in rounds of
    * 16 MiB, 4x H100: 166 (NCCL 188) (runs 4, 6). */
-  const long long mrounds = envInt("KILN_SYM_MIN_ROUNDS", 4); /* 0: rounds of a half */
-  c->symMinRounds = mrounds > 64 ? 64 : (int)mrounds;
+  c->symMinRounds = (int)envClamp("KILN_SYM_MIN_ROUNDS", 4, 0, 64); /* 0: rounds of a half */
 }
 
 /* Whether a call of pieces of pieceBytes goes as a copy (small rounds, KILN_SYM_BLOCKS blocks) or
@@ -121,7 +123,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
   /* Bytes one rank's region of a half may take. */
-  const uint64_t cap = c->symHalf / ((uint64_t)phases * n) / 256 * 256;
+  const uint64_t cap = c->symHalf / ((uint64_t)phases * n) / 256 * 256; /* rounded down */
   const int lines = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes);
   uint64_t w = s, rounds = 1, bytes;
   if (lines) {
@@ -139,8 +141,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     if (symCopies(c, a, s * es)) {
       if (cc && cc < roundCap) roundCap = cc;
     } else if (c->symMinRounds > 0) {
-      uint64_t want = (s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds;
-      want = (want + 255) / 256 * 256;
+      uint64_t want = up256((s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds);
       if (want < cc) want = cc;
       if (want < roundCap) roundCap = want;
     }
@@ -153,7 +154,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     }
     bytes = w * es;
   }
-  const uint64_t r = (bytes + 255) / 256 * 256;
+  const uint64_t r = up256(bytes);
   if (r > cap) return false;
   g->seg = w;
   g->total = s;

@@ -263,8 +263,9 @@ __device__ __forceinline__ bool await(const kilnSymArgs& a, uint64_t seq0, uint6
  * round r is combined). Two-shot allreduce: phase 0 carries the shares, phase 1 the reduced shares;
  * round r: wait for phase 0 of r and phase 1 of r - 1; reduce share r into the output and the
  * peers' phase-1 staging; store round r + 1's shares; copy the reduced shares of round r - 1 into
- * place; publish phase 0 of r + 1 and phase 1 of r. */
-/* Forced inline: for bfloat16 the compiler had made it a function of its own (kilnSymArgs copied
+ * place; publish phase 0 of r + 1 and phase 1 of r.
+ *
+ * Forced inline: for bfloat16 the compiler had made it a function of its own (kilnSymArgs copied
  * to the stack, 384 bytes of frame), and its reductions ran 0.79-0.99x NCCL at 512 KiB-16 MiB
  * where half's ran 0.97-1.76x; inlined, bfloat16 is level with half (4x H100, same call,
  * bench/results/h100x4-s7 run 13: reducescatter 1 MiB 9.9 vs 13.3 us, allreduce 16 MiB 96.4 vs
@@ -325,6 +326,12 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
         copy1<T>(out + (uint64_t)me * count + at, in + (uint64_t)me * count + at, part(me, r), op);
     }
   };
+  /* The peers' pieces of round r in this rank's staging region `phase` copied into place:
+   * allgather and alltoall (phase 0), two-shot's reduced shares (phase 1). */
+  auto place = [&](int r, int phase) {
+    for (int q = 0; q < n; q++)
+      if (q != me) copy1<T>(out + (uint64_t)q * stride + (uint64_t)r * w + lo, stage(r, me, phase, q), part(q, r), op);
+  };
   /* One phase: round r of the peers' staging, reduced with this rank's own piece or copied into
    * place. */
   auto consume = [&](int r) {
@@ -338,8 +345,7 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
       dsts[0] = out + at;
       reduceN<T>(n, dsts, srcs, part(me, r), op, avgN);
     } else {
-      for (int q = 0; q < n; q++)
-        if (q != me) copy1<T>(out + (uint64_t)q * count + at, stage(r, me, 0, q), part(q, r), op);
+      place(r, 0);
     }
   };
   /* Two-shot: share `me` of round r reduced into the output and every peer's phase-1 region. */
@@ -353,11 +359,6 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
         dsts[q] = q == me ? out + start : stage(r, q, 1, me);
       }
     reduceN<T>(n, dsts, srcs, part(me, r), op, avgN);
-  };
-  /* Two-shot: the peers' reduced shares of round r into place. */
-  auto place = [&](int r) {
-    for (int q = 0; q < n; q++)
-      if (q != me) copy1<T>(out + (uint64_t)q * total + (uint64_t)r * w + lo, stage(r, me, 1, q), part(q, r), op);
   };
 
   push(0);
@@ -374,13 +375,13 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
       if (!await(a, s, r > 0 ? s - 1 : 0, sh)) return;
       reduceShare(r);
       if (more) push(r + 1);
-      if (r > 0) place(r - 1);
+      if (r > 0) place(r - 1, 1);
       publish(a, more ? s + 1 : 0, s);
     }
   }
   if (two) {
     if (!await(a, 0, seq0 + R - 1, sh)) return;
-    place(R - 1);
+    place(R - 1, 1);
   }
 }
 
@@ -514,7 +515,7 @@ template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs 
   __syncthreads();
   if (threadIdx.x == 0 && atomicAdd(a.fin, 1u) == (unsigned)a.nblocks - 1) {
     *a.fin = 0;
-    *(volatile uint64_t*)a.seq = seq + (a.ll ? 0 : a.rounds - 1);
+    *(volatile uint64_t*)a.seq = seq + a.rounds - 1;
   }
 }
 

@@ -111,8 +111,8 @@ KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbu
  * (every input to every peer; each rank reduces all of them) and two-shot (rank q reduces share
  * q of every input, then sends the result to every peer). They need every rank to run the same
  * calls (as NCCL does), kilnCommConfig.symBytes of staging, and the same settings on every rank:
- * KILN_SYM, KILN_SYM_BLOCKS, KILN_SYM_BLOCK_BYTES, KILN_SYM_LL_BYTES, KILN_SYM_LL2_BYTES are read
- * once per communicator at its creation (kernels/README.md). Like plans, the calls of one
+ * KILN_SYM and the KILN_SYM_* settings are read once per communicator at its creation
+ * (kernels/README.md, host/sym.c). Like plans, the calls of one
  * communicator must not run concurrently: under stream capture, capture them in one stream (kiln
  * orders eager calls across streams itself, not captured ones). */
 typedef enum {

@@ -342,6 +342,30 @@ static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t 
   assert_no_async_error(w);
 }
 
+/* One int32 sum of `count` elements with algorithm a captured in a CUDA graph per rank, then
+ * replayed `replays` times, each on fresh data and checked. */
+static void sym_graph_check(const world* w, kilnSymAlgo_t a, size_t count, int replays, uint64_t* rng) {
+  call c;
+  cr_assert(call_alloc(&c, w, sym_coll(a), count, KILN_INT32));
+  cudaGraphExec_t ge[GPU_MAX];
+  call_prepare(&c, w, KILN_SUM, false, rng);
+  for (int r = 0; r < w->n; r++) {
+    capture_begin(w, r);
+    kilnResult_t res = kilnSymRun(w->kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w->st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+    capture_end(w, r, &ge[r]);
+  }
+  for (int it = 0; it < replays; it++) {
+    call_prepare(&c, w, KILN_SUM, false, rng);
+    replay_all(w, ge);
+    char msg[512];
+    cr_assert(call_check(&c, w, msg, sizeof msg), "%s count %zu replay %d: %s (seed %llu)",
+              kilnSymAlgoName(a), c.count, it, msg, (unsigned long long)g_seed);
+  }
+  for (int r = 0; r < w->n; r++) cudaGraphExecDestroy(ge[r]);
+  call_free(&c, w);
+}
+
 /* Every algorithm, every data type and op, in and out of place, at counts of one element, odd
  * counts (element tails, shares that start off 16 bytes, in-place allgather pieces off 16 bytes)
  * and counts that spread over many blocks (as LL lines up to 128 KiB per rank or two-shot share,
@@ -445,28 +469,8 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
           call_free(&c, &w);
         }
   }
-  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
-    const kilnSymAlgo_t a = kSymAlgos[ai];
-    call c;
-    cr_assert(call_alloc(&c, &w, sym_coll(a), 9001, KILN_INT32));
-    cudaGraphExec_t ge[GPU_MAX];
-    call_prepare(&c, &w, KILN_SUM, false, &rng);
-    for (int r = 0; r < n; r++) {
-      capture_begin(&w, r);
-      kilnResult_t res = kilnSymRun(w.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
-      cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
-      capture_end(&w, r, &ge[r]);
-    }
-    for (int it = 0; it < 8; it++) {
-      call_prepare(&c, &w, KILN_SUM, false, &rng);
-      replay_all(&w, ge);
-      char msg[512];
-      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s count %zu replay %d: %s (seed %llu)",
-                kilnSymAlgoName(a), c.count, it, msg, (unsigned long long)g_seed);
-    }
-    for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
-    call_free(&c, &w);
-  }
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
+    sym_graph_check(&w, kSymAlgos[ai], 9001, 8, &rng);
   fprintf(stderr, "  %d GPUs: %d symmetric-memory calls in rounds checked\n", n, ncalls);
   world_fini(&w);
 }
@@ -570,28 +574,8 @@ Test(gpu_runtime, sym_graph_replays, .init = gpu_init, .timeout = 600) {
   /* LL lines (one-shot and two-shot), flags (one-shot from 128 KiB of segment, two-shot from
    * 128 KiB of share). */
   static const size_t counts[] = {1001, 40009, 300007};
-  for (size_t k = 0; k < 3 * sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); k++) {
-    const kilnSymAlgo_t a = kSymAlgos[k / 3];
-    call c;
-    cr_assert(call_alloc(&c, &w, sym_coll(a), counts[k % 3], KILN_INT32));
-    cudaGraphExec_t ge[GPU_MAX];
-    call_prepare(&c, &w, KILN_SUM, false, &rng);
-    for (int r = 0; r < n; r++) {
-      capture_begin(&w, r);
-      kilnResult_t res = kilnSymRun(w.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
-      cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
-      capture_end(&w, r, &ge[r]);
-    }
-    for (int it = 0; it < 50; it++) {
-      call_prepare(&c, &w, KILN_SUM, false, &rng);
-      replay_all(&w, ge);
-      char msg[512];
-      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s count %zu replay %d: %s (seed %llu)",
-                kilnSymAlgoName(a), c.count, it, msg, (unsigned long long)g_seed);
-    }
-    for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
-    call_free(&c, &w);
-  }
+  for (size_t k = 0; k < 3 * sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); k++)
+    sym_graph_check(&w, kSymAlgos[k / 3], counts[k % 3], 50, &rng);
   world_fini(&w);
 }
 
