@@ -64,6 +64,8 @@ static void commFree(struct kilnComm* c) {
   if (c->abortFlag) cudaFree(c->abortFlag);
   if (c->errHost) cudaFreeHost(c->errHost);
   if (c->last) cudaEventDestroy(c->last);
+  for (int i = 0; i < c->nuwins; i++) free(c->uwins[i].peers);
+  free(c->uwins);
   free(c->peers);
   free(c);
 }
@@ -104,8 +106,8 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   CUDA_TRY(cudaMemset(c->win, 0, c->winBytes), out_free);
   CUDA_TRY(cudaMalloc((void**)&c->state, 2 * nconn * sizeof(uint64_t)), out_free);
   CUDA_TRY(cudaMemset(c->state, 0, 2 * nconn * sizeof(uint64_t)), out_free);
-  CUDA_TRY(cudaMalloc((void**)&c->symState, 2 * sizeof(uint64_t)), out_free);
-  CUDA_TRY(cudaMemset(c->symState, 0, 2 * sizeof(uint64_t)), out_free);
+  CUDA_TRY(cudaMalloc((void**)&c->symState, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out_free);
+  CUDA_TRY(cudaMemset(c->symState, 0, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out_free);
   CUDA_TRY(cudaMalloc((void**)&c->abortFlag, sizeof(int)), out_free);
   CUDA_TRY(cudaMemset(c->abortFlag, 0, sizeof(int)), out_free);
   CUDA_TRY(cudaHostAlloc((void**)&c->errHost, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable), out_free);
@@ -272,4 +274,83 @@ kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError) {
   *asyncError = e == 0 ? KILN_SUCCESS : KILN_ERR_TIMEOUT;
   if (e != 0) kilnSetError(KILN_ERR_TIMEOUT, "rank %d: a kiln kernel gave up waiting for a peer", comm->rank);
   return KILN_SUCCESS;
+}
+
+/* ---- the caller's symmetric windows ---- */
+
+kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_t bytes) {
+  if (!c || !win || !base || bytes == 0)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowAdd: NULL communicator, window or "
+                        "buffer, or 0 bytes");
+  const char* b = (const char*)base;
+  for (int i = 0; i < c->nuwins; i++) {
+    const struct kilnUserWindow* u = &c->uwins[i];
+    if (u->win == win)
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd: window %p already "
+                          "added", c->rank, (void*)win);
+    if (b < u->base + u->bytes && u->base < b + bytes)
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd: [%p, +%zu) overlaps "
+                          "window %p at [%p, +%zu)", c->rank, base, bytes, (void*)u->win,
+                          (void*)u->base, u->bytes);
+  }
+  if (c->nuwins == c->capuwins) {
+    const int cap = c->capuwins ? 2 * c->capuwins : 8;
+    struct kilnUserWindow* w = realloc(c->uwins, (size_t)cap * sizeof(*w));
+    if (!w) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for a window");
+    c->uwins = w;
+    c->capuwins = cap;
+  }
+  char** peers = calloc((size_t)c->nranks, sizeof(char*));
+  if (!peers) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for a window");
+  int saveDev = 0;
+  cudaGetDevice(&saveDev);
+  cudaSetDevice(c->dev);
+  const int e = kilnNcclPeerPointers(win, c->nranks, (void**)peers);
+  cudaSetDevice(saveDev);
+  kilnResult_t res = KILN_SUCCESS;
+  if (e != 0)
+    res = kilnSetError(KILN_ERR_CUDA, "rank %d: kilnCommWindowAdd: reading the peers' addresses of window "
+                       "%p: %s", c->rank, (void*)win, cudaGetErrorString((cudaError_t)e));
+  for (int p = 0; p < c->nranks && res == KILN_SUCCESS; p++)
+    if (!peers[p])
+      res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: kilnCommWindowAdd: window %p has no address for "
+                         "rank %d (registered without NCCL_WIN_COLL_SYMMETRIC, or on another communicator?)",
+                         c->rank, (void*)win, p);
+  if (res != KILN_SUCCESS) {
+    free(peers);
+    return res;
+  }
+  struct kilnUserWindow* u = &c->uwins[c->nuwins++];
+  u->win = win;
+  u->base = (char*)base;
+  u->bytes = bytes;
+  u->peers = peers;
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnCommWindowRemove(kilnComm_t c, ncclWindow_t win) {
+  if (!c || !win) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowRemove: NULL argument");
+  for (int i = 0; i < c->nuwins; i++)
+    if (c->uwins[i].win == win) {
+      free(c->uwins[i].peers);
+      c->uwins[i] = c->uwins[--c->nuwins];
+      return KILN_SUCCESS;
+    }
+  return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowRemove: window %p was not added",
+                      c->rank, (void*)win);
+}
+
+int kilnCommWindowCount(kilnComm_t c) { return c ? c->nuwins : 0; }
+
+bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, char** peers) {
+  const char* q = (const char*)p;
+  for (int i = 0; i < c->nuwins; i++) {
+    const struct kilnUserWindow* u = &c->uwins[i];
+    if (q < u->base || (size_t)(q - u->base) > u->bytes || bytes > u->bytes - (size_t)(q - u->base)) continue;
+    const size_t off = (size_t)(q - u->base);
+    for (int r = 0; r < c->nranks; r++) peers[r] = u->peers[r] + off;
+    peers[c->rank] = (char*)q;
+    return true;
+  }
+  return false;
 }

@@ -32,7 +32,7 @@ struct kilnComm {
   kilnCommConfig cfg;
   size_t fifoBytes, headBase, tailBase, winBytes;
   size_t symFlagBase, symStageBase, symHalf; /* symHalf 0: no symmetric-memory kernels */
-  uint64_t* symState;       /* device: the symmetric calls' sequence number, then a block count */
+  uint64_t* symState;       /* device: the symmetric calls' sequence number, one per block */
   /* The symmetric kernels' settings, read once at creation (host/sym.c, kilnSymConfigure): every
    * rank must have the same (the kernels of a call meet block by block). */
   bool symOff;              /* KILN_SYM=0 */
@@ -57,7 +57,25 @@ struct kilnComm {
   unsigned long long lastStream; /* cudaStreamGetId of the last call's stream */
   bool haveLast;
   bool registered;
+  /* The caller's symmetric windows (kilnCommWindowAdd): buffers in them go direct, zero copy. */
+  struct kilnUserWindow* uwins;
+  int nuwins, capuwins;
+  bool symDirectOff;        /* KILN_SYM_DIRECT=0 */
+  uint64_t symDirectBytes;  /* KILN_SYM_DIRECT_BYTES: calls from this size go direct */
+  int symDirectBlocks;      /* KILN_SYM_DIRECT_BLOCKS */
 };
+
+/* A window the caller registered (NCCL_WIN_COLL_SYMMETRIC) and added to kiln. */
+struct kilnUserWindow {
+  ncclWindow_t win;
+  char* base;
+  size_t bytes;
+  char** peers;             /* [nranks] each rank's base of it as mapped here */
+};
+
+/* comm.c: whether [p, p + bytes) lies in one of c's added windows; then peers[q] is rank q's
+ * address of p (the same offset in q's window), peers[c->rank] = p. */
+bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, char** peers);
 
 /* sym.c: reads the symmetric kernels' settings into c. */
 void kilnSymConfigure(struct kilnComm* c);

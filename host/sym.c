@@ -97,6 +97,16 @@ void kilnSymConfigure(struct kilnComm* c) {
    * reducescatter 64 MiB in one round of a 64 MiB half 182 us (NCCL 185); 4 GPUs in rounds of
    * 16 MiB, 4x H100: 166 (NCCL 188) (runs 4, 6). */
   c->symMinRounds = (int)envClamp("KILN_SYM_MIN_ROUNDS", 4, 0, 64); /* 0: rounds of a half */
+  /* Outputs in the caller's symmetric windows go direct from KILN_SYM_DIRECT_BYTES of reference
+   * bytes (KILN_SYM_DIRECT=0: never). 2x H100, graphs, windows (bench/results/h100x2-s8 run 3),
+   * direct vs staged: allgather 1 MiB 10.3 vs 8.7 us, 16 MiB 33.2 vs 34.3, 64 MiB 104.4 vs
+   * 111.4; allreduce 1 MiB 12.1 vs 10.9, 4 MiB 21.3 vs 21.9, 16 MiB 58.3 vs 62.3. */
+  const char* d = getenv("KILN_SYM_DIRECT");
+  c->symDirectOff = d && strcmp(d, "0") == 0;
+  c->symDirectBytes = (uint64_t)envInt("KILN_SYM_DIRECT_BYTES", 16 << 20);
+  /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
+   * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
+  c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
 }
 
 /* Whether a call of pieces of pieceBytes goes as a copy (small rounds, KILN_SYM_BLOCKS blocks) or
@@ -164,6 +174,59 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   return true;
 }
 
+/* Whether the call goes direct (kiln/runtime.h; kernels/sym.cuh bodyDirect and body): on, at
+ * least symDirectBytes, and the output in a window the caller added. Allgather and alltoall then
+ * store every piece straight into its rank's output in one round; two-shot allreduce moves its
+ * shares through the staging (the usual geometry, in rounds) and stores the reduced shares into
+ * every rank's output instead of a second staging phase; one-shot allreduce becomes two-shot.
+ * Reducescatter never: the peers' outputs take no part in it, and loading the peers' inputs (in
+ * windows) instead of staging measured slower (2x H100, 1 GiB 1602 vs 1525 us,
+ * bench/results/h100x2-s8 run 2). Then sets g's geometry, algorithm and the peers' outputs. */
+static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
+                   kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
+  if (!c || c->symDirectOff || c->nuwins == 0 || a == KILN_SYM_REDUCESCATTER || (int)a < KILN_SYM_ALLREDUCE_ONESHOT ||
+      a > KILN_SYM_ALLTOALL)
+    return false;
+  const size_t es = kilnDataTypeSize(dtype);
+  const int n = c->nranks;
+  if (es == 0 || n < 2 || n > KILN_SYM_MAX_RANKS || count == 0) return false;
+  const kilnColl_t coll = symColl(a);
+  if (kilnRegistryCallBytes(coll, n, count, dtype) < c->symDirectBytes) return false;
+  if (coll == KILN_COLL_ALLTOALL && inplace) return false;
+  if (count > UINT64_MAX / es / (uint64_t)n) return false;
+  const bool ar = coll == KILN_COLL_ALLREDUCE;
+  const uint64_t bytes = (uint64_t)count * es * (ar ? 1 : (uint64_t)n);
+  char* pout[KILN_SYM_MAX_RANKS] = {0};
+  if (!kilnUserWindowPeers(c, recvbuf, bytes, pout)) return false;
+  if (ar) {
+    kilnSymArgs t;
+    memset(&t, 0, sizeof(t));
+    if (!geometry(c, KILN_SYM_ALLREDUCE_TWOSHOT, count, dtype, inplace, &t) || t.ll) return false;
+    g->seg = t.seg;
+    g->total = t.total;
+    g->rounds = t.rounds;
+    g->region = t.region;
+    g->algo = KILN_SYM_AR_TWOSHOT;
+  } else {
+    g->seg = g->total = count;
+    g->rounds = 1;
+    g->region = 0;
+    g->algo = (int)a;
+  }
+  g->ll = 0;
+  g->direct = 1;
+  for (int p = 0; p < n; p++) g->peerOut[p] = pout[p];
+  return true;
+}
+
+bool kilnSymIsDirect(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                     kilnDataType_t dtype) {
+  kilnSymArgs g;
+  memset(&g, 0, sizeof(g));
+  const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
+  return direct(c, a, recvbuf, count, dtype, inplace, &g);
+}
+
 bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype, bool inplace) {
   kilnSymArgs g;
   return geometry(c, a, count, dtype, inplace, &g);
@@ -223,10 +286,14 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
 }
 
 /* Blocks per call: one per symBlockBytes of a round's window, at most symMaxBlocks
- * (symReduceBlocks for a call in rounds that does not go as a copy) and the SM count. */
+ * (symReduceBlocks for a call in rounds that does not go as a copy, symDirectBlocks for a direct
+ * allgather or alltoall) and the SM count. */
 static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es) {
   uint64_t nb = (a->seg * es + c->symBlockBytes - 1) / c->symBlockBytes;
-  const int cap = a->rounds > 1 && !symCopies(c, algo, a->total * es) ? c->symReduceBlocks : c->symMaxBlocks;
+  const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
+  const int cap = copyDirect ? c->symDirectBlocks
+                : a->rounds > 1 && !symCopies(c, algo, a->total * es) ? c->symReduceBlocks
+                                                                       : c->symMaxBlocks;
   if (nb < 1) nb = 1;
   if (nb > (uint64_t)cap) nb = (uint64_t)cap;
   if (nb > (uint64_t)c->nsm) nb = (uint64_t)c->nsm;
@@ -259,7 +326,8 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
     kilnGroupFail(res);
     return res;
   }
-  if (!geometry(c, algo, count, dtype, inplace, a)) {
+  const bool dir = direct(c, algo, recvbuf, count, dtype, inplace, a);
+  if (!dir && !geometry(c, algo, count, dtype, inplace, a)) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED,
                        "rank %d: %s of %zu %s elements%s does not fit this communicator (%d ranks, "
                        "%zu bytes of staging per half)", rank, kilnSymAlgoName(algo), count,
@@ -281,17 +349,16 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->stage[rank] = c->win + c->symStageBase;
   a->flags[rank] = (uint64_t*)(c->win + c->symFlagBase);
   a->seq = c->symState;
-  a->fin = (unsigned*)(c->symState + 1);
   a->abortFlag = c->abortFlag;
   a->errWord = c->errDev;
   a->timeoutNs = (uint64_t)c->cfg.timeoutMs * 1000000ull;
   a->count = count;
   a->halfBytes = c->symHalf;
-  a->algo = (int)algo;
+  if (!dir) a->algo = (int)algo;
   a->op = (int)op;
   a->nranks = n;
   a->rank = rank;
-  a->nblocks = symBlocks(c, algo, a, es);
+  a->nblocks = symBlocks(c, (kilnSymAlgo_t)a->algo, a, es);
 
   const int save = kilnEnterDevice(c, stream, false);
   res = kilnLaunchCapture(&l);

@@ -125,8 +125,8 @@ typedef struct kilnSymArgs {
   char* out;
   char* stage[KILN_SYM_MAX_RANKS];     /* rank p's staging area (both halves) as mapped here */
   uint64_t* flags[KILN_SYM_MAX_RANKS]; /* rank p's flag words as mapped here */
-  uint64_t* seq;             /* device: symmetric calls finished on this communicator */
-  unsigned* fin;             /* device: blocks of the current call finished */
+  uint64_t* seq;             /* device, [KILN_SYM_MAX_BLOCKS]: the last sequence number used on
+                              * this communicator, one copy per block (kernels/sym.cuh) */
   int* abortFlag;
   int* errWord;
   uint64_t timeoutNs;
@@ -145,7 +145,11 @@ typedef struct kilnSymArgs {
                               * line, flag from the call's sequence number), no fence, no flag
                               * words: small calls (host/sym.c) */
   int32_t rounds;            /* flag form: windows of seg elements, one staging half each (LL: 1) */
-  int32_t pad;
+  int32_t direct;            /* 1: the outputs are in the caller's symmetric windows (peerOut:
+                              * every rank's output as mapped here): allgather and alltoall store
+                              * straight into them (one round, no staging); two-shot allreduce
+                              * stores its reduced shares there instead of a second staging phase */
+  char* peerOut[KILN_SYM_MAX_RANKS];
 } kilnSymArgs;
 KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");
 /* Launches the symmetric-memory kernel for `dtype` with args->nblocks blocks. Returns a

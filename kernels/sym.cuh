@@ -20,9 +20,12 @@
  * ordering them across streams). Flags hold the number that set them and only grow; a wait passes
  * at `>= s` (a peer may already have set s + 1's flag, whose data goes to the other half).
  *
- * The sequence number lives in device memory: every block reads it at its start, the last block
- * of the call to finish stores the call's last number (the next kernel on the stream starts one
- * past it), so CUDA graph replays need no host help. Reductions run in rank order 0..n-1 on every
+ * The sequence number lives in device memory, one copy per block: block j reads slot j at its
+ * start and stores the call's last number there when it is done, and block 0 also stores it into
+ * the slots of the blocks this call does not have, so all slots agree after every call (the next
+ * kernel on the stream starts one past it) and CUDA graph replays need no host help. No block
+ * waits for another at the end (a shared counter and its atomic cost every call the latency of
+ * an atomic). Reductions run in rank order 0..n-1 on every
  * rank, so every rank gets bitwise the same allreduce result.
  */
 #ifndef KILN_KERNELS_SYM_CUH
@@ -265,6 +268,13 @@ __device__ __forceinline__ bool await(const kilnSymArgs& a, uint64_t seq0, uint6
  * peers' phase-1 staging; store round r + 1's shares; copy the reduced shares of round r - 1 into
  * place; publish phase 0 of r + 1 and phase 1 of r.
  *
+ * Direct (kilnSymArgs.direct, two-shot only): every rank's output is in the caller's symmetric
+ * windows, so reduceShare stores the reduced share r straight into the peers' outputs instead of
+ * their phase-1 staging, and nothing is copied into place; the phase-1 flags still say "stored"
+ * (the last wait covers every round, each round's flag being published after its stores). A peer's
+ * output is first written after that peer's flag of round r, so after its call began; in place,
+ * after it pushed that part of its input (phase 0 of round r), which it reads nowhere else.
+ *
  * Forced inline: for bfloat16 the compiler had made it a function of its own (kilnSymArgs copied
  * to the stack, 384 bytes of frame), and its reductions ran 0.79-0.99x NCCL at 512 KiB-16 MiB
  * where half's ran 0.97-1.76x; inlined, bfloat16 is level with half (4x H100, same call,
@@ -356,7 +366,7 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
     for (int q = 0; q < MAXR; q++)
       if (q < n) {
         srcs[q] = q == me ? in + start : stage(r, me, 0, q);
-        dsts[q] = q == me ? out + start : stage(r, q, 1, me);
+        dsts[q] = q == me ? out + start : a.direct ? (T*)a.peerOut[q] + start : stage(r, q, 1, me);
       }
     reduceN<T>(n, dsts, srcs, part(me, r), op, avgN);
   };
@@ -375,14 +385,46 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
       if (!await(a, s, r > 0 ? s - 1 : 0, sh)) return;
       reduceShare(r);
       if (more) push(r + 1);
-      if (r > 0) place(r - 1, 1);
+      if (r > 0 && !a.direct) place(r - 1, 1);
       publish(a, more ? s + 1 : 0, s);
     }
   }
   if (two) {
     if (!await(a, 0, seq0 + R - 1, sh)) return;
-    place(R - 1, 1);
+    if (!a.direct) place(R - 1, 1);
   }
+}
+
+/* The direct form of allgather and alltoall (kilnSymArgs.direct): every rank's output lies in the
+ * caller's symmetric windows (the same offset on every rank, NCCL_WIN_COLL_SYMMETRIC's rule), so
+ * block j of every rank stores range j of each of its pieces straight into the output of the rank
+ * it is for (NVLink stores, piece `me` there): no staging, no copy out of it, one round. Two flags
+ * per block and peer: phase 0 (arrived: this rank's earlier work on the stream is done, its output
+ * may be written) before any remote store, phase 1 (done: this block's stores are over) before the
+ * kernel ends, so no rank's output is touched outside its call. One sequence number per call and
+ * no staging half; a staged call after it still finds every peer done with the half it reuses
+ * (the peer arrived at this call, so its call before had ended). */
+template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
+  const int n = a.nranks, me = a.rank;
+  const OpDyn op{a.op};
+  const T* in = (const T*)a.in;
+  const uint64_t count = a.count;
+  uint64_t lo, hi;
+  blockRange<T>(a, &lo, &hi);
+  publish(a, seq, 0);
+  if (!await(a, seq, 0, sh)) return;
+  /* Block j's pieces go to ranks me + j + 1, me + j + 2, ...: at any moment every rank stores to
+   * a different peer (see push in body), and the blocks copying this rank's own piece (locally)
+   * are spread over the call instead of all coming last. */
+  const bool ag = a.algo == KILN_SYM_AG;
+  for (int k = 1; k <= n; k++) {
+    const int p = (me + k + (int)(blockIdx.x % n)) % n;
+    T* dst = (T*)a.peerOut[p] + (uint64_t)me * count + lo;
+    const T* src = in + (ag ? 0 : (uint64_t)p * count) + lo;
+    if (dst != src) copy1<T>(dst, src, hi - lo, op);
+  }
+  publish(a, 0, seq);
+  await(a, 0, seq, sh);
 }
 
 /* Small calls (kilnSymArgs.ll): the same exchange with the data as LL lines (primitives.cuh:
@@ -500,23 +542,23 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
 template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
   __shared__ Shared sh;
   if (threadIdx.x == 0) {
-    sh.seq = *(volatile uint64_t*)a.seq + 1;
+    sh.seq = ((volatile uint64_t*)a.seq)[blockIdx.x] + 1;
     sh.abort = *(volatile int*)a.abortFlag;
   }
   __syncthreads();
   const uint64_t seq = sh.seq;
   if (!sh.abort) {
-    if (a.ll && a.algo == KILN_SYM_AR_TWOSHOT) bodyLL2<T>(a, seq, &sh);
+    if (a.direct && a.algo != KILN_SYM_AR_TWOSHOT) bodyDirect<T>(a, seq, &sh);
+    else if (a.ll && a.algo == KILN_SYM_AR_TWOSHOT) bodyLL2<T>(a, seq, &sh);
     else if (a.ll) bodyLL<T>(a, seq, &sh);
     else body<T>(a, seq, &sh);
   }
-  /* The call's last block to finish advances the sequence past its last round (every block has
-   * read it by then). */
-  __syncthreads();
-  if (threadIdx.x == 0 && atomicAdd(a.fin, 1u) == (unsigned)a.nblocks - 1) {
-    *a.fin = 0;
-    *(volatile uint64_t*)a.seq = seq + a.rounds - 1;
-  }
+  /* The sequence past the call's last round, in this block's slot (and block 0: in those of the
+   * blocks the call does not have). */
+  const uint64_t last = seq + a.rounds - 1;
+  if (threadIdx.x == 0) ((volatile uint64_t*)a.seq)[blockIdx.x] = last;
+  if (blockIdx.x == 0)
+    for (int k = a.nblocks + threadIdx.x; k < MAXB; k += blockDim.x) ((volatile uint64_t*)a.seq)[k] = last;
 }
 
 } /* namespace sym */

@@ -139,6 +139,26 @@ KILN_API bool kilnSymFits(kilnComm_t comm, kilnSymAlgo_t algo, size_t count, kil
 KILN_API kilnResult_t kilnSymRun(kilnComm_t comm, kilnSymAlgo_t algo, const void* sendbuf, void* recvbuf,
                                  size_t count, kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
 
+/* Outputs in the caller's symmetric windows: zero copy. When a call's output lies in a window the
+ * caller registered with ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC) and added here,
+ * kilnSymRun (from KILN_SYM_DIRECT_BYTES of reference bytes, default 16 MiB: host/sym.c) has the
+ * peers store into it directly (kernels/sym.cuh): allgather and alltoall with no staging at all,
+ * allreduce (as two-shot) with its reduced shares stored straight into every output instead of
+ * a second staging phase and copy; reducescatter stays staged. NCCL's rule for such windows
+ * holds: a call's buffers lie at the same offset in their window on every rank. kiln's libnccl.so.2 adds every window registered through
+ * it this way (after the registration's group ends). KILN_SYM_DIRECT=0: never direct.
+ * kilnCommWindowAdd reads the peers' addresses of `win` (a small kernel on a stream of its own;
+ * it blocks until that is done); call it on every rank after the registration completed (after
+ * ncclGroupEnd when it was grouped). kilnCommWindowRemove before ncclCommWindowDeregister, once
+ * no call using the window is in flight. Neither may run concurrently with calls on `comm`. */
+KILN_API kilnResult_t kilnCommWindowAdd(kilnComm_t comm, ncclWindow_t win, void* base, size_t bytes);
+KILN_API kilnResult_t kilnCommWindowRemove(kilnComm_t comm, ncclWindow_t win);
+/* How many windows are added to comm. */
+KILN_API int kilnCommWindowCount(kilnComm_t comm);
+/* Whether kilnSymRun would run this call direct (a predicate: sets no error). */
+KILN_API bool kilnSymIsDirect(kilnComm_t comm, kilnSymAlgo_t algo, const void* sendbuf, const void* recvbuf,
+                              size_t count, kilnDataType_t dtype);
+
 /* Groups, as NCCL's ncclGroupStart/End: between kilnGroupStart and the matching kilnGroupEnd,
  * kilnRun checks its call and queues the launch (errors in the call's arguments return at once);
  * the outermost kilnGroupEnd issues the queued launches, each GPU's in call order, and returns

@@ -109,8 +109,10 @@ static bool is_unsigned(kilnDataType_t t) {
 }
 static bool is_int(kilnDataType_t t) { return t <= KILN_UINT64; }
 
-bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt) {
+static bool call_alloc_any(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt,
+                           char* const* sendAt, char* const* recvAt) {
   memset(c, 0, sizeof(*c));
+  c->borrowed = sendAt != NULL;
   c->coll = coll;
   c->n = w->n;
   c->count = count;
@@ -122,9 +124,13 @@ bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnData
   const size_t maxe = c->inElems > c->outElems ? c->inElems : c->outElems;
   for (int r = 0; r < w->n; r++) {
     cudaSetDevice(r);
-    if (cudaMalloc(&c->dsend[r], c->inElems * es) != cudaSuccess ||
-        cudaMalloc(&c->drecv[r], c->outElems * es) != cudaSuccess)
+    if (c->borrowed) {
+      c->dsend[r] = sendAt[r];
+      c->drecv[r] = recvAt[r];
+    } else if (cudaMalloc(&c->dsend[r], c->inElems * es) != cudaSuccess ||
+               cudaMalloc(&c->drecv[r], c->outElems * es) != cudaSuccess) {
       return false;
+    }
     c->hin[r] = malloc(c->inElems * es);
     c->vals[r] = malloc(c->inElems * sizeof(int64_t));
     if (!c->hin[r] || !c->vals[r]) return false;
@@ -133,11 +139,22 @@ bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnData
   return c->hout != NULL;
 }
 
+bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt) {
+  return call_alloc_any(c, w, coll, count, dt, NULL, NULL);
+}
+
+bool call_alloc_at(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt, char* const* sendAt,
+                   char* const* recvAt) {
+  return sendAt && recvAt && call_alloc_any(c, w, coll, count, dt, sendAt, recvAt);
+}
+
 void call_free(call* c, const world* w) {
   for (int r = 0; r < w->n; r++) {
     cudaSetDevice(r);
-    cudaFree(c->dsend[r]);
-    cudaFree(c->drecv[r]);
+    if (!c->borrowed) {
+      cudaFree(c->dsend[r]);
+      cudaFree(c->drecv[r]);
+    }
     free(c->hin[r]);
     free(c->vals[r]);
   }

@@ -47,10 +47,15 @@ typedef struct call {
   void* hin[GPU_MAX];     /* host inputs (encoded) */
   void* hout;             /* host result of one rank */
   int64_t* vals[GPU_MAX]; /* the small integers behind hin */
+  bool borrowed;          /* dsend/drecv are the caller's memory (call_alloc_at): not freed */
 } call;
 
 /* Allocates buffers for (coll, count, dtype) on every rank of w. */
 bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt);
+/* The same with the device buffers at sendAt[r] and recvAt[r] (the caller's memory, which must
+ * hold inElems and outElems elements). */
+bool call_alloc_at(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt, char* const* sendAt,
+                   char* const* recvAt);
 void call_free(call* c, const world* w);
 /* Draws fresh inputs for op (small integers exact in every type), uploads them, poisons the
  * outputs, and sets the pointers for the in-place or out-of-place form. Stream-ordered on w->st. */

@@ -344,9 +344,8 @@ static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t 
 
 /* One int32 sum of `count` elements with algorithm a captured in a CUDA graph per rank, then
  * replayed `replays` times, each on fresh data and checked. */
-static void sym_graph_check(const world* w, kilnSymAlgo_t a, size_t count, int replays, uint64_t* rng) {
-  call c;
-  cr_assert(call_alloc(&c, w, sym_coll(a), count, KILN_INT32));
+static void sym_graph_check_call(const world* w, kilnSymAlgo_t a, call* cp, int replays, uint64_t* rng) {
+  call c = *cp;
   cudaGraphExec_t ge[GPU_MAX];
   call_prepare(&c, w, KILN_SUM, false, rng);
   for (int r = 0; r < w->n; r++) {
@@ -363,6 +362,12 @@ static void sym_graph_check(const world* w, kilnSymAlgo_t a, size_t count, int r
               kilnSymAlgoName(a), c.count, it, msg, (unsigned long long)g_seed);
   }
   for (int r = 0; r < w->n; r++) cudaGraphExecDestroy(ge[r]);
+}
+
+static void sym_graph_check(const world* w, kilnSymAlgo_t a, size_t count, int replays, uint64_t* rng) {
+  call c;
+  cr_assert(call_alloc(&c, w, sym_coll(a), count, KILN_INT32));
+  sym_graph_check_call(w, a, &c, replays, rng);
   call_free(&c, w);
 }
 
@@ -472,6 +477,128 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
   for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
     sym_graph_check(&w, kSymAlgos[ai], 9001, 8, &rng);
   fprintf(stderr, "  %d GPUs: %d symmetric-memory calls in rounds checked\n", n, ncalls);
+  world_fini(&w);
+}
+
+/* Zero copy: outputs in symmetric windows the caller registered (ncclMemAlloc +
+ * ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC)) and added (kilnCommWindowAdd) go direct:
+ * allgather and alltoall store into the peers' outputs (kernels/sym.cuh bodyDirect), allreduce
+ * (two-shot, in rounds through 1 MiB of staging) stores its reduced shares there; reducescatter
+ * stays staged. KILN_SYM_DIRECT_BYTES=0 and no LL two-shot, so every size goes direct: every
+ * algorithm, data type and op, in and out of place, at counts from one element to many blocks and
+ * rounds, each call asserted direct or not (kilnSymIsDirect) and checked; staged calls (plain
+ * buffers) between direct ones on the same communicators; each algorithm captured in a CUDA graph
+ * and replayed on fresh data; what is not direct (a buffer outside the windows) and
+ * kilnCommWindowAdd/Remove's refusals. */
+Test(gpu_runtime, sym_direct, .init = gpu_init, .timeout = 600) {
+  const int n = suite_gpus();
+  if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+  setenv("KILN_SYM_DIRECT_BYTES", "0", 1);
+  setenv("KILN_SYM_LL2_BYTES", "0", 1);
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.symBytes = 1 << 20;
+  world w;
+  const bool made = world_init(&w, n, &cfg);
+  unsetenv("KILN_SYM_DIRECT_BYTES");
+  unsetenv("KILN_SYM_LL2_BYTES");
+  cr_assert(made);
+  const size_t poolBytes = 64u << 20, half = poolBytes / 2;
+  char* pool[GPU_MAX];
+  ncclWindow_t win[GPU_MAX];
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, ncclMemAlloc((void**)&pool[r], poolBytes), ncclSuccess));
+  }
+  ncclGroupStart();
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, ncclCommWindowRegister(w.nccl[r], pool[r], poolBytes, &win[r], NCCL_WIN_COLL_SYMMETRIC),
+                 ncclSuccess));
+  }
+  cr_assert(eq(int, ncclGroupEnd(), ncclSuccess));
+  for (int r = 0; r < n; r++) {
+    cr_assert(eq(int, kilnCommWindowAdd(w.kc[r], win[r], pool[r], poolBytes), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnCommWindowCount(w.kc[r]), 1));
+  }
+  /* Refusals: NULLs, the same window twice, an overlap, removing what was not added. */
+  cr_assert(eq(int, kilnCommWindowAdd(w.kc[0], NULL, pool[0], poolBytes), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(eq(int, kilnCommWindowAdd(w.kc[0], win[0], pool[0], poolBytes), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(strstr(kilnLastError(), "already added") != NULL, "%s", kilnLastError());
+  cr_assert(eq(int, kilnCommWindowAdd(w.kc[0], win[1 % n], pool[0] + 4096, 4096), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(strstr(kilnLastError(), "overlaps") != NULL, "%s", kilnLastError());
+  cr_assert(eq(int, kilnCommWindowRemove(w.kc[0], (ncclWindow_t)pool[0]), KILN_ERR_INVALID_ARGUMENT));
+
+  uint64_t rng = g_seed ^ 0xd1ec7;
+  char* sendAt[GPU_MAX];
+  char* recvAt[GPU_MAX];
+  for (int r = 0; r < n; r++) sendAt[r] = pool[r], recvAt[r] = pool[r] + half;
+  static const size_t counts[] = {1, 3, 1003, 70001};
+  static const typedOp big[] = {{KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_SUM}, {KILN_INT8, KILN_MAX}};
+  int ncalls = 0;
+  call plain;
+  cr_assert(call_alloc(&plain, &w, KILN_COLL_ALLREDUCE, 5003, KILN_INT32));
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
+    const kilnSymAlgo_t a = kSymAlgos[ai];
+    const kilnColl_t coll = sym_coll(a);
+    for (int inplace = 0; inplace <= (coll == KILN_COLL_ALLTOALL ? 0 : 1); inplace++) {
+      for (int dt = 0; dt < ALL_DTYPES; dt++)
+        for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+          call c;
+          cr_assert(call_alloc_at(&c, &w, coll, counts[ci], (kilnDataType_t)dt, sendAt, recvAt));
+          const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
+          for (int op = 0; op < nops; op++, ncalls++) {
+            call_prepare(&c, &w, (kilnRedOp_t)op, inplace, &rng);
+            cr_assert(eq(int, kilnSymIsDirect(w.kc[0], a, c.sendp[0], c.recvp[0], c.count, c.dt),
+                         a != KILN_SYM_REDUCESCATTER),
+                      "%s %s count %zu%s: direct or not", kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count,
+                      inplace ? " in place" : "");
+            sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng);
+          }
+          call_free(&c, &w);
+        }
+      for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++) {
+        call c;
+        cr_assert(call_alloc_at(&c, &w, coll, (1u << 20) + 5, big[ti].dt, sendAt, recvAt));
+        sym_run_check(&w, &c, a, gpu_reduces(coll) ? big[ti].op : KILN_SUM, inplace, &rng);
+        call_free(&c, &w);
+        ncalls++;
+      }
+      /* A staged call in between: the flags and the staging halves stay consistent. */
+      cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], plain.drecv[0], plain.count,
+                                    plain.dt)));
+      sym_run_check(&w, &plain, ai % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false, &rng);
+    }
+  }
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
+    call c;
+    cr_assert(call_alloc_at(&c, &w, sym_coll(kSymAlgos[ai]), 9001, KILN_INT32, sendAt, recvAt));
+    sym_graph_check_call(&w, kSymAlgos[ai], &c, 6, &rng);
+    call_free(&c, &w);
+  }
+  /* Only the output counts: in a window, direct; outside, not. */
+  cr_assert(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], recvAt[0], 64, KILN_FLOAT32));
+  cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, sendAt[0], plain.drecv[0], 64, KILN_FLOAT32)));
+  cr_assert(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLGATHER, plain.dsend[0], recvAt[0], 64, KILN_FLOAT32));
+  cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLGATHER, recvAt[0], plain.drecv[0], 64, KILN_FLOAT32)));
+  /* Past the window's end: not direct. */
+  cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, sendAt[0], recvAt[0], half / 4 + 1, KILN_FLOAT32)));
+  call_free(&plain, &w);
+  for (int r = 0; r < n; r++) {
+    cr_assert(eq(int, kilnCommWindowRemove(w.kc[r], win[r]), KILN_SUCCESS));
+    cr_assert(eq(int, kilnCommWindowCount(w.kc[r]), 0));
+  }
+  cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLGATHER, sendAt[0], recvAt[0], 64, KILN_FLOAT32)));
+  ncclGroupStart();
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    ncclCommWindowDeregister(w.nccl[r], win[r]);
+  }
+  ncclGroupEnd();
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    ncclMemFree(pool[r]);
+  }
+  fprintf(stderr, "  %d GPUs: %d direct (zero-copy) calls checked\n", n, ncalls);
   world_fini(&w);
 }
 
