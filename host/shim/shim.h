@@ -111,6 +111,12 @@ void shimCommRelease(ncclComm_t comm);
 /* Abort or revoke: stop kiln kernels waiting on peers, forget the communicator, no collective
  * calls. */
 void shimCommAbort(ncclComm_t comm);
+/* A window registered on comm with NCCL_WIN_COLL_SYMMETRIC (complete: after its group): kiln's
+ * communicator adds it (kilnCommWindowAdd), so calls on buffers in it go zero copy. Failure is
+ * logged at WARN; the calls then go through kiln's staging as before. */
+void shimWindowAdded(ncclComm_t comm, ncclWindow_t win, void* buff, size_t size);
+/* Before the real deregistration: kiln forgets the window. */
+void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win);
 /* kiln's own asynchronous error on this communicator (ncclSuccess if none or unknown comm). */
 ncclResult_t shimCommAsyncError(ncclComm_t comm);
 /* Decides the call: true when kiln takes it (a plan matches; then, with launch, it is run on the

@@ -11,7 +11,8 @@
  *
  * KILN_SHIM_FORWARDED: passed to the real NCCL unchanged.
  * KILN_SHIM_HOOKED:    the shim writes the body (communicator setup and teardown, the collectives
- *                      kiln may run, group tracking, async errors); each still ends in the real call
+ *                      kiln may run, symmetric windows, group tracking, async errors); each still
+ *                      ends in the real call
  *                      whenever kiln does not take the call.
  * KILN_SHIM_VOID:      the two functions returning void, X(name).
  * Every row except ncclResetDebugInitInternal also exists as pnccl<Name>, an alias of the same body.
@@ -61,11 +62,6 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
     (comm, buff, size, handle), shimMissing("ncclCommRegister"))                                     \
   X(ncclResult_t, ncclCommDeregister, (const ncclComm_t comm, void* handle), (comm, handle),          \
     shimMissing("ncclCommDeregister"))                                                               \
-  X(ncclResult_t, ncclCommWindowRegister,                                                            \
-    (ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags),                     \
-    (comm, buff, size, win, winFlags), shimMissing("ncclCommWindowRegister"))                        \
-  X(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t comm, ncclWindow_t win), (comm, win),        \
-    shimMissing("ncclCommWindowDeregister"))                                                         \
   X(ncclResult_t, ncclRedOpCreatePreMulSum,                                                          \
     (ncclRedOp_t* op, void* scalar, ncclDataType_t datatype, ncclScalarResidence_t residence,        \
      ncclComm_t comm),                                                                               \
@@ -167,6 +163,11 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
     (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,   \
      cudaStream_t stream),                                                                           \
     (sendbuff, recvbuff, count, datatype, comm, stream), shimMissing("ncclAlltoAll"))                \
+  X(ncclResult_t, ncclCommWindowRegister,                                                            \
+    (ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags),                     \
+    (comm, buff, size, win, winFlags), shimMissing("ncclCommWindowRegister"))                        \
+  X(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t comm, ncclWindow_t win), (comm, win),        \
+    shimMissing("ncclCommWindowDeregister"))                                                         \
   X(ncclResult_t, ncclGroupStart, (void), (), shimMissing("ncclGroupStart"))                         \
   X(ncclResult_t, ncclGroupEnd, (void), (), shimMissing("ncclGroupEnd"))                             \
   X(ncclResult_t, ncclGroupSimulateEnd, (ncclSimInfo_t* simInfo), (simInfo),                         \

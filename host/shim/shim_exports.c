@@ -10,6 +10,9 @@
  *     when the init was grouped; never for non-blocking inits still in progress);
  *   - Finalize/Destroy release kiln's resources first, Abort/Revoke stop kiln's kernels first;
  *   - GetAsyncError also reports kiln's own errors (a peer that never answered);
+ *   - WindowRegister with NCCL_WIN_COLL_SYMMETRIC adds the window to kiln's communicator (at the
+ *     outermost ncclGroupEnd when grouped), WindowDeregister removes it first: large calls on
+ *     buffers in such windows go zero copy (kiln/runtime.h, kilnCommWindowAdd);
  *   - AllReduce/AllGather/ReduceScatter/AlltoAll may run as a kiln plan. Inside a group, the
  *     decision is made at the call (so a call kiln does not take joins NCCL's group as usual) but
  *     kiln's calls are launched only at the outermost ncclGroupEnd, after the real one, as NCCL
@@ -402,12 +405,62 @@ static void groupClosed(bool ready) {
   if (n > 0 && !kilnOff()) shimCommsCreated(pending, n);
 }
 
+/* ---- symmetric windows ---- */
+
+/* Windows registered inside a group on this thread: their handles are only filled at the
+ * outermost ncclGroupEnd, where kiln adds them. */
+#define SHIM_MAX_PENDING_WINDOWS 256
+typedef struct {
+  ncclComm_t comm;
+  void* buff;
+  size_t size;
+  ncclWindow_t* slot;
+} pendingWindow;
+static _Thread_local pendingWindow pendingWins[SHIM_MAX_PENDING_WINDOWS];
+static _Thread_local int npendingWins;
+
+SHIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+                                                int winFlags) {
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommWindowRegister, (comm, buff, size, win, winFlags), shimMissing("ncclCommWindowRegister"));
+  if (res != ncclSuccess || kilnOff() || !win || !(winFlags & NCCL_WIN_COLL_SYMMETRIC)) return res;
+  if (shimGroupDepth == 0) {
+    shimWindowAdded(comm, *win, buff, size);
+  } else if (npendingWins < SHIM_MAX_PENDING_WINDOWS) {
+    pendingWins[npendingWins++] = (pendingWindow){comm, buff, size, win};
+  } else {
+    shimLogOnce(SHIM_LOG_WARN, "ncclCommWindowRegister: more than %d windows registered in one group: "
+                "the rest stay with kiln's staging", SHIM_MAX_PENDING_WINDOWS);
+  }
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommWindowRegister,
+          (ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags))
+
+SHIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  if (!kilnOff()) shimWindowRemoved(comm, win);
+  ncclResult_t res;
+  SHIM_REAL(res, ncclCommWindowDeregister, (comm, win), shimMissing("ncclCommWindowDeregister"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t comm, ncclWindow_t win))
+
+/* At the outermost group end: adds the group's windows once their registration completed. */
+static void windowsClosed(bool ready) {
+  const int n = npendingWins;
+  npendingWins = 0;
+  for (int i = 0; i < n && ready && !kilnOff(); i++)
+    if (*pendingWins[i].slot)
+      shimWindowAdded(pendingWins[i].comm, *pendingWins[i].slot, pendingWins[i].buff, pendingWins[i].size);
+}
+
 SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
   ncclResult_t res;
   bool nested = shimPassthrough > 0;
   SHIM_REAL(res, ncclGroupEnd, (), shimMissing("ncclGroupEnd"));
   if (nested) return res;
   groupClosed(res == ncclSuccess);
+  if (shimGroupDepth == 0) windowsClosed(res == ncclSuccess);
   /* kiln's calls run whatever became of NCCL's part: the peers run theirs too. */
   if (shimGroupDepth == 0 && ndeferred > 0) {
     ncclResult_t k = launchDeferred();
@@ -424,7 +477,10 @@ SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   /* A simulated end closes the group without running it. */
   if (!nested) {
     groupClosed(false);
-    if (shimGroupDepth == 0) ndeferred = 0;
+    if (shimGroupDepth == 0) {
+      ndeferred = 0;
+      windowsClosed(false);
+    }
   }
   return res;
 }

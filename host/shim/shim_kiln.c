@@ -490,6 +490,53 @@ void shimCommAbort(ncclComm_t comm) {
   freeComm(takeComm(comm), true);
 }
 
+/* Windows kiln has added and not removed (exported for tests). */
+SHIM_EXPORT int64_t kilnShimWindows;
+
+void shimWindowAdded(ncclComm_t comm, ncclWindow_t win, void* buff, size_t size) {
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  pthread_mutex_lock(&commsLock);
+  int i = findIndex(comm);
+  if (i >= 0 && comms[i]->kc && win) {
+    shimPassthrough++;
+    kilnResult_t r = kilnCommWindowAdd(comms[i]->kc, win, buff, size);
+    shimPassthrough--;
+    if (r != KILN_SUCCESS) {
+      shimLogOnce(SHIM_LOG_WARN, "rank %d: a symmetric window stays with kiln's staging: %s", comms[i]->rank,
+                  kilnLastError());
+    } else {
+      __atomic_fetch_add(&kilnShimWindows, 1, __ATOMIC_RELAXED);
+      shimLogOnce(SHIM_LOG_INFO, "rank %d: symmetric windows added: large calls on buffers in them go "
+                  "zero copy (KILN_SYM_DIRECT_BYTES)", comms[i]->rank);
+    }
+  }
+  pthread_mutex_unlock(&commsLock);
+#else
+  (void)comm;
+  (void)win;
+  (void)buff;
+  (void)size;
+#endif
+}
+
+void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win) {
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  pthread_mutex_lock(&commsLock);
+  int i = findIndex(comm);
+  if (i >= 0 && comms[i]->kc && win) {
+    shimPassthrough++;
+    /* Not added (registered without the symmetric flag, or kiln refused it): nothing to forget. */
+    if (kilnCommWindowRemove(comms[i]->kc, win) == KILN_SUCCESS)
+      __atomic_fetch_sub(&kilnShimWindows, 1, __ATOMIC_RELAXED);
+    shimPassthrough--;
+  }
+  pthread_mutex_unlock(&commsLock);
+#else
+  (void)comm;
+  (void)win;
+#endif
+}
+
 ncclResult_t shimCommAsyncError(ncclComm_t comm) {
   ncclResult_t res = ncclSuccess;
 #ifdef KILN_SHIM_HAVE_RUNTIME

@@ -56,7 +56,12 @@ static struct {
   ncclResult_t (*redOpDestroy)(ncclRedOp_t, ncclComm_t);
   ncclResult_t (*commAbort)(ncclComm_t);
   ncclResult_t (*commGetAsyncError)(ncclComm_t, ncclResult_t*);
+  ncclResult_t (*memAlloc)(void**, size_t);
+  ncclResult_t (*memFree)(void*);
+  ncclResult_t (*winRegister)(ncclComm_t, void*, size_t, ncclWindow_t*, int);
+  ncclResult_t (*winDeregister)(ncclComm_t, ncclWindow_t);
   uint64_t* kilnCalls;
+  int64_t* kilnWindows;
 } api;
 
 /* The reduction op of the allreduce calls in runCheck (a PreMulSum by 1.0 gives the sum). */
@@ -123,7 +128,12 @@ static void loadShim(int n, bool disable) {
   api.redOpDestroy = need("ncclRedOpDestroy");
   api.commAbort = need("ncclCommAbort");
   api.commGetAsyncError = need("ncclCommGetAsyncError");
+  api.memAlloc = need("ncclMemAlloc");
+  api.memFree = need("ncclMemFree");
+  api.winRegister = need("ncclCommWindowRegister");
+  api.winDeregister = need("ncclCommWindowDeregister");
   api.kilnCalls = need("kilnShimKilnCalls");
+  api.kilnWindows = need("kilnShimWindows");
 }
 
 typedef struct {
@@ -132,6 +142,8 @@ typedef struct {
   cudaStream_t st[MAXG];
   float* send[MAXG];
   float* recv[MAXG];
+  ncclWindow_t win[MAXG][2]; /* worldInitWindows: send and recv registered */
+  bool windows;
 } world;
 
 static void worldInit(world* w, int n, size_t elems) {
@@ -148,11 +160,51 @@ static void worldInit(world* w, int n, size_t elems) {
   }
 }
 
+/* The same with send and recv from ncclMemAlloc, registered as symmetric windows in one group
+ * through the shim. */
+static void worldInitWindows(world* w, int n, size_t elems) {
+  memset(w, 0, sizeof *w);
+  w->n = n;
+  w->windows = true;
+  int devs[MAXG];
+  for (int i = 0; i < n; i++) devs[i] = i;
+  cr_assert(eq(int, api.initAll(w->comm, n, devs), ncclSuccess));
+  for (int i = 0; i < n; i++) {
+    cr_assert(eq(int, cudaSetDevice(i), cudaSuccess));
+    cr_assert(eq(int, cudaStreamCreateWithFlags(&w->st[i], cudaStreamNonBlocking), cudaSuccess));
+    cr_assert(eq(int, api.memAlloc((void**)&w->send[i], elems * sizeof(float)), ncclSuccess));
+    cr_assert(eq(int, api.memAlloc((void**)&w->recv[i], elems * sizeof(float)), ncclSuccess));
+  }
+  cr_assert(eq(int, api.groupStart(), ncclSuccess));
+  for (int i = 0; i < n; i++) {
+    cr_assert(eq(int, cudaSetDevice(i), cudaSuccess));
+    cr_assert(eq(int, api.winRegister(w->comm[i], w->send[i], elems * sizeof(float), &w->win[i][0],
+                                      NCCL_WIN_COLL_SYMMETRIC), ncclSuccess));
+    cr_assert(eq(int, api.winRegister(w->comm[i], w->recv[i], elems * sizeof(float), &w->win[i][1],
+                                      NCCL_WIN_COLL_SYMMETRIC), ncclSuccess));
+  }
+  cr_assert(eq(int, api.groupEnd(), ncclSuccess));
+}
+
 static void worldFini(world* w) {
+  if (w->windows) {
+    api.groupStart();
+    for (int i = 0; i < w->n; i++) {
+      cudaSetDevice(i);
+      api.winDeregister(w->comm[i], w->win[i][0]);
+      api.winDeregister(w->comm[i], w->win[i][1]);
+    }
+    api.groupEnd();
+  }
   for (int i = 0; i < w->n; i++) {
     cudaSetDevice(i);
-    cudaFree(w->send[i]);
-    cudaFree(w->recv[i]);
+    if (w->windows) {
+      api.memFree(w->send[i]);
+      api.memFree(w->recv[i]);
+    } else {
+      cudaFree(w->send[i]);
+      cudaFree(w->recv[i]);
+    }
     cudaStreamDestroy(w->st[i]);
     api.destroy(w->comm[i]);
   }
@@ -245,6 +297,30 @@ Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpuInit, 
   cr_assert(eq(u64, ran, (uint64_t)(5 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran,
             5 * n);
   worldFini(&w);
+}
+
+/* Buffers in symmetric windows registered through the shim (in a group): kiln adds every window
+ * at the group's end and removes it at deregistration; calls on them from 1 MiB (here;
+ * KILN_SYM_DIRECT_BYTES) run on kiln zero copy and give the CPU's results, as do small ones
+ * (staged). */
+Test(gpu_shim, symmetric_windows_run_zero_copy, .init = gpuInit, .timeout = 120) {
+  setenv("KILN_SYM_DIRECT_BYTES", "1048576", 1);
+  int n = loadShimForSuite(false);
+  const size_t count = (size_t)1 << 19; /* 2 MiB of float per rank piece */
+  world w;
+  const int64_t w0 = __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED);
+  worldInitWindows(&w, n, (size_t)n * count);
+  cr_assert(eq(i64, __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED), w0 + 2 * n), "kiln did not add the windows");
+  uint64_t before = kilnCalls();
+  const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    runCheck(&w, ops[k], count);
+    runCheck(&w, ops[k], 1000);
+  }
+  uint64_t ran = kilnCalls() - before;
+  cr_assert(eq(u64, ran, (uint64_t)(10 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran, 10 * n);
+  worldFini(&w);
+  cr_assert(eq(i64, __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED), w0), "kiln did not remove the windows");
 }
 
 /* A count that the plan's chunking does not divide still runs on kiln, and right. */
