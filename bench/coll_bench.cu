@@ -7,7 +7,7 @@
  *              [--inplace] [--plan NAME] [--plans PATH] [--csv FILE] [--svg FILE] [--mp]
  *              [--no-check] [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]
  *              [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N] [--sym-bytes SIZE]
- *              [--sym auto|off|oneshot|twoshot]
+ *              [--sym auto|off|oneshot|twoshot] [--window]
  *
  * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
@@ -33,6 +33,10 @@
  * --graph N: every variant is captured as a CUDA graph of N calls per rank (after the warmup calls,
  * outside capture); a call's time is a graph launch's time / N, median over `iters` launches. This
  * takes the host's launch cost out, as a graph-capturing framework does.
+ * --window: every rank's buffers come from ncclMemAlloc and are registered as symmetric windows
+ * (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC) for NCCL and added to kiln
+ * (kilnCommWindowAdd): NCCL may then use its symmetric kernels, kiln's sym column goes zero copy
+ * from KILN_SYM_DIRECT_BYTES (kiln/runtime.h). Both see the same registered buffers.
  * --batch (eager, one process): a call's time is that of `iters` calls issued back to back between
  * one pair of events per rank, divided by `iters` (the slowest rank; median of 5 such batches), as
  * nccl-tests times its loop (--host-time: also prints the host's time to issue one call, median of
@@ -84,6 +88,7 @@ struct Options {
   int nslots = 0, threads = 0, channels = 0;
   long long symBytes = -1; /* kilnCommConfig.symBytes (-1: runtime default) */
   int sym = 1;             /* 0 off, 1 auto, 2 one-shot, 3 two-shot (allreduce) */
+  bool window = false;     /* buffers from ncclMemAlloc in symmetric windows (NCCL and kiln) */
 };
 
 enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, V_SYM = 3, NV = 4 };
@@ -176,6 +181,7 @@ struct Rank {
   kilnComm_t kc;
   cudaStream_t stream;
   char *send, *recvN, *recvK; /* input; NCCL's output; kiln's output */
+  ncclWindow_t win[3];        /* --window: send, recvN, recvK registered */
   size_t sendBytes, recvBytes;
   cudaEvent_t *ev0, *ev1;     /* per timed call */
   unsigned long long* dcount;
@@ -726,7 +732,7 @@ static void usage(FILE* f) {
           "                  [--plans PATH] [--csv FILE] [--svg FILE] [--mp] [--no-check]\n"
           "                  [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]\n"
           "                  [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]\n"
-          "                  [--sym-bytes SIZE] [--sym auto|off|oneshot|twoshot]\n"
+          "                  [--sym-bytes SIZE] [--sym auto|off|oneshot|twoshot] [--window]\n"
           "Measures NCCL, kiln baked, kiln interpreted and kiln's symmetric-memory kernels side by\n"
           "side (see bench/coll_bench.cu).\n");
 }
@@ -771,6 +777,7 @@ static void parseArgs(int argc, char** argv, Options& o) {
       if (o.sym < 0) { usage(stderr); die("--sym: auto, off, oneshot or twoshot, not %s", v); }
     }
     else if (!strcmp(a, "--inplace")) o.inplace = true;
+    else if (!strcmp(a, "--window")) o.window = true;
     else if (!strcmp(a, "--no-check")) o.check = false;
     else if (!strcmp(a, "--mp")) o.mp = true;
     else if (!strcmp(a, "--sweep")) o.sweep = true;
@@ -828,9 +835,15 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
     CUDA_CHECK(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
     R.sendBytes = maxSend;
     R.recvBytes = maxRecv;
-    CUDA_CHECK(cudaMalloc(&R.send, maxSend));
-    CUDA_CHECK(cudaMalloc(&R.recvN, maxRecv));
-    CUDA_CHECK(cudaMalloc(&R.recvK, maxRecv));
+    if (o.window) {
+      NCCL_CHECK(ncclMemAlloc((void**)&R.send, maxSend));
+      NCCL_CHECK(ncclMemAlloc((void**)&R.recvN, maxRecv));
+      NCCL_CHECK(ncclMemAlloc((void**)&R.recvK, maxRecv));
+    } else {
+      CUDA_CHECK(cudaMalloc(&R.send, maxSend));
+      CUDA_CHECK(cudaMalloc(&R.recvN, maxRecv));
+      CUDA_CHECK(cudaMalloc(&R.recvK, maxRecv));
+    }
     CUDA_CHECK(cudaMalloc(&R.dcount, sizeof(unsigned long long)));
     R.ev0 = (cudaEvent_t*)calloc(o.iters, sizeof(cudaEvent_t));
     R.ev1 = (cudaEvent_t*)calloc(o.iters, sizeof(cudaEvent_t));
@@ -854,6 +867,24 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
     b.kilnOk = false;
   }
   for (size_t i = 0; i < myRanks.size(); i++) b.ranks[i].kc = kc[i];
+  if (!o.window) return;
+  /* Every buffer a symmetric window, for NCCL (grouped: one thread may drive every rank) and kiln. */
+  NCCL_CHECK(ncclGroupStart());
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    char* bufs[3] = {R.send, R.recvN, R.recvK};
+    const size_t sizes[3] = {R.sendBytes, R.recvBytes, R.recvBytes};
+    for (int k = 0; k < 3; k++) NCCL_CHECK(ncclCommWindowRegister(R.nccl, bufs[k], sizes[k], &R.win[k], NCCL_WIN_COLL_SYMMETRIC));
+  }
+  NCCL_CHECK(ncclGroupEnd());
+  for (auto& R : b.ranks) {
+    char* bufs[3] = {R.send, R.recvN, R.recvK};
+    const size_t sizes[3] = {R.sendBytes, R.recvBytes, R.recvBytes};
+    for (int k = 0; k < 3 && R.kc; k++)
+      if (kilnCommWindowAdd(R.kc, R.win[k], bufs[k], sizes[k]) != KILN_SUCCESS)
+        die("rank %d: kilnCommWindowAdd: %s", R.rank, kilnLastError());
+  }
+  if (b.ranks[0].rank == 0) printf("# buffers in symmetric windows (NCCL and kiln)\n");
 }
 
 static void teardown(Bench& b) {
@@ -863,12 +894,26 @@ static void teardown(Bench& b) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     if (R.kc) kilnCommDestroy(R.kc);
   }
+  if (b.o.window) {
+    ncclGroupStart();
+    for (auto& R : b.ranks) {
+      CUDA_CHECK(cudaSetDevice(R.dev));
+      for (int k = 0; k < 3; k++) ncclCommWindowDeregister(R.nccl, R.win[k]);
+    }
+    ncclGroupEnd();
+  }
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     ncclCommDestroy(R.nccl);
-    cudaFree(R.send);
-    cudaFree(R.recvN);
-    cudaFree(R.recvK);
+    if (b.o.window) {
+      ncclMemFree(R.send);
+      ncclMemFree(R.recvN);
+      ncclMemFree(R.recvK);
+    } else {
+      cudaFree(R.send);
+      cudaFree(R.recvN);
+      cudaFree(R.recvK);
+    }
     cudaFree(R.dcount);
     cudaStreamDestroy(R.stream);
   }
