@@ -61,6 +61,7 @@ static void commFree(struct kilnComm* c) {
   if (c->win) ncclMemFree(c->win);
   if (c->state) cudaFree(c->state);
   if (c->symState) cudaFree(c->symState);
+  if (c->peerScratch) cudaFree(c->peerScratch);
   if (c->abortFlag) cudaFree(c->abortFlag);
   if (c->errHost) cudaFreeHost(c->errHost);
   if (c->last) cudaEventDestroy(c->last);
@@ -106,6 +107,7 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   CUDA_TRY(cudaMemset(c->win, 0, c->winBytes), out_free);
   CUDA_TRY(cudaMalloc((void**)&c->state, 2 * nconn * sizeof(uint64_t)), out_free);
   CUDA_TRY(cudaMemset(c->state, 0, 2 * nconn * sizeof(uint64_t)), out_free);
+  CUDA_TRY(cudaMalloc((void**)&c->peerScratch, (size_t)c->nranks * sizeof(void*)), out_free);
   CUDA_TRY(cudaMalloc((void**)&c->symState, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out_free);
   CUDA_TRY(cudaMemset(c->symState, 0, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out_free);
   CUDA_TRY(cudaMalloc((void**)&c->abortFlag, sizeof(int)), out_free);
@@ -159,7 +161,7 @@ static kilnResult_t commFinish(struct kilnComm* c) {
     return kilnSetError(KILN_ERR_UNSUPPORTED,
                         "rank %d: only %d of %d ranks share memory with this one (LSA team); kiln "
                         "needs every rank reachable by NVLink peer pointers", c->rank, lsa, c->nranks);
-  int e = kilnNcclPeerPointers(c->window, c->nranks, (void**)c->peers);
+  int e = kilnNcclPeerPointers(c->window, c->nranks, c->peerScratch, (void**)c->peers);
   if (e != 0)
     return kilnSetError(KILN_ERR_CUDA, "rank %d: reading peer addresses: %s", c->rank,
                         cudaGetErrorString((cudaError_t)e));
@@ -279,9 +281,9 @@ kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError) {
 /* ---- the caller's symmetric windows ---- */
 
 kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_t bytes) {
-  if (!c || !win || !base || bytes == 0)
+  if (!c || !win || !base || bytes == 0 || (uintptr_t)base > UINTPTR_MAX - bytes)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowAdd: NULL communicator, window or "
-                        "buffer, or 0 bytes");
+                        "buffer, 0 bytes, or a range past the address space");
   const char* b = (const char*)base;
   for (int i = 0; i < c->nuwins; i++) {
     const struct kilnUserWindow* u = &c->uwins[i];
@@ -305,7 +307,7 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
   int saveDev = 0;
   cudaGetDevice(&saveDev);
   cudaSetDevice(c->dev);
-  const int e = kilnNcclPeerPointers(win, c->nranks, (void**)peers);
+  const int e = kilnNcclPeerPointers(win, c->nranks, c->peerScratch, (void**)peers);
   cudaSetDevice(saveDev);
   kilnResult_t res = KILN_SUCCESS;
   if (e != 0)

@@ -43,21 +43,15 @@ __global__ void kilnReadPeersKernel(ncclWindow_t win, int nranks, void** out) {
   for (int p = threadIdx.x; p < nranks; p += blockDim.x) out[p] = ncclGetPeerPointer(win, 0, p);
 }
 
-/* On a stream of its own, so that it waits for no other work on the device (a window may be
- * added while collectives run). */
-extern "C" int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** hostOut) {
+/* Into `scratch` (device, nranks pointers), on a stream of its own so that it waits for no other
+ * work on the device (a window may be added while collectives run), with no allocation. */
+extern "C" int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch, void** hostOut) {
   cudaStream_t s = nullptr;
   cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   if (e != cudaSuccess) return (int)e;
-  void** d = nullptr;
-  e = cudaMallocAsync((void**)&d, sizeof(void*) * nranks, s);
-  if (e == cudaSuccess) {
-    kilnReadPeersKernel<<<1, 32, 0, s>>>(win, nranks, d);
-    e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaMemcpyAsync(hostOut, d, sizeof(void*) * nranks, cudaMemcpyDeviceToHost, s);
-    cudaError_t f = cudaFreeAsync(d, s);
-    if (e == cudaSuccess) e = f;
-  }
+  kilnReadPeersKernel<<<1, 32, 0, s>>>(win, nranks, scratch);
+  e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaMemcpyAsync(hostOut, scratch, sizeof(void*) * nranks, cudaMemcpyDeviceToHost, s);
   cudaError_t f = cudaStreamSynchronize(s);
   if (e == cudaSuccess) e = f;
   cudaStreamDestroy(s);

@@ -15,7 +15,7 @@ extern "C" {
 int kilnNcclDevCommCreate(ncclComm_t comm, void** handle);
 int kilnNcclDevCommLsaSize(void* handle, int* nranks);
 int kilnNcclDevCommDestroy(ncclComm_t comm, void* handle);
-int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** hostOut);
+int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch, void** hostOut);
 
 #ifndef __CUDACC__
 #include "kiln/runtime.h"
@@ -49,6 +49,7 @@ struct kilnComm {
   ncclWindow_t window;
   void* devComm;            /* ncclDevComm*, owned by nccl_dev.cu */
   char** peers;             /* [nranks] each rank's window base as mapped here */
+  void** peerScratch;       /* device, [nranks]: where kilnNcclPeerPointers reads them */
   uint64_t* state;          /* device: sendCount[nranks*maxch], then recvCount[nranks*maxch] */
   int* abortFlag;           /* device */
   int* errHost;             /* mapped host word written by kernels */

@@ -184,16 +184,15 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
  * bench/results/h100x2-s8 run 2). Then sets g's geometry, algorithm and the peers' outputs. */
 static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
                    kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
-  if (!c || c->symDirectOff || c->nuwins == 0 || a == KILN_SYM_REDUCESCATTER || (int)a < KILN_SYM_ALLREDUCE_ONESHOT ||
-      a > KILN_SYM_ALLTOALL)
+  if (!c || c->symDirectOff || c->symHalf == 0 || c->nuwins == 0 || a == KILN_SYM_REDUCESCATTER ||
+      (int)a < KILN_SYM_ALLREDUCE_ONESHOT || a > KILN_SYM_ALLTOALL)
     return false;
   const size_t es = kilnDataTypeSize(dtype);
   const int n = c->nranks;
-  if (es == 0 || n < 2 || n > KILN_SYM_MAX_RANKS || count == 0) return false;
+  if (es == 0 || n < 2 || n > KILN_SYM_MAX_RANKS || count == 0 || count > UINT64_MAX / es / (uint64_t)n) return false;
   const kilnColl_t coll = symColl(a);
   if (kilnRegistryCallBytes(coll, n, count, dtype) < c->symDirectBytes) return false;
   if (coll == KILN_COLL_ALLTOALL && inplace) return false;
-  if (count > UINT64_MAX / es / (uint64_t)n) return false;
   const bool ar = coll == KILN_COLL_ALLREDUCE;
   const uint64_t bytes = (uint64_t)count * es * (ar ? 1 : (uint64_t)n);
   char* pout[KILN_SYM_MAX_RANKS] = {0};

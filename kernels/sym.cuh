@@ -257,9 +257,11 @@ __device__ __forceinline__ bool await(const kilnSymArgs& a, uint64_t seq0, uint6
  * Why the halves are safe to reuse: a rank stores into the half of round r only after it has seen,
  * for its block, the flag of round r - 1 (the same phase) of the peer's block; that flag is
  * published after the peer's block has combined round r - 2, which used the same half. Across
- * calls the same holds block by block: every block of the previous call saw the flags of its last
- * round, which its peer block published after it had finished with the round before (the old
- * rule, "call s - 2 ended on every peer", is the single-round case).
+ * calls it holds for the whole call, whatever the block counts: every block of the previous call
+ * saw its peer block's flag of the last round, published after that block had finished with the
+ * round before, so once this rank's call begins every peer is done with that half (the old rule,
+ * "call s - 2 ended on every peer", is the single-round case; a direct or LL call in between
+ * shows the same: a peer that arrived at it had ended its call before).
  *
  * One phase (one-shot allreduce, reducescatter, allgather, alltoall), round r: wait for the
  * peers' flags of r; store round r + 1; combine round r; publish round r + 1 (its flag also says
@@ -401,7 +403,8 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
  * it is for (NVLink stores, piece `me` there): no staging, no copy out of it, one round. Two flags
  * per block and peer: phase 0 (arrived: this rank's earlier work on the stream is done, its output
  * may be written) before any remote store, phase 1 (done: this block's stores are over) before the
- * kernel ends, so no rank's output is touched outside its call. One sequence number per call and
+ * kernel ends, so no rank's output is touched outside its call (unless a wait times out: then
+ * the communicator is broken and a peer may still be storing). One sequence number per call and
  * no staging half; a staged call after it still finds every peer done with the half it reuses
  * (the peer arrived at this call, so its call before had ended). */
 template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
@@ -554,7 +557,7 @@ template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs 
     else body<T>(a, seq, &sh);
   }
   /* The sequence past the call's last round, in this block's slot (and block 0: in those of the
-   * blocks the call does not have). */
+   * blocks the call does not have); only thread 0 read the slot, at the start. */
   const uint64_t last = seq + a.rounds - 1;
   if (threadIdx.x == 0) ((volatile uint64_t*)a.seq)[blockIdx.x] = last;
   if (blockIdx.x == 0)

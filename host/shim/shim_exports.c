@@ -425,7 +425,7 @@ SHIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, siz
   SHIM_REAL(res, ncclCommWindowRegister, (comm, buff, size, win, winFlags), shimMissing("ncclCommWindowRegister"));
   if (res != ncclSuccess || kilnOff() || !win || !(winFlags & NCCL_WIN_COLL_SYMMETRIC)) return res;
   if (shimGroupDepth == 0) {
-    shimWindowAdded(comm, *win, buff, size);
+    shimWindowsAdded(1, &comm, win, &buff, &size);
   } else if (npendingWins < SHIM_MAX_PENDING_WINDOWS) {
     pendingWins[npendingWins++] = (pendingWindow){comm, buff, size, win};
   } else {
@@ -445,13 +445,25 @@ SHIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t 
 }
 SHIM_TWIN(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t comm, ncclWindow_t win))
 
-/* At the outermost group end: adds the group's windows once their registration completed. */
+/* At the outermost group end: adds the group's windows once their registration completed (all
+ * at once: the ranks agree on them in one grouped call). */
 static void windowsClosed(bool ready) {
   const int n = npendingWins;
   npendingWins = 0;
-  for (int i = 0; i < n && ready && !kilnOff(); i++)
-    if (*pendingWins[i].slot)
-      shimWindowAdded(pendingWins[i].comm, *pendingWins[i].slot, pendingWins[i].buff, pendingWins[i].size);
+  if (!ready || kilnOff() || n == 0) return;
+  static _Thread_local ncclComm_t comm[SHIM_MAX_PENDING_WINDOWS];
+  static _Thread_local ncclWindow_t win[SHIM_MAX_PENDING_WINDOWS];
+  static _Thread_local void* buff[SHIM_MAX_PENDING_WINDOWS];
+  static _Thread_local size_t size[SHIM_MAX_PENDING_WINDOWS];
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (*pendingWins[i].slot) {
+      comm[m] = pendingWins[i].comm;
+      win[m] = *pendingWins[i].slot;
+      buff[m] = pendingWins[i].buff;
+      size[m++] = pendingWins[i].size;
+    }
+  shimWindowsAdded(m, comm, win, buff, size);
 }
 
 SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {

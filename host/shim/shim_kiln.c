@@ -493,25 +493,62 @@ void shimCommAbort(ncclComm_t comm) {
 /* Windows kiln has added and not removed (exported for tests). */
 SHIM_EXPORT int64_t kilnShimWindows;
 
-void shimWindowAdded(ncclComm_t comm, ncclWindow_t win, void* buff, size_t size) {
+void shimWindowsAdded(int n, const ncclComm_t* comm, const ncclWindow_t* win, void* const* buff,
+                      const size_t* size) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
+  if (n <= 0) return;
+  int* ok = calloc((size_t)n, sizeof *ok);
+  int* idx = calloc((size_t)n, sizeof *idx);
+  int** flags = calloc((size_t)n, sizeof *flags);
+  ncclComm_t* agreeOn = calloc((size_t)n, sizeof *agreeOn);
+  if (!ok || !idx || !flags || !agreeOn) {
+    shimLogOnce(SHIM_LOG_WARN, "out of memory: symmetric windows stay with kiln's staging");
+    goto out_free;
+  }
+  int m = 0;
   pthread_mutex_lock(&commsLock);
-  int i = findIndex(comm);
-  if (i >= 0 && comms[i]->kc && win) {
+  for (int i = 0; i < n; i++) {
+    const int ci = findIndex(comm[i]);
+    if (ci < 0 || !comms[ci]->kc || !win[i]) continue;
     shimPassthrough++;
-    kilnResult_t r = kilnCommWindowAdd(comms[i]->kc, win, buff, size);
+    ok[i] = kilnCommWindowAdd(comms[ci]->kc, win[i], buff[i], size[i]) == KILN_SUCCESS;
     shimPassthrough--;
-    if (r != KILN_SUCCESS) {
-      shimLogOnce(SHIM_LOG_WARN, "rank %d: a symmetric window stays with kiln's staging: %s", comms[i]->rank,
-                  kilnLastError());
-    } else {
-      __atomic_fetch_add(&kilnShimWindows, 1, __ATOMIC_RELAXED);
-      shimLogOnce(SHIM_LOG_INFO, "rank %d: symmetric windows added: large calls on buffers in them go "
-                  "zero copy (KILN_SYM_DIRECT_BYTES)", comms[i]->rank);
-    }
+    if (!ok[i])
+      shimLogOnce(SHIM_LOG_WARN, "rank %d: kilnCommWindowAdd: %s", comms[ci]->rank, kilnLastError());
+    agreeOn[m] = comm[i];
+    flags[m] = &ok[i];
+    idx[m++] = i;
   }
   pthread_mutex_unlock(&commsLock);
+  if (m == 0) goto out_free;
+  /* Every rank must take the same form for a call on the window (direct or staged), so a window
+   * that any rank could not add is removed on all (through NCCL, as the registration itself is
+   * collective). */
+  const bool agreed = agree(agreeOn, m, flags, 1);
+  pthread_mutex_lock(&commsLock);
+  for (int k = 0; k < m; k++) {
+    const int i = idx[k], ci = findIndex(comm[i]);
+    if (ci < 0 || !comms[ci]->kc) continue;
+    if (agreed && ok[i]) {
+      __atomic_fetch_add(&kilnShimWindows, 1, __ATOMIC_RELAXED);
+      shimLogOnce(SHIM_LOG_INFO, "rank %d: symmetric windows added: calls whose output is in one go zero copy "
+                  "from KILN_SYM_DIRECT_BYTES", comms[ci]->rank);
+      continue;
+    }
+    shimPassthrough++;
+    (void)kilnCommWindowRemove(comms[ci]->kc, win[i]); /* fails where it was never added */
+    shimPassthrough--;
+    shimLogOnce(SHIM_LOG_WARN, "rank %d: a symmetric window %s: calls on it stay on kiln's staging", comms[ci]->rank,
+                agreed ? "could not be added on every rank" : "could not be agreed on through NCCL");
+  }
+  pthread_mutex_unlock(&commsLock);
+out_free:
+  free(ok);
+  free(idx);
+  free(flags);
+  free(agreeOn);
 #else
+  (void)n;
   (void)comm;
   (void)win;
   (void)buff;

@@ -148,9 +148,13 @@ KILN_API kilnResult_t kilnSymRun(kilnComm_t comm, kilnSymAlgo_t algo, const void
  * holds: a call's buffers lie at the same offset in their window on every rank. kiln's libnccl.so.2 adds every window registered through
  * it this way (after the registration's group ends). KILN_SYM_DIRECT=0: never direct.
  * kilnCommWindowAdd reads the peers' addresses of `win` (a small kernel on a stream of its own;
- * it blocks until that is done); call it on every rank after the registration completed (after
- * ncclGroupEnd when it was grouped). kilnCommWindowRemove before ncclCommWindowDeregister, once
- * no call using the window is in flight. Neither may run concurrently with calls on `comm`. */
+ * it blocks until that is done); `base` and `bytes` must be those given to ncclCommWindowRegister.
+ * Call it on every rank after the registration completed (after ncclGroupEnd when it was
+ * grouped), and every rank must succeed: ranks that disagree on whether a call goes direct wait
+ * for each other until the timeout (the drop-in checks this through NCCL and removes a window
+ * that any rank could not add). kilnCommWindowRemove before ncclCommWindowDeregister, once no call
+ * using the window is in flight or captured in a graph that will still run. Neither may run
+ * concurrently with calls on `comm`. */
 KILN_API kilnResult_t kilnCommWindowAdd(kilnComm_t comm, ncclWindow_t win, void* base, size_t bytes);
 KILN_API kilnResult_t kilnCommWindowRemove(kilnComm_t comm, ncclWindow_t win);
 /* How many windows are added to comm. */
