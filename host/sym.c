@@ -100,10 +100,15 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Outputs in the caller's symmetric windows go direct from KILN_SYM_DIRECT_BYTES of reference
    * bytes (KILN_SYM_DIRECT=0: never). 2x H100, graphs, windows (bench/results/h100x2-s8 run 3),
    * direct vs staged: allgather 1 MiB 10.3 vs 8.7 us, 16 MiB 33.2 vs 34.3, 64 MiB 104.4 vs
-   * 111.4; allreduce 1 MiB 12.1 vs 10.9, 4 MiB 21.3 vs 21.9, 16 MiB 58.3 vs 62.3. */
+   * 111.4; allreduce 1 MiB 12.1 vs 10.9, 4 MiB 21.3 vs 21.9, 16 MiB 58.3 vs 62.3. Measured on 2
+   * GPUs only: by default 16 MiB there, off for other rank counts until measured (setting
+   * KILN_SYM_DIRECT_BYTES turns it on for any). */
   const char* d = getenv("KILN_SYM_DIRECT");
   c->symDirectOff = d && strcmp(d, "0") == 0;
-  c->symDirectBytes = (uint64_t)envInt("KILN_SYM_DIRECT_BYTES", 16 << 20);
+  const char* db = getenv("KILN_SYM_DIRECT_BYTES");
+  c->symDirectBytes = db && *db ? (uint64_t)envInt("KILN_SYM_DIRECT_BYTES", 16 << 20)
+                    : c->nranks == 2 ? (uint64_t)16 << 20
+                                     : UINT64_MAX;
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
    * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
   c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);

@@ -141,8 +141,8 @@ KILN_API kilnResult_t kilnSymRun(kilnComm_t comm, kilnSymAlgo_t algo, const void
 
 /* Outputs in the caller's symmetric windows: zero copy. When a call's output lies in a window the
  * caller registered with ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC) and added here,
- * kilnSymRun (from KILN_SYM_DIRECT_BYTES of reference bytes, default 16 MiB: host/sym.c) has the
- * peers store into it directly (kernels/sym.cuh): allgather and alltoall with no staging at all,
+ * kilnSymRun (from KILN_SYM_DIRECT_BYTES of reference bytes; default 16 MiB on 2 ranks, off on
+ * others until measured there: host/sym.c) has the peers store into it directly (kernels/sym.cuh): allgather and alltoall with no staging at all,
  * allreduce (as two-shot) with its reduced shares stored straight into every output instead of
  * a second staging phase and copy; reducescatter stays staged. NCCL's rule for such windows
  * holds: a call's buffers lie at the same offset in their window on every rank. kiln's libnccl.so.2 adds every window registered through

@@ -664,6 +664,62 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(not(kilnSymFits(&c, KILN_SYM_ALLGATHER, 1, f, false)));
 }
 
+/* Which calls go direct (zero copy) on the host (no GPU needed: runs in CI): a window added by
+ * hand (host addresses, never touched), the output in it or not, past its end, the thresholds
+ * per rank count (16 MiB on 2 ranks, off on 4 until measured, KILN_SYM_DIRECT_BYTES for any),
+ * KILN_SYM_DIRECT=0, reducescatter and in-place alltoall never, no staging never. */
+Test(gpu_runtime, sym_direct_choice) {
+  struct kilnComm c;
+  memset(&c, 0, sizeof c);
+  c.nranks = 2;
+  c.rank = 1;
+  c.nsm = 132;
+  c.symHalf = (size_t)64 << 20;
+  unsetenv("KILN_SYM_DIRECT");
+  unsetenv("KILN_SYM_DIRECT_BYTES");
+  kilnSymConfigure(&c);
+  static char* peers[8] = {(char*)0x100000000000ull, (char*)0x200000000000ull, (char*)0x300000000000ull,
+                           (char*)0x400000000000ull};
+  struct kilnUserWindow w = {(ncclWindow_t)0x1, (char*)0x7f0000000000ull, (size_t)4 << 30, peers};
+  c.uwins = &w;
+  c.nuwins = 1;
+  const kilnDataType_t f = KILN_FLOAT32;
+  char* in = w.base;                       /* the window's start */
+  char* out = w.base + ((size_t)2 << 30);  /* 2 GiB into it */
+  char* plain = (char*)0x10000;            /* not in any window */
+  const size_t mib4 = (size_t)1 << 20;     /* 4 MiB of float */
+  /* 2 ranks: from 16 MiB of reference bytes (allgather: count x 4 B x 2). */
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 2 * mib4, f));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 2 * mib4 - 1, f)));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, out, plain, 2 * mib4, f)));
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLTOALL, in, out, 2 * mib4, f));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLTOALL, out, out, 2 * mib4, f)));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_REDUCESCATTER, in, out, 2 * mib4, f)));
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLREDUCE_ONESHOT, plain, out, 4 * mib4, f));
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLREDUCE_TWOSHOT, out, out, 4 * mib4, f));
+  /* Exactly to the window's end, and one element past it. */
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, (size_t)1 << 29, f));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ((size_t)1 << 29) + 1, f)));
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, (size_t)1 << 28, f));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, ((size_t)1 << 28) + 1, f)));
+  /* 4 ranks: off until measured, unless KILN_SYM_DIRECT_BYTES says from where. */
+  c.nranks = 4;
+  kilnSymConfigure(&c);
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
+  setenv("KILN_SYM_DIRECT_BYTES", "1048576", 1);
+  kilnSymConfigure(&c);
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
+  setenv("KILN_SYM_DIRECT", "0", 1);
+  kilnSymConfigure(&c);
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f)));
+  unsetenv("KILN_SYM_DIRECT");
+  unsetenv("KILN_SYM_DIRECT_BYTES");
+  kilnSymConfigure(&c);
+  c.symHalf = 0;
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
+}
+
 /* A block with an empty range must not touch the last partial LL line (it once did: in place, it
  * could reduce an already reduced element again). With 128 blocks of 1 KiB and LL lines up to
  * 1 MiB, an int8 segment of 131073 bytes leaves block 127 empty on a GPU of 128 SMs or more. The
