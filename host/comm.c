@@ -284,17 +284,12 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
   if (!c || !win || !base || bytes == 0 || (uintptr_t)base > UINTPTR_MAX - bytes)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowAdd: NULL communicator, window or "
                         "buffer, 0 bytes, or a range past the address space");
-  const char* b = (const char*)base;
-  for (int i = 0; i < c->nuwins; i++) {
-    const struct kilnUserWindow* u = &c->uwins[i];
-    if (u->win == win)
+  /* Windows may overlap (PyTorch's symmetric memory registers one per tensor, several in one
+   * segment): any window that holds a buffer maps it to the same peer addresses. */
+  for (int i = 0; i < c->nuwins; i++)
+    if (c->uwins[i].win == win)
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd: window %p already "
                           "added", c->rank, (void*)win);
-    if (b < u->base + u->bytes && u->base < b + bytes)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd: [%p, +%zu) overlaps "
-                          "window %p at [%p, +%zu)", c->rank, base, bytes, (void*)u->win,
-                          (void*)u->base, u->bytes);
-  }
   if (c->nuwins == c->capuwins) {
     const int cap = c->capuwins ? 2 * c->capuwins : 8;
     struct kilnUserWindow* w = realloc(c->uwins, (size_t)cap * sizeof(*w));

@@ -628,8 +628,11 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
       kilnRegistryCallInPlace(coll, sc->rank, call->sendbuff, call->recvbuff, call->count, dt);
   const bool reduces = call->coll == SHIM_ALLREDUCE || call->coll == SHIM_REDUCESCATTER;
 
-  /* The symmetric-memory kernels where they are the default. */
+  /* The symmetric-memory kernels where they are the default; zero copy when the output is in an
+   * added window. */
   const kilnSymAlgo_t sym = sc->kc ? kilnSymSelect(sc->kc, coll, call->count, dt, inplace) : KILN_SYM_NONE;
+  const bool zeroCopy = sym != KILN_SYM_NONE && kilnCommWindowCount(sc->kc) > 0 &&
+                        kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
   /* The registry's choice if this communicator has it, else the best of the ones it has. */
   int pick = -1;
   const kilnRegistryEntry* e = sym != KILN_SYM_NONE ? NULL : kilnRegistrySelect(coll, sc->nranks, bytes, inplace, dt, op);
@@ -650,7 +653,7 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
    * rest of the decision. */
   const uint64_t sig = ((uint64_t)call->coll << 56) ^ ((uint64_t)dt << 48) ^ ((uint64_t)op << 40) ^
                        ((uint64_t)inplace << 39) ^ ((uint64_t)(pick + 1) << 8) ^ ((uint64_t)(sym + 1) << 24) ^
-                       (uint64_t)whyCode << 4 ^ 1;
+                       (uint64_t)whyCode << 4 ^ (uint64_t)zeroCopy << 2 ^ 1;
   bool seen = false;
   for (int i = 0; i < sc->nlogged && !seen; i++) seen = sc->logged[i] == sig;
   if (!seen && sc->nlogged < (int)(sizeof sc->logged / sizeof sc->logged[0]))
@@ -658,12 +661,13 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
   if (!seen && shimConfigGet()->log >= SHIM_LOG_INFO) {
     char key[200];
     const char* what = sym != KILN_SYM_NONE ? kilnSymAlgoName(sym) : pick >= 0 ? sc->ents[pick]->name : "-";
-    snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s/%s", cname, sc->nranks, kilnDataTypeName(dt),
-             reduces ? kilnRedOpName(op) : "", inplace, what, why ? why : "");
+    snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s/%s/%d", cname, sc->nranks, kilnDataTypeName(dt),
+             reduces ? kilnRedOpName(op) : "", inplace, what, why ? why : "", (int)zeroCopy);
     if (sym != KILN_SYM_NONE)
-      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln %s", cname,
+      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln %s%s", cname,
                    sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
-                   inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, what);
+                   inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, what,
+                   zeroCopy ? " (zero copy)" : "");
     else if (pick < 0)
       shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → NCCL: %s", cname,
                    sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
