@@ -186,7 +186,8 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
  * every rank's output instead of a second staging phase; one-shot allreduce becomes two-shot.
  * Reducescatter never: the peers' outputs take no part in it, and loading the peers' inputs (in
  * windows) instead of staging measured slower (2x H100, 1 GiB 1602 vs 1525 us,
- * bench/results/h100x2-s8 run 2). Then sets g's geometry, algorithm and the peers' outputs. */
+ * bench/results/h100x2-s8 run 2). Then sets g's geometry, the peers' outputs and, for
+ * allreduce, the two-shot algorithm (g->algo holds the caller's). */
 static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
                    kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
   if (!c || c->symDirectOff || c->symHalf == 0 || c->nuwins == 0 || a == KILN_SYM_REDUCESCATTER ||
@@ -202,20 +203,14 @@ static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbu
   const uint64_t bytes = (uint64_t)count * es * (ar ? 1 : (uint64_t)n);
   char* pout[KILN_SYM_MAX_RANKS] = {0};
   if (!kilnUserWindowPeers(c, recvbuf, bytes, pout)) return false;
+  /* Allreduce: the two-shot geometry (a staged call that does not go direct sets it again). */
   if (ar) {
-    kilnSymArgs t;
-    memset(&t, 0, sizeof(t));
-    if (!geometry(c, KILN_SYM_ALLREDUCE_TWOSHOT, count, dtype, inplace, &t) || t.ll) return false;
-    g->seg = t.seg;
-    g->total = t.total;
-    g->rounds = t.rounds;
-    g->region = t.region;
+    if (!geometry(c, KILN_SYM_ALLREDUCE_TWOSHOT, count, dtype, inplace, g) || g->ll) return false;
     g->algo = KILN_SYM_AR_TWOSHOT;
   } else {
     g->seg = g->total = count;
     g->rounds = 1;
     g->region = 0;
-    g->algo = (int)a;
   }
   g->ll = 0;
   g->direct = 1;
@@ -227,6 +222,7 @@ bool kilnSymIsDirect(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const v
                      kilnDataType_t dtype) {
   kilnSymArgs g;
   memset(&g, 0, sizeof(g));
+  g.algo = (int)a;
   const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
   return direct(c, a, recvbuf, count, dtype, inplace, &g);
 }
@@ -330,8 +326,8 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
     kilnGroupFail(res);
     return res;
   }
-  const bool dir = direct(c, algo, recvbuf, count, dtype, inplace, a);
-  if (!dir && !geometry(c, algo, count, dtype, inplace, a)) {
+  a->algo = (int)algo;
+  if (!direct(c, algo, recvbuf, count, dtype, inplace, a) && !geometry(c, algo, count, dtype, inplace, a)) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED,
                        "rank %d: %s of %zu %s elements%s does not fit this communicator (%d ranks, "
                        "%zu bytes of staging per half)", rank, kilnSymAlgoName(algo), count,
@@ -358,7 +354,6 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->timeoutNs = (uint64_t)c->cfg.timeoutMs * 1000000ull;
   a->count = count;
   a->halfBytes = c->symHalf;
-  if (!dir) a->algo = (int)algo;
   a->op = (int)op;
   a->nranks = n;
   a->rank = rank;

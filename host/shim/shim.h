@@ -111,12 +111,18 @@ void shimCommRelease(ncclComm_t comm);
 /* Abort or revoke: stop kiln kernels waiting on peers, forget the communicator, no collective
  * calls. */
 void shimCommAbort(ncclComm_t comm);
-/* Windows registered with NCCL_WIN_COLL_SYMMETRIC (complete: after their group), window i on
- * comm[i]: kiln's communicators add them (kilnCommWindowAdd), so calls whose output is in one go
- * zero copy; then the ranks agree through NCCL (collective, as the registration was), and a window
- * that any rank could not add is removed on all, logged at WARN: its calls stay on kiln's staging. */
-void shimWindowsAdded(int n, const ncclComm_t* comm, const ncclWindow_t* win, void* const* buff,
-                      const size_t* size);
+/* A window registered on comm with NCCL_WIN_COLL_SYMMETRIC over [buff, buff + size). */
+typedef struct shimWindow {
+  ncclComm_t comm;
+  ncclWindow_t win;
+  void* buff;
+  size_t size;
+} shimWindow;
+/* Windows whose registration is complete (after their group): kiln's communicators add them
+ * (kilnCommWindowAdd), so calls whose output is in one go zero copy; then the ranks agree through
+ * NCCL (collective, as the registration was), and a window that any rank could not add is removed
+ * on all, logged at WARN: its calls stay on kiln's staging. */
+void shimWindowsAdded(int n, const shimWindow* w);
 /* Before the real deregistration: kiln forgets the window. */
 void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win);
 /* kiln's own asynchronous error on this communicator (ncclSuccess if none or unknown comm). */

@@ -410,13 +410,8 @@ static void groupClosed(bool ready) {
 /* Windows registered inside a group on this thread: their handles are only filled at the
  * outermost ncclGroupEnd, where kiln adds them. */
 #define SHIM_MAX_PENDING_WINDOWS 256
-typedef struct {
-  ncclComm_t comm;
-  void* buff;
-  size_t size;
-  ncclWindow_t* slot;
-} pendingWindow;
-static _Thread_local pendingWindow pendingWins[SHIM_MAX_PENDING_WINDOWS];
+static _Thread_local shimWindow pendingWins[SHIM_MAX_PENDING_WINDOWS];
+static _Thread_local ncclWindow_t* pendingSlots[SHIM_MAX_PENDING_WINDOWS]; /* where win will be */
 static _Thread_local int npendingWins;
 
 SHIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
@@ -425,9 +420,11 @@ SHIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, siz
   SHIM_REAL(res, ncclCommWindowRegister, (comm, buff, size, win, winFlags), shimMissing("ncclCommWindowRegister"));
   if (res != ncclSuccess || kilnOff() || !win || !(winFlags & NCCL_WIN_COLL_SYMMETRIC)) return res;
   if (shimGroupDepth == 0) {
-    shimWindowsAdded(1, &comm, win, &buff, &size);
+    const shimWindow w = {comm, *win, buff, size};
+    shimWindowsAdded(1, &w);
   } else if (npendingWins < SHIM_MAX_PENDING_WINDOWS) {
-    pendingWins[npendingWins++] = (pendingWindow){comm, buff, size, win};
+    pendingSlots[npendingWins] = win;
+    pendingWins[npendingWins++] = (shimWindow){comm, NULL, buff, size};
   } else {
     shimLogOnce(SHIM_LOG_WARN, "ncclCommWindowRegister: more than %d windows registered in one group: "
                 "the rest stay with kiln's staging", SHIM_MAX_PENDING_WINDOWS);
@@ -451,19 +448,13 @@ static void windowsClosed(bool ready) {
   const int n = npendingWins;
   npendingWins = 0;
   if (!ready || kilnOff() || n == 0) return;
-  static _Thread_local ncclComm_t comm[SHIM_MAX_PENDING_WINDOWS];
-  static _Thread_local ncclWindow_t win[SHIM_MAX_PENDING_WINDOWS];
-  static _Thread_local void* buff[SHIM_MAX_PENDING_WINDOWS];
-  static _Thread_local size_t size[SHIM_MAX_PENDING_WINDOWS];
   int m = 0;
   for (int i = 0; i < n; i++)
-    if (*pendingWins[i].slot) {
-      comm[m] = pendingWins[i].comm;
-      win[m] = *pendingWins[i].slot;
-      buff[m] = pendingWins[i].buff;
-      size[m++] = pendingWins[i].size;
+    if (*pendingSlots[i]) {
+      pendingWins[m] = pendingWins[i];
+      pendingWins[m++].win = *pendingSlots[i];
     }
-  shimWindowsAdded(m, comm, win, buff, size);
+  shimWindowsAdded(m, pendingWins);
 }
 
 SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {

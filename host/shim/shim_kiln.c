@@ -493,8 +493,7 @@ void shimCommAbort(ncclComm_t comm) {
 /* Windows kiln has added and not removed (exported for tests). */
 SHIM_EXPORT int64_t kilnShimWindows;
 
-void shimWindowsAdded(int n, const ncclComm_t* comm, const ncclWindow_t* win, void* const* buff,
-                      const size_t* size) {
+void shimWindowsAdded(int n, const shimWindow* w) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
   if (n <= 0) return;
   int* ok = calloc((size_t)n, sizeof *ok);
@@ -508,14 +507,14 @@ void shimWindowsAdded(int n, const ncclComm_t* comm, const ncclWindow_t* win, vo
   int m = 0;
   pthread_mutex_lock(&commsLock);
   for (int i = 0; i < n; i++) {
-    const int ci = findIndex(comm[i]);
-    if (ci < 0 || !comms[ci]->kc || !win[i]) continue;
+    const int ci = findIndex(w[i].comm);
+    if (ci < 0 || !comms[ci]->kc || !w[i].win) continue;
     shimPassthrough++;
-    ok[i] = kilnCommWindowAdd(comms[ci]->kc, win[i], buff[i], size[i]) == KILN_SUCCESS;
+    ok[i] = kilnCommWindowAdd(comms[ci]->kc, w[i].win, w[i].buff, w[i].size) == KILN_SUCCESS;
     shimPassthrough--;
     if (!ok[i])
       shimLogOnce(SHIM_LOG_WARN, "rank %d: kilnCommWindowAdd: %s", comms[ci]->rank, kilnLastError());
-    agreeOn[m] = comm[i];
+    agreeOn[m] = w[i].comm;
     flags[m] = &ok[i];
     idx[m++] = i;
   }
@@ -527,7 +526,7 @@ void shimWindowsAdded(int n, const ncclComm_t* comm, const ncclWindow_t* win, vo
   const bool agreed = agree(agreeOn, m, flags, 1);
   pthread_mutex_lock(&commsLock);
   for (int k = 0; k < m; k++) {
-    const int i = idx[k], ci = findIndex(comm[i]);
+    const int i = idx[k], ci = findIndex(w[i].comm);
     if (ci < 0 || !comms[ci]->kc) continue;
     if (agreed && ok[i]) {
       __atomic_fetch_add(&kilnShimWindows, 1, __ATOMIC_RELAXED);
@@ -536,7 +535,7 @@ void shimWindowsAdded(int n, const ncclComm_t* comm, const ncclWindow_t* win, vo
       continue;
     }
     shimPassthrough++;
-    (void)kilnCommWindowRemove(comms[ci]->kc, win[i]); /* fails where it was never added */
+    (void)kilnCommWindowRemove(comms[ci]->kc, w[i].win); /* fails where it was never added */
     shimPassthrough--;
     shimLogOnce(SHIM_LOG_WARN, "rank %d: a symmetric window %s: calls on it stay on kiln's staging", comms[ci]->rank,
                 agreed ? "could not be added on every rank" : "could not be agreed on through NCCL");
@@ -549,10 +548,7 @@ out_free:
   free(agreeOn);
 #else
   (void)n;
-  (void)comm;
-  (void)win;
-  (void)buff;
-  (void)size;
+  (void)w;
 #endif
 }
 
@@ -628,10 +624,11 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
       kilnRegistryCallInPlace(coll, sc->rank, call->sendbuff, call->recvbuff, call->count, dt);
   const bool reduces = call->coll == SHIM_ALLREDUCE || call->coll == SHIM_REDUCESCATTER;
 
-  /* The symmetric-memory kernels where they are the default; zero copy when the output is in an
-   * added window. */
+  /* The symmetric-memory kernels where they are the default. Whether the call goes zero copy
+   * (its output in an added window) is kilnSymRun's to find; it is looked up here only for the
+   * INFO lines. */
   const kilnSymAlgo_t sym = sc->kc ? kilnSymSelect(sc->kc, coll, call->count, dt, inplace) : KILN_SYM_NONE;
-  const bool zeroCopy = sym != KILN_SYM_NONE && kilnCommWindowCount(sc->kc) > 0 &&
+  const bool zeroCopy = sym != KILN_SYM_NONE && shimConfigGet()->log >= SHIM_LOG_INFO &&
                         kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
   /* The registry's choice if this communicator has it, else the best of the ones it has. */
   int pick = -1;

@@ -146,35 +146,26 @@ typedef struct {
   bool windows;
 } world;
 
-static void worldInit(world* w, int n, size_t elems) {
+/* Buffers from cudaMalloc, or (windows) from ncclMemAlloc registered as symmetric windows in one
+ * group through the shim. */
+static void worldInitAny(world* w, int n, size_t elems, bool windows) {
   memset(w, 0, sizeof *w);
   w->n = n;
+  w->windows = windows;
   int devs[MAXG];
   for (int i = 0; i < n; i++) devs[i] = i;
   cr_assert(eq(int, api.initAll(w->comm, n, devs), ncclSuccess));
   for (int i = 0; i < n; i++) {
     cr_assert(eq(int, cudaSetDevice(i), cudaSuccess));
     cr_assert(eq(int, cudaStreamCreateWithFlags(&w->st[i], cudaStreamNonBlocking), cudaSuccess));
-    cr_assert(eq(int, cudaMalloc((void**)&w->send[i], elems * sizeof(float)), cudaSuccess));
-    cr_assert(eq(int, cudaMalloc((void**)&w->recv[i], elems * sizeof(float)), cudaSuccess));
+    float** bufs[2] = {&w->send[i], &w->recv[i]};
+    for (int k = 0; k < 2; k++)
+      if (windows)
+        cr_assert(eq(int, api.memAlloc((void**)bufs[k], elems * sizeof(float)), ncclSuccess));
+      else
+        cr_assert(eq(int, cudaMalloc((void**)bufs[k], elems * sizeof(float)), cudaSuccess));
   }
-}
-
-/* The same with send and recv from ncclMemAlloc, registered as symmetric windows in one group
- * through the shim. */
-static void worldInitWindows(world* w, int n, size_t elems) {
-  memset(w, 0, sizeof *w);
-  w->n = n;
-  w->windows = true;
-  int devs[MAXG];
-  for (int i = 0; i < n; i++) devs[i] = i;
-  cr_assert(eq(int, api.initAll(w->comm, n, devs), ncclSuccess));
-  for (int i = 0; i < n; i++) {
-    cr_assert(eq(int, cudaSetDevice(i), cudaSuccess));
-    cr_assert(eq(int, cudaStreamCreateWithFlags(&w->st[i], cudaStreamNonBlocking), cudaSuccess));
-    cr_assert(eq(int, api.memAlloc((void**)&w->send[i], elems * sizeof(float)), ncclSuccess));
-    cr_assert(eq(int, api.memAlloc((void**)&w->recv[i], elems * sizeof(float)), ncclSuccess));
-  }
+  if (!windows) return;
   cr_assert(eq(int, api.groupStart(), ncclSuccess));
   for (int i = 0; i < n; i++) {
     cr_assert(eq(int, cudaSetDevice(i), cudaSuccess));
@@ -185,6 +176,9 @@ static void worldInitWindows(world* w, int n, size_t elems) {
   }
   cr_assert(eq(int, api.groupEnd(), ncclSuccess));
 }
+
+static void worldInit(world* w, int n, size_t elems) { worldInitAny(w, n, elems, false); }
+static void worldInitWindows(world* w, int n, size_t elems) { worldInitAny(w, n, elems, true); }
 
 static void worldFini(world* w) {
   if (w->windows) {
