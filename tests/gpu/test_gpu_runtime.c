@@ -560,12 +560,11 @@ Test(gpu_runtime, sym_direct, .init = gpu_init, .timeout = 600) {
           cr_assert(call_alloc_at(&c, &w, coll, counts[ci], (kilnDataType_t)dt, sendAt, recvAt));
           const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
           for (int op = 0; op < nops; op++, ncalls++) {
-            call_prepare(&c, &w, (kilnRedOp_t)op, inplace, &rng);
+            sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng); /* sets c's pointers */
             cr_assert(eq(int, kilnSymIsDirect(w.kc[0], a, c.sendp[0], c.recvp[0], c.count, c.dt),
                          a != KILN_SYM_REDUCESCATTER),
                       "%s %s count %zu%s: direct or not", kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count,
                       inplace ? " in place" : "");
-            sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng);
           }
           call_free(&c, &w);
         }
