@@ -474,13 +474,16 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
   for (uint64_t l = l0 + tid; l < l1 && !*(volatile int*)&sh->abort; l += nthr) {
     const uint64_t e0 = l * E8;
     const int nv = (int)min((uint64_t)E8, seg - e0);
+    /* This rank's own operand is loaded before the wait, so its latency hides in the flight of
+     * the peers' lines instead of following it. */
+    const uint64_t mine = reduces ? loadPart<T, uint64_t>(in + own + e0, nv) : 0;
     uint64_t v[MAXR];
     if (!recvLines(a, seq, 0, l, flag, spin, v)) {
       sh->abort = 1;
       break;
     }
     if (reduces) {
-      storePart<T, uint64_t>(out + e0, reduceLine<T>(a, op, v, loadPart<T, uint64_t>(in + own + e0, nv)), nv);
+      storePart<T, uint64_t>(out + e0, reduceLine<T>(a, op, v, mine), nv);
     } else {
 #pragma unroll
       for (int q = 0; q < MAXR; q++)
@@ -521,14 +524,15 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
   for (int phase = 0; phase < 2; phase++) {
     for (uint64_t l = l0 + tid; l < l1 && !*(volatile int*)&sh->abort; l += nthr) {
       const uint64_t e0 = l * E8;
+      const int nv = valid(me, e0);
+      const uint64_t mine = phase == 0 ? loadPart<T, uint64_t>(in + (uint64_t)me * seg + e0, nv) : 0;
       uint64_t v[MAXR];
       if (!recvLines(a, seq, phase * n, l, flag, spin, v)) {
         sh->abort = 1;
         break;
       }
       if (phase == 0) {
-        const int nv = valid(me, e0);
-        const uint64_t acc = reduceLine<T>(a, op, v, loadPart<T, uint64_t>(in + (uint64_t)me * seg + e0, nv));
+        const uint64_t acc = reduceLine<T>(a, op, v, mine);
         storePart<T, uint64_t>(out + (uint64_t)me * seg + e0, acc, nv);
 #pragma unroll
         for (int p = 0; p < MAXR; p++)
