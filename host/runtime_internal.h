@@ -43,6 +43,8 @@ struct kilnComm {
   uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */
   uint64_t symRoundBytes;   /* KILN_SYM_ROUND_BYTES */
   uint64_t symCopyRoundBytes; /* KILN_SYM_COPY_ROUND_BYTES */
+  uint64_t symCopyRoundMaxBytes; /* KILN_SYM_COPY_ROUND_MAX_BYTES */
+  int symCopyBlocks;        /* KILN_SYM_COPY_BLOCKS */
   uint64_t symA2ABigBytes;  /* KILN_SYM_A2A_BIG_BYTES */
   int symMinRounds;         /* KILN_SYM_MIN_ROUNDS */
   char* win;                /* ncclMemAlloc */

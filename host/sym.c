@@ -92,6 +92,17 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 64 and 16 (NCCL 2389-2401); allreduce 1 GiB 4594 in rounds of a 64 MiB half, 4707 in rounds of
    * 16. */
   c->symCopyRoundBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_BYTES", 16 << 20); /* 0: a half */
+  /* Copies of at least 8 such rounds take rounds of an eighth of a piece, up to
+   * KILN_SYM_COPY_ROUND_MAX_BYTES, and copies in more than one round up to KILN_SYM_COPY_BLOCKS
+   * blocks. 2 GPUs: 32 MiB and 128 blocks. 2x H100, graphs, plain buffers (bench/results/h100x2-s9
+   * run 1): allgather 1 GiB 1492 us in rounds of 32 MiB with 128 blocks, 1636 in rounds of 16 with
+   * 64, 1545 in 16 with 128, 1616 in 32 with 64; 256 MiB 387 vs 412. Rounds of 32 MiB for every
+   * size were slower where a call then has fewer rounds (run 2, 32 MiB: alltoall 68.5 vs 65.0 us,
+   * reducescatter 68.8 vs 65.3). Other counts: 16 MiB and KILN_SYM_BLOCKS, as measured above. */
+  c->symCopyRoundMaxBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_MAX_BYTES",
+                                             c->nranks == 2 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
+  c->symCopyBlocks = (int)envClamp("KILN_SYM_COPY_BLOCKS", c->nranks == 2 ? 128 : c->symMaxBlocks, 1,
+                                   KILN_SYM_MAX_BLOCKS);
   c->symA2ABigBytes = (uint64_t)envInt("KILN_SYM_A2A_BIG_BYTES", 128 << 20);
   /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds: 4x H200,
    * reducescatter 64 MiB in one round of a 64 MiB half 182 us (NCCL 185); 4 GPUs in rounds of
@@ -154,6 +165,13 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
       if (cc < 256) cc = 256;
     }
     if (symCopies(c, a, s * es)) {
+      /* A copy of at least 8 such rounds takes rounds of an eighth of it, up to
+       * symCopyRoundMaxBytes. */
+      if (cc && c->symCopyRoundMaxBytes > c->symCopyRoundBytes) {
+        const uint64_t big = c->symCopyRoundMaxBytes / ((uint64_t)phases * n) / 256 * 256;
+        const uint64_t eighth = up256((s * es + 7) / 8);
+        cc = eighth < cc ? cc : eighth > big ? big : eighth;
+      }
       if (cc && cc < roundCap) roundCap = cc;
     } else if (c->symMinRounds > 0) {
       uint64_t want = up256((s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds);
@@ -286,14 +304,16 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
 }
 
 /* Blocks per call: one per symBlockBytes of a round's window, at most symMaxBlocks
- * (symReduceBlocks for a call in rounds that does not go as a copy, symDirectBlocks for a direct
- * allgather or alltoall) and the SM count. */
+ * (symReduceBlocks for a call in rounds that does not go as a copy, symCopyBlocks for one that
+ * does, symDirectBlocks for a direct allgather or alltoall) and the SM count. */
 static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es) {
   uint64_t nb = (a->seg * es + c->symBlockBytes - 1) / c->symBlockBytes;
   const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
-  const int cap = copyDirect ? c->symDirectBlocks
-                : a->rounds > 1 && !symCopies(c, algo, a->total * es) ? c->symReduceBlocks
-                                                                       : c->symMaxBlocks;
+  const bool copies = symCopies(c, algo, a->total * es);
+  const int cap = copyDirect              ? c->symDirectBlocks
+                : a->rounds > 1 && !copies ? c->symReduceBlocks
+                : a->rounds > 1            ? c->symCopyBlocks
+                                           : c->symMaxBlocks;
   if (nb < 1) nb = 1;
   if (nb > (uint64_t)cap) nb = (uint64_t)cap;
   if (nb > (uint64_t)c->nsm) nb = (uint64_t)c->nsm;
