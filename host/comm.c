@@ -65,6 +65,10 @@ static void commFree(struct kilnComm* c) {
   if (c->abortFlag) cudaFree(c->abortFlag);
   if (c->errHost) cudaFreeHost(c->errHost);
   if (c->last) cudaEventDestroy(c->last);
+  if (c->ceFork) cudaEventDestroy(c->ceFork);
+  if (c->ceJoin) cudaEventDestroy(c->ceJoin);
+  if (c->ceSide) cudaStreamDestroy(c->ceSide);
+  if (c->ceSideCapture) cudaStreamDestroy(c->ceSideCapture);
   for (int i = 0; i < c->nuwins; i++) free(c->uwins[i].peers);
   free(c->uwins);
   free(c->peers);
@@ -116,6 +120,10 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   *(volatile int*)c->errHost = 0;
   CUDA_TRY(cudaHostGetDevicePointer((void**)&c->errDev, c->errHost, 0), out_free);
   CUDA_TRY(cudaEventCreateWithFlags(&c->last, cudaEventDisableTiming), out_free);
+  CUDA_TRY(cudaEventCreateWithFlags(&c->ceFork, cudaEventDisableTiming), out_free);
+  CUDA_TRY(cudaEventCreateWithFlags(&c->ceJoin, cudaEventDisableTiming), out_free);
+  CUDA_TRY(cudaStreamCreateWithFlags(&c->ceSide, cudaStreamNonBlocking), out_free);
+  CUDA_TRY(cudaStreamCreateWithFlags(&c->ceSideCapture, cudaStreamNonBlocking), out_free);
   CUDA_TRY(cudaDeviceSynchronize(), out_free);
   c->peers = calloc((size_t)c->nranks, sizeof(char*));
   if (!c->peers) {

@@ -66,6 +66,14 @@ struct kilnComm {
   bool symDirectOff;        /* KILN_SYM_DIRECT=0 */
   uint64_t symDirectBytes;  /* KILN_SYM_DIRECT_BYTES: calls from this size go direct */
   int symDirectBlocks;      /* KILN_SYM_DIRECT_BLOCKS */
+  uint64_t symCEBytes;      /* KILN_SYM_CE_BYTES: direct allgather/alltoall from this size copy
+                             * with the copy engine (UINT64_MAX: never) */
+  int symCEBlocks;          /* KILN_SYM_CE_BLOCKS: blocks of the local copy beside the engine */
+  cudaStream_t ceSide;      /* the copy-engine form's local copy runs here, forked from the call's
+                             * stream and joined back (ceFork, ceJoin); ceSideCapture for
+                             * captured calls */
+  cudaStream_t ceSideCapture;
+  cudaEvent_t ceFork, ceJoin;
 };
 
 /* A window the caller registered (NCCL_WIN_COLL_SYMMETRIC) and added to kiln. */
@@ -82,6 +90,10 @@ bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, 
 
 /* sym.c: reads the symmetric kernels' settings into c. */
 void kilnSymConfigure(struct kilnComm* c);
+/* sym.c: how kilnSymRun would run this call: 0 staged, else its kilnSymArgs.direct
+ * (kernels/sym_ce.h: KILN_SYM_DIRECT_SM, or KILN_SYM_DIRECT_ARRIVE for the copy-engine form). */
+int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                      kilnDataType_t dtype);
 
 static inline size_t kilnFifoOff(const struct kilnComm* c, int src, int chan) {
   return ((size_t)src * c->cfg.maxChannels + chan) * c->fifoBytes;

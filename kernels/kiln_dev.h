@@ -145,10 +145,12 @@ typedef struct kilnSymArgs {
                               * line, flag from the call's sequence number), no fence, no flag
                               * words: small calls (host/sym.c) */
   int32_t rounds;            /* flag form: windows of seg elements, one staging half each (LL: 1) */
-  int32_t direct;            /* 1: the outputs are in the caller's symmetric windows (peerOut:
-                              * every rank's output as mapped here): allgather and alltoall store
-                              * straight into them (one round, no staging); two-shot allreduce
-                              * stores its reduced shares there instead of a second staging phase */
+  int32_t direct;            /* non-zero (sym_ce.h): the outputs are in the caller's symmetric
+                              * windows (peerOut: every rank's output as mapped here); SM:
+                              * allgather and alltoall store straight into them (one round, no
+                              * staging), two-shot allreduce stores its reduced shares there
+                              * instead of a second staging phase; ARRIVE / DONE: the meetings
+                              * of the copy-engine form (the host copies between them) */
   char* peerOut[KILN_SYM_MAX_RANKS];
 } kilnSymArgs;
 KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");

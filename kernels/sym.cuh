@@ -32,6 +32,7 @@
 #define KILN_KERNELS_SYM_CUH
 
 #include "primitives.cuh"
+#include "sym_ce.h"
 
 namespace kiln {
 namespace sym {
@@ -406,7 +407,9 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
  * kernel ends, so no rank's output is touched outside its call (unless a wait times out: then
  * the communicator is broken and a peer may still be storing). One sequence number per call and
  * no staging half; a staged call after it still finds every peer done with the half it reuses
- * (the peer arrived at this call, so its call before had ended). */
+ * (the peer arrived at this call, so its call before had ended). The copy-engine form splits the
+ * two meetings into two kernels of one block, each with a sequence number of its own, and the
+ * copies between them are the engine's (host/sym.c). */
 template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
   const int n = a.nranks, me = a.rank;
   const OpDyn op{a.op};
@@ -414,8 +417,15 @@ template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymAr
   const uint64_t count = a.count;
   uint64_t lo, hi;
   blockRange<T>(a, &lo, &hi);
+  /* The copy-engine form (sym_ce.h, host/sym.c kilnSymIssueCopyEngine): a kernel of one block
+   * for each meeting (ARRIVE: phase 0, DONE: phase 1), the engine's copies between them. */
+  if (a.direct == KILN_SYM_DIRECT_DONE) {
+    publish(a, 0, seq);
+    await(a, 0, seq, sh);
+    return;
+  }
   publish(a, seq, 0);
-  if (!await(a, seq, 0, sh)) return;
+  if (!await(a, seq, 0, sh) || a.direct == KILN_SYM_DIRECT_ARRIVE) return;
   /* Block j's pieces go to ranks me + j + 1, me + j + 2, ...: at any moment every rank stores to
    * a different peer (see push in body), and the blocks copying this rank's own piece (locally)
    * are spread over the call instead of all coming last. */

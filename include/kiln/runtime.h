@@ -146,7 +146,13 @@ KILN_API kilnResult_t kilnSymRun(kilnComm_t comm, kilnSymAlgo_t algo, const void
  * allreduce (as two-shot) with its reduced shares stored straight into every output instead of
  * a second staging phase and copy; reducescatter stays staged. NCCL's rule for such windows
  * holds: a call's buffers lie at the same offset in their window on every rank. kiln's libnccl.so.2 adds every window registered through
- * it this way (after the registration's group ends). KILN_SYM_DIRECT=0: never direct.
+ * it this way (after the registration's group ends). KILN_SYM_DIRECT=0: never direct. From
+ * KILN_SYM_CE_BYTES (default 128 MiB on 2 ranks, off on others until measured) direct allgather
+ * and alltoall copy to the peers with the copy engine, between two kernels of one block that meet
+ * the peers before and after (KILN_SYM_CE=0: never); unlike the kernels' stores, those copies
+ * cannot be called off: a call issued after the communicator failed skips them, but one already
+ * issued, or a captured graph replayed, copies into the peers' outputs even when its meeting timed
+ * out (the communicator is broken then).
  * kilnCommWindowAdd reads the peers' addresses of `win` (a small kernel on a stream of its own;
  * it blocks until that is done); `base` and `bytes` must be those given to ncclCommWindowRegister.
  * Call it on every rank after the registration completed (after ncclGroupEnd when it was

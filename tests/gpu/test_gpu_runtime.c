@@ -23,6 +23,7 @@
 #include "../test_util.h"
 #include "kiln/registry.h"
 #include "runtime_internal.h" /* sym_choice builds a communicator's host part by hand */
+#include "sym_ce.h"
 #ifdef KILN_HAVE_SYNTH
 #include "synth_plans.h"
 #endif
@@ -328,18 +329,26 @@ static kilnColl_t sym_coll(kilnSymAlgo_t a) {
                                         : KILN_COLL_ALLTOALL;
 }
 
-/* One call of algorithm a on every rank (no synchronization), then the check. */
-static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t op, bool inplace, uint64_t* rng) {
+/* One call of algorithm a on every rank (no synchronization; grouped: in one kilnGroupStart/End,
+ * each GPU's launches issued by its own launcher thread), then the check. */
+static void sym_run_check_as(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t op, bool inplace, uint64_t* rng,
+                             bool grouped) {
   call_prepare(c, w, op, inplace, rng);
+  if (grouped) kilnGroupStart();
   for (int r = 0; r < w->n; r++) {
     kilnResult_t res = kilnSymRun(w->kc[r], a, c->sendp[r], c->recvp[r], c->count, c->dt, op, w->st[r]);
     cr_assert(eq(int, res, KILN_SUCCESS), "%s rank %d: %s", kilnSymAlgoName(a), r, kilnLastError());
   }
+  if (grouped) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
   char msg[512];
   bool ok = call_check(c, w, msg, sizeof(msg));
   cr_assert(ok, "%s %s %s count %zu%s: %s (seed %llu)", kilnSymAlgoName(a), kilnDataTypeName(c->dt),
             kilnRedOpName(op), c->count, inplace ? " in place" : "", msg, (unsigned long long)g_seed);
   assert_no_async_error(w);
+}
+
+static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t op, bool inplace, uint64_t* rng) {
+  sym_run_check_as(w, c, a, op, inplace, rng, false);
 }
 
 /* One int32 sum of `count` elements with algorithm a captured in a CUDA graph per rank, then
@@ -490,18 +499,27 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
  * buffers) between direct ones on the same communicators; each algorithm captured in a CUDA graph
  * and replayed on fresh data; what is not direct (a buffer outside the windows) and
  * kilnCommWindowAdd/Remove's refusals. */
-Test(gpu_runtime, sym_direct, .init = gpu_init, .timeout = 600) {
+/* ce: allgather and alltoall in the copy-engine form at every size (KILN_SYM_CE_BYTES=0), else
+ * never (KILN_SYM_CE=0): each form meets the other's data layout and the staged calls between. */
+static void sym_direct_run(bool ce) {
   const int n = suite_gpus();
   if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
   setenv("KILN_SYM_DIRECT_BYTES", "0", 1);
   setenv("KILN_SYM_LL2_BYTES", "0", 1);
+  setenv(ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE", "0", 1);
+  /* The launcher threads stay awake between this test's groups (read once per process: Criterion
+   * runs each test in a process of its own), so grouped calls are issued by a thread per GPU. */
+  setenv("KILN_GROUP_SPIN_US", "1000000", 1);
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.symBytes = 1 << 20;
   world w;
   const bool made = world_init(&w, n, &cfg);
   unsetenv("KILN_SYM_DIRECT_BYTES");
   unsetenv("KILN_SYM_LL2_BYTES");
+  unsetenv(ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE");
   cr_assert(made);
+  /* The form every direct allgather and alltoall takes. */
+  const int copyForm = ce ? KILN_SYM_DIRECT_ARRIVE : KILN_SYM_DIRECT_SM;
   const size_t poolBytes = 64u << 20, half = poolBytes / 2;
   char* pool[GPU_MAX];
   ncclWindow_t win[GPU_MAX];
@@ -545,7 +563,9 @@ Test(gpu_runtime, sym_direct, .init = gpu_init, .timeout = 600) {
   char* sendAt[GPU_MAX];
   char* recvAt[GPU_MAX];
   for (int r = 0; r < n; r++) sendAt[r] = pool[r], recvAt[r] = pool[r] + half;
-  static const size_t counts[] = {1, 3, 1003, 70001};
+  /* 4096: pieces of whole 16-byte packs for every type (the copy-engine form's local copy by
+   * kernel; the others copy it with the engine). */
+  static const size_t counts[] = {1, 3, 1003, 4096, 70001};
   static const typedOp big[] = {{KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_SUM}, {KILN_INT8, KILN_MAX}};
   int ncalls = 0;
   call plain;
@@ -561,32 +581,41 @@ Test(gpu_runtime, sym_direct, .init = gpu_init, .timeout = 600) {
           const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
           for (int op = 0; op < nops; op++, ncalls++) {
             sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng); /* sets c's pointers */
-            cr_assert(eq(int, kilnSymIsDirect(w.kc[0], a, c.sendp[0], c.recvp[0], c.count, c.dt),
-                         a != KILN_SYM_REDUCESCATTER),
-                      "%s %s count %zu%s: direct or not", kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count,
-                      inplace ? " in place" : "");
+            const int form = a == KILN_SYM_REDUCESCATTER ? 0
+                           : coll == KILN_COLL_ALLREDUCE ? KILN_SYM_DIRECT_SM
+                                                         : copyForm;
+            cr_assert(eq(int, kilnSymDirectForm(w.kc[0], a, c.sendp[0], c.recvp[0], c.count, c.dt), form),
+                      "%s %s count %zu%s: direct or not, and which form", kilnSymAlgoName(a),
+                      kilnDataTypeName(c.dt), c.count, inplace ? " in place" : "");
           }
           call_free(&c, &w);
         }
-      for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++) {
-        call c;
-        cr_assert(call_alloc_at(&c, &w, coll, (1u << 20) + 5, big[ti].dt, sendAt, recvAt));
-        sym_run_check(&w, &c, a, gpu_reduces(coll) ? big[ti].op : KILN_SUM, inplace, &rng);
-        call_free(&c, &w);
-        ncalls++;
-      }
+      /* Large pieces: of whole 16-byte packs (2 MiB and more: the local copy's unrolled loop) and
+       * not; an alltoall's input (n pieces) fits half the pool. */
+      const size_t bigCount = n <= 2 ? 1u << 21 : 1u << 20;
+      for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++)
+        for (size_t extra = 0; extra <= 5; extra += 5) {
+          call c;
+          cr_assert(call_alloc_at(&c, &w, coll, bigCount + extra, big[ti].dt, sendAt, recvAt));
+          sym_run_check(&w, &c, a, gpu_reduces(coll) ? big[ti].op : KILN_SUM, inplace, &rng);
+          call_free(&c, &w);
+          ncalls++;
+        }
       /* A staged call in between: the flags and the staging halves stay consistent. */
       cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], plain.drecv[0], plain.count,
                                     plain.dt)));
       sym_run_check(&w, &plain, ai % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false, &rng);
     }
   }
-  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
-    call c;
-    cr_assert(call_alloc_at(&c, &w, sym_coll(kSymAlgos[ai]), 9001, KILN_INT32, sendAt, recvAt));
-    sym_graph_check_call(&w, kSymAlgos[ai], &c, 6, &rng);
-    call_free(&c, &w);
-  }
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
+    for (size_t count = 8192; count <= 9001; count += 809) { /* whole packs and not */
+      call c;
+      cr_assert(call_alloc_at(&c, &w, sym_coll(kSymAlgos[ai]), count, KILN_INT32, sendAt, recvAt));
+      sym_graph_check_call(&w, kSymAlgos[ai], &c, 6, &rng);
+      /* Grouped: the GPUs' launches issued at once, from a thread each. */
+      for (int k = 0; k < 4; k++, ncalls++) sym_run_check_as(&w, &c, kSymAlgos[ai], KILN_SUM, false, &rng, true);
+      call_free(&c, &w);
+    }
   /* Only the output counts: in a window, direct; outside, not. */
   cr_assert(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], recvAt[0], 64, KILN_FLOAT32));
   cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, sendAt[0], plain.drecv[0], 64, KILN_FLOAT32)));
@@ -624,8 +653,17 @@ Test(gpu_runtime, sym_direct, .init = gpu_init, .timeout = 600) {
     cudaSetDevice(r);
     ncclMemFree(pool[r]);
   }
-  fprintf(stderr, "  %d GPUs: %d direct (zero-copy) calls checked\n", n, ncalls);
+  fprintf(stderr, "  %d GPUs: %d direct (zero-copy) calls checked, copies by %s\n", n, ncalls,
+          ce ? "the copy engine" : "SM stores");
   world_fini(&w);
+}
+
+Test(gpu_runtime, sym_direct, .init = gpu_init, .timeout = 600) {
+  sym_direct_run(false);
+}
+
+Test(gpu_runtime, sym_direct_copy_engine, .init = gpu_init, .timeout = 600) {
+  sym_direct_run(true);
 }
 
 /* The symmetric kernels' choice and limits on the host (no GPU needed: runs in CI): the measured
@@ -703,6 +741,8 @@ Test(gpu_runtime, sym_direct_choice) {
   c.symHalf = (size_t)64 << 20;
   unsetenv("KILN_SYM_DIRECT");
   unsetenv("KILN_SYM_DIRECT_BYTES");
+  unsetenv("KILN_SYM_CE");
+  unsetenv("KILN_SYM_CE_BYTES");
   kilnSymConfigure(&c);
   static char* peers[8] = {(char*)0x100000000000ull, (char*)0x200000000000ull, (char*)0x300000000000ull,
                            (char*)0x400000000000ull};
@@ -734,7 +774,26 @@ Test(gpu_runtime, sym_direct_choice) {
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, (size_t)1 << 28, f));
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, w.base + ((size_t)1 << 30), 2 * mib4, f)); /* in both */
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, ((size_t)1 << 28) + 1, f)));
-  /* 4 ranks: off until measured, unless KILN_SYM_DIRECT_BYTES says from where. */
+  /* Allgather and alltoall copy with the copy engine from 128 MiB of reference bytes on 2 ranks;
+   * allreduce never; KILN_SYM_CE=0 never, KILN_SYM_CE_BYTES from where it says. */
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 16 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 16 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_REDUCESCATTER, in, out, 32 * mib4, f), 0));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, out, plain, 16 * mib4, f), 0));
+  setenv("KILN_SYM_CE", "0", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_CE");
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
+  setenv("KILN_SYM_CE_BYTES", "33554432", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_CE_BYTES");
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
+  /* 4 ranks: off until measured, unless KILN_SYM_DIRECT_BYTES says from where (the copy-engine
+   * form too: KILN_SYM_CE_BYTES). */
   c.nranks = 4;
   kilnSymConfigure(&c);
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
@@ -742,11 +801,21 @@ Test(gpu_runtime, sym_direct_choice) {
   kilnSymConfigure(&c);
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4, f), KILN_SYM_DIRECT_SM));
+  setenv("KILN_SYM_CE_BYTES", "12ab", 1); /* not a number: the default (off on 4 ranks) */
+  kilnSymConfigure(&c);
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
+  setenv("KILN_SYM_CE_BYTES", "1048576", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_CE_BYTES");
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 65536, f), KILN_SYM_DIRECT_ARRIVE));
   setenv("KILN_SYM_DIRECT", "0", 1);
   kilnSymConfigure(&c);
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f)));
   unsetenv("KILN_SYM_DIRECT");
   unsetenv("KILN_SYM_DIRECT_BYTES");
+  unsetenv("KILN_SYM_CE");
+  unsetenv("KILN_SYM_CE_BYTES");
   kilnSymConfigure(&c);
   c.symHalf = 0;
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
