@@ -104,7 +104,10 @@ void kilnSymConfigure(struct kilnComm* c) {
                                              c->nranks == 2 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
   c->symCopyBlocks = (int)envClamp("KILN_SYM_COPY_BLOCKS", c->nranks == 2 ? 128 : c->symMaxBlocks, 1,
                                    KILN_SYM_MAX_BLOCKS);
-  c->symA2ABigBytes = (uint64_t)envInt("KILN_SYM_A2A_BIG_BYTES", 128 << 20);
+  /* 2 GPUs: alltoall goes as a copy at every size. 2x H100, graphs, plain buffers
+   * (bench/results/h100x2-s9 run 5): 1 GiB 1519 us as a copy (rounds growing to 32 MiB, 128
+   * blocks) vs 1580 as a reduction, 256 MiB 406 vs 421 (NCCL 1709, 503). */
+  c->symA2ABigBytes = (uint64_t)envInt("KILN_SYM_A2A_BIG_BYTES", c->nranks == 2 ? LLONG_MAX : (long long)128 << 20);
   /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds: 4x H200,
    * reducescatter 64 MiB in one round of a 64 MiB half 182 us (NCCL 185); 4 GPUs in rounds of
    * 16 MiB, 4x H100: 166 (NCCL 188) (runs 4, 6). */
