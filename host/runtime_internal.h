@@ -42,6 +42,7 @@ struct kilnComm {
   uint64_t symLLBytes;      /* KILN_SYM_LL_BYTES */
   uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */
   uint64_t symRoundBytes;   /* KILN_SYM_ROUND_BYTES */
+  uint64_t symRSRoundBytes; /* KILN_SYM_RS_ROUND_BYTES */
   uint64_t symCopyRoundBytes; /* KILN_SYM_COPY_ROUND_BYTES */
   uint64_t symCopyRoundMaxBytes; /* KILN_SYM_COPY_ROUND_MAX_BYTES */
   int symCopyBlocks;        /* KILN_SYM_COPY_BLOCKS */

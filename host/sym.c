@@ -84,6 +84,11 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
    * holds). */
   c->symRoundBytes = (uint64_t)envInt("KILN_SYM_ROUND_BYTES", 0);
+  /* Reducescatter: at most KILN_SYM_RS_ROUND_BYTES per round (0: no limit of its own). 2 GPUs:
+   * 8 MiB; 2x H100, graphs, plain buffers, twice (bench/results/h100x2-s9 run 8): 256 MiB 396 vs
+   * 417 us, 512 MiB 767-770 vs 791-792, 1 GiB 1513-1516 vs 1545-1549, 16-64 MiB level; allreduce
+   * in such rounds was 0.4-0.6% slower from 256 MiB (kept as it is). Other counts: not measured. */
+  c->symRSRoundBytes = (uint64_t)envInt("KILN_SYM_RS_ROUND_BYTES", c->nranks == 2 ? 8 << 20 : 0);
   /* Copies (allgather; alltoall with pieces under KILN_SYM_A2A_BIG_BYTES) move at most
    * KILN_SYM_COPY_ROUND_BYTES per round over all peers' regions, with KILN_SYM_BLOCKS blocks;
    * reductions, and alltoall with larger pieces, take rounds up to a whole half with
@@ -193,6 +198,8 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
       if (want < roundCap) roundCap = want;
     }
     if (c->symRoundBytes && c->symRoundBytes < roundCap) roundCap = c->symRoundBytes;
+    if (a == KILN_SYM_REDUCESCATTER && c->symRSRoundBytes && c->symRSRoundBytes < roundCap)
+      roundCap = c->symRSRoundBytes;
     if (s * es > roundCap) {
       w = roundCap / es / vec * vec;
       if (w == 0) return false;
