@@ -183,6 +183,9 @@ struct Rank {
   char *send, *recvN, *recvK; /* input; NCCL's output; kiln's output */
   ncclWindow_t win[3];        /* --window: send, recvN, recvK registered */
   size_t sendBytes, recvBytes;
+  /* Buffer k of send, recvN, recvK, and its bytes. */
+  char* buf(int k) const { return k == 0 ? send : k == 1 ? recvN : recvK; }
+  size_t bufBytes(int k) const { return k == 0 ? sendBytes : recvBytes; }
   cudaEvent_t *ev0, *ev1;     /* per timed call */
   unsigned long long* dcount;
 };
@@ -835,14 +838,10 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
     CUDA_CHECK(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
     R.sendBytes = maxSend;
     R.recvBytes = maxRecv;
-    if (o.window) {
-      NCCL_CHECK(ncclMemAlloc((void**)&R.send, maxSend));
-      NCCL_CHECK(ncclMemAlloc((void**)&R.recvN, maxRecv));
-      NCCL_CHECK(ncclMemAlloc((void**)&R.recvK, maxRecv));
-    } else {
-      CUDA_CHECK(cudaMalloc(&R.send, maxSend));
-      CUDA_CHECK(cudaMalloc(&R.recvN, maxRecv));
-      CUDA_CHECK(cudaMalloc(&R.recvK, maxRecv));
+    char** slots[3] = {&R.send, &R.recvN, &R.recvK};
+    for (int k = 0; k < 3; k++) {
+      if (o.window) NCCL_CHECK(ncclMemAlloc((void**)slots[k], R.bufBytes(k)));
+      else CUDA_CHECK(cudaMalloc((void**)slots[k], R.bufBytes(k)));
     }
     CUDA_CHECK(cudaMalloc(&R.dcount, sizeof(unsigned long long)));
     R.ev0 = (cudaEvent_t*)calloc(o.iters, sizeof(cudaEvent_t));
@@ -872,18 +871,14 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
   NCCL_CHECK(ncclGroupStart());
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
-    char* bufs[3] = {R.send, R.recvN, R.recvK};
-    const size_t sizes[3] = {R.sendBytes, R.recvBytes, R.recvBytes};
-    for (int k = 0; k < 3; k++) NCCL_CHECK(ncclCommWindowRegister(R.nccl, bufs[k], sizes[k], &R.win[k], NCCL_WIN_COLL_SYMMETRIC));
+    for (int k = 0; k < 3; k++)
+      NCCL_CHECK(ncclCommWindowRegister(R.nccl, R.buf(k), R.bufBytes(k), &R.win[k], NCCL_WIN_COLL_SYMMETRIC));
   }
   NCCL_CHECK(ncclGroupEnd());
-  for (auto& R : b.ranks) {
-    char* bufs[3] = {R.send, R.recvN, R.recvK};
-    const size_t sizes[3] = {R.sendBytes, R.recvBytes, R.recvBytes};
+  for (auto& R : b.ranks)
     for (int k = 0; k < 3 && R.kc; k++)
-      if (kilnCommWindowAdd(R.kc, R.win[k], bufs[k], sizes[k]) != KILN_SUCCESS)
+      if (kilnCommWindowAdd(R.kc, R.win[k], R.buf(k), R.bufBytes(k)) != KILN_SUCCESS)
         die("rank %d: kilnCommWindowAdd: %s", R.rank, kilnLastError());
-  }
   if (b.ranks[0].rank == 0) printf("# buffers in symmetric windows (NCCL and kiln)\n");
 }
 
@@ -905,14 +900,9 @@ static void teardown(Bench& b) {
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     ncclCommDestroy(R.nccl);
-    if (b.o.window) {
-      ncclMemFree(R.send);
-      ncclMemFree(R.recvN);
-      ncclMemFree(R.recvK);
-    } else {
-      cudaFree(R.send);
-      cudaFree(R.recvN);
-      cudaFree(R.recvK);
+    for (int k = 0; k < 3; k++) {
+      if (b.o.window) ncclMemFree(R.buf(k));
+      else cudaFree(R.buf(k));
     }
     cudaFree(R.dcount);
     cudaStreamDestroy(R.stream);

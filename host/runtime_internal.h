@@ -64,11 +64,11 @@ struct kilnComm {
   /* The caller's symmetric windows (kilnCommWindowAdd): buffers in them go direct, zero copy. */
   struct kilnUserWindow* uwins;
   int nuwins, capuwins;
-  bool symDirectOff;        /* KILN_SYM_DIRECT=0 */
-  uint64_t symDirectBytes;  /* KILN_SYM_DIRECT_BYTES: calls from this size go direct */
+  uint64_t symDirectBytes;  /* KILN_SYM_DIRECT_BYTES: calls from this size go direct (KILN_SYM_DIRECT=0
+                             * or unmeasured rank counts: UINT64_MAX / LLONG_MAX, never) */
   int symDirectBlocks;      /* KILN_SYM_DIRECT_BLOCKS */
   uint64_t symCEBytes;      /* KILN_SYM_CE_BYTES: direct allgather/alltoall from this size copy
-                             * with the copy engine (UINT64_MAX: never) */
+                             * with the copy engine (KILN_SYM_CE=0: UINT64_MAX, never) */
   int symCEBlocks;          /* KILN_SYM_CE_BLOCKS: blocks of the local copy beside the engine */
   cudaStream_t ceSide;      /* the copy-engine form's local copy runs here, forked from the call's
                              * stream and joined back (ceFork, ceJoin); ceSideCapture for

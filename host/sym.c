@@ -55,6 +55,13 @@ static long long envClamp(const char* name, long long def, long long lo, long lo
   return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* A size threshold from the environment: UINT64_MAX (never) when `off` is set to 0, else `bytes`
+ * as envInt reads it, def (LLONG_MAX: never) when unset or not a number. */
+static uint64_t envThreshold(const char* off, const char* bytes, long long def) {
+  const char* o = getenv(off);
+  return o && strcmp(o, "0") == 0 ? UINT64_MAX : (uint64_t)envInt(bytes, def);
+}
+
 /* x rounded up to a multiple of 256 (staging regions start at 256-byte boundaries). */
 static uint64_t up256(uint64_t x) { return (x + 255) / 256 * 256; }
 
@@ -123,9 +130,8 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 111.4; allreduce 1 MiB 12.1 vs 10.9, 4 MiB 21.3 vs 21.9, 16 MiB 58.3 vs 62.3. Measured on 2
    * GPUs only: by default 16 MiB there, off for other rank counts until measured (setting
    * KILN_SYM_DIRECT_BYTES turns it on for any). */
-  const char* d = getenv("KILN_SYM_DIRECT");
-  c->symDirectOff = d && strcmp(d, "0") == 0;
-  c->symDirectBytes = (uint64_t)envInt("KILN_SYM_DIRECT_BYTES", c->nranks == 2 ? (long long)16 << 20 : LLONG_MAX);
+  c->symDirectBytes =
+      envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_BYTES", c->nranks == 2 ? (long long)16 << 20 : LLONG_MAX);
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
    * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
   c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
@@ -137,10 +143,7 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 1514 us (NCCL 1479), 256 MiB 372 vs 390 (NCCL 385), 128 MiB 199 vs 198, 64 MiB 113 vs 104,
    * 16 MiB 46 vs 33 (two more launches and a fork); eager 128 MiB 196 vs 201. Measured on 2 GPUs
    * only: by default from 128 MiB there, off for other counts. */
-  const char* ce = getenv("KILN_SYM_CE");
-  c->symCEBytes = ce && strcmp(ce, "0") == 0
-                      ? UINT64_MAX
-                      : (uint64_t)envInt("KILN_SYM_CE_BYTES", c->nranks == 2 ? (long long)128 << 20 : LLONG_MAX);
+  c->symCEBytes = envThreshold("KILN_SYM_CE", "KILN_SYM_CE_BYTES", c->nranks == 2 ? (long long)128 << 20 : LLONG_MAX);
   c->symCEBlocks = (int)envClamp("KILN_SYM_CE_BLOCKS", 32, 1, 1024);
 }
 
@@ -229,7 +232,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
  * allreduce, the two-shot algorithm (g->algo holds the caller's). */
 static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
                    kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
-  if (!c || c->symDirectOff || c->symHalf == 0 || c->nuwins == 0 || a == KILN_SYM_REDUCESCATTER ||
+  if (!c || c->symHalf == 0 || c->nuwins == 0 || a == KILN_SYM_REDUCESCATTER ||
       (int)a < KILN_SYM_ALLREDUCE_ONESHOT || a > KILN_SYM_ALLTOALL)
     return false;
   const size_t es = kilnDataTypeSize(dtype);
@@ -332,8 +335,10 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
 
 /* Blocks per call: one per symBlockBytes of a round's window, at most symMaxBlocks
  * (symReduceBlocks for a call in rounds that does not go as a copy, symCopyBlocks for one that
- * does, symDirectBlocks for a direct allgather or alltoall) and the SM count. */
+ * does, symDirectBlocks for a direct allgather or alltoall) and the SM count; one for the two
+ * meeting kernels of the copy-engine form. */
 static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es) {
+  if (a->direct == KILN_SYM_DIRECT_ARRIVE) return 1; /* the copy-engine form's meeting kernels */
   uint64_t nb = (a->seg * es + c->symBlockBytes - 1) / c->symBlockBytes;
   const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
   const bool copies = symCopies(c, algo, a->total * es);
@@ -438,7 +443,6 @@ int kilnSymIssueCopyEngine(kilnLaunch* l) {
   char* dst = a.out + (size_t)me * piece;
   const bool copies = *(volatile int*)c->errHost == 0;
   bool forked = false;
-  a.nblocks = 1;
   int e = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
   if (e == 0 && copies && src != dst) {
     e = cudaEventRecord(c->ceFork, s);
