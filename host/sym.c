@@ -172,7 +172,9 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
   /* Bytes one rank's region of a half may take. */
   const uint64_t cap = c->symHalf / ((uint64_t)phases * n) / 256 * 256; /* rounded down */
-  const int lines = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes);
+  /* LL lines only where they fit a region (small staging, many ranks: the flag form, in rounds). */
+  const int lines = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes) &&
+                    up256((s * es + 7) / 8 * 16) <= cap;
   uint64_t w = s, rounds = 1, bytes;
   if (lines) {
     /* LL: one 16-byte line per 8 bytes of data. */

@@ -709,6 +709,13 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(kilnSymFits(&c, KILN_SYM_ALLREDUCE_TWOSHOT, (size_t)1 << 30, f, true));
   cr_assert(not(kilnSymFits(&c, KILN_SYM_ALLTOALL, 16, f, true)));
   cr_assert(not(kilnSymFits(&c, (kilnSymAlgo_t)7, 16, f, false)));
+  /* A segment under the LL limit whose lines overflow its region goes as flags: halves of 512 KiB
+   * on 4 ranks hold 128 KiB per region, 70001 bytes take 140 KiB as lines (this was refused). */
+  const size_t half16 = c.symHalf;
+  c.symHalf = 512u << 10;
+  cr_assert(kilnSymFits(&c, KILN_SYM_REDUCESCATTER, 70001, KILN_INT8, false));
+  cr_assert(kilnSymFits(&c, KILN_SYM_ALLTOALL, 70001, KILN_INT8, false));
+  c.symHalf = half16;
   kilnResult_t r = kilnSymRun(&c, KILN_SYM_ALLTOALL, (void*)16, (void*)16, 1024, f, KILN_SUM, 0);
   cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
   cr_assert(strstr(kilnLastError(), "sym-alltoall") != NULL, "%s", kilnLastError());
