@@ -513,8 +513,7 @@ kilnResult_t kilnLaunchIssue(kilnLaunch* l) {
     if (c->haveLast && sid != c->lastStream) CUDA_TRY(cudaStreamWaitEvent(l->stream, c->last, 0), out);
   }
   {
-    int e = l->sym && l->symArgs.direct == KILN_SYM_DIRECT_ARRIVE ? kilnSymIssueCopyEngine(l)
-            : l->sym ? kilnSymLaunch(l->dtype, &l->symArgs, l->threads, (void*)l->stream)
+    int e = l->sym     ? kilnSymIssue(l)
             : l->baked ? l->baked(&l->args, l->threads, (void*)l->stream)
                        : kilnInterpLaunch(l->dtype, &l->args, l->threads, (void*)l->stream);
     if (e != 0) {

@@ -24,9 +24,10 @@ typedef struct kilnLaunch {
 /* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
  * the call's end. The current device must be l->comm's. */
 kilnResult_t kilnLaunchIssue(kilnLaunch* l);
-/* sym.c: issues the copy-engine form of a direct call (l->symArgs.direct == KILN_SYM_DIRECT_ARRIVE,
- * kernels/sym_ce.h): two kernels, the copies between them. Returns a cudaError_t value. */
-int kilnSymIssueCopyEngine(kilnLaunch* l);
+/* sym.c: issues a symmetric-memory call (l->sym): its kernel, or for the copy-engine form of a
+ * direct call (l->symArgs.direct == KILN_SYM_DIRECT_ARRIVE, kernels/sym_ce.h) two kernels and the
+ * copies between them. Returns a cudaError_t value. */
+int kilnSymIssue(kilnLaunch* l);
 /* What kilnRun and kilnSymRun share around a launch (exec.c). kilnEnterDevice makes c's device
  * current where the call needs it (issued now, not queued in a group; a default-stream handle;
  * `also`, e.g. an allocation) and returns the device kilnLeaveDevice restores. kilnLaunchCapture

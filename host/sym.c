@@ -434,7 +434,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
  * already issued, or a graph replayed, copies into the peers' outputs even when its meeting timed
  * out (the communicator is broken then). Returns a cudaError_t value; an error after the fork still
  * joins the side stream back (a capture stays joined). */
-int kilnSymIssueCopyEngine(kilnLaunch* l) {
+static int issueCopyEngine(kilnLaunch* l) {
   struct kilnComm* c = l->comm;
   kilnSymArgs a = l->symArgs;
   const cudaStream_t s = l->stream, side = l->capturing ? c->ceSideCapture : c->ceSide;
@@ -469,4 +469,11 @@ int kilnSymIssueCopyEngine(kilnLaunch* l) {
   if (e != 0) return e;
   a.direct = KILN_SYM_DIRECT_DONE;
   return kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
+}
+
+int kilnSymIssue(kilnLaunch* l) {
+  switch (l->symArgs.direct) {
+    case KILN_SYM_DIRECT_ARRIVE: return issueCopyEngine(l);
+    default: return kilnSymLaunch(l->dtype, &l->symArgs, l->threads, (void*)l->stream);
+  }
 }
