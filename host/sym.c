@@ -76,9 +76,14 @@ void kilnSymConfigure(struct kilnComm* c) {
    * (bench/results/h100x4-s7/run2): reducescatter 256 MiB 605 us with 128, 634 with 64 (NCCL
    * 662); allreduce 256 MiB 1187 vs 1262 (NCCL 1184); allgather 256 MiB 639 vs 617. */
   c->symReduceBlocks = (int)envClamp("KILN_SYM_REDUCE_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
-  /* One block per 4 KiB of segment (KILN_SYM_BLOCK_BYTES, a multiple of 16, at least 1 KiB):
-   * against 16 KiB (run 3), allreduce 128 KiB 8.8 vs 11.2 us, reducescatter 512 KiB 8.7 vs 10.6. */
-  const long long b = envClamp("KILN_SYM_BLOCK_BYTES", 4096, 1024, LLONG_MAX - 15);
+  /* One block per 2 KiB of segment (KILN_SYM_BLOCK_BYTES, a multiple of 16, at least 1 KiB):
+   * against 16 KiB (run 3), allreduce 128 KiB 8.8 vs 11.2 us, reducescatter 512 KiB 8.7 vs 10.6.
+   * 2 KiB vs 4 KiB, graphs (bench/results/h200x4-s10 runs 2-3, 4x H200): 4 GPUs alltoall 16 KiB
+   * 4.18 vs 4.67 us, reducescatter 16 KiB 4.37 vs 4.71, allgather 32 KiB 5.12 vs 5.43, allreduce
+   * on windows 8 KiB 5.57 vs 5.96; 2 GPUs alltoall 16 KiB 3.63 vs 3.94, allreduce 8 KiB 3.82 vs
+   * 4.08; a few rows 0.1-0.4 us slower (2 GPUs alltoall 64 KiB 4.20 vs 3.97); 256 KiB and up the
+   * same (the block cap). */
+  const long long b = envClamp("KILN_SYM_BLOCK_BYTES", 2048, 1024, LLONG_MAX - 15);
   c->symBlockBytes = (uint64_t)(b + 15) / 16 * 16;
   /* Segments up to 128 KiB travel as LL lines (KILN_SYM_LL_BYTES; 0: never). Run 5, graphs, LL vs
    * flags: 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9, allreduce 64 KiB 7.7 vs
@@ -106,16 +111,18 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 16. */
   c->symCopyRoundBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_BYTES", 16 << 20); /* 0: a half */
   /* Copies of at least 8 such rounds take rounds of an eighth of a piece, up to
-   * KILN_SYM_COPY_ROUND_MAX_BYTES, and copies in more than one round up to KILN_SYM_COPY_BLOCKS
-   * blocks. 2 GPUs: 32 MiB and 128 blocks. 2x H100, graphs, plain buffers (bench/results/h100x2-s9
-   * run 1): allgather 1 GiB 1492 us in rounds of 32 MiB with 128 blocks, 1636 in rounds of 16 with
-   * 64, 1545 in 16 with 128, 1616 in 32 with 64; 256 MiB 387 vs 412. Rounds of 32 MiB for every
-   * size were slower where a call then has fewer rounds (run 2, 32 MiB: alltoall 68.5 vs 65.0 us,
-   * reducescatter 68.8 vs 65.3). Other counts: 16 MiB and KILN_SYM_BLOCKS, as measured above. */
-  c->symCopyRoundMaxBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_MAX_BYTES",
-                                             c->nranks == 2 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
-  c->symCopyBlocks = (int)envClamp("KILN_SYM_COPY_BLOCKS", c->nranks == 2 ? 128 : c->symMaxBlocks, 1,
-                                   KILN_SYM_MAX_BLOCKS);
+   * KILN_SYM_COPY_ROUND_MAX_BYTES (32 MiB), and such grown rounds up to KILN_SYM_COPY_BLOCKS (128)
+   * blocks (symBlocks). 2x H100, graphs, plain buffers (bench/results/h100x2-s9 run 1): allgather
+   * 1 GiB 1492 us in rounds of 32 MiB with 128 blocks, 1636 in rounds of 16 with 64, 1545 in 16
+   * with 128, 1616 in 32 with 64; 256 MiB 387 vs 412. Rounds of 32 MiB for every size were slower
+   * where a call then has fewer rounds (run 2, 32 MiB: alltoall 68.5 vs 65.0 us, reducescatter
+   * 68.8 vs 65.3). 4x H200 (bench/results/h200x4-s10 runs 2-3): allgather 1 GiB 2344 us grown with
+   * 128 blocks, 2428 grown with 64, 2400 in 16 MiB rounds with 128, 2470 in 16 with 64; 256 MiB 596
+   * vs 619; but 128 blocks in rounds that did not grow, 32-128 MiB: 97.6 vs 91.1 us, 322 vs 312. So
+   * 128 blocks in grown rounds only, except on 2 GPUs, where they also help rounds that did not
+   * grow (run 4, 4x H200: allgather 32 MiB 58.0 vs 62.7 us, 128 MiB 199 vs 208). */
+  c->symCopyRoundMaxBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_MAX_BYTES", (long long)32 << 20);
+  c->symCopyBlocks = (int)envClamp("KILN_SYM_COPY_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
   /* 2 GPUs: alltoall goes as a copy at every size. 2x H100, graphs, plain buffers
    * (bench/results/h100x2-s9 run 5): 1 GiB 1519 us as a copy (rounds growing to 32 MiB, 128
    * blocks) vs 1580 as a reduction, 256 MiB 406 vs 421 (NCCL 1709, 503). */
@@ -127,11 +134,15 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Outputs in the caller's symmetric windows go direct from KILN_SYM_DIRECT_BYTES of reference
    * bytes (KILN_SYM_DIRECT=0: never). 2x H100, graphs, windows (bench/results/h100x2-s8 run 3),
    * direct vs staged: allgather 1 MiB 10.3 vs 8.7 us, 16 MiB 33.2 vs 34.3, 64 MiB 104.4 vs
-   * 111.4; allreduce 1 MiB 12.1 vs 10.9, 4 MiB 21.3 vs 21.9, 16 MiB 58.3 vs 62.3. Measured on 2
-   * GPUs only: by default 16 MiB there, off for other rank counts until measured (setting
-   * KILN_SYM_DIRECT_BYTES turns it on for any). */
-  c->symDirectBytes =
-      envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_BYTES", c->nranks == 2 ? (long long)16 << 20 : LLONG_MAX);
+   * 111.4; allreduce 1 MiB 12.1 vs 10.9, 4 MiB 21.3 vs 21.9, 16 MiB 58.3 vs 62.3: 16 MiB there.
+   * 4x H200 (bench/results/h200x4-s10 run 2): allgather 512 KiB 8.38 vs 8.54, 1 MiB 9.36 vs 10.35,
+   * 16 MiB 43.4 vs 48.2 (NCCL on windows 9.6, 43.7); alltoall 1-2 MiB level, 4 MiB 16.3 vs 17.5;
+   * allreduce 1 MiB 14.2 vs 15.9, 64 MiB 297 vs 309; 256 KiB: allgather 8.18 vs 7.32: 1 MiB on
+   * 4. Other counts off until measured (KILN_SYM_DIRECT_BYTES turns it on for any). */
+  c->symDirectBytes = envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_BYTES",
+                                   c->nranks == 2   ? (long long)16 << 20
+                                   : c->nranks == 4 ? (long long)1 << 20
+                                                    : LLONG_MAX);
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
    * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
   c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
@@ -141,9 +152,12 @@ void kilnSymConfigure(struct kilnComm* c) {
    * GB/s), SM stores from 128 blocks 1480, and the engine with 32 blocks copying 512 MiB locally
    * meanwhile 1377. Windows, graphs, copy engine vs SM stores (run 4): alltoall 1 GiB 1397 vs
    * 1514 us (NCCL 1479), 256 MiB 372 vs 390 (NCCL 385), 128 MiB 199 vs 198, 64 MiB 113 vs 104,
-   * 16 MiB 46 vs 33 (two more launches and a fork); eager 128 MiB 196 vs 201. Measured on 2 GPUs
-   * only: by default from 128 MiB there, off for other counts. */
-  c->symCEBytes = envThreshold("KILN_SYM_CE", "KILN_SYM_CE_BYTES", c->nranks == 2 ? (long long)128 << 20 : LLONG_MAX);
+   * 16 MiB 46 vs 33 (two more launches and a fork); eager 128 MiB 196 vs 201. 4x H200, graphs
+   * (bench/results/h200x4-s10 runs 1-2): allgather 1 GiB 2087 vs 2289 (386 GB/s busbw; NCCL on
+   * windows 2442), 512 MiB 1063 vs 1150, 256 MiB 552 vs 580, 128 MiB 293 vs 295, 64 MiB 164 vs 151;
+   * alltoall alike (128 MiB 297 vs 295). From 128 MiB on 2 and 4 GPUs, off for other counts. */
+  c->symCEBytes = envThreshold("KILN_SYM_CE", "KILN_SYM_CE_BYTES",
+                               c->nranks == 2 || c->nranks == 4 ? (long long)128 << 20 : LLONG_MAX);
   c->symCEBlocks = (int)envClamp("KILN_SYM_CE_BLOCKS", 32, 1, 1024);
 }
 
@@ -151,6 +165,15 @@ void kilnSymConfigure(struct kilnComm* c) {
  * as a reduction (rounds that fill a half, KILN_SYM_REDUCE_BLOCKS blocks): kilnSymConfigure. */
 static bool symCopies(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t pieceBytes) {
   return a == KILN_SYM_ALLGATHER || (a == KILN_SYM_ALLTOALL && pieceBytes < c->symA2ABigBytes);
+}
+
+/* A rank's region of a copy round before it grows (geometry): symCopyRoundBytes over the call's
+ * phases and ranks, at least 256 bytes; 0 when copy rounds have no limit. */
+static uint64_t copyRegion(const struct kilnComm* c, kilnSymAlgo_t a) {
+  if (!c->symCopyRoundBytes) return 0;
+  const uint64_t phases = a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1;
+  const uint64_t cc = c->symCopyRoundBytes / (phases * (uint64_t)c->nranks) / 256 * 256;
+  return cc < 256 ? 256 : cc;
 }
 
 /* The geometry of a call: elements of the window the blocks cut (seg) and of a whole piece
@@ -183,11 +206,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     /* Copies: regions of symCopyRoundBytes over all of a half's regions. Reductions: the same
      * while a piece fits, else at least symMinRounds rounds (so that they overlap), each as large
      * as that allows, up to the whole half. */
-    uint64_t roundCap = cap, cc = 0; /* cc: a copy round's region (0: no limit) */
-    if (c->symCopyRoundBytes) {
-      cc = c->symCopyRoundBytes / ((uint64_t)phases * n) / 256 * 256;
-      if (cc < 256) cc = 256;
-    }
+    uint64_t roundCap = cap, cc = copyRegion(c, a); /* cc: a copy round's region (0: no limit) */
     if (symCopies(c, a, s * es)) {
       /* A copy of at least 8 such rounds takes rounds of an eighth of it, up to
        * symCopyRoundMaxBytes. */
@@ -344,10 +363,12 @@ static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSym
   uint64_t nb = (a->seg * es + c->symBlockBytes - 1) / c->symBlockBytes;
   const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
   const bool copies = symCopies(c, algo, a->total * es);
-  const int cap = copyDirect              ? c->symDirectBlocks
-                : a->rounds > 1 && !copies ? c->symReduceBlocks
-                : a->rounds > 1            ? c->symCopyBlocks
-                                           : c->symMaxBlocks;
+  /* Copies in rounds that grew (kilnSymConfigure; on 2 ranks any in rounds) take symCopyBlocks. */
+  const bool grown = a->rounds > 1 && (c->nranks == 2 || a->region > copyRegion(c, algo));
+  const int cap = copyDirect                 ? c->symDirectBlocks
+                : a->rounds > 1 && !copies    ? c->symReduceBlocks
+                : grown                       ? c->symCopyBlocks
+                                              : c->symMaxBlocks;
   if (nb < 1) nb = 1;
   if (nb > (uint64_t)cap) nb = (uint64_t)cap;
   if (nb > (uint64_t)c->nsm) nb = (uint64_t)c->nsm;

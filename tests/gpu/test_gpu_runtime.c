@@ -13,6 +13,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -737,7 +738,7 @@ Test(gpu_runtime, sym_choice) {
 
 /* Which calls go direct (zero copy) on the host (no GPU needed: runs in CI): a window added by
  * hand (host addresses, never touched), the output in it or not, past its end, the thresholds
- * per rank count (16 MiB on 2 ranks, off on 4 until measured, KILN_SYM_DIRECT_BYTES for any),
+ * per rank count (16 MiB on 2 ranks, 1 MiB on 4, off on 8, KILN_SYM_DIRECT_BYTES for any),
  * KILN_SYM_DIRECT=0, reducescatter and in-place alltoall never, no staging never. */
 Test(gpu_runtime, sym_direct_choice) {
   struct kilnComm c;
@@ -799,26 +800,34 @@ Test(gpu_runtime, sym_direct_choice) {
   unsetenv("KILN_SYM_CE_BYTES");
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
-  /* 4 ranks: off until measured, unless KILN_SYM_DIRECT_BYTES says from where (the copy-engine
-   * form too: KILN_SYM_CE_BYTES). */
+  /* 4 ranks: direct from 1 MiB of reference bytes (count x 4 B x 4), the copy engine from 128 MiB;
+   * KILN_SYM_DIRECT_BYTES and KILN_SYM_CE_BYTES move them. 8 ranks: off until measured. */
   c.nranks = 4;
-  kilnSymConfigure(&c);
-  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
-  setenv("KILN_SYM_DIRECT_BYTES", "1048576", 1);
   kilnSymConfigure(&c);
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
-  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4, f), KILN_SYM_DIRECT_SM));
-  setenv("KILN_SYM_CE_BYTES", "12ab", 1); /* not a number: the default (off on 4 ranks) */
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
+  c.nranks = 8;
   kilnSymConfigure(&c);
-  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
-  setenv("KILN_SYM_CE_BYTES", "1048576", 1);
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
+  c.nranks = 4;
+  setenv("KILN_SYM_DIRECT_BYTES", "4194304", 1);
+  kilnSymConfigure(&c);
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 262144, f));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 262143, f)));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4, f), KILN_SYM_DIRECT_SM));
+  setenv("KILN_SYM_CE_BYTES", "12ab", 1); /* not a number: the default (128 MiB) */
+  kilnSymConfigure(&c);
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
+  setenv("KILN_SYM_CE_BYTES", "4194304", 1);
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_CE_BYTES");
-  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 65536, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 262144, f), KILN_SYM_DIRECT_ARRIVE));
   setenv("KILN_SYM_DIRECT", "0", 1);
   kilnSymConfigure(&c);
-  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f)));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
   unsetenv("KILN_SYM_DIRECT");
   unsetenv("KILN_SYM_DIRECT_BYTES");
   unsetenv("KILN_SYM_CE");
