@@ -293,7 +293,7 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowAdd: NULL communicator, window or "
                         "buffer, 0 bytes, or a range past the address space");
   /* Windows may overlap (PyTorch's symmetric memory registers one per tensor, several in one
-   * segment): any window that holds a buffer maps it to the same peer addresses. */
+   * segment): a call takes the newest that holds its buffer (kilnUserWindowPeers). */
   for (int i = 0; i < c->nuwins; i++)
     if (c->uwins[i].win == win)
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd: window %p already "
@@ -338,7 +338,9 @@ kilnResult_t kilnCommWindowRemove(kilnComm_t c, ncclWindow_t win) {
   for (int i = 0; i < c->nuwins; i++)
     if (c->uwins[i].win == win) {
       free(c->uwins[i].peers);
-      c->uwins[i] = c->uwins[--c->nuwins];
+      /* Keep the order of addition (kilnUserWindowPeers looks from the newest). */
+      memmove(&c->uwins[i], &c->uwins[i + 1], (size_t)(c->nuwins - i - 1) * sizeof(c->uwins[0]));
+      c->nuwins--;
       return KILN_SUCCESS;
     }
   return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowRemove: window %p was not added",
@@ -347,9 +349,13 @@ kilnResult_t kilnCommWindowRemove(kilnComm_t c, ncclWindow_t win) {
 
 int kilnCommWindowCount(kilnComm_t c) { return c ? c->nuwins : 0; }
 
+/* The newest window that holds the range: where windows overlap, the latest registration
+ * describes the memory as it is now (an older one may be a registration of memory since freed and
+ * allocated again at the same address, whose peers' addresses no longer lead to the peers' buffers
+ * of this call; bench/results/h200x4-s10 run 9). */
 bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, char** peers) {
   const char* q = (const char*)p;
-  for (int i = 0; i < c->nuwins; i++) {
+  for (int i = c->nuwins - 1; i >= 0; i--) {
     const struct kilnUserWindow* u = &c->uwins[i];
     if (q < u->base || (size_t)(q - u->base) > u->bytes || bytes > u->bytes - (size_t)(q - u->base)) continue;
     const size_t off = (size_t)(q - u->base);

@@ -545,7 +545,7 @@ static void sym_direct_run(bool ce) {
   cr_assert(strstr(kilnLastError(), "already added") != NULL, "%s", kilnLastError());
   cr_assert(eq(int, kilnCommWindowRemove(w.kc[0], (ncclWindow_t)pool[0]), KILN_ERR_INVALID_ARGUMENT));
   /* A second window inside the first (PyTorch registers one per tensor of a segment): accepted;
-   * the calls below whose buffers lie in both run through whichever was added first. */
+   * the calls below whose buffers lie in both run through the newer (kilnUserWindowPeers). */
   ncclWindow_t inner[GPU_MAX];
   ncclGroupStart();
   for (int r = 0; r < n; r++) {
@@ -782,6 +782,14 @@ Test(gpu_runtime, sym_direct_choice) {
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, (size_t)1 << 28, f));
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, w.base + ((size_t)1 << 30), 2 * mib4, f)); /* in both */
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, ((size_t)1 << 28) + 1, f)));
+  /* Where windows overlap the newest maps the buffer (an older one may describe memory since
+   * freed and allocated again). */
+  char* got[8];
+  cr_assert(kilnUserWindowPeers(&c, w.base + ((size_t)1 << 30) + 64, 64, got));
+  cr_assert(eq(ptr, got[0], peers2[0] + 64));
+  cr_assert(eq(ptr, got[1], w.base + ((size_t)1 << 30) + 64)); /* this rank's own */
+  cr_assert(kilnUserWindowPeers(&c, w.base + 64, 64, got)); /* only in the first */
+  cr_assert(eq(ptr, got[0], peers[0] + 64));
   /* Allgather and alltoall copy with the copy engine from 128 MiB of reference bytes on 2 ranks;
    * allreduce never; KILN_SYM_CE=0 never, KILN_SYM_CE_BYTES from where it says. */
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
