@@ -347,6 +347,23 @@ kilnResult_t kilnCommWindowRemove(kilnComm_t c, ncclWindow_t win) {
                       c->rank, (void*)win);
 }
 
+int kilnCommWindowForget(kilnComm_t c, const void* base, size_t bytes) {
+  if (!c || !base || bytes == 0) return 0;
+  const char* lo = (const char*)base;
+  const char* hi = (uintptr_t)lo > UINTPTR_MAX - bytes ? (const char*)UINTPTR_MAX : lo + bytes;
+  int gone = 0;
+  for (int i = 0; i < c->nuwins;) {
+    const struct kilnUserWindow* u = &c->uwins[i];
+    if (u->base < hi && lo < u->base + u->bytes) {
+      (void)kilnCommWindowRemove(c, u->win); /* keeps the others' order */
+      gone++;
+    } else {
+      i++;
+    }
+  }
+  return gone;
+}
+
 int kilnCommWindowCount(kilnComm_t c) { return c ? c->nuwins : 0; }
 
 /* The newest window that holds the range: where windows overlap, the latest registration

@@ -220,6 +220,38 @@ Test(shim, forwards_send_with_identical_arguments) {
   assertCall(fakeCalls() - 1, "ncclSend", &expect);
 }
 
+/* ncclMemAlloc and ncclMemFree are hooked (the drop-in remembers an allocation's extent and
+ * forgets windows left over it at its free) but reach the real NCCL with the same arguments and
+ * return its result. */
+Test(shim, mem_alloc_and_free_forward) {
+  loadShim(NULL, false);
+  ncclResult_t (*alloc)(void**, size_t) = sym("ncclMemAlloc");
+  ncclResult_t (*release)(void*) = sym("ncclMemFree");
+  void* p = (void*)(uintptr_t)0x7f0000100000; /* the fake leaves it as it is */
+  void** where = &p;
+  size_t size = (size_t)3 << 20;
+  cr_assert(eq(int, alloc(where, size), ncclSuccess));
+  fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
+  {
+    void** ptr = where;
+    FAKE_NCCL_EACH((ptr, size))
+  }
+  assertCall(fakeCalls() - 1, "ncclMemAlloc", &expect);
+  cr_assert(eq(int, release(p), ncclSuccess));
+  fakeNcclRecord expect2 = {.nbytes = 0};
+  fakeRec = &expect2;
+  {
+    void* ptr = p;
+    FAKE_NCCL_EACH((ptr))
+  }
+  assertCall(fakeCalls() - 1, "ncclMemFree", &expect2);
+  /* Freed again, or never allocated: forwarded as well. */
+  const int before = fakeCalls();
+  cr_assert(eq(int, release((void*)(uintptr_t)0x1000), ncclSuccess));
+  cr_assert(eq(int, fakeCalls(), before + 1));
+  cr_assert(eq(int, lastCallOf("ncclMemFree"), before));
+}
+
 Test(shim, pnccl_twin_forwards_like_nccl) {
   loadShim(NULL, false);
   ncclResult_t (*bcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t,

@@ -125,6 +125,12 @@ typedef struct shimWindow {
 void shimWindowsAdded(int n, const shimWindow* w);
 /* Before the real deregistration: kiln forgets the window. */
 void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win);
+/* After a successful ncclMemAlloc by the application: remembers the allocation's extent. */
+void shimMemAllocated(void* ptr, size_t size);
+/* Before the application's ncclMemFree: kiln forgets every window over that allocation (memory
+ * freed without deregistering its windows first; a later allocation at the same address must not
+ * be taken for one of them). */
+void shimMemFreeing(void* ptr);
 /* kiln's own asynchronous error on this communicator (ncclSuccess if none or unknown comm). */
 ncclResult_t shimCommAsyncError(ncclComm_t comm);
 /* Decides the call: true when kiln takes it (a plan matches; then, with launch, it is run on the

@@ -11,7 +11,8 @@
  *
  * KILN_SHIM_FORWARDED: passed to the real NCCL unchanged.
  * KILN_SHIM_HOOKED:    the shim writes the body (communicator setup and teardown, the collectives
- *                      kiln may run, symmetric windows, group tracking, async errors); each still
+ *                      kiln may run, symmetric windows and the memory under them, group
+ *                      tracking, async errors); each still
  *                      ends in the real call
  *                      whenever kiln does not take the call.
  * KILN_SHIM_VOID:      the two functions returning void, X(name).
@@ -46,8 +47,6 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
 
 /* clang-format off */
 #define KILN_SHIM_FORWARDED(X)                                                                      \
-  X(ncclResult_t, ncclMemAlloc, (void** ptr, size_t size), (ptr, size), shimMissing("ncclMemAlloc")) \
-  X(ncclResult_t, ncclMemFree, (void* ptr), (ptr), shimMissing("ncclMemFree"))                        \
   X(ncclResult_t, ncclGetVersion, (int* version), (version), shimMissing("ncclGetVersion"))           \
   X(ncclResult_t, ncclGetUniqueId, (ncclUniqueId* uniqueId), (uniqueId),                             \
     shimMissing("ncclGetUniqueId"))                                                                  \
@@ -120,6 +119,8 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
     (comm, team, nBarriers, outHandle, outReq), shimMissing("ncclGinBarrierCreateRequirement"))
 
 #define KILN_SHIM_HOOKED(X)                                                                         \
+  X(ncclResult_t, ncclMemAlloc, (void** ptr, size_t size), (ptr, size), shimMissing("ncclMemAlloc")) \
+  X(ncclResult_t, ncclMemFree, (void* ptr), (ptr), shimMissing("ncclMemFree"))                        \
   X(const char*, ncclGetLastError, (ncclComm_t comm), (comm), shimLastError())                       \
   X(ncclResult_t, ncclCommInitRankConfig,                                                            \
     (ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config),             \

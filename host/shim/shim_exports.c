@@ -12,7 +12,8 @@
  *   - GetAsyncError also reports kiln's own errors (a peer that never answered);
  *   - WindowRegister with NCCL_WIN_COLL_SYMMETRIC adds the window to kiln's communicator (at the
  *     outermost ncclGroupEnd when grouped), WindowDeregister removes it first: large calls on
- *     buffers in such windows go zero copy (kiln/runtime.h, kilnCommWindowAdd);
+ *     buffers in such windows go zero copy (kiln/runtime.h, kilnCommWindowAdd); MemAlloc
+ *     remembers an allocation's extent and MemFree first forgets any window left over it;
  *   - AllReduce/AllGather/ReduceScatter/AlltoAll may run as a kiln plan. Inside a group, the
  *     decision is made at the call (so a call kiln does not take joins NCCL's group as usual) but
  *     kiln's calls are launched only at the outermost ncclGroupEnd, after the real one, as NCCL
@@ -441,6 +442,24 @@ SHIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t 
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t comm, ncclWindow_t win))
+
+/* The application's symmetric memory: its extent is remembered at allocation, so that a window
+ * left registered over it is forgotten when it is freed (kiln's own calls pass straight through). */
+SHIM_EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
+  ncclResult_t res;
+  SHIM_REAL(res, ncclMemAlloc, (ptr, size), shimMissing("ncclMemAlloc"));
+  if (res == ncclSuccess && ptr && *ptr && shimPassthrough == 0 && !kilnOff()) shimMemAllocated(*ptr, size);
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclMemAlloc, (void** ptr, size_t size))
+
+SHIM_EXPORT ncclResult_t ncclMemFree(void* ptr) {
+  if (ptr && shimPassthrough == 0 && !kilnOff()) shimMemFreeing(ptr);
+  ncclResult_t res;
+  SHIM_REAL(res, ncclMemFree, (ptr), shimMissing("ncclMemFree"));
+  return res;
+}
+SHIM_TWIN(ncclResult_t, ncclMemFree, (void* ptr))
 
 /* At the outermost group end: adds the group's windows once their registration completed (all
  * at once: the ranks agree on them in one grouped call). */

@@ -570,6 +570,60 @@ void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win) {
 #endif
 }
 
+/* The application's live ncclMemAlloc allocations (address, size), for shimMemFreeing. */
+static struct {
+  void* ptr;
+  size_t size;
+}* allocs;
+static int nallocs, capallocs;
+static pthread_mutex_t allocsLock = PTHREAD_MUTEX_INITIALIZER;
+
+void shimMemAllocated(void* ptr, size_t size) {
+  pthread_mutex_lock(&allocsLock);
+  if (nallocs == capallocs) {
+    const int cap = capallocs ? 2 * capallocs : 64;
+    void* a = realloc(allocs, (size_t)cap * sizeof(*allocs));
+    if (!a) {
+      pthread_mutex_unlock(&allocsLock);
+      /* Unknown extent at its free: the windows that hold its first byte are forgotten then. */
+      shimLogOnce(SHIM_LOG_WARN, "out of memory for the allocation table");
+      return;
+    }
+    allocs = a;
+    capallocs = cap;
+  }
+  allocs[nallocs].ptr = ptr;
+  allocs[nallocs++].size = size;
+  pthread_mutex_unlock(&allocsLock);
+}
+
+void shimMemFreeing(void* ptr) {
+  size_t size = 1; /* not from ncclMemAlloc through here: the windows over its first byte */
+  pthread_mutex_lock(&allocsLock);
+  for (int i = nallocs - 1; i >= 0; i--)
+    if (allocs[i].ptr == ptr) {
+      size = allocs[i].size;
+      allocs[i] = allocs[--nallocs];
+      break;
+    }
+  pthread_mutex_unlock(&allocsLock);
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  pthread_mutex_lock(&commsLock);
+  for (int i = 0; i < ncomms; i++) {
+    if (!comms[i]->kc) continue;
+    shimPassthrough++;
+    const int gone = kilnCommWindowForget(comms[i]->kc, ptr, size);
+    shimPassthrough--;
+    if (gone > 0) {
+      __atomic_fetch_sub(&kilnShimWindows, gone, __ATOMIC_RELAXED);
+      shimLogOnce(SHIM_LOG_INFO, "rank %d: memory freed under symmetric windows not deregistered: kiln "
+                  "forgets them", comms[i]->rank);
+    }
+  }
+  pthread_mutex_unlock(&commsLock);
+#endif
+}
+
 ncclResult_t shimCommAsyncError(ncclComm_t comm) {
   ncclResult_t res = ncclSuccess;
 #ifdef KILN_SHIM_HAVE_RUNTIME

@@ -142,12 +142,12 @@ KILN_API kilnResult_t kilnSymRun(kilnComm_t comm, kilnSymAlgo_t algo, const void
 /* Outputs in the caller's symmetric windows: zero copy. When a call's output lies in a window the
  * caller registered with ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC) and added here,
  * kilnSymRun (from KILN_SYM_DIRECT_BYTES of reference bytes; default 16 MiB on 2 ranks, off on
- * others until measured there: host/sym.c) has the peers store into it directly (kernels/sym.cuh): allgather and alltoall with no staging at all,
+ * others: host/sym.c) has the peers store into it directly (kernels/sym.cuh): allgather and alltoall with no staging at all,
  * allreduce (as two-shot) with its reduced shares stored straight into every output instead of
  * a second staging phase and copy; reducescatter stays staged. NCCL's rule for such windows
  * holds: a call's buffers lie at the same offset in their window on every rank. kiln's libnccl.so.2 adds every window registered through
  * it this way (after the registration's group ends). KILN_SYM_DIRECT=0: never direct. From
- * KILN_SYM_CE_BYTES (default 128 MiB on 2 ranks, off on others until measured) direct allgather
+ * KILN_SYM_CE_BYTES (default 128 MiB on 2 and 4 ranks, off on others) direct allgather
  * and alltoall copy to the peers with the copy engine, between two kernels of one block that meet
  * the peers before and after (KILN_SYM_CE=0: never); unlike the kernels' stores, those copies
  * cannot be called off: a call issued after the communicator failed skips them, but one already
@@ -163,6 +163,10 @@ KILN_API kilnResult_t kilnSymRun(kilnComm_t comm, kilnSymAlgo_t algo, const void
  * concurrently with calls on `comm`. */
 KILN_API kilnResult_t kilnCommWindowAdd(kilnComm_t comm, ncclWindow_t win, void* base, size_t bytes);
 KILN_API kilnResult_t kilnCommWindowRemove(kilnComm_t comm, ncclWindow_t win);
+/* Forgets every added window that overlaps [base, base + bytes) (memory about to be freed: a
+ * window left over it would map a later buffer at that address to the peers' old memory) and
+ * returns how many. Where windows overlap a call takes the newest that holds its output. */
+KILN_API int kilnCommWindowForget(kilnComm_t comm, const void* base, size_t bytes);
 /* How many windows are added to comm. */
 KILN_API int kilnCommWindowCount(kilnComm_t comm);
 /* Whether kilnSymRun would run this call direct (a predicate: sets no error). */

@@ -843,6 +843,46 @@ Test(gpu_runtime, sym_direct_choice) {
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
 }
 
+/* kilnCommWindowForget (the drop-in calls it before the application's ncclMemFree): every window
+ * that overlaps the freed range goes, the others stay in the order they were added (no GPU
+ * needed: windows made by hand, host addresses never touched). */
+Test(gpu_runtime, window_forget) {
+  struct kilnComm c;
+  memset(&c, 0, sizeof c);
+  c.nranks = 2;
+  c.capuwins = 4;
+  c.uwins = calloc(4, sizeof(*c.uwins));
+  cr_assert(c.uwins != NULL);
+  char* base = (char*)0x7f0000000000ull;
+  const size_t gib = (size_t)1 << 30;
+  const struct {
+    size_t off, bytes;
+  } w[] = {{0, gib}, {gib, 64u << 20}, {2 * gib, 1u << 20}, {gib + (32u << 20), 1u << 20}};
+  for (int i = 0; i < 4; i++) {
+    c.uwins[i] = (struct kilnUserWindow){(ncclWindow_t)(uintptr_t)(i + 1), base + w[i].off, w[i].bytes,
+                                         calloc(2, sizeof(char*))};
+    cr_assert(c.uwins[i].peers != NULL);
+  }
+  c.nuwins = 4;
+  /* The second allocation, [1 GiB, 1 GiB + 64 MiB): windows 2 and 4 (inside it). */
+  cr_assert(eq(int, kilnCommWindowForget(&c, base + gib, 64u << 20), 2));
+  cr_assert(eq(int, kilnCommWindowCount(&c), 2));
+  cr_assert(eq(ptr, (void*)c.uwins[0].win, (void*)1));
+  cr_assert(eq(ptr, (void*)c.uwins[1].win, (void*)3));
+  /* A range that only touches window 1's last byte; one past window 3; nothing; bad arguments. */
+  cr_assert(eq(int, kilnCommWindowForget(&c, base + gib - 1, 1), 1));
+  cr_assert(eq(int, kilnCommWindowForget(&c, base + 2 * gib + (1u << 20), 4096), 0));
+  cr_assert(eq(int, kilnCommWindowForget(&c, base + 3 * gib, gib), 0));
+  cr_assert(eq(int, kilnCommWindowForget(&c, NULL, 5), 0));
+  cr_assert(eq(int, kilnCommWindowForget(NULL, base, 5), 0));
+  cr_assert(eq(int, kilnCommWindowForget(&c, base + 2 * gib, 0), 0));
+  cr_assert(eq(int, kilnCommWindowCount(&c), 1));
+  cr_assert(eq(int, kilnCommWindowForget(&c, (char*)UINTPTR_MAX - 15, 4096), 0)); /* past the address space */
+  cr_assert(eq(int, kilnCommWindowForget(&c, base, 3 * gib), 1));
+  cr_assert(eq(int, kilnCommWindowCount(&c), 0));
+  free(c.uwins);
+}
+
 /* A block with an empty range must not touch the last partial LL line (it once did: in place, it
  * could reduce an already reduced element again). With 128 blocks of 1 KiB and LL lines up to
  * 1 MiB, an int8 segment of 131073 bytes leaves block 127 empty on a GPU of 128 SMs or more. The
