@@ -333,14 +333,19 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
   return KILN_SUCCESS;
 }
 
+/* Drops window i, keeping the others in the order they were added (kilnUserWindowPeers looks from
+ * the newest). */
+static void windowRemoveAt(struct kilnComm* c, int i) {
+  free(c->uwins[i].peers);
+  memmove(&c->uwins[i], &c->uwins[i + 1], (size_t)(c->nuwins - i - 1) * sizeof(c->uwins[0]));
+  c->nuwins--;
+}
+
 kilnResult_t kilnCommWindowRemove(kilnComm_t c, ncclWindow_t win) {
   if (!c || !win) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowRemove: NULL argument");
   for (int i = 0; i < c->nuwins; i++)
     if (c->uwins[i].win == win) {
-      free(c->uwins[i].peers);
-      /* Keep the order of addition (kilnUserWindowPeers looks from the newest). */
-      memmove(&c->uwins[i], &c->uwins[i + 1], (size_t)(c->nuwins - i - 1) * sizeof(c->uwins[0]));
-      c->nuwins--;
+      windowRemoveAt(c, i);
       return KILN_SUCCESS;
     }
   return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowRemove: window %p was not added",
@@ -355,7 +360,7 @@ int kilnCommWindowForget(kilnComm_t c, const void* base, size_t bytes) {
   for (int i = 0; i < c->nuwins;) {
     const struct kilnUserWindow* u = &c->uwins[i];
     if (u->base < hi && lo < u->base + u->bytes) {
-      (void)kilnCommWindowRemove(c, u->win); /* keeps the others' order */
+      windowRemoveAt(c, i);
       gone++;
     } else {
       i++;

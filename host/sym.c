@@ -120,9 +120,12 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 128 blocks, 2428 grown with 64, 2400 in 16 MiB rounds with 128, 2470 in 16 with 64; 256 MiB 596
    * vs 619; but 128 blocks in rounds that did not grow, 32-128 MiB: 97.6 vs 91.1 us, 322 vs 312. So
    * 128 blocks in grown rounds only, except on 2 GPUs, where they also help rounds that did not
-   * grow (run 4, 4x H200: allgather 32 MiB 58.0 vs 62.7 us, 128 MiB 199 vs 208). */
-  c->symCopyRoundMaxBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_MAX_BYTES", (long long)32 << 20);
-  c->symCopyBlocks = (int)envClamp("KILN_SYM_COPY_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
+   * grow (run 4, 4x H200: allgather 32 MiB 58.0 vs 62.7 us, 128 MiB 199 vs 208). More than 4
+   * ranks: not measured, rounds of KILN_SYM_COPY_ROUND_BYTES and KILN_SYM_BLOCKS blocks. */
+  c->symCopyRoundMaxBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_MAX_BYTES",
+                                             c->nranks <= 4 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
+  c->symCopyBlocks = (int)envClamp("KILN_SYM_COPY_BLOCKS", c->nranks <= 4 ? 128 : c->symMaxBlocks, 1,
+                                   KILN_SYM_MAX_BLOCKS);
   /* 2 GPUs: alltoall goes as a copy at every size. 2x H100, graphs, plain buffers
    * (bench/results/h100x2-s9 run 5): 1 GiB 1519 us as a copy (rounds growing to 32 MiB, 128
    * blocks) vs 1580 as a reduction, 256 MiB 406 vs 421 (NCCL 1709, 503). */
@@ -365,7 +368,8 @@ static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSym
   const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
   const bool copies = symCopies(c, algo, a->total * es);
   /* Copies in rounds that grew (kilnSymConfigure; on 2 ranks any in rounds) take symCopyBlocks. */
-  const bool grown = a->rounds > 1 && (c->nranks == 2 || a->region > copyRegion(c, algo));
+  const uint64_t cc = copyRegion(c, algo);
+  const bool grown = a->rounds > 1 && (c->nranks == 2 || (cc && a->region > cc));
   const int cap = copyDirect                 ? c->symDirectBlocks
                 : a->rounds > 1 && !copies    ? c->symReduceBlocks
                 : grown                       ? c->symCopyBlocks

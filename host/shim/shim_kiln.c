@@ -570,44 +570,55 @@ void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win) {
 #endif
 }
 
-/* The application's live ncclMemAlloc allocations (address, size), for shimMemFreeing. */
+/* The application's live ncclMemAlloc allocations (address, size), for shimMemFreeing; one entry
+ * per address (an address allocated again replaces its entry, should a free have bypassed us). */
+#ifdef KILN_SHIM_HAVE_RUNTIME
 static struct {
   void* ptr;
   size_t size;
 }* allocs;
 static int nallocs, capallocs;
 static pthread_mutex_t allocsLock = PTHREAD_MUTEX_INITIALIZER;
+#endif
 
 void shimMemAllocated(void* ptr, size_t size) {
+#ifdef KILN_SHIM_HAVE_RUNTIME
   pthread_mutex_lock(&allocsLock);
-  if (nallocs == capallocs) {
+  int i = 0;
+  while (i < nallocs && allocs[i].ptr != ptr) i++;
+  if (i == nallocs && nallocs == capallocs) {
     const int cap = capallocs ? 2 * capallocs : 64;
     void* a = realloc(allocs, (size_t)cap * sizeof(*allocs));
     if (!a) {
       pthread_mutex_unlock(&allocsLock);
-      /* Unknown extent at its free: the windows that hold its first byte are forgotten then. */
+      /* Unknown extent at its free: the windows over its first byte are forgotten then. */
       shimLogOnce(SHIM_LOG_WARN, "out of memory for the allocation table");
       return;
     }
     allocs = a;
     capallocs = cap;
   }
-  allocs[nallocs].ptr = ptr;
-  allocs[nallocs++].size = size;
+  if (i == nallocs) nallocs++;
+  allocs[i].ptr = ptr;
+  allocs[i].size = size;
   pthread_mutex_unlock(&allocsLock);
+#else
+  (void)ptr;
+  (void)size;
+#endif
 }
 
 void shimMemFreeing(void* ptr) {
-  size_t size = 1; /* not from ncclMemAlloc through here: the windows over its first byte */
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  size_t size = 1; /* not allocated through here: the windows over its first byte */
   pthread_mutex_lock(&allocsLock);
-  for (int i = nallocs - 1; i >= 0; i--)
+  for (int i = 0; i < nallocs; i++)
     if (allocs[i].ptr == ptr) {
       size = allocs[i].size;
       allocs[i] = allocs[--nallocs];
       break;
     }
   pthread_mutex_unlock(&allocsLock);
-#ifdef KILN_SHIM_HAVE_RUNTIME
   pthread_mutex_lock(&commsLock);
   for (int i = 0; i < ncomms; i++) {
     if (!comms[i]->kc) continue;
@@ -621,6 +632,8 @@ void shimMemFreeing(void* ptr) {
     }
   }
   pthread_mutex_unlock(&commsLock);
+#else
+  (void)ptr;
 #endif
 }
 

@@ -165,7 +165,9 @@ KILN_API kilnResult_t kilnCommWindowAdd(kilnComm_t comm, ncclWindow_t win, void*
 KILN_API kilnResult_t kilnCommWindowRemove(kilnComm_t comm, ncclWindow_t win);
 /* Forgets every added window that overlaps [base, base + bytes) (memory about to be freed: a
  * window left over it would map a later buffer at that address to the peers' old memory) and
- * returns how many. Where windows overlap a call takes the newest that holds its output. */
+ * returns how many. As with kilnCommWindowRemove, every rank must forget the same windows before
+ * its next call on them (ranks that disagree on direct or staged wait for each other until the
+ * timeout). Where windows overlap a call takes the newest that holds its output. */
 KILN_API int kilnCommWindowForget(kilnComm_t comm, const void* base, size_t bytes);
 /* How many windows are added to comm. */
 KILN_API int kilnCommWindowCount(kilnComm_t comm);
