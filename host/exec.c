@@ -10,7 +10,6 @@
 #include "kiln/registry.h"
 #include "kiln_dev.h"
 #include "launch.h"
-#include "sym_ce.h"
 #include "runtime_internal.h"
 
 struct kilnExec {

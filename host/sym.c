@@ -171,12 +171,18 @@ static bool symCopies(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t pieceB
   return a == KILN_SYM_ALLGATHER || (a == KILN_SYM_ALLTOALL && pieceBytes < c->symA2ABigBytes);
 }
 
-/* A rank's region of a copy round before it grows (geometry): symCopyRoundBytes over the call's
- * phases and ranks, at least 256 bytes; 0 when copy rounds have no limit. */
+/* One rank's region of `bytes` of staging, shared by the call's phases (two-shot: 2) and ranks,
+ * rounded down to 256 bytes (staging regions start at 256-byte boundaries). */
+static uint64_t perRegion(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t bytes) {
+  const uint64_t phases = a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1;
+  return bytes / (phases * (uint64_t)c->nranks) / 256 * 256;
+}
+
+/* A rank's region of a copy round before it grows (geometry): symCopyRoundBytes per region, at
+ * least 256 bytes; 0 when copy rounds have no limit. */
 static uint64_t copyRegion(const struct kilnComm* c, kilnSymAlgo_t a) {
   if (!c->symCopyRoundBytes) return 0;
-  const uint64_t phases = a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1;
-  const uint64_t cc = c->symCopyRoundBytes / (phases * (uint64_t)c->nranks) / 256 * 256;
+  const uint64_t cc = perRegion(c, a, c->symCopyRoundBytes);
   return cc < 256 ? 256 : cc;
 }
 
@@ -193,12 +199,11 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   const int n = c->nranks;
   if (es == 0 || c->symHalf == 0 || n < 2 || n > KILN_SYM_MAX_RANKS) return false;
   if (a == KILN_SYM_ALLTOALL && inplace) return false;
-  const int phases = a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1;
   const size_t vec = 16 / es;
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
   /* Bytes one rank's region of a half may take. */
-  const uint64_t cap = c->symHalf / ((uint64_t)phases * n) / 256 * 256; /* rounded down */
+  const uint64_t cap = perRegion(c, a, c->symHalf);
   /* LL lines only where they fit a region (small staging, many ranks: the flag form, in rounds). */
   const int lines = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes) &&
                     up256((s * es + 7) / 8 * 16) <= cap;
@@ -215,7 +220,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
       /* A copy of at least 8 such rounds takes rounds of an eighth of it, up to
        * symCopyRoundMaxBytes. */
       if (cc && c->symCopyRoundMaxBytes > c->symCopyRoundBytes) {
-        const uint64_t big = c->symCopyRoundMaxBytes / ((uint64_t)phases * n) / 256 * 256;
+        const uint64_t big = perRegion(c, a, c->symCopyRoundMaxBytes);
         const uint64_t eighth = up256((s * es + 7) / 8);
         cc = eighth < cc ? cc : eighth > big ? big : eighth;
       }

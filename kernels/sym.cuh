@@ -417,7 +417,7 @@ template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymAr
   const uint64_t count = a.count;
   uint64_t lo, hi;
   blockRange<T>(a, &lo, &hi);
-  /* The copy-engine form (sym_ce.h, host/sym.c kilnSymIssueCopyEngine): a kernel of one block
+  /* The copy-engine form (sym_ce.h, host/sym.c issueCopyEngine): a kernel of one block
    * for each meeting (ARRIVE: phase 0, DONE: phase 1), the engine's copies between them. */
   if (a.direct == KILN_SYM_DIRECT_DONE) {
     publish(a, 0, seq);

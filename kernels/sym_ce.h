@@ -1,4 +1,4 @@
-/* The copy-engine form of direct allgather and alltoall (host/sym.c kilnSymIssueCopyEngine;
+/* The copy-engine form of direct allgather and alltoall (host/sym.c issueCopyEngine;
  * kernels/sym.cuh bodyDirect): what the host and the kernels share beyond kiln_dev.h. */
 #ifndef KILN_KERNELS_SYM_CE_H
 #define KILN_KERNELS_SYM_CE_H
