@@ -140,13 +140,15 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 111.4; allreduce 1 MiB 12.1 vs 10.9, 4 MiB 21.3 vs 21.9, 16 MiB 58.3 vs 62.3: 16 MiB there.
    * 4x H200 (bench/results/h200x4-s10 run 2): allgather 512 KiB 8.38 vs 8.54, 1 MiB 9.36 vs 10.35,
    * 16 MiB 43.4 vs 48.2 (NCCL on windows 9.6, 43.7); alltoall 1-2 MiB level, 4 MiB 16.3 vs 17.5;
-   * allreduce 1 MiB 14.2 vs 15.9, 64 MiB 297 vs 309; 256 KiB: allgather 8.18 vs 7.32. But on 4
-   * GPUs under PyTorch's symmetric memory (bench/torch_symm_mem.py, torchrun, run 9) the zero-copy
-   * alltoall of 2^24 floats into a symmetric tensor left the peers' pieces wrong (every other
-   * check exact, coll_bench's windows bitwise equal to NCCL): off on 4 until that is understood,
-   * KILN_SYM_DIRECT_BYTES=1048576 for the measured threshold. 8 ranks: not measured, off. */
+   * allreduce 1 MiB 14.2 vs 15.9, 64 MiB 297 vs 309; 256 KiB: allgather 8.18 vs 7.32: 1 MiB on 4.
+   * Under PyTorch's symmetric memory (bench/torch_symm_mem.py, torchrun) the zero-copy alltoall of
+   * 2^24 floats once left the peers' pieces wrong (s10 run 9): an older window over memory freed
+   * and allocated again had been taken; with the newest window and windows forgotten at
+   * ncclMemFree, 12/12 exact on every rank (bench/results/h200x4-s11 run 1). 8 ranks: not
+   * measured, off. */
   c->symDirectBytes =
-      envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_BYTES", c->nranks == 2 ? (long long)16 << 20 : LLONG_MAX);
+      envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_BYTES",
+                   c->nranks == 2 ? (long long)16 << 20 : c->nranks == 4 ? (long long)1 << 20 : LLONG_MAX);
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
    * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
   c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);

@@ -738,7 +738,7 @@ Test(gpu_runtime, sym_choice) {
 
 /* Which calls go direct (zero copy) on the host (no GPU needed: runs in CI): a window added by
  * hand (host addresses, never touched), the output in it or not, past its end, the thresholds
- * per rank count (16 MiB on 2 ranks, off on 4 and 8, KILN_SYM_DIRECT_BYTES for any),
+ * per rank count (16 MiB on 2 ranks, 1 MiB on 4, off on 8, KILN_SYM_DIRECT_BYTES for any),
  * KILN_SYM_DIRECT=0, reducescatter and in-place alltoall never, no staging never. */
 Test(gpu_runtime, sym_direct_choice) {
   struct kilnComm c;
@@ -808,16 +808,17 @@ Test(gpu_runtime, sym_direct_choice) {
   unsetenv("KILN_SYM_CE_BYTES");
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
-  /* 4 and 8 ranks: off by default (4: see kilnSymConfigure), from where KILN_SYM_DIRECT_BYTES says
-   * when set; the copy engine then from 128 MiB of reference bytes (count x 4 B x 4) on 4 ranks,
-   * KILN_SYM_CE_BYTES moves it. */
+  /* 4 ranks: from 1 MiB of reference bytes (count x 4 B x 4), the copy engine from 128 MiB,
+   * KILN_SYM_CE_BYTES moves it; 8 ranks: off by default, from where KILN_SYM_DIRECT_BYTES says. */
   c.nranks = 8;
   kilnSymConfigure(&c);
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
-  c.nranks = 4;
+  setenv("KILN_SYM_DIRECT_BYTES", "2097152", 1);
   kilnSymConfigure(&c);
-  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
-  setenv("KILN_SYM_DIRECT_BYTES", "1048576", 1);
+  unsetenv("KILN_SYM_DIRECT_BYTES");
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
+  c.nranks = 4;
   kilnSymConfigure(&c);
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
