@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/lib" "$tmp/shim" "$here/.carry"
-for b in tests/gpu/test_gpu_runtime bench/coll_bench bench/prim_bench bench/host_bench; do
+for b in tests/gpu/test_gpu_runtime bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench; do
   [ -x "$build/$b" ] && cp "$build/$b" "$tmp/bin/"
 done
 [ -x "$build/tests/gpu/test_gpu_shim" ] && cp "$build/tests/gpu/test_gpu_shim" "$tmp/shim/"

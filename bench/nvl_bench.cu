@@ -1,0 +1,330 @@
+/*
+ * nvl_bench: how fast one GPU can push data into its peers over NVLink, per way of storing, with
+ * every GPU pushing at once (the traffic of an allgather or alltoall: each GPU sends a piece to each
+ * peer). One process, peer access through CUDA (no NCCL). Ways:
+ *   sm    threads load 16 bytes each (8 in flight) and store them into the peer (kiln's copy1)
+ *   tma   one thread per block moves chunks with the Hopper bulk copies: global -> shared
+ *         (cp.async.bulk, an mbarrier per stage), then shared -> the peer's memory
+ *         (cp.async.bulk.global.shared::cta), several stages in flight
+ *   ce    the copy engine: cudaMemcpyAsync to each peer, one after the other on one stream
+ * Block j of a kernel starts at peer me + 1 + j % (n - 1), so that at any moment the blocks of a GPU
+ * store to every peer. Every destination is checked after the timed runs (exit status 1 on any
+ * wrong byte). Time: the slowest GPU's event pair, median of --iters; GB/s = bytes a GPU sends /
+ * time.
+ *   nvl_bench [--gpus N] [--bytes PER_PEER] [--iters N]
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "bench_check.h"
+
+static __host__ __device__ __forceinline__ size_t lmin(size_t a, size_t b) { return a < b ? a : b; }
+
+enum { MAXG = 8 };
+
+struct Targets {
+  char* dst[MAXG]; /* where this GPU's piece goes on each peer */
+  int n, me;
+};
+
+__device__ __forceinline__ int peerOf(const Targets& t, int k) { return (t.me + 1 + k) % t.n; }
+
+/* ---- SM stores: block j copies its share of every peer's piece, peers in staggered order.
+ * HINT 0: plain 16-byte stores, loads through L2 only (kiln's copy1); 1: streaming stores
+ * (st.global.cs) and non-caching loads; 2: write-through stores (st.global.wt). ---- */
+template <int HINT> __device__ __forceinline__ void store16(uint4* d, uint4 v) {
+  if constexpr (HINT == 0) *d = v;
+  else if constexpr (HINT == 1) __stcs(d, v);
+  else __stwt(d, v);
+}
+template <int HINT> __device__ __forceinline__ uint4 load16(const uint4* s) {
+  if constexpr (HINT == 1) return __ldcs(s);
+  else return __ldcg(s);
+}
+
+template <int U, int HINT>
+__global__ void __launch_bounds__(1024) smPush(Targets t, const char* src, size_t bytes) {
+  const size_t nvec = bytes / 16;
+  const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
+  const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
+  for (int k0 = 0; k0 < t.n - 1; k0++) {
+    const int p = peerOf(t, (k0 + (int)blockIdx.x) % (t.n - 1));
+    const uint4* s = (const uint4*)src;
+    uint4* d = (uint4*)t.dst[p];
+    size_t i = lo + threadIdx.x;
+    for (; i + (size_t)(U - 1) * blockDim.x < hi; i += (size_t)U * blockDim.x) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) v[u] = load16<HINT>(s + i + (size_t)u * blockDim.x);
+#pragma unroll
+      for (int u = 0; u < U; u++) store16<HINT>(d + i + (size_t)u * blockDim.x, v[u]);
+    }
+    for (; i < hi; i += blockDim.x) store16<HINT>(d + i, load16<HINT>(s + i));
+  }
+}
+
+/* The same, but each warp stays on one peer (warp w of block j: peer (w + j) % (n - 1)), the
+ * warps of a peer sharing the block's range of it: every block stores to all peers at once. */
+__global__ void __launch_bounds__(1024) smPushWarps(Targets t, const char* src, size_t bytes) {
+  constexpr int U = 8;
+  const size_t nvec = bytes / 16;
+  const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
+  const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
+  const int warps = blockDim.x / 32, w = threadIdx.x / 32, lane = threadIdx.x % 32, np = t.n - 1;
+  const int k = (w + (int)blockIdx.x) % np;
+  const int mates = warps / np + (w % np < warps % np ? 1 : 0); /* warps on this peer */
+  const int rank = w / np;                                      /* this warp among them */
+  const int p = peerOf(t, k);
+  const uint4* s = (const uint4*)src;
+  uint4* d = (uint4*)t.dst[p];
+  const size_t step = (size_t)mates * 32;
+  size_t i = lo + (size_t)rank * 32 + lane;
+  for (; i + (size_t)(U - 1) * step < hi; i += (size_t)U * step) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) v[u] = __ldcg(s + i + (size_t)u * step);
+#pragma unroll
+    for (int u = 0; u < U; u++) d[i + (size_t)u * step] = v[u];
+  }
+  for (; i < hi; i += step) d[i] = __ldcg(s + i);
+}
+
+/* ---- TMA: thread 0 of each block runs a pipeline of S stages of C bytes in shared memory ---- */
+__device__ __forceinline__ uint32_t smemAddr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mbarInit(uint64_t* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smemAddr(bar)));
+}
+
+__device__ __forceinline__ void bulkLoad(void* smem, const void* gmem, uint32_t bytes, uint64_t* bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smemAddr(bar)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smemAddr(smem)),
+               "l"(gmem), "r"(bytes), "r"(smemAddr(bar))
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT_%=;\n}\n" ::"r"(
+          smemAddr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void bulkStore(void* gmem, const void* smem, uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem), "r"(smemAddr(smem)), "r"(bytes)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+/* Waits until at most N of this thread's store groups still read shared memory. */
+template <int N> __device__ __forceinline__ void storesRead() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void storesDone() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+template <int S>
+__global__ void tmaPush(Targets t, const char* src, size_t bytes, uint32_t chunk) {
+  extern __shared__ __align__(128) char stage[];
+  __shared__ uint64_t bars[S];
+  if (threadIdx.x != 0) return;
+  for (int s = 0; s < S; s++) mbarInit(&bars[s]);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  /* The work: (n - 1) pieces, each cut into chunks; block j takes a contiguous share of each. */
+  const size_t nchunk = (bytes + chunk - 1) / chunk;
+  const size_t per = (nchunk + gridDim.x - 1) / gridDim.x;
+  const size_t lo = lmin(nchunk, per * blockIdx.x), hi = lmin(nchunk, lo + per);
+  const size_t mine = hi - lo, total = mine * (t.n - 1);
+  auto item = [&](size_t q, const char** s, char** d, uint32_t* b) {
+    const int k = (int)(q / mine);
+    const size_t c = lo + q % mine;
+    const int p = peerOf(t, (k + (int)blockIdx.x) % (t.n - 1));
+    const size_t off = c * chunk;
+    *b = (uint32_t)lmin((size_t)chunk, bytes - off);
+    *s = src + off;
+    *d = t.dst[p] + off;
+  };
+  /* Loads run S - 2 ahead of stores; a stage is reloaded once the store two items back has read
+   * it. */
+  constexpr int AHEAD = S > 2 ? S - 2 : 1;
+  for (size_t q = 0; q < lmin(total, (size_t)AHEAD); q++) {
+    const char* s;
+    char* d;
+    uint32_t b;
+    item(q, &s, &d, &b);
+    bulkLoad(stage + (q % S) * chunk, s, b, &bars[q % S]);
+  }
+  for (size_t q = 0; q < total; q++) {
+    const char* s;
+    char* d;
+    uint32_t b;
+    item(q, &s, &d, &b);
+    mbarWait(&bars[q % S], (uint32_t)((q / S) & 1));
+    bulkStore(d, stage + (q % S) * chunk, b);
+    const size_t nq = q + AHEAD;
+    if (nq < total) {
+      /* Stage nq % S last held item nq - S = q - (S - AHEAD): at most the S - AHEAD newest
+       * store groups (q back to that item's successor) may still read shared memory. */
+      storesRead<S - AHEAD>();
+      item(nq, &s, &d, &b);
+      bulkLoad(stage + (nq % S) * chunk, s, b, &bars[nq % S]);
+    }
+  }
+  storesDone();
+}
+
+/* ---- checks ---- */
+__global__ void fillPattern(uint32_t* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    p[i] = (uint32_t)(i * 2654435761u) ^ seed;
+}
+__global__ void countWrong(const uint32_t* p, size_t n, uint32_t seed, unsigned long long* bad) {
+  unsigned long long b = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    b += p[i] != ((uint32_t)(i * 2654435761u) ^ seed);
+  if (b) atomicAdd(bad, b);
+}
+
+int main(int argc, char** argv) {
+  int gpus = 4, iters = 10;
+  size_t bytes = (size_t)256 << 20;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--gpus") && i + 1 < argc) gpus = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--bytes") && i + 1 < argc) bytes = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: nvl_bench [--gpus N] [--bytes PER_PEER] [--iters N]\n");
+      return 2;
+    }
+  }
+  int have = 0;
+  if (cudaGetDeviceCount(&have) != cudaSuccess || have < 2) {
+    printf("nvl_bench: skipped: no GPU pair (%d visible)\n", have);
+    return 0;
+  }
+  gpus = std::min(std::max(gpus, 2), std::min(have, (int)MAXG));
+  bytes = bytes / 16 * 16;
+  std::vector<char*> src(gpus), dst(gpus);
+  std::vector<cudaStream_t> st(gpus);
+  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    for (int p = 0; p < gpus; p++)
+      if (p != g) {
+        cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CUDA_CHECK(e);
+      }
+    cudaGetLastError();
+    CUDA_CHECK(cudaMalloc(&src[g], bytes));
+    CUDA_CHECK(cudaMalloc(&dst[g], bytes * gpus)); /* region q: from rank q */
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&e0[g]));
+    CUDA_CHECK(cudaEventCreate(&e1[g]));
+    fillPattern<<<264, 512, 0, st[g]>>>((uint32_t*)src[g], bytes / 4, 0x9e3779b9u * (g + 1));
+  }
+  auto targets = [&](int g) {
+    Targets t;
+    memset(&t, 0, sizeof t);
+    t.n = gpus;
+    t.me = g;
+    for (int p = 0; p < gpus; p++) t.dst[p] = dst[p] + (size_t)g * bytes;
+    return t;
+  };
+  struct Way {
+    const char* name;
+    int blocks, threads, u, hint;
+    uint32_t chunk;
+    int stages;
+  };
+  std::vector<Way> ways;
+  for (int b : {64, 128, 132, 192, 264, 396}) ways.push_back({"sm", b, 512, 8, 0, 0, 0});
+  for (int b : {128, 264}) ways.push_back({"sm", b, 1024, 8, 0, 0, 0});
+  for (int b : {128, 264}) ways.push_back({"sm", b, 256, 16, 0, 0, 0});
+  for (int b : {128, 264}) ways.push_back({"sm", b, 512, 4, 0, 0, 0});
+  for (int h : {1, 2})
+    for (int b : {128, 264}) ways.push_back({"sm", b, 512, 8, h, 0, 0});
+  for (int b : {129, 264}) ways.push_back({"warps", b, 384, 8, 0, 0, 0});
+  for (int b : {8, 64}) ways.push_back({"tma", b, 32, 0, 0, 32768u, 4});
+  ways.push_back({"tma", 8, 32, 0, 0, 24576u, 8});
+  ways.push_back({"ce", 0, 0, 0, 0, 0, 0});
+  for (int g = 0; g < gpus; g++) { /* per device */
+    CUDA_CHECK(cudaSetDevice(g));
+    CUDA_CHECK(cudaFuncSetAttribute((const void*)tmaPush<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    CUDA_CHECK(cudaFuncSetAttribute((const void*)tmaPush<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  }
+  printf("# nvl_bench: %d GPUs each pushing %zu MiB to every peer at once; GB/s = bytes a GPU sends / time\n", gpus,
+         bytes >> 20);
+  printf("%-5s %7s %7s %3s %4s %7s %7s %10s %9s\n", "way", "blocks", "threads", "U", "hint", "chunk", "stages", "us", "GB/s");
+  int fails = 0;
+  for (const Way& w : ways) {
+    for (int g = 0; g < gpus; g++) {
+      CUDA_CHECK(cudaSetDevice(g));
+      CUDA_CHECK(cudaMemsetAsync(dst[g], 0, bytes * gpus, st[g]));
+      CUDA_CHECK(cudaStreamSynchronize(st[g]));
+    }
+    auto launch = [&](int g) {
+      Targets t = targets(g);
+      if (!strcmp(w.name, "sm")) {
+        auto k = w.u == 4 ? smPush<4, 0> : w.u == 16 ? smPush<16, 0> : w.hint == 1 ? smPush<8, 1> : w.hint == 2 ? smPush<8, 2> : smPush<8, 0>;
+        k<<<w.blocks, w.threads, 0, st[g]>>>(t, src[g], bytes);
+      } else if (!strcmp(w.name, "warps")) {
+        smPushWarps<<<w.blocks, w.threads, 0, st[g]>>>(t, src[g], bytes);
+      } else if (!strcmp(w.name, "tma")) {
+        const size_t sm = (size_t)w.chunk * w.stages;
+        if (w.stages == 4) tmaPush<4><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
+        else tmaPush<8><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
+      } else {
+        for (int k = 0; k < gpus - 1; k++) {
+          const int p = (g + 1 + k) % gpus;
+          CUDA_CHECK(cudaMemcpyAsync(t.dst[p], src[g], bytes, cudaMemcpyDefault, st[g]));
+        }
+      }
+    };
+    std::vector<double> times;
+    for (int it = 0; it < iters + 2; it++) {
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
+        launch(g);
+        CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
+      }
+      double worst = 0;
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaEventSynchronize(e1[g]));
+        CUDA_CHECK(cudaGetLastError());
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
+        worst = std::max(worst, (double)ms * 1000.0);
+      }
+      if (it >= 2) times.push_back(worst);
+    }
+    std::sort(times.begin(), times.end());
+    const double us = times[times.size() / 2];
+    /* Every region from a peer must hold that peer's pattern. */
+    unsigned long long wrong = 0;
+    for (int g = 0; g < gpus; g++) {
+      CUDA_CHECK(cudaSetDevice(g));
+      unsigned long long* bad;
+      CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
+      *bad = 0;
+      for (int q = 0; q < gpus; q++)
+        if (q != g) countWrong<<<264, 512, 0, st[g]>>>((uint32_t*)(dst[g] + (size_t)q * bytes), bytes / 4, 0x9e3779b9u * (q + 1), bad);
+      CUDA_CHECK(cudaStreamSynchronize(st[g]));
+      wrong += *bad;
+      cudaFree(bad);
+    }
+    fails += wrong != 0;
+    printf("%-5s %7d %7d %3d %4d %7u %7d %10.1f %9.1f%s\n", w.name, w.blocks, w.threads, w.u, w.hint, w.chunk, w.stages, us,
+           (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");
+    fflush(stdout);
+  }
+  return fails ? 1 : 0;
+}
