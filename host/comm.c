@@ -72,6 +72,11 @@ static void commFree(struct kilnComm* c) {
   for (int i = 0; i < c->nuwins; i++) free(c->uwins[i].peers);
   free(c->uwins);
   free(c->peers);
+  struct kilnClique* k = c->clique;
+  if (k) {
+    k->members[c->rank] = NULL;
+    if (__atomic_sub_fetch(&k->refs, 1, __ATOMIC_ACQ_REL) == 0) free(k);
+  }
   free(c);
 }
 
@@ -202,6 +207,43 @@ out:
   return res;
 }
 
+/* The clique of cs[0..n) (runtime_internal.h) when they are every rank of their communicator, each
+ * on its own GPU, and every GPU can have peer access to every other: enables it (it stays on after
+ * the communicators go, as NCCL's own in one process). KILN_SYM_PEERS=0: no clique. Not an error
+ * when there can be none: grouped calls then stay staged (or on the caller's windows). */
+static void commClique(int n, struct kilnComm** cs) {
+  const char* e = getenv("KILN_SYM_PEERS");
+  if ((e && !strcmp(e, "0")) || n < 2 || n > KILN_SYM_MAX_RANKS || n != cs[0]->nranks) return;
+  struct kilnComm* byRank[KILN_SYM_MAX_RANKS] = {0};
+  for (int i = 0; i < n; i++) {
+    if (cs[i]->nranks != n || cs[i]->rank < 0 || cs[i]->rank >= n || byRank[cs[i]->rank]) return;
+    byRank[cs[i]->rank] = cs[i];
+  }
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      if (i == j) continue;
+      int can = 0;
+      if (cs[i]->dev == cs[j]->dev || cudaDeviceCanAccessPeer(&can, cs[i]->dev, cs[j]->dev) != cudaSuccess || !can) {
+        cudaGetLastError();
+        return;
+      }
+      cudaSetDevice(cs[i]->dev);
+      const cudaError_t r = cudaDeviceEnablePeerAccess(cs[j]->dev, 0);
+      cudaGetLastError(); /* cudaErrorPeerAccessAlreadyEnabled is sticky until read */
+      if (r != cudaSuccess && r != cudaErrorPeerAccessAlreadyEnabled) return;
+    }
+  struct kilnClique* k = calloc(1, sizeof(*k));
+  if (!k) return;
+  k->n = k->refs = n;
+  for (int p = 0; p < n; p++) {
+    k->members[p] = byRank[p];
+    byRank[p]->clique = k;
+  }
+  if (getenv("KILN_DEBUG"))
+    fprintf(stderr, "kiln: ranks 0-%d in one process with peer access: grouped calls of all of them may go "
+            "zero copy\n", n - 1);
+}
+
 kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommConfig* cfg, kilnComm_t* out) {
   if (n < 1 || !nccls || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreateAll: bad arguments");
   int saveDev = 0;
@@ -224,6 +266,7 @@ kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommCon
   if (res != KILN_SUCCESS) goto out_free;
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commFinish(cs[i]);
   if (res != KILN_SUCCESS) goto out_free;
+  commClique(n, cs);
   for (int i = 0; i < n; i++) out[i] = cs[i];
   goto out;
 out_free:

@@ -250,6 +250,10 @@ kilnResult_t kilnGroupEnd(void) {
   }
   if (queued.n == 0) return KILN_SUCCESS;
   pthread_once(&cfgOnce, readConfig);
+  int save = -1;
+  cudaGetDevice(&save);
+  /* Calls of every rank of a clique go direct into each other's buffers where they can. */
+  kilnSymGroupPeers(queued.v, queued.n, kilnPeerAccess);
 
   /* Each GPU's launches together, in call order, GPUs in order of first appearance. A GPU with
    * a launch on a default-stream handle or in capture is issued by this thread. */
@@ -271,8 +275,6 @@ kilnResult_t kilnGroupEnd(void) {
     }
     if (queued.v[i].capturing || kilnStreamIsSpecial(queued.v[i].stream)) callerOnly[j] = true;
   }
-  int save = -1;
-  cudaGetDevice(&save);
   kilnResult_t first = KILN_SUCCESS;
   char msg[KILN_GROUP_MSG] = "";
   /* One GPU, no launcher threads, or more GPUs than launchers: call order, from this thread. */

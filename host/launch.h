@@ -15,6 +15,9 @@ typedef struct kilnLaunch {
   int dtype, threads;
   bool capturing;          /* stream capture: no ordering event; issued by the calling thread */
   bool sym;                /* the symmetric-memory kernel with symArgs, else a plan with args */
+  bool peerCand;           /* sym, staged: may go direct into the clique's buffers at the group's
+                            * end (kilnSymGroupPeers) */
+  int symAlgo;             /* sym: the caller's algorithm */
   union {
     kilnDevArgs args;
     kilnSymArgs symArgs;
@@ -37,6 +40,12 @@ int kilnEnterDevice(const struct kilnComm* c, cudaStream_t stream, bool also);
 void kilnLeaveDevice(const struct kilnComm* c, int save);
 kilnResult_t kilnLaunchCapture(kilnLaunch* l);
 kilnResult_t kilnLaunchSubmit(kilnLaunch* l);
+/* sym.c, at the outermost kilnGroupEnd before anything is issued: where a group holds the k-th
+ * call of every rank of a clique (runtime_internal.h), all candidates (peerCand) of the same
+ * algorithm, count, type and op, and every rank's GPU can reach every peer's output (`access`),
+ * those calls go direct (zero copy) into each other's outputs, all of them or none, as on windows
+ * (kernels/sym.cuh bodyDirect and body, the copy-engine form from KILN_SYM_CE_BYTES). */
+void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access);
 /* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd (a
  * failed call of the group: kilnGroupFail, kiln/runtime.h). */
 bool kilnGroupActive(void);

@@ -66,16 +66,38 @@ struct kilnComm {
   int nuwins, capuwins;
   uint64_t symDirectBytes;  /* KILN_SYM_DIRECT_BYTES: calls from this size go direct (KILN_SYM_DIRECT=0
                              * or unmeasured rank counts: UINT64_MAX / LLONG_MAX, never) */
+  uint64_t symDirectA2ABytes; /* KILN_SYM_DIRECT_A2A_BYTES: the same for alltoall */
   int symDirectBlocks;      /* KILN_SYM_DIRECT_BLOCKS */
   uint64_t symCEBytes;      /* KILN_SYM_CE_BYTES: direct allgather/alltoall from this size copy
                              * with the copy engine (KILN_SYM_CE=0: UINT64_MAX, never) */
   int symCEBlocks;          /* KILN_SYM_CE_BLOCKS: blocks of the local copy beside the engine */
+  uint64_t symARCEBytes;    /* KILN_SYM_AR_CE_BYTES: direct allreduce from this size reduces its
+                             * share staged, then copies it to the peers with the engine */
   cudaStream_t ceSide;      /* the copy-engine form's local copy runs here, forked from the call's
                              * stream and joined back (ceFork, ceJoin); ceSideCapture for
                              * captured calls */
   cudaStream_t ceSideCapture;
   cudaEvent_t ceFork, ceJoin;
+  /* The communicators set up with this one by kilnCommCreateAll, when they are every rank and
+   * their GPUs have peer access to each other (NULL otherwise, and with KILN_SYM_PEERS=0). */
+  struct kilnClique* clique;
+  uint64_t symPeerCalls;    /* calls that went direct into the clique's plain buffers */
 };
+
+/* Every rank of an NCCL communicator in this process, set up together (kilnCommCreateAll), with
+ * peer access between their GPUs: a group holding one call of each of them can let every rank
+ * store into the others' buffers, whatever memory they are in, when each GPU can reach them
+ * (kilnSymGroupPeers). Shared by its members; the last one freed frees it. */
+#define KILN_CLIQUE_MAX 8 /* KILN_SYM_MAX_RANKS (kiln_dev.h; sym.c checks) */
+struct kilnClique {
+  int n, refs;
+  struct kilnComm* members[KILN_CLIQUE_MAX]; /* by rank; NULL once freed */
+};
+
+/* kilnSymArgs.direct of a direct allreduce as a reducescatter into this rank's share of the output,
+ * then the copy engine's copies of it into the peers' outputs, then a DONE meeting (host/sym.c
+ * issueReduceThenCopy; the kernels see a staged reducescatter and the meeting only). */
+#define KILN_SYM_DIRECT_REDUCE_CE 4
 
 /* A window the caller registered (NCCL_WIN_COLL_SYMMETRIC) and added to kiln. */
 struct kilnUserWindow {
@@ -89,10 +111,17 @@ struct kilnUserWindow {
  * address of p (the same offset in q's window), peers[c->rank] = p. */
 bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, char** peers);
 
+/* sym.c: whether every GPU of devs[0..ndevs) can store into [p, p + bytes) (one allocation or
+ * mapping, read and write access from each); kilnSymGroupPeers asks it for every rank's output,
+ * with the other ranks' GPUs. */
+typedef bool (*kilnPeerAccessFn)(const int* devs, int ndevs, const void* p, size_t bytes);
+bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes);
+
 /* sym.c: reads the symmetric kernels' settings into c. */
 void kilnSymConfigure(struct kilnComm* c);
 /* sym.c: how kilnSymRun would run this call: 0 staged, else its kilnSymArgs.direct
- * (kernels/sym_ce.h: KILN_SYM_DIRECT_SM, or KILN_SYM_DIRECT_ARRIVE for the copy-engine form). */
+ * (kernels/sym_ce.h: KILN_SYM_DIRECT_SM, KILN_SYM_DIRECT_ARRIVE for the copy-engine form, or
+ * KILN_SYM_DIRECT_REDUCE_CE above). */
 int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                       kilnDataType_t dtype);
 

@@ -2,7 +2,9 @@
  * The symmetric-memory kernels on the host (kernels/sym.cuh; kiln/runtime.h, kilnSymRun): which
  * calls they serve by default, and their launch.
  */
+#include <cuda.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "sym_ce.h"
 #include "runtime_internal.h"
 
+_Static_assert(KILN_CLIQUE_MAX == KILN_SYM_MAX_RANKS, "a clique holds up to the symmetric kernels' ranks");
 _Static_assert((int)KILN_SYM_ALLREDUCE_ONESHOT == KILN_SYM_AR_ONESHOT &&
                    (int)KILN_SYM_ALLREDUCE_TWOSHOT == KILN_SYM_AR_TWOSHOT &&
                    (int)KILN_SYM_REDUCESCATTER == KILN_SYM_RS && (int)KILN_SYM_ALLGATHER == KILN_SYM_AG &&
@@ -149,6 +152,14 @@ void kilnSymConfigure(struct kilnComm* c) {
   c->symDirectBytes =
       envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_BYTES",
                    c->nranks == 2 ? (long long)16 << 20 : c->nranks == 4 ? (long long)1 << 20 : LLONG_MAX);
+  /* Alltoall from KILN_SYM_DIRECT_A2A_BYTES (default: where KILN_SYM_DIRECT_BYTES says when that is
+   * set, else 4 MiB on 4 ranks): 4x H200, graphs, plain buffers of one process (bench/results/
+   * h200x4-s11 run 3), direct vs staged: alltoall 1 MiB 9.68 vs 8.51 us, 4 MiB 15.76 vs 16.76
+   * (allgather 1 MiB 9.56 vs 9.75); on windows 1-2 MiB level, 4 MiB 16.3 vs 17.5 (s10 run 2). */
+  uint64_t a2a = c->symDirectBytes;
+  if (!getenv("KILN_SYM_DIRECT_BYTES") && c->nranks == 4 && a2a < ((uint64_t)4 << 20)) a2a = (uint64_t)4 << 20;
+  c->symDirectA2ABytes =
+      envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_A2A_BYTES", a2a > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)a2a);
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
    * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
   c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
@@ -165,6 +176,15 @@ void kilnSymConfigure(struct kilnComm* c) {
   c->symCEBytes = envThreshold("KILN_SYM_CE", "KILN_SYM_CE_BYTES",
                                c->nranks == 2 || c->nranks == 4 ? (long long)128 << 20 : LLONG_MAX);
   c->symCEBlocks = (int)envClamp("KILN_SYM_CE_BLOCKS", 32, 1, 1024);
+  /* Direct allreduce as a staged reducescatter of this rank's share, then the engine's copies of it
+   * into the peers' outputs, from KILN_SYM_AR_CE_BYTES (KILN_SYM_AR_CE=0: never): the reduced
+   * shares go out at the engine's rate (386 GB/s busbw for allgather, 4x H200) instead of the SM
+   * stores' (~350). 4x H200, graphs, plain buffers of one process (bench/results/h200x4-s11 run 4),
+   * against two-shot direct: 4 GPUs 1 GiB 4408 vs 4582 us (NCCL 4527), 512 MiB 2227 vs 2296, 256
+   * MiB 1138 vs 1151, 128 MiB 587 vs 578, 64 MiB 315 vs 296; 2 GPUs 1 GiB 2902 vs 2945, 512 MiB
+   * 1469 vs 1478, 256 MiB 753 vs 742: from 512 MiB on 2 and 4. */
+  c->symARCEBytes = envThreshold("KILN_SYM_AR_CE", "KILN_SYM_AR_CE_BYTES",
+                                 c->nranks == 2 || c->nranks == 4 ? (long long)512 << 20 : LLONG_MAX);
 }
 
 /* Whether a call of pieces of pieceBytes goes as a copy (small rounds, KILN_SYM_BLOCKS blocks) or
@@ -253,31 +273,51 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   return true;
 }
 
-/* Whether the call goes direct (kiln/runtime.h; kernels/sym.cuh bodyDirect and body): on, at
- * least symDirectBytes, and the output in a window the caller added. Allgather and alltoall then
- * store every piece straight into its rank's output in one round; two-shot allreduce moves its
- * shares through the staging (the usual geometry, in rounds) and stores the reduced shares into
- * every rank's output instead of a second staging phase; one-shot allreduce becomes two-shot.
- * Reducescatter never: the peers' outputs take no part in it, and loading the peers' inputs (in
- * windows) instead of staging measured slower (2x H100, 1 GiB 1602 vs 1525 us,
- * bench/results/h100x2-s8 run 2). Then sets g's geometry, the peers' outputs and, for
- * allreduce, the two-shot algorithm (g->algo holds the caller's). */
-static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
-                   kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
-  if (!c || c->symHalf == 0 || c->nuwins == 0 || a == KILN_SYM_REDUCESCATTER ||
-      (int)a < KILN_SYM_ALLREDUCE_ONESHOT || a > KILN_SYM_ALLTOALL)
+/* Whether a call may go direct (kiln/runtime.h; kernels/sym.cuh bodyDirect and body), given an
+ * output every rank can store into: on, at least symDirectBytes, staging there. Allgather and
+ * alltoall then store every piece straight into its rank's output in one round; two-shot
+ * allreduce moves its shares through the staging (the usual geometry, in rounds) and stores the
+ * reduced shares into every rank's output instead of a second staging phase; one-shot allreduce
+ * becomes two-shot. Reducescatter never: the peers' outputs take no part in it, and loading the
+ * peers' inputs (in windows) instead of staging measured slower (2x H100, 1 GiB 1602 vs 1525 us,
+ * bench/results/h100x2-s8 run 2). */
+static bool directWanted(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
+                         bool inplace) {
+  if (!c || c->symHalf == 0 || a == KILN_SYM_REDUCESCATTER || (int)a < KILN_SYM_ALLREDUCE_ONESHOT ||
+      a > KILN_SYM_ALLTOALL)
     return false;
   const size_t es = kilnDataTypeSize(dtype);
   const int n = c->nranks;
   if (es == 0 || n < 2 || n > KILN_SYM_MAX_RANKS || count == 0 || count > UINT64_MAX / es / (uint64_t)n) return false;
   const kilnColl_t coll = symColl(a);
-  const uint64_t ref = kilnRegistryCallBytes(coll, n, count, dtype);
-  if (ref < c->symDirectBytes) return false;
-  if (coll == KILN_COLL_ALLTOALL && inplace) return false;
-  const bool ar = coll == KILN_COLL_ALLREDUCE;
-  const uint64_t bytes = (uint64_t)count * es * (ar ? 1 : (uint64_t)n);
-  char* pout[KILN_SYM_MAX_RANKS] = {0};
-  if (!kilnUserWindowPeers(c, recvbuf, bytes, pout)) return false;
+  const bool a2a = coll == KILN_COLL_ALLTOALL;
+  if (kilnRegistryCallBytes(coll, n, count, dtype) < (a2a ? c->symDirectA2ABytes : c->symDirectBytes)) return false;
+  return !(a2a && inplace);
+}
+
+/* The bytes of a call's output (allreduce: count elements, the others a piece per rank). */
+static uint64_t outBytes(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype) {
+  const uint64_t b = (uint64_t)count * kilnDataTypeSize(dtype);
+  return symColl(a) == KILN_COLL_ALLREDUCE ? b : b * (uint64_t)c->nranks;
+}
+
+/* The direct form of a wanted call (directWanted) whose ranks' outputs are pout[]: g's geometry,
+ * form (the copy engine for allgather and alltoall from symCEBytes), the peers' outputs and, for
+ * allreduce, the two-shot algorithm (g->algo holds the caller's). false: it does not fit. */
+static bool directGeometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
+                           bool inplace, char* const* pout, kilnSymArgs* g) {
+  const bool ar = symColl(a) == KILN_COLL_ALLREDUCE;
+  const uint64_t ref = kilnRegistryCallBytes(symColl(a), c->nranks, count, dtype);
+  const size_t es = kilnDataTypeSize(dtype);
+  /* Allreduce from symARCEBytes whose shares are equal and whole 16-byte packs: a reducescatter of
+   * the shares (its geometry; the output moved to this rank's share at issue). */
+  if (ar && ref >= c->symARCEBytes && count % (size_t)c->nranks == 0 && count / c->nranks * es % 16 == 0 &&
+      geometry(c, KILN_SYM_REDUCESCATTER, count / c->nranks, dtype, false, g)) {
+    g->algo = KILN_SYM_RS; /* count stays the allreduce's: issueReduceThenCopy divides it */
+    g->direct = KILN_SYM_DIRECT_REDUCE_CE;
+    for (int p = 0; p < c->nranks; p++) g->peerOut[p] = pout[p];
+    return true;
+  }
   /* Allreduce: the two-shot geometry (a staged call that does not go direct sets it again). */
   if (ar) {
     if (!geometry(c, KILN_SYM_ALLREDUCE_TWOSHOT, count, dtype, inplace, g) || g->ll) return false;
@@ -289,8 +329,18 @@ static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbu
   }
   g->ll = 0;
   g->direct = !ar && ref >= c->symCEBytes ? KILN_SYM_DIRECT_ARRIVE : KILN_SYM_DIRECT_SM;
-  for (int p = 0; p < n; p++) g->peerOut[p] = pout[p];
+  for (int p = 0; p < c->nranks; p++) g->peerOut[p] = pout[p];
   return true;
+}
+
+/* Whether the call goes direct on the caller's windows: wanted, and the output in a window the
+ * caller added; then g as directGeometry sets it. */
+static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
+                   kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
+  if (!directWanted(c, a, count, dtype, inplace) || c->nuwins == 0) return false;
+  char* pout[KILN_SYM_MAX_RANKS] = {0};
+  if (!kilnUserWindowPeers(c, recvbuf, outBytes(c, a, count, dtype), pout)) return false;
+  return directGeometry(c, a, count, dtype, inplace, pout, g);
 }
 
 int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
@@ -445,6 +495,8 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->nranks = n;
   a->rank = rank;
   a->nblocks = symBlocks(c, (kilnSymAlgo_t)a->algo, a, es);
+  l.symAlgo = (int)algo;
+  l.peerCand = !a->direct && c->clique && kilnGroupActive() && directWanted(c, algo, count, dtype, inplace);
 
   const int save = kilnEnterDevice(c, stream, false);
   res = kilnLaunchCapture(&l);
@@ -452,6 +504,162 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   kilnLeaveDevice(c, save);
   if (res != KILN_SUCCESS) kilnGroupFail(res);
   return res;
+}
+
+/* The driver's pointer queries, found through the runtime (the library does not link libcuda). */
+static CUresult (*drvPointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr);
+static CUresult (*drvMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr);
+static pthread_once_t drvOnce = PTHREAD_ONCE_INIT;
+
+static void drvFind(void) {
+  void* fa = NULL;
+  void* fr = NULL;
+  enum cudaDriverEntryPointQueryResult qa, qr;
+  if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fa, 12000, cudaEnableDefault, &qa) != cudaSuccess ||
+      qa != cudaDriverEntryPointSuccess ||
+      cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fr, 12000, cudaEnableDefault, &qr) != cudaSuccess ||
+      qr != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  drvPointerGetAttribute = (CUresult(*)(void*, CUpointer_attribute, CUdeviceptr))fa;
+  drvMemGetAddressRange = (CUresult(*)(CUdeviceptr*, size_t*, CUdeviceptr))fr;
+}
+
+/* What GPU `dev` may do with allocation `id` (CU_POINTER_ATTRIBUTE_BUFFER_ID: unique in the
+ * process, a new one for every allocation), which spans [base, base + size): kilnPeerAccess asks
+ * the driver once per GPU and allocation (a context switch and two queries per pair, ~5 us per
+ * 4-GPU group eager, bench/results/h200x4-s11 run 7), then only for the buffer's id. A verdict
+ * goes stale only if access to a live allocation is taken away (cuMemSetAccess). */
+typedef struct {
+  int dev;
+  unsigned long long id;
+  CUdeviceptr base;
+  size_t size;
+  bool ok;
+} accessVerdict;
+enum { ACCESS_VERDICTS = 256 };
+static accessVerdict verdicts[ACCESS_VERDICTS];
+static int nverdicts, nextVerdict;
+static pthread_mutex_t verdictLock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The driver's verdict for GPU dev on the allocation holding `at`. Leaves dev current. */
+static bool askDriver(int dev, CUdeviceptr at, accessVerdict* v) {
+  memset(v, 0, sizeof(*v));
+  v->dev = dev;
+  if (cudaSetDevice(dev) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  unsigned long long flags = 0; /* the driver writes an enum's bytes */
+  if (drvPointerGetAttribute(&flags, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, at) != CUDA_SUCCESS ||
+      drvMemGetAddressRange(&v->base, &v->size, at) != CUDA_SUCCESS)
+    return false;
+  v->ok = (flags & 0xffffffffull) == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+  return true;
+}
+
+/* The range must lie in one allocation (for a virtual-memory reservation: one mapping,
+ * cuMemGetAddressRange) that each GPU may read and write (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+ * cudaMalloc memory with peer access on; a pool or a mapping without access for it is not). May
+ * leave another device current. */
+bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes) {
+  pthread_once(&drvOnce, drvFind);
+  if (!drvPointerGetAttribute || !drvMemGetAddressRange || !p || bytes == 0) return false;
+  const CUdeviceptr at = (CUdeviceptr)(uintptr_t)p;
+  /* The queries may count as unsafe calls inside a stream capture of this thread (global or
+   * thread-local mode) and end it: relaxed for them, as allocators do. */
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  unsigned long long id = 0;
+  const bool haveId = drvPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, at) == CUDA_SUCCESS && id != 0;
+  bool ok = true;
+  for (int i = 0; i < ndevs && ok; i++) {
+    accessVerdict v;
+    bool found = false;
+    if (haveId) {
+      pthread_mutex_lock(&verdictLock);
+      for (int k = 0; k < nverdicts && !found; k++)
+        if (verdicts[k].dev == devs[i] && verdicts[k].id == id) v = verdicts[k], found = true;
+      pthread_mutex_unlock(&verdictLock);
+    }
+    if (!found) {
+      if (!askDriver(devs[i], at, &v)) {
+        ok = false;
+        break;
+      }
+      if (haveId) {
+        v.id = id;
+        pthread_mutex_lock(&verdictLock);
+        verdicts[nextVerdict] = v;
+        nextVerdict = (nextVerdict + 1) % ACCESS_VERDICTS;
+        if (nverdicts < ACCESS_VERDICTS) nverdicts++;
+        pthread_mutex_unlock(&verdictLock);
+      }
+    }
+    ok = v.ok && at >= v.base && at - v.base <= v.size && bytes <= v.size - (at - v.base);
+  }
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  return ok;
+}
+
+/* The `ord`-th launch of comm c in v[0..n), or NULL. */
+static kilnLaunch* nthOf(kilnLaunch* v, size_t n, const struct kilnComm* c, size_t ord) {
+  for (size_t i = 0; i < n; i++)
+    if (v[i].comm == c && ord-- == 0) return &v[i];
+  return NULL;
+}
+
+void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
+  for (size_t i = 0; i < n; i++) {
+    if (!v[i].peerCand) continue;
+    const struct kilnComm* c = v[i].comm;
+    const struct kilnClique* k = c->clique;
+    const int nr = c->nranks;
+    size_t ord = 0;
+    for (size_t j = 0; j < i; j++) ord += v[j].comm == c;
+    kilnLaunch* set[KILN_SYM_MAX_RANKS] = {0};
+    char* pout[KILN_SYM_MAX_RANKS] = {0};
+    bool all = k && k->n == nr;
+    for (int p = 0; p < nr && all; p++) {
+      kilnLaunch* m = k->members[p] ? nthOf(v, n, k->members[p], ord) : NULL;
+      all = m && m->peerCand && m->symAlgo == v[i].symAlgo && m->dtype == v[i].dtype &&
+            m->symArgs.count == v[i].symArgs.count && m->symArgs.op == v[i].symArgs.op;
+      if (all) set[p] = m, pout[p] = m->symArgs.out;
+    }
+    /* Every rank's GPU must reach every peer's output (plain cudaMalloc memory with peer access;
+     * not a pool or a mapping without access for it). */
+    const uint64_t bytes = all ? outBytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count,
+                                          (kilnDataType_t)v[i].dtype) : 0;
+    for (int q = 0; q < nr && all; q++) {
+      int devs[KILN_SYM_MAX_RANKS], nd = 0;
+      for (int p = 0; p < nr; p++)
+        if (p != q) devs[nd++] = set[p]->comm->dev;
+      all = access(devs, nd, pout[q], bytes);
+    }
+    kilnSymArgs g[KILN_SYM_MAX_RANKS];
+    for (int p = 0; p < nr && all; p++) {
+      const kilnLaunch* m = set[p];
+      const struct kilnComm* mc = m->comm;
+      const kilnSymAlgo_t a = (kilnSymAlgo_t)m->symAlgo;
+      const kilnDataType_t dt = (kilnDataType_t)m->dtype;
+      g[p] = m->symArgs;
+      g[p].algo = m->symAlgo;
+      const bool inplace = kilnRegistryCallInPlace(symColl(a), mc->rank, m->symArgs.in, m->symArgs.out,
+                                                   m->symArgs.count, dt);
+      all = directGeometry(mc, a, m->symArgs.count, dt, inplace, pout, &g[p]);
+      if (all) g[p].nblocks = symBlocks(mc, (kilnSymAlgo_t)g[p].algo, &g[p], kilnDataTypeSize(dt));
+    }
+    /* Decided for the whole set, whichever way. */
+    v[i].peerCand = false;
+    for (int p = 0; p < nr; p++)
+      if (set[p]) set[p]->peerCand = false;
+    if (!all) continue;
+    for (int p = 0; p < nr; p++) {
+      set[p]->symArgs = g[p];
+      set[p]->comm->symPeerCalls++;
+    }
+  }
 }
 
 /* The copy-engine form of a direct allgather or alltoall (l->symArgs.direct ==
@@ -504,9 +712,43 @@ static int issueCopyEngine(kilnLaunch* l) {
   return kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
 }
 
+/* The reduce-then-copy form of a direct allreduce (l->symArgs.direct == KILN_SYM_DIRECT_REDUCE_CE,
+ * set by directGeometry; count: the allreduce's, equal shares of whole 16-byte packs): the staged
+ * reducescatter kernel reduces share `me` of every rank's input into this rank's share of its
+ * output; then the copy engine copies that share into each peer's output, one copy after the other
+ * on the call's stream; then the DONE meeting (phase 1, one block) as in the copy-engine form.
+ * Writing into a peer's output is safe once the reducescatter is over here: the peer has begun
+ * this call (its flags of every round were seen), and its part of share `me` (in place: its input
+ * there, which it reads only to send it here) has been received. An error of a kernel stops the
+ * copies of calls issued after it (as issueCopyEngine). Returns a cudaError_t value. */
+static int issueReduceThenCopy(kilnLaunch* l) {
+  const struct kilnComm* c = l->comm;
+  const cudaStream_t s = l->stream;
+  kilnSymArgs rs = l->symArgs;
+  const int n = rs.nranks, me = rs.rank;
+  rs.count = l->symArgs.count / (uint64_t)n;
+  const size_t share = (size_t)rs.count * kilnDataTypeSize((kilnDataType_t)l->dtype);
+  char* mine = l->symArgs.out + (size_t)me * share;
+  rs.out = mine;
+  rs.direct = 0;
+  int e = kilnSymLaunch(l->dtype, &rs, l->threads, (void*)s);
+  const bool copies = *(volatile int*)c->errHost == 0;
+  for (int k = 1; k < n && e == 0 && copies; k++) {
+    const int p = (me + k) % n;
+    e = cudaMemcpyAsync(l->symArgs.peerOut[p] + (size_t)me * share, mine, share, cudaMemcpyDefault, s);
+  }
+  if (e != 0) return e;
+  kilnSymArgs done = l->symArgs;
+  done.direct = KILN_SYM_DIRECT_DONE;
+  done.rounds = 1;
+  done.nblocks = 1;
+  return kilnSymLaunch(l->dtype, &done, l->threads, (void*)s);
+}
+
 int kilnSymIssue(kilnLaunch* l) {
   switch (l->symArgs.direct) {
     case KILN_SYM_DIRECT_ARRIVE: return issueCopyEngine(l);
+    case KILN_SYM_DIRECT_REDUCE_CE: return issueReduceThenCopy(l);
     default: return kilnSymLaunch(l->dtype, &l->symArgs, l->threads, (void*)l->stream);
   }
 }

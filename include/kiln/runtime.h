@@ -61,7 +61,14 @@ typedef struct kilnCommConfig {
  * NULL for defaults. */
 KILN_API kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm_t* out);
 /* The same for one process driving all n ranks: out[i] wraps nccls[i]. The collective NCCL calls
- * are grouped (ncclGroupStart/End), so one thread can do it. */
+ * are grouped (ncclGroupStart/End), so one thread can do it. When the n are every rank of their
+ * communicator, each on its own GPU, and the GPUs can reach each other, it also turns peer access
+ * on between them (cudaDeviceEnablePeerAccess; it stays on) and makes them a clique: a group
+ * (kilnGroupStart/End) that holds one kilnSymRun call of every rank, all alike, lets those calls
+ * go zero copy into each other's plain buffers, as on symmetric windows (kilnCommWindowAdd, below;
+ * the same thresholds), where every GPU may write every rank's output (checked per allocation:
+ * cudaMalloc memory is, a stream-ordered pool or a mapping without access for the peers is not
+ * and stays staged). All of those calls or none. KILN_SYM_PEERS=0: no clique. */
 KILN_API kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommConfig* cfg,
                                         kilnComm_t* out);
 /* Frees the communicator after waiting for its work to finish. Not collective. NULL is a no-op. */
@@ -141,10 +148,14 @@ KILN_API kilnResult_t kilnSymRun(kilnComm_t comm, kilnSymAlgo_t algo, const void
 
 /* Outputs in the caller's symmetric windows: zero copy. When a call's output lies in a window the
  * caller registered with ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC) and added here,
- * kilnSymRun (from KILN_SYM_DIRECT_BYTES of reference bytes; default 16 MiB on 2 ranks, off on
- * others: host/sym.c) has the peers store into it directly (kernels/sym.cuh): allgather and alltoall with no staging at all,
- * allreduce (as two-shot) with its reduced shares stored straight into every output instead of
- * a second staging phase and copy; reducescatter stays staged. NCCL's rule for such windows
+ * kilnSymRun (from KILN_SYM_DIRECT_BYTES of reference bytes; default 16 MiB on 2 ranks, 1 MiB on
+ * 4, off on 8: host/sym.c; alltoall from KILN_SYM_DIRECT_A2A_BYTES, default 4 MiB on 4 ranks) has
+ * the peers store into it directly (kernels/sym.cuh): allgather and alltoall with no staging at
+ * all, allreduce (as two-shot) with its reduced shares stored straight into every output instead
+ * of a second staging phase and copy, and from KILN_SYM_AR_CE_BYTES (default 512 MiB on 2 and 4
+ * ranks; KILN_SYM_AR_CE=0 never) as a staged reducescatter of this rank's share followed by the
+ * copy engine's copies of it into the peers' outputs (counts that divide into equal shares of
+ * whole 16-byte packs); reducescatter stays staged. NCCL's rule for such windows
  * holds: a call's buffers lie at the same offset in their window on every rank. kiln's libnccl.so.2 adds every window registered through
  * it this way (after the registration's group ends). KILN_SYM_DIRECT=0: never direct. From
  * KILN_SYM_CE_BYTES (default 128 MiB on 2 and 4 ranks, off on others) direct allgather

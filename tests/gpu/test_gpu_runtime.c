@@ -23,6 +23,7 @@
 #include "gpu_common.h"
 #include "../test_util.h"
 #include "kiln/registry.h"
+#include "launch.h"            /* kilnSymGroupPeers over launches made by hand */
 #include "runtime_internal.h" /* sym_choice builds a communicator's host part by hand */
 #include "sym_ce.h"
 #ifdef KILN_HAVE_SYNTH
@@ -508,6 +509,7 @@ static void sym_direct_run(bool ce) {
   setenv("KILN_SYM_DIRECT_BYTES", "0", 1);
   setenv("KILN_SYM_LL2_BYTES", "0", 1);
   setenv(ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE", "0", 1);
+  setenv(ce ? "KILN_SYM_AR_CE_BYTES" : "KILN_SYM_AR_CE", "0", 1);
   /* The launcher threads stay awake between this test's groups (read once per process: Criterion
    * runs each test in a process of its own), so grouped calls are issued by a thread per GPU. */
   setenv("KILN_GROUP_SPIN_US", "1000000", 1);
@@ -518,8 +520,10 @@ static void sym_direct_run(bool ce) {
   unsetenv("KILN_SYM_DIRECT_BYTES");
   unsetenv("KILN_SYM_LL2_BYTES");
   unsetenv(ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE");
+  unsetenv(ce ? "KILN_SYM_AR_CE_BYTES" : "KILN_SYM_AR_CE");
   cr_assert(made);
-  /* The form every direct allgather and alltoall takes. */
+  /* The form every direct allgather and alltoall takes (allreduce: reduce-then-copy where its
+   * shares are equal and whole packs). */
   const int copyForm = ce ? KILN_SYM_DIRECT_ARRIVE : KILN_SYM_DIRECT_SM;
   const size_t poolBytes = 64u << 20, half = poolBytes / 2;
   char* pool[GPU_MAX];
@@ -582,8 +586,9 @@ static void sym_direct_run(bool ce) {
           const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
           for (int op = 0; op < nops; op++, ncalls++) {
             sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng); /* sets c's pointers */
+            const bool even = c.count % n == 0 && c.count / n * kilnDataTypeSize(c.dt) % 16 == 0;
             const int form = a == KILN_SYM_REDUCESCATTER ? 0
-                           : coll == KILN_COLL_ALLREDUCE ? KILN_SYM_DIRECT_SM
+                           : coll == KILN_COLL_ALLREDUCE ? (ce && even ? KILN_SYM_DIRECT_REDUCE_CE : KILN_SYM_DIRECT_SM)
                                                          : copyForm;
             cr_assert(eq(int, kilnSymDirectForm(w.kc[0], a, c.sendp[0], c.recvp[0], c.count, c.dt), form),
                       "%s %s count %zu%s: direct or not, and which form", kilnSymAlgoName(a),
@@ -665,6 +670,257 @@ Test(gpu_runtime, sym_direct, .init = gpu_init, .timeout = 600) {
 
 Test(gpu_runtime, sym_direct_copy_engine, .init = gpu_init, .timeout = 600) {
   sym_direct_run(true);
+}
+
+/* Issues one call of algorithm a on ranks [r0, r1) of w inside one group. */
+static void sym_issue_group(const world* w, const call* c, kilnSymAlgo_t a, kilnRedOp_t op, int r0, int r1) {
+  kilnGroupStart();
+  for (int r = r0; r < r1; r++) {
+    kilnResult_t res = kilnSymRun(w->kc[r], a, c->sendp[r], c->recvp[r], c->count, c->dt, op, w->st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s rank %d: %s", kilnSymAlgoName(a), r, kilnLastError());
+  }
+  cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
+}
+
+/* Whether a grouped call of every rank goes direct into the peers' plain buffers with the
+ * settings of sym_group_peers (KILN_SYM_DIRECT_BYTES=4096). */
+static bool group_direct(const world* w, kilnSymAlgo_t a, size_t count, kilnDataType_t dt, bool inplace) {
+  const kilnColl_t coll = sym_coll(a);
+  return a != KILN_SYM_REDUCESCATTER && !(coll == KILN_COLL_ALLTOALL && inplace) &&
+         kilnRegistryCallBytes(coll, w->n, count, dt) >= 4096;
+}
+
+/* Rank 0's count of calls that went direct into the clique's buffers. */
+static uint64_t peer_calls(const world* w) { return w->kc[0]->symPeerCalls; }
+
+/* One process driving every GPU, plain cudaMalloc buffers: a group holding a call of every rank
+ * goes direct into the peers' outputs (kilnCommCreateAll's clique, peer access; KILN_SYM_DIRECT_BYTES
+ * set low so that small calls do too, the copy-engine form from 1 MiB, allreduce as
+ * reduce-then-copy from 16 KiB): every algorithm, type and
+ * op, in place and not, each checked against the CPU and counted (symPeerCalls grows by one per
+ * call that goes direct, none for the others). Then what must stay staged, and still be right:
+ * calls outside a group, a group holding only some ranks, outputs in stream-ordered pools the
+ * peers have no access to; and grouped calls captured in CUDA graphs and replayed. */
+Test(gpu_runtime, sym_group_peers, .init = gpu_init, .timeout = 600) {
+  const int n = suite_gpus();
+  if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+  setenv("KILN_SYM_DIRECT_BYTES", "4096", 1);
+  setenv("KILN_SYM_CE_BYTES", "1048576", 1);
+  setenv("KILN_SYM_LL2_BYTES", "0", 1); /* two-shot shares as lines never go direct */
+  setenv("KILN_SYM_AR_CE_BYTES", "16384", 1);
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.symBytes = 1 << 20;
+  world w;
+  const bool made = world_init(&w, n, &cfg);
+  unsetenv("KILN_SYM_DIRECT_BYTES");
+  unsetenv("KILN_SYM_CE_BYTES");
+  unsetenv("KILN_SYM_LL2_BYTES");
+  unsetenv("KILN_SYM_AR_CE_BYTES");
+  cr_assert(made);
+  for (int r = 0; r < n; r++) cr_assert(w.kc[r]->clique != NULL, "rank %d: no clique", r);
+  uint64_t rng = g_seed ^ 0x9ee75;
+  /* 1: too small to go direct; 70001 float: 1.1 MiB of reference bytes on 4 GPUs, the
+   * copy-engine form for allgather and alltoall; 24576: allreduce as reduce-then-copy (equal
+   * shares of whole packs, from 16 KiB here). */
+  static const size_t counts[] = {1, 1003, 24576, 70001};
+  int ndirect = 0, nstaged = 0;
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
+    const kilnSymAlgo_t a = kSymAlgos[ai];
+    const kilnColl_t coll = sym_coll(a);
+    for (int inplace = 0; inplace <= (coll == KILN_COLL_ALLTOALL ? 0 : 1); inplace++)
+      for (int dt = 0; dt < ALL_DTYPES; dt++)
+        for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+          call c;
+          cr_assert(call_alloc(&c, &w, coll, counts[ci], (kilnDataType_t)dt));
+          const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
+          const bool d = group_direct(&w, a, c.count, c.dt, inplace);
+          for (int op = 0; op < nops; op++) {
+            const uint64_t before = peer_calls(&w);
+            sym_run_check_as(&w, &c, a, (kilnRedOp_t)op, inplace, &rng, true);
+            cr_assert(eq(u64, peer_calls(&w) - before, d ? 1 : 0), "%s %s count %zu%s: direct or not",
+                      kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count, inplace ? " in place" : "");
+            d ? ndirect++ : nstaged++;
+          }
+          call_free(&c, &w);
+        }
+  }
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
+    const kilnSymAlgo_t a = kSymAlgos[ai];
+    call c;
+    cr_assert(call_alloc(&c, &w, sym_coll(a), 70001, KILN_FLOAT32));
+    const uint64_t before = peer_calls(&w);
+    /* Outside a group; then two groups of half the ranks each. */
+    sym_run_check(&w, &c, a, KILN_SUM, false, &rng);
+    call_prepare(&c, &w, KILN_SUM, false, &rng);
+    sym_issue_group(&w, &c, a, KILN_SUM, 0, n / 2);
+    sym_issue_group(&w, &c, a, KILN_SUM, n / 2, n);
+    char msg[512];
+    cr_assert(call_check(&c, &w, msg, sizeof msg), "%s in two groups: %s (seed %llu)", kilnSymAlgoName(a), msg,
+              (unsigned long long)g_seed);
+    cr_assert(eq(u64, peer_calls(&w), before));
+    /* Captured grouped, replayed on fresh data. Every stream is synchronized before the first
+     * capture begins (capture_begin's synchronize during this thread's thread-local capture of
+     * another stream would end that capture, as would instantiating a graph). */
+    cudaGraphExec_t ge[GPU_MAX];
+    call_prepare(&c, &w, KILN_SUM, false, &rng);
+    for (int r = 0; r < n; r++) {
+      cudaSetDevice(r);
+      cr_assert(eq(int, cudaStreamSynchronize(w.st[r]), cudaSuccess));
+    }
+    for (int r = 0; r < n; r++)
+      cr_assert(eq(int, cudaStreamBeginCapture(w.st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+    sym_issue_group(&w, &c, a, KILN_SUM, 0, n);
+    /* Every capture ends before any graph is instantiated (likewise). */
+    cudaGraph_t graphs[GPU_MAX];
+    for (int r = 0; r < n; r++) cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &graphs[r]), cudaSuccess));
+    for (int r = 0; r < n; r++) {
+      cr_assert(eq(int, cudaGraphInstantiate(&ge[r], graphs[r], 0), cudaSuccess));
+      cudaGraphDestroy(graphs[r]);
+    }
+    cr_assert(eq(u64, peer_calls(&w) - before, a == KILN_SYM_REDUCESCATTER ? 0 : 1));
+    for (int it = 0; it < 4; it++) {
+      call_prepare(&c, &w, KILN_SUM, false, &rng);
+      replay_all(&w, ge);
+      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s graph replay %d: %s (seed %llu)", kilnSymAlgoName(a), it,
+                msg, (unsigned long long)g_seed);
+    }
+    for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
+    call_free(&c, &w);
+  }
+  /* Outputs in each GPU's default stream-ordered pool: the peers have no access to it. */
+  {
+    const size_t count = 70001;
+    char* sendAt[GPU_MAX];
+    char* recvAt[GPU_MAX];
+    for (int r = 0; r < n; r++) {
+      cudaSetDevice(r);
+      cr_assert(eq(int, cudaMalloc((void**)&sendAt[r], count * 4 * n), cudaSuccess));
+      cr_assert(eq(int, cudaMallocAsync((void**)&recvAt[r], count * 4 * n, w.st[r]), cudaSuccess));
+      cr_assert(eq(int, cudaStreamSynchronize(w.st[r]), cudaSuccess));
+    }
+    for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
+      call c;
+      cr_assert(call_alloc_at(&c, &w, sym_coll(kSymAlgos[ai]), count, KILN_FLOAT32, sendAt, recvAt));
+      const uint64_t before = peer_calls(&w);
+      sym_run_check_as(&w, &c, kSymAlgos[ai], KILN_SUM, false, &rng, true);
+      cr_assert(eq(u64, peer_calls(&w), before), "%s into pool memory went direct", kilnSymAlgoName(kSymAlgos[ai]));
+      call_free(&c, &w);
+    }
+    for (int r = 0; r < n; r++) {
+      cudaSetDevice(r);
+      cudaFreeAsync(recvAt[r], w.st[r]);
+      cudaStreamSynchronize(w.st[r]);
+      cudaFree(sendAt[r]);
+    }
+  }
+  fprintf(stderr, "  %d GPUs: %d grouped calls direct into the peers' buffers, %d staged, checked\n", n, ndirect,
+          nstaged);
+  world_fini(&w);
+}
+
+/* kilnSymGroupPeers on the host (no GPU needed: runs in CI): communicators of a clique made by
+ * hand, launches as kilnSymRun queues them (staged candidates), an access check that says yes
+ * except where told. Direct only where the group holds the k-th call of every rank, all alike and
+ * reachable: then every one of them, with each rank's output as its peers' target. */
+static int g_noAccessDev = -1;
+static bool fake_access(const int* devs, int ndevs, const void* p, size_t bytes) {
+  (void)p;
+  (void)bytes;
+  for (int i = 0; i < ndevs; i++)
+    if (devs[i] == g_noAccessDev) return false;
+  return true;
+}
+
+static kilnLaunch fake_launch(struct kilnComm* c, kilnSymAlgo_t a, size_t count) {
+  kilnLaunch l;
+  memset(&l, 0, sizeof l);
+  l.comm = c;
+  l.sym = true;
+  l.peerCand = true;
+  l.symAlgo = (int)a;
+  l.dtype = KILN_FLOAT32;
+  l.symArgs.algo = (int)a;
+  l.symArgs.count = count;
+  l.symArgs.in = (const char*)(uintptr_t)(0x100000000ull * (c->rank + 1));
+  l.symArgs.out = (char*)(uintptr_t)(0x100000000ull * (c->rank + 1) + 0x40000000ull);
+  l.symArgs.rounds = 7; /* staged geometry, replaced where it goes direct */
+  return l;
+}
+
+Test(gpu_runtime, sym_group_peers_choice) {
+  enum { N = 4 };
+  struct kilnComm cs[N];
+  struct kilnClique k;
+  memset(cs, 0, sizeof cs);
+  memset(&k, 0, sizeof k);
+  unsetenv("KILN_SYM_DIRECT");
+  unsetenv("KILN_SYM_DIRECT_BYTES");
+  unsetenv("KILN_SYM_CE");
+  unsetenv("KILN_SYM_CE_BYTES");
+  k.n = k.refs = N;
+  for (int r = 0; r < N; r++) {
+    cs[r].nranks = N;
+    cs[r].rank = r;
+    cs[r].dev = r;
+    cs[r].nsm = 132;
+    cs[r].symHalf = (size_t)64 << 20;
+    cs[r].clique = &k;
+    kilnSymConfigure(&cs[r]);
+    k.members[r] = &cs[r];
+  }
+  const size_t mib = (size_t)1 << 18; /* 1 MiB of float */
+  kilnLaunch v[2 * N];
+  /* Two calls per rank, queued rank by rank: an allgather of 1 MiB pieces (16 MiB of reference
+   * bytes: SM stores) and an allreduce of 64 MiB (two-shot). */
+  for (int r = 0; r < N; r++) {
+    v[2 * r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, mib);
+    v[2 * r + 1] = fake_launch(&cs[r], KILN_SYM_ALLREDUCE_ONESHOT, 16 * mib);
+  }
+  kilnSymGroupPeers(v, 2 * N, fake_access);
+  for (int r = 0; r < N; r++) {
+    const kilnSymArgs* ag = &v[2 * r].symArgs;
+    const kilnSymArgs* ar = &v[2 * r + 1].symArgs;
+    cr_assert(eq(int, ag->direct, KILN_SYM_DIRECT_SM));
+    cr_assert(eq(int, ag->rounds, 1));
+    cr_assert(eq(int, ar->direct, KILN_SYM_DIRECT_SM));
+    cr_assert(eq(int, ar->algo, KILN_SYM_AR_TWOSHOT));
+    cr_assert(ar->nblocks > 0);
+    for (int q = 0; q < N; q++) {
+      cr_assert(eq(ptr, ag->peerOut[q], v[2 * q].symArgs.out));
+      cr_assert(eq(ptr, ar->peerOut[q], v[2 * q + 1].symArgs.out));
+    }
+    cr_assert(not(v[2 * r].peerCand));
+    cr_assert(eq(u64, cs[r].symPeerCalls, 2));
+  }
+  /* 128 MiB of reference bytes: the copy engine for allgather and alltoall; reducescatter is
+   * never a candidate (kilnSymRun), and a lone one is left alone. */
+  for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], r == 2 ? KILN_SYM_ALLGATHER : KILN_SYM_ALLTOALL, 32 * mib);
+  v[N] = fake_launch(&cs[0], KILN_SYM_REDUCESCATTER, mib);
+  v[N].peerCand = false;
+  kilnSymGroupPeers(v, N + 1, fake_access);
+  for (int r = 0; r < N; r++) cr_assert(eq(int, v[r].symArgs.direct, 0), "algorithms differ: none direct");
+  for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLTOALL, 32 * mib);
+  kilnSymGroupPeers(v, N, fake_access);
+  for (int r = 0; r < N; r++) cr_assert(eq(int, v[r].symArgs.direct, KILN_SYM_DIRECT_ARRIVE));
+  /* None direct: a rank missing, a count that differs, a GPU that cannot reach the others, a
+   * member of the clique freed. */
+  for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, mib);
+  kilnSymGroupPeers(v, N - 1, fake_access);
+  for (int r = 0; r < N - 1; r++) cr_assert(eq(int, v[r].symArgs.direct, 0));
+  for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, r == 3 ? mib + 4 : mib);
+  kilnSymGroupPeers(v, N, fake_access);
+  for (int r = 0; r < N; r++) cr_assert(eq(int, v[r].symArgs.direct, 0));
+  for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, mib);
+  g_noAccessDev = 2;
+  kilnSymGroupPeers(v, N, fake_access);
+  g_noAccessDev = -1;
+  for (int r = 0; r < N; r++) cr_assert(eq(int, v[r].symArgs.direct, 0));
+  for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, mib);
+  k.members[1] = NULL; /* rank 1's communicator freed */
+  kilnSymGroupPeers(v, N, fake_access);
+  k.members[1] = &cs[1];
+  for (int r = 0; r < N; r++) cr_assert(eq(int, v[r].symArgs.direct, 0));
+  for (int r = 0; r < N; r++) cr_assert(eq(u64, cs[r].symPeerCalls, 3));
 }
 
 /* The symmetric kernels' choice and limits on the host (no GPU needed: runs in CI): the measured
@@ -821,6 +1077,26 @@ Test(gpu_runtime, sym_direct_choice) {
   c.nranks = 4;
   kilnSymConfigure(&c);
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
+  /* Allreduce from 512 MiB on 4 ranks as reduce-then-copy where its shares are equal and whole
+   * 16-byte packs, else two-shot; KILN_SYM_AR_CE=0 never. */
+  const size_t ar512 = (size_t)1 << 27; /* floats */
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512, f), KILN_SYM_DIRECT_REDUCE_CE));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, out, out, 2 * ar512, f), KILN_SYM_DIRECT_REDUCE_CE));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 + 4, f), KILN_SYM_DIRECT_SM));
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 / 2, f), KILN_SYM_DIRECT_SM));
+  setenv("KILN_SYM_AR_CE", "0", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_AR_CE");
+  cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512, f), KILN_SYM_DIRECT_SM));
+  kilnSymConfigure(&c);
+  /* Alltoall from 4 MiB on 4 ranks (KILN_SYM_DIRECT_A2A_BYTES). */
+  cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLTOALL, in, out, 262143, f)));
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLTOALL, in, out, 262144, f));
+  setenv("KILN_SYM_DIRECT_A2A_BYTES", "1048576", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_DIRECT_A2A_BYTES");
+  cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLTOALL, in, out, 65536, f));
+  kilnSymConfigure(&c);
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
