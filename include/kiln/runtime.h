@@ -68,7 +68,8 @@ KILN_API kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg,
  * go zero copy into each other's plain buffers, as on symmetric windows (kilnCommWindowAdd, below;
  * the same thresholds), where every GPU may write every rank's output (checked per allocation:
  * cudaMalloc memory is, a stream-ordered pool or a mapping without access for the peers is not
- * and stays staged). All of those calls or none. KILN_SYM_PEERS=0: no clique. */
+ * and stays staged; the answer is kept per GPU and allocation, so peer access must not be turned
+ * off while the communicators live). All of those calls or none. KILN_SYM_PEERS=0: no clique. */
 KILN_API kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommConfig* cfg,
                                         kilnComm_t* out);
 /* Frees the communicator after waiting for its work to finish. Not collective. NULL is a no-op. */
