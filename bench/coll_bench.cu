@@ -36,7 +36,10 @@
  * --window: every rank's buffers come from ncclMemAlloc and are registered as symmetric windows
  * (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC) for NCCL and added to kiln
  * (kilnCommWindowAdd): NCCL may then use its symmetric kernels, kiln's sym column goes zero copy
- * from KILN_SYM_DIRECT_BYTES (kiln/runtime.h). Both see the same registered buffers.
+ * from KILN_SYM_DIRECT_BYTES (kiln/runtime.h). Both see the same registered buffers. Without it,
+ * one process driving every GPU (not --mp): kiln's grouped calls go zero copy into the plain
+ * buffers from the same sizes (kilnCommCreateAll's clique); KILN_SYM_PEERS=0 keeps them staged,
+ * as they are across processes.
  * --batch (eager, one process): a call's time is that of `iters` calls issued back to back between
  * one pair of events per rank, divided by `iters` (the slowest rank; median of 5 such batches), as
  * nccl-tests times its loop (--host-time: also prints the host's time to issue one call, median of
