@@ -603,26 +603,69 @@ bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes) {
   return ok;
 }
 
-/* The `ord`-th launch of comm c in v[0..n), or NULL. */
-static kilnLaunch* nthOf(kilnLaunch* v, size_t n, const struct kilnComm* c, size_t ord) {
-  for (size_t i = 0; i < n; i++)
-    if (v[i].comm == c && ord-- == 0) return &v[i];
+/* A group's launches by communicator, in call order (kilnSymGroupPeers), in this thread's scratch:
+ * comm k's launches are order[runs[k].first ...], launch i is the ordOf[i]-th of its comm's. */
+typedef struct {
+  const struct kilnComm* comm;
+  size_t first, count;
+} commRun;
+static _Thread_local size_t *order, *ordOf;
+static _Thread_local commRun* runs;
+static _Thread_local size_t nruns, scratchCap;
+
+static bool indexGroup(const kilnLaunch* v, size_t n) {
+  if (n > scratchCap) {
+    size_t* o = (size_t*)realloc(order, n * sizeof(*o));
+    if (o) order = o;
+    size_t* d = (size_t*)realloc(ordOf, n * sizeof(*d));
+    if (d) ordOf = d;
+    commRun* r = (commRun*)realloc(runs, n * sizeof(*r));
+    if (r) runs = r;
+    if (!o || !d || !r) return false;
+    scratchCap = n;
+  }
+  nruns = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t k = 0;
+    while (k < nruns && runs[k].comm != v[i].comm) k++;
+    if (k == nruns) runs[nruns++] = (commRun){v[i].comm, 0, 0};
+    ordOf[i] = runs[k].count++;
+  }
+  for (size_t k = 0, at = 0; k < nruns; at += runs[k].count, k++) runs[k].first = at;
+  for (size_t i = 0; i < n; i++) {
+    size_t k = 0;
+    while (runs[k].comm != v[i].comm) k++;
+    order[runs[k].first + ordOf[i]] = i;
+  }
+  return true;
+}
+
+/* The `ord`-th launch of comm c in the indexed group v, or NULL. */
+static kilnLaunch* nthOf(kilnLaunch* v, const struct kilnComm* c, size_t ord) {
+  for (size_t k = 0; k < nruns; k++)
+    if (runs[k].comm == c) return ord < runs[k].count ? &v[order[runs[k].first + ord]] : NULL;
   return NULL;
 }
 
 void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
-  for (size_t i = 0; i < n; i++) {
+  bool any = false;
+  for (size_t i = 0; i < n && !any; i++) any = v[i].peerCand;
+  /* No index (out of memory): every call stays staged, on every rank alike. */
+  if (any && !indexGroup(v, n)) {
+    for (size_t i = 0; i < n; i++) v[i].peerCand = false;
+    return;
+  }
+  for (size_t i = 0; i < n && any; i++) {
     if (!v[i].peerCand) continue;
     const struct kilnComm* c = v[i].comm;
     const struct kilnClique* k = c->clique;
     const int nr = c->nranks;
-    size_t ord = 0;
-    for (size_t j = 0; j < i; j++) ord += v[j].comm == c;
+    const size_t ord = ordOf[i];
     kilnLaunch* set[KILN_SYM_MAX_RANKS] = {0};
     char* pout[KILN_SYM_MAX_RANKS] = {0};
     bool all = k && k->n == nr;
     for (int p = 0; p < nr && all; p++) {
-      kilnLaunch* m = k->members[p] ? nthOf(v, n, k->members[p], ord) : NULL;
+      kilnLaunch* m = k->members[p] ? nthOf(v, k->members[p], ord) : NULL;
       all = m && m->peerCand && m->symAlgo == v[i].symAlgo && m->dtype == v[i].dtype &&
             m->symArgs.count == v[i].symArgs.count && m->symArgs.op == v[i].symArgs.op;
       if (all) set[p] = m, pout[p] = m->symArgs.out;

@@ -892,6 +892,21 @@ Test(gpu_runtime, sym_group_peers_choice) {
     cr_assert(not(v[2 * r].peerCand));
     cr_assert(eq(u64, cs[r].symPeerCalls, 2));
   }
+  /* The same calls queued call by call, and 64 calls per rank (the scratch grows): each pairs with
+   * the calls of the same ordinal on the other ranks. */
+  enum { M = 64 };
+  static kilnLaunch w[M * N];
+  for (int j = 0; j < M; j++)
+    for (int r = 0; r < N; r++)
+      w[j * N + r] = fake_launch(&cs[r], j % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLGATHER, mib + 4 * (size_t)j);
+  kilnSymGroupPeers(w, M * N, fake_access);
+  for (int j = 0; j < M; j++)
+    for (int r = 0; r < N; r++) {
+      const kilnSymArgs* a = &w[j * N + r].symArgs;
+      cr_assert(eq(int, a->direct, KILN_SYM_DIRECT_SM), "call %d rank %d", j, r);
+      for (int q = 0; q < N; q++) cr_assert(eq(ptr, a->peerOut[q], w[j * N + q].symArgs.out));
+    }
+  for (int r = 0; r < N; r++) cs[r].symPeerCalls -= M;
   /* 128 MiB of reference bytes: the copy engine for allgather and alltoall; reducescatter is
    * never a candidate (kilnSymRun), and a lone one is left alone. */
   for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], r == 2 ? KILN_SYM_ALLGATHER : KILN_SYM_ALLTOALL, 32 * mib);
