@@ -3,6 +3,7 @@
  * window per rank (ncclMemAlloc + ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC)), a
  * device communicator to confirm support, and every peer's window address read once.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,7 @@ static void commFree(struct kilnComm* c) {
   free(c->peers);
   struct kilnClique* k = c->clique;
   if (k) {
-    k->members[c->rank] = NULL;
+    __atomic_store_n(&k->members[c->rank], NULL, __ATOMIC_RELEASE); /* kilnSymGroupPeers reads it */
     if (__atomic_sub_fetch(&k->refs, 1, __ATOMIC_ACQ_REL) == 0) free(k);
   }
   free(c);
@@ -209,11 +210,17 @@ out:
 
 /* The clique of cs[0..n) (runtime_internal.h) when they are every rank of their communicator, each
  * on its own GPU, and every GPU can have peer access to every other: enables it (it stays on after
- * the communicators go, as NCCL's own in one process). KILN_SYM_PEERS=0: no clique. Not an error
- * when there can be none: grouped calls then stay staged (or on the caller's windows). */
+ * the communicators go, as NCCL's own in one process). KILN_SYM_PEERS=0, or settings under which
+ * no call goes direct (KILN_SYM=0, KILN_SYM_DIRECT=0, no staging, rank counts without a
+ * threshold): no clique. Not an error when there can be none: grouped calls then stay staged (or
+ * on the caller's windows). */
 static void commClique(int n, struct kilnComm** cs) {
   const char* e = getenv("KILN_SYM_PEERS");
   if ((e && !strcmp(e, "0")) || n < 2 || n > KILN_SYM_MAX_RANKS || n != cs[0]->nranks) return;
+  const struct kilnComm* c0 = cs[0];
+  if (c0->symOff || c0->symHalf == 0 ||
+      (c0->symDirectBytes >= (uint64_t)LLONG_MAX && c0->symDirectA2ABytes >= (uint64_t)LLONG_MAX))
+    return;
   struct kilnComm* byRank[KILN_SYM_MAX_RANKS] = {0};
   for (int i = 0; i < n; i++) {
     if (cs[i]->nranks != n || cs[i]->rank < 0 || cs[i]->rank >= n || byRank[cs[i]->rank]) return;
@@ -223,13 +230,15 @@ static void commClique(int n, struct kilnComm** cs) {
     for (int j = 0; j < n; j++) {
       if (i == j) continue;
       int can = 0;
-      if (cs[i]->dev == cs[j]->dev || cudaDeviceCanAccessPeer(&can, cs[i]->dev, cs[j]->dev) != cudaSuccess || !can) {
-        cudaGetLastError();
+      if (cs[i]->dev == cs[j]->dev) return;
+      if (cudaDeviceCanAccessPeer(&can, cs[i]->dev, cs[j]->dev) != cudaSuccess) {
+        cudaGetLastError(); /* its own error, not left for the caller */
         return;
       }
+      if (!can) return;
       cudaSetDevice(cs[i]->dev);
       const cudaError_t r = cudaDeviceEnablePeerAccess(cs[j]->dev, 0);
-      cudaGetLastError(); /* cudaErrorPeerAccessAlreadyEnabled is sticky until read */
+      if (r != cudaSuccess) cudaGetLastError(); /* cudaErrorPeerAccessAlreadyEnabled is recorded too */
       if (r != cudaSuccess && r != cudaErrorPeerAccessAlreadyEnabled) return;
     }
   struct kilnClique* k = calloc(1, sizeof(*k));

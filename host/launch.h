@@ -29,7 +29,8 @@ typedef struct kilnLaunch {
 kilnResult_t kilnLaunchIssue(kilnLaunch* l);
 /* sym.c: issues a symmetric-memory call (l->sym): its kernel, or for the copy-engine form of a
  * direct call (l->symArgs.direct == KILN_SYM_DIRECT_ARRIVE, kernels/sym_ce.h) two kernels and the
- * copies between them. Returns a cudaError_t value. */
+ * copies between them, or for reduce-then-copy (KILN_SYM_DIRECT_REDUCE_CE, runtime_internal.h)
+ * the reducescatter kernel, the copies and the DONE meeting. Returns a cudaError_t value. */
 int kilnSymIssue(kilnLaunch* l);
 /* What kilnRun and kilnSymRun share around a launch (exec.c). kilnEnterDevice makes c's device
  * current where the call needs it (issued now, not queued in a group; a default-stream handle;
@@ -44,7 +45,8 @@ kilnResult_t kilnLaunchSubmit(kilnLaunch* l);
  * call of every rank of a clique (runtime_internal.h), all candidates (peerCand) of the same
  * algorithm, count, type and op, and every rank's GPU can reach every peer's output (`access`),
  * those calls go direct (zero copy) into each other's outputs, all of them or none, as on windows
- * (kernels/sym.cuh bodyDirect and body, the copy-engine form from KILN_SYM_CE_BYTES). */
+ * (kernels/sym.cuh bodyDirect and body, the copy-engine form from KILN_SYM_CE_BYTES, allreduce as
+ * reduce-then-copy from KILN_SYM_AR_CE_BYTES). */
 void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access);
 /* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd (a
  * failed call of the group: kilnGroupFail, kiln/runtime.h). */

@@ -82,6 +82,7 @@ struct kilnComm {
    * their GPUs have peer access to each other (NULL otherwise, and with KILN_SYM_PEERS=0). */
   struct kilnClique* clique;
   uint64_t symPeerCalls;    /* calls that went direct into the clique's plain buffers */
+  int symPeerForm;          /* the kilnSymArgs.direct of the last of them */
 };
 
 /* Every rank of an NCCL communicator in this process, set up together (kilnCommCreateAll), with

@@ -16,6 +16,9 @@
 #include "runtime_internal.h"
 
 _Static_assert(KILN_CLIQUE_MAX == KILN_SYM_MAX_RANKS, "a clique holds up to the symmetric kernels' ranks");
+_Static_assert(KILN_SYM_DIRECT_REDUCE_CE != KILN_SYM_DIRECT_SM && KILN_SYM_DIRECT_REDUCE_CE != KILN_SYM_DIRECT_ARRIVE &&
+                   KILN_SYM_DIRECT_REDUCE_CE != KILN_SYM_DIRECT_DONE,
+               "the host-only form differs from the kernels' (kernels/sym_ce.h)");
 _Static_assert((int)KILN_SYM_ALLREDUCE_ONESHOT == KILN_SYM_AR_ONESHOT &&
                    (int)KILN_SYM_ALLREDUCE_TWOSHOT == KILN_SYM_AR_TWOSHOT &&
                    (int)KILN_SYM_REDUCESCATTER == KILN_SYM_RS && (int)KILN_SYM_ALLGATHER == KILN_SYM_AG &&
@@ -157,7 +160,7 @@ void kilnSymConfigure(struct kilnComm* c) {
    * h200x4-s11 run 3), direct vs staged: alltoall 1 MiB 9.68 vs 8.51 us, 4 MiB 15.76 vs 16.76
    * (allgather 1 MiB 9.56 vs 9.75); on windows 1-2 MiB level, 4 MiB 16.3 vs 17.5 (s10 run 2). */
   uint64_t a2a = c->symDirectBytes;
-  if (!getenv("KILN_SYM_DIRECT_BYTES") && c->nranks == 4 && a2a < ((uint64_t)4 << 20)) a2a = (uint64_t)4 << 20;
+  if (envInt("KILN_SYM_DIRECT_BYTES", -1) < 0 && c->nranks == 4 && a2a < ((uint64_t)4 << 20)) a2a = (uint64_t)4 << 20;
   c->symDirectA2ABytes =
       envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_A2A_BYTES", a2a > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)a2a);
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
@@ -274,7 +277,8 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
 }
 
 /* Whether a call may go direct (kiln/runtime.h; kernels/sym.cuh bodyDirect and body), given an
- * output every rank can store into: on, at least symDirectBytes, staging there. Allgather and
+ * output every rank can store into: on, at least symDirectBytes (alltoall: symDirectA2ABytes),
+ * staging there. Allgather and
  * alltoall then store every piece straight into its rank's output in one round; two-shot
  * allreduce moves its shares through the staging (the usual geometry, in rounds) and stores the
  * reduced shares into every rank's output instead of a second staging phase; one-shot allreduce
@@ -508,29 +512,38 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
 
 /* The driver's pointer queries, found through the runtime (the library does not link libcuda). */
 static CUresult (*drvPointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr);
+static CUresult (*drvPointerGetAttributes)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
 static CUresult (*drvMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr);
 static pthread_once_t drvOnce = PTHREAD_ONCE_INIT;
 
-static void drvFind(void) {
-  void* fa = NULL;
-  void* fr = NULL;
-  enum cudaDriverEntryPointQueryResult qa, qr;
-  if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fa, 12000, cudaEnableDefault, &qa) != cudaSuccess ||
-      qa != cudaDriverEntryPointSuccess ||
-      cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fr, 12000, cudaEnableDefault, &qr) != cudaSuccess ||
-      qr != cudaDriverEntryPointSuccess) {
+static void* drvEntry(const char* name) {
+  void* f = NULL;
+  enum cudaDriverEntryPointQueryResult q;
+  if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess) {
     cudaGetLastError();
-    return;
+    return NULL;
   }
+  return f;
+}
+
+static void drvFind(void) {
+  void* fa = drvEntry("cuPointerGetAttribute");
+  void* fs = drvEntry("cuPointerGetAttributes");
+  void* fr = drvEntry("cuMemGetAddressRange");
+  if (!fa || !fs || !fr) return;
   drvPointerGetAttribute = (CUresult(*)(void*, CUpointer_attribute, CUdeviceptr))fa;
+  drvPointerGetAttributes = (CUresult(*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr))fs;
   drvMemGetAddressRange = (CUresult(*)(CUdeviceptr*, size_t*, CUdeviceptr))fr;
 }
 
-/* What GPU `dev` may do with allocation `id` (CU_POINTER_ATTRIBUTE_BUFFER_ID: unique in the
- * process, a new one for every allocation), which spans [base, base + size): kilnPeerAccess asks
- * the driver once per GPU and allocation (a context switch and two queries per pair, ~5 us per
- * 4-GPU group eager, bench/results/h200x4-s11 run 7), then only for the buffer's id. A verdict
- * goes stale only if access to a live allocation is taken away (cuMemSetAccess). */
+/* What GPU `dev` may do with cudaMalloc allocation `id` (CU_POINTER_ATTRIBUTE_BUFFER_ID: unique in
+ * the process, a new one for every allocation), which spans [base, base + size): kilnPeerAccess
+ * asks the driver once per GPU and such allocation (a context switch and two queries per pair,
+ * ~5 us per 4-GPU group eager, bench/results/h200x4-s11 run 7), then only for the buffer's
+ * attributes. Only plain cudaMalloc memory is kept (its access follows peer access, which must
+ * stay on); pools and mappings, whose access can change (cudaMemPoolSetAccess, cuMemSetAccess,
+ * remapping), are asked about at every group. */
 typedef struct {
   int dev;
   unsigned long long id;
@@ -559,21 +572,29 @@ static bool askDriver(int dev, CUdeviceptr at, accessVerdict* v) {
   return true;
 }
 
-/* The range must lie in one allocation (for a virtual-memory reservation: one mapping,
- * cuMemGetAddressRange) that each GPU may read and write (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
- * cudaMalloc memory with peer access on; a pool or a mapping without access for it is not). May
- * leave another device current. */
+/* The range must lie in one allocation of device memory, not managed (for a virtual-memory
+ * reservation: one mapping, cuMemGetAddressRange), that each GPU may read and write
+ * (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: cudaMalloc memory with peer access on; a pool or a mapping
+ * without access for it is not). May leave another device current. */
 bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes) {
   pthread_once(&drvOnce, drvFind);
-  if (!drvPointerGetAttribute || !drvMemGetAddressRange || !p || bytes == 0) return false;
+  if (!drvPointerGetAttribute || !drvPointerGetAttributes || !drvMemGetAddressRange || !p || bytes == 0) return false;
   const CUdeviceptr at = (CUdeviceptr)(uintptr_t)p;
   /* The queries may count as unsafe calls inside a stream capture of this thread (global or
    * thread-local mode) and end it: relaxed for them, as allocators do. */
   enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaThreadExchangeStreamCaptureMode(&mode);
-  unsigned long long id = 0;
-  const bool haveId = drvPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, at) == CUDA_SUCCESS && id != 0;
-  bool ok = true;
+  /* Zeroed wider than the attributes' types (booleans, an unsigned int): any value set is nonzero. */
+  unsigned long long id = 0, type = 0, managed = 0, ipc = 0;
+  void* pool = NULL;
+  CUpointer_attribute what[] = {CU_POINTER_ATTRIBUTE_BUFFER_ID, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                                CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE};
+  void* into[] = {&id, &type, &managed, &ipc, &pool};
+  bool ok = drvPointerGetAttributes(5, what, into, at) == CUDA_SUCCESS &&
+            (type & 0xffffffffull) == CU_MEMORYTYPE_DEVICE && !managed;
+  /* Plain cudaMalloc memory (legacy-IPC capable, not from a pool): verdicts kept by id. */
+  const bool haveId = ok && id != 0 && ipc && !pool;
   for (int i = 0; i < ndevs && ok; i++) {
     accessVerdict v;
     bool found = false;
@@ -665,7 +686,8 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
     char* pout[KILN_SYM_MAX_RANKS] = {0};
     bool all = k && k->n == nr;
     for (int p = 0; p < nr && all; p++) {
-      kilnLaunch* m = k->members[p] ? nthOf(v, k->members[p], ord) : NULL;
+      const struct kilnComm* mc = __atomic_load_n(&k->members[p], __ATOMIC_ACQUIRE);
+      kilnLaunch* m = mc ? nthOf(v, mc, ord) : NULL;
       all = m && m->peerCand && m->symAlgo == v[i].symAlgo && m->dtype == v[i].dtype &&
             m->symArgs.count == v[i].symArgs.count && m->symArgs.op == v[i].symArgs.op;
       if (all) set[p] = m, pout[p] = m->symArgs.out;
@@ -701,6 +723,7 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
     for (int p = 0; p < nr; p++) {
       set[p]->symArgs = g[p];
       set[p]->comm->symPeerCalls++;
+      set[p]->comm->symPeerForm = g[p].direct;
     }
   }
 }
@@ -717,7 +740,8 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
  * call issued after the communicator failed (a kernel reported it) skips its copies, but one
  * already issued, or a graph replayed, copies into the peers' outputs even when its meeting timed
  * out (the communicator is broken then). Returns a cudaError_t value; an error after the fork still
- * joins the side stream back (a capture stays joined). */
+ * joins the side stream back (a capture stays joined), and a failed copy still launches the DONE
+ * meeting. */
 static int issueCopyEngine(kilnLaunch* l) {
   struct kilnComm* c = l->comm;
   kilnSymArgs a = l->symArgs;
@@ -729,8 +753,10 @@ static int issueCopyEngine(kilnLaunch* l) {
   char* dst = a.out + (size_t)me * piece;
   const bool copies = *(volatile int*)c->errHost == 0;
   bool forked = false;
-  int e = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
-  if (e == 0 && copies && src != dst) {
+  const int arrived = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
+  if (arrived != 0) return arrived;
+  int e = 0;
+  if (copies && src != dst) {
     e = cudaEventRecord(c->ceFork, s);
     if (e == 0) e = cudaStreamWaitEvent(side, c->ceFork, 0);
     forked = e == 0;
@@ -750,9 +776,11 @@ static int issueCopyEngine(kilnLaunch* l) {
     if (j == 0) j = cudaStreamWaitEvent(s, c->ceJoin, 0);
     if (e == 0) e = j;
   }
-  if (e != 0) return e;
+  /* The DONE meeting even after a failed copy: the peers wait for it, and this rank's sequence
+   * numbers stay with theirs. */
   a.direct = KILN_SYM_DIRECT_DONE;
-  return kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
+  const int done = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
+  return e != 0 ? e : done;
 }
 
 /* The reduce-then-copy form of a direct allreduce (l->symArgs.direct == KILN_SYM_DIRECT_REDUCE_CE,
@@ -763,7 +791,8 @@ static int issueCopyEngine(kilnLaunch* l) {
  * Writing into a peer's output is safe once the reducescatter is over here: the peer has begun
  * this call (its flags of every round were seen), and its part of share `me` (in place: its input
  * there, which it reads only to send it here) has been received. An error of a kernel stops the
- * copies of calls issued after it (as issueCopyEngine). Returns a cudaError_t value. */
+ * copies of calls issued after it (as issueCopyEngine); a failed copy still launches the DONE
+ * meeting. Returns a cudaError_t value. */
 static int issueReduceThenCopy(kilnLaunch* l) {
   const struct kilnComm* c = l->comm;
   const cudaStream_t s = l->stream;
@@ -774,18 +803,21 @@ static int issueReduceThenCopy(kilnLaunch* l) {
   char* mine = l->symArgs.out + (size_t)me * share;
   rs.out = mine;
   rs.direct = 0;
-  int e = kilnSymLaunch(l->dtype, &rs, l->threads, (void*)s);
+  const int reduced = kilnSymLaunch(l->dtype, &rs, l->threads, (void*)s);
+  if (reduced != 0) return reduced;
   const bool copies = *(volatile int*)c->errHost == 0;
+  int e = 0;
   for (int k = 1; k < n && e == 0 && copies; k++) {
     const int p = (me + k) % n;
     e = cudaMemcpyAsync(l->symArgs.peerOut[p] + (size_t)me * share, mine, share, cudaMemcpyDefault, s);
   }
-  if (e != 0) return e;
-  kilnSymArgs done = l->symArgs;
-  done.direct = KILN_SYM_DIRECT_DONE;
-  done.rounds = 1;
-  done.nblocks = 1;
-  return kilnSymLaunch(l->dtype, &done, l->threads, (void*)s);
+  /* The DONE meeting even after a failed copy (as issueCopyEngine). */
+  kilnSymArgs meet = l->symArgs;
+  meet.direct = KILN_SYM_DIRECT_DONE;
+  meet.rounds = 1;
+  meet.nblocks = 1;
+  const int done = kilnSymLaunch(l->dtype, &meet, l->threads, (void*)s);
+  return e != 0 ? e : done;
 }
 
 int kilnSymIssue(kilnLaunch* l) {

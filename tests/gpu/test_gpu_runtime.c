@@ -693,6 +693,19 @@ static bool group_direct(const world* w, kilnSymAlgo_t a, size_t count, kilnData
 /* Rank 0's count of calls that went direct into the clique's buffers. */
 static uint64_t peer_calls(const world* w) { return w->kc[0]->symPeerCalls; }
 
+/* The form a grouped call that goes direct takes with sym_group_peers' settings: allreduce as
+ * reduce-then-copy from 16 KiB where its shares are equal and whole 16-byte packs, else two-shot
+ * with SM stores; allgather and alltoall with the copy engine from 1 MiB. */
+static int group_form(const world* w, kilnSymAlgo_t a, size_t count, kilnDataType_t dt) {
+  const kilnColl_t coll = sym_coll(a);
+  const size_t es = kilnDataTypeSize(dt);
+  const uint64_t ref = kilnRegistryCallBytes(coll, w->n, count, dt);
+  if (coll == KILN_COLL_ALLREDUCE)
+    return ref >= 16384 && count % w->n == 0 && count / w->n * es % 16 == 0 ? KILN_SYM_DIRECT_REDUCE_CE
+                                                                            : KILN_SYM_DIRECT_SM;
+  return ref >= 1048576 ? KILN_SYM_DIRECT_ARRIVE : KILN_SYM_DIRECT_SM;
+}
+
 /* One process driving every GPU, plain cudaMalloc buffers: a group holding a call of every rank
  * goes direct into the peers' outputs (kilnCommCreateAll's clique, peer access; KILN_SYM_DIRECT_BYTES
  * set low so that small calls do too, the copy-engine form from 1 MiB, allreduce as
@@ -739,6 +752,9 @@ Test(gpu_runtime, sym_group_peers, .init = gpu_init, .timeout = 600) {
             sym_run_check_as(&w, &c, a, (kilnRedOp_t)op, inplace, &rng, true);
             cr_assert(eq(u64, peer_calls(&w) - before, d ? 1 : 0), "%s %s count %zu%s: direct or not",
                       kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count, inplace ? " in place" : "");
+            if (d)
+              cr_assert(eq(int, w.kc[0]->symPeerForm, group_form(&w, a, c.count, c.dt)), "%s %s count %zu: form",
+                        kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count);
             d ? ndirect++ : nstaged++;
           }
           call_free(&c, &w);
@@ -823,12 +839,43 @@ Test(gpu_runtime, sym_group_peers, .init = gpu_init, .timeout = 600) {
  * except where told. Direct only where the group holds the k-th call of every rank, all alike and
  * reachable: then every one of them, with each rank's output as its peers' target. */
 static int g_noAccessDev = -1;
+/* What fake_access was asked, in order. */
+typedef struct {
+  int devs[8], ndevs;
+  const void* p;
+  size_t bytes;
+} accessAsk;
+static accessAsk g_asks[64];
+static int g_nasks;
 static bool fake_access(const int* devs, int ndevs, const void* p, size_t bytes) {
-  (void)p;
-  (void)bytes;
+  if (g_nasks < 64) {
+    accessAsk* a = &g_asks[g_nasks++];
+    memcpy(a->devs, devs, (size_t)ndevs * sizeof(int));
+    a->ndevs = ndevs;
+    a->p = p;
+    a->bytes = bytes;
+  }
   for (int i = 0; i < ndevs; i++)
     if (devs[i] == g_noAccessDev) return false;
   return true;
+}
+
+/* Whether the asks include rank q's output (out, bytes) for the GPUs of every other rank (rank r on
+ * GPU r) and not q's. */
+static bool asked_for(int n, int q, const void* out, size_t bytes) {
+  for (int k = 0; k < g_nasks; k++) {
+    const accessAsk* a = &g_asks[k];
+    if (a->p != out || a->bytes != bytes || a->ndevs != n - 1) continue;
+    bool right = true;
+    for (int i = 0; i < a->ndevs; i++) right = right && a->devs[i] != q && a->devs[i] >= 0 && a->devs[i] < n;
+    for (int r = 0; r < n && right; r++) {
+      bool there = r == q;
+      for (int i = 0; i < a->ndevs; i++) there = there || a->devs[i] == r;
+      right = there;
+    }
+    if (right) return true;
+  }
+  return false;
 }
 
 static kilnLaunch fake_launch(struct kilnComm* c, kilnSymAlgo_t a, size_t count) {
@@ -855,8 +902,11 @@ Test(gpu_runtime, sym_group_peers_choice) {
   memset(&k, 0, sizeof k);
   unsetenv("KILN_SYM_DIRECT");
   unsetenv("KILN_SYM_DIRECT_BYTES");
+  unsetenv("KILN_SYM_DIRECT_A2A_BYTES");
   unsetenv("KILN_SYM_CE");
   unsetenv("KILN_SYM_CE_BYTES");
+  unsetenv("KILN_SYM_AR_CE");
+  unsetenv("KILN_SYM_AR_CE_BYTES");
   k.n = k.refs = N;
   for (int r = 0; r < N; r++) {
     cs[r].nranks = N;
@@ -870,13 +920,20 @@ Test(gpu_runtime, sym_group_peers_choice) {
   }
   const size_t mib = (size_t)1 << 18; /* 1 MiB of float */
   kilnLaunch v[2 * N];
-  /* Two calls per rank, queued rank by rank: an allgather of 1 MiB pieces (16 MiB of reference
-   * bytes: SM stores) and an allreduce of 64 MiB (two-shot). */
+  /* Two calls per rank, queued rank by rank: an allgather of 1 MiB pieces (4 MiB of reference
+   * bytes: SM stores) and an allreduce of 16 MiB (two-shot). Every rank's output is asked about
+   * for the other ranks' GPUs. */
   for (int r = 0; r < N; r++) {
     v[2 * r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, mib);
     v[2 * r + 1] = fake_launch(&cs[r], KILN_SYM_ALLREDUCE_ONESHOT, 16 * mib);
   }
+  g_nasks = 0;
   kilnSymGroupPeers(v, 2 * N, fake_access);
+  cr_assert(eq(int, g_nasks, 2 * N));
+  for (int q = 0; q < N; q++) {
+    cr_assert(asked_for(N, q, v[2 * q].symArgs.out, (size_t)mib * 4 * N), "allgather output of rank %d", q);
+    cr_assert(asked_for(N, q, v[2 * q + 1].symArgs.out, (size_t)16 * mib * 4), "allreduce output of rank %d", q);
+  }
   for (int r = 0; r < N; r++) {
     const kilnSymArgs* ag = &v[2 * r].symArgs;
     const kilnSymArgs* ar = &v[2 * r + 1].symArgs;
@@ -917,12 +974,32 @@ Test(gpu_runtime, sym_group_peers_choice) {
   for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLTOALL, 32 * mib);
   kilnSymGroupPeers(v, N, fake_access);
   for (int r = 0; r < N; r++) cr_assert(eq(int, v[r].symArgs.direct, KILN_SYM_DIRECT_ARRIVE));
-  /* None direct: a rank missing, a count that differs, a GPU that cannot reach the others, a
-   * member of the clique freed. */
+  /* 512 MiB of allreduce (equal shares of whole packs): reduce-then-copy, a reducescatter of the
+   * shares; one more element: two-shot. */
+  for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLREDUCE_TWOSHOT, 512 * mib);
+  for (int r = 0; r < N; r++) v[N + r] = fake_launch(&cs[r], KILN_SYM_ALLREDUCE_TWOSHOT, 512 * mib + 1);
+  kilnSymGroupPeers(v, 2 * N, fake_access);
+  for (int r = 0; r < N; r++) {
+    cr_assert(eq(int, v[r].symArgs.direct, KILN_SYM_DIRECT_REDUCE_CE));
+    cr_assert(eq(int, v[r].symArgs.algo, KILN_SYM_RS));
+    cr_assert(eq(u64, v[r].symArgs.count, (uint64_t)512 * mib)); /* the allreduce's, divided at issue */
+    cr_assert(eq(ptr, v[r].symArgs.peerOut[(r + 1) % N], v[(r + 1) % N].symArgs.out));
+    cr_assert(eq(int, v[N + r].symArgs.direct, KILN_SYM_DIRECT_SM));
+    cr_assert(eq(int, v[N + r].symArgs.algo, KILN_SYM_AR_TWOSHOT));
+  }
+  for (int r = 0; r < N; r++) cs[r].symPeerCalls -= 2;
+  /* None direct: a rank missing, a count that differs, an op that differs, a GPU that cannot
+   * reach the others, a member of the clique freed. */
   for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, mib);
   kilnSymGroupPeers(v, N - 1, fake_access);
   for (int r = 0; r < N - 1; r++) cr_assert(eq(int, v[r].symArgs.direct, 0));
   for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, r == 3 ? mib + 4 : mib);
+  kilnSymGroupPeers(v, N, fake_access);
+  for (int r = 0; r < N; r++) cr_assert(eq(int, v[r].symArgs.direct, 0));
+  for (int r = 0; r < N; r++) {
+    v[r] = fake_launch(&cs[r], KILN_SYM_ALLREDUCE_TWOSHOT, mib);
+    v[r].symArgs.op = r == 1 ? KILN_MAX : KILN_SUM;
+  }
   kilnSymGroupPeers(v, N, fake_access);
   for (int r = 0; r < N; r++) cr_assert(eq(int, v[r].symArgs.direct, 0));
   for (int r = 0; r < N; r++) v[r] = fake_launch(&cs[r], KILN_SYM_ALLGATHER, mib);
