@@ -29,7 +29,7 @@ typedef struct kilnLaunch {
 kilnResult_t kilnLaunchIssue(kilnLaunch* l);
 /* sym.c: issues a symmetric-memory call (l->sym): its kernel, or for the copy-engine form of a
  * direct call (l->symArgs.direct == KILN_SYM_DIRECT_ARRIVE, kernels/sym_ce.h) two kernels and the
- * copies between them, or for reduce-then-copy (KILN_SYM_DIRECT_REDUCE_CE, runtime_internal.h)
+ * copies between them, or for reduce-then-copy (KILN_SYM_DIRECT_REDUCE_CE)
  * the reducescatter kernel, the copies and the DONE meeting. Returns a cudaError_t value. */
 int kilnSymIssue(kilnLaunch* l);
 /* What kilnRun and kilnSymRun share around a launch (exec.c). kilnEnterDevice makes c's device

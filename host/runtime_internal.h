@@ -95,11 +95,6 @@ struct kilnClique {
   struct kilnComm* members[KILN_CLIQUE_MAX]; /* by rank; NULL once freed */
 };
 
-/* kilnSymArgs.direct of a direct allreduce as a reducescatter into this rank's share of the output,
- * then the copy engine's copies of it into the peers' outputs, then a DONE meeting (host/sym.c
- * issueReduceThenCopy; the kernels see a staged reducescatter and the meeting only). */
-#define KILN_SYM_DIRECT_REDUCE_CE 4
-
 /* A window the caller registered (NCCL_WIN_COLL_SYMMETRIC) and added to kiln. */
 struct kilnUserWindow {
   ncclWindow_t win;
@@ -122,7 +117,7 @@ bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes);
 void kilnSymConfigure(struct kilnComm* c);
 /* sym.c: how kilnSymRun would run this call: 0 staged, else its kilnSymArgs.direct
  * (kernels/sym_ce.h: KILN_SYM_DIRECT_SM, KILN_SYM_DIRECT_ARRIVE for the copy-engine form, or
- * KILN_SYM_DIRECT_REDUCE_CE above). */
+ * KILN_SYM_DIRECT_REDUCE_CE). */
 int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                       kilnDataType_t dtype);
 

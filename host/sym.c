@@ -16,9 +16,6 @@
 #include "runtime_internal.h"
 
 _Static_assert(KILN_CLIQUE_MAX == KILN_SYM_MAX_RANKS, "a clique holds up to the symmetric kernels' ranks");
-_Static_assert(KILN_SYM_DIRECT_REDUCE_CE != KILN_SYM_DIRECT_SM && KILN_SYM_DIRECT_REDUCE_CE != KILN_SYM_DIRECT_ARRIVE &&
-                   KILN_SYM_DIRECT_REDUCE_CE != KILN_SYM_DIRECT_DONE,
-               "the host-only form differs from the kernels' (kernels/sym_ce.h)");
 _Static_assert((int)KILN_SYM_ALLREDUCE_ONESHOT == KILN_SYM_AR_ONESHOT &&
                    (int)KILN_SYM_ALLREDUCE_TWOSHOT == KILN_SYM_AR_TWOSHOT &&
                    (int)KILN_SYM_REDUCESCATTER == KILN_SYM_RS && (int)KILN_SYM_ALLGATHER == KILN_SYM_AG &&
@@ -313,13 +310,13 @@ static bool directGeometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t cou
   const bool ar = symColl(a) == KILN_COLL_ALLREDUCE;
   const uint64_t ref = kilnRegistryCallBytes(symColl(a), c->nranks, count, dtype);
   const size_t es = kilnDataTypeSize(dtype);
+  for (int p = 0; p < c->nranks; p++) g->peerOut[p] = pout[p];
   /* Allreduce from symARCEBytes whose shares are equal and whole 16-byte packs: a reducescatter of
    * the shares (its geometry; the output moved to this rank's share at issue). */
   if (ar && ref >= c->symARCEBytes && count % (size_t)c->nranks == 0 && count / c->nranks * es % 16 == 0 &&
       geometry(c, KILN_SYM_REDUCESCATTER, count / c->nranks, dtype, false, g)) {
     g->algo = KILN_SYM_RS; /* count stays the allreduce's: issueReduceThenCopy divides it */
     g->direct = KILN_SYM_DIRECT_REDUCE_CE;
-    for (int p = 0; p < c->nranks; p++) g->peerOut[p] = pout[p];
     return true;
   }
   /* Allreduce: the two-shot geometry (a staged call that does not go direct sets it again). */
@@ -333,7 +330,6 @@ static bool directGeometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t cou
   }
   g->ll = 0;
   g->direct = !ar && ref >= c->symCEBytes ? KILN_SYM_DIRECT_ARRIVE : KILN_SYM_DIRECT_SM;
-  for (int p = 0; p < c->nranks; p++) g->peerOut[p] = pout[p];
   return true;
 }
 
@@ -511,7 +507,6 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
 }
 
 /* The driver's pointer queries, found through the runtime (the library does not link libcuda). */
-static CUresult (*drvPointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr);
 static CUresult (*drvPointerGetAttributes)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
 static CUresult (*drvMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr);
 static pthread_once_t drvOnce = PTHREAD_ONCE_INIT;
@@ -528,11 +523,9 @@ static void* drvEntry(const char* name) {
 }
 
 static void drvFind(void) {
-  void* fa = drvEntry("cuPointerGetAttribute");
   void* fs = drvEntry("cuPointerGetAttributes");
   void* fr = drvEntry("cuMemGetAddressRange");
-  if (!fa || !fs || !fr) return;
-  drvPointerGetAttribute = (CUresult(*)(void*, CUpointer_attribute, CUdeviceptr))fa;
+  if (!fs || !fr) return;
   drvPointerGetAttributes = (CUresult(*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr))fs;
   drvMemGetAddressRange = (CUresult(*)(CUdeviceptr*, size_t*, CUdeviceptr))fr;
 }
@@ -556,6 +549,25 @@ static accessVerdict verdicts[ACCESS_VERDICTS];
 static int nverdicts, nextVerdict;
 static pthread_mutex_t verdictLock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The kept verdict for GPU dev on allocation id, into *v; false when there is none. */
+static bool keptVerdict(int dev, unsigned long long id, accessVerdict* v) {
+  bool found = false;
+  pthread_mutex_lock(&verdictLock);
+  for (int k = 0; k < nverdicts && !found; k++)
+    if (verdicts[k].dev == dev && verdicts[k].id == id) *v = verdicts[k], found = true;
+  pthread_mutex_unlock(&verdictLock);
+  return found;
+}
+
+/* Keeps v, in place of the oldest kept when all places are taken. */
+static void keepVerdict(const accessVerdict* v) {
+  pthread_mutex_lock(&verdictLock);
+  verdicts[nextVerdict] = *v;
+  nextVerdict = (nextVerdict + 1) % ACCESS_VERDICTS;
+  if (nverdicts < ACCESS_VERDICTS) nverdicts++;
+  pthread_mutex_unlock(&verdictLock);
+}
+
 /* The driver's verdict for GPU dev on the allocation holding `at`. Leaves dev current. */
 static bool askDriver(int dev, CUdeviceptr at, accessVerdict* v) {
   memset(v, 0, sizeof(*v));
@@ -565,7 +577,9 @@ static bool askDriver(int dev, CUdeviceptr at, accessVerdict* v) {
     return false;
   }
   unsigned long long flags = 0; /* the driver writes an enum's bytes */
-  if (drvPointerGetAttribute(&flags, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, at) != CUDA_SUCCESS ||
+  CUpointer_attribute what = CU_POINTER_ATTRIBUTE_ACCESS_FLAGS;
+  void* into = &flags;
+  if (drvPointerGetAttributes(1, &what, &into, at) != CUDA_SUCCESS ||
       drvMemGetAddressRange(&v->base, &v->size, at) != CUDA_SUCCESS)
     return false;
   v->ok = (flags & 0xffffffffull) == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
@@ -578,7 +592,7 @@ static bool askDriver(int dev, CUdeviceptr at, accessVerdict* v) {
  * without access for it is not). May leave another device current. */
 bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes) {
   pthread_once(&drvOnce, drvFind);
-  if (!drvPointerGetAttribute || !drvPointerGetAttributes || !drvMemGetAddressRange || !p || bytes == 0) return false;
+  if (!drvPointerGetAttributes || !drvMemGetAddressRange || !p || bytes == 0) return false;
   const CUdeviceptr at = (CUdeviceptr)(uintptr_t)p;
   /* The queries may count as unsafe calls inside a stream capture of this thread (global or
    * thread-local mode) and end it: relaxed for them, as allocators do. */
@@ -597,26 +611,13 @@ bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes) {
   const bool haveId = ok && id != 0 && ipc && !pool;
   for (int i = 0; i < ndevs && ok; i++) {
     accessVerdict v;
-    bool found = false;
-    if (haveId) {
-      pthread_mutex_lock(&verdictLock);
-      for (int k = 0; k < nverdicts && !found; k++)
-        if (verdicts[k].dev == devs[i] && verdicts[k].id == id) v = verdicts[k], found = true;
-      pthread_mutex_unlock(&verdictLock);
-    }
-    if (!found) {
+    if (!(haveId && keptVerdict(devs[i], id, &v))) {
       if (!askDriver(devs[i], at, &v)) {
         ok = false;
         break;
       }
-      if (haveId) {
-        v.id = id;
-        pthread_mutex_lock(&verdictLock);
-        verdicts[nextVerdict] = v;
-        nextVerdict = (nextVerdict + 1) % ACCESS_VERDICTS;
-        if (nverdicts < ACCESS_VERDICTS) nverdicts++;
-        pthread_mutex_unlock(&verdictLock);
-      }
+      v.id = id;
+      if (haveId) keepVerdict(&v);
     }
     ok = v.ok && at >= v.base && at - v.base <= v.size && bytes <= v.size - (at - v.base);
   }
@@ -668,6 +669,37 @@ static kilnLaunch* nthOf(kilnLaunch* v, const struct kilnComm* c, size_t ord) {
   return NULL;
 }
 
+/* The set of launch i (indexed group v): the launch of the same ordinal of every member of its
+ * comm's clique, into set[rank] and their outputs into pout[rank], while they are candidates
+ * alike (algorithm, type, count, op). false when a member, its launch or a match is missing
+ * (set[] holds those found so far). */
+static bool peerSet(kilnLaunch* v, size_t i, kilnLaunch** set, char** pout) {
+  const struct kilnClique* k = v[i].comm->clique;
+  const int nr = v[i].comm->nranks;
+  if (!k || k->n != nr) return false;
+  for (int p = 0; p < nr; p++) {
+    const struct kilnComm* mc = __atomic_load_n(&k->members[p], __ATOMIC_ACQUIRE);
+    kilnLaunch* m = mc ? nthOf(v, mc, ordOf[i]) : NULL;
+    if (!m || !m->peerCand || m->symAlgo != v[i].symAlgo || m->dtype != v[i].dtype ||
+        m->symArgs.count != v[i].symArgs.count || m->symArgs.op != v[i].symArgs.op)
+      return false;
+    set[p] = m;
+    pout[p] = m->symArgs.out;
+  }
+  return true;
+}
+
+/* Whether every rank's GPU may write every other rank's output (`bytes` at pout[q]). */
+static bool peersReach(kilnLaunch* const* set, char* const* pout, int nr, uint64_t bytes, kilnPeerAccessFn access) {
+  for (int q = 0; q < nr; q++) {
+    int devs[KILN_SYM_MAX_RANKS], nd = 0;
+    for (int p = 0; p < nr; p++)
+      if (p != q) devs[nd++] = set[p]->comm->dev;
+    if (!access(devs, nd, pout[q], bytes)) return false;
+  }
+  return true;
+}
+
 void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
   bool any = false;
   for (size_t i = 0; i < n && !any; i++) any = v[i].peerCand;
@@ -679,29 +711,14 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
   for (size_t i = 0; i < n && any; i++) {
     if (!v[i].peerCand) continue;
     const struct kilnComm* c = v[i].comm;
-    const struct kilnClique* k = c->clique;
     const int nr = c->nranks;
-    const size_t ord = ordOf[i];
     kilnLaunch* set[KILN_SYM_MAX_RANKS] = {0};
     char* pout[KILN_SYM_MAX_RANKS] = {0};
-    bool all = k && k->n == nr;
-    for (int p = 0; p < nr && all; p++) {
-      const struct kilnComm* mc = __atomic_load_n(&k->members[p], __ATOMIC_ACQUIRE);
-      kilnLaunch* m = mc ? nthOf(v, mc, ord) : NULL;
-      all = m && m->peerCand && m->symAlgo == v[i].symAlgo && m->dtype == v[i].dtype &&
-            m->symArgs.count == v[i].symArgs.count && m->symArgs.op == v[i].symArgs.op;
-      if (all) set[p] = m, pout[p] = m->symArgs.out;
-    }
     /* Every rank's GPU must reach every peer's output (plain cudaMalloc memory with peer access;
      * not a pool or a mapping without access for it). */
-    const uint64_t bytes = all ? outBytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count,
-                                          (kilnDataType_t)v[i].dtype) : 0;
-    for (int q = 0; q < nr && all; q++) {
-      int devs[KILN_SYM_MAX_RANKS], nd = 0;
-      for (int p = 0; p < nr; p++)
-        if (p != q) devs[nd++] = set[p]->comm->dev;
-      all = access(devs, nd, pout[q], bytes);
-    }
+    bool all = peerSet(v, i, set, pout) &&
+               peersReach(set, pout, nr, outBytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count,
+                                                  (kilnDataType_t)v[i].dtype), access);
     kilnSymArgs g[KILN_SYM_MAX_RANKS];
     for (int p = 0; p < nr && all; p++) {
       const kilnLaunch* m = set[p];
@@ -728,6 +745,36 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
   }
 }
 
+/* The engine forms' copies into the peers' outputs, one after the other on the call's stream
+ * (peers me + 1, me + 2, ...): rank p's output gets `bytes` at offset me * bytes, from
+ * src + p * srcStep. None once a kernel of the communicator reported an error. Returns the first
+ * cudaError_t value. */
+static int copyToPeers(const kilnLaunch* l, const char* src, size_t srcStep, size_t bytes) {
+  const kilnSymArgs* a = &l->symArgs;
+  const int n = a->nranks, me = a->rank;
+  if (*(volatile int*)l->comm->errHost != 0) return 0;
+  int e = 0;
+  for (int k = 1; k < n && e == 0; k++) {
+    const int p = (me + k) % n;
+    e = cudaMemcpyAsync(a->peerOut[p] + (size_t)me * bytes, src + (size_t)p * srcStep, bytes, cudaMemcpyDefault,
+                        l->stream);
+  }
+  return e;
+}
+
+/* The engine forms' DONE meeting (one block, one round: phase 1, every peer's copies into this
+ * rank's output are over), launched even after a failed copy: the peers wait for it, and this
+ * rank's sequence numbers stay with theirs. Returns copied (an earlier copy's error) or the
+ * launch's. */
+static int meetDone(const kilnLaunch* l, int copied) {
+  kilnSymArgs a = l->symArgs;
+  a.direct = KILN_SYM_DIRECT_DONE;
+  a.rounds = 1;
+  a.nblocks = 1;
+  const int done = kilnSymLaunch(l->dtype, &a, l->threads, (void*)l->stream);
+  return copied != 0 ? copied : done;
+}
+
 /* The copy-engine form of a direct allgather or alltoall (l->symArgs.direct ==
  * KILN_SYM_DIRECT_ARRIVE, set by direct()): a kernel of one block meets the peers (phase 0: their
  * outputs may be written); the copy engine copies each piece to its peer's output, one copy after
@@ -746,17 +793,16 @@ static int issueCopyEngine(kilnLaunch* l) {
   struct kilnComm* c = l->comm;
   kilnSymArgs a = l->symArgs;
   const cudaStream_t s = l->stream, side = l->capturing ? c->ceSideCapture : c->ceSide;
-  const int n = a.nranks, me = a.rank;
+  const int me = a.rank;
   const size_t piece = (size_t)a.count * kilnDataTypeSize((kilnDataType_t)l->dtype);
   const bool ag = a.algo == KILN_SYM_AG;
   const char* src = a.in + (ag ? 0 : (size_t)me * piece);
   char* dst = a.out + (size_t)me * piece;
-  const bool copies = *(volatile int*)c->errHost == 0;
   bool forked = false;
   const int arrived = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
   if (arrived != 0) return arrived;
   int e = 0;
-  if (copies && src != dst) {
+  if (*(volatile int*)c->errHost == 0 && src != dst) {
     e = cudaEventRecord(c->ceFork, s);
     if (e == 0) e = cudaStreamWaitEvent(side, c->ceFork, 0);
     forked = e == 0;
@@ -765,22 +811,14 @@ static int issueCopyEngine(kilnLaunch* l) {
               ? kilnSymCopyLaunch(dst, src, piece, c->symCEBlocks, (void*)side)
               : (int)cudaMemcpyAsync(dst, src, piece, cudaMemcpyDefault, side);
   }
-  /* Into the peer's output as mapped here (its window). */
-  for (int k = 1; k < n && e == 0 && copies; k++) {
-    const int p = (me + k) % n;
-    e = cudaMemcpyAsync(a.peerOut[p] + (size_t)me * piece, a.in + (ag ? 0 : (size_t)p * piece), piece,
-                        cudaMemcpyDefault, s);
-  }
+  /* Into each peer's output as mapped here. */
+  if (e == 0) e = copyToPeers(l, a.in, ag ? 0 : piece, piece);
   if (forked) {
     int j = cudaEventRecord(c->ceJoin, side);
     if (j == 0) j = cudaStreamWaitEvent(s, c->ceJoin, 0);
     if (e == 0) e = j;
   }
-  /* The DONE meeting even after a failed copy: the peers wait for it, and this rank's sequence
-   * numbers stay with theirs. */
-  a.direct = KILN_SYM_DIRECT_DONE;
-  const int done = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
-  return e != 0 ? e : done;
+  return meetDone(l, e);
 }
 
 /* The reduce-then-copy form of a direct allreduce (l->symArgs.direct == KILN_SYM_DIRECT_REDUCE_CE,
@@ -794,30 +832,14 @@ static int issueCopyEngine(kilnLaunch* l) {
  * copies of calls issued after it (as issueCopyEngine); a failed copy still launches the DONE
  * meeting. Returns a cudaError_t value. */
 static int issueReduceThenCopy(kilnLaunch* l) {
-  const struct kilnComm* c = l->comm;
-  const cudaStream_t s = l->stream;
   kilnSymArgs rs = l->symArgs;
-  const int n = rs.nranks, me = rs.rank;
-  rs.count = l->symArgs.count / (uint64_t)n;
+  rs.count = l->symArgs.count / (uint64_t)rs.nranks;
   const size_t share = (size_t)rs.count * kilnDataTypeSize((kilnDataType_t)l->dtype);
-  char* mine = l->symArgs.out + (size_t)me * share;
-  rs.out = mine;
+  rs.out = l->symArgs.out + (size_t)rs.rank * share;
   rs.direct = 0;
-  const int reduced = kilnSymLaunch(l->dtype, &rs, l->threads, (void*)s);
+  const int reduced = kilnSymLaunch(l->dtype, &rs, l->threads, (void*)l->stream);
   if (reduced != 0) return reduced;
-  const bool copies = *(volatile int*)c->errHost == 0;
-  int e = 0;
-  for (int k = 1; k < n && e == 0 && copies; k++) {
-    const int p = (me + k) % n;
-    e = cudaMemcpyAsync(l->symArgs.peerOut[p] + (size_t)me * share, mine, share, cudaMemcpyDefault, s);
-  }
-  /* The DONE meeting even after a failed copy (as issueCopyEngine). */
-  kilnSymArgs meet = l->symArgs;
-  meet.direct = KILN_SYM_DIRECT_DONE;
-  meet.rounds = 1;
-  meet.nblocks = 1;
-  const int done = kilnSymLaunch(l->dtype, &meet, l->threads, (void*)s);
-  return e != 0 ? e : done;
+  return meetDone(l, copyToPeers(l, rs.out, 0, share));
 }
 
 int kilnSymIssue(kilnLaunch* l) {

@@ -12,8 +12,11 @@ extern "C" {
 /* kilnSymArgs.direct: 0 staged; KILN_SYM_DIRECT_SM: the kernel stores every piece into the
  * outputs (and two-shot allreduce its reduced shares); the copy-engine form is two kernels of one
  * block around the copies: ARRIVE (publish and wait for phase 0: every peer's output may be
- * written) and DONE (phase 1: every peer's copies into this rank's output are over). */
-enum { KILN_SYM_DIRECT_SM = 1, KILN_SYM_DIRECT_ARRIVE = 2, KILN_SYM_DIRECT_DONE = 3 };
+ * written) and DONE (phase 1: every peer's copies into this rank's output are over).
+ * KILN_SYM_DIRECT_REDUCE_CE, host only: allreduce as a staged reducescatter into this rank's
+ * share of the output, the engine's copies of it into the peers' outputs, then DONE (host/sym.c
+ * issueReduceThenCopy; the kernels are launched with 0 and DONE, never with it). */
+enum { KILN_SYM_DIRECT_SM = 1, KILN_SYM_DIRECT_ARRIVE = 2, KILN_SYM_DIRECT_DONE = 3, KILN_SYM_DIRECT_REDUCE_CE = 4 };
 
 /* Copies `bytes` from src to dst (device memory of the current device, 16-byte aligned, bytes a
  * multiple of 16) with `blocks` blocks of 512 threads on `stream`. Returns a cudaError_t value. */
