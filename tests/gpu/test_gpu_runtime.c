@@ -333,15 +333,20 @@ static kilnColl_t sym_coll(kilnSymAlgo_t a) {
 
 /* One call of algorithm a on every rank (no synchronization; grouped: in one kilnGroupStart/End,
  * each GPU's launches issued by its own launcher thread), then the check. */
-static void sym_run_check_as(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t op, bool inplace, uint64_t* rng,
-                             bool grouped) {
-  call_prepare(c, w, op, inplace, rng);
+/* Issues one call of algorithm a on ranks [r0, r1) of w, inside one group when grouped. */
+static void sym_issue(const world* w, const call* c, kilnSymAlgo_t a, kilnRedOp_t op, int r0, int r1, bool grouped) {
   if (grouped) kilnGroupStart();
-  for (int r = 0; r < w->n; r++) {
+  for (int r = r0; r < r1; r++) {
     kilnResult_t res = kilnSymRun(w->kc[r], a, c->sendp[r], c->recvp[r], c->count, c->dt, op, w->st[r]);
     cr_assert(eq(int, res, KILN_SUCCESS), "%s rank %d: %s", kilnSymAlgoName(a), r, kilnLastError());
   }
   if (grouped) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
+}
+
+static void sym_run_check_as(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t op, bool inplace, uint64_t* rng,
+                             bool grouped) {
+  call_prepare(c, w, op, inplace, rng);
+  sym_issue(w, c, a, op, 0, w->n, grouped);
   char msg[512];
   bool ok = call_check(c, w, msg, sizeof(msg));
   cr_assert(ok, "%s %s %s count %zu%s: %s (seed %llu)", kilnSymAlgoName(a), kilnDataTypeName(c->dt),
@@ -672,16 +677,6 @@ Test(gpu_runtime, sym_direct_copy_engine, .init = gpu_init, .timeout = 600) {
   sym_direct_run(true);
 }
 
-/* Issues one call of algorithm a on ranks [r0, r1) of w inside one group. */
-static void sym_issue_group(const world* w, const call* c, kilnSymAlgo_t a, kilnRedOp_t op, int r0, int r1) {
-  kilnGroupStart();
-  for (int r = r0; r < r1; r++) {
-    kilnResult_t res = kilnSymRun(w->kc[r], a, c->sendp[r], c->recvp[r], c->count, c->dt, op, w->st[r]);
-    cr_assert(eq(int, res, KILN_SUCCESS), "%s rank %d: %s", kilnSymAlgoName(a), r, kilnLastError());
-  }
-  cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
-}
-
 /* Whether a grouped call of every rank goes direct into the peers' plain buffers with the
  * settings of sym_group_peers (KILN_SYM_DIRECT_BYTES=4096). */
 static bool group_direct(const world* w, kilnSymAlgo_t a, size_t count, kilnDataType_t dt, bool inplace) {
@@ -768,8 +763,8 @@ Test(gpu_runtime, sym_group_peers, .init = gpu_init, .timeout = 600) {
     /* Outside a group; then two groups of half the ranks each. */
     sym_run_check(&w, &c, a, KILN_SUM, false, &rng);
     call_prepare(&c, &w, KILN_SUM, false, &rng);
-    sym_issue_group(&w, &c, a, KILN_SUM, 0, n / 2);
-    sym_issue_group(&w, &c, a, KILN_SUM, n / 2, n);
+    sym_issue(&w, &c, a, KILN_SUM, 0, n / 2, true);
+    sym_issue(&w, &c, a, KILN_SUM, n / 2, n, true);
     char msg[512];
     cr_assert(call_check(&c, &w, msg, sizeof msg), "%s in two groups: %s (seed %llu)", kilnSymAlgoName(a), msg,
               (unsigned long long)g_seed);
@@ -785,7 +780,7 @@ Test(gpu_runtime, sym_group_peers, .init = gpu_init, .timeout = 600) {
     }
     for (int r = 0; r < n; r++)
       cr_assert(eq(int, cudaStreamBeginCapture(w.st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
-    sym_issue_group(&w, &c, a, KILN_SUM, 0, n);
+    sym_issue(&w, &c, a, KILN_SUM, 0, n, true);
     /* Every capture ends before any graph is instantiated (likewise). */
     cudaGraph_t graphs[GPU_MAX];
     for (int r = 0; r < n; r++) cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &graphs[r]), cudaSuccess));
