@@ -7,11 +7,21 @@
  *         (cp.async.bulk, an mbarrier per stage), then shared -> the peer's memory
  *         (cp.async.bulk.global.shared::cta), several stages in flight
  *   ce    the copy engine: cudaMemcpyAsync to each peer, one after the other on one stream
+ *   pull  the copy engine pulling: each GPU copies its piece from every peer's memory into its own
+ *         (cudaMemcpyAsync on its own stream, peer after peer)
+ * and reducescatters made of engine copies and local reductions: each GPU has n pieces of
+ * PER_PEER bytes, piece g of every GPU summed (32-bit integer adds) into GPU g's output. Per chunk
+ * of the piece, side streams copy the n - 1 peers' parts of it into a slot of GPU g's scratch
+ * (`rsce`: GPU g pulls them; `rspush`: each peer pushes its part), and GPU g's main stream waits
+ * for them (events, across GPUs for rspush) and reduces them with the local part into the output;
+ * a slot is copied into again once its reduction is over (SLOTS slots); GB/s = bytes a GPU
+ * receives ((n - 1) * PER_PEER) / time, the reducescatter's busbw. The GPUs hold 5 ms before these
+ * timed runs so that the host's issuing is not timed.
  * Block j of a kernel starts at peer me + 1 + j % (n - 1), so that at any moment the blocks of a GPU
  * store to every peer. Every destination is checked after the timed runs (exit status 1 on any
  * wrong byte). Time: the slowest GPU's event pair, median of --iters; GB/s = bytes a GPU sends /
  * time.
- *   nvl_bench [--gpus N] [--bytes PER_PEER] [--iters N]
+ *   nvl_bench [--gpus N] [--bytes PER_PEER] [--iters N] [--only WAY,...]
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -180,10 +190,48 @@ __global__ void tmaPush(Targets t, const char* src, size_t bytes, uint32_t chunk
   storesDone();
 }
 
+/* ---- rsce: out[i] = own[i] + the n - 1 pulled parts (32-bit adds), 16 bytes a thread ---- */
+__global__ void __launch_bounds__(512) reduceParts(uint32_t* out, const uint32_t* own, const uint32_t* parts, int nparts,
+                                                  size_t partWords, size_t words) {
+  const size_t nv = words / 4;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nv; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 a = __ldcg((const uint4*)own + i);
+    for (int k = 0; k < nparts; k++) {
+      const uint4 b = __ldcg((const uint4*)(parts + (size_t)k * partWords) + i);
+      a.x += b.x;
+      a.y += b.y;
+      a.z += b.z;
+      a.w += b.w;
+    }
+    ((uint4*)out)[i] = a;
+  }
+}
+
+__host__ __device__ __forceinline__ uint32_t pattern(size_t i, uint32_t seed) { return (uint32_t)(i * 2654435761u) ^ seed; }
+
+/* Holds the stream for ns nanoseconds (the GPU's clock). */
+__global__ void holdFor(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  while (t - t0 < ns);
+}
+
+/* out (words of GPU g's piece) against the sum of every GPU's piece g. */
+__global__ void countWrongSum(const uint32_t* out, size_t words, size_t base, int n, unsigned long long* bad) {
+  unsigned long long b = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t want = 0;
+    for (int q = 0; q < n; q++) want += pattern(base + i, 0x9e3779b9u * (q + 1));
+    b += out[i] != want;
+  }
+  if (b) atomicAdd(bad, b);
+}
+
 /* ---- checks ---- */
 __global__ void fillPattern(uint32_t* p, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    p[i] = (uint32_t)(i * 2654435761u) ^ seed;
+    p[i] = pattern(i, seed);
 }
 __global__ void countWrong(const uint32_t* p, size_t n, uint32_t seed, unsigned long long* bad) {
   unsigned long long b = 0;
@@ -192,15 +240,172 @@ __global__ void countWrong(const uint32_t* p, size_t n, uint32_t seed, unsigned 
   if (b) atomicAdd(bad, b);
 }
 
+/* The engine-pull reducescatter (`rsce`, see the top) for several chunk sizes and slot counts;
+ * returns the number of ways with a wrong output. */
+static int rsce(int gpus, size_t bytes, int iters, bool push) {
+  const size_t words = bytes / 4;
+  const int np = gpus - 1;
+  std::vector<uint32_t*> in(gpus), out(gpus), scratch(gpus);
+  std::vector<cudaStream_t> st(gpus), side(gpus);
+  std::vector<cudaEvent_t> e0(gpus), e1(gpus), fork(gpus), join(gpus);
+  enum { MAXS = 4 };
+  std::vector<std::vector<cudaEvent_t>> copied(gpus, std::vector<cudaEvent_t>(MAXS)),
+      reduced(gpus, std::vector<cudaEvent_t>(MAXS));
+  const size_t maxChunk = (size_t)32 << 20;
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    CUDA_CHECK(cudaMalloc(&in[g], bytes * gpus));
+    CUDA_CHECK(cudaMalloc(&out[g], bytes));
+    CUDA_CHECK(cudaMalloc(&scratch[g], maxChunk * np * MAXS));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&side[g], cudaStreamNonBlocking));
+    for (cudaEvent_t* e : {&e0[g], &e1[g]}) CUDA_CHECK(cudaEventCreate(e));
+    for (cudaEvent_t* e : {&fork[g], &join[g]}) CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    for (int s = 0; s < MAXS; s++) {
+      CUDA_CHECK(cudaEventCreateWithFlags(&copied[g][s], cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&reduced[g][s], cudaEventDisableTiming));
+    }
+    fillPattern<<<264, 512, 0, st[g]>>>(in[g], words * gpus, 0x9e3779b9u * (g + 1));
+    CUDA_CHECK(cudaStreamSynchronize(st[g]));
+  }
+  printf("# %s: %d GPUs, reducescatter of %zu MiB pieces by engine %s + local reductions; GB/s = busbw\n",
+         push ? "rspush" : "rsce", gpus, bytes >> 20, push ? "pushes" : "pulls");
+  printf("%-5s %9s %6s %7s %10s %9s\n", "way", "chunkKiB", "slots", "blocks", "us", "GB/s");
+  int fails = 0;
+  struct W {
+    size_t chunk;
+    int slots, blocks;
+  };
+  std::vector<W> ws;
+  for (size_t c : {(size_t)2 << 20, (size_t)4 << 20, (size_t)8 << 20, (size_t)16 << 20, (size_t)32 << 20})
+    for (int s : {2, 3}) ws.push_back({c, s, 132});
+  for (int b : {32, 66, 264}) ws.push_back({(size_t)8 << 20, 2, b});
+  for (const W& w : ws) {
+    /* Round c of every GPU: its copies (pull: the peers' parts into its own slot; push: its parts
+     * into the peers' slots) on the side stream, then its reduction on the main stream once every
+     * copy into its slot is over; a slot is copied into again once the reduction that read it is
+     * over. Issued round by round over the GPUs, so each event is recorded before it is waited
+     * for. */
+    auto launchAll = [&]() {
+      const size_t nchunk = (bytes + w.chunk - 1) / w.chunk;
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaEventRecord(fork[g], st[g]));
+        CUDA_CHECK(cudaStreamWaitEvent(side[g], fork[g], 0));
+      }
+      for (size_t c = 0; c < nchunk; c++) {
+        const int s = (int)(c % w.slots);
+        const size_t off = c * w.chunk, len = std::min(w.chunk, bytes - off);
+        auto slot = [&](int g) { return (char*)scratch[g] + (size_t)s * np * w.chunk; };
+        for (int g = 0; g < gpus; g++) {
+          CUDA_CHECK(cudaSetDevice(g));
+          /* The slot's last readers: its own reduction (pull), every peer's (push). */
+          if (c >= (size_t)w.slots)
+            for (int k = 0; k < (push ? np : 1); k++)
+              CUDA_CHECK(cudaStreamWaitEvent(side[g], reduced[push ? (g + 1 + k) % gpus : g][s], 0));
+          for (int k = 0; k < np; k++) {
+            const int p = (g + 1 + k) % gpus;
+            if (push) /* into p's part (g - p - 1) mod n: p's part k' holds rank p + 1 + k' */
+              CUDA_CHECK(cudaMemcpyAsync(slot(p) + (size_t)((g - p - 1 + gpus) % gpus) * w.chunk,
+                                         (const char*)in[g] + (size_t)p * bytes + off, len, cudaMemcpyDefault, side[g]));
+            else
+              CUDA_CHECK(cudaMemcpyAsync(slot(g) + (size_t)k * w.chunk, (const char*)in[p] + (size_t)g * bytes + off, len,
+                                         cudaMemcpyDefault, side[g]));
+          }
+          CUDA_CHECK(cudaEventRecord(copied[g][s], side[g]));
+        }
+        for (int g = 0; g < gpus; g++) {
+          CUDA_CHECK(cudaSetDevice(g));
+          for (int k = 0; k < (push ? np : 1); k++)
+            CUDA_CHECK(cudaStreamWaitEvent(st[g], copied[push ? (g + 1 + k) % gpus : g][s], 0));
+          reduceParts<<<w.blocks, 512, 0, st[g]>>>((uint32_t*)((char*)out[g] + off),
+                                                  (const uint32_t*)((const char*)in[g] + (size_t)g * bytes + off),
+                                                  (const uint32_t*)slot(g), np, w.chunk / 4, len / 4);
+          CUDA_CHECK(cudaEventRecord(reduced[g][s], st[g]));
+        }
+      }
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaEventRecord(join[g], side[g]));
+        CUDA_CHECK(cudaStreamWaitEvent(st[g], join[g], 0));
+      }
+    };
+    std::vector<double> times;
+    for (int it = 0; it < iters + 2; it++) {
+      /* Every GPU's previous reductions (reads of the inputs) are over before anyone copies again. */
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaStreamSynchronize(st[g]));
+        CUDA_CHECK(cudaMemsetAsync(out[g], 0, bytes, st[g]));
+        CUDA_CHECK(cudaStreamSynchronize(st[g]));
+      }
+      /* The GPUs hold 5 ms before the timed work, so that the host's issuing (hundreds of calls)
+       * is not timed. */
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        holdFor<<<1, 32, 0, st[g]>>>(5000000ull);
+        CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
+      }
+      launchAll();
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
+      }
+      double worst = 0;
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaEventSynchronize(e1[g]));
+        CUDA_CHECK(cudaGetLastError());
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
+        worst = std::max(worst, (double)ms * 1000.0);
+      }
+      if (it >= 2) times.push_back(worst);
+    }
+    std::sort(times.begin(), times.end());
+    const double us = times[times.size() / 2];
+    unsigned long long wrong = 0;
+    for (int g = 0; g < gpus; g++) {
+      CUDA_CHECK(cudaSetDevice(g));
+      unsigned long long* bad;
+      CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
+      *bad = 0;
+      countWrongSum<<<264, 512, 0, st[g]>>>(out[g], words, (size_t)g * words, gpus, bad);
+      CUDA_CHECK(cudaStreamSynchronize(st[g]));
+      wrong += *bad;
+      cudaFree(bad);
+    }
+    fails += wrong != 0;
+    printf("%-6s %9zu %6d %7d %10.1f %9.1f%s\n", push ? "rspush" : "rsce", w.chunk >> 10, w.slots, w.blocks, us,
+           (double)bytes * np / us / 1e3, wrong ? "  WRONG" : "");
+    fflush(stdout);
+  }
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    cudaFree(in[g]);
+    cudaFree(out[g]);
+    cudaFree(scratch[g]);
+  }
+  return fails;
+}
+
 int main(int argc, char** argv) {
   int gpus = 4, iters = 10;
   size_t bytes = (size_t)256 << 20;
+  const char* only = NULL; /* --only WAY[,WAY...]: just these (names as printed, rsce included) */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--gpus") && i + 1 < argc) gpus = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--bytes") && i + 1 < argc) bytes = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--bytes") && i + 1 < argc) {
+      char* end = NULL;
+      bytes = strtoull(argv[++i], &end, 0);
+      if (end && (*end == 'K' || *end == 'k')) bytes <<= 10;
+      else if (end && (*end == 'M' || *end == 'm')) bytes <<= 20;
+      else if (end && (*end == 'G' || *end == 'g')) bytes <<= 30;
+    }
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else {
-      fprintf(stderr, "usage: nvl_bench [--gpus N] [--bytes PER_PEER] [--iters N]\n");
+      fprintf(stderr, "usage: nvl_bench [--gpus N] [--bytes PER_PEER] [--iters N] [--only WAY,...]\n");
       return 2;
     }
   }
@@ -254,6 +459,7 @@ int main(int argc, char** argv) {
   for (int b : {8, 64}) ways.push_back({"tma", b, 32, 0, 0, 32768u, 4});
   ways.push_back({"tma", 8, 32, 0, 0, 24576u, 8});
   ways.push_back({"ce", 0, 0, 0, 0, 0, 0});
+  ways.push_back({"pull", 0, 0, 0, 0, 0, 0});
   for (int g = 0; g < gpus; g++) { /* per device */
     CUDA_CHECK(cudaSetDevice(g));
     CUDA_CHECK(cudaFuncSetAttribute((const void*)tmaPush<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
@@ -263,7 +469,19 @@ int main(int argc, char** argv) {
          bytes >> 20);
   printf("%-5s %7s %7s %3s %4s %7s %7s %10s %9s\n", "way", "blocks", "threads", "U", "hint", "chunk", "stages", "us", "GB/s");
   int fails = 0;
+  auto chosen = [&](const char* name) {
+    if (!only) return true;
+    const size_t n = strlen(name);
+    for (const char* p = only; *p;) {
+      const char* e = strchr(p, ',');
+      const size_t len = e ? (size_t)(e - p) : strlen(p);
+      if (len == n && !strncmp(p, name, n)) return true;
+      p += len + (e ? 1 : 0);
+    }
+    return false;
+  };
   for (const Way& w : ways) {
+    if (!chosen(w.name)) continue;
     for (int g = 0; g < gpus; g++) {
       CUDA_CHECK(cudaSetDevice(g));
       CUDA_CHECK(cudaMemsetAsync(dst[g], 0, bytes * gpus, st[g]));
@@ -280,6 +498,11 @@ int main(int argc, char** argv) {
         const size_t sm = (size_t)w.chunk * w.stages;
         if (w.stages == 4) tmaPush<4><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
         else tmaPush<8><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
+      } else if (!strcmp(w.name, "pull")) {
+        for (int k = 0; k < gpus - 1; k++) {
+          const int p = (g + 1 + k) % gpus;
+          CUDA_CHECK(cudaMemcpyAsync(dst[g] + (size_t)p * bytes, src[p], bytes, cudaMemcpyDefault, st[g]));
+        }
       } else {
         for (int k = 0; k < gpus - 1; k++) {
           const int p = (g + 1 + k) % gpus;
@@ -326,5 +549,7 @@ int main(int argc, char** argv) {
            (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");
     fflush(stdout);
   }
+  if (chosen("rsce")) fails += rsce(gpus, bytes, iters, false);
+  if (chosen("rspush")) fails += rsce(gpus, bytes, iters, true);
   return fails ? 1 : 0;
 }

@@ -183,6 +183,11 @@ void kilnSymConfigure(struct kilnComm* c) {
    * against two-shot direct: 4 GPUs 1 GiB 4408 vs 4582 us (NCCL 4527), 512 MiB 2227 vs 2296, 256
    * MiB 1138 vs 1151, 128 MiB 587 vs 578, 64 MiB 315 vs 296; 2 GPUs 1 GiB 2902 vs 2945, 512 MiB
    * 1469 vs 1478, 256 MiB 753 vs 742: from 512 MiB on 2 and 4. */
+  /* The kernels are launched with programmatic stream serialization (KILN_SYM_PDL=0: without):
+   * one may be scheduled while the kernel before it on the stream runs, and waits on the GPU for
+   * its end (kernels/sym.cuh), so back-to-back calls do not pay a launch between them. Figures:
+   * bench/results/h200x4-s12. */
+  c->symPdl = envInt("KILN_SYM_PDL", 1) != 0;
   c->symARCEBytes = envThreshold("KILN_SYM_AR_CE", "KILN_SYM_AR_CE_BYTES",
                                  c->nranks == 2 || c->nranks == 4 ? (long long)512 << 20 : LLONG_MAX);
 }
@@ -771,7 +776,7 @@ static int meetDone(const kilnLaunch* l, int copied) {
   a.direct = KILN_SYM_DIRECT_DONE;
   a.rounds = 1;
   a.nblocks = 1;
-  const int done = kilnSymLaunch(l->dtype, &a, l->threads, (void*)l->stream);
+  const int done = kilnSymLaunch(l->dtype, &a, l->threads, (void*)l->stream, l->comm->symPdl);
   return copied != 0 ? copied : done;
 }
 
@@ -799,7 +804,7 @@ static int issueCopyEngine(kilnLaunch* l) {
   const char* src = a.in + (ag ? 0 : (size_t)me * piece);
   char* dst = a.out + (size_t)me * piece;
   bool forked = false;
-  const int arrived = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s);
+  const int arrived = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s, l->comm->symPdl);
   if (arrived != 0) return arrived;
   int e = 0;
   if (*(volatile int*)c->errHost == 0 && src != dst) {
@@ -837,7 +842,7 @@ static int issueReduceThenCopy(kilnLaunch* l) {
   const size_t share = (size_t)rs.count * kilnDataTypeSize((kilnDataType_t)l->dtype);
   rs.out = l->symArgs.out + (size_t)rs.rank * share;
   rs.direct = 0;
-  const int reduced = kilnSymLaunch(l->dtype, &rs, l->threads, (void*)l->stream);
+  const int reduced = kilnSymLaunch(l->dtype, &rs, l->threads, (void*)l->stream, l->comm->symPdl);
   if (reduced != 0) return reduced;
   return meetDone(l, copyToPeers(l, rs.out, 0, share));
 }
@@ -846,6 +851,6 @@ int kilnSymIssue(kilnLaunch* l) {
   switch (l->symArgs.direct) {
     case KILN_SYM_DIRECT_ARRIVE: return issueCopyEngine(l);
     case KILN_SYM_DIRECT_REDUCE_CE: return issueReduceThenCopy(l);
-    default: return kilnSymLaunch(l->dtype, &l->symArgs, l->threads, (void*)l->stream);
+    default: return kilnSymLaunch(l->dtype, &l->symArgs, l->threads, (void*)l->stream, l->comm->symPdl);
   }
 }

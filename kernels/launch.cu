@@ -12,7 +12,7 @@
 #define KILN_X_DECL(id, name)                                                     \
   extern "C" int kilnInterpLaunch_##name(const kilnDevArgs*, int, void*);         \
   extern "C" int kilnInterpPreload_##name(void);                                  \
-  extern "C" int kilnSymLaunch_##name(const kilnSymArgs*, int, void*);
+  extern "C" int kilnSymLaunch_##name(const kilnSymArgs*, int, void*, int);
 KILN_DEV_DTYPES(KILN_X_DECL)
 #undef KILN_X_DECL
 
@@ -28,16 +28,16 @@ extern "C" int kilnInterpLaunch(int dtype, const kilnDevArgs* args, int threads,
   return kLaunch[dtype](args, threads, stream);
 }
 
-typedef int (*kilnSymLaunchFn)(const kilnSymArgs*, int, void*);
+typedef int (*kilnSymLaunchFn)(const kilnSymArgs*, int, void*, int);
 static const kilnSymLaunchFn kSymLaunch[] = {
 #define KILN_X_ROW(id, name) /* id */ kilnSymLaunch_##name,
     KILN_DEV_DTYPES(KILN_X_ROW)
 #undef KILN_X_ROW
 };
 
-extern "C" int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream) {
+extern "C" int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream, int pdl) {
   if (dtype < 0 || dtype >= (int)(sizeof(kSymLaunch) / sizeof(kSymLaunch[0]))) return (int)cudaErrorInvalidValue;
-  return kSymLaunch[dtype](args, threads, stream);
+  return kSymLaunch[dtype](args, threads, stream, pdl);
 }
 
 static __global__ void __launch_bounds__(512) symCopyKernel(uint4* dst, const uint4* src, size_t n);

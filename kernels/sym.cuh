@@ -558,6 +558,17 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
 
 template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
   __shared__ Shared sh;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  /* Programmatic dependent launch (host/sym.c, KILN_SYM_PDL): this kernel may have been scheduled
+   * while the kernel before it on the stream still ran; griddepcontrol.wait returns once that
+   * kernel has ended and its memory is visible (at once when it was launched without it), before
+   * anything is read, the sequence number included. Then the next kernel on the stream may be
+   * scheduled (it waits the same way), so its launch overlaps this kernel instead of following its
+   * end. Scheduled only once every block of this kernel has run the trigger, the next kernel never
+   * takes the place of a block of this one. */
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   if (threadIdx.x == 0) {
     sh.seq = ((volatile uint64_t*)a.seq)[blockIdx.x] + 1;
     sh.abort = *(volatile int*)a.abortFlag;
