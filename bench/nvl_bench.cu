@@ -9,6 +9,11 @@
  *   ce    the copy engine: cudaMemcpyAsync to each peer, one after the other on one stream
  *   pull  the copy engine pulling: each GPU copies its piece from every peer's memory into its own
  *         (cudaMemcpyAsync on its own stream, peer after peer)
+ *   llhop LL lines passed back and forth between GPUs 0 and 1 (see llhop below): one hop's time
+ *         per size, blocks, store and poll instruction
+ *   llx   a one-shot allreduce of LL lines among all GPUs (see llx below): a thread per line (every
+ *         peer's store and poll in a loop, as kernels/sym.cuh bodyLL), a lane per line and peer, or
+ *         blocks that each store to one peer beside blocks that receive
  * and reducescatters made of engine copies and local reductions: each GPU has n pieces of
  * PER_PEER bytes, piece g of every GPU summed (32-bit integer adds) into GPU g's output. Per chunk
  * of the piece, side streams copy the n - 1 peers' parts of it into a slot of GPU g's scratch
@@ -389,6 +394,349 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
   return fails;
 }
 
+/* ---- llhop: LL lines (8 data bytes and the flag twice per 16-byte line, kiln's LL) passed back
+ * and forth between GPUs 0 and 1, `rounds` times: thread t of either GPU sends lines t, t + T, ...
+ * of round i (flag i) into the other's buffer, after it has received the same lines of round i
+ * (or i - 1), so a line is never overwritten before it was read. Store and poll instructions vary:
+ * ST 0 st.volatile (kiln's), 1 st.relaxed.sys, 2 st.global (weak); LD 0 ld.volatile (kiln's), 1
+ * ld.relaxed.sys. Every line's data is checked. ---- */
+template <int ST>
+__device__ __forceinline__ void llPut(uint4* p, uint32_t d0, uint32_t d1, uint32_t f) {
+  if constexpr (ST == 1)
+    asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1), "r"(f) : "memory");
+  else if constexpr (ST == 2)
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1), "r"(f) : "memory");
+  else
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1), "r"(f) : "memory");
+}
+template <int LD> __device__ __forceinline__ uint4 llGet(const uint4* p) {
+  uint4 v;
+  if constexpr (LD == 1)
+    asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  else
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  return v;
+}
+
+template <int ST, int LD>
+__global__ void __launch_bounds__(512) llPingPong(uint4* mine, uint4* theirs, size_t nlines, int rounds, bool first,
+                                                 unsigned long long* bad) {
+  const size_t T = (size_t)gridDim.x * blockDim.x, t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  unsigned long long wrong = 0;
+  auto send = [&](uint32_t f) {
+    for (size_t l = t; l < nlines; l += T) llPut<ST>(theirs + l, (uint32_t)l ^ f, (uint32_t)l * 3u + f, f);
+  };
+  auto recv = [&](uint32_t f) {
+    for (size_t l = t; l < nlines; l += T) {
+      uint4 v;
+      do v = llGet<LD>(mine + l);
+      while (v.y != f || v.w != f);
+      wrong += v.x != ((uint32_t)l ^ f) || v.z != (uint32_t)l * 3u + f;
+    }
+  };
+  for (int i = 1; i <= rounds; i++) {
+    const uint32_t f = (uint32_t)i * 2u + 1u;
+    if (first) {
+      send(f);
+      recv(f);
+    } else {
+      recv(f);
+      send(f);
+    }
+  }
+  if (wrong) atomicAdd(bad, wrong);
+}
+
+static int llhop(int iters) {
+  int have = 0;
+  cudaGetDeviceCount(&have);
+  if (have < 2) return 0;
+  const size_t maxLines = (size_t)256 << 10 >> 3; /* 256 KiB of data */
+  uint4* buf[2];
+  unsigned long long* bad[2];
+  cudaStream_t st[2];
+  cudaEvent_t e0[2], e1[2];
+  for (int g = 0; g < 2; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    const int p = 1 - g;
+    cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CUDA_CHECK(e);
+    cudaGetLastError();
+    CUDA_CHECK(cudaMalloc(&buf[g], maxLines * 16));
+    CUDA_CHECK(cudaMemset(buf[g], 0, maxLines * 16));
+    CUDA_CHECK(cudaMallocManaged(&bad[g], sizeof(unsigned long long)));
+    *bad[g] = 0;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&e0[g]));
+    CUDA_CHECK(cudaEventCreate(&e1[g]));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  printf("# llhop: LL lines GPU0 <-> GPU1; us = one hop (round trip / 2), GB/s = data bytes / hop\n");
+  printf("%-6s %3s %3s %7s %9s %9s %9s\n", "way", "st", "ld", "blocks", "bytes", "us", "GB/s");
+  int fails = 0;
+  const int rounds = 1000;
+  for (int st_ld = 0; st_ld < 4; st_ld++)
+    for (int blocks : {1, 4, 16, 64})
+      for (size_t bytes : {(size_t)8, (size_t)1024, (size_t)4096, (size_t)16384, (size_t)65536, (size_t)262144}) {
+        const size_t nlines = (bytes + 7) / 8;
+        if ((size_t)blocks * 512 > nlines * 8 && blocks > 1) continue; /* more blocks than lines x 8 */
+        auto k = st_ld == 0 ? llPingPong<0, 0> : st_ld == 1 ? llPingPong<1, 0> : st_ld == 2 ? llPingPong<2, 0> : llPingPong<0, 1>;
+        std::vector<double> times;
+        for (int it = 0; it < iters + 1; it++) {
+          /* Fresh flags every run: the rounds start again at 1, so the lines are cleared. */
+          for (int g = 0; g < 2; g++) {
+            CUDA_CHECK(cudaSetDevice(g));
+            CUDA_CHECK(cudaMemsetAsync(buf[g], 0, nlines * 16, st[g]));
+            CUDA_CHECK(cudaStreamSynchronize(st[g]));
+          }
+          for (int g = 0; g < 2; g++) {
+            CUDA_CHECK(cudaSetDevice(g));
+            CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
+            k<<<blocks, 512, 0, st[g]>>>(buf[g], buf[1 - g], nlines, rounds, g == 0, bad[g]);
+            CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
+          }
+          double worst = 0;
+          for (int g = 0; g < 2; g++) {
+            CUDA_CHECK(cudaSetDevice(g));
+            CUDA_CHECK(cudaEventSynchronize(e1[g]));
+            CUDA_CHECK(cudaGetLastError());
+            float ms = 0;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
+            worst = std::max(worst, (double)ms * 1000.0);
+          }
+          if (it >= 1) times.push_back(worst);
+        }
+        std::sort(times.begin(), times.end());
+        const double us = times[times.size() / 2] / (2.0 * rounds);
+        const unsigned long long wrong = *bad[0] + *bad[1];
+        fails += wrong != 0;
+        static const int kSt[] = {0, 1, 2, 0}, kLd[] = {0, 0, 0, 1};
+        printf("%-6s %3d %3d %7d %9zu %9.3f %9.2f%s\n", "llhop", kSt[st_ld], kLd[st_ld], blocks, bytes, us,
+               (double)bytes / us / 1e3, wrong ? "  WRONG" : "");
+        fflush(stdout);
+      }
+  for (int g = 0; g < 2; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    cudaFree(buf[g]);
+    cudaFree(bad[g]);
+  }
+  return fails;
+}
+
+/* ---- llx: a one-shot allreduce (32-bit integer sums) of `lines` LL lines among n GPUs, `rounds`
+ * times back to back, each round into receive areas of its own ([round][source rank][line] on every
+ * GPU, flag 2 * round + 1). V 0: a thread per line stores it into every peer's area, then polls
+ * every peer's line (kernels/sym.cuh bodyLL); V 1: n lanes per line, lane j < n - 1 stores into and
+ * polls peer me + 1 + j, lane n - 1 holds the own input, the n values summed in rank order through
+ * shuffles (n divides 32); V 2: blocks by role, `lpb` lines each: blocks of role r < n - 1 store
+ * their lines into peer me + 1 + r only, blocks of role n - 1 poll every peer's lines and reduce;
+ * a store block of range j sends round i + 1 once this GPU's reduce block of range j is done with
+ * round i (a local flag), so rounds chain as back-to-back calls do. ---- */
+struct LLX {
+  uint4* area[MAXG];
+  unsigned* done; /* V 2: per range, rounds reduced here */
+  int n, me, lpb;
+  size_t lines;
+};
+
+__device__ __forceinline__ uint2 llxPoll(const uint4* p, uint32_t f) {
+  uint4 v;
+  do v = llGet<0>(p);
+  while (v.y != f || v.w != f);
+  return make_uint2(v.x, v.z);
+}
+
+template <int V>
+__global__ void __launch_bounds__(512) llxKernel(LLX x, const uint2* in, uint2* out, int rounds) {
+  const int n = x.n, me = x.me;
+  const size_t T = (size_t)gridDim.x * blockDim.x, t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  auto at = [&](int p, int i, int src, size_t l) { return x.area[p] + ((size_t)(i * n + src) * x.lines + l); };
+  for (int i = 0; i < rounds; i++) {
+    const uint32_t f = (uint32_t)i * 2u + 1u;
+    if constexpr (V == 0) {
+      for (size_t l = t; l < x.lines; l += T) {
+        const uint2 v = in[l];
+        for (int k = 1; k < n; k++) llPut<0>(at((me + k) % n, i, me, l), v.x, v.y, f);
+        uint32_t s0 = 0, s1 = 0;
+        for (int q = 0; q < n; q++) {
+          const uint2 w = q == me ? v : llxPoll(at(me, i, q, l), f);
+          s0 += w.x;
+          s1 += w.y;
+        }
+        out[l] = make_uint2(s0, s1);
+      }
+    } else if constexpr (V == 1) {
+      const int lane = threadIdx.x & 31, gpw = 32 / n, gi = lane / n, j = lane % n;
+      const size_t warp = t / 32, nwarps = T / 32;
+      for (size_t base = warp * gpw; base < x.lines; base += nwarps * gpw) {
+        const size_t l = base + gi;
+        const bool live = l < x.lines;
+        uint2 w = make_uint2(0, 0);
+        if (live) {
+          const uint2 v = in[l];
+          if (j < n - 1) {
+            const int p = (me + 1 + j) % n;
+            llPut<0>(at(p, i, me, l), v.x, v.y, f);
+            w = llxPoll(at(me, i, p, l), f);
+          } else {
+            w = v;
+          }
+        }
+        uint32_t s0 = 0, s1 = 0;
+        for (int r = 0; r < n; r++) {
+          const int src = gi * n + (r == me ? n - 1 : (r - me - 1 + n) % n);
+          s0 += __shfl_sync(0xffffffffu, w.x, src);
+          s1 += __shfl_sync(0xffffffffu, w.y, src);
+        }
+        if (live && j == 0) out[l] = make_uint2(s0, s1);
+      }
+    } else {
+      const int nb = gridDim.x / n, role = blockIdx.x / nb, j = blockIdx.x % nb;
+      const size_t lo = (size_t)j * x.lpb, hi = lo + x.lpb < x.lines ? lo + x.lpb : x.lines;
+      if (role < n - 1) {
+        const int p = (me + 1 + role) % n;
+        if (i > 0) {
+          if (threadIdx.x == 0)
+            while (*(volatile unsigned*)&x.done[j] < (unsigned)i) {
+            }
+          __syncthreads();
+        }
+        for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x) {
+          const uint2 v = in[l];
+          llPut<0>(at(p, i, me, l), v.x, v.y, f);
+        }
+      } else {
+        for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x) {
+          const uint2 v = in[l];
+          uint4 got[MAXG];
+          for (int q = 0; q < n; q++)
+            if (q != me) got[q] = llGet<0>(at(me, i, q, l));
+          uint32_t s0 = 0, s1 = 0;
+          for (int q = 0; q < n; q++) {
+            uint2 w = v;
+            if (q != me)
+              w = got[q].y == f && got[q].w == f ? make_uint2(got[q].x, got[q].z) : llxPoll(at(me, i, q, l), f);
+            s0 += w.x;
+            s1 += w.y;
+          }
+          out[l] = make_uint2(s0, s1);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+          __threadfence();
+          atomicExch(&x.done[j], (unsigned)i + 1);
+        }
+      }
+    }
+  }
+}
+
+__global__ void llxCheck(const uint2* out, size_t lines, int n, unsigned long long* bad) {
+  unsigned long long b = 0;
+  for (size_t l = blockIdx.x * (size_t)blockDim.x + threadIdx.x; l < lines; l += (size_t)gridDim.x * blockDim.x) {
+    uint32_t s0 = 0, s1 = 0;
+    for (int q = 0; q < n; q++) {
+      s0 += pattern(2 * l, 0x9e3779b9u * (q + 1));
+      s1 += pattern(2 * l + 1, 0x9e3779b9u * (q + 1));
+    }
+    b += out[l].x != s0 || out[l].y != s1;
+  }
+  if (b) atomicAdd(bad, b);
+}
+
+static int llx(int gpus, int iters) {
+  if (gpus < 2 || 32 % gpus != 0) return 0;
+  const size_t maxLines = (size_t)64 << 10 >> 3; /* 64 KiB of data */
+  const int rounds = 100;
+  const size_t areaBytes = (size_t)rounds * gpus * maxLines * 16;
+  std::vector<uint4*> area(gpus);
+  std::vector<uint2*> in(gpus), out(gpus);
+  std::vector<unsigned*> done(gpus);
+  std::vector<cudaStream_t> st(gpus);
+  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
+  unsigned long long* bad;
+  CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    CUDA_CHECK(cudaMalloc(&area[g], areaBytes));
+    CUDA_CHECK(cudaMalloc(&in[g], maxLines * 8));
+    CUDA_CHECK(cudaMalloc(&out[g], maxLines * 8));
+    CUDA_CHECK(cudaMalloc(&done[g], maxLines * sizeof(unsigned)));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&e0[g]));
+    CUDA_CHECK(cudaEventCreate(&e1[g]));
+    fillPattern<<<64, 512, 0, st[g]>>>((uint32_t*)in[g], maxLines * 2, 0x9e3779b9u * (g + 1));
+    CUDA_CHECK(cudaStreamSynchronize(st[g]));
+  }
+  printf("# llx: one-shot allreduce of LL lines among %d GPUs; us per call (%d rounds back to back)\n", gpus, rounds);
+  printf("%-5s %2s %6s %7s %9s %9s\n", "way", "V", "lpb", "blocks", "bytes", "us");
+  int fails = 0;
+  struct W {
+    int v, lpb;
+  };
+  for (W w : {W{0, 256}, W{0, 64}, W{1, 128}, W{2, 256}, W{2, 64}, W{2, 1024}})
+    for (size_t bytes : {(size_t)64, (size_t)1024, (size_t)4096, (size_t)16384, (size_t)65536}) {
+      const size_t lines = bytes / 8;
+      const int ranges = (int)((lines + w.lpb - 1) / w.lpb);
+      const int blocks = w.v == 2 ? ranges * gpus : ranges;
+      std::vector<double> times;
+      for (int it = 0; it < iters + 1; it++) {
+        for (int g = 0; g < gpus; g++) {
+          CUDA_CHECK(cudaSetDevice(g));
+          CUDA_CHECK(cudaMemsetAsync(area[g], 0, (size_t)rounds * gpus * lines * 16, st[g]));
+          CUDA_CHECK(cudaMemsetAsync(done[g], 0, maxLines * sizeof(unsigned), st[g]));
+          CUDA_CHECK(cudaStreamSynchronize(st[g]));
+        }
+        for (int g = 0; g < gpus; g++) {
+          CUDA_CHECK(cudaSetDevice(g));
+          LLX x;
+          memset(&x, 0, sizeof x);
+          x.n = gpus;
+          x.me = g;
+          x.lines = lines;
+          x.lpb = w.lpb;
+          x.done = done[g];
+          for (int p = 0; p < gpus; p++) x.area[p] = area[p];
+          CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
+          if (w.v == 0) llxKernel<0><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], rounds);
+          else if (w.v == 1) llxKernel<1><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], rounds);
+          else llxKernel<2><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], rounds);
+          CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
+        }
+        double worst = 0;
+        for (int g = 0; g < gpus; g++) {
+          CUDA_CHECK(cudaSetDevice(g));
+          CUDA_CHECK(cudaEventSynchronize(e1[g]));
+          CUDA_CHECK(cudaGetLastError());
+          float ms = 0;
+          CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
+          worst = std::max(worst, (double)ms * 1000.0);
+        }
+        if (it >= 1) times.push_back(worst);
+      }
+      std::sort(times.begin(), times.end());
+      *bad = 0;
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        llxCheck<<<64, 256, 0, st[g]>>>(out[g], lines, gpus, bad);
+        CUDA_CHECK(cudaStreamSynchronize(st[g]));
+      }
+      fails += *bad != 0;
+      printf("%-5s %2d %6d %7d %9zu %9.3f%s\n", "llx", w.v, w.lpb, blocks, bytes, times[times.size() / 2] / rounds,
+             *bad ? "  WRONG" : "");
+      fflush(stdout);
+    }
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    cudaFree(area[g]);
+    cudaFree(in[g]);
+    cudaFree(out[g]);
+    cudaFree(done[g]);
+  }
+  cudaFree(bad);
+  return fails;
+}
+
 int main(int argc, char** argv) {
   int gpus = 4, iters = 10;
   size_t bytes = (size_t)256 << 20;
@@ -551,5 +899,7 @@ int main(int argc, char** argv) {
   }
   if (chosen("rsce")) fails += rsce(gpus, bytes, iters, false);
   if (chosen("rspush")) fails += rsce(gpus, bytes, iters, true);
+  if (chosen("llhop")) fails += llhop(iters);
+  if (chosen("llx")) fails += llx(gpus, iters);
   return fails ? 1 : 0;
 }
