@@ -14,6 +14,7 @@
  *   llx   a one-shot allreduce of LL lines among all GPUs (see llx below): a thread per line (every
  *         peer's store and poll in a loop, as kernels/sym.cuh bodyLL), a lane per line and peer, or
  *         blocks that each store to one peer beside blocks that receive
+ *   llg   the same allreduce one call per kernel launch, launches replayed from CUDA graphs
  * and reducescatters made of engine copies and local reductions: each GPU has n pieces of
  * PER_PEER bytes, piece g of every GPU summed (32-bit integer adds) into GPU g's output. Per chunk
  * of the piece, side streams copy the n - 1 peers' parts of it into a slot of GPU g's scratch
@@ -737,6 +738,172 @@ static int llx(int gpus, int iters) {
   return fails;
 }
 
+/* ---- llg: the one-shot LL allreduce of llx as kiln runs it, one call per kernel launch: every GPU
+ * captures K launches in a CUDA graph and replays it; a launch reads its call number from
+ * seq[block] (and leaves it one higher), takes flag 2 * call + 1 and the receive area of the call's
+ * parity ([parity][source rank][line]). V 0: a thread per line, every peer's store and poll in a
+ * loop; V 2: blocks by role, `lpb` lines each, role r < n - 1 storing into peer me + 1 + r only,
+ * role n - 1 polling and reducing. A call's lines go out after the call before ended on this GPU,
+ * in which every peer's lines of that call were received (so the peer had ended the call before,
+ * the last reader of the area this call writes). ---- */
+template <int V>
+__global__ void __launch_bounds__(512) llgKernel(LLX x, const uint2* in, uint2* out, unsigned* seq) {
+  const int n = x.n, me = x.me;
+  __shared__ unsigned call;
+  if (threadIdx.x == 0) call = *(volatile unsigned*)&seq[blockIdx.x] + 1;
+  __syncthreads();
+  const uint32_t f = call * 2u + 1u;
+  const int par = (int)(call & 1u);
+  auto at = [&](int p, int src, size_t l) { return x.area[p] + ((size_t)(par * n + src) * x.lines + l); };
+  if constexpr (V == 0) {
+    const size_t T = (size_t)gridDim.x * blockDim.x, t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (size_t l = t; l < x.lines; l += T) {
+      const uint2 v = in[l];
+      for (int k = 1; k < n; k++) llPut<0>(at((me + k) % n, me, l), v.x, v.y, f);
+      uint4 got[MAXG];
+      for (int q = 0; q < n; q++)
+        if (q != me) got[q] = llGet<0>(at(me, q, l));
+      uint32_t s0 = 0, s1 = 0;
+      for (int q = 0; q < n; q++) {
+        uint2 w = v;
+        if (q != me) w = got[q].y == f && got[q].w == f ? make_uint2(got[q].x, got[q].z) : llxPoll(at(me, q, l), f);
+        s0 += w.x;
+        s1 += w.y;
+      }
+      out[l] = make_uint2(s0, s1);
+    }
+  } else {
+    const int nb = gridDim.x / n, role = blockIdx.x / nb, j = blockIdx.x % nb;
+    const size_t lo = (size_t)j * x.lpb, hi = lo + x.lpb < x.lines ? lo + x.lpb : x.lines;
+    if (role < n - 1) {
+      const int p = (me + 1 + role) % n;
+      for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x) {
+        const uint2 v = in[l];
+        llPut<0>(at(p, me, l), v.x, v.y, f);
+      }
+    } else {
+      for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x) {
+        const uint2 v = in[l];
+        uint4 got[MAXG];
+        for (int q = 0; q < n; q++)
+          if (q != me) got[q] = llGet<0>(at(me, q, l));
+        uint32_t s0 = 0, s1 = 0;
+        for (int q = 0; q < n; q++) {
+          uint2 w = v;
+          if (q != me) w = got[q].y == f && got[q].w == f ? make_uint2(got[q].x, got[q].z) : llxPoll(at(me, q, l), f);
+          s0 += w.x;
+          s1 += w.y;
+        }
+        out[l] = make_uint2(s0, s1);
+      }
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) seq[blockIdx.x] = call;
+}
+
+static int llg(int gpus, int iters) {
+  if (gpus < 2) return 0;
+  const size_t maxLines = (size_t)64 << 10 >> 3;
+  const int K = 20; /* calls per graph */
+  std::vector<uint4*> area(gpus);
+  std::vector<uint2*> in(gpus), out(gpus);
+  std::vector<unsigned*> seq(gpus);
+  std::vector<cudaStream_t> st(gpus);
+  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
+  unsigned long long* bad;
+  CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    CUDA_CHECK(cudaMalloc(&area[g], 2 * gpus * maxLines * 16));
+    CUDA_CHECK(cudaMalloc(&in[g], maxLines * 8));
+    CUDA_CHECK(cudaMalloc(&out[g], maxLines * 8));
+    CUDA_CHECK(cudaMalloc(&seq[g], 4096 * sizeof(unsigned)));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&e0[g]));
+    CUDA_CHECK(cudaEventCreate(&e1[g]));
+    fillPattern<<<64, 512, 0, st[g]>>>((uint32_t*)in[g], maxLines * 2, 0x9e3779b9u * (g + 1));
+    CUDA_CHECK(cudaStreamSynchronize(st[g]));
+  }
+  printf("# llg: one-shot LL allreduce among %d GPUs, one call per launch, %d launches per CUDA graph; us per call\n",
+         gpus, K);
+  printf("%-5s %2s %6s %7s %9s %9s\n", "way", "V", "lpb", "blocks", "bytes", "us");
+  int fails = 0;
+  struct W {
+    int v, lpb;
+  };
+  for (W w : {W{0, 256}, W{2, 256}, W{2, 64}, W{2, 32}})
+    for (size_t bytes : {(size_t)64, (size_t)1024, (size_t)4096, (size_t)16384, (size_t)65536}) {
+      const size_t lines = bytes / 8;
+      const int ranges = (int)((lines + w.lpb - 1) / w.lpb);
+      const int blocks = w.v == 2 ? ranges * gpus : ranges;
+      if (blocks > 1024) continue;
+      std::vector<cudaGraphExec_t> exec(gpus);
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMemsetAsync(area[g], 0, 2 * gpus * lines * 16, st[g]));
+        CUDA_CHECK(cudaMemsetAsync(seq[g], 0, 4096 * sizeof(unsigned), st[g]));
+        CUDA_CHECK(cudaStreamSynchronize(st[g]));
+        LLX x;
+        memset(&x, 0, sizeof x);
+        x.n = gpus;
+        x.me = g;
+        x.lines = lines;
+        x.lpb = w.lpb;
+        for (int p = 0; p < gpus; p++) x.area[p] = area[p];
+        cudaGraph_t graph;
+        CUDA_CHECK(cudaStreamBeginCapture(st[g], cudaStreamCaptureModeThreadLocal));
+        for (int k = 0; k < K; k++) {
+          if (w.v == 0) llgKernel<0><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], seq[g]);
+          else llgKernel<2><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], seq[g]);
+        }
+        CUDA_CHECK(cudaStreamEndCapture(st[g], &graph));
+        CUDA_CHECK(cudaGraphInstantiate(&exec[g], graph, 0));
+        CUDA_CHECK(cudaGraphDestroy(graph));
+      }
+      std::vector<double> times;
+      for (int it = 0; it < iters + 2; it++) {
+        for (int g = 0; g < gpus; g++) {
+          CUDA_CHECK(cudaSetDevice(g));
+          CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
+          CUDA_CHECK(cudaGraphLaunch(exec[g], st[g]));
+          CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
+        }
+        double worst = 0;
+        for (int g = 0; g < gpus; g++) {
+          CUDA_CHECK(cudaSetDevice(g));
+          CUDA_CHECK(cudaEventSynchronize(e1[g]));
+          CUDA_CHECK(cudaGetLastError());
+          float ms = 0;
+          CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
+          worst = std::max(worst, (double)ms * 1000.0);
+        }
+        if (it >= 2) times.push_back(worst / K);
+      }
+      std::sort(times.begin(), times.end());
+      *bad = 0;
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        llxCheck<<<64, 256, 0, st[g]>>>(out[g], lines, gpus, bad);
+        CUDA_CHECK(cudaStreamSynchronize(st[g]));
+        CUDA_CHECK(cudaGraphExecDestroy(exec[g]));
+      }
+      fails += *bad != 0;
+      printf("%-5s %2d %6d %7d %9zu %9.3f%s\n", "llg", w.v, w.lpb, blocks, bytes, times[times.size() / 2],
+             *bad ? "  WRONG" : "");
+      fflush(stdout);
+    }
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    cudaFree(area[g]);
+    cudaFree(in[g]);
+    cudaFree(out[g]);
+    cudaFree(seq[g]);
+  }
+  cudaFree(bad);
+  return fails;
+}
+
 int main(int argc, char** argv) {
   int gpus = 4, iters = 10;
   size_t bytes = (size_t)256 << 20;
@@ -901,5 +1068,6 @@ int main(int argc, char** argv) {
   if (chosen("rspush")) fails += rsce(gpus, bytes, iters, true);
   if (chosen("llhop")) fails += llhop(iters);
   if (chosen("llx")) fails += llx(gpus, iters);
+  if (chosen("llg")) fails += llg(gpus, iters);
   return fails ? 1 : 0;
 }
