@@ -119,6 +119,15 @@ static void replay_all(const world* w, cudaGraphExec_t* ge) {
   }
 }
 
+/* world_init with settings from the environment: env holds name, value pairs, NULL-terminated,
+ * each set while the communicators are created (which read them) and removed after. */
+static bool world_init_env(world* w, int n, const kilnCommConfig* cfg, const char* const* env) {
+  for (const char* const* e = env; e[0]; e += 2) setenv(e[0], e[1], 1);
+  const bool made = world_init(w, n, cfg);
+  for (const char* const* e = env; e[0]; e += 2) unsetenv(e[0]);
+  return made;
+}
+
 /* Runs the loaded plan on every rank and checks the result. */
 static void run_check(const loaded* l, const world* w, call* c, kilnRedOp_t op, bool inplace, uint64_t* rng) {
   call_prepare(c, w, op, inplace, rng);
@@ -464,15 +473,10 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
   int n = suite_gpus();
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.symBytes = 64 << 10;
-  setenv("KILN_SYM_LL_BYTES", "0", 1);
-  setenv("KILN_SYM_LL2_BYTES", "0", 1);
-  setenv("KILN_SYM_BLOCK_BYTES", "1024", 1);
+  static const char* const env[] = {"KILN_SYM_LL_BYTES", "0", "KILN_SYM_LL2_BYTES", "0",
+                                    "KILN_SYM_BLOCK_BYTES", "1024", NULL};
   world w;
-  const bool made = world_init(&w, n, &cfg);
-  unsetenv("KILN_SYM_LL_BYTES");
-  unsetenv("KILN_SYM_LL2_BYTES");
-  unsetenv("KILN_SYM_BLOCK_BYTES");
-  cr_assert(made);
+  cr_assert(world_init_env(&w, n, &cfg, env));
   uint64_t rng = g_seed ^ 0x7011;
   static const size_t counts[] = {3, 5003, 70001};
   int ncalls = 0;
@@ -496,6 +500,80 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
   world_fini(&w);
 }
 
+/* Programmatic dependent launch (KILN_SYM_PDL): a kernel right before each symmetric call writes
+ * its input and a kernel right after reads its output (kilnSymCopyLaunch copies the call's fresh
+ * data in from a buffer filled beforehand, and the output out into that call's own buffer), four
+ * calls back to back per stream with no synchronization between them, eagerly and captured in a
+ * CUDA graph per rank (replayed on fresh data); every algorithm, as LL lines and with flags; with
+ * the launches overlapped (the default) and without (KILN_SYM_PDL=0). Each call's output, as the
+ * kernel after it copied it, against the CPU. */
+static void sym_pdl_calls(const world* w, kilnSymAlgo_t a, size_t count, bool graph, uint64_t* rng) {
+  enum { K = 4 };
+  const kilnColl_t coll = sym_coll(a);
+  call c[K];
+  for (int k = 0; k < K; k++) cr_assert(call_alloc(&c[k], w, coll, count, KILN_INT32));
+  const size_t inBytes = c[0].inElems * 4, outBytes = c[0].outElems * 4;
+  void* in[GPU_MAX];
+  void* out[GPU_MAX];
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaMalloc(&in[r], inBytes), cudaSuccess));
+    cr_assert(eq(int, cudaMalloc(&out[r], outBytes), cudaSuccess));
+  }
+  cudaGraphExec_t ge[GPU_MAX];
+  const int passes = graph ? 3 : 1;
+  for (int pass = 0; pass < passes; pass++) {
+    for (int k = 0; k < K; k++) call_prepare(&c[k], w, KILN_SUM, false, rng);
+    if (!graph || pass == 0) {
+      for (int r = 0; r < w->n; r++) {
+        if (graph) capture_begin(w, r);
+        else cudaSetDevice(r);
+        for (int k = 0; k < K; k++) {
+          cr_assert(eq(int, kilnSymCopyLaunch(in[r], c[k].sendp[r], inBytes, 4, w->st[r]), cudaSuccess));
+          kilnResult_t res = kilnSymRun(w->kc[r], a, in[r], out[r], count, KILN_INT32, KILN_SUM, w->st[r]);
+          cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+          cr_assert(eq(int, kilnSymCopyLaunch(c[k].recvp[r], out[r], outBytes, 4, w->st[r]), cudaSuccess));
+        }
+        if (graph) capture_end(w, r, &ge[r]);
+      }
+    }
+    if (graph) replay_all(w, ge);
+    for (int k = 0; k < K; k++) {
+      char msg[512];
+      cr_assert(call_check(&c[k], w, msg, sizeof msg), "%s count %zu%s pass %d, call %d of %d: %s (seed %llu)",
+                kilnSymAlgoName(a), count, graph ? " (graph)" : "", pass, k, K, msg, (unsigned long long)g_seed);
+    }
+  }
+  assert_no_async_error(w);
+  for (int r = 0; r < w->n; r++) {
+    if (graph) cudaGraphExecDestroy(ge[r]);
+    cudaFree(in[r]);
+    cudaFree(out[r]);
+  }
+  for (int k = 0; k < K; k++) call_free(&c[k], w);
+}
+
+Test(gpu_runtime, sym_pdl, .init = gpu_init, .timeout = 600) {
+  const int n = suite_gpus();
+  uint64_t rng = g_seed ^ 0x9d1;
+  for (int pdl = 1; pdl >= 0; pdl--) {
+    kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+    cfg.symBytes = 1 << 20; /* 70004 elements in rounds */
+    static const char* const off[] = {"KILN_SYM_PDL", "0", NULL};
+    static const char* const none[] = {NULL};
+    world w;
+    cr_assert(world_init_env(&w, n, &cfg, pdl ? none : off));
+    for (int r = 0; r < n; r++) cr_assert(eq(int, w.kc[r]->symPdl, pdl), "rank %d", r);
+    /* Multiples of 4 elements: the copy kernel moves whole 16-byte packs. 1004: LL lines; 70004:
+     * flags, in rounds of the 512 KiB halves. */
+    static const size_t counts[] = {1004, 70004};
+    for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
+      for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+        for (int graph = 0; graph <= 1; graph++) sym_pdl_calls(&w, kSymAlgos[ai], counts[ci], graph, &rng);
+    world_fini(&w);
+  }
+}
+
 /* Zero copy: outputs in symmetric windows the caller registered (ncclMemAlloc +
  * ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC)) and added (kilnCommWindowAdd) go direct:
  * allgather and alltoall store into the peers' outputs (kernels/sym.cuh bodyDirect), allreduce
@@ -511,22 +589,16 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
 static void sym_direct_run(bool ce) {
   const int n = suite_gpus();
   if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
-  setenv("KILN_SYM_DIRECT_BYTES", "0", 1);
-  setenv("KILN_SYM_LL2_BYTES", "0", 1);
-  setenv(ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE", "0", 1);
-  setenv(ce ? "KILN_SYM_AR_CE_BYTES" : "KILN_SYM_AR_CE", "0", 1);
+  const char* const env[] = {"KILN_SYM_DIRECT_BYTES", "0", "KILN_SYM_LL2_BYTES", "0",
+                             ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE", "0",
+                             ce ? "KILN_SYM_AR_CE_BYTES" : "KILN_SYM_AR_CE", "0", NULL};
   /* The launcher threads stay awake between this test's groups (read once per process: Criterion
    * runs each test in a process of its own), so grouped calls are issued by a thread per GPU. */
   setenv("KILN_GROUP_SPIN_US", "1000000", 1);
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.symBytes = 1 << 20;
   world w;
-  const bool made = world_init(&w, n, &cfg);
-  unsetenv("KILN_SYM_DIRECT_BYTES");
-  unsetenv("KILN_SYM_LL2_BYTES");
-  unsetenv(ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE");
-  unsetenv(ce ? "KILN_SYM_AR_CE_BYTES" : "KILN_SYM_AR_CE");
-  cr_assert(made);
+  cr_assert(world_init_env(&w, n, &cfg, env));
   /* The form every direct allgather and alltoall takes (allreduce: reduce-then-copy where its
    * shares are equal and whole packs). */
   const int copyForm = ce ? KILN_SYM_DIRECT_ARRIVE : KILN_SYM_DIRECT_SM;
@@ -712,19 +784,13 @@ static int group_form(const world* w, kilnSymAlgo_t a, size_t count, kilnDataTyp
 Test(gpu_runtime, sym_group_peers, .init = gpu_init, .timeout = 600) {
   const int n = suite_gpus();
   if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
-  setenv("KILN_SYM_DIRECT_BYTES", "4096", 1);
-  setenv("KILN_SYM_CE_BYTES", "1048576", 1);
-  setenv("KILN_SYM_LL2_BYTES", "0", 1); /* two-shot shares as lines never go direct */
-  setenv("KILN_SYM_AR_CE_BYTES", "16384", 1);
+  /* Two-shot shares as lines never go direct (KILN_SYM_LL2_BYTES=0). */
+  static const char* const env[] = {"KILN_SYM_DIRECT_BYTES", "4096", "KILN_SYM_CE_BYTES", "1048576",
+                                    "KILN_SYM_LL2_BYTES", "0", "KILN_SYM_AR_CE_BYTES", "16384", NULL};
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.symBytes = 1 << 20;
   world w;
-  const bool made = world_init(&w, n, &cfg);
-  unsetenv("KILN_SYM_DIRECT_BYTES");
-  unsetenv("KILN_SYM_CE_BYTES");
-  unsetenv("KILN_SYM_LL2_BYTES");
-  unsetenv("KILN_SYM_AR_CE_BYTES");
-  cr_assert(made);
+  cr_assert(world_init_env(&w, n, &cfg, env));
   for (int r = 0; r < n; r++) cr_assert(w.kc[r]->clique != NULL, "rank %d: no clique", r);
   uint64_t rng = g_seed ^ 0x9ee75;
   /* 1: too small to go direct; 70001 float: 1.1 MiB of reference bytes on 4 GPUs, the
