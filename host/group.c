@@ -99,8 +99,33 @@ static inline void cpuRelax(void) {
 #endif
 }
 
+/* Thread-local scratch (the lists here, sym.c's group index) is freed when its thread ends: a key
+ * whose destructor runs at a thread's end once the thread has grown any of it. Without a key (its
+ * creation failed) the scratch stays until the process ends, as it would anyway for the main
+ * thread. */
+static pthread_key_t scratchKey;
+static bool scratchKeyMade;
+static pthread_once_t scratchOnce = PTHREAD_ONCE_INIT;
+
+static void freeThreadScratch(void* unused) {
+  (void)unused;
+  free(queued.v);
+  free(byDev.v);
+  memset(&queued, 0, sizeof queued);
+  memset(&byDev, 0, sizeof byDev);
+  kilnSymFreeThreadScratch();
+}
+
+static void makeScratchKey(void) { scratchKeyMade = pthread_key_create(&scratchKey, freeThreadScratch) == 0; }
+
+void kilnThreadScratchUsed(void) {
+  pthread_once(&scratchOnce, makeScratchKey);
+  if (scratchKeyMade) pthread_setspecific(scratchKey, (void*)1);
+}
+
 static bool listPush(launchList* l, const kilnLaunch* x) {
   if (l->n == l->cap) {
+    kilnThreadScratchUsed();
     size_t cap = l->cap ? l->cap * 2 : 16;
     kilnLaunch* v = (kilnLaunch*)realloc(l->v, cap * sizeof(*v));
     if (!v) return false;

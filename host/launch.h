@@ -48,6 +48,11 @@ kilnResult_t kilnLaunchSubmit(kilnLaunch* l);
  * (kernels/sym.cuh bodyDirect and body, the copy-engine form from KILN_SYM_CE_BYTES, allreduce as
  * reduce-then-copy from KILN_SYM_AR_CE_BYTES). */
 void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access);
+/* Frees this thread's index of kilnSymGroupPeers (sym.c); group.c calls it when the thread ends. */
+void kilnSymFreeThreadScratch(void);
+/* Marks this thread as holding scratch of the group machinery (group.c's lists, sym.c's index),
+ * so that it is freed when the thread ends. */
+void kilnThreadScratchUsed(void);
 /* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd (a
  * failed call of the group: kilnGroupFail, kiln/runtime.h). */
 bool kilnGroupActive(void);

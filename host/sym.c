@@ -338,11 +338,11 @@ static bool directGeometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t cou
   return true;
 }
 
-/* Whether the call goes direct on the caller's windows: wanted, and the output in a window the
- * caller added; then g as directGeometry sets it. */
-static bool direct(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
-                   kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
-  if (!directWanted(c, a, count, dtype, inplace) || c->nuwins == 0) return false;
+/* Whether a wanted call (directWanted) goes direct on the caller's windows: its output in a window
+ * the caller added; then g as directGeometry sets it. */
+static bool directOnWindows(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
+                            kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
+  if (c->nuwins == 0) return false;
   char* pout[KILN_SYM_MAX_RANKS] = {0};
   if (!kilnUserWindowPeers(c, recvbuf, outBytes(c, a, count, dtype), pout)) return false;
   return directGeometry(c, a, count, dtype, inplace, pout, g);
@@ -354,7 +354,9 @@ int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const 
   memset(&g, 0, sizeof(g));
   g.algo = (int)a;
   const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
-  return direct(c, a, recvbuf, count, dtype, inplace, &g) ? g.direct : 0;
+  return directWanted(c, a, count, dtype, inplace) && directOnWindows(c, a, recvbuf, count, dtype, inplace, &g)
+             ? g.direct
+             : 0;
 }
 
 bool kilnSymIsDirect(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
@@ -469,7 +471,9 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
     return res;
   }
   a->algo = (int)algo;
-  if (!direct(c, algo, recvbuf, count, dtype, inplace, a) && !geometry(c, algo, count, dtype, inplace, a)) {
+  const bool wanted = directWanted(c, algo, count, dtype, inplace);
+  if (!(wanted && directOnWindows(c, algo, recvbuf, count, dtype, inplace, a)) &&
+      !geometry(c, algo, count, dtype, inplace, a)) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED,
                        "rank %d: %s of %zu %s elements%s does not fit this communicator (%d ranks, "
                        "%zu bytes of staging per half)", rank, kilnSymAlgoName(algo), count,
@@ -501,7 +505,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->rank = rank;
   a->nblocks = symBlocks(c, (kilnSymAlgo_t)a->algo, a, es);
   l.symAlgo = (int)algo;
-  l.peerCand = !a->direct && c->clique && kilnGroupActive() && directWanted(c, algo, count, dtype, inplace);
+  l.peerCand = !a->direct && wanted && c->clique && kilnGroupActive();
 
   const int save = kilnEnterDevice(c, stream, false);
   res = kilnLaunchCapture(&l);
@@ -640,8 +644,18 @@ static _Thread_local size_t *order, *ordOf;
 static _Thread_local commRun* runs;
 static _Thread_local size_t nruns, scratchCap;
 
+void kilnSymFreeThreadScratch(void) {
+  free(order);
+  free(ordOf);
+  free(runs);
+  order = ordOf = NULL;
+  runs = NULL;
+  nruns = scratchCap = 0;
+}
+
 static bool indexGroup(const kilnLaunch* v, size_t n) {
   if (n > scratchCap) {
+    kilnThreadScratchUsed();
     size_t* o = (size_t*)realloc(order, n * sizeof(*o));
     if (o) order = o;
     size_t* d = (size_t*)realloc(ordOf, n * sizeof(*d));
