@@ -444,6 +444,15 @@ static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSym
   return (int)nb;
 }
 
+bool kilnSymStagedGeometry(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype, bool inplace,
+                           kilnSymArgs* g) {
+  memset(g, 0, sizeof(*g));
+  g->algo = (int)a;
+  if (!geometry(c, a, count, dtype, inplace, g)) return false;
+  g->nblocks = symBlocks(c, a, g, kilnDataTypeSize(dtype));
+  return true;
+}
+
 kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, void* recvbuf, size_t count,
                         kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   kilnResult_t res = KILN_SUCCESS;

@@ -408,7 +408,8 @@ static void sym_sweep(int n) {
   world w;
   cr_assert(world_init(&w, n, NULL));
   uint64_t rng = g_seed ^ 0x5157;
-  static const size_t small[] = {1, 3, 1003, 70001};
+  /* 8191: LL lines over 16 blocks (4-byte types and up). */
+  static const size_t small[] = {1, 3, 1003, 8191, 70001};
   static const typedOp big[] = {{KILN_FLOAT32, KILN_SUM}, {KILN_INT8, KILN_MAX}, {KILN_FLOAT16, KILN_AVG},
                                 {KILN_BFLOAT16, KILN_SUM}};
   static const size_t bigCounts[] = {262147, 1048576};
@@ -1134,6 +1135,30 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, kilnSymRun(&c, (kilnSymAlgo_t)9, (void*)16, (void*)32, 1, f, KILN_SUM, 0),
                KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(str, (char*)kilnSymAlgoName(KILN_SYM_REDUCESCATTER), "sym-reducescatter"));
+  /* The staged geometry: LL lines to 128 KiB of segment (two-shot: of share), a block per 2 KiB
+   * up to 64 (KILN_SYM_BLOCKS); flags past that. */
+  kilnSymArgs g;
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 4096, f, false, &g)); /* 16 KiB */
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(eq(int, g.nblocks, 8));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_REDUCESCATTER, 1, f, false, &g));
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(eq(int, g.nblocks, 1));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32768, f, false, &g)); /* 128 KiB */
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(eq(int, g.nblocks, 64));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32772, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 65536, f, false, &g)); /* 64 KiB shares */
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 1u << 20, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  setenv("KILN_SYM_BLOCKS", "8", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_BLOCKS");
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32768, f, false, &g));
+  cr_assert(eq(int, g.nblocks, 8));
+  kilnSymConfigure(&c);
   /* Off: KILN_SYM=0 at creation, or no staging. */
   setenv("KILN_SYM", "0", 1);
   kilnSymConfigure(&c);
