@@ -482,6 +482,7 @@ static int llhop(int iters) {
         const size_t nlines = (bytes + 7) / 8;
         if ((size_t)blocks * 512 > nlines * 8 && blocks > 1) continue; /* more blocks than lines x 8 */
         auto k = st_ld == 0 ? llPingPong<0, 0> : st_ld == 1 ? llPingPong<1, 0> : st_ld == 2 ? llPingPong<2, 0> : llPingPong<0, 1>;
+        *bad[0] = *bad[1] = 0; /* this way's wrong lines only */
         std::vector<double> times;
         for (int it = 0; it < iters + 1; it++) {
           /* Fresh flags every run: the rounds start again at 1, so the lines are cleared. */

@@ -118,6 +118,13 @@ static void freeThreadScratch(void* unused) {
 
 static void makeScratchKey(void) { scratchKeyMade = pthread_key_create(&scratchKey, freeThreadScratch) == 0; }
 
+/* A library unloaded (dlclose) leaves no destructor behind for threads that end later (their
+ * scratch then stays, as the main thread's does). */
+__attribute__((destructor)) static void deleteScratchKey(void) {
+  if (scratchKeyMade) pthread_key_delete(scratchKey);
+  scratchKeyMade = false;
+}
+
 void kilnThreadScratchUsed(void) {
   pthread_once(&scratchOnce, makeScratchKey);
   if (scratchKeyMade) pthread_setspecific(scratchKey, (void*)1);

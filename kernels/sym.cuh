@@ -562,12 +562,9 @@ template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs 
   /* Programmatic dependent launch (host/sym.c, KILN_SYM_PDL): this kernel may have been scheduled
    * while the kernel before it on the stream still ran; griddepcontrol.wait returns once that
    * kernel has ended and its memory is visible (at once when it was launched without it), before
-   * anything is read, the sequence number included. Then the next kernel on the stream may be
-   * scheduled (it waits the same way), so its launch overlaps this kernel instead of following its
-   * end. Scheduled only once every block of this kernel has run the trigger, the next kernel never
-   * takes the place of a block of this one. */
+   * anything is read, the sequence number included. The trigger for the next kernel comes below,
+   * after the body's last wait for a peer. */
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
   if (threadIdx.x == 0) {
     sh.seq = ((volatile uint64_t*)a.seq)[blockIdx.x] + 1;
@@ -581,6 +578,15 @@ template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs 
     else if (a.ll) bodyLL<T>(a, seq, &sh);
     else body<T>(a, seq, &sh);
   }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  /* The next kernel on the stream may be scheduled now (it waits as above): its launch overlaps
+   * this kernel's end instead of following it. Only after this block's last wait for a peer: the
+   * next kernel's blocks, resident and waiting, take SMs (one block of these kernels fills one),
+   * and by then this kernel needs nothing but its own end, so they can never hold back a kernel
+   * that this one, or a peer's, waits for (triggered at the start, they could: a second
+   * communicator's kernel left without SMs on one GPU while its peers wait for it). */
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   /* The sequence past the call's last round, in this block's slot (and block 0: in those of the
    * blocks the call does not have); only thread 0 read the slot, at the start. */
   const uint64_t last = seq + a.rounds - 1;

@@ -501,7 +501,8 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
   world_fini(&w);
 }
 
-/* Programmatic dependent launch (KILN_SYM_PDL): a kernel right before each symmetric call writes
+/* Programmatic dependent launch (KILN_SYM_PDL): allreduces back to back, each on the one before's
+ * output (sym_pdl_chain); and a kernel right before each symmetric call writes
  * its input and a kernel right after reads its output (kilnSymCopyLaunch copies the call's fresh
  * data in from a buffer filled beforehand, and the output out into that call's own buffer), four
  * calls back to back per stream with no synchronization between them, eagerly and captured in a
@@ -554,6 +555,52 @@ static void sym_pdl_calls(const world* w, kilnSymAlgo_t a, size_t count, bool gr
   for (int k = 0; k < K; k++) call_free(&c[k], w);
 }
 
+/* K in-place allreduces back to back with nothing between them, each reading the output of the one
+ * before (so a kernel that started before the one before it ended would read a stale input and
+ * sequence number), eagerly or captured in a graph per rank and replayed once: every rank's result
+ * is n^(K-1) times the sum of the inputs. */
+static void sym_pdl_chain(const world* w, kilnSymAlgo_t a, size_t count, bool graph, uint64_t* rng) {
+  enum { K = 4 };
+  call c;
+  cr_assert(call_alloc(&c, w, KILN_COLL_ALLREDUCE, count, KILN_INT32));
+  call_prepare(&c, w, KILN_SUM, true, rng);
+  cudaGraphExec_t ge[GPU_MAX];
+  for (int r = 0; r < w->n; r++) {
+    if (graph) capture_begin(w, r);
+    else cudaSetDevice(r);
+    for (int k = 0; k < K; k++) {
+      kilnResult_t res = kilnSymRun(w->kc[r], a, c.sendp[r], c.recvp[r], count, KILN_INT32, KILN_SUM, w->st[r]);
+      cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+    }
+    if (graph) capture_end(w, r, &ge[r]);
+  }
+  if (graph) replay_all(w, ge);
+  int64_t mul = 1;
+  for (int k = 1; k < K; k++) mul *= w->n;
+  int32_t* got = (int32_t*)malloc(count * sizeof(int32_t));
+  cr_assert(got != NULL);
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaStreamSynchronize(w->st[r]), cudaSuccess));
+    cr_assert(eq(int, cudaMemcpy(got, c.recvp[r], count * sizeof(int32_t), cudaMemcpyDeviceToHost), cudaSuccess));
+    size_t bad = count;
+    int64_t want = 0;
+    for (size_t i = 0; i < count && bad == count; i++) {
+      int64_t sum = 0;
+      for (int q = 0; q < w->n; q++) sum += c.vals[q][i];
+      want = mul * sum;
+      if ((int64_t)got[i] != want) bad = i;
+    }
+    cr_assert(bad == count, "%s count %zu%s: rank %d element %zu is %d, not %lld (seed %llu)", kilnSymAlgoName(a),
+              count, graph ? " (graph)" : "", r, bad, bad < count ? got[bad] : 0, (long long)want,
+              (unsigned long long)g_seed);
+    if (graph) cudaGraphExecDestroy(ge[r]);
+  }
+  free(got);
+  assert_no_async_error(w);
+  call_free(&c, w);
+}
+
 Test(gpu_runtime, sym_pdl, .init = gpu_init, .timeout = 600) {
   const int n = suite_gpus();
   uint64_t rng = g_seed ^ 0x9d1;
@@ -561,16 +608,19 @@ Test(gpu_runtime, sym_pdl, .init = gpu_init, .timeout = 600) {
     kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
     cfg.symBytes = 1 << 20; /* 70004 elements in rounds */
     static const char* const off[] = {"KILN_SYM_PDL", "0", NULL};
-    static const char* const none[] = {NULL};
+    static const char* const on[] = {"KILN_SYM_PDL", "1", NULL};
     world w;
-    cr_assert(world_init_env(&w, n, &cfg, pdl ? none : off));
+    cr_assert(world_init_env(&w, n, &cfg, pdl ? on : off));
     for (int r = 0; r < n; r++) cr_assert(eq(int, w.kc[r]->symPdl, pdl), "rank %d", r);
     /* Multiples of 4 elements: the copy kernel moves whole 16-byte packs. 1004: LL lines; 70004:
      * flags, in rounds of the 512 KiB halves. */
     static const size_t counts[] = {1004, 70004};
     for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
       for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
-        for (int graph = 0; graph <= 1; graph++) sym_pdl_calls(&w, kSymAlgos[ai], counts[ci], graph, &rng);
+        for (int graph = 0; graph <= 1; graph++) {
+          sym_pdl_calls(&w, kSymAlgos[ai], counts[ci], graph, &rng);
+          if (sym_coll(kSymAlgos[ai]) == KILN_COLL_ALLREDUCE) sym_pdl_chain(&w, kSymAlgos[ai], counts[ci], graph, &rng);
+        }
     world_fini(&w);
   }
 }
