@@ -42,6 +42,44 @@
 
 static __host__ __device__ __forceinline__ size_t lmin(size_t a, size_t b) { return a < b ? a : b; }
 
+/* The slowest of GPUs 0..gpus-1 between its events e0[g] and e1[g], in microseconds (waits for
+ * each e1 and checks for a kernel's error). */
+static double slowestUs(int gpus, const cudaEvent_t* e0, const cudaEvent_t* e1) {
+  double worst = 0;
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    CUDA_CHECK(cudaEventSynchronize(e1[g]));
+    CUDA_CHECK(cudaGetLastError());
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
+    worst = std::max(worst, (double)ms * 1000.0);
+  }
+  return worst;
+}
+
+/* The median of the timed runs. */
+static double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/* The wrong elements over GPUs 0..gpus-1: check(g, counter) starts GPU g's checking kernels on
+ * st[g], adding what they find into the zeroed counter (managed memory). */
+template <class Check> static unsigned long long wrongOver(int gpus, const cudaStream_t* st, Check check) {
+  unsigned long long* bad;
+  CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
+  unsigned long long wrong = 0;
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    *bad = 0;
+    check(g, bad);
+    CUDA_CHECK(cudaStreamSynchronize(st[g]));
+    wrong += *bad;
+  }
+  CUDA_CHECK(cudaFree(bad));
+  return wrong;
+}
+
 enum { MAXG = 8 };
 
 struct Targets {
@@ -357,30 +395,13 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
         CUDA_CHECK(cudaSetDevice(g));
         CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
       }
-      double worst = 0;
-      for (int g = 0; g < gpus; g++) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaEventSynchronize(e1[g]));
-        CUDA_CHECK(cudaGetLastError());
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-        worst = std::max(worst, (double)ms * 1000.0);
-      }
+      const double worst = slowestUs(gpus, e0.data(), e1.data());
       if (it >= 2) times.push_back(worst);
     }
-    std::sort(times.begin(), times.end());
-    const double us = times[times.size() / 2];
-    unsigned long long wrong = 0;
-    for (int g = 0; g < gpus; g++) {
-      CUDA_CHECK(cudaSetDevice(g));
-      unsigned long long* bad;
-      CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
-      *bad = 0;
+    const double us = median(times);
+    const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
       countWrongSum<<<264, 512, 0, st[g]>>>(out[g], words, (size_t)g * words, gpus, bad);
-      CUDA_CHECK(cudaStreamSynchronize(st[g]));
-      wrong += *bad;
-      cudaFree(bad);
-    }
+    });
     fails += wrong != 0;
     printf("%-6s %9zu %6d %7d %10.1f %9.1f%s\n", push ? "rspush" : "rsce", w.chunk >> 10, w.slots, w.blocks, us,
            (double)bytes * np / us / 1e3, wrong ? "  WRONG" : "");
@@ -497,19 +518,10 @@ static int llhop(int iters) {
             k<<<blocks, 512, 0, st[g]>>>(buf[g], buf[1 - g], nlines, rounds, g == 0, bad[g]);
             CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
           }
-          double worst = 0;
-          for (int g = 0; g < 2; g++) {
-            CUDA_CHECK(cudaSetDevice(g));
-            CUDA_CHECK(cudaEventSynchronize(e1[g]));
-            CUDA_CHECK(cudaGetLastError());
-            float ms = 0;
-            CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-            worst = std::max(worst, (double)ms * 1000.0);
-          }
+          const double worst = slowestUs(2, e0, e1);
           if (it >= 1) times.push_back(worst);
         }
-        std::sort(times.begin(), times.end());
-        const double us = times[times.size() / 2] / (2.0 * rounds);
+        const double us = median(times) / (2.0 * rounds);
         const unsigned long long wrong = *bad[0] + *bad[1];
         fails += wrong != 0;
         static const int kSt[] = {0, 1, 2, 0}, kLd[] = {0, 0, 0, 1};
@@ -546,6 +558,22 @@ __device__ __forceinline__ uint2 llxPoll(const uint4* p, uint32_t f) {
   do v = llGet<0>(p);
   while (v.y != f || v.w != f);
   return make_uint2(v.x, v.z);
+}
+
+/* One line reduced: this GPU's v plus every peer q's line at src(q) (every load issued first, then
+ * a poll on those not there yet), 32-bit sums in rank order. */
+template <class Src> __device__ __forceinline__ uint2 llxReduce(int n, int me, uint2 v, uint32_t f, Src src) {
+  uint4 got[MAXG];
+  for (int q = 0; q < n; q++)
+    if (q != me) got[q] = llGet<0>(src(q));
+  uint32_t s0 = 0, s1 = 0;
+  for (int q = 0; q < n; q++) {
+    uint2 w = v;
+    if (q != me) w = got[q].y == f && got[q].w == f ? make_uint2(got[q].x, got[q].z) : llxPoll(src(q), f);
+    s0 += w.x;
+    s1 += w.y;
+  }
+  return make_uint2(s0, s1);
 }
 
 template <int V>
@@ -608,21 +636,8 @@ __global__ void __launch_bounds__(512) llxKernel(LLX x, const uint2* in, uint2* 
           llPut<0>(at(p, i, me, l), v.x, v.y, f);
         }
       } else {
-        for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x) {
-          const uint2 v = in[l];
-          uint4 got[MAXG];
-          for (int q = 0; q < n; q++)
-            if (q != me) got[q] = llGet<0>(at(me, i, q, l));
-          uint32_t s0 = 0, s1 = 0;
-          for (int q = 0; q < n; q++) {
-            uint2 w = v;
-            if (q != me)
-              w = got[q].y == f && got[q].w == f ? make_uint2(got[q].x, got[q].z) : llxPoll(at(me, i, q, l), f);
-            s0 += w.x;
-            s1 += w.y;
-          }
-          out[l] = make_uint2(s0, s1);
-        }
+        for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x)
+          out[l] = llxReduce(n, me, in[l], f, [&](int q) { return at(me, i, q, l); });
         __syncthreads();
         if (threadIdx.x == 0) {
           __threadfence();
@@ -646,30 +661,64 @@ __global__ void llxCheck(const uint2* out, size_t lines, int n, unsigned long lo
   if (b) atomicAdd(bad, b);
 }
 
+/* What llx and llg hold per GPU: the receive areas, the input (GPU g's pattern) and the output of
+ * up to 64 KiB of data (maxLines lines), `nwords` counters (llx: rounds reduced per range; llg:
+ * call numbers per block), a stream and an event pair. */
+struct LLGpus {
+  static constexpr size_t maxLines = (size_t)64 << 10 >> 3;
+  int n;
+  std::vector<uint4*> area;
+  std::vector<uint2*> in, out;
+  std::vector<unsigned*> words;
+  std::vector<cudaStream_t> st;
+  std::vector<cudaEvent_t> e0, e1;
+  LLGpus(int gpus, size_t areaBytes, size_t nwords)
+      : n(gpus), area(gpus), in(gpus), out(gpus), words(gpus), st(gpus), e0(gpus), e1(gpus) {
+    for (int g = 0; g < n; g++) {
+      CUDA_CHECK(cudaSetDevice(g));
+      CUDA_CHECK(cudaMalloc(&area[g], areaBytes));
+      CUDA_CHECK(cudaMalloc(&in[g], maxLines * 8));
+      CUDA_CHECK(cudaMalloc(&out[g], maxLines * 8));
+      CUDA_CHECK(cudaMalloc(&words[g], nwords * sizeof(unsigned)));
+      CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+      CUDA_CHECK(cudaEventCreate(&e0[g]));
+      CUDA_CHECK(cudaEventCreate(&e1[g]));
+      fillPattern<<<64, 512, 0, st[g]>>>((uint32_t*)in[g], maxLines * 2, 0x9e3779b9u * (g + 1));
+      CUDA_CHECK(cudaStreamSynchronize(st[g]));
+    }
+  }
+  ~LLGpus() {
+    for (int g = 0; g < n; g++) {
+      cudaSetDevice(g);
+      cudaFree(area[g]);
+      cudaFree(in[g]);
+      cudaFree(out[g]);
+      cudaFree(words[g]);
+    }
+  }
+  /* GPU g's arguments for calls of `lines` lines, lpb lines a block (llx's V 2). */
+  LLX args(int g, size_t lines, int lpb) const {
+    LLX x;
+    memset(&x, 0, sizeof x);
+    x.n = n;
+    x.me = g;
+    x.lines = lines;
+    x.lpb = lpb;
+    x.done = words[g];
+    for (int p = 0; p < n; p++) x.area[p] = area[p];
+    return x;
+  }
+};
+
 static int llx(int gpus, int iters) {
   if (gpus < 2 || 32 % gpus != 0) return 0;
-  const size_t maxLines = (size_t)64 << 10 >> 3; /* 64 KiB of data */
+  const size_t maxLines = LLGpus::maxLines;
   const int rounds = 100;
-  const size_t areaBytes = (size_t)rounds * gpus * maxLines * 16;
-  std::vector<uint4*> area(gpus);
-  std::vector<uint2*> in(gpus), out(gpus);
-  std::vector<unsigned*> done(gpus);
-  std::vector<cudaStream_t> st(gpus);
-  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
-  unsigned long long* bad;
-  CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
-  for (int g = 0; g < gpus; g++) {
-    CUDA_CHECK(cudaSetDevice(g));
-    CUDA_CHECK(cudaMalloc(&area[g], areaBytes));
-    CUDA_CHECK(cudaMalloc(&in[g], maxLines * 8));
-    CUDA_CHECK(cudaMalloc(&out[g], maxLines * 8));
-    CUDA_CHECK(cudaMalloc(&done[g], maxLines * sizeof(unsigned)));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&e0[g]));
-    CUDA_CHECK(cudaEventCreate(&e1[g]));
-    fillPattern<<<64, 512, 0, st[g]>>>((uint32_t*)in[g], maxLines * 2, 0x9e3779b9u * (g + 1));
-    CUDA_CHECK(cudaStreamSynchronize(st[g]));
-  }
+  LLGpus G(gpus, (size_t)rounds * gpus * maxLines * 16, maxLines);
+  auto& st = G.st;
+  auto& e0 = G.e0;
+  auto& e1 = G.e1;
+  auto& out = G.out;
   printf("# llx: one-shot allreduce of LL lines among %d GPUs; us per call (%d rounds back to back)\n", gpus, rounds);
   printf("%-5s %2s %6s %7s %9s %9s\n", "way", "V", "lpb", "blocks", "bytes", "us");
   int fails = 0;
@@ -685,57 +734,30 @@ static int llx(int gpus, int iters) {
       for (int it = 0; it < iters + 1; it++) {
         for (int g = 0; g < gpus; g++) {
           CUDA_CHECK(cudaSetDevice(g));
-          CUDA_CHECK(cudaMemsetAsync(area[g], 0, (size_t)rounds * gpus * lines * 16, st[g]));
-          CUDA_CHECK(cudaMemsetAsync(done[g], 0, maxLines * sizeof(unsigned), st[g]));
+          CUDA_CHECK(cudaMemsetAsync(G.area[g], 0, (size_t)rounds * gpus * lines * 16, st[g]));
+          CUDA_CHECK(cudaMemsetAsync(G.words[g], 0, maxLines * sizeof(unsigned), st[g]));
           CUDA_CHECK(cudaStreamSynchronize(st[g]));
         }
         for (int g = 0; g < gpus; g++) {
           CUDA_CHECK(cudaSetDevice(g));
-          LLX x;
-          memset(&x, 0, sizeof x);
-          x.n = gpus;
-          x.me = g;
-          x.lines = lines;
-          x.lpb = w.lpb;
-          x.done = done[g];
-          for (int p = 0; p < gpus; p++) x.area[p] = area[p];
+          const LLX x = G.args(g, lines, w.lpb);
           CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
-          if (w.v == 0) llxKernel<0><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], rounds);
-          else if (w.v == 1) llxKernel<1><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], rounds);
-          else llxKernel<2><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], rounds);
+          if (w.v == 0) llxKernel<0><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
+          else if (w.v == 1) llxKernel<1><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
+          else llxKernel<2><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
           CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
         }
-        double worst = 0;
-        for (int g = 0; g < gpus; g++) {
-          CUDA_CHECK(cudaSetDevice(g));
-          CUDA_CHECK(cudaEventSynchronize(e1[g]));
-          CUDA_CHECK(cudaGetLastError());
-          float ms = 0;
-          CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-          worst = std::max(worst, (double)ms * 1000.0);
-        }
+        const double worst = slowestUs(gpus, e0.data(), e1.data());
         if (it >= 1) times.push_back(worst);
       }
-      std::sort(times.begin(), times.end());
-      *bad = 0;
-      for (int g = 0; g < gpus; g++) {
-        CUDA_CHECK(cudaSetDevice(g));
+      const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
         llxCheck<<<64, 256, 0, st[g]>>>(out[g], lines, gpus, bad);
-        CUDA_CHECK(cudaStreamSynchronize(st[g]));
-      }
-      fails += *bad != 0;
-      printf("%-5s %2d %6d %7d %9zu %9.3f%s\n", "llx", w.v, w.lpb, blocks, bytes, times[times.size() / 2] / rounds,
-             *bad ? "  WRONG" : "");
+      });
+      fails += wrong != 0;
+      printf("%-5s %2d %6d %7d %9zu %9.3f%s\n", "llx", w.v, w.lpb, blocks, bytes, median(times) / rounds,
+             wrong ? "  WRONG" : "");
       fflush(stdout);
     }
-  for (int g = 0; g < gpus; g++) {
-    CUDA_CHECK(cudaSetDevice(g));
-    cudaFree(area[g]);
-    cudaFree(in[g]);
-    cudaFree(out[g]);
-    cudaFree(done[g]);
-  }
-  cudaFree(bad);
   return fails;
 }
 
@@ -761,17 +783,7 @@ __global__ void __launch_bounds__(512) llgKernel(LLX x, const uint2* in, uint2* 
     for (size_t l = t; l < x.lines; l += T) {
       const uint2 v = in[l];
       for (int k = 1; k < n; k++) llPut<0>(at((me + k) % n, me, l), v.x, v.y, f);
-      uint4 got[MAXG];
-      for (int q = 0; q < n; q++)
-        if (q != me) got[q] = llGet<0>(at(me, q, l));
-      uint32_t s0 = 0, s1 = 0;
-      for (int q = 0; q < n; q++) {
-        uint2 w = v;
-        if (q != me) w = got[q].y == f && got[q].w == f ? make_uint2(got[q].x, got[q].z) : llxPoll(at(me, q, l), f);
-        s0 += w.x;
-        s1 += w.y;
-      }
-      out[l] = make_uint2(s0, s1);
+      out[l] = llxReduce(n, me, v, f, [&](int q) { return at(me, q, l); });
     }
   } else {
     const int nb = gridDim.x / n, role = blockIdx.x / nb, j = blockIdx.x % nb;
@@ -783,20 +795,8 @@ __global__ void __launch_bounds__(512) llgKernel(LLX x, const uint2* in, uint2* 
         llPut<0>(at(p, me, l), v.x, v.y, f);
       }
     } else {
-      for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x) {
-        const uint2 v = in[l];
-        uint4 got[MAXG];
-        for (int q = 0; q < n; q++)
-          if (q != me) got[q] = llGet<0>(at(me, q, l));
-        uint32_t s0 = 0, s1 = 0;
-        for (int q = 0; q < n; q++) {
-          uint2 w = v;
-          if (q != me) w = got[q].y == f && got[q].w == f ? make_uint2(got[q].x, got[q].z) : llxPoll(at(me, q, l), f);
-          s0 += w.x;
-          s1 += w.y;
-        }
-        out[l] = make_uint2(s0, s1);
-      }
+      for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x)
+        out[l] = llxReduce(n, me, in[l], f, [&](int q) { return at(me, q, l); });
     }
   }
   __syncthreads();
@@ -805,27 +805,13 @@ __global__ void __launch_bounds__(512) llgKernel(LLX x, const uint2* in, uint2* 
 
 static int llg(int gpus, int iters) {
   if (gpus < 2) return 0;
-  const size_t maxLines = (size_t)64 << 10 >> 3;
+  const size_t maxLines = LLGpus::maxLines;
   const int K = 20; /* calls per graph */
-  std::vector<uint4*> area(gpus);
-  std::vector<uint2*> in(gpus), out(gpus);
-  std::vector<unsigned*> seq(gpus);
-  std::vector<cudaStream_t> st(gpus);
-  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
-  unsigned long long* bad;
-  CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
-  for (int g = 0; g < gpus; g++) {
-    CUDA_CHECK(cudaSetDevice(g));
-    CUDA_CHECK(cudaMalloc(&area[g], 2 * gpus * maxLines * 16));
-    CUDA_CHECK(cudaMalloc(&in[g], maxLines * 8));
-    CUDA_CHECK(cudaMalloc(&out[g], maxLines * 8));
-    CUDA_CHECK(cudaMalloc(&seq[g], 4096 * sizeof(unsigned)));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&e0[g]));
-    CUDA_CHECK(cudaEventCreate(&e1[g]));
-    fillPattern<<<64, 512, 0, st[g]>>>((uint32_t*)in[g], maxLines * 2, 0x9e3779b9u * (g + 1));
-    CUDA_CHECK(cudaStreamSynchronize(st[g]));
-  }
+  LLGpus G(gpus, 2 * gpus * maxLines * 16, 4096);
+  auto& st = G.st;
+  auto& e0 = G.e0;
+  auto& e1 = G.e1;
+  auto& out = G.out;
   printf("# llg: one-shot LL allreduce among %d GPUs, one call per launch, %d launches per CUDA graph; us per call\n",
          gpus, K);
   printf("%-5s %2s %6s %7s %9s %9s\n", "way", "V", "lpb", "blocks", "bytes", "us");
@@ -842,21 +828,15 @@ static int llg(int gpus, int iters) {
       std::vector<cudaGraphExec_t> exec(gpus);
       for (int g = 0; g < gpus; g++) {
         CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaMemsetAsync(area[g], 0, 2 * gpus * lines * 16, st[g]));
-        CUDA_CHECK(cudaMemsetAsync(seq[g], 0, 4096 * sizeof(unsigned), st[g]));
+        CUDA_CHECK(cudaMemsetAsync(G.area[g], 0, 2 * gpus * lines * 16, st[g]));
+        CUDA_CHECK(cudaMemsetAsync(G.words[g], 0, 4096 * sizeof(unsigned), st[g]));
         CUDA_CHECK(cudaStreamSynchronize(st[g]));
-        LLX x;
-        memset(&x, 0, sizeof x);
-        x.n = gpus;
-        x.me = g;
-        x.lines = lines;
-        x.lpb = w.lpb;
-        for (int p = 0; p < gpus; p++) x.area[p] = area[p];
+        const LLX x = G.args(g, lines, w.lpb);
         cudaGraph_t graph;
         CUDA_CHECK(cudaStreamBeginCapture(st[g], cudaStreamCaptureModeThreadLocal));
         for (int k = 0; k < K; k++) {
-          if (w.v == 0) llgKernel<0><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], seq[g]);
-          else llgKernel<2><<<blocks, 512, 0, st[g]>>>(x, in[g], out[g], seq[g]);
+          if (w.v == 0) llgKernel<0><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], G.words[g]);
+          else llgKernel<2><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], G.words[g]);
         }
         CUDA_CHECK(cudaStreamEndCapture(st[g], &graph));
         CUDA_CHECK(cudaGraphInstantiate(&exec[g], graph, 0));
@@ -870,38 +850,18 @@ static int llg(int gpus, int iters) {
           CUDA_CHECK(cudaGraphLaunch(exec[g], st[g]));
           CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
         }
-        double worst = 0;
-        for (int g = 0; g < gpus; g++) {
-          CUDA_CHECK(cudaSetDevice(g));
-          CUDA_CHECK(cudaEventSynchronize(e1[g]));
-          CUDA_CHECK(cudaGetLastError());
-          float ms = 0;
-          CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-          worst = std::max(worst, (double)ms * 1000.0);
-        }
+        const double worst = slowestUs(gpus, e0.data(), e1.data());
         if (it >= 2) times.push_back(worst / K);
       }
-      std::sort(times.begin(), times.end());
-      *bad = 0;
-      for (int g = 0; g < gpus; g++) {
-        CUDA_CHECK(cudaSetDevice(g));
+      const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
         llxCheck<<<64, 256, 0, st[g]>>>(out[g], lines, gpus, bad);
-        CUDA_CHECK(cudaStreamSynchronize(st[g]));
-        CUDA_CHECK(cudaGraphExecDestroy(exec[g]));
-      }
-      fails += *bad != 0;
-      printf("%-5s %2d %6d %7d %9zu %9.3f%s\n", "llg", w.v, w.lpb, blocks, bytes, times[times.size() / 2],
-             *bad ? "  WRONG" : "");
+      });
+      for (int g = 0; g < gpus; g++) CUDA_CHECK(cudaGraphExecDestroy(exec[g]));
+      fails += wrong != 0;
+      printf("%-5s %2d %6d %7d %9zu %9.3f%s\n", "llg", w.v, w.lpb, blocks, bytes, median(times),
+             wrong ? "  WRONG" : "");
       fflush(stdout);
     }
-  for (int g = 0; g < gpus; g++) {
-    CUDA_CHECK(cudaSetDevice(g));
-    cudaFree(area[g]);
-    cudaFree(in[g]);
-    cudaFree(out[g]);
-    cudaFree(seq[g]);
-  }
-  cudaFree(bad);
   return fails;
 }
 
@@ -1034,32 +994,15 @@ int main(int argc, char** argv) {
         launch(g);
         CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
       }
-      double worst = 0;
-      for (int g = 0; g < gpus; g++) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaEventSynchronize(e1[g]));
-        CUDA_CHECK(cudaGetLastError());
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-        worst = std::max(worst, (double)ms * 1000.0);
-      }
+      const double worst = slowestUs(gpus, e0.data(), e1.data());
       if (it >= 2) times.push_back(worst);
     }
-    std::sort(times.begin(), times.end());
-    const double us = times[times.size() / 2];
+    const double us = median(times);
     /* Every region from a peer must hold that peer's pattern. */
-    unsigned long long wrong = 0;
-    for (int g = 0; g < gpus; g++) {
-      CUDA_CHECK(cudaSetDevice(g));
-      unsigned long long* bad;
-      CUDA_CHECK(cudaMallocManaged(&bad, sizeof *bad));
-      *bad = 0;
+    const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
       for (int q = 0; q < gpus; q++)
         if (q != g) countWrong<<<264, 512, 0, st[g]>>>((uint32_t*)(dst[g] + (size_t)q * bytes), bytes / 4, 0x9e3779b9u * (q + 1), bad);
-      CUDA_CHECK(cudaStreamSynchronize(st[g]));
-      wrong += *bad;
-      cudaFree(bad);
-    }
+    });
     fails += wrong != 0;
     printf("%-5s %7d %7d %3d %4d %7u %7d %10.1f %9.1f%s\n", w.name, w.blocks, w.threads, w.u, w.hint, w.chunk, w.stages, us,
            (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");

@@ -728,6 +728,24 @@ static bool peersReach(kilnLaunch* const* set, char* const* pout, int nr, uint64
   return true;
 }
 
+/* The direct form of every member of a set (peerSet) into g[rank], its blocks included; false when
+ * one does not fit. */
+static bool setGeometry(kilnLaunch* const* set, char* const* pout, int nr, kilnSymArgs* g) {
+  for (int p = 0; p < nr; p++) {
+    const kilnLaunch* m = set[p];
+    const struct kilnComm* mc = m->comm;
+    const kilnSymAlgo_t a = (kilnSymAlgo_t)m->symAlgo;
+    const kilnDataType_t dt = (kilnDataType_t)m->dtype;
+    g[p] = m->symArgs;
+    g[p].algo = m->symAlgo;
+    const bool inplace = kilnRegistryCallInPlace(symColl(a), mc->rank, m->symArgs.in, m->symArgs.out,
+                                                 m->symArgs.count, dt);
+    if (!directGeometry(mc, a, m->symArgs.count, dt, inplace, pout, &g[p])) return false;
+    g[p].nblocks = symBlocks(mc, (kilnSymAlgo_t)g[p].algo, &g[p], kilnDataTypeSize(dt));
+  }
+  return true;
+}
+
 void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
   bool any = false;
   for (size_t i = 0; i < n && !any; i++) any = v[i].peerCand;
@@ -744,22 +762,11 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
     char* pout[KILN_SYM_MAX_RANKS] = {0};
     /* Every rank's GPU must reach every peer's output (plain cudaMalloc memory with peer access;
      * not a pool or a mapping without access for it). */
-    bool all = peerSet(v, i, set, pout) &&
-               peersReach(set, pout, nr, outBytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count,
-                                                  (kilnDataType_t)v[i].dtype), access);
     kilnSymArgs g[KILN_SYM_MAX_RANKS];
-    for (int p = 0; p < nr && all; p++) {
-      const kilnLaunch* m = set[p];
-      const struct kilnComm* mc = m->comm;
-      const kilnSymAlgo_t a = (kilnSymAlgo_t)m->symAlgo;
-      const kilnDataType_t dt = (kilnDataType_t)m->dtype;
-      g[p] = m->symArgs;
-      g[p].algo = m->symAlgo;
-      const bool inplace = kilnRegistryCallInPlace(symColl(a), mc->rank, m->symArgs.in, m->symArgs.out,
-                                                   m->symArgs.count, dt);
-      all = directGeometry(mc, a, m->symArgs.count, dt, inplace, pout, &g[p]);
-      if (all) g[p].nblocks = symBlocks(mc, (kilnSymAlgo_t)g[p].algo, &g[p], kilnDataTypeSize(dt));
-    }
+    const bool all = peerSet(v, i, set, pout) &&
+                     peersReach(set, pout, nr, outBytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count,
+                                                        (kilnDataType_t)v[i].dtype), access) &&
+                     setGeometry(set, pout, nr, g);
     /* Decided for the whole set, whichever way. */
     v[i].peerCand = false;
     for (int p = 0; p < nr; p++)
@@ -771,6 +778,12 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
       set[p]->comm->symPeerForm = g[p].direct;
     }
   }
+}
+
+/* Launches the symmetric kernel of call l with args a on stream s (the communicator's PDL
+ * setting). Returns a cudaError_t value. */
+static int launchSym(const kilnLaunch* l, const kilnSymArgs* a, cudaStream_t s) {
+  return kilnSymLaunch(l->dtype, a, l->threads, (void*)s, l->comm->symPdl);
 }
 
 /* The engine forms' copies into the peers' outputs, one after the other on the call's stream
@@ -799,12 +812,12 @@ static int meetDone(const kilnLaunch* l, int copied) {
   a.direct = KILN_SYM_DIRECT_DONE;
   a.rounds = 1;
   a.nblocks = 1;
-  const int done = kilnSymLaunch(l->dtype, &a, l->threads, (void*)l->stream, l->comm->symPdl);
+  const int done = launchSym(l, &a, l->stream);
   return copied != 0 ? copied : done;
 }
 
 /* The copy-engine form of a direct allgather or alltoall (l->symArgs.direct ==
- * KILN_SYM_DIRECT_ARRIVE, set by direct()): a kernel of one block meets the peers (phase 0: their
+ * KILN_SYM_DIRECT_ARRIVE, set by directGeometry): a kernel of one block meets the peers (phase 0: their
  * outputs may be written); the copy engine copies each piece to its peer's output, one copy after
  * the other on the call's stream, while a few blocks copy this rank's own piece on a side stream
  * (forked from the call's stream after the meeting, joined back before the end; one side stream
@@ -827,7 +840,7 @@ static int issueCopyEngine(kilnLaunch* l) {
   const char* src = a.in + (ag ? 0 : (size_t)me * piece);
   char* dst = a.out + (size_t)me * piece;
   bool forked = false;
-  const int arrived = kilnSymLaunch(l->dtype, &a, l->threads, (void*)s, l->comm->symPdl);
+  const int arrived = launchSym(l, &a, s);
   if (arrived != 0) return arrived;
   int e = 0;
   if (*(volatile int*)c->errHost == 0 && src != dst) {
@@ -865,7 +878,7 @@ static int issueReduceThenCopy(kilnLaunch* l) {
   const size_t share = (size_t)rs.count * kilnDataTypeSize((kilnDataType_t)l->dtype);
   rs.out = l->symArgs.out + (size_t)rs.rank * share;
   rs.direct = 0;
-  const int reduced = kilnSymLaunch(l->dtype, &rs, l->threads, (void*)l->stream, l->comm->symPdl);
+  const int reduced = launchSym(l, &rs, l->stream);
   if (reduced != 0) return reduced;
   return meetDone(l, copyToPeers(l, rs.out, 0, share));
 }
@@ -874,6 +887,6 @@ int kilnSymIssue(kilnLaunch* l) {
   switch (l->symArgs.direct) {
     case KILN_SYM_DIRECT_ARRIVE: return issueCopyEngine(l);
     case KILN_SYM_DIRECT_REDUCE_CE: return issueReduceThenCopy(l);
-    default: return kilnSymLaunch(l->dtype, &l->symArgs, l->threads, (void*)l->stream, l->comm->symPdl);
+    default: return launchSym(l, &l->symArgs, l->stream);
   }
 }
