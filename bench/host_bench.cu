@@ -46,12 +46,13 @@ __global__ void emptySmallKernel(SmallArgs a) {
     }                                                                                          \
   } while (0)
 
-/* The three driver entry points the driver-API row uses, found through the runtime (linking
+/* The driver entry points the driver-API row uses, found through the runtime (linking
  * libcuda would keep the program from starting, and from saying "no GPU", where there is none). */
 static CUresult (*drvCtxGetCurrent)(CUcontext*);
 static CUresult (*drvCtxSetCurrent)(CUcontext);
 static CUresult (*drvLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                    unsigned, CUstream, void**, void**);
+static CUresult (*drvLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
 
 static void driverEntryPoints(void) {
   struct {
@@ -59,7 +60,8 @@ static void driverEntryPoints(void) {
     void** fn;
   } want[] = {{"cuCtxGetCurrent", (void**)&drvCtxGetCurrent},
               {"cuCtxSetCurrent", (void**)&drvCtxSetCurrent},
-              {"cuLaunchKernel", (void**)&drvLaunchKernel}};
+              {"cuLaunchKernel", (void**)&drvLaunchKernel},
+              {"cuLaunchKernelEx", (void**)&drvLaunchKernelEx}};
   for (auto& w : want) {
     cudaDriverEntryPointQueryResult st;
     CUDA_CHECK(cudaGetDriverEntryPointByVersion(w.name, w.fn, 12000, cudaEnableDefault, &st));
@@ -83,31 +85,81 @@ struct Gpu {
   CUcontext ctx;
   CUfunction fn; /* emptyKernel on this device (driver API) */
 };
+static CUfunction gKernel; /* emptyKernel's context-free handle (cudaGetKernel), as kiln launches */
 
 enum What {
   SET_DEVICE, GET_DEVICE, IS_CAPTURING, STREAM_ID, EVENT_RECORD, WAIT_EVENT, LAUNCH, KILN_PATH,
-  LAUNCH_SMALL_ARGS, LAUNCH_ONE_WARP, LAUNCH_NO_SWITCH, LAUNCH_DRIVER, LAUNCH_THREADS, NWHAT
+  LAUNCH_SMALL_ARGS, LAUNCH_ONE_WARP, LAUNCH_NO_SWITCH, LAUNCH_DRIVER, LAUNCH_THREADS, THREADS_DRIVER,
+  THREADS_PDL, THREADS_KILN, THREADS_KILN_NO_EVENT, THREADS_KILN_DRIVER, THREADS_KILN_DRIVER_EVENT, NWHAT
 };
 static const char* kName[NWHAT] = {
     "cudaSetDevice (switch)", "cudaGetDevice", "cudaStreamIsCapturing", "cudaStreamGetId",
     "cudaEventRecord", "cudaStreamWaitEvent", "kernel launch", "kilnRun's CUDA calls",
     "launch, 16 B arguments", "launch, 1 block x 32", "launch, device 0 only", "cuLaunchKernel+ctx",
-    "launch, thread per GPU"};
+    "launch, thread per GPU", "cuLaunchKernel, thread/GPU", "launch PDL, thread/GPU",
+    "kiln's calls, thread/GPU", "kiln's, no event, thr/GPU", "id+cuLaunchKernelEx PDL, t/G", "kiln's calls (driver), t/G"};
 static bool isLaunch(int w) { return w == LAUNCH || w == KILN_PATH || w >= LAUNCH_SMALL_ARGS; }
+static bool threaded(int w) { return w >= LAUNCH_THREADS; }
 
-/* LAUNCH_THREADS: GPU 0 launches from the calling thread, every other GPU from its own thread
- * (spinning on a round counter), and the round ends when all have launched: the host time of a
- * round when launches of different GPUs overlap. */
+/* The thread rows: GPU 0 issues from the calling thread, every other GPU from its own thread
+ * (spinning on a round counter), and the round ends when all have issued: the host time of a
+ * round when the GPUs' calls overlap. What a GPU issues per round: */
+static void issueThreaded(Gpu& x, What w, const Args& a) {
+  switch (w) {
+    case THREADS_DRIVER: {
+      void* params[] = {(void*)&a};
+      CU_CHECK(drvLaunchKernel(x.fn, 4, 1, 1, 512, 1, 1, 0, (CUstream)x.s, params, nullptr));
+    } break;
+    case THREADS_PDL:
+    case THREADS_KILN:
+    case THREADS_KILN_NO_EVENT: { /* kiln's symmetric launch (kernels/interp_dtype.cu.in) */
+      unsigned long long id;
+      if (w != THREADS_PDL) CUDA_CHECK(cudaStreamGetId(x.s, &id));
+      cudaLaunchConfig_t cfg = {};
+      cudaLaunchAttribute attr[1];
+      cfg.gridDim = dim3(4);
+      cfg.blockDim = dim3(512);
+      cfg.stream = x.s;
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      CUDA_CHECK(cudaLaunchKernelEx(&cfg, emptyKernel, a));
+      if (w == THREADS_KILN) CUDA_CHECK(cudaEventRecord(x.ev, x.s));
+    } break;
+    case THREADS_KILN_DRIVER:
+    case THREADS_KILN_DRIVER_EVENT: { /* kiln's launch since s13: the stream's id, the driver's launch of
+                                   * the context-free handle (kernels/launch.cu) */
+      unsigned long long id;
+      CUDA_CHECK(cudaStreamGetId(x.s, &id));
+      CUlaunchConfig cfg = {};
+      CUlaunchAttribute attr[1];
+      cfg.gridDimX = 4;
+      cfg.gridDimY = cfg.gridDimZ = 1;
+      cfg.blockDimX = 512;
+      cfg.blockDimY = cfg.blockDimZ = 1;
+      cfg.hStream = (CUstream)x.s;
+      attr[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attr[0].value.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      void* params[] = {(void*)&a};
+      CU_CHECK(drvLaunchKernelEx(&cfg, gKernel, params, nullptr));
+      if (w == THREADS_KILN_DRIVER_EVENT) CUDA_CHECK(cudaEventRecord(x.ev, x.s));
+    } break;
+    default: emptyKernel<<<4, 512, 0, x.s>>>(a); break;
+  }
+}
+
 static std::atomic<long> gRound{0}, gDone{0};
 static std::atomic<bool> gStop{false};
-static void worker(Gpu* x, const Args* a) {
+static void worker(Gpu* x, What w, const Args* a, long seen) {
   CUDA_CHECK(cudaSetDevice(x->dev));
-  long seen = 0;
   while (!gStop.load(std::memory_order_acquire)) {
     long r = gRound.load(std::memory_order_acquire);
     if (r == seen) continue;
     seen = r;
-    emptyKernel<<<4, 512, 0, x->s>>>(*a);
+    issueThreaded(*x, w, *a);
     CUDA_CHECK(cudaGetLastError());
     gDone.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -115,11 +167,11 @@ static void worker(Gpu* x, const Args* a) {
 
 /* One round: every GPU once. */
 static void round(std::vector<Gpu>& g, What w, const Args& a) {
-  if (w == LAUNCH_THREADS) {
+  if (threaded(w)) {
     long want = gDone.load(std::memory_order_acquire) + (long)g.size() - 1;
     gRound.fetch_add(1, std::memory_order_acq_rel);
     CUDA_CHECK(cudaSetDevice(g[0].dev));
-    emptyKernel<<<4, 512, 0, g[0].s>>>(a);
+    issueThreaded(g[0], w, a);
     while (gDone.load(std::memory_order_acquire) < want) {
     }
     return;
@@ -199,17 +251,20 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaGetFuncBySymbol(&f, (const void*)emptyKernel));
     g[i].fn = (CUfunction)f;
   }
+  cudaKernel_t k;
+  CUDA_CHECK(cudaGetKernel(&k, (const void*)emptyKernel));
+  gKernel = (CUfunction)k;
   CUDA_CHECK(cudaSetDevice(0));
   Args a;
   memset(&a, 0, sizeof(a));
   printf("# host_bench: %d GPUs, one thread, %d rounds; microseconds per GPU per call\n", ngpu, iters);
   printf("%-26s %10s\n", "call", "us/GPU");
   for (int w = 0; w < NWHAT; w++) {
-    /* LAUNCH_THREADS' launchers spin: only for their row, not while the others are measured */
+    /* The thread rows' launchers spin: only for their row, not while the others are measured */
     std::vector<std::thread> workers;
-    if (w == LAUNCH_THREADS) {
+    if (threaded(w)) {
       gStop.store(false, std::memory_order_release);
-      for (int i = 1; i < ngpu; i++) workers.emplace_back(worker, &g[i], &a);
+      for (int i = 1; i < ngpu; i++) workers.emplace_back(worker, &g[i], (What)w, &a, gRound.load());
     }
     CUDA_CHECK(cudaSetDevice(0)); /* LAUNCH_NO_SWITCH launches on GPU 0's stream */
     for (int i = 0; i < 200; i++) round(g, (What)w, a); /* warm up */
