@@ -1,7 +1,14 @@
 /* Launch table of the interpreter: one instantiation per data type (ids as kilnDataType_t). */
+#include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+
 #include "kiln_dev.h"
+#include "launch_driver.cuh"
 #include "sym_ce.h"
 
 /* X(id, name) in kilnDataType_t order; the instantiations come from interp_dtype.cu.in. */
@@ -41,6 +48,60 @@ extern "C" int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, vo
 }
 
 static __global__ void __launch_bounds__(512) symCopyKernel(uint4* dst, const uint4* src, size_t n);
+
+/* cuLaunchKernelEx, found through the runtime (the library does not link libcuda); NULL where the
+ * driver lacks it. */
+typedef CUresult (*DrvLaunchEx)(const CUlaunchConfig*, CUfunction, void**, void**);
+static DrvLaunchEx drvLaunchEx(void) {
+  static const DrvLaunchEx f = []() -> DrvLaunchEx {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    return (DrvLaunchEx)p;
+  }();
+  return f;
+}
+
+extern "C" int kilnLaunchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
+                                int pdl, void* arg) {
+  static const bool off = [] {
+    const char* e = getenv("KILN_LAUNCH_DRIVER");
+    return e && strcmp(e, "0") == 0;
+  }();
+  const DrvLaunchEx launch = off ? nullptr : drvLaunchEx();
+  if (!launch) return -1;
+  /* The kernel's context-free handle (the runtime's CUkernel): the driver launches it in the
+   * stream's context, so one handle serves every device and outlives a context's reset. */
+  CUfunction f = (CUfunction)fn->k.load(std::memory_order_acquire);
+  if (!f) {
+    cudaKernel_t k = nullptr;
+    if (cudaGetKernel(&k, kernel) != cudaSuccess || !k) {
+      (void)cudaGetLastError();
+      return -1;
+    }
+    f = (CUfunction)k;
+    fn->k.store((void*)f, std::memory_order_release);
+  }
+  CUlaunchConfig cfg = {};
+  CUlaunchAttribute attr[1];
+  cfg.gridDimX = grid;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = block;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = (CUstream)stream;
+  if (pdl) {
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr[0].value.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  void* params[] = {arg};
+  return launch(&cfg, f, params, nullptr) == CUDA_SUCCESS ? 0 : -1;
+}
 
 extern "C" int kilnInterpPreload(void) {
   /* The copy-engine form's local copy too: its first launch comes while the call's meeting kernel

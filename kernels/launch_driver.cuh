@@ -1,0 +1,23 @@
+/* Kernel launches through the driver API (kernels/launch.cu), for the launches whose host time a
+ * call's latency is made of: one process issuing every GPU from a thread per GPU spent 1.31 us
+ * per GPU and round in cuLaunchKernel against 2.18 in the runtime's launch and 1.84 in
+ * cudaLaunchKernelEx with programmatic serialization (host_bench, 4x H100, s13 run 1). */
+#ifndef KILN_KERNELS_LAUNCH_DRIVER_CUH
+#define KILN_KERNELS_LAUNCH_DRIVER_CUH
+
+#include <atomic>
+
+/* One kernel's context-free driver handle (a CUkernel), found at its first launch (static
+ * storage: null until then). */
+struct KilnDriverFn {
+  std::atomic<void*> k;
+};
+
+/* Launches `kernel` (its host stub, one argument: `arg` points at it) with `grid` blocks of `block`
+ * threads on `stream` (in the stream's context), with programmatic stream serialization when pdl.
+ * Returns 0 when launched, -1 when the driver path is not there or refused: the caller then
+ * launches through the runtime (which reports why a launch fails). */
+extern "C" int kilnLaunchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
+                                int pdl, void* arg);
+
+#endif /* KILN_KERNELS_LAUNCH_DRIVER_CUH */
