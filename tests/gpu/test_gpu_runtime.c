@@ -625,6 +625,92 @@ Test(gpu_runtime, sym_pdl, .init = gpu_init, .timeout = 600) {
   }
 }
 
+/* Every rank's `count` int32 elements at buf[r] are `mul` times the sum of vals over the ranks. */
+static void assert_times_sum(const world* w, void* const* buf, int64_t* const* vals, size_t count, int64_t mul,
+                             const char* what) {
+  int32_t* got = (int32_t*)malloc(count * sizeof(int32_t));
+  cr_assert(got != NULL);
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaMemcpy(got, buf[r], count * sizeof(int32_t), cudaMemcpyDeviceToHost), cudaSuccess));
+    size_t bad = count;
+    int64_t want = 0;
+    for (size_t i = 0; i < count && bad == count; i++) {
+      int64_t sum = 0;
+      for (int q = 0; q < w->n; q++) sum += vals[q][i];
+      want = mul * sum;
+      if ((int64_t)got[i] != want) bad = i;
+    }
+    cr_assert(bad == count, "%s, count %zu: rank %d element %zu is %d, not %lld (seed %llu)", what, count, r, bad,
+              bad < count ? got[bad] : 0, (long long)want, (unsigned long long)g_seed);
+  }
+  free(got);
+}
+
+/* Eager calls of one communicator on different streams run in issue order (host/exec.c: a call
+ * on another stream than the last call's waits for that call's event). Per count (LL lines, flags
+ * in rounds, a longer call): K in-place allreduces chained on one buffer, one-shot and two-shot by
+ * turns, each on the next of three streams per rank, the second on a stream destroyed right after
+ * it is issued; after the fourth, a plan allreduce on a stream of its own reads the chain's buffer
+ * into another (the fifth, in place, must wait for it). The chain ends at n^(K-1) times the
+ * inputs' sum, the plan's output at n^4 times. */
+Test(gpu_runtime, sym_streams, .init = gpu_init, .timeout = 600) {
+  const int n = suite_gpus();
+  uint64_t rng = g_seed ^ 0x5e7;
+  enum { K = 6, PLAN_AFTER = 3 };
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.symBytes = 1 << 20;
+  world w;
+  cr_assert(world_init(&w, n, &cfg));
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, false);
+  cudaStream_t st[GPU_MAX][4];
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    st[r][0] = w.st[r];
+    for (int s = 1; s < 4; s++) cr_assert(eq(int, cudaStreamCreateWithFlags(&st[r][s], cudaStreamNonBlocking), cudaSuccess));
+  }
+  static const size_t counts[] = {1004, 70004, 400004};
+  for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+    const size_t count = counts[ci];
+    call c, p; /* p: only its output buffers (drecv), for the plan */
+    cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, count, KILN_INT32));
+    cr_assert(call_alloc(&p, &w, KILN_COLL_ALLREDUCE, count, KILN_INT32));
+    call_prepare(&c, &w, KILN_SUM, true, &rng);
+    for (int k = 0; k < K; k++)
+      for (int r = 0; r < n; r++) {
+        cudaSetDevice(r);
+        cudaStream_t s = st[r][k % 3];
+        if (k == 1) cr_assert(eq(int, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess));
+        const kilnSymAlgo_t a = k % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT;
+        kilnResult_t res = kilnSymRun(w.kc[r], a, c.recvp[r], c.recvp[r], count, KILN_INT32, KILN_SUM, s);
+        cr_assert(eq(int, res, KILN_SUCCESS), "count %zu call %d rank %d: %s", count, k, r, kilnLastError());
+        if (k == 1) cr_assert(eq(int, cudaStreamDestroy(s), cudaSuccess));
+        if (k == PLAN_AFTER) {
+          res = kilnRun(l.ex[r], c.recvp[r], p.drecv[r], count, KILN_INT32, KILN_SUM, st[r][3]);
+          cr_assert(eq(int, res, KILN_SUCCESS), "count %zu plan rank %d: %s", count, r, kilnLastError());
+        }
+      }
+    for (int r = 0; r < n; r++) {
+      cudaSetDevice(r);
+      for (int s = 0; s < 4; s++)
+        cr_assert(eq(int, cudaStreamSynchronize(st[r][s]), cudaSuccess), "count %zu rank %d stream %d: %s", count, r,
+                  s, cudaGetErrorString(cudaGetLastError()));
+    }
+    int64_t mul = 1;
+    for (int k = 1; k < K; k++) mul *= n;
+    assert_times_sum(&w, c.recvp, c.vals, count, mul, "the chain's end");
+    assert_times_sum(&w, p.drecv, c.vals, count, (int64_t)n * n * n * n, "the plan's output");
+    call_free(&p, &w);
+    call_free(&c, &w);
+  }
+  assert_no_async_error(&w);
+  for (int r = 0; r < n; r++)
+    for (int s = 1; s < 4; s++) cudaStreamDestroy(st[r][s]);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
 /* Zero copy: outputs in symmetric windows the caller registered (ncclMemAlloc +
  * ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC)) and added (kilnCommWindowAdd) go direct:
  * allgather and alltoall store into the peers' outputs (kernels/sym.cuh bodyDirect), allreduce
