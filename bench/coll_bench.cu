@@ -43,9 +43,10 @@
  * --batch (eager, one process): a call's time is that of `iters` calls issued back to back between
  * one pair of events per rank, divided by `iters` (the slowest rank; median of 5 such batches), as
  * nccl-tests times its loop (--host-time: also prints the host's time to issue one call, median of
- * the batches). The default times every call between its own events, which adds two
- * event records per GPU to each call's host time: with one thread driving several GPUs the host is
- * the bottleneck at small sizes, so the default shows more host cost than a training loop pays.
+ * the batches, and its mean split into the calls before the group's end and the end). The
+ * default times every call between its own events, which adds two event records per GPU to each
+ * call's host time: with one thread driving several GPUs the host is the bottleneck at small
+ * sizes, so the default shows more host cost than a training loop pays.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -290,10 +291,21 @@ static void mpBarrier(Bench& b) {
 
 /* Enqueues one call of variant v on every rank this process drives; false when kiln refused.
  * slot >= 0: each rank's start event ev0[slot] is recorded on its stream just before its call. */
+/* --host-time: the host's time in the calls before the group's end (every rank's call queued)
+ * and in the group's end (the launches), summed over the timed calls of a batch. */
+static double gQueueUs = 0, gEndUs = 0;
+
+static double monoUs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
 static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count,
                         int slot = -1) {
   const size_t es = kilnDataTypeSize(b.o.dtype);
   bool ok = true;
+  const double t0 = b.o.hostTime ? monoUs() : 0;
   /* Both grouped: NCCL and kiln issue the GPUs' launches at the group's end. */
   if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
   else kilnGroupStart();
@@ -318,10 +330,15 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
       }
     }
   }
+  const double t1 = b.o.hostTime ? monoUs() : 0;
   if (v == V_NCCL) NCCL_CHECK(ncclGroupEnd());
   else if (kilnGroupEnd() != KILN_SUCCESS) {
     fprintf(stderr, "coll_bench: %s\n", kilnLastError());
     ok = false;
+  }
+  if (b.o.hostTime) {
+    gQueueUs += t1 - t0;
+    gEndUs += monoUs() - t1;
   }
   return ok;
 }
@@ -435,6 +452,7 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   for (int it = 0; it < o.warmup && ok; it++) ok = enqueueCall(b, c, v, ex, count);
   ok = finishRanks(b, v) && ok;
   std::vector<double> host;
+  gQueueUs = gEndUs = 0;
   for (int k = 0; k < reps && ok; k++) {
     for (auto& R : b.ranks) {
       CUDA_CHECK(cudaSetDevice(R.dev));
@@ -462,8 +480,10 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   std::sort(slow.begin(), slow.end());
   if (o.hostTime && b.ranks[0].rank == 0) {
     std::sort(host.begin(), host.end());
-    printf("#   host: %s %zu elements %s: %.2f us per call to issue (GPU: %.2f)\n", kilnCollName(c), count,
-           vname[v], host[host.size() / 2], 1000.0 * slow[reps / 2]);
+    const double calls = (double)reps * o.iters;
+    printf("#   host: %s %zu elements %s: %.2f us per call to issue (GPU: %.2f; queueing %.2f, group end %.2f)\n",
+           kilnCollName(c), count, vname[v], host[host.size() / 2], 1000.0 * slow[reps / 2], gQueueUs / calls,
+           gEndUs / calls);
   }
   return 1000.0 * slow[reps / 2];
 }
