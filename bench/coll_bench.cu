@@ -289,8 +289,6 @@ static void mpBarrier(Bench& b) {
   __sync_synchronize();
 }
 
-/* Enqueues one call of variant v on every rank this process drives; false when kiln refused.
- * slot >= 0: each rank's start event ev0[slot] is recorded on its stream just before its call. */
 /* --host-time: the host's time in the calls before the group's end (every rank's call queued)
  * and in the group's end (the launches), summed over the timed calls of a batch. */
 static double gQueueUs = 0, gEndUs = 0;
@@ -301,6 +299,8 @@ static double monoUs(void) {
   return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
 }
 
+/* Enqueues one call of variant v on every rank this process drives; false when kiln refused.
+ * slot >= 0: each rank's start event ev0[slot] is recorded on its stream just before its call. */
 static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count,
                         int slot = -1) {
   const size_t es = kilnDataTypeSize(b.o.dtype);

@@ -97,7 +97,7 @@ static const char* kName[NWHAT] = {
     "cudaEventRecord", "cudaStreamWaitEvent", "kernel launch", "kilnRun's CUDA calls",
     "launch, 16 B arguments", "launch, 1 block x 32", "launch, device 0 only", "cuLaunchKernel+ctx",
     "launch, thread per GPU", "cuLaunchKernel, thread/GPU", "launch PDL, thread/GPU",
-    "kiln's calls, thread/GPU", "kiln's, no event, thr/GPU", "id+cuLaunchKernelEx PDL, t/G", "kiln's calls (driver), t/G"};
+    "kiln's calls, thread/GPU", "kiln's, no event, thr/GPU", "driver, no event, thr/GPU", "kiln's calls (driver), t/G"};
 static bool isLaunch(int w) { return w == LAUNCH || w == KILN_PATH || w >= LAUNCH_SMALL_ARGS; }
 static bool threaded(int w) { return w >= LAUNCH_THREADS; }
 
@@ -128,8 +128,8 @@ static void issueThreaded(Gpu& x, What w, const Args& a) {
       if (w == THREADS_KILN) CUDA_CHECK(cudaEventRecord(x.ev, x.s));
     } break;
     case THREADS_KILN_DRIVER:
-    case THREADS_KILN_DRIVER_EVENT: { /* kiln's launch since s13: the stream's id, the driver's launch of
-                                   * the context-free handle (kernels/launch.cu) */
+    case THREADS_KILN_DRIVER_EVENT: { /* kiln's calls since s13: the stream's id, the driver's launch of
+                                       * the context-free handle (kernels/launch.cu), the event */
       unsigned long long id;
       CUDA_CHECK(cudaStreamGetId(x.s, &id));
       CUlaunchConfig cfg = {};

@@ -67,7 +67,7 @@ static DrvLaunchEx drvLaunchEx(void) {
 }
 
 extern "C" int kilnLaunchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
-                                int pdl, void* arg) {
+                                int pdl, const void* arg) {
   static const bool off = [] {
     const char* e = getenv("KILN_LAUNCH_DRIVER");
     return e && strcmp(e, "0") == 0;
@@ -99,7 +99,7 @@ extern "C" int kilnLaunchDriver(KilnDriverFn* fn, const void* kernel, unsigned g
     cfg.attrs = attr;
     cfg.numAttrs = 1;
   }
-  void* params[] = {arg};
+  void* params[] = {const_cast<void*>(arg)}; /* the driver only reads it */
   return launch(&cfg, f, params, nullptr) == CUDA_SUCCESS ? 0 : -1;
 }
 

@@ -18,6 +18,6 @@ struct KilnDriverFn {
  * Returns 0 when launched, -1 when the driver path is not there or refused: the caller then
  * launches through the runtime (which reports why a launch fails). */
 extern "C" int kilnLaunchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
-                                int pdl, void* arg);
+                                int pdl, const void* arg);
 
 #endif /* KILN_KERNELS_LAUNCH_DRIVER_CUH */
