@@ -340,6 +340,46 @@ static kilnColl_t sym_coll(kilnSymAlgo_t a) {
                                         : KILN_COLL_ALLTOALL;
 }
 
+/* The cases the symmetric-memory suites sweep, in order: every algorithm of kSymAlgos, out of place
+ * then in place (not alltoall), every data type, every count of the caller's list:
+ *   for (symCases it = SYM_CASES(counts); sym_cases_next(&it);) ... it.a, it.coll, it.inplace,
+ *   it.dtype, it.count
+ * it.last: the last case of its algorithm and placement (where a suite adds its own calls for
+ * those). */
+typedef struct symCases {
+  const size_t* counts;
+  size_t ncounts;
+  size_t ai, ci;
+  int inplace, dt;
+  bool started, last;
+  kilnSymAlgo_t a;
+  kilnColl_t coll;
+  kilnDataType_t dtype;
+  size_t count;
+} symCases;
+#define SYM_CASES(list) ((symCases){.counts = (list), .ncounts = sizeof(list) / sizeof((list)[0])})
+
+static bool sym_cases_next(symCases* it) {
+  if (it->started && ++it->ci == it->ncounts) {
+    it->ci = 0;
+    if (++it->dt == ALL_DTYPES) {
+      it->dt = 0;
+      if (++it->inplace > (sym_coll(kSymAlgos[it->ai]) == KILN_COLL_ALLTOALL ? 0 : 1)) {
+        it->inplace = 0;
+        it->ai++;
+      }
+    }
+  }
+  it->started = true;
+  if (it->ai >= sizeof(kSymAlgos) / sizeof(kSymAlgos[0])) return false;
+  it->a = kSymAlgos[it->ai];
+  it->coll = sym_coll(it->a);
+  it->dtype = (kilnDataType_t)it->dt;
+  it->count = it->counts[it->ci];
+  it->last = it->ci + 1 == it->ncounts && it->dt + 1 == ALL_DTYPES;
+  return true;
+}
+
 /* One call of algorithm a on every rank (no synchronization; grouped: in one kilnGroupStart/End,
  * each GPU's launches issued by its own launcher thread), then the check. */
 /* Issues one call of algorithm a on ranks [r0, r1) of w, inside one group when grouped. */
@@ -414,31 +454,22 @@ static void sym_sweep(int n) {
                                 {KILN_BFLOAT16, KILN_SUM}};
   static const size_t bigCounts[] = {262147, 1048576};
   int ncalls = 0;
-  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
-    const kilnSymAlgo_t a = kSymAlgos[ai];
-    const kilnColl_t coll = sym_coll(a);
-    for (int inplace = 0; inplace <= (coll == KILN_COLL_ALLTOALL ? 0 : 1); inplace++) {
-      for (int dt = 0; dt < ALL_DTYPES; dt++)
-        for (size_t ci = 0; ci < sizeof(small) / sizeof(small[0]); ci++) {
-          call c;
-          cr_assert(call_alloc(&c, &w, coll, small[ci], (kilnDataType_t)dt));
-          const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
-          for (int op = 0; op < nops; op++, ncalls++) sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng);
-          call_free(&c, &w);
-        }
-      for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++)
-        for (size_t ci = 0; ci < sizeof(bigCounts) / sizeof(bigCounts[0]); ci++) {
-          call c;
-          cr_assert(call_alloc(&c, &w, coll, bigCounts[ci], big[ti].dt));
-          if (!kilnSymFits(w.kc[0], a, c.count, c.dt, inplace)) {
-            call_free(&c, &w);
-            continue;
-          }
-          sym_run_check(&w, &c, a, gpu_reduces(coll) ? big[ti].op : KILN_SUM, inplace, &rng);
+  for (symCases it = SYM_CASES(small); sym_cases_next(&it);) {
+    call c;
+    cr_assert(call_alloc(&c, &w, it.coll, it.count, it.dtype));
+    const int nops = gpu_reduces(it.coll) ? KILN_NUM_REDOPS : 1;
+    for (int op = 0; op < nops; op++, ncalls++) sym_run_check(&w, &c, it.a, (kilnRedOp_t)op, it.inplace, &rng);
+    call_free(&c, &w);
+    if (!it.last) continue;
+    for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++)
+      for (size_t ci = 0; ci < sizeof(bigCounts) / sizeof(bigCounts[0]); ci++) {
+        cr_assert(call_alloc(&c, &w, it.coll, bigCounts[ci], big[ti].dt));
+        if (kilnSymFits(w.kc[0], it.a, c.count, c.dt, it.inplace)) {
+          sym_run_check(&w, &c, it.a, gpu_reduces(it.coll) ? big[ti].op : KILN_SUM, it.inplace, &rng);
           ncalls++;
-          call_free(&c, &w);
         }
-    }
+        call_free(&c, &w);
+      }
   }
   /* A plan between symmetric calls on the same communicators. */
   loaded l;
@@ -481,19 +512,13 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
   uint64_t rng = g_seed ^ 0x7011;
   static const size_t counts[] = {3, 5003, 70001};
   int ncalls = 0;
-  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
-    const kilnSymAlgo_t a = kSymAlgos[ai];
-    const kilnColl_t coll = sym_coll(a);
-    for (int inplace = 0; inplace <= (coll == KILN_COLL_ALLTOALL ? 0 : 1); inplace++)
-      for (int dt = 0; dt < ALL_DTYPES; dt++)
-        for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
-          call c;
-          cr_assert(call_alloc(&c, &w, coll, counts[ci], (kilnDataType_t)dt));
-          cr_assert(kilnSymFits(w.kc[0], a, c.count, c.dt, inplace));
-          const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
-          for (int op = 0; op < nops; op++, ncalls++) sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng);
-          call_free(&c, &w);
-        }
+  for (symCases it = SYM_CASES(counts); sym_cases_next(&it);) {
+    call c;
+    cr_assert(call_alloc(&c, &w, it.coll, it.count, it.dtype));
+    cr_assert(kilnSymFits(w.kc[0], it.a, c.count, c.dt, it.inplace));
+    const int nops = gpu_reduces(it.coll) ? KILN_NUM_REDOPS : 1;
+    for (int op = 0; op < nops; op++, ncalls++) sym_run_check(&w, &c, it.a, (kilnRedOp_t)op, it.inplace, &rng);
+    call_free(&c, &w);
   }
   for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
     sym_graph_check(&w, kSymAlgos[ai], 9001, 8, &rng);
@@ -789,43 +814,38 @@ static void sym_direct_run(bool ce) {
   int ncalls = 0;
   call plain;
   cr_assert(call_alloc(&plain, &w, KILN_COLL_ALLREDUCE, 5003, KILN_INT32));
-  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
-    const kilnSymAlgo_t a = kSymAlgos[ai];
-    const kilnColl_t coll = sym_coll(a);
-    for (int inplace = 0; inplace <= (coll == KILN_COLL_ALLTOALL ? 0 : 1); inplace++) {
-      for (int dt = 0; dt < ALL_DTYPES; dt++)
-        for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
-          call c;
-          cr_assert(call_alloc_at(&c, &w, coll, counts[ci], (kilnDataType_t)dt, sendAt, recvAt));
-          const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
-          for (int op = 0; op < nops; op++, ncalls++) {
-            sym_run_check(&w, &c, a, (kilnRedOp_t)op, inplace, &rng); /* sets c's pointers */
-            const bool even = c.count % n == 0 && c.count / n * kilnDataTypeSize(c.dt) % 16 == 0;
-            const int form = a == KILN_SYM_REDUCESCATTER ? 0
-                           : coll == KILN_COLL_ALLREDUCE ? (ce && even ? KILN_SYM_DIRECT_REDUCE_CE : KILN_SYM_DIRECT_SM)
-                                                         : copyForm;
-            cr_assert(eq(int, kilnSymDirectForm(w.kc[0], a, c.sendp[0], c.recvp[0], c.count, c.dt), form),
-                      "%s %s count %zu%s: direct or not, and which form", kilnSymAlgoName(a),
-                      kilnDataTypeName(c.dt), c.count, inplace ? " in place" : "");
-          }
-          call_free(&c, &w);
-        }
-      /* Large pieces: of whole 16-byte packs (2 MiB and more: the local copy's unrolled loop) and
-       * not; an alltoall's input (n pieces) fits half the pool. */
-      const size_t bigCount = n <= 2 ? 1u << 21 : 1u << 20;
-      for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++)
-        for (size_t extra = 0; extra <= 5; extra += 5) {
-          call c;
-          cr_assert(call_alloc_at(&c, &w, coll, bigCount + extra, big[ti].dt, sendAt, recvAt));
-          sym_run_check(&w, &c, a, gpu_reduces(coll) ? big[ti].op : KILN_SUM, inplace, &rng);
-          call_free(&c, &w);
-          ncalls++;
-        }
-      /* A staged call in between: the flags and the staging halves stay consistent. */
-      cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], plain.drecv[0], plain.count,
-                                    plain.dt)));
-      sym_run_check(&w, &plain, ai % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false, &rng);
+  for (symCases it = SYM_CASES(counts); sym_cases_next(&it);) {
+    const kilnSymAlgo_t a = it.a;
+    call c;
+    cr_assert(call_alloc_at(&c, &w, it.coll, it.count, it.dtype, sendAt, recvAt));
+    const int nops = gpu_reduces(it.coll) ? KILN_NUM_REDOPS : 1;
+    for (int op = 0; op < nops; op++, ncalls++) {
+      sym_run_check(&w, &c, a, (kilnRedOp_t)op, it.inplace, &rng); /* sets c's pointers */
+      const bool even = c.count % n == 0 && c.count / n * kilnDataTypeSize(c.dt) % 16 == 0;
+      const int form = a == KILN_SYM_REDUCESCATTER ? 0
+                     : it.coll == KILN_COLL_ALLREDUCE ? (ce && even ? KILN_SYM_DIRECT_REDUCE_CE : KILN_SYM_DIRECT_SM)
+                                                      : copyForm;
+      cr_assert(eq(int, kilnSymDirectForm(w.kc[0], a, c.sendp[0], c.recvp[0], c.count, c.dt), form),
+                "%s %s count %zu%s: direct or not, and which form", kilnSymAlgoName(a), kilnDataTypeName(c.dt),
+                c.count, it.inplace ? " in place" : "");
     }
+    call_free(&c, &w);
+    if (!it.last) continue;
+    /* Large pieces: of whole 16-byte packs (2 MiB and more: the local copy's unrolled loop) and
+     * not; an alltoall's input (n pieces) fits half the pool. */
+    const size_t bigCount = n <= 2 ? 1u << 21 : 1u << 20;
+    for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++)
+      for (size_t extra = 0; extra <= 5; extra += 5) {
+        cr_assert(call_alloc_at(&c, &w, it.coll, bigCount + extra, big[ti].dt, sendAt, recvAt));
+        sym_run_check(&w, &c, a, gpu_reduces(it.coll) ? big[ti].op : KILN_SUM, it.inplace, &rng);
+        call_free(&c, &w);
+        ncalls++;
+      }
+    /* A staged call in between: the flags and the staging halves stay consistent. */
+    cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], plain.drecv[0], plain.count,
+                                  plain.dt)));
+    sym_run_check(&w, &plain, it.ai % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false,
+                  &rng);
   }
   for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
     for (size_t count = 8192; count <= 9001; count += 809) { /* whole packs and not */
@@ -935,28 +955,23 @@ Test(gpu_runtime, sym_group_peers, .init = gpu_init, .timeout = 600) {
    * shares of whole packs, from 16 KiB here). */
   static const size_t counts[] = {1, 1003, 24576, 70001};
   int ndirect = 0, nstaged = 0;
-  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
-    const kilnSymAlgo_t a = kSymAlgos[ai];
-    const kilnColl_t coll = sym_coll(a);
-    for (int inplace = 0; inplace <= (coll == KILN_COLL_ALLTOALL ? 0 : 1); inplace++)
-      for (int dt = 0; dt < ALL_DTYPES; dt++)
-        for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
-          call c;
-          cr_assert(call_alloc(&c, &w, coll, counts[ci], (kilnDataType_t)dt));
-          const int nops = gpu_reduces(coll) ? KILN_NUM_REDOPS : 1;
-          const bool d = group_direct(&w, a, c.count, c.dt, inplace);
-          for (int op = 0; op < nops; op++) {
-            const uint64_t before = peer_calls(&w);
-            sym_run_check_as(&w, &c, a, (kilnRedOp_t)op, inplace, &rng, true);
-            cr_assert(eq(u64, peer_calls(&w) - before, d ? 1 : 0), "%s %s count %zu%s: direct or not",
-                      kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count, inplace ? " in place" : "");
-            if (d)
-              cr_assert(eq(int, w.kc[0]->symPeerForm, group_form(&w, a, c.count, c.dt)), "%s %s count %zu: form",
-                        kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count);
-            d ? ndirect++ : nstaged++;
-          }
-          call_free(&c, &w);
-        }
+  for (symCases it = SYM_CASES(counts); sym_cases_next(&it);) {
+    const kilnSymAlgo_t a = it.a;
+    call c;
+    cr_assert(call_alloc(&c, &w, it.coll, it.count, it.dtype));
+    const int nops = gpu_reduces(it.coll) ? KILN_NUM_REDOPS : 1;
+    const bool d = group_direct(&w, a, c.count, c.dt, it.inplace);
+    for (int op = 0; op < nops; op++) {
+      const uint64_t before = peer_calls(&w);
+      sym_run_check_as(&w, &c, a, (kilnRedOp_t)op, it.inplace, &rng, true);
+      cr_assert(eq(u64, peer_calls(&w) - before, d ? 1 : 0), "%s %s count %zu%s: direct or not", kilnSymAlgoName(a),
+                kilnDataTypeName(c.dt), c.count, it.inplace ? " in place" : "");
+      if (d)
+        cr_assert(eq(int, w.kc[0]->symPeerForm, group_form(&w, a, c.count, c.dt)), "%s %s count %zu: form",
+                  kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count);
+      d ? ndirect++ : nstaged++;
+    }
+    call_free(&c, &w);
   }
   for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++) {
     const kilnSymAlgo_t a = kSymAlgos[ai];
