@@ -1,8 +1,7 @@
 # Sourced at the start of a device call (GPU machine, repository root): unpacks the build that
 # scripts/device-pack.sh packed into .carry/pack.tar.xz (name it in the call's carry), sets the
 # device environment (scripts/carry-libs.sh: NVLink multicast off, NCCL 2.28.9 first) and records
-# the cards in $OUT/gpus.txt. B: the carried binaries. Helper:
-#   cmp FILE.csv  ->  one line per row: collective, size, NCCL us, kiln us, busbw, errors, speed-up
+# the cards in $OUT/gpus.txt. B: the carried binaries.
 set -u
 OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
@@ -11,4 +10,3 @@ tar xJf .carry/pack.tar.xz -C .carry || { echo "no .carry/pack.tar.xz: carry it"
 device_env "$PWD/.carry/lib"
 B=$PWD/.carry/bin
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader > "$OUT/gpus.txt" 2>&1
-cmp() { awk -F, 'NR > 1 {printf "%-13s %10s %9s %9s %8s %s %s\n", $1, $7, $10, $22, $24, $25, $26}' "$1"; }

@@ -580,6 +580,28 @@ static void sym_pdl_calls(const world* w, kilnSymAlgo_t a, size_t count, bool gr
   for (int k = 0; k < K; k++) call_free(&c[k], w);
 }
 
+/* Every rank's `count` int32 elements at buf[r] are `mul` times the sum of vals over the ranks. */
+static void assert_times_sum(const world* w, void* const* buf, int64_t* const* vals, size_t count, int64_t mul,
+                             const char* what) {
+  int32_t* got = (int32_t*)malloc(count * sizeof(int32_t));
+  cr_assert(got != NULL);
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaMemcpy(got, buf[r], count * sizeof(int32_t), cudaMemcpyDeviceToHost), cudaSuccess));
+    size_t bad = count;
+    int64_t want = 0;
+    for (size_t i = 0; i < count && bad == count; i++) {
+      int64_t sum = 0;
+      for (int q = 0; q < w->n; q++) sum += vals[q][i];
+      want = mul * sum;
+      if ((int64_t)got[i] != want) bad = i;
+    }
+    cr_assert(bad == count, "%s, count %zu: rank %d element %zu is %d, not %lld (seed %llu)", what, count, r, bad,
+              bad < count ? got[bad] : 0, (long long)want, (unsigned long long)g_seed);
+  }
+  free(got);
+}
+
 /* K in-place allreduces back to back with nothing between them, each reading the output of the one
  * before (so a kernel that started before the one before it ended would read a stale input and
  * sequence number), eagerly or captured in a graph per rank and replayed once: every rank's result
@@ -600,28 +622,16 @@ static void sym_pdl_chain(const world* w, kilnSymAlgo_t a, size_t count, bool gr
     if (graph) capture_end(w, r, &ge[r]);
   }
   if (graph) replay_all(w, ge);
-  int64_t mul = 1;
-  for (int k = 1; k < K; k++) mul *= w->n;
-  int32_t* got = (int32_t*)malloc(count * sizeof(int32_t));
-  cr_assert(got != NULL);
   for (int r = 0; r < w->n; r++) {
     cudaSetDevice(r);
     cr_assert(eq(int, cudaStreamSynchronize(w->st[r]), cudaSuccess));
-    cr_assert(eq(int, cudaMemcpy(got, c.recvp[r], count * sizeof(int32_t), cudaMemcpyDeviceToHost), cudaSuccess));
-    size_t bad = count;
-    int64_t want = 0;
-    for (size_t i = 0; i < count && bad == count; i++) {
-      int64_t sum = 0;
-      for (int q = 0; q < w->n; q++) sum += c.vals[q][i];
-      want = mul * sum;
-      if ((int64_t)got[i] != want) bad = i;
-    }
-    cr_assert(bad == count, "%s count %zu%s: rank %d element %zu is %d, not %lld (seed %llu)", kilnSymAlgoName(a),
-              count, graph ? " (graph)" : "", r, bad, bad < count ? got[bad] : 0, (long long)want,
-              (unsigned long long)g_seed);
     if (graph) cudaGraphExecDestroy(ge[r]);
   }
-  free(got);
+  int64_t mul = 1;
+  for (int k = 1; k < K; k++) mul *= w->n;
+  char what[96];
+  snprintf(what, sizeof what, "%s%s", kilnSymAlgoName(a), graph ? " (graph)" : "");
+  assert_times_sum(w, c.recvp, c.vals, count, mul, what);
   assert_no_async_error(w);
   call_free(&c, w);
 }
@@ -648,28 +658,6 @@ Test(gpu_runtime, sym_pdl, .init = gpu_init, .timeout = 600) {
         }
     world_fini(&w);
   }
-}
-
-/* Every rank's `count` int32 elements at buf[r] are `mul` times the sum of vals over the ranks. */
-static void assert_times_sum(const world* w, void* const* buf, int64_t* const* vals, size_t count, int64_t mul,
-                             const char* what) {
-  int32_t* got = (int32_t*)malloc(count * sizeof(int32_t));
-  cr_assert(got != NULL);
-  for (int r = 0; r < w->n; r++) {
-    cudaSetDevice(r);
-    cr_assert(eq(int, cudaMemcpy(got, buf[r], count * sizeof(int32_t), cudaMemcpyDeviceToHost), cudaSuccess));
-    size_t bad = count;
-    int64_t want = 0;
-    for (size_t i = 0; i < count && bad == count; i++) {
-      int64_t sum = 0;
-      for (int q = 0; q < w->n; q++) sum += vals[q][i];
-      want = mul * sum;
-      if ((int64_t)got[i] != want) bad = i;
-    }
-    cr_assert(bad == count, "%s, count %zu: rank %d element %zu is %d, not %lld (seed %llu)", what, count, r, bad,
-              bad < count ? got[bad] : 0, (long long)want, (unsigned long long)g_seed);
-  }
-  free(got);
 }
 
 /* Eager calls of one communicator on different streams run in issue order (host/exec.c: a call
