@@ -68,6 +68,7 @@ struct kilnComm {
                              * or unmeasured rank counts: UINT64_MAX / LLONG_MAX, never) */
   uint64_t symDirectA2ABytes; /* KILN_SYM_DIRECT_A2A_BYTES: the same for alltoall */
   int symDirectBlocks;      /* KILN_SYM_DIRECT_BLOCKS */
+  uint64_t symDirectBlockBytes; /* KILN_SYM_DIRECT_BLOCK_BYTES */
   uint64_t symCEBytes;      /* KILN_SYM_CE_BYTES: direct allgather/alltoall from this size copy
                              * with the copy engine (KILN_SYM_CE=0: UINT64_MAX, never) */
   int symCEBlocks;          /* KILN_SYM_CE_BLOCKS: blocks of the local copy beside the engine */
@@ -121,6 +122,9 @@ void kilnSymConfigure(struct kilnComm* c);
  * KILN_SYM_DIRECT_REDUCE_CE). */
 int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                       kilnDataType_t dtype);
+/* sym.c: the blocks of that direct form's kernel (0: the call does not go direct). */
+int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                        kilnDataType_t dtype);
 
 static inline size_t kilnFifoOff(const struct kilnComm* c, int src, int chan) {
   return ((size_t)src * c->cfg.maxChannels + chan) * c->fifoBytes;

@@ -163,6 +163,12 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
    * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
   c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
+  /* ... one per 8 KiB of a piece (KILN_SYM_DIRECT_BLOCK_BYTES, a multiple of 16, at least 1 KiB):
+   * 4x H200, graphs, windows (bench/results/h200x4-s14 run 1), allgather 1 MiB 8.27 us with 32 blocks,
+   * 8.42 with 64, 9.19 with 128 (NCCL 9.2); 2 MiB 11.15 / 10.64 / 11.20; 4 MiB 16.19 / 15.49 /
+   * 15.23; 16 MiB 44.4 / 43.0 / 42.5: 8 KiB per block gives 32, 64 and 128 there. */
+  const long long db = envClamp("KILN_SYM_DIRECT_BLOCK_BYTES", 8192, 1024, LLONG_MAX - 15);
+  c->symDirectBlockBytes = (uint64_t)(db + 15) / 16 * 16;
   /* Direct allgather and alltoall copy to the peers with the copy engine from KILN_SYM_CE_BYTES
    * (KILN_SYM_CE=0: never), the local piece beside it with KILN_SYM_CE_BLOCKS blocks. 2x H100,
    * both GPUs sending 512 MiB at once (bench/results/h100x2-s9 run 1): the engine 1371 us (392
@@ -348,15 +354,31 @@ static bool directOnWindows(const struct kilnComm* c, kilnSymAlgo_t a, const voi
   return directGeometry(c, a, count, dtype, inplace, pout, g);
 }
 
+static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es);
+
+/* The arguments of a call's direct form on the caller's windows (g: geometry, form, blocks); false
+ * when it does not go direct. */
+static bool directArgs(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                       kilnDataType_t dtype, kilnSymArgs* g) {
+  memset(g, 0, sizeof(*g));
+  g->algo = (int)a;
+  const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
+  if (!directWanted(c, a, count, dtype, inplace) || !directOnWindows(c, a, recvbuf, count, dtype, inplace, g))
+    return false;
+  g->nblocks = symBlocks(c, (kilnSymAlgo_t)g->algo, g, kilnDataTypeSize(dtype));
+  return true;
+}
+
 int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                       kilnDataType_t dtype) {
   kilnSymArgs g;
-  memset(&g, 0, sizeof(g));
-  g.algo = (int)a;
-  const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
-  return directWanted(c, a, count, dtype, inplace) && directOnWindows(c, a, recvbuf, count, dtype, inplace, &g)
-             ? g.direct
-             : 0;
+  return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.direct : 0;
+}
+
+int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                        kilnDataType_t dtype) {
+  kilnSymArgs g;
+  return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.nblocks : 0;
 }
 
 bool kilnSymIsDirect(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
@@ -422,14 +444,15 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
   return KILN_SYM_NONE;
 }
 
-/* Blocks per call: one per symBlockBytes of a round's window, at most symMaxBlocks
- * (symReduceBlocks for a call in rounds that does not go as a copy, symCopyBlocks for one that
- * does, symDirectBlocks for a direct allgather or alltoall) and the SM count; one for the two
- * meeting kernels of the copy-engine form. */
+/* Blocks per call: one per symBlockBytes of a round's window (symDirectBlockBytes of a direct
+ * copy's), at most symMaxBlocks (symReduceBlocks for a call in rounds that does not go as a copy,
+ * symCopyBlocks for one that does, symDirectBlocks for a direct allgather or alltoall) and the SM
+ * count; one for the two meeting kernels of the copy-engine form. */
 static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es) {
   if (a->direct == KILN_SYM_DIRECT_ARRIVE) return 1; /* the copy-engine form's meeting kernels */
-  uint64_t nb = (a->seg * es + c->symBlockBytes - 1) / c->symBlockBytes;
   const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
+  const uint64_t bb = copyDirect ? c->symDirectBlockBytes : c->symBlockBytes;
+  uint64_t nb = (a->seg * es + bb - 1) / bb;
   const bool copies = symCopies(c, algo, a->total * es);
   /* Copies in rounds that grew (kilnSymConfigure; on 2 ranks any in rounds) take symCopyBlocks. */
   const uint64_t cc = copyRegion(c, algo);
