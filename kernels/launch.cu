@@ -66,8 +66,10 @@ static DrvLaunchEx drvLaunchEx(void) {
   return f;
 }
 
-extern "C" int kilnLaunchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
-                                int pdl, const void* arg) {
+/* The driver's launch (0), or -1 where the driver path is not there (off, no cuLaunchKernelEx, no
+ * handle) or refused the launch. */
+static int launchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream, int pdl,
+                        void** params) {
   static const bool off = [] {
     const char* e = getenv("KILN_LAUNCH_DRIVER");
     return e && strcmp(e, "0") == 0;
@@ -99,8 +101,27 @@ extern "C" int kilnLaunchDriver(KilnDriverFn* fn, const void* kernel, unsigned g
     cfg.attrs = attr;
     cfg.numAttrs = 1;
   }
-  void* params[] = {const_cast<void*>(arg)}; /* the driver only reads it */
   return launch(&cfg, f, params, nullptr) == CUDA_SUCCESS ? 0 : -1;
+}
+
+extern "C" int kilnLaunchKernel(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
+                                int pdl, const void* arg) {
+  void* params[] = {const_cast<void*>(arg)}; /* both launches only read it */
+  if (launchDriver(fn, kernel, grid, block, stream, pdl, params) == 0) return 0;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(block);
+  cfg.stream = (cudaStream_t)stream;
+  if (pdl) {
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  const cudaError_t e = cudaLaunchKernelExC(&cfg, kernel, params);
+  if (e != cudaSuccess) (void)cudaGetLastError(); /* not left for the next launch to report */
+  return (int)e;
 }
 
 extern "C" int kilnInterpPreload(void) {

@@ -14,10 +14,12 @@ struct KilnDriverFn {
 };
 
 /* Launches `kernel` (its host stub, one argument: `arg` points at it) with `grid` blocks of `block`
- * threads on `stream` (in the stream's context), with programmatic stream serialization when pdl.
- * Returns 0 when launched, -1 when the driver path is not there or refused: the caller then
- * launches through the runtime (which reports why a launch fails). */
-extern "C" int kilnLaunchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
+ * threads on `stream` (in the stream's context), with programmatic stream serialization when pdl:
+ * through the driver (cuLaunchKernelEx on the kernel's context-free handle, found through the
+ * runtime's entry points, so no link to libcuda; KILN_LAUNCH_DRIVER=0: never), else, where that
+ * path is missing or refuses, through the runtime (cudaLaunchKernelExC), whose error says why a
+ * launch fails. Returns 0 or that cudaError_t. */
+extern "C" int kilnLaunchKernel(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
                                 int pdl, const void* arg);
 
 #endif /* KILN_KERNELS_LAUNCH_DRIVER_CUH */
