@@ -9,6 +9,9 @@
  *   ce    the copy engine: cudaMemcpyAsync to each peer, one after the other on one stream
  *   pull  the copy engine pulling: each GPU copies its piece from every peer's memory into its own
  *         (cudaMemcpyAsync on its own stream, peer after peer)
+ *   cesm  both at once: the copy engine copies the first (8 - k) eighths of the piece to each peer
+ *         (as ce) while SM stores (as sm, `blocks` blocks on a second stream) move the last k
+ *         eighths (column chunk: k): whether the two together pass the engine alone
  *   llhop LL lines passed back and forth between GPUs 0 and 1 (see llhop below): one hop's time
  *         per size, blocks, store and poll instruction
  *   llx   a one-shot allreduce of LL lines among all GPUs (see llx below): a thread per line (every
@@ -893,8 +896,8 @@ int main(int argc, char** argv) {
   gpus = std::min(std::max(gpus, 2), std::min(have, (int)MAXG));
   bytes = bytes / 16 * 16;
   std::vector<char*> src(gpus), dst(gpus);
-  std::vector<cudaStream_t> st(gpus);
-  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
+  std::vector<cudaStream_t> st(gpus), st2(gpus);
+  std::vector<cudaEvent_t> e0(gpus), e1(gpus), fork(gpus), join(gpus);
   for (int g = 0; g < gpus; g++) {
     CUDA_CHECK(cudaSetDevice(g));
     for (int p = 0; p < gpus; p++)
@@ -906,8 +909,11 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMalloc(&src[g], bytes));
     CUDA_CHECK(cudaMalloc(&dst[g], bytes * gpus)); /* region q: from rank q */
     CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st2[g], cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&e0[g]));
     CUDA_CHECK(cudaEventCreate(&e1[g]));
+    CUDA_CHECK(cudaEventCreateWithFlags(&fork[g], cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&join[g], cudaEventDisableTiming));
     fillPattern<<<264, 512, 0, st[g]>>>((uint32_t*)src[g], bytes / 4, 0x9e3779b9u * (g + 1));
   }
   auto targets = [&](int g) {
@@ -936,6 +942,8 @@ int main(int argc, char** argv) {
   ways.push_back({"tma", 8, 32, 0, 0, 24576u, 8});
   ways.push_back({"ce", 0, 0, 0, 0, 0, 0});
   ways.push_back({"pull", 0, 0, 0, 0, 0, 0});
+  for (int k : {1, 2, 3})
+    for (int b : {32, 64}) ways.push_back({"cesm", b, 512, 8, 0, (uint32_t)k, 0});
   for (int g = 0; g < gpus; g++) { /* per device */
     CUDA_CHECK(cudaSetDevice(g));
     CUDA_CHECK(cudaFuncSetAttribute((const void*)tmaPush<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
@@ -974,6 +982,19 @@ int main(int argc, char** argv) {
         const size_t sm = (size_t)w.chunk * w.stages;
         if (w.stages == 4) tmaPush<4><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
         else tmaPush<8><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
+      } else if (!strcmp(w.name, "cesm")) {
+        const size_t ce = bytes / 8 * (8 - w.chunk) / 16 * 16;
+        Targets tail = t;
+        for (int p = 0; p < gpus; p++) tail.dst[p] += ce;
+        CUDA_CHECK(cudaEventRecord(fork[g], st[g]));
+        CUDA_CHECK(cudaStreamWaitEvent(st2[g], fork[g], 0));
+        smPush<8, 0><<<w.blocks, w.threads, 0, st2[g]>>>(tail, src[g] + ce, bytes - ce);
+        for (int k = 0; k < gpus - 1; k++) {
+          const int p = (g + 1 + k) % gpus;
+          CUDA_CHECK(cudaMemcpyAsync(t.dst[p], src[g], ce, cudaMemcpyDefault, st[g]));
+        }
+        CUDA_CHECK(cudaEventRecord(join[g], st2[g]));
+        CUDA_CHECK(cudaStreamWaitEvent(st[g], join[g], 0));
       } else if (!strcmp(w.name, "pull")) {
         for (int k = 0; k < gpus - 1; k++) {
           const int p = (g + 1 + k) % gpus;

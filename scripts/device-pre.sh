@@ -2,11 +2,23 @@
 # scripts/device-pack.sh packed into .carry/pack.tar.xz (name it in the call's carry), sets the
 # device environment (scripts/carry-libs.sh: NVLink multicast off, NCCL 2.28.9 first) and records
 # the cards in $OUT/gpus.txt. B: the carried binaries.
+#   RUN=r1 . scripts/device-pre.sh   (RUN names the call: logs go to $R = $OUT/$RUN)
+# Then, after every step, `pack`: $OUT/$RUN.tgz holds the logs so far (only a few files come back
+# from $OUT, and a call cut off by its limit keeps what ran); `rows CSV` prints a coll_bench CSV
+# as one line per collective: size kiln-us/nccl-us xspeed-up e(differing elements).
 set -u
 OUT=${OUT:-/tmp/kiln-out}
-mkdir -p "$OUT"
+DEV_RUN=${RUN:-run} # RUN=... before `.` lasts only while this file runs
+R=$OUT/$DEV_RUN
+mkdir -p "$R"
 tar xJf .carry/pack.tar.xz -C .carry || { echo "no .carry/pack.tar.xz: carry it" >&2; exit 1; }
 . scripts/carry-libs.sh
 device_env "$PWD/.carry/lib"
 B=$PWD/.carry/bin
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader > "$OUT/gpus.txt" 2>&1
+cp "$OUT/gpus.txt" "$R/"
+pack() { tar czf "$OUT/$DEV_RUN.tgz" -C "$OUT" "$DEV_RUN"; }
+rows() {
+  awk -F, 'NR > 1 { k = substr($1, 1, 4); if (k != last) { if (last != "") print ""; printf "%s:", k; last = k }
+                    printf " %s %s/%s x%s e%s |", $7, $22, $10, $26, $25 } END { print "" }' "$1"
+}
