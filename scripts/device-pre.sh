@@ -5,7 +5,9 @@
 #   RUN=r1 . scripts/device-pre.sh   (RUN names the call: logs go to $R = $OUT/$RUN)
 # Then, after every step, `pack`: $OUT/$RUN.tgz holds the logs so far (only a few files come back
 # from $OUT, and a call cut off by its limit keeps what ran); `rows CSV` prints a coll_bench CSV
-# as one line per collective: size kiln-us/nccl-us xspeed-up e(differing elements).
+# as one line per collective: size kiln-us/nccl-us xspeed-up e(differing elements);
+# `suite NAME SECONDS 'a|b' [VAR=value...]` runs the GPU suites a and b (test_gpu_runtime) under
+# that environment into $R/NAME.txt, packs, and prints its failures and summary line.
 set -u
 OUT=${OUT:-/tmp/kiln-out}
 DEV_RUN=${RUN:-run} # RUN=... before `.` lasts only while this file runs
@@ -21,4 +23,13 @@ pack() { tar czf "$OUT/$DEV_RUN.tgz" -C "$OUT" "$DEV_RUN"; }
 rows() {
   awk -F, 'NR > 1 { k = substr($1, 1, 4); if (k != last) { if (last != "") print ""; printf "%s:", k; last = k }
                     printf " %s %s/%s x%s e%s |", $7, $22, $10, $26, $25 } END { print "" }' "$1"
+}
+suite() {
+  local name=$1 to=$2 filter=$3 rc
+  shift 3
+  env "$@" timeout "$to" "$B/test_gpu_runtime" --verbose -j1 --filter "gpu_runtime/@($filter)" > "$R/$name.txt" 2>&1
+  rc=$?
+  pack
+  echo "$name rc=$rc"
+  grep -E "^\[FAIL|Synthesis|Assertion" "$R/$name.txt" | head -8
 }
