@@ -163,10 +163,10 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
    * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
   c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
-  /* ... one per 8 KiB of a piece (KILN_SYM_DIRECT_BLOCK_BYTES, a multiple of 16, at least 1 KiB):
-   * 4x H200, graphs, windows (bench/results/h200x4-s14 run 1), allgather 1 MiB 8.27 us with 32 blocks,
-   * 8.42 with 64, 9.19 with 128 (NCCL 9.2); 2 MiB 11.15 / 10.64 / 11.20; 4 MiB 16.19 / 15.49 /
-   * 15.23; 16 MiB 44.4 / 43.0 / 42.5: 8 KiB per block gives 32, 64 and 128 there. */
+  /* Within that, a block per KILN_SYM_DIRECT_BLOCK_BYTES (8 KiB; a multiple of 16, at least 1 KiB)
+   * of a piece. 4x H200, graphs, windows (bench/results/h200x4-s14 run 1), allgather with 32 / 64 /
+   * 128 blocks: 1 MiB 8.27 / 8.42 / 9.19 us (NCCL 9.2), 2 MiB 11.15 / 10.64 / 11.20, 4 MiB 16.19 /
+   * 15.49 / 15.23, 16 MiB 44.4 / 43.0 / 42.5; 8 KiB per block gives 32, 64 and 128 there. */
   const long long db = envClamp("KILN_SYM_DIRECT_BLOCK_BYTES", 8192, 1024, LLONG_MAX - 15);
   c->symDirectBlockBytes = (uint64_t)(db + 15) / 16 * 16;
   /* Direct allgather and alltoall copy to the peers with the copy engine from KILN_SYM_CE_BYTES
