@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench_check.h"
+#include "launch_driver.cuh"
 
 /* As large as kiln's kernel arguments (kilnDevArgs), so launches pass the same bytes. */
 struct Args {
@@ -52,7 +53,6 @@ static CUresult (*drvCtxGetCurrent)(CUcontext*);
 static CUresult (*drvCtxSetCurrent)(CUcontext);
 static CUresult (*drvLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                    unsigned, CUstream, void**, void**);
-static CUresult (*drvLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
 
 static void driverEntryPoints(void) {
   struct {
@@ -60,8 +60,7 @@ static void driverEntryPoints(void) {
     void** fn;
   } want[] = {{"cuCtxGetCurrent", (void**)&drvCtxGetCurrent},
               {"cuCtxSetCurrent", (void**)&drvCtxSetCurrent},
-              {"cuLaunchKernel", (void**)&drvLaunchKernel},
-              {"cuLaunchKernelEx", (void**)&drvLaunchKernelEx}};
+              {"cuLaunchKernel", (void**)&drvLaunchKernel}};
   for (auto& w : want) {
     cudaDriverEntryPointQueryResult st;
     CUDA_CHECK(cudaGetDriverEntryPointByVersion(w.name, w.fn, 12000, cudaEnableDefault, &st));
@@ -85,7 +84,7 @@ struct Gpu {
   CUcontext ctx;
   CUfunction fn; /* emptyKernel on this device (driver API) */
 };
-static CUfunction gKernel; /* emptyKernel's context-free handle (cudaGetKernel), as kiln launches */
+static KilnDriverFn gKilnFn; /* emptyKernel's handle for kiln's launch (kilnLaunchKernel) */
 
 enum What {
   SET_DEVICE, GET_DEVICE, IS_CAPTURING, STREAM_ID, EVENT_RECORD, WAIT_EVENT, LAUNCH, KILN_PATH,
@@ -112,7 +111,7 @@ static void issueThreaded(Gpu& x, What w, const Args& a) {
     } break;
     case THREADS_PDL:
     case THREADS_KILN:
-    case THREADS_KILN_NO_EVENT: { /* kiln's symmetric launch (kernels/interp_dtype.cu.in) */
+    case THREADS_KILN_NO_EVENT: { /* kiln's launch before s13 (now kilnLaunchKernel's fallback) */
       unsigned long long id;
       if (w != THREADS_PDL) CUDA_CHECK(cudaStreamGetId(x.s, &id));
       cudaLaunchConfig_t cfg = {};
@@ -128,23 +127,11 @@ static void issueThreaded(Gpu& x, What w, const Args& a) {
       if (w == THREADS_KILN) CUDA_CHECK(cudaEventRecord(x.ev, x.s));
     } break;
     case THREADS_KILN_DRIVER:
-    case THREADS_KILN_DRIVER_EVENT: { /* kiln's calls since s13: the stream's id, the driver's launch of
-                                       * the context-free handle (kernels/launch.cu), the event */
+    case THREADS_KILN_DRIVER_EVENT: { /* kiln's calls since s13: the stream's id, kiln's launch
+                                       * (kilnLaunchKernel: the driver's, with PDL), the event */
       unsigned long long id;
       CUDA_CHECK(cudaStreamGetId(x.s, &id));
-      CUlaunchConfig cfg = {};
-      CUlaunchAttribute attr[1];
-      cfg.gridDimX = 4;
-      cfg.gridDimY = cfg.gridDimZ = 1;
-      cfg.blockDimX = 512;
-      cfg.blockDimY = cfg.blockDimZ = 1;
-      cfg.hStream = (CUstream)x.s;
-      attr[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      attr[0].value.programmaticStreamSerializationAllowed = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-      void* params[] = {(void*)&a};
-      CU_CHECK(drvLaunchKernelEx(&cfg, gKernel, params, nullptr));
+      CUDA_CHECK((cudaError_t)kilnLaunchKernel(&gKilnFn, (const void*)emptyKernel, 4, 512, x.s, 1, &a));
       if (w == THREADS_KILN_DRIVER_EVENT) CUDA_CHECK(cudaEventRecord(x.ev, x.s));
     } break;
     default: emptyKernel<<<4, 512, 0, x.s>>>(a); break;
@@ -251,9 +238,6 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaGetFuncBySymbol(&f, (const void*)emptyKernel));
     g[i].fn = (CUfunction)f;
   }
-  cudaKernel_t k;
-  CUDA_CHECK(cudaGetKernel(&k, (const void*)emptyKernel));
-  gKernel = (CUfunction)k;
   CUDA_CHECK(cudaSetDevice(0));
   Args a;
   memset(&a, 0, sizeof(a));

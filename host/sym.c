@@ -354,33 +354,6 @@ static bool directOnWindows(const struct kilnComm* c, kilnSymAlgo_t a, const voi
   return directGeometry(c, a, count, dtype, inplace, pout, g);
 }
 
-static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es);
-
-/* The arguments of a call's direct form on the caller's windows (g: geometry, form, blocks); false
- * when it does not go direct. */
-static bool directArgs(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
-                       kilnDataType_t dtype, kilnSymArgs* g) {
-  memset(g, 0, sizeof(*g));
-  g->algo = (int)a;
-  const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
-  if (!directWanted(c, a, count, dtype, inplace) || !directOnWindows(c, a, recvbuf, count, dtype, inplace, g))
-    return false;
-  g->nblocks = symBlocks(c, (kilnSymAlgo_t)g->algo, g, kilnDataTypeSize(dtype));
-  return true;
-}
-
-int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
-                      kilnDataType_t dtype) {
-  kilnSymArgs g;
-  return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.direct : 0;
-}
-
-int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
-                        kilnDataType_t dtype) {
-  kilnSymArgs g;
-  return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.nblocks : 0;
-}
-
 bool kilnSymIsDirect(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                      kilnDataType_t dtype) {
   return kilnSymDirectForm(c, a, sendbuf, recvbuf, count, dtype) != 0;
@@ -465,6 +438,31 @@ static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSym
   if (nb > (uint64_t)cap) nb = (uint64_t)cap;
   if (nb > (uint64_t)c->nsm) nb = (uint64_t)c->nsm;
   return (int)nb;
+}
+
+/* The arguments of a call's direct form on the caller's windows (g: geometry, form, blocks); false
+ * when it does not go direct. */
+static bool directArgs(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                       kilnDataType_t dtype, kilnSymArgs* g) {
+  memset(g, 0, sizeof(*g));
+  g->algo = (int)a;
+  const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
+  if (!directWanted(c, a, count, dtype, inplace) || !directOnWindows(c, a, recvbuf, count, dtype, inplace, g))
+    return false;
+  g->nblocks = symBlocks(c, (kilnSymAlgo_t)g->algo, g, kilnDataTypeSize(dtype));
+  return true;
+}
+
+int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                      kilnDataType_t dtype) {
+  kilnSymArgs g;
+  return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.direct : 0;
+}
+
+int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                        kilnDataType_t dtype) {
+  kilnSymArgs g;
+  return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.nblocks : 0;
 }
 
 bool kilnSymStagedGeometry(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype, bool inplace,

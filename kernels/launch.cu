@@ -1,14 +1,7 @@
 /* Launch table of the interpreter: one instantiation per data type (ids as kilnDataType_t). */
-#include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <stdlib.h>
-#include <string.h>
-
-#include <atomic>
-
 #include "kiln_dev.h"
-#include "launch_driver.cuh"
 #include "sym_ce.h"
 
 /* X(id, name) in kilnDataType_t order; the instantiations come from interp_dtype.cu.in. */
@@ -48,81 +41,6 @@ extern "C" int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, vo
 }
 
 static __global__ void __launch_bounds__(512) symCopyKernel(uint4* dst, const uint4* src, size_t n);
-
-/* cuLaunchKernelEx, found through the runtime (the library does not link libcuda); NULL where the
- * driver lacks it. */
-typedef CUresult (*DrvLaunchEx)(const CUlaunchConfig*, CUfunction, void**, void**);
-static DrvLaunchEx drvLaunchEx(void) {
-  static const DrvLaunchEx f = []() -> DrvLaunchEx {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      (void)cudaGetLastError();
-      return nullptr;
-    }
-    return (DrvLaunchEx)p;
-  }();
-  return f;
-}
-
-/* The driver's launch (0), or -1 where the driver path is not there (off, no cuLaunchKernelEx, no
- * handle) or refused the launch. */
-static int launchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream, int pdl,
-                        void** params) {
-  static const bool off = [] {
-    const char* e = getenv("KILN_LAUNCH_DRIVER");
-    return e && strcmp(e, "0") == 0;
-  }();
-  const DrvLaunchEx launch = off ? nullptr : drvLaunchEx();
-  if (!launch) return -1;
-  /* The kernel's context-free handle (the runtime's CUkernel): the driver launches it in the
-   * stream's context, so one handle serves every device and outlives a context's reset. */
-  CUfunction f = (CUfunction)fn->k.load(std::memory_order_acquire);
-  if (!f) {
-    cudaKernel_t k = nullptr;
-    if (cudaGetKernel(&k, kernel) != cudaSuccess || !k) {
-      (void)cudaGetLastError();
-      return -1;
-    }
-    f = (CUfunction)k;
-    fn->k.store((void*)f, std::memory_order_release);
-  }
-  CUlaunchConfig cfg = {};
-  CUlaunchAttribute attr[1];
-  cfg.gridDimX = grid;
-  cfg.gridDimY = cfg.gridDimZ = 1;
-  cfg.blockDimX = block;
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.hStream = (CUstream)stream;
-  if (pdl) {
-    attr[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr[0].value.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-  }
-  return launch(&cfg, f, params, nullptr) == CUDA_SUCCESS ? 0 : -1;
-}
-
-extern "C" int kilnLaunchKernel(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
-                                int pdl, const void* arg) {
-  void* params[] = {const_cast<void*>(arg)}; /* both launches only read it */
-  if (launchDriver(fn, kernel, grid, block, stream, pdl, params) == 0) return 0;
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[1];
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(block);
-  cfg.stream = (cudaStream_t)stream;
-  if (pdl) {
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-  }
-  const cudaError_t e = cudaLaunchKernelExC(&cfg, kernel, params);
-  if (e != cudaSuccess) (void)cudaGetLastError(); /* not left for the next launch to report */
-  return (int)e;
-}
 
 extern "C" int kilnInterpPreload(void) {
   /* The copy-engine form's local copy too: its first launch comes while the call's meeting kernel
