@@ -169,6 +169,14 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 15.49 / 15.23, 16 MiB 44.4 / 43.0 / 42.5; 8 KiB per block gives 32, 64 and 128 there. */
   const long long db = envClamp("KILN_SYM_DIRECT_BLOCK_BYTES", 8192, 1024, LLONG_MAX - 15);
   c->symDirectBlockBytes = (uint64_t)(db + 15) / 16 * 16;
+  /* From pieces of 1 MiB, a block per KILN_SYM_DIRECT_BIG_BLOCK_BYTES (16 KiB) instead: 4x H100,
+   * graphs, windows (bench/results/s15 run 2), allgather 4 MiB (a 1 MiB piece) 17.09-17.21 us with
+   * 64 blocks against 17.86-17.91 with 128 (NCCL 17.0-17.2), alltoall 16.87 against 17.6; calls
+   * of 1-2 MiB (pieces of 256-512 KiB) were slower with 16 KiB per block (allgather 1 MiB 10.4-10.8
+   * against 9.7), and from 8 MiB it is 128 blocks either way. On 4x H200 (s14 run 1) 4 MiB took 15.49 us with 64 blocks, 15.23 with 128 (NCCL
+   * 16.4). */
+  const long long bdb = envClamp("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", 16384, 1024, LLONG_MAX - 15);
+  c->symDirectBigBlockBytes = (uint64_t)(bdb + 15) / 16 * 16;
   /* Direct allgather and alltoall copy to the peers with the copy engine from KILN_SYM_CE_BYTES
    * (KILN_SYM_CE=0: never), the local piece beside it with KILN_SYM_CE_BLOCKS blocks. 2x H100,
    * both GPUs sending 512 MiB at once (bench/results/h100x2-s9 run 1): the engine 1371 us (392
@@ -417,15 +425,21 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
   return KILN_SYM_NONE;
 }
 
-/* Blocks per call: one per symBlockBytes of a round's window (symDirectBlockBytes of a direct
- * copy's), at most symMaxBlocks (symReduceBlocks for a call in rounds that does not go as a copy,
- * symCopyBlocks for one that does, symDirectBlocks for a direct allgather or alltoall) and the SM
- * count; one for the two meeting kernels of the copy-engine form. */
+#define KILN_SYM_DIRECT_BIG_PIECE ((uint64_t)1 << 20)
+
+/* Blocks per call: one per symBlockBytes of a round's window (of a direct copy's piece:
+ * symDirectBlockBytes, symDirectBigBlockBytes from KILN_SYM_DIRECT_BIG_PIECE), at most
+ * symMaxBlocks (symReduceBlocks for a call in rounds that does not go as a copy, symCopyBlocks for
+ * one that does, symDirectBlocks for a direct allgather or alltoall) and the SM count; one for the
+ * two meeting kernels of the copy-engine form. */
 static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es) {
   if (a->direct == KILN_SYM_DIRECT_ARRIVE) return 1; /* the copy-engine form's meeting kernels */
   const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
-  const uint64_t bb = copyDirect ? c->symDirectBlockBytes : c->symBlockBytes;
-  uint64_t nb = (a->seg * es + bb - 1) / bb;
+  const uint64_t piece = a->seg * es;
+  const uint64_t bb = !copyDirect                       ? c->symBlockBytes
+                      : piece >= KILN_SYM_DIRECT_BIG_PIECE ? c->symDirectBigBlockBytes
+                                                          : c->symDirectBlockBytes;
+  uint64_t nb = (piece + bb - 1) / bb;
   const bool copies = symCopies(c, algo, a->total * es);
   /* Copies in rounds that grew (kilnSymConfigure; on 2 ranks any in rounds) take symCopyBlocks. */
   const uint64_t cc = copyRegion(c, algo);

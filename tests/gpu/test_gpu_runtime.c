@@ -1394,18 +1394,28 @@ Test(gpu_runtime, sym_direct_choice) {
   c.nranks = 4;
   kilnSymConfigure(&c);
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
-  /* A direct copy takes a block per 8 KiB of a piece (KILN_SYM_DIRECT_BLOCK_BYTES), up to 128
-   * (KILN_SYM_DIRECT_BLOCKS): allgather 1 MiB 32 blocks, 2 MiB 64, 4 MiB and more 128. */
+  /* A direct copy takes a block per 8 KiB of a piece (KILN_SYM_DIRECT_BLOCK_BYTES), per 16 KiB
+   * from pieces of 1 MiB (KILN_SYM_DIRECT_BIG_BLOCK_BYTES), up to 128 (KILN_SYM_DIRECT_BLOCKS):
+   * allgather 1 MiB 32 blocks, 2 MiB 64, 4 MiB 64, 8 MiB and more 128. */
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f), 32));
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 65536 + 4, f), 33));
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 131072, f), 64));
-  cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 262144, f), 128));
+  cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 262144 - 4, f), 128));
+  cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 262144, f), 64));
+  cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 262144 + 4, f), 65));
+  cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 524288, f), 128));
+  cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLTOALL, in, out, mib4 / 4, f), 64)); /* 1 MiB pieces */
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLTOALL, in, out, 4 * mib4, f), 128));
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f), 0)); /* staged */
   setenv("KILN_SYM_DIRECT_BLOCK_BYTES", "2048", 1);
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_DIRECT_BLOCK_BYTES");
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f), 128));
+  cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 262144, f), 64));
+  setenv("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", "8192", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_DIRECT_BIG_BLOCK_BYTES");
+  cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 262144, f), 128));
   setenv("KILN_SYM_DIRECT_BLOCKS", "16", 1);
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_DIRECT_BLOCKS");
