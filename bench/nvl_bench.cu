@@ -7,6 +7,8 @@
  *         (cp.async.bulk, an mbarrier per stage), then shared -> the peer's memory
  *         (cp.async.bulk.global.shared::cta), several stages in flight
  *   ce    the copy engine: cudaMemcpyAsync to each peer, one after the other on one stream
+ *   ceb   the same copies in one cudaMemcpyBatchAsync (CUDA 12.8): whether the engine runs them
+ *         closer together than separate calls
  *   pull  the copy engine pulling: each GPU copies its piece from every peer's memory into its own
  *         (cudaMemcpyAsync on its own stream, peer after peer)
  *   cesm  both at once: the copy engine copies the first (8 - k) eighths of the piece to each peer
@@ -941,6 +943,7 @@ int main(int argc, char** argv) {
   for (int b : {8, 64}) ways.push_back({"tma", b, 32, 0, 0, 32768u, 4});
   ways.push_back({"tma", 8, 32, 0, 0, 24576u, 8});
   ways.push_back({"ce", 0, 0, 0, 0, 0, 0});
+  ways.push_back({"ceb", 0, 0, 0, 0, 0, 0});
   ways.push_back({"pull", 0, 0, 0, 0, 0, 0});
   for (int k : {1, 2, 3})
     for (int b : {32, 64}) ways.push_back({"cesm", b, 512, 8, 0, (uint32_t)k, 0});
@@ -995,6 +998,20 @@ int main(int argc, char** argv) {
         }
         CUDA_CHECK(cudaEventRecord(join[g], st2[g]));
         CUDA_CHECK(cudaStreamWaitEvent(st[g], join[g], 0));
+      } else if (!strcmp(w.name, "ceb")) {
+        void* ds[MAXG];
+        const void* ss[MAXG];
+        size_t sz[MAXG];
+        for (int k = 0; k < gpus - 1; k++) {
+          ds[k] = t.dst[(g + 1 + k) % gpus];
+          ss[k] = src[g];
+          sz[k] = bytes;
+        }
+        cudaMemcpyAttributes at;
+        memset(&at, 0, sizeof at);
+        at.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        size_t idx = 0;
+        CUDA_CHECK(cudaMemcpyBatchAsync(ds, ss, sz, (size_t)(gpus - 1), &at, &idx, 1, st[g]));
       } else if (!strcmp(w.name, "pull")) {
         for (int k = 0; k < gpus - 1; k++) {
           const int p = (g + 1 + k) % gpus;
