@@ -70,6 +70,7 @@ struct kilnComm {
   int symDirectBlocks;      /* KILN_SYM_DIRECT_BLOCKS */
   uint64_t symDirectBlockBytes; /* KILN_SYM_DIRECT_BLOCK_BYTES */
   uint64_t symDirectBigBlockBytes; /* KILN_SYM_DIRECT_BIG_BLOCK_BYTES: pieces from 1 MiB */
+  bool symDirectPreload;    /* KILN_SYM_DIRECT_PRELOAD */
   uint64_t symCEBytes;      /* KILN_SYM_CE_BYTES: direct allgather/alltoall from this size copy
                              * with the copy engine (KILN_SYM_CE=0: UINT64_MAX, never) */
   int symCEBlocks;          /* KILN_SYM_CE_BLOCKS: blocks of the local copy beside the engine */

@@ -151,6 +151,10 @@ typedef struct kilnSymArgs {
                               * staging), two-shot allreduce stores its reduced shares there
                               * instead of a second staging phase; ARRIVE / DONE: the meetings
                               * of the copy-engine form (the host copies between them) */
+  int32_t preload;           /* direct allgather and alltoall (SM): each thread loads its first
+                              * pack before the wait for the peers' arrival (kernels/sym.cuh
+                              * bodyDirect) */
+  int32_t pad0;
   char* peerOut[KILN_SYM_MAX_RANKS];
 } kilnSymArgs;
 KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");
