@@ -1,4 +1,5 @@
 # s15 run 1 (a build with KILN_SYM_DIRECT_ONEPASS, taken out after this run): the direct
+# allgather/alltoall copying every peer's part in one pass (loads first,
 # KILN_SYM_DIRECT_ONEPASS=1, the build's default) against one peer after another (=0), same
 # build, alternating processes, two runs each: windows and plain buffers (clique), graphs, 4 GPUs
 # 256 KiB-64 MiB; 2 GPUs windows 4-64 MiB. Then the eager host time (2 and 4 GPUs), then the
