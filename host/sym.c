@@ -68,6 +68,9 @@ static uint64_t envThreshold(const char* off, const char* bytes, long long def) 
 /* x rounded up to a multiple of 256 (staging regions start at 256-byte boundaries). */
 static uint64_t up256(uint64_t x) { return (x + 255) / 256 * 256; }
 
+/* Direct copies' pieces from this size take symDirectBigBlockBytes per block (kilnSymConfigure). */
+#define KILN_SYM_DIRECT_BIG_PIECE ((uint64_t)1 << 20)
+
 void kilnSymConfigure(struct kilnComm* c) {
   const char* off = getenv("KILN_SYM");
   c->symOff = off && strcmp(off, "0") == 0;
@@ -169,11 +172,12 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 15.49 / 15.23, 16 MiB 44.4 / 43.0 / 42.5; 8 KiB per block gives 32, 64 and 128 there. */
   const long long db = envClamp("KILN_SYM_DIRECT_BLOCK_BYTES", 8192, 1024, LLONG_MAX - 15);
   c->symDirectBlockBytes = (uint64_t)(db + 15) / 16 * 16;
-  /* From pieces of 1 MiB, a block per KILN_SYM_DIRECT_BIG_BLOCK_BYTES (16 KiB) instead: 4x H100,
-   * graphs, windows (bench/results/s15 run 2), allgather 4 MiB (a 1 MiB piece) 17.09-17.21 us with
-   * 64 blocks against 17.86-17.91 with 128 (NCCL 17.0-17.2), alltoall 16.87 against 17.6; calls
-   * of 1-2 MiB (pieces of 256-512 KiB) were slower with 16 KiB per block (allgather 1 MiB 10.4-10.8
-   * against 9.7), and from 8 MiB it is 128 blocks either way. On 4x H200 (s14 run 1) 4 MiB took 15.49 us with 64 blocks, 15.23 with 128 (NCCL
+  /* From pieces of 1 MiB (KILN_SYM_DIRECT_BIG_PIECE), a block per KILN_SYM_DIRECT_BIG_BLOCK_BYTES
+   * (16 KiB) instead: 4x H100, graphs, windows (bench/results/h100x4-s15 runs 2-3), allgather
+   * 4 MiB (a 1 MiB piece) 17.09-17.21 us with 64 blocks against 17.86-17.91 with 128 (NCCL
+   * 17.0-17.3), alltoall 16.87 against 17.6; calls of 1-2 MiB (pieces of 256-512 KiB) were slower
+   * with 16 KiB per block (allgather 1 MiB 10.4-10.8 against 9.7), and from 8 MiB it is 128 blocks
+   * either way. On 4x H200 (s14 run 1) 4 MiB took 15.49 us with 64 blocks, 15.23 with 128 (NCCL
    * 16.4). */
   const long long bdb = envClamp("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", 16384, 1024, LLONG_MAX - 15);
   c->symDirectBigBlockBytes = (uint64_t)(bdb + 15) / 16 * 16;
@@ -430,8 +434,6 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
   }
   return KILN_SYM_NONE;
 }
-
-#define KILN_SYM_DIRECT_BIG_PIECE ((uint64_t)1 << 20)
 
 /* Blocks per call: one per symBlockBytes of a round's window (of a direct copy's piece:
  * symDirectBlockBytes, symDirectBigBlockBytes from KILN_SYM_DIRECT_BIG_PIECE), at most

@@ -437,9 +437,6 @@ template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymAr
     return;
   }
   publish(a, seq, 0);
-  /* Block j's pieces go to ranks me + j + 1, me + j + 2, ...: at any moment every rank stores to
-   * a different peer (see push in body), and the blocks copying this rank's own piece (locally)
-   * are spread over the call instead of all coming last. */
   const bool ag = a.algo == KILN_SYM_AG;
   auto dstOf = [&](int p) { return (T*)a.peerOut[p] + (uint64_t)me * count + lo; };
   auto srcOf = [&](int p) { return in + (ag ? 0 : (uint64_t)p * count) + lo; };
@@ -455,6 +452,9 @@ template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymAr
   uint4 first = make_uint4(0, 0, 0, 0);
   if (pre) first = __ldcg((const uint4*)srcOf(p1) + threadIdx.x);
   if (!await(a, seq, 0, sh) || a.direct == KILN_SYM_DIRECT_ARRIVE) return;
+  /* Block j's pieces go to ranks me + j + 1, me + j + 2, ...: at any moment every rank stores to
+   * a different peer (see push in body), and the blocks copying this rank's own piece (locally)
+   * are spread over the call instead of all coming last. */
   for (int k = 1; k <= n; k++) {
     const int p = (me + k + (int)(blockIdx.x % n)) % n;
     T* dst = dstOf(p);
