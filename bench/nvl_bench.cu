@@ -974,6 +974,12 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaMemsetAsync(dst[g], 0, bytes * gpus, st[g]));
       CUDA_CHECK(cudaStreamSynchronize(st[g]));
     }
+    /* The engine's copies of the first `n` bytes of GPU g's piece into its peers, one after the
+     * other on g's stream (ce, and cesm's engine part). */
+    auto engineCopies = [&](int g, const Targets& t, size_t n) {
+      for (int k = 0; k < gpus - 1; k++)
+        CUDA_CHECK(cudaMemcpyAsync(t.dst[(g + 1 + k) % gpus], src[g], n, cudaMemcpyDefault, st[g]));
+    };
     auto launch = [&](int g) {
       Targets t = targets(g);
       if (!strcmp(w.name, "sm")) {
@@ -992,10 +998,7 @@ int main(int argc, char** argv) {
         CUDA_CHECK(cudaEventRecord(fork[g], st[g]));
         CUDA_CHECK(cudaStreamWaitEvent(st2[g], fork[g], 0));
         smPush<8, 0><<<w.blocks, w.threads, 0, st2[g]>>>(tail, src[g] + ce, bytes - ce);
-        for (int k = 0; k < gpus - 1; k++) {
-          const int p = (g + 1 + k) % gpus;
-          CUDA_CHECK(cudaMemcpyAsync(t.dst[p], src[g], ce, cudaMemcpyDefault, st[g]));
-        }
+        engineCopies(g, t, ce);
         CUDA_CHECK(cudaEventRecord(join[g], st2[g]));
         CUDA_CHECK(cudaStreamWaitEvent(st[g], join[g], 0));
       } else if (!strcmp(w.name, "ceb")) {
@@ -1018,10 +1021,7 @@ int main(int argc, char** argv) {
           CUDA_CHECK(cudaMemcpyAsync(dst[g] + (size_t)p * bytes, src[p], bytes, cudaMemcpyDefault, st[g]));
         }
       } else {
-        for (int k = 0; k < gpus - 1; k++) {
-          const int p = (g + 1 + k) % gpus;
-          CUDA_CHECK(cudaMemcpyAsync(t.dst[p], src[g], bytes, cudaMemcpyDefault, st[g]));
-        }
+        engineCopies(g, t, bytes);
       }
     };
     std::vector<double> times;

@@ -67,6 +67,8 @@ static uint64_t envThreshold(const char* off, const char* bytes, long long def) 
 
 /* x rounded up to a multiple of 256 (staging regions start at 256-byte boundaries). */
 static uint64_t up256(uint64_t x) { return (x + 255) / 256 * 256; }
+/* x rounded up to a multiple of 16 (the direct copies' block sizes: whole 16-byte packs). */
+static uint64_t up16(uint64_t x) { return (x + 15) / 16 * 16; }
 
 /* Direct copies' pieces from this size take symDirectBigBlockBytes per block (kilnSymConfigure). */
 #define KILN_SYM_DIRECT_BIG_PIECE ((uint64_t)1 << 20)
@@ -171,7 +173,7 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 128 blocks: 1 MiB 8.27 / 8.42 / 9.19 us (NCCL 9.2), 2 MiB 11.15 / 10.64 / 11.20, 4 MiB 16.19 /
    * 15.49 / 15.23, 16 MiB 44.4 / 43.0 / 42.5; 8 KiB per block gives 32, 64 and 128 there. */
   const long long db = envClamp("KILN_SYM_DIRECT_BLOCK_BYTES", 8192, 1024, LLONG_MAX - 15);
-  c->symDirectBlockBytes = (uint64_t)(db + 15) / 16 * 16;
+  c->symDirectBlockBytes = up16((uint64_t)db);
   /* From pieces of 1 MiB (KILN_SYM_DIRECT_BIG_PIECE), a block per KILN_SYM_DIRECT_BIG_BLOCK_BYTES
    * (16 KiB) instead: 4x H100, graphs, windows (bench/results/h100x4-s15 runs 2-3), allgather
    * 4 MiB (a 1 MiB piece) 17.09-17.21 us with 64 blocks against 17.86-17.91 with 128 (NCCL
@@ -180,7 +182,7 @@ void kilnSymConfigure(struct kilnComm* c) {
    * either way. On 4x H200 (s14 run 1) 4 MiB took 15.49 us with 64 blocks, 15.23 with 128 (NCCL
    * 16.4). */
   const long long bdb = envClamp("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", 16384, 1024, LLONG_MAX - 15);
-  c->symDirectBigBlockBytes = (uint64_t)(bdb + 15) / 16 * 16;
+  c->symDirectBigBlockBytes = up16((uint64_t)bdb);
   /* Direct copies load each thread's first pack while the peers' arrival is awaited
    * (KILN_SYM_DIRECT_PRELOAD=0: after it). 4x H100, graphs, windows, three runs each
    * (bench/results/h100x4-s15 run 5): allgather 1 MiB 9.47 vs 9.64 us, 2 MiB 12.28 vs 12.60,
@@ -358,7 +360,7 @@ static bool directGeometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t cou
   }
   g->ll = 0;
   g->direct = !ar && ref >= c->symCEBytes ? KILN_SYM_DIRECT_ARRIVE : KILN_SYM_DIRECT_SM;
-  g->preload = !ar && c->symDirectPreload;
+  g->preload = !ar && g->direct == KILN_SYM_DIRECT_SM && c->symDirectPreload; /* SM stores only */
   return true;
 }
 

@@ -1,5 +1,5 @@
-/* Kernel launches through the driver API (kernels/launch_driver.cu), for the launches whose host time a
- * call's latency is made of: one process issuing every GPU from a thread per GPU spent 1.31 us
+/* Kernel launches through the driver API (kernels/launch_driver.cu), for the launches whose host
+ * time a call's latency is made of: one process issuing every GPU from a thread per GPU spent 1.31 us
  * per GPU and round in cuLaunchKernel against 2.18 in the runtime's launch and 1.84 in
  * cudaLaunchKernelEx with programmatic serialization (host_bench, 4x H100, s13 run 1). */
 #ifndef KILN_KERNELS_LAUNCH_DRIVER_CUH

@@ -438,25 +438,26 @@ template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymAr
   }
   publish(a, seq, 0);
   const bool ag = a.algo == KILN_SYM_AG;
+  /* Block j's k-th piece goes to rank me + k + j: at any moment every rank stores to a different
+   * peer (see push in body), and the blocks copying this rank's own piece (locally) are spread
+   * over the call instead of all coming last. */
+  auto peerAt = [&](int k) { return (me + k + (int)(blockIdx.x % n)) % n; };
   auto dstOf = [&](int p) { return (T*)a.peerOut[p] + (uint64_t)me * count + lo; };
   auto srcOf = [&](int p) { return in + (ag ? 0 : (uint64_t)p * count) + lo; };
   /* The first pack of this thread's first piece is loaded while the peers' arrival is awaited
-   * (a.preload; the input is this rank's own, ready since the kernel began): the load's latency
-   * overlaps the flags' flight instead of following it. Where the block's range holds a pack for
-   * every thread and the piece is 16-byte aligned. */
+   * (a.preload, set by the host for SM stores only; the input is this rank's own, ready since the
+   * kernel began): the load's latency overlaps the flags' flight instead of following it. Where
+   * the block's range holds a pack for every thread and the piece is 16-byte aligned. */
   constexpr int E = 16 / sizeof(T);
   const uint64_t m = hi - lo, skip = (uint64_t)blockDim.x * E;
-  const int p1 = (me + 1 + (int)(blockIdx.x % n)) % n;
-  const bool pre = a.preload && a.direct == KILN_SYM_DIRECT_SM && dstOf(p1) != srcOf(p1) && m >= skip &&
-                   ((uintptr_t)dstOf(p1) | (uintptr_t)srcOf(p1)) % 16 == 0;
+  T* const dst1 = dstOf(peerAt(1));
+  const T* const src1 = srcOf(peerAt(1));
+  const bool pre = a.preload && dst1 != src1 && m >= skip && ((uintptr_t)dst1 | (uintptr_t)src1) % 16 == 0;
   uint4 first = make_uint4(0, 0, 0, 0);
-  if (pre) first = __ldcg((const uint4*)srcOf(p1) + threadIdx.x);
+  if (pre) first = __ldcg((const uint4*)src1 + threadIdx.x);
   if (!await(a, seq, 0, sh) || a.direct == KILN_SYM_DIRECT_ARRIVE) return;
-  /* Block j's pieces go to ranks me + j + 1, me + j + 2, ...: at any moment every rank stores to
-   * a different peer (see push in body), and the blocks copying this rank's own piece (locally)
-   * are spread over the call instead of all coming last. */
   for (int k = 1; k <= n; k++) {
-    const int p = (me + k + (int)(blockIdx.x % n)) % n;
+    const int p = peerAt(k);
     T* dst = dstOf(p);
     const T* src = srcOf(p);
     if (dst == src) continue;
