@@ -501,12 +501,26 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
       for (int p = 0; p < MAXR; p++)
         if (p < n && p != me) llStore(lines(p, me) + l, v, flag);
       if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) storePart<T, uint64_t>(out + (uint64_t)me * count + e0, v, nv);
-    } else {
+    } else if (a.algo == KILN_SYM_A2A) {
+      /* A load, then its line, peer after peer. Loading every peer's part first, as reducescatter
+       * does, was 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up
+       * to 7% on 2 GPUs (bench/results/h200x4-s16, runs 2-3). */
 #pragma unroll
       for (int p = 0; p < MAXR; p++)
         if (p < n && p != me) llStore(lines(p, me) + l, loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv), flag);
-      if (a.algo == KILN_SYM_A2A && in != out)
+      if (in != out)
         storePart<T, uint64_t>(out + (uint64_t)me * count + e0, loadPart<T, uint64_t>(in + (uint64_t)me * count + e0, nv), nv);
+    } else {
+      /* Reducescatter: every peer's part is loaded before the first line goes out (llStore's
+       * "memory" clobber keeps a load written after a store behind it: a memory latency per peer).
+       * 4 GPUs 64 B-64 KiB 2-8% less time, 256 KiB 0-3% more (runs 2-3). */
+      uint64_t v[MAXR];
+#pragma unroll
+      for (int p = 0; p < MAXR; p++)
+        if (p < n && p != me) v[p] = loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv);
+#pragma unroll
+      for (int p = 0; p < MAXR; p++)
+        if (p < n && p != me) llStore(lines(p, me) + l, v[p], flag);
     }
   }
   /* Receive: every peer's line l, then reduce in rank order or copy into place. */
@@ -557,10 +571,13 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
   };
   for (uint64_t l = l0 + tid; l < l1; l += nthr) {
     const uint64_t e0 = l * E8;
+    uint64_t v[MAXR]; /* loaded before the first store, as in bodyLL */
 #pragma unroll
     for (int p = 0; p < MAXR; p++)
-      if (p < n && p != me)
-        llStore(lines(p, me) + l, loadPart<T, uint64_t>(in + (uint64_t)p * seg + e0, valid(p, e0)), flag);
+      if (p < n && p != me) v[p] = loadPart<T, uint64_t>(in + (uint64_t)p * seg + e0, valid(p, e0));
+#pragma unroll
+    for (int p = 0; p < MAXR; p++)
+      if (p < n && p != me) llStore(lines(p, me) + l, v[p], flag);
   }
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   for (int phase = 0; phase < 2; phase++) {
@@ -588,7 +605,18 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
   }
 }
 
-template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
+/* The kernel's forms, each a kernel of its own (kernel<T, F>; the host launches formOf's): one
+ * kernel holding every body took 128 registers and spilled (160-byte stack frame, float), and
+ * every call paid for the largest body's registers and code. */
+enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, NFORMS };
+__host__ __device__ __forceinline__ int formOf(const kilnSymArgs& a) {
+  if (a.direct && a.algo != KILN_SYM_AR_TWOSHOT) return FORM_DIRECT;
+  if (a.ll) return a.algo == KILN_SYM_AR_TWOSHOT ? FORM_LL2 : FORM_LL;
+  return FORM_STAGED;
+}
+
+template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
+  static_assert(F >= 0 && F < NFORMS, "a form of formOf");
   __shared__ Shared sh;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   /* Programmatic dependent launch (host/sym.c, KILN_SYM_PDL): this kernel may have been scheduled
@@ -605,9 +633,9 @@ template <typename T> __global__ void __launch_bounds__(512) kernel(kilnSymArgs 
   __syncthreads();
   const uint64_t seq = sh.seq;
   if (!sh.abort) {
-    if (a.direct && a.algo != KILN_SYM_AR_TWOSHOT) bodyDirect<T>(a, seq, &sh);
-    else if (a.ll && a.algo == KILN_SYM_AR_TWOSHOT) bodyLL2<T>(a, seq, &sh);
-    else if (a.ll) bodyLL<T>(a, seq, &sh);
+    if (F == FORM_DIRECT) bodyDirect<T>(a, seq, &sh);
+    else if (F == FORM_LL2) bodyLL2<T>(a, seq, &sh);
+    else if (F == FORM_LL) bodyLL<T>(a, seq, &sh);
     else body<T>(a, seq, &sh);
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
