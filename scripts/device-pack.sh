@@ -5,9 +5,12 @@
 # suites, coll_bench, prim_bench, host_bench, the drop-in libnccl.so.2 and the shared libraries
 # they need that the GPU machine lacks (Criterion, GLPK, ...).
 # On the GPU machine: tar xJf .carry/pack.tar.xz -C .carry  -> .carry/{bin,lib,shim}
-#   scripts/device-pack.sh BUILD_DIR
+#   scripts/device-pack.sh BUILD_DIR [EXTRA_BINARY...]
+# EXTRA_BINARY: more executables for bin/ (an older build's coll_bench, copied aside, for an A/B
+# comparison in one call), named as given.
 set -eu
-build=${1:?usage: scripts/device-pack.sh BUILD_DIR}
+build=${1:?usage: scripts/device-pack.sh BUILD_DIR [EXTRA_BINARY...]}
+shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -15,6 +18,7 @@ mkdir -p "$tmp/bin" "$tmp/lib" "$tmp/shim" "$here/.carry"
 for b in tests/gpu/test_gpu_runtime bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench; do
   [ -x "$build/$b" ] && cp "$build/$b" "$tmp/bin/"
 done
+for b in "$@"; do cp "$b" "$tmp/bin/"; done
 [ -x "$build/tests/gpu/test_gpu_shim" ] && cp "$build/tests/gpu/test_gpu_shim" "$tmp/shim/"
 [ -f "$build/host/shim/libnccl.so.2" ] && cp -L "$build/host/shim/libnccl.so.2" "$tmp/shim/"
 . "$here/scripts/carry-libs.sh"
