@@ -508,12 +508,12 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
 #pragma unroll
       for (int p = 0; p < MAXR; p++)
         if (p < n && p != me) llStore(lines(p, me) + l, loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv), flag);
-      if (in != out)
-        storePart<T, uint64_t>(out + (uint64_t)me * count + e0, loadPart<T, uint64_t>(in + (uint64_t)me * count + e0, nv), nv);
+      const uint64_t mine = (uint64_t)me * count + e0;
+      if (in != out) storePart<T, uint64_t>(out + mine, loadPart<T, uint64_t>(in + mine, nv), nv);
     } else {
       /* Reducescatter: every peer's part is loaded before the first line goes out (llStore's
        * "memory" clobber keeps a load written after a store behind it: a memory latency per peer).
-       * 4 GPUs 64 B-64 KiB 2-8% less time, 256 KiB 0-3% more (runs 2-3). */
+       * 4 GPUs 64 B-64 KiB 1-8% less time, 256 KiB up to 4% more (runs 1-3). */
       uint64_t v[MAXR];
 #pragma unroll
       for (int p = 0; p < MAXR; p++)
@@ -653,6 +653,16 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
   if (threadIdx.x == 0) ((volatile uint64_t*)a.seq)[blockIdx.x] = last;
   if (blockIdx.x == 0)
     for (int k = a.nblocks + threadIdx.x; k < MAXB; k += blockDim.x) ((volatile uint64_t*)a.seq)[k] = last;
+}
+
+/* The host stub of form f's kernel for T (what the host launches and preloads). */
+template <typename T> inline const void* kernelOf(int f) {
+  switch (f) {
+    case FORM_LL: return (const void*)kernel<T, FORM_LL>;
+    case FORM_LL2: return (const void*)kernel<T, FORM_LL2>;
+    case FORM_DIRECT: return (const void*)kernel<T, FORM_DIRECT>;
+    default: return (const void*)kernel<T, FORM_STAGED>;
+  }
 }
 
 } /* namespace sym */
