@@ -158,7 +158,8 @@ typedef struct kilnSymArgs {
   char* peerOut[KILN_SYM_MAX_RANKS];
 } kilnSymArgs;
 KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");
-/* Launches the symmetric-memory kernel for `dtype` with args->nblocks blocks. pdl: with
+/* Launches the symmetric-memory kernel of args' form (kernels/sym.cuh formOf) for `dtype` with
+ * args->nblocks blocks. pdl: with
  * programmatic stream serialization (the kernel may be scheduled while the kernel before it on the
  * stream still runs; it waits for that kernel's end and memory before anything else, see
  * kernels/sym.cuh). Returns a cudaError_t value. */

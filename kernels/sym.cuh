@@ -504,7 +504,7 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
     } else if (a.algo == KILN_SYM_A2A) {
       /* A load, then its line, peer after peer. Loading every peer's part first, as reducescatter
        * does, was 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up
-       * to 7% on 2 GPUs (bench/results/h200x4-s16, runs 2-3). */
+       * to 7% on 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
 #pragma unroll
       for (int p = 0; p < MAXR; p++)
         if (p < n && p != me) llStore(lines(p, me) + l, loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv), flag);
@@ -513,7 +513,8 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
     } else {
       /* Reducescatter: every peer's part is loaded before the first line goes out (llStore's
        * "memory" clobber keeps a load written after a store behind it: a memory latency per peer).
-       * 4 GPUs 64 B-64 KiB 1-8% less time, 256 KiB up to 4% more (runs 1-3). */
+       * 4 GPUs 64 B-64 KiB up to 6% less time, 256 KiB up to 4% more (bench/results/h200x4-s16,
+       * runs 1 and 3). */
       uint64_t v[MAXR];
 #pragma unroll
       for (int p = 0; p < MAXR; p++)
@@ -633,9 +634,9 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
   __syncthreads();
   const uint64_t seq = sh.seq;
   if (!sh.abort) {
-    if (F == FORM_DIRECT) bodyDirect<T>(a, seq, &sh);
-    else if (F == FORM_LL2) bodyLL2<T>(a, seq, &sh);
-    else if (F == FORM_LL) bodyLL<T>(a, seq, &sh);
+    if constexpr (F == FORM_DIRECT) bodyDirect<T>(a, seq, &sh);
+    else if constexpr (F == FORM_LL2) bodyLL2<T>(a, seq, &sh);
+    else if constexpr (F == FORM_LL) bodyLL<T>(a, seq, &sh);
     else body<T>(a, seq, &sh);
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -655,13 +656,16 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
     for (int k = a.nblocks + threadIdx.x; k < MAXB; k += blockDim.x) ((volatile uint64_t*)a.seq)[k] = last;
 }
 
-/* The host stub of form f's kernel for T (what the host launches and preloads). */
+/* The host stub of form f's kernel for T (what the host launches and preloads); null for no form
+ * (the launch and the preload then fail). */
 template <typename T> inline const void* kernelOf(int f) {
+  static_assert(NFORMS == 4, "a case below for every form");
   switch (f) {
+    case FORM_STAGED: return (const void*)kernel<T, FORM_STAGED>;
     case FORM_LL: return (const void*)kernel<T, FORM_LL>;
     case FORM_LL2: return (const void*)kernel<T, FORM_LL2>;
     case FORM_DIRECT: return (const void*)kernel<T, FORM_DIRECT>;
-    default: return (const void*)kernel<T, FORM_STAGED>;
+    default: return nullptr;
   }
 }
 

@@ -7,7 +7,8 @@
 # On the GPU machine: tar xJf .carry/pack.tar.xz -C .carry  -> .carry/{bin,lib,shim}
 #   scripts/device-pack.sh BUILD_DIR [EXTRA_BINARY...]
 # EXTRA_BINARY: more executables for bin/ (an older build's coll_bench, copied aside, for an A/B
-# comparison in one call), named as given.
+# comparison in one call), under their own file names, which must differ from the build's
+# binaries and from each other (coll_bench_A, ...).
 set -eu
 build=${1:?usage: scripts/device-pack.sh BUILD_DIR [EXTRA_BINARY...]}
 shift
@@ -18,7 +19,13 @@ mkdir -p "$tmp/bin" "$tmp/lib" "$tmp/shim" "$here/.carry"
 for b in tests/gpu/test_gpu_runtime bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench; do
   [ -x "$build/$b" ] && cp "$build/$b" "$tmp/bin/"
 done
-for b in "$@"; do cp "$b" "$tmp/bin/"; done
+for b in "$@"; do
+  if [ -e "$tmp/bin/$(basename "$b")" ]; then
+    echo "device-pack: $b: bin/$(basename "$b") is taken; copy it aside under another name" >&2
+    exit 2
+  fi
+  cp "$b" "$tmp/bin/"
+done
 [ -x "$build/tests/gpu/test_gpu_shim" ] && cp "$build/tests/gpu/test_gpu_shim" "$tmp/shim/"
 [ -f "$build/host/shim/libnccl.so.2" ] && cp -L "$build/host/shim/libnccl.so.2" "$tmp/shim/"
 . "$here/scripts/carry-libs.sh"
