@@ -65,10 +65,9 @@ static uint64_t envThreshold(const char* off, const char* bytes, long long def) 
   return o && strcmp(o, "0") == 0 ? UINT64_MAX : (uint64_t)envInt(bytes, def);
 }
 
-/* x rounded up to a multiple of 256 (staging regions start at 256-byte boundaries). */
-static uint64_t up256(uint64_t x) { return (x + 255) / 256 * 256; }
-/* x rounded up to a multiple of 16 (the direct copies' block sizes: whole 16-byte packs). */
-static uint64_t up16(uint64_t x) { return (x + 15) / 16 * 16; }
+/* x rounded up to a multiple of m (staging regions start at 256-byte boundaries; the direct
+ * copies' block sizes are whole 16-byte packs). */
+static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
 /* Direct copies' pieces from this size take symDirectBigBlockBytes per block (kilnSymConfigure). */
 #define KILN_SYM_DIRECT_BIG_PIECE ((uint64_t)1 << 20)
@@ -173,7 +172,7 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 128 blocks: 1 MiB 8.27 / 8.42 / 9.19 us (NCCL 9.2), 2 MiB 11.15 / 10.64 / 11.20, 4 MiB 16.19 /
    * 15.49 / 15.23, 16 MiB 44.4 / 43.0 / 42.5; 8 KiB per block gives 32, 64 and 128 there. */
   const long long db = envClamp("KILN_SYM_DIRECT_BLOCK_BYTES", 8192, 1024, LLONG_MAX - 15);
-  c->symDirectBlockBytes = up16((uint64_t)db);
+  c->symDirectBlockBytes = roundUp((uint64_t)db, 16);
   /* From pieces of 1 MiB (KILN_SYM_DIRECT_BIG_PIECE), a block per KILN_SYM_DIRECT_BIG_BLOCK_BYTES
    * (16 KiB) instead: 4x H100, graphs, windows (bench/results/h100x4-s15 runs 2-3), allgather
    * 4 MiB (a 1 MiB piece) 17.09-17.21 us with 64 blocks against 17.86-17.91 with 128 (NCCL
@@ -182,7 +181,7 @@ void kilnSymConfigure(struct kilnComm* c) {
    * either way. On 4x H200 (s14 run 1) 4 MiB took 15.49 us with 64 blocks, 15.23 with 128 (NCCL
    * 16.4). */
   const long long bdb = envClamp("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", 16384, 1024, LLONG_MAX - 15);
-  c->symDirectBigBlockBytes = up16((uint64_t)bdb);
+  c->symDirectBigBlockBytes = roundUp((uint64_t)bdb, 16);
   /* Direct copies load each thread's first pack while the peers' arrival is awaited
    * (KILN_SYM_DIRECT_PRELOAD=0: after it). 4x H100, graphs, windows, three runs each
    * (bench/results/h100x4-s15 run 5): allgather 1 MiB 9.47 vs 9.64 us, 2 MiB 12.28 vs 12.60,
@@ -258,7 +257,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   const uint64_t cap = perRegion(c, a, c->symHalf);
   /* LL lines only where they fit a region (small staging, many ranks: the flag form, in rounds). */
   const int lines = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes) &&
-                    up256((s * es + 7) / 8 * 16) <= cap;
+                    roundUp((s * es + 7) / 8 * 16, 256) <= cap;
   uint64_t w = s, rounds = 1, bytes;
   if (lines) {
     /* LL: one 16-byte line per 8 bytes of data. */
@@ -273,12 +272,12 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
        * symCopyRoundMaxBytes. */
       if (cc && c->symCopyRoundMaxBytes > c->symCopyRoundBytes) {
         const uint64_t big = perRegion(c, a, c->symCopyRoundMaxBytes);
-        const uint64_t eighth = up256((s * es + 7) / 8);
+        const uint64_t eighth = roundUp((s * es + 7) / 8, 256);
         cc = eighth < cc ? cc : eighth > big ? big : eighth;
       }
       if (cc && cc < roundCap) roundCap = cc;
     } else if (c->symMinRounds > 0) {
-      uint64_t want = up256((s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds);
+      uint64_t want = roundUp((s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds, 256);
       if (want < cc) want = cc;
       if (want < roundCap) roundCap = want;
     }
@@ -293,7 +292,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     }
     bytes = w * es;
   }
-  const uint64_t r = up256(bytes);
+  const uint64_t r = roundUp(bytes, 256);
   if (r > cap) return false;
   g->seg = w;
   g->total = s;

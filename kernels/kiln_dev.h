@@ -159,10 +159,9 @@ typedef struct kilnSymArgs {
 } kilnSymArgs;
 KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");
 /* Launches the symmetric-memory kernel of args' form (kernels/sym.cuh formOf) for `dtype` with
- * args->nblocks blocks. pdl: with
- * programmatic stream serialization (the kernel may be scheduled while the kernel before it on the
- * stream still runs; it waits for that kernel's end and memory before anything else, see
- * kernels/sym.cuh). Returns a cudaError_t value. */
+ * args->nblocks blocks. pdl: with programmatic stream serialization (the kernel may be scheduled
+ * while the kernel before it on the stream still runs; it waits for that kernel's end and memory
+ * before anything else, see kernels/sym.cuh). Returns a cudaError_t value. */
 int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream, int pdl);
 /* Launches the interpreter for `dtype` (kilnDataType_t) with args->ntbs blocks of `threads`
  * threads on `stream` (a cudaStream_t). Returns a cudaError_t value (0: launched). */

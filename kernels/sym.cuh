@@ -87,6 +87,24 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
   return a.stage[p] + (seq & 1) * a.halfBytes + (uint64_t)idx * a.region;
 }
 
+/* Line l of every peer p's part (part(p): its 8 bytes) into this rank's region of peer p, every
+ * part loaded before the first line goes out: llStore's "memory" clobber keeps a load written after
+ * a store behind it, a memory latency per peer. Reducescatter, 4 GPUs, graphs: 64 B-64 KiB up to 6%
+ * less time, 256 KiB up to 4% more (bench/results/h200x4-s16, runs 1 and 3); alltoall does not
+ * use it (bodyLL says why). */
+template <class Part>
+__device__ __forceinline__ void sendLines(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag,
+                                          const Part& part) {
+  const int n = a.nranks, me = a.rank;
+  uint64_t v[MAXR];
+#pragma unroll
+  for (int p = 0; p < MAXR; p++)
+    if (p < n && p != me) v[p] = part(p);
+#pragma unroll
+  for (int p = 0; p < MAXR; p++)
+    if (p < n && p != me) llStore((uint4*)region(a, seq, p, me) + l, v[p], flag);
+}
+
 /* Line l of every peer q's region (idx0 + q) of this rank, into v[q]: all loads in flight at once;
  * the lines whose flags were not there yet are read again, all of them together, until every one
  * is. Spinning on one peer's line after another instead left a load's latency per later peer
@@ -502,26 +520,17 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
         if (p < n && p != me) llStore(lines(p, me) + l, v, flag);
       if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) storePart<T, uint64_t>(out + (uint64_t)me * count + e0, v, nv);
     } else if (a.algo == KILN_SYM_A2A) {
-      /* A load, then its line, peer after peer. Loading every peer's part first, as reducescatter
-       * does, was 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up
-       * to 7% on 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
+      /* A load, then its line, peer after peer. Loading every peer's part first (sendLines) was
+       * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
+       * 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
 #pragma unroll
       for (int p = 0; p < MAXR; p++)
         if (p < n && p != me) llStore(lines(p, me) + l, loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv), flag);
       const uint64_t mine = (uint64_t)me * count + e0;
       if (in != out) storePart<T, uint64_t>(out + mine, loadPart<T, uint64_t>(in + mine, nv), nv);
-    } else {
-      /* Reducescatter: every peer's part is loaded before the first line goes out (llStore's
-       * "memory" clobber keeps a load written after a store behind it: a memory latency per peer).
-       * 4 GPUs 64 B-64 KiB up to 6% less time, 256 KiB up to 4% more (bench/results/h200x4-s16,
-       * runs 1 and 3). */
-      uint64_t v[MAXR];
-#pragma unroll
-      for (int p = 0; p < MAXR; p++)
-        if (p < n && p != me) v[p] = loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv);
-#pragma unroll
-      for (int p = 0; p < MAXR; p++)
-        if (p < n && p != me) llStore(lines(p, me) + l, v[p], flag);
+    } else { /* reducescatter */
+      sendLines(a, seq, l, flag,
+                [&](int p) { return loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv); });
     }
   }
   /* Receive: every peer's line l, then reduce in rank order or copy into place. */
@@ -572,13 +581,8 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
   };
   for (uint64_t l = l0 + tid; l < l1; l += nthr) {
     const uint64_t e0 = l * E8;
-    uint64_t v[MAXR]; /* loaded before the first store, as in bodyLL */
-#pragma unroll
-    for (int p = 0; p < MAXR; p++)
-      if (p < n && p != me) v[p] = loadPart<T, uint64_t>(in + (uint64_t)p * seg + e0, valid(p, e0));
-#pragma unroll
-    for (int p = 0; p < MAXR; p++)
-      if (p < n && p != me) llStore(lines(p, me) + l, v[p], flag);
+    sendLines(a, seq, l, flag,
+              [&](int p) { return loadPart<T, uint64_t>(in + (uint64_t)p * seg + e0, valid(p, e0)); });
   }
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   for (int phase = 0; phase < 2; phase++) {

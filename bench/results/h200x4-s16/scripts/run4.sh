@@ -2,7 +2,7 @@
 # every peer's part first): the GPU suites (4 and 2 GPUs, the plans' classic suite left out for time),
 # the drop-in suite, PyTorch's symmetric memory under torchrun, then the tables: graphs 4 GPUs plain 16 B-1 GiB,
 # windows 16 B-16 MiB, 2 GPUs 16 B-64 KiB; eager 4 and 2 GPUs 8 B-32 KiB.
-RUN=r4 . scripts/device-pre.sh
+RUN=${RUN_NAME:-r4} . scripts/device-pre.sh  # run5.sh: RUN_NAME=r5
 cat $OUT/gpus.txt
 T="$B/test_gpu_runtime --verbose -j1"
 timeout 200 $T --filter "gpu_runtime/@(sym_kernels_4gpus|sym_pdl|sym_streams|sym_rounds|sym_direct|sym_direct_copy_engine|sym_group_peers|sym_graph_replays|sym_empty_blocks|sym_choice|sym_direct_choice|sym_group_peers_choice|window_forget|baked_plans_4gpus|graph_replays|groups|several_streams|two_communicators|one_process_per_gpu)" > $R/tests4.txt 2>&1

@@ -1,8 +1,3 @@
-# s16 run 7: the library after the second review (kernelOf names every form, null for none; the
-# bodies chosen with if constexpr; no change to any kernel meant). 4-GPU machines were no longer lent,
-# so on 2 GPUs: the suites that launch every form, and graphs 2 GPUs plain 16 B-64 KiB once.
-RUN=r7 . scripts/device-pre.sh
-cat $OUT/gpus.txt
-suite tests2 200 'sym_kernels_2gpus|sym_direct|sym_pdl|sym_streams|sym_group_peers|baked_plans_2gpus'
-timeout 90 $B/coll_bench --ranks 2 --graph 10 --iters 10 --warmup 3 --factor 4 --min 16 --max 64K --csv $R/g2.csv > $R/g2.txt 2>&1; echo "g2 rc=$?"; pack
-rows $R/g2.csv
+# s16 run 7: run 6 on the library after the second review (kernelOf names every form, null for
+# none; the bodies chosen with if constexpr; no change to any kernel meant), graphs to 64 KiB.
+RUN_NAME=r7 G2_MAX=64K exec bash bench/results/h200x4-s16/scripts/run6.sh
