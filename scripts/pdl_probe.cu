@@ -1,0 +1,203 @@
+/*
+ * Where a small call's time goes when calls are replayed from a CUDA graph: the time per kernel of
+ * a graph of K kernels on every GPU, each launched with programmatic stream serialization (PDL, as
+ * host/sym.c launches the symmetric kernels) or without, and doing:
+ *   empty  griddepcontrol.wait, then the trigger for the next kernel;
+ *   seq    as kernels/sym.cuh does around its body: a sequence number read from device memory
+ *          after the wait, stored back (+1) at the end;
+ *   xchg   seq, and between, one LL line (16 bytes, the flag made from the sequence number) stored
+ *          into every peer's inbox and every peer's line awaited (kiln's 16-byte allgather, bare);
+ *   xchgio xchg with the line's 8 bytes loaded from an input buffer and the peers' stored into an
+ *          output buffer, as a call does.
+ * Build: nvcc -O2 -arch=sm_90 -o pdl_probe scripts/pdl_probe.cu
+ * MODE ending in "pre" (emptypre, seqpre, xchgpre, xchgiopre): the kernel reads its arguments before the wait.
+ * Run:   pdl_probe MODE NGPUS PDL [THREADS] [K] [ITERS]   (prints: mode n pdl threads us-per-kernel)
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      fprintf(stderr, "pdl_probe: %s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                                 \
+    }                                                                                          \
+  } while (0)
+
+enum { MAXG = 8, EMPTY = 0, SEQ = 1, XCHG = 2, XCHGIO = 3 };
+
+struct Args {
+  unsigned long long* seq; /* this GPU's sequence number */
+  uint4* inbox;            /* this GPU's lines: [2 halves][MAXG sources] */
+  uint4* peerInbox[MAXG];  /* every GPU's inbox as mapped here */
+  int* err;                /* set when a wait gave up (1 s), 2 when a line held wrong data */
+  const uint2* in;         /* xchgio: the 8 bytes this GPU sends (in[me]) */
+  uint2* out;              /* xchgio: where the peers' 8 bytes go (out[p]) */
+  int n, me, mode;
+};
+
+__device__ __forceinline__ uint64_t now() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+template <bool PRE> __global__ void probe(Args a) {
+  /* PRE: the arguments read before the wait (kernel parameters never change; a new launch's are
+   * not in the constant cache yet). */
+  if (PRE)
+    asm volatile("" ::"l"(a.seq), "l"(a.inbox), "l"(a.peerInbox[0]), "l"(a.peerInbox[1]), "l"(a.err), "l"(a.in), "l"(a.out), "r"(a.n),
+                 "r"(a.me), "r"(a.mode));
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (a.mode == EMPTY) {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    return;
+  }
+  const unsigned long long s = *(volatile unsigned long long*)a.seq + 1;
+  if (a.mode >= XCHG && (int)threadIdx.x < a.n && (int)threadIdx.x != a.me) {
+    const int p = threadIdx.x;
+    const unsigned flag = (unsigned)s * 0x9E3779B1u | 1u;
+    const uint2 v = a.mode == XCHGIO ? __ldcg(a.in + a.me) : make_uint2(1u, 2u);
+    uint4* dst = a.peerInbox[p] + (s & 1) * MAXG + a.me;
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(flag), "r"(v.y),
+                 "r"(flag)
+                 : "memory");
+    const uint4* src = a.inbox + (s & 1) * MAXG + p;
+    unsigned d0, f0, d1, f1;
+    uint64_t t0 = 0;
+    for (unsigned i = 0;; i++) {
+      asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1)
+                   : "l"(src)
+                   : "memory");
+      if (f0 == flag && f1 == flag) break;
+      if ((i & 1023) == 1023) {
+        if (!t0) t0 = now();
+        else if (now() - t0 > 1000000000ull || *(volatile int*)a.err) {
+          atomicExch(a.err, 1);
+          break;
+        }
+      }
+    }
+    const unsigned w0 = a.mode == XCHGIO ? 100u + p : 1u, w1 = a.mode == XCHGIO ? 200u + p : 2u;
+    if (f0 == flag && (d0 != w0 || d1 != w1)) atomicExch(a.err, 2);
+    if (a.mode == XCHGIO) a.out[p] = make_uint2(d0, d1);
+  }
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) *(volatile unsigned long long*)a.seq = s;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: pdl_probe empty|seq|xchg|xchgio[pre] NGPUS PDL(0|1) [THREADS=512] [K=20] [ITERS=200]\n");
+    return 2;
+  }
+  const char* m = argv[1];
+  const bool pre = strlen(m) > 3 && !strcmp(m + strlen(m) - 3, "pre"); /* emptypre, seqpre, xchgpre */
+  const int mode = !strncmp(m, "empty", 5)    ? EMPTY
+                   : !strncmp(m, "seq", 3)    ? SEQ
+                   : !strncmp(m, "xchgio", 6) ? XCHGIO
+                   : !strncmp(m, "xchg", 4)   ? XCHG
+                                              : -1;
+  const int n = atoi(argv[2]), pdl = atoi(argv[3]);
+  const int threads = argc > 4 ? atoi(argv[4]) : 512, K = argc > 5 ? atoi(argv[5]) : 20,
+            iters = argc > 6 ? atoi(argv[6]) : 200;
+  int ndev = 0;
+  CK(cudaGetDeviceCount(&ndev));
+  if (mode < 0 || n < 1 || n > MAXG || n > ndev || threads < 32 || threads > 1024 || K < 1 || iters < 1) {
+    fprintf(stderr, "pdl_probe: bad arguments (mode %s, %d GPUs of %d, %d threads)\n", argv[1], n, ndev, threads);
+    return 2;
+  }
+  Args args[MAXG];
+  memset(args, 0, sizeof args);
+  cudaStream_t st[MAXG];
+  cudaGraphExec_t ex[MAXG];
+  cudaEvent_t e0[MAXG], e1[MAXG];
+  uint4* inbox[MAXG];
+  int* err[MAXG];
+  for (int g = 0; g < n; g++) {
+    CK(cudaSetDevice(g));
+    for (int h = 0; h < n; h++)
+      if (h != g) {
+        cudaError_t e = cudaDeviceEnablePeerAccess(h, 0);
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+        cudaGetLastError();
+      }
+    CK(cudaMalloc(&inbox[g], 2 * MAXG * sizeof(uint4)));
+    CK(cudaMemset(inbox[g], 0, 2 * MAXG * sizeof(uint4)));
+    uint2 io[MAXG];
+    for (int h = 0; h < MAXG; h++) io[h] = make_uint2(100u + g, 200u + g);
+    CK(cudaMalloc((void**)&args[g].in, sizeof io));
+    CK(cudaMemcpy((void*)args[g].in, io, sizeof io, cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&args[g].out, sizeof io));
+    CK(cudaMalloc(&err[g], sizeof(int)));
+    CK(cudaMemset(err[g], 0, sizeof(int)));
+    CK(cudaMalloc(&args[g].seq, sizeof(unsigned long long)));
+    CK(cudaMemset(args[g].seq, 0, sizeof(unsigned long long)));
+    CK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    CK(cudaEventCreate(&e0[g]));
+    CK(cudaEventCreate(&e1[g]));
+  }
+  for (int g = 0; g < n; g++) {
+    args[g].inbox = inbox[g];
+    for (int h = 0; h < n; h++) args[g].peerInbox[h] = inbox[h];
+    args[g].err = err[g];
+    args[g].n = n;
+    args[g].me = g;
+    args[g].mode = mode;
+    CK(cudaSetDevice(g));
+    cudaGraph_t graph;
+    CK(cudaStreamBeginCapture(st[g], cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < K; i++) {
+      cudaLaunchConfig_t cfg = {};
+      cudaLaunchAttribute at[1];
+      cfg.gridDim = dim3(1);
+      cfg.blockDim = dim3(threads);
+      cfg.stream = st[g];
+      at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      at[0].val.programmaticStreamSerializationAllowed = pdl;
+      cfg.attrs = at;
+      cfg.numAttrs = 1;
+      CK(pre ? cudaLaunchKernelEx(&cfg, probe<true>, args[g]) : cudaLaunchKernelEx(&cfg, probe<false>, args[g]));
+    }
+    CK(cudaStreamEndCapture(st[g], &graph));
+    CK(cudaGraphInstantiate(&ex[g], graph, 0));
+    CK(cudaGraphDestroy(graph));
+  }
+  for (int w = 0; w < 20; w++)
+    for (int g = 0; g < n; g++) {
+      CK(cudaSetDevice(g));
+      CK(cudaGraphLaunch(ex[g], st[g]));
+    }
+  for (int g = 0; g < n; g++) {
+    CK(cudaSetDevice(g));
+    CK(cudaStreamSynchronize(st[g]));
+    CK(cudaEventRecord(e0[g], st[g]));
+  }
+  for (int i = 0; i < iters; i++)
+    for (int g = 0; g < n; g++) {
+      CK(cudaSetDevice(g));
+      CK(cudaGraphLaunch(ex[g], st[g]));
+    }
+  float worst = 0;
+  int bad = 0;
+  for (int g = 0; g < n; g++) {
+    CK(cudaSetDevice(g));
+    CK(cudaEventRecord(e1[g], st[g]));
+    CK(cudaEventSynchronize(e1[g]));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
+    if (ms > worst) worst = ms;
+    int e = 0;
+    CK(cudaMemcpy(&e, err[g], sizeof(int), cudaMemcpyDeviceToHost));
+    bad |= e;
+  }
+  printf("%s n=%d pdl=%d threads=%d K=%d: %.3f us per kernel%s\n", argv[1], n, pdl, threads, K,
+         worst * 1000.0 / ((double)iters * K), bad == 1 ? " (A WAIT GAVE UP)" : bad ? " (WRONG DATA)" : "");
+  return bad ? 1 : 0;
+}
