@@ -824,10 +824,21 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
   }
 }
 
+/* Threads per block for args a: the LL forms take a line per thread (kernels/sym.cuh blockLines),
+ * so a block of a small call needs no more warps than its range has lines; fewer warps to start
+ * and to end. The other forms take the configured count. */
+static int symThreads(const kilnLaunch* l, const kilnSymArgs* a) {
+  if (!a->ll) return l->threads;
+  const uint64_t es = kilnDataTypeSize((kilnDataType_t)l->dtype), e16 = 16 / es;
+  const uint64_t per = roundUp((a->seg + a->nblocks - 1) / a->nblocks, e16);
+  const uint64_t lines = roundUp((per * es + 7) / 8, 32);
+  return lines < (uint64_t)l->threads ? (int)lines : l->threads;
+}
+
 /* Launches the symmetric kernel of call l with args a on stream s (the communicator's PDL
  * setting). Returns a cudaError_t value. */
 static int launchSym(const kilnLaunch* l, const kilnSymArgs* a, cudaStream_t s) {
-  return kilnSymLaunch(l->dtype, a, l->threads, (void*)s, l->comm->symPdl);
+  return kilnSymLaunch(l->dtype, a, symThreads(l, a), (void*)s, l->comm->symPdl);
 }
 
 /* The engine forms' copies into the peers' outputs, one after the other on the call's stream

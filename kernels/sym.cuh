@@ -21,11 +21,12 @@
  * at `>= s` (a peer may already have set s + 1's flag, whose data goes to the other half).
  *
  * The sequence number lives in device memory, one copy per block: block j reads slot j at its
- * start and stores the call's last number there when it is done, and block 0 also stores it into
- * the slots of the blocks this call does not have, so all slots agree after every call (the next
- * kernel on the stream starts one past it) and CUDA graph replays need no host help. No block
- * waits for another at the end (a shared counter and its atomic cost every call the latency of
- * an atomic). Reductions run in rank order 0..n-1 on every
+ * start and stores the call's last number there once every thread of it has read the slot (the LL
+ * forms: once their lines are out; the others: at the end), and block 0 also stores it into the
+ * slots of the blocks this call does not have, so all slots agree after every call (the next
+ * kernel on the stream reads them only after this one has ended, and starts one past) and CUDA
+ * graph replays need no host help. No block waits for another at the end (a shared counter and its
+ * atomic cost every call the latency of an atomic). Reductions run in rank order 0..n-1 on every
  * rank, so every rank gets bitwise the same allreduce result.
  */
 #ifndef KILN_KERNELS_SYM_CUH
@@ -92,16 +93,16 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
  * a store behind it, a memory latency per peer. Reducescatter, 4 GPUs, graphs: 64 B-64 KiB up to 6%
  * less time, 256 KiB up to 4% more (bench/results/h200x4-s16, runs 1 and 3); alltoall does not
  * use it (bodyLL says why). */
-template <class Part>
+template <int R, class Part>
 __device__ __forceinline__ void sendLines(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag,
                                           const Part& part) {
-  const int n = a.nranks, me = a.rank;
+  const int n = R == MAXR ? a.nranks : R, me = a.rank;
   uint64_t v[MAXR];
 #pragma unroll
-  for (int p = 0; p < MAXR; p++)
+  for (int p = 0; p < R; p++)
     if (p < n && p != me) v[p] = part(p);
 #pragma unroll
-  for (int p = 0; p < MAXR; p++)
+  for (int p = 0; p < R; p++)
     if (p < n && p != me) llStore((uint4*)region(a, seq, p, me) + l, v[p], flag);
 }
 
@@ -112,14 +113,14 @@ __device__ __forceinline__ void sendLines(const kilnSymArgs& a, uint64_t seq, ui
  * allreduce 16 KiB 4.31 vs 5.53 us, 64 KiB 5.53 vs 6.61, allgather 64 KiB 3.92 vs 5.09, 16 B
  * 3.37 vs 3.56; spinning on the first missing line alone and then reading the rest together was
  * 2-9% slower than this on 4 GPUs. false: timeout or abort. */
-__device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l,
+template <int R> __device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l,
                                           uint32_t flag, Spin& spin, uint64_t* v) {
-  const int n = a.nranks, me = a.rank;
-  uint32_t d0[MAXR], f0[MAXR], d1[MAXR], f1[MAXR];
-  const uint4* p[MAXR];
+  const int n = R == MAXR ? a.nranks : R, me = a.rank;
+  uint32_t d0[R], f0[R], d1[R], f1[R];
+  const uint4* p[R];
   unsigned pend = 0;
 #pragma unroll
-  for (int q = 0; q < MAXR; q++) {
+  for (int q = 0; q < R; q++) {
     f0[q] = f1[q] = flag;
     d0[q] = d1[q] = 0;
     p[q] = (const uint4*)region(a, seq, me, idx0 + q) + l;
@@ -127,26 +128,26 @@ __device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, in
   }
   while (pend) {
 #pragma unroll
-    for (int q = 0; q < MAXR; q++)
+    for (int q = 0; q < R; q++)
       if (pend >> q & 1) llLoadOnce(p[q], &d0[q], &f0[q], &d1[q], &f1[q]);
 #pragma unroll
-    for (int q = 0; q < MAXR; q++)
+    for (int q = 0; q < R; q++)
       if (f0[q] == flag && f1[q] == flag) pend &= ~(1u << q);
     if (pend && spin.tick()) return false;
   }
 #pragma unroll
-  for (int q = 0; q < MAXR; q++) v[q] = (uint64_t)d0[q] | ((uint64_t)d1[q] << 32);
+  for (int q = 0; q < R; q++) v[q] = (uint64_t)d0[q] | ((uint64_t)d1[q] << 32);
   return true;
 }
 
 /* The reduction of one line in rank order: v[q] from peer q, mine in this rank's place. */
-template <typename T>
+template <typename T, int R>
 __device__ __forceinline__ uint64_t reduceLine(const kilnSymArgs& a, const OpDyn& op, const uint64_t* v,
                                                uint64_t mine) {
-  const int n = a.nranks, me = a.rank;
+  const int n = R == MAXR ? a.nranks : R, me = a.rank;
   uint64_t acc = me == 0 ? mine : v[0];
 #pragma unroll
-  for (int q = 1; q < MAXR; q++)
+  for (int q = 1; q < R; q++)
     if (q < n) acc = opPack<T>(op, acc, q == me ? mine : v[q]);
   return a.op == OP_AVG ? dividePack<T, uint64_t>(acc, n) : acc;
 }
@@ -280,6 +281,14 @@ __device__ __forceinline__ bool await(const kilnSymArgs& a, uint64_t seq0, uint6
   return !sh->abort;
 }
 
+/* What the bodies compute from the arguments alone (the block's range or lines) and the arguments
+ * they read first, made ready before the wait for the kernel before (their Start's begin): kernel
+ * parameters never change, so none of this waits for that kernel's end. */
+__device__ __forceinline__ void prologue(const kilnSymArgs& a, uint64_t l0, uint64_t l1) {
+  asm volatile("" ::"l"(l0), "l"(l1), "l"(a.in), "l"(a.out), "l"(a.stage[0]), "l"(a.halfBytes), "l"(a.region),
+               "l"(a.seq), "l"(a.abortFlag));
+}
+
 /* The flag form, in rounds: round r moves window r (a.seg elements from r * a.seg) of every piece
  * (the input, the part for a peer, a two-shot share: a.total elements each) through the staging
  * half of its sequence number seq0 + r; block j owns the same range of every window. Rounds
@@ -313,7 +322,7 @@ __device__ __forceinline__ bool await(const kilnSymArgs& a, uint64_t seq0, uint6
  * where half's ran 0.97-1.76x; inlined, bfloat16 is level with half (4x H100, same call,
  * bench/results/h100x4-s7 run 13: reducescatter 1 MiB 9.9 vs 13.3 us, allreduce 16 MiB 96.4 vs
  * 108.9). */
-template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a, uint64_t seq0, Shared* sh) {
+template <typename T, class Start> __device__ __forceinline__ void body(const kilnSymArgs& a, Start& st) {
   const int n = a.nranks, me = a.rank, R = a.rounds;
   const OpDyn op{a.op};
   const int avgN = a.op == OP_AVG ? n : 0;
@@ -325,6 +334,10 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
   const uint64_t stride = two ? total : count;
   uint64_t lo, hi;
   blockRange<T>(a, &lo, &hi);
+  prologue(a, lo, hi);
+  if (!st.begin()) return;
+  const uint64_t seq0 = st.seq;
+  Shared* const sh = st.sh;
   auto pieceLen = [&](int p) -> uint64_t {
     if (!two) return count;
     const uint64_t st = (uint64_t)p * total;
@@ -440,13 +453,17 @@ template <typename T> __device__ __forceinline__ void body(const kilnSymArgs& a,
  * (the peer arrived at this call, so its call before had ended). The copy-engine form splits the
  * two meetings into two kernels of one block, each with a sequence number of its own, and the
  * copies between them are the engine's (host/sym.c). */
-template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
+template <typename T, class Start> __device__ __forceinline__ void bodyDirect(const kilnSymArgs& a, Start& st) {
   const int n = a.nranks, me = a.rank;
   const OpDyn op{a.op};
   const T* in = (const T*)a.in;
   const uint64_t count = a.count;
   uint64_t lo, hi;
   blockRange<T>(a, &lo, &hi);
+  prologue(a, lo, hi);
+  if (!st.begin()) return;
+  const uint64_t seq = st.seq;
+  Shared* const sh = st.sh;
   /* The copy-engine form (sym_ce.h, host/sym.c issueCopyEngine): a kernel of one block
    * for each meeting (ARRIVE: phase 0, DONE: phase 1), the engine's copies between them. */
   if (a.direct == KILN_SYM_DIRECT_DONE) {
@@ -497,15 +514,18 @@ template <typename T> __device__ __forceinline__ void bodyDirect(const kilnSymAr
  * the segment. The staging halves alternate as above: in call s - 1 every rank read lines of every
  * peer, stored after that peer's call s - 2 had ended. One-shot allreduce, reducescatter,
  * allgather and alltoall (two-shot is for large calls). */
-template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
+template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const int n = a.nranks, me = a.rank, tid = threadIdx.x, nthr = blockDim.x;
+  const int n = R == MAXR ? a.nranks : R, me = a.rank, tid = threadIdx.x, nthr = blockDim.x;
   const OpDyn op{a.op};
   const T* in = (const T*)a.in;
   T* out = (T*)a.out;
   const uint64_t count = a.count, seg = a.seg;
   uint64_t l0, l1;
   blockLines<T>(a, &l0, &l1);
+  prologue(a, l0, l1);
+  const bool go = st.begin();
+  const uint64_t seq = st.seq;
   const uint32_t flag = symFlag(seq);
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
@@ -516,7 +536,7 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
     if (toAll) {
       const uint64_t v = loadPart<T, uint64_t>(in + e0, nv);
 #pragma unroll
-      for (int p = 0; p < MAXR; p++)
+      for (int p = 0; p < R; p++)
         if (p < n && p != me) llStore(lines(p, me) + l, v, flag);
       if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) storePart<T, uint64_t>(out + (uint64_t)me * count + e0, v, nv);
     } else if (a.algo == KILN_SYM_A2A) {
@@ -524,35 +544,34 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
        * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
        * 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
 #pragma unroll
-      for (int p = 0; p < MAXR; p++)
+      for (int p = 0; p < R; p++)
         if (p < n && p != me) llStore(lines(p, me) + l, loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv), flag);
       const uint64_t mine = (uint64_t)me * count + e0;
       if (in != out) storePart<T, uint64_t>(out + mine, loadPart<T, uint64_t>(in + mine, nv), nv);
     } else { /* reducescatter */
-      sendLines(a, seq, l, flag,
+      sendLines<R>(a, seq, l, flag,
                 [&](int p) { return loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv); });
     }
   }
+  st.sent();
+  if (!go) return;
   /* Receive: every peer's line l, then reduce in rank order or copy into place. */
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const bool reduces = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS;
   const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * count : 0;
-  for (uint64_t l = l0 + tid; l < l1 && !*(volatile int*)&sh->abort; l += nthr) {
+  for (uint64_t l = l0 + tid; l < l1; l += nthr) {
     const uint64_t e0 = l * E8;
     const int nv = (int)min((uint64_t)E8, seg - e0);
     /* This rank's own operand is loaded before the wait, so its latency hides in the flight of
      * the peers' lines instead of following it. */
     const uint64_t mine = reduces ? loadPart<T, uint64_t>(in + own + e0, nv) : 0;
     uint64_t v[MAXR];
-    if (!recvLines(a, seq, 0, l, flag, spin, v)) {
-      sh->abort = 1;
-      break;
-    }
+    if (!recvLines<R>(a, seq, 0, l, flag, spin, v)) return;
     if (reduces) {
-      storePart<T, uint64_t>(out + e0, reduceLine<T>(a, op, v, mine), nv);
+      storePart<T, uint64_t>(out + e0, reduceLine<T, R>(a, op, v, mine), nv);
     } else {
 #pragma unroll
-      for (int q = 0; q < MAXR; q++)
+      for (int q = 0; q < R; q++)
         if (q < n && q != me) storePart<T, uint64_t>(out + (uint64_t)q * count + e0, v[q], nv);
     }
   }
@@ -563,15 +582,18 @@ template <typename T> __device__ void bodyLL(const kilnSymArgs& a, uint64_t seq,
  * its own input, stores the result into its output and, as lines, into every peer's region n + q;
  * then copies the peers' shares from those lines into place. Lines past the input's end carry
  * zeros (the receiver reads every line of its range). */
-template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq, Shared* sh) {
+template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const int n = a.nranks, me = a.rank, tid = threadIdx.x, nthr = blockDim.x;
+  const int n = R == MAXR ? a.nranks : R, me = a.rank, tid = threadIdx.x, nthr = blockDim.x;
   const OpDyn op{a.op};
   const T* in = (const T*)a.in;
   T* out = (T*)a.out;
   const uint64_t count = a.count, seg = a.seg;
   uint64_t l0, l1;
   blockLines<T>(a, &l0, &l1);
+  prologue(a, l0, l1);
+  const bool go = st.begin();
+  const uint64_t seq = st.seq;
   const uint32_t flag = symFlag(seq);
   auto lines = [&](int p, int idx) -> uint4* { return (uint4*)region(a, seq, p, idx); };
   /* Valid elements of share p's line at share offset e0. */
@@ -581,29 +603,28 @@ template <typename T> __device__ void bodyLL2(const kilnSymArgs& a, uint64_t seq
   };
   for (uint64_t l = l0 + tid; l < l1; l += nthr) {
     const uint64_t e0 = l * E8;
-    sendLines(a, seq, l, flag,
+    sendLines<R>(a, seq, l, flag,
               [&](int p) { return loadPart<T, uint64_t>(in + (uint64_t)p * seg + e0, valid(p, e0)); });
   }
+  st.sent();
+  if (!go) return;
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   for (int phase = 0; phase < 2; phase++) {
-    for (uint64_t l = l0 + tid; l < l1 && !*(volatile int*)&sh->abort; l += nthr) {
+    for (uint64_t l = l0 + tid; l < l1; l += nthr) {
       const uint64_t e0 = l * E8;
       const int nv = valid(me, e0);
       const uint64_t mine = phase == 0 ? loadPart<T, uint64_t>(in + (uint64_t)me * seg + e0, nv) : 0;
       uint64_t v[MAXR];
-      if (!recvLines(a, seq, phase * n, l, flag, spin, v)) {
-        sh->abort = 1;
-        break;
-      }
+      if (!recvLines<R>(a, seq, phase * n, l, flag, spin, v)) return;
       if (phase == 0) {
-        const uint64_t acc = reduceLine<T>(a, op, v, mine);
+        const uint64_t acc = reduceLine<T, R>(a, op, v, mine);
         storePart<T, uint64_t>(out + (uint64_t)me * seg + e0, acc, nv);
 #pragma unroll
-        for (int p = 0; p < MAXR; p++)
+        for (int p = 0; p < R; p++)
           if (p < n && p != me) llStore(lines(p, n + me) + l, acc, flag);
       } else {
 #pragma unroll
-        for (int q = 0; q < MAXR; q++)
+        for (int q = 0; q < R; q++)
           if (q < n && q != me) storePart<T, uint64_t>(out + (uint64_t)q * seg + e0, v[q], valid(q, e0));
       }
     }
@@ -620,31 +641,103 @@ __host__ __device__ __forceinline__ int formOf(const kilnSymArgs& a) {
   return FORM_STAGED;
 }
 
-template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
-  static_assert(F >= 0 && F < NFORMS, "a form of formOf");
-  __shared__ Shared sh;
+/* The sequence past the call's last round, in this block's slot, and block 0's in those of the
+ * blocks the call does not have, so all slots agree after every call. After every thread of the
+ * block has read its slot. */
+__device__ __forceinline__ void storeSeq(const kilnSymArgs& a, uint64_t last) {
+  if (threadIdx.x == 0) ((volatile uint64_t*)a.seq)[blockIdx.x] = last;
+  if (blockIdx.x == 0)
+    for (int k = a.nblocks + threadIdx.x; k < MAXB; k += blockDim.x) ((volatile uint64_t*)a.seq)[k] = last;
+}
+
+/* Programmatic dependent launch (host/sym.c, KILN_SYM_PDL): the kernel may have been scheduled
+ * while the kernel before it on the stream still ran; griddepcontrol.wait returns once that kernel
+ * has ended and its memory is visible (at once when it was launched without it), before anything
+ * is read from global memory, the sequence number included (the bodies' prologue reads only the
+ * kernel's parameters). The trigger for the next kernel comes at the
+ * kernel's end, after the body's last wait for a peer. */
+__device__ __forceinline__ void depWait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  /* Programmatic dependent launch (host/sym.c, KILN_SYM_PDL): this kernel may have been scheduled
-   * while the kernel before it on the stream still ran; griddepcontrol.wait returns once that
-   * kernel has ended and its memory is visible (at once when it was launched without it), before
-   * anything is read, the sequence number included. The trigger for the next kernel comes below,
-   * after the body's last wait for a peer. */
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  if (threadIdx.x == 0) {
-    sh.seq = ((volatile uint64_t*)a.seq)[blockIdx.x] + 1;
-    sh.abort = *(volatile int*)a.abortFlag;
+}
+
+/* The LL forms' start, which has no barrier: begin() waits for the kernel before (depWait), then
+ * every thread reads the sequence number and the abort flag itself, and its first loads of the
+ * input go out right behind them (the bodies send whatever the flag says, and only then stop when
+ * it is up: a branch on it would hold the loads back until it arrived). sent(), once the block's
+ * lines are out (every thread has its number): a barrier, then the slot stores (the next kernel
+ * reads them only after this one ends), so the kernel ends without a barrier or a store. 2x H200,
+ * graphs, same call (bench/results/h200x2-s17 runs 1-2), against thread 0's read and a barrier
+ * before the body: 0-5% less time at 16 B-256 KiB for the reads alone, 6-11% with the prologue
+ * before the wait, 8-18% with this start and LL blocks of no more threads than lines. */
+struct LLStart {
+  const kilnSymArgs& a;
+  uint64_t seq;
+  __device__ __forceinline__ bool begin() {
+    depWait();
+    seq = ((volatile uint64_t*)a.seq)[blockIdx.x] + 1;
+    return !*(volatile int*)a.abortFlag;
   }
-  __syncthreads();
-  const uint64_t seq = sh.seq;
-  if (!sh.abort) {
-    if constexpr (F == FORM_DIRECT) bodyDirect<T>(a, seq, &sh);
-    else if constexpr (F == FORM_LL2) bodyLL2<T>(a, seq, &sh);
-    else if constexpr (F == FORM_LL) bodyLL<T>(a, seq, &sh);
-    else body<T>(a, seq, &sh);
+  __device__ __forceinline__ void sent() {
+    __syncthreads();
+    storeSeq(a, seq + a.rounds - 1);
+  }
+};
+
+/* The flag and direct forms' start: begin() waits for the kernel before (depWait); thread 0 reads
+ * the sequence number and the abort flag into shared memory for the block, then a barrier; false:
+ * the abort flag is up. */
+struct FlagStart {
+  const kilnSymArgs& a;
+  Shared* sh;
+  uint64_t seq;
+  __device__ __forceinline__ bool begin() {
+    depWait();
+    if (threadIdx.x == 0) {
+      sh->seq = ((volatile uint64_t*)a.seq)[blockIdx.x] + 1;
+      sh->abort = *(volatile int*)a.abortFlag;
+    }
+    __syncthreads();
+    seq = sh->seq;
+    return !sh->abort;
+  }
+};
+
+/* An LL form's body with its loops over the peers sized at compile time for 2 and 4 ranks (R;
+ * MAXR: any count, the loops run to MAXR and test each peer against a.nranks). The loops' tests and
+ * the code between a call's loads and its stores were a large part of a small call: 2x H200,
+ * graphs, same call (bench/results/h200x2-s17 run 3), allgather 16 B 2.45 -> 2.04 us, allreduce
+ * 2.53 -> 2.05, reducescatter 64 KiB 3.33 -> 2.69, 12-20% less at every LL size. */
+template <typename T, int F, class Start> __device__ __forceinline__ void lineBody(const kilnSymArgs& a, Start& st) {
+  if (a.nranks == 2) {
+    if constexpr (F == FORM_LL2) bodyLL2<T, 2>(a, st);
+    else bodyLL<T, 2>(a, st);
+  } else if (a.nranks == 4) {
+    if constexpr (F == FORM_LL2) bodyLL2<T, 4>(a, st);
+    else bodyLL<T, 4>(a, st);
+  } else {
+    if constexpr (F == FORM_LL2) bodyLL2<T, MAXR>(a, st);
+    else bodyLL<T, MAXR>(a, st);
+  }
+}
+
+template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
+  static_assert(F >= 0 && F < NFORMS, "a form of formOf");
+  constexpr bool lines = F == FORM_LL || F == FORM_LL2;
+  uint64_t seq = 0;
+  if constexpr (lines) {
+    LLStart st{a, 0};
+    lineBody<T, F>(a, st);
+  } else {
+    __shared__ Shared sh;
+    FlagStart st{a, &sh, 0};
+    if constexpr (F == FORM_DIRECT) bodyDirect<T>(a, st);
+    else body<T>(a, st);
+    seq = st.seq;
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  /* The next kernel on the stream may be scheduled now (it waits as above): its launch overlaps
+  /* The next kernel on the stream may be scheduled now (it waits in depWait): its launch overlaps
    * this kernel's end instead of following it. Only after this block's last wait for a peer: the
    * next kernel's blocks, resident and waiting, take SMs (one block of these kernels fills one),
    * and by then this kernel needs nothing but its own end, so they can never hold back a kernel
@@ -652,12 +745,7 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
    * communicator's kernel left without SMs on one GPU while its peers wait for it). */
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-  /* The sequence past the call's last round, in this block's slot (and block 0: in those of the
-   * blocks the call does not have); only thread 0 read the slot, at the start. */
-  const uint64_t last = seq + a.rounds - 1;
-  if (threadIdx.x == 0) ((volatile uint64_t*)a.seq)[blockIdx.x] = last;
-  if (blockIdx.x == 0)
-    for (int k = a.nblocks + threadIdx.x; k < MAXB; k += blockDim.x) ((volatile uint64_t*)a.seq)[k] = last;
+  if constexpr (!lines) storeSeq(a, seq + a.rounds - 1);
 }
 
 /* The host stub of form f's kernel for T (what the host launches and preloads); null for no form

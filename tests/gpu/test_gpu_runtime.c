@@ -1859,6 +1859,50 @@ Test(gpu_runtime, missing_peer_times_out, .init = gpu_init, .timeout = 120) {
   world_fini(&w);
 }
 
+/* One symmetric call of `a` on rank 0 alone; it must end, with KILN_ERR_TIMEOUT on rank 0, after
+ * more than `minS` seconds and less than `maxS`. */
+static void sym_alone(world* w, kilnSymAlgo_t a, size_t count, double minS, double maxS, uint64_t* rng) {
+  call c;
+  cr_assert(call_alloc(&c, w, sym_coll(a), count, KILN_FLOAT32));
+  call_prepare(&c, w, KILN_SUM, false, rng);
+  cudaSetDevice(0);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cr_assert(eq(int, kilnSymRun(w->kc[0], a, c.sendp[0], c.recvp[0], count, c.dt, KILN_SUM, w->st[0]), KILN_SUCCESS),
+            "%s", kilnLastError());
+  cr_assert(eq(int, cudaStreamSynchronize(w->st[0]), cudaSuccess), "%s count %zu", kilnSymAlgoName(a), count);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  kilnResult_t ae;
+  kilnCommGetAsyncError(w->kc[0], &ae);
+  cr_assert(eq(int, ae, KILN_ERR_TIMEOUT), "%s count %zu: %s", kilnSymAlgoName(a), count, kilnResultName(ae));
+  cr_assert(dt > minS && dt < maxS, "%s count %zu ended after %.3f s (expected %.1f-%.1f)", kilnSymAlgoName(a),
+            count, dt, minS, maxS);
+  call_free(&c, w);
+}
+
+/* The symmetric kernels when a peer never comes: rank 0 alone runs a small allgather (LL lines);
+ * it gives up after the communicator's timeout (300 ms) with KILN_ERR_TIMEOUT, rank 1 reports
+ * nothing. Then every algorithm, as LL lines and as flags, runs on rank 0 alone again: each must
+ * end at once (the abort flag is up, no kernel waits for a peer) and the error stays. */
+Test(gpu_runtime, sym_missing_peer_times_out, .init = gpu_init, .timeout = 120) {
+  world w;
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.timeoutMs = 300;
+  cfg.symBytes = 1 << 20;
+  cr_assert(world_init(&w, 2, &cfg));
+  uint64_t rng = g_seed ^ 0x7a1;
+  sym_alone(&w, KILN_SYM_ALLGATHER, 1004, 0.25, 30.0, &rng);
+  static const size_t counts[] = {1004, 70004};
+  for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
+    for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+      sym_alone(&w, kSymAlgos[ai], counts[ci], 0.0, 0.2, &rng);
+  kilnResult_t ae;
+  kilnCommGetAsyncError(w.kc[1], &ae);
+  cr_assert(eq(int, ae, KILN_SUCCESS), "%s", kilnResultName(ae));
+  world_fini(&w);
+}
+
 /* The predicate and the loader's checks. */
 Test(gpu_runtime, supports_and_load_errors, .init = gpu_init, .timeout = 120) {
   kilnPlan* p = NULL;
