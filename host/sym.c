@@ -92,10 +92,13 @@ void kilnSymConfigure(struct kilnComm* c) {
    * same (the block cap). */
   const long long b = envClamp("KILN_SYM_BLOCK_BYTES", 2048, 1024, LLONG_MAX - 15);
   c->symBlockBytes = (uint64_t)(b + 15) / 16 * 16;
-  /* Segments up to 128 KiB travel as LL lines (KILN_SYM_LL_BYTES; 0: never). Run 5, graphs, LL vs
-   * flags: 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9, allreduce 64 KiB 7.7 vs
-   * 8.8; 2 GPUs reducescatter 256 KiB 5.7 vs 7.2. */
-  c->symLLBytes = (uint64_t)envInt("KILN_SYM_LL_BYTES", 128 << 10);
+  /* Segments up to 128 KiB travel as LL lines (KILN_SYM_LL_BYTES; 0: never), 512 KiB on 2 ranks.
+   * Run 5, graphs, LL vs flags: 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9,
+   * allreduce 64 KiB 7.7 vs 8.8; 2 GPUs reducescatter 256 KiB 5.7 vs 7.2. 2 ranks, with the LL
+   * start of bench/results/h200x2-s17 (2x H200, graphs, run 4, twice each): 512 KiB against 128
+   * KiB: allreduce 256 KiB 4.01 vs 6.31 us, allgather 1 MiB 5.84 vs 6.63, reducescatter 1 MiB 6.05
+   * vs 6.80, alltoall 1 MiB 5.87 vs 6.18, 64 KiB-4 MiB no row slower by more than 0.7%. */
+  c->symLLBytes = (uint64_t)envInt("KILN_SYM_LL_BYTES", c->nranks == 2 ? 512 << 10 : 128 << 10);
   /* Two-shot shares up to 128 KiB as lines (KILN_SYM_LL2_BYTES; 0: never). Run 8, 4 GPUs, graphs:
    * allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL 14.0); at 1 MiB flags win (17.2 vs
    * 18.6). */
