@@ -40,6 +40,7 @@ struct kilnComm {
   int symReduceBlocks;      /* KILN_SYM_REDUCE_BLOCKS */
   uint64_t symBlockBytes;   /* KILN_SYM_BLOCK_BYTES */
   uint64_t symLLBytes;      /* KILN_SYM_LL_BYTES */
+  uint64_t symLLReduceBytes; /* KILN_SYM_LL_REDUCE_BYTES */
   uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */
   uint64_t symRoundBytes;   /* KILN_SYM_ROUND_BYTES */
   uint64_t symRSRoundBytes; /* KILN_SYM_RS_ROUND_BYTES */

@@ -98,7 +98,15 @@ void kilnSymConfigure(struct kilnComm* c) {
    * start of bench/results/h200x2-s17 (2x H200, graphs, run 4, twice each): 512 KiB against 128
    * KiB: allreduce 256 KiB 4.01 vs 6.31 us, allgather 1 MiB 5.84 vs 6.63, reducescatter 1 MiB 6.05
    * vs 6.80, alltoall 1 MiB 5.87 vs 6.18, 64 KiB-4 MiB no row slower by more than 0.7%. */
-  c->symLLBytes = (uint64_t)envInt("KILN_SYM_LL_BYTES", c->nranks == 2 ? 512 << 10 : 128 << 10);
+  const long long ll = envInt("KILN_SYM_LL_BYTES", -1);
+  c->symLLBytes = ll >= 0 ? (uint64_t)ll : c->nranks == 2 ? 512 << 10 : 128 << 10;
+  /* One-shot allreduce and reducescatter (the reductions) up to 256 KiB on 4 ranks
+   * (KILN_SYM_LL_REDUCE_BYTES; else KILN_SYM_LL_BYTES as set, or symLLBytes): 4x H200, graphs,
+   * bench/results/h200x2-s17 run 5, 256 KiB against 128 KiB: allreduce 256 KiB 7.5 vs 9.0 us,
+   * reducescatter 1 MiB 2.5% less; the copies stay at 128 KiB (alltoall 1 MiB 9.6% more, allgather
+   * 1 MiB 2% more at 256 KiB). */
+  c->symLLReduceBytes = (uint64_t)envInt("KILN_SYM_LL_REDUCE_BYTES",
+                                         ll >= 0 ? ll : c->nranks == 4 ? 256 << 10 : (long long)c->symLLBytes);
   /* Two-shot shares up to 128 KiB as lines (KILN_SYM_LL2_BYTES; 0: never). Run 8, 4 GPUs, graphs:
    * allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL 14.0); at 1 MiB flags win (17.2 vs
    * 18.6). */
@@ -242,7 +250,8 @@ static uint64_t copyRegion(const struct kilnComm* c, kilnSymAlgo_t a) {
 
 /* The geometry of a call: elements of the window the blocks cut (seg) and of a whole piece
  * (total: the count, or the two-shot share), rounds, whether it goes as LL lines (up to
- * symLLBytes of segment, two-shot up to symLL2Bytes of share) and bytes per rank region of a
+ * symLLBytes of segment, symLLReduceBytes for one-shot allreduce and reducescatter, two-shot up to
+ * symLL2Bytes of share) and bytes per rank region of a
  * staging half. LL lines go in one round; the flag form cuts a piece larger than its region of a
  * half (or than symRoundBytes) into rounds. Returns whether the call fits this communicator (ranks,
  * form, the staging half); the outputs are set only then. */
@@ -259,7 +268,10 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   /* Bytes one rank's region of a half may take. */
   const uint64_t cap = perRegion(c, a, c->symHalf);
   /* LL lines only where they fit a region (small staging, many ranks: the flag form, in rounds). */
-  const int lines = s * es <= (a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes : c->symLLBytes) &&
+  const uint64_t llMax = a == KILN_SYM_ALLREDUCE_TWOSHOT                               ? c->symLL2Bytes
+                        : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? c->symLLReduceBytes
+                                                                                         : c->symLLBytes;
+  const int lines = s * es <= llMax &&
                     roundUp((s * es + 7) / 8 * 16, 256) <= cap;
   uint64_t w = s, rounds = 1, bytes;
   if (lines) {

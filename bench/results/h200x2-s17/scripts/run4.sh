@@ -3,7 +3,11 @@
 # tables (graphs plain 16 B-1 GiB, windows 16 B-16 MiB, eager 8 B-32 KiB; 2 GPUs too where 4 are
 # lent), session 16's library (A) against this one twice (graphs 16 B-1 MiB), and the LL forms'
 # upper bound (KILN_SYM_LL_BYTES, default 128 KiB) at 256 and 512 KiB against the default, 64 KiB-4 MiB.
+# Run 5 is this script again on the library of 74e17a8 (LL up to 512 KiB on 2 ranks):
+# RUN_NAME=r5 LLS="524288 1048576" (the first value the base of the comparison).
 RUN=${RUN_NAME:-r4} . scripts/device-pre.sh
+LLS=${LLS:-131072 262144 524288}
+LL0=${LLS%% *}
 cat $OUT/gpus.txt
 NG=$(wc -l < $OUT/gpus.txt); [ $NG -gt 4 ] && NG=4
 T="$B/test_gpu_runtime --verbose -j1"
@@ -34,7 +38,7 @@ for i in 1 2; do
     bin=$B/coll_bench; [ $v = A ] && bin=$B/coll_bench_A
     timeout 40 $bin --ranks $NG $G --min 16 --max 1M --csv $R/ab_${v}_$i.csv > $R/ab_${v}_$i.txt 2>&1
   done
-  for ll in 131072 262144 524288; do
+  for ll in $LLS; do
     KILN_SYM_LL_BYTES=$ll timeout 40 $B/coll_bench --ranks $NG $G --min 64K --max 4M --csv $R/ll${ll}_$i.csv > $R/ll${ll}_$i.txt 2>&1
   done
 done
@@ -42,7 +46,7 @@ pack
 PY=$(command -v python3 || echo /opt/torch/.venv/bin/python)
 echo "== A session 16 against B this library (graphs, $NG GPUs, plain): B/A"
 (cd bench && $PY ab.py $R/ab_A_*.csv -- $R/ab_B_*.csv | awk 'NR>1 {printf "%s %s%s %s | ", substr($1,1,4), $2, $3, $NF} END {print ""}')
-for ll in 262144 524288; do
-  echo "== KILN_SYM_LL_BYTES 128 KiB against $ll: B/A"
-  (cd bench && $PY ab.py $R/ll131072_*.csv -- $R/ll${ll}_*.csv | awk 'NR>1 {printf "%s %s%s %s | ", substr($1,1,4), $2, $3, $NF} END {print ""}')
+for ll in ${LLS#* }; do
+  echo "== KILN_SYM_LL_BYTES $LL0 against $ll: B/A"
+  (cd bench && $PY ab.py $R/ll${LL0}_*.csv -- $R/ll${ll}_*.csv | awk 'NR>1 {printf "%s %s%s %s | ", substr($1,1,4), $2, $3, $NF} END {print ""}')
 done
