@@ -1274,8 +1274,9 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, kilnSymRun(&c, (kilnSymAlgo_t)9, (void*)16, (void*)32, 1, f, KILN_SUM, 0),
                KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(str, (char*)kilnSymAlgoName(KILN_SYM_REDUCESCATTER), "sym-reducescatter"));
-  /* The staged geometry: LL lines to 128 KiB of segment (two-shot: of share), a block per 2 KiB
-   * up to 64 (KILN_SYM_BLOCKS); flags past that. */
+  /* The staged geometry on 4 ranks: LL lines to 128 KiB of segment (one-shot allreduce and
+   * reducescatter: to 256 KiB; two-shot: of share), a block per 2 KiB up to 64 (KILN_SYM_BLOCKS);
+   * flags past that. */
   kilnSymArgs g;
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 4096, f, false, &g)); /* 16 KiB */
   cr_assert(eq(int, g.ll, 1));
@@ -1286,12 +1287,42 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32768, f, false, &g)); /* 128 KiB */
   cr_assert(eq(int, g.ll, 1));
   cr_assert(eq(int, g.nblocks, 64));
-  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32772, f, false, &g));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 65536, f, false, &g)); /* 256 KiB */
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 65540, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_REDUCESCATTER, 65536, f, false, &g));
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 32768, f, false, &g));
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 32772, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 65536, f, false, &g)); /* 64 KiB shares */
   cr_assert(eq(int, g.ll, 1));
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 1u << 20, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
+  /* KILN_SYM_LL_BYTES set: the reductions follow it unless KILN_SYM_LL_REDUCE_BYTES is set too;
+   * 2 ranks: 512 KiB for all. */
+  setenv("KILN_SYM_LL_BYTES", "131072", 1);
+  kilnSymConfigure(&c);
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32772, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  setenv("KILN_SYM_LL_REDUCE_BYTES", "262144", 1);
+  kilnSymConfigure(&c);
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 65536, f, false, &g));
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 32772, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  unsetenv("KILN_SYM_LL_BYTES");
+  unsetenv("KILN_SYM_LL_REDUCE_BYTES");
+  c.nranks = 2;
+  kilnSymConfigure(&c);
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 131072, f, false, &g)); /* 512 KiB */
+  cr_assert(eq(int, g.ll, 1));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_REDUCESCATTER, 131076, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  c.nranks = 4;
+  kilnSymConfigure(&c);
   setenv("KILN_SYM_BLOCKS", "8", 1);
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_BLOCKS");
