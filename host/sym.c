@@ -414,7 +414,10 @@ bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dty
  * (bench/results/h100x4-s7) the ranges run to the top on 2 and 4 GPUs: 4x H200, graphs, run 8,
  * 16 MiB-1 GiB 1.00-1.38x NCCL on 4 GPUs except allreduce 1 GiB (0.98x; the ring plan there
  * 0.91x), 1.07-1.58x on 2 GPUs; 4x H100, run 4, 64 MiB-1 GiB: the plans 0.83-1.00x NCCL, the
- * sym kernels 0.98-1.13x. 8 ranks: not measured, plans. */
+ * sym kernels 0.98-1.13x. 8 ranks: not measured, plans. With the LL forms' start of session 17
+ * (bench/results/h200x2-s17 run 7, 4x H200, graphs, twice), 4 ranks: one-shot against two-shot,
+ * allreduce 64 KiB 4.08 vs 5.05 us, 128 KiB 5.30 vs 5.38, 256 KiB 7.55 vs 6.55, 512 KiB 12.9 vs
+ * 8.2: two-shot from 128 KiB. */
 typedef struct {
   int nranks;
   kilnSymAlgo_t algo;
@@ -425,8 +428,8 @@ typedef struct {
 #define MIB(x) ((uint64_t)(x) << 20)
 #define ANY UINT64_MAX
 static const symRange kRanges[] = {
-    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(256)},
-    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(256) + 1, ANY},
+    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(128)},
+    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(128) + 1, ANY},
     {4, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},
     {4, KILN_SYM_ALLGATHER, true, true, 0, ANY},
     {4, KILN_SYM_ALLTOALL, false, true, 0, ANY},

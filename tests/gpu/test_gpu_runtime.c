@@ -1231,7 +1231,8 @@ Test(gpu_runtime, sym_choice) {
   /* allreduce counts are elements per rank; the others' are per peer piece (reference bytes =
    * count x 4 B x ranks). */
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_ALLREDUCE_ONESHOT));
-  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 65536, f, true), KILN_SYM_ALLREDUCE_ONESHOT));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 32768, f, true), KILN_SYM_ALLREDUCE_ONESHOT)); /* 128 KiB */
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 32772, f, true), KILN_SYM_ALLREDUCE_TWOSHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 262144, f, false), KILN_SYM_ALLREDUCE_TWOSHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 4u << 20, f, false), KILN_SYM_ALLREDUCE_TWOSHOT)); /* 16 MiB */
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 1u << 28, f, true), KILN_SYM_ALLREDUCE_TWOSHOT)); /* 1 GiB */
