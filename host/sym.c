@@ -95,14 +95,14 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Segments up to 128 KiB travel as LL lines (KILN_SYM_LL_BYTES; 0: never), 512 KiB on 2 ranks.
    * Run 5, graphs, LL vs flags: 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9,
    * allreduce 64 KiB 7.7 vs 8.8; 2 GPUs reducescatter 256 KiB 5.7 vs 7.2. 2 ranks, with the LL
-   * start of bench/results/h200x2-s17 (2x H200, graphs, run 4, twice each): 512 KiB against 128
+   * start of bench/results/h200-s17 (2x H200, graphs, run 4, twice each): 512 KiB against 128
    * KiB: allreduce 256 KiB 4.01 vs 6.31 us, allgather 1 MiB 5.84 vs 6.63, reducescatter 1 MiB 6.05
    * vs 6.80, alltoall 1 MiB 5.87 vs 6.18, 64 KiB-4 MiB no row slower by more than 0.7%. */
   const long long ll = envInt("KILN_SYM_LL_BYTES", -1);
   c->symLLBytes = ll >= 0 ? (uint64_t)ll : c->nranks == 2 ? 512 << 10 : 128 << 10;
   /* One-shot allreduce and reducescatter (the reductions) up to 256 KiB on 4 ranks
    * (KILN_SYM_LL_REDUCE_BYTES; else KILN_SYM_LL_BYTES as set, or symLLBytes): 4x H200, graphs,
-   * bench/results/h200x2-s17 run 5, 256 KiB against 128 KiB: allreduce 256 KiB 7.5 vs 9.0 us,
+   * bench/results/h200-s17 run 5, 256 KiB against 128 KiB: allreduce 256 KiB 7.5 vs 9.0 us,
    * reducescatter 1 MiB 2.5% less; the copies stay at 128 KiB (alltoall 1 MiB 9.6% more, allgather
    * 1 MiB 2% more at 256 KiB). */
   c->symLLReduceBytes = (uint64_t)envInt("KILN_SYM_LL_REDUCE_BYTES",
@@ -415,7 +415,7 @@ bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dty
  * 16 MiB-1 GiB 1.00-1.38x NCCL on 4 GPUs except allreduce 1 GiB (0.98x; the ring plan there
  * 0.91x), 1.07-1.58x on 2 GPUs; 4x H100, run 4, 64 MiB-1 GiB: the plans 0.83-1.00x NCCL, the
  * sym kernels 0.98-1.13x. 8 ranks: not measured, plans. With the LL forms' start of session 17
- * (bench/results/h200x2-s17 run 7, 4x H200, graphs, twice), 4 ranks: one-shot against two-shot,
+ * (bench/results/h200-s17 run 7, 4x H200, graphs, twice), 4 ranks: one-shot against two-shot,
  * allreduce 64 KiB 4.08 vs 5.05 us, 128 KiB 5.30 vs 5.38, 256 KiB 7.55 vs 6.55, 512 KiB 12.9 vs
  * 8.2: two-shot from 128 KiB. */
 typedef struct {
@@ -845,7 +845,7 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
 /* Threads per block for args a: an LL block's threads take its lines one each (kernels/sym.cuh
  * blockLines), so a small call's block needs no more warps than it has lines; fewer warps to start
  * and to end (the bare exchange of scripts/pdl_probe.cu: 1.36 us per kernel with 64 threads, 1.54
- * with 512; kiln's calls within 1-3% either way, bench/results/h200x2-s17 run 2). The other forms
+ * with 512; kiln's calls within 1-3% either way, bench/results/h200-s17 run 2). The other forms
  * take the configured count. */
 static int symThreads(const kilnLaunch* l, const kilnSymArgs* a) {
   if (!a->ll) return l->threads;

@@ -668,7 +668,7 @@ __device__ __forceinline__ void depWait() {
  * it is up: a branch on it would hold the loads back until it arrived). sent(), once the block's
  * lines are out (every thread has its number): a barrier, then the slot stores (the next kernel
  * reads them only after this one ends), so the kernel ends without a barrier or a store. 2x H200,
- * graphs, same call (bench/results/h200x2-s17 runs 1-2), against thread 0's read and a barrier
+ * graphs, same call (bench/results/h200-s17 runs 1-2), against thread 0's read and a barrier
  * before the body: 0-5% less time at 16 B-256 KiB for the reads alone, 6-11% with the prologue
  * before the wait, 8-18% with this start and LL blocks of no more threads than lines. */
 struct LLStart {
@@ -707,7 +707,7 @@ struct FlagStart {
 /* An LL form's body with its loops over the peers sized at compile time for 2 and 4 ranks (R;
  * MAXR: any count, the loops run to MAXR and test each peer against a.nranks). The loops' tests and
  * the code between a call's loads and its stores were a large part of a small call: 2x H200,
- * graphs, same call (bench/results/h200x2-s17 run 3), allgather 16 B 2.45 -> 2.04 us, allreduce
+ * graphs, same call (bench/results/h200-s17 run 3), allgather 16 B 2.45 -> 2.04 us, allreduce
  * 2.53 -> 2.05, reducescatter 64 KiB 3.33 -> 2.69, 12-20% less at every LL size. */
 template <typename T, int F, class Start> __device__ __forceinline__ void lineBody(const kilnSymArgs& a, Start& st) {
   if (a.nranks == 2) {
