@@ -654,8 +654,8 @@ __device__ __forceinline__ void storeSeq(const kilnSymArgs& a, uint64_t last) {
  * while the kernel before it on the stream still ran; griddepcontrol.wait returns once that kernel
  * has ended and its memory is visible (at once when it was launched without it), before anything
  * is read from global memory, the sequence number included (the bodies' prologue reads only the
- * kernel's parameters). The trigger for the next kernel comes at the
- * kernel's end, after the body's last wait for a peer. */
+ * kernel's parameters). The trigger for the next kernel comes at the kernel's end, after the
+ * body's last wait for a peer. */
 __device__ __forceinline__ void depWait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
