@@ -849,9 +849,8 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
  * take the configured count. */
 static int symThreads(const kilnLaunch* l, const kilnSymArgs* a) {
   if (!a->ll) return l->threads;
-  const uint64_t es = kilnDataTypeSize((kilnDataType_t)l->dtype), e16 = 16 / es;
-  const uint64_t per = roundUp((a->seg + a->nblocks - 1) / a->nblocks, e16);
-  const uint64_t lines = roundUp((per * es + 7) / 8, 32);
+  const uint64_t es = kilnDataTypeSize((kilnDataType_t)l->dtype);
+  const uint64_t lines = roundUp((kilnSymBlockElems(a->seg, a->nblocks, es) * es + 7) / 8, 32);
   return lines < (uint64_t)l->threads ? (int)lines : l->threads;
 }
 

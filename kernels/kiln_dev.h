@@ -158,6 +158,18 @@ typedef struct kilnSymArgs {
   char* peerOut[KILN_SYM_MAX_RANKS];
 } kilnSymArgs;
 KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");
+#ifdef __CUDACC__
+#define KILN_HOST_DEVICE __host__ __device__
+#else
+#define KILN_HOST_DEVICE
+#endif
+/* Elements of a segment of `seg` elements (of `esize` bytes) that each of `nblocks` blocks takes:
+ * an even share in whole 16-byte packs (kernels/sym.cuh blockRange; the last ranges may be short
+ * or empty; host/sym.c sizes the LL blocks' threads by it). */
+static inline KILN_HOST_DEVICE uint64_t kilnSymBlockElems(uint64_t seg, int nblocks, uint64_t esize) {
+  const uint64_t e16 = 16 / esize, per = (seg + (uint64_t)nblocks - 1) / (uint64_t)nblocks;
+  return (per + e16 - 1) / e16 * e16;
+}
 /* Launches the symmetric-memory kernel of args' form (kernels/sym.cuh formOf) for `dtype` with
  * args->nblocks blocks. pdl: with programmatic stream serialization (the kernel may be scheduled
  * while the kernel before it on the stream still runs; it waits for that kernel's end and memory

@@ -65,9 +65,7 @@ template <typename T, typename P = uint4> __device__ __forceinline__ P dividePac
  * the last ones may be empty. */
 template <typename T>
 __device__ __forceinline__ void blockRange(const kilnSymArgs& a, uint64_t* lo, uint64_t* hi) {
-  constexpr int E = 16 / sizeof(T);
-  uint64_t per = (a.seg + a.nblocks - 1) / a.nblocks;
-  per = (per + E - 1) / E * E;
+  const uint64_t per = kilnSymBlockElems(a.seg, a.nblocks, sizeof(T));
   *lo = min(a.seg, (uint64_t)blockIdx.x * per);
   *hi = min(a.seg, *lo + per);
 }
@@ -97,7 +95,7 @@ template <int R, class Part>
 __device__ __forceinline__ void sendLines(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag,
                                           const Part& part) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank;
-  uint64_t v[MAXR];
+  uint64_t v[R];
 #pragma unroll
   for (int p = 0; p < R; p++)
     if (p < n && p != me) v[p] = part(p);
@@ -281,11 +279,11 @@ __device__ __forceinline__ bool await(const kilnSymArgs& a, uint64_t seq0, uint6
   return !sh->abort;
 }
 
-/* What the bodies compute from the arguments alone (the block's range or lines) and the arguments
- * they read first, made ready before the wait for the kernel before (their Start's begin): kernel
- * parameters never change, so none of this waits for that kernel's end. */
-__device__ __forceinline__ void prologue(const kilnSymArgs& a, uint64_t l0, uint64_t l1) {
-  asm volatile("" ::"l"(l0), "l"(l1), "l"(a.in), "l"(a.out), "l"(a.stage[0]), "l"(a.halfBytes), "l"(a.region),
+/* What the bodies compute from the arguments alone (the block's range or lines, lo and hi) and the
+ * arguments they read first, made ready before the wait for the kernel before (their Start's begin
+ * calls it first): kernel parameters never change, so none of this waits for that kernel's end. */
+__device__ __forceinline__ void prologue(const kilnSymArgs& a, uint64_t lo, uint64_t hi) {
+  asm volatile("" ::"l"(lo), "l"(hi), "l"(a.in), "l"(a.out), "l"(a.stage[0]), "l"(a.halfBytes), "l"(a.region),
                "l"(a.seq), "l"(a.abortFlag));
 }
 
@@ -334,8 +332,7 @@ template <typename T, class Start> __device__ __forceinline__ void body(const ki
   const uint64_t stride = two ? total : count;
   uint64_t lo, hi;
   blockRange<T>(a, &lo, &hi);
-  prologue(a, lo, hi);
-  if (!st.begin()) return;
+  if (!st.begin(lo, hi)) return;
   const uint64_t seq0 = st.seq;
   Shared* const sh = st.sh;
   auto pieceLen = [&](int p) -> uint64_t {
@@ -460,8 +457,7 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
   const uint64_t count = a.count;
   uint64_t lo, hi;
   blockRange<T>(a, &lo, &hi);
-  prologue(a, lo, hi);
-  if (!st.begin()) return;
+  if (!st.begin(lo, hi)) return;
   const uint64_t seq = st.seq;
   Shared* const sh = st.sh;
   /* The copy-engine form (sym_ce.h, host/sym.c issueCopyEngine): a kernel of one block
@@ -523,8 +519,7 @@ template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymAr
   const uint64_t count = a.count, seg = a.seg;
   uint64_t l0, l1;
   blockLines<T>(a, &l0, &l1);
-  prologue(a, l0, l1);
-  const bool go = st.begin();
+  const bool go = st.begin(l0, l1);
   const uint64_t seq = st.seq;
   const uint32_t flag = symFlag(seq);
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, seq, p, src); };
@@ -591,8 +586,7 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
   const uint64_t count = a.count, seg = a.seg;
   uint64_t l0, l1;
   blockLines<T>(a, &l0, &l1);
-  prologue(a, l0, l1);
-  const bool go = st.begin();
+  const bool go = st.begin(l0, l1);
   const uint64_t seq = st.seq;
   const uint32_t flag = symFlag(seq);
   auto lines = [&](int p, int idx) -> uint4* { return (uint4*)region(a, seq, p, idx); };
@@ -662,7 +656,8 @@ __device__ __forceinline__ void depWait() {
 #endif
 }
 
-/* The LL forms' start, which has no barrier: begin() waits for the kernel before (depWait), then
+/* The LL forms' start, which has no barrier: begin(l0, l1) makes the block's lines and the
+ * arguments ready (prologue), waits for the kernel before (depWait), then
  * every thread reads the sequence number and the abort flag itself, and its first loads of the
  * input go out right behind them (the bodies send whatever the flag says, and only then stop when
  * it is up: a branch on it would hold the loads back until it arrived). sent(), once the block's
@@ -674,7 +669,8 @@ __device__ __forceinline__ void depWait() {
 struct LLStart {
   const kilnSymArgs& a;
   uint64_t seq;
-  __device__ __forceinline__ bool begin() {
+  __device__ __forceinline__ bool begin(uint64_t l0, uint64_t l1) {
+    prologue(a, l0, l1);
     depWait();
     seq = ((volatile uint64_t*)a.seq)[blockIdx.x] + 1;
     return !*(volatile int*)a.abortFlag;
@@ -685,14 +681,16 @@ struct LLStart {
   }
 };
 
-/* The flag and direct forms' start: begin() waits for the kernel before (depWait); thread 0 reads
+/* The flag and direct forms' start: begin(lo, hi) makes the block's range and the arguments ready
+ * (prologue), waits for the kernel before (depWait); thread 0 reads
  * the sequence number and the abort flag into shared memory for the block, then a barrier; false:
  * the abort flag is up. */
 struct FlagStart {
   const kilnSymArgs& a;
   Shared* sh;
   uint64_t seq;
-  __device__ __forceinline__ bool begin() {
+  __device__ __forceinline__ bool begin(uint64_t lo, uint64_t hi) {
+    prologue(a, lo, hi);
     depWait();
     if (threadIdx.x == 0) {
       sh->seq = ((volatile uint64_t*)a.seq)[blockIdx.x] + 1;
@@ -709,17 +707,14 @@ struct FlagStart {
  * the code between a call's loads and its stores were a large part of a small call: 2x H200,
  * graphs, same call (bench/results/h200-s17 run 3), allgather 16 B 2.45 -> 2.04 us, allreduce
  * 2.53 -> 2.05, reducescatter 64 KiB 3.33 -> 2.69, 12-20% less at every LL size. */
+template <typename T, int F, int R, class Start> __device__ __forceinline__ void lineBodyOf(const kilnSymArgs& a, Start& st) {
+  if constexpr (F == FORM_LL2) bodyLL2<T, R>(a, st);
+  else bodyLL<T, R>(a, st);
+}
 template <typename T, int F, class Start> __device__ __forceinline__ void lineBody(const kilnSymArgs& a, Start& st) {
-  if (a.nranks == 2) {
-    if constexpr (F == FORM_LL2) bodyLL2<T, 2>(a, st);
-    else bodyLL<T, 2>(a, st);
-  } else if (a.nranks == 4) {
-    if constexpr (F == FORM_LL2) bodyLL2<T, 4>(a, st);
-    else bodyLL<T, 4>(a, st);
-  } else {
-    if constexpr (F == FORM_LL2) bodyLL2<T, MAXR>(a, st);
-    else bodyLL<T, MAXR>(a, st);
-  }
+  if (a.nranks == 2) lineBodyOf<T, F, 2>(a, st);
+  else if (a.nranks == 4) lineBodyOf<T, F, 4>(a, st);
+  else lineBodyOf<T, F, MAXR>(a, st);
 }
 
 template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
