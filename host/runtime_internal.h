@@ -76,6 +76,8 @@ struct kilnComm {
                              * with the copy engine (KILN_SYM_CE=0: UINT64_MAX, never) */
   int symCEBlocks;          /* KILN_SYM_CE_BLOCKS: blocks of the local copy beside the engine */
   bool symPdl;              /* KILN_SYM_PDL: kernels launched with programmatic serialization */
+  bool symEarlyTrigger;     /* KILN_SYM_PDL_TRIGGER: LL forms trigger the next kernel once their
+                             * lines are out (kilnSymArgs.earlyTrigger), not at their end */
   uint64_t symARCEBytes;    /* KILN_SYM_AR_CE_BYTES: direct allreduce from this size reduces its
                              * share staged, then copies it to the peers with the engine */
   cudaStream_t ceSide;      /* the copy-engine form's local copy runs here, forked from the call's

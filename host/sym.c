@@ -225,6 +225,15 @@ void kilnSymConfigure(struct kilnComm* c) {
    * its end (kernels/sym.cuh), so back-to-back calls do not pay a launch between them: 4x H200,
    * graphs, allreduce 16 B 3.51 vs 4.04 us, 64 KiB 6.61 vs 7.12 (bench/results/h200x4-s12 run 9). */
   c->symPdl = envInt("KILN_SYM_PDL", 1) != 0;
+  /* The LL forms trigger the next kernel's launch once a block's lines are out, before it waits
+   * for the peers' (KILN_SYM_PDL_TRIGGER=end: at the kernel's end, after that wait): the next
+   * kernel's start overlaps the wait instead of following it. kernels/sym.cuh (LLStart) says why
+   * this cannot hold a peer back. 2x H200, the LL kernel alone in PDL-chained graphs
+   * (scripts/sym_probe.cu, bench/results/h200-s18 run 4): allreduce 256 B 1.94 -> 1.62 us, 4 KiB
+   * 2.13 -> 1.95, 64 KiB 2.58 -> 2.47; allgather 4 KiB 2.03 -> 1.91; reducescatter and alltoall
+   * 4 KiB 2.12 -> 2.00. */
+  const char* trig = getenv("KILN_SYM_PDL_TRIGGER");
+  c->symEarlyTrigger = !(trig && strcmp(trig, "end") == 0);
 }
 
 /* Whether a call of pieces of pieceBytes goes as a copy (small rounds, KILN_SYM_BLOCKS blocks) or
@@ -567,6 +576,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->flags[rank] = (uint64_t*)(c->win + c->symFlagBase);
   a->seq = c->symState;
   a->abortFlag = c->abortFlag;
+  a->earlyTrigger = c->symEarlyTrigger;
   a->errWord = c->errDev;
   a->timeoutNs = (uint64_t)c->cfg.timeoutMs * 1000000ull;
   a->count = count;

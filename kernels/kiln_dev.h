@@ -154,7 +154,10 @@ typedef struct kilnSymArgs {
   int32_t preload;           /* direct allgather and alltoall (SM): each thread loads its first
                               * pack before the wait for the peers' arrival (kernels/sym.cuh
                               * bodyDirect) */
-  int32_t pad0;              /* peerOut 8-byte aligned, the struct a multiple of 16 */
+  int32_t earlyTrigger;      /* LL forms: the trigger for the next kernel (programmatic launch) as
+                              * soon as the block's lines are out, not at the kernel's end
+                              * (kernels/sym.cuh LLStart::sent; host/sym.c KILN_SYM_PDL_TRIGGER);
+                              * also keeps peerOut 8-byte aligned, the struct a multiple of 16 */
   char* peerOut[KILN_SYM_MAX_RANKS];
 } kilnSymArgs;
 KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 16 bytes");

@@ -665,7 +665,22 @@ __device__ __forceinline__ void depWait() {
  * reads them only after this one ends), so the kernel ends without a barrier or a store. 2x H200,
  * graphs, same call (bench/results/h200-s17 runs 1-2), against thread 0's read and a barrier
  * before the body: 0-5% less time at 16 B-256 KiB for the reads alone, 6-11% with the prologue
- * before the wait, 8-18% with this start and LL blocks of no more threads than lines. */
+ * before the wait, 8-18% with this start and LL blocks of no more threads than lines.
+ *
+ * sent() also lets the next kernel on the stream be scheduled (a.earlyTrigger, host/sym.c
+ * KILN_SYM_PDL_TRIGGER): its launch overlaps this kernel's wait for the peers' lines instead of
+ * following it. 2x H200, the kernel alone (scripts/sym_probe.cu, bench/results/h200-s18 run 4):
+ * allreduce 256 B 1.94 -> 1.62 us, 4 KiB 2.13 -> 1.95, 64 KiB 2.58 -> 2.47, the other algorithms at
+ * 4 KiB 2.03-2.13 -> 1.91-2.00. What it risks: the next kernel's blocks, resident and waiting in
+ * depWait, hold SMs while this one waits for its peers. Every block of this kernel is resident by
+ * then (the next kernel is scheduled only once every block has triggered), has stored its lines,
+ * and needs only the peers' kernels of the same call; those hold back only where a peer's kernel
+ * of this call waits behind another communicator's kernel on that GPU which in turn waits for a
+ * kernel here that finds no SM left: calls of several communicators running at once on several
+ * streams, which NCCL's documentation leaves to work only while they fit on the GPU together (an
+ * LL kernel takes at most 64 blocks; a kiln kernel after it at most 128, under the 132 SMs of an
+ * H100 or H200; a user's kernel launched with programmatic serialization can take every SM). For
+ * such programs KILN_SYM_PDL_TRIGGER=end keeps the trigger at the kernel's end. */
 struct LLStart {
   const kilnSymArgs& a;
   uint64_t seq;
@@ -678,6 +693,9 @@ struct LLStart {
   __device__ __forceinline__ void sent() {
     __syncthreads();
     storeSeq(a, seq + a.rounds - 1);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (a.earlyTrigger) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   }
 };
 
@@ -733,11 +751,14 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   /* The next kernel on the stream may be scheduled now (it waits in depWait): its launch overlaps
-   * this kernel's end instead of following it. Only after this block's last wait for a peer: the
+   * this kernel's end instead of following it. The flag and direct forms (and the LL forms with
+   * KILN_SYM_PDL_TRIGGER=end) trigger only here, after this block's last wait for a peer: the
    * next kernel's blocks, resident and waiting, take SMs (one block of these kernels fills one),
    * and by then this kernel needs nothing but its own end, so they can never hold back a kernel
    * that this one, or a peer's, waits for (triggered at the start, they could: a second
-   * communicator's kernel left without SMs on one GPU while its peers wait for it). */
+   * communicator's kernel left without SMs on one GPU while its peers wait for it). The LL forms
+   * trigger earlier by default, once their lines are out (LLStart says why); here again it does
+   * nothing. */
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
   if constexpr (!lines) storeSeq(a, seq + a.rounds - 1);
