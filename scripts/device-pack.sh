@@ -2,8 +2,9 @@
 # Packs what the GPU machine needs from a CUDA build into one compressed file, .carry/pack.tar.xz
 # (the device's carry is capped at 64 MiB; the baked kernels make each binary ~55 MB; xz with a
 # 256 MiB dictionary packs their copies in the four binaries as about one, 18 MB in all): the GPU
-# suites, coll_bench, prim_bench, host_bench, the drop-in libnccl.so.2 and the shared libraries
-# they need that the GPU machine lacks (Criterion, GLPK, ...).
+# suites, coll_bench, prim_bench, host_bench, nvl_bench, the probes (pdl_probe, sym_probe), the
+# drop-in libnccl.so.2 and the shared libraries they need that the GPU machine lacks (Criterion,
+# GLPK, ...).
 # On the GPU machine: tar xJf .carry/pack.tar.xz -C .carry  -> .carry/{bin,lib,shim}
 #   scripts/device-pack.sh BUILD_DIR [EXTRA_BINARY...]
 # EXTRA_BINARY: more executables for bin/ (an older build's coll_bench, copied aside, for an A/B
@@ -16,7 +17,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/lib" "$tmp/shim" "$here/.carry"
-for b in tests/gpu/test_gpu_runtime bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench; do
+for b in tests/gpu/test_gpu_runtime bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench bench/pdl_probe \
+  bench/sym_probe; do
   [ -x "$build/$b" ] && cp "$build/$b" "$tmp/bin/"
 done
 for b in "$@"; do

@@ -1,0 +1,206 @@
+/*
+ * kiln's symmetric LL kernel (kernels/sym.cuh, float, FORM_LL: one-shot allreduce, allgather,
+ * reducescatter, alltoall) alone, as scripts/pdl_probe.cu times its bare exchange: a graph of K
+ * kernels per GPU, launched with programmatic stream serialization as host/sym.c launches them, the
+ * arguments set as host/sym.c sets them for an LL call (blocks of KILN_SYM_BLOCK_BYTES' default,
+ * 2 KiB of segment; threads = the block's lines rounded up to a warp). Prints the time per kernel.
+ * With no NCCL, no library and one translation unit, a build of a patched copy of sym.cuh takes
+ * seconds: put the copy's folder first on the include path to time a variant of the kernel.
+ * Build: the CUDA build's bench/sym_probe, or (a variant: its folder first)
+ *   nvcc -O2 -arch=sm_90 -std=c++17 --expt-relaxed-constexpr -Ikernels -Iinclude \
+ *        -o sym_probe scripts/sym_probe.cu
+ * Run:   sym_probe ar|ag|rs|a2a BYTES NGPUS [K=20] [ITERS=200]
+ *   BYTES as coll_bench counts them (allreduce: the buffer; allgather: the output; reducescatter:
+ *   the input; alltoall: either). After the timing one more call is checked against the CPU:
+ *   every output element compared bitwise (allreduce and reducescatter summed in rank order).
+ *   KILN_SYM_PDL_TRIGGER=end: the trigger for the next kernel at the kernel's end (kilnSymArgs
+ *   earlyTrigger), as the library takes it.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym.cuh"
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      fprintf(stderr, "sym_probe: %s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                                 \
+    }                                                                                          \
+  } while (0)
+
+enum { MAXG = 8 };
+
+static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: sym_probe ar|ag|rs|a2a BYTES NGPUS [K=20] [ITERS=200]\n");
+    return 2;
+  }
+  const char* an = argv[1];
+  const int algo = !strcmp(an, "ar")    ? KILN_SYM_AR_ONESHOT
+                   : !strcmp(an, "ag")  ? KILN_SYM_AG
+                   : !strcmp(an, "rs")  ? KILN_SYM_RS
+                   : !strcmp(an, "a2a") ? KILN_SYM_A2A
+                                        : -1;
+  const uint64_t bytes = strtoull(argv[2], NULL, 10);
+  const int n = atoi(argv[3]), K = argc > 4 ? atoi(argv[4]) : 20, iters = argc > 5 ? atoi(argv[5]) : 200;
+  int ndev = 0;
+  CK(cudaGetDeviceCount(&ndev));
+  if (algo < 0 || n < 2 || n > MAXG || n > ndev || K < 1 || iters < 1 || bytes < 4 * (uint64_t)n ||
+      bytes > (1u << 20)) {
+    fprintf(stderr, "sym_probe: bad arguments (%s, %llu bytes, %d GPUs of %d)\n", an, (unsigned long long)bytes, n,
+            ndev);
+    return 2;
+  }
+  /* Elements: per rank (count) and of the segment the blocks cut (seg), as host/sym.c sets them. */
+  const uint64_t es = sizeof(float);
+  const uint64_t count = algo == KILN_SYM_AR_ONESHOT ? bytes / es : bytes / es / (uint64_t)n;
+  const uint64_t seg = count;
+  const uint64_t region = roundUp((seg * es + 7) / 8 * 16, 256);
+  const uint64_t half = region * (uint64_t)n;
+  uint64_t nb = (seg * es + 2047) / 2048;
+  if (nb > 64) nb = 64;
+  if (nb < 1) nb = 1;
+  const uint64_t lines = roundUp((kilnSymBlockElems(seg, (int)nb, es) * es + 7) / 8, 32);
+  const int threads = lines < 512 ? (int)lines : 512;
+  const uint64_t inElems = algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_AG ? count : count * (uint64_t)n;
+  const uint64_t outElems = algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS ? count : count * (uint64_t)n;
+
+  char* stage[MAXG];
+  float* in[MAXG];
+  float* out[MAXG];
+  float* hin[MAXG];
+  uint64_t* seqs[MAXG];
+  int *abortFlag[MAXG], *errWord[MAXG];
+  cudaStream_t st[MAXG];
+  cudaEvent_t e0[MAXG], e1[MAXG];
+  cudaGraphExec_t ex[MAXG];
+  srand(1234);
+  const char* trig = getenv("KILN_SYM_PDL_TRIGGER"); /* as host/sym.c reads it */
+  for (int g = 0; g < n; g++) {
+    CK(cudaSetDevice(g));
+    for (int h = 0; h < n; h++)
+      if (h != g) {
+        cudaError_t e = cudaDeviceEnablePeerAccess(h, 0);
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+        cudaGetLastError();
+      }
+    CK(cudaMalloc(&stage[g], 2 * half));
+    CK(cudaMemset(stage[g], 0, 2 * half));
+    CK(cudaMalloc(&in[g], inElems * es));
+    CK(cudaMalloc(&out[g], outElems * es));
+    hin[g] = (float*)malloc(inElems * es);
+    for (uint64_t i = 0; i < inElems; i++) hin[g][i] = (float)(rand() % 2001 - 1000) / 64.0f;
+    CK(cudaMemcpy(in[g], hin[g], inElems * es, cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&seqs[g], KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)));
+    CK(cudaMemset(seqs[g], 0, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)));
+    CK(cudaMalloc(&abortFlag[g], sizeof(int)));
+    CK(cudaMemset(abortFlag[g], 0, sizeof(int)));
+    CK(cudaMalloc(&errWord[g], sizeof(int)));
+    CK(cudaMemset(errWord[g], 0, sizeof(int)));
+    CK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    CK(cudaEventCreate(&e0[g]));
+    CK(cudaEventCreate(&e1[g]));
+  }
+  for (int g = 0; g < n; g++) {
+    kilnSymArgs a;
+    memset(&a, 0, sizeof a);
+    a.in = (const char*)in[g];
+    a.out = (char*)out[g];
+    for (int p = 0; p < n; p++) a.stage[p] = stage[p];
+    a.seq = seqs[g];
+    a.abortFlag = abortFlag[g];
+    a.errWord = errWord[g];
+    a.timeoutNs = 5000000000ull;
+    a.count = count;
+    a.seg = seg;
+    a.total = seg;
+    a.region = region;
+    a.halfBytes = half;
+    a.algo = algo;
+    a.op = kiln::OP_SUM;
+    a.nranks = n;
+    a.rank = g;
+    a.nblocks = (int)nb;
+    a.ll = 1;
+    a.rounds = 1;
+    a.earlyTrigger = !(trig && strcmp(trig, "end") == 0);
+    CK(cudaSetDevice(g));
+    cudaGraph_t graph;
+    CK(cudaStreamBeginCapture(st[g], cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < K; i++) {
+      cudaLaunchConfig_t cfg = {};
+      cudaLaunchAttribute at[1];
+      cfg.gridDim = dim3((unsigned)nb);
+      cfg.blockDim = dim3(threads);
+      cfg.stream = st[g];
+      at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      at[0].val.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = at;
+      cfg.numAttrs = 1;
+      CK(cudaLaunchKernelEx(&cfg, kiln::sym::kernel<float, kiln::sym::FORM_LL>, a));
+    }
+    CK(cudaStreamEndCapture(st[g], &graph));
+    CK(cudaGraphInstantiate(&ex[g], graph, 0));
+    CK(cudaGraphDestroy(graph));
+  }
+  for (int w = 0; w < 20; w++)
+    for (int g = 0; g < n; g++) {
+      CK(cudaSetDevice(g));
+      CK(cudaGraphLaunch(ex[g], st[g]));
+    }
+  for (int g = 0; g < n; g++) {
+    CK(cudaSetDevice(g));
+    CK(cudaStreamSynchronize(st[g]));
+    CK(cudaEventRecord(e0[g], st[g]));
+  }
+  for (int i = 0; i < iters; i++)
+    for (int g = 0; g < n; g++) {
+      CK(cudaSetDevice(g));
+      CK(cudaGraphLaunch(ex[g], st[g]));
+    }
+  float worst = 0;
+  int err = 0;
+  for (int g = 0; g < n; g++) {
+    CK(cudaSetDevice(g));
+    CK(cudaEventRecord(e1[g], st[g]));
+    CK(cudaEventSynchronize(e1[g]));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
+    if (ms > worst) worst = ms;
+    int e = 0;
+    CK(cudaMemcpy(&e, errWord[g], sizeof(int), cudaMemcpyDeviceToHost));
+    err |= e;
+  }
+  /* Every output against the CPU (the last call of the last graph). */
+  uint64_t bad = 0;
+  float* got = (float*)malloc(outElems * es);
+  for (int g = 0; g < n; g++) {
+    CK(cudaSetDevice(g));
+    CK(cudaMemcpy(got, out[g], outElems * es, cudaMemcpyDeviceToHost));
+    for (uint64_t i = 0; i < outElems; i++) {
+      float want;
+      if (algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS) {
+        const uint64_t j = algo == KILN_SYM_RS ? (uint64_t)g * count + i : i;
+        want = hin[0][j];
+        for (int p = 1; p < n; p++) want += hin[p][j];
+      } else if (algo == KILN_SYM_AG) {
+        want = hin[i / count][i % count];
+      } else {
+        want = hin[i / count][(uint64_t)g * count + i % count];
+      }
+      if (memcmp(&want, &got[i], sizeof want) != 0) bad++;
+    }
+  }
+  printf("%s %llu B n=%d blocks=%d threads=%d K=%d: %.3f us per kernel%s", an, (unsigned long long)bytes, n, (int)nb,
+         threads, K, worst * 1000.0 / ((double)iters * K), err ? " (DEVICE ERROR)" : "");
+  if (bad) printf(" (%llu WRONG ELEMENTS)", (unsigned long long)bad);
+  printf("\n");
+  return err || bad ? 1 : 0;
+}
