@@ -1316,8 +1316,17 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, g.ll, 0));
   unsetenv("KILN_SYM_LL_BYTES");
   unsetenv("KILN_SYM_LL_REDUCE_BYTES");
+  /* The LL forms trigger the next kernel once their lines are out, at their end with
+   * KILN_SYM_PDL_TRIGGER=end. */
+  kilnSymConfigure(&c);
+  cr_assert(c.symEarlyTrigger);
+  setenv("KILN_SYM_PDL_TRIGGER", "end", 1);
+  kilnSymConfigure(&c);
+  cr_assert(not(c.symEarlyTrigger));
+  unsetenv("KILN_SYM_PDL_TRIGGER");
   c.nranks = 2;
   kilnSymConfigure(&c);
+  cr_assert(c.symEarlyTrigger);
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 131072, f, false, &g)); /* 512 KiB */
   cr_assert(eq(int, g.ll, 1));
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_REDUCESCATTER, 131076, f, false, &g));
