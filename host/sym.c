@@ -227,8 +227,8 @@ void kilnSymConfigure(struct kilnComm* c) {
   c->symPdl = envInt("KILN_SYM_PDL", 1) != 0;
   /* The LL forms trigger the next kernel's launch once a block's lines are out, before it waits
    * for the peers' (KILN_SYM_PDL_TRIGGER=end: at the kernel's end, after that wait): the next
-   * kernel's start overlaps the wait instead of following it. kernels/sym.cuh (LLStart) says why
-   * this cannot hold a peer back. 2x H200, the LL kernel alone in PDL-chained graphs
+   * kernel's start overlaps the wait instead of following it. kernels/sym.cuh (LLStart) says what
+   * that risks and where to turn it off. 2x H200, the LL kernel alone in PDL-chained graphs
    * (scripts/sym_probe.cu, bench/results/h200-s18 run 4): allreduce 256 B 1.94 -> 1.62 us, 4 KiB
    * 2.13 -> 1.95, 64 KiB 2.58 -> 2.47; allgather 4 KiB 2.03 -> 1.91; reducescatter and alltoall
    * 4 KiB 2.12 -> 2.00. */

@@ -673,8 +673,9 @@ __device__ __forceinline__ void depWait() {
  * allreduce 256 B 1.94 -> 1.62 us, 4 KiB 2.13 -> 1.95, 64 KiB 2.58 -> 2.47, the other algorithms at
  * 4 KiB 2.03-2.13 -> 1.91-2.00. What it risks: the next kernel's blocks, resident and waiting in
  * depWait, hold SMs while this one waits for its peers. Every block of this kernel is resident by
- * then (the next kernel is scheduled only once every block has triggered), has stored its lines,
- * and needs only the peers' kernels of the same call; those hold back only where a peer's kernel
+ * then (the next kernel is scheduled only once every block has triggered), has stored its lines
+ * (two-shot: those of its first phase; the second's need only the peers' first), and needs only
+ * the peers' kernels of the same call; those hold back only where a peer's kernel
  * of this call waits behind another communicator's kernel on that GPU which in turn waits for a
  * kernel here that finds no SM left: calls of several communicators running at once on several
  * streams, which NCCL's documentation leaves to work only while they fit on the GPU together (an

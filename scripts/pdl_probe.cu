@@ -54,6 +54,20 @@ __device__ __forceinline__ uint64_t now() {
   return t;
 }
 
+/* A wait's give-up test at its i-th poll: after 1 s, or when another thread gave up (err set). */
+__device__ __forceinline__ bool gaveUp(unsigned i, uint64_t* t0, int* err) {
+  if ((i & 1023) != 1023) return false;
+  if (!*t0) {
+    *t0 = now();
+    return false;
+  }
+  if (now() - *t0 > 1000000000ull || *(volatile int*)err) {
+    atomicExch(err, 1);
+    return true;
+  }
+  return false;
+}
+
 template <bool PRE, int EARLY> __global__ void probe(Args a) {
   /* PRE: the arguments read before the wait (kernel parameters never change; a new launch's are
    * not in the constant cache yet). */
@@ -94,13 +108,7 @@ template <bool PRE, int EARLY> __global__ void probe(Args a) {
         while (clock64() - c1 < a.poll) {}
         asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1) : "l"(src));
         if (g0 == flag && g1 == flag) { d0 = e0; f0 = g0; d1 = e1; f1 = g1; break; }
-        if ((i & 1023) == 1023) {
-          if (!t0) t0 = now();
-          else if (now() - t0 > 1000000000ull || *(volatile int*)a.err) {
-            atomicExch(a.err, 1);
-            break;
-          }
-        }
+        if (gaveUp(i, &t0, a.err)) break;
       }
     } else {
       for (unsigned i = 0;; i++) {
@@ -109,13 +117,7 @@ template <bool PRE, int EARLY> __global__ void probe(Args a) {
                      : "l"(src)
                      : "memory");
         if (f0 == flag && f1 == flag) break;
-        if ((i & 1023) == 1023) {
-          if (!t0) t0 = now();
-          else if (now() - t0 > 1000000000ull || *(volatile int*)a.err) {
-            atomicExch(a.err, 1);
-            break;
-          }
-        }
+        if (gaveUp(i, &t0, a.err)) break;
       }
     }
     const unsigned w0 = a.mode == XCHGIO ? 100u + p : 1u, w1 = a.mode == XCHGIO ? 200u + p : 2u;
