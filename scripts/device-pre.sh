@@ -7,7 +7,9 @@
 # from $OUT, and a call cut off by its limit keeps what ran); `rows CSV` prints a coll_bench CSV
 # as one line per collective: size kiln-us/nccl-us xspeed-up e(differing elements);
 # `suite NAME SECONDS 'a|b' [VAR=value...]` runs the GPU suites a and b (test_gpu_runtime) under
-# that environment into $R/NAME.txt, packs, and prints its failures and summary line.
+# that environment into $R/NAME.txt, packs, and prints its failures and summary line;
+# `ab A B` prints B's time over A's per collective and size on one line (bench/ab.py over
+# $R/A_*.csv against $R/B_*.csv: the runs of an A/B alternation named A_1.csv, A_2.csv, ...).
 set -u
 OUT=${OUT:-/tmp/kiln-out}
 DEV_RUN=${RUN:-run} # RUN=... before `.` lasts only while this file runs
@@ -32,4 +34,11 @@ suite() {
   pack
   echo "$name rc=$rc"
   grep -E "^\[FAIL|Synthesis|Assertion" "$R/$name.txt" | head -8
+}
+ab() {
+  local py
+  py=$(command -v python3 || echo /opt/torch/.venv/bin/python)
+  echo "== $1 against $2 (size $2/$1)"
+  (cd bench && "$py" ab.py "$R"/"$1"_*.csv -- "$R"/"$2"_*.csv |
+    awk 'NR > 1 { printf "%s %s%s %s | ", substr($1, 1, 4), $2, $3, $NF } END { print "" }')
 }
