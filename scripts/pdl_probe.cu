@@ -25,14 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "pdl_probe: %s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
+#include "probe_graph.h"
 
 enum { MAXG = 8, MAXW = 256, EMPTY = 0, SEQ = 1, XCHG = 2, XCHGIO = 3 };
 
@@ -156,7 +149,7 @@ int main(int argc, char** argv) {
             iters = argc > 6 ? atoi(argv[6]) : 200;
   const int lw = getenv("PROBE_W") ? atoi(getenv("PROBE_W")) : 1, poll = getenv("PROBE_POLL") ? atoi(getenv("PROBE_POLL")) : 0;
   int ndev = 0;
-  CK(cudaGetDeviceCount(&ndev));
+  CUDA_CHECK(cudaGetDeviceCount(&ndev));
   if (mode < 0 || n < 1 || n > MAXG || n > ndev || threads < 32 || threads > 1024 || lw < 1 || lw > MAXW || threads < lw * n || poll < 0 || K < 1 || iters < 1) {
     fprintf(stderr, "pdl_probe: bad arguments (mode %s, %d GPUs of %d, %d threads)\n", argv[1], n, ndev, threads);
     return 2;
@@ -165,31 +158,23 @@ int main(int argc, char** argv) {
   memset(args, 0, sizeof args);
   cudaStream_t st[MAXG];
   cudaGraphExec_t ex[MAXG];
-  cudaEvent_t e0[MAXG], e1[MAXG];
   uint4* inbox[MAXG];
   int* err[MAXG];
   for (int g = 0; g < n; g++) {
-    CK(cudaSetDevice(g));
-    for (int h = 0; h < n; h++)
-      if (h != g) {
-        cudaError_t e = cudaDeviceEnablePeerAccess(h, 0);
-        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
-        cudaGetLastError();
-      }
-    CK(cudaMalloc(&inbox[g], 2 * MAXG * MAXW * sizeof(uint4)));
-    CK(cudaMemset(inbox[g], 0, 2 * MAXG * MAXW * sizeof(uint4)));
+    CUDA_CHECK(cudaSetDevice(g));
+    probePeers(g, n);
+    CUDA_CHECK(cudaMalloc(&inbox[g], 2 * MAXG * MAXW * sizeof(uint4)));
+    CUDA_CHECK(cudaMemset(inbox[g], 0, 2 * MAXG * MAXW * sizeof(uint4)));
     uint2 io[MAXG];
     for (int h = 0; h < MAXG; h++) io[h] = make_uint2(100u + g, 200u + g);
-    CK(cudaMalloc((void**)&args[g].in, sizeof io));
-    CK(cudaMemcpy((void*)args[g].in, io, sizeof io, cudaMemcpyHostToDevice));
-    CK(cudaMalloc(&args[g].out, MAXG * MAXW * sizeof(uint2)));
-    CK(cudaMalloc(&err[g], sizeof(int)));
-    CK(cudaMemset(err[g], 0, sizeof(int)));
-    CK(cudaMalloc(&args[g].seq, sizeof(unsigned long long)));
-    CK(cudaMemset(args[g].seq, 0, sizeof(unsigned long long)));
-    CK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
-    CK(cudaEventCreate(&e0[g]));
-    CK(cudaEventCreate(&e1[g]));
+    CUDA_CHECK(cudaMalloc((void**)&args[g].in, sizeof io));
+    CUDA_CHECK(cudaMemcpy((void*)args[g].in, io, sizeof io, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc(&args[g].out, MAXG * MAXW * sizeof(uint2)));
+    CUDA_CHECK(cudaMalloc(&err[g], sizeof(int)));
+    CUDA_CHECK(cudaMemset(err[g], 0, sizeof(int)));
+    CUDA_CHECK(cudaMalloc(&args[g].seq, sizeof(unsigned long long)));
+    CUDA_CHECK(cudaMemset(args[g].seq, 0, sizeof(unsigned long long)));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
   }
   for (int g = 0; g < n; g++) {
     args[g].inbox = inbox[g];
@@ -200,53 +185,17 @@ int main(int argc, char** argv) {
     args[g].mode = mode;
     args[g].w = lw;
     args[g].poll = poll;
-    CK(cudaSetDevice(g));
-    cudaGraph_t graph;
-    CK(cudaStreamBeginCapture(st[g], cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < K; i++) {
-      cudaLaunchConfig_t cfg = {};
-      cudaLaunchAttribute at[1];
-      cfg.gridDim = dim3(1);
-      cfg.blockDim = dim3(threads);
-      cfg.stream = st[g];
-      at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      at[0].val.programmaticStreamSerializationAllowed = pdl;
-      cfg.attrs = at;
-      cfg.numAttrs = 1;
-      void (*k)(Args) = pre ? (early == 2 ? probe<true, 2> : early ? probe<true, 1> : probe<true, 0>)
-                            : (early == 2 ? probe<false, 2> : early ? probe<false, 1> : probe<false, 0>);
-      CK(cudaLaunchKernelEx(&cfg, k, args[g]));
-    }
-    CK(cudaStreamEndCapture(st[g], &graph));
-    CK(cudaGraphInstantiate(&ex[g], graph, 0));
-    CK(cudaGraphDestroy(graph));
+    CUDA_CHECK(cudaSetDevice(g));
+    void (*k)(Args) = pre ? (early == 2 ? probe<true, 2> : early ? probe<true, 1> : probe<true, 0>)
+                          : (early == 2 ? probe<false, 2> : early ? probe<false, 1> : probe<false, 0>);
+    ex[g] = probeGraph(st[g], K, k, args[g], 1, threads, pdl);
   }
-  for (int w = 0; w < 20; w++)
-    for (int g = 0; g < n; g++) {
-      CK(cudaSetDevice(g));
-      CK(cudaGraphLaunch(ex[g], st[g]));
-    }
-  for (int g = 0; g < n; g++) {
-    CK(cudaSetDevice(g));
-    CK(cudaStreamSynchronize(st[g]));
-    CK(cudaEventRecord(e0[g], st[g]));
-  }
-  for (int i = 0; i < iters; i++)
-    for (int g = 0; g < n; g++) {
-      CK(cudaSetDevice(g));
-      CK(cudaGraphLaunch(ex[g], st[g]));
-    }
-  float worst = 0;
+  const float worst = probeTime(n, ex, st, iters);
   int bad = 0;
   for (int g = 0; g < n; g++) {
-    CK(cudaSetDevice(g));
-    CK(cudaEventRecord(e1[g], st[g]));
-    CK(cudaEventSynchronize(e1[g]));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-    if (ms > worst) worst = ms;
+    CUDA_CHECK(cudaSetDevice(g));
     int e = 0;
-    CK(cudaMemcpy(&e, err[g], sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&e, err[g], sizeof(int), cudaMemcpyDeviceToHost));
     bad |= e;
   }
   printf("%s n=%d pdl=%d threads=%d K=%d w=%d poll=%d: %.3f us per kernel%s\n", argv[1], n, pdl, threads, K, lw, poll,

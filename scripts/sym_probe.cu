@@ -24,14 +24,7 @@
 
 #include "sym.cuh"
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "sym_probe: %s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
+#include "probe_graph.h"
 
 enum { MAXG = 8 };
 
@@ -51,7 +44,7 @@ int main(int argc, char** argv) {
   const uint64_t bytes = strtoull(argv[2], NULL, 10);
   const int n = atoi(argv[3]), K = argc > 4 ? atoi(argv[4]) : 20, iters = argc > 5 ? atoi(argv[5]) : 200;
   int ndev = 0;
-  CK(cudaGetDeviceCount(&ndev));
+  CUDA_CHECK(cudaGetDeviceCount(&ndev));
   if (algo < 0 || n < 2 || n > MAXG || n > ndev || K < 1 || iters < 1 || bytes < 4 * (uint64_t)n ||
       bytes > (1u << 20)) {
     fprintf(stderr, "sym_probe: bad arguments (%s, %llu bytes, %d GPUs of %d)\n", an, (unsigned long long)bytes, n,
@@ -79,34 +72,26 @@ int main(int argc, char** argv) {
   uint64_t* seqs[MAXG];
   int *abortFlag[MAXG], *errWord[MAXG];
   cudaStream_t st[MAXG];
-  cudaEvent_t e0[MAXG], e1[MAXG];
   cudaGraphExec_t ex[MAXG];
   srand(1234);
   const char* trig = getenv("KILN_SYM_PDL_TRIGGER"); /* as host/sym.c reads it */
   for (int g = 0; g < n; g++) {
-    CK(cudaSetDevice(g));
-    for (int h = 0; h < n; h++)
-      if (h != g) {
-        cudaError_t e = cudaDeviceEnablePeerAccess(h, 0);
-        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
-        cudaGetLastError();
-      }
-    CK(cudaMalloc(&stage[g], 2 * half));
-    CK(cudaMemset(stage[g], 0, 2 * half));
-    CK(cudaMalloc(&in[g], inElems * es));
-    CK(cudaMalloc(&out[g], outElems * es));
+    CUDA_CHECK(cudaSetDevice(g));
+    probePeers(g, n);
+    CUDA_CHECK(cudaMalloc(&stage[g], 2 * half));
+    CUDA_CHECK(cudaMemset(stage[g], 0, 2 * half));
+    CUDA_CHECK(cudaMalloc(&in[g], inElems * es));
+    CUDA_CHECK(cudaMalloc(&out[g], outElems * es));
     hin[g] = (float*)malloc(inElems * es);
     for (uint64_t i = 0; i < inElems; i++) hin[g][i] = (float)(rand() % 2001 - 1000) / 64.0f;
-    CK(cudaMemcpy(in[g], hin[g], inElems * es, cudaMemcpyHostToDevice));
-    CK(cudaMalloc(&seqs[g], KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)));
-    CK(cudaMemset(seqs[g], 0, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)));
-    CK(cudaMalloc(&abortFlag[g], sizeof(int)));
-    CK(cudaMemset(abortFlag[g], 0, sizeof(int)));
-    CK(cudaMalloc(&errWord[g], sizeof(int)));
-    CK(cudaMemset(errWord[g], 0, sizeof(int)));
-    CK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
-    CK(cudaEventCreate(&e0[g]));
-    CK(cudaEventCreate(&e1[g]));
+    CUDA_CHECK(cudaMemcpy(in[g], hin[g], inElems * es, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc(&seqs[g], KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)));
+    CUDA_CHECK(cudaMemset(seqs[g], 0, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)));
+    CUDA_CHECK(cudaMalloc(&abortFlag[g], sizeof(int)));
+    CUDA_CHECK(cudaMemset(abortFlag[g], 0, sizeof(int)));
+    CUDA_CHECK(cudaMalloc(&errWord[g], sizeof(int)));
+    CUDA_CHECK(cudaMemset(errWord[g], 0, sizeof(int)));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
   }
   for (int g = 0; g < n; g++) {
     kilnSymArgs a;
@@ -131,59 +116,23 @@ int main(int argc, char** argv) {
     a.ll = 1;
     a.rounds = 1;
     a.earlyTrigger = !(trig && strcmp(trig, "end") == 0);
-    CK(cudaSetDevice(g));
-    cudaGraph_t graph;
-    CK(cudaStreamBeginCapture(st[g], cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < K; i++) {
-      cudaLaunchConfig_t cfg = {};
-      cudaLaunchAttribute at[1];
-      cfg.gridDim = dim3((unsigned)nb);
-      cfg.blockDim = dim3(threads);
-      cfg.stream = st[g];
-      at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      at[0].val.programmaticStreamSerializationAllowed = 1;
-      cfg.attrs = at;
-      cfg.numAttrs = 1;
-      CK(cudaLaunchKernelEx(&cfg, kiln::sym::kernel<float, kiln::sym::FORM_LL>, a));
-    }
-    CK(cudaStreamEndCapture(st[g], &graph));
-    CK(cudaGraphInstantiate(&ex[g], graph, 0));
-    CK(cudaGraphDestroy(graph));
+    CUDA_CHECK(cudaSetDevice(g));
+    ex[g] = probeGraph(st[g], K, kiln::sym::kernel<float, kiln::sym::FORM_LL>, a, (unsigned)nb, threads, 1);
   }
-  for (int w = 0; w < 20; w++)
-    for (int g = 0; g < n; g++) {
-      CK(cudaSetDevice(g));
-      CK(cudaGraphLaunch(ex[g], st[g]));
-    }
-  for (int g = 0; g < n; g++) {
-    CK(cudaSetDevice(g));
-    CK(cudaStreamSynchronize(st[g]));
-    CK(cudaEventRecord(e0[g], st[g]));
-  }
-  for (int i = 0; i < iters; i++)
-    for (int g = 0; g < n; g++) {
-      CK(cudaSetDevice(g));
-      CK(cudaGraphLaunch(ex[g], st[g]));
-    }
-  float worst = 0;
+  const float worst = probeTime(n, ex, st, iters);
   int err = 0;
   for (int g = 0; g < n; g++) {
-    CK(cudaSetDevice(g));
-    CK(cudaEventRecord(e1[g], st[g]));
-    CK(cudaEventSynchronize(e1[g]));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-    if (ms > worst) worst = ms;
+    CUDA_CHECK(cudaSetDevice(g));
     int e = 0;
-    CK(cudaMemcpy(&e, errWord[g], sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&e, errWord[g], sizeof(int), cudaMemcpyDeviceToHost));
     err |= e;
   }
   /* Every output against the CPU (the last call of the last graph). */
   uint64_t bad = 0;
   float* got = (float*)malloc(outElems * es);
   for (int g = 0; g < n; g++) {
-    CK(cudaSetDevice(g));
-    CK(cudaMemcpy(got, out[g], outElems * es, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaSetDevice(g));
+    CUDA_CHECK(cudaMemcpy(got, out[g], outElems * es, cudaMemcpyDeviceToHost));
     for (uint64_t i = 0; i < outElems; i++) {
       float want;
       if (algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS) {
