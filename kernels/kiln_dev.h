@@ -117,6 +117,11 @@ enum {
   KILN_SYM_AG = 3,         /* allgather */
   KILN_SYM_A2A = 4         /* alltoall */
 };
+/* kilnSymArgs.ll: how the data travels. LL: a 16-byte line per 8 data bytes, the flag in each
+ * 4-byte half's upper word (kernels/primitives.cuh llStore). LL128 (one-shot only): a 128-byte line
+ * per 120 data bytes, 15 data words and the flag word, stored by 8 lanes of a warp at once
+ * (kernels/sym.cuh bodyLL128). */
+enum { KILN_SYM_LINES_NONE = 0, KILN_SYM_LINES_LL = 1, KILN_SYM_LINES_LL128 = 2 };
 /* Flags in a window: [phase][src rank][block], one word each (written by src with the call's
  * sequence number; they only grow). */
 #define KILN_SYM_FLAG_WORDS (KILN_SYM_PHASES * KILN_SYM_MAX_RANKS * KILN_SYM_MAX_BLOCKS)
@@ -141,9 +146,9 @@ typedef struct kilnSymArgs {
   int32_t op;                /* kilnRedOp_t */
   int32_t nranks, rank;
   int32_t nblocks;
-  int32_t ll;                /* 1: the data travels as LL lines (8 bytes and two flags per 16-byte
-                              * line, flag from the call's sequence number), no fence, no flag
-                              * words: small calls (host/sym.c) */
+  int32_t ll;                /* KILN_SYM_LINES_*: the data travels as lines that carry the call's
+                              * flag (from its sequence number), no fence, no flag words: small
+                              * calls (host/sym.c); 0: the flag form */
   int32_t rounds;            /* flag form: windows of seg elements, one staging half each (LL: 1) */
   int32_t direct;            /* non-zero (sym_ce.h): the outputs are in the caller's symmetric
                               * windows (peerOut: every rank's output as mapped here); SM:
@@ -172,6 +177,16 @@ KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 
 static inline KILN_HOST_DEVICE uint64_t kilnSymBlockElems(uint64_t seg, int nblocks, uint64_t esize) {
   const uint64_t e16 = 16 / esize, per = (seg + (uint64_t)nblocks - 1) / (uint64_t)nblocks;
   return (per + e16 - 1) / e16 * e16;
+}
+/* LL128 lines of a segment of `seg` elements of `esize` bytes (120 data bytes each), and how many
+ * of them each of `nblocks` blocks takes: an even share in whole warps' stores (4 lines; the last
+ * blocks' shares may be short or empty; a block takes 8 threads per line). */
+static inline KILN_HOST_DEVICE uint64_t kilnSymLines128(uint64_t seg, uint64_t esize) {
+  return (seg * esize + KILN_DEV_LL128_DATA_BYTES - 1) / KILN_DEV_LL128_DATA_BYTES;
+}
+static inline KILN_HOST_DEVICE uint64_t kilnSymBlockLines128(uint64_t seg, int nblocks, uint64_t esize) {
+  const uint64_t per = (kilnSymLines128(seg, esize) + (uint64_t)nblocks - 1) / (uint64_t)nblocks;
+  return (per + 3) / 4 * 4;
 }
 /* Launches the symmetric-memory kernel of args' form (kernels/sym.cuh formOf) for `dtype` with
  * args->nblocks blocks. pdl: with programmatic stream serialization (the kernel may be scheduled

@@ -625,12 +625,191 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
   }
 }
 
+/* LL128 lines (kilnSymArgs.ll == KILN_SYM_LINES_LL128, one-shot algorithms): line l of a region
+ * holds bytes [120 l, 120 l + 120) of the segment as words 0-14 and the call's flag as word 15.
+ * Lane j (0-7) of each 8-lane group of a warp holds words 2j and 2j + 1 of one line (lane 7: word
+ * 14 and the flag); a warp moves 4 lines per 16-byte store or load. An LL line carries 8 data
+ * bytes in 16, this 120 in 128: one-shot allreduce 64 KiB on 4 ranks sends 3 x 70 KiB of lines per
+ * GPU instead of 3 x 128 KiB. What makes it correct is the property kernels/primitives.cuh's LL128
+ * names (the 128 bytes one warp-wide store writes reach the peer together, the flag word with the
+ * data), and the receiver takes the data from a load after the one that saw every flag
+ * (KILN_SYM_LL128_RELOAD; the poll's own load may hold older data in a line's lower sectors).
+ *
+ * Measured alone (scripts/sym_probe.cu, 4x H200, bench/results/h200-s19 runs 1-2): LL128 takes
+ * 0.3-0.7 us more than LL at 1-64 KiB, the same at 128 KiB of segment, less above (4 ranks,
+ * allreduce 256 KiB 5.73 vs 7.14 us; 2 ranks, 1 MiB 7.46 vs 9.14), so host/sym.c sends only the
+ * larger one-shot segments this way. Without the second load every size took 0.15-0.4 us less and
+ * 40 runs of up to 1000 calls on fresh data found no stale element; it stays, as in the plans'
+ * LL128, until a reason to trust the poll's data is stronger than runs without a failure. The
+ * kernel's code size is not what costs the extra time: built for one rank count only (30 KB of
+ * code instead of 104) it took as long or longer.
+ *
+ * The flag word of call s is symFlag(s) in both halves, so it never matches what an LL call of
+ * another sequence number left in that place (a data word with symFlag(s - 2k) above it), and an
+ * LL reader never takes this word's upper half for its own flag either. */
+#ifndef KILN_SYM_LL128_RELOAD
+#define KILN_SYM_LL128_RELOAD 1
+#endif
+__device__ __forceinline__ uint64_t symFlag128(uint64_t seq) {
+  const uint64_t f = symFlag(seq);
+  return f << 32 | f;
+}
+
+/* The LL128 lines [l0, l1) of the block (kilnSymBlockLines128). */
+template <typename T>
+__device__ __forceinline__ void blockLines128(const kilnSymArgs& a, uint64_t* l0, uint64_t* l1) {
+  const uint64_t nl = kilnSymLines128(a.seg, sizeof(T)), per = kilnSymBlockLines128(a.seg, a.nblocks, sizeof(T));
+  *l0 = min(nl, (uint64_t)blockIdx.x * per);
+  *l1 = min(nl, *l0 + per);
+}
+
+/* This lane's 16 bytes of line l of every peer q's region q of this rank, into r0[q] and r1[q]
+ * (has: the lane's line is one of the block's). Every lane of the warp calls it: the 8 lanes of a
+ * line poll together until lane 7 has seen the flag of every peer (its pending peers go to the
+ * other 7 by a shuffle), the warp until every line of it is complete; then, after a warp barrier,
+ * the data is loaded again. false (the whole warp): timeout or abort. */
+template <int R>
+__device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq, uint64_t l, bool has,
+                                             uint64_t flag, Spin& spin, uint64_t* r0, uint64_t* r1) {
+  const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31;
+  const bool flagLane = (lane & 7) == 7;
+  const uint64_t* p[R];
+  unsigned pend = 0;
+#pragma unroll
+  for (int q = 0; q < R; q++) {
+    r0[q] = r1[q] = 0;
+    p[q] = (const uint64_t*)region(a, seq, me, q) + l * 16 + 2 * (lane & 7);
+    if (has && q < n && q != me) pend |= 1u << q;
+  }
+  const unsigned all = pend;
+  for (;;) {
+#pragma unroll
+    for (int q = 0; q < R; q++)
+      if (pend >> q & 1) ll128Load(p[q], &r0[q], &r1[q]);
+    unsigned miss = 0;
+#pragma unroll
+    for (int q = 0; q < R; q++)
+      if ((pend >> q & 1) && r1[q] != flag) miss |= 1u << q;
+    pend = __shfl_sync(0xffffffffu, miss, lane | 7);
+    if (!__any_sync(0xffffffffu, pend != 0)) break;
+    if (__any_sync(0xffffffffu, spin.tick())) return false;
+  }
+#if KILN_SYM_LL128_RELOAD
+  __syncwarp();
+#pragma unroll
+  for (int q = 0; q < R; q++)
+    if (all >> q & 1) ll128LoadAgain(p[q], &r0[q], &r1[q]);
+#else
+  (void)all;
+#endif
+  (void)flagLane;
+  return true;
+}
+
+/* One-shot allreduce, reducescatter, allgather and alltoall as LL128 lines: bodyLL's exchange, a
+ * line per 120 bytes. Every lane of a warp runs the same iterations (the warp's stores, polls and
+ * votes need all of it); a lane past the block's lines takes part without data. */
+template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSymArgs& a, Start& st) {
+  constexpr int E8 = 8 / sizeof(T);
+  const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31, j = lane & 7;
+  const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const bool flagLane = j == 7;
+  const OpDyn op{a.op};
+  const T* in = (const T*)a.in;
+  T* out = (T*)a.out;
+  const uint64_t count = a.count, seg = a.seg;
+  uint64_t l0, l1;
+  blockLines128<T>(a, &l0, &l1);
+  const bool go = st.begin(l0, l1);
+  const uint64_t seq = st.seq;
+  const uint64_t flag = symFlag128(seq);
+  auto word = [&](int p, int src, uint64_t l) -> uint64_t* {
+    return (uint64_t*)region(a, seq, p, src) + l * 16 + 2 * j;
+  };
+  /* Valid elements of data word w (E8 per word) of the segment. */
+  auto valid = [&](uint64_t w) -> int {
+    const uint64_t e = w * E8;
+    return e < seg ? (int)min((uint64_t)E8, seg - e) : 0;
+  };
+  const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
+  for (uint64_t base = l0 + (uint64_t)warp * 4; base < l1; base += (uint64_t)nwarps * 4) {
+    const uint64_t l = base + (lane >> 3), w = l * 15 + 2 * j, e0 = w * E8;
+    const bool has = l < l1;
+    const int nv0 = has ? valid(w) : 0, nv1 = has && !flagLane ? valid(w + 1) : 0;
+    auto load2 = [&](const T* src, uint64_t* v0, uint64_t* v1) {
+      *v0 = nv0 > 0 ? loadPart<T, uint64_t>(src + e0, nv0) : 0;
+      *v1 = nv1 > 0 ? loadPart<T, uint64_t>(src + e0 + E8, nv1) : 0;
+    };
+    if (toAll) {
+      uint64_t v0, v1;
+      load2(in, &v0, &v1);
+      __syncwarp();
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (has && p < n && p != me) ll128Store(word(p, me, l), v0, flagLane ? flag : v1);
+      if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) {
+        T* o = out + (uint64_t)me * count + e0;
+        if (nv0 > 0) storePart<T, uint64_t>(o, v0, nv0);
+        if (nv1 > 0) storePart<T, uint64_t>(o + E8, v1, nv1);
+      }
+    } else {
+      /* Alltoall and reducescatter: peer p's piece; every piece loaded before the first store. */
+      uint64_t v0[R], v1[R];
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (p < n && p != me) load2(in + (uint64_t)p * count, &v0[p], &v1[p]);
+      __syncwarp();
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (has && p < n && p != me) ll128Store(word(p, me, l), v0[p], flagLane ? flag : v1[p]);
+      if (a.algo == KILN_SYM_A2A && in != out) {
+        uint64_t m0, m1;
+        const uint64_t mine = (uint64_t)me * count;
+        load2(in + mine, &m0, &m1);
+        if (nv0 > 0) storePart<T, uint64_t>(out + mine + e0, m0, nv0);
+        if (nv1 > 0) storePart<T, uint64_t>(out + mine + e0 + E8, m1, nv1);
+      }
+    }
+  }
+  st.sent();
+  if (!go) return;
+  Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+  const bool reduces = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS;
+  const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * count : 0;
+  for (uint64_t base = l0 + (uint64_t)warp * 4; base < l1; base += (uint64_t)nwarps * 4) {
+    const uint64_t l = base + (lane >> 3), w = l * 15 + 2 * j, e0 = w * E8;
+    const bool has = l < l1;
+    const int nv0 = has ? valid(w) : 0, nv1 = has && !flagLane ? valid(w + 1) : 0;
+    uint64_t m0 = 0, m1 = 0;
+    if (reduces) {
+      if (nv0 > 0) m0 = loadPart<T, uint64_t>(in + own + e0, nv0);
+      if (nv1 > 0) m1 = loadPart<T, uint64_t>(in + own + e0 + E8, nv1);
+    }
+    uint64_t r0[R], r1[R];
+    if (!recvLines128<R>(a, seq, l, has, flag, spin, r0, r1)) return;
+    if (reduces) {
+      if (nv0 > 0) storePart<T, uint64_t>(out + e0, reduceLine<T, R>(a, op, r0, m0), nv0);
+      if (nv1 > 0) storePart<T, uint64_t>(out + e0 + E8, reduceLine<T, R>(a, op, r1, m1), nv1);
+    } else {
+#pragma unroll
+      for (int q = 0; q < R; q++)
+        if (q < n && q != me) {
+          T* o = out + (uint64_t)q * count + e0;
+          if (nv0 > 0) storePart<T, uint64_t>(o, r0[q], nv0);
+          if (nv1 > 0) storePart<T, uint64_t>(o + E8, r1[q], nv1);
+        }
+    }
+  }
+}
+
 /* The kernel's forms, each a kernel of its own (kernel<T, F>; the host launches formOf's): one
  * kernel holding every body took 128 registers and spilled (160-byte stack frame, float), and
- * every call paid for the largest body's registers and code. */
-enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, NFORMS };
+ * every call paid for the largest body's registers and code. formOf: -1 for none (two-shot has no
+ * LL128 lines; the launch fails). */
+enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, FORM_LL128, NFORMS };
 __host__ __device__ __forceinline__ int formOf(const kilnSymArgs& a) {
   if (a.direct && a.algo != KILN_SYM_AR_TWOSHOT) return FORM_DIRECT;
+  if (a.ll == KILN_SYM_LINES_LL128) return a.algo == KILN_SYM_AR_TWOSHOT ? -1 : FORM_LL128;
   if (a.ll) return a.algo == KILN_SYM_AR_TWOSHOT ? FORM_LL2 : FORM_LL;
   return FORM_STAGED;
 }
@@ -728,6 +907,7 @@ struct FlagStart {
  * 2.53 -> 2.05, reducescatter 64 KiB 3.33 -> 2.69, 12-20% less at every LL size. */
 template <typename T, int F, int R, class Start> __device__ __forceinline__ void lineBodyOf(const kilnSymArgs& a, Start& st) {
   if constexpr (F == FORM_LL2) bodyLL2<T, R>(a, st);
+  else if constexpr (F == FORM_LL128) bodyLL128<T, R>(a, st);
   else bodyLL<T, R>(a, st);
 }
 template <typename T, int F, class Start> __device__ __forceinline__ void lineBody(const kilnSymArgs& a, Start& st) {
@@ -738,7 +918,7 @@ template <typename T, int F, class Start> __device__ __forceinline__ void lineBo
 
 template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
   static_assert(F >= 0 && F < NFORMS, "a form of formOf");
-  constexpr bool lines = F == FORM_LL || F == FORM_LL2;
+  constexpr bool lines = F == FORM_LL || F == FORM_LL2 || F == FORM_LL128;
   uint64_t seq = 0;
   if constexpr (lines) {
     LLStart st{a, 0};
@@ -768,12 +948,13 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
 /* The host stub of form f's kernel for T (what the host launches and preloads); null for no form
  * (the launch and the preload then fail). */
 template <typename T> inline const void* kernelOf(int f) {
-  static_assert(NFORMS == 4, "a case below for every form");
+  static_assert(NFORMS == 5, "a case below for every form");
   switch (f) {
     case FORM_STAGED: return (const void*)kernel<T, FORM_STAGED>;
     case FORM_LL: return (const void*)kernel<T, FORM_LL>;
     case FORM_LL2: return (const void*)kernel<T, FORM_LL2>;
     case FORM_DIRECT: return (const void*)kernel<T, FORM_DIRECT>;
+    case FORM_LL128: return (const void*)kernel<T, FORM_LL128>;
     default: return nullptr;
   }
 }

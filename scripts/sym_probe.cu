@@ -9,10 +9,13 @@
  * Build: the CUDA build's bench/sym_probe, or (a variant: its folder first)
  *   nvcc -O2 -arch=sm_90 -std=c++17 --expt-relaxed-constexpr -Ikernels -Iinclude \
  *        -o sym_probe scripts/sym_probe.cu
- * Run:   sym_probe ar|ag|rs|a2a BYTES NGPUS [K=20] [ITERS=200]
+ * Run:   sym_probe ar|ag|rs|a2a[128] BYTES NGPUS [K=20] [ITERS=200]
+ *   a name ending in 128 (ar128, ...): the LL128 form (FORM_LL128) instead of LL lines.
  *   BYTES as coll_bench counts them (allreduce: the buffer; allgather: the output; reducescatter:
  *   the input; alltoall: either). After the timing one more call is checked against the CPU:
  *   every output element compared bitwise (allreduce and reducescatter summed in rank order).
+ *   PROBE_BLOCK_BYTES=B: bytes of segment per block (2048, host/sym.c's default; at most 64 blocks).
+ *   PROBE_CHECK=N: then N more calls, one at a time, each on fresh random input and checked.
  *   KILN_SYM_PDL_TRIGGER=end: the trigger for the next kernel at the kernel's end (kilnSymArgs
  *   earlyTrigger), as the library takes it.
  */
@@ -32,15 +35,20 @@ static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: sym_probe ar|ag|rs|a2a BYTES NGPUS [K=20] [ITERS=200]\n");
+    fprintf(stderr, "usage: sym_probe ar|ag|rs|a2a[128] BYTES NGPUS [K=20] [ITERS=200]\n");
     return 2;
   }
   const char* an = argv[1];
-  const int algo = !strcmp(an, "ar")    ? KILN_SYM_AR_ONESHOT
-                   : !strcmp(an, "ag")  ? KILN_SYM_AG
-                   : !strcmp(an, "rs")  ? KILN_SYM_RS
-                   : !strcmp(an, "a2a") ? KILN_SYM_A2A
-                                        : -1;
+  /* A name ending in 128: the LL128 form (FORM_LL128) instead of LL lines. */
+  const size_t anl = strlen(an);
+  const bool l128 = anl > 3 && !strcmp(an + anl - 3, "128");
+  char base[16];
+  snprintf(base, sizeof base, "%.*s", (int)(l128 ? anl - 3 : anl), an);
+  const int algo = !strcmp(base, "ar")    ? KILN_SYM_AR_ONESHOT
+                   : !strcmp(base, "ag")  ? KILN_SYM_AG
+                   : !strcmp(base, "rs")  ? KILN_SYM_RS
+                   : !strcmp(base, "a2a") ? KILN_SYM_A2A
+                                          : -1;
   const uint64_t bytes = strtoull(argv[2], NULL, 10);
   const int n = atoi(argv[3]), K = argc > 4 ? atoi(argv[4]) : 20, iters = argc > 5 ? atoi(argv[5]) : 200;
   int ndev = 0;
@@ -55,12 +63,15 @@ int main(int argc, char** argv) {
   const uint64_t es = sizeof(float);
   const uint64_t count = algo == KILN_SYM_AR_ONESHOT ? bytes / es : bytes / es / (uint64_t)n;
   const uint64_t seg = count;
-  const uint64_t region = roundUp((seg * es + 7) / 8 * 16, 256);
+  const uint64_t region = l128 ? roundUp(kilnSymLines128(seg, es) * 128, 256) : roundUp((seg * es + 7) / 8 * 16, 256);
   const uint64_t half = region * (uint64_t)n;
-  uint64_t nb = (seg * es + 2047) / 2048;
+  const uint64_t bb = getenv("PROBE_BLOCK_BYTES") ? strtoull(getenv("PROBE_BLOCK_BYTES"), NULL, 10) : 2048;
+  uint64_t nb = (seg * es + bb - 1) / (bb ? bb : 1);
   if (nb > 64) nb = 64;
   if (nb < 1) nb = 1;
-  const uint64_t lines = roundUp((kilnSymBlockElems(seg, (int)nb, es) * es + 7) / 8, 32);
+  /* Threads: LL, a line each; LL128, 8 per line. */
+  const uint64_t lines = l128 ? kilnSymBlockLines128(seg, (int)nb, es) * 8
+                              : roundUp((kilnSymBlockElems(seg, (int)nb, es) * es + 7) / 8, 32);
   const int threads = lines < 512 ? (int)lines : 512;
   const uint64_t inElems = algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_AG ? count : count * (uint64_t)n;
   const uint64_t outElems = algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS ? count : count * (uint64_t)n;
@@ -73,6 +84,7 @@ int main(int argc, char** argv) {
   int *abortFlag[MAXG], *errWord[MAXG];
   cudaStream_t st[MAXG];
   cudaGraphExec_t ex[MAXG];
+  kilnSymArgs args[MAXG];
   srand(1234);
   const char* trig = getenv("KILN_SYM_PDL_TRIGGER"); /* as host/sym.c reads it */
   for (int g = 0; g < n; g++) {
@@ -113,11 +125,14 @@ int main(int argc, char** argv) {
     a.nranks = n;
     a.rank = g;
     a.nblocks = (int)nb;
-    a.ll = 1;
+    a.ll = l128 ? KILN_SYM_LINES_LL128 : KILN_SYM_LINES_LL;
     a.rounds = 1;
     a.earlyTrigger = !(trig && strcmp(trig, "end") == 0);
     CUDA_CHECK(cudaSetDevice(g));
-    ex[g] = probeGraph(st[g], K, kiln::sym::kernel<float, kiln::sym::FORM_LL>, a, (unsigned)nb, threads, 1);
+    args[g] = a;
+    ex[g] = probeGraph(st[g], K, l128 ? kiln::sym::kernel<float, kiln::sym::FORM_LL128>
+                                      : kiln::sym::kernel<float, kiln::sym::FORM_LL>,
+                       a, (unsigned)nb, threads, 1);
   }
   const float worst = probeTime(n, ex, st, iters);
   int err = 0;
@@ -127,9 +142,12 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMemcpy(&e, errWord[g], sizeof(int), cudaMemcpyDeviceToHost));
     err |= e;
   }
-  /* Every output against the CPU (the last call of the last graph). */
+  /* Every output against the CPU (the last call of the last graph; then, with PROBE_CHECK=N, N
+   * more calls one at a time, each on fresh input: a line read before its data arrived shows as
+   * the call before's). */
   uint64_t bad = 0;
   float* got = (float*)malloc(outElems * es);
+  auto check = [&]() {
   for (int g = 0; g < n; g++) {
     CUDA_CHECK(cudaSetDevice(g));
     CUDA_CHECK(cudaMemcpy(got, out[g], outElems * es, cudaMemcpyDeviceToHost));
@@ -146,6 +164,32 @@ int main(int argc, char** argv) {
       }
       if (memcmp(&want, &got[i], sizeof want) != 0) bad++;
     }
+  }
+  };
+  check();
+  const int rounds = getenv("PROBE_CHECK") ? atoi(getenv("PROBE_CHECK")) : 0;
+  for (int r = 0; r < rounds && !bad && !err; r++) {
+    for (int g = 0; g < n; g++) {
+      for (uint64_t i = 0; i < inElems; i++) hin[g][i] = (float)(rand() % 2001 - 1000) / 64.0f;
+      CUDA_CHECK(cudaSetDevice(g));
+      CUDA_CHECK(cudaMemcpy(in[g], hin[g], inElems * es, cudaMemcpyHostToDevice));
+    }
+    for (int g = 0; g < n; g++) {
+      CUDA_CHECK(cudaSetDevice(g));
+      void* kargs[] = {&args[g]};
+      CUDA_CHECK(cudaLaunchKernel(l128 ? (const void*)kiln::sym::kernel<float, kiln::sym::FORM_LL128>
+                                       : (const void*)kiln::sym::kernel<float, kiln::sym::FORM_LL>,
+                                  dim3((unsigned)nb), dim3((unsigned)threads), kargs, 0, st[g]));
+    }
+    for (int g = 0; g < n; g++) {
+      CUDA_CHECK(cudaSetDevice(g));
+      CUDA_CHECK(cudaStreamSynchronize(st[g]));
+      int e = 0;
+      CUDA_CHECK(cudaMemcpy(&e, errWord[g], sizeof(int), cudaMemcpyDeviceToHost));
+      err |= e;
+    }
+    check();
+    if (bad) printf("round %d of PROBE_CHECK: wrong elements\n", r);
   }
   printf("%s %llu B n=%d blocks=%d threads=%d K=%d: %.3f us per kernel%s", an, (unsigned long long)bytes, n, (int)nb,
          threads, K, worst * 1000.0 / ((double)iters * K), err ? " (DEVICE ERROR)" : "");
