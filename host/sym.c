@@ -111,6 +111,17 @@ void kilnSymConfigure(struct kilnComm* c) {
    * allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL 14.0); at 1 MiB flags win (17.2 vs
    * 18.6). */
   c->symLL2Bytes = (uint64_t)envInt("KILN_SYM_LL2_BYTES", 128 << 10);
+  /* One-shot segments larger than KILN_SYM_LL128_BYTES (0: never) and up to
+   * KILN_SYM_LL128_MAX_BYTES travel as LL128 lines (kernels/sym.cuh bodyLL128: 120 data bytes per
+   * 128-byte line, LL 8 per 16), whatever symLLBytes says. 4x H200 (bench/results/h200-s19): the
+   * kernel alone (sym_probe, run 1) takes 0.3-0.7 us more as LL128 than as LL at 1-64 KiB, 0.4-1.7
+   * less from 256 KiB of segment (2 ranks: allreduce 1 MiB 7.46 vs 9.14 us; 4 ranks: 256 KiB 5.73
+   * vs 7.14); 128 KiB level. Graphs, the library (run 2, same call, twice): 2 GPUs 6-16% less at
+   * 256 KiB-2 MiB of call (allgather 1 MiB 0.84x the time, allreduce 512 KiB 0.88x, reducescatter
+   * 1 MiB 0.89x), no row slower; 4 GPUs alltoall 1 MiB 0.77x, reducescatter 1 MiB 0.83x, but 2 MiB
+   * (512 KiB segments) 4% slower than the flag form: up to 256 KiB of segment there. */
+  c->symLL128Bytes = (uint64_t)envInt("KILN_SYM_LL128_BYTES", 128 << 10);
+  c->symLL128MaxBytes = (uint64_t)envInt("KILN_SYM_LL128_MAX_BYTES", c->nranks == 2 ? 1 << 20 : 256 << 10);
   /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
    * holds). */
   c->symRoundBytes = (uint64_t)envInt("KILN_SYM_ROUND_BYTES", 0);
@@ -280,10 +291,15 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   const uint64_t llMax = a == KILN_SYM_ALLREDUCE_TWOSHOT                               ? c->symLL2Bytes
                         : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? c->symLLReduceBytes
                                                                                          : c->symLLBytes;
-  const int lines = s * es <= llMax &&
-                    roundUp((s * es + 7) / 8 * 16, 256) <= cap;
+  int lines = s * es <= llMax && roundUp((s * es + 7) / 8 * 16, 256) <= cap ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
+  if (a != KILN_SYM_ALLREDUCE_TWOSHOT && c->symLL128Bytes && s * es > c->symLL128Bytes &&
+      s * es <= c->symLL128MaxBytes && roundUp(kilnSymLines128(s, es) * KILN_DEV_LL128_LINE_BYTES, 256) <= cap)
+    lines = KILN_SYM_LINES_LL128;
   uint64_t w = s, rounds = 1, bytes;
-  if (lines) {
+  if (lines == KILN_SYM_LINES_LL128) {
+    /* LL128: one 128-byte line per 120 bytes of data. */
+    bytes = kilnSymLines128(s, es) * KILN_DEV_LL128_LINE_BYTES;
+  } else if (lines) {
     /* LL: one 16-byte line per 8 bytes of data. */
     bytes = (s * es + 7) / 8 * 16;
   } else {
@@ -426,7 +442,11 @@ bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dty
  * sym kernels 0.98-1.13x. 8 ranks: not measured, plans. With the LL forms' start of session 17
  * (bench/results/h200-s17 run 7, 4x H200, graphs, twice), 4 ranks: one-shot against two-shot,
  * allreduce 64 KiB 4.08 vs 5.05 us, 128 KiB 5.30 vs 5.38, 256 KiB 7.55 vs 6.55, 512 KiB 12.9 vs
- * 8.2: two-shot from 128 KiB. */
+ * 8.2: two-shot from 128 KiB. With one-shot segments past 128 KiB as LL128 lines (session 19,
+ * bench/results/h200-s19 run 2, 4x H200, graphs): 256 KiB one-shot 6.10 us, two-shot 6.47, 512
+ * KiB 10.30 vs 8.32: one-shot to 256 KiB. 2 GPUs, same run: allgather and alltoall 512 KiB on
+ * the sym kernel 3.59 / 3.63 us, on the plans 7.30 / 6.92 (the gap at 512 KiB dates from session
+ * 6, before the LL forms reached 512 KiB on 2 ranks): sym at every size. */
 typedef struct {
   int nranks;
   kilnSymAlgo_t algo;
@@ -437,18 +457,16 @@ typedef struct {
 #define MIB(x) ((uint64_t)(x) << 20)
 #define ANY UINT64_MAX
 static const symRange kRanges[] = {
-    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(128)},
-    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(128) + 1, ANY},
+    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(256)},
+    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(256) + 1, ANY},
     {4, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},
     {4, KILN_SYM_ALLGATHER, true, true, 0, ANY},
     {4, KILN_SYM_ALLTOALL, false, true, 0, ANY},
     {2, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, MIB(4)},
     {2, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, MIB(4) + 1, ANY},
     {2, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},
-    {2, KILN_SYM_ALLGATHER, true, true, 0, KIB(256)},
-    {2, KILN_SYM_ALLGATHER, true, true, MIB(1), ANY},
-    {2, KILN_SYM_ALLTOALL, false, true, 0, KIB(256)},
-    {2, KILN_SYM_ALLTOALL, false, true, MIB(1), ANY},
+    {2, KILN_SYM_ALLGATHER, true, true, 0, ANY},
+    {2, KILN_SYM_ALLTOALL, false, true, 0, ANY},
 };
 
 kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDataType_t dtype, bool inplace) {
@@ -860,7 +878,9 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
 static int symThreads(const kilnLaunch* l, const kilnSymArgs* a) {
   if (!a->ll) return l->threads;
   const uint64_t es = kilnDataTypeSize((kilnDataType_t)l->dtype);
-  const uint64_t lines = roundUp((kilnSymBlockElems(a->seg, a->nblocks, es) * es + 7) / 8, 32);
+  /* LL: a thread per line; LL128: 8 per line (a multiple of a warp: 4 lines). */
+  const uint64_t lines = a->ll == KILN_SYM_LINES_LL128 ? kilnSymBlockLines128(a->seg, a->nblocks, es) * 8
+                                                      : roundUp((kilnSymBlockElems(a->seg, a->nblocks, es) * es + 7) / 8, 32);
   return lines < (uint64_t)l->threads ? (int)lines : l->threads;
 }
 

@@ -443,10 +443,10 @@ static void sym_graph_check(const world* w, kilnSymAlgo_t a, size_t count, int r
  * other on the same staging halves, so the halves alternate and the flags grow across calls.
  * Then the same communicators run a plan between symmetric calls, and an in-place alltoall is
  * refused with an error (calls in rounds: sym_rounds, large_buffers). */
-static void sym_sweep(int n) {
+static void sym_sweep(int n, const char* const* env) {
   if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
   world w;
-  cr_assert(world_init(&w, n, NULL));
+  cr_assert(world_init_env(&w, n, NULL, env));
   uint64_t rng = g_seed ^ 0x5157;
   /* 8191: LL lines over 16 blocks (4-byte types and up). */
   static const size_t small[] = {1, 3, 1003, 8191, 70001};
@@ -491,9 +491,18 @@ static void sym_sweep(int n) {
   world_fini(&w);
 }
 
-Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2); }
-Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4); }
-Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8); }
+static const char* const kNoEnv[] = {NULL};
+Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kNoEnv); }
+Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kNoEnv); }
+Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv); }
+
+/* The same sweep with every one-shot segment past 1 byte as LL128 lines (kernels/sym.cuh
+ * bodyLL128; by default only mid sizes): partial lines and words of every data type, a line or a
+ * few per block, every op, in and out of place, back to back on alternating halves with the LL and
+ * flag forms of the two-shot calls between them. */
+static const char* const kAllLL128[] = {"KILN_SYM_LL128_BYTES", "1", "KILN_SYM_LL128_MAX_BYTES", "1073741824", NULL};
+Test(gpu_runtime, sym_ll128_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL128); }
+Test(gpu_runtime, sym_ll128_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL128); }
 
 /* The flag form in rounds: 64 KiB of staging per GPU (32 KiB a half), 1 KiB per block and no LL
  * lines, so a call of a few thousand elements takes many rounds (odd and even numbers of them,
@@ -1232,7 +1241,8 @@ Test(gpu_runtime, sym_choice) {
    * count x 4 B x ranks). */
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_ALLREDUCE_ONESHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 32768, f, true), KILN_SYM_ALLREDUCE_ONESHOT)); /* 128 KiB */
-  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 32772, f, true), KILN_SYM_ALLREDUCE_TWOSHOT));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 65536, f, true), KILN_SYM_ALLREDUCE_ONESHOT)); /* 256 KiB */
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 65540, f, true), KILN_SYM_ALLREDUCE_TWOSHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 262144, f, false), KILN_SYM_ALLREDUCE_TWOSHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 4u << 20, f, false), KILN_SYM_ALLREDUCE_TWOSHOT)); /* 16 MiB */
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 1u << 28, f, true), KILN_SYM_ALLREDUCE_TWOSHOT)); /* 1 GiB */
@@ -1242,11 +1252,12 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_REDUCESCATTER, 1u << 26, f, true), KILN_SYM_REDUCESCATTER));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 1024, f, true), KILN_SYM_NONE));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 1024, f, false), KILN_SYM_ALLTOALL));
-  /* Two ranks: allreduce one-shot to 4 MiB, allgather on plans at 512 KiB. */
+  /* Two ranks: allreduce one-shot to 4 MiB, allgather and alltoall at every size (512 KiB too). */
   c.nranks = 2;
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 1u << 20, f, false), KILN_SYM_ALLREDUCE_ONESHOT));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2u << 20, f, false), KILN_SYM_ALLREDUCE_TWOSHOT));
-  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 65536, f, false), KILN_SYM_NONE));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 65536, f, false), KILN_SYM_ALLGATHER));
+  cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 65536, f, false), KILN_SYM_ALLTOALL));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLGATHER, 131072, f, false), KILN_SYM_ALLGATHER));
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLTOALL, 1u << 27, f, false), KILN_SYM_ALLTOALL)); /* 1 GiB */
   /* No ranges for 8 ranks (not measured): plans. */
@@ -1275,9 +1286,11 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, kilnSymRun(&c, (kilnSymAlgo_t)9, (void*)16, (void*)32, 1, f, KILN_SUM, 0),
                KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(str, (char*)kilnSymAlgoName(KILN_SYM_REDUCESCATTER), "sym-reducescatter"));
-  /* The staged geometry on 4 ranks: LL lines to 128 KiB of segment (one-shot allreduce and
-   * reducescatter: to 256 KiB; two-shot: of share), a block per 2 KiB up to 64 (KILN_SYM_BLOCKS);
-   * flags past that. */
+  /* The staged geometry on 4 ranks with no LL128 lines (KILN_SYM_LL128_BYTES=0): LL lines to
+   * 128 KiB of segment (one-shot allreduce and reducescatter: to 256 KiB; two-shot: of share), a
+   * block per 2 KiB up to 64 (KILN_SYM_BLOCKS); flags past that. */
+  setenv("KILN_SYM_LL128_BYTES", "0", 1);
+  kilnSymConfigure(&c);
   kilnSymArgs g;
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 4096, f, false, &g)); /* 16 KiB */
   cr_assert(eq(int, g.ll, 1));
@@ -1331,7 +1344,41 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, g.ll, 1));
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_REDUCESCATTER, 131076, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
+  /* LL128 lines by default: one-shot segments past 128 KiB, to 256 KiB on 4 ranks and 1 MiB on
+   * 2; never two-shot; KILN_SYM_LL128_MAX_BYTES moves the top. */
+  unsetenv("KILN_SYM_LL128_BYTES");
+  kilnSymConfigure(&c);
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 262144, f, false, &g)); /* 1 MiB */
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 262148, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32768, f, false, &g)); /* 128 KiB */
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
   c.nranks = 4;
+  kilnSymConfigure(&c);
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32772, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
+  cr_assert(eq(int, g.nblocks, 64));
+  cr_assert(eq(u64, g.region, 140032)); /* 1093 lines of 128 bytes for 131088, to 256 bytes */
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 65536, f, false, &g)); /* 256 KiB */
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 65540, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_REDUCESCATTER, 65536, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLTOALL, 32772, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 32768, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 65536, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 262144, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  setenv("KILN_SYM_LL128_MAX_BYTES", "524288", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_LL128_MAX_BYTES");
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 65540, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
   kilnSymConfigure(&c);
   setenv("KILN_SYM_BLOCKS", "8", 1);
   kilnSymConfigure(&c);
