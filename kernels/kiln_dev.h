@@ -118,9 +118,9 @@ enum {
   KILN_SYM_A2A = 4         /* alltoall */
 };
 /* kilnSymArgs.ll: how the data travels. LL: a 16-byte line per 8 data bytes, the flag in each
- * 4-byte half's upper word (kernels/primitives.cuh llStore). LL128 (one-shot only): a 128-byte line
+ * 4-byte half's upper word (kernels/primitives.cuh llStore). LL128: a 128-byte line
  * per 120 data bytes, 15 data words and the flag word, stored by 8 lanes of a warp at once
- * (kernels/sym.cuh bodyLL128). */
+ * (kernels/sym.cuh bodyLL128, bodyLL128x2). */
 enum { KILN_SYM_LINES_NONE = 0, KILN_SYM_LINES_LL = 1, KILN_SYM_LINES_LL128 = 2 };
 /* Flags in a window: [phase][src rank][block], one word each (written by src with the call's
  * sequence number; they only grow). */

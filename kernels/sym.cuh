@@ -625,7 +625,7 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
   }
 }
 
-/* LL128 lines (kilnSymArgs.ll == KILN_SYM_LINES_LL128, one-shot algorithms): line l of a region
+/* LL128 lines (kilnSymArgs.ll == KILN_SYM_LINES_LL128; bodyLL128, bodyLL128x2): line l of a region
  * holds bytes [120 l, 120 l + 120) of the segment as words 0-14 and the call's flag as word 15.
  * Lane j (0-7) of each 8-lane group of a warp holds words 2j and 2j + 1 of one line (lane 7: word
  * 14 and the flag); a warp moves 4 lines per 16-byte store or load. An LL line carries 8 data
@@ -663,13 +663,13 @@ __device__ __forceinline__ void blockLines128(const kilnSymArgs& a, uint64_t* l0
   *l1 = min(nl, *l0 + per);
 }
 
-/* This lane's 16 bytes of line l of every peer q's region q of this rank, into r0[q] and r1[q]
+/* This lane's 16 bytes of line l of every peer q's region idx0 + q of this rank, into r0[q] and r1[q]
  * (has: the lane's line is one of the block's). Every lane of the warp calls it: the 8 lanes of a
  * line poll together until lane 7 has seen the flag of every peer (its pending peers go to the
  * other 7 by a shuffle), the warp until every line of it is complete; then, after a warp barrier,
  * the data is loaded again. false (the whole warp): timeout or abort. */
 template <int R>
-__device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq, uint64_t l, bool has,
+__device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l, bool has,
                                              uint64_t flag, Spin& spin, uint64_t* r0, uint64_t* r1) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31;
   const bool flagLane = (lane & 7) == 7;
@@ -678,7 +678,7 @@ __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq,
 #pragma unroll
   for (int q = 0; q < R; q++) {
     r0[q] = r1[q] = 0;
-    p[q] = (const uint64_t*)region(a, seq, me, q) + l * 16 + 2 * (lane & 7);
+    p[q] = (const uint64_t*)region(a, seq, me, idx0 + q) + l * 16 + 2 * (lane & 7);
     if (has && q < n && q != me) pend |= 1u << q;
   }
   const unsigned all = pend;
@@ -786,7 +786,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
       if (nv1 > 0) m1 = loadPart<T, uint64_t>(in + own + e0 + E8, nv1);
     }
     uint64_t r0[R], r1[R];
-    if (!recvLines128<R>(a, seq, l, has, flag, spin, r0, r1)) return;
+    if (!recvLines128<R>(a, seq, 0, l, has, flag, spin, r0, r1)) return;
     if (reduces) {
       if (nv0 > 0) storePart<T, uint64_t>(out + e0, reduceLine<T, R>(a, op, r0, m0), nv0);
       if (nv1 > 0) storePart<T, uint64_t>(out + e0 + E8, reduceLine<T, R>(a, op, r1, m1), nv1);
@@ -802,14 +802,98 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
   }
 }
 
+/* Two-shot allreduce as LL128 lines (KILN_SYM_AR_TWOSHOT with KILN_SYM_LINES_LL128): bodyLL2's
+ * exchange, a line per 120 bytes of a share. Share p of this rank's input goes to rank p (regions
+ * 0..n-1); rank q reduces share q from the lines it received and its own input, stores the result
+ * into its output and, as lines, into every peer's region n + q; then copies the peers' reduced
+ * shares into place. A share's last line may reach past it: its words there carry zeros, as do
+ * those past the input's end (the receiver reads every line of its range). */
+template <typename T, int R, class Start> __device__ void bodyLL128x2(const kilnSymArgs& a, Start& st) {
+  constexpr int E8 = 8 / sizeof(T);
+  const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31, j = lane & 7;
+  const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const bool flagLane = j == 7;
+  const OpDyn op{a.op};
+  const T* in = (const T*)a.in;
+  T* out = (T*)a.out;
+  const uint64_t count = a.count, seg = a.seg;
+  uint64_t l0, l1;
+  blockLines128<T>(a, &l0, &l1);
+  const bool go = st.begin(l0, l1);
+  const uint64_t seq = st.seq;
+  const uint64_t flag = symFlag128(seq);
+  auto word = [&](int p, int idx, uint64_t l) -> uint64_t* {
+    return (uint64_t*)region(a, seq, p, idx) + l * 16 + 2 * j;
+  };
+  /* Valid elements of data word w (E8 per word) of share p: within the share and the input. */
+  auto valid = [&](int p, uint64_t w) -> int {
+    const uint64_t e = w * E8;
+    if (e >= seg) return 0;
+    const uint64_t start = (uint64_t)p * seg + e;
+    return start >= count ? 0 : (int)min((uint64_t)E8, min(seg - e, count - start));
+  };
+  /* This lane's two words of share p (zeros where not valid). */
+  auto load2 = [&](int p, uint64_t w, bool has, uint64_t* v0, uint64_t* v1) {
+    const int nv0 = has ? valid(p, w) : 0, nv1 = has && !flagLane ? valid(p, w + 1) : 0;
+    const T* src = in + (uint64_t)p * seg + w * E8;
+    *v0 = nv0 > 0 ? loadPart<T, uint64_t>(src, nv0) : 0;
+    *v1 = nv1 > 0 ? loadPart<T, uint64_t>(src + E8, nv1) : 0;
+  };
+  for (uint64_t base = l0 + (uint64_t)warp * 4; base < l1; base += (uint64_t)nwarps * 4) {
+    const uint64_t l = base + (lane >> 3), w = l * 15 + 2 * j;
+    const bool has = l < l1;
+    uint64_t v0[R], v1[R];
+#pragma unroll
+    for (int p = 0; p < R; p++)
+      if (p < n && p != me) load2(p, w, has, &v0[p], &v1[p]);
+    __syncwarp();
+#pragma unroll
+    for (int p = 0; p < R; p++)
+      if (has && p < n && p != me) ll128Store(word(p, me, l), v0[p], flagLane ? flag : v1[p]);
+  }
+  st.sent();
+  if (!go) return;
+  Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+  for (int phase = 0; phase < 2; phase++) {
+    for (uint64_t base = l0 + (uint64_t)warp * 4; base < l1; base += (uint64_t)nwarps * 4) {
+      const uint64_t l = base + (lane >> 3), w = l * 15 + 2 * j;
+      const bool has = l < l1;
+      uint64_t m0 = 0, m1 = 0;
+      if (phase == 0) load2(me, w, has, &m0, &m1);
+      uint64_t r0[R], r1[R];
+      if (!recvLines128<R>(a, seq, phase * n, l, has, flag, spin, r0, r1)) return;
+      if (phase == 0) {
+        /* The flag lane's second word is the flag, not data: it stores the flag again. */
+        const uint64_t acc0 = reduceLine<T, R>(a, op, r0, m0), acc1 = reduceLine<T, R>(a, op, r1, m1);
+        const int nv0 = has ? valid(me, w) : 0, nv1 = has && !flagLane ? valid(me, w + 1) : 0;
+        T* o = out + (uint64_t)me * seg + w * E8;
+        if (nv0 > 0) storePart<T, uint64_t>(o, acc0, nv0);
+        if (nv1 > 0) storePart<T, uint64_t>(o + E8, acc1, nv1);
+        __syncwarp();
+#pragma unroll
+        for (int p = 0; p < R; p++)
+          if (has && p < n && p != me) ll128Store(word(p, n + me, l), acc0, flagLane ? flag : acc1);
+      } else {
+#pragma unroll
+        for (int q = 0; q < R; q++)
+          if (q < n && q != me) {
+            const int nv0 = has ? valid(q, w) : 0, nv1 = has && !flagLane ? valid(q, w + 1) : 0;
+            T* o = out + (uint64_t)q * seg + w * E8;
+            if (nv0 > 0) storePart<T, uint64_t>(o, r0[q], nv0);
+            if (nv1 > 0) storePart<T, uint64_t>(o + E8, r1[q], nv1);
+          }
+      }
+    }
+  }
+}
+
 /* The kernel's forms, each a kernel of its own (kernel<T, F>; the host launches formOf's): one
  * kernel holding every body took 128 registers and spilled (160-byte stack frame, float), and
- * every call paid for the largest body's registers and code. formOf: -1 for none (two-shot has no
- * LL128 lines; the launch fails). */
-enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, FORM_LL128, NFORMS };
+ * every call paid for the largest body's registers and code. */
+enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, FORM_LL128, FORM_LL2_128, NFORMS };
 __host__ __device__ __forceinline__ int formOf(const kilnSymArgs& a) {
   if (a.direct && a.algo != KILN_SYM_AR_TWOSHOT) return FORM_DIRECT;
-  if (a.ll == KILN_SYM_LINES_LL128) return a.algo == KILN_SYM_AR_TWOSHOT ? -1 : FORM_LL128;
+  if (a.ll == KILN_SYM_LINES_LL128) return a.algo == KILN_SYM_AR_TWOSHOT ? FORM_LL2_128 : FORM_LL128;
   if (a.ll) return a.algo == KILN_SYM_AR_TWOSHOT ? FORM_LL2 : FORM_LL;
   return FORM_STAGED;
 }
@@ -908,6 +992,7 @@ struct FlagStart {
 template <typename T, int F, int R, class Start> __device__ __forceinline__ void lineBodyOf(const kilnSymArgs& a, Start& st) {
   if constexpr (F == FORM_LL2) bodyLL2<T, R>(a, st);
   else if constexpr (F == FORM_LL128) bodyLL128<T, R>(a, st);
+  else if constexpr (F == FORM_LL2_128) bodyLL128x2<T, R>(a, st);
   else bodyLL<T, R>(a, st);
 }
 template <typename T, int F, class Start> __device__ __forceinline__ void lineBody(const kilnSymArgs& a, Start& st) {
@@ -918,7 +1003,7 @@ template <typename T, int F, class Start> __device__ __forceinline__ void lineBo
 
 template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
   static_assert(F >= 0 && F < NFORMS, "a form of formOf");
-  constexpr bool lines = F == FORM_LL || F == FORM_LL2 || F == FORM_LL128;
+  constexpr bool lines = F == FORM_LL || F == FORM_LL2 || F == FORM_LL128 || F == FORM_LL2_128;
   uint64_t seq = 0;
   if constexpr (lines) {
     LLStart st{a, 0};
@@ -948,13 +1033,14 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
 /* The host stub of form f's kernel for T (what the host launches and preloads); null for no form
  * (the launch and the preload then fail). */
 template <typename T> inline const void* kernelOf(int f) {
-  static_assert(NFORMS == 5, "a case below for every form");
+  static_assert(NFORMS == 6, "a case below for every form");
   switch (f) {
     case FORM_STAGED: return (const void*)kernel<T, FORM_STAGED>;
     case FORM_LL: return (const void*)kernel<T, FORM_LL>;
     case FORM_LL2: return (const void*)kernel<T, FORM_LL2>;
     case FORM_DIRECT: return (const void*)kernel<T, FORM_DIRECT>;
     case FORM_LL128: return (const void*)kernel<T, FORM_LL128>;
+    case FORM_LL2_128: return (const void*)kernel<T, FORM_LL2_128>;
     default: return nullptr;
   }
 }
