@@ -122,6 +122,14 @@ void kilnSymConfigure(struct kilnComm* c) {
    * (512 KiB segments) 4% slower than the flag form: up to 256 KiB of segment there. */
   c->symLL128Bytes = (uint64_t)envInt("KILN_SYM_LL128_BYTES", 128 << 10);
   c->symLL128MaxBytes = (uint64_t)envInt("KILN_SYM_LL128_MAX_BYTES", c->nranks == 2 ? 1 << 20 : 256 << 10);
+  /* Two-shot shares larger than KILN_SYM_LL2_128_BYTES (0: never; default: past the LL lines'
+   * top, symLL2Bytes) and up to KILN_SYM_LL2_128_MAX_BYTES travel as LL128 lines (bodyLL128x2),
+   * staged even where the call could go direct. 4x H200, graphs, twice (bench/results/h200-s19
+   * run 5): 4 GPUs allreduce 1 MiB 10.1 us against 12.6 direct with flags (0.80x), 2 MiB 0.96x;
+   * shares of 1-2 MiB level with the flags (4-8 MiB calls); 2 GPUs (two-shot forced) 1 MiB 7.5 vs
+   * 10.4, 2 MiB and up level. */
+  c->symLL2128Bytes = (uint64_t)envInt("KILN_SYM_LL2_128_BYTES", (long long)c->symLL2Bytes);
+  c->symLL2128MaxBytes = (uint64_t)envInt("KILN_SYM_LL2_128_MAX_BYTES", 512 << 10);
   /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
    * holds). */
   c->symRoundBytes = (uint64_t)envInt("KILN_SYM_ROUND_BYTES", 0);
@@ -271,8 +279,9 @@ static uint64_t copyRegion(const struct kilnComm* c, kilnSymAlgo_t a) {
 /* The geometry of a call: elements of the window the blocks cut (seg) and of a whole piece
  * (total: the count, or the two-shot share), rounds, whether it goes as LL lines (up to
  * symLLBytes of segment, symLLReduceBytes for one-shot allreduce and reducescatter, two-shot up to
- * symLL2Bytes of share) and bytes per rank region of a
- * staging half. LL lines go in one round; the flag form cuts a piece larger than its region of a
+ * symLL2Bytes of share) or as LL128 lines (segments past symLL128Bytes up to symLL128MaxBytes,
+ * shares past symLL2128Bytes up to symLL2128MaxBytes; they win over LL) and bytes per rank region
+ * of a staging half. Lines go in one round; the flag form cuts a piece larger than its region of a
  * half (or than symRoundBytes) into rounds. Returns whether the call fits this communicator (ranks,
  * form, the staging half); the outputs are set only then. */
 static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
@@ -292,8 +301,11 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
                         : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? c->symLLReduceBytes
                                                                                          : c->symLLBytes;
   int lines = s * es <= llMax && roundUp((s * es + 7) / 8 * 16, 256) <= cap ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
-  if (a != KILN_SYM_ALLREDUCE_TWOSHOT && c->symLL128Bytes && s * es > c->symLL128Bytes &&
-      s * es <= c->symLL128MaxBytes && roundUp(kilnSymLines128(s, es) * KILN_DEV_LL128_LINE_BYTES, 256) <= cap)
+  const bool two = a == KILN_SYM_ALLREDUCE_TWOSHOT;
+  const uint64_t lo128 = two ? c->symLL2128Bytes : c->symLL128Bytes;
+  const uint64_t hi128 = two ? c->symLL2128MaxBytes : c->symLL128MaxBytes;
+  if (lo128 && s * es > lo128 && s * es <= hi128 &&
+      roundUp(kilnSymLines128(s, es) * KILN_DEV_LL128_LINE_BYTES, 256) <= cap)
     lines = KILN_SYM_LINES_LL128;
   uint64_t w = s, rounds = 1, bytes;
   if (lines == KILN_SYM_LINES_LL128) {

@@ -496,11 +496,14 @@ Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_swe
 Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kNoEnv); }
 Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv); }
 
-/* The same sweep with every one-shot segment past 1 byte as LL128 lines (kernels/sym.cuh
- * bodyLL128; by default only mid sizes): partial lines and words of every data type, a line or a
- * few per block, every op, in and out of place, back to back on alternating halves with the LL and
- * flag forms of the two-shot calls between them. */
-static const char* const kAllLL128[] = {"KILN_SYM_LL128_BYTES", "1", "KILN_SYM_LL128_MAX_BYTES", "1073741824", NULL};
+/* The same sweep with every segment and two-shot share past 1 byte as LL128 lines
+ * (kernels/sym.cuh bodyLL128, bodyLL128x2; by default only mid sizes): partial lines and words of
+ * every data type, shares whose last line reaches past them, a line or a few per block, every op,
+ * in and out of place, back to back on alternating halves with the flag form of the largest
+ * calls between them. */
+static const char* const kAllLL128[] = {"KILN_SYM_LL128_BYTES",    "1", "KILN_SYM_LL128_MAX_BYTES",    "1073741824",
+                                        "KILN_SYM_LL2_128_BYTES", "1", "KILN_SYM_LL2_128_MAX_BYTES", "1073741824",
+                                        NULL};
 Test(gpu_runtime, sym_ll128_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL128); }
 Test(gpu_runtime, sym_ll128_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL128); }
 
@@ -1160,12 +1163,14 @@ Test(gpu_runtime, sym_group_peers_choice) {
     cr_assert(eq(u64, cs[r].symPeerCalls, 2));
   }
   /* The same calls queued call by call, and 64 calls per rank (the scratch grows): each pairs with
-   * the calls of the same ordinal on the other ranks. */
+   * the calls of the same ordinal on the other ranks. (Two-shot allreduce of 4 MiB and more: 1
+   * MiB shares; smaller ones go as LL128 lines, staged.) */
   enum { M = 64 };
   static kilnLaunch w[M * N];
   for (int j = 0; j < M; j++)
     for (int r = 0; r < N; r++)
-      w[j * N + r] = fake_launch(&cs[r], j % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLGATHER, mib + 4 * (size_t)j);
+      w[j * N + r] = fake_launch(&cs[r], j % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLGATHER,
+                                 (j % 2 ? 4 * mib : mib) + 4 * (size_t)j);
   kilnSymGroupPeers(w, M * N, fake_access);
   for (int j = 0; j < M; j++)
     for (int r = 0; r < N; r++) {
@@ -1345,7 +1350,7 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_REDUCESCATTER, 131076, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
   /* LL128 lines by default: one-shot segments past 128 KiB, to 256 KiB on 4 ranks and 1 MiB on
-   * 2; never two-shot; KILN_SYM_LL128_MAX_BYTES moves the top. */
+   * 2; KILN_SYM_LL128_MAX_BYTES moves the top. */
   unsetenv("KILN_SYM_LL128_BYTES");
   kilnSymConfigure(&c);
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 262144, f, false, &g)); /* 1 MiB */
@@ -1372,6 +1377,16 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 65536, f, false, &g));
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
+  /* Two-shot shares past 128 KiB (the LL lines' top) to 512 KiB go as LL128 too. */
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 262144, f, false, &g)); /* 256 KiB shares */
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 524288, f, false, &g)); /* 512 KiB */
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 524292, f, false, &g));
+  cr_assert(eq(int, g.ll, 0));
+  setenv("KILN_SYM_LL2_128_BYTES", "0", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_LL2_128_BYTES");
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 262144, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
   setenv("KILN_SYM_LL128_MAX_BYTES", "524288", 1);
