@@ -44,8 +44,8 @@ struct kilnComm {
   uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */
   uint64_t symLL128Bytes;   /* KILN_SYM_LL128_BYTES: one-shot segments above it go as LL128 lines */
   uint64_t symLL128MaxBytes; /* KILN_SYM_LL128_MAX_BYTES: ... up to this */
-  uint64_t symLL2128Bytes;  /* KILN_SYM_LL2_128_BYTES: two-shot shares above it as LL128 lines */
-  uint64_t symLL2128MaxBytes; /* KILN_SYM_LL2_128_MAX_BYTES: ... up to this */
+  uint64_t symLL128TwoShotBytes;  /* KILN_SYM_LL2_128_BYTES: two-shot shares above it as LL128 lines */
+  uint64_t symLL128TwoShotMaxBytes; /* KILN_SYM_LL2_128_MAX_BYTES: ... up to this */
   uint64_t symRoundBytes;   /* KILN_SYM_ROUND_BYTES */
   uint64_t symRSRoundBytes; /* KILN_SYM_RS_ROUND_BYTES */
   uint64_t symCopyRoundBytes; /* KILN_SYM_COPY_ROUND_BYTES */

@@ -128,8 +128,8 @@ void kilnSymConfigure(struct kilnComm* c) {
    * run 5): 4 GPUs allreduce 1 MiB 10.1 us against 12.6 direct with flags (0.80x), 2 MiB 0.96x;
    * shares of 1-2 MiB level with the flags (4-8 MiB calls); 2 GPUs (two-shot forced) 1 MiB 7.5 vs
    * 10.4, 2 MiB and up level. */
-  c->symLL2128Bytes = (uint64_t)envInt("KILN_SYM_LL2_128_BYTES", (long long)c->symLL2Bytes);
-  c->symLL2128MaxBytes = (uint64_t)envInt("KILN_SYM_LL2_128_MAX_BYTES", 512 << 10);
+  c->symLL128TwoShotBytes = (uint64_t)envInt("KILN_SYM_LL2_128_BYTES", (long long)c->symLL2Bytes);
+  c->symLL128TwoShotMaxBytes = (uint64_t)envInt("KILN_SYM_LL2_128_MAX_BYTES", 512 << 10);
   /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
    * holds). */
   c->symRoundBytes = (uint64_t)envInt("KILN_SYM_ROUND_BYTES", 0);
@@ -280,7 +280,7 @@ static uint64_t copyRegion(const struct kilnComm* c, kilnSymAlgo_t a) {
  * (total: the count, or the two-shot share), rounds, whether it goes as LL lines (up to
  * symLLBytes of segment, symLLReduceBytes for one-shot allreduce and reducescatter, two-shot up to
  * symLL2Bytes of share) or as LL128 lines (segments past symLL128Bytes up to symLL128MaxBytes,
- * shares past symLL2128Bytes up to symLL2128MaxBytes; they win over LL) and bytes per rank region
+ * shares past symLL128TwoShotBytes up to symLL128TwoShotMaxBytes; they win over LL) and bytes per rank region
  * of a staging half. Lines go in one round; the flag form cuts a piece larger than its region of a
  * half (or than symRoundBytes) into rounds. Returns whether the call fits this communicator (ranks,
  * form, the staging half); the outputs are set only then. */
@@ -302,8 +302,8 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
                                                                                          : c->symLLBytes;
   int lines = s * es <= llMax && roundUp((s * es + 7) / 8 * 16, 256) <= cap ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
   const bool two = a == KILN_SYM_ALLREDUCE_TWOSHOT;
-  const uint64_t lo128 = two ? c->symLL2128Bytes : c->symLL128Bytes;
-  const uint64_t hi128 = two ? c->symLL2128MaxBytes : c->symLL128MaxBytes;
+  const uint64_t lo128 = two ? c->symLL128TwoShotBytes : c->symLL128Bytes;
+  const uint64_t hi128 = two ? c->symLL128TwoShotMaxBytes : c->symLL128MaxBytes;
   if (lo128 && s * es > lo128 && s * es <= hi128 &&
       roundUp(kilnSymLines128(s, es) * KILN_DEV_LL128_LINE_BYTES, 256) <= cap)
     lines = KILN_SYM_LINES_LL128;

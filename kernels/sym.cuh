@@ -672,7 +672,6 @@ template <int R>
 __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l, bool has,
                                              uint64_t flag, Spin& spin, uint64_t* r0, uint64_t* r1) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31;
-  const bool flagLane = (lane & 7) == 7;
   const uint64_t* p[R];
   unsigned pend = 0;
 #pragma unroll
@@ -702,7 +701,6 @@ __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq,
 #else
   (void)all;
 #endif
-  (void)flagLane;
   return true;
 }
 

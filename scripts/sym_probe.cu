@@ -1,6 +1,6 @@
 /*
- * kiln's symmetric LL kernel (kernels/sym.cuh, float, FORM_LL: one-shot allreduce, allgather,
- * reducescatter, alltoall) alone, as scripts/pdl_probe.cu times its bare exchange: a graph of K
+ * kiln's symmetric small-call kernel (kernels/sym.cuh, float, FORM_LL or FORM_LL128: one-shot
+ * allreduce, allgather, reducescatter, alltoall) alone, as scripts/pdl_probe.cu times its bare exchange: a graph of K
  * kernels per GPU, launched with programmatic stream serialization as host/sym.c launches them, the
  * arguments set as host/sym.c sets them for an LL call (blocks of KILN_SYM_BLOCK_BYTES' default,
  * 2 KiB of segment; threads = the block's lines rounded up to a warp). Prints the time per kernel.
@@ -66,7 +66,11 @@ int main(int argc, char** argv) {
   const uint64_t region = l128 ? roundUp(kilnSymLines128(seg, es) * 128, 256) : roundUp((seg * es + 7) / 8 * 16, 256);
   const uint64_t half = region * (uint64_t)n;
   const uint64_t bb = getenv("PROBE_BLOCK_BYTES") ? strtoull(getenv("PROBE_BLOCK_BYTES"), NULL, 10) : 2048;
-  uint64_t nb = (seg * es + bb - 1) / (bb ? bb : 1);
+  if (bb < 16) {
+    fprintf(stderr, "sym_probe: PROBE_BLOCK_BYTES must be at least 16\n");
+    return 2;
+  }
+  uint64_t nb = (seg * es + bb - 1) / bb;
   if (nb > 64) nb = 64;
   if (nb < 1) nb = 1;
   /* Threads: LL, a line each; LL128, 8 per line. */
@@ -85,6 +89,8 @@ int main(int argc, char** argv) {
   cudaStream_t st[MAXG];
   cudaGraphExec_t ex[MAXG];
   kilnSymArgs args[MAXG];
+  void (*kfn)(kilnSymArgs) = l128 ? kiln::sym::kernel<float, kiln::sym::FORM_LL128>
+                                  : kiln::sym::kernel<float, kiln::sym::FORM_LL>;
   srand(1234);
   const char* trig = getenv("KILN_SYM_PDL_TRIGGER"); /* as host/sym.c reads it */
   for (int g = 0; g < n; g++) {
@@ -130,9 +136,7 @@ int main(int argc, char** argv) {
     a.earlyTrigger = !(trig && strcmp(trig, "end") == 0);
     CUDA_CHECK(cudaSetDevice(g));
     args[g] = a;
-    ex[g] = probeGraph(st[g], K, l128 ? kiln::sym::kernel<float, kiln::sym::FORM_LL128>
-                                      : kiln::sym::kernel<float, kiln::sym::FORM_LL>,
-                       a, (unsigned)nb, threads, 1);
+    ex[g] = probeGraph(st[g], K, kfn, a, (unsigned)nb, threads, 1);
   }
   const float worst = probeTime(n, ex, st, iters);
   int err = 0;
@@ -148,23 +152,23 @@ int main(int argc, char** argv) {
   uint64_t bad = 0;
   float* got = (float*)malloc(outElems * es);
   auto check = [&]() {
-  for (int g = 0; g < n; g++) {
-    CUDA_CHECK(cudaSetDevice(g));
-    CUDA_CHECK(cudaMemcpy(got, out[g], outElems * es, cudaMemcpyDeviceToHost));
-    for (uint64_t i = 0; i < outElems; i++) {
-      float want;
-      if (algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS) {
-        const uint64_t j = algo == KILN_SYM_RS ? (uint64_t)g * count + i : i;
-        want = hin[0][j];
-        for (int p = 1; p < n; p++) want += hin[p][j];
-      } else if (algo == KILN_SYM_AG) {
-        want = hin[i / count][i % count];
-      } else {
-        want = hin[i / count][(uint64_t)g * count + i % count];
+    for (int g = 0; g < n; g++) {
+      CUDA_CHECK(cudaSetDevice(g));
+      CUDA_CHECK(cudaMemcpy(got, out[g], outElems * es, cudaMemcpyDeviceToHost));
+      for (uint64_t i = 0; i < outElems; i++) {
+        float want;
+        if (algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS) {
+          const uint64_t j = algo == KILN_SYM_RS ? (uint64_t)g * count + i : i;
+          want = hin[0][j];
+          for (int p = 1; p < n; p++) want += hin[p][j];
+        } else if (algo == KILN_SYM_AG) {
+          want = hin[i / count][i % count];
+        } else {
+          want = hin[i / count][(uint64_t)g * count + i % count];
+        }
+        if (memcmp(&want, &got[i], sizeof want) != 0) bad++;
       }
-      if (memcmp(&want, &got[i], sizeof want) != 0) bad++;
     }
-  }
   };
   check();
   const int rounds = getenv("PROBE_CHECK") ? atoi(getenv("PROBE_CHECK")) : 0;
@@ -177,9 +181,7 @@ int main(int argc, char** argv) {
     for (int g = 0; g < n; g++) {
       CUDA_CHECK(cudaSetDevice(g));
       void* kargs[] = {&args[g]};
-      CUDA_CHECK(cudaLaunchKernel(l128 ? (const void*)kiln::sym::kernel<float, kiln::sym::FORM_LL128>
-                                       : (const void*)kiln::sym::kernel<float, kiln::sym::FORM_LL>,
-                                  dim3((unsigned)nb), dim3((unsigned)threads), kargs, 0, st[g]));
+      CUDA_CHECK(cudaLaunchKernel((const void*)kfn, dim3((unsigned)nb), dim3((unsigned)threads), kargs, 0, st[g]));
     }
     for (int g = 0; g < n; g++) {
       CUDA_CHECK(cudaSetDevice(g));
