@@ -2,6 +2,7 @@
 # three): sp_base (LL and LL128 as built), sp_send (every LL form returns once its lines are out:
 # the send side alone), sp_flag (LL128 receivers load only the flag lanes' 16 bytes while they
 # poll: the data loads' share). Outputs are wrong in sp_send and sp_flag by design (timing only).
+# The binaries: scripts/variants7.py (its docstring says how they were built).
 set -u
 R=$OUT/r7; mkdir -p $R
 tar xf .carry/probes3.tar -C .carry
