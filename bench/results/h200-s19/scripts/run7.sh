@@ -1,5 +1,5 @@
 # s19 run 7: where LL128's extra time at small sizes goes (kernel alone, no second load in all
-# three): sp_base (LL and LL128 as built), sp_send (every LL form returns once its lines are out:
+# three): sp_base (LL and LL128 as built), sp_send (the LL128 forms and two-shot LL return once their lines are out, not bodyLL:
 # the send side alone), sp_flag (LL128 receivers load only the flag lanes' 16 bytes while they
 # poll: the data loads' share). Outputs are wrong in sp_send and sp_flag by design (timing only).
 # The binaries: scripts/variants7.py (its docstring says how they were built).
