@@ -506,6 +506,7 @@ static const char* const kAllLL128[] = {"KILN_SYM_LL128_BYTES",    "1", "KILN_SY
                                         NULL};
 Test(gpu_runtime, sym_ll128_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL128); }
 Test(gpu_runtime, sym_ll128_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL128); }
+Test(gpu_runtime, sym_ll128_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128); }
 
 /* The flag form in rounds: 64 KiB of staging per GPU (32 KiB a half), 1 KiB per block and no LL
  * lines, so a call of a few thousand elements takes many rounds (odd and even numbers of them,
