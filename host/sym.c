@@ -300,20 +300,18 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   const uint64_t llMax = a == KILN_SYM_ALLREDUCE_TWOSHOT                               ? c->symLL2Bytes
                         : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? c->symLLReduceBytes
                                                                                          : c->symLLBytes;
-  int lines = s * es <= llMax && roundUp((s * es + 7) / 8 * 16, 256) <= cap ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
+  int lines = s * es <= llMax && roundUp(kilnSymLineBytes(KILN_SYM_LINES_LL, s, es), 256) <= cap ? KILN_SYM_LINES_LL
+                                                                                                : KILN_SYM_LINES_NONE;
   const bool two = a == KILN_SYM_ALLREDUCE_TWOSHOT;
   const uint64_t lo128 = two ? c->symLL128TwoShotBytes : c->symLL128Bytes;
   const uint64_t hi128 = two ? c->symLL128TwoShotMaxBytes : c->symLL128MaxBytes;
   if (lo128 && s * es > lo128 && s * es <= hi128 &&
-      roundUp(kilnSymLines128(s, es) * KILN_DEV_LL128_LINE_BYTES, 256) <= cap)
+      roundUp(kilnSymLineBytes(KILN_SYM_LINES_LL128, s, es), 256) <= cap)
     lines = KILN_SYM_LINES_LL128;
   uint64_t w = s, rounds = 1, bytes;
-  if (lines == KILN_SYM_LINES_LL128) {
-    /* LL128: one 128-byte line per 120 bytes of data. */
-    bytes = kilnSymLines128(s, es) * KILN_DEV_LL128_LINE_BYTES;
-  } else if (lines) {
-    /* LL: one 16-byte line per 8 bytes of data. */
-    bytes = (s * es + 7) / 8 * 16;
+  if (lines) {
+    /* LL: a 16-byte line per 8 bytes of data; LL128: a 128-byte line per 120. */
+    bytes = kilnSymLineBytes(lines, s, es);
   } else {
     /* Copies: regions of symCopyRoundBytes over all of a half's regions. Reductions: the same
      * while a piece fits, else at least symMinRounds rounds (so that they overlap), each as large
@@ -882,18 +880,15 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
   }
 }
 
-/* Threads per block for args a: an LL block's threads take its lines one each (kernels/sym.cuh
- * blockLines), so a small call's block needs no more warps than it has lines; fewer warps to start
+/* Threads per block for args a (kiln_dev.h kilnSymLineThreads): an LL block's threads take its
+ * lines one each (kernels/sym.cuh blockLines), an LL128 block's 8 per line, so a small call's block
+ * needs no more warps than it has lines; fewer warps to start
  * and to end (the bare exchange of scripts/pdl_probe.cu: 1.36 us per kernel with 64 threads, 1.54
  * with 512; kiln's calls within 1-3% either way, bench/results/h200-s17 run 2). The other forms
  * take the configured count. */
 static int symThreads(const kilnLaunch* l, const kilnSymArgs* a) {
   if (!a->ll) return l->threads;
-  const uint64_t es = kilnDataTypeSize((kilnDataType_t)l->dtype);
-  /* LL: a thread per line; LL128: 8 per line (a multiple of a warp: 4 lines). */
-  const uint64_t lines = a->ll == KILN_SYM_LINES_LL128 ? kilnSymBlockLines128(a->seg, a->nblocks, es) * 8
-                                                      : roundUp((kilnSymBlockElems(a->seg, a->nblocks, es) * es + 7) / 8, 32);
-  return lines < (uint64_t)l->threads ? (int)lines : l->threads;
+  return kilnSymLineThreads(a, kilnDataTypeSize((kilnDataType_t)l->dtype), l->threads);
 }
 
 /* Launches the symmetric kernel of call l with args a on stream s (the communicator's PDL

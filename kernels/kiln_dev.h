@@ -188,6 +188,22 @@ static inline KILN_HOST_DEVICE uint64_t kilnSymBlockLines128(uint64_t seg, int n
   const uint64_t per = (kilnSymLines128(seg, esize) + (uint64_t)nblocks - 1) / (uint64_t)nblocks;
   return (per + 3) / 4 * 4;
 }
+/* Bytes `seg` elements of `esize` bytes take as lines of form ll (KILN_SYM_LINES_LL or _LL128),
+ * before a region rounds them up to 256. */
+static inline uint64_t kilnSymLineBytes(int ll, uint64_t seg, uint64_t esize) {
+  if (ll == KILN_SYM_LINES_LL128) return kilnSymLines128(seg, esize) * KILN_DEV_LL128_LINE_BYTES;
+  return (seg * esize + KILN_DEV_LL_DATA_BYTES - 1) / KILN_DEV_LL_DATA_BYTES * KILN_DEV_LL_LINE_BYTES;
+}
+/* Threads a block of a call in lines takes (args: seg, nblocks, ll): one per LL line of its range
+ * rounded up to a warp, 8 per LL128 line; at most maxThreads. */
+static inline int kilnSymLineThreads(const kilnSymArgs* a, uint64_t esize, int maxThreads) {
+  const uint64_t t =
+      a->ll == KILN_SYM_LINES_LL128
+          ? kilnSymBlockLines128(a->seg, a->nblocks, esize) * 8
+          : ((kilnSymBlockElems(a->seg, a->nblocks, esize) * esize + KILN_DEV_LL_DATA_BYTES - 1) / KILN_DEV_LL_DATA_BYTES +
+             31) / 32 * 32;
+  return t < (uint64_t)maxThreads ? (int)t : maxThreads;
+}
 /* Launches the symmetric-memory kernel of args' form (kernels/sym.cuh formOf) for `dtype` with
  * args->nblocks blocks. pdl: with programmatic stream serialization (the kernel may be scheduled
  * while the kernel before it on the stream still runs; it waits for that kernel's end and memory

@@ -191,13 +191,7 @@ int main(int argc, char** argv) {
     ex[g] = probeGraph(st[g], K, k, args[g], 1, threads, pdl);
   }
   const float worst = probeTime(n, ex, st, iters);
-  int bad = 0;
-  for (int g = 0; g < n; g++) {
-    CUDA_CHECK(cudaSetDevice(g));
-    int e = 0;
-    CUDA_CHECK(cudaMemcpy(&e, err[g], sizeof(int), cudaMemcpyDeviceToHost));
-    bad |= e;
-  }
+  const int bad = probeErrors(n, err);
   printf("%s n=%d pdl=%d threads=%d K=%d w=%d poll=%d: %.3f us per kernel%s\n", argv[1], n, pdl, threads, K, lw, poll,
          worst * 1000.0 / ((double)iters * K), bad == 1 ? " (A WAIT GAVE UP)" : bad == 3 ? " (STALE SEQ)" : bad ? " (WRONG DATA)" : "");
   return bad ? 1 : 0;

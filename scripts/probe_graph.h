@@ -2,7 +2,7 @@
  * What scripts/pdl_probe.cu and scripts/sym_probe.cu share (CUDA calls checked by
  * bench/bench_check.h's CUDA_CHECK): peer access among the GPUs, a graph of K launches captured on
  * a stream, and the time of ITERS launches of every GPU's graph back to back (no events between
- * them). At most 64 GPUs.
+ * them), and the OR of every GPU's error word. At most 64 GPUs.
  */
 #ifndef KILN_SCRIPTS_PROBE_GRAPH_H
 #define KILN_SCRIPTS_PROBE_GRAPH_H
@@ -78,6 +78,18 @@ static float probeTime(int n, const cudaGraphExec_t* ex, const cudaStream_t* st,
     CUDA_CHECK(cudaEventDestroy(e1[g]));
   }
   return worst;
+}
+
+/* The OR of GPU g's error word words[g] (device memory) over GPUs 0..n-1. */
+static int probeErrors(int n, int* const* words) {
+  int all = 0;
+  for (int g = 0; g < n; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    int e = 0;
+    CUDA_CHECK(cudaMemcpy(&e, words[g], sizeof(int), cudaMemcpyDeviceToHost));
+    all |= e;
+  }
+  return all;
 }
 
 #endif /* KILN_SCRIPTS_PROBE_GRAPH_H */

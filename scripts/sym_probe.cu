@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   const uint64_t es = sizeof(float);
   const uint64_t count = algo == KILN_SYM_AR_ONESHOT ? bytes / es : bytes / es / (uint64_t)n;
   const uint64_t seg = count;
-  const uint64_t region = l128 ? roundUp(kilnSymLines128(seg, es) * 128, 256) : roundUp((seg * es + 7) / 8 * 16, 256);
+  const int ll = l128 ? KILN_SYM_LINES_LL128 : KILN_SYM_LINES_LL;
+  const uint64_t region = roundUp(kilnSymLineBytes(ll, seg, es), 256);
   const uint64_t half = region * (uint64_t)n;
   const uint64_t bb = getenv("PROBE_BLOCK_BYTES") ? strtoull(getenv("PROBE_BLOCK_BYTES"), NULL, 10) : 2048;
   if (bb < 16) {
@@ -73,10 +74,13 @@ int main(int argc, char** argv) {
   uint64_t nb = (seg * es + bb - 1) / bb;
   if (nb > 64) nb = 64;
   if (nb < 1) nb = 1;
-  /* Threads: LL, a line each; LL128, 8 per line. */
-  const uint64_t lines = l128 ? kilnSymBlockLines128(seg, (int)nb, es) * 8
-                              : roundUp((kilnSymBlockElems(seg, (int)nb, es) * es + 7) / 8, 32);
-  const int threads = lines < 512 ? (int)lines : 512;
+  /* Threads as host/sym.c gives them (the configured count: 512). */
+  kilnSymArgs shape;
+  memset(&shape, 0, sizeof shape);
+  shape.seg = seg;
+  shape.nblocks = (int)nb;
+  shape.ll = ll;
+  const int threads = kilnSymLineThreads(&shape, es, 512);
   const uint64_t inElems = algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_AG ? count : count * (uint64_t)n;
   const uint64_t outElems = algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS ? count : count * (uint64_t)n;
 
@@ -131,7 +135,7 @@ int main(int argc, char** argv) {
     a.nranks = n;
     a.rank = g;
     a.nblocks = (int)nb;
-    a.ll = l128 ? KILN_SYM_LINES_LL128 : KILN_SYM_LINES_LL;
+    a.ll = ll;
     a.rounds = 1;
     a.earlyTrigger = !(trig && strcmp(trig, "end") == 0);
     CUDA_CHECK(cudaSetDevice(g));
@@ -139,13 +143,7 @@ int main(int argc, char** argv) {
     ex[g] = probeGraph(st[g], K, kfn, a, (unsigned)nb, threads, 1);
   }
   const float worst = probeTime(n, ex, st, iters);
-  int err = 0;
-  for (int g = 0; g < n; g++) {
-    CUDA_CHECK(cudaSetDevice(g));
-    int e = 0;
-    CUDA_CHECK(cudaMemcpy(&e, errWord[g], sizeof(int), cudaMemcpyDeviceToHost));
-    err |= e;
-  }
+  int err = probeErrors(n, errWord);
   /* Every output against the CPU (the last call of the last graph; then, with PROBE_CHECK=N, N
    * more calls one at a time, each on fresh input: a line read before its data arrived shows as
    * the call before's). */
@@ -186,10 +184,8 @@ int main(int argc, char** argv) {
     for (int g = 0; g < n; g++) {
       CUDA_CHECK(cudaSetDevice(g));
       CUDA_CHECK(cudaStreamSynchronize(st[g]));
-      int e = 0;
-      CUDA_CHECK(cudaMemcpy(&e, errWord[g], sizeof(int), cudaMemcpyDeviceToHost));
-      err |= e;
     }
+    err |= probeErrors(n, errWord);
     check();
     if (bad) printf("round %d of PROBE_CHECK: wrong elements\n", r);
   }
