@@ -108,8 +108,8 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   c->symFlagBase = c->tailBase + nconn * 128;
   c->symStageBase = (c->symFlagBase + KILN_SYM_FLAG_WORDS * sizeof(uint64_t) + 4095) & ~(size_t)4095;
   c->symHalf = cfg->symBytes / 2;
-  kilnSymConfigure(c);
-  c->winBytes = (c->symStageBase + 2 * c->symHalf + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
+  kilnSymConfigure(c); /* also the line forms' staging after the flag form's (host/sym.c symLineAreas) */
+  c->winBytes = (c->symLL128Base + 2 * c->symLL128Half + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
   if (ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclMemAlloc(%zu) failed", c->rank, c->winBytes);
     goto out_free;

@@ -25,13 +25,16 @@ int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch, void** ho
  *   heads  [src rank][chan] one 128-byte line each  (written by src: slots filled)
  *   tails  [dst rank][chan] one 128-byte line each  (written by dst: slots drained)
  *   sym flags  [phase][src rank][block] one word each (kernels/sym.cuh)
- *   sym staging  two halves of symBytes / 2  */
+ *   sym staging  two halves of symBytes / 2  (the flag form's)
+ *   LL lines     two halves of symLLHalf     (host/sym.c symLineAreas: the line forms' staging,
+ *   LL128 lines  two halves of symLL128Half   apart from the flag form's and from each other's) */
 struct kilnComm {
   ncclComm_t nccl;
   int rank, nranks, dev, nsm;
   kilnCommConfig cfg;
   size_t fifoBytes, headBase, tailBase, winBytes;
   size_t symFlagBase, symStageBase, symHalf; /* symHalf 0: no symmetric-memory kernels */
+  size_t symLLBase, symLLHalf, symLL128Base, symLL128Half; /* the line forms' staging */
   uint64_t* symState;       /* device: the symmetric calls' sequence number, one per block */
   /* The symmetric kernels' settings, read once at creation (host/sym.c, kilnSymConfigure): every
    * rank must have the same (the kernels of a call meet block by block). */
@@ -124,7 +127,8 @@ bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, 
 typedef bool (*kilnPeerAccessFn)(const int* devs, int ndevs, const void* p, size_t bytes);
 bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes);
 
-/* sym.c: reads the symmetric kernels' settings into c. */
+/* sym.c: reads the symmetric kernels' settings into c, and sizes and places the line forms'
+ * staging (symLL*) after the flag form's two halves of symHalf at symStageBase. */
 void kilnSymConfigure(struct kilnComm* c);
 /* sym.c: how kilnSymRun would run this call: 0 staged, else its kilnSymArgs.direct
  * (kernels/sym_ce.h: KILN_SYM_DIRECT_SM, KILN_SYM_DIRECT_ARRIVE for the copy-engine form, or

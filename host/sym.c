@@ -72,6 +72,44 @@ static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 /* Direct copies' pieces from this size take symDirectBigBlockBytes per block (kilnSymConfigure). */
 #define KILN_SYM_DIRECT_BIG_PIECE ((uint64_t)1 << 20)
 
+/* Bytes of one half that `regions` regions of lines of form ll take for segments (or two-shot
+ * shares) up to maxBytes, each region rounded up to 256 bytes as geometry rounds it; at most
+ * `half` (a segment larger than a half never goes as lines anyway). */
+static uint64_t lineAreaNeed(int ll, uint64_t maxBytes, uint64_t regions, uint64_t half) {
+  if (maxBytes == 0) return 0;
+  if (maxBytes > half) maxBytes = half;
+  const uint64_t need = regions * roundUp(kilnSymLineBytes(ll, maxBytes, 1), 256);
+  return need < half ? need : half;
+}
+
+/* The staging of the line forms, apart from the flag form's (symHalf) and from each other's
+ * (runtime_internal.h's window layout): a call in lines takes a line for its own once its flag
+ * words hold the call's flag, so the bytes it polls must never hold what another form left there.
+ * LL lines carry the flag in two 32-bit words of every 16 bytes, LL128 lines in one 64-bit word
+ * of every 128; the flag form's data (anything the caller sends) and LL128's data words can hold
+ * any value in those places, and did pass for lines of a later call in the same half
+ * (gpu_runtime/sym_lines_apart). Lines of one form can be trusted over what that form left:
+ * every line of an earlier call carries that call's flag in the same places, and the flags of
+ * calls s and s - 2k differ (kernels/sym.cuh symFlag). Each area holds, per half, the most the
+ * thresholds above let a call of its form take (kilnSymLineBytes, 256-byte regions), at most
+ * symHalf: 4 ranks by default LL 2 MiB, LL128 4.3 MiB (two-shot's 8 regions of 512 KiB shares).
+ * They follow the flag form's two halves in the window (symStageBase, set before this). */
+static void symLineAreas(struct kilnComm* c) {
+  const uint64_t n = (uint64_t)c->nranks, half = c->symHalf;
+  uint64_t ll = lineAreaNeed(KILN_SYM_LINES_LL, c->symLLBytes > c->symLLReduceBytes ? c->symLLBytes : c->symLLReduceBytes,
+                             n, half);
+  const uint64_t ll2 = lineAreaNeed(KILN_SYM_LINES_LL, c->symLL2Bytes, 2 * n, half);
+  if (ll2 > ll) ll = ll2;
+  uint64_t l128 = c->symLL128Bytes ? lineAreaNeed(KILN_SYM_LINES_LL128, c->symLL128MaxBytes, n, half) : 0;
+  const uint64_t l128x2 =
+      c->symLL128TwoShotBytes ? lineAreaNeed(KILN_SYM_LINES_LL128, c->symLL128TwoShotMaxBytes, 2 * n, half) : 0;
+  if (l128x2 > l128) l128 = l128x2;
+  c->symLLHalf = (size_t)roundUp(ll, 4096);
+  c->symLL128Half = (size_t)roundUp(l128, 4096);
+  c->symLLBase = c->symStageBase + 2 * c->symHalf;
+  c->symLL128Base = c->symLLBase + 2 * c->symLLHalf;
+}
+
 void kilnSymConfigure(struct kilnComm* c) {
   const char* off = getenv("KILN_SYM");
   c->symOff = off && strcmp(off, "0") == 0;
@@ -253,6 +291,7 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 4 KiB 2.12 -> 2.00. */
   const char* trig = getenv("KILN_SYM_PDL_TRIGGER");
   c->symEarlyTrigger = !(trig && strcmp(trig, "end") == 0);
+  symLineAreas(c);
 }
 
 /* Whether a call of pieces of pieceBytes goes as a copy (small rounds, KILN_SYM_BLOCKS blocks) or
@@ -294,19 +333,21 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   const size_t vec = 16 / es;
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
-  /* Bytes one rank's region of a half may take. */
-  const uint64_t cap = perRegion(c, a, c->symHalf);
+  /* Bytes one rank's region of a half may take: of the flag form's staging, of the LL lines' and of
+   * the LL128 lines' (symLineAreas). */
+  const uint64_t cap = perRegion(c, a, c->symHalf), capLL = perRegion(c, a, c->symLLHalf),
+                 cap128 = perRegion(c, a, c->symLL128Half);
   /* LL lines only where they fit a region (small staging, many ranks: the flag form, in rounds). */
   const uint64_t llMax = a == KILN_SYM_ALLREDUCE_TWOSHOT                               ? c->symLL2Bytes
                         : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? c->symLLReduceBytes
                                                                                          : c->symLLBytes;
-  int lines = s * es <= llMax && roundUp(kilnSymLineBytes(KILN_SYM_LINES_LL, s, es), 256) <= cap ? KILN_SYM_LINES_LL
-                                                                                                : KILN_SYM_LINES_NONE;
+  int lines = s * es <= llMax && roundUp(kilnSymLineBytes(KILN_SYM_LINES_LL, s, es), 256) <= capLL ? KILN_SYM_LINES_LL
+                                                                                                  : KILN_SYM_LINES_NONE;
   const bool two = a == KILN_SYM_ALLREDUCE_TWOSHOT;
   const uint64_t lo128 = two ? c->symLL128TwoShotBytes : c->symLL128Bytes;
   const uint64_t hi128 = two ? c->symLL128TwoShotMaxBytes : c->symLL128MaxBytes;
   if (lo128 && s * es > lo128 && s * es <= hi128 &&
-      roundUp(kilnSymLineBytes(KILN_SYM_LINES_LL128, s, es), 256) <= cap)
+      roundUp(kilnSymLineBytes(KILN_SYM_LINES_LL128, s, es), 256) <= cap128)
     lines = KILN_SYM_LINES_LL128;
   uint64_t w = s, rounds = 1, bytes;
   if (lines) {
@@ -343,7 +384,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     bytes = w * es;
   }
   const uint64_t r = roundUp(bytes, 256);
-  if (r > cap) return false;
+  if (r > (lines == KILN_SYM_LINES_LL128 ? cap128 : lines ? capLL : cap)) return false;
   g->seg = w;
   g->total = s;
   g->rounds = (int32_t)rounds;
@@ -543,6 +584,14 @@ int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, cons
   return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.nblocks : 0;
 }
 
+/* Every rank's staging for args a (stage[], halfBytes): the flag form's, or the area of a's line
+ * form (symLineAreas), by a->ll; set again wherever a call's form changes. */
+static void symStaging(const struct kilnComm* c, kilnSymArgs* a) {
+  const size_t base = a->ll == KILN_SYM_LINES_LL128 ? c->symLL128Base : a->ll ? c->symLLBase : c->symStageBase;
+  a->halfBytes = a->ll == KILN_SYM_LINES_LL128 ? c->symLL128Half : a->ll ? c->symLLHalf : c->symHalf;
+  for (int p = 0; p < c->nranks; p++) a->stage[p] = (p == c->rank ? c->win : c->peers[p]) + base;
+}
+
 bool kilnSymStagedGeometry(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype, bool inplace,
                            kilnSymArgs* g) {
   memset(g, 0, sizeof(*g));
@@ -596,11 +645,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   l.sym = true;
   a->in = (const char*)sendbuf;
   a->out = (char*)recvbuf;
-  for (int p = 0; p < n; p++) {
-    a->stage[p] = c->peers[p] + c->symStageBase;
-    a->flags[p] = (uint64_t*)(c->peers[p] + c->symFlagBase);
-  }
-  a->stage[rank] = c->win + c->symStageBase;
+  for (int p = 0; p < n; p++) a->flags[p] = (uint64_t*)(c->peers[p] + c->symFlagBase);
   a->flags[rank] = (uint64_t*)(c->win + c->symFlagBase);
   a->seq = c->symState;
   a->abortFlag = c->abortFlag;
@@ -608,10 +653,10 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->errWord = c->errDev;
   a->timeoutNs = (uint64_t)c->cfg.timeoutMs * 1000000ull;
   a->count = count;
-  a->halfBytes = c->symHalf;
   a->op = (int)op;
   a->nranks = n;
   a->rank = rank;
+  symStaging(c, a);
   a->nblocks = symBlocks(c, (kilnSymAlgo_t)a->algo, a, es);
   l.symAlgo = (int)algo;
   l.peerCand = !a->direct && wanted && c->clique && kilnGroupActive();
@@ -841,6 +886,7 @@ static bool setGeometry(kilnLaunch* const* set, char* const* pout, int nr, kilnS
     const bool inplace = kilnRegistryCallInPlace(symColl(a), mc->rank, m->symArgs.in, m->symArgs.out,
                                                  m->symArgs.count, dt);
     if (!directGeometry(mc, a, m->symArgs.count, dt, inplace, pout, &g[p])) return false;
+    symStaging(mc, &g[p]);
     g[p].nblocks = symBlocks(mc, (kilnSymAlgo_t)g[p].algo, &g[p], kilnDataTypeSize(dt));
   }
   return true;

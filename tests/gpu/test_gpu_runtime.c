@@ -1122,11 +1122,16 @@ Test(gpu_runtime, sym_group_peers_choice) {
   unsetenv("KILN_SYM_AR_CE");
   unsetenv("KILN_SYM_AR_CE_BYTES");
   k.n = k.refs = N;
+  static char* wins[N]; /* each rank's window as every rank maps it (never dereferenced) */
+  for (int r = 0; r < N; r++) wins[r] = (char*)(uintptr_t)(0x7000000000ull + 0x100000000ull * (uint64_t)r);
   for (int r = 0; r < N; r++) {
     cs[r].nranks = N;
     cs[r].rank = r;
     cs[r].dev = r;
     cs[r].nsm = 132;
+    cs[r].win = wins[r];
+    cs[r].peers = wins;
+    cs[r].symStageBase = 1 << 20;
     cs[r].symHalf = (size_t)64 << 20;
     cs[r].clique = &k;
     kilnSymConfigure(&cs[r]);
@@ -1156,6 +1161,10 @@ Test(gpu_runtime, sym_group_peers_choice) {
     cr_assert(eq(int, ar->direct, KILN_SYM_DIRECT_SM));
     cr_assert(eq(int, ar->algo, KILN_SYM_AR_TWOSHOT));
     cr_assert(ar->nblocks > 0);
+    /* Two-shot with flags: the flag form's staging, whatever the call had before. */
+    cr_assert(eq(int, ar->ll, 0));
+    cr_assert(eq(u64, ar->halfBytes, cs[r].symHalf));
+    for (int q = 0; q < N; q++) cr_assert(eq(ptr, (void*)ar->stage[q], (void*)(wins[q] + cs[r].symStageBase)));
     for (int q = 0; q < N; q++) {
       cr_assert(eq(ptr, ag->peerOut[q], v[2 * q].symArgs.out));
       cr_assert(eq(ptr, ar->peerOut[q], v[2 * q + 1].symArgs.out));
@@ -1242,6 +1251,13 @@ Test(gpu_runtime, sym_choice) {
   c.symHalf = (size_t)16 << 20;
   unsetenv("KILN_SYM");
   kilnSymConfigure(&c);
+  /* The line forms' staging after the flag form's two halves (symLineAreas), each as large as its
+   * thresholds let a call take: LL 4 regions of 512 KiB (256 KiB one-shot reductions) or 8 of 256
+   * KiB (128 KiB two-shot shares); LL128 8 regions of 4370 lines (512 KiB two-shot shares). */
+  cr_assert(eq(u64, c.symLLHalf, (size_t)2 << 20));
+  cr_assert(eq(u64, c.symLL128Half, (size_t)4476928));
+  cr_assert(eq(u64, c.symLLBase, c.symStageBase + 2 * c.symHalf));
+  cr_assert(eq(u64, c.symLL128Base, c.symLLBase + 2 * c.symLLHalf));
   const kilnDataType_t f = KILN_FLOAT32;
   /* allreduce counts are elements per rank; the others' are per peer piece (reference bytes =
    * count x 4 B x ranks). */
@@ -1281,9 +1297,15 @@ Test(gpu_runtime, sym_choice) {
    * on 4 ranks hold 128 KiB per region, 70001 bytes take 140 KiB as lines (this was refused). */
   const size_t half16 = c.symHalf;
   c.symHalf = 512u << 10;
+  kilnSymConfigure(&c);
+  cr_assert(eq(u64, c.symLLHalf, (size_t)512 << 10)); /* at most a half */
   cr_assert(kilnSymFits(&c, KILN_SYM_REDUCESCATTER, 70001, KILN_INT8, false));
   cr_assert(kilnSymFits(&c, KILN_SYM_ALLTOALL, 70001, KILN_INT8, false));
+  kilnSymArgs small;
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLTOALL, 70001, KILN_INT8, false, &small));
+  cr_assert(eq(int, small.ll, 0));
   c.symHalf = half16;
+  kilnSymConfigure(&c);
   kilnResult_t r = kilnSymRun(&c, KILN_SYM_ALLTOALL, (void*)16, (void*)16, 1024, f, KILN_SUM, 0);
   cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
   cr_assert(strstr(kilnLastError(), "sym-alltoall") != NULL, "%s", kilnLastError());
@@ -2005,6 +2027,72 @@ Test(gpu_runtime, sym_missing_peer_times_out, .init = gpu_init, .timeout = 120) 
   kilnCommGetAsyncError(w.kc[1], &ae);
   cr_assert(eq(int, ae, KILN_SUCCESS), "%s", kilnResultName(ae));
   world_fini(&w);
+}
+
+/* The sequence number the next symmetric call of rank r's communicator takes. */
+static uint64_t sym_next_seq(const world* w, int r) {
+  uint64_t s = 0;
+  cudaSetDevice(r);
+  cr_assert(eq(int, cudaStreamSynchronize(w->st[r]), cudaSuccess));
+  cr_assert(eq(int, cudaMemcpy(&s, w->kc[r]->symState, sizeof s, cudaMemcpyDeviceToHost), cudaSuccess));
+  return s + 1;
+}
+
+/* A call in lines never takes for its own what another form left in the staging: 2 GPUs, a call
+ * of 16 KiB per rank (first: the flag form, then LL128 lines) whose every word is the flag of
+ * the call two after it, which is in lines (LL, then LL128 after the flag form) and reads the
+ * same half: rank 1 issues it alone, rank 0 100 ms later, so rank 1 polls its staging long
+ * before rank 0's lines come. A poll that passes on what the first call left returns that
+ * call's data. (It did until the line forms got staging of their own, apart from the flag form's
+ * and from each other's: LL lines take two 32-bit words of a 16-byte line for their flags, LL128
+ * lines one 64-bit word of 128 bytes, and data of the right value in those places passed.) */
+Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
+  if (g_ngpus < 2) cr_skip_test("skipped: 2 GPUs needed, %d visible", g_ngpus);
+  static const struct {
+    const char* what;
+    const char* ll128Max; /* KILN_SYM_LL128_MAX_BYTES; "0": no LL128 lines */
+    size_t first, last;   /* int32 elements per rank */
+  } cases[] = {
+      {"flag form, then LL lines", "0", 4096, 16},
+      {"LL128 lines, then LL lines", "1048576", 4096, 16},
+      {"flag form, then LL128 lines", "8192", 4096, 1024},
+  };
+  uint64_t rng = g_seed ^ 0x5a1e;
+  for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+    const char* const env[] = {"KILN_SYM_LL_BYTES", "256", "KILN_SYM_LL128_BYTES", "256",
+                               "KILN_SYM_LL128_MAX_BYTES", cases[k].ll128Max, NULL};
+    world w;
+    cr_assert(world_init_env(&w, 2, NULL, env));
+    const uint64_t s0 = sym_next_seq(&w, 0);
+    const uint32_t flag = ((uint32_t)(s0 + 2) * 0x9E3779B1u) | 1u; /* kernels/sym.cuh symFlag */
+    call big, small;
+    cr_assert(call_alloc(&big, &w, KILN_COLL_ALLGATHER, cases[k].first, KILN_INT32));
+    cr_assert(call_alloc(&small, &w, KILN_COLL_ALLGATHER, cases[k].last, KILN_INT32));
+    int32_t* words = (int32_t*)malloc(cases[k].first * sizeof(int32_t));
+    cr_assert(words != NULL);
+    for (size_t i = 0; i < cases[k].first; i++) words[i] = (int32_t)flag;
+    for (int r = 0; r < 2; r++) {
+      cudaSetDevice(r);
+      cr_assert(eq(int, cudaMemcpy(big.dsend[r], words, cases[k].first * sizeof(int32_t), cudaMemcpyHostToDevice),
+                   cudaSuccess));
+    }
+    free(words);
+    sym_issue(&w, &big, KILN_SYM_ALLGATHER, KILN_SUM, 0, 2, false);
+    cr_assert(eq(long, (long)sym_next_seq(&w, 0), (long)(s0 + 1)), "%s: the first call took one round",
+              cases[k].what);
+    sym_run_check(&w, &small, KILN_SYM_ALLGATHER, KILN_SUM, false, &rng); /* the other half */
+    call_prepare(&small, &w, KILN_SUM, false, &rng);
+    sym_issue(&w, &small, KILN_SYM_ALLGATHER, KILN_SUM, 1, 2, false);
+    usleep(100000);
+    sym_issue(&w, &small, KILN_SYM_ALLGATHER, KILN_SUM, 0, 1, false);
+    char msg[512];
+    cr_assert(call_check(&small, &w, msg, sizeof msg), "%s: %s (seed %llu)", cases[k].what, msg,
+              (unsigned long long)g_seed);
+    assert_no_async_error(&w);
+    call_free(&big, &w);
+    call_free(&small, &w);
+    world_fini(&w);
+  }
 }
 
 /* The predicate and the loader's checks. */
