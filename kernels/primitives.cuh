@@ -12,8 +12,8 @@
  * Protocols:
  * - Simple: the slot holds raw data, written by the sender through a peer pointer in 16-byte
  *   stores; the block then publishes a counter (see interp.cuh). Receivers read with ld.cg.
- * - LL: the slot holds 16-byte lines {data0, flag, data1, flag}; the receiver spins on the flags
- *   of each line, so no counter is needed before reading.
+ * - LL: the slot holds 16-byte lines {data0, flag, data1, flag ^ KILN_LL_FLAG_PAIR}; the receiver
+ *   spins on the flags of each line, so no counter is needed before reading.
  * - LL128: the slot holds 128-byte lines of 15 data words and a flag word (120 of 128 bytes carry
  *   data, LL 8 of 16). A warp stores 4 lines with one 16-byte store per thread, the flag word
  *   being the 8th thread's second half; the receiver's warp loads the same way until every
@@ -249,14 +249,25 @@ __device__ __forceinline__ void stReleaseGpu(uint64_t* p, uint64_t v) {
  * plan on this connection filled with raw data keeps that data, which an LL reader must not take
  * for this use's flags. */
 __device__ __forceinline__ uint32_t llFlag(uint64_t use) { return (uint32_t)use * 0x9E3779B1u; }
+/* The plans' LL lines carry llFlag in their second word and llFlag ^ this in their fourth. A slot's
+ * bytes may hold what a Simple piece left there (any data of the caller's): with the same flag in
+ * both places, a constant run of the value llFlag(u) (an odd 2^-31 chance per use, but for every
+ * use again) passed for lines of use u; now the stale words must also differ by this constant,
+ * which no constant or repeated data does (the symmetric kernels keep each line form in staging of
+ * its own instead: host/sym.c symLineAreas). */
+#define KILN_LL_FLAG_PAIR 0x6A09E667u
+__device__ __forceinline__ uint32_t llFlagPair(uint32_t flag) { return flag ^ KILN_LL_FLAG_PAIR; }
 __device__ __forceinline__ uint64_t ll128Flag(uint64_t use) { return use * 0x9E3779B97F4A7C15ull; }
 
-/* LL line: 8 data bytes, each half guarded by the flag. */
-__device__ __forceinline__ void llStore(uint4* p, uint64_t v, uint32_t flag) {
+/* LL line: 8 data bytes, each half guarded by a flag word (f0 after the low half, f1 after the
+ * high one). */
+__device__ __forceinline__ void llStore2(uint4* p, uint64_t v, uint32_t f0, uint32_t f1) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"((uint32_t)v),
-               "r"(flag), "r"((uint32_t)(v >> 32)), "r"(flag)
+               "r"(f0), "r"((uint32_t)(v >> 32)), "r"(f1)
                : "memory");
 }
+/* The symmetric kernels' LL line: the same flag in both places. */
+__device__ __forceinline__ void llStore(uint4* p, uint64_t v, uint32_t flag) { llStore2(p, v, flag, flag); }
 /* One read of a line, no spinning (no "memory" clobber: several may be in flight at once; asm
  * volatile keeps each one a real load). */
 __device__ __forceinline__ void llLoadOnce(const uint4* p, uint32_t* d0, uint32_t* f0, uint32_t* d1,
@@ -265,15 +276,15 @@ __device__ __forceinline__ void llLoadOnce(const uint4* p, uint32_t* d0, uint32_
                : "=r"(*d0), "=r"(*f0), "=r"(*d1), "=r"(*f1)
                : "l"(p));
 }
-/* Spins until the line carries `flag`; false when the spin gave up. */
-__device__ __forceinline__ bool llLoad(const uint4* p, uint32_t flag, Spin& spin, uint64_t* out) {
+/* Spins until the line carries the flags want0 and want1 (llStore2); false when the spin gave up. */
+__device__ __forceinline__ bool llLoad(const uint4* p, uint32_t want0, uint32_t want1, Spin& spin, uint64_t* out) {
   uint32_t d0, f0, d1, f1;
   for (;;) {
     asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1)
                  : "l"(p)
                  : "memory");
-    if (f0 == flag && f1 == flag) break;
+    if (f0 == want0 && f1 == want1) break;
     if (spin.tick()) return false;
   }
   *out = (uint64_t)d0 | ((uint64_t)d1 << 32);
@@ -508,7 +519,8 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
     return ll128Prim<T, Op, F>(pc, op, spin);
   } else {
     constexpr int E = 8 / sizeof(T);
-    const uint32_t rflag = llFlag(pc.ruse), sflag = llFlag(pc.suse);
+    const uint32_t rflag = llFlag(pc.ruse), sflag = llFlag(pc.suse), rflag1 = llFlagPair(rflag),
+                   sflag1 = llFlagPair(sflag);
     const uint4* rl = (const uint4*)pc.rslot;
     uint4* sl = (uint4*)pc.sslot;
     const uint64_t nlValid = (pc.m + E - 1) / E;
@@ -527,7 +539,8 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
 #pragma unroll
         for (int u = 0; u < UL; u++) {
           const uint64_t l = l0 + (uint64_t)u * nthr;
-          f0[u] = f1[u] = rflag;
+          f0[u] = rflag;
+          f1[u] = rflag1;
           d0[u] = d1[u] = 0;
           if (l < nlValid) llLoadOnce(rl + l, &d0[u], &f0[u], &d1[u], &f1[u]);
         }
@@ -553,7 +566,7 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
         uint64_t v = 0;
         if (nv > 0) {
           if (F & FLAG_RECV) {
-            if (ok && (f0[u] != rflag || f1[u] != rflag)) ok = llLoad(rl + l, rflag, spin, &v);
+            if (ok && (f0[u] != rflag || f1[u] != rflag1)) ok = llLoad(rl + l, rflag, rflag1, spin, &v);
             else v = (uint64_t)d0[u] | ((uint64_t)d1[u] << 32);
             if (F & FLAG_SRC) v = opPack<T>(op, a[u], v);
           } else {
@@ -561,7 +574,7 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
           }
           if (F & (FLAG_DST | FLAG_REDUCE_DST)) storePart<T, uint64_t>(pc.dst + e0, v, nv);
         }
-        if (F & FLAG_SEND) llStore(sl + l, v, sflag);
+        if (F & FLAG_SEND) llStore2(sl + l, v, sflag, sflag1);
       }
     }
     return ok;

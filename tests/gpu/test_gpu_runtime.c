@@ -2068,13 +2068,15 @@ Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
     call big, small;
     cr_assert(call_alloc(&big, &w, KILN_COLL_ALLGATHER, cases[k].first, KILN_INT32));
     cr_assert(call_alloc(&small, &w, KILN_COLL_ALLGATHER, cases[k].last, KILN_INT32));
+    call_prepare(&big, &w, KILN_SUM, false, &rng); /* buffers and pointers; the input replaced below */
     int32_t* words = (int32_t*)malloc(cases[k].first * sizeof(int32_t));
     cr_assert(words != NULL);
     for (size_t i = 0; i < cases[k].first; i++) words[i] = (int32_t)flag;
     for (int r = 0; r < 2; r++) {
       cudaSetDevice(r);
-      cr_assert(eq(int, cudaMemcpy(big.dsend[r], words, cases[k].first * sizeof(int32_t), cudaMemcpyHostToDevice),
-                   cudaSuccess));
+      cr_assert(eq(int, cudaMemcpyAsync(big.dsend[r], words, cases[k].first * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                        w.st[r]), cudaSuccess));
+      cr_assert(eq(int, cudaStreamSynchronize(w.st[r]), cudaSuccess));
     }
     free(words);
     sym_issue(&w, &big, KILN_SYM_ALLGATHER, KILN_SUM, 0, 2, false);
@@ -2093,6 +2095,60 @@ Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
     call_free(&small, &w);
     world_fini(&w);
   }
+}
+
+/* A plan's LL receive never takes for its lines what a Simple piece left in a slot: 2 GPUs, every
+ * slot rank 1 receives from rank 0 in holds constant data equal to the flag of the use that slot
+ * comes to next (llFlag, kernels/primitives.cuh: a Simple piece of that constant leaves exactly
+ * this), then a ring allreduce as LL lines, which rank 1 issues 100 ms before rank 0. (With the
+ * same flag in both of a line's flag words such slots passed for lines; the second word now
+ * carries llFlag ^ KILN_LL_FLAG_PAIR.) */
+Test(gpu_runtime, plan_ll_stale_slots, .init = gpu_init, .timeout = 120) {
+  if (g_ngpus < 2) cr_skip_test("skipped: 2 GPUs needed, %d visible", g_ngpus);
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.maxChannels = 4;
+  cfg.slotBytes = 64 << 10;
+  world w;
+  cr_assert(world_init(&w, 2, &cfg));
+  uint64_t rng = g_seed ^ 0x57a1e;
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_LL, false);
+  call c;
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 3001, KILN_INT32));
+  run_check(&l, &w, &c, KILN_SUM, false, &rng); /* the connections have counts of their own now */
+  const struct kilnComm* k = w.kc[1];
+  const size_t nconn = (size_t)k->nranks * (size_t)k->cfg.maxChannels;
+  const int nslots = k->cfg.nslots;
+  uint64_t* counts = (uint64_t*)malloc(2 * nconn * sizeof(uint64_t));
+  uint32_t* words = (uint32_t*)malloc(k->cfg.slotBytes);
+  cr_assert(counts != NULL && words != NULL);
+  cudaSetDevice(1);
+  cr_assert(eq(int, cudaMemcpy(counts, k->state, 2 * nconn * sizeof(uint64_t), cudaMemcpyDeviceToHost), cudaSuccess));
+  for (int ch = 0; ch < k->cfg.maxChannels; ch++) {
+    const uint64_t rcvd = counts[nconn + (size_t)ch]; /* rank 1's count of slots received from rank 0 */
+    for (int j = 0; j < nslots; j++) {
+      const uint64_t use = rcvd + 1 + (uint64_t)j;
+      const uint32_t flag = (uint32_t)use * 0x9E3779B1u;
+      for (size_t i = 0; i < k->cfg.slotBytes / 4; i++) words[i] = flag;
+      char* slot = k->win + kilnFifoOff(k, 0, ch) + (size_t)((use - 1) % (uint64_t)nslots) * k->cfg.slotBytes;
+      cr_assert(eq(int, cudaMemcpy(slot, words, k->cfg.slotBytes, cudaMemcpyHostToDevice), cudaSuccess));
+    }
+  }
+  free(words);
+  free(counts);
+  call_prepare(&c, &w, KILN_SUM, false, &rng);
+  for (int r = 1; r >= 0; r--) {
+    cudaSetDevice(r);
+    kilnResult_t res = kilnRun(l.ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "rank %d: %s", r, kilnLastError());
+    if (r == 1) usleep(100000);
+  }
+  char msg[512];
+  cr_assert(call_check(&c, &w, msg, sizeof msg), "%s (seed %llu)", msg, (unsigned long long)g_seed);
+  assert_no_async_error(&w);
+  call_free(&c, &w);
+  unload(&l, &w);
+  world_fini(&w);
 }
 
 /* The predicate and the loader's checks. */
