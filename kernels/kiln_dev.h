@@ -171,6 +171,13 @@ KILN_STATIC_ASSERT(sizeof(kilnSymArgs) % 16 == 0, "kilnSymArgs is a multiple of 
 #else
 #define KILN_HOST_DEVICE
 #endif
+/* The 32-bit flag of LL lines: of a plan's slot use (kernels/primitives.cuh llFlag; its fourth word
+ * carries it ^ KILN_DEV_LL_FLAG_PAIR, llFlagPair), and of a symmetric call's sequence number, with
+ * the low bit set so that it is never 0 (kernels/sym.cuh symFlag). Here so that tests can plant
+ * them. */
+#define KILN_DEV_LL_FLAG_PAIR 0x6A09E667u
+static inline KILN_HOST_DEVICE uint32_t kilnDevLLFlag(uint64_t use) { return (uint32_t)use * 0x9E3779B1u; }
+static inline KILN_HOST_DEVICE uint32_t kilnDevSymFlag(uint64_t seq) { return kilnDevLLFlag(seq) | 1u; }
 /* Elements of a segment of `seg` elements (of `esize` bytes) that each of `nblocks` blocks takes:
  * an even share in whole 16-byte packs (kernels/sym.cuh blockRange; the last ranges may be short
  * or empty; host/sym.c sizes the LL blocks' threads by it). */

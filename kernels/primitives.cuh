@@ -12,7 +12,7 @@
  * Protocols:
  * - Simple: the slot holds raw data, written by the sender through a peer pointer in 16-byte
  *   stores; the block then publishes a counter (see interp.cuh). Receivers read with ld.cg.
- * - LL: the slot holds 16-byte lines {data0, flag, data1, flag ^ KILN_LL_FLAG_PAIR}; the receiver
+ * - LL: the slot holds 16-byte lines {data0, flag, data1, flag ^ KILN_DEV_LL_FLAG_PAIR}; the receiver
  *   spins on the flags of each line, so no counter is needed before reading.
  * - LL128: the slot holds 128-byte lines of 15 data words and a flag word (120 of 128 bytes carry
  *   data, LL 8 of 16). A warp stores 4 lines with one 16-byte store per thread, the flag word
@@ -248,15 +248,15 @@ __device__ __forceinline__ void stReleaseGpu(uint64_t* p, uint64_t v) {
  * look nothing like the small integers user data often holds: a slot a Simple step of another
  * plan on this connection filled with raw data keeps that data, which an LL reader must not take
  * for this use's flags. */
-__device__ __forceinline__ uint32_t llFlag(uint64_t use) { return (uint32_t)use * 0x9E3779B1u; }
-/* The plans' LL lines carry llFlag in their second word and llFlag ^ this in their fourth. A slot's
+__device__ __forceinline__ uint32_t llFlag(uint64_t use) { return kilnDevLLFlag(use); }
+/* The plans' LL lines carry llFlag in their second word and llFlagPair of it (llFlag ^
+ * KILN_DEV_LL_FLAG_PAIR, kiln_dev.h) in their fourth. A slot's
  * bytes may hold what a Simple piece left there (any data of the caller's): with the same flag in
  * both places, a constant run of the value llFlag(u) (an odd 2^-31 chance per use, but for every
  * use again) passed for lines of use u; now the stale words must also differ by this constant,
  * which no constant or repeated data does (the symmetric kernels keep each line form in staging of
  * its own instead: host/sym.c symLineAreas). */
-#define KILN_LL_FLAG_PAIR 0x6A09E667u
-__device__ __forceinline__ uint32_t llFlagPair(uint32_t flag) { return flag ^ KILN_LL_FLAG_PAIR; }
+__device__ __forceinline__ uint32_t llFlagPair(uint32_t flag) { return flag ^ KILN_DEV_LL_FLAG_PAIR; }
 __device__ __forceinline__ uint64_t ll128Flag(uint64_t use) { return use * 0x9E3779B97F4A7C15ull; }
 
 /* LL line: 8 data bytes, each half guarded by a flag word (f0 after the low half, f1 after the

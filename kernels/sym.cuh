@@ -49,7 +49,7 @@ struct Shared {
 /* The LL flag of call seq: llFlag with the low bit set, so never 0 (zeroed staging, or zeros a
  * flag-form call left, never pass for a line), and still different for calls s and s - 2k that
  * share a half (llFlag's values for them differ by an even multiple of an odd constant). */
-__device__ __forceinline__ uint32_t symFlag(uint64_t seq) { return llFlag(seq) | 1u; }
+__device__ __forceinline__ uint32_t symFlag(uint64_t seq) { return kilnDevSymFlag(seq); }
 
 template <typename T, typename P = uint4> __device__ __forceinline__ P dividePack(P v, int n) {
   constexpr int E = sizeof(P) / sizeof(T);

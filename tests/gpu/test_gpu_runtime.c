@@ -2064,7 +2064,7 @@ Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
     world w;
     cr_assert(world_init_env(&w, 2, NULL, env));
     const uint64_t s0 = sym_next_seq(&w, 0);
-    const uint32_t flag = ((uint32_t)(s0 + 2) * 0x9E3779B1u) | 1u; /* kernels/sym.cuh symFlag */
+    const uint32_t flag = kilnDevSymFlag(s0 + 2);
     call big, small;
     cr_assert(call_alloc(&big, &w, KILN_COLL_ALLGATHER, cases[k].first, KILN_INT32));
     cr_assert(call_alloc(&small, &w, KILN_COLL_ALLGATHER, cases[k].last, KILN_INT32));
@@ -2099,10 +2099,9 @@ Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
 
 /* A plan's LL receive never takes for its lines what a Simple piece left in a slot: 2 GPUs, every
  * slot rank 1 receives from rank 0 in holds constant data equal to the flag of the use that slot
- * comes to next (llFlag, kernels/primitives.cuh: a Simple piece of that constant leaves exactly
- * this), then a ring allreduce as LL lines, which rank 1 issues 100 ms before rank 0. (With the
+ * comes to next (kilnDevLLFlag: a Simple piece of that constant leaves exactly this), then a ring allreduce as LL lines, which rank 1 issues 100 ms before rank 0. (With the
  * same flag in both of a line's flag words such slots passed for lines; the second word now
- * carries llFlag ^ KILN_LL_FLAG_PAIR.) */
+ * carries it ^ KILN_DEV_LL_FLAG_PAIR.) */
 Test(gpu_runtime, plan_ll_stale_slots, .init = gpu_init, .timeout = 120) {
   if (g_ngpus < 2) cr_skip_test("skipped: 2 GPUs needed, %d visible", g_ngpus);
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
@@ -2128,7 +2127,7 @@ Test(gpu_runtime, plan_ll_stale_slots, .init = gpu_init, .timeout = 120) {
     const uint64_t rcvd = counts[nconn + (size_t)ch]; /* rank 1's count of slots received from rank 0 */
     for (int j = 0; j < nslots; j++) {
       const uint64_t use = rcvd + 1 + (uint64_t)j;
-      const uint32_t flag = (uint32_t)use * 0x9E3779B1u;
+      const uint32_t flag = kilnDevLLFlag(use);
       for (size_t i = 0; i < k->cfg.slotBytes / 4; i++) words[i] = flag;
       char* slot = k->win + kilnFifoOff(k, 0, ch) + (size_t)((use - 1) % (uint64_t)nslots) * k->cfg.slotBytes;
       cr_assert(eq(int, cudaMemcpy(slot, words, k->cfg.slotBytes, cudaMemcpyHostToDevice), cudaSuccess));
