@@ -95,7 +95,9 @@ static uint64_t lineAreaNeed(int ll, uint64_t maxBytes, uint64_t regions, uint64
  * symHalf: 4 ranks by default LL 2 MiB, LL128 4.3 MiB (two-shot's 8 regions of 512 KiB shares).
  * They follow the flag form's two halves in the window (symStageBase, set before this). */
 static void symLineAreas(struct kilnComm* c) {
-  const uint64_t n = (uint64_t)c->nranks, half = c->symHalf;
+  const uint64_t n = (uint64_t)c->nranks;
+  /* None where no symmetric call can run (geometry: 2 to KILN_SYM_MAX_RANKS ranks). */
+  const uint64_t half = c->nranks >= 2 && c->nranks <= KILN_SYM_MAX_RANKS ? c->symHalf : 0;
   uint64_t ll = lineAreaNeed(KILN_SYM_LINES_LL, c->symLLBytes > c->symLLReduceBytes ? c->symLLBytes : c->symLLReduceBytes,
                              n, half);
   const uint64_t ll2 = lineAreaNeed(KILN_SYM_LINES_LL, c->symLL2Bytes, 2 * n, half);

@@ -644,9 +644,11 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
  * kernel's code size is not what costs the extra time: built for one rank count only (30 KB of
  * code instead of 104) it took as long or longer.
  *
- * The flag word of call s is symFlag(s) in both halves, so it never matches what an LL call of
- * another sequence number left in that place (a data word with symFlag(s - 2k) above it), and an
- * LL reader never takes this word's upper half for its own flag either. */
+ * The flag word of call s is symFlag(s) in both halves. LL128 lines have staging of their own
+ * (host/sym.c symLineAreas), so a reader polls only what LL128 calls left there, each line with
+ * its own call's flag word: the flags of calls s and s - 2k differ. (Before that area, the flag
+ * form's data and LL lines shared the bytes, and data equal to the flag passed for a line:
+ * gpu_runtime/sym_lines_apart.) */
 #ifndef KILN_SYM_LL128_RELOAD
 #define KILN_SYM_LL128_RELOAD 1
 #endif

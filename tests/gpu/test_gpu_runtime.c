@@ -1258,6 +1258,11 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(u64, c.symLL128Half, (size_t)4476928));
   cr_assert(eq(u64, c.symLLBase, c.symStageBase + 2 * c.symHalf));
   cr_assert(eq(u64, c.symLL128Base, c.symLLBase + 2 * c.symLLHalf));
+  c.nranks = 16; /* no symmetric call can run: no line areas */
+  kilnSymConfigure(&c);
+  cr_assert(eq(u64, c.symLLHalf + c.symLL128Half, 0));
+  c.nranks = 4;
+  kilnSymConfigure(&c);
   const kilnDataType_t f = KILN_FLOAT32;
   /* allreduce counts are elements per rank; the others' are per peer piece (reference bytes =
    * count x 4 B x ranks). */
