@@ -50,7 +50,8 @@ typedef struct kilnCommConfig {
   size_t symBytes;      /* staging memory per GPU for the symmetric-memory kernels (kilnSymRun),
                          * in the same window; two halves used by alternate calls or rounds.
                          * The small calls' LL and LL128 lines take staging of their own on top
-                         * (at most symBytes each; 4 ranks by default 4 MiB and 8.6 MiB).
+                         * (at most symBytes each, none past 8 ranks; 4 ranks by default 4 MiB
+                         * and 8.5 MiB).
                          * Default 128 MiB (larger rounds: allreduce 1 GiB on 4 GPUs 4594 us
                          * with it, 4707 with 32 MiB); 0 turns those kernels off (kilnSymSelect
                          * then says none) */
