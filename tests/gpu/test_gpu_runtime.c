@@ -2043,10 +2043,10 @@ static uint64_t sym_next_seq(const world* w, int r) {
   return s + 1;
 }
 
-/* A call in lines never takes for its own what another form left in the staging: 2 GPUs, a call
- * of 16 KiB per rank (first: the flag form, then LL128 lines) whose every word is the flag of
- * the call two after it, which is in lines (LL, then LL128 after the flag form) and reads the
- * same half: rank 1 issues it alone, rank 0 100 ms later, so rank 1 polls its staging long
+/* A call in lines never takes for its own what another form left in the staging: 2 GPUs, an
+ * allgather of 16 KiB per rank (the flag form, or LL128 lines) whose every word is the flag of
+ * the call two after it, which is in lines (an allgather as LL or LL128 lines, a two-shot
+ * allreduce as LL lines) and reads the same half: rank 1 issues it alone, rank 0 100 ms later, so rank 1 polls its staging long
  * before rank 0's lines come. A poll that passes on what the first call left returns that
  * call's data. (It did until the line forms got staging of their own, apart from the flag form's
  * and from each other's: LL lines take two 32-bit words of a 16-byte line for their flags, LL128
@@ -2056,11 +2056,13 @@ Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
   static const struct {
     const char* what;
     const char* ll128Max; /* KILN_SYM_LL128_MAX_BYTES; "0": no LL128 lines */
-    size_t first, last;   /* int32 elements per rank */
+    size_t first, last;   /* int32 elements per rank (of the allgather; of the later calls) */
+    kilnSymAlgo_t later;  /* the two later calls' algorithm */
   } cases[] = {
-      {"flag form, then LL lines", "0", 4096, 16},
-      {"LL128 lines, then LL lines", "1048576", 4096, 16},
-      {"flag form, then LL128 lines", "8192", 4096, 1024},
+      {"flag form, then LL lines", "0", 4096, 16, KILN_SYM_ALLGATHER},
+      {"LL128 lines, then LL lines", "1048576", 4096, 16, KILN_SYM_ALLGATHER},
+      {"flag form, then LL128 lines", "8192", 4096, 1024, KILN_SYM_ALLGATHER},
+      {"flag form, then two-shot LL lines", "0", 4096, 64, KILN_SYM_ALLREDUCE_TWOSHOT},
   };
   uint64_t rng = g_seed ^ 0x5a1e;
   for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
@@ -2072,7 +2074,7 @@ Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
     const uint32_t flag = kilnDevSymFlag(s0 + 2);
     call big, small;
     cr_assert(call_alloc(&big, &w, KILN_COLL_ALLGATHER, cases[k].first, KILN_INT32));
-    cr_assert(call_alloc(&small, &w, KILN_COLL_ALLGATHER, cases[k].last, KILN_INT32));
+    cr_assert(call_alloc(&small, &w, sym_coll(cases[k].later), cases[k].last, KILN_INT32));
     call_prepare(&big, &w, KILN_SUM, false, &rng); /* buffers and pointers; the input replaced below */
     int32_t* words = (int32_t*)malloc(cases[k].first * sizeof(int32_t));
     cr_assert(words != NULL);
@@ -2087,11 +2089,11 @@ Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
     sym_issue(&w, &big, KILN_SYM_ALLGATHER, KILN_SUM, 0, 2, false);
     cr_assert(eq(long, (long)sym_next_seq(&w, 0), (long)(s0 + 1)), "%s: the first call took one round",
               cases[k].what);
-    sym_run_check(&w, &small, KILN_SYM_ALLGATHER, KILN_SUM, false, &rng); /* the other half */
+    sym_run_check(&w, &small, cases[k].later, KILN_SUM, false, &rng); /* the other half */
     call_prepare(&small, &w, KILN_SUM, false, &rng);
-    sym_issue(&w, &small, KILN_SYM_ALLGATHER, KILN_SUM, 1, 2, false);
+    sym_issue(&w, &small, cases[k].later, KILN_SUM, 1, 2, false);
     usleep(100000);
-    sym_issue(&w, &small, KILN_SYM_ALLGATHER, KILN_SUM, 0, 1, false);
+    sym_issue(&w, &small, cases[k].later, KILN_SUM, 0, 1, false);
     char msg[512];
     cr_assert(call_check(&small, &w, msg, sizeof msg), "%s: %s (seed %llu)", cases[k].what, msg,
               (unsigned long long)g_seed);
