@@ -112,6 +112,15 @@ static void symLineAreas(struct kilnComm* c) {
   c->symLL128Base = c->symLLBase + 2 * c->symLLHalf;
 }
 
+/* One half of form ll's staging (KILN_SYM_LINES_*: the LL or LL128 lines' area, or the flag
+ * form's), and where its two halves start in the window. */
+static uint64_t formHalf(const struct kilnComm* c, int ll) {
+  return ll == KILN_SYM_LINES_LL128 ? c->symLL128Half : ll ? c->symLLHalf : c->symHalf;
+}
+static size_t formBase(const struct kilnComm* c, int ll) {
+  return ll == KILN_SYM_LINES_LL128 ? c->symLL128Base : ll ? c->symLLBase : c->symStageBase;
+}
+
 void kilnSymConfigure(struct kilnComm* c) {
   const char* off = getenv("KILN_SYM");
   c->symOff = off && strcmp(off, "0") == 0;
@@ -309,6 +318,12 @@ static uint64_t perRegion(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t by
   return bytes / (phases * (uint64_t)c->nranks) / 256 * 256;
 }
 
+/* Whether a segment of s elements of es bytes, as lines of form ll, fits a region of that form's
+ * area (symLineAreas). */
+static bool linesFit(const struct kilnComm* c, kilnSymAlgo_t a, int ll, uint64_t s, size_t es) {
+  return roundUp(kilnSymLineBytes(ll, s, es), 256) <= perRegion(c, a, formHalf(c, ll));
+}
+
 /* A rank's region of a copy round before it grows (geometry): symCopyRoundBytes per region, at
  * least 256 bytes; 0 when copy rounds have no limit. */
 static uint64_t copyRegion(const struct kilnComm* c, kilnSymAlgo_t a) {
@@ -335,21 +350,17 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   const size_t vec = 16 / es;
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
-  /* Bytes one rank's region of a half may take: of the flag form's staging, of the LL lines' and of
-   * the LL128 lines' (symLineAreas). */
-  const uint64_t cap = perRegion(c, a, c->symHalf), capLL = perRegion(c, a, c->symLLHalf),
-                 cap128 = perRegion(c, a, c->symLL128Half);
+  /* Bytes one rank's region of the flag form's half may take (lines: linesFit). */
+  const uint64_t cap = perRegion(c, a, c->symHalf);
   /* LL lines only where they fit a region (small staging, many ranks: the flag form, in rounds). */
   const uint64_t llMax = a == KILN_SYM_ALLREDUCE_TWOSHOT                               ? c->symLL2Bytes
                         : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? c->symLLReduceBytes
                                                                                          : c->symLLBytes;
-  int lines = s * es <= llMax && roundUp(kilnSymLineBytes(KILN_SYM_LINES_LL, s, es), 256) <= capLL ? KILN_SYM_LINES_LL
-                                                                                                  : KILN_SYM_LINES_NONE;
+  int lines = s * es <= llMax && linesFit(c, a, KILN_SYM_LINES_LL, s, es) ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
   const bool two = a == KILN_SYM_ALLREDUCE_TWOSHOT;
   const uint64_t lo128 = two ? c->symLL128TwoShotBytes : c->symLL128Bytes;
   const uint64_t hi128 = two ? c->symLL128TwoShotMaxBytes : c->symLL128MaxBytes;
-  if (lo128 && s * es > lo128 && s * es <= hi128 &&
-      roundUp(kilnSymLineBytes(KILN_SYM_LINES_LL128, s, es), 256) <= cap128)
+  if (lo128 && s * es > lo128 && s * es <= hi128 && linesFit(c, a, KILN_SYM_LINES_LL128, s, es))
     lines = KILN_SYM_LINES_LL128;
   uint64_t w = s, rounds = 1, bytes;
   if (lines) {
@@ -386,7 +397,7 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     bytes = w * es;
   }
   const uint64_t r = roundUp(bytes, 256);
-  if (r > (lines == KILN_SYM_LINES_LL128 ? cap128 : lines ? capLL : cap)) return false;
+  if (r > perRegion(c, a, formHalf(c, lines))) return false;
   g->seg = w;
   g->total = s;
   g->rounds = (int32_t)rounds;
@@ -589,8 +600,8 @@ int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, cons
 /* Every rank's staging for args a (stage[], halfBytes): the flag form's, or the area of a's line
  * form (symLineAreas), by a->ll; set again wherever a call's form changes. */
 static void symStaging(const struct kilnComm* c, kilnSymArgs* a) {
-  const size_t base = a->ll == KILN_SYM_LINES_LL128 ? c->symLL128Base : a->ll ? c->symLLBase : c->symStageBase;
-  a->halfBytes = a->ll == KILN_SYM_LINES_LL128 ? c->symLL128Half : a->ll ? c->symLLHalf : c->symHalf;
+  const size_t base = formBase(c, a->ll);
+  a->halfBytes = formHalf(c, a->ll);
   for (int p = 0; p < c->nranks; p++) a->stage[p] = (p == c->rank ? c->win : c->peers[p]) + base;
 }
 

@@ -665,6 +665,27 @@ __device__ __forceinline__ void blockLines128(const kilnSymArgs& a, uint64_t* l0
   *l1 = min(nl, *l0 + per);
 }
 
+/* A lane's place in its warp's LL128 lines (bodyLL128, bodyLL128x2): lane j (0-7) of each 8-lane
+ * group holds words 2j and 2j + 1 of one line, the flag lane (7) word 14 and the flag; the warp's
+ * rounds start at line l0 + 4 warp and step by 4 nwarps. */
+struct Lane128 {
+  int lane, j, warp, nwarps;
+  bool flagLane;
+  __device__ __forceinline__ Lane128()
+      : lane(threadIdx.x & 31), j(lane & 7), warp(threadIdx.x >> 5), nwarps(blockDim.x >> 5), flagLane(j == 7) {}
+  /* This lane's first word of line l of rank p's region idx in call seq's half. */
+  __device__ __forceinline__ uint64_t* word(const kilnSymArgs& a, uint64_t seq, int p, int idx, uint64_t l) const {
+    return (uint64_t*)region(a, seq, p, idx) + l * 16 + 2 * j;
+  }
+};
+
+/* A lane's two words at o: nv0 and nv1 valid elements of each (none: not stored). */
+template <typename T>
+__device__ __forceinline__ void storeWords128(T* o, uint64_t v0, uint64_t v1, int nv0, int nv1) {
+  if (nv0 > 0) storePart<T, uint64_t>(o, v0, nv0);
+  if (nv1 > 0) storePart<T, uint64_t>(o + 8 / sizeof(T), v1, nv1);
+}
+
 /* This lane's 16 bytes of line l of every peer q's region idx0 + q of this rank, into r0[q] and r1[q]
  * (has: the lane's line is one of the block's). Every lane of the warp calls it: the 8 lanes of a
  * line poll together until lane 7 has seen the flag of every peer (its pending peers go to the
@@ -711,9 +732,10 @@ __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq,
  * votes need all of it); a lane past the block's lines takes part without data. */
 template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31, j = lane & 7;
-  const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const bool flagLane = j == 7;
+  const int n = R == MAXR ? a.nranks : R, me = a.rank;
+  const Lane128 ln;
+  const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
+  const bool flagLane = ln.flagLane;
   const OpDyn op{a.op};
   const T* in = (const T*)a.in;
   T* out = (T*)a.out;
@@ -723,9 +745,6 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
   const bool go = st.begin(l0, l1);
   const uint64_t seq = st.seq;
   const uint64_t flag = symFlag128(seq);
-  auto word = [&](int p, int src, uint64_t l) -> uint64_t* {
-    return (uint64_t*)region(a, seq, p, src) + l * 16 + 2 * j;
-  };
   /* Valid elements of data word w (E8 per word) of the segment. */
   auto valid = [&](uint64_t w) -> int {
     const uint64_t e = w * E8;
@@ -746,11 +765,9 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(word(p, me, l), v0, flagLane ? flag : v1);
+        if (has && p < n && p != me) ll128Store(ln.word(a, seq, p, me, l), v0, flagLane ? flag : v1);
       if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) {
-        T* o = out + (uint64_t)me * count + e0;
-        if (nv0 > 0) storePart<T, uint64_t>(o, v0, nv0);
-        if (nv1 > 0) storePart<T, uint64_t>(o + E8, v1, nv1);
+        storeWords128<T>(out + (uint64_t)me * count + e0, v0, v1, nv0, nv1);
       }
     } else {
       /* Alltoall and reducescatter: peer p's piece; every piece loaded before the first store. */
@@ -761,13 +778,12 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(word(p, me, l), v0[p], flagLane ? flag : v1[p]);
+        if (has && p < n && p != me) ll128Store(ln.word(a, seq, p, me, l), v0[p], flagLane ? flag : v1[p]);
       if (a.algo == KILN_SYM_A2A && in != out) {
         uint64_t m0, m1;
         const uint64_t mine = (uint64_t)me * count;
         load2(in + mine, &m0, &m1);
-        if (nv0 > 0) storePart<T, uint64_t>(out + mine + e0, m0, nv0);
-        if (nv1 > 0) storePart<T, uint64_t>(out + mine + e0 + E8, m1, nv1);
+        storeWords128<T>(out + mine + e0, m0, m1, nv0, nv1);
       }
     }
   }
@@ -793,11 +809,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
     } else {
 #pragma unroll
       for (int q = 0; q < R; q++)
-        if (q < n && q != me) {
-          T* o = out + (uint64_t)q * count + e0;
-          if (nv0 > 0) storePart<T, uint64_t>(o, r0[q], nv0);
-          if (nv1 > 0) storePart<T, uint64_t>(o + E8, r1[q], nv1);
-        }
+        if (q < n && q != me) storeWords128<T>(out + (uint64_t)q * count + e0, r0[q], r1[q], nv0, nv1);
     }
   }
 }
@@ -810,9 +822,10 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
  * those past the input's end (the receiver reads every line of its range). */
 template <typename T, int R, class Start> __device__ void bodyLL128x2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31, j = lane & 7;
-  const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const bool flagLane = j == 7;
+  const int n = R == MAXR ? a.nranks : R, me = a.rank;
+  const Lane128 ln;
+  const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
+  const bool flagLane = ln.flagLane;
   const OpDyn op{a.op};
   const T* in = (const T*)a.in;
   T* out = (T*)a.out;
@@ -822,9 +835,6 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
   const bool go = st.begin(l0, l1);
   const uint64_t seq = st.seq;
   const uint64_t flag = symFlag128(seq);
-  auto word = [&](int p, int idx, uint64_t l) -> uint64_t* {
-    return (uint64_t*)region(a, seq, p, idx) + l * 16 + 2 * j;
-  };
   /* Valid elements of data word w (E8 per word) of share p: within the share and the input. */
   auto valid = [&](int p, uint64_t w) -> int {
     const uint64_t e = w * E8;
@@ -849,7 +859,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
     __syncwarp();
 #pragma unroll
     for (int p = 0; p < R; p++)
-      if (has && p < n && p != me) ll128Store(word(p, me, l), v0[p], flagLane ? flag : v1[p]);
+      if (has && p < n && p != me) ll128Store(ln.word(a, seq, p, me, l), v0[p], flagLane ? flag : v1[p]);
   }
   st.sent();
   if (!go) return;
@@ -866,21 +876,17 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
         /* The flag lane's second word is the flag, not data: it stores the flag again. */
         const uint64_t acc0 = reduceLine<T, R>(a, op, r0, m0), acc1 = reduceLine<T, R>(a, op, r1, m1);
         const int nv0 = has ? valid(me, w) : 0, nv1 = has && !flagLane ? valid(me, w + 1) : 0;
-        T* o = out + (uint64_t)me * seg + w * E8;
-        if (nv0 > 0) storePart<T, uint64_t>(o, acc0, nv0);
-        if (nv1 > 0) storePart<T, uint64_t>(o + E8, acc1, nv1);
+        storeWords128<T>(out + (uint64_t)me * seg + w * E8, acc0, acc1, nv0, nv1);
         __syncwarp();
 #pragma unroll
         for (int p = 0; p < R; p++)
-          if (has && p < n && p != me) ll128Store(word(p, n + me, l), acc0, flagLane ? flag : acc1);
+          if (has && p < n && p != me) ll128Store(ln.word(a, seq, p, n + me, l), acc0, flagLane ? flag : acc1);
       } else {
 #pragma unroll
         for (int q = 0; q < R; q++)
           if (q < n && q != me) {
             const int nv0 = has ? valid(q, w) : 0, nv1 = has && !flagLane ? valid(q, w + 1) : 0;
-            T* o = out + (uint64_t)q * seg + w * E8;
-            if (nv0 > 0) storePart<T, uint64_t>(o, r0[q], nv0);
-            if (nv1 > 0) storePart<T, uint64_t>(o + E8, r1[q], nv1);
+            storeWords128<T>(out + (uint64_t)q * seg + w * E8, r0[q], r1[q], nv0, nv1);
           }
       }
     }
