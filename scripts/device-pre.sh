@@ -9,7 +9,12 @@
 # `suite NAME SECONDS 'a|b' [VAR=value...]` runs the GPU suites a and b (test_gpu_runtime) under
 # that environment into $R/NAME.txt, packs, and prints its failures and summary line;
 # `ab A B` prints B's time over A's per collective and size on one line (bench/ab.py over
-# $R/A_*.csv against $R/B_*.csv: the runs of an A/B alternation named A_1.csv, A_2.csv, ...).
+# $R/A_*.csv against $R/B_*.csv: the runs of an A/B alternation named A_1.csv, A_2.csv, ...);
+# `abruns N TAG COLL_BENCH_ARGS...` makes such an alternation: N times $B/coll_bench_A (an older
+# build, packed as an extra binary) then $B/coll_bench, into $R/ATAG_i.csv and $R/BTAG_i.csv
+# (`ab ATAG BTAG` compares them); `probe2 A_BIN B_BIN LABEL ARGS...` runs two builds of a probe
+# (sym_probe, ...) one after the other on the same arguments and prints one line per build:
+# "NAME LABEL TIME us per kernel".
 set -u
 OUT=${OUT:-/tmp/kiln-out}
 DEV_RUN=${RUN:-run} # RUN=... before `.` lasts only while this file runs
@@ -41,4 +46,20 @@ ab() {
   echo "== $1 against $2 (size $2/$1)"
   (cd bench && "$py" ab.py "$R"/"$1"_*.csv -- "$R"/"$2"_*.csv |
     awk 'NR > 1 { printf "%s %s%s %s | ", substr($1, 1, 4), $2, $3, $NF } END { print "" }')
+}
+abruns() {
+  local n=$1 tag=$2 i
+  shift 2
+  for i in $(seq "$n"); do
+    timeout 120 "$B/coll_bench_A" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1
+    timeout 120 "$B/coll_bench" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1
+    pack
+  done
+}
+probe2() {
+  local a=$1 b=$2 label=$3 v
+  shift 3
+  for v in "$a" "$b"; do
+    echo "$(basename "$v") $label $(timeout 20 "$v" "$@" 2>&1 | grep -o '[0-9.]* us per kernel')"
+  done
 }
