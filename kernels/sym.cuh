@@ -81,10 +81,42 @@ __device__ __forceinline__ void blockLines(const kilnSymArgs& a, uint64_t* l0, u
   *l1 = lo == hi ? *l0 : (hi + E8 - 1) / E8;
 }
 
+/* The LL128 lines [l0, l1) of the block (kilnSymBlockLines128). */
+template <typename T>
+__device__ __forceinline__ void blockLines128(const kilnSymArgs& a, uint64_t* l0, uint64_t* l1) {
+  const uint64_t nl = kilnSymLines128(a.seg, sizeof(T)), per = kilnSymBlockLines128(a.seg, a.nblocks, sizeof(T));
+  *l0 = min(nl, (uint64_t)blockIdx.x * per);
+  *l1 = min(nl, *l0 + per);
+}
+
 /* Rank p's staging region `idx` (phase * nranks + source rank) in the half of call seq. */
 __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int p, int idx) {
   return a.stage[p] + (seq & 1) * a.halfBytes + (uint64_t)idx * a.region;
 }
+
+/* What every line body (bodyLL, bodyLL2, bodyLL128, bodyLL128x2) starts from: the rank count (R
+ * at compile time for 2 and 4 ranks, MAXR: a.nranks), this rank, the thread and the block's
+ * threads (the LL bodies' stride; read here, where the bodies read them before, the kernels keep
+ * their registers), the op, the buffers and the sizes, the block's lines [l0, l1) (LL128 lines
+ * when L128), whether to go on past the sends (st.begin: false once the abort flag is up) and the
+ * call's sequence number. */
+template <typename T, int R, bool L128> struct LineCall {
+  int n, me, tid, nthr;
+  OpDyn op;
+  const T* in;
+  T* out;
+  uint64_t count, seg, l0, l1, seq;
+  bool go;
+  template <class Start>
+  __device__ __forceinline__ LineCall(const kilnSymArgs& a, Start& st)
+      : n(R == MAXR ? a.nranks : R), me(a.rank), tid(threadIdx.x), nthr(blockDim.x), op{a.op}, in((const T*)a.in),
+        out((T*)a.out), count(a.count), seg(a.seg) {
+    if constexpr (L128) blockLines128<T>(a, &l0, &l1);
+    else blockLines<T>(a, &l0, &l1);
+    go = st.begin(l0, l1);
+    seq = st.seq;
+  }
+};
 
 /* Line l of every peer p's part (part(p): its 8 bytes) into this rank's region of peer p, every
  * part loaded before the first line goes out: llStore's "memory" clobber keeps a load written after
@@ -512,62 +544,57 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
  * allgather and alltoall (two-shot is for large calls). */
 template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const int n = R == MAXR ? a.nranks : R, me = a.rank, tid = threadIdx.x, nthr = blockDim.x;
-  const OpDyn op{a.op};
-  const T* in = (const T*)a.in;
-  T* out = (T*)a.out;
-  const uint64_t count = a.count, seg = a.seg;
-  uint64_t l0, l1;
-  blockLines<T>(a, &l0, &l1);
-  const bool go = st.begin(l0, l1);
-  const uint64_t seq = st.seq;
-  const uint32_t flag = symFlag(seq);
-  auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, seq, p, src); };
+  const LineCall<T, R, false> c(a, st);
+  const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
+  const uint32_t flag = symFlag(c.seq);
+  auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
   /* Send: line l of this rank's data (or of piece p) to every peer p. */
-  for (uint64_t l = l0 + tid; l < l1; l += nthr) {
+  for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
     const uint64_t e0 = l * E8;
-    const int nv = (int)min((uint64_t)E8, seg - e0);
+    const int nv = (int)min((uint64_t)E8, c.seg - e0);
     if (toAll) {
-      const uint64_t v = loadPart<T, uint64_t>(in + e0, nv);
+      const uint64_t v = loadPart<T, uint64_t>(c.in + e0, nv);
 #pragma unroll
       for (int p = 0; p < R; p++)
         if (p < n && p != me) llStore(lines(p, me) + l, v, flag);
-      if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) storePart<T, uint64_t>(out + (uint64_t)me * count + e0, v, nv);
+      if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count)
+        storePart<T, uint64_t>(c.out + (uint64_t)me * c.count + e0, v, nv);
     } else if (a.algo == KILN_SYM_A2A) {
       /* A load, then its line, peer after peer. Loading every peer's part first (sendLines) was
        * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
        * 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (p < n && p != me) llStore(lines(p, me) + l, loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv), flag);
-      const uint64_t mine = (uint64_t)me * count + e0;
-      if (in != out) storePart<T, uint64_t>(out + mine, loadPart<T, uint64_t>(in + mine, nv), nv);
+        if (p < n && p != me)
+          llStore(lines(p, me) + l, loadPart<T, uint64_t>(c.in + (uint64_t)p * c.count + e0, nv), flag);
+      const uint64_t mine = (uint64_t)me * c.count + e0;
+      if (c.in != c.out) storePart<T, uint64_t>(c.out + mine, loadPart<T, uint64_t>(c.in + mine, nv), nv);
     } else { /* reducescatter */
-      sendLines<R>(a, seq, l, flag,
-                [&](int p) { return loadPart<T, uint64_t>(in + (uint64_t)p * count + e0, nv); });
+      sendLines<R>(a, c.seq, l, flag,
+                [&](int p) { return loadPart<T, uint64_t>(c.in + (uint64_t)p * c.count + e0, nv); });
     }
   }
   st.sent();
-  if (!go) return;
+  if (!c.go) return;
   /* Receive: every peer's line l, then reduce in rank order or copy into place. */
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const bool reduces = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS;
-  const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * count : 0;
-  for (uint64_t l = l0 + tid; l < l1; l += nthr) {
+  const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * c.count : 0;
+  for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
     const uint64_t e0 = l * E8;
-    const int nv = (int)min((uint64_t)E8, seg - e0);
+    const int nv = (int)min((uint64_t)E8, c.seg - e0);
     /* This rank's own operand is loaded before the wait, so its latency hides in the flight of
      * the peers' lines instead of following it. */
-    const uint64_t mine = reduces ? loadPart<T, uint64_t>(in + own + e0, nv) : 0;
+    const uint64_t mine = reduces ? loadPart<T, uint64_t>(c.in + own + e0, nv) : 0;
     uint64_t v[MAXR];
-    if (!recvLines<R>(a, seq, 0, l, flag, spin, v)) return;
+    if (!recvLines<R>(a, c.seq, 0, l, flag, spin, v)) return;
     if (reduces) {
-      storePart<T, uint64_t>(out + e0, reduceLine<T, R>(a, op, v, mine), nv);
+      storePart<T, uint64_t>(c.out + e0, reduceLine<T, R>(a, c.op, v, mine), nv);
     } else {
 #pragma unroll
       for (int q = 0; q < R; q++)
-        if (q < n && q != me) storePart<T, uint64_t>(out + (uint64_t)q * count + e0, v[q], nv);
+        if (q < n && q != me) storePart<T, uint64_t>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
     }
   }
 }
@@ -579,47 +606,40 @@ template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymAr
  * zeros (the receiver reads every line of its range). */
 template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const int n = R == MAXR ? a.nranks : R, me = a.rank, tid = threadIdx.x, nthr = blockDim.x;
-  const OpDyn op{a.op};
-  const T* in = (const T*)a.in;
-  T* out = (T*)a.out;
-  const uint64_t count = a.count, seg = a.seg;
-  uint64_t l0, l1;
-  blockLines<T>(a, &l0, &l1);
-  const bool go = st.begin(l0, l1);
-  const uint64_t seq = st.seq;
-  const uint32_t flag = symFlag(seq);
-  auto lines = [&](int p, int idx) -> uint4* { return (uint4*)region(a, seq, p, idx); };
+  const LineCall<T, R, false> c(a, st);
+  const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
+  const uint32_t flag = symFlag(c.seq);
+  auto lines = [&](int p, int idx) -> uint4* { return (uint4*)region(a, c.seq, p, idx); };
   /* Valid elements of share p's line at share offset e0. */
   auto valid = [&](int p, uint64_t e0) -> int {
-    const uint64_t start = (uint64_t)p * seg + e0;
-    return start >= count ? 0 : (int)min((uint64_t)E8, count - start);
+    const uint64_t start = (uint64_t)p * c.seg + e0;
+    return start >= c.count ? 0 : (int)min((uint64_t)E8, c.count - start);
   };
-  for (uint64_t l = l0 + tid; l < l1; l += nthr) {
+  for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
     const uint64_t e0 = l * E8;
-    sendLines<R>(a, seq, l, flag,
-              [&](int p) { return loadPart<T, uint64_t>(in + (uint64_t)p * seg + e0, valid(p, e0)); });
+    sendLines<R>(a, c.seq, l, flag,
+              [&](int p) { return loadPart<T, uint64_t>(c.in + (uint64_t)p * c.seg + e0, valid(p, e0)); });
   }
   st.sent();
-  if (!go) return;
+  if (!c.go) return;
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   for (int phase = 0; phase < 2; phase++) {
-    for (uint64_t l = l0 + tid; l < l1; l += nthr) {
+    for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
       const uint64_t e0 = l * E8;
       const int nv = valid(me, e0);
-      const uint64_t mine = phase == 0 ? loadPart<T, uint64_t>(in + (uint64_t)me * seg + e0, nv) : 0;
+      const uint64_t mine = phase == 0 ? loadPart<T, uint64_t>(c.in + (uint64_t)me * c.seg + e0, nv) : 0;
       uint64_t v[MAXR];
-      if (!recvLines<R>(a, seq, phase * n, l, flag, spin, v)) return;
+      if (!recvLines<R>(a, c.seq, phase * n, l, flag, spin, v)) return;
       if (phase == 0) {
-        const uint64_t acc = reduceLine<T, R>(a, op, v, mine);
-        storePart<T, uint64_t>(out + (uint64_t)me * seg + e0, acc, nv);
+        const uint64_t acc = reduceLine<T, R>(a, c.op, v, mine);
+        storePart<T, uint64_t>(c.out + (uint64_t)me * c.seg + e0, acc, nv);
 #pragma unroll
         for (int p = 0; p < R; p++)
           if (p < n && p != me) llStore(lines(p, n + me) + l, acc, flag);
       } else {
 #pragma unroll
         for (int q = 0; q < R; q++)
-          if (q < n && q != me) storePart<T, uint64_t>(out + (uint64_t)q * seg + e0, v[q], valid(q, e0));
+          if (q < n && q != me) storePart<T, uint64_t>(c.out + (uint64_t)q * c.seg + e0, v[q], valid(q, e0));
       }
     }
   }
@@ -655,14 +675,6 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
 __device__ __forceinline__ uint64_t symFlag128(uint64_t seq) {
   const uint64_t f = symFlag(seq);
   return f << 32 | f;
-}
-
-/* The LL128 lines [l0, l1) of the block (kilnSymBlockLines128). */
-template <typename T>
-__device__ __forceinline__ void blockLines128(const kilnSymArgs& a, uint64_t* l0, uint64_t* l1) {
-  const uint64_t nl = kilnSymLines128(a.seg, sizeof(T)), per = kilnSymBlockLines128(a.seg, a.nblocks, sizeof(T));
-  *l0 = min(nl, (uint64_t)blockIdx.x * per);
-  *l1 = min(nl, *l0 + per);
 }
 
 /* A lane's place in its warp's LL128 lines (bodyLL128, bodyLL128x2): lane j (0-7) of each 8-lane
@@ -732,28 +744,21 @@ __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq,
  * votes need all of it); a lane past the block's lines takes part without data. */
 template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const int n = R == MAXR ? a.nranks : R, me = a.rank;
+  const LineCall<T, R, true> c(a, st);
+  const int n = c.n, me = c.me;
   const Lane128 ln;
   const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
   const bool flagLane = ln.flagLane;
-  const OpDyn op{a.op};
-  const T* in = (const T*)a.in;
-  T* out = (T*)a.out;
-  const uint64_t count = a.count, seg = a.seg;
-  uint64_t l0, l1;
-  blockLines128<T>(a, &l0, &l1);
-  const bool go = st.begin(l0, l1);
-  const uint64_t seq = st.seq;
-  const uint64_t flag = symFlag128(seq);
+  const uint64_t flag = symFlag128(c.seq);
   /* Valid elements of data word w (E8 per word) of the segment. */
   auto valid = [&](uint64_t w) -> int {
     const uint64_t e = w * E8;
-    return e < seg ? (int)min((uint64_t)E8, seg - e) : 0;
+    return e < c.seg ? (int)min((uint64_t)E8, c.seg - e) : 0;
   };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
-  for (uint64_t base = l0 + (uint64_t)warp * 4; base < l1; base += (uint64_t)nwarps * 4) {
+  for (uint64_t base = c.l0 + (uint64_t)warp * 4; base < c.l1; base += (uint64_t)nwarps * 4) {
     const uint64_t l = base + (lane >> 3), w = l * 15 + 2 * j, e0 = w * E8;
-    const bool has = l < l1;
+    const bool has = l < c.l1;
     const int nv0 = has ? valid(w) : 0, nv1 = has && !flagLane ? valid(w + 1) : 0;
     auto load2 = [&](const T* src, uint64_t* v0, uint64_t* v1) {
       *v0 = nv0 > 0 ? loadPart<T, uint64_t>(src + e0, nv0) : 0;
@@ -761,55 +766,55 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
     };
     if (toAll) {
       uint64_t v0, v1;
-      load2(in, &v0, &v1);
+      load2(c.in, &v0, &v1);
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(ln.word(a, seq, p, me, l), v0, flagLane ? flag : v1);
-      if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) {
-        storeWords128<T>(out + (uint64_t)me * count + e0, v0, v1, nv0, nv1);
+        if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0, flagLane ? flag : v1);
+      if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count) {
+        storeWords128<T>(c.out + (uint64_t)me * c.count + e0, v0, v1, nv0, nv1);
       }
     } else {
       /* Alltoall and reducescatter: peer p's piece; every piece loaded before the first store. */
       uint64_t v0[R], v1[R];
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (p < n && p != me) load2(in + (uint64_t)p * count, &v0[p], &v1[p]);
+        if (p < n && p != me) load2(c.in + (uint64_t)p * c.count, &v0[p], &v1[p]);
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(ln.word(a, seq, p, me, l), v0[p], flagLane ? flag : v1[p]);
-      if (a.algo == KILN_SYM_A2A && in != out) {
+        if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0[p], flagLane ? flag : v1[p]);
+      if (a.algo == KILN_SYM_A2A && c.in != c.out) {
         uint64_t m0, m1;
-        const uint64_t mine = (uint64_t)me * count;
-        load2(in + mine, &m0, &m1);
-        storeWords128<T>(out + mine + e0, m0, m1, nv0, nv1);
+        const uint64_t mine = (uint64_t)me * c.count;
+        load2(c.in + mine, &m0, &m1);
+        storeWords128<T>(c.out + mine + e0, m0, m1, nv0, nv1);
       }
     }
   }
   st.sent();
-  if (!go) return;
+  if (!c.go) return;
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const bool reduces = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS;
-  const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * count : 0;
-  for (uint64_t base = l0 + (uint64_t)warp * 4; base < l1; base += (uint64_t)nwarps * 4) {
+  const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * c.count : 0;
+  for (uint64_t base = c.l0 + (uint64_t)warp * 4; base < c.l1; base += (uint64_t)nwarps * 4) {
     const uint64_t l = base + (lane >> 3), w = l * 15 + 2 * j, e0 = w * E8;
-    const bool has = l < l1;
+    const bool has = l < c.l1;
     const int nv0 = has ? valid(w) : 0, nv1 = has && !flagLane ? valid(w + 1) : 0;
     uint64_t m0 = 0, m1 = 0;
     if (reduces) {
-      if (nv0 > 0) m0 = loadPart<T, uint64_t>(in + own + e0, nv0);
-      if (nv1 > 0) m1 = loadPart<T, uint64_t>(in + own + e0 + E8, nv1);
+      if (nv0 > 0) m0 = loadPart<T, uint64_t>(c.in + own + e0, nv0);
+      if (nv1 > 0) m1 = loadPart<T, uint64_t>(c.in + own + e0 + E8, nv1);
     }
     uint64_t r0[R], r1[R];
-    if (!recvLines128<R>(a, seq, 0, l, has, flag, spin, r0, r1)) return;
+    if (!recvLines128<R>(a, c.seq, 0, l, has, flag, spin, r0, r1)) return;
     if (reduces) {
-      if (nv0 > 0) storePart<T, uint64_t>(out + e0, reduceLine<T, R>(a, op, r0, m0), nv0);
-      if (nv1 > 0) storePart<T, uint64_t>(out + e0 + E8, reduceLine<T, R>(a, op, r1, m1), nv1);
+      if (nv0 > 0) storePart<T, uint64_t>(c.out + e0, reduceLine<T, R>(a, c.op, r0, m0), nv0);
+      if (nv1 > 0) storePart<T, uint64_t>(c.out + e0 + E8, reduceLine<T, R>(a, c.op, r1, m1), nv1);
     } else {
 #pragma unroll
       for (int q = 0; q < R; q++)
-        if (q < n && q != me) storeWords128<T>(out + (uint64_t)q * count + e0, r0[q], r1[q], nv0, nv1);
+        if (q < n && q != me) storeWords128<T>(c.out + (uint64_t)q * c.count + e0, r0[q], r1[q], nv0, nv1);
     }
   }
 }
@@ -822,36 +827,29 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
  * those past the input's end (the receiver reads every line of its range). */
 template <typename T, int R, class Start> __device__ void bodyLL128x2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const int n = R == MAXR ? a.nranks : R, me = a.rank;
+  const LineCall<T, R, true> c(a, st);
+  const int n = c.n, me = c.me;
   const Lane128 ln;
   const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
   const bool flagLane = ln.flagLane;
-  const OpDyn op{a.op};
-  const T* in = (const T*)a.in;
-  T* out = (T*)a.out;
-  const uint64_t count = a.count, seg = a.seg;
-  uint64_t l0, l1;
-  blockLines128<T>(a, &l0, &l1);
-  const bool go = st.begin(l0, l1);
-  const uint64_t seq = st.seq;
-  const uint64_t flag = symFlag128(seq);
+  const uint64_t flag = symFlag128(c.seq);
   /* Valid elements of data word w (E8 per word) of share p: within the share and the input. */
   auto valid = [&](int p, uint64_t w) -> int {
     const uint64_t e = w * E8;
-    if (e >= seg) return 0;
-    const uint64_t start = (uint64_t)p * seg + e;
-    return start >= count ? 0 : (int)min((uint64_t)E8, min(seg - e, count - start));
+    if (e >= c.seg) return 0;
+    const uint64_t start = (uint64_t)p * c.seg + e;
+    return start >= c.count ? 0 : (int)min((uint64_t)E8, min(c.seg - e, c.count - start));
   };
   /* This lane's two words of share p (zeros where not valid). */
   auto load2 = [&](int p, uint64_t w, bool has, uint64_t* v0, uint64_t* v1) {
     const int nv0 = has ? valid(p, w) : 0, nv1 = has && !flagLane ? valid(p, w + 1) : 0;
-    const T* src = in + (uint64_t)p * seg + w * E8;
+    const T* src = c.in + (uint64_t)p * c.seg + w * E8;
     *v0 = nv0 > 0 ? loadPart<T, uint64_t>(src, nv0) : 0;
     *v1 = nv1 > 0 ? loadPart<T, uint64_t>(src + E8, nv1) : 0;
   };
-  for (uint64_t base = l0 + (uint64_t)warp * 4; base < l1; base += (uint64_t)nwarps * 4) {
+  for (uint64_t base = c.l0 + (uint64_t)warp * 4; base < c.l1; base += (uint64_t)nwarps * 4) {
     const uint64_t l = base + (lane >> 3), w = l * 15 + 2 * j;
-    const bool has = l < l1;
+    const bool has = l < c.l1;
     uint64_t v0[R], v1[R];
 #pragma unroll
     for (int p = 0; p < R; p++)
@@ -859,34 +857,34 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
     __syncwarp();
 #pragma unroll
     for (int p = 0; p < R; p++)
-      if (has && p < n && p != me) ll128Store(ln.word(a, seq, p, me, l), v0[p], flagLane ? flag : v1[p]);
+      if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0[p], flagLane ? flag : v1[p]);
   }
   st.sent();
-  if (!go) return;
+  if (!c.go) return;
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   for (int phase = 0; phase < 2; phase++) {
-    for (uint64_t base = l0 + (uint64_t)warp * 4; base < l1; base += (uint64_t)nwarps * 4) {
+    for (uint64_t base = c.l0 + (uint64_t)warp * 4; base < c.l1; base += (uint64_t)nwarps * 4) {
       const uint64_t l = base + (lane >> 3), w = l * 15 + 2 * j;
-      const bool has = l < l1;
+      const bool has = l < c.l1;
       uint64_t m0 = 0, m1 = 0;
       if (phase == 0) load2(me, w, has, &m0, &m1);
       uint64_t r0[R], r1[R];
-      if (!recvLines128<R>(a, seq, phase * n, l, has, flag, spin, r0, r1)) return;
+      if (!recvLines128<R>(a, c.seq, phase * n, l, has, flag, spin, r0, r1)) return;
       if (phase == 0) {
         /* The flag lane's second word is the flag, not data: it stores the flag again. */
-        const uint64_t acc0 = reduceLine<T, R>(a, op, r0, m0), acc1 = reduceLine<T, R>(a, op, r1, m1);
+        const uint64_t acc0 = reduceLine<T, R>(a, c.op, r0, m0), acc1 = reduceLine<T, R>(a, c.op, r1, m1);
         const int nv0 = has ? valid(me, w) : 0, nv1 = has && !flagLane ? valid(me, w + 1) : 0;
-        storeWords128<T>(out + (uint64_t)me * seg + w * E8, acc0, acc1, nv0, nv1);
+        storeWords128<T>(c.out + (uint64_t)me * c.seg + w * E8, acc0, acc1, nv0, nv1);
         __syncwarp();
 #pragma unroll
         for (int p = 0; p < R; p++)
-          if (has && p < n && p != me) ll128Store(ln.word(a, seq, p, n + me, l), acc0, flagLane ? flag : acc1);
+          if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, n + me, l), acc0, flagLane ? flag : acc1);
       } else {
 #pragma unroll
         for (int q = 0; q < R; q++)
           if (q < n && q != me) {
             const int nv0 = has ? valid(q, w) : 0, nv1 = has && !flagLane ? valid(q, w + 1) : 0;
-            storeWords128<T>(out + (uint64_t)q * seg + w * E8, r0[q], r1[q], nv0, nv1);
+            storeWords128<T>(c.out + (uint64_t)q * c.seg + w * E8, r0[q], r1[q], nv0, nv1);
           }
       }
     }
