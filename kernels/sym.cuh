@@ -96,10 +96,12 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
 
 /* What every line body (bodyLL, bodyLL2, bodyLL128, bodyLL128x2) starts from: the rank count (R
  * at compile time for 2 and 4 ranks, MAXR: a.nranks), this rank, the thread and the block's
- * threads (the LL bodies' stride; read here, where the bodies read them before, the kernels keep
- * their registers), the op, the buffers and the sizes, the block's lines [l0, l1) (LL128 lines
- * when L128), whether to go on past the sends (st.begin: false once the abort flag is up) and the
- * call's sequence number. */
+ * threads (the LL bodies' stride, read where bodyLL and bodyLL2 read them before: their kernels
+ * keep their registers; the LL128 bodies now take their lanes (Lane128) after the start instead
+ * of before it, which kept the float and bfloat16 kernels' registers and measured the same, s21
+ * run 4), the op, the buffers and the sizes, the block's lines [l0, l1) (LL128 lines when L128),
+ * whether to go on past the sends (st.begin: false once the abort flag is up) and the call's
+ * sequence number. */
 template <typename T, int R, bool L128> struct LineCall {
   int n, me, tid, nthr;
   OpDyn op;

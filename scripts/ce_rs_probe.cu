@@ -3,10 +3,12 @@
  * call's stream, chunk by chunk, a wait for each peer's "slot free" word, the engine's copy of
  * r's piece of the chunk for peer j into j's staging slot, a write of j's "arrived" word (stream
  * memory operations: the engine's data is visible before the word); then the join and a second
- * meeting. Checks every call's output against the CPU (rank-order float sums) and prints the
- * time per call (graphs of `calls` calls, or eager) next to the SM-free bound of the copies.
+ * meeting. After a warm-up run of `calls` calls (the outputs first set to NaN) checks the output
+ * against the CPU (rank-order float sums of small integers, exact), then prints the best time per
+ * call of five runs (graphs of `calls` calls, or eager) and its busbw; the timed calls are not
+ * checked. Modes (below) time parts of it. Measured and dropped: bench/results/h200-s21.
  *   nvcc -O2 -arch=sm_90 -o ce_rs_probe scripts/ce_rs_probe.cu -lcuda
- *   ce_rs_probe NRANKS BYTES_PER_RANK CHUNK_BYTES [graph=1] [blocks=32] [calls=10] */
+ *   ce_rs_probe NRANKS BYTES_PER_RANK CHUNK_BYTES [graph=1] [blocks=32] [calls=10] [mode=0] */
 #include <cuda.h>
 #include <cuda_runtime.h>
 

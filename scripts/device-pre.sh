@@ -14,7 +14,8 @@
 # build, packed as an extra binary) then $B/coll_bench, into $R/ATAG_i.csv and $R/BTAG_i.csv
 # (`ab ATAG BTAG` compares them); `probe2 A_BIN B_BIN LABEL ARGS...` runs two builds of a probe
 # (sym_probe, ...) one after the other on the same arguments and prints one line per build:
-# "NAME LABEL TIME us per kernel".
+# "NAME LABEL TIME us per kernel[ its check's complaint] rc=EXIT" (field 5 of a three-word label:
+# the time).
 set -u
 OUT=${OUT:-/tmp/kiln-out}
 DEV_RUN=${RUN:-run} # RUN=... before `.` lasts only while this file runs
@@ -60,6 +61,6 @@ probe2() {
   local a=$1 b=$2 label=$3 v
   shift 3
   for v in "$a" "$b"; do
-    echo "$(basename "$v") $label $(timeout 20 "$v" "$@" 2>&1 | grep -o '[0-9.]* us per kernel')"
+    echo "$(basename "$v") $label $(timeout 20 "$v" "$@" 2>&1 | grep -o '[0-9.]* us per kernel.*') rc=${PIPESTATUS[0]}"
   done
 }
