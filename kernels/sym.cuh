@@ -32,6 +32,8 @@
 #ifndef KILN_KERNELS_SYM_CUH
 #define KILN_KERNELS_SYM_CUH
 
+#include <type_traits>
+
 #include "primitives.cuh"
 #include "sym_ce.h"
 
@@ -50,6 +52,11 @@ struct Shared {
  * flag-form call left, never pass for a line), and still different for calls s and s - 2k that
  * share a half (llFlag's values for them differ by an even multiple of an odd constant). */
 __device__ __forceinline__ uint32_t symFlag(uint64_t seq) { return kilnDevSymFlag(seq); }
+/* The LL128 flag word of call seq: symFlag in both halves (LL128 lines, below). */
+__device__ __forceinline__ uint64_t symFlag128(uint64_t seq) {
+  const uint64_t f = symFlag(seq);
+  return f << 32 | f;
+}
 
 template <typename T, typename P = uint4> __device__ __forceinline__ P dividePack(P v, int n) {
   constexpr int E = sizeof(P) / sizeof(T);
@@ -109,6 +116,7 @@ template <typename T, int R, bool L128> struct LineCall {
   T* out;
   uint64_t count, seg, l0, l1, seq;
   bool go;
+  typename std::conditional<L128, uint64_t, uint32_t>::type flag; /* the call's LL or LL128 flag */
   template <class Start>
   __device__ __forceinline__ LineCall(const kilnSymArgs& a, Start& st)
       : n(R == MAXR ? a.nranks : R), me(a.rank), tid(threadIdx.x), nthr(blockDim.x), op{a.op}, in((const T*)a.in),
@@ -117,6 +125,8 @@ template <typename T, int R, bool L128> struct LineCall {
     else blockLines<T>(a, &l0, &l1);
     go = st.begin(l0, l1);
     seq = st.seq;
+    if constexpr (L128) flag = symFlag128(seq);
+    else flag = symFlag(seq);
   }
 };
 
@@ -548,7 +558,6 @@ template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymAr
   constexpr int E8 = 8 / sizeof(T);
   const LineCall<T, R, false> c(a, st);
   const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
-  const uint32_t flag = symFlag(c.seq);
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
   /* Send: line l of this rank's data (or of piece p) to every peer p. */
@@ -559,7 +568,7 @@ template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymAr
       const uint64_t v = loadPart<T, uint64_t>(c.in + e0, nv);
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (p < n && p != me) llStore(lines(p, me) + l, v, flag);
+        if (p < n && p != me) llStore(lines(p, me) + l, v, c.flag);
       if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count)
         storePart<T, uint64_t>(c.out + (uint64_t)me * c.count + e0, v, nv);
     } else if (a.algo == KILN_SYM_A2A) {
@@ -569,11 +578,11 @@ template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymAr
 #pragma unroll
       for (int p = 0; p < R; p++)
         if (p < n && p != me)
-          llStore(lines(p, me) + l, loadPart<T, uint64_t>(c.in + (uint64_t)p * c.count + e0, nv), flag);
+          llStore(lines(p, me) + l, loadPart<T, uint64_t>(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
       const uint64_t mine = (uint64_t)me * c.count + e0;
       if (c.in != c.out) storePart<T, uint64_t>(c.out + mine, loadPart<T, uint64_t>(c.in + mine, nv), nv);
     } else { /* reducescatter */
-      sendLines<R>(a, c.seq, l, flag,
+      sendLines<R>(a, c.seq, l, c.flag,
                 [&](int p) { return loadPart<T, uint64_t>(c.in + (uint64_t)p * c.count + e0, nv); });
     }
   }
@@ -590,7 +599,7 @@ template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymAr
      * the peers' lines instead of following it. */
     const uint64_t mine = reduces ? loadPart<T, uint64_t>(c.in + own + e0, nv) : 0;
     uint64_t v[MAXR];
-    if (!recvLines<R>(a, c.seq, 0, l, flag, spin, v)) return;
+    if (!recvLines<R>(a, c.seq, 0, l, c.flag, spin, v)) return;
     if (reduces) {
       storePart<T, uint64_t>(c.out + e0, reduceLine<T, R>(a, c.op, v, mine), nv);
     } else {
@@ -610,7 +619,6 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
   constexpr int E8 = 8 / sizeof(T);
   const LineCall<T, R, false> c(a, st);
   const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
-  const uint32_t flag = symFlag(c.seq);
   auto lines = [&](int p, int idx) -> uint4* { return (uint4*)region(a, c.seq, p, idx); };
   /* Valid elements of share p's line at share offset e0. */
   auto valid = [&](int p, uint64_t e0) -> int {
@@ -619,7 +627,7 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
   };
   for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
     const uint64_t e0 = l * E8;
-    sendLines<R>(a, c.seq, l, flag,
+    sendLines<R>(a, c.seq, l, c.flag,
               [&](int p) { return loadPart<T, uint64_t>(c.in + (uint64_t)p * c.seg + e0, valid(p, e0)); });
   }
   st.sent();
@@ -631,13 +639,13 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
       const int nv = valid(me, e0);
       const uint64_t mine = phase == 0 ? loadPart<T, uint64_t>(c.in + (uint64_t)me * c.seg + e0, nv) : 0;
       uint64_t v[MAXR];
-      if (!recvLines<R>(a, c.seq, phase * n, l, flag, spin, v)) return;
+      if (!recvLines<R>(a, c.seq, phase * n, l, c.flag, spin, v)) return;
       if (phase == 0) {
         const uint64_t acc = reduceLine<T, R>(a, c.op, v, mine);
         storePart<T, uint64_t>(c.out + (uint64_t)me * c.seg + e0, acc, nv);
 #pragma unroll
         for (int p = 0; p < R; p++)
-          if (p < n && p != me) llStore(lines(p, n + me) + l, acc, flag);
+          if (p < n && p != me) llStore(lines(p, n + me) + l, acc, c.flag);
       } else {
 #pragma unroll
         for (int q = 0; q < R; q++)
@@ -674,10 +682,6 @@ template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymA
 #ifndef KILN_SYM_LL128_RELOAD
 #define KILN_SYM_LL128_RELOAD 1
 #endif
-__device__ __forceinline__ uint64_t symFlag128(uint64_t seq) {
-  const uint64_t f = symFlag(seq);
-  return f << 32 | f;
-}
 
 /* A lane's place in its warp's LL128 lines (bodyLL128, bodyLL128x2): lane j (0-7) of each 8-lane
  * group holds words 2j and 2j + 1 of one line, the flag lane (7) word 14 and the flag; the warp's
@@ -751,7 +755,6 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
   const Lane128 ln;
   const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
   const bool flagLane = ln.flagLane;
-  const uint64_t flag = symFlag128(c.seq);
   /* Valid elements of data word w (E8 per word) of the segment. */
   auto valid = [&](uint64_t w) -> int {
     const uint64_t e = w * E8;
@@ -772,7 +775,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0, flagLane ? flag : v1);
+        if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0, flagLane ? c.flag : v1);
       if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count) {
         storeWords128<T>(c.out + (uint64_t)me * c.count + e0, v0, v1, nv0, nv1);
       }
@@ -785,7 +788,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0[p], flagLane ? flag : v1[p]);
+        if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0[p], flagLane ? c.flag : v1[p]);
       if (a.algo == KILN_SYM_A2A && c.in != c.out) {
         uint64_t m0, m1;
         const uint64_t mine = (uint64_t)me * c.count;
@@ -809,7 +812,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
       if (nv1 > 0) m1 = loadPart<T, uint64_t>(c.in + own + e0 + E8, nv1);
     }
     uint64_t r0[R], r1[R];
-    if (!recvLines128<R>(a, c.seq, 0, l, has, flag, spin, r0, r1)) return;
+    if (!recvLines128<R>(a, c.seq, 0, l, has, c.flag, spin, r0, r1)) return;
     if (reduces) {
       if (nv0 > 0) storePart<T, uint64_t>(c.out + e0, reduceLine<T, R>(a, c.op, r0, m0), nv0);
       if (nv1 > 0) storePart<T, uint64_t>(c.out + e0 + E8, reduceLine<T, R>(a, c.op, r1, m1), nv1);
@@ -834,7 +837,6 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
   const Lane128 ln;
   const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
   const bool flagLane = ln.flagLane;
-  const uint64_t flag = symFlag128(c.seq);
   /* Valid elements of data word w (E8 per word) of share p: within the share and the input. */
   auto valid = [&](int p, uint64_t w) -> int {
     const uint64_t e = w * E8;
@@ -859,7 +861,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
     __syncwarp();
 #pragma unroll
     for (int p = 0; p < R; p++)
-      if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0[p], flagLane ? flag : v1[p]);
+      if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0[p], flagLane ? c.flag : v1[p]);
   }
   st.sent();
   if (!c.go) return;
@@ -871,7 +873,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
       uint64_t m0 = 0, m1 = 0;
       if (phase == 0) load2(me, w, has, &m0, &m1);
       uint64_t r0[R], r1[R];
-      if (!recvLines128<R>(a, c.seq, phase * n, l, has, flag, spin, r0, r1)) return;
+      if (!recvLines128<R>(a, c.seq, phase * n, l, has, c.flag, spin, r0, r1)) return;
       if (phase == 0) {
         /* The flag lane's second word is the flag, not data: it stores the flag again. */
         const uint64_t acc0 = reduceLine<T, R>(a, c.op, r0, m0), acc1 = reduceLine<T, R>(a, c.op, r1, m1);
@@ -880,7 +882,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
         __syncwarp();
 #pragma unroll
         for (int p = 0; p < R; p++)
-          if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, n + me, l), acc0, flagLane ? flag : acc1);
+          if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, n + me, l), acc0, flagLane ? c.flag : acc1);
       } else {
 #pragma unroll
         for (int q = 0; q < R; q++)

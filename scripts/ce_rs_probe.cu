@@ -150,6 +150,29 @@ __global__ void __launch_bounds__(512) reduceKernel(RedArgs a) {
   }
 }
 
+/* One batch of stream memory operations on this rank's freed words (freed[p] for every peer p):
+ * wait until each is >= value (cyclic), or write value into each. */
+static void freedOps(cudaStream_t s, uint32_t* freed, int n, int me, bool wait, uint32_t value) {
+  CUstreamBatchMemOpParams w[MAXR];
+  int nw = 0;
+  for (int p = 0; p < n; p++)
+    if (p != me) {
+      memset(&w[nw], 0, sizeof(w[nw]));
+      if (wait) {
+        w[nw].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+        w[nw].waitValue.address = (CUdeviceptr)(freed + p);
+        w[nw].waitValue.value = value;
+        w[nw].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+      } else {
+        w[nw].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+        w[nw].writeValue.address = (CUdeviceptr)(freed + p);
+        w[nw].writeValue.value = value;
+      }
+      nw++;
+    }
+  DK(cuStreamBatchMemOp((CUstream)s, nw, w, 0));
+}
+
 int main(int argc, char** argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: ce_rs_probe NRANKS BYTES_PER_RANK CHUNK_BYTES [graph] [blocks] [calls]\n");
@@ -270,18 +293,7 @@ int main(int argc, char** argv) {
     for (int k = 0; k < K && mode <= 4; k++) {
       const size_t lo = (size_t)k * chunk, len = (chunk < share - lo ? chunk : share - lo) * 4;
       if (k >= 2 && (mode == 0 || mode == 3)) {
-        CUstreamBatchMemOpParams w[MAXR];
-        int nw = 0;
-        for (int p = 0; p < n; p++)
-          if (p != r) {
-            memset(&w[nw], 0, sizeof(w[nw]));
-            w[nw].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
-            w[nw].waitValue.address = (CUdeviceptr)(m.words + MAXR + p);
-            w[nw].waitValue.value = mode == 3 ? 0 : (cuuint32_t)(k - 1);
-            w[nw].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
-            nw++;
-          }
-        DK(cuStreamBatchMemOp((CUstream)m.s, nw, w, 0));
+        freedOps(m.s, m.words + MAXR, n, r, true, mode == 3 ? 0 : (uint32_t)(k - 1));
       }
       for (int t = 1; t < n; t++) {
         const int j = (r + t) % n;
@@ -303,19 +315,7 @@ int main(int argc, char** argv) {
       }
     }
     /* The freed words start again from 0 (every write of them this call was seen by a wait). */
-    if (K > 2 && mode == 0) {
-      CUstreamBatchMemOpParams w[MAXR];
-      int nw = 0;
-      for (int p = 0; p < n; p++)
-        if (p != r) {
-          memset(&w[nw], 0, sizeof(w[nw]));
-          w[nw].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
-          w[nw].writeValue.address = (CUdeviceptr)(m.words + MAXR + p);
-          w[nw].writeValue.value = 0;
-          nw++;
-        }
-      DK(cuStreamBatchMemOp((CUstream)m.s, nw, w, 0));
-    }
+    if (K > 2 && mode == 0) freedOps(m.s, m.words + MAXR, n, r, false, 0);
     CK(cudaEventRecord(m.join, m.side));
     CK(cudaStreamWaitEvent(m.s, m.join, 0));
     meetKernel<<<1, 1, 0, m.s>>>(ma);
