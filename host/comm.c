@@ -59,7 +59,8 @@ static void commFree(struct kilnComm* c) {
   cudaDeviceSynchronize();
   if (c->devComm) kilnNcclDevCommDestroy(c->nccl, c->devComm);
   if (c->registered) ncclCommWindowDeregister(c->nccl, c->window);
-  if (c->win) ncclMemFree(c->win);
+  if (c->win && c->sharedWin) cudaFree(c->win);
+  else if (c->win) ncclMemFree(c->win);
   if (c->state) cudaFree(c->state);
   if (c->symState) cudaFree(c->symState);
   if (c->peerScratch) cudaFree(c->peerScratch);
@@ -81,6 +82,53 @@ static void commFree(struct kilnComm* c) {
   free(c);
 }
 
+/* Step 1 (local): buffers and zeroed counters of c, whose rank, size and device are set; the
+ * window from NCCL's allocator (ncclMemAlloc), or from cudaMalloc for a communicator of
+ * kilnCommCreateShared (c->sharedWin). */
+static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
+  kilnResult_t res = KILN_SUCCESS;
+  c->cfg = *cfg;
+  CUDA_TRY(cudaSetDevice(c->dev), out);
+  if (!c->nsm) CUDA_TRY(cudaDeviceGetAttribute(&c->nsm, cudaDevAttrMultiProcessorCount, c->dev), out);
+  CUDA_TRY((cudaError_t)kilnInterpPreload(), out);
+  const size_t nconn = (size_t)c->nranks * cfg->maxChannels;
+  c->fifoBytes = (size_t)cfg->nslots * cfg->slotBytes;
+  c->headBase = nconn * c->fifoBytes;
+  c->tailBase = c->headBase + nconn * 128;
+  c->symFlagBase = c->tailBase + nconn * 128;
+  c->symStageBase = (c->symFlagBase + KILN_SYM_FLAG_WORDS * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+  c->symHalf = cfg->symBytes / 2;
+  kilnSymConfigure(c); /* also the line forms' staging after the flag form's (host/sym.c symLineAreas) */
+  c->winBytes = (c->symLL128Base + 2 * c->symLL128Half + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
+  if (c->sharedWin) {
+    CUDA_TRY(cudaMalloc((void**)&c->win, c->winBytes), out);
+  } else if (ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
+    c->win = NULL;
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclMemAlloc(%zu) failed", c->rank, c->winBytes);
+  }
+  CUDA_TRY(cudaMemset(c->win, 0, c->winBytes), out);
+  CUDA_TRY(cudaMalloc((void**)&c->state, 2 * nconn * sizeof(uint64_t)), out);
+  CUDA_TRY(cudaMemset(c->state, 0, 2 * nconn * sizeof(uint64_t)), out);
+  CUDA_TRY(cudaMalloc((void**)&c->peerScratch, (size_t)c->nranks * sizeof(void*)), out);
+  CUDA_TRY(cudaMalloc((void**)&c->symState, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out);
+  CUDA_TRY(cudaMemset(c->symState, 0, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out);
+  CUDA_TRY(cudaMalloc((void**)&c->abortFlag, sizeof(int)), out);
+  CUDA_TRY(cudaMemset(c->abortFlag, 0, sizeof(int)), out);
+  CUDA_TRY(cudaHostAlloc((void**)&c->errHost, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable), out);
+  *(volatile int*)c->errHost = 0;
+  CUDA_TRY(cudaHostGetDevicePointer((void**)&c->errDev, c->errHost, 0), out);
+  CUDA_TRY(cudaEventCreateWithFlags(&c->last, cudaEventDisableTiming), out);
+  CUDA_TRY(cudaEventCreateWithFlags(&c->ceFork, cudaEventDisableTiming), out);
+  CUDA_TRY(cudaEventCreateWithFlags(&c->ceJoin, cudaEventDisableTiming), out);
+  CUDA_TRY(cudaStreamCreateWithFlags(&c->ceSide, cudaStreamNonBlocking), out);
+  CUDA_TRY(cudaStreamCreateWithFlags(&c->ceSideCapture, cudaStreamNonBlocking), out);
+  CUDA_TRY(cudaDeviceSynchronize(), out);
+  c->peers = calloc((size_t)c->nranks, sizeof(char*));
+  if (!c->peers) res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for peer addresses");
+out:
+  return res;
+}
+
 /* Step 1 (local): queries, buffers, zeroed counters. */
 static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct kilnComm** out) {
   kilnResult_t res = checkNcclVersion();
@@ -92,55 +140,18 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   if (!c) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for a communicator");
   c->dev = -1;
   c->nccl = nccl;
-  c->cfg = *cfg;
   if (ncclCommUserRank(nccl, &c->rank) != ncclSuccess || ncclCommCount(nccl, &c->nranks) != ncclSuccess ||
       ncclCommCuDevice(nccl, &c->dev) != ncclSuccess) {
     res = kilnSetError(KILN_ERR_NCCL, "cannot query the NCCL communicator (rank, size, device)");
-    goto out_free;
+  } else {
+    res = commAlloc(c, cfg);
   }
-  CUDA_TRY(cudaSetDevice(c->dev), out_free);
-  CUDA_TRY(cudaDeviceGetAttribute(&c->nsm, cudaDevAttrMultiProcessorCount, c->dev), out_free);
-  CUDA_TRY((cudaError_t)kilnInterpPreload(), out_free);
-  const size_t nconn = (size_t)c->nranks * cfg->maxChannels;
-  c->fifoBytes = (size_t)cfg->nslots * cfg->slotBytes;
-  c->headBase = nconn * c->fifoBytes;
-  c->tailBase = c->headBase + nconn * 128;
-  c->symFlagBase = c->tailBase + nconn * 128;
-  c->symStageBase = (c->symFlagBase + KILN_SYM_FLAG_WORDS * sizeof(uint64_t) + 4095) & ~(size_t)4095;
-  c->symHalf = cfg->symBytes / 2;
-  kilnSymConfigure(c); /* also the line forms' staging after the flag form's (host/sym.c symLineAreas) */
-  c->winBytes = (c->symLL128Base + 2 * c->symLL128Half + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
-  if (ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclMemAlloc(%zu) failed", c->rank, c->winBytes);
-    goto out_free;
-  }
-  CUDA_TRY(cudaMemset(c->win, 0, c->winBytes), out_free);
-  CUDA_TRY(cudaMalloc((void**)&c->state, 2 * nconn * sizeof(uint64_t)), out_free);
-  CUDA_TRY(cudaMemset(c->state, 0, 2 * nconn * sizeof(uint64_t)), out_free);
-  CUDA_TRY(cudaMalloc((void**)&c->peerScratch, (size_t)c->nranks * sizeof(void*)), out_free);
-  CUDA_TRY(cudaMalloc((void**)&c->symState, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out_free);
-  CUDA_TRY(cudaMemset(c->symState, 0, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out_free);
-  CUDA_TRY(cudaMalloc((void**)&c->abortFlag, sizeof(int)), out_free);
-  CUDA_TRY(cudaMemset(c->abortFlag, 0, sizeof(int)), out_free);
-  CUDA_TRY(cudaHostAlloc((void**)&c->errHost, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable), out_free);
-  *(volatile int*)c->errHost = 0;
-  CUDA_TRY(cudaHostGetDevicePointer((void**)&c->errDev, c->errHost, 0), out_free);
-  CUDA_TRY(cudaEventCreateWithFlags(&c->last, cudaEventDisableTiming), out_free);
-  CUDA_TRY(cudaEventCreateWithFlags(&c->ceFork, cudaEventDisableTiming), out_free);
-  CUDA_TRY(cudaEventCreateWithFlags(&c->ceJoin, cudaEventDisableTiming), out_free);
-  CUDA_TRY(cudaStreamCreateWithFlags(&c->ceSide, cudaStreamNonBlocking), out_free);
-  CUDA_TRY(cudaStreamCreateWithFlags(&c->ceSideCapture, cudaStreamNonBlocking), out_free);
-  CUDA_TRY(cudaDeviceSynchronize(), out_free);
-  c->peers = calloc((size_t)c->nranks, sizeof(char*));
-  if (!c->peers) {
-    res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for peer addresses");
-    goto out_free;
+  if (res != KILN_SUCCESS) {
+    commFree(c);
+    return res;
   }
   *out = c;
   return KILN_SUCCESS;
-out_free:
-  commFree(c);
-  return res;
 }
 
 /* Step 2 (collective, may be grouped). */
@@ -282,6 +293,73 @@ out_free:
   kilnCommDestroyAll(n, cs);
 out:
   free(cs);
+  cudaSetDevice(saveDev);
+  return res;
+}
+
+/* n ranks of one process, rank i on GPU devs[i], over memory CUDA maps between the GPUs (peer
+ * access), without NCCL: each window from cudaMalloc, every rank's peers[] the other ranks' window
+ * bases. Several ranks may share a GPU, each taking an equal share of its SMs (nsm: the block
+ * caps of kilnPlanLoad and the symmetric kernels), so that the kernels of one call on that GPU,
+ * each on its own stream, can all be resident at once (they wait for each other). For the GPU
+ * suites: rank counts beyond the GPUs at hand (8 ranks on 4 or 2 GPUs) run the same kernels and
+ * host code as on a GPU each. Not a public interface: kiln/runtime.h's communicators wrap NCCL's. */
+kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out) {
+  if (n < 1 || n > KILN_SYM_MAX_RANKS || !devs || !out)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreateShared: bad arguments (%d ranks, at most %d)", n,
+                        KILN_SYM_MAX_RANKS);
+  kilnCommConfig def = KILN_COMM_CONFIG_INITIALIZER;
+  if (!cfg) cfg = &def;
+  kilnResult_t res = checkConfig(cfg);
+  if (res != KILN_SUCCESS) return res;
+  int saveDev = 0;
+  cudaGetDevice(&saveDev);
+  struct kilnComm* cs[KILN_SYM_MAX_RANKS] = {0};
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) {
+    int sms = 0, here = 0;
+    for (int j = 0; j < n; j++) here += devs[j] == devs[i];
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, devs[i]) != cudaSuccess || sms / here < 1) {
+      cudaGetLastError();
+      res = kilnSetError(KILN_ERR_CUDA, "kilnCommCreateShared: rank %d: GPU %d unusable (or %d ranks on it)", i,
+                         devs[i], here);
+      break;
+    }
+    for (int j = 0; j < n && res == KILN_SUCCESS; j++) {
+      if (devs[j] == devs[i]) continue;
+      int can = 0;
+      if (cudaDeviceCanAccessPeer(&can, devs[i], devs[j]) != cudaSuccess || !can) {
+        cudaGetLastError();
+        res = kilnSetError(KILN_ERR_UNSUPPORTED, "kilnCommCreateShared: GPU %d cannot reach GPU %d (peer access)",
+                           devs[i], devs[j]);
+        break;
+      }
+      cudaSetDevice(devs[i]);
+      const cudaError_t e = cudaDeviceEnablePeerAccess(devs[j], 0);
+      if (e != cudaSuccess) cudaGetLastError();
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+        res = kilnSetError(KILN_ERR_CUDA, "kilnCommCreateShared: peer access GPU %d -> %d: %s", devs[i], devs[j],
+                           cudaGetErrorString(e));
+    }
+    if (res != KILN_SUCCESS) break;
+    struct kilnComm* c = calloc(1, sizeof(*c));
+    if (!c) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for a communicator");
+      break;
+    }
+    c->rank = i;
+    c->nranks = n;
+    c->dev = devs[i];
+    c->nsm = sms / here;
+    c->sharedWin = true;
+    cs[i] = c;
+    res = commAlloc(c, cfg);
+  }
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++)
+    for (int p = 0; p < n; p++) cs[i]->peers[p] = cs[p]->win;
+  for (int i = 0; i < n; i++) {
+    if (res == KILN_SUCCESS) out[i] = cs[i];
+    else commFree(cs[i]);
+  }
   cudaSetDevice(saveDev);
   return res;
 }

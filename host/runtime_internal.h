@@ -56,7 +56,8 @@ struct kilnComm {
   int symCopyBlocks;        /* KILN_SYM_COPY_BLOCKS */
   uint64_t symA2ABigBytes;  /* KILN_SYM_A2A_BIG_BYTES */
   int symMinRounds;         /* KILN_SYM_MIN_ROUNDS */
-  char* win;                /* ncclMemAlloc */
+  char* win;                /* ncclMemAlloc (cudaMalloc when sharedWin) */
+  bool sharedWin;           /* made by kilnCommCreateShared: no NCCL communicator or window */
   ncclWindow_t window;
   void* devComm;            /* ncclDevComm*, owned by nccl_dev.cu */
   char** peers;             /* [nranks] each rank's window base as mapped here */
@@ -126,6 +127,11 @@ bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, 
  * with the other ranks' GPUs. */
 typedef bool (*kilnPeerAccessFn)(const int* devs, int ndevs, const void* p, size_t bytes);
 bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes);
+
+/* comm.c: n ranks of this process over CUDA peer memory, without NCCL, rank i on GPU devs[i]
+ * (several may share a GPU: each gets an equal share of its SMs); for the GPU suites (rank counts
+ * beyond the GPUs at hand). Freed with kilnCommDestroy / kilnCommDestroyAll. */
+kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out);
 
 /* sym.c: reads the symmetric kernels' settings into c, and sizes and places the line forms'
  * staging (symLL*) after the flag form's two halves of symHalf at symStageBase. */
