@@ -28,7 +28,7 @@ struct kilnExec {
   unsigned long long* done;
   char* scratch;
   size_t scratchBytes;
-  char** retired;            /* scratch buffers replaced inside a group, freed when no call can use them */
+  char** retired;            /* scratch buffers growths replaced, freed by kilnExecFree */
   int nretired;
   const kilnRegistryEntry* baked; /* gen/: baked plan of the same shape, or NULL */
   bool useBaked;
@@ -175,8 +175,8 @@ static size_t sliceCap(int proto, size_t slotBytes, int maxcnt, size_t es) {
   return (size_t)kilnDevPieceElems(proto, slotBytes / (size_t)maxcnt, es);
 }
 
-/* Frees the scratch buffers a growth inside a group replaced (no call can use them any more:
- * the caller waited for the communicator's last call). */
+/* Frees the scratch buffers growths replaced (runCall; no call can use them any more: the caller
+ * waited for the communicator's last call). */
 static void freeRetired(kilnExec_t x) {
   for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
   x->nretired = 0;
@@ -417,7 +417,6 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
    * the caller's current device is another one, and not for a launch queued in a group (except
    * for the default-stream handles, which name the current device's stream). */
   kilnResult_t res = KILN_SUCCESS;
-  const bool queue = kilnGroupActive();
   const size_t need = x->scratchChunks > 0 ? (size_t)x->scratchChunks * Lr * es : 0;
   const int save = kilnEnterDevice(c, stream, need > x->scratchBytes);
   kilnLaunch l;
@@ -435,16 +434,19 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
                          "capture at this size first", rank, need);
       goto out;
     }
+    /* The buffer a growth replaces is kept until kilnExecFree, never freed here: launches
+     * queued in an open group may still use it, and cudaFree waits for every kernel on the GPU,
+     * among them kernels of other communicators' ranks there that wait for launches this thread
+     * has yet to make (8 ranks on 4 GPUs did: every rank timed out, bench/results/s22 run 1).
+     * The size at least doubles, so the kept buffers together stay under the new one. */
+    size_t want = x->scratchBytes > need / 2 ? 2 * x->scratchBytes : need;
     char* grown = NULL;
-    CUDA_TRY(cudaMalloc((void**)&grown, need), out);
-    if (!queue) {
-      if (c->haveLast) cudaEventSynchronize(c->last);
-      cudaFree(x->scratch);
-      freeRetired(x);
-    } else if (x->scratch) {
-      /* Launches queued in this group may use the old buffer, and waiting for the last call
-       * here could wait for peers whose calls come later in the group: keep the old buffer
-       * until a growth outside a group or kilnExecFree. */
+    if (cudaMalloc((void**)&grown, want) != cudaSuccess) {
+      cudaGetLastError();
+      want = need;
+      CUDA_TRY(cudaMalloc((void**)&grown, want), out);
+    }
+    if (x->scratch) {
       char** r = (char**)realloc(x->retired, (size_t)(x->nretired + 1) * sizeof(char*));
       if (!r) {
         cudaFree(grown);
@@ -455,7 +457,7 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
       x->retired[x->nretired++] = x->scratch;
     }
     x->scratch = grown;
-    x->scratchBytes = need;
+    x->scratchBytes = want;
   }
   if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
   l.args = a;
