@@ -20,9 +20,12 @@
 extern int g_ngpus;      /* visible GPUs, counted in a child process before any test forks */
 extern uint64_t g_seed;  /* printed at start; KILN_TEST_SEED overrides */
 
-/* One process driving n GPUs: NCCL communicators, kiln communicators and a stream each. */
+/* One process driving n ranks: NCCL communicators, kiln communicators and a stream each; rank i
+ * on GPU dev[i] (i, or i modulo the GPUs of a shared world). */
 typedef struct world {
   int n;
+  bool shared;            /* world_init_shared: no NCCL communicators, ranks share GPUs */
+  int dev[GPU_MAX];
   ncclComm_t nccl[GPU_MAX];
   kilnComm_t kc[GPU_MAX];
   cudaStream_t st[GPU_MAX];
@@ -30,6 +33,11 @@ typedef struct world {
 
 /* Returns false (after printing why) when the world cannot be made. */
 bool world_init(world* w, int n, const kilnCommConfig* cfg);
+/* n ranks over the first ngpus GPUs (rank i on GPU devs[i], or i % ngpus when devs is NULL) with
+ * kiln communicators of kilnCommCreateShared (CUDA peer memory, no NCCL): rank counts beyond the
+ * GPUs at hand. Every rank's kernels must be issued before any is waited for (ranks on one GPU
+ * wait for each other). */
+bool world_init_shared(world* w, int n, int ngpus, const int* devs, const kilnCommConfig* cfg);
 void world_fini(world* w);
 
 /* Per-rank buffers and host copies of one collective call. */

@@ -13,6 +13,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static void assert_no_async_error(const world* w) {
 /* CUDA graphs of one call per rank: capture_begin (after the stream's pending work) and
  * capture_end around the rank's call, replay_all launches every rank's graph. */
 static void capture_begin(const world* w, int r) {
-  cudaSetDevice(r);
+  cudaSetDevice(w->dev[r]);
   cudaStreamSynchronize(w->st[r]);
   cr_assert(eq(int, cudaStreamBeginCapture(w->st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
 }
@@ -114,10 +115,12 @@ static void capture_end(const world* w, int r, cudaGraphExec_t* ge) {
 
 static void replay_all(const world* w, cudaGraphExec_t* ge) {
   for (int r = 0; r < w->n; r++) {
-    cudaSetDevice(r);
+    cudaSetDevice(w->dev[r]);
     cr_assert(eq(int, cudaGraphLaunch(ge[r], w->st[r]), cudaSuccess));
   }
 }
+
+static const char* const kNoEnv[] = {NULL};
 
 /* world_init with settings from the environment: env holds name, value pairs, NULL-terminated,
  * each set while the communicators are created (which read them) and removed after. */
@@ -126,6 +129,23 @@ static bool world_init_env(world* w, int n, const kilnCommConfig* cfg, const cha
   const bool made = world_init(w, n, cfg);
   for (const char* const* e = env; e[0]; e += 2) unsetenv(e[0]);
   return made;
+}
+
+/* The world of a sweep of n ranks: n GPUs, or (shared) n ranks over the fewer GPUs there are
+ * (world_init_shared: kilnCommCreateShared, no NCCL; where there are n GPUs the n-GPU suite runs
+ * and the shared one skips). Skips when neither fits this machine. */
+static void sweep_world(world* w, int n, bool shared, const kilnCommConfig* cfg, const char* const* env) {
+  if (shared && g_ngpus >= n) cr_skip_test("skipped: %d GPUs visible: the %d-GPU suite runs this", g_ngpus, n);
+  if (!shared && g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+  if (!shared) {
+    cr_assert(world_init_env(w, n, cfg, env));
+    return;
+  }
+  for (const char* const* e = env; e[0]; e += 2) setenv(e[0], e[1], 1);
+  const bool made = world_init_shared(w, n, g_ngpus, NULL, cfg);
+  for (const char* const* e = env; e[0]; e += 2) unsetenv(e[0]);
+  cr_assert(made);
+  fprintf(stderr, "  %d ranks on %d GPUs (kilnCommCreateShared)\n", n, g_ngpus);
 }
 
 /* Runs the loaded plan on every rank and checks the result. */
@@ -194,19 +214,16 @@ static const kilnProto_t kProtos[] = {KILN_PROTO_SIMPLE, KILN_PROTO_LL, KILN_PRO
 #define NPROTOS ((int)(sizeof(kProtos) / sizeof(kProtos[0])))
 
 /* Every classic plan, every protocol and form, every dtype and op at a few odd sizes, and a
- * size sweep for some of them. */
-static void sweep(int n) {
-  if (g_ngpus < n) {
-    cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
-  }
+ * size sweep for some of them (shared: sweep_world; the sweep to 1 Mi elements). */
+static void sweep(int n, bool shared) {
   world w;
-  cr_assert(world_init(&w, n, NULL));
+  sweep_world(&w, n, shared, NULL, kNoEnv);
   uint64_t rng = g_seed + (uint64_t)n;
   const clock_t t0 = clock();
   static const size_t sweepCounts[] = {7, 65536 + 13, (1u << 20) + 5, (8u << 20) + 3};
   static const typedOp sweepTypes[] = {
       {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
-  const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, 4, 2u << 20};
+  const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, shared ? 3 : 4, 2u << 20};
   for (size_t pi = 0; pi < sizeof(kPlans) / sizeof(kPlans[0]); pi++)
     for (int proto = 0; proto < NPROTOS; proto++)
       for (int form = 0; form < 2; form++) {
@@ -222,9 +239,12 @@ static void sweep(int n) {
   world_fini(&w);
 }
 
-Test(gpu_runtime, classic_plans_2gpus, .init = gpu_init, .timeout = 600) { sweep(2); }
-Test(gpu_runtime, classic_plans_4gpus, .init = gpu_init, .timeout = 900) { sweep(4); }
-Test(gpu_runtime, classic_plans_8gpus, .init = gpu_init, .timeout = 1800) { sweep(8); }
+Test(gpu_runtime, classic_plans_2gpus, .init = gpu_init, .timeout = 600) { sweep(2, false); }
+Test(gpu_runtime, classic_plans_4gpus, .init = gpu_init, .timeout = 900) { sweep(4, false); }
+Test(gpu_runtime, classic_plans_8gpus, .init = gpu_init, .timeout = 1800) { sweep(8, false); }
+/* 8 ranks where there are fewer GPUs: the plans' 8-rank code (connections, FIFOs, flags of 7
+ * peers) runs as it will on 8 GPUs, some peers on the same GPU. */
+Test(gpu_runtime, classic_plans_8ranks_shared, .init = gpu_init, .timeout = 1800) { sweep(8, true); }
 
 /* Synthesized plans (kilnSynthesize on switchN with plans/sketches/switchN.xml, threadblocks
  * capped at the GPUs' SM count; tests/gpu/synth_plans.h): allgather, reducescatter, allreduce
@@ -232,20 +252,21 @@ Test(gpu_runtime, classic_plans_8gpus, .init = gpu_init, .timeout = 1800) { swee
  * every form kilnPlanSupports grants (each synthesized plan has one); every dtype and op at counts
  * 1 and 1003, and float32 sum, bfloat16 max and int32 prod at 7, 65549 and 1048581 elements (4 MB
  * of float32). 14 plans per GPU count, kept small: the CPU reference is most of the time. */
-static void synth_sweep(int n) {
-  if (g_ngpus < n) {
-    cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
-  }
+static void synth_sweep(int n, bool shared) {
 #ifndef KILN_HAVE_SYNTH
+  (void)n;
+  (void)shared;
   cr_skip_test("skipped: built without the synthesizer (kiln_synth needs GLPK)");
 #else
   world w;
-  cr_assert(world_init(&w, n, NULL));
+  sweep_world(&w, n, shared, NULL, kNoEnv);
+  /* Threadblocks: at most a rank's share of its GPU's SMs (all of them, one rank per GPU). */
   int maxTbs = 1 << 30;
   for (int r = 0; r < n; r++) {
-    int sms = 0;
-    cr_assert(eq(int, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r), cudaSuccess));
-    if (sms < maxTbs) maxTbs = sms;
+    int sms = 0, here = 0;
+    cr_assert(eq(int, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, w.dev[r]), cudaSuccess));
+    for (int q = 0; q < n; q++) here += w.dev[q] == w.dev[r];
+    if (sms / here < maxTbs) maxTbs = sms / here;
   }
   uint64_t rng = g_seed + 100 + (uint64_t)n;
   const clock_t t0 = clock();
@@ -327,6 +348,70 @@ static void baked_sweep(int n) {
 Test(gpu_runtime, baked_plans_2gpus, .init = gpu_init, .timeout = 600) { baked_sweep(2); }
 Test(gpu_runtime, baked_plans_4gpus, .init = gpu_init, .timeout = 600) { baked_sweep(4); }
 Test(gpu_runtime, baked_plans_8gpus, .init = gpu_init, .timeout = 900) { baked_sweep(8); }
+
+/* The plans kiln ships for 8 GPUs (plans/n8 and the synthesized plans/n8/synth, read from their
+ * XML as KILN_PLANS would read them; not baked by default: interpreted), each in every form it
+ * serves: every dtype and op at counts 1 and 1003, float32 sum, bfloat16 avg, int8 min and uint64
+ * prod at 7 and 65549 elements. Shared: a plan with more threadblocks than a rank's share of its
+ * GPU cannot have every block resident (kilnPlanLoad refuses it) and is left out, named. */
+static void n8_plans_sweep(bool shared) {
+  world w;
+  sweep_world(&w, 8, shared, NULL, kNoEnv);
+  uint64_t rng = g_seed + 300;
+  const clock_t t0 = clock();
+  static const size_t sweepCounts[] = {7, 65536 + 13};
+  static const typedOp sweepTypes[] = {
+      {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
+  const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, 2, 2u << 20};
+  int share = 1 << 30;
+  for (int r = 0; r < w.n; r++) {
+    int sms = 0, here = 0;
+    cr_assert(eq(int, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, w.dev[r]), cudaSuccess));
+    for (int q = 0; q < w.n; q++) here += w.dev[q] == w.dev[r];
+    if (sms / here < share) share = sms / here;
+  }
+  static const char* const dirs[] = {KILN_SOURCE_DIR "/plans/n8", KILN_SOURCE_DIR "/plans/n8/synth"};
+  int ran = 0, left = 0;
+  for (size_t di = 0; di < sizeof(dirs) / sizeof(dirs[0]); di++) {
+    DIR* d = opendir(dirs[di]);
+    cr_assert(d != NULL, "cannot open %s", dirs[di]);
+    struct dirent* e;
+    while ((e = readdir(d)) != NULL) {
+      const size_t len = strlen(e->d_name);
+      if (len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0) continue;
+      char path[1024];
+      snprintf(path, sizeof path, "%s/%s", dirs[di], e->d_name);
+      kilnPlan* plan = NULL;
+      cr_assert(eq(int, kilnPlanReadFile(path, &plan), KILN_SUCCESS), "%s: %s", path, kilnLastError());
+      cr_assert(eq(int, plan->ngpus, 8), "%s: %d ranks", path, plan->ngpus);
+      int tbs = 0;
+      for (int r = 0; r < plan->ngpus; r++)
+        if (plan->gpus[r].ntbs > tbs) tbs = plan->gpus[r].ntbs;
+      if (tbs > share) {
+        fprintf(stderr, "  8 ranks: %s left out: %d threadblocks per rank, a rank's share of its GPU is %d SMs\n",
+                e->d_name, tbs, share);
+        kilnPlanFree(plan);
+        left++;
+        continue;
+      }
+      loaded l;
+      load_plan(&l, &w, plan);
+      const kilnColl_t coll = plan->coll;
+      for (int form = 0; form < 2; form++)
+        if (form ? plan->inplace : plan->outofplace) check_plan(&l, &w, coll, form, &cs, &rng);
+      fprintf(stderr, "  8 ranks: %s done at %.1fs\n", e->d_name, (double)(clock() - t0) / CLOCKS_PER_SEC);
+      unload(&l, &w);
+      ran++;
+    }
+    closedir(d);
+  }
+  fprintf(stderr, "  8 ranks: %d plans of plans/n8 checked, %d left out\n", ran, left);
+  cr_assert(gt(int, ran, 0), "no plan of plans/n8 could run here");
+  world_fini(&w);
+}
+
+Test(gpu_runtime, n8_plans_8gpus, .init = gpu_init, .timeout = 900) { n8_plans_sweep(false); }
+Test(gpu_runtime, n8_plans_8ranks_shared, .init = gpu_init, .timeout = 900) { n8_plans_sweep(true); }
 
 /* ---- symmetric-memory kernels (kilnSymRun, kernels/sym.cuh) ---- */
 
@@ -443,10 +528,9 @@ static void sym_graph_check(const world* w, kilnSymAlgo_t a, size_t count, int r
  * other on the same staging halves, so the halves alternate and the flags grow across calls.
  * Then the same communicators run a plan between symmetric calls, and an in-place alltoall is
  * refused with an error (calls in rounds: sym_rounds, large_buffers). */
-static void sym_sweep(int n, const char* const* env) {
-  if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+static void sym_sweep(int n, const char* const* env, bool shared) {
   world w;
-  cr_assert(world_init_env(&w, n, NULL, env));
+  sweep_world(&w, n, shared, NULL, env);
   uint64_t rng = g_seed ^ 0x5157;
   /* 8191: LL lines over 16 blocks (4-byte types and up). */
   static const size_t small[] = {1, 3, 1003, 8191, 70001};
@@ -491,10 +575,12 @@ static void sym_sweep(int n, const char* const* env) {
   world_fini(&w);
 }
 
-static const char* const kNoEnv[] = {NULL};
-Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kNoEnv); }
-Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kNoEnv); }
-Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv); }
+Test(gpu_runtime, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kNoEnv, false); }
+Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kNoEnv, false); }
+Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv, false); }
+/* The kernels' 8-rank code (sym.cuh's loops sized for any rank count, 8 regions per half) where
+ * there are fewer GPUs. */
+Test(gpu_runtime, sym_kernels_8ranks_shared, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv, true); }
 
 /* The same sweep with every segment and two-shot share past 1 byte as LL128 lines
  * (kernels/sym.cuh bodyLL128, bodyLL128x2; by default only mid sizes): partial lines and words of
@@ -504,9 +590,10 @@ Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_swe
 static const char* const kAllLL128[] = {"KILN_SYM_LL128_BYTES",    "1", "KILN_SYM_LL128_MAX_BYTES",    "1073741824",
                                         "KILN_SYM_LL2_128_BYTES", "1", "KILN_SYM_LL2_128_MAX_BYTES", "1073741824",
                                         NULL};
-Test(gpu_runtime, sym_ll128_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL128); }
-Test(gpu_runtime, sym_ll128_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL128); }
-Test(gpu_runtime, sym_ll128_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128); }
+Test(gpu_runtime, sym_ll128_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL128, false); }
+Test(gpu_runtime, sym_ll128_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL128, false); }
+Test(gpu_runtime, sym_ll128_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128, false); }
+Test(gpu_runtime, sym_ll128_8ranks_shared, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128, true); }
 
 /* The flag form in rounds: 64 KiB of staging per GPU (32 KiB a half), 1 KiB per block and no LL
  * lines, so a call of a few thousand elements takes many rounds (odd and even numbers of them,
@@ -1688,9 +1775,10 @@ Test(gpu_runtime, synthesized_plans_verified_at_runtime_fifo_depth) {
 #endif
 }
 
-Test(gpu_runtime, synthesized_plans_2gpus, .init = gpu_init, .timeout = 300) { synth_sweep(2); }
-Test(gpu_runtime, synthesized_plans_4gpus, .init = gpu_init, .timeout = 300) { synth_sweep(4); }
-Test(gpu_runtime, synthesized_plans_8gpus, .init = gpu_init, .timeout = 600) { synth_sweep(8); }
+Test(gpu_runtime, synthesized_plans_2gpus, .init = gpu_init, .timeout = 300) { synth_sweep(2, false); }
+Test(gpu_runtime, synthesized_plans_4gpus, .init = gpu_init, .timeout = 300) { synth_sweep(4, false); }
+Test(gpu_runtime, synthesized_plans_8gpus, .init = gpu_init, .timeout = 600) { synth_sweep(8, false); }
+Test(gpu_runtime, synthesized_plans_8ranks_shared, .init = gpu_init, .timeout = 600) { synth_sweep(8, true); }
 
 /* 1 GiB per rank, every collective, plans and symmetric kernels, on every GPU there is (8, 4 or
  * 2). */
