@@ -40,9 +40,9 @@
  * one process driving every GPU (not --mp): kiln's grouped calls go zero copy into the plain
  * buffers from the same sizes (kilnCommCreateAll's clique); KILN_SYM_PEERS=0 keeps them staged,
  * as they are across processes.
- * --batch (eager, one process): a call's time is that of `iters` calls issued back to back between
- * one pair of events per rank, divided by `iters` (the slowest rank; median of 5 such batches), as
- * nccl-tests times its loop (--host-time: also prints the host's time to issue one call, median of
+ * --batch (eager): a call's time is that of `iters` calls issued back to back between one pair of
+ * events per rank, divided by `iters` (the slowest rank; median of 5 such batches; with --mp the
+ * processes meet on the host before each batch), as nccl-tests times its loop (--host-time: also prints the host's time to issue one call, median of
  * the batches, and its mean split into the calls before the group's end and the end). The
  * default times every call between its own events, which adds two event records per GPU to each
  * call's host time: with one thread driving several GPUs the host is the bottleneck at small
@@ -343,14 +343,14 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
   return ok;
 }
 
-/* slow[i]: this process's slowest rank in iteration i (ms). With --mp, takes the slowest over
- * every process too. Returns the median in µs, or -1 when any rank failed. */
+/* slow[i]: this process's slowest rank in iteration (or batch) i (ms). With --mp, takes the
+ * slowest over every process too. Returns the median in µs, or -1 when any rank failed. */
 static double medianOfSlowest(Bench& b, std::vector<float>& slow, bool ok) {
-  const Options& o = b.o;
-  if (o.mp) {
-    for (int i = 0; i < o.iters; i++) shared->us[b.ranks[0].rank][i] = ok ? slow[i] : -1.f;
+  const int n = (int)slow.size();
+  if (b.o.mp) {
+    for (int i = 0; i < n; i++) shared->us[b.ranks[0].rank][i] = ok ? slow[i] : -1.f;
     mpBarrier(b);
-    for (int i = 0; i < o.iters; i++)
+    for (int i = 0; i < n; i++)
       for (int r = 0; r < b.n; r++) {
         if (shared->us[r][i] < 0) ok = false;
         slow[i] = std::max(slow[i], shared->us[r][i]);
@@ -359,7 +359,7 @@ static double medianOfSlowest(Bench& b, std::vector<float>& slow, bool ok) {
   }
   if (!ok) return -1;
   std::sort(slow.begin(), slow.end());
-  return 1000.0 * slow[o.iters / 2];
+  return 1000.0 * slow[n / 2];
 }
 
 /* --graph: captures o.graph calls per rank into a graph, then times `iters` launches of it
@@ -444,7 +444,8 @@ static bool finishRanks(Bench& b, int v) {
 }
 
 /* --batch: 5 batches of `iters` back-to-back calls, each between one event pair per rank; a
- * batch's time is its slowest rank's / iters; returns the median batch in µs (-1: failure). */
+ * batch's time is its slowest rank's / iters (over every process with --mp, whose processes meet
+ * on the host before each batch); returns the median batch in µs (-1: failure). */
 static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
   const Options& o = b.o;
   const int reps = std::min(5, o.iters);
@@ -453,7 +454,9 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   ok = finishRanks(b, v) && ok;
   std::vector<double> host;
   gQueueUs = gEndUs = 0;
-  for (int k = 0; k < reps && ok; k++) {
+  for (int k = 0; k < reps; k++) {
+    mpBarrier(b); /* every process, also one that failed: the others wait for it here */
+    if (!ok) continue;
     for (auto& R : b.ranks) {
       CUDA_CHECK(cudaSetDevice(R.dev));
       CUDA_CHECK(cudaEventRecord(R.ev0[k], R.stream));
@@ -467,23 +470,22 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
     }
   }
   ok = finishRanks(b, v) && ok;
-  if (!ok) return -1;
   std::vector<float> slow(reps, 0.f);
-  for (int k = 0; k < reps; k++)
+  for (int k = 0; k < reps && ok; k++)
     for (auto& R : b.ranks) {
       float ms = 0.f;
       CUDA_CHECK(cudaEventElapsedTime(&ms, R.ev0[k], R.ev1[k]));
       slow[k] = std::max(slow[k], ms / (float)o.iters);
     }
-  std::sort(slow.begin(), slow.end());
+  const double us = medianOfSlowest(b, slow, ok);
+  if (us < 0) return -1;
   if (o.hostTime && b.ranks[0].rank == 0) {
     std::sort(host.begin(), host.end());
     const double calls = (double)reps * o.iters;
     printf("#   host: %s %zu elements %s: %.2f us per call to issue (GPU: %.2f; queueing %.2f, group end %.2f)\n",
-           kilnCollName(c), count, vname[v], host[host.size() / 2], 1000.0 * slow[reps / 2], gQueueUs / calls,
-           gEndUs / calls);
+           kilnCollName(c), count, vname[v], host[host.size() / 2], us, gQueueUs / calls, gEndUs / calls);
   }
-  return 1000.0 * slow[reps / 2];
+  return us;
 }
 
 /* Runs variant v `warmup + iters` times; returns the median time (µs) of the slowest rank per
@@ -696,7 +698,7 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
   for (int v = 0; v < NV; v++) fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
   fprintf(f, ",speedup,sym\n");
   for (const Row& r : rows) {
-    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, b.o.mp ? (b.o.graph ? "mp+graph" : "mp") : (b.o.graph ? "single+graph" : b.o.batch ? "single+batch" : "single"),
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, b.o.mp ? (b.o.graph ? "mp+graph" : b.o.batch ? "mp+batch" : "mp") : (b.o.graph ? "single+graph" : b.o.batch ? "single+batch" : "single"),
             kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
             (unsigned long long)r.count, r.plan);
     for (int v = 0; v < NV; v++) {
@@ -822,9 +824,9 @@ static void parseArgs(int argc, char** argv, Options& o) {
     fprintf(stderr, "coll_bench: bad --factor/--iters/--warmup/--min/--max/--timeout-ms\n");
     exit(2);
   }
-  if (o.batch && (o.mp || o.graph > 0)) {
+  if (o.batch && o.graph > 0) {
     usage(stderr);
-    fprintf(stderr, "coll_bench: --batch times eager calls of one process (not with --mp or --graph)\n");
+    fprintf(stderr, "coll_bench: --batch times eager calls (not with --graph)\n");
     exit(2);
   }
 }
