@@ -232,7 +232,7 @@ static void sweep(int n, bool shared) {
         loaded l;
         load(&l, &w, pc->algo, pc->coll, 2, 2, kProtos[proto], form);
         const bool baked = check_plan(&l, &w, pc->coll, form, &cs, &rng);
-        fprintf(stderr, "  %d GPUs: %s%s done at %.1fs\n", n, l.plan->name, baked ? " (baked + interpreted)" : "",
+        fprintf(stderr, "  %d ranks: %s%s done at %.1fs\n", n, l.plan->name, baked ? " (baked + interpreted)" : "",
                 (double)(clock() - t0) / CLOCKS_PER_SEC);
         unload(&l, &w);
       }
@@ -293,7 +293,7 @@ static void synth_sweep(int n, bool shared) {
           forms++;
         }
         cr_assert(gt(int, forms, 0), "plan %s supports neither form", plan->name);
-        fprintf(stderr, "  %d GPUs: synthesized %s (%s, %s plan, %d form%s)%s done at %.1fs\n", n, plan->name,
+        fprintf(stderr, "  %d ranks: synthesized %s (%s, %s plan, %d form%s)%s done at %.1fs\n", n, plan->name,
                 kilnProtoName(kProtos[proto]), planInplace ? "in-place" : "out-of-place", forms, forms > 1 ? "s" : "",
                 baked ? " (baked + interpreted)" : "", (double)(clock() - t0) / CLOCKS_PER_SEC);
         unload(&l, &w);
@@ -571,7 +571,7 @@ static void sym_sweep(int n, const char* const* env, bool shared) {
   cr_assert(strstr(kilnLastError(), "sym-alltoall") != NULL, "%s", kilnLastError());
   call_free(&c, &w);
   unload(&l, &w);
-  fprintf(stderr, "  %d GPUs: %d symmetric-memory calls checked\n", n, ncalls);
+  fprintf(stderr, "  %d ranks: %d symmetric-memory calls checked\n", n, ncalls);
   world_fini(&w);
 }
 
