@@ -90,6 +90,9 @@ static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
   c->cfg = *cfg;
   CUDA_TRY(cudaSetDevice(c->dev), out);
   if (!c->nsm) CUDA_TRY(cudaDeviceGetAttribute(&c->nsm, cudaDevAttrMultiProcessorCount, c->dev), out);
+  int pools = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, c->dev), out);
+  c->memPools = pools != 0;
   CUDA_TRY((cudaError_t)kilnInterpPreload(), out);
   const size_t nconn = (size_t)c->nranks * cfg->maxChannels;
   c->fifoBytes = (size_t)cfg->nslots * cfg->slotBytes;
@@ -303,7 +306,9 @@ out:
  * caps of kilnPlanLoad and the symmetric kernels), so that the kernels of one call on that GPU,
  * each on its own stream, can all be resident at once (they wait for each other). For the GPU
  * suites: rank counts beyond the GPUs at hand (8 ranks on 4 or 2 GPUs) run the same kernels and
- * host code as on a GPU each. Not a public interface: kiln/runtime.h's communicators wrap NCCL's. */
+ * host code as on a GPU each. Not a public interface: kiln/runtime.h's communicators wrap NCCL's.
+ * They have no NCCL windows (kilnCommWindowAdd refuses them) and are freed together
+ * (kilnCommDestroyAll): each rank's peers[] points into the others' windows. */
 kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out) {
   if (n < 1 || n > KILN_SYM_MAX_RANKS || !devs || !out)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreateShared: bad arguments (%d ranks, at most %d)", n,
@@ -422,6 +427,9 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
   if (!c || !win || !base || bytes == 0 || (uintptr_t)base > UINTPTR_MAX - bytes)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowAdd: NULL communicator, window or "
                         "buffer, 0 bytes, or a range past the address space");
+  if (c->sharedWin)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: kilnCommWindowAdd: a communicator made without NCCL "
+                        "(kilnCommCreateShared) has no NCCL windows", c->rank);
   /* Windows may overlap (PyTorch's symmetric memory registers one per tensor, several in one
    * segment): a call takes the newest that holds its buffer (kilnUserWindowPeers). */
   for (int i = 0; i < c->nuwins; i++)

@@ -28,7 +28,7 @@ struct kilnExec {
   unsigned long long* done;
   char* scratch;
   size_t scratchBytes;
-  char** retired;            /* scratch buffers growths replaced, freed by kilnExecFree */
+  char** retired;            /* scratch buffers growths replaced and kept (runCall) */
   int nretired;
   const kilnRegistryEntry* baked; /* gen/: baked plan of the same shape, or NULL */
   bool useBaked;
@@ -175,12 +175,6 @@ static size_t sliceCap(int proto, size_t slotBytes, int maxcnt, size_t es) {
   return (size_t)kilnDevPieceElems(proto, slotBytes / (size_t)maxcnt, es);
 }
 
-/* Frees the scratch buffers growths replaced (runCall; no call can use them any more: the caller
- * waited for the communicator's last call). */
-static void freeRetired(kilnExec_t x) {
-  for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
-  x->nretired = 0;
-}
 
 void kilnExecFree(kilnExec_t x) {
   if (!x) return;
@@ -193,8 +187,10 @@ void kilnExecFree(kilnExec_t x) {
   cudaFree(x->progress);
   cudaFree(x->callSeq);
   cudaFree(x->done);
+  /* The caller waited for the communicator's last call: no kernel uses them. (cudaFree does not
+   * synchronize for memory of the stream-ordered allocator.) */
   cudaFree(x->scratch);
-  freeRetired(x);
+  for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
   free(x->retired);
   cudaSetDevice(save);
   free(x);
@@ -434,30 +430,36 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
                          "capture at this size first", rank, need);
       goto out;
     }
-    /* The buffer a growth replaces is kept until kilnExecFree, never freed here: launches
-     * queued in an open group may still use it, and cudaFree waits for every kernel on the GPU,
-     * among them kernels of other communicators' ranks there that wait for launches this thread
-     * has yet to make (8 ranks on 4 GPUs did: every rank timed out, bench/results/s22 run 1).
-     * The size at least doubles, so the kept buffers together stay under the new one. */
-    size_t want = x->scratchBytes > need / 2 ? 2 * x->scratchBytes : need;
-    char* grown = NULL;
-    if (cudaMalloc((void**)&grown, want) != cudaSuccess) {
-      cudaGetLastError();
-      want = need;
-      CUDA_TRY(cudaMalloc((void**)&grown, want), out);
-    }
-    if (x->scratch) {
+    /* No cudaMalloc or cudaFree here: they wait for every kernel on the GPU, among them kernels
+     * that wait for launches this thread has yet to make (8 ranks on 4 GPUs: the same call's
+     * kernel of the other rank there; every rank timed out, bench/results/h200-s22 runs 1 and 3).
+     * The stream-ordered allocator instead: the new buffer is allocated on the call's stream, the
+     * old ones are freed there after the communicator's last call (every call that used them came
+     * before it). In an open group, launches queued before this one may still use the old buffer
+     * once issued: it is kept until a growth outside a group or kilnExecFree. Without memory pools
+     * (c->memPools false), cudaMalloc, and nothing is freed before kilnExecFree. */
+    const bool queue = kilnGroupActive();
+    if (x->scratch && (queue || !c->memPools)) {
       char** r = (char**)realloc(x->retired, (size_t)(x->nretired + 1) * sizeof(char*));
       if (!r) {
-        cudaFree(grown);
         res = kilnSetError(KILN_ERR_NO_MEMORY, "rank %d: keeping a replaced scratch buffer", rank);
         goto out;
       }
       x->retired = r;
-      x->retired[x->nretired++] = x->scratch;
     }
+    char* grown = NULL;
+    if (c->memPools) CUDA_TRY(cudaMallocAsync((void**)&grown, need, stream), out);
+    else CUDA_TRY(cudaMalloc((void**)&grown, need), out);
+    char* old = x->scratch;
     x->scratch = grown;
-    x->scratchBytes = want;
+    x->scratchBytes = need;
+    if (old && (queue || !c->memPools)) {
+      x->retired[x->nretired++] = old;
+    } else if (old) {
+      if (c->haveLast) CUDA_TRY(cudaStreamWaitEvent(stream, c->last, 0), out);
+      CUDA_TRY(cudaFreeAsync(old, stream), out);
+      while (x->nretired > 0) CUDA_TRY(cudaFreeAsync(x->retired[--x->nretired], stream), out);
+    }
   }
   if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
   l.args = a;
