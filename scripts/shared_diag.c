@@ -37,19 +37,19 @@ typedef struct {
 } diagCase;
 
 static const diagCase kCases[] = {
-    {"8 ranks i%4", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"8 ranks i/2", 8, {0, 0, 1, 1, 2, 2, 3, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"8 ranks i%4 c1 i1", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"8 ranks i%4 f32", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_FLOAT32},
-    {"8 ranks i%4 f32 64Ki", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 65536, KILN_FLOAT32},
-    {"8 ranks i%4 RS", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_REDUCESCATTER, 1, 1, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"8 ranks i%4 LL", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_LL, 1003, KILN_INT8},
-    {"8 ranks i%4 ring", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "ring", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"4 ranks on 4 GPUs", 4, {0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"4 ranks on 2 GPUs", 4, {0, 1, 0, 1}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"6 ranks on 3 GPUs", 6, {0, 1, 2, 0, 1, 2}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"5 ranks on 4 GPUs", 5, {0, 1, 2, 3, 0}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
-    {"8 ranks on 8 slots of 1 GPU", 8, {0, 0, 0, 0, 0, 0, 0, 0}, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, 1003, KILN_INT8},
+    {"8 ranks i%4", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"8 ranks i/2", 8, {0, 0, 1, 1, 2, 2, 3, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"8 ranks i%4 c1 i1", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"8 ranks i%4 f32", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_FLOAT32, 0},
+    {"8 ranks i%4 f32 64Ki", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 65536, KILN_FLOAT32, 0},
+    {"8 ranks i%4 RS", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_REDUCESCATTER, 1, 1, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"8 ranks i%4 LL", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_LL, 1003, KILN_INT8, 0},
+    {"8 ranks i%4 ring", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "ring", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"4 ranks on 4 GPUs", 4, {0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"4 ranks on 2 GPUs", 4, {0, 1, 0, 1}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"6 ranks on 3 GPUs", 6, {0, 1, 2, 0, 1, 2}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"5 ranks on 4 GPUs", 5, {0, 1, 2, 3, 0}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
+    {"8 ranks on 8 slots of 1 GPU", 8, {0, 0, 0, 0, 0, 0, 0, 0}, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 0},
     {"8 ranks i%4, 1 element first", 8, {0, 1, 2, 3, 0, 1, 2, 3}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 1},
     {"4 ranks on 2 GPUs, 1 element first", 4, {0, 1, 0, 1}, "direct", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, 1003, KILN_INT8, 1},
 };
@@ -79,10 +79,13 @@ static int runCase(int ci, uint64_t* rng) {
     world_fini(&w);
     return 1;
   }
-  kilnExec_t ex[GPU_MAX];
+  kilnExec_t ex[GPU_MAX] = {0};
   for (int r = 0; r < d->n; r++)
     if (kilnPlanLoad(w.kc[r], plan, &ex[r]) != KILN_SUCCESS) {
       printf("case %d (%s): load rank %d: %s\n", ci, d->what, r, kilnLastError());
+      for (int q = 0; q < r; q++) kilnExecFree(ex[q]);
+      kilnPlanFree(plan);
+      world_fini(&w);
       return 1;
     }
   call c;

@@ -46,7 +46,6 @@ bool world_init(world* w, int n, const kilnCommConfig* cfg) {
 bool world_init_shared(world* w, int n, int ngpus, const int* devs, const kilnCommConfig* cfg) {
   memset(w, 0, sizeof(*w));
   w->n = n;
-  w->shared = true;
   for (int i = 0; i < n; i++) {
     w->dev[i] = devs ? devs[i] : i % ngpus;
     cudaSetDevice(w->dev[i]);
@@ -56,6 +55,7 @@ bool world_init_shared(world* w, int n, int ngpus, const int* devs, const kilnCo
   if (r != KILN_SUCCESS) {
     fprintf(stderr, "kilnCommCreateShared(%d ranks on %d GPUs): %s: %s\n", n, ngpus, kilnResultName(r),
             kilnLastError());
+    world_fini(w);
     return false;
   }
   return true;
@@ -189,10 +189,14 @@ void call_prepare(call* c, const world* w, kilnRedOp_t op, bool inplace, uint64_
     for (size_t i = 0; i < c->inElems; i++) {
       uint64_t x = gpu_rand(rng);
       int64_t v;
-      /* Results exact in every type: on up to 4 ranks sums within 8 (float8 e5m2's exact
-       * integers) and products within 16; on more, values of at most 1 (products: 2 on the first
-       * four ranks only), so 8 ranks stay within 8 and 16 (int8 products overflowed at 256). */
-      const bool wide = c->n <= 4 || (op == KILN_PROD && r < 4);
+      /* Results exact in every type: up to 4 ranks, sums within 8 (float8 e5m2's exact
+       * integers) and products within 16. On more ranks, the two that would leave that: 8-bit
+       * integer products (256 at 8 ranks) take factors of 2 from the first four ranks only, and
+       * float8 e5m2 sums (and averages) values of at most 1, so 8 ranks stay within 16 and 8. */
+      const bool narrow = c->n > 4 && gpu_reduces(c->coll) &&
+                          ((op == KILN_PROD && (c->dt == KILN_INT8 || c->dt == KILN_UINT8)) ||
+                           (c->dt == KILN_FLOAT8E5M2 && (op == KILN_SUM || op == KILN_AVG)));
+      const bool wide = !narrow || (op == KILN_PROD && r < 4);
       if (gpu_reduces(c->coll) && op == KILN_PROD && wide)
         v = uns ? (int64_t)(1 + x % 2) : (int64_t[]){-2, -1, 1, 2}[x % 4];
       else if (gpu_reduces(c->coll) && op == KILN_PROD)

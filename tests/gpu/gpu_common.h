@@ -24,7 +24,6 @@ extern uint64_t g_seed;  /* printed at start; KILN_TEST_SEED overrides */
  * on GPU dev[i] (i, or i modulo the GPUs of a shared world). */
 typedef struct world {
   int n;
-  bool shared;            /* world_init_shared: no NCCL communicators, ranks share GPUs */
   int dev[GPU_MAX];
   ncclComm_t nccl[GPU_MAX];
   kilnComm_t kc[GPU_MAX];
