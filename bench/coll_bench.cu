@@ -567,6 +567,19 @@ static void resetBuffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
   }
 }
 
+/* --mp: kiln stays on in every process or in none. A process whose kiln failed on the GPU turns
+ * it off (finishRanks, oneCall); the others must take the same path through the variants, or
+ * they would wait at the next barrier for a process that no longer comes. */
+static void agreeKiln(Bench& b) {
+  if (!b.o.mp) return;
+  shared->err[b.ranks[0].rank] = b.kilnOk ? 1 : 0;
+  mpBarrier(b);
+  bool all = true;
+  for (int r = 0; r < b.n; r++) all = all && shared->err[r] != 0;
+  mpBarrier(b);
+  b.kilnOk = all;
+}
+
 /* One checked call of variant v (after resetBuffers): returns false when kiln failed. */
 static bool oneCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
   bool ok = enqueueCall(b, c, v, ex, count);
@@ -642,6 +655,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     for (int v = 0; v < NV; v++) { row.us[v] = -1; row.err[v] = -1; }
     snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
     row.bakedDefault = e && e->inlined;
+    agreeKiln(b);
     std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
     if (ex && !(*ex)[0]) ex = nullptr;
     bool hasBaked = e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex &&
@@ -651,7 +665,9 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     b.symAlgo = o.sym && e == cands[0] && b.kilnOk ? symColumn(b, c, count, real, &row.symDefault)
                                                   : KILN_SYM_NONE;
     snprintf(row.sym, sizeof row.sym, "%s", b.symAlgo == KILN_SYM_NONE ? "-" : kilnSymAlgoName(b.symAlgo));
-    for (int v = V_BAKED; v < NV && b.kilnOk; v++) {
+    for (int v = V_BAKED; v < NV; v++) {
+      agreeKiln(b);
+      if (!b.kilnOk) break;
       if (v != V_SYM && !ex) continue;
       if (v == V_SYM && b.symAlgo == KILN_SYM_NONE) continue;
       if (v == V_BAKED && !hasBaked) continue;
