@@ -90,9 +90,6 @@ static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
   c->cfg = *cfg;
   CUDA_TRY(cudaSetDevice(c->dev), out);
   if (!c->nsm) CUDA_TRY(cudaDeviceGetAttribute(&c->nsm, cudaDevAttrMultiProcessorCount, c->dev), out);
-  int pools = 0;
-  CUDA_TRY(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, c->dev), out);
-  c->memPools = pools != 0;
   CUDA_TRY((cudaError_t)kilnInterpPreload(), out);
   const size_t nconn = (size_t)c->nranks * cfg->maxChannels;
   c->fifoBytes = (size_t)cfg->nslots * cfg->slotBytes;

@@ -175,7 +175,6 @@ static size_t sliceCap(int proto, size_t slotBytes, int maxcnt, size_t es) {
   return (size_t)kilnDevPieceElems(proto, slotBytes / (size_t)maxcnt, es);
 }
 
-
 void kilnExecFree(kilnExec_t x) {
   if (!x) return;
   int save = 0;
@@ -187,8 +186,8 @@ void kilnExecFree(kilnExec_t x) {
   cudaFree(x->progress);
   cudaFree(x->callSeq);
   cudaFree(x->done);
-  /* The caller waited for the communicator's last call: no kernel uses them. (cudaFree does not
-   * synchronize for memory of the stream-ordered allocator.) */
+  /* The caller waited for the communicator's last call (and must not replay graphs of this exec
+   * any more): no kernel uses them. */
   cudaFree(x->scratch);
   for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
   free(x->retired);
@@ -430,16 +429,15 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
                          "capture at this size first", rank, need);
       goto out;
     }
-    /* No cudaMalloc or cudaFree here: they wait for every kernel on the GPU, among them kernels
-     * that wait for launches this thread has yet to make (8 ranks on 4 GPUs: the same call's
-     * kernel of the other rank there; every rank timed out, bench/results/h200-s22 runs 1 and 3).
-     * The stream-ordered allocator instead: the new buffer is allocated on the call's stream, the
-     * old ones are freed there after the communicator's last call (every call that used them came
-     * before it). In an open group, launches queued before this one may still use the old buffer
-     * once issued: it is kept until a growth outside a group or kilnExecFree. Without memory pools
-     * (c->memPools false), cudaMalloc, and nothing is freed before kilnExecFree. */
-    const bool queue = kilnGroupActive();
-    if (x->scratch && (queue || !c->memPools)) {
+    /* The buffer a growth replaces is kept until kilnExecFree, never freed here: a CUDA graph
+     * captured before may replay on it, launches queued in an open group may still use it, and
+     * cudaFree waits for every kernel on the GPU, among them kernels that wait for launches this
+     * thread has yet to make (8 ranks on 4 GPUs: the same call's kernel of the other rank there;
+     * every rank timed out, bench/results/h200-s22 runs 1 and 3). The size at least doubles
+     * where memory allows, so the kept buffers together stay under the current one. (A
+     * stream-ordered free after the communicator's last call, run 5, missed the captured graphs:
+     * their launches are not in that chain.) */
+    if (x->scratch) { /* room to keep it, before anything is allocated */
       char** r = (char**)realloc(x->retired, (size_t)(x->nretired + 1) * sizeof(char*));
       if (!r) {
         res = kilnSetError(KILN_ERR_NO_MEMORY, "rank %d: keeping a replaced scratch buffer", rank);
@@ -447,19 +445,17 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
       }
       x->retired = r;
     }
+    size_t want = x->scratchBytes > need / 2 ? 2 * x->scratchBytes : need;
     char* grown = NULL;
-    if (c->memPools) CUDA_TRY(cudaMallocAsync((void**)&grown, need, stream), out);
-    else CUDA_TRY(cudaMalloc((void**)&grown, need), out);
-    char* old = x->scratch;
-    x->scratch = grown;
-    x->scratchBytes = need;
-    if (old && (queue || !c->memPools)) {
-      x->retired[x->nretired++] = old;
-    } else if (old) {
-      if (c->haveLast) CUDA_TRY(cudaStreamWaitEvent(stream, c->last, 0), out);
-      CUDA_TRY(cudaFreeAsync(old, stream), out);
-      while (x->nretired > 0) CUDA_TRY(cudaFreeAsync(x->retired[--x->nretired], stream), out);
+    if (want > need && cudaMalloc((void**)&grown, want) != cudaSuccess) {
+      cudaGetLastError(); /* out of memory for the double: the need alone, then */
+      grown = NULL;
+      want = need;
     }
+    if (!grown) CUDA_TRY(cudaMalloc((void**)&grown, want), out);
+    if (x->scratch) x->retired[x->nretired++] = x->scratch;
+    x->scratch = grown;
+    x->scratchBytes = want;
   }
   if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
   l.args = a;

@@ -58,7 +58,6 @@ struct kilnComm {
   int symMinRounds;         /* KILN_SYM_MIN_ROUNDS */
   char* win;                /* ncclMemAlloc (cudaMalloc when sharedWin) */
   bool sharedWin;           /* made by kilnCommCreateShared: no NCCL communicator or window */
-  bool memPools;            /* the GPU has the stream-ordered allocator (plans' scratch: exec.c) */
   ncclWindow_t window;
   void* devComm;            /* ncclDevComm*, owned by nccl_dev.cu */
   char** peers;             /* [nranks] each rank's window base as mapped here */
