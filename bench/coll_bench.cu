@@ -567,17 +567,18 @@ static void resetBuffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
   }
 }
 
-/* --mp: kiln stays on in every process or in none. A process whose kiln failed on the GPU turns
- * it off (finishRanks, oneCall); the others must take the same path through the variants, or
- * they would wait at the next barrier for a process that no longer comes. */
-static void agreeKiln(Bench& b) {
-  if (!b.o.mp) return;
-  shared->err[b.ranks[0].rank] = b.kilnOk ? 1 : 0;
+/* --mp: whether `mine` holds in every process (without --mp: mine). What decides the path
+ * through the variants must be the same everywhere, or the processes would wait at different
+ * barriers: kiln turned off in one process whose kiln failed on the GPU (finishRanks, oneCall),
+ * a plan that loaded in one but not another (execsFor). */
+static bool agreeAll(Bench& b, bool mine) {
+  if (!b.o.mp) return mine;
+  shared->err[b.ranks[0].rank] = mine ? 1 : 0;
   mpBarrier(b);
   bool all = true;
   for (int r = 0; r < b.n; r++) all = all && shared->err[r] != 0;
   mpBarrier(b);
-  b.kilnOk = all;
+  return all;
 }
 
 /* One checked call of variant v (after resetBuffers): returns false when kiln failed. */
@@ -655,9 +656,10 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     for (int v = 0; v < NV; v++) { row.us[v] = -1; row.err[v] = -1; }
     snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
     row.bakedDefault = e && e->inlined;
-    agreeKiln(b);
+    b.kilnOk = agreeAll(b, b.kilnOk);
     std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
     if (ex && !(*ex)[0]) ex = nullptr;
+    if (!agreeAll(b, ex != nullptr || !e)) ex = nullptr;
     bool hasBaked = e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex &&
                     kilnExecUseBaked((*ex)[0], true);
     row.us[V_NCCL] = ncclUs;
@@ -666,7 +668,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
                                                   : KILN_SYM_NONE;
     snprintf(row.sym, sizeof row.sym, "%s", b.symAlgo == KILN_SYM_NONE ? "-" : kilnSymAlgoName(b.symAlgo));
     for (int v = V_BAKED; v < NV; v++) {
-      agreeKiln(b);
+      b.kilnOk = agreeAll(b, b.kilnOk);
       if (!b.kilnOk) break;
       if (v != V_SYM && !ex) continue;
       if (v == V_SYM && b.symAlgo == KILN_SYM_NONE) continue;
