@@ -1860,6 +1860,77 @@ Test(gpu_runtime, graph_replays, .init = gpu_init, .timeout = 600) {
   world_fini(&w);
 }
 
+/* A plan with scratch (classic direct allreduce, Simple: each rank reduces its share from the
+ * peers' pieces in scratch) captured in a CUDA graph, then an eager call large enough to grow the
+ * scratch, then replays of the graph on fresh data: the graph still holds the first buffer, so the
+ * growth must not have freed it (host/exec.c keeps it until kilnExecFree). Buffers allocated
+ * right after the growth, of the first buffer's size and around it, filled with a pattern, catch
+ * a freed buffer handed out again (the replays would write into one of them); where the
+ * allocator hands out other addresses the replays' results are still checked. */
+Test(gpu_runtime, graph_replays_after_scratch_growth, .init = gpu_init, .timeout = 300) {
+  int n = suite_gpus();
+  world w;
+  cr_assert(world_init(&w, n, NULL));
+  uint64_t rng = g_seed ^ 0x7E;
+  loaded l;
+  load(&l, &w, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, false);
+  const int sc = l.plan->gpus[0].s_chunks, k = l.plan->gpus[0].i_chunks;
+  cr_assert(gt(int, sc, 0), "%s has no scratch", l.plan->name);
+  /* 1 Mi int32 per rank: the first scratch is sc x (1 Mi / k) x 4 bytes (MiBs: whole pages);
+   * the second call, 4x larger, grows it. */
+  const size_t small = (size_t)1 << 20, first = (size_t)sc * (small / (size_t)k) * 4;
+  call a, b;
+  cr_assert(call_alloc(&a, &w, KILN_COLL_ALLREDUCE, small, KILN_INT32));
+  cr_assert(call_alloc(&b, &w, KILN_COLL_ALLREDUCE, 4 * small, KILN_INT32));
+  run_check(&l, &w, &a, KILN_SUM, false, &rng);
+  cudaGraphExec_t ge[GPU_MAX];
+  call_prepare(&a, &w, KILN_SUM, false, &rng);
+  for (int r = 0; r < n; r++) {
+    capture_begin(&w, r);
+    kilnResult_t res = kilnRun(l.ex[r], a.sendp[r], a.recvp[r], a.count, a.dt, KILN_SUM, w.st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+    capture_end(&w, r, &ge[r]);
+  }
+  run_check(&l, &w, &b, KILN_SUM, false, &rng); /* the growth */
+  enum { NTRAP = 6 };
+  const size_t trapBytes[NTRAP] = {first, first, first / 2, 2 * first, first + (1u << 20), first};
+  void* trap[GPU_MAX][NTRAP];
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(w.dev[r]);
+    for (int t = 0; t < NTRAP; t++) {
+      cr_assert(eq(int, cudaMalloc(&trap[r][t], trapBytes[t]), cudaSuccess));
+      cr_assert(eq(int, cudaMemset(trap[r][t], 0xA5, trapBytes[t]), cudaSuccess));
+    }
+    cudaDeviceSynchronize();
+  }
+  for (int it = 0; it < 20; it++) {
+    call_prepare(&a, &w, KILN_SUM, false, &rng);
+    replay_all(&w, ge);
+    char msg[512];
+    cr_assert(call_check(&a, &w, msg, sizeof msg), "replay %d after the growth: %s (seed %llu)", it, msg,
+              (unsigned long long)g_seed);
+  }
+  unsigned char* h = malloc(2 * first + (1u << 20));
+  cr_assert(h != NULL);
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(w.dev[r]);
+    for (int t = 0; t < NTRAP; t++) {
+      cr_assert(eq(int, cudaMemcpy(h, trap[r][t], trapBytes[t], cudaMemcpyDeviceToHost), cudaSuccess));
+      size_t bad = 0;
+      for (size_t i = 0; i < trapBytes[t]; i++) bad += h[i] != 0xA5;
+      cr_assert(eq(sz, bad, 0), "rank %d: %zu bytes of a buffer allocated after the growth changed while the "
+                "graph replayed: it got the freed scratch", r, bad);
+      cudaFree(trap[r][t]);
+    }
+  }
+  free(h);
+  for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
+  call_free(&a, &w);
+  call_free(&b, &w);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
 /* Back-to-back calls on three streams per rank, no synchronization in between. */
 Test(gpu_runtime, several_streams, .init = gpu_init, .timeout = 600) {
   int n = suite_gpus();
