@@ -1026,11 +1026,25 @@ int main(int argc, char** argv) {
     }
     kids.push_back(p);
   }
+  /* The first process that fails stops the others: they would wait for it forever (at a
+   * barrier, in a collective, or for the NCCL id). */
   int rc = 0;
-  for (pid_t p : kids) {
+  for (size_t left = kids.size(); left > 0;) {
     int st = 0;
-    waitpid(p, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) rc = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    const pid_t p = waitpid(-1, &st, 0);
+    if (p < 0) break;
+    size_t r = kids.size();
+    for (size_t i = 0; i < kids.size(); i++)
+      if (kids[i] == p) r = i;
+    if (r == kids.size()) continue;
+    kids[r] = 0;
+    left--;
+    if ((WIFEXITED(st) && WEXITSTATUS(st) == 0) || rc != 0) continue;
+    rc = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    fprintf(stderr, "coll_bench: rank %zu's process %s; stopping the others\n", r,
+            WIFEXITED(st) ? "failed" : "was killed");
+    for (pid_t q : kids)
+      if (q > 0) kill(q, SIGTERM);
   }
   return rc;
 }
