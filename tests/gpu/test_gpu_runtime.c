@@ -1829,6 +1829,27 @@ Test(gpu_runtime, large_buffers, .init = gpu_init, .timeout = 900) {
   world_fini(&w);
 }
 
+/* The loaded plan's call on c (a sum) captured in a CUDA graph per rank (c's buffers as they are). */
+static void capture_plan_call(const loaded* l, const world* w, const call* c, cudaGraphExec_t* ge) {
+  for (int r = 0; r < w->n; r++) {
+    capture_begin(w, r);
+    kilnResult_t res = kilnRun(l->ex[r], c->sendp[r], c->recvp[r], c->count, c->dt, KILN_SUM, w->st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+    capture_end(w, r, &ge[r]);
+  }
+}
+
+/* `times` replays of every rank's graph ge (capture_plan_call on c), each on fresh data, checked. */
+static void replay_check(const world* w, call* c, cudaGraphExec_t* ge, int times, const char* when, uint64_t* rng) {
+  for (int it = 0; it < times; it++) {
+    call_prepare(c, w, KILN_SUM, false, rng);
+    replay_all(w, ge);
+    char msg[512];
+    cr_assert(call_check(c, w, msg, sizeof msg), "replay %d%s: %s (seed %llu)", it, when, msg,
+              (unsigned long long)g_seed);
+  }
+}
+
 /* One call captured per rank, replayed 1000 times on new data each time. */
 Test(gpu_runtime, graph_replays, .init = gpu_init, .timeout = 600) {
   int n = suite_gpus();
@@ -1841,19 +1862,8 @@ Test(gpu_runtime, graph_replays, .init = gpu_init, .timeout = 600) {
   cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 4099, KILN_INT32));
   cudaGraphExec_t ge[GPU_MAX];
   call_prepare(&c, &w, KILN_SUM, false, &rng);
-  for (int r = 0; r < n; r++) {
-    capture_begin(&w, r);
-    kilnResult_t res = kilnRun(l.ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
-    cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
-    capture_end(&w, r, &ge[r]);
-  }
-  for (int it = 0; it < 1000; it++) {
-    call_prepare(&c, &w, KILN_SUM, false, &rng);
-    replay_all(&w, ge);
-    char msg[512];
-    cr_assert(call_check(&c, &w, msg, sizeof msg), "replay %d: %s (seed %llu)", it, msg,
-              (unsigned long long)g_seed);
-  }
+  capture_plan_call(&l, &w, &c, ge);
+  replay_check(&w, &c, ge, 1000, "", &rng);
   for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
   call_free(&c, &w);
   unload(&l, &w);
@@ -1885,12 +1895,7 @@ Test(gpu_runtime, graph_replays_after_scratch_growth, .init = gpu_init, .timeout
   run_check(&l, &w, &a, KILN_SUM, false, &rng);
   cudaGraphExec_t ge[GPU_MAX];
   call_prepare(&a, &w, KILN_SUM, false, &rng);
-  for (int r = 0; r < n; r++) {
-    capture_begin(&w, r);
-    kilnResult_t res = kilnRun(l.ex[r], a.sendp[r], a.recvp[r], a.count, a.dt, KILN_SUM, w.st[r]);
-    cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
-    capture_end(&w, r, &ge[r]);
-  }
+  capture_plan_call(&l, &w, &a, ge);
   run_check(&l, &w, &b, KILN_SUM, false, &rng); /* the growth */
   enum { NTRAP = 6 };
   const size_t trapBytes[NTRAP] = {first, first, first / 2, 2 * first, first + (1u << 20), first};
@@ -1903,13 +1908,7 @@ Test(gpu_runtime, graph_replays_after_scratch_growth, .init = gpu_init, .timeout
     }
     cudaDeviceSynchronize();
   }
-  for (int it = 0; it < 20; it++) {
-    call_prepare(&a, &w, KILN_SUM, false, &rng);
-    replay_all(&w, ge);
-    char msg[512];
-    cr_assert(call_check(&a, &w, msg, sizeof msg), "replay %d after the growth: %s (seed %llu)", it, msg,
-              (unsigned long long)g_seed);
-  }
+  replay_check(&w, &a, ge, 20, " after the growth", &rng);
   unsigned char* h = malloc(2 * first + (1u << 20));
   cr_assert(h != NULL);
   for (int r = 0; r < n; r++) {
