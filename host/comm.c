@@ -219,6 +219,22 @@ out:
   return res;
 }
 
+/* Turns on GPU `from`'s access to GPU `to`'s memory (it stays on): cudaSuccess when it is on,
+ * cudaErrorPeerAccessUnsupported when the pair cannot have it, else the failure; the error is not
+ * left for the caller's next CUDA call. The current device is `from` afterwards. */
+static cudaError_t peerAccessOn(int from, int to) {
+  int can = 0;
+  cudaError_t e = cudaDeviceCanAccessPeer(&can, from, to);
+  if (e == cudaSuccess && !can) e = cudaErrorPeerAccessUnsupported;
+  if (e == cudaSuccess) {
+    cudaSetDevice(from);
+    e = cudaDeviceEnablePeerAccess(to, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) e = cudaSuccess;
+  }
+  cudaGetLastError(); /* cudaErrorPeerAccessAlreadyEnabled is recorded too */
+  return e;
+}
+
 /* The clique of cs[0..n) (runtime_internal.h) when they are every rank of their communicator, each
  * on its own GPU, and every GPU can have peer access to every other: enables it (it stays on after
  * the communicators go, as NCCL's own in one process). KILN_SYM_PEERS=0, or settings under which
@@ -238,20 +254,8 @@ static void commClique(int n, struct kilnComm** cs) {
     byRank[cs[i]->rank] = cs[i];
   }
   for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      if (i == j) continue;
-      int can = 0;
-      if (cs[i]->dev == cs[j]->dev) return;
-      if (cudaDeviceCanAccessPeer(&can, cs[i]->dev, cs[j]->dev) != cudaSuccess) {
-        cudaGetLastError(); /* its own error, not left for the caller */
-        return;
-      }
-      if (!can) return;
-      cudaSetDevice(cs[i]->dev);
-      const cudaError_t r = cudaDeviceEnablePeerAccess(cs[j]->dev, 0);
-      if (r != cudaSuccess) cudaGetLastError(); /* cudaErrorPeerAccessAlreadyEnabled is recorded too */
-      if (r != cudaSuccess && r != cudaErrorPeerAccessAlreadyEnabled) return;
-    }
+    for (int j = 0; j < n; j++)
+      if (i != j && (cs[i]->dev == cs[j]->dev || peerAccessOn(cs[i]->dev, cs[j]->dev) != cudaSuccess)) return;
   struct kilnClique* k = calloc(1, sizeof(*k));
   if (!k) return;
   k->n = k->refs = n;
@@ -327,19 +331,10 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
       break;
     }
     for (int j = 0; j < n && res == KILN_SUCCESS; j++) {
-      if (devs[j] == devs[i]) continue;
-      int can = 0;
-      if (cudaDeviceCanAccessPeer(&can, devs[i], devs[j]) != cudaSuccess || !can) {
-        cudaGetLastError();
-        res = kilnSetError(KILN_ERR_UNSUPPORTED, "kilnCommCreateShared: GPU %d cannot reach GPU %d (peer access)",
-                           devs[i], devs[j]);
-        break;
-      }
-      cudaSetDevice(devs[i]);
-      const cudaError_t e = cudaDeviceEnablePeerAccess(devs[j], 0);
-      if (e != cudaSuccess) cudaGetLastError();
-      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
-        res = kilnSetError(KILN_ERR_CUDA, "kilnCommCreateShared: peer access GPU %d -> %d: %s", devs[i], devs[j],
+      const cudaError_t e = devs[j] == devs[i] ? cudaSuccess : peerAccessOn(devs[i], devs[j]);
+      if (e != cudaSuccess)
+        res = kilnSetError(e == cudaErrorPeerAccessUnsupported ? KILN_ERR_UNSUPPORTED : KILN_ERR_CUDA,
+                           "kilnCommCreateShared: peer access GPU %d -> %d: %s", devs[i], devs[j],
                            cudaGetErrorString(e));
     }
     if (res != KILN_SUCCESS) break;

@@ -130,7 +130,8 @@ bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes);
 
 /* comm.c: n ranks of this process over CUDA peer memory, without NCCL, rank i on GPU devs[i]
  * (several may share a GPU: each gets an equal share of its SMs); for the GPU suites (rank counts
- * beyond the GPUs at hand). Freed with kilnCommDestroy / kilnCommDestroyAll. */
+ * beyond the GPUs at hand). Freed together with kilnCommDestroyAll (each rank's peers[] points
+ * into the others' windows). */
 kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out);
 
 /* sym.c: reads the symmetric kernels' settings into c, and sizes and places the line forms'

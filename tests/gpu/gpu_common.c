@@ -185,26 +185,23 @@ void call_prepare(call* c, const world* w, kilnRedOp_t op, bool inplace, uint64_
   c->op = op;
   c->inplace = inplace;
   const bool uns = is_unsigned(c->dt);
+  /* Results exact in every type: up to 4 ranks, sums within 8 (float8 e5m2's exact integers)
+   * and products within 16. On more ranks, the two that would leave that: 8-bit integer products
+   * (256 at 8 ranks) take factors of 2 from the first four ranks only, and float8 e5m2 sums (and
+   * averages) values of at most 1, so 8 ranks stay within 16 and 8. */
+  const bool prod = gpu_reduces(c->coll) && op == KILN_PROD;
+  const bool narrow = c->n > 4 && gpu_reduces(c->coll) &&
+                      ((prod && (c->dt == KILN_INT8 || c->dt == KILN_UINT8)) ||
+                       (c->dt == KILN_FLOAT8E5M2 && (op == KILN_SUM || op == KILN_AVG)));
   for (int r = 0; r < w->n; r++) {
+    const bool wide = !narrow || (prod && r < 4);
     for (size_t i = 0; i < c->inElems; i++) {
       uint64_t x = gpu_rand(rng);
       int64_t v;
-      /* Results exact in every type: up to 4 ranks, sums within 8 (float8 e5m2's exact
-       * integers) and products within 16. On more ranks, the two that would leave that: 8-bit
-       * integer products (256 at 8 ranks) take factors of 2 from the first four ranks only, and
-       * float8 e5m2 sums (and averages) values of at most 1, so 8 ranks stay within 16 and 8. */
-      const bool narrow = c->n > 4 && gpu_reduces(c->coll) &&
-                          ((op == KILN_PROD && (c->dt == KILN_INT8 || c->dt == KILN_UINT8)) ||
-                           (c->dt == KILN_FLOAT8E5M2 && (op == KILN_SUM || op == KILN_AVG)));
-      const bool wide = !narrow || (op == KILN_PROD && r < 4);
-      if (gpu_reduces(c->coll) && op == KILN_PROD && wide)
-        v = uns ? (int64_t)(1 + x % 2) : (int64_t[]){-2, -1, 1, 2}[x % 4];
-      else if (gpu_reduces(c->coll) && op == KILN_PROD)
-        v = uns ? 1 : (x & 1 ? 1 : -1);
-      else if (wide)
-        v = uns ? (int64_t)(x % 5) : (int64_t)(x % 5) - 2;
+      if (prod)
+        v = !wide ? (uns ? 1 : (x & 1 ? 1 : -1)) : uns ? (int64_t)(1 + x % 2) : (int64_t[]){-2, -1, 1, 2}[x % 4];
       else
-        v = uns ? (int64_t)(x % 2) : (int64_t)(x % 3) - 1;
+        v = !wide ? (uns ? (int64_t)(x % 2) : (int64_t)(x % 3) - 1) : uns ? (int64_t)(x % 5) : (int64_t)(x % 5) - 2;
       c->vals[r][i] = v;
       gpu_encode(c->dt, c->hin[r], i, (double)v);
     }

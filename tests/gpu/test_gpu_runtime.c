@@ -124,11 +124,14 @@ static const char* const kNoEnv[] = {NULL};
 
 /* world_init with settings from the environment: env holds name, value pairs, NULL-terminated,
  * each set while the communicators are created (which read them) and removed after. */
-static bool world_init_env(world* w, int n, const kilnCommConfig* cfg, const char* const* env) {
+static bool world_init_env_as(world* w, int n, bool shared, const kilnCommConfig* cfg, const char* const* env) {
   for (const char* const* e = env; e[0]; e += 2) setenv(e[0], e[1], 1);
-  const bool made = world_init(w, n, cfg);
+  const bool made = shared ? world_init_shared(w, n, g_ngpus, NULL, cfg) : world_init(w, n, cfg);
   for (const char* const* e = env; e[0]; e += 2) unsetenv(e[0]);
   return made;
+}
+static bool world_init_env(world* w, int n, const kilnCommConfig* cfg, const char* const* env) {
+  return world_init_env_as(w, n, false, cfg, env);
 }
 
 /* The world of a sweep of n ranks: n GPUs, or (shared) n ranks over the fewer GPUs there are
@@ -137,15 +140,20 @@ static bool world_init_env(world* w, int n, const kilnCommConfig* cfg, const cha
 static void sweep_world(world* w, int n, bool shared, const kilnCommConfig* cfg, const char* const* env) {
   if (shared && g_ngpus >= n) cr_skip_test("skipped: %d GPUs visible: the %d-GPU suite runs this", g_ngpus, n);
   if (!shared && g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
-  if (!shared) {
-    cr_assert(world_init_env(w, n, cfg, env));
-    return;
+  cr_assert(world_init_env_as(w, n, shared, cfg, env));
+  if (shared) fprintf(stderr, "  %d ranks on %d GPUs (kilnCommCreateShared)\n", n, g_ngpus);
+}
+
+/* The fewest SMs a rank of w has to itself: its GPU's, divided among the ranks there. */
+static int rank_sm_share(const world* w) {
+  int share = INT_MAX;
+  for (int r = 0; r < w->n; r++) {
+    int sms = 0, here = 0;
+    cr_assert(eq(int, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, w->dev[r]), cudaSuccess));
+    for (int q = 0; q < w->n; q++) here += w->dev[q] == w->dev[r];
+    if (sms / here < share) share = sms / here;
   }
-  for (const char* const* e = env; e[0]; e += 2) setenv(e[0], e[1], 1);
-  const bool made = world_init_shared(w, n, g_ngpus, NULL, cfg);
-  for (const char* const* e = env; e[0]; e += 2) unsetenv(e[0]);
-  cr_assert(made);
-  fprintf(stderr, "  %d ranks on %d GPUs (kilnCommCreateShared)\n", n, g_ngpus);
+  return share;
 }
 
 /* Runs the loaded plan on every rank and checks the result. */
@@ -261,13 +269,7 @@ static void synth_sweep(int n, bool shared) {
   world w;
   sweep_world(&w, n, shared, NULL, kNoEnv);
   /* Threadblocks: at most a rank's share of its GPU's SMs (all of them, one rank per GPU). */
-  int maxTbs = 1 << 30;
-  for (int r = 0; r < n; r++) {
-    int sms = 0, here = 0;
-    cr_assert(eq(int, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, w.dev[r]), cudaSuccess));
-    for (int q = 0; q < n; q++) here += w.dev[q] == w.dev[r];
-    if (sms / here < maxTbs) maxTbs = sms / here;
-  }
+  const int maxTbs = rank_sm_share(&w);
   uint64_t rng = g_seed + 100 + (uint64_t)n;
   const clock_t t0 = clock();
   static const size_t sweepCounts[] = {7, 65536 + 13, (1u << 20) + 5};
@@ -363,13 +365,7 @@ static void n8_plans_sweep(bool shared) {
   static const typedOp sweepTypes[] = {
       {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
   const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, 2, 2u << 20};
-  int share = 1 << 30;
-  for (int r = 0; r < w.n; r++) {
-    int sms = 0, here = 0;
-    cr_assert(eq(int, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, w.dev[r]), cudaSuccess));
-    for (int q = 0; q < w.n; q++) here += w.dev[q] == w.dev[r];
-    if (sms / here < share) share = sms / here;
-  }
+  const int share = rank_sm_share(&w);
   static const char* const dirs[] = {KILN_SOURCE_DIR "/plans/n8", KILN_SOURCE_DIR "/plans/n8/synth"};
   int ran = 0, left = 0;
   for (size_t di = 0; di < sizeof(dirs) / sizeof(dirs[0]); di++) {
