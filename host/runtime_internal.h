@@ -45,6 +45,8 @@ struct kilnComm {
   uint64_t symLLBytes;      /* KILN_SYM_LL_BYTES */
   uint64_t symLLReduceBytes; /* KILN_SYM_LL_REDUCE_BYTES */
   uint64_t symLL2Bytes;     /* KILN_SYM_LL2_BYTES */
+  uint64_t symLL12Bytes;    /* KILN_SYM_LL12_BYTES: one-shot LL segments above it go as LL12 lines
+                             * (elements of at most 4 bytes; KILN_SYM_LL12=0: never) */
   uint64_t symLL128Bytes;   /* KILN_SYM_LL128_BYTES: one-shot segments above it go as LL128 lines */
   uint64_t symLL128MaxBytes; /* KILN_SYM_LL128_MAX_BYTES: ... up to this */
   uint64_t symLL128TwoShotBytes;  /* KILN_SYM_LL2_128_BYTES: two-shot shares above it as LL128 lines */

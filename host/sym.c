@@ -90,7 +90,10 @@ static uint64_t lineAreaNeed(int ll, uint64_t maxBytes, uint64_t regions, uint64
  * any value in those places, and did pass for lines of a later call in the same half
  * (gpu_runtime/sym_lines_apart). Lines of one form can be trusted over what that form left:
  * every line of an earlier call carries that call's flag in the same places, and the flags of
- * calls s and s - 2k differ (kernels/sym.cuh symFlag). Each area holds, per half, the most the
+ * calls s and s - 2k differ (kernels/sym.cuh symFlag). LL12 lines share LL's area: both carry the
+ * flag in the fourth word of every 16 bytes, so a line of either form from an earlier call holds an
+ * older flag there and passes for neither (LL12's data in LL's second word is not enough for LL,
+ * which wants both). Each area holds, per half, the most the
  * thresholds above let a call of its form take (kilnSymLineBytes, 256-byte regions), at most
  * symHalf: 4 ranks by default LL 2 MiB, LL128 4.3 MiB (two-shot's 8 regions of 512 KiB shares).
  * They follow the flag form's two halves in the window (symStageBase, set before this). */
@@ -112,8 +115,8 @@ static void symLineAreas(struct kilnComm* c) {
   c->symLL128Base = c->symLLBase + 2 * c->symLLHalf;
 }
 
-/* One half of form ll's staging (KILN_SYM_LINES_*: the LL or LL128 lines' area, or the flag
- * form's), and where its two halves start in the window. */
+/* One half of form ll's staging (KILN_SYM_LINES_*: the LL (and LL12) or LL128 lines' area, or the
+ * flag form's), and where its two halves start in the window. */
 static uint64_t formHalf(const struct kilnComm* c, int ll) {
   return ll == KILN_SYM_LINES_LL128 ? c->symLL128Half : ll ? c->symLLHalf : c->symHalf;
 }
@@ -160,6 +163,17 @@ void kilnSymConfigure(struct kilnComm* c) {
    * allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL 14.0); at 1 MiB flags win (17.2 vs
    * 18.6). */
   c->symLL2Bytes = (uint64_t)envInt("KILN_SYM_LL2_BYTES", 128 << 10);
+  /* One-shot calls that would go as LL lines go as LL12 lines (kernels/sym.cuh bodyLL12: 12 data
+   * bytes per 16-byte line instead of 8) where their segment is larger than KILN_SYM_LL12_BYTES
+   * and their elements are at most 4 bytes (KILN_SYM_LL12=0: never). 4x H100, graphs, LL12 for
+   * every such segment against none, same build, three alternations (bench/results/s23 run 2):
+   * 16 B-16 KiB 0.15-0.33 us slower (allreduce 1 KiB 2.92 vs 2.71), 16 KiB segments 0.7-6% slower,
+   * 64 KiB ones faster (allgather and alltoall 256 KiB 3.60 vs 3.88 and 3.59 vs 3.98 us,
+   * reducescatter 256 KiB 0.98x, allreduce 64 KiB 0.99x); 2 GPUs alike (32 KiB segments 0.99-1.01x,
+   * 128 KiB ones 0.94-0.95x). So past 32 KiB: against none (run 3), 4 GPUs allgather 512 KiB 4.50
+   * vs 5.11 us, alltoall 512 KiB 4.72 vs 5.52, allreduce 128 KiB 4.93 vs 5.31, reducescatter 512 KiB
+   * 0.93x; 2 GPUs 0.94-0.96x at 128 KiB segments; no size more than 0.8% slower. */
+  c->symLL12Bytes = envThreshold("KILN_SYM_LL12", "KILN_SYM_LL12_BYTES", 32 << 10);
   /* One-shot segments larger than KILN_SYM_LL128_BYTES (0: never) and up to
    * KILN_SYM_LL128_MAX_BYTES travel as LL128 lines (kernels/sym.cuh bodyLL128: 120 data bytes per
    * 128-byte line, LL 8 per 16), whatever symLLBytes says. 4x H200 (bench/results/h200-s19): the
@@ -362,9 +376,11 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   const uint64_t hi128 = two ? c->symLL128TwoShotMaxBytes : c->symLL128MaxBytes;
   if (lo128 && s * es > lo128 && s * es <= hi128 && linesFit(c, a, KILN_SYM_LINES_LL128, s, es))
     lines = KILN_SYM_LINES_LL128;
+  /* LL12 lines take less of the LL lines' area than LL lines of the same segment. */
+  if (lines == KILN_SYM_LINES_LL && !two && es <= 4 && s * es > c->symLL12Bytes) lines = KILN_SYM_LINES_LL12;
   uint64_t w = s, rounds = 1, bytes;
   if (lines) {
-    /* LL: a 16-byte line per 8 bytes of data; LL128: a 128-byte line per 120. */
+    /* LL: a 16-byte line per 8 bytes of data; LL12 per 12; LL128: a 128-byte line per 120. */
     bytes = kilnSymLineBytes(lines, s, es);
   } else {
     /* Copies: regions of symCopyRoundBytes over all of a half's regions. Reductions: the same

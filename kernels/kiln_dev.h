@@ -28,10 +28,11 @@ enum { KILN_DEV_BUF_INPUT = 0, KILN_DEV_BUF_OUTPUT = 1, KILN_DEV_BUF_SCRATCH = 2
 /* Protocols the kernels implement (kernels/primitives.cuh). */
 enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1, KILN_DEV_PROTO_LL128 = 2 };
 /* Line geometry of the line protocols: LL carries 8 data bytes per 16-byte line, LL128 120 per
- * 128-byte line. */
+ * 128-byte line, the symmetric kernels' LL12 12 per 16-byte line. */
 enum {
   KILN_DEV_LL_LINE_BYTES = 16, KILN_DEV_LL_DATA_BYTES = 8,
-  KILN_DEV_LL128_LINE_BYTES = 128, KILN_DEV_LL128_DATA_BYTES = 120
+  KILN_DEV_LL128_LINE_BYTES = 128, KILN_DEV_LL128_DATA_BYTES = 120,
+  KILN_DEV_LL12_DATA_BYTES = 12
 };
 /* Error codes the kernel leaves in the communicator's error word. */
 enum { KILN_DEV_OK = 0, KILN_DEV_ERR_TIMEOUT = 1 };
@@ -120,8 +121,10 @@ enum {
 /* kilnSymArgs.ll: how the data travels. LL: a 16-byte line per 8 data bytes, the flag in each
  * 4-byte half's upper word (kernels/primitives.cuh llStore). LL128: a 128-byte line
  * per 120 data bytes, 15 data words and the flag word, stored by 8 lanes of a warp at once
- * (kernels/sym.cuh bodyLL128, bodyLL128x2). */
-enum { KILN_SYM_LINES_NONE = 0, KILN_SYM_LINES_LL = 1, KILN_SYM_LINES_LL128 = 2 };
+ * (kernels/sym.cuh bodyLL128, bodyLL128x2). LL12: a 16-byte line per 12 data bytes, three data
+ * words and the flag word, one thread's store (kernels/sym.cuh bodyLL12; one-shot, elements of at
+ * most 4 bytes). */
+enum { KILN_SYM_LINES_NONE = 0, KILN_SYM_LINES_LL = 1, KILN_SYM_LINES_LL128 = 2, KILN_SYM_LINES_LL12 = 3 };
 /* Flags in a window: [phase][src rank][block], one word each (written by src with the call's
  * sequence number; they only grow). */
 #define KILN_SYM_FLAG_WORDS (KILN_SYM_PHASES * KILN_SYM_MAX_RANKS * KILN_SYM_MAX_BLOCKS)
@@ -195,20 +198,31 @@ static inline KILN_HOST_DEVICE uint64_t kilnSymBlockLines128(uint64_t seg, int n
   const uint64_t per = (kilnSymLines128(seg, esize) + (uint64_t)nblocks - 1) / (uint64_t)nblocks;
   return (per + 3) / 4 * 4;
 }
-/* Bytes `seg` elements of `esize` bytes take as lines of form ll (KILN_SYM_LINES_LL or _LL128),
- * before a region rounds them up to 256. */
+/* LL12 lines of a segment of `seg` elements of `esize` bytes (12 data bytes each), and how many of
+ * them each of `nblocks` blocks takes: an even share (the last blocks' shares may be short or
+ * empty; a block takes a thread per line). */
+static inline KILN_HOST_DEVICE uint64_t kilnSymLines12(uint64_t seg, uint64_t esize) {
+  return (seg * esize + KILN_DEV_LL12_DATA_BYTES - 1) / KILN_DEV_LL12_DATA_BYTES;
+}
+static inline KILN_HOST_DEVICE uint64_t kilnSymBlockLines12(uint64_t seg, int nblocks, uint64_t esize) {
+  return (kilnSymLines12(seg, esize) + (uint64_t)nblocks - 1) / (uint64_t)nblocks;
+}
+/* Bytes `seg` elements of `esize` bytes take as lines of form ll (KILN_SYM_LINES_LL, _LL128 or
+ * _LL12), before a region rounds them up to 256. */
 static inline uint64_t kilnSymLineBytes(int ll, uint64_t seg, uint64_t esize) {
   if (ll == KILN_SYM_LINES_LL128) return kilnSymLines128(seg, esize) * KILN_DEV_LL128_LINE_BYTES;
+  if (ll == KILN_SYM_LINES_LL12) return kilnSymLines12(seg, esize) * KILN_DEV_LL_LINE_BYTES;
   return (seg * esize + KILN_DEV_LL_DATA_BYTES - 1) / KILN_DEV_LL_DATA_BYTES * KILN_DEV_LL_LINE_BYTES;
 }
-/* Threads a block of a call in lines takes (args: seg, nblocks, ll): one per LL line of its range
- * rounded up to a warp, 8 per LL128 line; at most maxThreads. */
+/* Threads a block of a call in lines takes (args: seg, nblocks, ll): one per LL or LL12 line of
+ * its range rounded up to a warp, 8 per LL128 line; at most maxThreads. */
 static inline int kilnSymLineThreads(const kilnSymArgs* a, uint64_t esize, int maxThreads) {
   const uint64_t t =
-      a->ll == KILN_SYM_LINES_LL128
-          ? kilnSymBlockLines128(a->seg, a->nblocks, esize) * 8
-          : ((kilnSymBlockElems(a->seg, a->nblocks, esize) * esize + KILN_DEV_LL_DATA_BYTES - 1) / KILN_DEV_LL_DATA_BYTES +
-             31) / 32 * 32;
+      a->ll == KILN_SYM_LINES_LL128  ? kilnSymBlockLines128(a->seg, a->nblocks, esize) * 8
+      : a->ll == KILN_SYM_LINES_LL12 ? (kilnSymBlockLines12(a->seg, a->nblocks, esize) + 31) / 32 * 32
+                                     : ((kilnSymBlockElems(a->seg, a->nblocks, esize) * esize + KILN_DEV_LL_DATA_BYTES - 1) /
+                                            KILN_DEV_LL_DATA_BYTES +
+                                        31) / 32 * 32;
   return t < (uint64_t)maxThreads ? (int)t : maxThreads;
 }
 /* Launches the symmetric-memory kernel of args' form (kernels/sym.cuh formOf) for `dtype` with

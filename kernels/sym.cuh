@@ -96,6 +96,14 @@ __device__ __forceinline__ void blockLines128(const kilnSymArgs& a, uint64_t* l0
   *l1 = min(nl, *l0 + per);
 }
 
+/* The LL12 lines [l0, l1) of the block (kilnSymBlockLines12). */
+template <typename T>
+__device__ __forceinline__ void blockLines12(const kilnSymArgs& a, uint64_t* l0, uint64_t* l1) {
+  const uint64_t nl = kilnSymLines12(a.seg, sizeof(T)), per = kilnSymBlockLines12(a.seg, a.nblocks, sizeof(T));
+  *l0 = min(nl, (uint64_t)blockIdx.x * per);
+  *l1 = min(nl, *l0 + per);
+}
+
 /* Rank p's staging region `idx` (phase * nranks + source rank) in the half of call seq. */
 __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int p, int idx) {
   return a.stage[p] + (seq & 1) * a.halfBytes + (uint64_t)idx * a.region;
@@ -108,20 +116,22 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
  * of before it, which kept the float and bfloat16 kernels' registers and measured the same, s21
  * run 4), the op, the buffers and the sizes, the block's lines [l0, l1) (LL128 lines when L128),
  * whether to go on past the sends (st.begin: false once the abort flag is up) and the call's
- * sequence number. */
-template <typename T, int R, bool L128> struct LineCall {
+ * sequence number. L: the lines' form (KILN_SYM_LINES_*). */
+template <typename T, int R, int L> struct LineCall {
+  static constexpr bool L128 = L == KILN_SYM_LINES_LL128;
   int n, me, tid, nthr;
   OpDyn op;
   const T* in;
   T* out;
   uint64_t count, seg, l0, l1, seq;
   bool go;
-  typename std::conditional<L128, uint64_t, uint32_t>::type flag; /* the call's LL or LL128 flag */
+  typename std::conditional<L128, uint64_t, uint32_t>::type flag; /* the call's LL, LL12 or LL128 flag */
   template <class Start>
   __device__ __forceinline__ LineCall(const kilnSymArgs& a, Start& st)
       : n(R == MAXR ? a.nranks : R), me(a.rank), tid(threadIdx.x), nthr(blockDim.x), op{a.op}, in((const T*)a.in),
         out((T*)a.out), count(a.count), seg(a.seg) {
     if constexpr (L128) blockLines128<T>(a, &l0, &l1);
+    else if constexpr (L == KILN_SYM_LINES_LL12) blockLines12<T>(a, &l0, &l1);
     else blockLines<T>(a, &l0, &l1);
     go = st.begin(l0, l1);
     seq = st.seq;
@@ -182,16 +192,16 @@ template <int R> __device__ __forceinline__ bool recvLines(const kilnSymArgs& a,
   return true;
 }
 
-/* The reduction of one line in rank order: v[q] from peer q, mine in this rank's place. */
-template <typename T, int R>
-__device__ __forceinline__ uint64_t reduceLine(const kilnSymArgs& a, const OpDyn& op, const uint64_t* v,
-                                               uint64_t mine) {
+/* The reduction of one line in rank order: v[q] from peer q, mine in this rank's place (P: the
+ * line's data, 8 bytes for LL and LL128 words, Pack12 for LL12). */
+template <typename T, int R, typename P = uint64_t>
+__device__ __forceinline__ P reduceLine(const kilnSymArgs& a, const OpDyn& op, const P* v, P mine) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank;
-  uint64_t acc = me == 0 ? mine : v[0];
+  P acc = me == 0 ? mine : v[0];
 #pragma unroll
   for (int q = 1; q < R; q++)
     if (q < n) acc = opPack<T>(op, acc, q == me ? mine : v[q]);
-  return a.op == OP_AVG ? dividePack<T, uint64_t>(acc, n) : acc;
+  return a.op == OP_AVG ? dividePack<T, P>(acc, n) : acc;
 }
 
 /* For every i < m: r = srcs[0][i] op srcs[1][i] op ... op srcs[NS-1][i] (divided by avgN when
@@ -556,7 +566,7 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
  * allgather and alltoall (two-shot is for large calls). */
 template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const LineCall<T, R, false> c(a, st);
+  const LineCall<T, R, KILN_SYM_LINES_LL> c(a, st);
   const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
@@ -610,6 +620,136 @@ template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymAr
   }
 }
 
+/* LL12 lines (KILN_SYM_LINES_LL12): 12 data bytes and the call's flag (symFlag) in the fourth
+ * word of a 16-byte line, which one thread stores with one instruction and the receiver loads with
+ * one; a line is taken once its fourth word holds the flag. Where LL trusts 8 bytes (each data
+ * word beside a flag word of its own: an 8-byte access is single-copy atomic in the PTX memory
+ * model), this trusts the 16 bytes of one aligned vector store and load to arrive together, which
+ * PTX does not promise; NVLink and L2 move them in one 32-byte sector, and LL128 trusts more (a
+ * warp's 128 bytes behind one flag word), so LL12 runs only where LL128 may (host/sym.c). A third
+ * less line traffic than LL for the same data. Lines live in the LL lines' staging: an LL line of
+ * an earlier call holds that call's flag in the fourth word too, and an LL12 line holds data in LL's
+ * second word but an older flag in its fourth, so neither passes for a line of the other
+ * (host/sym.c symLineAreas). Elements of at most 4 bytes (12 / sizeof(T) per line). The kernel
+ * alone costs a fixed 0.12-0.28 us more than LL at 1-16 KiB (4x H100, bench/results/s23 run 5;
+ * cause not found: 80 registers against 76, no stack), so the host takes it only past 32 KiB of
+ * segment, where its bytes win (up to 14% less time). */
+struct Pack12 {
+  uint32_t w[3];
+};
+/* Up to 12 / sizeof(T) elements from p (nv valid; the rest zero), any alignment. */
+template <typename T> __device__ __forceinline__ Pack12 load12(const T* p, int nv) {
+  static_assert(sizeof(T) <= 4, "LL12 lines hold elements of at most 4 bytes");
+  constexpr int E = 12 / sizeof(T);
+  Pack12 r;
+  if (nv == E && ((uintptr_t)p & 3) == 0) {
+#pragma unroll
+    for (int k = 0; k < 3; k++) r.w[k] = __ldcg((const unsigned*)p + k);
+    return r;
+  }
+  T x[E];
+  memset(x, 0, sizeof(x));
+  for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
+  memcpy(&r, x, sizeof(r));
+  return r;
+}
+template <typename T> __device__ __forceinline__ void store12(T* p, const Pack12& v, int nv) {
+  constexpr int E = 12 / sizeof(T);
+  if (nv == E && ((uintptr_t)p & 3) == 0) {
+#pragma unroll
+    for (int k = 0; k < 3; k++) ((unsigned*)p)[k] = v.w[k];
+    return;
+  }
+  T x[E];
+  memcpy(x, &v, sizeof(v));
+  for (int e = 0; e < nv; e++) p[e] = x[e];
+}
+__device__ __forceinline__ void llStore12(uint4* p, const Pack12& v, uint32_t flag) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]), "r"(v.w[1]), "r"(v.w[2]),
+               "r"(flag)
+               : "memory");
+}
+/* Line l of every peer q's region q of this rank, into v[q]: recvLines with one flag word. */
+template <int R> __device__ __forceinline__ bool recvLines12(const kilnSymArgs& a, uint64_t seq, uint64_t l,
+                                                            uint32_t flag, Spin& spin, Pack12* v) {
+  const int n = R == MAXR ? a.nranks : R, me = a.rank;
+  uint32_t f[R];
+  const uint4* p[R];
+  unsigned pend = 0;
+#pragma unroll
+  for (int q = 0; q < R; q++) {
+    f[q] = flag;
+    v[q].w[0] = v[q].w[1] = v[q].w[2] = 0;
+    p[q] = (const uint4*)region(a, seq, me, q) + l;
+    if (q < n && q != me) pend |= 1u << q;
+  }
+  while (pend) {
+#pragma unroll
+    for (int q = 0; q < R; q++)
+      if (pend >> q & 1) llLoadOnce(p[q], &v[q].w[0], &v[q].w[1], &v[q].w[2], &f[q]);
+#pragma unroll
+    for (int q = 0; q < R; q++)
+      if (f[q] == flag) pend &= ~(1u << q);
+    if (pend && spin.tick()) return false;
+  }
+  return true;
+}
+
+/* bodyLL's exchange as LL12 lines: one-shot allreduce, reducescatter, allgather and alltoall. */
+template <typename T, int R, class Start> __device__ void bodyLL12(const kilnSymArgs& a, Start& st) {
+  constexpr int E = 12 / sizeof(T);
+  const LineCall<T, R, KILN_SYM_LINES_LL12> c(a, st);
+  const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
+  auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
+  const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
+  for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
+    const uint64_t e0 = l * E;
+    const int nv = (int)min((uint64_t)E, c.seg - e0);
+    if (toAll) {
+      const Pack12 v = load12<T>(c.in + e0, nv);
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (p < n && p != me) llStore12(lines(p, me) + l, v, c.flag);
+      if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count)
+        store12<T>(c.out + (uint64_t)me * c.count + e0, v, nv);
+    } else if (a.algo == KILN_SYM_A2A) {
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (p < n && p != me) llStore12(lines(p, me) + l, load12<T>(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
+      const uint64_t mine = (uint64_t)me * c.count + e0;
+      if (c.in != c.out) store12<T>(c.out + mine, load12<T>(c.in + mine, nv), nv);
+    } else { /* reducescatter: every peer's part loaded before the first line goes out (sendLines) */
+      Pack12 v[R];
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (p < n && p != me) v[p] = load12<T>(c.in + (uint64_t)p * c.count + e0, nv);
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (p < n && p != me) llStore12(lines(p, me) + l, v[p], c.flag);
+    }
+  }
+  st.sent();
+  if (!c.go) return;
+  Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+  const bool reduces = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS;
+  const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * c.count : 0;
+  for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
+    const uint64_t e0 = l * E;
+    const int nv = (int)min((uint64_t)E, c.seg - e0);
+    Pack12 mine{};
+    if (reduces) mine = load12<T>(c.in + own + e0, nv);
+    Pack12 v[R];
+    if (!recvLines12<R>(a, c.seq, l, c.flag, spin, v)) return;
+    if (reduces) {
+      store12<T>(c.out + e0, reduceLine<T, R, Pack12>(a, c.op, v, mine), nv);
+    } else {
+#pragma unroll
+      for (int q = 0; q < R; q++)
+        if (q < n && q != me) store12<T>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
+    }
+  }
+}
+
 /* Two-shot allreduce as LL lines (kilnSymArgs.ll with KILN_SYM_AR_TWOSHOT): share p of this
  * rank's input to rank p (regions 0..n-1); rank q reduces share q from the lines it received and
  * its own input, stores the result into its output and, as lines, into every peer's region n + q;
@@ -617,7 +757,7 @@ template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymAr
  * zeros (the receiver reads every line of its range). */
 template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const LineCall<T, R, false> c(a, st);
+  const LineCall<T, R, KILN_SYM_LINES_LL> c(a, st);
   const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
   auto lines = [&](int p, int idx) -> uint4* { return (uint4*)region(a, c.seq, p, idx); };
   /* Valid elements of share p's line at share offset e0. */
@@ -750,7 +890,7 @@ __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq,
  * votes need all of it); a lane past the block's lines takes part without data. */
 template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const LineCall<T, R, true> c(a, st);
+  const LineCall<T, R, KILN_SYM_LINES_LL128> c(a, st);
   const int n = c.n, me = c.me;
   const Lane128 ln;
   const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
@@ -832,7 +972,7 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
  * those past the input's end (the receiver reads every line of its range). */
 template <typename T, int R, class Start> __device__ void bodyLL128x2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const LineCall<T, R, true> c(a, st);
+  const LineCall<T, R, KILN_SYM_LINES_LL128> c(a, st);
   const int n = c.n, me = c.me;
   const Lane128 ln;
   const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
@@ -898,10 +1038,11 @@ template <typename T, int R, class Start> __device__ void bodyLL128x2(const kiln
 /* The kernel's forms, each a kernel of its own (kernel<T, F>; the host launches formOf's): one
  * kernel holding every body took 128 registers and spilled (160-byte stack frame, float), and
  * every call paid for the largest body's registers and code. */
-enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, FORM_LL128, FORM_LL2_128, NFORMS };
+enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, FORM_LL128, FORM_LL2_128, FORM_LL12, NFORMS };
 __host__ __device__ __forceinline__ int formOf(const kilnSymArgs& a) {
   if (a.direct && a.algo != KILN_SYM_AR_TWOSHOT) return FORM_DIRECT;
   if (a.ll == KILN_SYM_LINES_LL128) return a.algo == KILN_SYM_AR_TWOSHOT ? FORM_LL2_128 : FORM_LL128;
+  if (a.ll == KILN_SYM_LINES_LL12) return FORM_LL12; /* one-shot only (host/sym.c geometry) */
   if (a.ll) return a.algo == KILN_SYM_AR_TWOSHOT ? FORM_LL2 : FORM_LL;
   return FORM_STAGED;
 }
@@ -1001,6 +1142,7 @@ template <typename T, int F, int R, class Start> __device__ __forceinline__ void
   if constexpr (F == FORM_LL2) bodyLL2<T, R>(a, st);
   else if constexpr (F == FORM_LL128) bodyLL128<T, R>(a, st);
   else if constexpr (F == FORM_LL2_128) bodyLL128x2<T, R>(a, st);
+  else if constexpr (F == FORM_LL12) bodyLL12<T, R>(a, st);
   else bodyLL<T, R>(a, st);
 }
 template <typename T, int F, class Start> __device__ __forceinline__ void lineBody(const kilnSymArgs& a, Start& st) {
@@ -1011,7 +1153,7 @@ template <typename T, int F, class Start> __device__ __forceinline__ void lineBo
 
 template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
   static_assert(F >= 0 && F < NFORMS, "a form of formOf");
-  constexpr bool lines = F == FORM_LL || F == FORM_LL2 || F == FORM_LL128 || F == FORM_LL2_128;
+  constexpr bool lines = F == FORM_LL || F == FORM_LL2 || F == FORM_LL128 || F == FORM_LL2_128 || F == FORM_LL12;
   uint64_t seq = 0;
   if constexpr (lines) {
     LLStart st{a, 0};
@@ -1039,9 +1181,9 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
 }
 
 /* The host stub of form f's kernel for T (what the host launches and preloads); null for no form
- * (the launch and the preload then fail). */
+ * and for LL12 of 8-byte elements (the launch then fails; the preload skips it). */
 template <typename T> inline const void* kernelOf(int f) {
-  static_assert(NFORMS == 6, "a case below for every form");
+  static_assert(NFORMS == 7, "a case below for every form");
   switch (f) {
     case FORM_STAGED: return (const void*)kernel<T, FORM_STAGED>;
     case FORM_LL: return (const void*)kernel<T, FORM_LL>;
@@ -1049,6 +1191,9 @@ template <typename T> inline const void* kernelOf(int f) {
     case FORM_DIRECT: return (const void*)kernel<T, FORM_DIRECT>;
     case FORM_LL128: return (const void*)kernel<T, FORM_LL128>;
     case FORM_LL2_128: return (const void*)kernel<T, FORM_LL2_128>;
+    case FORM_LL12:
+      if constexpr (sizeof(T) <= 4) return (const void*)kernel<T, FORM_LL12>;
+      else return nullptr;
     default: return nullptr;
   }
 }

@@ -594,6 +594,17 @@ Test(gpu_runtime, sym_ll128_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep
 Test(gpu_runtime, sym_ll128_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128, false); }
 Test(gpu_runtime, sym_ll128_8ranks_shared, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128, true); }
 
+/* The same sweep with every one-shot segment that fits the LL lines' staging as LL12 lines
+ * (kernels/sym.cuh bodyLL12; by default one-shot LL segments of elements of at most 4 bytes):
+ * partial lines of 1-, 2- and 4-byte elements (3, 6 or 12 to a line), unaligned tails, lines that
+ * cross block ranges, every op, in and out of place; 8-byte types and two-shot shares as LL lines. */
+static const char* const kAllLL12[] = {"KILN_SYM_LL_BYTES", "1073741824", "KILN_SYM_LL128_BYTES", "0",
+                                       "KILN_SYM_LL2_128_BYTES", "0", "KILN_SYM_LL12_BYTES", "0", NULL};
+Test(gpu_runtime, sym_ll12_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL12, false); }
+Test(gpu_runtime, sym_ll12_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL12, false); }
+Test(gpu_runtime, sym_ll12_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL12, false); }
+Test(gpu_runtime, sym_ll12_8ranks_shared, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL12, true); }
+
 /* The flag form in rounds: 64 KiB of staging per GPU (32 KiB a half), 1 KiB per block and no LL
  * lines, so a call of a few thousand elements takes many rounds (odd and even numbers of them,
  * windows cut among several blocks, the last ranges empty). Every algorithm, data type and op, in
@@ -1405,10 +1416,11 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, kilnSymRun(&c, (kilnSymAlgo_t)9, (void*)16, (void*)32, 1, f, KILN_SUM, 0),
                KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(str, (char*)kilnSymAlgoName(KILN_SYM_REDUCESCATTER), "sym-reducescatter"));
-  /* The staged geometry on 4 ranks with no LL128 lines (KILN_SYM_LL128_BYTES=0): LL lines to
-   * 128 KiB of segment (one-shot allreduce and reducescatter: to 256 KiB; two-shot: of share), a
-   * block per 2 KiB up to 64 (KILN_SYM_BLOCKS); flags past that. */
+  /* The staged geometry on 4 ranks with no LL128 or LL12 lines (KILN_SYM_LL128_BYTES=0,
+   * KILN_SYM_LL12=0): LL lines to 128 KiB of segment (one-shot allreduce and reducescatter: to
+   * 256 KiB; two-shot: of share), a block per 2 KiB up to 64 (KILN_SYM_BLOCKS); flags past that. */
   setenv("KILN_SYM_LL128_BYTES", "0", 1);
+  setenv("KILN_SYM_LL12", "0", 1);
   kilnSymConfigure(&c);
   kilnSymArgs g;
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 4096, f, false, &g)); /* 16 KiB */
@@ -1514,6 +1526,30 @@ Test(gpu_runtime, sym_choice) {
   unsetenv("KILN_SYM_BLOCKS");
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32768, f, false, &g));
   cr_assert(eq(int, g.nblocks, 8));
+  /* LL12 lines by default for one-shot segments past 32 KiB that would go as LL lines, of
+   * elements of at most 4 bytes, a 16-byte line per 12 bytes; 8-byte elements and two-shot shares
+   * stay LL lines, LL128's range LL128; KILN_SYM_LL12_BYTES moves the bottom. */
+  unsetenv("KILN_SYM_LL12");
+  kilnSymConfigure(&c);
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 8192, f, false, &g)); /* 32 KiB */
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 8193, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL12));
+  cr_assert(eq(u64, g.region, 43776)); /* 2731 lines of 16 bytes, to 256 */
+  cr_assert(eq(int, g.nblocks, 17));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLTOALL, 32769, KILN_INT8, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL12));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 4097, KILN_FLOAT64, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 65536, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32772, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
+  setenv("KILN_SYM_LL12_BYTES", "0", 1);
+  kilnSymConfigure(&c);
+  unsetenv("KILN_SYM_LL12_BYTES");
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 1, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL12));
   kilnSymConfigure(&c);
   /* Off: KILN_SYM=0 at creation, or no staging. */
   setenv("KILN_SYM", "0", 1);
@@ -2207,24 +2243,38 @@ static uint64_t sym_next_seq(const world* w, int r) {
  * before rank 0's lines come. A poll that passes on what the first call left returns that
  * call's data. (It did until the line forms got staging of their own, apart from the flag form's
  * and from each other's: LL lines take two 32-bit words of a 16-byte line for their flags, LL128
- * lines one 64-bit word of 128 bytes, and data of the right value in those places passed.) */
+ * lines one 64-bit word of 128 bytes, and data of the right value in those places passed.) LL12
+ * lines share LL's staging: an LL12 call's data in LL's second word must not pass for LL lines
+ * (the other way round an LL line's fourth word is always a flag). */
 Test(gpu_runtime, sym_lines_apart, .init = gpu_init, .timeout = 120) {
   if (g_ngpus < 2) cr_skip_test("skipped: 2 GPUs needed, %d visible", g_ngpus);
   static const struct {
     const char* what;
+    const char* llBytes;  /* KILN_SYM_LL_BYTES */
     const char* ll128Max; /* KILN_SYM_LL128_MAX_BYTES; "0": no LL128 lines */
+    const char* ll12;     /* KILN_SYM_LL12_BYTES; NULL: no LL12 lines */
     size_t first, last;   /* int32 elements per rank (of the allgather; of the later calls) */
     kilnSymAlgo_t later;  /* the two later calls' algorithm */
   } cases[] = {
-      {"flag form, then LL lines", "0", 4096, 16, KILN_SYM_ALLGATHER},
-      {"LL128 lines, then LL lines", "1048576", 4096, 16, KILN_SYM_ALLGATHER},
-      {"flag form, then LL128 lines", "8192", 4096, 1024, KILN_SYM_ALLGATHER},
-      {"flag form, then two-shot LL lines", "0", 4096, 64, KILN_SYM_ALLREDUCE_TWOSHOT},
+      {"flag form, then LL lines", "256", "0", NULL, 4096, 16, KILN_SYM_ALLGATHER},
+      {"LL128 lines, then LL lines", "256", "1048576", NULL, 4096, 16, KILN_SYM_ALLGATHER},
+      {"flag form, then LL128 lines", "256", "8192", NULL, 4096, 1024, KILN_SYM_ALLGATHER},
+      {"flag form, then two-shot LL lines", "256", "0", NULL, 4096, 64, KILN_SYM_ALLREDUCE_TWOSHOT},
+      {"flag form, then LL12 lines", "256", "0", "0", 4096, 16, KILN_SYM_ALLGATHER},
+      {"LL128 lines, then LL12 lines", "256", "1048576", "0", 4096, 16, KILN_SYM_ALLGATHER},
+      {"LL12 lines, then LL lines", "65536", "0", "1024", 4096, 16, KILN_SYM_ALLGATHER},
   };
   uint64_t rng = g_seed ^ 0x5a1e;
   for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-    const char* const env[] = {"KILN_SYM_LL_BYTES", "256", "KILN_SYM_LL128_BYTES", "256",
-                               "KILN_SYM_LL128_MAX_BYTES", cases[k].ll128Max, NULL};
+    const char* const env[] = {"KILN_SYM_LL_BYTES",
+                               cases[k].llBytes,
+                               "KILN_SYM_LL128_BYTES",
+                               "256",
+                               "KILN_SYM_LL128_MAX_BYTES",
+                               cases[k].ll128Max,
+                               cases[k].ll12 ? "KILN_SYM_LL12_BYTES" : "KILN_SYM_LL12",
+                               cases[k].ll12 ? cases[k].ll12 : "0",
+                               NULL};
     world w;
     cr_assert(world_init_env(&w, 2, NULL, env));
     const uint64_t s0 = sym_next_seq(&w, 0);
