@@ -1,5 +1,5 @@
 /*
- * kiln's symmetric small-call kernel (kernels/sym.cuh, float, FORM_LL or FORM_LL128: one-shot
+ * kiln's symmetric small-call kernel (kernels/sym.cuh, float, FORM_LL, FORM_LL128 or FORM_LL12: one-shot
  * allreduce, allgather, reducescatter, alltoall) alone, as scripts/pdl_probe.cu times its bare exchange: a graph of K
  * kernels per GPU, launched with programmatic stream serialization as host/sym.c launches them, the
  * arguments set as host/sym.c sets them for an LL call (blocks of KILN_SYM_BLOCK_BYTES' default,
@@ -9,8 +9,9 @@
  * Build: the CUDA build's bench/sym_probe, or (a variant: its folder first)
  *   nvcc -O2 -arch=sm_90 -std=c++17 --expt-relaxed-constexpr -Ikernels -Iinclude \
  *        -o sym_probe scripts/sym_probe.cu
- * Run:   sym_probe ar|ag|rs|a2a[128] BYTES NGPUS [K=20] [ITERS=200]
- *   a name ending in 128 (ar128, ...): the LL128 form (FORM_LL128) instead of LL lines.
+ * Run:   sym_probe ar|ag|rs|a2a[128|12] BYTES NGPUS [K=20] [ITERS=200]
+ *   a name ending in 128 (ar128, ...): the LL128 form (FORM_LL128) instead of LL lines; in 12
+ *   (ar12, ...): LL12 lines (FORM_LL12).
  *   BYTES as coll_bench counts them (allreduce: the buffer; allgather: the output; reducescatter:
  *   the input; alltoall: either). After the timing one more call is checked against the CPU:
  *   every output element compared bitwise (allreduce and reducescatter summed in rank order).
@@ -35,15 +36,16 @@ static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: sym_probe ar|ag|rs|a2a[128] BYTES NGPUS [K=20] [ITERS=200]\n");
+    fprintf(stderr, "usage: sym_probe ar|ag|rs|a2a[128|12] BYTES NGPUS [K=20] [ITERS=200]\n");
     return 2;
   }
   const char* an = argv[1];
-  /* A name ending in 128: the LL128 form (FORM_LL128) instead of LL lines. */
+  /* A name ending in 128: the LL128 form (FORM_LL128) instead of LL lines; in 12: LL12 lines. */
   const size_t anl = strlen(an);
   const bool l128 = anl > 3 && !strcmp(an + anl - 3, "128");
+  const bool l12 = !l128 && anl > 2 && !strcmp(an + anl - 2, "12");
   char base[16];
-  snprintf(base, sizeof base, "%.*s", (int)(l128 ? anl - 3 : anl), an);
+  snprintf(base, sizeof base, "%.*s", (int)(l128 ? anl - 3 : l12 ? anl - 2 : anl), an);
   const int algo = !strcmp(base, "ar")    ? KILN_SYM_AR_ONESHOT
                    : !strcmp(base, "ag")  ? KILN_SYM_AG
                    : !strcmp(base, "rs")  ? KILN_SYM_RS
@@ -63,7 +65,7 @@ int main(int argc, char** argv) {
   const uint64_t es = sizeof(float);
   const uint64_t count = algo == KILN_SYM_AR_ONESHOT ? bytes / es : bytes / es / (uint64_t)n;
   const uint64_t seg = count;
-  const int ll = l128 ? KILN_SYM_LINES_LL128 : KILN_SYM_LINES_LL;
+  const int ll = l128 ? KILN_SYM_LINES_LL128 : l12 ? KILN_SYM_LINES_LL12 : KILN_SYM_LINES_LL;
   const uint64_t region = roundUp(kilnSymLineBytes(ll, seg, es), 256);
   const uint64_t half = region * (uint64_t)n;
   const uint64_t bb = getenv("PROBE_BLOCK_BYTES") ? strtoull(getenv("PROBE_BLOCK_BYTES"), NULL, 10) : 2048;
@@ -93,8 +95,9 @@ int main(int argc, char** argv) {
   cudaStream_t st[MAXG];
   cudaGraphExec_t ex[MAXG];
   kilnSymArgs args[MAXG];
-  void (*kfn)(kilnSymArgs) = l128 ? kiln::sym::kernel<float, kiln::sym::FORM_LL128>
-                                  : kiln::sym::kernel<float, kiln::sym::FORM_LL>;
+  void (*kfn)(kilnSymArgs) = l128  ? kiln::sym::kernel<float, kiln::sym::FORM_LL128>
+                             : l12 ? kiln::sym::kernel<float, kiln::sym::FORM_LL12>
+                                   : kiln::sym::kernel<float, kiln::sym::FORM_LL>;
   srand(1234);
   const char* trig = getenv("KILN_SYM_PDL_TRIGGER"); /* as host/sym.c reads it */
   for (int g = 0; g < n; g++) {
