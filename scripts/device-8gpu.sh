@@ -27,7 +27,7 @@ run() { # name timeout command...: runs under the time left, one summary line
   printf '%-28s rc=%-4s %4ss %s\n' "$name" "$rc" $(($(date +%s) - s)) \
     "$(grep -E 'Synthesis|rows with errors' "$OUT/logs/$name.log" | tail -1)" >> "$S"
 }
-for t in classic_plans_8gpus n8_plans_8gpus synthesized_plans_8gpus sym_kernels_8gpus sym_ll128_8gpus sym_group_peers large_buffers graph_replays several_streams \
+for t in classic_plans_8gpus n8_plans_8gpus synthesized_plans_8gpus sym_kernels_8gpus sym_ll128_8gpus sym_ll12_8gpus sym_group_peers large_buffers graph_replays several_streams \
          two_communicators missing_peer_times_out one_process_per_gpu supports_and_load_errors; do
   run "$t" 300 .carry/bin/test_gpu_runtime --jobs 1 --verbose --filter "gpu_runtime/$t"
 done
