@@ -109,12 +109,12 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
   return a.stage[p] + (seq & 1) * a.halfBytes + (uint64_t)idx * a.region;
 }
 
-/* What every line body (bodyLL, bodyLL2, bodyLL128, bodyLL128x2) starts from: the rank count (R
+/* What every line body (bodyLL of both its forms, bodyLL2, bodyLL128, bodyLL128x2) starts from: the rank count (R
  * at compile time for 2 and 4 ranks, MAXR: a.nranks), this rank, the thread and the block's
  * threads (the LL bodies' stride, read where bodyLL and bodyLL2 read them before: their kernels
  * keep their registers; the LL128 bodies now take their lanes (Lane128) after the start instead
  * of before it, which kept the float and bfloat16 kernels' registers and measured the same, s21
- * run 4), the op, the buffers and the sizes, the block's lines [l0, l1) (LL128 lines when L128),
+ * run 4), the op, the buffers and the sizes, the block's lines [l0, l1) (of the form L's size),
  * whether to go on past the sends (st.begin: false once the abort flag is up) and the call's
  * sequence number. L: the lines' form (KILN_SYM_LINES_*). */
 template <typename T, int R, int L> struct LineCall {
@@ -140,22 +140,29 @@ template <typename T, int R, int L> struct LineCall {
   }
 };
 
-/* Line l of every peer p's part (part(p): its 8 bytes) into this rank's region of peer p, every
- * part loaded before the first line goes out: llStore's "memory" clobber keeps a load written after
- * a store behind it, a memory latency per peer. Reducescatter, 4 GPUs, graphs: 64 B-64 KiB up to 6%
- * less time, 256 KiB up to 4% more (bench/results/h200x4-s16, runs 1 and 3); alltoall does not
- * use it (bodyLL says why). */
-template <int R, class Part>
+/* How LL lines carry data: 8 bytes a line (P), stored with the flag twice (llStore), received by
+ * recvLines. LinesLL12 (below bodyLL's helpers) is the LL12 form's. */
+struct LinesLL {
+  using P = uint64_t;
+  __device__ __forceinline__ static void put(uint4* p, P v, uint32_t flag) { llStore(p, v, flag); }
+};
+
+/* Line l of every peer p's part (part(p): its line's data, D::P) into this rank's region of peer
+ * p, every part loaded before the first line goes out: llStore's "memory" clobber keeps a load
+ * written after a store behind it, a memory latency per peer. Reducescatter, 4 GPUs, graphs: 64 B-64
+ * KiB up to 6% less time, 256 KiB up to 4% more (bench/results/h200x4-s16, runs 1 and 3); alltoall
+ * does not use it (bodyLL says why). */
+template <int R, class D = LinesLL, class Part>
 __device__ __forceinline__ void sendLines(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag,
                                           const Part& part) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank;
-  uint64_t v[R];
+  typename D::P v[R];
 #pragma unroll
   for (int p = 0; p < R; p++)
     if (p < n && p != me) v[p] = part(p);
 #pragma unroll
   for (int p = 0; p < R; p++)
-    if (p < n && p != me) llStore((uint4*)region(a, seq, p, me) + l, v[p], flag);
+    if (p < n && p != me) D::put((uint4*)region(a, seq, p, me) + l, v[p], flag);
 }
 
 /* Line l of every peer q's region (idx0 + q) of this rank, into v[q]: all loads in flight at once;
@@ -557,83 +564,21 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
   await(a, 0, seq, sh);
 }
 
-/* Small calls (kilnSymArgs.ll): the same exchange with the data as LL lines (primitives.cuh:
- * 8 data bytes and the flag twice per 16-byte line, the flag made from the call's sequence
- * number), so a line is its own signal: no fence, no flag words, one NVLink flight from the
- * sender's store to the receiver's use. Region (rank p's, from src) holds one line per 8 bytes of
- * the segment. The staging halves alternate as above: in call s - 1 every rank read lines of every
- * peer, stored after that peer's call s - 2 had ended. One-shot allreduce, reducescatter,
- * allgather and alltoall (two-shot is for large calls). */
-template <typename T, int R, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {
-  constexpr int E8 = 8 / sizeof(T);
-  const LineCall<T, R, KILN_SYM_LINES_LL> c(a, st);
-  const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
-  auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
-  const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
-  /* Send: line l of this rank's data (or of piece p) to every peer p. */
-  for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
-    const uint64_t e0 = l * E8;
-    const int nv = (int)min((uint64_t)E8, c.seg - e0);
-    if (toAll) {
-      const uint64_t v = loadPart<T, uint64_t>(c.in + e0, nv);
-#pragma unroll
-      for (int p = 0; p < R; p++)
-        if (p < n && p != me) llStore(lines(p, me) + l, v, c.flag);
-      if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count)
-        storePart<T, uint64_t>(c.out + (uint64_t)me * c.count + e0, v, nv);
-    } else if (a.algo == KILN_SYM_A2A) {
-      /* A load, then its line, peer after peer. Loading every peer's part first (sendLines) was
-       * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
-       * 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
-#pragma unroll
-      for (int p = 0; p < R; p++)
-        if (p < n && p != me)
-          llStore(lines(p, me) + l, loadPart<T, uint64_t>(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
-      const uint64_t mine = (uint64_t)me * c.count + e0;
-      if (c.in != c.out) storePart<T, uint64_t>(c.out + mine, loadPart<T, uint64_t>(c.in + mine, nv), nv);
-    } else { /* reducescatter */
-      sendLines<R>(a, c.seq, l, c.flag,
-                [&](int p) { return loadPart<T, uint64_t>(c.in + (uint64_t)p * c.count + e0, nv); });
-    }
-  }
-  st.sent();
-  if (!c.go) return;
-  /* Receive: every peer's line l, then reduce in rank order or copy into place. */
-  Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
-  const bool reduces = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS;
-  const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * c.count : 0;
-  for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
-    const uint64_t e0 = l * E8;
-    const int nv = (int)min((uint64_t)E8, c.seg - e0);
-    /* This rank's own operand is loaded before the wait, so its latency hides in the flight of
-     * the peers' lines instead of following it. */
-    const uint64_t mine = reduces ? loadPart<T, uint64_t>(c.in + own + e0, nv) : 0;
-    uint64_t v[MAXR];
-    if (!recvLines<R>(a, c.seq, 0, l, c.flag, spin, v)) return;
-    if (reduces) {
-      storePart<T, uint64_t>(c.out + e0, reduceLine<T, R>(a, c.op, v, mine), nv);
-    } else {
-#pragma unroll
-      for (int q = 0; q < R; q++)
-        if (q < n && q != me) storePart<T, uint64_t>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
-    }
-  }
-}
-
 /* LL12 lines (KILN_SYM_LINES_LL12): 12 data bytes and the call's flag (symFlag) in the fourth
  * word of a 16-byte line, which one thread stores with one instruction and the receiver loads with
  * one; a line is taken once its fourth word holds the flag. Where LL trusts 8 bytes (each data
  * word beside a flag word of its own: an 8-byte access is single-copy atomic in the PTX memory
  * model), this trusts the 16 bytes of one aligned vector store and load to arrive together, which
- * PTX does not promise; NVLink and L2 move them in one 32-byte sector, and LL128 trusts more (a
- * warp's 128 bytes behind one flag word), so LL12 runs only where LL128 may (host/sym.c). A third
+ * PTX does not promise; NVLink and L2 move them in one 32-byte sector, and kiln's LL128 lines on
+ * the same links trust more (a warp's 128 bytes behind one flag word). KILN_SYM_LL12=0 turns LL12
+ * off (host/sym.c), as KILN_SYM_LL128_BYTES=0 and KILN_SYM_LL2_128_BYTES=0 turn off LL128. A third
  * less line traffic than LL for the same data. Lines live in the LL lines' staging: an LL line of
  * an earlier call holds that call's flag in the fourth word too, and an LL12 line holds data in LL's
  * second word but an older flag in its fourth, so neither passes for a line of the other
  * (host/sym.c symLineAreas). Elements of at most 4 bytes (12 / sizeof(T) per line). The kernel
- * alone costs a fixed 0.12-0.28 us more than LL at 1-16 KiB (4x H100, bench/results/s23 run 5;
- * cause not found: 80 registers against 76, no stack), so the host takes it only past 32 KiB of
- * segment, where its bytes win (up to 14% less time). */
+ * alone costs 0.02-0.28 us more than LL at 1-16 KiB (4x H100, bench/results/s23 run 5; cause not
+ * found: 80 registers against 76, no stack), so the host takes it only past 32 KiB of segment,
+ * where its bytes win (up to 14% less time). */
 struct Pack12 {
   uint32_t w[3];
 };
@@ -654,6 +599,7 @@ template <typename T> __device__ __forceinline__ Pack12 load12(const T* p, int n
   return r;
 }
 template <typename T> __device__ __forceinline__ void store12(T* p, const Pack12& v, int nv) {
+  static_assert(sizeof(T) <= 4, "LL12 lines hold elements of at most 4 bytes");
   constexpr int E = 12 / sizeof(T);
   if (nv == E && ((uintptr_t)p & 3) == 0) {
 #pragma unroll
@@ -695,57 +641,93 @@ template <int R> __device__ __forceinline__ bool recvLines12(const kilnSymArgs& 
   return true;
 }
 
-/* bodyLL's exchange as LL12 lines: one-shot allreduce, reducescatter, allgather and alltoall. */
-template <typename T, int R, class Start> __device__ void bodyLL12(const kilnSymArgs& a, Start& st) {
-  constexpr int E = 12 / sizeof(T);
-  const LineCall<T, R, KILN_SYM_LINES_LL12> c(a, st);
+/* How LL12 lines carry data (sendLines, bodyLL). */
+struct LinesLL12 {
+  using P = Pack12;
+  __device__ __forceinline__ static void put(uint4* p, const P& v, uint32_t flag) { llStore12(p, v, flag); }
+};
+
+/* A line form's data for elements T (L: KILN_SYM_LINES_LL or _LL12): E elements a line, loaded
+ * and stored at any alignment (nv valid), and the receive of line l from every peer. */
+template <typename T, int L> struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type {
+  using P = typename std::conditional<L == KILN_SYM_LINES_LL12, Pack12, uint64_t>::type;
+  static constexpr int E = (L == KILN_SYM_LINES_LL12 ? 12 : 8) / (int)sizeof(T);
+  __device__ __forceinline__ static P load(const T* p, int nv) {
+    if constexpr (L == KILN_SYM_LINES_LL12) return load12<T>(p, nv);
+    else return loadPart<T, uint64_t>(p, nv);
+  }
+  __device__ __forceinline__ static void store(T* p, const P& v, int nv) {
+    if constexpr (L == KILN_SYM_LINES_LL12) store12<T>(p, v, nv);
+    else storePart<T, uint64_t>(p, v, nv);
+  }
+  template <int R>
+  __device__ __forceinline__ static bool recv(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag, Spin& spin,
+                                              P* v) {
+    if constexpr (L == KILN_SYM_LINES_LL12) return recvLines12<R>(a, seq, l, flag, spin, v);
+    else return recvLines<R>(a, seq, 0, l, flag, spin, v);
+  }
+};
+
+/* Small calls (kilnSymArgs.ll): the same exchange with the data as LL lines (primitives.cuh:
+ * 8 data bytes and the flag twice per 16-byte line, the flag made from the call's sequence
+ * number), so a line is its own signal: no fence, no flag words, one NVLink flight from the
+ * sender's store to the receiver's use. Region (rank p's, from src) holds one line per 8 bytes of
+ * the segment (LL12: per 12). The staging halves alternate as above: in call s - 1 every rank read lines of every
+ * peer, stored after that peer's call s - 2 had ended. One-shot allreduce, reducescatter,
+ * allgather and alltoall (two-shot is for large calls). L: the lines' form, LL or LL12 (LineData:
+ * the same exchange with 12 data bytes a line). */
+template <typename T, int R, int L, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {
+  using D = LineData<T, L>;
+  using P = typename D::P;
+  constexpr int E = D::E;
+  const LineCall<T, R, L> c(a, st);
   const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
+  /* Send: line l of this rank's data (or of piece p) to every peer p. */
   for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
     const uint64_t e0 = l * E;
     const int nv = (int)min((uint64_t)E, c.seg - e0);
     if (toAll) {
-      const Pack12 v = load12<T>(c.in + e0, nv);
+      const P v = D::load(c.in + e0, nv);
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (p < n && p != me) llStore12(lines(p, me) + l, v, c.flag);
+        if (p < n && p != me) D::put(lines(p, me) + l, v, c.flag);
       if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count)
-        store12<T>(c.out + (uint64_t)me * c.count + e0, v, nv);
+        D::store(c.out + (uint64_t)me * c.count + e0, v, nv);
     } else if (a.algo == KILN_SYM_A2A) {
+      /* A load, then its line, peer after peer. Loading every peer's part first (sendLines) was
+       * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
+       * 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (p < n && p != me) llStore12(lines(p, me) + l, load12<T>(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
+        if (p < n && p != me) D::put(lines(p, me) + l, D::load(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
       const uint64_t mine = (uint64_t)me * c.count + e0;
-      if (c.in != c.out) store12<T>(c.out + mine, load12<T>(c.in + mine, nv), nv);
-    } else { /* reducescatter: every peer's part loaded before the first line goes out (sendLines) */
-      Pack12 v[R];
-#pragma unroll
-      for (int p = 0; p < R; p++)
-        if (p < n && p != me) v[p] = load12<T>(c.in + (uint64_t)p * c.count + e0, nv);
-#pragma unroll
-      for (int p = 0; p < R; p++)
-        if (p < n && p != me) llStore12(lines(p, me) + l, v[p], c.flag);
+      if (c.in != c.out) D::store(c.out + mine, D::load(c.in + mine, nv), nv);
+    } else { /* reducescatter */
+      sendLines<R, D>(a, c.seq, l, c.flag, [&](int p) { return D::load(c.in + (uint64_t)p * c.count + e0, nv); });
     }
   }
   st.sent();
   if (!c.go) return;
+  /* Receive: every peer's line l, then reduce in rank order or copy into place. */
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   const bool reduces = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_RS;
   const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * c.count : 0;
   for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
     const uint64_t e0 = l * E;
     const int nv = (int)min((uint64_t)E, c.seg - e0);
-    Pack12 mine{};
-    if (reduces) mine = load12<T>(c.in + own + e0, nv);
-    Pack12 v[R];
-    if (!recvLines12<R>(a, c.seq, l, c.flag, spin, v)) return;
+    /* This rank's own operand is loaded before the wait, so its latency hides in the flight of
+     * the peers' lines instead of following it. */
+    const P mine = reduces ? D::load(c.in + own + e0, nv) : P{};
+    P v[MAXR];
+    if (!D::template recv<R>(a, c.seq, l, c.flag, spin, v)) return;
     if (reduces) {
-      store12<T>(c.out + e0, reduceLine<T, R, Pack12>(a, c.op, v, mine), nv);
+      D::store(c.out + e0, reduceLine<T, R, P>(a, c.op, v, mine), nv);
     } else {
 #pragma unroll
       for (int q = 0; q < R; q++)
-        if (q < n && q != me) store12<T>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
+        if (q < n && q != me) D::store(c.out + (uint64_t)q * c.count + e0, v[q], nv);
     }
   }
 }
@@ -1142,8 +1124,8 @@ template <typename T, int F, int R, class Start> __device__ __forceinline__ void
   if constexpr (F == FORM_LL2) bodyLL2<T, R>(a, st);
   else if constexpr (F == FORM_LL128) bodyLL128<T, R>(a, st);
   else if constexpr (F == FORM_LL2_128) bodyLL128x2<T, R>(a, st);
-  else if constexpr (F == FORM_LL12) bodyLL12<T, R>(a, st);
-  else bodyLL<T, R>(a, st);
+  else if constexpr (F == FORM_LL12) bodyLL<T, R, KILN_SYM_LINES_LL12>(a, st);
+  else bodyLL<T, R, KILN_SYM_LINES_LL>(a, st);
 }
 template <typename T, int F, class Start> __device__ __forceinline__ void lineBody(const kilnSymArgs& a, Start& st) {
   if (a.nranks == 2) lineBodyOf<T, F, 2>(a, st);
