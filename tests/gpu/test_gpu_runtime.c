@@ -595,9 +595,10 @@ Test(gpu_runtime, sym_ll128_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep
 Test(gpu_runtime, sym_ll128_8ranks_shared, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128, true); }
 
 /* The same sweep with every one-shot segment that fits the LL lines' staging as LL12 lines
- * (kernels/sym.cuh bodyLL12; by default one-shot LL segments of elements of at most 4 bytes):
- * partial lines of 1-, 2- and 4-byte elements (3, 6 or 12 to a line), unaligned tails, lines that
- * cross block ranges, every op, in and out of place; 8-byte types and two-shot shares as LL lines. */
+ * (kernels/sym.cuh bodyLL of form LL12; by default one-shot LL segments of elements of at most 4 bytes):
+ * partial lines of 1-, 2- and 4-byte elements (12, 6 or 3 to a line), unaligned tails, blocks of
+ * whole lines (the last ones short or empty), every op, in and out of place; 8-byte types and
+ * two-shot shares as LL lines. */
 static const char* const kAllLL12[] = {"KILN_SYM_LL_BYTES", "1073741824", "KILN_SYM_LL128_BYTES", "0",
                                        "KILN_SYM_LL2_128_BYTES", "0", "KILN_SYM_LL12_BYTES", "0", NULL};
 Test(gpu_runtime, sym_ll12_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL12, false); }
@@ -1347,6 +1348,8 @@ Test(gpu_runtime, sym_choice) {
   c.nsm = 132;
   c.symHalf = (size_t)16 << 20;
   unsetenv("KILN_SYM");
+  unsetenv("KILN_SYM_LL12");
+  unsetenv("KILN_SYM_LL12_BYTES");
   kilnSymConfigure(&c);
   /* The line forms' staging after the flag form's two halves (symLineAreas), each as large as its
    * thresholds let a call take: LL 4 regions of 512 KiB (256 KiB one-shot reductions) or 8 of 256
