@@ -12,7 +12,8 @@
 # $R/A_*.csv against $R/B_*.csv: the runs of an A/B alternation named A_1.csv, A_2.csv, ...);
 # `abruns N TAG COLL_BENCH_ARGS...` makes such an alternation: N times $B/coll_bench_A (an older
 # build, packed as an extra binary) then $B/coll_bench, into $R/ATAG_i.csv and $R/BTAG_i.csv
-# (`ab ATAG BTAG` compares them); `probe2 A_BIN B_BIN LABEL ARGS...` runs two builds of a probe
+# (`ab ATAG BTAG` compares them); `envab N TAG VAR=VALUE COLL_BENCH_ARGS...` does the same with one
+# build, a setting against the default: A runs with VAR=VALUE, B without; `probe2 A_BIN B_BIN LABEL ARGS...` runs two builds of a probe
 # (sym_probe, ...) one after the other on the same arguments and prints one line per build:
 # "NAME LABEL TIME us per kernel[ its check's complaint] rc=EXIT" (field 5 of a three-word label:
 # the time).
@@ -54,6 +55,15 @@ abruns() {
   for i in $(seq "$n"); do
     timeout 120 "$B/coll_bench_A" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1
     timeout 120 "$B/coll_bench" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1
+    pack
+  done
+}
+envab() {
+  local n=$1 tag=$2 set=$3 i
+  shift 3
+  for i in $(seq "$n"); do
+    env "$set" timeout 100 "$B/coll_bench" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1
+    timeout 100 "$B/coll_bench" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1
     pack
   done
 }

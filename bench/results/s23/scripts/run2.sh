@@ -3,21 +3,12 @@
 # check it (every one-shot segment as LL12 on 4 and 2 GPUs, the default sweep, the line forms kept
 # apart, the geometry) and run 1's leftovers; then the same build with LL12 off (KILN_SYM_LL12=0,
 # A) and on (B), alternating three times, graphs, 4 and 2 GPUs, 16 B-256 KiB.
-RUN=r2 . scripts/device-pre.sh
+RUN=r2 . scripts/device-pre.sh # (envab was defined here when it ran; device-pre.sh has it now)
 suite ll12 300 'sym_ll12_4gpus|sym_ll12_2gpus|sym_kernels_4gpus|sym_lines_apart|sym_choice'
 grep -h -E "^\[(PASS|FAIL)" $R/ll12.txt | sed 's/.*:://' | paste -sd' '
-envab() {
-  local n=$1 tag=$2 i
-  shift 2
-  for i in $(seq "$n"); do
-    KILN_SYM_LL12=0 timeout 100 "$B/coll_bench" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1
-    timeout 100 "$B/coll_bench" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1
-    pack
-  done
-}
-envab 3 4 --ranks 4 --graph 10 --iters 20 --warmup 5 --factor 4 --min 16 --max 256K
+envab 3 4 KILN_SYM_LL12=0 --ranks 4 --graph 10 --iters 20 --warmup 5 --factor 4 --min 16 --max 256K
 ab A4 B4
-envab 3 2 --ranks 2 --graph 10 --iters 20 --warmup 5 --factor 4 --min 16 --max 256K
+envab 3 2 KILN_SYM_LL12=0 --ranks 2 --graph 10 --iters 20 --warmup 5 --factor 4 --min 16 --max 256K
 ab A2 B2
 grep -h " e[1-9]" $R/*.txt | head -5
 rows $R/B4_3.csv
