@@ -167,7 +167,7 @@ void kilnSymConfigure(struct kilnComm* c) {
    * bytes per 16-byte line instead of 8) where their segment is larger than KILN_SYM_LL12_BYTES
    * and their elements are at most 4 bytes (KILN_SYM_LL12=0: never). 4x H100, graphs, LL12 for
    * every such segment against none, same build, three alternations (bench/results/s23 run 2):
-   * 64 B-4 KiB 0.13-0.33 us slower (allreduce 1 KiB 2.92 vs 2.71), 16 KiB segments up to 5.3%
+   * 4 GPUs 64 B-4 KiB 0.13-0.33 us slower (allreduce 1 KiB 2.92 vs 2.71; 2 GPUs 0.03-0.17), 16 KiB segments up to 5.3%
    * slower, 16 B mixed (reducescatter 0.33 us faster, allreduce 0.19 slower), 64 KiB ones faster (allgather and alltoall 256 KiB 3.60 vs 3.88 and 3.59 vs 3.98 us,
    * reducescatter 256 KiB 0.98x, allreduce 64 KiB 0.99x); 2 GPUs alike (32 KiB segments 0.99-1.01x,
    * 128 KiB ones 0.94-0.95x). So past 32 KiB: against none (run 3), 4 GPUs allgather 512 KiB 4.50
