@@ -42,8 +42,9 @@
  * as they are across processes.
  * --batch (eager): a call's time is that of `iters` calls issued back to back between one pair of
  * events per rank, divided by `iters` (the slowest rank; median of 5 such batches; with --mp the
- * processes meet on the host before each batch), as nccl-tests times its loop (--host-time: also prints the host's time to issue one call, median of
- * the batches, and its mean split into the calls before the group's end and the end). The
+ * processes meet on the host before each batch), as nccl-tests times its loop (--host-time: also
+ * prints the host's time to issue one call, median of the batches, and its mean split into the
+ * calls before the group's end and the end). The
  * default times every call between its own events, which adds two event records per GPU to each
  * call's host time: with one thread driving several GPUs the host is the bottleneck at small
  * sizes, so the default shows more host cost than a training loop pays.

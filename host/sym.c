@@ -163,16 +163,18 @@ void kilnSymConfigure(struct kilnComm* c) {
    * allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL 14.0); at 1 MiB flags win (17.2 vs
    * 18.6). */
   c->symLL2Bytes = (uint64_t)envInt("KILN_SYM_LL2_BYTES", 128 << 10);
-  /* One-shot calls that would go as LL lines go as LL12 lines (kernels/sym.cuh bodyLL, LinesLL12: 12 data
-   * bytes per 16-byte line instead of 8) where their segment is larger than KILN_SYM_LL12_BYTES
-   * and their elements are at most 4 bytes (KILN_SYM_LL12=0: never). 4x H100, graphs, LL12 for
-   * every such segment against none, same build, three alternations (bench/results/s23 run 2):
-   * 4 GPUs 64 B-4 KiB 0.13-0.33 us slower (allreduce 1 KiB 2.92 vs 2.71; 2 GPUs 0.03-0.17), 16 KiB segments up to 5.3%
-   * slower, 16 B mixed (reducescatter 0.33 us faster, allreduce 0.19 slower), 64 KiB ones faster (allgather and alltoall 256 KiB 3.60 vs 3.88 and 3.59 vs 3.98 us,
-   * reducescatter 256 KiB 0.98x, allreduce 64 KiB 0.99x); 2 GPUs alike (32 KiB segments 0.99-1.01x,
-   * 128 KiB ones 0.94-0.95x). So past 32 KiB: against none (run 3), 4 GPUs allgather 512 KiB 4.50
-   * vs 5.11 us, alltoall 512 KiB 4.72 vs 5.52, allreduce 128 KiB 4.93 vs 5.31, reducescatter 512 KiB
-   * 0.93x; 2 GPUs 0.94-0.96x at 128 KiB segments; no size more than 0.8% slower. */
+  /* One-shot calls that would go as LL lines go as LL12 lines (kernels/sym.cuh bodyLL, LinesLL12:
+   * 12 data bytes per 16-byte line instead of 8) where their segment is larger than
+   * KILN_SYM_LL12_BYTES and their elements are at most 4 bytes (KILN_SYM_LL12=0: never). 4x H100,
+   * graphs, LL12 for every such segment against none, same build, three alternations
+   * (bench/results/s23 run 2): 4 GPUs 64 B-4 KiB 0.13-0.33 us slower (allreduce 1 KiB 2.92 vs 2.71;
+   * 2 GPUs 0.03-0.17), 16 KiB segments up to 5.3% slower, 16 B mixed (reducescatter 0.33 us faster,
+   * allreduce 0.19 slower), 64 KiB segments faster (allgather and alltoall 256 KiB 3.60 vs 3.88 and
+   * 3.59 vs 3.98 us, reducescatter 256 KiB 0.98x, allreduce 64 KiB 0.99x); 2 GPUs alike (32 KiB
+   * segments 0.99-1.01x, 128 KiB ones 0.94-0.95x). So past 32 KiB: against none (run 3), 4 GPUs
+   * allgather 512 KiB 4.50 vs 5.11 us, alltoall 512 KiB 4.72 vs 5.52, allreduce 128 KiB 4.93 vs
+   * 5.31, reducescatter 512 KiB 0.93x; 2 GPUs 0.94-0.96x at 128 KiB segments; no size more than
+   * 0.8% slower. */
   c->symLL12Bytes = envThreshold("KILN_SYM_LL12", "KILN_SYM_LL12_BYTES", 32 << 10);
   /* One-shot segments larger than KILN_SYM_LL128_BYTES (0: never) and up to
    * KILN_SYM_LL128_MAX_BYTES travel as LL128 lines (kernels/sym.cuh bodyLL128: 120 data bytes per
@@ -352,8 +354,8 @@ static uint64_t copyRegion(const struct kilnComm* c, kilnSymAlgo_t a) {
  * symLL2Bytes of share) or as LL128 lines (segments past symLL128Bytes up to symLL128MaxBytes,
  * shares past symLL128TwoShotBytes up to symLL128TwoShotMaxBytes; they win over LL) or as LL12
  * lines (one-shot LL segments past symLL12Bytes of elements of at most 4 bytes) and bytes per rank
- * region of a staging half. Lines go in one round; the flag form cuts a piece larger than its region of a
- * half (or than symRoundBytes) into rounds. Returns whether the call fits this communicator (ranks,
+ * region of a staging half. Lines go in one round; the flag form cuts a piece larger than its
+ * region of a half (or than symRoundBytes) into rounds. Returns whether the call fits this communicator (ranks,
  * form, the staging half); the outputs are set only then. */
 static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
                      bool inplace, kilnSymArgs* g) {
@@ -957,8 +959,8 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
 }
 
 /* Threads per block for args a (kiln_dev.h kilnSymLineThreads): an LL or LL12 block's threads take
- * its lines one each (kernels/sym.cuh blockLines, blockLines12), an LL128 block's 8 per line, so a small call's block
- * needs no more warps than it has lines; fewer warps to start
+ * its lines one each (kernels/sym.cuh blockLines, blockLines12), an LL128 block's 8 per line, so a
+ * small call's block needs no more warps than it has lines; fewer warps to start
  * and to end (the bare exchange of scripts/pdl_probe.cu: 1.36 us per kernel with 64 threads, 1.54
  * with 512; kiln's calls within 1-3% either way, bench/results/h200-s17 run 2). The other forms
  * take the configured count. */

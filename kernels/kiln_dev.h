@@ -122,8 +122,8 @@ enum {
  * 4-byte half's upper word (kernels/primitives.cuh llStore). LL128: a 128-byte line
  * per 120 data bytes, 15 data words and the flag word, stored by 8 lanes of a warp at once
  * (kernels/sym.cuh bodyLL128, bodyLL128x2). LL12: a 16-byte line per 12 data bytes, three data
- * words and the flag word, one thread's store (kernels/sym.cuh bodyLL, LinesLL12; one-shot, elements of at
- * most 4 bytes). */
+ * words and the flag word, one thread's store (kernels/sym.cuh bodyLL, LinesLL12; one-shot,
+ * elements of at most 4 bytes). */
 enum { KILN_SYM_LINES_NONE = 0, KILN_SYM_LINES_LL = 1, KILN_SYM_LINES_LL128 = 2, KILN_SYM_LINES_LL12 = 3 };
 /* Flags in a window: [phase][src rank][block], one word each (written by src with the call's
  * sequence number; they only grow). */

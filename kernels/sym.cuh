@@ -109,8 +109,8 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
   return a.stage[p] + (seq & 1) * a.halfBytes + (uint64_t)idx * a.region;
 }
 
-/* What every line body (bodyLL of both its forms, bodyLL2, bodyLL128, bodyLL128x2) starts from: the rank count (R
- * at compile time for 2 and 4 ranks, MAXR: a.nranks), this rank, the thread and the block's
+/* What every line body (bodyLL of both its forms, bodyLL2, bodyLL128, bodyLL128x2) starts from: the
+ * rank count (R at compile time for 2 and 4 ranks, MAXR: a.nranks), this rank, the thread and the block's
  * threads (the LL bodies' stride, read where bodyLL and bodyLL2 read them before: their kernels
  * keep their registers; the LL128 bodies now take their lanes (Lane128) after the start instead
  * of before it, which kept the float and bfloat16 kernels' registers and measured the same, s21
@@ -649,8 +649,9 @@ struct LinesLL12 {
 
 /* A line form's data for elements T (L: KILN_SYM_LINES_LL or _LL12): E elements a line, loaded
  * and stored at any alignment (nv valid), and the receive of line l from every peer. */
-template <typename T, int L> struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type {
-  using P = typename std::conditional<L == KILN_SYM_LINES_LL12, Pack12, uint64_t>::type;
+template <typename T, int L>
+struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type {
+  using P = typename std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type::P;
   static constexpr int E = (L == KILN_SYM_LINES_LL12 ? 12 : 8) / (int)sizeof(T);
   __device__ __forceinline__ static P load(const T* p, int nv) {
     if constexpr (L == KILN_SYM_LINES_LL12) return load12<T>(p, nv);
@@ -672,8 +673,8 @@ template <typename T, int L> struct LineData : std::conditional<L == KILN_SYM_LI
  * 8 data bytes and the flag twice per 16-byte line, the flag made from the call's sequence
  * number), so a line is its own signal: no fence, no flag words, one NVLink flight from the
  * sender's store to the receiver's use. Region (rank p's, from src) holds one line per 8 bytes of
- * the segment (LL12: per 12). The staging halves alternate as above: in call s - 1 every rank read lines of every
- * peer, stored after that peer's call s - 2 had ended. One-shot allreduce, reducescatter,
+ * the segment (LL12: per 12). The staging halves alternate as above: in call s - 1 every rank read
+ * lines of every peer, stored after that peer's call s - 2 had ended. One-shot allreduce, reducescatter,
  * allgather and alltoall (two-shot is for large calls). L: the lines' form, LL or LL12 (LineData:
  * the same exchange with 12 data bytes a line). */
 template <typename T, int R, int L, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {

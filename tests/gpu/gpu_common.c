@@ -198,10 +198,14 @@ void call_prepare(call* c, const world* w, kilnRedOp_t op, bool inplace, uint64_
     for (size_t i = 0; i < c->inElems; i++) {
       uint64_t x = gpu_rand(rng);
       int64_t v;
-      if (prod)
-        v = !wide ? (uns ? 1 : (x & 1 ? 1 : -1)) : uns ? (int64_t)(1 + x % 2) : (int64_t[]){-2, -1, 1, 2}[x % 4];
+      if (prod && wide)
+        v = uns ? (int64_t)(1 + x % 2) : (int64_t[]){-2, -1, 1, 2}[x % 4];
+      else if (prod)
+        v = uns ? 1 : (x & 1 ? 1 : -1);
+      else if (wide)
+        v = uns ? (int64_t)(x % 5) : (int64_t)(x % 5) - 2;
       else
-        v = !wide ? (uns ? (int64_t)(x % 2) : (int64_t)(x % 3) - 1) : uns ? (int64_t)(x % 5) : (int64_t)(x % 5) - 2;
+        v = uns ? (int64_t)(x % 2) : (int64_t)(x % 3) - 1;
       c->vals[r][i] = v;
       gpu_encode(c->dt, c->hin[r], i, (double)v);
     }

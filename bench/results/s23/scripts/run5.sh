@@ -1,4 +1,4 @@
-# Run 5: run 4 again: its probe launched the LL kernel for "ar12" etc. (sym_probe picked the kernel
+# Run 5: run 4 (void, not kept) again: its probe launched the LL kernel for "ar12" etc. (sym_probe picked the kernel
 # by the LL128 suffix only; fixed), so its LL12 rows timed LL's code on LL12's geometry. The kernel
 # alone, LL against LL12, float, 4 GPUs, graphs of 20 PDL-chained kernels.
 RUN=r5 . scripts/device-pre.sh
