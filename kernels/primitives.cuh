@@ -117,6 +117,20 @@ struct OpDyn {
   }
 };
 
+/* The op chosen at run time without a branch: every op computed, the call's picked by selects.
+ * What the symmetric line bodies reduce with for the ops other than sum and avg (kernels/sym.cuh
+ * lineBody; there a branch per element cost more than the extra arithmetic: 4x H200, allreduce
+ * max 64 KiB as LL12 lines 3.44 us against 3.56 with OpDyn, bench/results/s24 run 2). */
+struct OpSel {
+  int op;
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
+    typedef typename Num<T>::W W;
+    const W x = Num<T>::to(a), y = Num<T>::to(b);
+    const W s = (W)(x + y), p = (W)(x * y), mx = x > y ? x : y, mn = x < y ? x : y;
+    return Num<T>::from(op == OP_PROD ? p : op == OP_MAX ? mx : op == OP_MIN ? mn : s);
+  }
+};
+
 /* x / n in the type's arithmetic (integers truncate, as NCCL's avg does). */
 template <typename T> __device__ __forceinline__ T divide(T x, int n) {
   typedef typename Num<T>::W W;

@@ -109,6 +109,13 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
   return a.stage[p] + (seq & 1) * a.halfBytes + (uint64_t)idx * a.region;
 }
 
+/* The op a body reduces with, from the call's op id: OpDyn and OpSel carry the id, a fixed op
+ * nothing. */
+template <class Op> __device__ __forceinline__ Op opOf(int id) {
+  if constexpr (std::is_same<Op, OpDyn>::value || std::is_same<Op, OpSel>::value) return Op{id};
+  else return Op{};
+}
+
 /* What every line body (bodyLL of both its forms, bodyLL2, bodyLL128, bodyLL128x2) starts from: the
  * rank count (R at compile time for 2 and 4 ranks, MAXR: a.nranks), this rank, the thread and the block's
  * threads (the LL bodies' stride, read where bodyLL and bodyLL2 read them before: their kernels
@@ -117,10 +124,10 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
  * run 4), the op, the buffers and the sizes, the block's lines [l0, l1) (of the form L's size),
  * whether to go on past the sends (st.begin: false once the abort flag is up) and the call's
  * sequence number. L: the lines' form (KILN_SYM_LINES_*). */
-template <typename T, int R, int L> struct LineCall {
+template <typename T, int R, int L, class Op> struct LineCall {
   static constexpr bool L128 = L == KILN_SYM_LINES_LL128;
   int n, me, tid, nthr;
-  OpDyn op;
+  Op op;
   const T* in;
   T* out;
   uint64_t count, seg, l0, l1, seq;
@@ -128,7 +135,7 @@ template <typename T, int R, int L> struct LineCall {
   typename std::conditional<L128, uint64_t, uint32_t>::type flag; /* the call's LL, LL12 or LL128 flag */
   template <class Start>
   __device__ __forceinline__ LineCall(const kilnSymArgs& a, Start& st)
-      : n(R == MAXR ? a.nranks : R), me(a.rank), tid(threadIdx.x), nthr(blockDim.x), op{a.op}, in((const T*)a.in),
+      : n(R == MAXR ? a.nranks : R), me(a.rank), tid(threadIdx.x), nthr(blockDim.x), op(opOf<Op>(a.op)), in((const T*)a.in),
         out((T*)a.out), count(a.count), seg(a.seg) {
     if constexpr (L128) blockLines128<T>(a, &l0, &l1);
     else if constexpr (L == KILN_SYM_LINES_LL12) blockLines12<T>(a, &l0, &l1);
@@ -201,8 +208,8 @@ template <int R> __device__ __forceinline__ bool recvLines(const kilnSymArgs& a,
 
 /* The reduction of one line in rank order: v[q] from peer q, mine in this rank's place (P: the
  * line's data, 8 bytes for LL and LL128 words, Pack12 for LL12). */
-template <typename T, int R, typename P = uint64_t>
-__device__ __forceinline__ P reduceLine(const kilnSymArgs& a, const OpDyn& op, const P* v, P mine) {
+template <typename T, int R, typename P = uint64_t, class Op>
+__device__ __forceinline__ P reduceLine(const kilnSymArgs& a, const Op& op, const P* v, P mine) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank;
   P acc = me == 0 ? mine : v[0];
 #pragma unroll
@@ -677,11 +684,11 @@ struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>
  * lines of every peer, stored after that peer's call s - 2 had ended. One-shot allreduce, reducescatter,
  * allgather and alltoall (two-shot is for large calls). L: the lines' form, LL or LL12 (LineData:
  * the same exchange with 12 data bytes a line). */
-template <typename T, int R, int L, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {
+template <typename T, int R, int L, class Op, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {
   using D = LineData<T, L>;
   using P = typename D::P;
   constexpr int E = D::E;
-  const LineCall<T, R, L> c(a, st);
+  const LineCall<T, R, L, Op> c(a, st);
   const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
@@ -738,9 +745,9 @@ template <typename T, int R, int L, class Start> __device__ void bodyLL(const ki
  * its own input, stores the result into its output and, as lines, into every peer's region n + q;
  * then copies the peers' shares from those lines into place. Lines past the input's end carry
  * zeros (the receiver reads every line of its range). */
-template <typename T, int R, class Start> __device__ void bodyLL2(const kilnSymArgs& a, Start& st) {
+template <typename T, int R, class Op, class Start> __device__ void bodyLL2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const LineCall<T, R, KILN_SYM_LINES_LL> c(a, st);
+  const LineCall<T, R, KILN_SYM_LINES_LL, Op> c(a, st);
   const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
   auto lines = [&](int p, int idx) -> uint4* { return (uint4*)region(a, c.seq, p, idx); };
   /* Valid elements of share p's line at share offset e0. */
@@ -871,9 +878,9 @@ __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq,
 /* One-shot allreduce, reducescatter, allgather and alltoall as LL128 lines: bodyLL's exchange, a
  * line per 120 bytes. Every lane of a warp runs the same iterations (the warp's stores, polls and
  * votes need all of it); a lane past the block's lines takes part without data. */
-template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSymArgs& a, Start& st) {
+template <typename T, int R, class Op, class Start> __device__ void bodyLL128(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const LineCall<T, R, KILN_SYM_LINES_LL128> c(a, st);
+  const LineCall<T, R, KILN_SYM_LINES_LL128, Op> c(a, st);
   const int n = c.n, me = c.me;
   const Lane128 ln;
   const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
@@ -953,9 +960,9 @@ template <typename T, int R, class Start> __device__ void bodyLL128(const kilnSy
  * into its output and, as lines, into every peer's region n + q; then copies the peers' reduced
  * shares into place. A share's last line may reach past it: its words there carry zeros, as do
  * those past the input's end (the receiver reads every line of its range). */
-template <typename T, int R, class Start> __device__ void bodyLL128x2(const kilnSymArgs& a, Start& st) {
+template <typename T, int R, class Op, class Start> __device__ void bodyLL128x2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
-  const LineCall<T, R, KILN_SYM_LINES_LL128> c(a, st);
+  const LineCall<T, R, KILN_SYM_LINES_LL128, Op> c(a, st);
   const int n = c.n, me = c.me;
   const Lane128 ln;
   const int lane = ln.lane, j = ln.j, warp = ln.warp, nwarps = ln.nwarps;
@@ -1121,26 +1128,47 @@ struct FlagStart {
  * the code between a call's loads and its stores were a large part of a small call: 2x H200,
  * graphs, same call (bench/results/h200-s17 run 3), allgather 16 B 2.45 -> 2.04 us, allreduce
  * 2.53 -> 2.05, reducescatter 64 KiB 3.33 -> 2.69, 12-20% less at every LL size. */
-template <typename T, int F, int R, class Start> __device__ __forceinline__ void lineBodyOf(const kilnSymArgs& a, Start& st) {
-  if constexpr (F == FORM_LL2) bodyLL2<T, R>(a, st);
-  else if constexpr (F == FORM_LL128) bodyLL128<T, R>(a, st);
-  else if constexpr (F == FORM_LL2_128) bodyLL128x2<T, R>(a, st);
-  else if constexpr (F == FORM_LL12) bodyLL<T, R, KILN_SYM_LINES_LL12>(a, st);
-  else bodyLL<T, R, KILN_SYM_LINES_LL>(a, st);
+template <typename T, int F, int R, class Op, class Start>
+__device__ __forceinline__ void lineBodyOf(const kilnSymArgs& a, Start& st) {
+  if constexpr (F == FORM_LL2) bodyLL2<T, R, Op>(a, st);
+  else if constexpr (F == FORM_LL128) bodyLL128<T, R, Op>(a, st);
+  else if constexpr (F == FORM_LL2_128) bodyLL128x2<T, R, Op>(a, st);
+  else if constexpr (F == FORM_LL12) bodyLL<T, R, KILN_SYM_LINES_LL12, Op>(a, st);
+  else bodyLL<T, R, KILN_SYM_LINES_LL, Op>(a, st);
 }
-template <typename T, int F, class Start> __device__ __forceinline__ void lineBody(const kilnSymArgs& a, Start& st) {
-  if (a.nranks == 2) lineBodyOf<T, F, 2>(a, st);
-  else if (a.nranks == 4) lineBodyOf<T, F, 4>(a, st);
-  else lineBodyOf<T, F, MAXR>(a, st);
+template <typename T, int F, class Op, class Start>
+__device__ __forceinline__ void lineBodyRanks(const kilnSymArgs& a, Start& st) {
+  if (a.nranks == 2) lineBodyOf<T, F, 2, Op>(a, st);
+  else if (a.nranks == 4) lineBodyOf<T, F, 4, Op>(a, st);
+  else lineBodyOf<T, F, MAXR, Op>(a, st);
+}
+__host__ __device__ __forceinline__ constexpr bool lineForm(int f) {
+  return f == FORM_LL || f == FORM_LL2 || f == FORM_LL128 || f == FORM_LL2_128 || f == FORM_LL12;
 }
 
-template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
+/* The kernels: a form's (formOf), and for the line forms one per kind of op: sum and avg (a sum
+ * divided at the end) with the op fixed at compile time (OpSum; S true), the other ops picked by
+ * selects (OpSel). The op chosen by a branch per element (OpDyn, as before) had cost a third of
+ * the one-shot allreduce's time past its fixed part: 4x H200, the kernel alone
+ * (scripts/sym_probe.cu, bench/results/s24 runs 1-2), allreduce 64 KiB as LL12 lines 3.65 -> 3.02
+ * us, 1 KiB as LL lines 2.24 -> 2.04, 16 B 2.08 -> 1.90, reducescatter 1 MiB as LL12 lines 4.71
+ * -> 4.03, allreduce 256 KiB as LL128 lines 5.71 -> 5.22; 2 GPUs 1-5% less. A kernel per kind
+ * rather than a branch on the op at the start of one: the branch took the two-shot LL128 kernel
+ * past 128 registers (spills, float 36 bytes). Index 2 f + S (kernelIndexOf); NKERNELS of them. */
+enum : int { NKERNELS = 2 * NFORMS };
+__host__ __device__ __forceinline__ int kernelIndexOf(const kilnSymArgs& a) {
+  const int f = formOf(a);
+  return 2 * f + (lineForm(f) && (a.op == OP_SUM || a.op == OP_AVG) ? 1 : 0);
+}
+
+template <typename T, int F, bool S> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
   static_assert(F >= 0 && F < NFORMS, "a form of formOf");
-  constexpr bool lines = F == FORM_LL || F == FORM_LL2 || F == FORM_LL128 || F == FORM_LL2_128 || F == FORM_LL12;
+  constexpr bool lines = lineForm(F);
+  static_assert(lines || !S, "only the line forms have a kernel with the op fixed");
   uint64_t seq = 0;
   if constexpr (lines) {
     LLStart st{a, 0};
-    lineBody<T, F>(a, st);
+    lineBodyRanks<T, F, typename std::conditional<S, OpSum, OpSel>::type>(a, st);
   } else {
     __shared__ Shared sh;
     FlagStart st{a, &sh, 0};
@@ -1163,20 +1191,28 @@ template <typename T, int F> __global__ void __launch_bounds__(512) kernel(kilnS
   if constexpr (!lines) storeSeq(a, seq + a.rounds - 1);
 }
 
-/* The host stub of form f's kernel for T (what the host launches and preloads); null for no form
- * and for LL12 of 8-byte elements (the launch then fails; the preload skips it). */
-template <typename T> inline const void* kernelOf(int f) {
+/* The host stub of kernel k (kernelIndexOf) for T (what the host launches and preloads); null for
+ * no kernel: an index past NKERNELS, a form other than a line form's with the op fixed, LL12 of
+ * 8-byte elements (the launch then fails; the preload skips it). */
+template <typename T, int F> inline const void* kernelOfForm(bool s) {
+  if constexpr (F == FORM_LL12 && sizeof(T) > 4) return nullptr;
+  /* 8-byte elements' two-shot LL128 form keeps one kernel (OpSel) for every op: with the sum
+   * fixed it took 128 registers and spilled (24-32 bytes; 108-110 registers with the op chosen). */
+  else if constexpr (F == FORM_LL2_128 && sizeof(T) == 8) return (const void*)kernel<T, F, false>;
+  else if constexpr (lineForm(F)) return s ? (const void*)kernel<T, F, true> : (const void*)kernel<T, F, false>;
+  else return s ? nullptr : (const void*)kernel<T, F, false>;
+}
+template <typename T> inline const void* kernelOf(int k) {
   static_assert(NFORMS == 7, "a case below for every form");
-  switch (f) {
-    case FORM_STAGED: return (const void*)kernel<T, FORM_STAGED>;
-    case FORM_LL: return (const void*)kernel<T, FORM_LL>;
-    case FORM_LL2: return (const void*)kernel<T, FORM_LL2>;
-    case FORM_DIRECT: return (const void*)kernel<T, FORM_DIRECT>;
-    case FORM_LL128: return (const void*)kernel<T, FORM_LL128>;
-    case FORM_LL2_128: return (const void*)kernel<T, FORM_LL2_128>;
-    case FORM_LL12:
-      if constexpr (sizeof(T) <= 4) return (const void*)kernel<T, FORM_LL12>;
-      else return nullptr;
+  const bool s = k & 1;
+  switch (k < 0 ? -1 : k / 2) {
+    case FORM_STAGED: return kernelOfForm<T, FORM_STAGED>(s);
+    case FORM_LL: return kernelOfForm<T, FORM_LL>(s);
+    case FORM_LL2: return kernelOfForm<T, FORM_LL2>(s);
+    case FORM_DIRECT: return kernelOfForm<T, FORM_DIRECT>(s);
+    case FORM_LL128: return kernelOfForm<T, FORM_LL128>(s);
+    case FORM_LL2_128: return kernelOfForm<T, FORM_LL2_128>(s);
+    case FORM_LL12: return kernelOfForm<T, FORM_LL12>(s);
     default: return nullptr;
   }
 }

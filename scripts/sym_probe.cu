@@ -17,6 +17,8 @@
  *   every output element compared bitwise (allreduce and reducescatter summed in rank order).
  *   PROBE_BLOCK_BYTES=B: bytes of segment per block (2048, host/sym.c's default; at most 64 blocks).
  *   PROBE_CHECK=N: then N more calls, one at a time, each on fresh random input and checked.
+ *   PROBE_OP=sum|prod|max|min|avg: the reduction's op (sum; the check reduces in rank order, avg
+ *   divides the sum by the rank count).
  *   KILN_SYM_PDL_TRIGGER=end: the trigger for the next kernel at the kernel's end (kilnSymArgs
  *   earlyTrigger), as the library takes it.
  */
@@ -52,6 +54,17 @@ int main(int argc, char** argv) {
                    : !strcmp(base, "a2a") ? KILN_SYM_A2A
                                           : -1;
   const uint64_t bytes = strtoull(argv[2], NULL, 10);
+  const char* opName = getenv("PROBE_OP") ? getenv("PROBE_OP") : "sum";
+  const int op = !strcmp(opName, "sum")    ? kiln::OP_SUM
+                 : !strcmp(opName, "prod") ? kiln::OP_PROD
+                 : !strcmp(opName, "max")  ? kiln::OP_MAX
+                 : !strcmp(opName, "min")  ? kiln::OP_MIN
+                 : !strcmp(opName, "avg")  ? kiln::OP_AVG
+                                           : -1;
+  if (op < 0) {
+    fprintf(stderr, "sym_probe: PROBE_OP %s is not sum, prod, max, min or avg\n", opName);
+    return 2;
+  }
   const int n = atoi(argv[3]), K = argc > 4 ? atoi(argv[4]) : 20, iters = argc > 5 ? atoi(argv[5]) : 200;
   int ndev = 0;
   CUDA_CHECK(cudaGetDeviceCount(&ndev));
@@ -95,9 +108,8 @@ int main(int argc, char** argv) {
   cudaStream_t st[MAXG];
   cudaGraphExec_t ex[MAXG];
   kilnSymArgs args[MAXG];
-  void (*kfn)(kilnSymArgs) = l128  ? kiln::sym::kernel<float, kiln::sym::FORM_LL128>
-                             : l12 ? kiln::sym::kernel<float, kiln::sym::FORM_LL12>
-                                   : kiln::sym::kernel<float, kiln::sym::FORM_LL>;
+  /* The kernel host/sym.c launches for such a call (the form and the kind of op). */
+  void (*kfn)(kilnSymArgs) = NULL;
   srand(1234);
   const char* trig = getenv("KILN_SYM_PDL_TRIGGER"); /* as host/sym.c reads it */
   for (int g = 0; g < n; g++) {
@@ -134,7 +146,7 @@ int main(int argc, char** argv) {
     a.region = region;
     a.halfBytes = half;
     a.algo = algo;
-    a.op = kiln::OP_SUM;
+    a.op = op;
     a.nranks = n;
     a.rank = g;
     a.nblocks = (int)nb;
@@ -142,6 +154,7 @@ int main(int argc, char** argv) {
     a.rounds = 1;
     a.earlyTrigger = !(trig && strcmp(trig, "end") == 0);
     CUDA_CHECK(cudaSetDevice(g));
+    kfn = (void (*)(kilnSymArgs))kiln::sym::kernelOf<float>(kiln::sym::kernelIndexOf(a));
     args[g] = a;
     ex[g] = probeGraph(st[g], K, kfn, a, (unsigned)nb, threads, 1);
   }
@@ -161,7 +174,14 @@ int main(int argc, char** argv) {
         if (algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS) {
           const uint64_t j = algo == KILN_SYM_RS ? (uint64_t)g * count + i : i;
           want = hin[0][j];
-          for (int p = 1; p < n; p++) want += hin[p][j];
+          for (int p = 1; p < n; p++) {
+            const float x = hin[p][j];
+            want = op == kiln::OP_PROD  ? want * x
+                   : op == kiln::OP_MAX ? (want > x ? want : x)
+                   : op == kiln::OP_MIN ? (want < x ? want : x)
+                                        : want + x;
+          }
+          if (op == kiln::OP_AVG) want /= (float)n;
         } else if (algo == KILN_SYM_AG) {
           want = hin[i / count][i % count];
         } else {
