@@ -174,8 +174,13 @@ void kilnSymConfigure(struct kilnComm* c) {
    * segments 0.99-1.01x, 128 KiB ones 0.94-0.95x). So past 32 KiB: against none (run 3), 4 GPUs
    * allgather 512 KiB 4.50 vs 5.11 us, alltoall 512 KiB 4.72 vs 5.52, allreduce 128 KiB 4.93 vs
    * 5.31, reducescatter 512 KiB 0.93x; 2 GPUs 0.94-0.96x at 128 KiB segments; no size more than
-   * 0.8% slower. */
-  c->symLL12Bytes = envThreshold("KILN_SYM_LL12", "KILN_SYM_LL12_BYTES", 32 << 10);
+   * 0.8% slower. With the op fixed at compile time (kernels/sym.cuh kernelIndexOf, session 24) LL12
+   * gains from smaller segments: past 8 KiB against past 32 KiB, graphs, two alternations
+   * (bench/results/s24 runs 3 and 5): 4x H200 allreduce 16 KiB 2.77 vs 2.85 us, 32 KiB 2.96 vs
+   * 3.13, reducescatter 128 KiB 3.11 vs 3.26, allgather 128 KiB 3.14 vs 3.24, no row more than 1.1%
+   * slower; 2x H200 0.98-1.02x (reducescatter 64 KiB 2.58 vs 2.62). From 2 or 4 KiB instead of 8
+   * on 2 GPUs: 0.98-1.02x (run 4). */
+  c->symLL12Bytes = envThreshold("KILN_SYM_LL12", "KILN_SYM_LL12_BYTES", 8 << 10);
   /* One-shot segments larger than KILN_SYM_LL128_BYTES (0: never) and up to
    * KILN_SYM_LL128_MAX_BYTES travel as LL128 lines (kernels/sym.cuh bodyLL128: 120 data bytes per
    * 128-byte line, LL 8 per 16), whatever symLLBytes says. 4x H200 (bench/results/h200-s19): the

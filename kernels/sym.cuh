@@ -583,9 +583,10 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
  * an earlier call holds that call's flag in the fourth word too, and an LL12 line holds data in LL's
  * second word but an older flag in its fourth, so neither passes for a line of the other
  * (host/sym.c symLineAreas). Elements of at most 4 bytes (12 / sizeof(T) per line). The kernel
- * alone costs 0.02-0.28 us more than LL at 1-16 KiB (4x H100, bench/results/s23 run 5; cause not
- * found: 80 registers against 76, no stack), so the host takes it only past 32 KiB of segment,
- * where its bytes win (up to 14% less time). */
+ * alone cost 0.02-0.28 us more than LL at 1-16 KiB (4x H100, bench/results/s23 run 5); with the op
+ * fixed at compile time (kernelIndexOf) allreduce 16 KiB takes 2.36 us as LL12 and 2.44 as LL, 1
+ * KiB 2.15 and 2.04 (4x H200, bench/results/s24 run 2), so the host takes it past 8 KiB of
+ * segment (host/sym.c symLL12Bytes). */
 struct Pack12 {
   uint32_t w[3];
 };

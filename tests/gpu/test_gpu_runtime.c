@@ -1529,13 +1529,17 @@ Test(gpu_runtime, sym_choice) {
   unsetenv("KILN_SYM_BLOCKS");
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32768, f, false, &g));
   cr_assert(eq(int, g.nblocks, 8));
-  /* LL12 lines by default for one-shot segments past 32 KiB that would go as LL lines, of
+  /* LL12 lines by default for one-shot segments past 8 KiB that would go as LL lines, of
    * elements of at most 4 bytes, a 16-byte line per 12 bytes; 8-byte elements and two-shot shares
    * stay LL lines, LL128's range LL128; KILN_SYM_LL12_BYTES moves the bottom. */
   unsetenv("KILN_SYM_LL12");
   kilnSymConfigure(&c);
-  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 8192, f, false, &g)); /* 32 KiB */
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 2048, f, false, &g)); /* 8 KiB */
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
+  cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 2049, f, false, &g));
+  cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL12));
+  cr_assert(eq(u64, g.region, 11008)); /* 683 lines of 16 bytes, to 256 */
+  cr_assert(eq(int, g.nblocks, 5));
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 8193, f, false, &g));
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL12));
   cr_assert(eq(u64, g.region, 43776)); /* 2731 lines of 16 bytes, to 256 */
