@@ -225,10 +225,11 @@ static inline int kilnSymLineThreads(const kilnSymArgs* a, uint64_t esize, int m
                                         31) / 32 * 32;
   return t < (uint64_t)maxThreads ? (int)t : maxThreads;
 }
-/* Launches the symmetric-memory kernel of args' form (kernels/sym.cuh formOf) for `dtype` with
- * args->nblocks blocks. pdl: with programmatic stream serialization (the kernel may be scheduled
- * while the kernel before it on the stream still runs; it waits for that kernel's end and memory
- * before anything else, see kernels/sym.cuh). Returns a cudaError_t value. */
+/* Launches the symmetric-memory kernel of args' form and kind of op (kernels/sym.cuh
+ * kernelIndexOf) for `dtype` with args->nblocks blocks. pdl: with programmatic stream
+ * serialization (the kernel may be scheduled while the kernel before it on the stream still runs;
+ * it waits for that kernel's end and memory before anything else, see kernels/sym.cuh). Returns a
+ * cudaError_t value. */
 int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream, int pdl);
 /* Launches the interpreter for `dtype` (kilnDataType_t) with args->ntbs blocks of `threads`
  * threads on `stream` (a cudaStream_t). Returns a cudaError_t value (0: launched). */

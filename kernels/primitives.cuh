@@ -118,9 +118,9 @@ struct OpDyn {
 };
 
 /* The op chosen at run time without a branch: every op computed, the call's picked by selects.
- * What the symmetric line bodies reduce with for the ops other than sum and avg (kernels/sym.cuh
- * lineBody; there a branch per element cost more than the extra arithmetic: 4x H200, allreduce
- * max 64 KiB as LL12 lines 3.44 us against 3.56 with OpDyn, bench/results/s24 run 2). */
+ * What the symmetric line kernels reduce with for the ops other than sum and avg (kernels/sym.cuh
+ * kernel<T, F, false>; there a branch per element cost more than the extra arithmetic: 4x H200,
+ * allreduce max 64 KiB as LL12 lines 3.44 us against 3.56 with OpDyn, bench/results/s24 run 2). */
 struct OpSel {
   int op;
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {

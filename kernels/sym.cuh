@@ -1026,9 +1026,10 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128x2(
   }
 }
 
-/* The kernel's forms, each a kernel of its own (kernel<T, F>; the host launches formOf's): one
- * kernel holding every body took 128 registers and spilled (160-byte stack frame, float), and
- * every call paid for the largest body's registers and code. */
+/* The kernel's forms, each with kernels of its own (kernel<T, F, S>, below; the host launches
+ * kernelIndexOf's: the form and, for the line forms, the kind of op): one kernel holding every
+ * body took 128 registers and spilled (160-byte stack frame, float), and every call paid for the
+ * largest body's registers and code. */
 enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, FORM_LL128, FORM_LL2_128, FORM_LL12, NFORMS };
 __host__ __device__ __forceinline__ int formOf(const kilnSymArgs& a) {
   if (a.direct && a.algo != KILN_SYM_AR_TWOSHOT) return FORM_DIRECT;
@@ -1153,7 +1154,7 @@ __host__ __device__ __forceinline__ constexpr bool lineForm(int f) {
  * the one-shot allreduce's time past its fixed part: 4x H200, the kernel alone
  * (scripts/sym_probe.cu, bench/results/s24 runs 1-2), allreduce 64 KiB as LL12 lines 3.65 -> 3.02
  * us, 1 KiB as LL lines 2.24 -> 2.04, 16 B 2.08 -> 1.90, reducescatter 1 MiB as LL12 lines 4.71
- * -> 4.03, allreduce 256 KiB as LL128 lines 5.71 -> 5.22; 2 GPUs 1-5% less. A kernel per kind
+ * -> 4.04, allreduce 256 KiB as LL128 lines 5.71 -> 5.22; 2 GPUs 1-5% less. A kernel per kind
  * rather than a branch on the op at the start of one: the branch took the two-shot LL128 kernel
  * past 128 registers (spills, float 36 bytes). Index 2 f + S (kernelIndexOf); NKERNELS of them. */
 enum : int { NKERNELS = 2 * NFORMS };

@@ -14,7 +14,7 @@
  *   (ar12, ...): LL12 lines (FORM_LL12).
  *   BYTES as coll_bench counts them (allreduce: the buffer; allgather: the output; reducescatter:
  *   the input; alltoall: either). After the timing one more call is checked against the CPU:
- *   every output element compared bitwise (allreduce and reducescatter summed in rank order).
+ *   every output element compared bitwise (allreduce and reducescatter reduced in rank order).
  *   PROBE_BLOCK_BYTES=B: bytes of segment per block (2048, host/sym.c's default; at most 64 blocks).
  *   PROBE_CHECK=N: then N more calls, one at a time, each on fresh random input and checked.
  *   PROBE_OP=sum|prod|max|min|avg: the reduction's op (sum; the check reduces in rank order, avg
@@ -212,8 +212,8 @@ int main(int argc, char** argv) {
     check();
     if (bad) printf("round %d of PROBE_CHECK: wrong elements\n", r);
   }
-  printf("%s %llu B n=%d blocks=%d threads=%d K=%d: %.3f us per kernel%s", an, (unsigned long long)bytes, n, (int)nb,
-         threads, K, worst * 1000.0 / ((double)iters * K), err ? " (DEVICE ERROR)" : "");
+  printf("%s %s %llu B n=%d blocks=%d threads=%d K=%d: %.3f us per kernel%s", an, opName, (unsigned long long)bytes, n,
+         (int)nb, threads, K, worst * 1000.0 / ((double)iters * K), err ? " (DEVICE ERROR)" : "");
   if (bad) printf(" (%llu WRONG ELEMENTS)", (unsigned long long)bad);
   printf("\n");
   return err || bad ? 1 : 0;
