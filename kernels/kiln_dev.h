@@ -231,6 +231,9 @@ static inline int kilnSymLineThreads(const kilnSymArgs* a, uint64_t esize, int m
  * it waits for that kernel's end and memory before anything else, see kernels/sym.cuh). Returns a
  * cudaError_t value. */
 int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream, int pdl);
+/* 1 where kilnSymLaunch has a kernel for such a call (its form and kind of op, kernels/sym.cuh
+ * kernelIndexOf; no GPU needed), else 0: the launch would fail with cudaErrorInvalidDeviceFunction. */
+int kilnSymHasKernel(int dtype, const kilnSymArgs* args);
 /* Launches the interpreter for `dtype` (kilnDataType_t) with args->ntbs blocks of `threads`
  * threads on `stream` (a cudaStream_t). Returns a cudaError_t value (0: launched). */
 int kilnInterpLaunch(int dtype, const kilnDevArgs* args, int threads, void* stream);

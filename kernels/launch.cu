@@ -12,7 +12,8 @@
 #define KILN_X_DECL(id, name)                                                     \
   extern "C" int kilnInterpLaunch_##name(const kilnDevArgs*, int, void*);         \
   extern "C" int kilnInterpPreload_##name(void);                                  \
-  extern "C" int kilnSymLaunch_##name(const kilnSymArgs*, int, void*, int);
+  extern "C" int kilnSymLaunch_##name(const kilnSymArgs*, int, void*, int);       \
+  extern "C" int kilnSymHasKernel_##name(const kilnSymArgs*);
 KILN_DEV_DTYPES(KILN_X_DECL)
 #undef KILN_X_DECL
 
@@ -38,6 +39,17 @@ static const kilnSymLaunchFn kSymLaunch[] = {
 extern "C" int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream, int pdl) {
   if (dtype < 0 || dtype >= (int)(sizeof(kSymLaunch) / sizeof(kSymLaunch[0]))) return (int)cudaErrorInvalidValue;
   return kSymLaunch[dtype](args, threads, stream, pdl);
+}
+
+typedef int (*kilnSymHasFn)(const kilnSymArgs*);
+static const kilnSymHasFn kSymHas[] = {
+#define KILN_X_ROW(id, name) /* id */ kilnSymHasKernel_##name,
+    KILN_DEV_DTYPES(KILN_X_ROW)
+#undef KILN_X_ROW
+};
+
+extern "C" int kilnSymHasKernel(int dtype, const kilnSymArgs* args) {
+  return dtype >= 0 && dtype < (int)(sizeof(kSymHas) / sizeof(kSymHas[0])) && kSymHas[dtype](args);
 }
 
 static __global__ void __launch_bounds__(512) symCopyKernel(uint4* dst, const uint4* src, size_t n);

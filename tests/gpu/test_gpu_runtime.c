@@ -1569,6 +1569,47 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(not(kilnSymFits(&c, KILN_SYM_ALLGATHER, 1, f, false)));
 }
 
+/* Every call the symmetric kernels' host geometry gives has a kernel (kernels/sym.cuh kernelIndexOf
+ * against kernelOf, whose null entries are for forms the host never picks: LL12 of 8-byte elements,
+ * the op fixed in a form without lines): 2, 4 and 8 ranks, every dtype, op and algorithm, sizes
+ * across every line form and the staged one, staged and direct. No GPU needed: runs in CI. */
+Test(gpu_runtime, sym_kernels_exist) {
+  static const size_t bytes[] = {16, 1000, 8200, 40000, 200000, 600000, 2u << 20, 64u << 20};
+  static const int nranks[] = {2, 4, 8};
+  int calls = 0, forms = 0;
+  unsigned seen = 0;
+  for (int r = 0; r < 3; r++) {
+    struct kilnComm c;
+    memset(&c, 0, sizeof c);
+    c.nranks = nranks[r];
+    c.nsm = 132;
+    c.symHalf = (size_t)16 << 20;
+    kilnSymConfigure(&c);
+    for (int d = 0; d < KILN_NUM_DTYPES; d++)
+      for (int a = KILN_SYM_ALLREDUCE_ONESHOT; a <= KILN_SYM_ALLTOALL; a++)
+        for (size_t b = 0; b < sizeof bytes / sizeof bytes[0]; b++) {
+          kilnSymArgs g;
+          const size_t count = bytes[b] / kilnDataTypeSize((kilnDataType_t)d);
+          if (!kilnSymStagedGeometry(&c, (kilnSymAlgo_t)a, count, (kilnDataType_t)d, false, &g)) continue;
+          seen |= 1u << (g.ll * 2 + (a == KILN_SYM_ALLREDUCE_TWOSHOT));
+          for (int op = 0; op < KILN_NUM_REDOPS; op++)
+            for (int direct = 0; direct < 2; direct++) {
+              g.op = op;
+              g.direct = direct;
+              cr_assert(kilnSymHasKernel(d, &g), "%d ranks, %s, algorithm %d, %zu elements, op %d, lines %d%s: no kernel",
+                        c.nranks, kilnDataTypeName((kilnDataType_t)d), a, count, op, g.ll, direct ? ", direct" : "");
+              calls++;
+            }
+        }
+  }
+  /* The sizes reach the staged form and every line form, one-shot and two-shot. */
+  for (int ll = KILN_SYM_LINES_NONE; ll <= KILN_SYM_LINES_LL12; ll++) forms += seen >> (ll * 2) & 1;
+  cr_assert(eq(int, forms, KILN_SYM_LINES_LL12 - KILN_SYM_LINES_NONE + 1), "line forms reached: %x", seen);
+  cr_assert(eq(u32, seen >> (KILN_SYM_LINES_LL * 2 + 1) & 1, 1), "no two-shot LL share: %x", seen);
+  cr_assert(eq(u32, seen >> (KILN_SYM_LINES_LL128 * 2 + 1) & 1, 1), "no two-shot LL128 share: %x", seen);
+  cr_assert(gt(int, calls, 1000));
+}
+
 /* Which calls go direct (zero copy) on the host (no GPU needed: runs in CI): a window added by
  * hand (host addresses, never touched), the output in it or not, past its end, the thresholds
  * per rank count (16 MiB on 2 ranks, 1 MiB on 4, off on 8, KILN_SYM_DIRECT_BYTES for any),
