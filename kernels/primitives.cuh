@@ -90,13 +90,14 @@ template <> struct Num<__nv_fp8_e5m2> {
 /* ---- Reduction ops (ids as kilnRedOp_t; avg reduces as sum, the division comes last). ---- */
 enum : int { OP_SUM = 0, OP_PROD = 1, OP_MAX = 2, OP_MIN = 3, OP_AVG = 4 };
 
+/* Op OP on two values widened to W (Num<T>::W): what every op type below computes. */
+template <int OP, typename W> __device__ __forceinline__ W opWide(W x, W y) {
+  return (OP == OP_PROD) ? (W)(x * y) : (OP == OP_MAX) ? (x > y ? x : y) : (OP == OP_MIN) ? (x < y ? x : y) : (W)(x + y);
+}
+
 template <int OP> struct OpStatic {
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
-    typedef typename Num<T>::W W;
-    W x = Num<T>::to(a), y = Num<T>::to(b);
-    W r = (OP == OP_PROD) ? (W)(x * y) : (OP == OP_MAX) ? (x > y ? x : y)
-        : (OP == OP_MIN) ? (x < y ? x : y) : (W)(x + y);
-    return Num<T>::from(r);
+    return Num<T>::from(opWide<OP>(Num<T>::to(a), Num<T>::to(b)));
   }
 };
 typedef OpStatic<OP_SUM> OpSum;
@@ -126,7 +127,7 @@ struct OpSel {
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
     typedef typename Num<T>::W W;
     const W x = Num<T>::to(a), y = Num<T>::to(b);
-    const W s = (W)(x + y), p = (W)(x * y), mx = x > y ? x : y, mn = x < y ? x : y;
+    const W s = opWide<OP_SUM>(x, y), p = opWide<OP_PROD>(x, y), mx = opWide<OP_MAX>(x, y), mn = opWide<OP_MIN>(x, y);
     return Num<T>::from(op == OP_PROD ? p : op == OP_MAX ? mx : op == OP_MIN ? mn : s);
   }
 };

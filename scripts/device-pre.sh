@@ -14,9 +14,9 @@
 # build, packed as an extra binary) then $B/coll_bench, into $R/ATAG_i.csv and $R/BTAG_i.csv
 # (`ab ATAG BTAG` compares them); `envab N TAG VAR=VALUE COLL_BENCH_ARGS...` does the same with one
 # build, a setting against the default: A runs with VAR=VALUE, B without;
-# `probe2 A_BIN B_BIN LABEL ARGS...` runs two builds of a probe (sym_probe, ...) one after the other on the same arguments and prints one line per build:
-# "NAME LABEL TIME us per kernel[ its check's complaint] rc=EXIT" (field 5 of a three-word label:
-# the time).
+# `probe2 A_BIN B_BIN LABEL ARGS...` runs two builds of a probe (sym_probe, ...) one after the
+# other on the same arguments and prints one line per build: "NAME LABEL TIME us per kernel[ its
+# check's complaint] rc=EXIT" (field 5 of a three-word label: the time).
 set -u
 OUT=${OUT:-/tmp/kiln-out}
 DEV_RUN=${RUN:-run} # RUN=... before `.` lasts only while this file runs

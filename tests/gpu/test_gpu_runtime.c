@@ -1341,12 +1341,18 @@ Test(gpu_runtime, sym_group_peers_choice) {
 /* The symmetric kernels' choice and limits on the host (no GPU needed: runs in CI): the measured
  * ranges per rank count, rounds past the staging half, KILN_SYM=0, and kilnSymRun's refusal of
  * an in-place alltoall, before anything touches the GPU. */
+/* A communicator's host part for the host-only tests below: nranks ranks on GPUs of 132 SMs, a
+ * staging half of symHalf bytes (the caller sets its environment, then kilnSymConfigure). */
+static void host_comm(struct kilnComm* c, int nranks, size_t symHalf) {
+  memset(c, 0, sizeof *c);
+  c->nranks = nranks;
+  c->nsm = 132;
+  c->symHalf = symHalf;
+}
+
 Test(gpu_runtime, sym_choice) {
   struct kilnComm c;
-  memset(&c, 0, sizeof c);
-  c.nranks = 4;
-  c.nsm = 132;
-  c.symHalf = (size_t)16 << 20;
+  host_comm(&c, 4, (size_t)16 << 20);
   unsetenv("KILN_SYM");
   unsetenv("KILN_SYM_LL12");
   unsetenv("KILN_SYM_LL12_BYTES");
@@ -1580,10 +1586,7 @@ Test(gpu_runtime, sym_kernels_exist) {
   unsigned seen = 0;
   for (int r = 0; r < 3; r++) {
     struct kilnComm c;
-    memset(&c, 0, sizeof c);
-    c.nranks = nranks[r];
-    c.nsm = 132;
-    c.symHalf = (size_t)16 << 20;
+    host_comm(&c, nranks[r], (size_t)16 << 20);
     kilnSymConfigure(&c);
     for (int d = 0; d < KILN_NUM_DTYPES; d++)
       for (int a = KILN_SYM_ALLREDUCE_ONESHOT; a <= KILN_SYM_ALLTOALL; a++)
@@ -1616,11 +1619,8 @@ Test(gpu_runtime, sym_kernels_exist) {
  * KILN_SYM_DIRECT=0, reducescatter and in-place alltoall never, no staging never. */
 Test(gpu_runtime, sym_direct_choice) {
   struct kilnComm c;
-  memset(&c, 0, sizeof c);
-  c.nranks = 2;
+  host_comm(&c, 2, (size_t)64 << 20);
   c.rank = 1;
-  c.nsm = 132;
-  c.symHalf = (size_t)64 << 20;
   unsetenv("KILN_SYM_DIRECT");
   unsetenv("KILN_SYM_DIRECT_BYTES");
   unsetenv("KILN_SYM_CE");
