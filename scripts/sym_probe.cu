@@ -17,6 +17,7 @@
  *   every output element compared bitwise (allreduce and reducescatter reduced in rank order).
  *   PROBE_BLOCK_BYTES=B: bytes of segment per block (2048, host/sym.c's default; at most 64 blocks).
  *   PROBE_CHECK=N: then N more calls, one at a time, each on fresh random input and checked.
+ *   PROBE_LPT=M: LL and LL12 blocks of a thread per M lines (rounded up to a warp), not one.
  *   PROBE_OP=sum|prod|max|min|avg: the reduction's op (sum; the check reduces in rank order, avg
  *   divides the sum by the rank count).
  *   KILN_SYM_PDL_TRIGGER=end: the trigger for the next kernel at the kernel's end (kilnSymArgs
@@ -95,7 +96,16 @@ int main(int argc, char** argv) {
   shape.seg = seg;
   shape.nblocks = (int)nb;
   shape.ll = ll;
-  const int threads = kilnSymLineThreads(&shape, es, 512);
+  /* PROBE_LPT=M: a thread per M lines instead of one (for a kernel whose LL bodies take several
+   * lines a thread; the committed ones take them one after the other). */
+  const int lpt = getenv("PROBE_LPT") ? atoi(getenv("PROBE_LPT")) : 1;
+  if (lpt < 1 || lpt > 64) {
+    fprintf(stderr, "sym_probe: PROBE_LPT must be 1-64\n");
+    return 2;
+  }
+  int threads = kilnSymLineThreads(&shape, es, 1 << 20);
+  if (ll != KILN_SYM_LINES_LL128) threads = ((threads + lpt - 1) / lpt + 31) / 32 * 32;
+  if (threads > 512) threads = 512;
   const uint64_t inElems = algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_AG ? count : count * (uint64_t)n;
   const uint64_t outElems = algo == KILN_SYM_AR_ONESHOT || algo == KILN_SYM_RS ? count : count * (uint64_t)n;
 
