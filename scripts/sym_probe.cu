@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln/kiln.h"
 #include "sym.cuh"
 
 #include "probe_graph.h"
@@ -56,12 +57,11 @@ int main(int argc, char** argv) {
                                           : -1;
   const uint64_t bytes = strtoull(argv[2], NULL, 10);
   const char* opName = getenv("PROBE_OP") ? getenv("PROBE_OP") : "sum";
-  const int op = !strcmp(opName, "sum")    ? kiln::OP_SUM
-                 : !strcmp(opName, "prod") ? kiln::OP_PROD
-                 : !strcmp(opName, "max")  ? kiln::OP_MAX
-                 : !strcmp(opName, "min")  ? kiln::OP_MIN
-                 : !strcmp(opName, "avg")  ? kiln::OP_AVG
-                                           : -1;
+  int op = -1; /* by the library's names of its ops (kiln.h's table alone: the probe links no library) */
+#define KILN_X_PARSE(e, v, name) \
+  if (!strcmp(opName, name)) op = v;
+  KILN_REDOPS(KILN_X_PARSE)
+#undef KILN_X_PARSE
   if (op < 0) {
     fprintf(stderr, "sym_probe: PROBE_OP %s is not sum, prod, max, min or avg\n", opName);
     return 2;

@@ -1338,9 +1338,6 @@ Test(gpu_runtime, sym_group_peers_choice) {
   for (int r = 0; r < N; r++) cr_assert(eq(u64, cs[r].symPeerCalls, 3));
 }
 
-/* The symmetric kernels' choice and limits on the host (no GPU needed: runs in CI): the measured
- * ranges per rank count, rounds past the staging half, KILN_SYM=0, and kilnSymRun's refusal of
- * an in-place alltoall, before anything touches the GPU. */
 /* A communicator's host part for the host-only tests below: nranks ranks on GPUs of 132 SMs, a
  * staging half of symHalf bytes (the caller sets its environment, then kilnSymConfigure). */
 static void host_comm(struct kilnComm* c, int nranks, size_t symHalf) {
@@ -1350,6 +1347,9 @@ static void host_comm(struct kilnComm* c, int nranks, size_t symHalf) {
   c->symHalf = symHalf;
 }
 
+/* The symmetric kernels' choice and limits on the host (no GPU needed: runs in CI): the measured
+ * ranges per rank count, rounds past the staging half, KILN_SYM=0, and kilnSymRun's refusal of
+ * an in-place alltoall, before anything touches the GPU. */
 Test(gpu_runtime, sym_choice) {
   struct kilnComm c;
   host_comm(&c, 4, (size_t)16 << 20);
