@@ -664,6 +664,19 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 
 /* ---- the choice per call ---- */
 
+#ifdef KILN_SHIM_HAVE_RUNTIME
+/* The largest allreduce kiln takes on a communicator with one rank in this process when the call
+ * would go through kiln's staging (KILN_STAGED_AR_MAX_BYTES; by default 512 MiB on 4 ranks, no
+ * limit on others): NCCL's ring measured faster above it. 4x H200, a process per GPU, graphs of
+ * 10, plain buffers (bench/results/s26 run 1): 1 GiB 4591-4634 us against NCCL's 4525-4559
+ * (0.98-0.99x) under every staging setting tried, 256 MiB 1.00-1.02x. 2 ranks: 1 GiB 1.13x (s22). */
+static uint64_t stagedARMax(int nranks) {
+  const long long v = shimConfigGet()->stagedARMax;
+  if (v >= 0) return (uint64_t)v;
+  return nranks == 4 ? (uint64_t)512 << 20 : UINT64_MAX;
+}
+#endif
+
 /* Collectives kiln launched in this process (for tests and debugging; exported). */
 SHIM_EXPORT uint64_t kilnShimKilnCalls;
 
@@ -694,19 +707,28 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
   /* The symmetric-memory kernels where they are the default. Whether the call goes zero copy
    * (its output in an added window) is kilnSymRun's to find; it is looked up here only for the
    * INFO lines. */
-  const kilnSymAlgo_t sym = sc->kc ? kilnSymSelect(sc->kc, coll, call->count, dt, inplace) : KILN_SYM_NONE;
+  kilnSymAlgo_t sym = sc->kc ? kilnSymSelect(sc->kc, coll, call->count, dt, inplace) : KILN_SYM_NONE;
+  /* A large allreduce that would go through kiln's staging because this process holds no other
+   * rank (plain buffers of other processes are out of kiln's reach) and whose output lies in none
+   * of the windows: NCCL (stagedARMax). The same on every rank: no rank holds another in its
+   * process, and every rank added the same windows. */
+  const bool toNccl = sym == KILN_SYM_ALLREDUCE_TWOSHOT && !sc->set && bytes > stagedARMax(sc->nranks) &&
+                      !kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
+  if (toNccl) sym = KILN_SYM_NONE;
   const bool zeroCopy = sym != KILN_SYM_NONE && shimConfigGet()->log >= SHIM_LOG_INFO &&
                         kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
   /* The registry's choice if this communicator has it, else the best of the ones it has. */
   int pick = -1;
-  const kilnRegistryEntry* e = sym != KILN_SYM_NONE ? NULL : kilnRegistrySelect(coll, sc->nranks, bytes, inplace, dt, op);
+  const kilnRegistryEntry* e =
+      sym != KILN_SYM_NONE || toNccl ? NULL : kilnRegistrySelect(coll, sc->nranks, bytes, inplace, dt, op);
   for (int i = 0; e && i < sc->nexec && pick < 0; i++)
     if (sc->ents[i] == e) pick = i;
   if (e && pick < 0)
     pick = kilnRegistryPick(sc->copies, sc->nexec, coll, sc->nranks, bytes, inplace, dt, op);
   static const char* whyText[] = {NULL, "no plan matches", "its plans are not loaded here",
-                                   "the plan does not support this count/dtype/op"};
-  int whyCode = sym != KILN_SYM_NONE ? 0 : !e ? 1 : pick < 0 ? 2 : 0;
+                                   "the plan does not support this count/dtype/op",
+                                   "one rank per process, plain buffers: NCCL measured faster than kiln's staging"};
+  int whyCode = sym != KILN_SYM_NONE ? 0 : toNccl ? 4 : !e ? 1 : pick < 0 ? 2 : 0;
   if (pick >= 0 && !kilnPlanSupports(sc->plans[pick], call->count, dt, op, inplace)) {
     whyCode = 3;
     pick = -1;

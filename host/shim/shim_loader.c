@@ -60,6 +60,10 @@ static void configInit(void) {
   config.ncclPath = (p && *p) ? p : NULL;
   p = getenv("KILN_PLANS");
   config.plansDir = (p && *p) ? p : NULL;
+  /* A size: digits only (else unset, the default; shim_kiln.c stagedARMax). */
+  p = getenv("KILN_STAGED_AR_MAX_BYTES");
+  config.stagedARMax = -1;
+  if (p && *p && strspn(p, "0123456789") == strlen(p) && strlen(p) < 19) config.stagedARMax = atoll(p);
 }
 
 const shimConfig* shimConfigGet(void) {

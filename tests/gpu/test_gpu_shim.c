@@ -42,6 +42,8 @@ static int ngpus;
 static struct {
   void* h;
   ncclResult_t (*initAll)(ncclComm_t*, int, const int*);
+  ncclResult_t (*getUniqueId)(ncclUniqueId*);
+  ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int);
   ncclResult_t (*destroy)(ncclComm_t);
   ncclResult_t (*groupStart)(void);
   ncclResult_t (*groupEnd)(void);
@@ -117,6 +119,8 @@ static void loadShim(int n, bool disable) {
   api.h = dlopen(shim, RTLD_NOW | RTLD_LOCAL);
   cr_assert(api.h != NULL, "dlopen %s: %s", shim, dlerror());
   api.initAll = need("ncclCommInitAll");
+  api.getUniqueId = need("ncclGetUniqueId");
+  api.initRank = need("ncclCommInitRank");
   api.destroy = need("ncclCommDestroy");
   api.groupStart = need("ncclGroupStart");
   api.groupEnd = need("ncclGroupEnd");
@@ -355,6 +359,97 @@ Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpuInit, .timeout =
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
   cr_assert(eq(u64, kilnCalls(), 0));
   worldFini(&w);
+}
+
+/* Rank `rank` of a process per GPU (forked before any CUDA call; the NCCL id comes from rank 0
+ * through a pipe): with KILN_STAGED_AR_MAX_BYTES at 1 MiB, allreduce of 1 MiB runs on kiln and
+ * allreduce of 8 MiB (out of place and in place: through kiln's staging, the peers' plain buffers
+ * being out of its reach) on NCCL, an allgather of 8 MiB of output on kiln; every result is the
+ * CPU's. Returns 0, or a code naming the step that failed (the parent asserts 0). */
+static int stagedChild(int rank, int n, int rfd, const int* wfds) {
+  ncclUniqueId id;
+  if (rank == 0) {
+    if (api.getUniqueId(&id) != ncclSuccess) return 10;
+    for (int i = 1; i < n; i++)
+      if (write(wfds[i], &id, sizeof id) != (ssize_t)sizeof id) return 11;
+  } else if (read(rfd, &id, sizeof id) != (ssize_t)sizeof id) {
+    return 12;
+  }
+  if (cudaSetDevice(rank) != cudaSuccess) return 13;
+  ncclComm_t comm;
+  if (api.initRank(&comm, n, id, rank) != ncclSuccess) return 14;
+  cudaStream_t st;
+  const size_t big = (size_t)1 << 21, small = (size_t)1 << 18; /* floats: 8 MiB, 1 MiB */
+  float *send = NULL, *recv = NULL, *h = malloc(big * sizeof(float));
+  if (!h || cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess ||
+      cudaMalloc((void**)&send, big * sizeof(float)) != cudaSuccess ||
+      cudaMalloc((void**)&recv, big * sizeof(float)) != cudaSuccess)
+    return 15;
+  const struct {
+    op_t op;
+    size_t count;
+    bool kiln;
+  } cases[] = {{AR_OUT, small, true}, {AR_OUT, big, false}, {AR_IN, big, false}, {AG, big / (size_t)n, true}};
+  int rc = 0;
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0] && rc == 0; k++) {
+    const op_t op = cases[k].op;
+    const size_t count = cases[k].count, outE = op == AG ? count * (size_t)n : count;
+    for (size_t i = 0; i < count; i++) h[i] = input(rank, i);
+    if (cudaMemcpy(send, h, count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemset(recv, 0xff, outE * sizeof(float)) != cudaSuccess)
+      return 16;
+    const uint64_t before = kilnCalls();
+    float* out = op == AR_IN ? send : recv;
+    const ncclResult_t r = op == AG ? api.allGather(send, recv, count, ncclFloat, comm, st)
+                                    : api.allReduce(send, out, count, ncclFloat, ncclSum, comm, st);
+    if (r != ncclSuccess || cudaStreamSynchronize(st) != cudaSuccess) return 17;
+    if ((kilnCalls() - before == 1) != cases[k].kiln) {
+      fprintf(stderr, "rank %d case %zu: ran on %s, want %s\n", rank, k, cases[k].kiln ? "NCCL" : "kiln",
+              cases[k].kiln ? "kiln" : "NCCL");
+      rc = 18;
+    }
+    if (cudaMemcpy(h, out, outE * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) return 19;
+    for (size_t i = 0; i < outE && rc == 0; i++) {
+      float want = 0;
+      if (op == AG) {
+        want = input((int)(i / count), i % count);
+      } else {
+        for (int s = 0; s < n; s++) want += input(s, i);
+      }
+      if (h[i] != want) {
+        fprintf(stderr, "rank %d case %zu element %zu: got %g, want %g\n", rank, k, i, (double)h[i], (double)want);
+        rc = 20;
+      }
+    }
+  }
+  cudaFree(send);
+  cudaFree(recv);
+  cudaStreamDestroy(st);
+  api.destroy(comm);
+  free(h);
+  return rc;
+}
+
+Test(gpu_shim, one_rank_per_process_large_staged_allreduce_goes_to_nccl, .init = gpuInit, .timeout = 120) {
+  setenv("KILN_STAGED_AR_MAX_BYTES", "1048576", 1);
+  const int n = loadShimForSuite(false);
+  int pfd[MAXG][2], wfds[MAXG];
+  for (int i = 0; i < n; i++) {
+    cr_assert(eq(int, pipe(pfd[i]), 0));
+    wfds[i] = pfd[i][1];
+  }
+  pid_t pids[MAXG];
+  for (int i = 0; i < n; i++) {
+    pids[i] = fork();
+    cr_assert(ge(int, pids[i], 0));
+    if (pids[i] == 0) _exit(stagedChild(i, n, pfd[i][0], wfds));
+  }
+  for (int i = 0; i < n; i++) {
+    int st = 0;
+    waitpid(pids[i], &st, 0);
+    cr_assert(eq(int, WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0), "rank %d exited with %d", i,
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  }
 }
 
 static double nowSeconds(void) {
