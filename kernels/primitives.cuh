@@ -190,14 +190,9 @@ template <typename T, typename P> __device__ __forceinline__ P loadPart(const T*
     memcpy(&r, &v, sizeof(P));
     return r;
   }
-  /* Unrolled over E so that x stays in registers: a loop to nv indexes x at run time, which put
-   * it in local memory (8 bytes of stack for float lines, a store and a load behind every partial
-   * or misaligned line's data). */
   T x[E];
   memset(x, 0, sizeof(x));
-#pragma unroll
-  for (int e = 0; e < E; e++)
-    if (e < nv) x[e] = ldcg(p + e);
+  for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
   P r;
   memcpy(&r, x, sizeof(P));
   return r;
@@ -211,9 +206,7 @@ template <typename T, typename P> __device__ __forceinline__ void storePart(T* p
   }
   T x[E];
   memcpy(x, &v, sizeof(P));
-#pragma unroll
-  for (int e = 0; e < E; e++)
-    if (e < nv) p[e] = x[e];
+  for (int e = 0; e < nv; e++) p[e] = x[e];
 }
 
 /* ---- Bounded spinning: every wait gives up after timeoutNs or when another block did. ---- */

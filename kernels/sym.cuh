@@ -602,9 +602,7 @@ template <typename T> __device__ __forceinline__ Pack12 load12(const T* p, int n
   }
   T x[E];
   memset(x, 0, sizeof(x));
-#pragma unroll
-  for (int e = 0; e < E; e++) /* unrolled: x in registers (primitives.cuh loadPart) */
-    if (e < nv) x[e] = ldcg(p + e);
+  for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
   memcpy(&r, x, sizeof(r));
   return r;
 }
@@ -618,9 +616,7 @@ template <typename T> __device__ __forceinline__ void store12(T* p, const Pack12
   }
   T x[E];
   memcpy(x, &v, sizeof(v));
-#pragma unroll
-  for (int e = 0; e < E; e++)
-    if (e < nv) p[e] = x[e];
+  for (int e = 0; e < nv; e++) p[e] = x[e];
 }
 __device__ __forceinline__ void llStore12(uint4* p, const Pack12& v, uint32_t flag) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]), "r"(v.w[1]), "r"(v.w[2]),
