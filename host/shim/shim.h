@@ -55,7 +55,7 @@ typedef struct shimConfig {
   shimLogLevel log;         /* KILN_DEBUG=NONE|ERROR|WARN|INFO (default ERROR) */
   const char* ncclPath;     /* KILN_NCCL_PATH or NULL */
   const char* plansDir;     /* KILN_PLANS or NULL */
-  long long stagedARMax;    /* KILN_STAGED_AR_MAX_BYTES, or -1 (unset: shimStagedARMax's default) */
+  long long stagedARMax;    /* KILN_STAGED_AR_MAX_BYTES, or -1 (unset: shim_kiln.c stagedARMax's default) */
 } shimConfig;
 
 const shimConfig* shimConfigGet(void);

@@ -668,8 +668,9 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 /* The largest allreduce kiln takes on a communicator with one rank in this process when the call
  * would go through kiln's staging (KILN_STAGED_AR_MAX_BYTES; by default 512 MiB on 4 ranks, no
  * limit on others): NCCL's ring measured faster above it. 4x H200, a process per GPU, graphs of
- * 10, plain buffers (bench/results/s26 run 1): 1 GiB 4591-4635 us against NCCL's 4525-4559
- * (0.98-0.99x) under every staging setting tried, 256 MiB 1.00-1.02x. 2 ranks: 1 GiB 1.13x (s22). */
+ * 10, plain buffers (bench/results/s26 runs 1-2): 1 GiB 4591-4635 us against NCCL's 4525-4559
+ * (0.98-0.99x) under every staging setting tried, 512 MiB 1.003-1.005x, 256 MiB 1.02x. 2 ranks:
+ * 1 GiB 1.13x (s22). */
 static uint64_t stagedARMax(int nranks) {
   const long long v = shimConfigGet()->stagedARMax;
   if (v >= 0) return (uint64_t)v;
