@@ -55,7 +55,8 @@ typedef struct shimConfig {
   shimLogLevel log;         /* KILN_DEBUG=NONE|ERROR|WARN|INFO (default ERROR) */
   const char* ncclPath;     /* KILN_NCCL_PATH or NULL */
   const char* plansDir;     /* KILN_PLANS or NULL */
-  long long stagedARMax;    /* KILN_STAGED_AR_MAX_BYTES, or -1 (unset: shim_kiln.c stagedARMax's default) */
+  bool stagedARMaxSet;      /* KILN_STAGED_AR_MAX_BYTES holds a size (else shim_kiln.c stagedARMax's default) */
+  uint64_t stagedARMax;     /* that size, in bytes */
 } shimConfig;
 
 const shimConfig* shimConfigGet(void);

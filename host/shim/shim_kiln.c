@@ -672,8 +672,8 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
  * (0.98-0.99x) under every staging setting tried, 512 MiB 1.003-1.005x, 256 MiB 1.02x. 2 ranks:
  * 1 GiB 1.13x (s22). */
 static uint64_t stagedARMax(int nranks) {
-  const long long v = shimConfigGet()->stagedARMax;
-  if (v >= 0) return (uint64_t)v;
+  const shimConfig* cfg = shimConfigGet();
+  if (cfg->stagedARMaxSet) return cfg->stagedARMax;
   return nranks == 4 ? (uint64_t)512 << 20 : UINT64_MAX;
 }
 #endif

@@ -25,6 +25,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "kiln/kiln.h"
 #include "shim.h"
 
 /* Marks a kiln shim: the loader skips any library that exports it. */
@@ -60,10 +61,9 @@ static void configInit(void) {
   config.ncclPath = (p && *p) ? p : NULL;
   p = getenv("KILN_PLANS");
   config.plansDir = (p && *p) ? p : NULL;
-  /* A size: digits only (else unset, the default; shim_kiln.c stagedARMax). */
-  p = getenv("KILN_STAGED_AR_MAX_BYTES");
-  config.stagedARMax = -1;
-  if (p && *p && strspn(p, "0123456789") == strlen(p) && strlen(p) < 19) config.stagedARMax = atoll(p);
+  /* A size as kilnParseSize reads it ("536870912", "512M"); anything else leaves the default
+   * (shim_kiln.c stagedARMax). */
+  config.stagedARMaxSet = kilnParseSize(getenv("KILN_STAGED_AR_MAX_BYTES"), &config.stagedARMax);
 }
 
 const shimConfig* shimConfigGet(void) {
