@@ -343,3 +343,62 @@ int gpu_count_for_suite(const char* suite, int need) {
   }
   return n;
 }
+
+/* Rank `rank` of gpu_fork_ranks: the id from rank 0 (made there) through the pipes, then body. */
+static int fork_rank(int rank, int n, int (*const fds)[2], ncclResult_t (*getId)(ncclUniqueId*), gpu_rank_body body,
+                     void* ctx) {
+  ncclUniqueId id;
+  if (rank == 0) {
+    if (getId(&id) != ncclSuccess) return GPU_RANK_NO_ID;
+    for (int i = 1; i < n; i++)
+      if (write(fds[i][1], &id, sizeof id) != (ssize_t)sizeof id) return GPU_RANK_NO_ID;
+  }
+  /* Only rank 0 keeps the write ends: should it exit before writing, the others read end of file
+   * instead of waiting for ever. */
+  for (int i = 0; i < n; i++) close(fds[i][1]);
+  if (rank != 0 && read(fds[rank][0], &id, sizeof id) != (ssize_t)sizeof id) return GPU_RANK_NO_ID;
+  return body(rank, n, &id, ctx);
+}
+
+bool gpu_fork_ranks(int n, ncclResult_t (*getId)(ncclUniqueId*), gpu_rank_body body, void* ctx, char* msg,
+                    size_t msglen) {
+  msg[0] = 0;
+  if (n < 1 || n > GPU_MAX) {
+    snprintf(msg, msglen, "gpu_fork_ranks: %d ranks (1 to %d)", n, GPU_MAX);
+    return false;
+  }
+  int fds[GPU_MAX][2];
+  for (int i = 0; i < n; i++)
+    if (pipe(fds[i]) != 0) {
+      snprintf(msg, msglen, "gpu_fork_ranks: pipe failed");
+      for (int j = 0; j < i; j++) close(fds[j][0]), close(fds[j][1]);
+      return false;
+    }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pids[GPU_MAX];
+  int forked = 0;
+  for (; forked < n; forked++) {
+    pids[forked] = fork();
+    if (pids[forked] < 0) break;
+    if (pids[forked] == 0) {
+      const int rc = fork_rank(forked, n, fds, getId, body, ctx);
+      fflush(stdout);
+      fflush(stderr);
+      _exit(rc);
+    }
+  }
+  for (int i = 0; i < n; i++) close(fds[i][0]), close(fds[i][1]);
+  if (forked < n) snprintf(msg, msglen, "gpu_fork_ranks: fork failed for rank %d", forked);
+  bool ok = forked == n;
+  for (int i = 0; i < forked; i++) {
+    int st = 0;
+    waitpid(pids[i], &st, 0);
+    if (ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+      ok = false;
+      if (WIFEXITED(st)) snprintf(msg, msglen, "rank %d exited with %d", i, WEXITSTATUS(st));
+      else snprintf(msg, msglen, "rank %d ended by signal %d", i, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+    }
+  }
+  return ok;
+}

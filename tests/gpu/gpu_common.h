@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "gpu_count.h"
+#include "gpu_fork.h"
 #include "kiln/runtime.h"
 
 #define GPU_MAX 8

@@ -2440,16 +2440,11 @@ Test(gpu_runtime, supports_and_load_errors, .init = gpu_init, .timeout = 120) {
   world_fini(&w);
 }
 
-/* One process per GPU: children get the NCCL id through a pipe before touching CUDA. */
-static int child(int rank, int n, int rfd, int wfds[GPU_MAX]) {
-  ncclUniqueId id;
-  if (rank == 0) {
-    if (ncclGetUniqueId(&id) != ncclSuccess) return 10;
-    for (int i = 1; i < n; i++)
-      if (write(wfds[i], &id, sizeof id) != (ssize_t)sizeof id) return 11;
-  } else if (read(rfd, &id, sizeof id) != (ssize_t)sizeof id) {
-    return 12;
-  }
+/* Rank `rank` of a process per GPU (gpu_fork_ranks): plans of every collective through kiln's C
+ * API on a communicator of NCCL's, each rank checking its own output. */
+static int child(int rank, int n, const ncclUniqueId* idp, void* ctx) {
+  (void)ctx;
+  const ncclUniqueId id = *idp;
   cudaSetDevice(rank);
   ncclComm_t nc;
   if (ncclCommInitRank(&nc, n, id, rank) != ncclSuccess) return 13;
@@ -2520,26 +2515,8 @@ static int child(int rank, int n, int rfd, int wfds[GPU_MAX]) {
 }
 
 Test(gpu_runtime, one_process_per_gpu, .init = gpu_init, .timeout = 300) {
-  int n = suite_gpus();
-  int pfd[GPU_MAX][2];
-  for (int i = 0; i < n; i++) cr_assert(eq(int, pipe(pfd[i]), 0));
-  pid_t pids[GPU_MAX];
-  for (int i = 0; i < n; i++) {
-    pids[i] = fork();
-    cr_assert(pids[i] >= 0);
-    if (pids[i] == 0) {
-      int wfds[GPU_MAX];
-      for (int j = 0; j < n; j++) wfds[j] = pfd[j][1];
-      _exit(child(i, n, pfd[i][0], wfds));
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    int st = 0;
-    waitpid(pids[i], &st, 0);
-    const bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    cr_assert(clean, "rank %d exited with %d", i, code);
-  }
+  char msg[160];
+  cr_assert(gpu_fork_ranks(suite_gpus(), ncclGetUniqueId, child, NULL, msg, sizeof msg), "%s", msg);
 }
 
 /* Runs in the runner before any test: counts the GPUs once and fixes the seed; both reach the

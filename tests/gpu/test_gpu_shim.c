@@ -25,6 +25,7 @@
 #include <nccl.h>
 
 #include "gpu_count.h"
+#include "gpu_fork.h"
 #include "kiln/plan.h"
 
 #ifndef KILN_SHIM_PATH
@@ -361,20 +362,14 @@ Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpuInit, .timeout =
   worldFini(&w);
 }
 
-/* Rank `rank` of a process per GPU (forked before any CUDA call; the NCCL id comes from rank 0
- * through a pipe): with KILN_STAGED_AR_MAX_BYTES at 1 MiB, allreduce of 1 MiB runs on kiln and
+/* Rank `rank` of a process per GPU (gpu_fork_ranks; the NCCL id made through the shim): with
+ * KILN_STAGED_AR_MAX_BYTES at 1 MiB, allreduce of 1 MiB runs on kiln and
  * allreduce of 8 MiB (out of place and in place: through kiln's staging, the peers' plain buffers
  * being out of its reach) on NCCL, an allgather of 8 MiB of output on kiln; every result is the
  * CPU's. Returns 0, or a code naming the step that failed (the parent asserts 0). */
-static int stagedChild(int rank, int n, int rfd, const int* wfds) {
-  ncclUniqueId id;
-  if (rank == 0) {
-    if (api.getUniqueId(&id) != ncclSuccess) return 10;
-    for (int i = 1; i < n; i++)
-      if (write(wfds[i], &id, sizeof id) != (ssize_t)sizeof id) return 11;
-  } else if (read(rfd, &id, sizeof id) != (ssize_t)sizeof id) {
-    return 12;
-  }
+static int stagedRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
+  (void)ctx;
+  const ncclUniqueId id = *idp;
   if (cudaSetDevice(rank) != cudaSuccess) return 13;
   ncclComm_t comm;
   if (api.initRank(&comm, n, id, rank) != ncclSuccess) return 14;
@@ -433,23 +428,8 @@ static int stagedChild(int rank, int n, int rfd, const int* wfds) {
 Test(gpu_shim, one_rank_per_process_large_staged_allreduce_goes_to_nccl, .init = gpuInit, .timeout = 120) {
   setenv("KILN_STAGED_AR_MAX_BYTES", "1048576", 1);
   const int n = loadShimForSuite(false);
-  int pfd[MAXG][2], wfds[MAXG];
-  for (int i = 0; i < n; i++) {
-    cr_assert(eq(int, pipe(pfd[i]), 0));
-    wfds[i] = pfd[i][1];
-  }
-  pid_t pids[MAXG];
-  for (int i = 0; i < n; i++) {
-    pids[i] = fork();
-    cr_assert(ge(int, pids[i], 0));
-    if (pids[i] == 0) _exit(stagedChild(i, n, pfd[i][0], wfds));
-  }
-  for (int i = 0; i < n; i++) {
-    int st = 0;
-    waitpid(pids[i], &st, 0);
-    cr_assert(eq(int, WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0), "rank %d exited with %d", i,
-              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-  }
+  char msg[160];
+  cr_assert(gpu_fork_ranks(n, api.getUniqueId, stagedRank, NULL, msg, sizeof msg), "%s", msg);
 }
 
 static double nowSeconds(void) {
