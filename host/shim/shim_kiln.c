@@ -713,11 +713,14 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
    * rank (plain buffers of other processes are out of kiln's reach) and whose output lies in none
    * of the windows: NCCL (stagedARMax). The same on every rank: no rank holds another in its
    * process, and every rank added the same windows. */
-  const bool toNccl = sym == KILN_SYM_ALLREDUCE_TWOSHOT && !sc->set && bytes > stagedARMax(sc->nranks) &&
-                      !kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
+  const bool bigStaged = sym == KILN_SYM_ALLREDUCE_TWOSHOT && !sc->set && bytes > stagedARMax(sc->nranks);
+  /* Whether the call goes zero copy: -1 until looked up (once at most). */
+  int direct = bigStaged ? kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt) : -1;
+  const bool toNccl = bigStaged && !direct;
   if (toNccl) sym = KILN_SYM_NONE;
-  const bool zeroCopy = sym != KILN_SYM_NONE && shimConfigGet()->log >= SHIM_LOG_INFO &&
-                        kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
+  if (direct < 0 && sym != KILN_SYM_NONE && shimConfigGet()->log >= SHIM_LOG_INFO)
+    direct = kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
+  const bool zeroCopy = sym != KILN_SYM_NONE && direct > 0;
   /* The registry's choice if this communicator has it, else the best of the ones it has. */
   int pick = -1;
   const kilnRegistryEntry* e =
