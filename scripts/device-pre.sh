@@ -16,7 +16,9 @@
 # build, a setting against the default: A runs with VAR=VALUE, B without;
 # `probe2 A_BIN B_BIN LABEL ARGS...` runs two builds of a probe (sym_probe, ...) one after the
 # other on the same arguments and prints one line per build: "NAME LABEL TIME us per kernel[ its
-# check's complaint] rc=EXIT" (field 5 of a three-word label: the time).
+# check's complaint] rc=EXIT" (field 5 of a three-word label: the time);
+# `probetab FILE` prints, from such lines (labels CASE-ALTERNATION, two builds), per case the
+# first build's best time, the second's and their ratio, after any line whose probe failed.
 set -u
 OUT=${OUT:-/tmp/kiln-out}
 DEV_RUN=${RUN:-run} # RUN=... before `.` lasts only while this file runs
@@ -73,4 +75,23 @@ probe2() {
   for v in "$a" "$b"; do
     echo "$(basename "$v") $label $(timeout 20 "$v" "$@" 2>&1 | grep -o '[0-9.]* us per kernel.*') rc=${PIPESTATUS[0]}"
   done
+}
+probetab() {
+  local py
+  py=$(command -v python3 || echo /opt/torch/.venv/bin/python)
+  "$py" - "$1" <<'P'
+import sys, re, collections
+t = collections.OrderedDict()
+for l in open(sys.argv[1]):
+    m = re.search(r"^(\S+) (\S+)-(\d+) ([0-9.]+) us per kernel", l)
+    if "rc=0" not in l or not m:
+        print("PROBLEM:", l.strip())
+        continue
+    t.setdefault(m.group(2), collections.OrderedDict()).setdefault(m.group(1), []).append(float(m.group(4)))
+for k, v in t.items():
+    if len(v) != 2: print("PROBLEM: one build only:", k); continue
+    (na, a), (nb, b) = v.items()
+    print(f"{k} {min(a):.3f} {min(b):.3f} {min(b) / min(a):.3f}", end=" | ")
+print()
+P
 }
