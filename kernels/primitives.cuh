@@ -175,7 +175,53 @@ __device__ __forceinline__ P opPack(const Op& op, P a, P b) {
   return r;
 }
 
-/* Up to E = sizeof(P)/sizeof(T) elements from p (nv valid; the rest zero), any alignment. */
+/* The W words of memory from byte address p, of which the first `bytes` (1 to 4 W) are valid and
+ * the rest come back zero; p aligned to A bytes (1, 2 or 4: the element's size). Branch-free:
+ * every word's load issued, those past the last word that holds a valid byte clamped to that word
+ * (so no load reaches past the valid bytes' words, nor past the buffer), then funnel shifts. What
+ * a line's partial or misaligned elements take (loadPart, load12) instead of a load per element:
+ * a reducescatter whose pieces lie at 4- but not 8-byte offsets (an odd float count per rank) took
+ * ~0.45 us more than an aligned one in the kernel (4x H200, bench/results/s26 run 4), its
+ * per-element loop the cause (run 6: loading such a line's words branch-free took 1-12% off every
+ * misaligned or partial case). */
+template <int W, int A> __device__ __forceinline__ void loadWords(const void* p, int bytes, uint32_t (&w)[W]) {
+  static_assert(A == 1 || A == 2 || A == 4, "alignment");
+  const uintptr_t addr = (uintptr_t)p;
+  const int off = A == 4 ? 0 : (int)(addr & 3);
+  const unsigned* q = (const unsigned*)(addr - off);
+  const int last = (off + bytes - 1) >> 2;
+  constexpr int N = A == 4 ? W : W + 1;
+  uint32_t x[N];
+#pragma unroll
+  for (int k = 0; k < N; k++) x[k] = __ldcg(q + min(k, last));
+#pragma unroll
+  for (int k = 0; k < W; k++) {
+    const uint32_t v = A == 4 ? x[k] : __funnelshift_r(x[k], x[k + 1], off * 8);
+    const int b = bytes - 4 * k;
+    w[k] = b >= 4 ? v : b <= 0 ? 0u : v & ((1u << (8 * b)) - 1u);
+  }
+}
+
+/* Elements 0 to nv - 1 of the W words w to p (aligned to A bytes, the element's size), each store
+ * predicated on its element's index, none past them. */
+template <int W, int A> __device__ __forceinline__ void storeWords(void* p, const uint32_t (&w)[W], int nv) {
+  static_assert(A == 1 || A == 2 || A == 4, "alignment");
+#pragma unroll
+  for (int e = 0; e < 4 * W / A; e++) {
+    if (e >= nv) continue;
+    const uint32_t v = w[e * A / 4] >> (8 * (e * A % 4));
+    if (A == 4) ((unsigned*)p)[e] = v;
+    else if (A == 2) ((unsigned short*)p)[e] = (unsigned short)v;
+    else ((unsigned char*)p)[e] = (unsigned char)v;
+  }
+}
+
+/* Up to E = sizeof(P)/sizeof(T) elements from p (nv valid; the rest zero), any alignment. A whole
+ * line at P's alignment is one vector load; any other line of 1- or 2-byte elements, its words
+ * branch-free (loadWords: up to 4 or 5 loads for a line that took up to 8 or 16 element loads);
+ * of 4- or 8-byte ones, a load per element (kept: their words branch-free behind this branch
+ * took 1-4% more, bench/results/s27 run 2; the line kernels take them branch-free on a branch
+ * per line instead, kernels/sym.cuh LineData::loadAs). */
 template <typename T, typename P> __device__ __forceinline__ P loadPart(const T* p, int nv) {
   constexpr int E = sizeof(P) / sizeof(T);
   if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) {
@@ -190,11 +236,23 @@ template <typename T, typename P> __device__ __forceinline__ P loadPart(const T*
     memcpy(&r, &v, sizeof(P));
     return r;
   }
-  T x[E];
-  memset(x, 0, sizeof(x));
-  for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
   P r;
-  memcpy(&r, x, sizeof(P));
+  if constexpr (sizeof(T) < 4) {
+    constexpr int W = sizeof(P) / 4;
+    uint32_t w[W];
+    if (nv <= 0) {
+#pragma unroll
+      for (int k = 0; k < W; k++) w[k] = 0;
+    } else {
+      loadWords<W, sizeof(T)>(p, nv * (int)sizeof(T), w);
+    }
+    memcpy(&r, w, sizeof(P));
+  } else {
+    T x[E];
+    memset(x, 0, sizeof(x));
+    for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
+    memcpy(&r, x, sizeof(P));
+  }
   return r;
 }
 
@@ -204,9 +262,15 @@ template <typename T, typename P> __device__ __forceinline__ void storePart(T* p
     *(P*)p = v;
     return;
   }
-  T x[E];
-  memcpy(x, &v, sizeof(P));
-  for (int e = 0; e < nv; e++) p[e] = x[e];
+  if constexpr (sizeof(T) < 4) {
+    uint32_t w[sizeof(P) / 4];
+    memcpy(w, &v, sizeof(P));
+    storeWords<sizeof(P) / 4, sizeof(T)>(p, w, nv);
+  } else {
+    T x[E];
+    memcpy(x, &v, sizeof(P));
+    for (int e = 0; e < nv; e++) p[e] = x[e];
+  }
 }
 
 /* ---- Bounded spinning: every wait gives up after timeoutNs or when another block did. ---- */

@@ -590,7 +590,9 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
 struct Pack12 {
   uint32_t w[3];
 };
-/* Up to 12 / sizeof(T) elements from p (nv valid; the rest zero), any alignment. */
+/* Up to 12 / sizeof(T) elements from p (nv valid; the rest zero), any alignment: a whole line at
+ * a word's alignment as three word loads, any other line of 1- or 2-byte elements its words
+ * branch-free (loadWords), of 4-byte ones a load per element (as loadPart). */
 template <typename T> __device__ __forceinline__ Pack12 load12(const T* p, int nv) {
   static_assert(sizeof(T) <= 4, "LL12 lines hold elements of at most 4 bytes");
   constexpr int E = 12 / sizeof(T);
@@ -600,10 +602,15 @@ template <typename T> __device__ __forceinline__ Pack12 load12(const T* p, int n
     for (int k = 0; k < 3; k++) r.w[k] = __ldcg((const unsigned*)p + k);
     return r;
   }
-  T x[E];
-  memset(x, 0, sizeof(x));
-  for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
-  memcpy(&r, x, sizeof(r));
+  if constexpr (sizeof(T) < 4) {
+    if (nv <= 0) r.w[0] = r.w[1] = r.w[2] = 0;
+    else loadWords<3, sizeof(T)>(p, nv * (int)sizeof(T), r.w);
+  } else {
+    T x[E];
+    memset(x, 0, sizeof(x));
+    for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
+    memcpy(&r, x, sizeof(r));
+  }
   return r;
 }
 template <typename T> __device__ __forceinline__ void store12(T* p, const Pack12& v, int nv) {
@@ -614,9 +621,13 @@ template <typename T> __device__ __forceinline__ void store12(T* p, const Pack12
     for (int k = 0; k < 3; k++) ((unsigned*)p)[k] = v.w[k];
     return;
   }
-  T x[E];
-  memcpy(x, &v, sizeof(v));
-  for (int e = 0; e < nv; e++) p[e] = x[e];
+  if constexpr (sizeof(T) < 4) {
+    storeWords<3, sizeof(T)>(p, v.w, nv);
+  } else {
+    T x[E];
+    memcpy(x, &v, sizeof(v));
+    for (int e = 0; e < nv; e++) p[e] = x[e];
+  }
 }
 __device__ __forceinline__ void llStore12(uint4* p, const Pack12& v, uint32_t flag) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]), "r"(v.w[1]), "r"(v.w[2]),
@@ -656,11 +667,18 @@ struct LinesLL12 {
 };
 
 /* A line form's data for elements T (L: KILN_SYM_LINES_LL or _LL12): E elements a line, loaded
- * and stored at any alignment (nv valid), and the receive of line l from every peer. */
+ * and stored at any alignment (nv valid), and the receive of line l from every peer.
+ * loadAs<true> and storeAs<true> take a whole line at the line's alignment (aligned(p)) with no
+ * test; loadAs<false> and storeAs<false> any line of 1 to E elements, branch-free (loadWords,
+ * storeWords). Where a line is loaded or stored for every peer (reducescatter's and alltoall's
+ * sends, allgather's and alltoall's receives), bodyLL picks one of the two once per line: each
+ * peer's load behind a branch of its own (load, store) kept the loads of a misaligned line's
+ * peers from being issued together; 2x H200, the kernel alone (bench/results/s27 runs 2-3). */
 template <typename T, int L>
 struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type {
   using P = typename std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type::P;
   static constexpr int E = (L == KILN_SYM_LINES_LL12 ? 12 : 8) / (int)sizeof(T);
+  static constexpr int W = L == KILN_SYM_LINES_LL12 ? 3 : 2; /* data words a line */
   __device__ __forceinline__ static P load(const T* p, int nv) {
     if constexpr (L == KILN_SYM_LINES_LL12) return load12<T>(p, nv);
     else return loadPart<T, uint64_t>(p, nv);
@@ -668,6 +686,45 @@ struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>
   __device__ __forceinline__ static void store(T* p, const P& v, int nv) {
     if constexpr (L == KILN_SYM_LINES_LL12) store12<T>(p, v, nv);
     else storePart<T, uint64_t>(p, v, nv);
+  }
+  __device__ __forceinline__ static bool aligned(const void* p) {
+    return (uintptr_t)p % (L == KILN_SYM_LINES_LL12 ? 4 : 8) == 0;
+  }
+  template <bool Whole> __device__ __forceinline__ static P loadAs(const T* p, int nv) {
+    if constexpr (sizeof(T) > 4) {
+      return load(p, nv); /* 8-byte elements: one a line, always whole */
+    } else if constexpr (Whole) {
+      if constexpr (L == KILN_SYM_LINES_LL12) {
+        Pack12 r;
+#pragma unroll
+        for (int k = 0; k < 3; k++) r.w[k] = __ldcg((const unsigned*)p + k);
+        return r;
+      } else {
+        return __ldcg((const unsigned long long*)p);
+      }
+    } else {
+      uint32_t w[W];
+      loadWords<W, sizeof(T)>(p, nv * (int)sizeof(T), w);
+      P r;
+      memcpy(&r, w, sizeof(w));
+      return r;
+    }
+  }
+  template <bool Whole> __device__ __forceinline__ static void storeAs(T* p, const P& v, int nv) {
+    if constexpr (sizeof(T) > 4) {
+      store(p, v, nv);
+    } else if constexpr (Whole) {
+      if constexpr (L == KILN_SYM_LINES_LL12) {
+#pragma unroll
+        for (int k = 0; k < 3; k++) ((unsigned*)p)[k] = v.w[k];
+      } else {
+        *(unsigned long long*)p = v;
+      }
+    } else {
+      uint32_t w[W];
+      memcpy(w, &v, sizeof(w));
+      storeWords<W, sizeof(T)>(p, w, nv);
+    }
   }
   template <int R>
   __device__ __forceinline__ static bool recv(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag, Spin& spin,
@@ -693,6 +750,28 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
   const int n = c.n, me = c.me, tid = c.tid, nthr = c.nthr;
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
+  /* Whether whole lines of every piece p of the input (c.in + p * count) and of the output (c.out
+   * + q * count) lie at the lines' alignment (LineData::loadAs). */
+  const bool inAligned = D::aligned(c.in) && D::aligned(c.in + c.count);
+  const bool outAligned = D::aligned(c.out) && D::aligned(c.out + c.count);
+  /* Reducescatter's and alltoall's line l of every piece p, to peer p. */
+  auto sendPieces = [&](auto whole, uint64_t l, uint64_t e0, int nv) {
+    constexpr bool Wh = decltype(whole)::value;
+    if (a.algo == KILN_SYM_A2A) {
+      /* A load, then its line, peer after peer. Loading every peer's part first (sendLines) was
+       * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
+       * 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (p < n && p != me)
+          D::put(lines(p, me) + l, D::template loadAs<Wh>(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
+      const uint64_t mine = (uint64_t)me * c.count + e0;
+      if (c.in != c.out) D::template storeAs<Wh>(c.out + mine, D::template loadAs<Wh>(c.in + mine, nv), nv);
+    } else { /* reducescatter */
+      sendLines<R, D>(a, c.seq, l, c.flag,
+                      [&](int p) { return D::template loadAs<Wh>(c.in + (uint64_t)p * c.count + e0, nv); });
+    }
+  };
   /* Send: line l of this rank's data (or of piece p) to every peer p. */
   for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
     const uint64_t e0 = l * E;
@@ -704,17 +783,10 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
         if (p < n && p != me) D::put(lines(p, me) + l, v, c.flag);
       if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count)
         D::store(c.out + (uint64_t)me * c.count + e0, v, nv);
-    } else if (a.algo == KILN_SYM_A2A) {
-      /* A load, then its line, peer after peer. Loading every peer's part first (sendLines) was
-       * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
-       * 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
-#pragma unroll
-      for (int p = 0; p < R; p++)
-        if (p < n && p != me) D::put(lines(p, me) + l, D::load(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
-      const uint64_t mine = (uint64_t)me * c.count + e0;
-      if (c.in != c.out) D::store(c.out + mine, D::load(c.in + mine, nv), nv);
-    } else { /* reducescatter */
-      sendLines<R, D>(a, c.seq, l, c.flag, [&](int p) { return D::load(c.in + (uint64_t)p * c.count + e0, nv); });
+    } else if (nv == E && inAligned && outAligned) {
+      sendPieces(std::true_type(), l, e0, nv);
+    } else {
+      sendPieces(std::false_type(), l, e0, nv);
     }
   }
   st.sent();
@@ -734,9 +806,13 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
     if (reduces) {
       D::store(c.out + e0, reduceLine<T, R, P>(a, c.op, v, mine), nv);
     } else {
+      auto storePieces = [&](auto whole) {
 #pragma unroll
-      for (int q = 0; q < R; q++)
-        if (q < n && q != me) D::store(c.out + (uint64_t)q * c.count + e0, v[q], nv);
+        for (int q = 0; q < R; q++)
+          if (q < n && q != me) D::template storeAs<decltype(whole)::value>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
+      };
+      if (nv == E && outAligned) storePieces(std::true_type());
+      else storePieces(std::false_type());
     }
   }
 }
