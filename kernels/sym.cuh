@@ -783,6 +783,15 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
         if (p < n && p != me) D::put(lines(p, me) + l, v, c.flag);
       if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count)
         D::store(c.out + (uint64_t)me * c.count + e0, v, nv);
+    } else if (L == KILN_SYM_LINES_LL12 && a.algo == KILN_SYM_A2A) {
+      /* LL12 alltoall keeps a load behind its own branch per peer: through sendPieces it took
+       * 1.06-1.11x the time of the kernels before session 27 at 32-64 KiB on 2 GPUs, this way
+       * 0.977-0.981x (the kernel alone, bench/results/s27 runs 6-8). */
+#pragma unroll
+      for (int p = 0; p < R; p++)
+        if (p < n && p != me) D::put(lines(p, me) + l, D::load(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
+      const uint64_t mine = (uint64_t)me * c.count + e0;
+      if (c.in != c.out) D::store(c.out + mine, D::load(c.in + mine, nv), nv);
     } else if (nv == E && inAligned && outAligned) {
       sendPieces(std::true_type(), l, e0, nv);
     } else {
