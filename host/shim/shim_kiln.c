@@ -714,13 +714,12 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
    * of the windows: NCCL (stagedARMax). The same on every rank: no rank holds another in its
    * process, and every rank added the same windows. */
   const bool bigStaged = sym == KILN_SYM_ALLREDUCE_TWOSHOT && !sc->set && bytes > stagedARMax(sc->nranks);
-  /* Whether the call goes zero copy: -1 until looked up (once at most). */
-  int direct = bigStaged ? kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt) : -1;
+  /* Whether the call goes zero copy, looked up only where it decides (bigStaged) or is shown. */
+  const bool direct = (bigStaged || (sym != KILN_SYM_NONE && shimConfigGet()->log >= SHIM_LOG_INFO)) &&
+                      kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
   const bool toNccl = bigStaged && !direct;
   if (toNccl) sym = KILN_SYM_NONE;
-  if (direct < 0 && sym != KILN_SYM_NONE && shimConfigGet()->log >= SHIM_LOG_INFO)
-    direct = kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
-  const bool zeroCopy = sym != KILN_SYM_NONE && direct > 0;
+  const bool zeroCopy = sym != KILN_SYM_NONE && direct;
   /* The registry's choice if this communicator has it, else the best of the ones it has. */
   int pick = -1;
   const kilnRegistryEntry* e =
