@@ -216,26 +216,45 @@ template <int W, int A> __device__ __forceinline__ void storeWords(void* p, cons
   }
 }
 
+/* A whole pack P (8, 12 or 16 bytes: LL lines' data, LL12 lines' Pack12 in kernels/sym.cuh, a
+ * uint4) from p, at P's alignment (12 bytes: a word's): a vector load through L2, or three word
+ * loads (loadPart's and load12's fast path); storeWhole the store. The three words go straight
+ * into r's: copied in from a word array they changed the LL12 kernels' code (87 registers -> 82,
+ * float), in r's own words the kernels' instructions stay those of the loops this replaced. */
+template <typename P> __device__ __forceinline__ P loadWhole(const void* p) {
+  static_assert(sizeof(P) == 8 || sizeof(P) == 12 || sizeof(P) == 16, "an 8-, 12- or 16-byte pack");
+  P r;
+  if constexpr (sizeof(P) == 16) {
+    const uint4 v = __ldcg((const uint4*)p);
+    memcpy(&r, &v, sizeof(P));
+  } else if constexpr (sizeof(P) == 12) {
+    uint32_t* w = reinterpret_cast<uint32_t*>(&r);
+#pragma unroll
+    for (int k = 0; k < 3; k++) w[k] = __ldcg((const unsigned*)p + k);
+  } else {
+    const unsigned long long v = __ldcg((const unsigned long long*)p);
+    memcpy(&r, &v, sizeof(P));
+  }
+  return r;
+}
+template <typename P> __device__ __forceinline__ void storeWhole(void* p, const P& v) {
+  if constexpr (sizeof(P) == 12) {
+#pragma unroll
+    for (int k = 0; k < 3; k++) ((unsigned*)p)[k] = reinterpret_cast<const uint32_t*>(&v)[k];
+  } else {
+    *(P*)p = v;
+  }
+}
+
 /* Up to E = sizeof(P)/sizeof(T) elements from p (nv valid; the rest zero), any alignment. A whole
  * line at P's alignment is one vector load; any other line of 1- or 2-byte elements, its words
  * branch-free (loadWords: up to 4 or 5 loads for a line that took up to 8 or 16 element loads);
  * of 4- or 8-byte ones, a load per element (kept: their words branch-free behind this branch
  * took 1-4% more, bench/results/s27 run 2; the line kernels take them branch-free on a branch
- * per line instead, kernels/sym.cuh LineData::loadAs). */
+ * per line instead, kernels/sym.cuh LineData::loadBy). */
 template <typename T, typename P> __device__ __forceinline__ P loadPart(const T* p, int nv) {
   constexpr int E = sizeof(P) / sizeof(T);
-  if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) {
-    if (sizeof(P) == 16) {
-      uint4 v = __ldcg((const uint4*)p);
-      P r;
-      memcpy(&r, &v, sizeof(P));
-      return r;
-    }
-    unsigned long long v = __ldcg((const unsigned long long*)p);
-    P r;
-    memcpy(&r, &v, sizeof(P));
-    return r;
-  }
+  if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) return loadWhole<P>(p);
   P r;
   if constexpr (sizeof(T) < 4) {
     constexpr int W = sizeof(P) / 4;
@@ -259,7 +278,7 @@ template <typename T, typename P> __device__ __forceinline__ P loadPart(const T*
 template <typename T, typename P> __device__ __forceinline__ void storePart(T* p, P v, int nv) {
   constexpr int E = sizeof(P) / sizeof(T);
   if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) {
-    *(P*)p = v;
+    storeWhole(p, v);
     return;
   }
   if constexpr (sizeof(T) < 4) {

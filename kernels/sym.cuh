@@ -596,12 +596,8 @@ struct Pack12 {
 template <typename T> __device__ __forceinline__ Pack12 load12(const T* p, int nv) {
   static_assert(sizeof(T) <= 4, "LL12 lines hold elements of at most 4 bytes");
   constexpr int E = 12 / sizeof(T);
+  if (nv == E && ((uintptr_t)p & 3) == 0) return loadWhole<Pack12>(p);
   Pack12 r;
-  if (nv == E && ((uintptr_t)p & 3) == 0) {
-#pragma unroll
-    for (int k = 0; k < 3; k++) r.w[k] = __ldcg((const unsigned*)p + k);
-    return r;
-  }
   if constexpr (sizeof(T) < 4) {
     if (nv <= 0) r.w[0] = r.w[1] = r.w[2] = 0;
     else loadWords<3, sizeof(T)>(p, nv * (int)sizeof(T), r.w);
@@ -617,8 +613,7 @@ template <typename T> __device__ __forceinline__ void store12(T* p, const Pack12
   static_assert(sizeof(T) <= 4, "LL12 lines hold elements of at most 4 bytes");
   constexpr int E = 12 / sizeof(T);
   if (nv == E && ((uintptr_t)p & 3) == 0) {
-#pragma unroll
-    for (int k = 0; k < 3; k++) ((unsigned*)p)[k] = v.w[k];
+    storeWhole(p, v);
     return;
   }
   if constexpr (sizeof(T) < 4) {
@@ -666,19 +661,23 @@ struct LinesLL12 {
   __device__ __forceinline__ static void put(uint4* p, const P& v, uint32_t flag) { llStore12(p, v, flag); }
 };
 
+/* How a line's elements are loaded and stored where bodyLL takes a line of every peer's piece
+ * (LineData::loadBy, storeBy): LINE_WHOLE a whole line at the line's alignment with no test,
+ * LINE_ANY any line of 1 to E elements branch-free (loadWords, storeWords). */
+enum LineHow : int { LINE_WHOLE, LINE_ANY };
+template <int H> using LineHowT = std::integral_constant<int, H>;
+
 /* A line form's data for elements T (L: KILN_SYM_LINES_LL or _LL12): E elements a line, loaded
- * and stored at any alignment (nv valid), and the receive of line l from every peer.
- * loadAs<true> and storeAs<true> take a whole line at the line's alignment (aligned(p)) with no
- * test; loadAs<false> and storeAs<false> any line of 1 to E elements, branch-free (loadWords,
- * storeWords). Where a line is loaded or stored for every peer (reducescatter's and alltoall's
- * sends, allgather's and alltoall's receives), bodyLL picks one of the two once per line: each
- * peer's load behind a branch of its own (load, store) kept the loads of a misaligned line's
- * peers from being issued together; 2x H200, the kernel alone (bench/results/s27 runs 2-3). */
+ * and stored at any alignment (nv valid), and the receive of line l from every peer. Where a line
+ * is loaded or stored for every peer (reducescatter's and alltoall's sends, allgather's and
+ * alltoall's receives), bodyLL picks LINE_WHOLE or LINE_ANY once per line (loadBy, storeBy): each
+ * peer's load behind a test of its own (load, store) kept the loads of a misaligned line's peers
+ * from being issued together; 2x H200, the kernel alone (bench/results/s27 runs 2-3). */
 template <typename T, int L>
 struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type {
   using P = typename std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type::P;
-  static constexpr int E = (L == KILN_SYM_LINES_LL12 ? 12 : 8) / (int)sizeof(T);
-  static constexpr int W = L == KILN_SYM_LINES_LL12 ? 3 : 2; /* data words a line */
+  static constexpr int E = (int)sizeof(P) / (int)sizeof(T);
+  static constexpr int W = (int)sizeof(P) / 4; /* data words a line */
   __device__ __forceinline__ static P load(const T* p, int nv) {
     if constexpr (L == KILN_SYM_LINES_LL12) return load12<T>(p, nv);
     else return loadPart<T, uint64_t>(p, nv);
@@ -690,18 +689,11 @@ struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>
   __device__ __forceinline__ static bool aligned(const void* p) {
     return (uintptr_t)p % (L == KILN_SYM_LINES_LL12 ? 4 : 8) == 0;
   }
-  template <bool Whole> __device__ __forceinline__ static P loadAs(const T* p, int nv) {
+  template <int H> __device__ __forceinline__ static P loadBy(const T* p, int nv) {
     if constexpr (sizeof(T) > 4) {
       return load(p, nv); /* 8-byte elements: one a line, always whole */
-    } else if constexpr (Whole) {
-      if constexpr (L == KILN_SYM_LINES_LL12) {
-        Pack12 r;
-#pragma unroll
-        for (int k = 0; k < 3; k++) r.w[k] = __ldcg((const unsigned*)p + k);
-        return r;
-      } else {
-        return __ldcg((const unsigned long long*)p);
-      }
+    } else if constexpr (H == LINE_WHOLE) {
+      return loadWhole<P>(p);
     } else {
       uint32_t w[W];
       loadWords<W, sizeof(T)>(p, nv * (int)sizeof(T), w);
@@ -710,16 +702,11 @@ struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>
       return r;
     }
   }
-  template <bool Whole> __device__ __forceinline__ static void storeAs(T* p, const P& v, int nv) {
+  template <int H> __device__ __forceinline__ static void storeBy(T* p, const P& v, int nv) {
     if constexpr (sizeof(T) > 4) {
       store(p, v, nv);
-    } else if constexpr (Whole) {
-      if constexpr (L == KILN_SYM_LINES_LL12) {
-#pragma unroll
-        for (int k = 0; k < 3; k++) ((unsigned*)p)[k] = v.w[k];
-      } else {
-        *(unsigned long long*)p = v;
-      }
+    } else if constexpr (H == LINE_WHOLE) {
+      storeWhole(p, v);
     } else {
       uint32_t w[W];
       memcpy(w, &v, sizeof(w));
@@ -751,12 +738,12 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
   /* Whether whole lines of every piece p of the input (c.in + p * count) and of the output (c.out
-   * + q * count) lie at the lines' alignment (LineData::loadAs). */
+   * + q * count) lie at the lines' alignment (LINE_WHOLE). */
   const bool inAligned = D::aligned(c.in) && D::aligned(c.in + c.count);
   const bool outAligned = D::aligned(c.out) && D::aligned(c.out + c.count);
-  /* Reducescatter's and alltoall's line l of every piece p, to peer p. */
-  auto sendPieces = [&](auto whole, uint64_t l, uint64_t e0, int nv) {
-    constexpr bool Wh = decltype(whole)::value;
+  /* Reducescatter's and alltoall's line l of every piece p, to peer p, loaded as `how` says. */
+  auto sendPieces = [&](auto how, uint64_t l, uint64_t e0, int nv) {
+    constexpr int H = decltype(how)::value;
     if (a.algo == KILN_SYM_A2A) {
       /* A load, then its line, peer after peer. Loading every peer's part first (sendLines) was
        * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
@@ -764,12 +751,12 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
 #pragma unroll
       for (int p = 0; p < R; p++)
         if (p < n && p != me)
-          D::put(lines(p, me) + l, D::template loadAs<Wh>(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
+          D::put(lines(p, me) + l, D::template loadBy<H>(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
       const uint64_t mine = (uint64_t)me * c.count + e0;
-      if (c.in != c.out) D::template storeAs<Wh>(c.out + mine, D::template loadAs<Wh>(c.in + mine, nv), nv);
+      if (c.in != c.out) D::template storeBy<H>(c.out + mine, D::template loadBy<H>(c.in + mine, nv), nv);
     } else { /* reducescatter */
       sendLines<R, D>(a, c.seq, l, c.flag,
-                      [&](int p) { return D::template loadAs<Wh>(c.in + (uint64_t)p * c.count + e0, nv); });
+                      [&](int p) { return D::template loadBy<H>(c.in + (uint64_t)p * c.count + e0, nv); });
     }
   };
   /* Send: line l of this rank's data (or of piece p) to every peer p. */
@@ -793,9 +780,9 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
       const uint64_t mine = (uint64_t)me * c.count + e0;
       if (c.in != c.out) D::store(c.out + mine, D::load(c.in + mine, nv), nv);
     } else if (nv == E && inAligned && outAligned) {
-      sendPieces(std::true_type(), l, e0, nv);
+      sendPieces(LineHowT<LINE_WHOLE>(), l, e0, nv);
     } else {
-      sendPieces(std::false_type(), l, e0, nv);
+      sendPieces(LineHowT<LINE_ANY>(), l, e0, nv);
     }
   }
   st.sent();
@@ -815,13 +802,13 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
     if (reduces) {
       D::store(c.out + e0, reduceLine<T, R, P>(a, c.op, v, mine), nv);
     } else {
-      auto storePieces = [&](auto whole) {
+      auto storePieces = [&](auto how) {
 #pragma unroll
         for (int q = 0; q < R; q++)
-          if (q < n && q != me) D::template storeAs<decltype(whole)::value>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
+          if (q < n && q != me) D::template storeBy<decltype(how)::value>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
       };
-      if (nv == E && outAligned) storePieces(std::true_type());
-      else storePieces(std::false_type());
+      if (nv == E && outAligned) storePieces(LineHowT<LINE_WHOLE>());
+      else storePieces(LineHowT<LINE_ANY>());
     }
   }
 }
