@@ -8,8 +8,9 @@
  * synthesizer); every plan baked into the build, the same way; 1 GiB buffers; CUDA graph
  * replays; several streams; two communicators at once; a peer that never arrives; the
  * symmetric-memory kernels (every algorithm, dtype and op, in and out of place, graph replays); the
- * one-process-per-GPU model (those on every GPU there is: 8, 4 or 2). A test that needs more GPUs
- * than are visible skips; the binary prints "skipped: no GPU" and exits 0 with fewer than 2.
+ * one-process-per-GPU model (those on every GPU there is: 8, 4 or 2); 8 ranks sharing fewer GPUs,
+ * one GPU too (the *_8ranks_shared tests). A test that needs more GPUs than are visible skips; the
+ * binary prints "skipped: no GPU" and exits 0 where there is none.
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -33,13 +34,25 @@
 
 #define ALL_DTYPES 12
 
-/* Every test's .init: reads what the PRE_ALL hook left; skips without 2 GPUs. */
-static void gpu_init(void) {
+/* The GPU count and seed the PRE_ALL hook left in the environment (test workers are separate
+ * processes). */
+static void gpu_env(void) {
   const char* n = getenv("KILN_TEST_GPUS");
   const char* s = getenv("KILN_TEST_SEED");
   g_ngpus = n ? atoi(n) : 0;
   g_seed = s ? strtoull(s, NULL, 0) : 1;
-  if (g_ngpus < 2) cr_skip_test("skipped: no GPU");
+}
+
+/* Every test's .init but the shared suites': skips without 2 GPUs. */
+static void gpu_init(void) {
+  gpu_env();
+  if (g_ngpus < 2) cr_skip_test("skipped: %d GPUs visible, 2 needed", g_ngpus);
+}
+
+/* The suites of 8 ranks sharing fewer GPUs (sweep_world): they run where there is one GPU too. */
+static void gpu_init_shared(void) {
+  gpu_env();
+  if (g_ngpus < 1) cr_skip_test("skipped: no GPU");
 }
 
 /* GPUs the single-size tests use: every GPU there is, as 8, 4 or 2. */
@@ -252,7 +265,7 @@ Test(gpu_runtime, classic_plans_4gpus, .init = gpu_init, .timeout = 900) { sweep
 Test(gpu_runtime, classic_plans_8gpus, .init = gpu_init, .timeout = 1800) { sweep(8, false); }
 /* 8 ranks where there are fewer GPUs: the plans' 8-rank code (connections, FIFOs, flags of 7
  * peers) runs as it will on 8 GPUs, some peers on the same GPU. */
-Test(gpu_runtime, classic_plans_8ranks_shared, .init = gpu_init, .timeout = 1800) { sweep(8, true); }
+Test(gpu_runtime, classic_plans_8ranks_shared, .init = gpu_init_shared, .timeout = 1800) { sweep(8, true); }
 
 /* Synthesized plans (kilnSynthesize on switchN with plans/sketches/switchN.xml, threadblocks
  * capped at the GPUs' SM count; tests/gpu/synth_plans.h): allgather, reducescatter, allreduce
@@ -410,7 +423,7 @@ static void n8_plans_sweep(bool shared) {
 }
 
 Test(gpu_runtime, n8_plans_8gpus, .init = gpu_init, .timeout = 900) { n8_plans_sweep(false); }
-Test(gpu_runtime, n8_plans_8ranks_shared, .init = gpu_init, .timeout = 900) { n8_plans_sweep(true); }
+Test(gpu_runtime, n8_plans_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { n8_plans_sweep(true); }
 
 /* ---- symmetric-memory kernels (kilnSymRun, kernels/sym.cuh) ---- */
 
@@ -579,7 +592,7 @@ Test(gpu_runtime, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_swe
 Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv, false); }
 /* The kernels' 8-rank code (sym.cuh's loops sized for any rank count, 8 regions per half) where
  * there are fewer GPUs. */
-Test(gpu_runtime, sym_kernels_8ranks_shared, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv, true); }
+Test(gpu_runtime, sym_kernels_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { sym_sweep(8, kNoEnv, true); }
 
 /* The same sweep with every segment and two-shot share past 1 byte as LL128 lines
  * (kernels/sym.cuh bodyLL128, bodyLL128x2; by default only mid sizes): partial lines and words of
@@ -592,7 +605,7 @@ static const char* const kAllLL128[] = {"KILN_SYM_LL128_BYTES",    "1", "KILN_SY
 Test(gpu_runtime, sym_ll128_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL128, false); }
 Test(gpu_runtime, sym_ll128_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL128, false); }
 Test(gpu_runtime, sym_ll128_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128, false); }
-Test(gpu_runtime, sym_ll128_8ranks_shared, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128, true); }
+Test(gpu_runtime, sym_ll128_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { sym_sweep(8, kAllLL128, true); }
 
 /* The same sweep with every one-shot segment that fits the LL lines' staging as LL12 lines
  * (kernels/sym.cuh bodyLL of form LL12; by default one-shot LL segments of elements of at most 4 bytes):
@@ -604,7 +617,7 @@ static const char* const kAllLL12[] = {"KILN_SYM_LL_BYTES", "1073741824", "KILN_
 Test(gpu_runtime, sym_ll12_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL12, false); }
 Test(gpu_runtime, sym_ll12_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL12, false); }
 Test(gpu_runtime, sym_ll12_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL12, false); }
-Test(gpu_runtime, sym_ll12_8ranks_shared, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL12, true); }
+Test(gpu_runtime, sym_ll12_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { sym_sweep(8, kAllLL12, true); }
 
 /* The flag form in rounds: 64 KiB of staging per GPU (32 KiB a half), 1 KiB per block and no LL
  * lines, so a call of a few thousand elements takes many rounds (odd and even numbers of them,
@@ -1861,7 +1874,7 @@ Test(gpu_runtime, synthesized_plans_verified_at_runtime_fifo_depth) {
 Test(gpu_runtime, synthesized_plans_2gpus, .init = gpu_init, .timeout = 300) { synth_sweep(2, false); }
 Test(gpu_runtime, synthesized_plans_4gpus, .init = gpu_init, .timeout = 300) { synth_sweep(4, false); }
 Test(gpu_runtime, synthesized_plans_8gpus, .init = gpu_init, .timeout = 600) { synth_sweep(8, false); }
-Test(gpu_runtime, synthesized_plans_8ranks_shared, .init = gpu_init, .timeout = 600) { synth_sweep(8, true); }
+Test(gpu_runtime, synthesized_plans_8ranks_shared, .init = gpu_init_shared, .timeout = 600) { synth_sweep(8, true); }
 
 /* 1 GiB per rank, every collective, plans and symmetric kernels, on every GPU there is (8, 4 or
  * 2). */
@@ -2525,14 +2538,15 @@ ReportHook(PRE_ALL)(struct criterion_test_set* set) {
   (void)set;
   char buf[32];
   const char* fake = getenv("KILN_TEST_FAKE_GPUS");
-  int n = fake ? atoi(fake) : gpu_count_for_suite("test_gpu_runtime", 2);
+  int n = fake ? atoi(fake) : gpu_count_for_suite("test_gpu_runtime", 1);
   snprintf(buf, sizeof buf, "%d", n);
   setenv("KILN_TEST_GPUS", buf, 1);
   if (!getenv("KILN_TEST_SEED")) {
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)time(NULL));
     setenv("KILN_TEST_SEED", buf, 1);
   }
-  if (n < 2) printf("skipped: no GPU (%d visible, 2 needed)\n", n);
-  else printf("test_gpu_runtime: %d GPUs, seed %s (KILN_TEST_SEED to repeat)\n", n, getenv("KILN_TEST_SEED"));
+  if (n < 1) printf("skipped: no GPU\n");
+  else printf("test_gpu_runtime: %d GPU%s, seed %s (KILN_TEST_SEED to repeat)%s\n", n, n > 1 ? "s" : "",
+              getenv("KILN_TEST_SEED"), n < 2 ? ": only the suites of ranks sharing a GPU run" : "");
   fflush(stdout);
 }
