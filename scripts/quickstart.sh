@@ -4,7 +4,9 @@
 #  2. synthesize an allreduce for one HGX-H100 node (8 GPUs on NVSwitch) from the hgx-h100
 #     sketch, verify it on the CPU and simulate it against NCCL's ring and tree at 1 KB, 1 MB, 1 GB;
 #  3. where 2 or more GPUs are present: measure them (kiln profile), synthesize an allreduce for
-#     them, and run it side by side with NCCL (bench/coll_bench), results checked.
+#     them, and run it side by side with NCCL (bench/coll_bench), results checked; where one GPU
+#     is: run the plan of step 2 with its 8 ranks sharing that GPU (no NCCL), every dtype and op
+#     checked against the CPU (tests/gpu/test_gpu_runtime's plan_files).
 # Usage: scripts/quickstart.sh [BUILD_DIR]     (outputs under BUILD_DIR/quickstart)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,14 +31,19 @@ for size in 1K 1M 1G; do
 done
 
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}   # never NVLink multicast
+if [ "${ngpus:-0}" -eq 1 ] && [ -x "$build/tests/gpu/test_gpu_runtime" ]; then
+  echo "== one GPU: the plan above with its 8 ranks sharing it, checked against the CPU"
+  KILN_TEST_PLAN_FILES="$plan" "$build/tests/gpu/test_gpu_runtime" --jobs 1 --filter 'gpu_runtime/plan_files'
+  exit
+fi
 if [ "${ngpus:-0}" -lt 2 ] || [ ! -x "$build/bench/coll_bench" ]; then
-  echo "== no GPU run: fewer than 2 GPUs or no CUDA build here (the plan above is ready to bake)"
+  echo "== no GPU run: no GPU or no CUDA build here (the plan above is ready to bake)"
   exit 0
 fi
 n=$ngpus
 [ "$n" -gt 8 ] && n=8
 case $n in 2|4|8) ;; 3) n=2 ;; *) n=4 ;; esac   # sketches exist for 2, 4 and 8 GPUs
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}   # never NVLink multicast
 echo "== profile the local $n GPUs"
 "$kiln" profile --gpus "$n" --uniform -o "$out/local.xml"
 echo "== synthesize for them, then run kiln and NCCL side by side"

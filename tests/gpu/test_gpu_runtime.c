@@ -154,7 +154,7 @@ static void sweep_world(world* w, int n, bool shared, const kilnCommConfig* cfg,
   if (shared && g_ngpus >= n) cr_skip_test("skipped: %d GPUs visible: the %d-GPU suite runs this", g_ngpus, n);
   if (!shared && g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
   cr_assert(world_init_env_as(w, n, shared, cfg, env));
-  if (shared) fprintf(stderr, "  %d ranks on %d GPUs (kilnCommCreateShared)\n", n, g_ngpus);
+  if (shared) fprintf(stderr, "  %d ranks on %d GPU%s (kilnCommCreateShared)\n", n, g_ngpus, g_ngpus > 1 ? "s" : "");
 }
 
 /* The fewest SMs a rank of w has to itself: its GPU's, divided among the ranks there. */
@@ -364,6 +364,31 @@ Test(gpu_runtime, baked_plans_2gpus, .init = gpu_init, .timeout = 600) { baked_s
 Test(gpu_runtime, baked_plans_4gpus, .init = gpu_init, .timeout = 600) { baked_sweep(4); }
 Test(gpu_runtime, baked_plans_8gpus, .init = gpu_init, .timeout = 900) { baked_sweep(8); }
 
+/* A plan read from a file checked as n8_plans_sweep and plan_files check it: every dtype and op at
+ * counts 1 and 1003, float32 sum, bfloat16 avg, int8 min and uint64 prod at 7 and 65549 elements. */
+static const size_t kFileCounts[] = {7, 65536 + 13};
+static const typedOp kFileTypes[] = {
+    {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
+static const checkSet kFileChecks = {kSmallCounts, 2, kFileTypes, 4, kFileCounts, 2, 2u << 20};
+
+/* The most threadblocks any rank of plan p has. */
+static int plan_max_tbs(const kilnPlan* p) {
+  int tbs = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    if (p->gpus[r].ntbs > tbs) tbs = p->gpus[r].ntbs;
+  return tbs;
+}
+
+/* Loads plan (taking it) on w's ranks and checks it in every form it serves (kFileChecks). */
+static void check_plan_file(kilnPlan* plan, const world* w, uint64_t* rng) {
+  loaded l;
+  load_plan(&l, w, plan);
+  const kilnColl_t coll = plan->coll;
+  for (int form = 0; form < 2; form++)
+    if (form ? plan->inplace : plan->outofplace) check_plan(&l, w, coll, form, &kFileChecks, rng);
+  unload(&l, w);
+}
+
 /* The plans kiln ships for 8 GPUs (plans/n8 and the synthesized plans/n8/synth, read from their
  * XML as KILN_PLANS would read them; not baked by default: interpreted), each in every form it
  * serves: every dtype and op at counts 1 and 1003, float32 sum, bfloat16 avg, int8 min and uint64
@@ -374,10 +399,6 @@ static void n8_plans_sweep(bool shared) {
   sweep_world(&w, 8, shared, NULL, kNoEnv);
   uint64_t rng = g_seed + 300;
   const clock_t t0 = clock();
-  static const size_t sweepCounts[] = {7, 65536 + 13};
-  static const typedOp sweepTypes[] = {
-      {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_AVG}, {KILN_INT8, KILN_MIN}, {KILN_UINT64, KILN_PROD}};
-  const checkSet cs = {kSmallCounts, 2, sweepTypes, 4, sweepCounts, 2, 2u << 20};
   const int share = rank_sm_share(&w);
   static const char* const dirs[] = {KILN_SOURCE_DIR "/plans/n8", KILN_SOURCE_DIR "/plans/n8/synth"};
   int ran = 0, left = 0;
@@ -395,9 +416,7 @@ static void n8_plans_sweep(bool shared) {
       kilnPlan* plan = NULL;
       cr_assert(eq(int, kilnPlanReadFile(path, &plan), KILN_SUCCESS), "%s: %s", path, kilnLastError());
       cr_assert(eq(int, plan->ngpus, 8), "%s: %d ranks", path, plan->ngpus);
-      int tbs = 0;
-      for (int r = 0; r < plan->ngpus; r++)
-        if (plan->gpus[r].ntbs > tbs) tbs = plan->gpus[r].ntbs;
+      const int tbs = plan_max_tbs(plan);
       if (tbs > share) {
         fprintf(stderr, "  8 ranks: %s left out: %d threadblocks per rank, a rank's share of its GPU is %d SMs\n",
                 e->d_name, tbs, share);
@@ -405,13 +424,8 @@ static void n8_plans_sweep(bool shared) {
         left++;
         continue;
       }
-      loaded l;
-      load_plan(&l, &w, plan);
-      const kilnColl_t coll = plan->coll;
-      for (int form = 0; form < 2; form++)
-        if (form ? plan->inplace : plan->outofplace) check_plan(&l, &w, coll, form, &cs, &rng);
+      check_plan_file(plan, &w, &rng);
       fprintf(stderr, "  8 ranks: %s done at %.1fs\n", e->d_name, (double)(clock() - t0) / CLOCKS_PER_SEC);
-      unload(&l, &w);
       ran++;
     }
     for (int ni = 0; ni < nnames; ni++) free(names[ni]);
@@ -424,6 +438,43 @@ static void n8_plans_sweep(bool shared) {
 
 Test(gpu_runtime, n8_plans_8gpus, .init = gpu_init, .timeout = 900) { n8_plans_sweep(false); }
 Test(gpu_runtime, n8_plans_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { n8_plans_sweep(true); }
+
+/* The plan files named in KILN_TEST_PLAN_FILES (paths separated by ':'; scripts/quickstart.sh
+ * names the plan it synthesized), each on as many ranks as it has: a GPU each where there are
+ * enough GPUs, else sharing them (a rank's share of its GPU's SMs must hold the plan's blocks, or
+ * the test fails naming the plan). Checked as plans/n8's are. Skips when the variable is unset. */
+Test(gpu_runtime, plan_files, .init = gpu_init_shared, .timeout = 900) {
+  const char* env = getenv("KILN_TEST_PLAN_FILES");
+  if (!env || !env[0]) cr_skip_test("skipped: KILN_TEST_PLAN_FILES names no plan");
+  char* list = strdup(env);
+  cr_assert(list != NULL);
+  uint64_t rng = g_seed + 400;
+  int ran = 0;
+  for (char *save = NULL, *path = strtok_r(list, ":", &save); path; path = strtok_r(NULL, ":", &save)) {
+    kilnPlan* plan = NULL;
+    cr_assert(eq(int, kilnPlanReadFile(path, &plan), KILN_SUCCESS), "%s: %s", path, kilnLastError());
+    const int n = plan->ngpus;
+    cr_assert(n >= 2 && n <= GPU_MAX, "%s: %d ranks (2 to %d run here)", path, n, GPU_MAX);
+    const bool shared = g_ngpus < n;
+    world w;
+    sweep_world(&w, n, shared, NULL, kNoEnv);
+    const int tbs = plan_max_tbs(plan), share = rank_sm_share(&w);
+    if (tbs > share) {
+      kilnPlanFree(plan);
+      world_fini(&w);
+      cr_fatal("%s: %d threadblocks per rank, but a rank's share of its GPU is %d SMs (%d ranks on %d GPU%s)", path,
+               tbs, share, n, g_ngpus, g_ngpus > 1 ? "s" : "");
+    }
+    const clock_t t0 = clock();
+    check_plan_file(plan, &w, &rng);
+    fprintf(stderr, "  %s: %d ranks on %d GPU%s, every form it serves checked in %.1fs\n", path, n,
+            shared ? g_ngpus : n, (shared ? g_ngpus : n) > 1 ? "s" : "", (double)(clock() - t0) / CLOCKS_PER_SEC);
+    world_fini(&w);
+    ran++;
+  }
+  free(list);
+  cr_assert(gt(int, ran, 0), "KILN_TEST_PLAN_FILES=%s names no plan", env);
+}
 
 /* ---- symmetric-memory kernels (kilnSymRun, kernels/sym.cuh) ---- */
 
