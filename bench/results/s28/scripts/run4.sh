@@ -1,0 +1,13 @@
+# Run 4 (1x H200): every plan of plans/baked (the 2- and 4-rank plans the registry bakes by
+# default) whose blocks fit a rank's share of the one GPU (37 of 43: 66 SMs a rank for 2 ranks, 33
+# for 4; left out: allgather-n4-direct-ll-i16, allreduce-n4-direct-simple-i32,
+# allreduce-n4-direct-simple-inplace-i16, allreduce-n4-oneshot-simple-i16, alltoall-n4-direct-ll-i16,
+# alltoall-n4-direct-simple-i32), read from their files and run with their ranks sharing the GPU
+# (plan_files), every form each serves checked against the CPU.
+RUN=r4 . scripts/device-pre.sh
+KILN_TEST_PLAN_FILES=plans/baked/allgather-n2-direct-ll-i16.xml:plans/baked/allgather-n2-direct-ll-i32.xml:plans/baked/allgather-n2-direct-ll-i4.xml:plans/baked/allgather-n2-ring-simple-i32.xml:plans/baked/allgather-n4-direct-ll-i1.xml:plans/baked/allgather-n4-direct-ll-i4.xml:plans/baked/allgather-n4-direct-ll-i8.xml:plans/baked/allgather-n4-ring-simple-i32.xml:plans/baked/allreduce-n2-oneshot-ll-chain-i1.xml:plans/baked/allreduce-n2-oneshot-ll-chain-i16.xml:plans/baked/allreduce-n2-oneshot-ll-chain-inplace-i1.xml:plans/baked/allreduce-n2-oneshot-ll-chain-inplace-i16.xml:plans/baked/allreduce-n2-ring-simple-i32.xml:plans/baked/allreduce-n2-ring-simple-inplace.xml:plans/baked/allreduce-n4-direct-ll-inplace-i4.xml:plans/baked/allreduce-n4-oneshot-ll-gather-i4.xml:plans/baked/allreduce-n4-oneshot-ll-gather.xml:plans/baked/allreduce-n4-oneshot-ll-inplace-i4.xml:plans/baked/allreduce-n4-oneshot-ll-inplace.xml:plans/baked/allreduce-n4-ring-simple-i32.xml:plans/baked/allreduce-n4-ring-simple-inplace.xml:plans/baked/alltoall-n2-direct-ll-i16.xml:plans/baked/alltoall-n2-direct-ll-i32.xml:plans/baked/alltoall-n2-direct-ll-i4.xml:plans/baked/alltoall-n2-direct-ll-i8.xml:plans/baked/alltoall-n2-direct-simple-i32.xml:plans/baked/alltoall-n4-direct-ll-i1.xml:plans/baked/alltoall-n4-direct-ll-i4.xml:plans/baked/alltoall-n4-direct-ll-i8.xml:plans/baked/alltoall-n4-direct-simple-i4.xml:plans/baked/reducescatter-n2-oneshot-ll-chain-i1.xml:plans/baked/reducescatter-n2-oneshot-ll-chain-i16.xml:plans/baked/reducescatter-n2-oneshot-ll-chain-i4.xml:plans/baked/reducescatter-n2-ring-simple-i32.xml:plans/baked/reducescatter-n4-oneshot-ll-gather-i4.xml:plans/baked/reducescatter-n4-oneshot-ll-gather.xml:plans/baked/reducescatter-n4-ring-simple-i32.xml \
+  timeout 500 $B/test_gpu_runtime --jobs 1 --filter 'gpu_runtime/plan_files' > $R/plan_files.txt 2>&1
+echo "plan_files rc=$?"; pack
+grep -c "every form it serves checked" $R/plan_files.txt
+grep -v "every form it serves checked\|kilnCommCreateShared" $R/plan_files.txt | head -20
+cat $OUT/gpus.txt
