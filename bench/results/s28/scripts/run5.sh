@@ -1,0 +1,12 @@
+# Run 5 (1x H200): run 4's 37 plans of plans/baked again, plan_files now saying which ran a baked
+# kernel too (kilnPlanLoad finds the generated kernel of a plan's shape, read from any file); and
+# the plans of plans/n8 with 8 ranks sharing the GPU, saying the same.
+RUN=r5 . scripts/device-pre.sh
+KILN_TEST_PLAN_FILES=plans/baked/allgather-n2-direct-ll-i16.xml:plans/baked/allgather-n2-direct-ll-i32.xml:plans/baked/allgather-n2-direct-ll-i4.xml:plans/baked/allgather-n2-ring-simple-i32.xml:plans/baked/allgather-n4-direct-ll-i1.xml:plans/baked/allgather-n4-direct-ll-i4.xml:plans/baked/allgather-n4-direct-ll-i8.xml:plans/baked/allgather-n4-ring-simple-i32.xml:plans/baked/allreduce-n2-oneshot-ll-chain-i1.xml:plans/baked/allreduce-n2-oneshot-ll-chain-i16.xml:plans/baked/allreduce-n2-oneshot-ll-chain-inplace-i1.xml:plans/baked/allreduce-n2-oneshot-ll-chain-inplace-i16.xml:plans/baked/allreduce-n2-ring-simple-i32.xml:plans/baked/allreduce-n2-ring-simple-inplace.xml:plans/baked/allreduce-n4-direct-ll-inplace-i4.xml:plans/baked/allreduce-n4-oneshot-ll-gather-i4.xml:plans/baked/allreduce-n4-oneshot-ll-gather.xml:plans/baked/allreduce-n4-oneshot-ll-inplace-i4.xml:plans/baked/allreduce-n4-oneshot-ll-inplace.xml:plans/baked/allreduce-n4-ring-simple-i32.xml:plans/baked/allreduce-n4-ring-simple-inplace.xml:plans/baked/alltoall-n2-direct-ll-i16.xml:plans/baked/alltoall-n2-direct-ll-i32.xml:plans/baked/alltoall-n2-direct-ll-i4.xml:plans/baked/alltoall-n2-direct-ll-i8.xml:plans/baked/alltoall-n2-direct-simple-i32.xml:plans/baked/alltoall-n4-direct-ll-i1.xml:plans/baked/alltoall-n4-direct-ll-i4.xml:plans/baked/alltoall-n4-direct-ll-i8.xml:plans/baked/alltoall-n4-direct-simple-i4.xml:plans/baked/reducescatter-n2-oneshot-ll-chain-i1.xml:plans/baked/reducescatter-n2-oneshot-ll-chain-i16.xml:plans/baked/reducescatter-n2-oneshot-ll-chain-i4.xml:plans/baked/reducescatter-n2-ring-simple-i32.xml:plans/baked/reducescatter-n4-oneshot-ll-gather-i4.xml:plans/baked/reducescatter-n4-oneshot-ll-gather.xml:plans/baked/reducescatter-n4-ring-simple-i32.xml \
+  timeout 300 $B/test_gpu_runtime --jobs 1 --filter 'gpu_runtime/plan_files' > $R/plan_files.txt 2>&1
+echo "plan_files rc=$?"; pack
+suite n8 120 'n8_plans_8ranks_shared'
+echo "checked: $(grep -c 'every form it serves checked' $R/plan_files.txt), with a baked kernel: $(grep -c 'baked + interpreted' $R/plan_files.txt)"
+grep -h "baked + interpreted" $R/plan_files.txt $R/n8.txt | sed 's/,.*//; s/ done at.*//' | head -40
+grep -h "Synthesis" $R/plan_files.txt $R/n8.txt
+cat $OUT/gpus.txt
