@@ -34,6 +34,9 @@
 
 #define ALL_DTYPES 12
 
+/* "s" after a count of n things but one. */
+static const char* plural(int n) { return n == 1 ? "" : "s"; }
+
 /* The GPU count and seed the PRE_ALL hook left in the environment (test workers are separate
  * processes). */
 static void gpu_env(void) {
@@ -154,7 +157,7 @@ static void sweep_world(world* w, int n, bool shared, const kilnCommConfig* cfg,
   if (shared && g_ngpus >= n) cr_skip_test("skipped: %d GPUs visible: the %d-GPU suite runs this", g_ngpus, n);
   if (!shared && g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
   cr_assert(world_init_env_as(w, n, shared, cfg, env));
-  if (shared) fprintf(stderr, "  %d ranks on %d GPU%s (kilnCommCreateShared)\n", n, g_ngpus, g_ngpus > 1 ? "s" : "");
+  if (shared) fprintf(stderr, "  %d ranks on %d GPU%s (kilnCommCreateShared)\n", n, g_ngpus, plural(g_ngpus));
 }
 
 /* The fewest SMs a rank of w has to itself: its GPU's, divided among the ranks there. */
@@ -309,7 +312,7 @@ static void synth_sweep(int n, bool shared) {
         }
         cr_assert(gt(int, forms, 0), "plan %s supports neither form", plan->name);
         fprintf(stderr, "  %d ranks: synthesized %s (%s, %s plan, %d form%s)%s done at %.1fs\n", n, plan->name,
-                kilnProtoName(kProtos[proto]), planInplace ? "in-place" : "out-of-place", forms, forms > 1 ? "s" : "",
+                kilnProtoName(kProtos[proto]), planInplace ? "in-place" : "out-of-place", forms, plural(forms),
                 baked ? " (baked + interpreted)" : "", (double)(clock() - t0) / CLOCKS_PER_SEC);
         unload(&l, &w);
       }
@@ -467,13 +470,13 @@ Test(gpu_runtime, plan_files, .init = gpu_init_shared, .timeout = 900) {
       kilnPlanFree(plan);
       world_fini(&w);
       cr_fatal("%s: %d threadblocks per rank, but a rank's share of its GPU is %d SMs (%d ranks on %d GPU%s)", path,
-               tbs, share, n, g_ngpus, g_ngpus > 1 ? "s" : "");
+               tbs, share, n, g_ngpus, plural(g_ngpus));
     }
     const clock_t t0 = clock();
     const bool baked = check_plan_file(plan, &w, &rng);
-    fprintf(stderr, "  %s: %d ranks on %d GPU%s, every form it serves checked%s in %.1fs\n", path, n,
-            shared ? g_ngpus : n, (shared ? g_ngpus : n) > 1 ? "s" : "", baked ? " (baked + interpreted)" : "",
-            (double)(clock() - t0) / CLOCKS_PER_SEC);
+    const int gpus = shared ? g_ngpus : n;
+    fprintf(stderr, "  %s: %d ranks on %d GPU%s, every form it serves checked%s in %.1fs\n", path, n, gpus,
+            plural(gpus), baked ? " (baked + interpreted)" : "", (double)(clock() - t0) / CLOCKS_PER_SEC);
     world_fini(&w);
     ran++;
   }
@@ -2602,7 +2605,7 @@ ReportHook(PRE_ALL)(struct criterion_test_set* set) {
     setenv("KILN_TEST_SEED", buf, 1);
   }
   if (n < 1) printf("skipped: no GPU\n");
-  else printf("test_gpu_runtime: %d GPU%s, seed %s (KILN_TEST_SEED to repeat)%s\n", n, n > 1 ? "s" : "",
+  else printf("test_gpu_runtime: %d GPU%s, seed %s (KILN_TEST_SEED to repeat)%s\n", n, plural(n),
               getenv("KILN_TEST_SEED"), n < 2 ? ": only the suites of ranks sharing a GPU run" : "");
   fflush(stdout);
 }
