@@ -3,7 +3,8 @@
 collective and size, kiln's time (what it runs by default, as tables.py reads it) in every run of
 A and of B, NCCL's in all of them, and B's median against A's; rows with any differing elements
 are marked WRONG. Use it for A/B runs alternated in one device call (A, B, A, B ...). --col
-compares one of coll_bench's kiln columns instead (kiln-baked, kiln-interp, kiln-sym).
+compares one of coll_bench's kiln columns instead (kiln-baked, kiln-interp, kiln-sym); it is what
+compares runs of coll_bench --shared, which have no NCCL column.
 
 usage: ab.py [--col COLUMN] A1.csv [A2.csv ...] -- B1.csv [B2.csv ...]
 """
@@ -24,12 +25,13 @@ def load(paths, col=None):
                     k = float(row[col + "_us"]) if col else kiln_us(row)
                 except (KeyError, ValueError):
                     k = None
-                if k is None or not row.get("nccl_us"):
+                if k is None:  # without --col: also when the row has no NCCL time (kiln_us)
                     continue
                 key = (row["coll"] + (" in place" if row["inplace"] == "1" else ""), int(row["size"]))
                 ks, ns, bad = cells.get(key, ([], [], False))
                 errs = [row.get(c + "_err", "") for c in ("kiln-baked", "kiln-interp", "kiln-sym")]
-                cells[key] = (ks + [k], ns + [float(row["nccl_us"])], bad or any(e not in ("", "0") for e in errs))
+                nccl = [float(row["nccl_us"])] if row.get("nccl_us") else []  # none: coll_bench --shared
+                cells[key] = (ks + [k], ns + nccl, bad or any(e not in ("", "0") for e in errs))
     return cells
 
 
@@ -46,7 +48,7 @@ def main(argv):
     for key in sorted(set(a) & set(b)):
         ka, na, bada = a[key]
         kb, nb, badb = b[key]
-        fmt = lambda xs: " ".join("%.2f" % x for x in xs)
+        fmt = lambda xs: " ".join("%.2f" % x for x in xs) or "-"
         ratio = statistics.median(kb) / statistics.median(ka)
         print("%-15s %8s  %-17s %-17s %-23s %.3f%s" % (key[0], size_name(key[1]), fmt(ka), fmt(kb), fmt(na + nb),
                                                       ratio, " WRONG" if bada or badb else ""))

@@ -7,7 +7,7 @@
  *              [--inplace] [--plan NAME] [--plans PATH] [--csv FILE] [--svg FILE] [--mp]
  *              [--no-check] [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]
  *              [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N] [--sym-bytes SIZE]
- *              [--sym auto|off|oneshot|twoshot] [--window]
+ *              [--sym auto|off|oneshot|twoshot] [--window] [--shared G]
  *
  * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
@@ -48,6 +48,14 @@
  * default times every call between its own events, which adds two event records per GPU to each
  * call's host time: with one thread driving several GPUs the host is the bottleneck at small
  * sizes, so the default shows more host cost than a training loop pays.
+ * --shared G: the ranks on G GPUs (rank r on GPU r % G; default 2 ranks), one process, kiln's
+ * communicators over CUDA peer memory without NCCL (kilnCommCreateShared: ranks on one GPU each
+ * take an equal share of its SMs, and their kernels run side by side on their own streams). No
+ * NCCL column (NCCL takes one rank per GPU): kiln's outputs are checked against a reference
+ * computed on the GPU from what the inputs hold (sum, max and min, exact in every type; prod and
+ * avg unchecked: "-"). Ranks on one GPU meet over its own memory, not NVLink: the times tell
+ * apart two builds or settings of kiln's kernels (what they compute and how they wait), not how a
+ * call fares against NCCL; for that where one GPU is all there is.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -69,6 +77,7 @@
 #include "bench_svg.h"
 #include "kiln/registry.h"
 #include "kiln/runtime.h"
+#include "runtime_internal.h" /* kilnCommCreateShared */
 
 #define MAXR 8
 
@@ -94,6 +103,7 @@ struct Options {
   long long symBytes = -1; /* kilnCommConfig.symBytes (-1: runtime default) */
   int sym = 1;             /* 0 off, 1 auto, 2 one-shot, 3 two-shot (allreduce) */
   bool window = false;     /* buffers from ncclMemAlloc in symmetric windows (NCCL and kiln) */
+  int shared = 0;          /* > 0: the ranks on this many GPUs, no NCCL (kilnCommCreateShared) */
 };
 
 enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, V_SYM = 3, NV = 4 };
@@ -138,6 +148,8 @@ static void die(const char* fmt, ...) {
     if (r_ != ncclSuccess) die("%s:%d %s: %s", __FILE__, __LINE__, #x, ncclGetErrorString(r_)); \
   } while (0)
 
+static bool reduces(kilnColl_t c) { return c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER; }
+
 static double busFactor(kilnColl_t c, int n) {
   return c == KILN_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
 }
@@ -164,6 +176,32 @@ __global__ void diffKernel(const unsigned char* a, const unsigned char* b, size_
   if (bad) atomicAdd(out, bad);
 }
 
+/* --shared: what fillKernel put in input element i of rank q. */
+__device__ __forceinline__ double fillValue(size_t i, int q) { return (double)((i * 7 + (size_t)q * 3) % 13); }
+
+/* --shared: rank `rank`'s expected output (nout elements) of collective `coll` over n ranks
+ * (`count` elements a rank as NCCL counts them), from fillValue; reductions by op (sum, max or
+ * min: exact for these small integers in every type, whatever the order). */
+template <typename T>
+__global__ void refKernel(T* out, size_t nout, int coll, size_t count, int n, int rank, int op) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nout; i += (size_t)gridDim.x * blockDim.x) {
+    double v = 0;
+    if (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER) {
+      const size_t at = coll == KILN_COLL_ALLREDUCE ? i : (size_t)rank * count + i;
+      v = fillValue(at, 0);
+      for (int q = 1; q < n; q++) {
+        const double x = fillValue(at, q);
+        v = op == KILN_SUM ? v + x : op == KILN_MAX ? fmax(v, x) : fmin(v, x);
+      }
+    } else { /* block q of the output: rank q's input (allgather), its block for this rank (alltoall) */
+      const int q = (int)(i / count);
+      const size_t j = i % count;
+      v = fillValue(coll == KILN_COLL_ALLGATHER ? j : (size_t)rank * count + j, q);
+    }
+    out[i] = (T)(float)v;
+  }
+}
+
 static void fill(kilnDataType_t t, void* p, size_t n, int rank, cudaStream_t s) {
   switch (t) {
     case KILN_FLOAT32: fillKernel<float><<<256, 256, 0, s>>>((float*)p, n, rank); break;
@@ -177,6 +215,25 @@ static void fill(kilnDataType_t t, void* p, size_t n, int rank, cudaStream_t s) 
     case KILN_INT8: fillKernel<int8_t><<<256, 256, 0, s>>>((int8_t*)p, n, rank); break;
     default: fillKernel<uint8_t><<<256, 256, 0, s>>>((uint8_t*)p, n, rank); break;
   }
+}
+
+/* --shared: rank's expected output of (coll, count) at p (nout elements); see refKernel. */
+static void reference(kilnDataType_t t, void* p, size_t nout, kilnColl_t c, size_t count, int n, int rank,
+                      kilnRedOp_t op, cudaStream_t s) {
+#define REF(T) refKernel<T><<<256, 256, 0, s>>>((T*)p, nout, (int)c, count, n, rank, (int)op)
+  switch (t) {
+    case KILN_FLOAT32: REF(float); break;
+    case KILN_FLOAT64: REF(double); break;
+    case KILN_FLOAT16: REF(__half); break;
+    case KILN_BFLOAT16: REF(__nv_bfloat16); break;
+    case KILN_INT32: REF(int32_t); break;
+    case KILN_UINT32: REF(uint32_t); break;
+    case KILN_INT64: REF(int64_t); break;
+    case KILN_UINT64: REF(uint64_t); break;
+    case KILN_INT8: REF(int8_t); break;
+    default: REF(uint8_t); break;
+  }
+#undef REF
 }
 
 /* ---- one rank's state ---- */
@@ -568,6 +625,37 @@ static void resetBuffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
   }
 }
 
+/* --shared: the reference output of every rank in its NCCL-output buffer (after resetBuffers). */
+static void referenceOutputs(Bench& b, kilnColl_t c, size_t count) {
+  const size_t es = kilnDataTypeSize(b.o.dtype);
+  size_t sendB, recvB;
+  bufferBytes(c, b.n, kilnRegistryCallBytes(c, b.n, count, b.o.dtype), &sendB, &recvB);
+  for (auto& R : b.ranks) {
+    CUDA_CHECK(cudaSetDevice(R.dev));
+    const void* sb;
+    void* rb;
+    callBuffers(c, R, R.recvN, count, es, b.o.inplace, &sb, &rb);
+    reference(b.o.dtype, rb, recvB / es, c, count, b.n, R.rank, b.o.op, R.stream);
+    CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+/* --shared: whether refKernel's reference is exact for (c, op). */
+static bool referenceExact(kilnColl_t c, kilnRedOp_t op) {
+  return !reduces(c) || op == KILN_SUM || op == KILN_MAX || op == KILN_MIN;
+}
+
+/* How the ranks are driven, for the header (long) or the CSV's model field. */
+static const char* modelName(const Options& o, bool csv) {
+  static char buf[96];
+  const char* timing = o.graph ? "+graph" : o.batch ? "+batch" : "";
+  if (o.shared && csv) snprintf(buf, sizeof buf, "shared%d%s", o.shared, timing);
+  else if (o.shared) snprintf(buf, sizeof buf, "one process, ranks sharing %d GPU%s (no NCCL)", o.shared, o.shared > 1 ? "s" : "");
+  else if (csv) snprintf(buf, sizeof buf, "%s%s", o.mp ? "mp" : "single", timing);
+  else snprintf(buf, sizeof buf, "%s", o.mp ? "one process per GPU" : "one process driving all GPUs");
+  return buf;
+}
+
 /* --mp: whether `mine` holds in every process (without --mp: mine). What decides the path
  * through the variants must be the same everywhere, or the processes would wait at different
  * barriers: kiln turned off in one process whose kiln failed on the GPU (finishRanks, oneCall),
@@ -622,9 +710,9 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
   const bool lead = b.ranks[0].rank == 0;
   if (lead) {
     printf("#\n# %s, %d ranks, %s, %s%s, %s%s\n", kilnCollName(c), b.n, kilnDataTypeName(o.dtype),
-           c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER ? kilnRedOpName(o.op) : "-",
-           o.inplace ? ", in place" : "", o.mp ? "one process per GPU" : "one process driving all GPUs",
+           reduces(c) ? kilnRedOpName(o.op) : "-", o.inplace ? ", in place" : "", modelName(o, false),
            o.graph ? ", CUDA graphs" : "");
+    if (o.shared && !referenceExact(c, o.op)) printf("# %s results not checked (no exact reference)\n", kilnRedOpName(o.op));
     printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s\n",
            "size(B)", "count", "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw",
            "err", "interp(us)", "algbw", "busbw", "err", "sym(us)", "algbw", "busbw", "err", "speedup");
@@ -647,7 +735,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
       cands.push_back(e);
     }
     resetBuffers(b, c, count, false);
-    const double ncclUs = timeVariant(b, c, V_NCCL, nullptr, count);
+    const double ncclUs = o.shared ? -1 : timeVariant(b, c, V_NCCL, nullptr, count);
     for (const kilnRegistryEntry* e : cands) {
     Row row;
     memset(&row, 0, sizeof row);
@@ -677,9 +765,10 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
       if (v == V_INTERP && o.sweep) continue;
       resetBuffers(b, c, count, true);
       row.us[v] = timeVariant(b, c, v, ex, count);
-      if (row.us[v] < 0 || !o.check) continue;
+      if (row.us[v] < 0 || !o.check || (o.shared && !referenceExact(c, o.op))) continue;
       resetBuffers(b, c, count, false);
-      oneCall(b, c, V_NCCL, nullptr, count);
+      if (o.shared) referenceOutputs(b, c, count);
+      else oneCall(b, c, V_NCCL, nullptr, count);
       resetBuffers(b, c, count, true);
       const bool called = oneCall(b, c, v, ex, count);
       size_t sendB, recvB;
@@ -717,8 +806,7 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
   for (int v = 0; v < NV; v++) fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
   fprintf(f, ",speedup,sym\n");
   for (const Row& r : rows) {
-    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, b.o.mp ? (b.o.graph ? "mp+graph" : b.o.batch ? "mp+batch" : "mp") : (b.o.graph ? "single+graph" : b.o.batch ? "single+batch" : "single"),
-            kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, modelName(b.o, true), kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
             (unsigned long long)r.count, r.plan);
     for (int v = 0; v < NV; v++) {
       if (r.us[v] < 0) { fprintf(f, ",,,,"); continue; }
@@ -757,8 +845,12 @@ static void writeSvg(const Bench& b, const std::vector<Row>& rows) {
     for (int v = 0; v < NV; v++)
       series[k].push_back(benchSeries{vname[v], xs[k][v].data(), ys[k][v].data(), (int)xs[k][v].size()});
     benchPanel p;
-    snprintf(p.title, sizeof p.title, "%s, %d GPUs%s", kilnCollName((kilnColl_t)c), b.n,
-             b.o.mp ? " (one process per GPU)" : "");
+    if (b.o.shared)
+      snprintf(p.title, sizeof p.title, "%s, %d ranks on %d GPU%s", kilnCollName((kilnColl_t)c), b.n, b.o.shared,
+               b.o.shared > 1 ? "s" : "");
+    else
+      snprintf(p.title, sizeof p.title, "%s, %d GPUs%s", kilnCollName((kilnColl_t)c), b.n,
+               b.o.mp ? " (one process per GPU)" : "");
     p.series = series[k].data();
     p.nseries = (int)series[k].size();
     panels.push_back(p);
@@ -778,6 +870,7 @@ static void usage(FILE* f) {
           "                  [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]\n"
           "                  [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]\n"
           "                  [--sym-bytes SIZE] [--sym auto|off|oneshot|twoshot] [--window]\n"
+          "                  [--shared G]\n"
           "Measures NCCL, kiln baked, kiln interpreted and kiln's symmetric-memory kernels side by\n"
           "side (see bench/coll_bench.cu).\n");
 }
@@ -825,6 +918,7 @@ static void parseArgs(int argc, char** argv, Options& o) {
     else if (!strcmp(a, "--window")) o.window = true;
     else if (!strcmp(a, "--no-check")) o.check = false;
     else if (!strcmp(a, "--mp")) o.mp = true;
+    else if (!strcmp(a, "--shared")) o.shared = atoi(need(a));
     else if (!strcmp(a, "--sweep")) o.sweep = true;
     else if (!strcmp(a, "--graph")) o.graph = atoi(need(a));
     else if (!strcmp(a, "--batch")) o.batch = true;
@@ -841,6 +935,11 @@ static void parseArgs(int argc, char** argv, Options& o) {
       o.timeoutMs < 1) {
     usage(stderr);
     fprintf(stderr, "coll_bench: bad --factor/--iters/--warmup/--min/--max/--timeout-ms\n");
+    exit(2);
+  }
+  if (o.shared < 0 || (o.shared && (o.mp || o.window))) {
+    usage(stderr);
+    fprintf(stderr, "coll_bench: --shared G: G >= 1 GPUs, one process, plain buffers (not with --mp or --window)\n");
     exit(2);
   }
   if (o.batch && o.graph > 0) {
@@ -863,8 +962,10 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
     maxRecv = std::max(maxRecv, std::max(s, r) + es * b.n); /* in place, output holds input */
   }
   b.ranks.resize(myRanks.size());
-  std::vector<ncclComm_t> nc(myRanks.size());
-  if (!id) {
+  std::vector<ncclComm_t> nc(myRanks.size(), nullptr);
+  if (o.shared) {
+    /* no NCCL */
+  } else if (!id) {
     std::vector<int> devs(myRanks.begin(), myRanks.end());
     NCCL_CHECK(ncclCommInitAll(nc.data(), (int)devs.size(), devs.data()));
   } else {
@@ -874,7 +975,7 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
   for (size_t i = 0; i < myRanks.size(); i++) {
     Rank& R = b.ranks[i];
     R.rank = myRanks[i];
-    R.dev = myRanks[i];
+    R.dev = o.shared ? myRanks[i] % o.shared : myRanks[i];
     R.nccl = nc[i];
     CUDA_CHECK(cudaSetDevice(R.dev));
     CUDA_CHECK(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
@@ -901,8 +1002,11 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
   if (o.threads) cfg.threads = o.threads;
   if (o.symBytes >= 0) cfg.symBytes = (size_t)o.symBytes;
   std::vector<kilnComm_t> kc(myRanks.size(), nullptr);
-  kilnResult_t kr = myRanks.size() == 1 ? kilnCommCreate(nc[0], &cfg, &kc[0])
-                                        : kilnCommCreateAll((int)nc.size(), nc.data(), &cfg, kc.data());
+  std::vector<int> devs;
+  for (const Rank& R : b.ranks) devs.push_back(R.dev);
+  kilnResult_t kr = o.shared               ? kilnCommCreateShared(b.n, devs.data(), &cfg, kc.data())
+                    : myRanks.size() == 1 ? kilnCommCreate(nc[0], &cfg, &kc[0])
+                                          : kilnCommCreateAll((int)nc.size(), nc.data(), &cfg, kc.data());
   if (kr != KILN_SUCCESS) {
     fprintf(stderr, "coll_bench: kiln communicator: %s (kiln columns stay empty)\n", kilnLastError());
     b.kilnOk = false;
@@ -927,9 +1031,15 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
 static void teardown(Bench& b) {
   for (auto& v : b.execs)
     for (auto x : v) kilnExecFree(x);
-  for (auto& R : b.ranks) {
-    CUDA_CHECK(cudaSetDevice(R.dev));
-    if (R.kc) kilnCommDestroy(R.kc);
+  if (b.o.shared) { /* freed together: each rank's peers point into the others' memory */
+    std::vector<kilnComm_t> kc;
+    for (auto& R : b.ranks) kc.push_back(R.kc);
+    kilnCommDestroyAll((int)kc.size(), kc.data());
+  } else {
+    for (auto& R : b.ranks) {
+      CUDA_CHECK(cudaSetDevice(R.dev));
+      if (R.kc) kilnCommDestroy(R.kc);
+    }
   }
   if (b.o.window) {
     ncclGroupStart();
@@ -941,7 +1051,7 @@ static void teardown(Bench& b) {
   }
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
-    ncclCommDestroy(R.nccl);
+    if (R.nccl) ncclCommDestroy(R.nccl);
     for (int k = 0; k < 3; k++) {
       if (b.o.window) ncclMemFree(R.buf(k));
       else cudaFree(R.buf(k));
@@ -990,11 +1100,13 @@ int main(int argc, char** argv) {
     close(fd[0]);
     close(fd[1]);
   }
-  b.n = b.o.nranks ? b.o.nranks : ngpu;
-  if (b.n < 2 || b.n > ngpu || b.n > MAXR) die("need 2..%d ranks on %d GPUs, asked %d", MAXR, ngpu, b.n);
+  if (b.o.shared > ngpu) die("--shared %d: %d GPU%s visible", b.o.shared, ngpu, ngpu == 1 ? "" : "s");
+  b.n = b.o.nranks ? b.o.nranks : b.o.shared ? 2 : ngpu;
+  if (b.n < 2 || b.n > MAXR || (!b.o.shared && b.n > ngpu))
+    die("need 2..%d ranks on %d GPUs, asked %d", MAXR, b.o.shared ? b.o.shared : ngpu, b.n);
   int nreg = kilnRegistryCount();
-  printf("# coll_bench: %d ranks, %s; NCCL %d; %d plans in the registry\n", b.n,
-         b.o.mp ? "one process per GPU" : "one process driving all GPUs", NCCL_VERSION_CODE, nreg);
+  printf("# coll_bench: %d ranks, %s; NCCL %d; %d plans in the registry\n", b.n, modelName(b.o, false),
+         NCCL_VERSION_CODE, nreg);
   fflush(stdout);
   if (!b.o.mp) {
     std::vector<int> all(b.n);

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kiln/runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,7 +20,6 @@ int kilnNcclDevCommDestroy(ncclComm_t comm, void* handle);
 int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch, void** hostOut);
 
 #ifndef __CUDACC__
-#include "kiln/runtime.h"
 
 /* Window layout, the same on every rank:
  *   FIFOs  [src rank][chan] of nslots * slotBytes   (connection src -> this rank)
@@ -130,12 +131,6 @@ bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, 
 typedef bool (*kilnPeerAccessFn)(const int* devs, int ndevs, const void* p, size_t bytes);
 bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes);
 
-/* comm.c: n ranks of this process over CUDA peer memory, without NCCL, rank i on GPU devs[i]
- * (several may share a GPU: each gets an equal share of its SMs); for the GPU suites (rank counts
- * beyond the GPUs at hand). Freed together with kilnCommDestroyAll (each rank's peers[] points
- * into the others' windows). */
-kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out);
-
 /* sym.c: reads the symmetric kernels' settings into c, and sizes and places the line forms'
  * staging (symLL*) after the flag form's two halves of symHalf at symStageBase. */
 void kilnSymConfigure(struct kilnComm* c);
@@ -158,6 +153,12 @@ static inline size_t kilnTailOff(const struct kilnComm* c, int dst, int chan) {
   return c->tailBase + ((size_t)dst * c->cfg.maxChannels + chan) * 128;
 }
 #endif
+
+/* comm.c: n ranks of this process over CUDA peer memory, without NCCL, rank i on GPU devs[i]
+ * (several may share a GPU: each gets an equal share of its SMs); for the GPU suites and
+ * coll_bench --shared (rank counts beyond the GPUs at hand). Freed together with
+ * kilnCommDestroyAll (each rank's peers[] points into the others' windows). */
+kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out);
 
 #ifdef __cplusplus
 }

@@ -8,8 +8,9 @@
 # as one line per collective: size kiln-us/nccl-us xspeed-up e(differing elements);
 # `suite NAME SECONDS 'a|b' [VAR=value...]` runs the GPU suites a and b (test_gpu_runtime) under
 # that environment into $R/NAME.txt, packs, and prints its failures and summary line;
-# `ab A B` prints B's time over A's per collective and size on one line (bench/ab.py over
-# $R/A_*.csv against $R/B_*.csv: the runs of an A/B alternation named A_1.csv, A_2.csv, ...);
+# `ab A B [COLUMN]` prints B's time over A's per collective and size on one line (bench/ab.py over
+# $R/A_*.csv against $R/B_*.csv: the runs of an A/B alternation named A_1.csv, A_2.csv, ...;
+# COLUMN: one kiln column, kiln-baked, kiln-interp or kiln-sym, as runs of coll_bench --shared need);
 # `abruns N TAG COLL_BENCH_ARGS...` makes such an alternation: N times $B/coll_bench_A (an older
 # build, packed as an extra binary) then $B/coll_bench, into $R/ATAG_i.csv and $R/BTAG_i.csv
 # (`ab ATAG BTAG` compares them); `envab N TAG VAR=VALUE COLL_BENCH_ARGS...` does the same with one
@@ -45,10 +46,10 @@ suite() {
   grep -E "^\[FAIL|Synthesis|Assertion" "$R/$name.txt" | head -8
 }
 ab() {
-  local py
+  local py col=${3:+--col $3}
   py=$(command -v python3 || echo /opt/torch/.venv/bin/python)
-  echo "== $1 against $2 (size $2/$1)"
-  (cd bench && "$py" ab.py "$R"/"$1"_*.csv -- "$R"/"$2"_*.csv |
+  echo "== $1 against $2 (size $2/$1)${3:+, column $3}"
+  (cd bench && "$py" ab.py $col "$R"/"$1"_*.csv -- "$R"/"$2"_*.csv |
     awk 'NR > 1 { printf "%s %s%s %s | ", substr($1, 1, 4), $2, $3, $NF } END { print "" }')
 }
 abruns() {
