@@ -350,6 +350,11 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
     c->sharedWin = true;
     cs[i] = c;
     res = commAlloc(c, cfg);
+    /* Ranks that share a GPU launch their symmetric kernels without programmatic serialization:
+     * with it a rank's next kernel may take SMs while its current one runs, and the kernels of
+     * the current call on its GPU-mates' streams may then find none (4 ranks on one H200, 33
+     * blocks each, allgather 512 KiB in CUDA graphs of 20 calls: timed out; bench/results/s29). */
+    if (here > 1) c->symPdl = false;
   }
   for (int i = 0; i < n && res == KILN_SUCCESS; i++)
     for (int p = 0; p < n; p++) cs[i]->peers[p] = cs[p]->win;

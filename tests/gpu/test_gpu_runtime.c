@@ -1919,6 +1919,53 @@ Test(gpu_runtime, sym_graph_replays, .init = gpu_init, .timeout = 600) {
   world_fini(&w);
 }
 
+/* 8 ranks sharing the GPUs, 20 symmetric calls a rank captured in one graph each, every
+ * algorithm, at a count whose kernels take all of a rank's share of SMs: launched with
+ * programmatic serialization, a rank's next kernel could take SMs while its current one ran and
+ * leave a GPU-mate's kernel of the current call none (coll_bench --shared, 4 and 8 ranks on one
+ * H200, allgather 512 KiB in graphs of 20 calls: timed out, bench/results/s29 run 1), so
+ * kilnCommCreateShared launches without it. Each graph replayed on fresh data, checked. */
+Test(gpu_runtime, sym_graphs_8ranks_shared, .init = gpu_init_shared, .timeout = 600) {
+  world w;
+  sweep_world(&w, 8, true, NULL, kNoEnv);
+  uint64_t rng = g_seed ^ 0x5A;
+  enum { CALLS = 20 };
+  int ran = 0;
+  for (size_t k = 0; k < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); k++) {
+    const kilnSymAlgo_t a = kSymAlgos[k];
+    call c;
+    cr_assert(call_alloc(&c, &w, sym_coll(a), 65537, KILN_INT32));
+    if (!kilnSymFits(w.kc[0], a, c.count, c.dt, false)) {
+      call_free(&c, &w);
+      continue;
+    }
+    cudaGraphExec_t ge[GPU_MAX];
+    call_prepare(&c, &w, KILN_SUM, false, &rng);
+    for (int r = 0; r < w.n; r++) {
+      capture_begin(&w, r);
+      for (int i = 0; i < CALLS; i++) {
+        kilnResult_t res = kilnSymRun(w.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
+        cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+      }
+      capture_end(&w, r, &ge[r]);
+    }
+    for (int it = 0; it < 3; it++) {
+      call_prepare(&c, &w, KILN_SUM, false, &rng);
+      replay_all(&w, ge);
+      char msg[512];
+      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s replay %d: %s (seed %llu)", kilnSymAlgoName(a), it, msg,
+                (unsigned long long)g_seed);
+      assert_no_async_error(&w);
+    }
+    for (int r = 0; r < w.n; r++) cudaGraphExecDestroy(ge[r]);
+    call_free(&c, &w);
+    fprintf(stderr, "  %s: graphs of %d calls, 3 replays: pass\n", kilnSymAlgoName(a), CALLS);
+    ran++;
+  }
+  cr_assert(ran > 0, "no symmetric algorithm fits 65537 int32 elements");
+  world_fini(&w);
+}
+
 /* test_synth.c verifies the synthesized plans at SYNTH_PLANS_RUNTIME_NSLOTS FIFO slots: that must
  * be the depth the runtime gives them (no GPU needed). */
 Test(gpu_runtime, synthesized_plans_verified_at_runtime_fifo_depth) {
