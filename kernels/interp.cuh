@@ -12,6 +12,8 @@
 #ifndef KILN_KERNELS_INTERP_CUH
 #define KILN_KERNELS_INTERP_CUH
 
+#include <type_traits>
+
 #include "primitives.cuh"
 
 namespace kiln {
@@ -329,18 +331,46 @@ __device__ __forceinline__ void blockEnd(const kilnDevArgs& a, const kilnDevTb& 
     buf[i] = divide(ldcg(buf + i), a.nranks);
 }
 
-/* LL128: the LL128 protocol's kernel, else Simple's and LL's. LL128 has a kernel of its own: in
- * the same kernel its body took registers from the others (128 registers either way, but the
- * float interpreter went from no spills to 126 bytes of spill stores). */
-template <typename T, bool LL128> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
+/* The interpreter's kernels, one per protocol kind and kind of op. LL128: the LL128 protocol's
+ * kernel, else Simple's and LL's. LL128 has a kernel of its own: in the same kernel its body took
+ * registers from the others (128 registers either way, but the float interpreter went from no
+ * spills to 126 bytes of spill stores). S: sum and avg (a sum divided at the end) with the op
+ * fixed at compile time (OpSum), else the other ops picked by selects (OpSel). Until session 29
+ * every op was picked by a branch per element (OpDyn). 2 ranks sharing one H200, CUDA graphs, the
+ * interpreter alone (coll_bench --shared 1 --sym off, bench/results/s29 runs 1-2, each pair
+ * alternated 2-3 times, runs within 0.5%): selects against the branch, float allreduce 4-256 MiB
+ * 0.83-0.94x the time, reducescatter 0.75-0.91x, half allreduce 0.76-0.94x, 1 KiB-1 MiB
+ * 0.98-1.01x; the sum fixed against selects, float allreduce 256 KiB-256 MiB 0.94-0.99x,
+ * reducescatter 4-256 MiB 0.89-0.95x, bfloat16 0.81-0.96x from 256 KiB. A kernel per kind of op
+ * rather than a branch on the op in one kernel: with the branch every kernel spilled (float LL128
+ * 272 bytes of spill stores, 756 of loads; Simple/LL 32 and 48, where it had none), small calls
+ * took 1-2% more and the other ops 1-4% more (run 2). */
+template <typename T, bool LL128, bool S> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
   __shared__ BlockState bs;
   const kilnDevTb& tb = a.tbs[blockIdx.x];
   if (!blockBegin(a, tb, &bs)) return;
-  OpDyn op{a.op};
-  if (LL128) interpBody<T, OpDyn, KILN_DEV_PROTO_LL128>(a, tb, op, &bs);
-  else if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, OpDyn, KILN_DEV_PROTO_LL>(a, tb, op, &bs);
-  else interpBody<T, OpDyn, KILN_DEV_PROTO_SIMPLE>(a, tb, op, &bs);
+  using Op = typename std::conditional<S, OpSum, OpSel>::type;
+  Op op;
+  if constexpr (!S) op.op = a.op;
+  if constexpr (LL128) interpBody<T, Op, KILN_DEV_PROTO_LL128>(a, tb, op, &bs);
+  else if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, Op, KILN_DEV_PROTO_LL>(a, tb, op, &bs);
+  else interpBody<T, Op, KILN_DEV_PROTO_SIMPLE>(a, tb, op, &bs);
   blockEnd<T>(a, tb, &bs);
+}
+
+/* The interpreter kernel of calls of protocol `proto` and op `op` (KILN_DEV_PROTO_*, OP_*) over T;
+ * NKERNELS_INTERP of them per T, interpKernelAt(i) the i-th (for loading them all up front). */
+enum : int { NKERNELS_INTERP = 4 };
+template <typename T> const void* interpKernelAt(int i) {
+  switch (i) {
+    case 0: return (const void*)kilnInterpKernel<T, false, false>;
+    case 1: return (const void*)kilnInterpKernel<T, false, true>;
+    case 2: return (const void*)kilnInterpKernel<T, true, false>;
+    default: return (const void*)kilnInterpKernel<T, true, true>;
+  }
+}
+template <typename T> const void* interpKernelOf(int proto, int op) {
+  return interpKernelAt<T>((proto == KILN_DEV_PROTO_LL128 ? 2 : 0) + (op == OP_SUM || op == OP_AVG ? 1 : 0));
 }
 
 } /* namespace kiln */
