@@ -105,7 +105,8 @@ typedef OpStatic<OP_PROD> OpProd;
 typedef OpStatic<OP_MAX> OpMax;
 typedef OpStatic<OP_MIN> OpMin;
 
-/* The interpreter's op: chosen at run time (a uniform branch per element). */
+/* The op chosen at run time by a uniform branch per element: what the symmetric flag forms reduce
+ * 4- and 8-byte types with for ops other than sum and avg (kernels/sym.cuh reduceN). */
 struct OpDyn {
   int op;
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {

@@ -292,21 +292,24 @@ __device__ __forceinline__ void reduceOp(int n, T* const* dsts, const T* const* 
 }
 
 /* Types of 4 bytes and more sum (and avg: a sum divided at the end) with the op fixed at compile
- * time, no choice per element; the other ops and the smaller types choose per element. 4x H100,
- * graphs, same call (bench/results/h100x4-s7 run 9): float reducescatter 16 MiB 47.3 vs 50.3 us,
- * 64 MiB 159.3 vs 164.7; bfloat16 was slower that way (allreduce 64 MiB 362.8 vs 328.5), and so
- * was summing 16-bit floats a pair at a time with one op choice per pack (run 12, 2x H100:
- * bfloat16 reducescatter 512 KiB 15.6 vs 10.8 us, half 10.5 vs 7.5). */
+ * time, no choice per element, and choose their other ops per element (OpDyn); the smaller types
+ * pick every op by selects (OpSel). 4x H100, graphs, same call (bench/results/h100x4-s7 run 9):
+ * float reducescatter 16 MiB 47.3 vs 50.3 us, 64 MiB 159.3 vs 164.7; bfloat16 was slower that way
+ * (allreduce 64 MiB 362.8 vs 328.5), and so was summing 16-bit floats a pair at a time with one op
+ * choice per pack (run 12, 2x H100: bfloat16 reducescatter 512 KiB 15.6 vs 10.8 us, half 10.5 vs
+ * 7.5). Selects against the choice per element (2 ranks sharing one H200, graphs, alternated three
+ * times, bench/results/s29 run 2): half and bfloat16 allreduce and reducescatter 4-256 MiB
+ * 0.97-1.01x the time (bfloat16 on 4 ranks 0.94-0.99x), but float max reducescatter 64-256 MiB
+ * 1.04-1.05x: the 4-byte types keep OpDyn. */
 template <typename T>
 __device__ __forceinline__ void reduceN(int n, T* const* dsts, const T* const* srcs, uint64_t m,
                                         const OpDyn& op, int avgN) {
   if constexpr (sizeof(T) >= 4) {
-    if (op.op == OP_SUM || op.op == OP_AVG) {
-      reduceOp<T>(n, dsts, srcs, m, OpSum(), avgN);
-      return;
-    }
+    if (op.op == OP_SUM || op.op == OP_AVG) reduceOp<T>(n, dsts, srcs, m, OpSum(), avgN);
+    else reduceOp<T>(n, dsts, srcs, m, op, avgN);
+  } else {
+    reduceOp<T>(n, dsts, srcs, m, OpSel{op.op}, avgN);
   }
-  reduceOp<T>(n, dsts, srcs, m, op, avgN);
 }
 
 /* One copy src -> dst (m elements). */
