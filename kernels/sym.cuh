@@ -741,9 +741,11 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
   auto lines = [&](int p, int src) -> uint4* { return (uint4*)region(a, c.seq, p, src); };
   const bool toAll = a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG;
   /* Whether whole lines of every piece p of the input (c.in + p * count) and of the output (c.out
-   * + q * count) lie at the lines' alignment (LINE_WHOLE). */
+   * + q * count) lie at the lines' alignment (LINE_WHOLE). Reducescatter's sends read only the
+   * input; alltoall's also copy this rank's own piece into the output. */
   const bool inAligned = D::aligned(c.in) && D::aligned(c.in + c.count);
   const bool outAligned = D::aligned(c.out) && D::aligned(c.out + c.count);
+  const bool sendAligned = inAligned && (a.algo == KILN_SYM_RS || outAligned);
   /* Reducescatter's and alltoall's line l of every piece p, to peer p, loaded as `how` says. */
   auto sendPieces = [&](auto how, uint64_t l, uint64_t e0, int nv) {
     constexpr int H = decltype(how)::value;
@@ -782,7 +784,7 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
         if (p < n && p != me) D::put(lines(p, me) + l, D::load(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
       const uint64_t mine = (uint64_t)me * c.count + e0;
       if (c.in != c.out) D::store(c.out + mine, D::load(c.in + mine, nv), nv);
-    } else if (nv == E && inAligned && outAligned) {
+    } else if (nv == E && sendAligned) {
       sendPieces(LineHowT<LINE_WHOLE>(), l, e0, nv);
     } else {
       sendPieces(LineHowT<LINE_ANY>(), l, e0, nv);
