@@ -1966,6 +1966,42 @@ Test(gpu_runtime, sym_graphs_8ranks_shared, .init = gpu_init_shared, .timeout = 
   world_fini(&w);
 }
 
+/* Reducescatter from an aligned input into an output one element past the lines' alignment
+ * (float 4 bytes past 8, half 2 bytes past 4: LL and LL12 lines), 8 ranks sharing the GPUs, counts
+ * a rank as LL lines, LL12 lines and past them: bodyLL sends whole lines (they read only the
+ * input) and stores the results element-wise, every op. */
+Test(gpu_runtime, sym_rs_output_off_alignment_8ranks_shared, .init = gpu_init_shared, .timeout = 300) {
+  world w;
+  sweep_world(&w, 8, true, NULL, kNoEnv);
+  uint64_t rng = g_seed ^ 0x0FF5;
+  static const kilnDataType_t types[] = {KILN_FLOAT32, KILN_FLOAT16};
+  static const size_t counts[] = {1000, 8192, 30002};
+  for (size_t ti = 0; ti < 2; ti++)
+    for (size_t ci = 0; ci < 3; ci++) {
+      const size_t es = kilnDataTypeSize(types[ti]), count = counts[ci];
+      char* send[GPU_MAX];
+      char* recv[GPU_MAX];
+      char* at[GPU_MAX];
+      for (int r = 0; r < w.n; r++) {
+        cudaSetDevice(w.dev[r]);
+        cr_assert(eq(int, cudaMalloc((void**)&send[r], (size_t)w.n * count * es), cudaSuccess));
+        cr_assert(eq(int, cudaMalloc((void**)&recv[r], (count + 1) * es), cudaSuccess));
+        at[r] = recv[r] + es;
+      }
+      call c;
+      cr_assert(call_alloc_at(&c, &w, KILN_COLL_REDUCESCATTER, count, types[ti], send, at));
+      for (int op = 0; op < KILN_NUM_REDOPS; op++)
+        sym_run_check(&w, &c, KILN_SYM_REDUCESCATTER, (kilnRedOp_t)op, false, &rng);
+      call_free(&c, &w);
+      for (int r = 0; r < w.n; r++) {
+        cudaSetDevice(w.dev[r]);
+        cudaFree(send[r]);
+        cudaFree(recv[r]);
+      }
+    }
+  world_fini(&w);
+}
+
 /* test_synth.c verifies the synthesized plans at SYNTH_PLANS_RUNTIME_NSLOTS FIFO slots: that must
  * be the depth the runtime gives them (no GPU needed). */
 Test(gpu_runtime, synthesized_plans_verified_at_runtime_fifo_depth) {
