@@ -11,9 +11,10 @@
 # `ab A B [COLUMN]` prints B's time over A's per collective and size on one line (bench/ab.py over
 # $R/A_*.csv against $R/B_*.csv: the runs of an A/B alternation named A_1.csv, A_2.csv, ...;
 # COLUMN: one kiln column, kiln-baked, kiln-interp or kiln-sym, as runs of coll_bench --shared need);
-# `abruns N TAG COLL_BENCH_ARGS...` makes such an alternation: N times $B/coll_bench_A (an older
-# build, packed as an extra binary) then $B/coll_bench, into $R/ATAG_i.csv and $R/BTAG_i.csv
-# (`ab ATAG BTAG` compares them); `envab N TAG VAR=VALUE COLL_BENCH_ARGS...` does the same with one
+# `pair N TAG A_BIN B_BIN COLL_BENCH_ARGS...` makes such an alternation: N times A_BIN then B_BIN
+# (two builds of coll_bench), into $R/ATAG_i.csv and $R/BTAG_i.csv (`ab ATAG BTAG` compares them);
+# `abruns N TAG COLL_BENCH_ARGS...` is pair with $B/coll_bench_A (an older build, packed as an
+# extra binary) and $B/coll_bench; `envab N TAG VAR=VALUE COLL_BENCH_ARGS...` does the same with one
 # build, a setting against the default: A runs with VAR=VALUE, B without;
 # `probe2 A_BIN B_BIN LABEL ARGS...` runs two builds of a probe (sym_probe, ...) one after the
 # other on the same arguments and prints one line per build: "NAME LABEL TIME us per kernel[ its
@@ -52,14 +53,19 @@ ab() {
   (cd bench && "$py" ab.py $col "$R"/"$1"_*.csv -- "$R"/"$2"_*.csv |
     awk 'NR > 1 { printf "%s %s%s %s | ", substr($1, 1, 4), $2, $3, $NF } END { print "" }')
 }
-abruns() {
-  local n=$1 tag=$2 i
-  shift 2
+pair() {
+  local n=$1 tag=$2 a=$3 b=$4 i
+  shift 4
   for i in $(seq "$n"); do
-    timeout 120 "$B/coll_bench_A" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1
-    timeout 120 "$B/coll_bench" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1
+    timeout 120 "$a" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1 || echo "A$tag $i rc=$?"
+    timeout 120 "$b" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1 || echo "B$tag $i rc=$?"
     pack
   done
+}
+abruns() {
+  local n=$1 tag=$2
+  shift 2
+  pair "$n" "$tag" "$B/coll_bench_A" "$B/coll_bench" "$@"
 }
 envab() {
   local n=$1 tag=$2 set=$3 i

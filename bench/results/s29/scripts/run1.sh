@@ -4,17 +4,7 @@
 # the interpreter/sym translation units recompiled:
 #   opsel: the interpreter's reductions by OpSel (selects) instead of OpDyn (a branch per element)
 #   a2a:   LL12 alltoall's sends through sendPieces (LINE_TEST) instead of its own loop
-RUN=r1 . scripts/device-pre.sh
-# pair N TAG A_BIN B_BIN ARGS...: N alternations of two coll_bench builds into $R/ATAG_i.csv, $R/BTAG_i.csv
-pair() {
-  local n=$1 tag=$2 a=$3 b=$4 i
-  shift 4
-  for i in $(seq "$n"); do
-    timeout 100 "$a" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1 || echo "A$tag $i rc=$?"
-    timeout 100 "$b" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1 || echo "B$tag $i rc=$?"
-    pack
-  done
-}
+RUN=r1 . scripts/device-pre.sh # pair: A/B alternations of two coll_bench builds
 t0=$(date +%s)
 for n in 2 4 8; do
   timeout 150 $B/coll_bench --shared 1 --ranks $n --min 8 --max 64M --graph 20 --iters 10 \

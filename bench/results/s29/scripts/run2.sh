@@ -7,15 +7,6 @@
 #              OpSel for the other ops
 # and the every-collective tables of run 1 again on 4 and 8 ranks (base: no timeouts wanted).
 RUN=r2 . scripts/device-pre.sh
-pair() {
-  local n=$1 tag=$2 a=$3 b=$4 i
-  shift 4
-  for i in $(seq "$n"); do
-    timeout 100 "$a" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1 || echo "A$tag $i rc=$?"
-    timeout 100 "$b" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1 || echo "B$tag $i rc=$?"
-    pack
-  done
-}
 t0=$(date +%s)
 for n in 4 8; do
   timeout 150 $B/coll_bench --shared 1 --ranks $n --min 8 --max 64M --graph 20 --iters 10 \

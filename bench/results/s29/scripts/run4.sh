@@ -3,15 +3,6 @@
 # 2-byte types by selects against run 2's base (coll_bench_base: a branch per element) for ops
 # other than sum (half max and prod), plus float max (4-byte types: unchanged code, a control).
 RUN=r4 . scripts/device-pre.sh
-pair() {
-  local n=$1 tag=$2 a=$3 b=$4 i
-  shift 4
-  for i in $(seq "$n"); do
-    timeout 100 "$a" "$@" --csv "$R/A${tag}_$i.csv" > "$R/A${tag}_$i.txt" 2>&1 || echo "A$tag $i rc=$?"
-    timeout 100 "$b" "$@" --csv "$R/B${tag}_$i.csv" > "$R/B${tag}_$i.txt" 2>&1 || echo "B$tag $i rc=$?"
-    pack
-  done
-}
 t0=$(date +%s)
 for n in 2 4 8; do
   for dt in float bfloat16; do
