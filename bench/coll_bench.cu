@@ -50,12 +50,13 @@
  * sizes, so the default shows more host cost than a training loop pays.
  * --shared G: the ranks on G GPUs (rank r on GPU r % G; default 2 ranks), one process, kiln's
  * communicators over CUDA peer memory without NCCL (kilnCommCreateShared: ranks on one GPU each
- * take an equal share of its SMs, and their kernels run side by side on their own streams). No
- * NCCL column (NCCL takes one rank per GPU): kiln's outputs are checked against a reference
- * computed on the GPU from what the inputs hold (sum, max and min, exact in every type; prod and
- * avg unchecked: "-"). Ranks on one GPU meet over its own memory, not NVLink: the times tell
- * apart two builds or settings of kiln's kernels (what they compute and how they wait), not how a
- * call fares against NCCL; for that where one GPU is all there is.
+ * take an equal share of its SMs, and their kernels run side by side on their own streams,
+ * launched without programmatic serialization, so small calls pay a launch each). No NCCL column
+ * (NCCL takes one rank per GPU): kiln's outputs are checked against a reference computed on the
+ * GPU from what the inputs hold (sum, max and min, exact in every type; prod and avg unchecked:
+ * "-"). Ranks on one GPU meet over its own memory, not NVLink: the times tell two builds or
+ * settings of kiln's kernels apart (what they compute and how they wait), where one GPU is all
+ * there is, but not how a call fares against NCCL.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -806,7 +807,8 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
   for (int v = 0; v < NV; v++) fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
   fprintf(f, ",speedup,sym\n");
   for (const Row& r : rows) {
-    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, modelName(b.o, true), kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, modelName(b.o, true),
+            kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
             (unsigned long long)r.count, r.plan);
     for (int v = 0; v < NV; v++) {
       if (r.us[v] < 0) { fprintf(f, ",,,,"); continue; }
@@ -918,7 +920,10 @@ static void parseArgs(int argc, char** argv, Options& o) {
     else if (!strcmp(a, "--window")) o.window = true;
     else if (!strcmp(a, "--no-check")) o.check = false;
     else if (!strcmp(a, "--mp")) o.mp = true;
-    else if (!strcmp(a, "--shared")) o.shared = atoi(need(a));
+    else if (!strcmp(a, "--shared")) {
+      o.shared = atoi(need(a));
+      if (o.shared < 1) { usage(stderr); die("--shared: a GPU count of 1 or more, not %s", argv[i]); }
+    }
     else if (!strcmp(a, "--sweep")) o.sweep = true;
     else if (!strcmp(a, "--graph")) o.graph = atoi(need(a));
     else if (!strcmp(a, "--batch")) o.batch = true;
@@ -937,9 +942,9 @@ static void parseArgs(int argc, char** argv, Options& o) {
     fprintf(stderr, "coll_bench: bad --factor/--iters/--warmup/--min/--max/--timeout-ms\n");
     exit(2);
   }
-  if (o.shared < 0 || (o.shared && (o.mp || o.window))) {
+  if (o.shared && (o.mp || o.window)) {
     usage(stderr);
-    fprintf(stderr, "coll_bench: --shared G: G >= 1 GPUs, one process, plain buffers (not with --mp or --window)\n");
+    fprintf(stderr, "coll_bench: --shared: one process, plain buffers (not with --mp or --window)\n");
     exit(2);
   }
   if (o.batch && o.graph > 0) {
