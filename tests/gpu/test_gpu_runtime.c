@@ -563,16 +563,18 @@ static void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t 
   sym_run_check_as(w, c, a, op, inplace, rng, false);
 }
 
-/* One int32 sum of `count` elements with algorithm a captured in a CUDA graph per rank, then
+/* `calls` int32 sums of `count` elements with algorithm a captured in a CUDA graph per rank, then
  * replayed `replays` times, each on fresh data and checked. */
-static void sym_graph_check_call(const world* w, kilnSymAlgo_t a, call* cp, int replays, uint64_t* rng) {
+static void sym_graph_check_call(const world* w, kilnSymAlgo_t a, call* cp, int calls, int replays, uint64_t* rng) {
   call c = *cp;
   cudaGraphExec_t ge[GPU_MAX];
   call_prepare(&c, w, KILN_SUM, false, rng);
   for (int r = 0; r < w->n; r++) {
     capture_begin(w, r);
-    kilnResult_t res = kilnSymRun(w->kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w->st[r]);
-    cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+    for (int i = 0; i < calls; i++) {
+      kilnResult_t res = kilnSymRun(w->kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w->st[r]);
+      cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+    }
     capture_end(w, r, &ge[r]);
   }
   for (int it = 0; it < replays; it++) {
@@ -588,7 +590,7 @@ static void sym_graph_check_call(const world* w, kilnSymAlgo_t a, call* cp, int 
 static void sym_graph_check(const world* w, kilnSymAlgo_t a, size_t count, int replays, uint64_t* rng) {
   call c;
   cr_assert(call_alloc(&c, w, sym_coll(a), count, KILN_INT32));
-  sym_graph_check_call(w, a, &c, replays, rng);
+  sym_graph_check_call(w, a, &c, 1, replays, rng);
   call_free(&c, w);
 }
 
@@ -1022,7 +1024,7 @@ static void sym_direct_run(bool ce) {
     for (size_t count = 8192; count <= 9001; count += 809) { /* whole packs and not */
       call c;
       cr_assert(call_alloc_at(&c, &w, sym_coll(kSymAlgos[ai]), count, KILN_INT32, sendAt, recvAt));
-      sym_graph_check_call(&w, kSymAlgos[ai], &c, 6, &rng);
+      sym_graph_check_call(&w, kSymAlgos[ai], &c, 1, 6, &rng);
       /* Grouped: the GPUs' launches issued at once, from a thread each. */
       for (int k = 0; k < 4; k++, ncalls++) sym_run_check_as(&w, &c, kSymAlgos[ai], KILN_SUM, false, &rng, true);
       call_free(&c, &w);
@@ -1939,25 +1941,8 @@ Test(gpu_runtime, sym_graphs_8ranks_shared, .init = gpu_init_shared, .timeout = 
       call_free(&c, &w);
       continue;
     }
-    cudaGraphExec_t ge[GPU_MAX];
-    call_prepare(&c, &w, KILN_SUM, false, &rng);
-    for (int r = 0; r < w.n; r++) {
-      capture_begin(&w, r);
-      for (int i = 0; i < CALLS; i++) {
-        kilnResult_t res = kilnSymRun(w.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
-        cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
-      }
-      capture_end(&w, r, &ge[r]);
-    }
-    for (int it = 0; it < 3; it++) {
-      call_prepare(&c, &w, KILN_SUM, false, &rng);
-      replay_all(&w, ge);
-      char msg[512];
-      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s replay %d: %s (seed %llu)", kilnSymAlgoName(a), it, msg,
-                (unsigned long long)g_seed);
-      assert_no_async_error(&w);
-    }
-    for (int r = 0; r < w.n; r++) cudaGraphExecDestroy(ge[r]);
+    sym_graph_check_call(&w, a, &c, CALLS, 3, &rng);
+    assert_no_async_error(&w);
     call_free(&c, &w);
     fprintf(stderr, "  %s: graphs of %d calls, 3 replays: pass\n", kilnSymAlgoName(a), CALLS);
     ran++;
