@@ -149,6 +149,8 @@ static void die(const char* fmt, ...) {
     if (r_ != ncclSuccess) die("%s:%d %s: %s", __FILE__, __LINE__, #x, ncclGetErrorString(r_)); \
   } while (0)
 
+static const char* plural(int n) { return n == 1 ? "" : "s"; }
+
 static bool reduces(kilnColl_t c) { return c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER; }
 
 static double busFactor(kilnColl_t c, int n) {
@@ -203,38 +205,31 @@ __global__ void refKernel(T* out, size_t nout, int coll, size_t count, int n, in
   }
 }
 
-static void fill(kilnDataType_t t, void* p, size_t n, int rank, cudaStream_t s) {
+/* Calls f with a null T* for the element type T that fill and reference give t (any other type:
+ * bytes). */
+template <class F> static void withType(kilnDataType_t t, F f) {
   switch (t) {
-    case KILN_FLOAT32: fillKernel<float><<<256, 256, 0, s>>>((float*)p, n, rank); break;
-    case KILN_FLOAT64: fillKernel<double><<<256, 256, 0, s>>>((double*)p, n, rank); break;
-    case KILN_FLOAT16: fillKernel<__half><<<256, 256, 0, s>>>((__half*)p, n, rank); break;
-    case KILN_BFLOAT16: fillKernel<__nv_bfloat16><<<256, 256, 0, s>>>((__nv_bfloat16*)p, n, rank); break;
-    case KILN_INT32: fillKernel<int32_t><<<256, 256, 0, s>>>((int32_t*)p, n, rank); break;
-    case KILN_UINT32: fillKernel<uint32_t><<<256, 256, 0, s>>>((uint32_t*)p, n, rank); break;
-    case KILN_INT64: fillKernel<int64_t><<<256, 256, 0, s>>>((int64_t*)p, n, rank); break;
-    case KILN_UINT64: fillKernel<uint64_t><<<256, 256, 0, s>>>((uint64_t*)p, n, rank); break;
-    case KILN_INT8: fillKernel<int8_t><<<256, 256, 0, s>>>((int8_t*)p, n, rank); break;
-    default: fillKernel<uint8_t><<<256, 256, 0, s>>>((uint8_t*)p, n, rank); break;
+    case KILN_FLOAT32: f((float*)nullptr); break;
+    case KILN_FLOAT64: f((double*)nullptr); break;
+    case KILN_FLOAT16: f((__half*)nullptr); break;
+    case KILN_BFLOAT16: f((__nv_bfloat16*)nullptr); break;
+    case KILN_INT32: f((int32_t*)nullptr); break;
+    case KILN_UINT32: f((uint32_t*)nullptr); break;
+    case KILN_INT64: f((int64_t*)nullptr); break;
+    case KILN_UINT64: f((uint64_t*)nullptr); break;
+    case KILN_INT8: f((int8_t*)nullptr); break;
+    default: f((uint8_t*)nullptr); break;
   }
+}
+
+static void fill(kilnDataType_t t, void* p, size_t n, int rank, cudaStream_t s) {
+  withType(t, [&](auto* as) { fillKernel<<<256, 256, 0, s>>>((decltype(as))p, n, rank); });
 }
 
 /* --shared: rank's expected output of (coll, count) at p (nout elements); see refKernel. */
 static void reference(kilnDataType_t t, void* p, size_t nout, kilnColl_t c, size_t count, int n, int rank,
                       kilnRedOp_t op, cudaStream_t s) {
-#define REF(T) refKernel<T><<<256, 256, 0, s>>>((T*)p, nout, (int)c, count, n, rank, (int)op)
-  switch (t) {
-    case KILN_FLOAT32: REF(float); break;
-    case KILN_FLOAT64: REF(double); break;
-    case KILN_FLOAT16: REF(__half); break;
-    case KILN_BFLOAT16: REF(__nv_bfloat16); break;
-    case KILN_INT32: REF(int32_t); break;
-    case KILN_UINT32: REF(uint32_t); break;
-    case KILN_INT64: REF(int64_t); break;
-    case KILN_UINT64: REF(uint64_t); break;
-    case KILN_INT8: REF(int8_t); break;
-    default: REF(uint8_t); break;
-  }
-#undef REF
+  withType(t, [&](auto* as) { refKernel<<<256, 256, 0, s>>>((decltype(as))p, nout, (int)c, count, n, rank, (int)op); });
 }
 
 /* ---- one rank's state ---- */
@@ -651,7 +646,8 @@ static const char* modelName(const Options& o, bool csv) {
   static char buf[96];
   const char* timing = o.graph ? "+graph" : o.batch ? "+batch" : "";
   if (o.shared && csv) snprintf(buf, sizeof buf, "shared%d%s", o.shared, timing);
-  else if (o.shared) snprintf(buf, sizeof buf, "one process, ranks sharing %d GPU%s (no NCCL)", o.shared, o.shared > 1 ? "s" : "");
+  else if (o.shared)
+    snprintf(buf, sizeof buf, "one process, ranks sharing %d GPU%s (no NCCL)", o.shared, plural(o.shared));
   else if (csv) snprintf(buf, sizeof buf, "%s%s", o.mp ? "mp" : "single", timing);
   else snprintf(buf, sizeof buf, "%s", o.mp ? "one process per GPU" : "one process driving all GPUs");
   return buf;
@@ -713,7 +709,8 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     printf("#\n# %s, %d ranks, %s, %s%s, %s%s\n", kilnCollName(c), b.n, kilnDataTypeName(o.dtype),
            reduces(c) ? kilnRedOpName(o.op) : "-", o.inplace ? ", in place" : "", modelName(o, false),
            o.graph ? ", CUDA graphs" : "");
-    if (o.shared && !referenceExact(c, o.op)) printf("# %s results not checked (no exact reference)\n", kilnRedOpName(o.op));
+    if (o.shared && !referenceExact(c, o.op))
+      printf("# %s results not checked (no exact reference)\n", kilnRedOpName(o.op));
     printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s\n",
            "size(B)", "count", "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw",
            "err", "interp(us)", "algbw", "busbw", "err", "sym(us)", "algbw", "busbw", "err", "speedup");
@@ -849,7 +846,7 @@ static void writeSvg(const Bench& b, const std::vector<Row>& rows) {
     benchPanel p;
     if (b.o.shared)
       snprintf(p.title, sizeof p.title, "%s, %d ranks on %d GPU%s", kilnCollName((kilnColl_t)c), b.n, b.o.shared,
-               b.o.shared > 1 ? "s" : "");
+               plural(b.o.shared));
     else
       snprintf(p.title, sizeof p.title, "%s, %d GPUs%s", kilnCollName((kilnColl_t)c), b.n,
                b.o.mp ? " (one process per GPU)" : "");
@@ -1105,7 +1102,7 @@ int main(int argc, char** argv) {
     close(fd[0]);
     close(fd[1]);
   }
-  if (b.o.shared > ngpu) die("--shared %d: %d GPU%s visible", b.o.shared, ngpu, ngpu == 1 ? "" : "s");
+  if (b.o.shared > ngpu) die("--shared %d: %d GPU%s visible", b.o.shared, ngpu, plural(ngpu));
   b.n = b.o.nranks ? b.o.nranks : b.o.shared ? 2 : ngpu;
   if (b.n < 2 || b.n > MAXR || (!b.o.shared && b.n > ngpu))
     die("need 2..%d ranks on %d GPUs, asked %d", MAXR, b.o.shared ? b.o.shared : ngpu, b.n);
