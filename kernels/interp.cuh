@@ -370,7 +370,7 @@ template <typename T> const void* interpKernelAt(int i) {
   }
 }
 template <typename T> const void* interpKernelOf(int proto, int op) {
-  return interpKernelAt<T>((proto == KILN_DEV_PROTO_LL128 ? 2 : 0) + (op == OP_SUM || op == OP_AVG ? 1 : 0));
+  return interpKernelAt<T>((proto == KILN_DEV_PROTO_LL128 ? 2 : 0) + (opSums(op) ? 1 : 0));
 }
 
 } /* namespace kiln */

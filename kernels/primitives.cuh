@@ -89,6 +89,9 @@ template <> struct Num<__nv_fp8_e5m2> {
 
 /* ---- Reduction ops (ids as kilnRedOp_t; avg reduces as sum, the division comes last). ---- */
 enum : int { OP_SUM = 0, OP_PROD = 1, OP_MAX = 2, OP_MIN = 3, OP_AVG = 4 };
+/* Whether op reduces as a sum (sum, and avg): what the kernels with the op fixed at compile time
+ * (OpSum) serve. */
+__host__ __device__ __forceinline__ constexpr bool opSums(int op) { return op == OP_SUM || op == OP_AVG; }
 
 /* Op OP on two values widened to W (Num<T>::W): what every op type below computes. */
 template <int OP, typename W> __device__ __forceinline__ W opWide(W x, W y) {

@@ -305,7 +305,7 @@ template <typename T>
 __device__ __forceinline__ void reduceN(int n, T* const* dsts, const T* const* srcs, uint64_t m,
                                         const OpDyn& op, int avgN) {
   if constexpr (sizeof(T) >= 4) {
-    if (op.op == OP_SUM || op.op == OP_AVG) reduceOp<T>(n, dsts, srcs, m, OpSum(), avgN);
+    if (opSums(op.op)) reduceOp<T>(n, dsts, srcs, m, OpSum(), avgN);
     else reduceOp<T>(n, dsts, srcs, m, op, avgN);
   } else {
     reduceOp<T>(n, dsts, srcs, m, OpSel{op.op}, avgN);
@@ -1237,7 +1237,7 @@ __host__ __device__ __forceinline__ constexpr bool lineForm(int f) {
 enum : int { NKERNELS = 2 * NFORMS };
 __host__ __device__ __forceinline__ int kernelIndexOf(const kilnSymArgs& a) {
   const int f = formOf(a);
-  return 2 * f + (lineForm(f) && (a.op == OP_SUM || a.op == OP_AVG) ? 1 : 0);
+  return 2 * f + (lineForm(f) && opSums(a.op) ? 1 : 0);
 }
 
 template <typename T, int F, bool S> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
