@@ -1,4 +1,7 @@
 /* kiln: command-line front end. Dispatches to one function per subcommand (cli/commands.h). */
+#define _POSIX_C_SOURCE 200809L /* sigaction */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,21 +24,46 @@ static void usage(FILE* f) {
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* An interrupted run leaves no temporary output file behind, then dies of its signal. */
+static void on_signal(int sig) {
+  kilnWriteAbandon();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* What the command printed must have reached stdout (a full disk, a closed pipe): else 1. */
+static int flushed(int rc) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "kiln: cannot write the output: %s\n", strerror(errno));
+    return rc == 0 ? 1 : rc;
+  }
+  return rc;
+}
+
 int main(int argc, char** argv) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* A signal the caller ignores (a background job's SIGINT) stays ignored. */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
+  }
   if (argc < 2) {
     usage(stderr);
     return 2;
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
-    return 0;
+    return flushed(0);
   }
   if (!strcmp(argv[1], "--version")) {
     printf("kiln %d.%d.%d\n", KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH);
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    if (!strcmp(argv[1], commands[i].name)) return flushed(commands[i].fn(argc - 1, argv + 1));
   fprintf(stderr, "kiln: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

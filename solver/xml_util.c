@@ -1,6 +1,6 @@
 /* Shared libxml2 helpers: safe parsing, validating attribute getters, output buffer and the
  * atomic file writer (see xml_util.h). */
-#define _POSIX_C_SOURCE 200809L /* fileno, mkstemp, fchmod, fsync */
+#define _XOPEN_SOURCE 700 /* fileno, mkstemp, fchmod, fsync, lstat, realpath */
 #include "xml_util.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <libxml/parser.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,6 +513,27 @@ static bool write_all(int fd, const char* data, size_t len) {
   return true;
 }
 
+/* The temporary file kilnWriteFileAtomic is writing now (pendingSet), for kilnWriteAbandon. */
+static char pending[PATH_MAX + 16];
+static volatile sig_atomic_t pendingSet;
+
+void kilnWriteAbandon(void) {
+  if (pendingSet) unlink(pending);
+}
+
+/* A path that is not a regular file's: written straight (a device such as /dev/null, a pipe). */
+static kilnResult_t writeStraight(const char* path, const char* data, size_t len) {
+  int fd = open(path, O_WRONLY | O_NOCTTY);
+  if (fd < 0) return kilnSetError(KILN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (!write_all(fd, data, len)) {
+    int e = errno;
+    close(fd);
+    return kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(e));
+  }
+  if (close(fd) != 0) return kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
+  return KILN_SUCCESS;
+}
+
 kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len) {
   if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no output file name given");
   if (!strcmp(path, "-")) {
@@ -520,11 +542,36 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
     return KILN_SUCCESS;
   }
   kilnResult_t r = KILN_SUCCESS;
-  size_t n = strlen(path);
+  struct stat st;
+  char* real = NULL; /* a symbolic link's target: replaced, the link kept */
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    real = realpath(path, NULL);
+    if (!real)
+      return kilnSetError(KILN_ERR_IO, "%s: a symbolic link whose target cannot be reached: %s", path,
+                          strerror(errno));
+  }
+  const char* target = real ? real : path;
+  if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+    r = S_ISDIR(st.st_mode) ? kilnSetError(KILN_ERR_IO, "%s is a folder, not a file", path)
+                            : writeStraight(target, data, len);
+    free(real);
+    return r;
+  }
+  size_t n = strlen(target);
   char* tmp = malloc(n + 16);
-  if (!tmp) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", path);
-  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
+  if (!tmp) {
+    free(real);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", path);
+  }
+  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", target);
+  pendingSet = 0;
+  const bool trackable = n + 16 <= sizeof pending;
+  if (trackable) memcpy(pending, tmp, n + 16);
+  int fd = mkstemp(trackable ? pending : tmp);
+  if (trackable) {
+    memcpy(tmp, pending, n + 16);
+    pendingSet = fd >= 0;
+  }
   if (fd < 0) {
     r = kilnSetError(KILN_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
                      strerror(errno));
@@ -539,7 +586,7 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
     r = kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
     goto out_unlink;
   }
-  if (rename(tmp, path) != 0) {
+  if (rename(tmp, target) != 0) {
     r = kilnSetError(KILN_ERR_IO, "%s: cannot rename the temporary file into place: %s", path,
                      strerror(errno));
     goto out_unlink;
@@ -548,7 +595,9 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
 out_unlink:
   unlink(tmp);
 out_free_tmp:
+  pendingSet = 0;
   free(tmp);
+  free(real);
   return r;
 }
 

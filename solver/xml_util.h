@@ -105,7 +105,8 @@ kilnResult_t kilnBufFinish(kilnBuf* b, char** out);
 void kilnBufFree(kilnBuf* b);
 
 /* Writes len bytes to path atomically: a temporary file beside it, flushed, then renamed over
- * path. "-" writes to stdout. */
+ * path (over a symbolic link's target, the link kept). "-" writes to stdout; a path that is a
+ * device or a pipe (/dev/null) is written straight; a folder is refused. */
 kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len);
 
 /* The *WriteFile functions of the three formats: r and s are what their *WriteMemory returned;

@@ -152,6 +152,11 @@ typedef enum {
 KILN_API const char* kilnProtoName(kilnProto_t p);
 KILN_API bool kilnProtoParse(const char* s, kilnProto_t* out);
 
+/* The *WriteFile functions write a temporary file beside their target and rename it over the
+ * target. kilnWriteAbandon removes the one being written now, if any: for a program's SIGINT or
+ * SIGTERM handler (it is async-signal-safe), so that an interrupted write leaves nothing behind. */
+KILN_API void kilnWriteAbandon(void);
+
 /* Parses a size like "1M", "64KB", "1GiB", "512" (bytes; K/M/G are powers of 1024).
  * Returns false on junk, overflow or a negative value. */
 KILN_API bool kilnParseSize(const char* s, uint64_t* out);
