@@ -22,6 +22,10 @@ int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i) {
       fprintf(stderr, "kiln: %s needs a value\n", argv[i]);
       return -1;
     }
+    if (ta->name) {
+      fprintf(stderr, "kiln: one topology only (--topo or --file): '%s', then '%s'\n", ta->name, argv[i + 1]);
+      return -1;
+    }
     ta->name = argv[i + 1];
     return 2;
   }
@@ -38,27 +42,50 @@ int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i) {
 int cliLoadTopo(const kilnTopoArgs* ta, kilnTopology** out) {
   if (!ta->name) {
     fprintf(stderr, "kiln: no topology given (--topo NAME or --topo FILE.xml)\n");
-    return 1;
+    return 2;
   }
-  struct stat st;
+  /* A built-in name wins over a file of that name in the current folder; a name with a '/' or
+   * ending in .xml is a file. */
   size_t n = strlen(ta->name);
-  bool is_file = (n > 4 && !strcmp(ta->name + n - 4, ".xml")) || stat(ta->name, &st) == 0;
-  kilnResult_t r;
-  if (is_file) {
-    r = kilnTopologyReadFile(ta->name, out);
-    if (r == KILN_SUCCESS && ta->nodes > 0 && ta->nodes != (*out)->nodes) {
-      (*out)->nodes = ta->nodes;
-      r = kilnTopologyExpand(*out);
-      if (r != KILN_SUCCESS) kilnTopologyFree(*out);
+  if (!strchr(ta->name, '/') && !(n > 4 && !strcmp(ta->name + n - 4, ".xml"))) {
+    if (kilnTopologyBuiltin(ta->name, ta->nodes > 0 ? ta->nodes : 1, out) == KILN_SUCCESS) return 0;
+    struct stat st;
+    if (stat(ta->name, &st) != 0) {
+      fprintf(stderr, "kiln: %s\n", kilnLastError());
+      return 2;
     }
-  } else {
-    r = kilnTopologyBuiltin(ta->name, ta->nodes > 0 ? ta->nodes : 1, out);
+  }
+  kilnResult_t r = kilnTopologyReadFile(ta->name, out);
+  if (r == KILN_SUCCESS && ta->nodes > 0 && ta->nodes != (*out)->nodes) {
+    (*out)->nodes = ta->nodes;
+    r = kilnTopologyExpand(*out);
+    if (r != KILN_SUCCESS) kilnTopologyFree(*out);
   }
   if (r != KILN_SUCCESS) {
-    fprintf(stderr, "kiln: %s\n", kilnLastError());
+    cliPrintFileError(ta->name, kilnLastError());
     return 1;
   }
   return 0;
+}
+
+bool cliOnce(const char* cmd, const char** slot, const char* opt, const char* v) {
+  if (*slot) {
+    fprintf(stderr, "kiln %s: %s given twice ('%s', then '%s')\n", cmd, opt, *slot, v);
+    return false;
+  }
+  *slot = v;
+  return true;
+}
+
+bool cliOutputApart(const char* cmd, const char* out, const char* const* ins, int nins) {
+  struct stat so, si;
+  if (!out || !strcmp(out, "-") || stat(out, &so) != 0 || !S_ISREG(so.st_mode)) return true;
+  for (int i = 0; i < nins; i++)
+    if (ins[i] && stat(ins[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+      fprintf(stderr, "kiln %s: the output %s is the input %s: write it elsewhere\n", cmd, out, ins[i]);
+      return false;
+    }
+  return true;
 }
 
 void cliPrintFileError(const char* path, const char* msg) {

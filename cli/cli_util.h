@@ -13,8 +13,14 @@ typedef struct kilnTopoArgs {
 /* If argv[i] is a topology option, consumes it (and its value) and returns how many arguments
  * it used (>0); returns 0 if argv[i] is something else; -1 (after a message) on a bad value. */
 int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i);
-/* Builds the topology named by ta; prints the error and returns non-zero on failure. */
+/* Builds the topology named by ta (a built-in name wins over a file of that name in the current
+ * folder). On failure prints the error and returns the exit status: 2 for no topology or a bad
+ * name, 1 for a file that cannot be read. */
 int cliLoadTopo(const kilnTopoArgs* ta, kilnTopology** out);
+/* Sets *slot to v, for option opt of subcommand cmd; false (after a message) if set before. */
+bool cliOnce(const char* cmd, const char** slot, const char* opt, const char* v);
+/* False (after a message) when out names the same existing file as one of ins[0..nins). */
+bool cliOutputApart(const char* cmd, const char* out, const char* const* ins, int nins);
 /* Prints "FILE: message" to stdout, without repeating FILE when the message already starts
  * with it (errors from the readers name their file). */
 void cliPrintFileError(const char* path, const char* msg);

@@ -98,6 +98,12 @@ int cmd_bake(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
     if (!strcmp(argv[i], "--list")) { list = true; continue; }
+    if (i + 1 >= argc && (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--name") || !strcmp(argv[i], "--min") ||
+                          !strcmp(argv[i], "--max"))) {
+      fprintf(stderr, "kiln bake: %s needs a value\n", argv[i]);
+      help(stderr);
+      return 2;
+    }
     if (!strcmp(argv[i], "-d") && i + 1 < argc) { dir = argv[++i]; continue; }
     if (!strcmp(argv[i], "--name") && i + 1 < argc) { name = argv[++i]; continue; }
     if (!strcmp(argv[i], "--min") && i + 1 < argc) {
@@ -121,7 +127,8 @@ int cmd_bake(int argc, char** argv) {
       continue;
     }
     if (argv[i][0] == '-' || in) {
-      fprintf(stderr, "kiln bake: unexpected argument '%s'\n", argv[i]);
+      fprintf(stderr, "kiln bake: %s '%s'\n", argv[i][0] == '-' ? "unknown option" : "one plan only; unexpected argument",
+              argv[i]);
       help(stderr);
       return 2;
     }
@@ -133,7 +140,7 @@ int cmd_bake(int argc, char** argv) {
   }
   if (!in) { fprintf(stderr, "kiln bake: no plan given\n"); help(stderr); return 2; }
   if (name && (!*name || strchr(name, '/') || strlen(name) > 200)) {
-    fprintf(stderr, "kiln bake: bad --name '%s' (a file name without folders)\n", name);
+    fprintf(stderr, "kiln bake: bad --name '%s' (a file name of 1 to 200 characters, without folders)\n", name);
     return 2;
   }
   kilnPlan* p = NULL;

@@ -23,7 +23,7 @@ static void help(FILE* f) {
 
 int cmd_classic(int argc, char** argv) {
   const char* algo = NULL;
-  const char* out = "-";
+  const char* out = NULL;
   kilnColl_t coll = KILN_NUM_COLLS;
   int ranks = 0;
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
@@ -49,7 +49,7 @@ int cmd_classic(int argc, char** argv) {
       else if (!strcmp(a, "--instances")) ok = cliParseInt(v, &o.instances) && o.instances >= 1;
       else if (!strcmp(a, "--proto")) ok = kilnProtoParse(v, &o.proto);
       else if (!strcmp(a, "--fifo-depth")) ok = cliParseInt(v, &fifo_depth);
-      else out = v;
+      else if (!cliOnce("classic", &out, "-o", v)) return 2;
       if (!ok) {
         fprintf(stderr, "kiln classic: bad value '%s' for %s\n", v, a);
         help(stderr);
@@ -87,7 +87,7 @@ int cmd_classic(int argc, char** argv) {
       fprintf(stderr, "kiln classic: internal error, plan %s fails verification: %s\n", p->name,
               kilnLastError());
     rc = 1;
-  } else if (kilnPlanWriteFile(p, out) != KILN_SUCCESS) {
+  } else if (kilnPlanWriteFile(p, out ? out : "-") != KILN_SUCCESS) {
     fprintf(stderr, "kiln classic: %s\n", kilnLastError());
     rc = 1;
   }

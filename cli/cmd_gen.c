@@ -38,7 +38,15 @@ int cmd_gen(int argc, char** argv) {
       help(stdout);
       rc = 0;
       goto out_free;
+    } else if (i + 1 >= argc && (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--dtypes") ||
+                                 !strcmp(argv[i], "--schedules"))) {
+      fprintf(stderr, "kiln gen: %s needs a value\n", argv[i]);
+      goto out_usage;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+      if (dir) {
+        fprintf(stderr, "kiln gen: -o given twice ('%s', then '%s')\n", dir, argv[i + 1]);
+        goto out_usage;
+      }
       dir = argv[++i];
     } else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc) {
       if (kilnGenParseDtypes(&o, argv[++i]) != KILN_SUCCESS) {
@@ -54,7 +62,7 @@ int cmd_gen(int argc, char** argv) {
       }
       o.verify.schedules = (int)v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "kiln gen: unexpected argument '%s'\n", argv[i]);
+      fprintf(stderr, "kiln gen: unknown option '%s'\n", argv[i]);
       goto out_usage;
     } else {
       plans[n++] = argv[i];

@@ -205,7 +205,8 @@ int cmd_show(int argc, char** argv) {
   }
   if (ta.name) {
     kilnTopology* t = NULL;
-    if (cliLoadTopo(&ta, &t) != 0) return 1;
+    const int trc = cliLoadTopo(&ta, &t);
+    if (trc != 0) return trc;
     show_topology(t);
     kilnTopologyFree(t);
     return 0;

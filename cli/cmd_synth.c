@@ -61,16 +61,28 @@ int cmd_synth(int argc, char** argv) {
     if (!strcmp(a, "--no-fuse")) { o.fuse = false; continue; }
     if (!strcmp(a, "--inplace")) { o.inplace = true; continue; }
     if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { quiet = true; continue; }
+    static const char* const valued[] = {"--sketch", "--coll", "-o", "--output", "--time-limit", "--stall",
+                                         "--gap", "--max-tbs", "--instances", "--proto", "--size", "--ordering"};
+    bool known = false;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
+    if (!known) {
+      fprintf(stderr, "kiln synth: %s '%s'\n", a[0] == '-' ? "unknown option" : "unexpected argument", a);
+      help(stderr);
+      return 2;
+    }
     if (!v) {
       fprintf(stderr, "kiln synth: %s needs a value\n", a);
       help(stderr);
       return 2;
     }
     i++;
-    if (!strcmp(a, "--sketch")) sketch_path = v;
-    else if (!strcmp(a, "--coll")) coll_name = v;
-    else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
-    else if (!strcmp(a, "--time-limit")) {
+    if (!strcmp(a, "--sketch")) {
+      if (!cliOnce("synth", &sketch_path, a, v)) return 2;
+    } else if (!strcmp(a, "--coll")) {
+      if (!cliOnce("synth", &coll_name, a, v)) return 2;
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      if (!cliOnce("synth", &out, "-o", v)) return 2;
+    } else if (!strcmp(a, "--time-limit")) {
       char* end;
       o.time_limit_s = strtod(v, &end);
       if (*end || !(o.time_limit_s > 0)) { fprintf(stderr, "kiln synth: bad --time-limit '%s'\n", v); return 2; }
@@ -101,10 +113,6 @@ int cmd_synth(int argc, char** argv) {
       kilnOrdering_t h;
       if (!kilnOrderingParse(v, &h)) { fprintf(stderr, "kiln synth: unknown ordering '%s'\n", v); return 2; }
       o.ordering = (int)h;
-    } else {
-      fprintf(stderr, "kiln synth: unexpected argument '%s'\n", a);
-      help(stderr);
-      return 2;
     }
   }
   kilnColl_t coll;
@@ -117,8 +125,11 @@ int cmd_synth(int argc, char** argv) {
     fprintf(stderr, "kiln synth: unknown collective '%s'\n", coll_name);
     return 2;
   }
+  const char* const ins[] = {sketch_path, ta.name};
+  if (!cliOutputApart("synth", out, ins, 2)) return 2;
   kilnTopology* t = NULL;
-  if (cliLoadTopo(&ta, &t) != 0) return 2;
+  const int trc = cliLoadTopo(&ta, &t);
+  if (trc != 0) return trc;
   int rc = 1;
   kilnSketch* s = NULL;
   kilnPlan* plan = NULL;

@@ -17,21 +17,36 @@ static void help(FILE* f) {
 
 int cmd_topo(int argc, char** argv) {
   kilnTopoArgs ta = {0};
-  const char* out = "-";
+  const char* out = NULL;
   for (int i = 1; i < argc; i++) {
     int used = cliTopoArg(&ta, argc, argv, i);
     if (used < 0) return 2;
     if (used > 0) { i += used - 1; continue; }
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) { out = argv[++i]; continue; }
+    if (!strcmp(argv[i], "-o")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "kiln topo: -o needs a value\n");
+        return 2;
+      }
+      if (!cliOnce("topo", &out, "-o", argv[++i])) return 2;
+      continue;
+    }
     fprintf(stderr, "kiln topo: unexpected argument '%s'\n", argv[i]);
     help(stderr);
     return 2;
   }
   kilnTopology* t = NULL;
-  if (cliLoadTopo(&ta, &t) != 0) { help(stderr); return 2; }
+  const int trc = cliLoadTopo(&ta, &t);
+  if (trc != 0) {
+    if (trc == 2) help(stderr);
+    return trc;
+  }
+  if (!cliOutputApart("topo", out, &ta.name, 1)) {
+    kilnTopologyFree(t);
+    return 2;
+  }
   int rc = 0;
-  if (kilnTopologyWriteFile(t, out) != KILN_SUCCESS) {
+  if (kilnTopologyWriteFile(t, out ? out : "-") != KILN_SUCCESS) {
     fprintf(stderr, "kiln topo: %s\n", kilnLastError());
     rc = 1;
   }

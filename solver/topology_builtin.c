@@ -125,9 +125,9 @@ static bool parse_suffix_int(const char* s, const char* prefix, int* out, const 
   s += n;
   if (*s < '0' || *s > '9') return false;
   long v = 0;
-  while (*s >= '0' && *s <= '9') {
+  while (*s >= '0' && *s <= '9') { /* past 2^20: 2^20 + 1, which every range check refuses */
     v = v * 10 + (*s++ - '0');
-    if (v > 1 << 20) return false;
+    if (v > 1 << 20) v = (1 << 20) + 1;
   }
   *out = (int)v;
   *rest = s;

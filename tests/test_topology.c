@@ -2,11 +2,14 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <criterion/parameterized.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_run.h"
 #include "kiln/topology.h"
 #include "test_util.h"
 
@@ -306,6 +309,91 @@ Test(topology, file_write_atomic) {
   free(b);
   kilnTopologyFree(t);
   kilnTopologyFree(u);
+}
+
+/* Writing to a symbolic link replaces its target and keeps the link; a pipe (as /dev/null, any
+ * path that is not a regular file) is written straight, not replaced by a file; a folder is
+ * refused. */
+Test(topology, file_write_through_links_and_pipes) {
+  char dir[] = "/tmp/kiln-topo-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char target[300], link[300], fifo[300];
+  snprintf(target, sizeof target, "%s/target.xml", dir);
+  snprintf(link, sizeof link, "%s/link.xml", dir);
+  snprintf(fifo, sizeof fifo, "%s/pipe.xml", dir);
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch2", 1, &t), KILN_SUCCESS));
+  char* want = topo_xml(t);
+  FILE* f = fopen(target, "w");
+  cr_assert(not(eq(ptr, f, NULL)));
+  fputs("old", f);
+  fclose(f);
+  cr_assert(eq(int, symlink("target.xml", link), 0));
+  cr_assert(eq(int, kilnTopologyWriteFile(t, link), KILN_SUCCESS), "%s", kilnLastError());
+  struct stat st;
+  cr_assert(eq(int, lstat(link, &st), 0));
+  const bool isLink = S_ISLNK(st.st_mode);
+  cr_expect(isLink, "the link is kept");
+  kilnTopology* u = NULL;
+  cr_assert(eq(int, kilnTopologyReadFile(target, &u), KILN_SUCCESS), "%s", kilnLastError());
+  char* got = topo_xml(u);
+  cr_expect(eq(str, got, want));
+  cr_assert(eq(int, mkfifo(fifo, 0600), 0));
+  const int rd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so that the writer's open succeeds */
+  cr_assert(rd >= 0);
+  cr_assert(eq(int, kilnTopologyWriteFile(t, fifo), KILN_SUCCESS), "%s", kilnLastError());
+  char buf[8192];
+  const ssize_t n = read(rd, buf, sizeof buf - 1);
+  close(rd);
+  cr_assert(gt(sz, (size_t)(n > 0 ? n : 0), 0));
+  buf[n] = '\0';
+  cr_expect(contains(buf, "<topology name=\"switch2\""), "%s", buf);
+  cr_assert(eq(int, lstat(fifo, &st), 0));
+  const bool isFifo = S_ISFIFO(st.st_mode);
+  cr_expect(isFifo, "the pipe is still a pipe");
+  cr_expect(eq(int, kilnTopologyWriteFile(t, dir), KILN_ERR_IO));
+  cr_expect(contains(kilnLastError(), "is a folder"), "%s", kilnLastError());
+  unlink(fifo);
+  unlink(link);
+  unlink(target);
+  rmdir(dir);
+  free(want);
+  free(got);
+  kilnTopologyFree(t);
+  kilnTopologyFree(u);
+}
+
+/* kiln topo: a built-in name wins over a file of that name in the current folder; a file that
+ * cannot be read exits 1 (not 2, bad arguments); two topologies or two outputs are refused. */
+Test(topology, cli_names_files_and_options) {
+  char dir[64], out[8192], prev[4096], args[512];
+  cr_assert(not(eq(ptr, getcwd(prev, sizeof prev), NULL)));
+  make_tmpdir(dir, sizeof dir);
+  cr_assert(eq(int, chdir(dir), 0));
+  FILE* f = fopen("ndv2", "w");
+  cr_assert(not(eq(ptr, f, NULL)));
+  fputs("junk", f);
+  fclose(f);
+  int rc = run_kiln("topo --topo ndv2", out, sizeof out);
+  if (rc < 0) {
+    cr_assert(eq(int, chdir(prev), 0));
+    cr_skip_test("kiln CLI not built");
+  }
+  cr_expect(eq(int, rc, 0), "%s", out);
+  cr_expect(contains(out, "<topology name=\"ndv2\""), "%s", out);
+  cr_expect(eq(int, run_kiln("topo --topo ./ndv2", out, sizeof out), 1), "%s", out);
+  cr_expect(contains(out, "./ndv2"), "%s", out);
+  cr_expect(eq(int, run_kiln("topo --topo dgx2 --file x.xml", out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "one topology only"), "%s", out);
+  snprintf(args, sizeof args, "topo --topo switch2 -o %s/a.xml -o %s/b.xml", dir, dir);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "-o given twice"), "%s", out);
+  cr_expect(eq(int, run_kiln("topo --topo switch2 -o", out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "-o needs a value"), "%s", out);
+  cr_expect(eq(int, run_kiln("topo --topo switch2 > /dev/full", out, sizeof out), 1), "%s", out);
+  unlink("ndv2");
+  cr_assert(eq(int, chdir(prev), 0));
+  rmdir(dir);
 }
 
 /* A hand-written file: nodes default to 1, internode links only between GPUs with NICs. */
