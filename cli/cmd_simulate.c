@@ -76,13 +76,18 @@ int cmd_simulate(int argc, char** argv) {
     }
     argv[++nfiles] = argv[i];
   }
+  if (!baseline && coll != KILN_NUM_COLLS) {
+    fprintf(stderr, "kiln simulate: --coll goes with --baseline (a plan names its own collective)\n");
+    return 2;
+  }
   if (!have_bytes || (!baseline && nfiles == 0) || (baseline && (nfiles > 0 || coll == KILN_NUM_COLLS))) {
     fprintf(stderr, "kiln simulate: give --bytes and either plan files or --baseline with --coll\n");
     help(stderr);
     return 2;
   }
   kilnTopology* t = NULL;
-  if (cliLoadTopo(&ta, &t) != 0) return 2;
+  const int trc = cliLoadTopo(&ta, &t);
+  if (trc != 0) return trc;
   int failed = 0;
   kilnSimResult r;
   if (baseline) {

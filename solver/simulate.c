@@ -376,7 +376,7 @@ static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology*
   kilnPlanIndex ix;
   kilnResult_t res = kilnPlanIndexBuild(p, &ix);
   if (res != KILN_SUCCESS) return res;
-  if (p->ngpus > t->nranks) {
+  if (p->ngpus != t->nranks) {
     res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has %d ranks but topology %s has %d",
                        p->name, p->ngpus, t->name, t->nranks);
     goto out_free;

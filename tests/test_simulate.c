@@ -270,7 +270,8 @@ Test(simulate, baseline_errors) {
   kilnTopologyFree(t);
 }
 
-/* A send over a missing link names the step; a plan larger than the topology is refused. */
+/* A send over a missing link names the step; a plan of more or fewer ranks than the topology is
+ * refused. */
 Test(simulate, plan_errors) {
   kilnTopology* t = builtin("ndv2", 1);
   static const int pairs[][2] = {{0, 5}};
@@ -284,6 +285,10 @@ Test(simulate, plan_errors) {
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 16, &o, &p), KILN_SUCCESS));
   cr_expect(eq(int, kilnPlanSimulate(p, t, 1024, &r), KILN_ERR_INVALID_ARGUMENT));
   cr_expect(contains(kilnLastError(), "16 ranks"), "%s", kilnLastError());
+  kilnPlanFree(p);
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, &o, &p), KILN_SUCCESS));
+  cr_expect(eq(int, kilnPlanSimulate(p, t, 1024, &r), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "has 4 ranks but topology ndv2 has 8"), "%s", kilnLastError());
   kilnPlanFree(p);
   kilnTopologyFree(t);
 }
@@ -330,6 +335,9 @@ Test(simulate, cli_plans_and_baselines) {
   snprintf(args, sizeof args, "simulate --topo switch2 --bytes 1M %s", path); /* 4 ranks > 2 */
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
   cr_expect(contains(out, "has 4 ranks but topology switch2 has 2"), "%s", out);
+  snprintf(args, sizeof args, "simulate --topo switch4 --bytes 1M --coll allreduce %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out); /* the plan names its collective */
+  cr_expect(contains(out, "--coll goes with --baseline"), "%s", out);
   cr_expect(eq(int, run_kiln("simulate --topo switch4 --baseline ring --coll allgather", out, sizeof out), 2));
   cr_expect(eq(int, run_kiln("simulate --topo switch4 --bytes 1Q --baseline ring --coll allgather", out, sizeof out), 2));
   cr_expect(eq(int, run_kiln("simulate --help", out, sizeof out), 0));

@@ -109,12 +109,15 @@ typedef struct kilnGpu {
   kilnCopy* copies;
 } kilnGpu;
 
+/* The most channels a plan file holds (nchannels; the reader refuses more, the writer too). */
+#define KILN_PLAN_MAX_CHANNELS 1024
+
 typedef struct kilnPlan {
   char name[KILN_NAME_MAX];
   kilnColl_t coll;
   kilnProto_t proto;
   int ngpus;
-  int nchannels;
+  int nchannels;   /* 1..KILN_PLAN_MAX_CHANNELS */
   int nchunksperloop;
   bool inplace, outofplace;
   uint64_t min_bytes, max_bytes; /* byte range this plan serves; max_bytes UINT64_MAX = open */
@@ -208,7 +211,8 @@ typedef struct kilnSimResult {
 
 /* Predicts the time of the plan on topology t for `bytes` (the collective's reference size:
  * allreduce: per-rank input; allgather: total output; reducescatter and alltoall: total input).
- * Plan rank r runs on topology rank r; a send between ranks with no link is an error. */
+ * Plan rank r runs on topology rank r; a plan of another rank count than the topology's, or a
+ * send between ranks with no link, is an error. */
 KILN_API kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
                                        kilnSimResult* out);
 
