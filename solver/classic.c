@@ -259,6 +259,9 @@ kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "chunks (%d) and instances (%d) must be at least 1", opts->chunks,
                         opts->instances);
+  if (opts->instances > KILN_PLAN_MAX_CHANNELS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "instances (%d): a plan holds at most %d channels",
+                        opts->instances, KILN_PLAN_MAX_CHANNELS);
   if ((unsigned)opts->proto >= KILN_NUM_PROTOS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnClassicPlan: unknown protocol %d", (int)opts->proto);
   /* Keep the plan a sane size: chunks per buffer and threadblocks per rank. */

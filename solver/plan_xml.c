@@ -12,7 +12,7 @@
 
 /* Bounds checked before anything is allocated from a count in the file. */
 #define MAX_CHUNKS (1 << 24)
-#define MAX_CHANNELS 1024
+#define MAX_CHANNELS KILN_PLAN_MAX_CHANNELS
 #define MAX_TBS 4096
 #define MAX_STEPS (1 << 20)
 #define OPEN_MAX_BYTES 9223372036854775807ull /* written for an open byte range (INT64_MAX) */
@@ -232,11 +232,38 @@ kilnResult_t kilnPlanReadFile(const char* path, kilnPlan** out) {
   return kilnXmlReadFile(path, read_doc, out);
 }
 
+/* A plan is written only within the bounds the reader accepts, so that whatever kiln writes
+ * (classic, synth, bake) reads back. */
+static kilnResult_t writable(const kilnPlan* p) {
+  if (p->nchannels < 1 || p->nchannels > MAX_CHANNELS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: %d channels, a plan file holds 1..%d", p->name,
+                        p->nchannels, MAX_CHANNELS);
+  if (p->nchunksperloop < 1 || p->nchunksperloop > MAX_CHUNKS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: %d chunks per loop, a plan file holds 1..%d",
+                        p->name, p->nchunksperloop, MAX_CHUNKS);
+  for (int r = 0; r < p->ngpus; r++) {
+    const kilnGpu* g = &p->gpus[r];
+    if (g->ntbs > MAX_TBS)
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d has %d threadblocks, a plan file holds %d",
+                          p->name, r, g->ntbs, MAX_TBS);
+    if (g->i_chunks > MAX_CHUNKS || g->o_chunks > MAX_CHUNKS || g->s_chunks > MAX_CHUNKS)
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d has buffers of more than %d chunks",
+                          p->name, r, MAX_CHUNKS);
+    for (int t = 0; t < g->ntbs; t++)
+      if (g->tbs[t].nsteps > MAX_STEPS)
+        return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d tb %d has %d steps, a plan file holds %d",
+                            p->name, r, t, g->tbs[t].nsteps, MAX_STEPS);
+  }
+  return KILN_SUCCESS;
+}
+
 kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
   if (!p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanWriteMemory: NULL argument");
   *out = NULL;
   if (p->ngpus < 1 || !p->gpus)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: has no GPUs to write", p->name);
+  kilnResult_t wr = writable(p);
+  if (wr != KILN_SUCCESS) return wr;
   kilnBuf b = {0};
   kilnBufPrintf(&b, "<algo name=\"");
   kilnBufEscaped(&b, p->name);

@@ -201,6 +201,28 @@ Test(classic, bad_requests) {
   cr_expect(eq(int, kilnClassicPlan(NULL, KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_ERR_INVALID_ARGUMENT));
   o.chunks = 1 << 20;
   cr_expect(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 64, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+  o.chunks = 1;
+  o.instances = KILN_PLAN_MAX_CHANNELS + 1; /* more channels than a plan file holds */
+  cr_expect(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 2, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "at most 1024 channels"), "%s", kilnLastError());
+}
+
+/* The writer refuses a plan the reader would refuse: whatever kiln writes reads back. */
+Test(classic, unreadable_plan_not_written) {
+  kilnPlan* p = NULL;
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.instances = KILN_PLAN_MAX_CHANNELS;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 2, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  char* s = NULL;
+  cr_assert(eq(int, kilnPlanWriteMemory(p, &s), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlan* q = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(s, strlen(s), "x.xml", &q), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(q);
+  free(s);
+  p->nchannels = KILN_PLAN_MAX_CHANNELS + 1;
+  cr_expect(eq(int, kilnPlanWriteMemory(p, &s), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "1025 channels"), "%s", kilnLastError());
+  kilnPlanFree(p);
 }
 
 /* Larger rings stay quick to build and verify (64 ranks, 4 chunks, 2 instances). */
@@ -244,5 +266,8 @@ Test(classic, cli_writes_only_verified_plans) {
   cr_expect(ne(int, access(path, F_OK), 0));
   cr_expect(eq(int, run_kiln("classic --help", out, sizeof out), 0));
   cr_expect(eq(int, run_kiln("classic ring --coll allreduce", out, sizeof out), 2), "%s", out);
+  cr_expect(eq(int, run_kiln("classic ring --coll allreduce --ranks 2 -o /tmp/a.xml -o /tmp/b.xml", out, sizeof out), 2),
+            "%s", out);
+  cr_expect(contains(out, "-o given twice"), "%s", out);
   rmdir(dir);
 }
