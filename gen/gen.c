@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- A growing string. ---- */
@@ -418,11 +419,22 @@ kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGe
   return sb_finish(&b, out);
 }
 
-/* Writes text to path atomically (temporary in the same folder, then rename). Leaves an
- * existing file with identical content untouched, so builds do not recompile it. */
-static kilnResult_t write_file(const char* path, const char* text) {
+/* One output file of kilnGenFiles: written to a temporary file beside it first (stage_file),
+ * renamed over it once every file is staged (commit_files), so that a failure leaves the folder
+ * as it was. A file already holding exactly its text is left untouched (tmp empty), so that
+ * builds do not recompile it. */
+typedef struct genOut {
+  char path[4096];
+  char tmp[4200];
+} genOut;
+
+static kilnResult_t stage_file(genOut* o, const char* text) {
+  o->tmp[0] = '\0';
+  struct stat st;
+  if (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode))
+    return kilnSetError(KILN_ERR_IO, "%s: exists and is not a regular file", o->path);
   size_t len = strlen(text);
-  FILE* f = fopen(path, "rb");
+  FILE* f = fopen(o->path, "rb");
   if (f) {
     char* old = malloc(len + 2);
     size_t got = old ? fread(old, 1, len + 1, f) : 0;
@@ -431,19 +443,31 @@ static kilnResult_t write_file(const char* path, const char* text) {
     free(old);
     if (same) return KILN_SUCCESS;
   }
-  char tmp[4200];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "gen: path too long: %s", path);
-  f = fopen(tmp, "wb");
-  if (!f) return kilnSetError(KILN_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+  if (snprintf(o->tmp, sizeof o->tmp, "%s.tmp%ld", o->path, (long)getpid()) >= (int)sizeof o->tmp) {
+    o->tmp[0] = '\0';
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "gen: path too long: %s", o->path);
+  }
+  f = fopen(o->tmp, "wb");
+  if (!f) {
+    kilnResult_t r = kilnSetError(KILN_ERR_IO, "%s: cannot create: %s", o->tmp, strerror(errno));
+    o->tmp[0] = '\0';
+    return r;
+  }
   bool ok = fwrite(text, 1, len, f) == len;
   ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return kilnSetError(KILN_ERR_IO, "%s: cannot write: %s", path, strerror(e));
-  }
+  if (!ok) return kilnSetError(KILN_ERR_IO, "%s: cannot write: %s", o->path, strerror(errno));
   return KILN_SUCCESS;
+}
+
+/* Renames the n staged files into place (res: how staging went; on failure only removes them). */
+static kilnResult_t commit_files(genOut* outs, int n, kilnResult_t res) {
+  for (int i = 0; i < n; i++) {
+    if (!outs[i].tmp[0]) continue;
+    if (res == KILN_SUCCESS && rename(outs[i].tmp, outs[i].path) != 0)
+      res = kilnSetError(KILN_ERR_IO, "%s: cannot write: %s", outs[i].path, strerror(errno));
+    if (res != KILN_SUCCESS) remove(outs[i].tmp);
+  }
+  return res;
 }
 
 kilnResult_t kilnGenFiles(const char* dir, const char* const* paths, int n, const kilnGenOptions* o) {
@@ -457,8 +481,9 @@ kilnResult_t kilnGenFiles(const char* dir, const char* const* paths, int n, cons
   kilnResult_t res = KILN_SUCCESS;
   kilnGenUnit* units = calloc((size_t)n + 1, sizeof *units);
   char** sources = calloc((size_t)n + 1, sizeof *sources);
+  genOut* outs = calloc((size_t)n + 1, sizeof *outs);
   char* reg = NULL;
-  if (!units || !sources) {
+  if (!units || !sources || !outs) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "gen: out of memory");
     goto out_free;
   }
@@ -491,22 +516,17 @@ kilnResult_t kilnGenFiles(const char* dir, const char* const* paths, int n, cons
     if ((res = kilnGenPlanSource(&units[i], o, &sources[i])) != KILN_SUCCESS) goto out_free;
   }
   if ((res = kilnGenRegistrySource(units, n, o, &reg)) != KILN_SUCCESS) goto out_free;
-  for (int i = 0; i < n; i++) {
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/plan_%s.cu", dir, units[i].ident) >= (int)sizeof path) {
+  int staged = 0;
+  for (; staged <= n && res == KILN_SUCCESS; staged++) {
+    genOut* f = &outs[staged];
+    const int w = staged < n ? snprintf(f->path, sizeof f->path, "%s/plan_%s.cu", dir, units[staged].ident)
+                             : snprintf(f->path, sizeof f->path, "%s/baked_registry.c", dir);
+    if (w >= (int)sizeof f->path)
       res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "gen: output path too long in %s", dir);
-      goto out_free;
-    }
-    if ((res = write_file(path, sources[i])) != KILN_SUCCESS) goto out_free;
+    else
+      res = stage_file(f, staged < n ? sources[staged] : reg);
   }
-  {
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/baked_registry.c", dir) >= (int)sizeof path) {
-      res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "gen: output path too long in %s", dir);
-      goto out_free;
-    }
-    res = write_file(path, reg);
-  }
+  res = commit_files(outs, staged, res);
 out_free:
   for (int i = 0; units && sources && i < n; i++) {
     kilnPlanFree((kilnPlan*)units[i].plan);
@@ -515,5 +535,6 @@ out_free:
   free(reg);
   free(sources);
   free(units);
+  free(outs);
   return res;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gen.h"
@@ -251,6 +252,26 @@ Test(gen, broken_plan_refused_by_name) {
   cr_assert(contains(kilnLastError(), "lost-receive"), "%s", kilnLastError());
   cr_assert(eq(int, count_files(dir), 2), "no output written");
   p->gpus[1].tbs[0].nsteps = 3;
+  kilnPlanFree(p);
+  rm_tree(dir);
+}
+
+/* An output that cannot be written (the registry's name taken by a folder) fails the whole set:
+ * no plan source is left in the folder, and no temporary file. */
+Test(gen, failed_write_leaves_nothing) {
+  char dir[] = "/tmp/kiln-gen-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char plan[300], reg[300];
+  snprintf(plan, sizeof plan, "%s/ag.xml", dir);
+  snprintf(reg, sizeof reg, "%s/baked_registry.c", dir);
+  kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 2, KILN_PROTO_SIMPLE, false);
+  cr_assert(eq(int, kilnPlanWriteFile(p, plan), KILN_SUCCESS));
+  cr_assert(eq(int, mkdir(reg, 0700), 0));
+  const char* paths[] = {plan};
+  cr_assert(eq(int, kilnGenFiles(dir, paths, 1, NULL), KILN_ERR_IO));
+  cr_assert(contains(kilnLastError(), "baked_registry.c"), "%s", kilnLastError());
+  cr_assert(eq(int, count_files(dir), 2), "only the plan and the folder: nothing written");
+  rmdir(reg);
   kilnPlanFree(p);
   rm_tree(dir);
 }
