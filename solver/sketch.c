@@ -114,10 +114,11 @@ static kilnResult_t get_enum(xmlNodePtr n, const char* f, const char* attr, cons
 }
 
 static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
-  static const char* const kids[] = {"switch", "link", NULL};
+  static const char* const kids[] = {"switch", "link", NULL}, *const attrs[] = {"strategy", NULL},
+                           *const switchAttrs[] = {"gpus", "policy", NULL}, *const linkAttrs[] = {"src", "dst", NULL};
   kilnResult_t r;
   int strat;
-  if ((r = kilnXmlCheckChildren(n, f, kids)) ||
+  if ((r = kilnXmlCheckChildren(n, f, kids)) || (r = kilnXmlCheckAttrs(n, f, attrs)) ||
       (r = get_enum(n, f, "strategy", intra_names, KILN_NUM_INTRA_STRATEGIES, KILN_INTRA_ALL, &strat)))
     return r;
   s->intra = (kilnIntraStrategy_t)strat;
@@ -129,7 +130,8 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
   if (!s->switches || !s->links) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
     static const char* const none[] = {NULL};
-    if ((r = kilnXmlCheckChildren(c, f, none))) return r;
+    if ((r = kilnXmlCheckChildren(c, f, none)) || (r = kilnXmlCheckAttrs(c, f, is(c, "switch") ? switchAttrs : linkAttrs)))
+      return r;
     if (is(c, "switch")) {
       kilnSketchSwitch* sw = &s->switches[s->nswitches];
       int pol;
@@ -151,10 +153,12 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
 }
 
 static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
-  static const char* const kids[] = {"conn", "beta_split", "chunk_to_relay", NULL};
+  static const char* const kids[] = {"conn", "beta_split", "chunk_to_relay", NULL}, *const attrs[] = {"strategy", NULL},
+                           *const connAttrs[] = {"src", "dst", NULL}, *const splitAttrs[] = {"gpu", "split", NULL},
+                           *const relayAttrs[] = {"r1", "r2", NULL};
   kilnResult_t r;
   int strat;
-  if ((r = kilnXmlCheckChildren(n, f, kids)) ||
+  if ((r = kilnXmlCheckChildren(n, f, kids)) || (r = kilnXmlCheckAttrs(n, f, attrs)) ||
       (r = get_enum(n, f, "strategy", inter_names, KILN_NUM_INTER_STRATEGIES, KILN_INTER_DIRECT, &strat)))
     return r;
   s->inter = (kilnInterStrategy_t)strat;
@@ -167,7 +171,9 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
   if (!s->conns || !s->beta_split_gpu || !s->beta_split) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
     static const char* const none[] = {NULL};
-    if ((r = kilnXmlCheckChildren(c, f, none))) return r;
+    if ((r = kilnXmlCheckChildren(c, f, none)) ||
+        (r = kilnXmlCheckAttrs(c, f, is(c, "conn") ? connAttrs : is(c, "beta_split") ? splitAttrs : relayAttrs)))
+      return r;
     if (is(c, "conn")) {
       kilnSketchConn* cn = &s->conns[s->nconns];
       if ((r = kilnXmlGetInt32(c, f, "src", true, 0, KILN_MAX_RANKS - 1, 0, &cn->src)) ||
@@ -201,8 +207,10 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   xmlNodePtr root;
   kilnResult_t r = kilnXmlRoot(doc, f, "sketch", &root);
   if (r != KILN_SUCCESS) return r;
-  static const char* const kids[] = {"intranode", "internode", "symmetry", "hyperparameters", NULL};
-  if ((r = kilnXmlCheckChildren(root, f, kids))) return r;
+  static const char* const kids[] = {"intranode", "internode", "symmetry", "hyperparameters", NULL},
+                           *const rootAttrs[] = {"name", NULL}, *const symAttrs[] = {"offset", "group", NULL},
+                           *const hyperAttrs[] = {"input_chunkup", "input_size", "ordering", NULL};
+  if ((r = kilnXmlCheckChildren(root, f, kids)) || (r = kilnXmlCheckAttrs(root, f, rootAttrs))) return r;
   if (kilnXmlCountChildren(root, "intranode") > 1 || kilnXmlCountChildren(root, "internode") > 1 ||
       kilnXmlCountChildren(root, "hyperparameters") > 1)
     return kilnXmlError(KILN_ERR_PARSE, f, root, "<intranode>, <internode> and <hyperparameters> may appear once each");
@@ -225,14 +233,14 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
       r = read_internode(c, f, s);
     } else if (is(c, "symmetry")) {
       kilnSymmetry* y = &s->symmetry[s->nsymmetry];
-      if (!(r = kilnXmlCheckChildren(c, f, none)) &&
+      if (!(r = kilnXmlCheckChildren(c, f, none)) && !(r = kilnXmlCheckAttrs(c, f, symAttrs)) &&
           !(r = kilnXmlGetInt32(c, f, "offset", true, 0, KILN_MAX_RANKS, 0, &y->offset)) &&
           !(r = kilnXmlGetInt32(c, f, "group", true, 1, KILN_MAX_RANKS, 1, &y->group)))
         s->nsymmetry++;
     } else {
       char size[64];
       int ord = KILN_ORDER_AUTO;
-      if (!(r = kilnXmlCheckChildren(c, f, none)) &&
+      if (!(r = kilnXmlCheckChildren(c, f, none)) && !(r = kilnXmlCheckAttrs(c, f, hyperAttrs)) &&
           !(r = kilnXmlGetInt32(c, f, "input_chunkup", false, 1, MAX_CHUNKUP, 1, &s->input_chunkup)) &&
           !(r = kilnXmlGetString(c, f, "input_size", false, "1M", size, sizeof size)) &&
           !(r = get_enum(c, f, "ordering", ordering_names, KILN_NUM_ORDERINGS, KILN_ORDER_AUTO, &ord))) {

@@ -353,7 +353,11 @@ static kilnResult_t get_cost(xmlNodePtr n, const char* f, double* alpha, double*
 /* Reads the <node> template into t; ids are checked against g here so messages carry lines. */
 static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   static const char* const kids[] = {"link", "switch", "nic", NULL};
+  static const char* const none[] = {NULL}, *const linkAttrs[] = {"src", "dst", "alpha", "beta", "mult", "kind", NULL},
+                           *const switchAttrs[] = {"name", "gpus", "alpha", "beta", "kind", NULL},
+                           *const nicAttrs[] = {"id", "gpus", NULL};
   kilnResult_t r = kilnXmlCheckChildren(node, f, kids);
+  if (r == KILN_SUCCESS) r = kilnXmlCheckAttrs(node, f, none);
   if (r != KILN_SUCCESS) return r;
   int g = t->gpus_per_node;
   int nl = kilnXmlCountChildren(node, "link"), ns = kilnXmlCountChildren(node, "switch"), nn = kilnXmlCountChildren(node, "nic");
@@ -362,7 +366,9 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   t->tnics = calloc((size_t)(nn ? nn : 1), sizeof *t->tnics);
   if (!t->tlinks || !t->tswitches || !t->tnics) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   for (xmlNodePtr c = kilnXmlNextElement(node->children); c; c = kilnXmlNextElement(c->next)) {
-    if (!xmlStrcmp(c->name, (const xmlChar*)"link")) {
+    const bool isLink = !xmlStrcmp(c->name, (const xmlChar*)"link"), isSwitch = !xmlStrcmp(c->name, (const xmlChar*)"switch");
+    if ((r = kilnXmlCheckAttrs(c, f, isLink ? linkAttrs : isSwitch ? switchAttrs : nicAttrs))) return r;
+    if (isLink) {
       kilnLink* l = &t->tlinks[t->ntlinks];
       l->switch_id = -1;
       if ((r = kilnXmlGetInt32(c, f, "src", true, 0, g - 1, 0, &l->src)) ||
@@ -376,7 +382,7 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
         if (t->tlinks[i].src == l->src && t->tlinks[i].dst == l->dst)
           return kilnXmlError(KILN_ERR_PARSE, f, c, "link %d->%d is given twice", l->src, l->dst);
       t->ntlinks++;
-    } else if (!xmlStrcmp(c->name, (const xmlChar*)"switch")) {
+    } else if (isSwitch) {
       kilnSwitch* s = &t->tswitches[t->ntswitches];
       if ((r = kilnXmlGetString(c, f, "name", false, "switch", s->name, sizeof s->name)) ||
           (r = kilnXmlGetIntList(c, f, "gpus", 0, g - 1, g, &s->gpus, &s->ngpus)))
@@ -404,8 +410,9 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   xmlNodePtr root;
   kilnResult_t r = kilnXmlRoot(doc, f, "topology", &root);
   if (r != KILN_SUCCESS) return r;
-  static const char* const kids[] = {"node", "internode", NULL};
-  if ((r = kilnXmlCheckChildren(root, f, kids))) return r;
+  static const char* const kids[] = {"node", "internode", NULL}, *const rootAttrs[] = {"name", "nodes", "gpus_per_node", NULL},
+                           *const interAttrs[] = {"alpha", "beta", "kind", NULL};
+  if ((r = kilnXmlCheckChildren(root, f, kids)) || (r = kilnXmlCheckAttrs(root, f, rootAttrs))) return r;
   kilnTopology* t = calloc(1, sizeof *t);
   if (!t) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   if ((r = kilnXmlGetString(root, f, "name", true, NULL, t->name, sizeof t->name)) ||
@@ -428,7 +435,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     } else {
       static const char* const none[] = {NULL};
       t->has_internode = true;
-      if ((r = kilnXmlCheckChildren(c, f, none)) ||
+      if ((r = kilnXmlCheckChildren(c, f, none)) || (r = kilnXmlCheckAttrs(c, f, interAttrs)) ||
           (r = get_cost(c, f, &t->inter_alpha_us, &t->inter_beta_us_per_mb)) ||
           (r = get_kind(c, f, KILN_LINK_IB, &t->inter_kind)))
         goto out_free;

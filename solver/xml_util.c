@@ -187,6 +187,23 @@ static bool blank(const xmlChar* s) {
   return true;
 }
 
+kilnResult_t kilnXmlCheckAttrs(xmlNodePtr n, const char* fname, const char* const* allowed) {
+  for (xmlAttrPtr a = n->properties; a; a = a->next) {
+    if (a->ns) continue; /* xml:, xmlns: and other namespaces' attributes are not ours */
+    bool ok = false;
+    for (const char* const* k = allowed; k && *k; k++)
+      if (!xmlStrcmp(a->name, (const xmlChar*)*k)) ok = true;
+    if (ok) continue;
+    char known[256] = "";
+    size_t used = 0;
+    for (const char* const* k = allowed; k && *k && used < sizeof known; k++)
+      used += (size_t)snprintf(known + used, sizeof known - used, " %s", *k);
+    return kilnXmlError(KILN_ERR_PARSE, fname, n, "unknown attribute %s of <%s> (known:%s)", (const char*)a->name,
+                        (const char*)n->name, allowed && *allowed ? known : " none");
+  }
+  return KILN_SUCCESS;
+}
+
 kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const char* const* allowed) {
   for (xmlNodePtr c = parent->children; c; c = c->next) {
     switch (c->type) {

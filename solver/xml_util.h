@@ -41,6 +41,10 @@ kilnResult_t kilnXmlRoot(xmlDocPtr doc, const char* fname, const char* name, xml
  * comments and processing instructions are skipped; non-blank text is reported through
  * kilnXmlCheckChildren. */
 xmlNodePtr kilnXmlNextElement(xmlNodePtr n);
+/* Fails naming the element, its line and the attribute when n has an attribute (outside any
+ * namespace) not in the NULL-terminated allowed list: a misspelled optional attribute would
+ * otherwise be ignored and its default taken. For kiln's own formats (topology, sketch). */
+kilnResult_t kilnXmlCheckAttrs(xmlNodePtr n, const char* fname, const char* const* allowed);
 /* Fails if a child of parent is non-blank text, or an element whose name is not in the
  * NULL-terminated list `allowed`. */
 kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const char* const* allowed);

@@ -259,6 +259,11 @@ static const struct bad_xml hostile_cases[] = {
     {"<sketch name=\"a\"><hyperparameters ordering=\"random\"/></sketch>", "ordering=\"random\""},
     {"<sketch name=\"a\"><intranode/><intranode/></sketch>", "may appear once each"},
     {"<sketch name=\"a\"><routing/></sketch>", "unexpected element <routing>"},
+    /* a misspelled optional attribute is refused, not ignored for its default */
+    {"<sketch name=\"a\"><intranode strategy=\"switch\">\n<switch gpus=\"0 1\" polcy=\"uc-min\"/></intranode></sketch>",
+     "bad.xml:2: unknown attribute polcy of <switch> (known: gpus policy)"},
+    {"<sketch name=\"a\"><hyperparameters input_sise=\"64K\"/></sketch>", "unknown attribute input_sise"},
+    {"<sketch name=\"a\" version=\"2\"/>", "unknown attribute version of <sketch>"},
     {"<sketch/>", "lacks the required attribute name"},
     {"<!DOCTYPE s [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><sketch name=\"&e;\"/>", "DOCTYPE"},
     {"<sketch name=\"a\">\n<intranode>\n", "bad.xml:3: Premature end of data"},

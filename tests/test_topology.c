@@ -210,6 +210,13 @@ static const struct bad_xml hostile_xml_cases[] = {
       {HDR "<topology name=\"x\" gpus_per_node=\"64\" nodes=\"64\"><node/></topology>", "KILN_MAX_RANKS"},
       {HDR "<topology name=\"x\"><node/></topology>", "lacks the required attribute gpus_per_node"},
       {HDR "<topology gpus_per_node=\"2\"><node/></topology>", "lacks the required attribute name"},
+      /* a misspelled optional attribute is refused, not ignored for its default */
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\" mul=\"4\"/>"
+           "</node></topology>",
+       "bad.xml:3: unknown attribute mul of <link> (known: src dst alpha beta mult kind)"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><nic id=\"0\" gpus=\"0\" kind=\"ib\"/></node></topology>",
+       "unknown attribute kind of <nic>"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node size=\"2\"/></topology>", "unknown attribute size of <node> (known: none)"},
       {HDR "<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]>\n<topology name=\"&e;\" gpus_per_node=\"2\"><node/></topology>",
        "bad.xml:2: DOCTYPE"},
       {HDR "<!DOCTYPE lolz [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
