@@ -186,6 +186,10 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   p->has_outofplace = kilnXmlHasAttr(root, "outofplace");
   if ((r = kilnXmlGetInt32(root, f, "outofplace", false, 0, 1, !p->inplace, &outofplace))) goto out_free;
   p->outofplace = outofplace != 0;
+  if (!p->inplace && !p->outofplace) {
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "inplace=\"0\" and outofplace=\"0\": the plan serves no call");
+    goto out_free;
+  }
   p->has_minmax = kilnXmlHasAttr(root, "minBytes") || kilnXmlHasAttr(root, "maxBytes");
   if ((r = kilnXmlGetU64Sat(root, f, "minBytes", false, UINT64_MAX, 0, &p->min_bytes)) ||
       (r = kilnXmlGetU64Sat(root, f, "maxBytes", false, OPEN_MAX_BYTES, UINT64_MAX, &p->max_bytes)))

@@ -302,6 +302,8 @@ static const struct bad_plan hostile_cases[] = {
     {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\">\n" GPU0 "</gpu></algo>",
      "bad.xml:1: ngpus is 2 but there are 1 <gpu> elements"},
     {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\"/>", "0 <gpu> elements"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" inplace=\"0\" outofplace=\"0\"/>",
+     "bad.xml:1: inplace=\"0\" and outofplace=\"0\": the plan serves no call"},
     {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\">\n" GPU0 "</gpu>\n" GPU0 "</gpu></algo>",
      "bad.xml:4: gpu id 0 is given twice"},
     {ALGO "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"/></algo>", "bad.xml:2: attribute id=\"1\" of <gpu> is out of range [0, 0]"},
