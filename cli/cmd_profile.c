@@ -108,14 +108,17 @@ static void free_all(prof* P, kilnExec_t* ex) {
 }
 
 int cmd_profile(int argc, char** argv) {
-  int ngpus = 0, reps = 200;
+  int ngpus = 0, asked = 0, reps = 200;
   bool uniform = false;
-  const char* out = "-";
+  const char* out = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
     if (!strcmp(argv[i], "--gpus") && i + 1 < argc && cliParseInt(argv[i + 1], &ngpus)) { i++; continue; }
     if (!strcmp(argv[i], "--reps") && i + 1 < argc && cliParseInt(argv[i + 1], &reps)) { i++; continue; }
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) { out = argv[++i]; continue; }
+    if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+      if (!cliOnce("profile", &out, "-o", argv[++i])) return 2;
+      continue;
+    }
     if (!strcmp(argv[i], "--uniform")) { uniform = true; continue; }
     fprintf(stderr, "kiln profile: unexpected or bad argument '%s'\n", argv[i]);
     help(stderr);
@@ -123,9 +126,13 @@ int cmd_profile(int argc, char** argv) {
   }
   int visible = 0;
   if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
+  asked = ngpus;
   if (ngpus == 0) ngpus = visible > PROF_MAX ? PROF_MAX : visible;
   if (ngpus < 2 || ngpus > visible || ngpus > PROF_MAX) {
-    fprintf(stderr, "kiln profile: need 2..%d GPUs, %d asked, %d visible\n", PROF_MAX, ngpus, visible);
+    if (asked)
+      fprintf(stderr, "kiln profile: --gpus %d: measures 2..%d GPUs, %d visible here\n", asked, PROF_MAX, visible);
+    else
+      fprintf(stderr, "kiln profile: measures 2..%d GPUs, %d visible here\n", PROF_MAX, visible);
     return 1;
   }
   prof P;
@@ -211,7 +218,8 @@ int cmd_profile(int argc, char** argv) {
                                   a, b, alpha[a][b], beta[a][b]);
     len += (size_t)snprintf(xml + len, cap - len, "  </node>\n</topology>\n");
     kilnTopology* t = NULL;
-    if (kilnTopologyReadMemory(xml, len, "profile", &t) != KILN_SUCCESS || kilnTopologyWriteFile(t, out) != KILN_SUCCESS) {
+    if (kilnTopologyReadMemory(xml, len, "profile", &t) != KILN_SUCCESS ||
+        kilnTopologyWriteFile(t, out ? out : "-") != KILN_SUCCESS) {
       fprintf(stderr, "kiln profile: %s\n", kilnLastError());
       rc = 1;
     }
