@@ -3,6 +3,7 @@
  * connections resolved to window addresses; kilnRun maps the call's buffers and count onto the
  * plan's chunks and launches the interpreter once.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,12 @@ struct kilnExec {
   int chunksPerBlock;     /* k */
   int scratchChunks;
   int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
+  int maxTbSteps;         /* most steps of one of this rank's threadblocks */
   bool inplaceForm;       /* the plan leaves out a buffer (see plan.h) */
   kilnDevTb* tbs;         /* device */
   kilnDevStep* steps;     /* device */
   uint64_t* progress;
-  uint32_t* callSeq;
+  uint64_t* callSeq;
   unsigned long long* done;
   char* scratch;
   size_t scratchBytes;
@@ -228,7 +230,11 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
 
   const kilnGpu* g = &p->gpus[rank];
   int nsteps = 0;
-  for (int t = 0; t < g->ntbs; t++) nsteps += g->tbs[t].nsteps;
+  int maxTbSteps = 1;
+  for (int t = 0; t < g->ntbs; t++) {
+    nsteps += g->tbs[t].nsteps;
+    if (g->tbs[t].nsteps > maxTbSteps) maxTbSteps = g->tbs[t].nsteps;
+  }
   kilnDevTb* htbs = calloc((size_t)g->ntbs + 1, sizeof(kilnDevTb));
   kilnDevStep* hsteps = calloc((size_t)nsteps + 1, sizeof(kilnDevStep));
   struct kilnExec* x = calloc(1, sizeof(*x));
@@ -243,6 +249,7 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->chunksPerBlock = k;
   x->scratchChunks = g->s_chunks;
   x->maxcnt = maxcnt;
+  x->maxTbSteps = maxTbSteps;
   x->inplaceForm = inplaceForm;
   /* A baked kernel runs the protocol it was generated for (the registry matches protocols): none
    * when the plan runs as another. */
@@ -318,12 +325,12 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   CUDA_TRY(cudaMalloc((void**)&x->tbs, ntb * sizeof(kilnDevTb)), out_free_dev);
   CUDA_TRY(cudaMalloc((void**)&x->steps, ((size_t)nsteps + 1) * sizeof(kilnDevStep)), out_free_dev);
   CUDA_TRY(cudaMalloc((void**)&x->progress, ntb * sizeof(uint64_t)), out_free_dev);
-  CUDA_TRY(cudaMalloc((void**)&x->callSeq, ntb * sizeof(uint32_t)), out_free_dev);
+  CUDA_TRY(cudaMalloc((void**)&x->callSeq, ntb * sizeof(uint64_t)), out_free_dev);
   CUDA_TRY(cudaMalloc((void**)&x->done, sizeof(unsigned long long)), out_free_dev);
   CUDA_TRY(cudaMemcpy(x->tbs, htbs, ntb * sizeof(kilnDevTb), cudaMemcpyHostToDevice), out_free_dev);
   CUDA_TRY(cudaMemcpy(x->steps, hsteps, ((size_t)nsteps + 1) * sizeof(kilnDevStep), cudaMemcpyHostToDevice), out_free_dev);
   CUDA_TRY(cudaMemset(x->progress, 0, ntb * sizeof(uint64_t)), out_free_dev);
-  CUDA_TRY(cudaMemset(x->callSeq, 0, ntb * sizeof(uint32_t)), out_free_dev);
+  CUDA_TRY(cudaMemset(x->callSeq, 0, ntb * sizeof(uint64_t)), out_free_dev);
   CUDA_TRY(cudaMemset(x->done, 0, sizeof(unsigned long long)), out_free_dev);
   CUDA_TRY(cudaDeviceSynchronize(), out_free_dev);
   cudaSetDevice(save);
@@ -397,7 +404,15 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   a.slotBytes = c->cfg.slotBytes;
   a.nslots = c->cfg.nslots;
   a.chunksPerBlock = (int)k;
-  a.niter = (int)((L + S - 1) / S);
+  /* A block's progress word counts the steps of a call below its number (kernels/interp.cuh
+   * progressWord): fewer than 2^31. Only slots far smaller than the default reach it. */
+  const size_t niter = (L + S - 1) / S;
+  if (niter > (size_t)INT32_MAX / (size_t)x->maxTbSteps)
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "rank %d: a call of %zu elements takes %zu iterations of up to %d steps a block, "
+                        "more than 2^31 steps (larger slots: kilnCommConfig.slotBytes)",
+                        rank, count, niter, x->maxTbSteps);
+  a.niter = (int)niter;
   a.op = (int)op;
   a.nranks = n;
   a.rank = rank;
@@ -535,4 +550,35 @@ bool kilnExecUseBaked(kilnExec_t x, bool on) {
   if (!x) return false;
   x->useBaked = on && x->baked != NULL;
   return x->baked != NULL;
+}
+
+kilnResult_t kilnExecSetCalls(kilnExec_t x, uint64_t calls) {
+  if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnExecSetCalls: NULL exec");
+  struct kilnComm* c = x->comm;
+  const int rank = c->rank;
+  const size_t ntb = (size_t)x->ntbs + 1;
+  kilnResult_t res = KILN_SUCCESS;
+  uint64_t* seq = (uint64_t*)malloc(ntb * sizeof(uint64_t));
+  uint64_t* progress = (uint64_t*)malloc(ntb * sizeof(uint64_t));
+  const unsigned long long done = (unsigned long long)calls * (unsigned long long)x->ntbs;
+  int save = 0;
+  cudaGetDevice(&save);
+  cudaSetDevice(c->dev);
+  if (!seq || !progress) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "kilnExecSetCalls: out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < ntb; i++) {
+    seq[i] = calls;
+    progress[i] = calls << 32;
+  }
+  if (c->haveLast) CUDA_TRY(cudaEventSynchronize(c->last), out);
+  CUDA_TRY(cudaMemcpy(x->callSeq, seq, ntb * sizeof(uint64_t), cudaMemcpyHostToDevice), out);
+  CUDA_TRY(cudaMemcpy(x->progress, progress, ntb * sizeof(uint64_t), cudaMemcpyHostToDevice), out);
+  CUDA_TRY(cudaMemcpy(x->done, &done, sizeof(done), cudaMemcpyHostToDevice), out);
+out:
+  cudaSetDevice(save);
+  free(seq);
+  free(progress);
+  return res;
 }

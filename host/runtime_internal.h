@@ -160,6 +160,11 @@ static inline size_t kilnTailOff(const struct kilnComm* c, int dst, int chan) {
  * kilnCommDestroyAll (each rank's peers[] points into the others' windows). */
 kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out);
 
+/* exec.c, for tests: x's state as after `calls` calls (every block's call sequence number, its
+ * progress word as the last call left it, the count of finished blocks), so that a test reaches
+ * the numbers of a long run (past 2^32 calls) in a few. Waits for the communicator's last call. */
+kilnResult_t kilnExecSetCalls(kilnExec_t x, uint64_t calls);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,7 +73,7 @@ __device__ __forceinline__ bool runPiece(int type, const Piece<T>& pc, const Op&
 struct BlockState {
   uint64_t sent, rcvd;
   uint64_t tail; /* the send connection's `tail` as last loaded (it only grows) */
-  uint32_t seq;
+  uint64_t seq; /* this call's number (calls of this exec since its load, this one included) */
   int abort;
 };
 
@@ -134,9 +134,15 @@ __device__ __forceinline__ Piece<T> stepPiece(const kilnDevArgs& a, int srcbuf, 
  * (each value is consumed - stored, reduced or compared against the LL flag - before the thread
  * can arrive), so no later write of the sender can change what was read. */
 /* The `progress` word of a block that has finished `done` steps of iteration `it` of call `seq`
- * (nsteps steps per iteration). */
-__device__ __forceinline__ uint64_t progressWord(uint32_t seq, int it, int nsteps, int done) {
-  return ((uint64_t)seq << 32) | (uint64_t)((int64_t)it * nsteps + done);
+ * (nsteps steps per iteration): the call's number above the steps done (fewer than 2^31 a call:
+ * host/exec.c refuses more), modulo 2^64. Words are compared as differences (progressBefore):
+ * from call 2^32 on the call's number wraps in the word, and a word of the call before then
+ * differs from this call's by about -2^32, not by +2^64 - 2^32. */
+__device__ __forceinline__ uint64_t progressWord(uint64_t seq, int it, int nsteps, int done) {
+  return (seq << 32) + (uint64_t)((int64_t)it * nsteps + done);
+}
+__device__ __forceinline__ bool progressBefore(uint64_t word, uint64_t want) {
+  return (int64_t)(word - want) < 0;
 }
 
 /* depid/deps: the step this one waits on (depid < 0: none), depNsteps: its block's steps. */
@@ -149,7 +155,7 @@ __device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& 
   if (tid == 0) {
     if (depid >= 0) {
       const uint64_t want = progressWord(bs->seq, it, depNsteps, deps + 1);
-      while (!bad && ldAcquireGpu(a.progress + depid) < want) bad = spin.tick();
+      while (!bad && progressBefore(ldAcquireGpu(a.progress + depid), want)) bad = spin.tick();
     }
     /* A slot is free once the peer has drained it: `tail` only grows, so a value loaded earlier
      * (blockBegin, an earlier step) that already frees the slot spares the load. */

@@ -80,8 +80,8 @@ KILN_STATIC_ASSERT(offsetof(kilnDevTb, firstStep) == 64, "kilnDevTb.firstStep at
 typedef struct kilnDevArgs {
   KILN_ALIGN16 const kilnDevTb* tbs;
   const kilnDevStep* steps;
-  uint64_t* progress;        /* [ntbs] (call sequence << 32) | steps done this call */
-  uint32_t* callSeq;         /* [ntbs] calls started by each block */
+  uint64_t* progress;        /* [ntbs] (call sequence << 32) | steps done this call, modulo 2^64 */
+  uint64_t* callSeq;         /* [ntbs] calls started by each block */
   unsigned long long* done;  /* blocks finished, summed over calls (avg's grid barrier) */
   int* abortFlag;            /* device word: some block of this communicator gave up */
   int* errWord;              /* mapped host word: first error code */

@@ -2552,6 +2552,40 @@ Test(gpu_runtime, plan_ll_stale_slots, .init = gpu_init, .timeout = 120) {
   world_fini(&w);
 }
 
+/* A loaded plan's calls across 2^32 (kilnExecSetCalls takes every rank's exec to 2^32 - 2 calls,
+ * as a long run would): the classic plans, Simple and LL, out of place, interpreted and baked
+ * where a kernel exists, 4 calls each across the boundary, sum then avg (avg's division waits for
+ * every block of the rank), each checked against the CPU. The direct plans' steps wait for other
+ * blocks' progress words: a word of the call before must not pass for this call's. 2 ranks, on
+ * 2 GPUs or sharing one. */
+Test(gpu_runtime, plan_calls_past_2pow32, .init = gpu_init_shared, .timeout = 300) {
+  world w;
+  cr_assert(world_init_shared(&w, 2, g_ngpus >= 2 ? 2 : 1, NULL, NULL));
+  uint64_t rng = g_seed ^ 0x5E9;
+  static const kilnProto_t protos[] = {KILN_PROTO_SIMPLE, KILN_PROTO_LL};
+  for (size_t pi = 0; pi < sizeof(kPlans) / sizeof(kPlans[0]); pi++)
+    for (int proto = 0; proto < 2; proto++) {
+      const planCase* pc = &kPlans[pi];
+      loaded l;
+      load(&l, &w, pc->algo, pc->coll, 2, 2, protos[proto], false);
+      const bool baked = kilnExecUseBaked(l.ex[0], true);
+      for (int interp = baked ? 1 : 0; interp >= 0; interp--) {
+        for (int r = 0; r < w.n; r++) {
+          kilnExecUseBaked(l.ex[r], !interp);
+          cr_assert(eq(int, kilnExecSetCalls(l.ex[r], (1ull << 32) - 2), KILN_SUCCESS), "%s", kilnLastError());
+        }
+        call c;
+        cr_assert(call_alloc(&c, &w, pc->coll, (1u << 20) + 5, KILN_FLOAT32));
+        for (int k = 0; k < 4; k++)
+          run_check(&l, &w, &c, gpu_reduces(pc->coll) && k % 2 ? KILN_AVG : KILN_SUM, false, &rng);
+        call_free(&c, &w);
+      }
+      fprintf(stderr, "  %s: 4 calls across 2^32%s: pass\n", l.plan->name, baked ? " (baked + interpreted)" : "");
+      unload(&l, &w);
+    }
+  world_fini(&w);
+}
+
 /* The predicate and the loader's checks. */
 Test(gpu_runtime, supports_and_load_errors, .init = gpu_init, .timeout = 120) {
   kilnPlan* p = NULL;
