@@ -7,7 +7,8 @@
  * and three typed ops up to 4 MB, the same checks (skipped where kiln was built without the
  * synthesizer); every plan baked into the build, the same way; 1 GiB buffers; CUDA graph
  * replays; several streams; two communicators at once; a peer that never arrives; the
- * symmetric-memory kernels (every algorithm, dtype and op, in and out of place, graph replays); the
+ * symmetric-memory kernels (every algorithm, dtype and op, in and out of place, graph replays); a
+ * loaded plan's calls across 2^32 (plan_calls_past_2pow32, on one GPU too); the
  * one-process-per-GPU model (those on every GPU there is: 8, 4 or 2); 8 ranks sharing fewer GPUs,
  * one GPU too (the *_8ranks_shared tests). A test that needs more GPUs than are visible skips; the
  * binary prints "skipped: no GPU" and exits 0 where there is none.
