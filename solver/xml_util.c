@@ -109,6 +109,10 @@ kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, 
       snprintf(msg, sizeof msg, "%s", e->message);
       size_t n = strlen(msg);
       while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = '\0';
+      /* libxml2's advice for its limits names a parser option kiln does not give on purpose. */
+      if (strstr(msg, "XML_PARSE_HUGE"))
+        snprintf(msg, sizeof msg, "the document is nested too deeply or too large (libxml2's limits; a "
+                 "topology, sketch or plan needs neither)");
       if (e->line > 0) line = e->line;
     }
     r = kilnSetError(KILN_ERR_PARSE, "%s:%d: %s", fname, line, msg);

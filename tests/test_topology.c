@@ -284,6 +284,8 @@ Test(topology, deep_nesting) {
   kilnResult_t r = kilnTopologyReadMemory(x, strlen(x), "deep.xml", &t);
   cr_assert(eq(int, r, KILN_ERR_PARSE));
   cr_assert(contains(kilnLastError(), "deep.xml:1:"), "message: %s", kilnLastError());
+  cr_assert(contains(kilnLastError(), "nested too deeply"), "message: %s", kilnLastError());
+  cr_assert(not(contains(kilnLastError(), "XML_PARSE_HUGE")), "advice the user cannot act on: %s", kilnLastError());
   free(x);
 }
 
