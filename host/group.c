@@ -325,10 +325,15 @@ kilnResult_t kilnGroupEnd(void) {
     uint_fast64_t ticket[KILN_GROUP_MAX_DEVS] = {0};
     const uint64_t now = nowNs();
     const bool close = now - atomic_exchange(&lastGroupNs, now) < spinNs;
-    /* GPUs after the first go to their launchers when those are awake and free. */
+    /* GPUs after the first go to their launchers when those are awake and free. The launchers
+     * are looked up (and started, under startLock) before any is claimed: a thread holding a
+     * claim while it waits for startLock would deadlock with stopLaunchers at exit, which holds
+     * startLock while it waits for every claim to end. */
+    launcher* found[KILN_GROUP_MAX_DEVS] = {0};
+    for (int j = 1; j < ndev; j++)
+      if (!callerOnly[j]) found[j] = launcherFor(devs[j]);
     for (int j = 1; j < ndev; j++) {
-      if (callerOnly[j]) continue;
-      launcher* w = launcherFor(devs[j]);
+      launcher* w = found[j];
       if (!w) continue;
       if (atomic_load(&w->sleeping)) {
         if (close) wake(w); /* for the next group; this one issues GPU j itself */
