@@ -42,12 +42,13 @@ static kilnResult_t checkConfig(const kilnCommConfig* cfg) {
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "kilnCommConfig not initialized with KILN_COMM_CONFIG_INITIALIZER");
   if (cfg->maxChannels < 1 || cfg->maxChannels > 64 || cfg->nslots < 2 || cfg->nslots > 64 ||
-      cfg->slotBytes < 4096 || cfg->slotBytes % 4096 != 0 || cfg->threads < 64 ||
-      cfg->threads > 512 || cfg->threads % 32 != 0 || cfg->timeoutMs < 1 || cfg->symBytes % 8192 != 0)
+      cfg->slotBytes < 4096 || cfg->slotBytes > ((size_t)64 << 20) || cfg->slotBytes % 4096 != 0 ||
+      cfg->threads < 64 || cfg->threads > 512 || cfg->threads % 32 != 0 || cfg->timeoutMs < 1 ||
+      cfg->symBytes > ((size_t)64 << 30) || cfg->symBytes % 8192 != 0)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "kilnCommConfig out of range (maxChannels 1..64, nslots 2..64, slotBytes a "
-                        "multiple of 4096, threads 64..512 by 32, timeoutMs >= 1, symBytes a "
-                        "multiple of 8192)");
+                        "multiple of 4096 up to 64 MiB, threads 64..512 by 32, timeoutMs >= 1, symBytes a "
+                        "multiple of 8192 up to 64 GiB)");
   return KILN_SUCCESS;
 }
 
@@ -407,6 +408,17 @@ kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
     comms[i] = NULL;
   }
   cudaSetDevice(saveDev);
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count) {
+  if (count > KILN_MAX_CALL_COUNT)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements, more than 2^40", c->rank, count);
+  if (*(volatile int*)c->errHost != 0)
+    return kilnSetError(KILN_ERR_TIMEOUT,
+                        "rank %d: the communicator failed before (a kiln kernel gave up waiting for a peer): "
+                        "no call runs on it any more; destroy it",
+                        c->rank);
   return KILN_SUCCESS;
 }
 

@@ -352,7 +352,7 @@ out_free_host:
 bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kilnRedOp_t op, bool inplace) {
   if (!p || (int)dtype < 0 || dtype >= KILN_NUM_DTYPES || (int)op < 0 || op >= KILN_NUM_REDOPS) return false;
   if (p->ngpus < 1 || !p->gpus) return false;
-  if (count > ((size_t)1 << 40)) return false;
+  if (count > KILN_MAX_CALL_COUNT) return false;
   int inN, outN, k;
   bool form;
   if (planGeometry(p, &inN, &outN, &k, &form, true) != KILN_SUCCESS) return false;
@@ -369,6 +369,8 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   const size_t es = kilnDataTypeSize(dtype);
   if (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype, (int)op);
+  kilnResult_t checked = kilnCommCallCheck(c, count);
+  if (checked != KILN_SUCCESS) return checked;
   if (count == 0 || x->ntbs == 0) return KILN_SUCCESS;
   const char* sb = (const char*)sendbuf;
   char* rb = (char*)recvbuf;

@@ -160,6 +160,14 @@ static inline size_t kilnTailOff(const struct kilnComm* c, int dst, int chan) {
  * kilnCommDestroyAll (each rank's peers[] points into the others' windows). */
 kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out);
 
+/* The most elements a call may have (kilnRun, kilnSymRun, kilnPlanSupports): far past any buffer,
+ * and low enough that no size computed from it wraps. */
+#define KILN_MAX_CALL_COUNT ((size_t)1 << 40)
+/* comm.c: KILN_SUCCESS when c may take a call of count elements; else the error (set): a count
+ * past KILN_MAX_CALL_COUNT, or a communicator whose kernels gave up earlier (a timeout: its abort
+ * word stays raised, so its kernels would return at once and leave the outputs unwritten). */
+kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count);
+
 /* exec.c, for tests: x's state as after `calls` calls (every block's call sequence number, its
  * progress word as the last call left it, the count of finished blocks), so that a test reaches
  * the numbers of a long run (past 2^32 calls) in a few. Waits for the communicator's last call. */

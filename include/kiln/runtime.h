@@ -46,7 +46,13 @@ typedef struct kilnCommConfig {
   size_t slotBytes;     /* bytes per slot (LL carries half as much data); default 512 KiB (a step
                          * of Simple moves up to one slot: its fixed cost is spread over more bytes) */
   int threads;          /* threads per block; default 512 */
-  int timeoutMs;        /* a wait for a peer gives up after this long; default 5000 */
+  int timeoutMs;        /* a kernel thread gives up waiting for a peer after this long; default
+                         * 5000. One clock per thread and call: for a plan, the time a thread
+                         * waits in all of a call's steps (a peer that comes late leaves the
+                         * rest of the call less). Then the communicator is failed:
+                         * kilnCommGetAsyncError says so and every later call returns
+                         * KILN_ERR_TIMEOUT. NCCL's waits have no limit: the drop-in library
+                         * waits as long unless KILN_TIMEOUT_MS is set */
   size_t symBytes;      /* staging memory per GPU for the symmetric-memory kernels (kilnSymRun),
                          * in the same window; two halves used by alternate calls or rounds.
                          * The small calls' LL and LL128 lines take staging of their own on top

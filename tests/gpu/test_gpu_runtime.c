@@ -2553,6 +2553,42 @@ Test(gpu_runtime, plan_ll_stale_slots, .init = gpu_init, .timeout = 120) {
   world_fini(&w);
 }
 
+/* After a timeout the communicator is failed: every later call on it (plan or symmetric kernel)
+ * returns KILN_ERR_TIMEOUT at once instead of launching kernels that would return at once and
+ * leave the outputs unwritten; its peer is untouched. A count past 2^40 is refused before anything.
+ * 2 ranks, on 2 GPUs or sharing one; rank 1 never calls. */
+Test(gpu_runtime, failed_communicator_refuses_calls, .init = gpu_init_shared, .timeout = 120) {
+  world w;
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.timeoutMs = 300;
+  cr_assert(world_init_shared(&w, 2, g_ngpus >= 2 ? 2 : 1, NULL, &cfg));
+  uint64_t rng = g_seed ^ 0xFA11;
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, false);
+  call c;
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 1000, KILN_FLOAT32));
+  call_prepare(&c, &w, KILN_SUM, false, &rng);
+  cr_assert(eq(int, kilnRun(l.ex[1], c.sendp[1], c.recvp[1], (size_t)1 << 41, c.dt, KILN_SUM, w.st[1]),
+               KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "more than 2^40"), "%s", kilnLastError());
+  cr_assert(eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS));
+  cudaSetDevice(w.dev[0]);
+  cr_assert(eq(int, cudaStreamSynchronize(w.st[0]), cudaSuccess));
+  kilnResult_t ae;
+  kilnCommGetAsyncError(w.kc[0], &ae);
+  cr_assert(eq(int, ae, KILN_ERR_TIMEOUT));
+  cr_assert(eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_ERR_TIMEOUT));
+  cr_assert(contains(kilnLastError(), "failed before"), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM,
+                               w.st[0]),
+               KILN_ERR_TIMEOUT));
+  kilnCommGetAsyncError(w.kc[1], &ae);
+  cr_assert(eq(int, ae, KILN_SUCCESS));
+  call_free(&c, &w);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
 /* A loaded plan's calls across 2^32 (kilnExecSetCalls takes every rank's exec to 2^32 - 2 calls,
  * as a long run would): the classic plans, Simple and LL, out of place, interpreted and baked
  * where a kernel exists, 4 calls each across the boundary, sum then avg (avg's division waits for
