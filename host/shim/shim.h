@@ -57,6 +57,10 @@ typedef struct shimConfig {
   const char* plansDir;     /* KILN_PLANS or NULL */
   bool stagedARMaxSet;      /* KILN_STAGED_AR_MAX_BYTES holds a size (else shim_kiln.c stagedARMax's default) */
   uint64_t stagedARMax;     /* that size, in bytes */
+  int timeoutMs;            /* KILN_TIMEOUT_MS (1..INT_MAX): how long a kiln kernel waits for a
+                             * peer; default INT_MAX (about 25 days): as NCCL, a wait ends when
+                             * the peer comes or the communicator is aborted (PyTorch's watchdog
+                             * aborts it after the process group's timeout) */
 } shimConfig;
 
 const shimConfig* shimConfigGet(void);

@@ -322,9 +322,11 @@ static void setup(ncclComm_t* ncomm, int n) {
   }
 
   /* kiln communicators: one call for the whole set. */
+  kilnCommConfig kcfg = KILN_COMM_CONFIG_INITIALIZER;
+  kcfg.timeoutMs = shimConfigGet()->timeoutMs;
   shimPassthrough++;
-  kilnResult_t kr = n == 1 ? kilnCommCreate(ncomm[0], NULL, &kcs[0])
-                           : kilnCommCreateAll(n, ncomm, NULL, kcs);
+  kilnResult_t kr = n == 1 ? kilnCommCreate(ncomm[0], &kcfg, &kcs[0])
+                           : kilnCommCreateAll(n, ncomm, &kcfg, kcs);
   shimPassthrough--;
   if (kr != KILN_SUCCESS) {
     shimLog(kr == KILN_ERR_UNSUPPORTED ? SHIM_LOG_INFO : SHIM_LOG_WARN,
@@ -785,6 +787,7 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
     shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
   }
   *res = kr == KILN_SUCCESS               ? ncclSuccess
+       : kr == KILN_ERR_TIMEOUT           ? ncclRemoteError
        : kr == KILN_ERR_CUDA              ? ncclUnhandledCudaError
        : kr == KILN_ERR_INVALID_ARGUMENT  ? ncclInvalidArgument
                                           : ncclInternalError;

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
@@ -64,6 +65,16 @@ static void configInit(void) {
   /* A size as kilnParseSize reads it ("536870912", "512M"); anything else leaves the default
    * (shim_kiln.c stagedARMax). */
   config.stagedARMaxSet = kilnParseSize(getenv("KILN_STAGED_AR_MAX_BYTES"), &config.stagedARMax);
+  /* kiln's own default (5 s) would end a wait that NCCL keeps up: a rank that comes late (saving a
+   * checkpoint, evaluating) would fail the others' calls. Junk or out of range: the default. */
+  config.timeoutMs = INT_MAX;
+  p = getenv("KILN_TIMEOUT_MS");
+  if (p && *p) {
+    char* end = NULL;
+    errno = 0;
+    const long long v = strtoll(p, &end, 10);
+    if (!errno && *end == '\0' && v >= 1 && v <= INT_MAX) config.timeoutMs = (int)v;
+  }
 }
 
 const shimConfig* shimConfigGet(void) {

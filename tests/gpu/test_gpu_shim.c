@@ -440,7 +440,8 @@ static double nowSeconds(void) {
 
 /* Rank 0 starts a kiln allreduce that rank 1 never joins, so its kernel waits for a peer. While
  * it waits, ncclCommGetAsyncError answers at once (no error yet); ncclCommAbort then stops the
- * kernel: the stream drains long before kiln's own 5 s timeout would have ended the wait. */
+ * kernel: the stream drains at once (the drop-in's kernels wait without a limit, as NCCL's, unless
+ * KILN_TIMEOUT_MS is set). */
 Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeout = 120) {
   loadShim(2, false);
   world w;
