@@ -535,11 +535,27 @@ static bool write_all(int fd, const char* data, size_t len) {
 }
 
 /* The temporary file kilnWriteFileAtomic is writing now (pendingSet), for kilnWriteAbandon. */
+/* The temporary file one write at a time (the first to claim pendingOwner; writes of other
+ * threads meanwhile go untracked) has made, for kilnWriteAbandon from a signal handler. */
 static char pending[PATH_MAX + 16];
 static volatile sig_atomic_t pendingSet;
+static int pendingOwner;
 
 void kilnWriteAbandon(void) {
   if (pendingSet) unlink(pending);
+}
+
+/* An open descriptor named as a file: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N (its
+ * number, else -1). Written through the descriptor itself: opening the name again would start at
+ * the file's beginning (a `>>` redirection), and resolving it to a file would replace that file. */
+static int namedDescriptor(const char* path) {
+  if (!strcmp(path, "/dev/stdout")) return STDOUT_FILENO;
+  if (!strcmp(path, "/dev/stderr")) return STDERR_FILENO;
+  const char* num = !strncmp(path, "/dev/fd/", 8) ? path + 8 : !strncmp(path, "/proc/self/fd/", 14) ? path + 14 : NULL;
+  if (!num || *num < '0' || *num > '9') return -1;
+  char* end = NULL;
+  const long v = strtol(num, &end, 10);
+  return *end == '\0' && v >= 0 && v <= INT_MAX ? (int)v : -1;
 }
 
 /* A path that is not a regular file's: written straight (a device such as /dev/null, a pipe). */
@@ -563,8 +579,16 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
     return KILN_SUCCESS;
   }
   kilnResult_t r = KILN_SUCCESS;
+  const int named = namedDescriptor(path);
+  if (named >= 0) {
+    if (!write_all(named, data, len)) return kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
+    return KILN_SUCCESS;
+  }
   struct stat st;
-  char* real = NULL; /* a symbolic link's target: replaced, the link kept */
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* through any links: a folder, device, pipe */
+    return S_ISDIR(st.st_mode) ? kilnSetError(KILN_ERR_IO, "%s is a folder, not a file", path)
+                               : writeStraight(path, data, len);
+  char* real = NULL; /* a symbolic link's target file: replaced, the link kept */
   if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
     real = realpath(path, NULL);
     if (!real)
@@ -572,12 +596,6 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
                           strerror(errno));
   }
   const char* target = real ? real : path;
-  if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
-    r = S_ISDIR(st.st_mode) ? kilnSetError(KILN_ERR_IO, "%s is a folder, not a file", path)
-                            : writeStraight(target, data, len);
-    free(real);
-    return r;
-  }
   size_t n = strlen(target);
   char* tmp = malloc(n + 16);
   if (!tmp) {
@@ -585,13 +603,11 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
     return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", path);
   }
   snprintf(tmp, n + 16, "%s.tmp.XXXXXX", target);
-  pendingSet = 0;
-  const bool trackable = n + 16 <= sizeof pending;
-  if (trackable) memcpy(pending, tmp, n + 16);
-  int fd = mkstemp(trackable ? pending : tmp);
-  if (trackable) {
-    memcpy(tmp, pending, n + 16);
-    pendingSet = fd >= 0;
+  int fd = mkstemp(tmp);
+  const bool tracked = fd >= 0 && n + 16 <= sizeof pending && !__atomic_exchange_n(&pendingOwner, 1, __ATOMIC_ACQ_REL);
+  if (tracked) {
+    memcpy(pending, tmp, n + 16);
+    pendingSet = 1;
   }
   if (fd < 0) {
     r = kilnSetError(KILN_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
@@ -616,7 +632,10 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
 out_unlink:
   unlink(tmp);
 out_free_tmp:
-  pendingSet = 0;
+  if (tracked) {
+    pendingSet = 0;
+    __atomic_store_n(&pendingOwner, 0, __ATOMIC_RELEASE);
+  }
   free(tmp);
   free(real);
   return r;
