@@ -39,7 +39,7 @@ int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i) {
   return 0;
 }
 
-int cliLoadTopo(const kilnTopoArgs* ta, kilnTopology** out) {
+int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out) {
   if (!ta->name) {
     fprintf(stderr, "kiln: no topology given (--topo NAME or --topo FILE.xml)\n");
     return 2;
@@ -55,14 +55,18 @@ int cliLoadTopo(const kilnTopoArgs* ta, kilnTopology** out) {
       return 2;
     }
   }
+  ta->file = true;
   kilnResult_t r = kilnTopologyReadFile(ta->name, out);
   if (r == KILN_SUCCESS && ta->nodes > 0 && ta->nodes != (*out)->nodes) {
     (*out)->nodes = ta->nodes;
     r = kilnTopologyExpand(*out);
     if (r != KILN_SUCCESS) kilnTopologyFree(*out);
   }
-  if (r != KILN_SUCCESS) {
-    cliPrintFileError(ta->name, kilnLastError());
+  if (r != KILN_SUCCESS) { /* on stderr: stdout may be the command's output (kiln topo) */
+    const char* msg = kilnLastError();
+    const size_t n = strlen(ta->name);
+    if (!strncmp(msg, ta->name, n) && msg[n] == ':') fprintf(stderr, "kiln: %s\n", msg);
+    else fprintf(stderr, "kiln: %s: %s\n", ta->name, msg);
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 typedef struct kilnTopoArgs {
   const char* name; /* built-in name or path (a path if it ends in .xml or names a file) */
   int nodes;        /* 0: default 1 */
+  bool file;        /* set by cliLoadTopo: name was read as a file, not a built-in */
 } kilnTopoArgs;
 
 /* If argv[i] is a topology option, consumes it (and its value) and returns how many arguments
@@ -16,7 +17,7 @@ int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i);
 /* Builds the topology named by ta (a built-in name wins over a file of that name in the current
  * folder). On failure prints the error and returns the exit status: 2 for no topology or a bad
  * name, 1 for a file that cannot be read. */
-int cliLoadTopo(const kilnTopoArgs* ta, kilnTopology** out);
+int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out);
 /* Sets *slot to v, for option opt of subcommand cmd; false (after a message) if set before. */
 bool cliOnce(const char* cmd, const char** slot, const char* opt, const char* v);
 /* False (after a message) when out names the same existing file as one of ins[0..nins). */

@@ -41,7 +41,8 @@ int cmd_topo(int argc, char** argv) {
     if (trc == 2) help(stderr);
     return trc;
   }
-  if (!cliOutputApart("topo", out, &ta.name, 1)) {
+  const char* in = ta.file ? ta.name : NULL;
+  if (!cliOutputApart("topo", out, &in, 1)) {
     kilnTopologyFree(t);
     return 2;
   }

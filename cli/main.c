@@ -33,8 +33,9 @@ static void on_signal(int sig) {
 
 /* What the command printed must have reached stdout (a full disk, a closed pipe): else 1. */
 static int flushed(int rc) {
+  errno = 0;
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "kiln: cannot write the output: %s\n", strerror(errno));
+    fprintf(stderr, "kiln: cannot write the output%s%s\n", errno ? ": " : "", errno ? strerror(errno) : "");
     return rc == 0 ? 1 : rc;
   }
   return rc;

@@ -399,7 +399,29 @@ Test(topology, cli_names_files_and_options) {
   cr_expect(contains(out, "-o given twice"), "%s", out);
   cr_expect(eq(int, run_kiln("topo --topo switch2 -o", out, sizeof out), 2), "%s", out);
   cr_expect(contains(out, "-o needs a value"), "%s", out);
-  cr_expect(eq(int, run_kiln("topo --topo switch2 > /dev/full", out, sizeof out), 1), "%s", out);
+  cr_expect(eq(int, run_kiln("show --topo switch2 > /dev/full", out, sizeof out), 1), "%s", out); /* printf'd */
+  cr_expect(eq(int, run_kiln("topo --topo switch2 -o /dev/stdout", out, sizeof out), 0), "%s", out); /* a pipe */
+  cr_expect(contains(out, "<topology name=\"switch2\""), "%s", out);
+  f = fopen("log.txt", "w"); /* -o /dev/stdout appended to a file: the file's lines before stay */
+  cr_assert(not(eq(ptr, f, NULL)));
+  fputs("kept\n", f);
+  fclose(f);
+  cr_expect(eq(int, run_kiln("topo --topo switch2 -o /dev/stdout >> log.txt", out, sizeof out), 0), "%s", out);
+  f = fopen("log.txt", "r");
+  cr_assert(not(eq(ptr, f, NULL)));
+  char first[16] = "";
+  cr_expect(not(eq(ptr, fgets(first, sizeof first, f), NULL)));
+  fclose(f);
+  cr_expect(eq(str, first, "kept\n"));
+  unlink("log.txt");
+  /* run_kiln's own 2>&1 then applies to `exit`, not to kiln */
+  cr_expect(eq(int, run_kiln("topo --topo ./ndv2 >stdout.txt 2>/dev/null; exit $?", out, sizeof out), 1), "%s", out);
+  f = fopen("stdout.txt", "r");
+  cr_assert(not(eq(ptr, f, NULL)));
+  cr_expect(eq(int, fgetc(f), EOF), "the error goes to stderr, not into the output");
+  fclose(f);
+  unlink("stdout.txt");
+  cr_expect(eq(int, run_kiln("topo --topo ndv2 -o ndv2", out, sizeof out), 0), "%s", out); /* a name, not an input */
   unlink("ndv2");
   cr_assert(eq(int, chdir(prev), 0));
   rmdir(dir);
