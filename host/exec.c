@@ -21,7 +21,7 @@ struct kilnExec {
   int chunksPerBlock;     /* k */
   int scratchChunks;
   int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
-  int maxTbSteps;         /* most steps of one of this rank's threadblocks */
+  int maxTbSteps;         /* most steps of one threadblock over the whole plan (same on every rank) */
   bool inplaceForm;       /* the plan leaves out a buffer (see plan.h) */
   kilnDevTb* tbs;         /* device */
   kilnDevStep* steps;     /* device */
@@ -218,11 +218,13 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   kilnResult_t res = planGeometry(p, &inN, &outN, &k, &inplaceForm, false);
   if (res != KILN_SUCCESS) return res;
   if ((res = checkRank(p, c, inN, outN)) != KILN_SUCCESS) return res;
-  int maxcnt = 1;
+  int maxcnt = 1, maxTbSteps = 1; /* over every rank: each rank then refuses the same calls */
   for (int r = 0; r < p->ngpus; r++)
-    for (int t = 0; t < p->gpus[r].ntbs; t++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++) {
+      if (p->gpus[r].tbs[t].nsteps > maxTbSteps) maxTbSteps = p->gpus[r].tbs[t].nsteps;
       for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++)
         if (p->gpus[r].tbs[t].steps[s].cnt > maxcnt) maxcnt = p->gpus[r].tbs[t].steps[s].cnt;
+    }
   const int proto = devProto(p->proto);
   if (sliceCap(proto, c->cfg.slotBytes, maxcnt, 1) < 16)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: a step of %d chunks does not fit a %zu-byte slot",
@@ -230,11 +232,7 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
 
   const kilnGpu* g = &p->gpus[rank];
   int nsteps = 0;
-  int maxTbSteps = 1;
-  for (int t = 0; t < g->ntbs; t++) {
-    nsteps += g->tbs[t].nsteps;
-    if (g->tbs[t].nsteps > maxTbSteps) maxTbSteps = g->tbs[t].nsteps;
-  }
+  for (int t = 0; t < g->ntbs; t++) nsteps += g->tbs[t].nsteps;
   kilnDevTb* htbs = calloc((size_t)g->ntbs + 1, sizeof(kilnDevTb));
   kilnDevStep* hsteps = calloc((size_t)nsteps + 1, sizeof(kilnDevStep));
   struct kilnExec* x = calloc(1, sizeof(*x));
