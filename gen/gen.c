@@ -420,8 +420,8 @@ kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGe
 }
 
 /* One output file of kilnGenFiles: written to a temporary file beside it first (stage_file),
- * renamed over it once every file is staged (commit_files), so that a failure leaves the folder
- * as it was. A file already holding exactly its text is left untouched (tmp empty), so that
+ * renamed over it once every file is staged (commit_files), so that a failure to write leaves the
+ * folder as it was (a rename that fails, rarer, leaves the files renamed before it). A file already holding exactly its text is left untouched (tmp empty), so that
  * builds do not recompile it. */
 typedef struct genOut {
   char path[4096];

@@ -236,9 +236,12 @@ kilnResult_t kilnPlanReadFile(const char* path, kilnPlan** out) {
   return kilnXmlReadFile(path, read_doc, out);
 }
 
-/* A plan is written only within the bounds the reader accepts, so that whatever kiln writes
- * (classic, synth, bake) reads back. */
+/* A plan is written only within the bounds the reader accepts (counts and forms; what the
+ * verifier checks is the verifier's), so that what kiln writes (classic, synth, bake) reads back. */
 static kilnResult_t writable(const kilnPlan* p) {
+  if (!p->inplace && !p->outofplace)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: neither in place nor out of place: it serves no call",
+                        p->name);
   if (p->nchannels < 1 || p->nchannels > MAX_CHANNELS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: %d channels, a plan file holds 1..%d", p->name,
                         p->nchannels, MAX_CHANNELS);
