@@ -63,10 +63,7 @@ int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out) {
     if (r != KILN_SUCCESS) kilnTopologyFree(*out);
   }
   if (r != KILN_SUCCESS) { /* on stderr: stdout may be the command's output (kiln topo) */
-    const char* msg = kilnLastError();
-    const size_t n = strlen(ta->name);
-    if (!strncmp(msg, ta->name, n) && msg[n] == ':') fprintf(stderr, "kiln: %s\n", msg);
-    else fprintf(stderr, "kiln: %s: %s\n", ta->name, msg);
+    cliFileErrorTo(stderr, "kiln: ", ta->name, kilnLastError());
     return 1;
   }
   return 0;
@@ -92,8 +89,10 @@ bool cliOutputApart(const char* cmd, const char* out, const char* const* ins, in
   return true;
 }
 
-void cliPrintFileError(const char* path, const char* msg) {
+void cliFileErrorTo(FILE* f, const char* lead, const char* path, const char* msg) {
   size_t n = strlen(path);
-  if (!strncmp(msg, path, n) && msg[n] == ':') printf("%s\n", msg);
-  else printf("%s: %s\n", path, msg);
+  if (!strncmp(msg, path, n) && msg[n] == ':') fprintf(f, "%s%s\n", lead, msg);
+  else fprintf(f, "%s%s: %s\n", lead, path, msg);
 }
+
+void cliPrintFileError(const char* path, const char* msg) { cliFileErrorTo(stdout, "", path, msg); }

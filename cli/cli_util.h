@@ -2,6 +2,8 @@
 #ifndef KILN_CLI_UTIL_H
 #define KILN_CLI_UTIL_H
 
+#include <stdio.h>
+
 #include "kiln/topology.h"
 
 /* --topo NAME|FILE.xml [--nodes K] | --file FILE.xml */
@@ -25,6 +27,8 @@ bool cliOutputApart(const char* cmd, const char* out, const char* const* ins, in
 /* Prints "FILE: message" to stdout, without repeating FILE when the message already starts
  * with it (errors from the readers name their file). */
 void cliPrintFileError(const char* path, const char* msg);
+/* The same on stream f, after `lead` ("kiln: "). */
+void cliFileErrorTo(FILE* f, const char* lead, const char* path, const char* msg);
 /* Parses a positive int; false on junk. */
 bool cliParseInt(const char* s, int* out);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_util.h"
 #include "commands.h"
 #include "gen.h"
 
@@ -43,11 +44,7 @@ int cmd_gen(int argc, char** argv) {
       fprintf(stderr, "kiln gen: %s needs a value\n", argv[i]);
       goto out_usage;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-      if (dir) {
-        fprintf(stderr, "kiln gen: -o given twice ('%s', then '%s')\n", dir, argv[i + 1]);
-        goto out_usage;
-      }
-      dir = argv[++i];
+      if (!cliOnce("gen", &dir, "-o", argv[++i])) goto out_usage;
     } else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc) {
       if (kilnGenParseDtypes(&o, argv[++i]) != KILN_SUCCESS) {
         fprintf(stderr, "kiln gen: %s\n", kilnLastError());

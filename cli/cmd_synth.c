@@ -125,13 +125,11 @@ int cmd_synth(int argc, char** argv) {
     fprintf(stderr, "kiln synth: unknown collective '%s'\n", coll_name);
     return 2;
   }
-  const char* const ins[] = {sketch_path, NULL};
-  if (!cliOutputApart("synth", out, ins, 1)) return 2;
   kilnTopology* t = NULL;
   const int trc = cliLoadTopo(&ta, &t);
   if (trc != 0) return trc;
-  const char* const topoIn[] = {ta.file ? ta.name : NULL};
-  if (!cliOutputApart("synth", out, topoIn, 1)) {
+  const char* const ins[] = {sketch_path, ta.file ? ta.name : NULL};
+  if (!cliOutputApart("synth", out, ins, 2)) {
     kilnTopologyFree(t);
     return 2;
   }
