@@ -118,7 +118,7 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
                            *const switchAttrs[] = {"gpus", "policy", NULL}, *const linkAttrs[] = {"src", "dst", NULL};
   kilnResult_t r;
   int strat;
-  if ((r = kilnXmlCheckChildren(n, f, kids)) || (r = kilnXmlCheckAttrs(n, f, attrs)) ||
+  if ((r = kilnXmlCheckElement(n, f, kids, attrs)) ||
       (r = get_enum(n, f, "strategy", intra_names, KILN_NUM_INTRA_STRATEGIES, KILN_INTRA_ALL, &strat)))
     return r;
   s->intra = (kilnIntraStrategy_t)strat;
@@ -129,12 +129,10 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
   s->links = calloc((size_t)(nl ? nl : 1), sizeof *s->links);
   if (!s->switches || !s->links) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
-    static const char* const none[] = {NULL};
-    if ((r = kilnXmlCheckChildren(c, f, none)) || (r = kilnXmlCheckAttrs(c, f, is(c, "switch") ? switchAttrs : linkAttrs)))
-      return r;
     if (is(c, "switch")) {
       kilnSketchSwitch* sw = &s->switches[s->nswitches];
       int pol;
+      if ((r = kilnXmlCheckElement(c, f, NULL, switchAttrs))) return r;
       if ((r = get_enum(c, f, "policy", policy_names, KILN_NUM_HYPER_POLICIES, KILN_HYPER_UC_MAX, &pol))) return r;
       sw->policy = (kilnHyperPolicy_t)pol;
       if ((r = kilnXmlGetIntList(c, f, "gpus", 0, KILN_MAX_RANKS - 1, KILN_MAX_RANKS, &sw->gpus, &sw->ngpus))) return r;
@@ -142,7 +140,8 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
       if (sw->ngpus < 2) return kilnXmlError(KILN_ERR_PARSE, f, c, "a sketch switch needs at least 2 GPUs");
     } else {
       kilnSketchLink* l = &s->links[s->nlinks];
-      if ((r = kilnXmlGetInt32(c, f, "src", true, 0, KILN_MAX_RANKS - 1, 0, &l->src)) ||
+      if ((r = kilnXmlCheckElement(c, f, NULL, linkAttrs)) ||
+          (r = kilnXmlGetInt32(c, f, "src", true, 0, KILN_MAX_RANKS - 1, 0, &l->src)) ||
           (r = kilnXmlGetInt32(c, f, "dst", true, 0, KILN_MAX_RANKS - 1, 0, &l->dst)))
         return r;
       if (l->src == l->dst) return kilnXmlError(KILN_ERR_PARSE, f, c, "self link %d->%d", l->src, l->dst);
@@ -158,7 +157,7 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
                            *const relayAttrs[] = {"r1", "r2", NULL};
   kilnResult_t r;
   int strat;
-  if ((r = kilnXmlCheckChildren(n, f, kids)) || (r = kilnXmlCheckAttrs(n, f, attrs)) ||
+  if ((r = kilnXmlCheckElement(n, f, kids, attrs)) ||
       (r = get_enum(n, f, "strategy", inter_names, KILN_NUM_INTER_STRATEGIES, KILN_INTER_DIRECT, &strat)))
     return r;
   s->inter = (kilnInterStrategy_t)strat;
@@ -170,13 +169,10 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
   s->beta_split = calloc((size_t)(nb ? nb : 1), sizeof *s->beta_split);
   if (!s->conns || !s->beta_split_gpu || !s->beta_split) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
-    static const char* const none[] = {NULL};
-    if ((r = kilnXmlCheckChildren(c, f, none)) ||
-        (r = kilnXmlCheckAttrs(c, f, is(c, "conn") ? connAttrs : is(c, "beta_split") ? splitAttrs : relayAttrs)))
-      return r;
     if (is(c, "conn")) {
       kilnSketchConn* cn = &s->conns[s->nconns];
-      if ((r = kilnXmlGetInt32(c, f, "src", true, 0, KILN_MAX_RANKS - 1, 0, &cn->src)) ||
+      if ((r = kilnXmlCheckElement(c, f, NULL, connAttrs)) ||
+          (r = kilnXmlGetInt32(c, f, "src", true, 0, KILN_MAX_RANKS - 1, 0, &cn->src)) ||
           (r = kilnXmlGetIntList(c, f, "dst", 0, KILN_MAX_RANKS - 1, KILN_MAX_RANKS, &cn->dst, &cn->ndst)))
         return r;
       s->nconns++;
@@ -185,13 +181,15 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
         if (s->conns[i].src == cn->src) return kilnXmlError(KILN_ERR_PARSE, f, c, "<conn> src=\"%d\" is given twice", cn->src);
     } else if (is(c, "beta_split")) {
       int k = s->nbeta_split;
-      if ((r = kilnXmlGetInt32(c, f, "gpu", true, 0, KILN_MAX_RANKS - 1, 0, &s->beta_split_gpu[k])) ||
+      if ((r = kilnXmlCheckElement(c, f, NULL, splitAttrs)) ||
+          (r = kilnXmlGetInt32(c, f, "gpu", true, 0, KILN_MAX_RANKS - 1, 0, &s->beta_split_gpu[k])) ||
           (r = kilnXmlGetInt32(c, f, "split", true, 1, MAX_SPLIT, 1, &s->beta_split[k])))
         return r;
       s->nbeta_split++;
     } else {
       s->has_chunk_to_relay = true;
-      if ((r = kilnXmlGetInt32(c, f, "r1", true, 1, KILN_MAX_RANKS, 1, &s->relay_r1)) ||
+      if ((r = kilnXmlCheckElement(c, f, NULL, relayAttrs)) ||
+          (r = kilnXmlGetInt32(c, f, "r1", true, 1, KILN_MAX_RANKS, 1, &s->relay_r1)) ||
           (r = kilnXmlGetInt32(c, f, "r2", true, 0, KILN_MAX_RANKS - 1, 0, &s->relay_r2)))
         return r;
       if (s->relay_r2 >= s->relay_r1)
@@ -210,7 +208,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   static const char* const kids[] = {"intranode", "internode", "symmetry", "hyperparameters", NULL},
                            *const rootAttrs[] = {"name", NULL}, *const symAttrs[] = {"offset", "group", NULL},
                            *const hyperAttrs[] = {"input_chunkup", "input_size", "ordering", NULL};
-  if ((r = kilnXmlCheckChildren(root, f, kids)) || (r = kilnXmlCheckAttrs(root, f, rootAttrs))) return r;
+  if ((r = kilnXmlCheckElement(root, f, kids, rootAttrs))) return r;
   if (kilnXmlCountChildren(root, "intranode") > 1 || kilnXmlCountChildren(root, "internode") > 1 ||
       kilnXmlCountChildren(root, "hyperparameters") > 1)
     return kilnXmlError(KILN_ERR_PARSE, f, root, "<intranode>, <internode> and <hyperparameters> may appear once each");
@@ -226,21 +224,20 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     goto out_free;
   }
   for (xmlNodePtr c = kilnXmlNextElement(root->children); c; c = kilnXmlNextElement(c->next)) {
-    static const char* const none[] = {NULL};
     if (is(c, "intranode")) {
       r = read_intranode(c, f, s);
     } else if (is(c, "internode")) {
       r = read_internode(c, f, s);
     } else if (is(c, "symmetry")) {
       kilnSymmetry* y = &s->symmetry[s->nsymmetry];
-      if (!(r = kilnXmlCheckChildren(c, f, none)) && !(r = kilnXmlCheckAttrs(c, f, symAttrs)) &&
+      if (!(r = kilnXmlCheckElement(c, f, NULL, symAttrs)) &&
           !(r = kilnXmlGetInt32(c, f, "offset", true, 0, KILN_MAX_RANKS, 0, &y->offset)) &&
           !(r = kilnXmlGetInt32(c, f, "group", true, 1, KILN_MAX_RANKS, 1, &y->group)))
         s->nsymmetry++;
     } else {
       char size[64];
       int ord = KILN_ORDER_AUTO;
-      if (!(r = kilnXmlCheckChildren(c, f, none)) && !(r = kilnXmlCheckAttrs(c, f, hyperAttrs)) &&
+      if (!(r = kilnXmlCheckElement(c, f, NULL, hyperAttrs)) &&
           !(r = kilnXmlGetInt32(c, f, "input_chunkup", false, 1, MAX_CHUNKUP, 1, &s->input_chunkup)) &&
           !(r = kilnXmlGetString(c, f, "input_size", false, "1M", size, sizeof size)) &&
           !(r = get_enum(c, f, "ordering", ordering_names, KILN_NUM_ORDERINGS, KILN_ORDER_AUTO, &ord))) {

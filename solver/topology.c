@@ -353,11 +353,10 @@ static kilnResult_t get_cost(xmlNodePtr n, const char* f, double* alpha, double*
 /* Reads the <node> template into t; ids are checked against g here so messages carry lines. */
 static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   static const char* const kids[] = {"link", "switch", "nic", NULL};
-  static const char* const none[] = {NULL}, *const linkAttrs[] = {"src", "dst", "alpha", "beta", "mult", "kind", NULL},
+  static const char* const linkAttrs[] = {"src", "dst", "alpha", "beta", "mult", "kind", NULL},
                            *const switchAttrs[] = {"name", "gpus", "alpha", "beta", "kind", NULL},
                            *const nicAttrs[] = {"id", "gpus", NULL};
-  kilnResult_t r = kilnXmlCheckChildren(node, f, kids);
-  if (r == KILN_SUCCESS) r = kilnXmlCheckAttrs(node, f, none);
+  kilnResult_t r = kilnXmlCheckElement(node, f, kids, NULL);
   if (r != KILN_SUCCESS) return r;
   int g = t->gpus_per_node;
   int nl = kilnXmlCountChildren(node, "link"), ns = kilnXmlCountChildren(node, "switch"), nn = kilnXmlCountChildren(node, "nic");
@@ -366,12 +365,11 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   t->tnics = calloc((size_t)(nn ? nn : 1), sizeof *t->tnics);
   if (!t->tlinks || !t->tswitches || !t->tnics) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   for (xmlNodePtr c = kilnXmlNextElement(node->children); c; c = kilnXmlNextElement(c->next)) {
-    const bool isLink = !xmlStrcmp(c->name, (const xmlChar*)"link"), isSwitch = !xmlStrcmp(c->name, (const xmlChar*)"switch");
-    if ((r = kilnXmlCheckAttrs(c, f, isLink ? linkAttrs : isSwitch ? switchAttrs : nicAttrs))) return r;
-    if (isLink) {
+    if (!xmlStrcmp(c->name, (const xmlChar*)"link")) {
       kilnLink* l = &t->tlinks[t->ntlinks];
       l->switch_id = -1;
-      if ((r = kilnXmlGetInt32(c, f, "src", true, 0, g - 1, 0, &l->src)) ||
+      if ((r = kilnXmlCheckAttrs(c, f, linkAttrs)) ||
+          (r = kilnXmlGetInt32(c, f, "src", true, 0, g - 1, 0, &l->src)) ||
           (r = kilnXmlGetInt32(c, f, "dst", true, 0, g - 1, 0, &l->dst)) ||
           (r = get_cost(c, f, &l->alpha_us, &l->beta_us_per_mb)) ||
           (r = kilnXmlGetInt32(c, f, "mult", false, 1, MAX_MULT, 1, &l->mult)) ||
@@ -382,9 +380,10 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
         if (t->tlinks[i].src == l->src && t->tlinks[i].dst == l->dst)
           return kilnXmlError(KILN_ERR_PARSE, f, c, "link %d->%d is given twice", l->src, l->dst);
       t->ntlinks++;
-    } else if (isSwitch) {
+    } else if (!xmlStrcmp(c->name, (const xmlChar*)"switch")) {
       kilnSwitch* s = &t->tswitches[t->ntswitches];
-      if ((r = kilnXmlGetString(c, f, "name", false, "switch", s->name, sizeof s->name)) ||
+      if ((r = kilnXmlCheckAttrs(c, f, switchAttrs)) ||
+          (r = kilnXmlGetString(c, f, "name", false, "switch", s->name, sizeof s->name)) ||
           (r = kilnXmlGetIntList(c, f, "gpus", 0, g - 1, g, &s->gpus, &s->ngpus)))
         return r;
       t->ntswitches++; /* owns s->gpus from here */
@@ -394,7 +393,8 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
       if (s->ngpus < 2) return kilnXmlError(KILN_ERR_PARSE, f, c, "switch %s joins fewer than 2 GPUs", s->name);
     } else {
       kilnNic* k = &t->tnics[t->ntnics];
-      if ((r = kilnXmlGetInt32(c, f, "id", true, 0, KILN_MAX_RANKS, 0, &k->id)) ||
+      if ((r = kilnXmlCheckAttrs(c, f, nicAttrs)) ||
+          (r = kilnXmlGetInt32(c, f, "id", true, 0, KILN_MAX_RANKS, 0, &k->id)) ||
           (r = kilnXmlGetIntList(c, f, "gpus", 0, g - 1, g, &k->gpus, &k->ngpus)))
         return r;
       t->ntnics++;
@@ -412,7 +412,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   if (r != KILN_SUCCESS) return r;
   static const char* const kids[] = {"node", "internode", NULL}, *const rootAttrs[] = {"name", "nodes", "gpus_per_node", NULL},
                            *const interAttrs[] = {"alpha", "beta", "kind", NULL};
-  if ((r = kilnXmlCheckChildren(root, f, kids)) || (r = kilnXmlCheckAttrs(root, f, rootAttrs))) return r;
+  if ((r = kilnXmlCheckElement(root, f, kids, rootAttrs))) return r;
   kilnTopology* t = calloc(1, sizeof *t);
   if (!t) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   if ((r = kilnXmlGetString(root, f, "name", true, NULL, t->name, sizeof t->name)) ||
@@ -433,9 +433,8 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     if (!xmlStrcmp(c->name, (const xmlChar*)"node")) {
       if ((r = read_node(c, f, t))) goto out_free;
     } else {
-      static const char* const none[] = {NULL};
       t->has_internode = true;
-      if ((r = kilnXmlCheckChildren(c, f, none)) || (r = kilnXmlCheckAttrs(c, f, interAttrs)) ||
+      if ((r = kilnXmlCheckElement(c, f, NULL, interAttrs)) ||
           (r = get_cost(c, f, &t->inter_alpha_us, &t->inter_beta_us_per_mb)) ||
           (r = get_kind(c, f, KILN_LINK_IB, &t->inter_kind)))
         goto out_free;

@@ -208,6 +208,11 @@ kilnResult_t kilnXmlCheckAttrs(xmlNodePtr n, const char* fname, const char* cons
   return KILN_SUCCESS;
 }
 
+kilnResult_t kilnXmlCheckElement(xmlNodePtr n, const char* fname, const char* const* kids, const char* const* attrs) {
+  kilnResult_t r = kilnXmlCheckChildren(n, fname, kids);
+  return r != KILN_SUCCESS ? r : kilnXmlCheckAttrs(n, fname, attrs);
+}
+
 kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const char* const* allowed) {
   for (xmlNodePtr c = parent->children; c; c = c->next) {
     switch (c->type) {

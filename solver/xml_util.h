@@ -48,6 +48,8 @@ kilnResult_t kilnXmlCheckAttrs(xmlNodePtr n, const char* fname, const char* cons
 /* Fails if a child of parent is non-blank text, or an element whose name is not in the
  * NULL-terminated list `allowed`. */
 kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const char* const* allowed);
+/* Both checks: n's child elements among kids, its attributes among attrs (NULL: none). */
+kilnResult_t kilnXmlCheckElement(xmlNodePtr n, const char* fname, const char* const* kids, const char* const* attrs);
 /* Number of element children of parent named `name`. */
 int kilnXmlCountChildren(xmlNodePtr parent, const char* name);
 /* Line of a node (0 if unknown). */
