@@ -563,32 +563,31 @@ static int namedDescriptor(const char* path) {
   return *end == '\0' && v >= 0 && v <= INT_MAX ? (int)v : -1;
 }
 
+/* len bytes to the open descriptor fd, named path in the error. */
+static kilnResult_t writeFd(int fd, const char* path, const char* data, size_t len) {
+  return write_all(fd, data, len) ? KILN_SUCCESS : kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
+}
+
 /* A path that is not a regular file's: written straight (a device such as /dev/null, a pipe). */
 static kilnResult_t writeStraight(const char* path, const char* data, size_t len) {
   int fd = open(path, O_WRONLY | O_NOCTTY);
   if (fd < 0) return kilnSetError(KILN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  if (!write_all(fd, data, len)) {
-    int e = errno;
-    close(fd);
-    return kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(e));
-  }
-  if (close(fd) != 0) return kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
-  return KILN_SUCCESS;
+  kilnResult_t r = writeFd(fd, path, data, len);
+  if (close(fd) != 0 && r == KILN_SUCCESS)
+    r = kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
+  return r;
 }
 
 kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len) {
   if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no output file name given");
-  if (!strcmp(path, "-")) {
+  const int named = strcmp(path, "-") ? namedDescriptor(path) : STDOUT_FILENO;
+  if (named == STDOUT_FILENO) { /* through stdio, after what the program printed before */
     if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
       return kilnSetError(KILN_ERR_IO, "<stdout>: write error: %s", strerror(errno));
     return KILN_SUCCESS;
   }
+  if (named >= 0) return writeFd(named, path, data, len);
   kilnResult_t r = KILN_SUCCESS;
-  const int named = namedDescriptor(path);
-  if (named >= 0) {
-    if (!write_all(named, data, len)) return kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
-    return KILN_SUCCESS;
-  }
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* through any links: a folder, device, pipe */
     return S_ISDIR(st.st_mode) ? kilnSetError(KILN_ERR_IO, "%s is a folder, not a file", path)
