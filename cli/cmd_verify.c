@@ -16,8 +16,9 @@ static void help(FILE* f) {
           "buffer ranges. Prints 'FILE: OK (...)' or the first error; exits 0 only if all pass.\n"
           "  --schedules N  interleavings of threadblocks to try (default 4)\n"
           "  --seed S       seed of the random interleavings and values (default 1)\n"
-          "  --fifo-depth D FIFO slots per connection, as the runtime's nslots (default 0:\n"
-          "                 unbounded); a plan that needs more deadlocks and is reported\n");
+          "  --fifo-depth D FIFO slots per connection, as the runtime's nslots (default 8, the\n"
+          "                 runtime's default; 0: unbounded); a plan that needs more deadlocks\n"
+          "                 and is reported\n");
 }
 
 static bool parse_u64(const char* s, uint64_t* out) {

@@ -191,9 +191,14 @@ typedef struct kilnVerifyOptions {
   uint64_t seed;      /* for the random interleavings */
   bool all_ops;       /* also check numerically with every reduction op */
   int fifo_depth;     /* > 0: a connection holds at most this many sent, not yet received steps
-                       * (the runtime's FIFO slots, kilnCommConfig.nslots); 0: unbounded */
+                       * (the runtime's FIFO slots, kilnCommConfig.nslots); 0: unbounded.
+                       * Default KILN_FIFO_DEPTH_DEFAULT, the runtime's default: a plan that
+                       * passes with it runs on a communicator of default settings */
 } kilnVerifyOptions;
-#define KILN_VERIFY_OPTIONS_INIT {4, 1, true, 0}
+/* FIFO slots per connection of a communicator of default settings (kilnCommConfig.nslots), and
+ * the depth the verifier checks plans at by default (MSCCL's runtime has as many). */
+#define KILN_FIFO_DEPTH_DEFAULT 8
+#define KILN_VERIFY_OPTIONS_INIT {4, 1, true, KILN_FIFO_DEPTH_DEFAULT}
 
 /* Runs the plan for all ranks on host memory and checks the collective's postcondition on every
  * rank and chunk. KILN_SUCCESS only for a correct plan; otherwise KILN_ERR_VERIFY with a message

@@ -63,7 +63,7 @@ typedef struct kilnCommConfig {
                          * then says none) */
 } kilnCommConfig;
 #define KILN_COMM_CONFIG_INITIALIZER \
-  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, 8, 512 * 1024, 512, 5000, 128u << 20 }
+  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, KILN_FIFO_DEPTH_DEFAULT, 512 * 1024, 512, 5000, 128u << 20 }
 
 /* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
  * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
