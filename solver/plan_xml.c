@@ -242,6 +242,11 @@ static kilnResult_t writable(const kilnPlan* p) {
   if (!p->inplace && !p->outofplace)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: neither in place nor out of place: it serves no call",
                         p->name);
+  if ((unsigned)p->proto >= KILN_NUM_PROTOS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: proto %d is not a kilnProto_t", p->name, (int)p->proto);
+  if ((unsigned)p->coll >= KILN_NUM_COLLS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: collective %d is not a kilnColl_t", p->name,
+                        (int)p->coll);
   if (p->nchannels < 1 || p->nchannels > MAX_CHANNELS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: %d channels, a plan file holds 1..%d", p->name,
                         p->nchannels, MAX_CHANNELS);

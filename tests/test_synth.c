@@ -150,6 +150,21 @@ Test(synth, bad_options_rejected) {
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
   o = fast_options();
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_CUSTOM, &o, &p, NULL), KILN_ERR_UNSUPPORTED));
+  /* Values outside their enums: refused before a plan naming them is written (such a plan's
+   * proto="unknown" could not be read back). */
+  o = fast_options();
+  o.proto = (kilnProto_t)KILN_NUM_PROTOS;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(strstr(kilnLastError(), "proto") != NULL, "%s", kilnLastError());
+  o = fast_options();
+  o.ordering = KILN_NUM_ORDERINGS;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  o.ordering = -2;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  o = fast_options();
+  o.stall_s = -1;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(p == NULL);
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }

@@ -170,9 +170,14 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
                           opts->size, sizeof(kilnSynthOptions));
     o = *opts;
   }
-  if (!(o.time_limit_s > 0) || o.instances < 1 || o.mip_gap < 0 || o.max_tbs < 0)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "synthesis options: time limit must be > 0, instances >= 1, mip gap >= 0, max_tbs >= 0");
+  if (!(o.time_limit_s > 0) || o.instances < 1 || !(o.mip_gap >= 0) || !(o.stall_s >= 0) || o.max_tbs < 0)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: time limit must be > 0, instances >= 1, "
+                        "mip gap >= 0, stall >= 0, max_tbs >= 0");
+  if ((unsigned)o.proto >= KILN_NUM_PROTOS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: proto %d is not a kilnProto_t", (int)o.proto);
+  if (o.ordering < -1 || o.ordering >= KILN_NUM_ORDERINGS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: ordering %d is neither -1 (the sketch's) "
+                        "nor a kilnOrdering_t", o.ordering);
   if (coll != KILN_COLL_ALLGATHER && coll != KILN_COLL_ALLTOALL && coll != KILN_COLL_REDUCESCATTER &&
       coll != KILN_COLL_ALLREDUCE)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "cannot synthesize collective '%s'", kilnCollName(coll));
