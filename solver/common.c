@@ -68,7 +68,7 @@ const char* kilnCollName(kilnColl_t c) {
 }
 
 bool kilnCollParse(const char* s, kilnColl_t* out) {
-  if (!s) return false;
+  if (!s || !out) return false;
   for (int i = 0; i < KILN_NUM_COLLS; i++) {
     if (strcmp(s, coll_names[i]) == 0 || (coll_alt_names[i] && strcmp(s, coll_alt_names[i]) == 0)) {
       *out = (kilnColl_t)i;
@@ -93,7 +93,7 @@ size_t kilnDataTypeSize(kilnDataType_t t) {
 }
 
 bool kilnDataTypeParse(const char* s, kilnDataType_t* out) {
-  if (!s) return false;
+  if (!s || !out) return false;
   for (int i = 0; i < KILN_NUM_DTYPES; i++) {
     if (strcmp(s, dtypes[i].name) == 0) {
       *out = (kilnDataType_t)i;
@@ -114,7 +114,7 @@ const char* kilnRedOpName(kilnRedOp_t op) {
 }
 
 bool kilnRedOpParse(const char* s, kilnRedOp_t* out) {
-  if (!s) return false;
+  if (!s || !out) return false;
   for (int i = 0; i < KILN_NUM_REDOPS; i++) {
     if (strcmp(s, redop_names[i]) == 0) {
       *out = (kilnRedOp_t)i;
@@ -135,7 +135,7 @@ const char* kilnProtoName(kilnProto_t p) {
 }
 
 bool kilnProtoParse(const char* s, kilnProto_t* out) {
-  if (!s) return false;
+  if (!s || !out) return false;
   for (int i = 0; i < KILN_NUM_PROTOS; i++) {
     if (strcasecmp(s, proto_names[i]) == 0) {
       *out = (kilnProto_t)i;
@@ -146,7 +146,7 @@ bool kilnProtoParse(const char* s, kilnProto_t* out) {
 }
 
 bool kilnParseSize(const char* s, uint64_t* out) {
-  if (!s || !*s) return false;
+  if (!s || !*s || !out) return false;
   while (isspace((unsigned char)*s)) s++;
   if (!isdigit((unsigned char)*s)) return false;
   errno = 0;

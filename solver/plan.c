@@ -27,7 +27,7 @@ const char* kilnStepTypeName(kilnStepType_t t) {
 }
 
 bool kilnStepTypeParse(const char* s, kilnStepType_t* out) {
-  if (!s) return false;
+  if (!s || !out) return false;
   for (int i = 0; i < KILN_NUM_STEP_TYPES; i++)
     if (!strcmp(s, step_types[i].name)) {
       *out = (kilnStepType_t)i;

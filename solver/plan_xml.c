@@ -326,6 +326,7 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
 }
 
 kilnResult_t kilnPlanWriteFile(const kilnPlan* p, const char* path) {
+  if (!p) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanWriteFile: NULL plan");
   char* s = NULL;
   kilnResult_t r = kilnPlanWriteMemory(p, &s);
   return kilnWriteDocument(r, s, path);

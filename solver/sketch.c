@@ -44,7 +44,7 @@ const char* kilnHyperPolicyName(kilnHyperPolicy_t p) {
 
 bool kilnHyperPolicyParse(const char* s, kilnHyperPolicy_t* out) {
   int i = lookup(policy_names, KILN_NUM_HYPER_POLICIES, s);
-  if (i < 0) return false;
+  if (i < 0 || !out) return false;
   *out = (kilnHyperPolicy_t)i;
   return true;
 }
@@ -63,7 +63,7 @@ const char* kilnOrderingName(kilnOrdering_t v) {
 
 bool kilnOrderingParse(const char* s, kilnOrdering_t* out) {
   int i = lookup(ordering_names, KILN_NUM_ORDERINGS, s);
-  if (i < 0) return false;
+  if (i < 0 || !out) return false;
   *out = (kilnOrdering_t)i;
   return true;
 }
@@ -323,6 +323,7 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
 }
 
 kilnResult_t kilnSketchWriteFile(const kilnSketch* s, const char* path) {
+  if (!s) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSketchWriteFile: NULL sketch");
   char* x = NULL;
   kilnResult_t r = kilnSketchWriteMemory(s, &x);
   return kilnWriteDocument(r, x, path);

@@ -22,7 +22,7 @@ const char* kilnLinkKindName(kilnLinkKind_t k) {
 }
 
 bool kilnLinkKindParse(const char* s, kilnLinkKind_t* out) {
-  if (!s) return false;
+  if (!s || !out) return false;
   for (int i = 0; i < KILN_NUM_LINK_KINDS; i++)
     if (!strcmp(s, link_kind_names[i])) {
       *out = (kilnLinkKind_t)i;
@@ -330,6 +330,7 @@ kilnResult_t kilnTopologyWriteMemory(const kilnTopology* t, char** out) {
 }
 
 kilnResult_t kilnTopologyWriteFile(const kilnTopology* t, const char* path) {
+  if (!t) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTopologyWriteFile: NULL topology");
   char* s = NULL;
   kilnResult_t r = kilnTopologyWriteMemory(t, &s);
   return kilnWriteDocument(r, s, path);

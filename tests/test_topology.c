@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli_run.h"
+#include "kiln/plan.h"
+#include "kiln/sketch.h"
 #include "kiln/topology.h"
 #include "test_util.h"
 
@@ -551,4 +553,26 @@ Test(topology, name_escaping_round_trip) {
   free(b);
   kilnTopologyFree(t);
   kilnTopologyFree(u);
+}
+
+/* The name parsers and the file writers of every model: a NULL argument is refused, not
+ * dereferenced (kilnParseSize("1M", NULL) crashed). */
+Test(topology, parsers_and_writers_refuse_null) {
+  cr_expect(not(kilnParseSize("1M", NULL)));
+  cr_expect(not(kilnParseSize(NULL, NULL)));
+  cr_expect(not(kilnCollParse("allgather", NULL)));
+  cr_expect(not(kilnDataTypeParse("float", NULL)));
+  cr_expect(not(kilnRedOpParse("sum", NULL)));
+  cr_expect(not(kilnProtoParse("LL", NULL)));
+  cr_expect(not(kilnStepTypeParse("s", NULL)));
+  cr_expect(not(kilnHyperPolicyParse("free", NULL)));
+  cr_expect(not(kilnOrderingParse("auto", NULL)));
+  cr_expect(not(kilnLinkKindParse("nvlink", NULL)));
+  uint64_t v = 0;
+  cr_expect(kilnParseSize("1M", &v) && v == 1u << 20);
+  cr_expect(eq(int, kilnTopologyWriteFile(NULL, "-"), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(strstr(kilnLastError(), "kilnTopologyWriteFile") != NULL, "%s", kilnLastError());
+  cr_expect(eq(int, kilnPlanWriteFile(NULL, "-"), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(strstr(kilnLastError(), "kilnPlanWriteFile") != NULL, "%s", kilnLastError());
+  cr_expect(eq(int, kilnSketchWriteFile(NULL, "-"), KILN_ERR_INVALID_ARGUMENT));
 }
