@@ -883,6 +883,23 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
   return KILN_SUCCESS;
 }
 
+/* Out of place, the input is the caller's send buffer, which a collective only reads (NCCL's
+ * sendbuff is const; the runtime binds it as it is): a step that wrote into it is an error, even
+ * where the result comes out right (a ring that accumulates partial sums in the input). */
+static kilnResult_t check_input_kept(vctx* c, int sched) {
+  for (int r = 0; r < c->n; r++) {
+    const kilnGpu* g = &c->p->gpus[r];
+    for (int j = 0; j < g->i_chunks; j++) {
+      const vslot* v = &c->slots[slot_of(c, r, KILN_BUF_INPUT, j)];
+      if (v->wtb >= 0)
+        return verr("rank %d input chunk %d written by tb %d step %d out of place: the input is the caller's "
+                    "send buffer, read only [%s, %s]", r, j, v->wtb, v->wstep, c->mode_name,
+                    sched == 0 ? "round-robin order" : "a random interleaving");
+    }
+  }
+  return KILN_SUCCESS;
+}
+
 /* Reference results of a reduction: every input chunk reduced over all ranks, per op. */
 static kilnResult_t compute_reference(vctx* c) {
   if (!c->reduces) return KILN_SUCCESS;
@@ -1009,6 +1026,7 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
       if (res != KILN_SUCCESS) goto out;
       if (p->coll == KILN_COLL_CUSTOM) continue;
       res = check_result(&c, sched, opts);
+      if (res == KILN_SUCCESS && m == 0) res = check_input_kept(&c, sched);
       if (res != KILN_SUCCESS) goto out;
     }
   }

@@ -217,6 +217,31 @@ Test(verify, out_of_place_only_plan_claiming_inplace_fails) {
   REJECTED(clobbering_allreduce(true, true), "in place", "twice", "tb 0 step 2 (re)");
 }
 
+/* Out of place, the input is the caller's read-only send buffer: a ring reducescatter whose
+ * receive-reduce-send also keeps its partial sum in the input gives every rank the right result
+ * and is still refused, naming the step; in place the same plan is fine. */
+static kilnPlan* ring_rs_writing_input(bool inplace) {
+  kilnPlan* p = classic("ring", KILN_COLL_REDUCESCATTER, 4, 1, inplace);
+  kilnThreadblock* hit = NULL;
+  kilnStep* st = NULL;
+  for (int t = 0; t < p->gpus[2].ntbs && !st; t++)
+    for (int s = 0; s < p->gpus[2].tbs[t].nsteps && !st; s++)
+      if (p->gpus[2].tbs[t].steps[s].type == KILN_STEP_RECV_REDUCE_SEND) {
+        hit = &p->gpus[2].tbs[t];
+        st = &hit->steps[s];
+      }
+  cr_assert(st != NULL, "no rrs step on rank 2");
+  st->type = KILN_STEP_RECV_REDUCE_COPY_SEND;
+  st->dstbuf = st->srcbuf;
+  st->dstoff = st->srcoff;
+  return p;
+}
+Test(verify, out_of_place_plan_writing_its_input_fails) {
+  kilnPlan* p = ring_rs_writing_input(false);
+  REJECTED(p, "rank 2 input chunk", "out of place", "send buffer, read only");
+}
+Test(verify, in_place_plan_writing_its_input_passes) { expect_ok(ring_rs_writing_input(true)); }
+
 /* The layout msccl-tools gives its all-pairs allreduce (8 ranks, LL, in place): per rank a
  * reducer tb without peers whose `re` steps each wait on a peer tb's receive into scratch, and
  * per peer a tb that sends the peer's piece, receives into scratch, sends the reduced piece
