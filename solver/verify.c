@@ -10,7 +10,7 @@
  * (depid/deps) has finished, and, for a receive, the matching send has run. Since every
  * receive names its FIFO, whether a plan deadlocks does not depend on the interleaving; what
  * does is the outcome of unsynchronised accesses to shared buffers. Those are found exactly by
- * a happens-before check with vector clocks (plans of up to VERIFY_RACE_MAX_TBS threadblocks),
+ * a happens-before check with vector clocks (plans within KILN_VERIFY_RACE_MAX_CLOCKS),
  * and their effects by running several interleavings (round-robin, run-to-block, and seeded
  * random ones) and checking each result.
  *
@@ -593,8 +593,6 @@ static kilnResult_t report_deadlock(vctx* c) {
  * way form a race: some real interleaving gives another result, even if none of the ones run
  * here does. Checked exactly on the first interleaving (the relation does not depend on it). */
 
-#define VERIFY_RACE_MAX_TBS 2048
-
 static void race_free(vctx* c) {
   if (c->snap)
     for (int f = 0; f < c->ix.nsteps; f++) free(c->snap[f]);
@@ -617,7 +615,7 @@ static void race_free(vctx* c) {
 /* Prepares race detection for one run; leaves it off for plans too large for the clocks. */
 static kilnResult_t race_init(vctx* c) {
   race_free(c);
-  if (c->ntbs == 0 || c->ntbs > VERIFY_RACE_MAX_TBS) return KILN_SUCCESS;
+  if (c->ntbs == 0 || !KILN_VERIFY_CHECKS_ALL_RACES(c->ntbs, c->ix.nsteps)) return KILN_SUCCESS;
   size_t T = (size_t)c->ntbs;
   c->clk = calloc(T * T, sizeof(int32_t));
   c->snap = calloc((size_t)c->ix.nsteps + 1, sizeof(int32_t*));

@@ -454,6 +454,30 @@ Test(verify, dropped_dependency_races) {
            "tb 0 step 1 (r) writes it");
 }
 
+/* The same in a plan of 3072 threadblocks (32 ranks, 3 instances), past the 2048 to which the
+ * race check was once limited: there the dropped dependency passed, the interleavings run
+ * happening to order the two steps. */
+Test(verify, dropped_dependency_races_in_a_large_plan) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.instances = 3;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 32, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  int tbs = 0, steps = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++, tbs++) steps += p->gpus[r].tbs[t].nsteps;
+  cr_assert(gt(int, tbs, 2048));
+  const bool exact = KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps);
+  cr_assert(exact);
+  kilnStep* last = NULL;
+  for (int t = 0; t < p->gpus[0].ntbs; t++)
+    for (int s = 0; s < p->gpus[0].tbs[t].nsteps; s++)
+      if (p->gpus[0].tbs[t].steps[s].type == KILN_STEP_REDUCE && p->gpus[0].tbs[t].steps[s].depid >= 0)
+        last = &p->gpus[0].tbs[t].steps[s];
+  cr_assert(last != NULL);
+  last->depid = last->deps = -1;
+  REJECTED(p, "data race on rank 0");
+}
+
 /* A race that every interleaving run here gets right (the writer always runs first in them):
  * rank 0's copy into o[1] and its send of o[1] on another threadblock are unordered. */
 Test(verify, race_found_even_when_results_are_right) {
