@@ -29,9 +29,35 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/kilnConfig.cmake ${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 
+# kiln.pc: the static libraries and everything they need, so that `pkg-config --libs kiln` links
+# as it stands. The prefix is found from the file's own place (${pcfiledir}), so that it holds
+# wherever `cmake --install --prefix` puts the tree.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(KILN_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  set(KILN_PC_PREFIX "\${pcfiledir}/..")
+  string(REGEX MATCHALL "[^/]+" kiln_pc_parts "${CMAKE_INSTALL_LIBDIR}")
+  foreach(part ${kiln_pc_parts})
+    string(APPEND KILN_PC_PREFIX "/..")
+  endforeach()
+endif()
+set(KILN_PC_DESCRIPTION "synthesized collective-communication algorithms (TACCL method): formats, verifier, simulator")
 set(KILN_PC_LIBS "-lkiln_core")
+set(KILN_PC_CFLAGS "")
 if(TARGET kiln_synth)
+  set(KILN_PC_DESCRIPTION "${KILN_PC_DESCRIPTION}, synthesizer")
   set(KILN_PC_LIBS "-lkiln_synth ${KILN_PC_LIBS} -lglpk")
 endif()
+if(TARGET kiln_runtime)
+  # The runtime's static library holds C++ host code of the kernels' launchers (libstdc++) and
+  # needs the CUDA runtime and NCCL, found where the build found them.
+  get_filename_component(kiln_nccl_dir "${NCCL_LIBRARY}" DIRECTORY)
+  set(KILN_PC_DESCRIPTION "${KILN_PC_DESCRIPTION}, GPU runtime over NCCL")
+  set(KILN_PC_LIBS "-lkiln_runtime -lkiln_registry ${KILN_PC_LIBS} -L${CUDAToolkit_LIBRARY_DIR} -lcudart -L${kiln_nccl_dir} -lnccl -lstdc++ -lpthread -ldl -lrt")
+  list(TRANSFORM CUDAToolkit_INCLUDE_DIRS PREPEND " -I" OUTPUT_VARIABLE kiln_cuda_inc)
+  list(JOIN kiln_cuda_inc "" kiln_cuda_inc)
+  set(KILN_PC_CFLAGS "${kiln_cuda_inc} -I${NCCL_INCLUDE_DIR}")
+endif()
+string(APPEND KILN_PC_LIBS " -lm")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/kiln.pc.in ${PROJECT_BINARY_DIR}/kiln.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/kiln.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
