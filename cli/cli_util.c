@@ -5,6 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+const char* cliSketchPath(const char* arg, char* buf, size_t n) {
+  const size_t len = strlen(arg);
+  struct stat st;
+  if (strchr(arg, '/') || (len > 4 && !strcmp(arg + len - 4, ".xml")) || stat(arg, &st) == 0) return arg;
+  char exe[4096];
+  const ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (el > 0) {
+    exe[el] = '\0';
+    char* slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = '\0'; /* the program's folder: PREFIX/bin installed */
+      snprintf(buf, n, "%s/../share/kiln/plans/sketches/%s.xml", exe, arg);
+      if (stat(buf, &st) == 0) return buf;
+    }
+  }
+#ifdef KILN_SOURCE_DIR
+  snprintf(buf, n, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, arg);
+  if (stat(buf, &st) == 0) return buf;
+#endif
+  return arg;
+}
 
 bool cliParseInt(const char* s, int* out) {
   if (!s || !*s) return false;
@@ -27,6 +50,7 @@ int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i) {
       return -1;
     }
     ta->name = argv[i + 1];
+    ta->file = !strcmp(argv[i], "--file"); /* --file names a file, whatever built-in shares its name */
     return 2;
   }
   if (!strcmp(argv[i], "--nodes")) {
@@ -47,7 +71,7 @@ int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out) {
   /* A built-in name wins over a file of that name in the current folder; a name with a '/' or
    * ending in .xml is a file. */
   size_t n = strlen(ta->name);
-  if (!strchr(ta->name, '/') && !(n > 4 && !strcmp(ta->name + n - 4, ".xml"))) {
+  if (!ta->file && !strchr(ta->name, '/') && !(n > 4 && !strcmp(ta->name + n - 4, ".xml"))) {
     if (kilnTopologyBuiltin(ta->name, ta->nodes > 0 ? ta->nodes : 1, out) == KILN_SUCCESS) return 0;
     struct stat st;
     if (stat(ta->name, &st) != 0) {

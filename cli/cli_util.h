@@ -10,7 +10,7 @@
 typedef struct kilnTopoArgs {
   const char* name; /* built-in name or path (a path if it ends in .xml or names a file) */
   int nodes;        /* 0: default 1 */
-  bool file;        /* set by cliLoadTopo: name was read as a file, not a built-in */
+  bool file;        /* a file, not a built-in: given with --file, or so read by cliLoadTopo */
 } kilnTopoArgs;
 
 /* If argv[i] is a topology option, consumes it (and its value) and returns how many arguments
@@ -29,6 +29,11 @@ bool cliOutputApart(const char* cmd, const char* out, const char* const* ins, in
 void cliPrintFileError(const char* path, const char* msg);
 /* The same on stream f, after `lead` ("kiln: "). */
 void cliFileErrorTo(FILE* f, const char* lead, const char* path, const char* msg);
+/* The sketch file `arg` names: itself when it is a path (a '/', a .xml ending, or a file of that
+ * name here), else the sketch of that name kiln ships (NAME.xml of the installed
+ * share/kiln/plans/sketches beside the program, or of the source tree's plans/sketches); `arg`
+ * when there is none (its reader then says it cannot be opened). buf holds the path built. */
+const char* cliSketchPath(const char* arg, char* buf, size_t n);
 /* Parses a positive int; false on junk. */
 bool cliParseInt(const char* s, int* out);
 

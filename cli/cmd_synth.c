@@ -13,7 +13,7 @@
 
 static void help(FILE* f) {
   fprintf(f,
-          "usage: kiln synth --topo NAME|FILE.xml [--nodes K] --sketch SKETCH.xml\n"
+          "usage: kiln synth --topo NAME|FILE.xml [--nodes K] --sketch SKETCH.xml|NAME\n"
           "                  --coll allgather|alltoall|reducescatter|allreduce -o PLAN.xml\n"
           "                  [--time-limit SECONDS] [--stall SECONDS] [--gap G] [--instances N]\n"
           "                  [--proto LL|Simple]\n"
@@ -27,7 +27,9 @@ static void help(FILE* f) {
           "the relative MIP gap (default 0.01). --size overrides the sketch's input size (bytes\n"
           "per rank's input). --inplace writes MSCCL's\n"
           "in-place form (allgather, reducescatter, allreduce). --max-tbs caps threadblocks per rank\n"
-          "(a runtime runs one per SM; 0: no cap).\n"
+          "(a runtime runs one per SM; 0: no cap). --sketch NAME takes a sketch kiln ships\n"
+          "(plans/sketches: dgx2-sk-1, dgx2-sk-2, dgx2-sk-3, ndv2, ndv2-sk-1, ndv2-sk-2, hgx-h100,\n"
+          "switch2, switch4, switch8, torus4x4) where no file of that name is here.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }
@@ -47,6 +49,7 @@ static void progress(const kilnSynthProgress* p, void* user) {
 int cmd_synth(int argc, char** argv) {
   kilnTopoArgs ta = {0};
   const char *sketch_path = NULL, *coll_name = NULL, *out = NULL;
+  char sketch_buf[4096];
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
   bool quiet = false;
   for (int i = 1; i < argc; i++) {
@@ -77,7 +80,7 @@ int cmd_synth(int argc, char** argv) {
     }
     i++;
     if (!strcmp(a, "--sketch")) {
-      if (!cliOnce("synth", &sketch_path, a, v)) return 2;
+      if (!cliOnce("synth", &sketch_path, a, cliSketchPath(v, sketch_buf, sizeof sketch_buf))) return 2;
     } else if (!strcmp(a, "--coll")) {
       if (!cliOnce("synth", &coll_name, a, v)) return 2;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -166,9 +169,9 @@ int cmd_synth(int argc, char** argv) {
   for (int g = 0; g < KILN_SYNTH_NUM_STAGES; g++)
     fprintf(stderr, " %s %.2fs", kilnSynthStageName((kilnSynthStage_t)g), st.stage_s[g]);
   fprintf(stderr, "  total %.2fs\n", st.total_s);
-  fprintf(stderr, "  routing: %d solve(s), %d rows x %d cols (%d integer), %s, bound %.2f us\n",
+  fprintf(stderr, "  routing: %d solve(s), %d rows x %d cols (%d integer), %s, objective %.2f us\n",
           st.route_solves, st.route_rows, st.route_cols, st.route_integers,
-          st.route_optimal ? "optimal" : "time limit", st.route_bound_us);
+          st.route_optimal ? "optimal" : "stopped early (time limit or stall)", st.route_bound_us);
   fprintf(stderr, "  schedule: %d transfers, greedy %.2f us, final %.2f us (%s)%s\n", st.transfers,
           st.greedy_us, st.schedule_us,
           st.sched_used_greedy ? "greedy kept" : (st.sched_optimal ? "contiguity optimal" : "contiguity incumbent"),

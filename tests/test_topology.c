@@ -374,7 +374,8 @@ Test(topology, file_write_through_links_and_pipes) {
   kilnTopologyFree(u);
 }
 
-/* kiln topo: a built-in name wins over a file of that name in the current folder; a file that
+/* kiln topo: a built-in name wins over a file of that name in the current folder (--file names
+ * the file); a file that
  * cannot be read exits 1 (not 2, bad arguments); two topologies or two outputs are refused. */
 Test(topology, cli_names_files_and_options) {
   char dir[64], out[8192], prev[4096], args[512];
@@ -394,6 +395,9 @@ Test(topology, cli_names_files_and_options) {
   cr_expect(contains(out, "<topology name=\"ndv2\""), "%s", out);
   cr_expect(eq(int, run_kiln("topo --topo ./ndv2", out, sizeof out), 1), "%s", out);
   cr_expect(contains(out, "./ndv2"), "%s", out);
+  cr_expect(eq(int, run_kiln("topo --file ndv2", out, sizeof out), 1), "%s", out); /* --file: the file */
+  cr_expect(contains(out, "ndv2"), "%s", out);
+  cr_expect(not(contains(out, "<topology")), "%s", out);
   cr_expect(eq(int, run_kiln("topo --topo dgx2 --file x.xml", out, sizeof out), 2), "%s", out);
   cr_expect(contains(out, "one topology only"), "%s", out);
   snprintf(args, sizeof args, "topo --topo switch2 -o %s/a.xml -o %s/b.xml", dir, dir);

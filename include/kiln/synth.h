@@ -100,7 +100,8 @@ typedef struct kilnSynthStats {
   bool sched_used_greedy;    /* the greedy schedule was kept */
   kilnOrdering_t ordering;   /* heuristic kept */
   bool pipelined_model;      /* the kept orders came from the cost model where α overlaps */
-  double route_bound_us;     /* routing objective (a lower bound on the time) */
+  double route_bound_us;     /* routing objective: its model (chunks overlap freely, each occupies a link
+                                for α + β) is no bound on the plan's predicted time, which may be lower */
   double greedy_us;          /* makespan of the greedy schedule */
   double schedule_us;        /* makespan of the final schedule on the synthesizer's model */
   double predicted_us;       /* kilnPlanSimulate of the plan at the sketch's input size */

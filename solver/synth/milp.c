@@ -319,7 +319,8 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   int st = glp_mip_status(P);
   if (rc == GLP_ENOPFS || st == GLP_NOFEAS) { r->status = MILP_INFEASIBLE; goto out_prob; }
   if (st == GLP_OPT || st == GLP_FEAS) {
-    r->status = (st == GLP_OPT && rc == 0) ? MILP_OPTIMAL : MILP_FEASIBLE;
+    /* optimal, or within the relative gap asked for (GLP_EMIPGAP: GLPK stopped there) */
+    r->status = (st == GLP_OPT && rc == 0) || rc == GLP_EMIPGAP ? MILP_OPTIMAL : MILP_FEASIBLE;
     r->obj = glp_mip_obj_val(P);
     r->x = malloc((size_t)(m->ncols ? m->ncols : 1) * sizeof(double));
     if (!r->x) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_prob; }
