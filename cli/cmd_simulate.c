@@ -92,9 +92,12 @@ int cmd_simulate(int argc, char** argv) {
   kilnSimResult r;
   if (baseline) {
     kilnBaseline_t b = !strcmp(baseline, "ring") ? KILN_BASELINE_RING : KILN_BASELINE_TREE;
-    if (kilnBaselineSimulate(b, coll, t, bytes, &r) != KILN_SUCCESS) {
+    const kilnResult_t br = kilnBaselineSimulate(b, coll, t, bytes, &r);
+    if (br != KILN_SUCCESS) {
       fprintf(stderr, "kiln simulate: %s\n", kilnLastError());
-      failed++;
+      kilnTopologyFree(t);
+      /* a baseline NCCL does not have for that collective: the arguments' fault */
+      return br == KILN_ERR_UNSUPPORTED && b == KILN_BASELINE_TREE && coll != KILN_COLL_ALLREDUCE ? 2 : 1;
     } else {
       char what[160];
       const char* algo = coll == KILN_COLL_ALLTOALL ? "all-pairs" : baseline; /* NCCL has no ring a2a */
