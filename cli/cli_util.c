@@ -113,6 +113,34 @@ bool cliOutputApart(const char* cmd, const char* out, const char* const* ins, in
   return true;
 }
 
+bool cliOutputWritable(const char* cmd, const char* out) {
+  struct stat st;
+  if (!out || !strcmp(out, "-")) return true;
+  if (stat(out, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      fprintf(stderr, "kiln %s: the output %s is a folder: name a file\n", cmd, out);
+      return false;
+    }
+    if (!S_ISREG(st.st_mode)) return true; /* a device or pipe: written straight, as opened then */
+  }
+  /* a new or replaced regular file: the writer makes a temporary file beside it */
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", out);
+  char* slash = strrchr(dir, '/');
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == dir) dir[1] = '\0';
+  else *slash = '\0';
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "kiln %s: cannot write %s: no folder %s\n", cmd, out, dir);
+    return false;
+  }
+  if (access(dir, W_OK | X_OK) != 0) {
+    fprintf(stderr, "kiln %s: cannot write %s: folder %s: %s\n", cmd, out, dir, strerror(errno));
+    return false;
+  }
+  return true;
+}
+
 void cliFileErrorTo(FILE* f, const char* lead, const char* path, const char* msg) {
   size_t n = strlen(path);
   if (!strncmp(msg, path, n) && msg[n] == ':') fprintf(f, "%s%s\n", lead, msg);

@@ -24,6 +24,10 @@ int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out);
 bool cliOnce(const char* cmd, const char** slot, const char* opt, const char* v);
 /* False (after a message) when out names the same existing file as one of ins[0..nins). */
 bool cliOutputApart(const char* cmd, const char* out, const char* const* ins, int nins);
+/* False (after a message) when out cannot be written: a folder, or a file in a folder that does
+ * not exist or is not writable. Checked before long work (synthesis, measurements), so that
+ * they are not lost to a mistyped path; the writer still reports what fails later. */
+bool cliOutputWritable(const char* cmd, const char* out);
 /* Prints "FILE: message" to stdout, without repeating FILE when the message already starts
  * with it (errors from the readers name their file). */
 void cliPrintFileError(const char* path, const char* msg);

@@ -132,7 +132,7 @@ int cmd_synth(int argc, char** argv) {
   const int trc = cliLoadTopo(&ta, &t);
   if (trc != 0) return trc;
   const char* const ins[] = {sketch_path, ta.file ? ta.name : NULL};
-  if (!cliOutputApart("synth", out, ins, 2)) {
+  if (!cliOutputApart("synth", out, ins, 2) || !cliOutputWritable("synth", out)) {
     kilnTopologyFree(t);
     return 2;
   }

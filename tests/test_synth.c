@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "../solver/synth/milp.h"
+#include "cli_run.h"
+#include "test_util.h"
 #include "gpu/synth_plans.h"
 #include "kiln/plan.h"
 #include "kiln/sketch.h"
@@ -164,7 +166,19 @@ Test(synth, bad_options_rejected) {
   o = fast_options();
   o.stall_s = -1;
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
-  cr_expect(p == NULL);
+  /* input sizes whose 4 ranks overflow 64 bits (the plan was ranked at the wrapped size), or
+   * below a byte a chunk (plans of fractional chunks) */
+  o = fast_options();
+  o.input_size = (uint64_t)1 << 62;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(strstr(kilnLastError(), "64 bits") != NULL, "%s", kilnLastError());
+  o.input_size = 3;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(strstr(kilnLastError(), "less than a byte for each of its 4 chunks") != NULL, "%s", kilnLastError());
+  o.input_size = 4;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+  p = NULL;
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }
@@ -373,4 +387,29 @@ ParameterizedTest(gpuSynthCase* c, synth, gpu_suite_plans_verify_at_runtime_fifo
   cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "switch%d %s %s inplace=%d at %d slots: %s", c->n,
             kilnCollName(c->coll), kilnProtoName(c->proto), c->inplace, vo.fifo_depth, kilnLastError());
   kilnPlanFree(p);
+}
+
+/* kiln synth: a sketch by the name kiln ships it under; an output that cannot be written is
+ * refused before any solve (it was found only once the synthesis was over). */
+Test(synth, cli_sketch_names_and_output_checked_first) {
+  char dir[64], out[8192], args[512];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(args, sizeof args, "synth --topo switch4 --sketch switch4 --coll allgather -o %s/a.xml --quiet", dir);
+  int rc = run_kiln(args, out, sizeof out);
+  if (rc < 0) cr_skip_test("kiln CLI not built");
+  cr_expect(eq(int, rc, 0), "%s", out);
+  snprintf(args, sizeof args, "%s/a.xml", dir);
+  cr_expect(eq(int, access(args, F_OK), 0));
+  unlink(args);
+  snprintf(args, sizeof args, "synth --topo switch4 --sketch switch4 --coll allgather -o %s/no/a.xml", dir);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "no folder"), "%s", out);
+  cr_expect(not(contains(out, "stages:")), "refused before solving: %s", out);
+  snprintf(args, sizeof args, "synth --topo switch4 --sketch switch4 --coll allgather -o %s", dir);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "is a folder"), "%s", out);
+  cr_expect(eq(int, run_kiln("synth --topo switch4 --sketch no-such-sketch --coll allgather -o x.xml", out, sizeof out), 1),
+            "%s", out);
+  cr_expect(contains(out, "no-such-sketch"), "%s", out);
+  rmdir(dir);
 }

@@ -1,5 +1,6 @@
 /* kilnSynthesize: the driver over the three stages, the combining of collectives, the lowering
  * and the verification of the result. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +200,12 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   if (k < 1) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch '%s': input_chunkup must be >= 1", s->name);
   if (insize == 0) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch '%s': input size is 0", s->name);
   int refchunks = coll == KILN_COLL_ALLGATHER ? k : n * k;
+  if (insize > UINT64_MAX / (uint64_t)n)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "input size %" PRIu64 " bytes: %d ranks of it do not fit in 64 bits",
+                        insize, n);
+  if (insize < (uint64_t)refchunks)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "input size %" PRIu64 " bytes is less than a byte for each of "
+                        "its %d chunks (%s of %d ranks, input_chunkup %d)", insize, refchunks, kilnCollName(coll), n, k);
   double chunk_mb = (double)insize / refchunks / 1e6;
   bool need_ag = coll != KILN_COLL_REDUCESCATTER;
   bool need_rs = coll == KILN_COLL_REDUCESCATTER || coll == KILN_COLL_ALLREDUCE;
