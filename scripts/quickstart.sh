@@ -12,7 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 scripts/setup.sh
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# what the configuration found (GPU runtime on or off, plans baked), and all of it if it fails
+cfg=$(cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo 2>&1) || { printf '%s\n' "$cfg" >&2; exit 1; }
+printf '%s\n' "$cfg" | grep '^-- kiln' || true
 cmake --build "$build" -j"$(nproc)"
 
 kiln=$build/kiln

@@ -9,8 +9,22 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "kiln setup: installing ${missing[*]}" >&2
   SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo > /dev/null || {
+      echo "kiln setup: missing ${missing[*]}, and neither root nor sudo here to install them" >&2
+      exit 1
+    }
+    SUDO="sudo"
+  fi
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# CMakeLists.txt asks for CMake 3.25 (Debian 12, Ubuntu 24.04); older distributions carry older
+# ones: say so here rather than in a configure error.
+have=$(cmake --version | awk 'NR == 1 { print $3 }')
+if [ "$(printf '%s\n3.25\n' "$have" | sort -V | head -1)" != "3.25" ]; then
+  echo "kiln setup: CMake $have is older than the 3.25 kiln needs (this distribution's package);" \
+       "install a newer one (Kitware's APT repository, backports, or 'pip install cmake') and run again" >&2
+  exit 1
 fi
