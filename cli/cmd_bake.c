@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "cli_util.h"
 #include "commands.h"
 #include "kiln/plan.h"
 
@@ -14,7 +16,8 @@ static void help(FILE* f) {
           "       kiln bake --list [-d DIR]\n"
           "Verifies PLAN.xml, sets the byte range it serves (--min/--max; default: keep the\n"
           "plan's) and writes it as DIR/NAME.xml (NAME: default the file's name), so that the next\n"
-          "build bakes it into the runtime (DIR: default plans/baked, the build's KILN_PLANS_DIR).\n"
+          "build bakes it into the runtime (DIR: default the build's KILN_PLANS_DIR, its source\n"
+          "tree's plans/baked unless configured otherwise).\n"
           "Sizes take K/M/G suffixes (powers of 1024). Bytes are the collective's reference size:\n"
           "allreduce per-rank input; allgather total output; reducescatter, alltoall total input.\n"
           "--list prints DIR's plans and warns where two of one collective, rank count and form\n"
@@ -90,7 +93,12 @@ out_free:
 }
 
 int cmd_bake(int argc, char** argv) {
+#ifdef KILN_PLANS_DIR
+  const char* dir = KILN_PLANS_DIR; /* the folder this build bakes, wherever kiln runs from */
+#else
   const char* dir = "plans/baked";
+#endif
+  const char* dirOpt = NULL;
   const char* name = NULL;
   const char* in = NULL;
   bool list = false, setMin = false, setMax = false;
@@ -104,8 +112,15 @@ int cmd_bake(int argc, char** argv) {
       help(stderr);
       return 2;
     }
-    if (!strcmp(argv[i], "-d") && i + 1 < argc) { dir = argv[++i]; continue; }
-    if (!strcmp(argv[i], "--name") && i + 1 < argc) { name = argv[++i]; continue; }
+    if (!strcmp(argv[i], "-d") && i + 1 < argc) {
+      if (!cliOnce("bake", &dirOpt, "-d", argv[++i])) return 2;
+      dir = dirOpt;
+      continue;
+    }
+    if (!strcmp(argv[i], "--name") && i + 1 < argc) {
+      if (!cliOnce("bake", &name, "--name", argv[++i])) return 2;
+      continue;
+    }
     if (!strcmp(argv[i], "--min") && i + 1 < argc) {
       if (!kilnParseSize(argv[++i], &minB)) {
         fprintf(stderr, "kiln bake: bad size '%s' for --min\n", argv[i]);
@@ -117,12 +132,12 @@ int cmd_bake(int argc, char** argv) {
     }
     if (!strcmp(argv[i], "--max") && i + 1 < argc) {
       i++;
-      if (strcmp(argv[i], "inf") && !kilnParseSize(argv[i], &maxB)) {
+      if (strcasecmp(argv[i], "inf") && !kilnParseSize(argv[i], &maxB)) {
         fprintf(stderr, "kiln bake: bad size '%s' for --max\n", argv[i]);
         help(stderr);
         return 2;
       }
-      if (!strcmp(argv[i], "inf")) maxB = UINT64_MAX;
+      if (!strcasecmp(argv[i], "inf")) maxB = UINT64_MAX;
       setMax = true;
       continue;
     }

@@ -269,5 +269,24 @@ Test(classic, cli_writes_only_verified_plans) {
   cr_expect(eq(int, run_kiln("classic ring --coll allreduce --ranks 2 -o /tmp/a.xml -o /tmp/b.xml", out, sizeof out), 2),
             "%s", out);
   cr_expect(contains(out, "-o given twice"), "%s", out);
+  /* a plan that deadlocks at the runtime's default 8 FIFO slots, written unbounded on request:
+   * kiln verify refuses it by default, passes it unbounded (--fifo-depth 0) */
+  snprintf(args, sizeof args, "classic ring --coll allreduce --ranks 4 --chunks 12 --fifo-depth 0 -o %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  snprintf(args, sizeof args, "verify %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
+  cr_expect(contains(out, "deadlock"), "%s", out);
+  snprintf(args, sizeof args, "verify --fifo-depth 0 %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  /* kiln bake lists the build's folder from anywhere (it looked for plans/baked here) */
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "cd %s && %s/kiln bake --list 2>&1", dir, KILN_BINARY_DIR);
+  FILE* f = popen(cmd, "r");
+  cr_assert(not(eq(ptr, f, NULL)));
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  out[n] = '\0';
+  cr_expect(eq(int, pclose(f), 0), "%s", out);
+  cr_expect(contains(out, "collective"), "%s", out);
+  unlink(path);
   rmdir(dir);
 }
