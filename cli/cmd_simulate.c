@@ -15,8 +15,9 @@ static void help(FILE* f) {
           "Predicts the time of each plan (plan rank r on topology rank r), or of NCCL's ring or\n"
           "tree algorithm (alltoall: its all-pairs send/receive), on the topology's alpha-beta\n"
           "model (links, switch ports and NICs serialize; alpha is latency).\n"
-          "SIZE (e.g. 1M, 64KB, 1GiB) is the per-rank input for allreduce, the total output for\n"
-          "allgather, the total input for reducescatter and alltoall.\n"
+          "SIZE (e.g. 1M, 64KB, 1GiB; K, M, G, T are powers of 1024, with or without i and B) is\n"
+          "the per-rank input for allreduce, the total output for allgather, the total input for\n"
+          "reducescatter and alltoall.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }
@@ -45,7 +46,7 @@ int cmd_simulate(int argc, char** argv) {
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
     if (!strcmp(a, "--bytes")) {
       if (!v || !kilnParseSize(v, &bytes)) {
-        fprintf(stderr, "kiln simulate: --bytes needs a size like 1M, 64KB or 1048576\n");
+        fprintf(stderr, "kiln simulate: --bytes '%s': needs a size like 1M, 64KB or 1048576\n", v ? v : "");
         return 2;
       }
       have_bytes = true;

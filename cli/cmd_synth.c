@@ -16,7 +16,7 @@ static void help(FILE* f) {
           "usage: kiln synth --topo NAME|FILE.xml [--nodes K] --sketch SKETCH.xml|NAME\n"
           "                  --coll allgather|alltoall|reducescatter|allreduce -o PLAN.xml\n"
           "                  [--time-limit SECONDS] [--stall SECONDS] [--gap G] [--instances N]\n"
-          "                  [--proto LL|Simple]\n"
+          "                  [--proto Simple|LL|LL128]\n"
           "                  [--ordering auto|shortest-path-first|longest-path-first]\n"
           "                  [--size BYTES] [--inplace] [--max-tbs N] [--no-symmetry] [--no-contiguity]\n"
           "                  [--no-fuse] [--quiet]\n"
@@ -30,6 +30,11 @@ static void help(FILE* f) {
           "(a runtime runs one per SM; 0: no cap). --sketch NAME takes a sketch kiln ships\n"
           "(plans/sketches: dgx2-sk-1, dgx2-sk-2, dgx2-sk-3, ndv2, ndv2-sk-1, ndv2-sk-2, hgx-h100,\n"
           "switch2, switch4, switch8, torus4x4) where no file of that name is here.\n"
+          "--instances N lowers N parallel copies over channels; --ordering picks the greedy\n"
+          "ordering's heuristic (default the sketch's); --no-symmetry, --no-contiguity and\n"
+          "--no-fuse turn off the sketch's symmetry quotient, the contiguity MILP and fused\n"
+          "instructions. --quiet (-q) drops the progress lines, not the closing summary; -o is\n"
+          "also --output.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }

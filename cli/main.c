@@ -19,7 +19,8 @@ static const struct {
 };
 
 static void usage(FILE* f) {
-  fprintf(f, "usage: kiln COMMAND [ARGS...]   (kiln COMMAND --help for details)\n\ncommands:\n");
+  fprintf(f, "usage: kiln COMMAND [ARGS...]   (kiln COMMAND --help or kiln help COMMAND for details)\n"
+             "       kiln --version\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
@@ -55,6 +56,12 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
+  if (!strcmp(argv[1], "help") && argc > 2) /* kiln help COMMAND: that command's --help */
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+      if (!strcmp(argv[2], commands[i].name)) {
+        char* hv[] = {argv[2], (char*)"--help", NULL};
+        return flushed(commands[i].fn(2, hv));
+      }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
     return flushed(0);
