@@ -356,7 +356,8 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   if (planGeometry(p, &inN, &outN, &k, &form, true) != KILN_SUCCESS) return false;
   if (p->coll == KILN_COLL_ALLTOALL && inplace) return false;
   if (form) return inplace;
-  return inplace ? p->inplace : true;
+  /* the forms the plan claims, and the verifier checks (outofplace: read as !inplace when absent) */
+  return inplace ? p->inplace : p->outofplace;
 }
 
 static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
