@@ -219,10 +219,10 @@ __device__ __forceinline__ P reduceLine(const kilnSymArgs& a, const Op& op, cons
 }
 
 /* For every i < m: r = srcs[0][i] op srcs[1][i] op ... op srcs[NS-1][i] (divided by avgN when
- * avgN > 0), stored to dsts[d][i] for every non-null dsts[d] (MAXR of them). All the loads of a
+ * avgN > 0), stored to dsts[d][i] for every non-null dsts[d] (ND of them). All the loads of a
  * round (NS operands x U packs) are in flight together. 16-byte packs when every pointer allows
  * it, elements otherwise. */
-template <typename T, int NS, class Op>
+template <typename T, int NS, class Op, int ND = MAXR>
 __device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, uint64_t m, const Op& op,
                                         int avgN) {
   constexpr int E = 16 / sizeof(T);
@@ -232,7 +232,7 @@ __device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, ui
 #pragma unroll
   for (int s = 0; s < NS; s++) mis |= (uintptr_t)srcs[s];
 #pragma unroll
-  for (int d = 0; d < MAXR; d++) mis |= (uintptr_t)dsts[d];
+  for (int d = 0; d < ND; d++) mis |= (uintptr_t)dsts[d];
   const uint64_t nvec = (mis % 16 == 0) ? m / E : 0;
   uint64_t i = tid;
   for (; i + (uint64_t)(U - 1) * nthr < nvec; i += (uint64_t)U * nthr) {
@@ -248,7 +248,7 @@ __device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, ui
       for (int s = 1; s < NS; s++) r = opPack<T>(op, r, v[s][u]);
       if (avgN > 0) r = dividePack<T>(r, avgN);
 #pragma unroll
-      for (int d = 0; d < MAXR; d++)
+      for (int d = 0; d < ND; d++)
         if (dsts[d]) ((uint4*)dsts[d])[i + (uint64_t)u * nthr] = r;
     }
   }
@@ -261,7 +261,7 @@ __device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, ui
     for (int s = 1; s < NS; s++) r = opPack<T>(op, r, v[s]);
     if (avgN > 0) r = dividePack<T>(r, avgN);
 #pragma unroll
-    for (int d = 0; d < MAXR; d++)
+    for (int d = 0; d < ND; d++)
       if (dsts[d]) ((uint4*)dsts[d])[i] = r;
   }
   for (uint64_t e = nvec * E + tid; e < m; e += nthr) {
@@ -270,24 +270,28 @@ __device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, ui
     for (int s = 1; s < NS; s++) r = op(r, ldcg(srcs[s] + e));
     if (avgN > 0) r = divide(r, avgN);
 #pragma unroll
-    for (int d = 0; d < MAXR; d++)
+    for (int d = 0; d < ND; d++)
       if (dsts[d]) dsts[d][e] = r;
   }
 }
 
-/* combine over the n sources of a reduction (n known at run time). */
-template <typename T, class Op>
+/* combine over the n sources of a reduction: NR of them (MAXR: n, known at run time only). */
+template <typename T, int NR, int ND, class Op>
 __device__ __forceinline__ void reduceOp(int n, T* const* dsts, const T* const* srcs, uint64_t m, const Op& op,
                                          int avgN) {
-  switch (n) {
-    case 2: combine<T, 2>(dsts, srcs, m, op, avgN); break;
-    case 3: combine<T, 3>(dsts, srcs, m, op, avgN); break;
-    case 4: combine<T, 4>(dsts, srcs, m, op, avgN); break;
-    case 5: combine<T, 5>(dsts, srcs, m, op, avgN); break;
-    case 6: combine<T, 6>(dsts, srcs, m, op, avgN); break;
-    case 7: combine<T, 7>(dsts, srcs, m, op, avgN); break;
-    case 8: combine<T, 8>(dsts, srcs, m, op, avgN); break;
-    default: combine<T, 1>(dsts, srcs, m, op, avgN); break;
+  if constexpr (NR != MAXR) {
+    combine<T, NR, Op, ND>(dsts, srcs, m, op, avgN);
+  } else {
+    switch (n) {
+      case 2: combine<T, 2, Op, ND>(dsts, srcs, m, op, avgN); break;
+      case 3: combine<T, 3, Op, ND>(dsts, srcs, m, op, avgN); break;
+      case 4: combine<T, 4, Op, ND>(dsts, srcs, m, op, avgN); break;
+      case 5: combine<T, 5, Op, ND>(dsts, srcs, m, op, avgN); break;
+      case 6: combine<T, 6, Op, ND>(dsts, srcs, m, op, avgN); break;
+      case 7: combine<T, 7, Op, ND>(dsts, srcs, m, op, avgN); break;
+      case 8: combine<T, 8, Op, ND>(dsts, srcs, m, op, avgN); break;
+      default: combine<T, 1, Op, ND>(dsts, srcs, m, op, avgN); break;
+    }
   }
 }
 
@@ -300,23 +304,23 @@ __device__ __forceinline__ void reduceOp(int n, T* const* dsts, const T* const* 
  * 7.5). Selects against the choice per element (2 ranks sharing one H200, graphs, alternated three
  * times, bench/results/s29 run 2): half and bfloat16 allreduce and reducescatter 4-256 MiB
  * 0.97-1.01x the time (bfloat16 on 4 ranks 0.94-0.99x), but float max reducescatter 64-256 MiB
- * 1.04-1.05x: the 4-byte types keep OpDyn. */
-template <typename T>
+ * 1.04-1.05x: the 4-byte types keep OpDyn. NR and ND: reduceOp's. */
+template <typename T, int NR, int ND = NR>
 __device__ __forceinline__ void reduceN(int n, T* const* dsts, const T* const* srcs, uint64_t m,
                                         const OpDyn& op, int avgN) {
   if constexpr (sizeof(T) >= 4) {
-    if (opSums(op.op)) reduceOp<T>(n, dsts, srcs, m, OpSum(), avgN);
-    else reduceOp<T>(n, dsts, srcs, m, op, avgN);
+    if (opSums(op.op)) reduceOp<T, NR, ND>(n, dsts, srcs, m, OpSum(), avgN);
+    else reduceOp<T, NR, ND>(n, dsts, srcs, m, op, avgN);
   } else {
-    reduceOp<T>(n, dsts, srcs, m, OpSel{op.op}, avgN);
+    reduceOp<T, NR, ND>(n, dsts, srcs, m, OpSel{op.op}, avgN);
   }
 }
 
 /* One copy src -> dst (m elements). */
 template <typename T> __device__ __forceinline__ void copy1(T* dst, const T* src, uint64_t m, const OpDyn& op) {
-  T* d[MAXR] = {dst};
+  T* d[1] = {dst};
   const T* s[1] = {src};
-  combine<T, 1>(d, s, m, op, 0);
+  combine<T, 1, OpDyn, 1>(d, s, m, op, 0);
 }
 
 /* After a barrier (every store of the block to the peers' staging areas comes first), publishes
@@ -390,9 +394,11 @@ __device__ __forceinline__ void prologue(const kilnSymArgs& a, uint64_t lo, uint
  * to the stack, 384 bytes of frame), and its reductions ran 0.79-0.99x NCCL at 512 KiB-16 MiB
  * where half's ran 0.97-1.76x; inlined, bfloat16 is level with half (4x H100, same call,
  * bench/results/h100x4-s7 run 13: reducescatter 1 MiB 9.9 vs 13.3 us, allreduce 16 MiB 96.4 vs
- * 108.9). */
-template <typename T, class Start> __device__ __forceinline__ void body(const kilnSymArgs& a, Start& st) {
-  const int n = a.nranks, me = a.rank, R = a.rounds;
+ * 108.9).
+ *
+ * NR: the rank count at compile time (2 or 4; MAXR: any count to MAXR, a.nranks). */
+template <typename T, int NR, class Start> __device__ __forceinline__ void body(const kilnSymArgs& a, Start& st) {
+  const int n = NR == MAXR ? a.nranks : NR, me = a.rank, R = a.rounds;
   const OpDyn op{a.op};
   const int avgN = a.op == OP_AVG ? n : 0;
   const T* in = (const T*)a.in;
@@ -420,11 +426,11 @@ template <typename T, class Start> __device__ __forceinline__ void body(const ki
   auto stage = [&](int r, int p, int phase, int src) -> T* {
     return (T*)region(a, seq0 + r, p, phase * n + src) + lo;
   };
-  T* dsts[MAXR];
-  const T* srcs[MAXR];
+  T* dsts[NR];
+  const T* srcs[NR];
   auto clear = [&]() {
 #pragma unroll
-    for (int q = 0; q < MAXR; q++) dsts[q] = nullptr, srcs[q] = nullptr;
+    for (int q = 0; q < NR; q++) dsts[q] = nullptr, srcs[q] = nullptr;
   };
   /* Round r of this rank's pieces into the peers' staging (and its own part into place). */
   auto push = [&](int r) {
@@ -432,11 +438,11 @@ template <typename T, class Start> __device__ __forceinline__ void body(const ki
     if (a.algo == KILN_SYM_AR_ONESHOT || a.algo == KILN_SYM_AG) {
       clear();
 #pragma unroll
-      for (int p = 0; p < MAXR; p++)
+      for (int p = 0; p < NR; p++)
         if (p < n && p != me) dsts[p] = stage(r, p, 0, me);
       if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) dsts[me] = out + (uint64_t)me * count + at;
       srcs[0] = in + at;
-      combine<T, 1>(dsts, srcs, part(me, r), op, 0);
+      combine<T, 1, OpDyn, NR>(dsts, srcs, part(me, r), op, 0);
     } else {
       /* Peers in the order me + 1, me + 2, ...: at any moment every rank stores to a different
        * peer (in the order 0, 1, ... all ranks stored to rank 0 first, sharing its links: 4 GPUs,
@@ -464,10 +470,10 @@ template <typename T, class Start> __device__ __forceinline__ void body(const ki
       const uint64_t own = a.algo == KILN_SYM_RS ? (uint64_t)me * count : 0;
       clear();
 #pragma unroll
-      for (int q = 0; q < MAXR; q++)
+      for (int q = 0; q < NR; q++)
         if (q < n) srcs[q] = q == me ? in + own + at : stage(r, me, 0, q);
       dsts[0] = out + at;
-      reduceN<T>(n, dsts, srcs, part(me, r), op, avgN);
+      reduceN<T, NR, 1>(n, dsts, srcs, part(me, r), op, avgN);
     } else {
       place(r, 0);
     }
@@ -477,12 +483,12 @@ template <typename T, class Start> __device__ __forceinline__ void body(const ki
     const uint64_t start = (uint64_t)me * total + (uint64_t)r * w + lo;
     clear();
 #pragma unroll
-    for (int q = 0; q < MAXR; q++)
+    for (int q = 0; q < NR; q++)
       if (q < n) {
         srcs[q] = q == me ? in + start : stage(r, me, 0, q);
         dsts[q] = q == me ? out + start : a.direct ? (T*)a.peerOut[q] + start : stage(r, q, 1, me);
       }
-    reduceN<T>(n, dsts, srcs, part(me, r), op, avgN);
+    reduceN<T, NR>(n, dsts, srcs, part(me, r), op, avgN);
   };
 
   push(0);
@@ -1233,17 +1239,23 @@ __host__ __device__ __forceinline__ constexpr bool lineForm(int f) {
  * us, 1 KiB as LL lines 2.24 -> 2.04, 16 B 2.08 -> 1.90, reducescatter 1 MiB as LL12 lines 4.71
  * -> 4.04, allreduce 256 KiB as LL128 lines 5.71 -> 5.22; 2 GPUs 1-5% less. A kernel per kind
  * rather than a branch on the op at the start of one: the branch took the two-shot LL128 kernel
- * past 128 registers (spills, float 36 bytes). Index 2 f + S (kernelIndexOf); NKERNELS of them. */
+ * past 128 registers (spills, float 36 bytes). The staged form has two kernels too, split by
+ * rank count: S true for 2 and 4 ranks (body's loops and arrays sized at compile time), false for
+ * any count to MAXR. One kernel for every count took 128 registers and spilled (float: 56 bytes of
+ * spill stores, 344 of loads; the two-shot's MAXR pointer arrays and its switch over the source
+ * count); sized for 2 and 4 ranks it takes 108, no spills. Index 2 f + S (kernelIndexOf); NKERNELS
+ * of them. */
 enum : int { NKERNELS = 2 * NFORMS };
 __host__ __device__ __forceinline__ int kernelIndexOf(const kilnSymArgs& a) {
   const int f = formOf(a);
-  return 2 * f + (lineForm(f) && opSums(a.op) ? 1 : 0);
+  const bool s = lineForm(f) ? opSums(a.op) : f == FORM_STAGED && (a.nranks == 2 || a.nranks == 4);
+  return 2 * f + (s ? 1 : 0);
 }
 
 template <typename T, int F, bool S> __global__ void __launch_bounds__(512) kernel(kilnSymArgs a) {
   static_assert(F >= 0 && F < NFORMS, "a form of formOf");
   constexpr bool lines = lineForm(F);
-  static_assert(lines || !S, "only the line forms have a kernel with the op fixed");
+  static_assert(lines || F == FORM_STAGED || !S, "only the line forms and the staged form have two kernels");
   uint64_t seq = 0;
   if constexpr (lines) {
     LLStart st{a, 0};
@@ -1252,7 +1264,9 @@ template <typename T, int F, bool S> __global__ void __launch_bounds__(512) kern
     __shared__ Shared sh;
     FlagStart st{a, &sh, 0};
     if constexpr (F == FORM_DIRECT) bodyDirect<T>(a, st);
-    else body<T>(a, st);
+    else if constexpr (!S) body<T, MAXR>(a, st);
+    else if (a.nranks == 2) body<T, 2>(a, st);
+    else body<T, 4>(a, st);
     seq = st.seq;
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1271,14 +1285,15 @@ template <typename T, int F, bool S> __global__ void __launch_bounds__(512) kern
 }
 
 /* The host stub of kernel k (kernelIndexOf) for T (what the host launches and preloads); null for
- * no kernel: an index past NKERNELS, a form other than a line form's with the op fixed, LL12 of
+ * no kernel: an index past NKERNELS, S set for a form other than the line forms and the staged one, LL12 of
  * 8-byte elements (the launch then fails; the preload skips it). */
 template <typename T, int F> inline const void* kernelOfForm(bool s) {
   if constexpr (F == FORM_LL12 && sizeof(T) > 4) return nullptr;
   /* 8-byte elements' two-shot LL128 form keeps one kernel (OpSel) for every op: with the sum
    * fixed it took 128 registers and spilled (24-32 bytes; 108-110 registers with the op chosen). */
   else if constexpr (F == FORM_LL2_128 && sizeof(T) == 8) return (const void*)kernel<T, F, false>;
-  else if constexpr (lineForm(F)) return s ? (const void*)kernel<T, F, true> : (const void*)kernel<T, F, false>;
+  else if constexpr (lineForm(F) || F == FORM_STAGED)
+    return s ? (const void*)kernel<T, F, true> : (const void*)kernel<T, F, false>;
   else return s ? nullptr : (const void*)kernel<T, F, false>;
 }
 template <typename T> inline const void* kernelOf(int k) {

@@ -655,6 +655,10 @@ Test(gpu_runtime, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_swe
 /* The kernels' 8-rank code (sym.cuh's loops sized for any rank count, 8 regions per half) where
  * there are fewer GPUs. */
 Test(gpu_runtime, sym_kernels_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { sym_sweep(8, kNoEnv, true); }
+/* The kernels' 2- and 4-rank code (sym.cuh's staged form has a kernel of its own for them, its
+ * loops sized at compile time) where there are fewer GPUs than ranks. */
+Test(gpu_runtime, sym_kernels_2ranks_shared, .init = gpu_init_shared, .timeout = 600) { sym_sweep(2, kNoEnv, true); }
+Test(gpu_runtime, sym_kernels_4ranks_shared, .init = gpu_init_shared, .timeout = 600) { sym_sweep(4, kNoEnv, true); }
 
 /* The same sweep with every segment and two-shot share past 1 byte as LL128 lines
  * (kernels/sym.cuh bodyLL128, bodyLL128x2; by default only mid sizes): partial lines and words of
@@ -687,14 +691,13 @@ Test(gpu_runtime, sym_ll12_8ranks_shared, .init = gpu_init_shared, .timeout = 90
  * and out of place, calls back to back on the same halves; then each algorithm captured in a CUDA
  * graph (an odd number of rounds, so replays start on alternate halves) and replayed on fresh
  * data. */
-Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
-  int n = suite_gpus();
+static void sym_rounds_run(int n, bool shared) {
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.symBytes = 64 << 10;
   static const char* const env[] = {"KILN_SYM_LL_BYTES", "0", "KILN_SYM_LL2_BYTES", "0",
                                     "KILN_SYM_BLOCK_BYTES", "1024", NULL};
   world w;
-  cr_assert(world_init_env(&w, n, &cfg, env));
+  sweep_world(&w, n, shared, &cfg, env);
   uint64_t rng = g_seed ^ 0x7011;
   static const size_t counts[] = {3, 5003, 70001};
   int ncalls = 0;
@@ -708,9 +711,15 @@ Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) {
   }
   for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
     sym_graph_check(&w, kSymAlgos[ai], 9001, 8, &rng);
-  fprintf(stderr, "  %d GPUs: %d symmetric-memory calls in rounds checked\n", n, ncalls);
+  fprintf(stderr, "  %d ranks: %d symmetric-memory calls in rounds checked\n", n, ncalls);
   world_fini(&w);
 }
+Test(gpu_runtime, sym_rounds, .init = gpu_init, .timeout = 600) { sym_rounds_run(suite_gpus(), false); }
+/* The same with 2, 4 and 8 ranks sharing fewer GPUs: the staged form's kernels for 2 and 4 ranks
+ * and for any count. */
+Test(gpu_runtime, sym_rounds_2ranks_shared, .init = gpu_init_shared, .timeout = 600) { sym_rounds_run(2, true); }
+Test(gpu_runtime, sym_rounds_4ranks_shared, .init = gpu_init_shared, .timeout = 600) { sym_rounds_run(4, true); }
+Test(gpu_runtime, sym_rounds_8ranks_shared, .init = gpu_init_shared, .timeout = 600) { sym_rounds_run(8, true); }
 
 /* Programmatic dependent launch (KILN_SYM_PDL): allreduces back to back, each on the one before's
  * output (sym_pdl_chain); and a kernel right before each symmetric call writes
