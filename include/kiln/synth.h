@@ -67,7 +67,8 @@ typedef void (*kilnSynthProgressFn)(const kilnSynthProgress* p, void* user);
 
 typedef struct kilnSynthOptions {
   size_t size;              /* sizeof(kilnSynthOptions): guards against a stale layout */
-  double time_limit_s;      /* per MILP solve (> 0); default 60 */
+  double time_limit_s;      /* per MILP solve (> 0), and for the greedy ordering's variants of a
+                               routing round (past it the best so far stands); default 60 */
   double mip_gap;           /* relative gap at which a MILP stops; default 1e-2 */
   double stall_s;           /* a MILP with an incumbent stops after this long without improving
                                it by more than mip_gap (0: never); default 5 */
