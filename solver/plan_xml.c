@@ -145,6 +145,16 @@ static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* see
 }
 
 /* A kilnXmlDocReader: out is a kilnPlan**. */
+/* The most chunks any rank's input or output holds: what nchunksperloop must be (0: none). */
+static int bufferChunks(const kilnPlan* p) {
+  int most = 0;
+  for (int r = 0; r < p->ngpus; r++) {
+    if (p->gpus[r].i_chunks > most) most = p->gpus[r].i_chunks;
+    if (p->gpus[r].o_chunks > most) most = p->gpus[r].o_chunks;
+  }
+  return most;
+}
+
 static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   kilnPlan** out = (kilnPlan**)outp;
   xmlNodePtr root;
@@ -214,6 +224,15 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   }
   for (xmlNodePtr c = kilnXmlNextElement(root->children); c; c = kilnXmlNextElement(c->next))
     if ((r = read_gpu(c, f, p, seen))) goto out_free;
+  /* MSCCL's runtimes size a chunk as the buffer over nchunksperloop, kiln by the chunk counts of
+   * the buffers: where the two differ the plan does one thing there and another here. */
+  const int most = bufferChunks(p);
+  if (most > 0 && p->nchunksperloop != most) {
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "nchunksperloop is %d but the largest input or output holds %d chunks: "
+                     "MSCCL's runtimes size chunks by nchunksperloop, kiln by the buffers, so the plan would not "
+                     "do the same on both", p->nchunksperloop, most);
+    goto out_free;
+  }
   free(seen);
   *out = p;
   return KILN_SUCCESS;
@@ -279,8 +298,9 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
   kilnBuf b = {0};
   kilnBufPrintf(&b, "<algo name=\"");
   kilnBufEscaped(&b, p->name);
+  const int most = bufferChunks(p); /* what the reader requires (plans built in memory may hold 1) */
   kilnBufPrintf(&b, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\"", kilnProtoName(p->proto), p->nchannels,
-                p->nchunksperloop);
+                most > 0 ? most : p->nchunksperloop);
   if (p->has_ngpus) kilnBufPrintf(&b, " ngpus=\"%d\"", p->ngpus);
   if (p->has_coll)
     kilnBufPrintf(&b, " coll=\"%s\"",

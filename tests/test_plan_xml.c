@@ -424,7 +424,7 @@ Test(plan_xml, deep_nesting) {
 
 /* TACCL's ncclize output: <copy> children of <gpu> before its threadblocks (no cnt: one chunk). */
 static const char taccl_copies[] =
-    "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"4\" proto=\"Simple\" coll=\"alltoall\" inplace=\"0\" "
+    "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"2\" proto=\"Simple\" coll=\"alltoall\" inplace=\"0\" "
     "redop=\"nop\" ngpus=\"2\">\n"
     "  <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
     "    <copy i_off=\"0\" o_off=\"0\"/>\n"
@@ -441,6 +441,28 @@ static const char taccl_copies[] =
     "    </tb>\n"
     "  </gpu>\n"
     "</algo>\n";
+
+/* nchunksperloop must be the most chunks of any rank's input or output, as msccl-tools and
+ * TACCL write it: MSCCL's runtimes size a chunk by it, kiln by the buffers, so a plan where the
+ * two differ would run differently there; it is refused, naming both. A plan built in memory
+ * (nchunksperloop left at 1) is written with the value the reader wants. */
+Test(plan_xml, nchunksperloop_must_match_the_buffers) {
+  char* x = strdup(taccl_copies);
+  memcpy(strstr(x, "nchunksperloop=\"2\"") + 16, "6", 1);
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(x, strlen(x), "m.xml", &p), KILN_ERR_PARSE));
+  cr_expect(contains(kilnLastError(), "m.xml:1: nchunksperloop is 6 but the largest input or output holds 2"), "%s",
+            kilnLastError());
+  free(x);
+  p = read_ok(taccl_copies);
+  p->nchunksperloop = 1;
+  char* a = plan_xml(p);
+  cr_expect(contains(a, "nchunksperloop=\"2\""), "%s", a);
+  kilnPlan* q = read_ok(a);
+  free(a);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
 
 /* Copies are read (cnt 1 when absent), written before the threadblocks, and survive
  * read -> write -> read byte for byte; a cnt other than 1 is written and read back. */

@@ -118,7 +118,8 @@ typedef struct kilnPlan {
   kilnProto_t proto;
   int ngpus;
   int nchannels;   /* 1..KILN_PLAN_MAX_CHANNELS */
-  int nchunksperloop;
+  int nchunksperloop; /* in a file: the most chunks of any rank's input or output (MSCCL's runtimes
+                        * size chunks by it); another value is refused, and writing puts that one */
   bool inplace, outofplace;
   uint64_t min_bytes, max_bytes; /* byte range this plan serves; max_bytes UINT64_MAX = open */
   char redop[16];                /* MSCCL's redop attribute as read ("sum", "nop", or "") */
