@@ -23,6 +23,7 @@ struct kilnExec {
   int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
   int maxTbSteps;         /* most steps of one threadblock over the whole plan (same on every rank) */
   bool inplaceForm;       /* the plan leaves out a buffer (see plan.h) */
+  bool servesIn, servesOut; /* the forms the plan claims, which the verifier checks */
   kilnDevTb* tbs;         /* device */
   kilnDevStep* steps;     /* device */
   uint64_t* progress;
@@ -249,6 +250,8 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->maxcnt = maxcnt;
   x->maxTbSteps = maxTbSteps;
   x->inplaceForm = inplaceForm;
+  x->servesIn = inplaceForm || p->inplace;
+  x->servesOut = !inplaceForm && p->outofplace;
   /* A baked kernel runs the protocol it was generated for (the registry matches protocols): none
    * when the plan runs as another. */
   x->baked = kernelProto(p->proto) == proto ? kilnRegistryBakedFor(p) : NULL;
@@ -376,6 +379,10 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   const bool inplace = kilnRegistryCallInPlace(x->coll, rank, sb, rb, count, dtype);
   if (x->inplaceForm && !inplace)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: an in-place plan called out of place", rank);
+  /* a form the plan does not claim was never verified (a TACCL plan of inplace="1" has both buffers) */
+  if (!(inplace ? x->servesIn : x->servesOut))
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan serves %s calls only, this one is %s", rank,
+                        inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
   if (x->coll == KILN_COLL_ALLTOALL && inplace)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: in-place alltoall", rank);
 

@@ -2562,6 +2562,43 @@ Test(gpu_runtime, plan_ll_stale_slots, .init = gpu_init, .timeout = 120) {
   world_fini(&w);
 }
 
+/* A plan runs only the forms it claims (the ones the verifier checked): a ring allreduce of two
+ * buffers that claims only the in-place form (as TACCL writes inplace="1") runs in place, and an
+ * out-of-place call is refused before anything is launched (it ran, unverified); the plain
+ * out-of-place plan refuses in-place calls. 2 ranks, on 2 GPUs or sharing one. */
+Test(gpu_runtime, calls_of_a_form_the_plan_does_not_claim_refused, .init = gpu_init_shared, .timeout = 120) {
+  world w;
+  cr_assert(world_init_shared(&w, 2, g_ngpus >= 2 ? 2 : 1, NULL, NULL));
+  uint64_t rng = g_seed ^ 0xF0F0;
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  kilnPlan* plan = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 2, &o, &plan), KILN_SUCCESS), "%s", kilnLastError());
+  plan->inplace = true;
+  plan->outofplace = false;
+  cr_assert(eq(int, kilnPlanVerify(plan, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  loaded l;
+  load_plan(&l, &w, plan);
+  call c;
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 1003, KILN_FLOAT32));
+  cr_assert(not(kilnPlanSupports(plan, c.count, c.dt, KILN_SUM, false)));
+  cr_assert(kilnPlanSupports(plan, c.count, c.dt, KILN_SUM, true));
+  call_prepare(&c, &w, KILN_SUM, false, &rng);
+  for (int r = 0; r < w.n; r++) {
+    cr_assert(eq(int, kilnRun(l.ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]), KILN_ERR_UNSUPPORTED));
+    cr_assert(contains(kilnLastError(), "serves in-place calls only"), "%s", kilnLastError());
+  }
+  run_check(&l, &w, &c, KILN_SUM, true, &rng);
+  unload(&l, &w);
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, false);
+  call_prepare(&c, &w, KILN_SUM, true, &rng);
+  cr_assert(eq(int, kilnRun(l.ex[0], c.recvp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_ERR_UNSUPPORTED));
+  cr_assert(contains(kilnLastError(), "serves out-of-place calls only"), "%s", kilnLastError());
+  run_check(&l, &w, &c, KILN_SUM, false, &rng);
+  call_free(&c, &w);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
 /* After a timeout the communicator is failed: every later call on it (plan or symmetric kernel)
  * returns KILN_ERR_TIMEOUT at once instead of launching kernels that would return at once and
  * leave the outputs unwritten; its peer is untouched. A count past 2^40 is refused before anything.
