@@ -22,7 +22,8 @@ static void help(FILE* f) {
           "                  [--no-fuse] [--quiet]\n"
           "Routes (MILP), orders (greedy) and schedules (contiguity MILP) the collective the sketch\n"
           "describes, lowers it to a plan, verifies it and writes it atomically. --time-limit bounds\n"
-          "each MILP solve (default 60 s; reaching it keeps the best solution found); --stall stops\n"
+          "each MILP solve and the greedy ordering's variants of a round (default 60 s; reaching it\n"
+          "keeps the best solution found, which then depends on the machine's speed); --stall stops\n"
           "a MILP whose incumbent has not improved for that long (default 5 s, 0: never); --gap is\n"
           "the relative MIP gap (default 0.01). --size overrides the sketch's input size (bytes\n"
           "per rank's input). --inplace writes MSCCL's\n"
@@ -181,6 +182,9 @@ int cmd_synth(int argc, char** argv) {
           st.greedy_us, st.schedule_us,
           st.sched_used_greedy ? "greedy kept" : (st.sched_optimal ? "contiguity optimal" : "contiguity incumbent"),
           st.fused ? ", fused instructions" : "");
+  if (st.orderings_cut)
+    fprintf(stderr, "  ordering: the time limit cut its variants short (the best so far kept; a faster machine or a "
+                    "larger --time-limit may find another plan)\n");
   if (have_sim) {
     fprintf(stderr, "  predicted at %llu bytes: %.2f us", (unsigned long long)ref, sim.time_us);
     if (have_ring) fprintf(stderr, "; NCCL ring %.2f us (speedup %.2fx)", ring.time_us, ring.time_us / sim.time_us);

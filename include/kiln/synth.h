@@ -109,6 +109,8 @@ typedef struct kilnSynthStats {
   int transfers;             /* chunk transfers scheduled */
   int chunks;                /* chunks per rank's reference buffer */
   bool fused;                /* the plan uses fused instructions */
+  bool orderings_cut;        /* the time limit cut the greedy ordering's variants short: the plan
+                                then depends on how fast the machine is */
 } kilnSynthStats;
 
 /* Synthesizes coll on topology t guided by sketch s, lowers it, and verifies it with

@@ -325,7 +325,7 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
     r->x = malloc((size_t)(m->ncols ? m->ncols : 1) * sizeof(double));
     if (!r->x) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_prob; }
     for (int j = 0; j < m->ncols; j++) r->x[j] = glp_mip_col_val(P, j + 1);
-    r->bound = r->status == MILP_OPTIMAL ? r->obj : NAN;
+    r->bound = r->status == MILP_OPTIMAL && rc == 0 ? r->obj : NAN; /* at the gap: no proven bound kept */
   } else if (rc == GLP_ETMLIM || rc == GLP_EMIPGAP || rc == GLP_ESTOP || rc == 0) {
     r->status = MILP_NOSOLUTION;
   } else {

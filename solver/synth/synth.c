@@ -66,10 +66,11 @@ static int max_tbs(const kilnPlan* p) {
   return m;
 }
 
-/* Verifies a plan: unbounded FIFOs, then one slot per connection (the strictest a runtime can
- * be). */
+/* Verifies a plan: unbounded FIFOs (the results, races, ranges), then one slot per connection
+ * (the strictest a runtime can be: it holds for any depth). */
 static kilnResult_t verify(const kilnPlan* p) {
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.fifo_depth = 0;
   kilnResult_t r = kilnPlanVerify(p, &vo);
   if (r == KILN_SUCCESS) {
     vo.fifo_depth = 1;
@@ -274,6 +275,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
       /* The variants share the time limit of one solve: past it, the best plan so far stands
        * (switch8, input_chunkup 1024: 16 variants of the greedy took 172 s with a limit of 1). */
       if (best && synNow() - t_variants > o.time_limit_s) {
+        st->orderings_cut = true;
         report(&o, KILN_SYNTH_STAGE_ORDER, "time limit: the remaining ordering variants skipped", synNow() - t_variants);
         break;
       }
