@@ -6,13 +6,14 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# on a failure, what the failing step printed (the logs go with the folder)
+trap 'rc=$?; [ $rc -eq 0 ] || cat "$tmp"/*.log 2>/dev/null >&2; rm -rf "$tmp"; exit $rc' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
 # The tree must hold wherever it is put: move it after installing.
 mv "$tmp/prefix" "$tmp/moved"
 pc=$(find "$tmp/moved" -name kiln.pc -path '*pkgconfig*' | head -1)
 [ -n "$pc" ] || { echo "no kiln.pc installed" >&2; exit 1; }
-export PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 cc=${CC:-cc}
 # shellcheck disable=SC2046
 "$cc" -o "$tmp/consumer-pc" "$here/consumer.c" $(pkg-config --cflags --libs kiln)
