@@ -7,18 +7,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifndef KILN_DATADIR
+#define KILN_DATADIR "share" /* the install's data folder: relative to its prefix, or absolute */
+#endif
+
+/* A name with a '/' or ending in .xml is a path, never a built-in's or a shipped file's name. */
+static bool looksLikePath(const char* s) {
+  const size_t len = strlen(s);
+  return strchr(s, '/') || (len > 4 && !strcmp(s + len - 4, ".xml"));
+}
+
 const char* cliSketchPath(const char* arg, char* buf, size_t n) {
-  const size_t len = strlen(arg);
   struct stat st;
-  if (strchr(arg, '/') || (len > 4 && !strcmp(arg + len - 4, ".xml")) || stat(arg, &st) == 0) return arg;
+  if (looksLikePath(arg) || (stat(arg, &st) == 0 && S_ISREG(st.st_mode))) return arg;
   char exe[4096];
-  const ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (el > 0) {
+  const ssize_t el = KILN_DATADIR[0] == '/' ? 0 : readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (KILN_DATADIR[0] == '/') {
+    snprintf(buf, n, "%s/kiln/plans/sketches/%s.xml", KILN_DATADIR, arg);
+    if (stat(buf, &st) == 0) return buf;
+  } else if (el > 0) {
     exe[el] = '\0';
     char* slash = strrchr(exe, '/');
     if (slash) {
       *slash = '\0'; /* the program's folder: PREFIX/bin installed */
-      snprintf(buf, n, "%s/../share/kiln/plans/sketches/%s.xml", exe, arg);
+      snprintf(buf, n, "%s/../%s/kiln/plans/sketches/%s.xml", exe, KILN_DATADIR, arg);
       if (stat(buf, &st) == 0) return buf;
     }
   }
@@ -70,8 +82,7 @@ int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out) {
   }
   /* A built-in name wins over a file of that name in the current folder; a name with a '/' or
    * ending in .xml is a file. */
-  size_t n = strlen(ta->name);
-  if (!ta->file && !strchr(ta->name, '/') && !(n > 4 && !strcmp(ta->name + n - 4, ".xml"))) {
+  if (!ta->file && !looksLikePath(ta->name)) {
     if (kilnTopologyBuiltin(ta->name, ta->nodes > 0 ? ta->nodes : 1, out) == KILN_SUCCESS) return 0;
     struct stat st;
     if (stat(ta->name, &st) != 0) {

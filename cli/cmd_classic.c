@@ -27,7 +27,7 @@ int cmd_classic(int argc, char** argv) {
   kilnColl_t coll = KILN_NUM_COLLS;
   int ranks = 0;
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
-  int fifo_depth = 8;
+  int fifo_depth = KILN_FIFO_DEPTH_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;

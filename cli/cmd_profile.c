@@ -124,7 +124,7 @@ int cmd_profile(int argc, char** argv) {
     help(stderr);
     return 2;
   }
-  if (!cliOutputWritable("profile", out)) return 1;
+  if (!cliOutputWritable("profile", out)) return 2;
   int visible = 0;
   if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
   asked = ngpus;

@@ -86,7 +86,7 @@ int cmd_synth(int argc, char** argv) {
     }
     i++;
     if (!strcmp(a, "--sketch")) {
-      if (!cliOnce("synth", &sketch_path, a, cliSketchPath(v, sketch_buf, sizeof sketch_buf))) return 2;
+      if (!cliOnce("synth", &sketch_path, a, v)) return 2;
     } else if (!strcmp(a, "--coll")) {
       if (!cliOnce("synth", &coll_name, a, v)) return 2;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -125,6 +125,7 @@ int cmd_synth(int argc, char** argv) {
     }
   }
   kilnColl_t coll;
+  if (sketch_path) sketch_path = cliSketchPath(sketch_path, sketch_buf, sizeof sketch_buf);
   if (!sketch_path || !coll_name || !out) {
     fprintf(stderr, "kiln synth: --sketch, --coll and -o are required\n");
     help(stderr);

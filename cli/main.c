@@ -56,12 +56,16 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  if (!strcmp(argv[1], "help") && argc > 2) /* kiln help COMMAND: that command's --help */
+  if (!strcmp(argv[1], "help") && argc > 2) { /* kiln help COMMAND: that command's --help */
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
       if (!strcmp(argv[2], commands[i].name)) {
         char* hv[] = {argv[2], (char*)"--help", NULL};
         return flushed(commands[i].fn(2, hv));
       }
+    fprintf(stderr, "kiln: unknown command '%s'\n", argv[2]);
+    usage(stderr);
+    return 2;
+  }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
     return flushed(0);

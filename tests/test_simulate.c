@@ -340,6 +340,15 @@ Test(simulate, cli_plans_and_baselines) {
   cr_expect(contains(out, "--coll goes with --baseline"), "%s", out);
   cr_expect(eq(int, run_kiln("simulate --topo switch4 --baseline ring --coll allgather", out, sizeof out), 2));
   cr_expect(eq(int, run_kiln("simulate --topo switch4 --bytes 1Q --baseline ring --coll allgather", out, sizeof out), 2));
+  cr_expect(contains(out, "'1Q'"), "%s", out);
+  /* NCCL has no tree allgather: the arguments' fault (2), not a failure (1) */
+  cr_expect(eq(int, run_kiln("simulate --topo switch4 --bytes 1M --baseline tree --coll allgather", out, sizeof out), 2),
+            "%s", out);
+  cr_expect(contains(out, "only allreduce"), "%s", out);
+  cr_expect(eq(int, run_kiln("help simulate", out, sizeof out), 0), "%s", out);
+  cr_expect(contains(out, "usage: kiln simulate"), "%s", out);
+  cr_expect(eq(int, run_kiln("help no-such-command", out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "unknown command 'no-such-command'"), "%s", out);
   cr_expect(eq(int, run_kiln("simulate --help", out, sizeof out), 0));
   unlink(path);
   rmdir(dir);

@@ -21,7 +21,7 @@
 /* kilnCommConfig.nslots of KILN_COMM_CONFIG_INITIALIZER (include/kiln/runtime.h, which needs CUDA):
  * the FIFO depth the GPU suite runs these plans with and the CPU suite verifies them at.
  * test_gpu_runtime.c checks that the two agree. */
-#define SYNTH_PLANS_RUNTIME_NSLOTS 8
+#define SYNTH_PLANS_RUNTIME_NSLOTS KILN_FIFO_DEPTH_DEFAULT
 
 /* Synthesizes coll for n ranks (a switchN.xml sketch must exist: 2, 4 and 8 do) into *out
  * (caller frees). The library's error stays in kilnLastError() on failure. */
