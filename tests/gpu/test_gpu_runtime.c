@@ -2405,8 +2405,9 @@ static void sym_alone(world* w, kilnSymAlgo_t a, size_t count, double minS, doub
 
 /* The symmetric kernels when a peer never comes: rank 0 alone runs a small allgather (LL lines);
  * it gives up after the communicator's timeout (300 ms) with KILN_ERR_TIMEOUT, rank 1 reports
- * nothing. Then every algorithm, as LL lines and as flags, runs on rank 0 alone again: each must
- * end at once (the abort flag is up, no kernel waits for a peer) and the error stays. */
+ * nothing. Then every algorithm, as LL lines and as flags, is refused on rank 0 at once with
+ * KILN_ERR_TIMEOUT, nothing launched (a failed communicator refuses calls, since session 30:
+ * before, they launched kernels that ended at once, outputs unwritten), and the error stays. */
 Test(gpu_runtime, sym_missing_peer_times_out, .init = gpu_init, .timeout = 120) {
   world w;
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
@@ -2417,9 +2418,20 @@ Test(gpu_runtime, sym_missing_peer_times_out, .init = gpu_init, .timeout = 120) 
   sym_alone(&w, KILN_SYM_ALLGATHER, 1004, 0.25, 30.0, &rng);
   static const size_t counts[] = {1004, 70004};
   for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
-    for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
-      sym_alone(&w, kSymAlgos[ai], counts[ci], 0.0, 0.2, &rng);
+    for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+      const kilnSymAlgo_t a = kSymAlgos[ai];
+      call c;
+      cr_assert(call_alloc(&c, &w, sym_coll(a), counts[ci], KILN_FLOAT32));
+      call_prepare(&c, &w, KILN_SUM, false, &rng);
+      cudaSetDevice(0);
+      cr_assert(eq(int, kilnSymRun(w.kc[0], a, c.sendp[0], c.recvp[0], counts[ci], c.dt, KILN_SUM, w.st[0]),
+                   KILN_ERR_TIMEOUT), "%s count %zu", kilnSymAlgoName(a), counts[ci]);
+      cr_assert(contains(kilnLastError(), "failed before"), "%s", kilnLastError());
+      call_free(&c, &w);
+    }
   kilnResult_t ae;
+  kilnCommGetAsyncError(w.kc[0], &ae);
+  cr_assert(eq(int, ae, KILN_ERR_TIMEOUT), "%s", kilnResultName(ae));
   kilnCommGetAsyncError(w.kc[1], &ae);
   cr_assert(eq(int, ae, KILN_SUCCESS), "%s", kilnResultName(ae));
   world_fini(&w);
