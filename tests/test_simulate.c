@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <criterion/parameterized.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,32 @@ Test(simulate, ring_baselines_closed_form) {
   cr_expect(fabs(r.time_us - 7 * step) < EPS, "%f", r.time_us);
   cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
   cr_expect(fabs(r.time_us - 14 * step) < EPS, "%f", r.time_us);
+  kilnTopologyFree(t);
+}
+
+/* The baselines never get faster as the size grows: where their slices step from k to k + 1
+ * (hgx-h100 ring allgather at 4 MiB, all-pairs alltoall at 4 MiB, the tree at 1 MiB), equal
+ * slices of the larger count pipelined better, and the time dropped (15.1 -> 10.8 us). */
+Test(simulate, baselines_monotone_across_slice_counts) {
+  kilnTopology* t = builtin("hgx-h100", 1);
+  static const struct {
+    kilnBaseline_t b;
+    kilnColl_t coll;
+    uint64_t at;
+  } cases[] = {{KILN_BASELINE_RING, KILN_COLL_ALLGATHER, 4u << 20},
+               {KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, 4u << 20},
+               {KILN_BASELINE_RING, KILN_COLL_ALLTOALL, 4u << 20},
+               {KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, 1u << 20}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    double prev = 0;
+    for (uint64_t b = cases[i].at / 2; b <= 3 * cases[i].at; b += cases[i].at / 8 + 8) {
+      kilnSimResult r;
+      cr_assert(eq(int, kilnBaselineSimulate(cases[i].b, cases[i].coll, t, b, &r), KILN_SUCCESS), "%s", kilnLastError());
+      cr_expect(r.time_us >= prev - 1e-9, "%s %s: %" PRIu64 " bytes %.3f us, less than the size before (%.3f)",
+                cases[i].b == KILN_BASELINE_RING ? "ring" : "tree", kilnCollName(cases[i].coll), b, r.time_us, prev);
+      prev = r.time_us;
+    }
+  }
   kilnTopologyFree(t);
 }
 
