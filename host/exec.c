@@ -23,7 +23,7 @@ struct kilnExec {
   int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
   int maxTbSteps;         /* most steps of one threadblock over the whole plan (same on every rank) */
   bool inplaceForm;       /* the plan leaves out a buffer (see plan.h) */
-  bool servesIn, servesOut; /* the forms the plan claims, which the verifier checks */
+  bool serves[2];         /* [inplace]: whether it serves that form (servesForm) */
   kilnDevTb* tbs;         /* device */
   kilnDevStep* steps;     /* device */
   uint64_t* progress;
@@ -92,6 +92,16 @@ bad:
   GEOMETRY_FAIL("plan %s: i_chunks=%d o_chunks=%d do not fit %s on %d ranks", p->name, g->i_chunks,
                 g->o_chunks, kilnCollName(p->coll), n);
 #undef GEOMETRY_FAIL
+}
+
+/* Whether a plan serves calls of the form `inplace`: the forms it claims, which the verifier
+ * checks (a plan that leaves out a buffer, inplaceForm, in place only; outofplace read as
+ * !inplace where the file lacks it, so a TACCL plan of inplace="1" is in place only); never an
+ * in-place alltoall. */
+static bool servesForm(const kilnPlan* p, bool inplaceForm, bool inplace) {
+  if (p->coll == KILN_COLL_ALLTOALL && inplace) return false;
+  if (inplaceForm) return inplace;
+  return inplace ? p->inplace : p->outofplace;
 }
 
 static int bufChunks(int buf, int inN, int outN, int sN) {
@@ -250,8 +260,8 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->maxcnt = maxcnt;
   x->maxTbSteps = maxTbSteps;
   x->inplaceForm = inplaceForm;
-  x->servesIn = inplaceForm || p->inplace;
-  x->servesOut = !inplaceForm && p->outofplace;
+  x->serves[0] = servesForm(p, inplaceForm, false);
+  x->serves[1] = servesForm(p, inplaceForm, true);
   /* A baked kernel runs the protocol it was generated for (the registry matches protocols): none
    * when the plan runs as another. */
   x->baked = kernelProto(p->proto) == proto ? kilnRegistryBakedFor(p) : NULL;
@@ -357,10 +367,7 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   int inN, outN, k;
   bool form;
   if (planGeometry(p, &inN, &outN, &k, &form, true) != KILN_SUCCESS) return false;
-  if (p->coll == KILN_COLL_ALLTOALL && inplace) return false;
-  if (form) return inplace;
-  /* the forms the plan claims, and the verifier checks (outofplace: read as !inplace when absent) */
-  return inplace ? p->inplace : p->outofplace;
+  return servesForm(p, form, inplace);
 }
 
 static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
@@ -377,14 +384,14 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   const char* sb = (const char*)sendbuf;
   char* rb = (char*)recvbuf;
   const bool inplace = kilnRegistryCallInPlace(x->coll, rank, sb, rb, count, dtype);
-  if (x->inplaceForm && !inplace)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: an in-place plan called out of place", rank);
-  /* a form the plan does not claim was never verified (a TACCL plan of inplace="1" has both buffers) */
-  if (!(inplace ? x->servesIn : x->servesOut))
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan serves %s calls only, this one is %s", rank,
-                        inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
   if (x->coll == KILN_COLL_ALLTOALL && inplace)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: in-place alltoall", rank);
+  if (!x->serves[inplace]) {
+    if (x->inplaceForm)
+      return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: an in-place plan called out of place", rank);
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan serves %s calls only, this one is %s", rank,
+                        inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
+  }
 
   kilnDevArgs a;
   memset(&a, 0, sizeof(a));
