@@ -827,11 +827,16 @@ static void describe_value(const vctx* c, int sl, char* buf, size_t len) {
   }
 }
 
+/* The run a result came from, for messages: the form and the interleaving. */
+static void run_context(const vctx* c, int sched, char* buf, size_t n) {
+  if (sched == 0) snprintf(buf, n, "%s, round-robin order", c->mode_name);
+  else snprintf(buf, n, "%s, interleaving %d with seed %" PRIu64, c->mode_name, sched, c->seed);
+}
+
 static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* opts) {
   int n = c->n;
   char got[VERIFY_REASON_MAX + 64], where[96], ctxs[96];
-  if (sched == 0) snprintf(ctxs, sizeof ctxs, "%s, round-robin order", c->mode_name);
-  else snprintf(ctxs, sizeof ctxs, "%s, interleaving %d with seed %" PRIu64, c->mode_name, sched, c->seed);
+  run_context(c, sched, ctxs, sizeof ctxs);
   int nres = c->p->coll == KILN_COLL_REDUCESCATTER ? c->k : c->R;
   int per = inputs_per_rank(c);
   for (int d = 0; d < n; d++) {
@@ -890,10 +895,12 @@ static kilnResult_t check_input_kept(vctx* c, int sched) {
     const kilnGpu* g = &c->p->gpus[r];
     for (int j = 0; j < g->i_chunks; j++) {
       const vslot* v = &c->slots[slot_of(c, r, KILN_BUF_INPUT, j)];
-      if (v->wtb >= 0)
+      if (v->wtb >= 0) {
+        char ctxs[96];
+        run_context(c, sched, ctxs, sizeof ctxs);
         return verr("rank %d input chunk %d written by tb %d step %d out of place: the input is the caller's "
-                    "send buffer, read only [%s, %s]", r, j, v->wtb, v->wstep, c->mode_name,
-                    sched == 0 ? "round-robin order" : "a random interleaving");
+                    "send buffer, read only [%s]", r, j, v->wtb, v->wstep, ctxs);
+      }
     }
   }
   return KILN_SUCCESS;
