@@ -20,19 +20,17 @@ static bool looksLikePath(const char* s) {
 const char* cliSketchPath(const char* arg, char* buf, size_t n) {
   struct stat st;
   if (looksLikePath(arg) || (stat(arg, &st) == 0 && S_ISREG(st.st_mode))) return arg;
-  char exe[4096];
-  const ssize_t el = KILN_DATADIR[0] == '/' ? 0 : readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (KILN_DATADIR[0] == '/') {
-    snprintf(buf, n, "%s/kiln/plans/sketches/%s.xml", KILN_DATADIR, arg);
+  /* the installed data folder: as configured where absolute, else beside the program (PREFIX/bin) */
+  char data[4200] = KILN_DATADIR, exe[4096];
+  const ssize_t el = data[0] == '/' ? 0 : readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char* slash = el > 0 ? (exe[el] = '\0', strrchr(exe, '/')) : NULL;
+  if (slash) {
+    *slash = '\0';
+    snprintf(data, sizeof data, "%s/../%s", exe, KILN_DATADIR);
+  }
+  if (data[0] == '/') { /* absolute as configured, or found beside the program */
+    snprintf(buf, n, "%s/kiln/plans/sketches/%s.xml", data, arg);
     if (stat(buf, &st) == 0) return buf;
-  } else if (el > 0) {
-    exe[el] = '\0';
-    char* slash = strrchr(exe, '/');
-    if (slash) {
-      *slash = '\0'; /* the program's folder: PREFIX/bin installed */
-      snprintf(buf, n, "%s/../%s/kiln/plans/sketches/%s.xml", exe, KILN_DATADIR, arg);
-      if (stat(buf, &st) == 0) return buf;
-    }
   }
 #ifdef KILN_SOURCE_DIR
   snprintf(buf, n, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, arg);
