@@ -453,12 +453,6 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   l.sym = false;
   if ((res = kilnLaunchCapture(&l)) != KILN_SUCCESS) goto out;
   if (need > x->scratchBytes) {
-    if (l.capturing) {
-      res = kilnSetError(KILN_ERR_UNSUPPORTED,
-                         "rank %d: the plan needs %zu bytes of scratch; run it once outside graph "
-                         "capture at this size first", rank, need);
-      goto out;
-    }
     /* The buffer a growth replaces is kept until kilnExecFree, never freed here: a CUDA graph
      * captured before may replay on it, launches queued in an open group may still use it, and
      * cudaFree waits for every kernel on the GPU, among them kernels that wait for launches this
@@ -476,13 +470,25 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
       x->retired = r;
     }
     size_t want = x->scratchBytes > need / 2 ? 2 * x->scratchBytes : need;
+    /* Inside a stream capture cudaMalloc is an unsafe call that would end it (global or
+     * thread-local mode): relaxed for the allocation, as allocators do. The graph keeps the new
+     * buffer as any later call does. */
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     char* grown = NULL;
     if (want > need && cudaMalloc((void**)&grown, want) != cudaSuccess) {
       cudaGetLastError(); /* out of memory for the double: the need alone, then */
       grown = NULL;
       want = need;
     }
-    if (!grown) CUDA_TRY(cudaMalloc((void**)&grown, want), out);
+    const cudaError_t ge = grown ? cudaSuccess : cudaMalloc((void**)&grown, want);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (ge != cudaSuccess) {
+      cudaGetLastError();
+      res = kilnSetError(KILN_ERR_CUDA, "rank %d: %zu bytes of scratch for the plan: cudaMalloc: %s", rank,
+                         want, cudaGetErrorString(ge));
+      goto out;
+    }
     if (x->scratch) x->retired[x->nretired++] = x->scratch;
     x->scratch = grown;
     x->scratchBytes = want;

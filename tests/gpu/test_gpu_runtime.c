@@ -2160,6 +2160,47 @@ Test(gpu_runtime, graph_replays_after_scratch_growth, .init = gpu_init, .timeout
   world_fini(&w);
 }
 
+/* A plan whose scratch must grow in a call made inside a stream capture (thread-local mode, as
+ * PyTorch's graphs capture): the growth allocates there (relaxed capture mode for the allocation)
+ * instead of failing the call; the graphs replay correctly on fresh data, also after later growths,
+ * eager and captured (the buffers they captured are kept). 2 ranks, on 2 GPUs or sharing one. */
+Test(gpu_runtime, scratch_grows_inside_a_capture, .init = gpu_init_shared, .timeout = 300) {
+  world w;
+  cr_assert(world_init_shared(&w, 2, g_ngpus >= 2 ? 2 : 1, NULL, NULL));
+  uint64_t rng = g_seed ^ 0x5C7A;
+  loaded l;
+  load(&l, &w, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, false);
+  cr_assert(gt(int, l.plan->gpus[0].s_chunks, 0), "%s has no scratch", l.plan->name);
+  call a, b, c;
+  cr_assert(call_alloc(&a, &w, KILN_COLL_ALLREDUCE, (size_t)1 << 20, KILN_INT32));
+  cr_assert(call_alloc(&b, &w, KILN_COLL_ALLREDUCE, (size_t)4 << 20, KILN_INT32));
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, (size_t)16 << 20, KILN_INT32));
+  cudaGraphExec_t ge[GPU_MAX];
+  call_prepare(&a, &w, KILN_SUM, false, &rng);
+  capture_plan_call(&l, &w, &a, ge); /* the plan's first call: its scratch is allocated here */
+  replay_check(&w, &a, ge, 10, " (scratch allocated in the capture)", &rng);
+  run_check(&l, &w, &b, KILN_SUM, false, &rng); /* an eager growth */
+  replay_check(&w, &a, ge, 10, " after an eager growth", &rng);
+  cudaGraphExec_t gc[GPU_MAX];
+  call_prepare(&c, &w, KILN_SUM, false, &rng);
+  capture_plan_call(&l, &w, &c, gc); /* a growth in a capture, the eager call's buffer kept */
+  for (int i = 0; i < 3; i++) {
+    replay_check(&w, &c, gc, 2, " (scratch grown in the capture)", &rng);
+    replay_check(&w, &a, ge, 2, " (the first capture's scratch)", &rng);
+  }
+  run_check(&l, &w, &b, KILN_SUM, false, &rng);
+  assert_no_async_error(&w);
+  for (int r = 0; r < w.n; r++) {
+    cudaGraphExecDestroy(ge[r]);
+    cudaGraphExecDestroy(gc[r]);
+  }
+  call_free(&a, &w);
+  call_free(&b, &w);
+  call_free(&c, &w);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
 /* Back-to-back calls on three streams per rank, no synchronization in between. */
 Test(gpu_runtime, several_streams, .init = gpu_init, .timeout = 600) {
   int n = suite_gpus();
