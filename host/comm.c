@@ -58,8 +58,10 @@ static void commFree(struct kilnComm* c) {
   if (c->dev >= 0) cudaSetDevice(c->dev);
   if (c->haveLast) cudaEventSynchronize(c->last);
   cudaDeviceSynchronize();
-  if (c->devComm) kilnNcclDevCommDestroy(c->nccl, c->devComm);
-  if (c->registered) ncclCommWindowDeregister(c->nccl, c->window);
+  /* After kilnCommAbort the NCCL communicator may be gone (ncclCommAbort freed the device
+   * communicator and the window's registration with it): no NCCL call. */
+  if (c->devComm && !c->aborted) kilnNcclDevCommDestroy(c->nccl, c->devComm);
+  if (c->registered && !c->aborted) ncclCommWindowDeregister(c->nccl, c->window);
   if (c->win && c->sharedWin) cudaFree(c->win);
   else if (c->win) ncclMemFree(c->win);
   if (c->state) cudaFree(c->state);
@@ -376,6 +378,36 @@ kilnResult_t kilnCommDestroy(kilnComm_t comm) {
   return KILN_SUCCESS;
 }
 
+kilnResult_t kilnCommAbort(kilnComm_t comm) {
+  if (!comm) return KILN_SUCCESS;
+  struct kilnComm* c = comm;
+  __atomic_store_n(&c->aborted, true, __ATOMIC_RELEASE);
+  /* The device abort word, which every kernel waiting on a peer polls (kernels/primitives.cuh,
+   * Spin), raised by the copy engine from a private stream while those kernels spin: this waits
+   * for that copy only, never for a kernel. The communicator's own streams are not used: a
+   * captured graph may hold them. */
+  static const int one = 1;
+  int save = 0;
+  cudaGetDevice(&save);
+  cudaSetDevice(c->dev);
+  /* Relaxed capture mode: an abort may come while another thread captures. */
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  cudaStream_t s = NULL;
+  cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(c->abortFlag, &one, sizeof one, cudaMemcpyHostToDevice, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (s) cudaStreamDestroy(s);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  cudaSetDevice(save);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return kilnSetError(KILN_ERR_CUDA, "rank %d: raising the abort word: %s (calls on the communicator are "
+                        "refused; kernels waiting for a peer wait out their timeout)", c->rank, cudaGetErrorString(e));
+  }
+  return KILN_SUCCESS;
+}
+
 kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
   if (n < 1 || !comms) return KILN_SUCCESS;
   int saveDev = 0;
@@ -389,7 +421,7 @@ kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
   /* Deregistration and the device communicator's teardown may be collective: group them. */
   ncclGroupStart();
   for (int i = 0; i < n; i++)
-    if (comms[i] && comms[i]->devComm) {
+    if (comms[i] && comms[i]->devComm && !comms[i]->aborted) {
       cudaSetDevice(comms[i]->dev);
       kilnNcclDevCommDestroy(comms[i]->nccl, comms[i]->devComm);
       comms[i]->devComm = NULL;
@@ -397,7 +429,7 @@ kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
   ncclGroupEnd();
   ncclGroupStart();
   for (int i = 0; i < n; i++)
-    if (comms[i] && comms[i]->registered) {
+    if (comms[i] && comms[i]->registered && !comms[i]->aborted) {
       cudaSetDevice(comms[i]->dev);
       ncclCommWindowDeregister(comms[i]->nccl, comms[i]->window);
       comms[i]->registered = false;
@@ -414,6 +446,10 @@ kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
 kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count) {
   if (count > KILN_MAX_CALL_COUNT)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements, more than 2^40", c->rank, count);
+  if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "rank %d: the communicator was aborted (kilnCommAbort): no call runs on it any more; "
+                        "destroy it", c->rank);
   if (c->errHost && *(volatile int*)c->errHost != 0) /* a host-only communicator (tests) has none */
     return kilnSetError(KILN_ERR_TIMEOUT,
                         "rank %d: the communicator failed before (a kiln kernel gave up waiting for a peer): "

@@ -114,9 +114,14 @@ void shimCommCreated(ncclComm_t comm);
 void shimCommsCreated(ncclComm_t* comms, int n);
 /* Tears kiln down before the real finalize/destroy (collective: every rank calls it). */
 void shimCommRelease(ncclComm_t comm);
-/* Abort or revoke: stop kiln kernels waiting on peers, forget the communicator, no collective
- * calls. */
+/* Before the real abort, revoke or aborting shrink: stops kiln's kernels waiting on peers at once
+ * (kilnCommAbort: no wait, no NCCL call) and keeps kiln's part of the communicator for
+ * shimCommGone. */
 void shimCommAbort(ncclComm_t comm);
+/* After the real ncclCommAbort or ncclCommDestroy returned: frees kiln's part of an aborted
+ * communicator (its window and buffers; once NCCL's abort has stopped NCCL's kernels, kiln's,
+ * which may have waited behind them, can leave). */
+void shimCommGone(ncclComm_t comm);
 /* A window registered on comm with NCCL_WIN_COLL_SYMMETRIC over [buff, buff + size). */
 typedef struct shimWindow {
   ncclComm_t comm;

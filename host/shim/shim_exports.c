@@ -8,7 +8,8 @@
  *   - every init path (InitRank, InitRankConfig, InitAll, InitRankScalable, Split, Shrink) sets up
  *     kiln on the new communicator once the real one is ready (after the outermost ncclGroupEnd
  *     when the init was grouped; never for non-blocking inits still in progress);
- *   - Finalize/Destroy release kiln's resources first, Abort/Revoke stop kiln's kernels first;
+ *   - Finalize/Destroy release kiln's resources first, Abort/Revoke stop kiln's kernels first
+ *     (and free kiln's memory once the real Abort, or the Destroy after a Revoke, returned);
  *   - GetAsyncError also reports kiln's own errors (a peer that never answered);
  *   - WindowRegister with NCCL_WIN_COLL_SYMMETRIC adds the window to kiln's communicator (at the
  *     outermost ncclGroupEnd when grouped), WindowDeregister removes it first: large calls on
@@ -235,6 +236,7 @@ SHIM_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (shimPassthrough == 0) setNonblocking(comm, false);
   ncclResult_t res;
   SHIM_REAL(res, ncclCommDestroy, (comm), shimMissing("ncclCommDestroy"));
+  if (shimPassthrough == 0) shimCommGone(comm); /* a revoked communicator's kiln part */
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommDestroy, (ncclComm_t comm))
@@ -247,6 +249,7 @@ SHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   }
   ncclResult_t res;
   SHIM_REAL(res, ncclCommAbort, (comm), shimMissing("ncclCommAbort"));
+  if (shimPassthrough == 0) shimCommGone(comm);
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommAbort, (ncclComm_t comm))

@@ -32,11 +32,6 @@
 #ifdef KILN_SHIM_HAVE_RUNTIME
 #include "kiln/registry.h"
 #include "kiln/runtime.h"
-#include "runtime_internal.h"
-/* Not (yet) in every runtime: a non-blocking abort that makes kernels waiting on peers give up.
- * Weak, so the shim links either way; without it the shim raises the communicator's abort word
- * itself (abortKernels). */
-extern kilnResult_t kilnCommAbort(kilnComm_t comm) __attribute__((weak));
 #endif
 
 struct shimComm {
@@ -196,40 +191,45 @@ static void releaseSet(shimComm* sc) {
   free(kcs);
 }
 
-/* Raises the kiln communicator's device abort word, which every kernel waiting on a peer polls
- * (kernels/primitives.cuh, Spin), from a private stream: the copy engine writes it while those
- * kernels still spin. Waits for that copy only, never for the kernels. */
-static void abortKernels(kilnComm_t kc) {
-  static const int one = 1;
-  struct kilnComm* c = kc;
-  int prev = -1;
-  cudaGetDevice(&prev);
-  cudaSetDevice(c->dev);
-  cudaStream_t s = NULL;
-  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
-    cudaMemcpyAsync(c->abortFlag, &one, sizeof one, cudaMemcpyHostToDevice, s);
-    cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
-  }
-  if (prev >= 0) cudaSetDevice(prev);
-}
-
-/* Frees what setup made; with abort, stops kiln's kernels instead of waiting for them, makes no
- * collective call and leaves kiln's memory of this communicator to the end of the process. */
-static void freeComm(shimComm* sc, bool abort) {
+/* Frees what setup made (after waiting for kiln's work on it; an aborted communicator's kiln part
+ * makes no NCCL call, kilnCommAbort). */
+static void freeComm(shimComm* sc) {
   if (!sc) return;
   shimPassthrough++;
-  if (abort && sc->kc) {
-    if (kilnCommAbort) kilnCommAbort(sc->kc);
-    else abortKernels(sc->kc);
-  } else {
-    for (int i = 0; i < sc->nexec; i++)
-      if (sc->execs[i]) kilnExecFree(sc->execs[i]);
-    if (sc->kc) kilnCommDestroy(sc->kc);
-  }
+  for (int i = 0; i < sc->nexec; i++)
+    if (sc->execs[i]) kilnExecFree(sc->execs[i]);
+  if (sc->kc) kilnCommDestroy(sc->kc);
   shimPassthrough--;
   freeArrays(sc);
   free(sc);
+}
+
+/* Communicators whose kiln part was aborted (ncclCommAbort, ncclCommRevoke, ncclCommShrink with
+ * NCCL_SHRINK_ABORT): kept until the NCCL communicator is aborted or destroyed, then freed
+ * (shimCommGone): kiln's kernels on it may wait behind NCCL's until NCCL's abort stops those. */
+static shimComm** aborted;
+static int naborted, capAborted;
+
+/* Stops kiln on sc at once and keeps it for shimCommGone (or, out of memory, leaves it to the end
+ * of the process). */
+static void abortComm(shimComm* sc) {
+  if (!sc) return;
+  shimPassthrough++;
+  if (sc->kc) kilnCommAbort(sc->kc);
+  shimPassthrough--;
+  pthread_mutex_lock(&commsLock);
+  if (naborted == capAborted) {
+    const int cap = capAborted ? 2 * capAborted : 8;
+    shimComm** grown = realloc(aborted, (size_t)cap * sizeof *aborted);
+    if (grown) {
+      aborted = grown;
+      capAborted = cap;
+    }
+  }
+  const bool kept = naborted < capAborted;
+  if (kept) aborted[naborted++] = sc;
+  pthread_mutex_unlock(&commsLock);
+  if (!kept) shimLogOnce(SHIM_LOG_WARN, "out of memory: an aborted communicator's kiln memory stays to the end of the process");
 }
 
 /* Agreement through the real NCCL: flags[c][0..m) become their minimum over the ranks of
@@ -391,7 +391,7 @@ static void setup(ncclComm_t* ncomm, int n) {
       if (kcs[c])
         shimLog(SHIM_LOG_WARN, "rank %d: kiln is off on this communicator: a rank could not set "
                 "it up", sc[c]->rank);
-      freeComm(sc[c], false);
+      freeComm(sc[c]);
       sc[c] = NULL;
       continue;
     }
@@ -412,7 +412,7 @@ static void setup(ncclComm_t* ncomm, int n) {
     sc[c]->nexec = kept;
     shimLogKeyed(SHIM_LOG_INFO, "setup", "kiln set up on a communicator of %d ranks with %d of %d "
                  "plans", nranks, kept, np);
-    if (!insertComm(sc[c])) freeComm(sc[c], false);
+    if (!insertComm(sc[c])) freeComm(sc[c]);
     sc[c] = NULL;
   }
 
@@ -447,10 +447,8 @@ ncclResult_t shimKilnGroupEnd(bool failed) {
 
 #else /* !KILN_SHIM_HAVE_RUNTIME: a forward-only build */
 
-static void freeComm(shimComm* sc, bool abort) {
-  (void)abort;
-  free(sc);
-}
+static void freeComm(shimComm* sc) { free(sc); }
+static void abortComm(shimComm* sc) { free(sc); }
 
 static void setup(ncclComm_t* ncomm, int n) {
   const shimReal* r = shimRealGet();
@@ -485,11 +483,30 @@ void shimCommRelease(ncclComm_t comm) {
     return;
   }
 #endif
-  freeComm(sc, false);
+  freeComm(sc);
 }
 
-void shimCommAbort(ncclComm_t comm) {
-  freeComm(takeComm(comm), true);
+void shimCommAbort(ncclComm_t comm) { abortComm(takeComm(comm)); }
+
+/* Aborted communicators whose kiln part shimCommGone freed (exported for tests). */
+SHIM_EXPORT uint64_t kilnShimAbortedFreed;
+
+void shimCommGone(ncclComm_t comm) {
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  shimComm* sc = NULL;
+  pthread_mutex_lock(&commsLock);
+  for (int i = 0; i < naborted && !sc; i++)
+    if (aborted[i]->nccl == comm) {
+      sc = aborted[i];
+      aborted[i] = aborted[--naborted];
+    }
+  pthread_mutex_unlock(&commsLock);
+  if (!sc) return;
+  freeComm(sc);
+  __atomic_fetch_add(&kilnShimAbortedFreed, 1, __ATOMIC_RELAXED);
+#else
+  (void)comm;
+#endif
 }
 
 /* Windows kiln has added and not removed (exported for tests). */

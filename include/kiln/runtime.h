@@ -9,7 +9,8 @@
  * Sequence numbers live in device memory, so a captured call replays correctly.
  *
  * Ownership: a kilnComm_t is created by kilnCommCreate/kilnCommCreateAll and freed with
- * kilnCommDestroy (the ncclComm_t it wraps stays the caller's and must outlive it). A kilnExec_t
+ * kilnCommDestroy (the ncclComm_t it wraps stays the caller's and must outlive it, unless
+ * kilnCommAbort stopped it: below). A kilnExec_t
  * is created by kilnPlanLoad, copies what it needs from the plan (the plan may be freed right
  * after) and is freed with kilnExecFree before its communicator is destroyed.
  *
@@ -85,6 +86,14 @@ KILN_API kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const ki
 KILN_API kilnResult_t kilnCommDestroy(kilnComm_t comm);
 /* Frees all n communicators (one process driving all ranks). */
 KILN_API kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms);
+/* Stops the communicator for good, as ncclCommAbort does NCCL's (a peer gone, a job torn down):
+ * its kernels waiting for a peer give up at once (their outputs undefined), every later call on
+ * it is refused (KILN_ERR_INVALID_ARGUMENT), and nothing waits for the GPU or calls NCCL. Not
+ * collective. Then abort (or destroy) the NCCL communicator, whose own kernels may be what kiln's
+ * wait behind, and free this one with kilnExecFree and kilnCommDestroy (or DestroyAll): on an
+ * aborted communicator they make no NCCL call (ncclCommAbort freed NCCL's side) and free kiln's
+ * memory, window included, once kiln's kernels have left. NULL is a no-op. */
+KILN_API kilnResult_t kilnCommAbort(kilnComm_t comm);
 KILN_API int kilnCommRank(kilnComm_t comm);
 KILN_API int kilnCommSize(kilnComm_t comm);
 /* KILN_SUCCESS, or the first error the GPU recorded (KILN_ERR_TIMEOUT: a peer never arrived;

@@ -2478,6 +2478,93 @@ Test(gpu_runtime, sym_missing_peer_times_out, .init = gpu_init, .timeout = 120) 
   world_fini(&w);
 }
 
+/* kilnCommAbort: rank 0 alone issues a symmetric allgather (LL lines) and a plan's allreduce, which
+ * wait for rank 1 (the timeout is a minute away); the abort returns at once and those kernels
+ * leave within seconds; later calls are refused naming the abort; kilnExecFree and
+ * kilnCommDestroy then free rank 0's memory (the window among it: at least its size comes back)
+ * without NCCL calls. With NCCL (2 GPUs) every rank aborts as a job would: kilnCommAbort, then
+ * ncclCommAbort, then the frees; sharing one GPU, the communicators have no NCCL. */
+static double seconds_since(const struct timespec* t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+static void abort_run(bool shared) {
+  world w;
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.timeoutMs = 60000;
+  if (shared) {
+    cr_assert(world_init_shared(&w, 2, 1, NULL, &cfg));
+  } else {
+    cr_assert(world_init(&w, 2, &cfg));
+  }
+  uint64_t rng = g_seed ^ 0xAB0;
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, false);
+  call ag, ar;
+  cr_assert(call_alloc(&ag, &w, KILN_COLL_ALLGATHER, 1004, KILN_FLOAT32));
+  cr_assert(call_alloc(&ar, &w, KILN_COLL_ALLREDUCE, 1 << 16, KILN_FLOAT32));
+  call_prepare(&ag, &w, KILN_SUM, false, &rng);
+  call_prepare(&ar, &w, KILN_SUM, false, &rng);
+  cudaSetDevice(w.dev[0]);
+  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLGATHER, ag.sendp[0], ag.recvp[0], ag.count, ag.dt, KILN_SUM, w.st[0]),
+               KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnRun(l.ex[0], ar.sendp[0], ar.recvp[0], ar.count, ar.dt, KILN_SUM, w.st[0]), KILN_SUCCESS),
+            "%s", kilnLastError());
+  usleep(200 * 1000);
+  cr_assert(eq(int, cudaStreamQuery(w.st[0]), cudaErrorNotReady), "rank 0's calls ended without rank 1");
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cr_assert(eq(int, kilnCommAbort(w.kc[0]), KILN_SUCCESS), "%s", kilnLastError());
+  const double took = seconds_since(&t0);
+  cr_assert(lt(dbl, took, 2.0), "kilnCommAbort took %.2f s", took);
+  if (!shared) {
+    cr_assert(eq(int, kilnCommAbort(w.kc[1]), KILN_SUCCESS), "%s", kilnLastError());
+    for (int r = 0; r < 2; r++) {
+      cudaSetDevice(w.dev[r]);
+      cr_assert(eq(int, ncclCommAbort(w.nccl[r]), ncclSuccess));
+      w.nccl[r] = NULL;
+    }
+  }
+  cudaSetDevice(w.dev[0]);
+  cr_assert(eq(int, cudaStreamSynchronize(w.st[0]), cudaSuccess));
+  const double left = seconds_since(&t0);
+  cr_assert(lt(dbl, left, 10.0), "rank 0's kernels left %.2f s after the abort", left);
+  fprintf(stderr, "  abort (%s): returned after %.3f s, kernels gone after %.3f s\n", shared ? "1 GPU" : "NCCL",
+          took, left);
+  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLGATHER, ag.sendp[0], ag.recvp[0], ag.count, ag.dt, KILN_SUM, w.st[0]),
+               KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "aborted"), "%s", kilnLastError());
+  cr_assert(eq(int, kilnRun(l.ex[0], ar.sendp[0], ar.recvp[0], ar.count, ar.dt, KILN_SUM, w.st[0]),
+               KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "aborted"), "%s", kilnLastError());
+  const size_t win = w.kc[0]->winBytes;
+  size_t freeBefore = 0, freeAfter = 0, total = 0;
+  cr_assert(eq(int, cudaMemGetInfo(&freeBefore, &total), cudaSuccess));
+  kilnExecFree(l.ex[0]);
+  l.ex[0] = NULL;
+  cr_assert(eq(int, kilnCommDestroy(w.kc[0]), KILN_SUCCESS));
+  w.kc[0] = NULL;
+  cudaSetDevice(w.dev[0]);
+  cr_assert(eq(int, cudaMemGetInfo(&freeAfter, &total), cudaSuccess));
+  cr_assert(ge(sz, freeAfter, freeBefore + win), "%zu bytes came back after the destroy, the window alone is %zu",
+            freeAfter - freeBefore, win);
+  if (!shared) {
+    kilnExecFree(l.ex[1]);
+    l.ex[1] = NULL;
+    cr_assert(eq(int, kilnCommDestroy(w.kc[1]), KILN_SUCCESS));
+    w.kc[1] = NULL;
+  }
+  call_free(&ag, &w);
+  call_free(&ar, &w);
+  unload(&l, &w); /* the execs left (rank 1 sharing the GPU) */
+  world_fini(&w);
+}
+
+Test(gpu_runtime, abort_frees_after_kernels_leave_2gpus, .init = gpu_init, .timeout = 120) { abort_run(false); }
+Test(gpu_runtime, abort_frees_after_kernels_leave_shared, .init = gpu_init_shared, .timeout = 120) { abort_run(true); }
+
 /* The sequence number the next symmetric call of rank r's communicator takes. */
 static uint64_t sym_next_seq(const world* w, int r) {
   uint64_t s = 0;
