@@ -203,16 +203,121 @@ static kilnResult_t commFinish(struct kilnComm* c) {
   return res;
 }
 
+/* Waits for a non-blocking communicator's pending operation (ncclInProgress) to end. */
+static ncclResult_t ncclSettle(ncclComm_t comm, ncclResult_t r) {
+  while (r == ncclInProgress)
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) return ncclInternalError;
+  return r;
+}
+
+kilnResult_t kilnNcclAgree(int n, const ncclComm_t* nccls, int* const* flags, int m) {
+  kilnResult_t res = KILN_SUCCESS;
+  int save = 0;
+  cudaGetDevice(&save);
+  int** buf = calloc((size_t)n, sizeof *buf);
+  int* dev = calloc((size_t)n, sizeof *dev);
+  cudaStream_t* st = calloc((size_t)n, sizeof *st);
+  if (!buf || !dev || !st) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "agreeing through NCCL: out of memory");
+    goto out;
+  }
+  const size_t bytes = (size_t)m * sizeof(int);
+  for (int i = 0; i < n; i++) {
+    cudaError_t e = ncclCommCuDevice(nccls[i], &dev[i]) == ncclSuccess ? cudaSetDevice(dev[i]) : cudaErrorInvalidDevice;
+    if (e == cudaSuccess) e = cudaMalloc((void**)&buf[i], bytes);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st[i], cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaMemcpy(buf[i], flags[i], bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      res = kilnSetError(KILN_ERR_CUDA, "agreeing through NCCL: %s", cudaGetErrorString(e));
+      goto out;
+    }
+  }
+  ncclResult_t r = ncclGroupStart();
+  for (int i = 0; i < n && r == ncclSuccess; i++)
+    r = ncclAllReduce(buf[i], buf[i], (size_t)m, ncclInt32, ncclMin, nccls[i], st[i]);
+  ncclResult_t end = ncclGroupEnd();
+  for (int i = 0; i < n && end == ncclInProgress; i++) end = ncclSettle(nccls[i], end);
+  if (r != ncclSuccess || end != ncclSuccess) {
+    res = kilnSetError(KILN_ERR_NCCL, "agreeing through NCCL: ncclAllReduce: %s",
+                       ncclGetErrorString(r != ncclSuccess ? r : end));
+    goto out;
+  }
+  for (int i = 0; i < n; i++) {
+    cudaSetDevice(dev[i]);
+    cudaError_t e = cudaStreamSynchronize(st[i]);
+    if (e == cudaSuccess) e = cudaMemcpy(flags[i], buf[i], bytes, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      res = kilnSetError(KILN_ERR_CUDA, "agreeing through NCCL: %s", cudaGetErrorString(e));
+      goto out;
+    }
+  }
+out:
+  for (int i = 0; buf && dev && st && i < n; i++) {
+    if (!buf[i] && !st[i]) continue;
+    cudaSetDevice(dev[i]);
+    if (buf[i]) cudaFree(buf[i]);
+    if (st[i]) cudaStreamDestroy(st[i]);
+  }
+  free(buf);
+  free(dev);
+  free(st);
+  cudaSetDevice(save);
+  return res;
+}
+
+/* A step's outcome agreed on by every rank of the n communicators (this process's: cs[i] made and
+ * own a success): after step 1, before any rank enters the collective steps, so that no rank
+ * waits in them for one that failed alone (out of memory for the window, say); after step 4, so
+ * that every rank returns alike and tears down alike. KILN_SUCCESS only when every rank of every
+ * one succeeded; a rank that did not keeps its own error, the others name the step. */
+static kilnResult_t commAgreeBegun(int n, const ncclComm_t* nccls, const struct kilnComm* const* cs,
+                                   kilnResult_t own, const char* step) {
+  int* ok = calloc((size_t)n, sizeof *ok);
+  int** flags = calloc((size_t)n, sizeof *flags);
+  kilnResult_t res = KILN_SUCCESS;
+  if (!ok || !flags) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+  } else {
+    char mine[512];
+    snprintf(mine, sizeof mine, "%s", kilnLastError());
+    for (int i = 0; i < n; i++) {
+      ok[i] = cs[i] != NULL && own == KILN_SUCCESS;
+      flags[i] = &ok[i];
+    }
+    res = kilnNcclAgree(n, nccls, flags, 1);
+    bool all = res == KILN_SUCCESS;
+    for (int i = 0; i < n && all; i++) all = ok[i] != 0;
+    if (own != KILN_SUCCESS) {
+      res = kilnSetError(own, "%s", mine);
+    } else if (res == KILN_SUCCESS && !all) {
+      int rank = -1;
+      ncclCommUserRank(nccls[0], &rank);
+      res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: another rank could not %s (its own error says why): "
+                         "no rank has a kiln communicator", rank, step);
+    }
+  }
+  free(ok);
+  free(flags);
+  return res;
+}
+
 kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm_t* out) {
   if (!nccl || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreate: NULL argument");
   int saveDev = 0;
   cudaGetDevice(&saveDev);
   struct kilnComm* c = NULL;
   kilnResult_t res = commBegin(nccl, cfg, &c);
-  if (res != KILN_SUCCESS) goto out;
+  const struct kilnComm* begun[1] = {c};
+  res = commAgreeBegun(1, &nccl, begun, res, "set up its part (buffers, window)");
+  if (res != KILN_SUCCESS) goto out_free;
   if ((res = commRegister(c)) != KILN_SUCCESS) goto out_free;
   if ((res = commDevComm(c)) != KILN_SUCCESS) goto out_free;
-  if ((res = commFinish(c)) != KILN_SUCCESS) goto out_free;
+  res = commFinish(c);
+  const struct kilnComm* finished[1] = {res == KILN_SUCCESS ? c : NULL};
+  res = commAgreeBegun(1, &nccl, finished, res, "reach its peers' memory");
+  if (res != KILN_SUCCESS) goto out_free;
   *out = c;
   goto out;
 out_free:
@@ -279,6 +384,9 @@ kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommCon
   struct kilnComm** cs = calloc((size_t)n, sizeof(*cs));
   if (!cs) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commBegin(nccls[i], cfg, &cs[i]);
+  /* Where the n are not every rank (others in other processes), those must not wait in the
+   * collective steps for these. */
+  res = commAgreeBegun(n, nccls, (const struct kilnComm* const*)cs, res, "set up its part (buffers, window)");
   if (res != KILN_SUCCESS) goto out_free;
   /* Grouped so that one thread can drive every rank's half of the collective calls. */
   ncclGroupStart();
@@ -292,6 +400,7 @@ kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommCon
     res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclDevCommCreate (grouped) failed");
   if (res != KILN_SUCCESS) goto out_free;
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commFinish(cs[i]);
+  res = commAgreeBegun(n, nccls, (const struct kilnComm* const*)cs, res, "reach its peers' memory");
   if (res != KILN_SUCCESS) goto out_free;
   commClique(n, cs);
   for (int i = 0; i < n; i++) out[i] = cs[i];

@@ -168,6 +168,10 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
  * past KILN_MAX_CALL_COUNT, or a communicator whose kernels gave up earlier (a timeout: its abort
  * word stays raised, so its kernels would return at once and leave the outputs unwritten). */
 kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count);
+/* Agreement through NCCL: flags[i][0..m) become their minimum over the ranks of nccls[i], for the
+ * n communicators of this process at once (a grouped allreduce on each one's device; blocks until
+ * it is done). Collective: every rank calls it with the same m. */
+kilnResult_t kilnNcclAgree(int n, const ncclComm_t* nccls, int* const* flags, int m);
 
 /* exec.c, for tests: x's state as after `calls` calls (every block's call sequence number, its
  * progress word as the last call left it, the count of finished blocks), so that a test reaches

@@ -32,6 +32,7 @@
 #ifdef KILN_SHIM_HAVE_RUNTIME
 #include "kiln/registry.h"
 #include "kiln/runtime.h"
+#include "runtime_internal.h" /* kilnNcclAgree */
 #endif
 
 struct shimComm {
@@ -232,54 +233,12 @@ static void abortComm(shimComm* sc) {
   if (!kept) shimLogOnce(SHIM_LOG_WARN, "out of memory: an aborted communicator's kiln memory stays to the end of the process");
 }
 
-/* Agreement through the real NCCL: flags[c][0..m) become their minimum over the ranks of
- * ncomm[c], for n communicators at once (grouped). False when it could not be done. */
+/* Agreement through the real NCCL (kilnNcclAgree): flags[c][0..m) become their minimum over the
+ * ranks of ncomm[c], for n communicators at once (grouped). False when it could not be done. */
 static bool agree(ncclComm_t* ncomm, int n, int** flags, int m) {
-  const shimReal* r = shimRealGet();
-  bool ok = false;
-  int prev = 0;
-  int** dev = calloc((size_t)n, sizeof *dev);
-  cudaStream_t* st = calloc((size_t)n, sizeof *st);
-  if (!dev || !st || !r->ncclAllReduce || !r->ncclGroupStart || !r->ncclGroupEnd ||
-      !r->ncclCommCuDevice)
-    goto out_free;
-  cudaGetDevice(&prev);
-  for (int c = 0; c < n; c++) {
-    int d = 0;
-    if (r->ncclCommCuDevice(ncomm[c], &d) != ncclSuccess || cudaSetDevice(d) != cudaSuccess ||
-        cudaMalloc((void**)&dev[c], (size_t)m * sizeof(int)) != cudaSuccess ||
-        cudaStreamCreateWithFlags(&st[c], cudaStreamNonBlocking) != cudaSuccess ||
-        cudaMemcpy(dev[c], flags[c], (size_t)m * sizeof(int), cudaMemcpyHostToDevice) != cudaSuccess)
-      goto out_cuda;
-  }
   shimPassthrough++;
-  ncclResult_t res = r->ncclGroupStart();
-  for (int c = 0; c < n && res == ncclSuccess; c++)
-    res = r->ncclAllReduce(dev[c], dev[c], (size_t)m, ncclInt32, ncclMin, ncomm[c], st[c]);
-  ncclResult_t endRes = r->ncclGroupEnd();
+  const bool ok = kilnNcclAgree(n, ncomm, flags, m) == KILN_SUCCESS;
   shimPassthrough--;
-  if (res != ncclSuccess || endRes != ncclSuccess) goto out_cuda;
-  for (int c = 0; c < n; c++) {
-    int d = 0;
-    r->ncclCommCuDevice(ncomm[c], &d);
-    if (cudaSetDevice(d) != cudaSuccess || cudaStreamSynchronize(st[c]) != cudaSuccess ||
-        cudaMemcpy(flags[c], dev[c], (size_t)m * sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
-      goto out_cuda;
-  }
-  ok = true;
-out_cuda:
-  for (int c = 0; c < n; c++) {
-    int d = 0;
-    if (!dev[c] && !st[c]) continue;
-    r->ncclCommCuDevice(ncomm[c], &d);
-    cudaSetDevice(d);
-    if (dev[c]) cudaFree(dev[c]);
-    if (st[c]) cudaStreamDestroy(st[c]);
-  }
-  cudaSetDevice(prev);
-out_free:
-  free(dev);
-  free(st);
   return ok;
 }
 

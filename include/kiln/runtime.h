@@ -68,7 +68,10 @@ typedef struct kilnCommConfig {
 
 /* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
  * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
- * NULL for defaults. */
+ * NULL for defaults. The ranks agree through NCCL (two small allreduces) before the collective
+ * steps and at the end, so every rank gets a communicator or none does: a rank that failed alone
+ * (a configuration out of range, out of memory for the window) returns its own error, the others
+ * KILN_ERR_UNSUPPORTED naming the step, instead of waiting for it in NCCL. */
 KILN_API kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm_t* out);
 /* The same for one process driving all n ranks: out[i] wraps nccls[i]. The collective NCCL calls
  * are grouped (ncclGroupStart/End), so one thread can do it. When the n are every rank of their

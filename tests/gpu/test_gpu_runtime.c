@@ -17,6 +17,7 @@
 #include <criterion/new/assert.h>
 #include <dirent.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -2564,6 +2565,95 @@ static void abort_run(bool shared) {
 
 Test(gpu_runtime, abort_frees_after_kernels_leave_2gpus, .init = gpu_init, .timeout = 120) { abort_run(false); }
 Test(gpu_runtime, abort_frees_after_kernels_leave_shared, .init = gpu_init_shared, .timeout = 120) { abort_run(true); }
+
+/* kilnCommCreate on one rank of an NCCL communicator, from a thread of its own. */
+typedef struct createArgs {
+  ncclComm_t nccl;
+  int dev;
+  kilnCommConfig cfg;
+  kilnComm_t out;
+  kilnResult_t res;
+  char err[512];
+} createArgs;
+
+static void* create_rank(void* p) {
+  createArgs* a = p;
+  cudaSetDevice(a->dev);
+  a->out = NULL;
+  a->res = kilnCommCreate(a->nccl, &a->cfg, &a->out);
+  snprintf(a->err, sizeof a->err, "%s", kilnLastError());
+  return NULL;
+}
+
+/* n ranks of NCCL communicators (ncclCommInitAll over GPUs 0..n-1) each creating its kiln
+ * communicator from a thread, rank r with cfg[r]; joins them. */
+static void create_ranks(int n, ncclComm_t* nccl, const kilnCommConfig* cfg, createArgs* a) {
+  pthread_t th[GPU_MAX];
+  for (int r = 0; r < n; r++) {
+    a[r].nccl = nccl[r];
+    a[r].dev = r;
+    a[r].cfg = cfg[r];
+    cr_assert(eq(int, pthread_create(&th[r], NULL, create_rank, &a[r]), 0));
+  }
+  for (int r = 0; r < n; r++) pthread_join(th[r], NULL);
+}
+
+/* A rank whose own part of kilnCommCreate fails (here a configuration out of range; in the field
+ * out of memory for the window, where the others waited for it in NCCL's window registration for
+ * ever) fails with its own error, and the other ranks fail too, at once, naming the step; then
+ * every rank creates it with a good configuration. 2 GPUs, a thread per rank. */
+Test(gpu_runtime, comm_create_fails_on_every_rank_when_one_cannot, .init = gpu_init, .timeout = 120) {
+  const int n = 2;
+  ncclComm_t nccl[GPU_MAX];
+  int devs[GPU_MAX] = {0, 1};
+  cr_assert(eq(int, ncclCommInitAll(nccl, n, devs), ncclSuccess));
+  kilnCommConfig cfg[GPU_MAX];
+  for (int r = 0; r < n; r++) cfg[r] = (kilnCommConfig)KILN_COMM_CONFIG_INITIALIZER;
+  cfg[1].nslots = 1; /* out of range on rank 1 only */
+  createArgs a[GPU_MAX];
+  create_ranks(n, nccl, cfg, a);
+  cr_assert(eq(int, a[1].res, KILN_ERR_INVALID_ARGUMENT), "rank 1: %s: %s", kilnResultName(a[1].res), a[1].err);
+  cr_assert(contains(a[1].err, "nslots"), "%s", a[1].err);
+  cr_assert(eq(int, a[0].res, KILN_ERR_UNSUPPORTED), "rank 0: %s: %s", kilnResultName(a[0].res), a[0].err);
+  cr_assert(contains(a[0].err, "another rank could not set up its part"), "%s", a[0].err);
+  cr_assert(a[0].out == NULL && a[1].out == NULL);
+  cfg[1] = cfg[0];
+  create_ranks(n, nccl, cfg, a);
+  for (int r = 0; r < n; r++) cr_assert(eq(int, a[r].res, KILN_SUCCESS), "rank %d: %s", r, a[r].err);
+  kilnComm_t kc[GPU_MAX] = {a[0].out, a[1].out};
+  cr_assert(eq(int, kilnCommDestroyAll(n, kc), KILN_SUCCESS));
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    ncclCommDestroy(nccl[r]);
+  }
+}
+
+/* The agreement on a communicator of one rank (the only NCCL communicator one GPU can hold), by
+ * kilnCommCreate and kilnCommCreateAll: a bad configuration fails with its own error (not another
+ * rank's), a good one creates it. */
+Test(gpu_runtime, comm_create_agrees_on_one_rank, .init = gpu_init_shared, .timeout = 60) {
+  ncclComm_t nccl;
+  int dev = 0;
+  cr_assert(eq(int, ncclCommInitAll(&nccl, 1, &dev), ncclSuccess));
+  kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.nslots = 1;
+  kilnComm_t kc = NULL;
+  cr_assert(eq(int, kilnCommCreate(nccl, &cfg, &kc), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "nslots"), "%s", kilnLastError());
+  cr_assert(kc == NULL);
+  cfg.nslots = 8;
+  const kilnResult_t r = kilnCommCreate(nccl, &cfg, &kc);
+  cr_assert(eq(int, r, KILN_SUCCESS), "%s: %s", kilnResultName(r), kilnLastError());
+  cr_assert(eq(int, kilnCommSize(kc), 1));
+  cr_assert(eq(int, kilnCommDestroy(kc), KILN_SUCCESS));
+  cfg.nslots = 1; /* the same through kilnCommCreateAll */
+  cr_assert(eq(int, kilnCommCreateAll(1, &nccl, &cfg, &kc), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "nslots"), "%s", kilnLastError());
+  cfg.nslots = 8;
+  cr_assert(eq(int, kilnCommCreateAll(1, &nccl, &cfg, &kc), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnCommDestroyAll(1, &kc), KILN_SUCCESS));
+  ncclCommDestroy(nccl);
+}
 
 /* The sequence number the next symmetric call of rank r's communicator takes. */
 static uint64_t sym_next_seq(const world* w, int r) {
