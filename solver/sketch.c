@@ -406,6 +406,28 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: unknown strategy", nm);
   if (s->input_chunkup < 1 || s->input_size == 0)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: input_chunkup must be >= 1 and input_size > 0", nm);
+  /* Elements the chosen strategy would ignore: a sketch that says two things is refused rather
+   * than synthesized from one of them. */
+  static const struct {
+    bool intra;
+    int strategy, also; /* the strategies that use the element (also: -1, none) */
+    const char* elem;
+  } owners[] = {{true, KILN_INTRA_SWITCH, KILN_INTRA_ALL, "switch"},
+                {true, KILN_INTRA_LINKS, -1, "link"},
+                {false, KILN_INTER_RELAY, -1, "conn"}};
+  const int counts[] = {s->nswitches, s->nlinks, s->nconns};
+  for (int i = 0; i < 3; i++) {
+    const int has = owners[i].intra ? (int)s->intra : (int)s->inter;
+    if (counts[i] > 0 && has != owners[i].strategy && has != owners[i].also)
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "sketch %s: %s strategy \"%s\" ignores the %d <%s> element%s given: make the strategy "
+                          "\"%s\" or remove them",
+                          nm, owners[i].intra ? "intranode" : "internode",
+                          owners[i].intra ? kilnIntraStrategyName(s->intra) : kilnInterStrategyName(s->inter),
+                          counts[i], owners[i].elem, counts[i] == 1 ? "" : "s",
+                          owners[i].intra ? kilnIntraStrategyName((kilnIntraStrategy_t)owners[i].strategy)
+                                          : kilnInterStrategyName((kilnInterStrategy_t)owners[i].strategy));
+  }
   /* Ids against the node size. */
   for (int i = 0; i < s->nswitches; i++)
     for (int j = 0; j < s->switches[i].ngpus; j++) {
@@ -447,7 +469,7 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
   /* The logical topology: intra-node links kept by the strategy, replicated per node... */
   for (int node = 0; node < N; node++) {
     int base = node * g;
-    if (s->intra == KILN_INTRA_SWITCH) {
+    if (s->intra == KILN_INTRA_SWITCH || s->intra == KILN_INTRA_ALL) { /* "all": below as well */
       for (int i = 0; i < s->nswitches; i++) {
         const kilnSketchSwitch* sw = &s->switches[i];
         snprintf(what, sizeof what, "switch %d", i);

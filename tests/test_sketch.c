@@ -291,3 +291,31 @@ Test(sketch, policy_names) {
   kilnHyperPolicy_t x;
   cr_assert(not(kilnHyperPolicyParse("max", &x)));
 }
+
+/* Elements the strategy would ignore are refused, naming the strategy and the element: switches
+ * under strategy "links", links under "switch", relay conns under internode "direct". (Switches
+ * under "all" give hyperedge policies: kilnSketchDefault's.) */
+Test(sketch, elements_the_strategy_ignores_refused) {
+  static const struct {
+    const char* xml;
+    const char* want;
+  } cases[] = {
+      {"<sketch name=\"a\"><intranode strategy=\"links\"><switch gpus=\"0 1 2 3\" policy=\"uc-max\"/>"
+       "<link src=\"0\" dst=\"1\"/></intranode><hyperparameters input_size=\"1M\"/></sketch>",
+       "intranode strategy \"links\" ignores the 1 <switch> element given: make the strategy \"switch\""},
+      {"<sketch name=\"b\"><intranode strategy=\"switch\"><switch gpus=\"0 1 2 3\"/><link src=\"0\" dst=\"1\"/>"
+       "<link src=\"1\" dst=\"0\"/></intranode><hyperparameters input_size=\"1M\"/></sketch>",
+       "intranode strategy \"switch\" ignores the 2 <link> elements given: make the strategy \"links\""},
+      {"<sketch name=\"c\"><intranode strategy=\"all\"/><internode strategy=\"direct\"><conn src=\"0\" dst=\"0\"/>"
+       "</internode><hyperparameters input_size=\"1M\"/></sketch>",
+       "internode strategy \"direct\" ignores the 1 <conn> element given: make the strategy \"relay\""},
+  };
+  kilnTopology* t = topo("switch4", 1);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnSketch* s = sketch_ok(cases[i].xml);
+    cr_assert(eq(int, kilnSketchValidate(s, t), KILN_ERR_INVALID_ARGUMENT), "case %zu validated", i);
+    cr_assert(contains(kilnLastError(), cases[i].want), "case %zu: %s", i, kilnLastError());
+    kilnSketchFree(s);
+  }
+  kilnTopologyFree(t);
+}

@@ -416,3 +416,29 @@ Test(synth, cli_sketch_names_and_output_checked_first) {
   cr_expect(contains(out, "no-such-sketch"), "%s", out);
   rmdir(dir);
 }
+
+/* kilnSketchDefault (every intra-node link kept, the topology's switches as uc-max hyperedges under
+ * strategy "all") synthesizes plans that verify: switch4 (one switch) and ndv2 (NVLink links, no
+ * switch) allgather and alltoall on one node. */
+Test(synth, default_sketch_synthesizes, .timeout = 120) {
+  static const char* const topos[] = {"switch4", "ndv2"};
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL};
+  for (size_t i = 0; i < sizeof topos / sizeof topos[0]; i++)
+    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
+      kilnTopology* t = NULL;
+      cr_assert(eq(int, kilnTopologyBuiltin(topos[i], 1, &t), KILN_SUCCESS));
+      kilnSketch* s = NULL;
+      cr_assert(eq(int, kilnSketchDefault(t, &s), KILN_SUCCESS), "%s", kilnLastError());
+      cr_assert(eq(int, s->nswitches, t->ntswitches));
+      kilnSynthOptions o = fast_options();
+      kilnPlan* p = NULL;
+      cr_assert(eq(int, kilnSynthesize(t, s, colls[c], &o, &p, NULL), KILN_SUCCESS), "%s %s: %s", topos[i],
+                kilnCollName(colls[c]), kilnLastError());
+      kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+      cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s %s: %s", topos[i], kilnCollName(colls[c]),
+                kilnLastError());
+      kilnPlanFree(p);
+      kilnSketchFree(s);
+      kilnTopologyFree(t);
+    }
+}

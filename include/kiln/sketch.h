@@ -11,6 +11,10 @@
  *       <switch gpus="0 1 ... 15" policy="uc-min"/>      policy: uc-max | uc-min | free
  *       <link src="0" dst="1"/>                (strategy="links": node-local logical links kept)
  *     </intranode>
+ *       switch: the links among each <switch>'s GPUs kept, as its hyperedge; links: the <link>s;
+ *       all: every intra-node link, those among a <switch>'s GPUs (if any) as its hyperedge.
+ *       An element the strategy ignores (<link> under switch or all, <switch> under links,
+ *       <conn> under an internode strategy other than relay) is refused by kilnSketchValidate.
  *     <internode strategy="relay">             strategy: relay | direct | none
  *       <conn src="1" dst="0"/>                local GPU src sends to local GPU dst of other nodes
  *       <beta_split gpu="1" split="1"/>        sends from GPU 1 use 1/split of the NIC bandwidth

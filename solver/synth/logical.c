@@ -119,7 +119,9 @@ kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool tr
   /* intra-node links */
   for (int node = 0; node < t->nodes && r == KILN_SUCCESS; node++) {
     int base = node * g;
-    if (s->intra == KILN_INTRA_SWITCH) {
+    /* "switch" keeps the switches' links; "all" keeps every link, those among a <switch>'s GPUs
+     * as that switch's hyperedge (its policy), added first. */
+    if (s->intra == KILN_INTRA_SWITCH || s->intra == KILN_INTRA_ALL) {
       for (int w = 0; w < s->nswitches && r == KILN_SUCCESS; w++) {
         const kilnSketchSwitch* sw = &s->switches[w];
         for (int i = 0; i < sw->ngpus && r == KILN_SUCCESS; i++)
@@ -133,7 +135,8 @@ kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool tr
             r = add_link(L, t, base + sw->gpus[i], base + sw->gpus[j], w, "switch hyperedge");
           }
       }
-    } else if (s->intra == KILN_INTRA_LINKS) {
+    }
+    if (s->intra == KILN_INTRA_LINKS) {
       for (int i = 0; i < s->nlinks && r == KILN_SUCCESS; i++) {
         const kilnSketchLink* sl = &s->links[i];
         if (sl->src < 0 || sl->src >= g || sl->dst < 0 || sl->dst >= g) {
@@ -143,8 +146,8 @@ kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool tr
         }
         r = add_link(L, t, base + sl->src, base + sl->dst, -1, "link");
       }
-    } else {
-      for (int i = 0; i < t->nlinks; i++) {
+    } else if (s->intra == KILN_INTRA_ALL) {
+      for (int i = 0; i < t->nlinks && r == KILN_SUCCESS; i++) {
         const kilnLink* pl = &t->links[i];
         if (!pl->internode && pl->src / g == node) r = add_link(L, t, pl->src, pl->dst, -1, "link");
       }
