@@ -113,8 +113,10 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
   const kilnGpu* g = &p->gpus[c->rank];
   const int rank = c->rank;
   if (g->ntbs > c->nsm)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: rank %d has %d threadblocks, the GPU %d SMs",
-                        p->name, rank, g->ntbs, c->nsm);
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "plan %s: rank %d has %d threadblocks, the GPU %d SMs (a kernel's blocks must all be "
+                        "resident: synthesize with kiln synth --max-tbs %d, or with fewer instances)",
+                        p->name, rank, g->ntbs, c->nsm, c->nsm);
   for (int t = 0; t < g->ntbs; t++) {
     const kilnThreadblock* tb = &g->tbs[t];
     if (tb->send >= p->ngpus || tb->recv >= p->ngpus || tb->send == rank || tb->recv == rank ||

@@ -67,6 +67,32 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
     (op, scalar, datatype, residence, comm), shimMissing("ncclRedOpCreatePreMulSum"))                \
   X(ncclResult_t, ncclRedOpDestroy, (ncclRedOp_t op, ncclComm_t comm), (op, comm),                   \
     shimMissing("ncclRedOpDestroy"))                                                                 \
+  X(ncclResult_t, ncclDevCommCreate,                                                                 \
+    (ncclComm_t comm, ncclDevCommRequirements_t const* reqs, ncclDevComm_t* outDevComm),             \
+    (comm, reqs, outDevComm), shimMissing("ncclDevCommCreate"))                                      \
+  X(ncclResult_t, ncclDevCommDestroy, (ncclComm_t comm, ncclDevComm_t const* devComm),               \
+    (comm, devComm), shimMissing("ncclDevCommDestroy"))                                              \
+  X(ncclTeam_t, ncclTeamWorld, (ncclComm_t comm), (comm), KILN_SHIM_NO_TEAM)                         \
+  X(ncclTeam_t, ncclTeamLsa, (ncclComm_t comm), (comm), KILN_SHIM_NO_TEAM)                           \
+  X(ncclTeam_t, ncclTeamRail, (ncclComm_t comm), (comm), KILN_SHIM_NO_TEAM)                          \
+  X(int, ncclTeamRankToWorld, (ncclComm_t comm, ncclTeam_t team, int rank), (comm, team, rank), -1)  \
+  X(int, ncclTeamRankToLsa, (ncclComm_t comm, ncclTeam_t team, int rank), (comm, team, rank), -1)    \
+  X(int, ncclLLA2ACalcSlots, (int maxElts, int maxEltSize), (maxElts, maxEltSize), -1)               \
+  X(ncclResult_t, ncclLLA2ACreateRequirement,                                                        \
+    (int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle, ncclDevResourceRequirements_t* outReq),  \
+    (nBlocks, nSlots, outHandle, outReq), shimMissing("ncclLLA2ACreateRequirement"))                 \
+  X(ncclResult_t, ncclLsaBarrierCreateRequirement,                                                   \
+    (ncclTeam_t team, int nBarriers, ncclLsaBarrierHandle_t* outHandle,                              \
+     ncclDevResourceRequirements_t* outReq),                                                         \
+    (team, nBarriers, outHandle, outReq), shimMissing("ncclLsaBarrierCreateRequirement"))            \
+  X(ncclResult_t, ncclGinBarrierCreateRequirement,                                                   \
+    (ncclComm_t comm, ncclTeam_t team, int nBarriers, ncclGinBarrierHandle_t* outHandle,             \
+     ncclDevResourceRequirements_t* outReq),                                                         \
+    (comm, team, nBarriers, outHandle, outReq), shimMissing("ncclGinBarrierCreateRequirement"))
+
+/* Forwarded, and noted inside a group (their communicator and stream), so that a group in which
+ * kiln took a call can join its streams as NCCL joins those of its own calls (shim_exports.c). */
+#define KILN_SHIM_STREAMED(X)                                                                       \
   X(ncclResult_t, ncclReduce,                                                                        \
     (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,    \
      int root, ncclComm_t comm, cudaStream_t stream),                                                \
@@ -94,29 +120,7 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
   X(ncclResult_t, ncclRecv,                                                                          \
     (void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,               \
      cudaStream_t stream),                                                                           \
-    (recvbuff, count, datatype, peer, comm, stream), shimMissing("ncclRecv"))                        \
-  X(ncclResult_t, ncclDevCommCreate,                                                                 \
-    (ncclComm_t comm, ncclDevCommRequirements_t const* reqs, ncclDevComm_t* outDevComm),             \
-    (comm, reqs, outDevComm), shimMissing("ncclDevCommCreate"))                                      \
-  X(ncclResult_t, ncclDevCommDestroy, (ncclComm_t comm, ncclDevComm_t const* devComm),               \
-    (comm, devComm), shimMissing("ncclDevCommDestroy"))                                              \
-  X(ncclTeam_t, ncclTeamWorld, (ncclComm_t comm), (comm), KILN_SHIM_NO_TEAM)                         \
-  X(ncclTeam_t, ncclTeamLsa, (ncclComm_t comm), (comm), KILN_SHIM_NO_TEAM)                           \
-  X(ncclTeam_t, ncclTeamRail, (ncclComm_t comm), (comm), KILN_SHIM_NO_TEAM)                          \
-  X(int, ncclTeamRankToWorld, (ncclComm_t comm, ncclTeam_t team, int rank), (comm, team, rank), -1)  \
-  X(int, ncclTeamRankToLsa, (ncclComm_t comm, ncclTeam_t team, int rank), (comm, team, rank), -1)    \
-  X(int, ncclLLA2ACalcSlots, (int maxElts, int maxEltSize), (maxElts, maxEltSize), -1)               \
-  X(ncclResult_t, ncclLLA2ACreateRequirement,                                                        \
-    (int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle, ncclDevResourceRequirements_t* outReq),  \
-    (nBlocks, nSlots, outHandle, outReq), shimMissing("ncclLLA2ACreateRequirement"))                 \
-  X(ncclResult_t, ncclLsaBarrierCreateRequirement,                                                   \
-    (ncclTeam_t team, int nBarriers, ncclLsaBarrierHandle_t* outHandle,                              \
-     ncclDevResourceRequirements_t* outReq),                                                         \
-    (team, nBarriers, outHandle, outReq), shimMissing("ncclLsaBarrierCreateRequirement"))            \
-  X(ncclResult_t, ncclGinBarrierCreateRequirement,                                                   \
-    (ncclComm_t comm, ncclTeam_t team, int nBarriers, ncclGinBarrierHandle_t* outHandle,             \
-     ncclDevResourceRequirements_t* outReq),                                                         \
-    (comm, team, nBarriers, outHandle, outReq), shimMissing("ncclGinBarrierCreateRequirement"))
+    (recvbuff, count, datatype, peer, comm, stream), shimMissing("ncclRecv"))
 
 #define KILN_SHIM_HOOKED(X)                                                                         \
   X(ncclResult_t, ncclMemAlloc, (void** ptr, size_t size), (ptr, size), shimMissing("ncclMemAlloc")) \
@@ -180,7 +184,7 @@ typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
 /* clang-format on */
 
 /* Every row, forwarded or hooked. */
-#define KILN_SHIM_ALL(X) KILN_SHIM_FORWARDED(X) KILN_SHIM_HOOKED(X)
+#define KILN_SHIM_ALL(X) KILN_SHIM_FORWARDED(X) KILN_SHIM_STREAMED(X) KILN_SHIM_HOOKED(X)
 
 /* The device-API functions and ncclResetDebugInitInternal are declared by no C header; declare
  * them (and every pnccl twin the headers lack) so definitions and callers are checked. */

@@ -61,6 +61,48 @@
 KILN_SHIM_FORWARDED(SHIM_X_FORWARD)
 #undef SHIM_X_FORWARD
 
+/* ---- the streams of a group ---- */
+
+/* NCCL runs a group's calls on several streams as one operation posted on every one of them: all
+ * of the streams' earlier work before it starts, none of their later work before it ends (the
+ * NCCL guide, "Mixing Multiple Streams within the same ncclGroupStart/End() group"). It joins the
+ * streams of its own calls; where kiln took some of a communicator's calls, the shim joins that
+ * communicator's streams (kiln's calls' and NCCL's) around the group the same way (groupJoin).
+ * The calls of the open outermost group on this thread, by communicator and stream: */
+#define SHIM_MAX_GROUP_STREAMS 64
+static _Thread_local struct {
+  ncclComm_t comm;
+  cudaStream_t stream;
+} groupStreams[SHIM_MAX_GROUP_STREAMS];
+static _Thread_local int ngroupStreams;
+static _Thread_local bool groupStreamsFull;
+
+static void groupNote(ncclComm_t comm, cudaStream_t stream) {
+  if (shimGroupDepth == 0 || shimPassthrough > 0) return;
+  for (int i = 0; i < ngroupStreams; i++)
+    if (groupStreams[i].comm == comm && groupStreams[i].stream == stream) return;
+  if (ngroupStreams == SHIM_MAX_GROUP_STREAMS) {
+    groupStreamsFull = true;
+    return;
+  }
+  groupStreams[ngroupStreams].comm = comm;
+  groupStreams[ngroupStreams++].stream = stream;
+}
+
+#define SHIM_X_STREAMED(ret, name, params, args, missing) \
+  SHIM_EXPORT ret name params {                            \
+    const shimReal* r = shimRealGet();                     \
+    if (!r->name) return missing;                          \
+    groupNote(comm, stream);                               \
+    shimPassthrough++;                                     \
+    ret v = r->name args;                                  \
+    shimPassthrough--;                                     \
+    return v;                                              \
+  }                                                        \
+  SHIM_TWIN(ret, name, params)
+KILN_SHIM_STREAMED(SHIM_X_STREAMED)
+#undef SHIM_X_STREAMED
+
 SHIM_EXPORT void ncclResetDebugInit(void) {
   const shimReal* r = shimRealGet();
   if (r->ncclResetDebugInit) r->ncclResetDebugInit();
@@ -290,6 +332,7 @@ static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t co
   shimKilnError[0] = '\0';
   shimCall c = {coll, sendbuff, recvbuff, count, datatype, op, comm, stream};
   if (shimGroupDepth == 0) return shimTryKiln(&c, true, res);
+  groupNote(comm, stream);
   if (ndeferred >= SHIM_MAX_DEFERRED) {
     shimLogOnce(SHIM_LOG_WARN, "more than %d kiln calls in one group: the rest go to NCCL",
                 SHIM_MAX_DEFERRED);
@@ -298,6 +341,79 @@ static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t co
   if (!shimTryKiln(&c, false, res)) return false;
   deferred[ndeferred++] = c;
   return true;
+}
+
+/* Every stream of `st` waits for the work issued to every other so far (one event recorded on
+ * each, on the communicators' device; events of this thread, made once per device). Streams in
+ * different capture states (some captured, some not, or two captures) are left alone: a wait
+ * across them is not allowed. */
+#define SHIM_JOIN_MAX_DEVS 64
+static _Thread_local cudaEvent_t joinEvents[SHIM_JOIN_MAX_DEVS][SHIM_MAX_GROUP_STREAMS];
+
+static void joinStreams(int dev, const cudaStream_t* st, int n) {
+  if (dev < 0 || dev >= SHIM_JOIN_MAX_DEVS || n < 2) return;
+  int prev = -1;
+  cudaGetDevice(&prev);
+  if (prev != dev) cudaSetDevice(dev);
+  unsigned long long id0 = 0;
+  bool alike = true;
+  for (int i = 0; i < n && alike; i++) {
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    alike = cudaStreamGetCaptureInfo(st[i], &cs, &id, NULL, NULL, NULL, NULL) == cudaSuccess &&
+            cs != cudaStreamCaptureStatusInvalidated;
+    if (cs != cudaStreamCaptureStatusActive) id = 0;
+    if (i == 0) id0 = id;
+    alike = alike && id == id0;
+  }
+  cudaError_t e = cudaSuccess;
+  for (int i = 0; i < n && alike && e == cudaSuccess; i++) {
+    cudaEvent_t* ev = &joinEvents[dev][i];
+    if (!*ev) e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventRecord(*ev, st[i]);
+  }
+  for (int i = 0; i < n && alike && e == cudaSuccess; i++)
+    for (int j = 0; j < n && e == cudaSuccess; j++)
+      if (j != i) e = cudaStreamWaitEvent(st[j], joinEvents[dev][i], 0);
+  if (!alike) {
+    cudaGetLastError();
+    shimLogOnce(SHIM_LOG_WARN, "a group's calls on streams in different capture states: their streams are not "
+                "joined around kiln's calls");
+  } else if (e != cudaSuccess) {
+    cudaGetLastError();
+    shimLogOnce(SHIM_LOG_WARN, "joining a group's streams failed: %s", cudaGetErrorString(e));
+  }
+  if (prev >= 0 && prev != dev) cudaSetDevice(prev);
+}
+
+/* Joins the streams of each communicator on which kiln took a call of the group (deferred[0..nd)),
+ * where it has more than one among all its calls of the group. */
+static void groupJoin(int nd) {
+  if (groupStreamsFull) {
+    shimLogOnce(SHIM_LOG_WARN, "more than %d streams and communicators in one group: kiln does not join them",
+                SHIM_MAX_GROUP_STREAMS);
+    return;
+  }
+  ncclComm_t done[SHIM_MAX_GROUP_STREAMS];
+  int ndone = 0;
+  for (int k = 0; k < nd; k++) {
+    const ncclComm_t comm = deferred[k].comm;
+    bool seen = false;
+    for (int i = 0; i < ndone && !seen; i++) seen = done[i] == comm;
+    if (seen || ndone == SHIM_MAX_GROUP_STREAMS) continue;
+    done[ndone++] = comm;
+    cudaStream_t st[SHIM_MAX_GROUP_STREAMS];
+    int n = 0;
+    for (int i = 0; i < ngroupStreams; i++)
+      if (groupStreams[i].comm == comm) st[n++] = groupStreams[i].stream;
+    if (n < 2) continue;
+    const shimReal* r = shimRealGet();
+    int dev = -1;
+    shimPassthrough++;
+    const bool known = r->ncclCommCuDevice && r->ncclCommCuDevice(comm, &dev) == ncclSuccess;
+    shimPassthrough--;
+    if (known) joinStreams(dev, st, n);
+  }
 }
 
 /* Launches the calls deferred in the group just ended; the first failure is the result. */
@@ -482,6 +598,10 @@ static void windowsClosed(bool ready) {
 SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
   ncclResult_t res;
   bool nested = shimPassthrough > 0;
+  /* The outermost end of a group in which kiln took calls: each communicator's streams wait for
+   * each other's earlier work before NCCL's and kiln's launches, and again after them. */
+  const int nd = !nested && shimGroupDepth == 1 ? ndeferred : 0;
+  if (nd > 0) groupJoin(nd);
   SHIM_REAL(res, ncclGroupEnd, (), shimMissing("ncclGroupEnd"));
   if (nested) return res;
   groupClosed(res == ncclSuccess);
@@ -490,6 +610,11 @@ SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
   if (shimGroupDepth == 0 && ndeferred > 0) {
     ncclResult_t k = launchDeferred();
     if (res == ncclSuccess) res = k;
+  }
+  if (nd > 0) groupJoin(nd); /* launchDeferred reset ndeferred; deferred[0..nd) are as they were */
+  if (shimGroupDepth == 0) {
+    ngroupStreams = 0;
+    groupStreamsFull = false;
   }
   return res;
 }
@@ -504,6 +629,8 @@ SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
     groupClosed(false);
     if (shimGroupDepth == 0) {
       ndeferred = 0;
+      ngroupStreams = 0;
+      groupStreamsFull = false;
       windowsClosed(false);
     }
   }

@@ -54,6 +54,7 @@ static struct {
   ncclResult_t (*reduceScatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
                                 ncclComm_t, cudaStream_t);
   ncclResult_t (*alltoAll)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+  ncclResult_t (*broadcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t (*redOpCreatePreMulSum)(ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t,
                                        ncclComm_t);
   ncclResult_t (*redOpDestroy)(ncclRedOp_t, ncclComm_t);
@@ -130,6 +131,7 @@ static void loadShim(int n, bool disable) {
   api.allGather = need("ncclAllGather");
   api.reduceScatter = need("ncclReduceScatter");
   api.alltoAll = need("ncclAlltoAll");
+  api.broadcast = need("ncclBroadcast");
   api.redOpCreatePreMulSum = need("ncclRedOpCreatePreMulSum");
   api.redOpDestroy = need("ncclRedOpDestroy");
   api.commAbort = need("ncclCommAbort");
@@ -438,6 +440,61 @@ static double nowSeconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void CUDART_CB sleepInStream(void* ms) { usleep((useconds_t)(uintptr_t)ms * 1000); }
+
+/* A group mixing a call kiln takes (allreduce, stream A) with one NCCL runs (broadcast, stream B)
+ * on the same communicator: as NCCL does for a group on several streams, B's part waits for A's
+ * earlier work (here a host function sleeping 300 ms on A, on rank 0) and A's later work for B's
+ * part; without the shim's join the broadcast was done long before. Results checked. */
+Test(gpu_shim, group_on_two_streams_joins_them, .init = gpuInit, .timeout = 120) {
+  loadShim(2, false);
+  world w;
+  const size_t count = 4096;
+  worldInit(&w, 2, count);
+  cudaStream_t b[MAXG];
+  float* bc[MAXG];
+  float h[4096];
+  for (int r = 0; r < 2; r++) {
+    cr_assert(eq(int, cudaSetDevice(r), cudaSuccess));
+    cr_assert(eq(int, cudaStreamCreateWithFlags(&b[r], cudaStreamNonBlocking), cudaSuccess));
+    cr_assert(eq(int, cudaMalloc((void**)&bc[r], count * sizeof(float)), cudaSuccess));
+    for (size_t i = 0; i < count; i++) h[i] = r == 0 ? (float)(i % 97) : -1.0f;
+    cr_assert(eq(int, cudaMemcpy(bc[r], h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess));
+    for (size_t i = 0; i < count; i++) h[i] = input(r, i);
+    cr_assert(eq(int, cudaMemcpy(w.send[r], h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess));
+  }
+  const uint64_t before = kilnCalls();
+  cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
+  cr_assert(eq(int, cudaLaunchHostFunc(w.st[0], sleepInStream, (void*)(uintptr_t)300), cudaSuccess));
+  const double t0 = nowSeconds();
+  cr_assert(eq(int, api.groupStart(), ncclSuccess));
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, api.allReduce(w.send[r], w.recv[r], count, ncclFloat, ncclSum, w.comm[r], w.st[r]), ncclSuccess));
+    cr_assert(eq(int, api.broadcast(bc[r], bc[r], count, ncclFloat, 0, w.comm[r], b[r]), ncclSuccess));
+  }
+  cr_assert(eq(int, api.groupEnd(), ncclSuccess));
+  cr_assert(eq(u64, kilnCalls(), before + 2), "the allreduce did not go to kiln");
+  usleep(100 * 1000);
+  cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
+  cr_assert(eq(int, cudaStreamQuery(b[0]), cudaErrorNotReady),
+            "the broadcast's stream ended %.0f ms into the group, before the allreduce stream's earlier work",
+            1e3 * (nowSeconds() - t0));
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaStreamSynchronize(b[r]), cudaSuccess));
+    cr_assert(eq(int, cudaStreamSynchronize(w.st[r]), cudaSuccess));
+    cr_assert(eq(int, cudaMemcpy(h, bc[r], sizeof h, cudaMemcpyDeviceToHost), cudaSuccess));
+    for (size_t i = 0; i < count; i++) cr_assert(eq(flt, h[i], (float)(i % 97)), "rank %d broadcast [%zu]", r, i);
+    cr_assert(eq(int, cudaMemcpy(h, w.recv[r], sizeof h, cudaMemcpyDeviceToHost), cudaSuccess));
+    for (size_t i = 0; i < count; i++)
+      cr_assert(eq(flt, h[i], input(0, i) + input(1, i)), "rank %d allreduce [%zu]", r, i);
+    cudaFree(bc[r]);
+    cudaStreamDestroy(b[r]);
+  }
+  worldFini(&w);
 }
 
 /* Rank 0 starts a kiln allreduce that rank 1 never joins, so its kernel waits for a peer. While
