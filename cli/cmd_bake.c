@@ -8,6 +8,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "gen.h"
 #include "kiln/plan.h"
 
 static void help(FILE* f) {
@@ -74,14 +75,16 @@ static int list_dir(const char* dir) {
     print_size(p->min_bytes);
     printf(" ");
     print_size(p->max_bytes);
-    printf(" %-8s %-6s\n", p->inplace && p->outofplace ? "both" : p->inplace ? "inplace" : "outplace",
-           kilnProtoName(p->proto));
+    const bool in = kilnPlanServes(p, true), out = kilnPlanServes(p, false);
+    printf(" %-8s %-6s\n", in && out ? "both" : in ? "inplace" : out ? "outplace" : "none", kilnProtoName(p->proto));
   }
   for (int i = 0; i < n; i++)
     for (int j = i + 1; j < n; j++) {
       const kilnPlan *a = rows[i].p, *b = rows[j].p;
       if (!a || !b || a->coll != b->coll || a->ngpus != b->ngpus) continue;
-      if (!((a->inplace && b->inplace) || (a->outofplace && b->outofplace))) continue;
+      if (!((kilnPlanServes(a, true) && kilnPlanServes(b, true)) ||
+            (kilnPlanServes(a, false) && kilnPlanServes(b, false))))
+        continue;
       if (a->max_bytes < b->min_bytes || b->max_bytes < a->min_bytes) continue;
       printf("note: %s and %s overlap\n", rows[i].file, rows[j].file);
     }
@@ -90,6 +93,32 @@ out_free:
   free(rows);
   closedir(d);
   return rc;
+}
+
+/* Whether the build can bake a plan written to `out` in `dir`: its file name makes an identifier
+ * (kilnGenIdent) that no other plan of the folder makes (a-b.xml and a_b.xml would both be a_b;
+ * the build stops on such a pair). Says why not. */
+static bool bakeableName(const char* dir, const char* out) {
+  char ident[KILN_GEN_IDENT_MAX], other[KILN_GEN_IDENT_MAX];
+  if (kilnGenIdent(out, ident) != KILN_SUCCESS) {
+    fprintf(stderr, "kiln bake: %s\n", kilnLastError());
+    return false;
+  }
+  DIR* d = opendir(dir);
+  if (!d) return true; /* the write names the folder */
+  const char* base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+  bool ok = true;
+  for (struct dirent* e; ok && (e = readdir(d));) {
+    const size_t l = strlen(e->d_name);
+    if (l <= 4 || strcmp(e->d_name + l - 4, ".xml") || !strcmp(e->d_name, base)) continue;
+    if (kilnGenIdent(e->d_name, other) == KILN_SUCCESS && !strcmp(other, ident)) {
+      fprintf(stderr, "kiln bake: %s would be baked as %s, as %s/%s is: give it another --name\n", base, ident, dir,
+              e->d_name);
+      ok = false;
+    }
+  }
+  closedir(d);
+  return ok;
 }
 
 int cmd_bake(int argc, char** argv) {
@@ -185,6 +214,10 @@ int cmd_bake(int argc, char** argv) {
     if (name) snprintf(out, sizeof out, "%s/%s%s", dir, name,
                        (strlen(name) > 4 && !strcmp(name + strlen(name) - 4, ".xml")) ? "" : ".xml");
     else snprintf(out, sizeof out, "%s/%.*s.xml", dir, (int)(bl > 4 && !strcmp(base + bl - 4, ".xml") ? bl - 4 : bl), base);
+    if (!bakeableName(dir, out)) {
+      rc = 2;
+      goto out_free;
+    }
     if (kilnPlanWriteFile(p, out) != KILN_SUCCESS) {
       fprintf(stderr, "kiln bake: %s\n", kilnLastError());
       goto out_free;

@@ -23,7 +23,7 @@ struct kilnExec {
   int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
   int maxTbSteps;         /* most steps of one threadblock over the whole plan (same on every rank) */
   bool inplaceForm;       /* the plan leaves out a buffer (see plan.h) */
-  bool serves[2];         /* [inplace]: whether it serves that form (servesForm) */
+  bool serves[2];         /* [inplace]: whether it serves that form (kilnPlanServes) */
   kilnDevTb* tbs;         /* device */
   kilnDevStep* steps;     /* device */
   uint64_t* progress;
@@ -94,15 +94,6 @@ bad:
 #undef GEOMETRY_FAIL
 }
 
-/* Whether a plan serves calls of the form `inplace`: the forms it claims, which the verifier
- * checks (a plan that leaves out a buffer, inplaceForm, in place only; outofplace read as
- * !inplace where the file lacks it, so a TACCL plan of inplace="1" is in place only); never an
- * in-place alltoall. */
-static bool servesForm(const kilnPlan* p, bool inplaceForm, bool inplace) {
-  if (p->coll == KILN_COLL_ALLTOALL && inplace) return false;
-  if (inplaceForm) return inplace;
-  return inplace ? p->inplace : p->outofplace;
-}
 
 static int bufChunks(int buf, int inN, int outN, int sN) {
   return buf == KILN_BUF_INPUT ? inN : buf == KILN_BUF_OUTPUT ? outN : sN;
@@ -262,8 +253,8 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->maxcnt = maxcnt;
   x->maxTbSteps = maxTbSteps;
   x->inplaceForm = inplaceForm;
-  x->serves[0] = servesForm(p, inplaceForm, false);
-  x->serves[1] = servesForm(p, inplaceForm, true);
+  x->serves[0] = kilnPlanServes(p, false);
+  x->serves[1] = kilnPlanServes(p, true);
   /* A baked kernel runs the protocol it was generated for (the registry matches protocols): none
    * when the plan runs as another. */
   x->baked = kernelProto(p->proto) == proto ? kilnRegistryBakedFor(p) : NULL;
@@ -369,7 +360,7 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   int inN, outN, k;
   bool form;
   if (planGeometry(p, &inN, &outN, &k, &form, true) != KILN_SUCCESS) return false;
-  return servesForm(p, form, inplace);
+  return kilnPlanServes(p, inplace);
 }
 
 static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,

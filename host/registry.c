@@ -73,10 +73,13 @@ static bool fits(const kilnRegistryEntry* e, kilnColl_t coll, int nranks, uint64
   return inplace ? e->inplace : e->outofplace;
 }
 
-/* True when a is a better choice than b for the call (both fit; neither is a loaded plan). */
+/* True when a is a better choice than b for the call (both fit; neither is a loaded plan): one whose
+ * baked kernel runs by default (inlined steps; the runtime interprets the others unless told to
+ * use their kernels), then the narrower byte range. */
 static bool better(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnDataType_t dtype,
                    kilnRedOp_t op) {
-  bool ka = kilnRegistryKernel(a, dtype, op) != NULL, kb = kilnRegistryKernel(b, dtype, op) != NULL;
+  bool ka = a->inlined && kilnRegistryKernel(a, dtype, op) != NULL;
+  bool kb = b->inlined && kilnRegistryKernel(b, dtype, op) != NULL;
   if (ka != kb) return ka;
   return a->maxBytes - a->minBytes < b->maxBytes - b->minBytes;
 }
@@ -144,8 +147,8 @@ static kilnResult_t add_loaded(kilnPlan* p, char* path, const kilnRegistryEntry*
   l->e.nranks = p->ngpus;
   l->e.minBytes = p->min_bytes;
   l->e.maxBytes = p->max_bytes;
-  l->e.inplace = p->inplace;
-  l->e.outofplace = p->outofplace;
+  l->e.inplace = kilnPlanServes(p, true);
+  l->e.outofplace = kilnPlanServes(p, false);
   l->e.proto = p->proto;
   l->e.reduces = p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_REDUCESCATTER;
   pthread_mutex_lock(&lock);

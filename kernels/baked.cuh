@@ -234,7 +234,7 @@ template <class P, typename T> int launch(const void* args, int threads, void* s
 
 #define KILN_BAKED_KERNEL(ident, tname, ctype)                                          \
   extern "C" int kilnBaked_##ident##_##tname(const void* args, int threads, void* stream) { \
-    return ::kiln::baked::launch<::kiln_baked::ident, ctype>(args, threads, stream);    \
+    return ::kiln::baked::launch<::kiln_baked::plan_##ident, ctype>(args, threads, stream); \
   }
 
 #endif /* KILN_KERNELS_BAKED_CUH */

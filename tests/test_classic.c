@@ -290,3 +290,31 @@ Test(classic, cli_writes_only_verified_plans) {
   unlink(path);
   rmdir(dir);
 }
+
+/* kiln bake refuses what the build could not bake: a file name the generator's identifier rule
+ * turns into one another plan of the folder has (a-b.xml and a_b.xml are both a_b), or one too long
+ * for it; baking the same name again replaces the file. */
+Test(cli, bake_refuses_names_the_build_cannot_bake) {
+  char dir[64], out[4096], args[1024], plan[128];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(plan, sizeof plan, "%s/ring.xml", dir);
+  snprintf(args, sizeof args, "classic ring --coll allreduce --ranks 2 -o %s", plan);
+  if (run_kiln(args, out, sizeof out) < 0) cr_skip_test("kiln not built");
+  snprintf(args, sizeof args, "bake -d %s --name a-b %s", dir, plan);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  snprintf(args, sizeof args, "bake -d %s --name a-b %s", dir, plan);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "baking a-b again: %s", out);
+  snprintf(args, sizeof args, "bake -d %s --name a_b %s", dir, plan);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "would be baked as a_b, as"), "%s", out);
+  char path[256];
+  snprintf(path, sizeof path, "%s/a_b.xml", dir);
+  cr_expect(ne(int, access(path, F_OK), 0), "a_b.xml written");
+  snprintf(args, sizeof args, "bake -d %s --name %0100d %s", dir, 0, plan);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "characters before .xml"), "%s", out);
+  snprintf(path, sizeof path, "%s/a-b.xml", dir);
+  unlink(path);
+  unlink(plan);
+  rmdir(dir);
+}

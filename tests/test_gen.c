@@ -80,7 +80,7 @@ Test(gen, direct_allreduce_tables_and_kernels) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_LL, false);
   char* src = plan_source(p, "ar4");
   cr_assert(contains(src, "#include \"baked.cuh\""));
-  cr_assert(contains(src, "struct ar4 {"));
+  cr_assert(contains(src, "struct plan_ar4 {"));
   cr_assert(contains(src, "static constexpr int nranks = 4;"));
   cr_assert(contains(src, "static constexpr int proto = KILN_DEV_PROTO_LL;"));
   cr_assert(contains(src, "static constexpr int ntbs = 16;"));
@@ -216,8 +216,8 @@ Test(gen, files_written_and_stable) {
   char* b = read_all(path);
   snprintf(path, sizeof path, "%s/baked_registry.c", dir);
   char* r = read_all(path);
-  cr_assert(contains(a, "struct ar_direct_ll4 {"));
-  cr_assert(contains(b, "struct p_4ag {"));
+  cr_assert(contains(a, "struct plan_ar_direct_ll4 {"));
+  cr_assert(contains(b, "struct plan_p_4ag {"));
   cr_assert(contains(r, "static const char xml_ar_direct_ll4[] ="));
   cr_assert(contains(r, "*n = 2;"));
   cr_assert(eq(int, kilnGenFiles(dir, paths, 2, NULL), KILN_SUCCESS), "%s", kilnLastError());
@@ -585,4 +585,60 @@ Test(registry, call_in_place) {
   cr_assert(kilnRegistryCallInPlace(KILN_COLL_REDUCESCATTER, 2, buf, buf + mine, 8, KILN_FLOAT32));
   cr_assert(not(kilnRegistryCallInPlace(KILN_COLL_REDUCESCATTER, 2, buf, buf, 8, KILN_FLOAT32)));
   cr_assert(kilnRegistryCallInPlace(KILN_COLL_ALLTOALL, 2, buf, buf, 8, KILN_FLOAT32));
+}
+
+/* The forms a plan serves come from its buffers where they leave only the in-place reading
+ * (kilnPlanServes), not from attributes that say otherwise: the shipped one-shot in-place
+ * allreduce (no output chunks) read as a file without inplace/outofplace (outofplace then reads
+ * as 1) is baked and registered for in-place calls only, as the runtime runs it; it was offered
+ * for out-of-place calls it cannot run and never for in-place ones. */
+Test(registry, forms_from_the_buffers) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadFile(KILN_SOURCE_DIR "/plans/baked/allreduce-n2-oneshot-ll-chain-inplace-i1.xml", &p),
+               KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, p->gpus[0].o_chunks, 0));
+  p->inplace = false;
+  p->outofplace = true;
+  p->has_inplace = p->has_outofplace = false;
+  cr_assert(kilnPlanServes(p, true));
+  cr_assert(not(kilnPlanServes(p, false)));
+  char* reg = registry_source(p, "ar_inplace", "plans/baked/ar.xml");
+  cr_assert(not(eq(ptr, strstr(reg, "true, false, KILN_PROTO_LL"), NULL)), "%s", reg);
+  free(reg);
+  const kilnRegistryEntry* e = NULL;
+  cr_assert(eq(int, kilnRegistryAddPlan(p, &e), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(e->inplace && !e->outofplace);
+  kilnRegistryReset();
+  /* An alltoall never serves in place; a plan of both buffers serves what it claims. */
+  kilnPlan* a = classic("direct", KILN_COLL_ALLTOALL, 2, KILN_PROTO_SIMPLE, false);
+  cr_assert(not(kilnPlanServes(a, true)));
+  cr_assert(kilnPlanServes(a, false));
+  kilnPlan* r = classic("ring", KILN_COLL_ALLREDUCE, 2, KILN_PROTO_SIMPLE, false);
+  r->inplace = true;
+  r->outofplace = false;
+  cr_assert(kilnPlanServes(r, true));
+  cr_assert(not(kilnPlanServes(r, false)));
+  kilnPlanFree(r);
+  kilnPlanFree(a);
+  kilnPlanFree(p);
+}
+
+/* Generated sources hold whatever a plan's name or file name says without it turning into code:
+ * a name closing the header comment ("*" "/"), trigraph-like "??/" and quotes are escaped; a file
+ * named like a C++ keyword or one of baked.cuh's names (new, Tb, BUF_I) gets a struct of its own
+ * name space (plan_new), which nvcc compiled (session 32; before, `kiln gen` wrote them and the
+ * build failed). */
+Test(gen, names_stay_text) {
+  kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 2, KILN_PROTO_SIMPLE, false);
+  snprintf(p->name, sizeof p->name, "%s", "evil*/ int x = ; /*?\?/\"");
+  char* src = plan_source(p, "new");
+  cr_assert(contains(src, "struct plan_new {"));
+  cr_assert(not(contains(src, "*/ int x")), "%s", src);
+  cr_assert(not(contains(src, "?\?/")), "%s", src);
+  char* reg = registry_source(p, "new", "plans/baked/a*/b.xml");
+  cr_assert(not(contains(reg, "*/ int x")), "%s", reg);
+  cr_assert(not(contains(reg, "a*/b")), "%s", reg);
+  free(reg);
+  free(src);
+  kilnPlanFree(p);
 }

@@ -150,6 +150,13 @@ KILN_API kilnStep* kilnPlanAddStep(kilnThreadblock* tb, kilnStepType_t type, kil
 KILN_API kilnResult_t kilnPlanClone(const kilnPlan* p, kilnPlan** out);
 /* True when some GPU of the plan has copies. */
 KILN_API bool kilnPlanHasCopies(const kilnPlan* p);
+/* Whether kiln's runtime serves calls of that form with the plan (kilnRun, the registry, the
+ * baked table): a plan whose buffers leave only the in-place reading (allreduce or reducescatter
+ * without output chunks, allgather without input chunks) serves in-place calls only, whatever its
+ * inplace/outofplace attributes say; otherwise the forms it claims (outofplace read as !inplace
+ * where the file lacks it), which the verifier checks. Never an in-place alltoall (the verifier
+ * still checks one a plan claims, for other runtimes). */
+KILN_API bool kilnPlanServes(const kilnPlan* p, bool inplace);
 /* Rewrites the copies of every GPU as steps: a new threadblock 0 (no peers, channel 0) of cpy
  * steps, one per copy, and a dependency on its last step from the first step of each other
  * threadblock that touches a copied chunk (an input chunk a copy reads or an output chunk it
