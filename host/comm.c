@@ -179,6 +179,17 @@ static kilnResult_t commDevComm(struct kilnComm* c) {
   return KILN_SUCCESS;
 }
 
+/* After a collective step's group: a non-blocking NCCL communicator's operation done (a blocking
+ * one's at once), or its error. */
+static kilnResult_t commSettle(struct kilnComm* c, const char* what) {
+  ncclResult_t r = ncclInProgress;
+  while (r == ncclInProgress)
+    if (ncclCommGetAsyncError(c->nccl, &r) != ncclSuccess) r = ncclInternalError;
+  if (r != ncclSuccess)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: %s: %s", c->rank, what, ncclGetErrorString(r));
+  return KILN_SUCCESS;
+}
+
 /* Step 4 (local): every rank reachable by load/store, peer addresses. */
 static kilnResult_t commFinish(struct kilnComm* c) {
   kilnResult_t res = KILN_SUCCESS;
@@ -210,90 +221,127 @@ static ncclResult_t ncclSettle(ncclComm_t comm, ncclResult_t r) {
   return r;
 }
 
-kilnResult_t kilnNcclAgree(int n, const ncclComm_t* nccls, int* const* flags, int m) {
+void kilnAgreeClose(kilnAgreement* g) {
+  if (!g) return;
+  int save = 0;
+  cudaGetDevice(&save);
+  for (int i = 0; g->buf && g->dev && g->st && i < g->n; i++) {
+    if (!g->buf[i] && !g->st[i]) continue;
+    cudaSetDevice(g->dev[i]);
+    if (g->buf[i]) cudaFree(g->buf[i]);
+    if (g->st[i]) cudaStreamDestroy(g->st[i]);
+  }
+  free(g->buf);
+  free(g->dev);
+  free(g->st);
+  memset(g, 0, sizeof *g);
+  cudaSetDevice(save);
+}
+
+kilnResult_t kilnAgreeOpen(kilnAgreement* g, int n, const ncclComm_t* nccls, int m) {
+  memset(g, 0, sizeof *g);
+  g->n = n;
+  g->m = m;
+  g->nccls = nccls;
+  g->buf = calloc((size_t)n, sizeof *g->buf);
+  g->dev = calloc((size_t)n, sizeof *g->dev);
+  g->st = calloc((size_t)n, sizeof *g->st);
+  if (!g->buf || !g->dev || !g->st) {
+    kilnAgreeClose(g);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "agreeing through NCCL: out of memory");
+  }
+  int save = 0;
+  cudaGetDevice(&save);
+  cudaError_t e = cudaSuccess;
+  for (int i = 0; i < n && e == cudaSuccess; i++) {
+    e = ncclCommCuDevice(nccls[i], &g->dev[i]) == ncclSuccess ? cudaSetDevice(g->dev[i]) : cudaErrorInvalidDevice;
+    if (e == cudaSuccess) e = cudaMalloc((void**)&g->buf[i], (size_t)m * sizeof(int));
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->st[i], cudaStreamNonBlocking);
+  }
+  cudaSetDevice(save);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    kilnAgreeClose(g);
+    return kilnSetError(KILN_ERR_CUDA, "agreeing through NCCL: %s", cudaGetErrorString(e));
+  }
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnAgreeRun(kilnAgreement* g, int* const* flags) {
   kilnResult_t res = KILN_SUCCESS;
   int save = 0;
   cudaGetDevice(&save);
-  int** buf = calloc((size_t)n, sizeof *buf);
-  int* dev = calloc((size_t)n, sizeof *dev);
-  cudaStream_t* st = calloc((size_t)n, sizeof *st);
-  if (!buf || !dev || !st) {
-    res = kilnSetError(KILN_ERR_NO_MEMORY, "agreeing through NCCL: out of memory");
-    goto out;
-  }
-  const size_t bytes = (size_t)m * sizeof(int);
-  for (int i = 0; i < n; i++) {
-    cudaError_t e = ncclCommCuDevice(nccls[i], &dev[i]) == ncclSuccess ? cudaSetDevice(dev[i]) : cudaErrorInvalidDevice;
-    if (e == cudaSuccess) e = cudaMalloc((void**)&buf[i], bytes);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st[i], cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaMemcpy(buf[i], flags[i], bytes, cudaMemcpyHostToDevice);
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      res = kilnSetError(KILN_ERR_CUDA, "agreeing through NCCL: %s", cudaGetErrorString(e));
-      goto out;
-    }
+  const size_t bytes = (size_t)g->m * sizeof(int);
+  /* The uploads are ordered before the allreduce on its stream; one that fails still joins the
+   * allreduce, with its flags 0 (whatever the buffer holds is replaced), so the peers never wait
+   * for a rank that dropped out. */
+  bool local = true;
+  for (int i = 0; i < g->n; i++) {
+    cudaSetDevice(g->dev[i]);
+    if (cudaMemcpyAsync(g->buf[i], flags[i], bytes, cudaMemcpyHostToDevice, g->st[i]) != cudaSuccess &&
+        (cudaGetLastError(), cudaMemsetAsync(g->buf[i], 0, bytes, g->st[i]) != cudaSuccess))
+      local = false;
   }
   ncclResult_t r = ncclGroupStart();
-  for (int i = 0; i < n && r == ncclSuccess; i++)
-    r = ncclAllReduce(buf[i], buf[i], (size_t)m, ncclInt32, ncclMin, nccls[i], st[i]);
+  for (int i = 0; i < g->n && r == ncclSuccess; i++)
+    r = ncclAllReduce(g->buf[i], g->buf[i], (size_t)g->m, ncclInt32, ncclMin, g->nccls[i], g->st[i]);
   ncclResult_t end = ncclGroupEnd();
-  for (int i = 0; i < n && end == ncclInProgress; i++) end = ncclSettle(nccls[i], end);
+  for (int i = 0; i < g->n; i++) end = ncclSettle(g->nccls[i], end);
   if (r != ncclSuccess || end != ncclSuccess) {
     res = kilnSetError(KILN_ERR_NCCL, "agreeing through NCCL: ncclAllReduce: %s",
                        ncclGetErrorString(r != ncclSuccess ? r : end));
-    goto out;
   }
-  for (int i = 0; i < n; i++) {
-    cudaSetDevice(dev[i]);
-    cudaError_t e = cudaStreamSynchronize(st[i]);
-    if (e == cudaSuccess) e = cudaMemcpy(flags[i], buf[i], bytes, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < g->n && res == KILN_SUCCESS; i++) {
+    cudaSetDevice(g->dev[i]);
+    cudaError_t e = cudaMemcpyAsync(flags[i], g->buf[i], bytes, cudaMemcpyDeviceToHost, g->st[i]);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(g->st[i]);
     if (e != cudaSuccess) {
       cudaGetLastError();
       res = kilnSetError(KILN_ERR_CUDA, "agreeing through NCCL: %s", cudaGetErrorString(e));
-      goto out;
     }
   }
-out:
-  for (int i = 0; buf && dev && st && i < n; i++) {
-    if (!buf[i] && !st[i]) continue;
-    cudaSetDevice(dev[i]);
-    if (buf[i]) cudaFree(buf[i]);
-    if (st[i]) cudaStreamDestroy(st[i]);
-  }
-  free(buf);
-  free(dev);
-  free(st);
+  if (res == KILN_SUCCESS && !local)
+    for (int i = 0; i < g->n; i++) memset(flags[i], 0, bytes); /* what this rank sent */
   cudaSetDevice(save);
   return res;
 }
 
-/* A step's outcome agreed on by every rank of the n communicators (this process's: cs[i] made and
- * own a success): after step 1, before any rank enters the collective steps, so that no rank
- * waits in them for one that failed alone (out of memory for the window, say); after step 4, so
- * that every rank returns alike and tears down alike. KILN_SUCCESS only when every rank of every
- * one succeeded; a rank that did not keeps its own error, the others name the step. */
-static kilnResult_t commAgreeBegun(int n, const ncclComm_t* nccls, const struct kilnComm* const* cs,
-                                   kilnResult_t own, const char* step) {
-  int* ok = calloc((size_t)n, sizeof *ok);
-  int** flags = calloc((size_t)n, sizeof *flags);
+kilnResult_t kilnNcclAgree(int n, const ncclComm_t* nccls, int* const* flags, int m) {
+  kilnAgreement g;
+  kilnResult_t res = kilnAgreeOpen(&g, n, nccls, m);
+  if (res != KILN_SUCCESS) return res;
+  res = kilnAgreeRun(&g, flags);
+  kilnAgreeClose(&g);
+  return res;
+}
+
+/* A step's outcome agreed on by every rank of g's communicators (this process's ranks: own), after
+ * every step of the creation: after step 1 (local) before any rank enters the collective steps,
+ * so that no rank waits in them for one that failed alone (out of memory for the window, say);
+ * after each collective step and step 4, so that every rank goes on, returns and tears down alike.
+ * KILN_SUCCESS only when every rank of every communicator succeeded; a rank that did not keeps
+ * its own error, the others name the step. */
+static kilnResult_t commAgreed(kilnAgreement* g, kilnResult_t own, const char* step) {
+  int* ok = calloc((size_t)g->n, sizeof *ok);
+  int** flags = calloc((size_t)g->n, sizeof *flags);
   kilnResult_t res = KILN_SUCCESS;
+  char mine[512];
+  snprintf(mine, sizeof mine, "%s", kilnLastError());
   if (!ok || !flags) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
   } else {
-    char mine[512];
-    snprintf(mine, sizeof mine, "%s", kilnLastError());
-    for (int i = 0; i < n; i++) {
-      ok[i] = cs[i] != NULL && own == KILN_SUCCESS;
+    for (int i = 0; i < g->n; i++) {
+      ok[i] = own == KILN_SUCCESS;
       flags[i] = &ok[i];
     }
-    res = kilnNcclAgree(n, nccls, flags, 1);
+    res = kilnAgreeRun(g, flags);
     bool all = res == KILN_SUCCESS;
-    for (int i = 0; i < n && all; i++) all = ok[i] != 0;
+    for (int i = 0; i < g->n && all; i++) all = ok[i] != 0;
     if (own != KILN_SUCCESS) {
       res = kilnSetError(own, "%s", mine);
     } else if (res == KILN_SUCCESS && !all) {
       int rank = -1;
-      ncclCommUserRank(nccls[0], &rank);
+      ncclCommUserRank(g->nccls[0], &rank);
       res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: another rank could not %s (its own error says why): "
                          "no rank has a kiln communicator", rank, step);
     }
@@ -303,26 +351,46 @@ static kilnResult_t commAgreeBegun(int n, const ncclComm_t* nccls, const struct 
   return res;
 }
 
+/* The steps of a creation, each agreed on (commAgreed), for one rank (kilnCommCreate) or several
+ * of one process (kilnCommCreateAll: collective steps grouped, so that one thread can drive every
+ * rank's half). cs[i] made by step 1 on success; on failure every rank of every communicator has
+ * failed, and what exists is left for the caller to free. */
+static kilnResult_t commSteps(kilnAgreement* g, const ncclComm_t* nccls, const kilnCommConfig* cfg,
+                              struct kilnComm** cs) {
+  const int n = g->n;
+  kilnResult_t res = KILN_SUCCESS;
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commBegin(nccls[i], cfg, &cs[i]);
+  if ((res = commAgreed(g, res, "set up its part (buffers, window)")) != KILN_SUCCESS) return res;
+  ncclGroupStart();
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commRegister(cs[i]);
+  if (ncclGroupEnd() != ncclSuccess && res == KILN_SUCCESS)
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclCommWindowRegister (grouped) failed");
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commSettle(cs[i], "ncclCommWindowRegister");
+  if ((res = commAgreed(g, res, "register its window")) != KILN_SUCCESS) return res;
+  ncclGroupStart();
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commDevComm(cs[i]);
+  if (ncclGroupEnd() != ncclSuccess && res == KILN_SUCCESS)
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclDevCommCreate (grouped) failed");
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commSettle(cs[i], "ncclDevCommCreate");
+  if ((res = commAgreed(g, res, "create its device communicator")) != KILN_SUCCESS) return res;
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commFinish(cs[i]);
+  return commAgreed(g, res, "reach its peers' memory");
+}
+
 kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm_t* out) {
   if (!nccl || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreate: NULL argument");
   int saveDev = 0;
   cudaGetDevice(&saveDev);
   struct kilnComm* c = NULL;
-  kilnResult_t res = commBegin(nccl, cfg, &c);
-  const struct kilnComm* begun[1] = {c};
-  res = commAgreeBegun(1, &nccl, begun, res, "set up its part (buffers, window)");
-  if (res != KILN_SUCCESS) goto out_free;
-  if ((res = commRegister(c)) != KILN_SUCCESS) goto out_free;
-  if ((res = commDevComm(c)) != KILN_SUCCESS) goto out_free;
-  res = commFinish(c);
-  const struct kilnComm* finished[1] = {res == KILN_SUCCESS ? c : NULL};
-  res = commAgreeBegun(1, &nccl, finished, res, "reach its peers' memory");
-  if (res != KILN_SUCCESS) goto out_free;
-  *out = c;
-  goto out;
-out_free:
-  commFree(c);
-out:
+  kilnAgreement g;
+  /* The agreement's buffer first, before the window can take the memory it needs. */
+  kilnResult_t res = kilnAgreeOpen(&g, 1, &nccl, 1);
+  if (res == KILN_SUCCESS) {
+    res = commSteps(&g, &nccl, cfg, &c);
+    kilnAgreeClose(&g);
+  }
+  if (res == KILN_SUCCESS) *out = c;
+  else commFree(c);
   cudaSetDevice(saveDev);
   return res;
 }
@@ -380,34 +448,22 @@ kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommCon
   if (n < 1 || !nccls || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreateAll: bad arguments");
   int saveDev = 0;
   cudaGetDevice(&saveDev);
-  kilnResult_t res = KILN_SUCCESS;
   struct kilnComm** cs = calloc((size_t)n, sizeof(*cs));
   if (!cs) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commBegin(nccls[i], cfg, &cs[i]);
-  /* Where the n are not every rank (others in other processes), those must not wait in the
-   * collective steps for these. */
-  res = commAgreeBegun(n, nccls, (const struct kilnComm* const*)cs, res, "set up its part (buffers, window)");
-  if (res != KILN_SUCCESS) goto out_free;
-  /* Grouped so that one thread can drive every rank's half of the collective calls. */
-  ncclGroupStart();
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commRegister(cs[i]);
-  if (ncclGroupEnd() != ncclSuccess && res == KILN_SUCCESS)
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclCommWindowRegister (grouped) failed");
-  if (res != KILN_SUCCESS) goto out_free;
-  ncclGroupStart();
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commDevComm(cs[i]);
-  if (ncclGroupEnd() != ncclSuccess && res == KILN_SUCCESS)
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclDevCommCreate (grouped) failed");
-  if (res != KILN_SUCCESS) goto out_free;
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commFinish(cs[i]);
-  res = commAgreeBegun(n, nccls, (const struct kilnComm* const*)cs, res, "reach its peers' memory");
-  if (res != KILN_SUCCESS) goto out_free;
-  commClique(n, cs);
-  for (int i = 0; i < n; i++) out[i] = cs[i];
-  goto out;
-out_free:
-  kilnCommDestroyAll(n, cs);
-out:
+  /* Agreed on step by step: where the n are not every rank (others in other processes), those
+   * must not wait in the collective steps for these. */
+  kilnAgreement g;
+  kilnResult_t res = kilnAgreeOpen(&g, n, nccls, 1);
+  if (res == KILN_SUCCESS) {
+    res = commSteps(&g, nccls, cfg, cs);
+    kilnAgreeClose(&g);
+  }
+  if (res == KILN_SUCCESS) {
+    commClique(n, cs);
+    for (int i = 0; i < n; i++) out[i] = cs[i];
+  } else {
+    kilnCommDestroyAll(n, cs);
+  }
   free(cs);
   cudaSetDevice(saveDev);
   return res;
@@ -552,9 +608,12 @@ kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
   return KILN_SUCCESS;
 }
 
-kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count) {
+kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count, const void* sendbuf, const void* recvbuf) {
   if (count > KILN_MAX_CALL_COUNT)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements, more than 2^40", c->rank, count);
+  if (count > 0 && (!sendbuf || !recvbuf))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements with a NULL %s buffer", c->rank,
+                        count, !sendbuf ? "send" : "receive");
   if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "rank %d: the communicator was aborted (kilnCommAbort): no call runs on it any more; "
@@ -581,6 +640,8 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
   if (!c || !win || !base || bytes == 0 || (uintptr_t)base > UINTPTR_MAX - bytes)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowAdd: NULL communicator, window or "
                         "buffer, 0 bytes, or a range past the address space");
+  if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd on an aborted communicator", c->rank);
   if (c->sharedWin)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: kilnCommWindowAdd: a communicator made without NCCL "
                         "(kilnCommCreateShared) has no NCCL windows", c->rank);

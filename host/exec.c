@@ -203,6 +203,8 @@ void kilnExecFree(kilnExec_t x) {
 
 kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   if (!c || !p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanLoad: NULL argument");
+  if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnPlanLoad on an aborted communicator", c->rank);
   if (kilnPlanHasCopies(p)) {
     /* TACCL's <copy>s run as the cpy threadblock kilnPlanLowerCopies makes of them (as gen
      * bakes them), so a baked kernel of the lowered plan is found too. */
@@ -371,7 +373,7 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   const size_t es = kilnDataTypeSize(dtype);
   if (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype, (int)op);
-  kilnResult_t checked = kilnCommCallCheck(c, count);
+  kilnResult_t checked = kilnCommCallCheck(c, count, sendbuf, recvbuf);
   if (checked != KILN_SUCCESS) return checked;
   if (count == 0 || x->ntbs == 0) return KILN_SUCCESS;
   const char* sb = (const char*)sendbuf;
@@ -532,6 +534,11 @@ kilnResult_t kilnLaunchIssue(kilnLaunch* l) {
   struct kilnComm* c = l->comm;
   const int rank = c->rank;
   kilnResult_t res = KILN_SUCCESS;
+  /* A call queued in a group before kilnCommAbort, issued after it: its kernel would store to the
+   * peers, whose memory NCCL's abort may have unmapped by the time it starts. */
+  if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: the communicator was aborted (kilnCommAbort) before "
+                        "the group's end: its call is not launched", rank);
   /* Calls on one communicator run in issue order, also across streams: a call on another stream
    * than the previous call's waits for its end. Streams are told apart by their unique id, not
    * their handle (a stream destroyed with work pending and created again can get the same one). */

@@ -164,13 +164,27 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
 /* The most elements a call may have (kilnRun, kilnSymRun, kilnPlanSupports): far past any buffer,
  * and low enough that no size computed from it wraps. */
 #define KILN_MAX_CALL_COUNT ((size_t)1 << 40)
-/* comm.c: KILN_SUCCESS when c may take a call of count elements; else the error (set): a count
- * past KILN_MAX_CALL_COUNT, or a communicator whose kernels gave up earlier (a timeout: its abort
- * word stays raised, so its kernels would return at once and leave the outputs unwritten). */
-kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count);
+/* comm.c: KILN_SUCCESS when c may take a call of count elements on those buffers; else the error
+ * (set): a count past KILN_MAX_CALL_COUNT, a NULL buffer for a call of elements, an aborted
+ * communicator (kilnCommAbort), or one whose kernels gave up earlier (a timeout: its abort word
+ * stays raised, so its kernels would return at once and leave the outputs unwritten). */
+kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count, const void* sendbuf, const void* recvbuf);
 /* Agreement through NCCL: flags[i][0..m) become their minimum over the ranks of nccls[i], for the
  * n communicators of this process at once (a grouped allreduce on each one's device; blocks until
- * it is done). Collective: every rank calls it with the same m. */
+ * it is done). Collective: every rank calls it with the same m. kilnNcclAgree does it once;
+ * kilnAgreeOpen allocates what it needs (local: a rank that cannot take part, out of memory for m
+ * ints, returns an error and leaves its peers waiting), kilnAgreeRun agrees (any number of times;
+ * a rank whose own upload fails still takes part, with zeros), kilnAgreeClose frees. */
+typedef struct kilnAgreement {
+  int n, m;
+  const ncclComm_t* nccls;
+  int** buf;          /* [n] device, m ints each */
+  int* dev;           /* [n] */
+  cudaStream_t* st;   /* [n] */
+} kilnAgreement;
+kilnResult_t kilnAgreeOpen(kilnAgreement* g, int n, const ncclComm_t* nccls, int m);
+kilnResult_t kilnAgreeRun(kilnAgreement* g, int* const* flags);
+void kilnAgreeClose(kilnAgreement* g);
 kilnResult_t kilnNcclAgree(int n, const ncclComm_t* nccls, int* const* flags, int m);
 
 /* exec.c, for tests: x's state as after `calls` calls (every block's call sequence number, its

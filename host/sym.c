@@ -647,7 +647,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
     res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: data type %d or op %d unknown", (int)dtype, (int)op);
   if (res == KILN_SUCCESS && ((int)algo < KILN_SYM_ALLREDUCE_ONESHOT || algo > KILN_SYM_ALLTOALL))
     res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: algorithm %d unknown", (int)algo);
-  if (res == KILN_SUCCESS) res = kilnCommCallCheck(c, count);
+  if (res == KILN_SUCCESS) res = kilnCommCallCheck(c, count, sendbuf, recvbuf);
   if (res != KILN_SUCCESS) {
     kilnGroupFail(res);
     return res;

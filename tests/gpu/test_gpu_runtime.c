@@ -2566,6 +2566,39 @@ static void abort_run(bool shared) {
 Test(gpu_runtime, abort_frees_after_kernels_leave_2gpus, .init = gpu_init, .timeout = 120) { abort_run(false); }
 Test(gpu_runtime, abort_frees_after_kernels_leave_shared, .init = gpu_init_shared, .timeout = 120) { abort_run(true); }
 
+/* A call of elements with a NULL buffer is refused before anything is launched (the kernel would
+ * fault and take the process's CUDA context with it), through kilnRun and kilnSymRun, naming the
+ * buffer; a call of 0 elements with NULL buffers is a no-op; after an abort, a call queued in a
+ * group is not launched at kilnGroupEnd. 2 ranks, on 2 GPUs or sharing one. */
+Test(gpu_runtime, null_buffers_and_calls_queued_before_an_abort_refused, .init = gpu_init_shared, .timeout = 60) {
+  world w;
+  cr_assert(world_init_shared(&w, 2, g_ngpus >= 2 ? 2 : 1, NULL, NULL));
+  loaded l;
+  load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, false);
+  call c;
+  cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 1024, KILN_FLOAT32));
+  uint64_t rng = g_seed ^ 0x4E11;
+  call_prepare(&c, &w, KILN_SUM, false, &rng); /* sets the buffers a call passes */
+  cr_assert(c.sendp[0] != NULL && c.recvp[0] != NULL);
+  cr_assert(eq(int, kilnRun(l.ex[0], NULL, c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "NULL send buffer"), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], NULL, c.count, c.dt, KILN_SUM, w.st[0]),
+               KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "NULL receive buffer"), "%s", kilnLastError());
+  cr_assert(eq(int, kilnRun(l.ex[0], NULL, NULL, 0, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS), "%s", kilnLastError());
+  kilnGroupStart();
+  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM,
+                               w.st[0]), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnCommAbort(w.kc[0]), KILN_SUCCESS));
+  cr_assert(eq(int, kilnGroupEnd(), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "aborted"), "%s", kilnLastError());
+  cudaSetDevice(w.dev[0]);
+  cr_assert(eq(int, cudaStreamSynchronize(w.st[0]), cudaSuccess));
+  call_free(&c, &w);
+  unload(&l, &w);
+  world_fini(&w);
+}
+
 /* kilnCommCreate on one rank of an NCCL communicator, from a thread of its own. */
 typedef struct createArgs {
   ncclComm_t nccl;
