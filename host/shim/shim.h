@@ -145,10 +145,14 @@ void shimMemFreeing(void* ptr);
 /* kiln's own asynchronous error on this communicator (ncclSuccess if none or unknown comm). */
 ncclResult_t shimCommAsyncError(ncclComm_t comm);
 /* Decides the call: true when kiln takes it (a plan matches; then, with launch, it is run on the
- * call's stream and *res is the result), false when it must go to NCCL (the reason logged once
- * at INFO). Without launch only decides (*res = ncclSuccess): the same decision again later,
- * with launch, runs it. */
-bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res);
+ * call's stream and *res is the result, and *held a reference to give back), false when it must
+ * go to NCCL (the reason logged once at INFO). Without launch only decides (*res = ncclSuccess):
+ * the same decision again later, with launch, runs it. */
+bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm** held);
+/* Gives back the reference shimTryKiln took when it launched (or queued, in a kiln group) a call:
+ * *held, set then and only then; NULL is a no-op. An aborted communicator's kiln part is freed
+ * once its NCCL communicator is gone and no reference is left. */
+void shimCommUnref(shimComm* sc);
 /* Around the launches of a group's deferred calls: kiln queues them and issues them together at
  * the end, GPUs in parallel (kilnGroupStart/End). `failed`: a call of the group failed or was
  * dropped: none of the group launches (kilnGroupFail), and the caller's earlier error stays the

@@ -321,6 +321,7 @@ SHIM_TWIN(ncclResult_t, ncclCommGetAsyncError, (ncclComm_t comm, ncclResult_t* a
  * SHIM_MAX_DEFERRED, calls go to NCCL (the same on every rank: they issue the same calls). */
 #define SHIM_MAX_DEFERRED 256
 static _Thread_local shimCall deferred[SHIM_MAX_DEFERRED];
+static _Thread_local shimComm* heldDeferred[SHIM_MAX_DEFERRED]; /* launchDeferred's references */
 static _Thread_local int ndeferred;
 
 /* Offers the call to kiln; true when kiln took it (its result in *res; inside a group, success
@@ -331,14 +332,19 @@ static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t co
   if (kilnOff()) return false;
   shimKilnError[0] = '\0';
   shimCall c = {coll, sendbuff, recvbuff, count, datatype, op, comm, stream};
-  if (shimGroupDepth == 0) return shimTryKiln(&c, true, res);
+  if (shimGroupDepth == 0) {
+    shimComm* held = NULL;
+    const bool taken = shimTryKiln(&c, true, res, &held);
+    shimCommUnref(held);
+    return taken;
+  }
   groupNote(comm, stream);
   if (ndeferred >= SHIM_MAX_DEFERRED) {
     shimLogOnce(SHIM_LOG_WARN, "more than %d kiln calls in one group: the rest go to NCCL",
                 SHIM_MAX_DEFERRED);
     return false;
   }
-  if (!shimTryKiln(&c, false, res)) return false;
+  if (!shimTryKiln(&c, false, res, NULL)) return false;
   deferred[ndeferred++] = c;
   return true;
 }
@@ -350,8 +356,8 @@ static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t co
 #define SHIM_JOIN_MAX_DEVS 64
 static _Thread_local cudaEvent_t joinEvents[SHIM_JOIN_MAX_DEVS][SHIM_MAX_GROUP_STREAMS];
 
-static void joinStreams(int dev, const cudaStream_t* st, int n) {
-  if (dev < 0 || dev >= SHIM_JOIN_MAX_DEVS || n < 2) return;
+static bool joinStreams(int dev, const cudaStream_t* st, int n) {
+  if (dev < 0 || dev >= SHIM_JOIN_MAX_DEVS || n < 2) return false;
   int prev = -1;
   cudaGetDevice(&prev);
   if (prev != dev) cudaSetDevice(dev);
@@ -384,11 +390,16 @@ static void joinStreams(int dev, const cudaStream_t* st, int n) {
     shimLogOnce(SHIM_LOG_WARN, "joining a group's streams failed: %s", cudaGetErrorString(e));
   }
   if (prev >= 0 && prev != dev) cudaSetDevice(prev);
+  return alike && e == cudaSuccess;
 }
 
 /* Joins the streams of each communicator on which kiln took a call of the group (deferred[0..nd)),
- * where it has more than one among all its calls of the group. */
-static void groupJoin(int nd) {
+ * where it has more than one among all its calls of the group. Before the launches (`before`),
+ * a joined communicator's kiln calls are then all issued on the first of its streams: its streams
+ * are alike by then, and kiln's calls of one communicator must not run side by side (under
+ * capture kiln does not order them across streams itself); the join after the launches hands
+ * their completion to every stream. */
+static void groupJoin(int nd, bool before) {
   if (groupStreamsFull) {
     shimLogOnce(SHIM_LOG_WARN, "more than %d streams and communicators in one group: kiln does not join them",
                 SHIM_MAX_GROUP_STREAMS);
@@ -412,7 +423,9 @@ static void groupJoin(int nd) {
     shimPassthrough++;
     const bool known = r->ncclCommCuDevice && r->ncclCommCuDevice(comm, &dev) == ncclSuccess;
     shimPassthrough--;
-    if (known) joinStreams(dev, st, n);
+    if (known && joinStreams(dev, st, n) && before)
+      for (int i = k; i < nd; i++)
+        if (deferred[i].comm == comm) deferred[i].stream = st[0];
   }
 }
 
@@ -424,7 +437,8 @@ static ncclResult_t launchDeferred(void) {
   shimKilnGroupStart();
   for (int i = 0; i < n; i++) {
     ncclResult_t r = ncclSuccess;
-    if (!shimTryKiln(&deferred[i], true, &r)) {
+    heldDeferred[i] = NULL;
+    if (!shimTryKiln(&deferred[i], true, &r, &heldDeferred[i])) {
       /* Its communicator lost kiln inside the group (aborted): nothing can run it now. */
       r = ncclInvalidUsage;
       snprintf(shimKilnError, sizeof shimKilnError, "kiln: a collective kiln took inside a group "
@@ -437,6 +451,7 @@ static ncclResult_t launchDeferred(void) {
   /* A failed call fails the whole kiln group (nothing of it launches); its own error text, set
    * above, stays the one ncclGetLastError reports. */
   ncclResult_t issued = shimKilnGroupEnd(first != ncclSuccess);
+  for (int i = 0; i < n; i++) shimCommUnref(heldDeferred[i]); /* issued (or dropped): given back */
   return first != ncclSuccess ? first : issued;
 }
 
@@ -601,7 +616,7 @@ SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
   /* The outermost end of a group in which kiln took calls: each communicator's streams wait for
    * each other's earlier work before NCCL's and kiln's launches, and again after them. */
   const int nd = !nested && shimGroupDepth == 1 ? ndeferred : 0;
-  if (nd > 0) groupJoin(nd);
+  if (nd > 0) groupJoin(nd, true);
   SHIM_REAL(res, ncclGroupEnd, (), shimMissing("ncclGroupEnd"));
   if (nested) return res;
   groupClosed(res == ncclSuccess);
@@ -611,7 +626,7 @@ SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
     ncclResult_t k = launchDeferred();
     if (res == ncclSuccess) res = k;
   }
-  if (nd > 0) groupJoin(nd); /* launchDeferred reset ndeferred; deferred[0..nd) are as they were */
+  if (nd > 0) groupJoin(nd, false); /* launchDeferred reset ndeferred; deferred[0..nd) are as they were */
   if (shimGroupDepth == 0) {
     ngroupStreams = 0;
     groupStreamsFull = false;

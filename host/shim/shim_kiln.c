@@ -48,6 +48,11 @@ struct shimComm {
   kilnExec_t* execs;
   uint64_t logged[32];            /* decisions already logged on this communicator (signatures) */
   int nlogged;
+  /* Under commsLock: threads issuing or holding queued kiln launches of it (shimTryKiln's held
+   * reference, given back by shimCommUnref), and whether it was aborted and its NCCL
+   * communicator is gone (shimCommGone): freed when both say so. */
+  int refs;
+  bool gone;
 #endif
 };
 
@@ -210,6 +215,66 @@ static void freeComm(shimComm* sc) {
  * (shimCommGone): kiln's kernels on it may wait behind NCCL's until NCCL's abort stops those. */
 static shimComm** aborted;
 static int naborted, capAborted;
+
+/* The reaper: a thread that frees aborted communicators' kiln parts (freeComm), so that neither
+ * the thread aborting them nor a thread giving back the last reference waits for the GPU there
+ * (the frees wait for the whole device: kernels of other communicators stuck on a dead peer until
+ * their own abort would hold up the abort of this one, as in a loop aborting every communicator).
+ * Its CUDA calls run in relaxed capture mode, so another thread's capture goes on. Started at the
+ * first abort. */
+static pthread_mutex_t reapLock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reapCv = PTHREAD_COND_INITIALIZER;
+static shimComm** reapQueue;
+static int nreap, capReap;
+static bool reaperStarted;
+
+/* Aborted communicators whose kiln part the reaper freed (exported for tests). */
+SHIM_EXPORT uint64_t kilnShimAbortedFreed;
+
+static void* reaper(void* arg) {
+  (void)arg;
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  for (;;) {
+    pthread_mutex_lock(&reapLock);
+    while (nreap == 0) pthread_cond_wait(&reapCv, &reapLock);
+    shimComm* sc = reapQueue[--nreap];
+    pthread_mutex_unlock(&reapLock);
+    freeComm(sc);
+    __atomic_fetch_add(&kilnShimAbortedFreed, 1, __ATOMIC_RELAXED);
+  }
+  return NULL;
+}
+
+/* Hands sc to the reaper (out of memory or without a thread: left to the end of the process). */
+static void reap(shimComm* sc) {
+  bool queued = false;
+  pthread_mutex_lock(&reapLock);
+  if (!reaperStarted) {
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    reaperStarted = pthread_create(&t, &at, reaper, NULL) == 0;
+    pthread_attr_destroy(&at);
+  }
+  if (reaperStarted && nreap == capReap) {
+    const int cap = capReap ? 2 * capReap : 8;
+    shimComm** grown = realloc(reapQueue, (size_t)cap * sizeof *reapQueue);
+    if (grown) {
+      reapQueue = grown;
+      capReap = cap;
+    }
+  }
+  if (reaperStarted && nreap < capReap) {
+    reapQueue[nreap++] = sc;
+    queued = true;
+    pthread_cond_signal(&reapCv);
+  }
+  pthread_mutex_unlock(&reapLock);
+  if (!queued) shimLogOnce(SHIM_LOG_WARN, "an aborted communicator's kiln memory stays to the end of the process "
+                           "(no thread to free it)");
+}
 
 /* Stops kiln on sc at once and keeps it for shimCommGone (or, out of memory, leaves it to the end
  * of the process). */
@@ -447,24 +512,34 @@ void shimCommRelease(ncclComm_t comm) {
 
 void shimCommAbort(ncclComm_t comm) { abortComm(takeComm(comm)); }
 
-/* Aborted communicators whose kiln part shimCommGone freed (exported for tests). */
-SHIM_EXPORT uint64_t kilnShimAbortedFreed;
-
 void shimCommGone(ncclComm_t comm) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
   shimComm* sc = NULL;
+  bool now = false;
   pthread_mutex_lock(&commsLock);
   for (int i = 0; i < naborted && !sc; i++)
     if (aborted[i]->nccl == comm) {
       sc = aborted[i];
       aborted[i] = aborted[--naborted];
+      sc->gone = true;
+      now = sc->refs == 0; /* else the last shimCommUnref hands it on */
     }
   pthread_mutex_unlock(&commsLock);
-  if (!sc) return;
-  freeComm(sc);
-  __atomic_fetch_add(&kilnShimAbortedFreed, 1, __ATOMIC_RELAXED);
+  if (now) reap(sc);
 #else
   (void)comm;
+#endif
+}
+
+void shimCommUnref(shimComm* sc) {
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  if (!sc) return;
+  pthread_mutex_lock(&commsLock);
+  const bool now = --sc->refs == 0 && sc->gone;
+  pthread_mutex_unlock(&commsLock);
+  if (now) reap(sc);
+#else
+  (void)sc;
 #endif
 }
 
@@ -659,7 +734,7 @@ static uint64_t stagedARMax(int nranks) {
 /* Collectives kiln launched in this process (for tests and debugging; exported). */
 SHIM_EXPORT uint64_t kilnShimKilnCalls;
 
-bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
+bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm** held) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
   static const kilnColl_t collKiln[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER,
                                         KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
@@ -749,6 +824,12 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
   taken = true;
   *res = ncclSuccess;
   if (!launch) goto out_unlock;
+  /* The launch runs without commsLock (a launch can block while the GPU's queue is full: an abort
+   * or an error query of another thread must not wait behind it), under a reference the caller
+   * gives back once the launch is issued (shimCommUnref; for a group's calls, after its end). */
+  sc->refs++;
+  *held = sc;
+  pthread_mutex_unlock(&commsLock);
   shimPassthrough++; /* kilnRun / kilnSymRun switch to the communicator's device and back */
   kilnResult_t kr =
       sym != KILN_SYM_NONE
@@ -767,6 +848,7 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res) {
        : kr == KILN_ERR_CUDA              ? ncclUnhandledCudaError
        : kr == KILN_ERR_INVALID_ARGUMENT  ? ncclInvalidArgument
                                           : ncclInternalError;
+  return true;
 out_unlock:
   pthread_mutex_unlock(&commsLock);
   return taken;
@@ -774,6 +856,7 @@ out_unlock:
   (void)call;
   (void)launch;
   (void)res;
+  (void)held;
   return false;
 #endif
 }
