@@ -176,6 +176,14 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
       c->rmatch_tb[f] = -1;
       c->rmatch_step[f] = -1;
       if (kilnStepSends(tb->steps[s].type)) {
+        /* Every chunk a step sends is a message slot of the verifier and the simulator: their
+         * count must stay an int (it wrapped, and the verifier wrote past its slots). */
+        if (tb->steps[s].cnt > KILN_PLAN_MAX_MESSAGE_CHUNKS - c->nmsg) {
+          res = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                             "plan %s: its steps send more than %d chunks in all (rank %d tb %d step %d passes it)",
+                             p->name, KILN_PLAN_MAX_MESSAGE_CHUNKS, r, tb->id, s);
+          goto out_free;
+        }
         c->msgbase[f] = c->nmsg;
         c->nmsg += tb->steps[s].cnt;
         c->send_ord[f] = nsendsteps - c->sendbase[g];

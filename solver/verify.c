@@ -204,10 +204,19 @@ static bool only_inplace(const kilnPlan* p) {
   }
 }
 
-/* Lays out storage for one mode (aliased or separate buffers). */
+/* Lays out storage for one mode (aliased or separate buffers). KILN_ERR_INVALID_ARGUMENT past
+ * KILN_VERIFY_MAX_SLOTS chunk slots (buffers and messages): the slot count is an int (it wrapped,
+ * and the verifier wrote past its slots), and the slots take ~30 bytes each. */
 static kilnResult_t setup_layout(vctx* c, bool inplace) {
   const kilnPlan* p = c->p;
   int n = c->n;
+  int64_t total = c->nmsg;
+  for (int r = 0; r < n; r++)
+    total += (int64_t)p->gpus[r].i_chunks + p->gpus[r].o_chunks + p->gpus[r].s_chunks;
+  if (total > KILN_VERIFY_MAX_SLOTS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "plan %s: %lld chunk slots (every rank's buffers and messages) are more than the verifier "
+                        "checks (%d)", p->name, (long long)total, KILN_VERIFY_MAX_SLOTS);
   int pos = 0;
   for (int r = 0; r < n; r++) {
     const kilnGpu* gpu = &p->gpus[r];
@@ -1014,7 +1023,7 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   for (int m = 0; m < 2; m++) {
     if (!modes[m]) continue;
     c.mode_name = m ? "in place" : "out of place";
-    setup_layout(&c, m == 1);
+    if ((res = setup_layout(&c, m == 1)) != KILN_SUCCESS) goto out;
     free(c.slots);
     free(c.bits);
     c.slots = malloc(sizeof(vslot) * (size_t)(c.nslots + 1));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -902,4 +903,83 @@ Test(verify, shipped_plans_verify_at_the_runtime_fifo_depth, .timeout = 120) {
   cr_assert(gt(int, verify_shipped("plans/baked"), 0));
   cr_assert(gt(int, verify_shipped("plans/n8"), 0));
   cr_assert(gt(int, verify_shipped("plans/n8/synth"), 0));
+}
+
+/* Appends printf-formatted text to a growing heap string. */
+static void grow_printf(char** s, size_t* len, size_t* cap, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int need = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (*len + (size_t)need + 1 > *cap) {
+    *cap = (*len + (size_t)need + 1) * 2;
+    *s = realloc(*s, *cap);
+    cr_assert(ne(ptr, (void*)*s, NULL));
+  }
+  va_start(ap, fmt);
+  vsnprintf(*s + *len, *cap - *len, fmt, ap);
+  va_end(ap);
+  *len += (size_t)need;
+}
+
+/* Plans whose chunk slots or message chunks do not fit the verifier's int counts are refused
+ * with their numbers (they wrapped: a 17 KB and a 119 KB file crashed kiln verify, gen and bake,
+ * session 32's CLI audit): a 256-rank allgather of 16776960 output chunks a rank and no steps;
+ * a 2-rank alltoall of 256 sends of 2^24 chunks a rank. */
+Test(verify, counts_past_the_verifiers_ints_refused) {
+  char* s = NULL;
+  size_t len = 0, cap = 0;
+  const int n = 256, k = 65535;
+  grow_printf(&s, &len, &cap, "<algo name=\"big\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"%d\" ngpus=\"%d\" "
+              "coll=\"allgather\">\n", n * k, n);
+  for (int r = 0; r < n; r++)
+    grow_printf(&s, &len, &cap, "<gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"0\"/>\n", r, k, n * k);
+  grow_printf(&s, &len, &cap, "</algo>\n");
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(s, len, "big.xml", &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanVerify(p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "chunk slots"), "%s", kilnLastError());
+  kilnPlanFree(p);
+  len = 0;
+  const int C = 1 << 24;
+  grow_printf(&s, &len, &cap, "<algo name=\"wrap\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"%d\" ngpus=\"2\" "
+              "coll=\"alltoall\">\n", C);
+  for (int g = 0; g < 2; g++) {
+    grow_printf(&s, &len, &cap, "<gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"0\">", g, C, C);
+    for (int t = 0; t < 2; t++) {
+      grow_printf(&s, &len, &cap, "<tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", t, t ? -1 : 1 - g,
+                  t ? 1 - g : -1);
+      for (int i = 0; i < 256; i++)
+        grow_printf(&s, &len, &cap, "<step s=\"%d\" type=\"%s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" "
+                    "cnt=\"%d\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n", i, t ? "r" : "s", C);
+      grow_printf(&s, &len, &cap, "</tb>");
+    }
+    grow_printf(&s, &len, &cap, "</gpu>\n");
+  }
+  grow_printf(&s, &len, &cap, "</algo>\n");
+  cr_assert(eq(int, kilnPlanReadMemory(s, len, "wrap.xml", &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanVerify(p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "chunks in all"), "%s", kilnLastError());
+  kilnPlanFree(p);
+  free(s);
+}
+
+/* A FIFO given as a plan (or any input) is refused as not a regular file, at once: opening it
+ * waited for a writer for ever. */
+Test(verify, fifo_input_refused) {
+  char dir[64], path[128], out[2048], args[256];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/f.xml", dir);
+  cr_assert(eq(int, mkfifo(path, 0600), 0));
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadFile(path, &p), KILN_ERR_IO));
+  cr_assert(contains(kilnLastError(), "not a regular file"), "%s", kilnLastError());
+  snprintf(args, sizeof args, "show %s", path);
+  const int rc = run_kiln(args, out, sizeof out);
+  if (rc >= 0) {
+    cr_expect(eq(int, rc, 1), "%s", out);
+    cr_expect(contains(out, "not a regular file"), "%s", out);
+  }
+  unlink(path);
+  rmdir(dir);
 }

@@ -111,6 +111,10 @@ typedef struct kilnGpu {
 
 /* The most channels a plan file holds (nchannels; the reader refuses more, the writer too). */
 #define KILN_PLAN_MAX_CHANNELS 1024
+/* The most chunks a plan's steps may send in all (the verifier and simulator keep a slot per chunk
+ * of every message); a plan past it is refused (KILN_ERR_INVALID_ARGUMENT) by every reader of the
+ * plan's index (verifier, simulator, lowering). */
+#define KILN_PLAN_MAX_MESSAGE_CHUNKS (1 << 28)
 
 typedef struct kilnPlan {
   char name[KILN_NAME_MAX];
@@ -213,6 +217,9 @@ typedef struct kilnVerifyOptions {
  * most; 32 ranks of 96 threadblocks and 15 000 steps take 222 MB), and where that memory can be
  * had; in larger ones only where one of the `schedules` interleavings run gives a wrong result. */
 #define KILN_VERIFY_RACE_MAX_CLOCKS ((uint64_t)1 << 26)
+/* The most chunk slots (every rank's input, output and scratch chunks plus every message chunk)
+ * kilnPlanVerify checks, ~30 bytes each: a plan past it is refused (KILN_ERR_INVALID_ARGUMENT). */
+#define KILN_VERIFY_MAX_SLOTS (1 << 25)
 /* Whether kilnPlanVerify checks p for data races whatever the interleaving (above). */
 #define KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps) \
   ((uint64_t)(tbs) * ((uint64_t)(tbs) + (uint64_t)(steps)) <= KILN_VERIFY_RACE_MAX_CLOCKS)
