@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -24,6 +25,8 @@ static void help(FILE* f) {
 /* Name of the first element of the file (after the XML declaration, comments, DOCTYPE), into
  * out; false if the file cannot be read or has none in its first 64 KB. */
 static bool sniff_root(const char* path, char* out, size_t cap) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false; /* a FIFO would block the read */
   FILE* f = fopen(path, "rb");
   if (!f) return false;
   char buf[65536];

@@ -45,8 +45,8 @@ int cmd_simulate(int argc, char** argv) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
     if (!strcmp(a, "--bytes")) {
-      if (!v || !kilnParseSize(v, &bytes)) {
-        fprintf(stderr, "kiln simulate: --bytes '%s': needs a size like 1M, 64KB or 1048576\n", v ? v : "");
+      if (!v || !kilnParseSize(v, &bytes) || bytes == 0) {
+        fprintf(stderr, "kiln simulate: --bytes '%s': needs a size above 0, like 1M, 64KB or 1048576\n", v ? v : "");
         return 2;
       }
       have_bytes = true;

@@ -14,8 +14,8 @@ static void help(FILE* f) {
           "Runs each plan for all ranks on the CPU and checks its collective's result (symbolic\n"
           "and numeric with sum/prod/max/min), deadlocks, matching of sends and receives, and\n"
           "buffer ranges. Prints 'FILE: OK (...)' or the first error; exits 0 only if all pass.\n"
-          "  --schedules N  interleavings of threadblocks to try (default 4)\n"
-          "  --seed S       seed of the random interleavings and values (default 1)\n"
+          "  --schedules N  interleavings of threadblocks to try, 1..100000 (default 4)\n"
+          "  --seed S       seed of the random interleavings and values, decimal (default 1)\n"
           "  --fifo-depth D FIFO slots per connection, as the runtime's nslots (default 8, the\n"
           "                 runtime's default; 0: unbounded); a plan that needs more deadlocks\n"
           "                 and is reported\n");
@@ -25,7 +25,7 @@ static bool parse_u64(const char* s, uint64_t* out) {
   if (!s || !*s || *s == '-') return false;
   errno = 0;
   char* end;
-  unsigned long long v = strtoull(s, &end, 0);
+  unsigned long long v = strtoull(s, &end, 10); /* decimal: "010" is ten, not eight */
   if (errno || *end) return false;
   *out = v;
   return true;
@@ -38,8 +38,8 @@ int cmd_verify(int argc, char** argv) {
     const char* a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
     if (!strcmp(a, "--schedules")) {
-      if (i + 1 >= argc || !cliParseInt(argv[i + 1], &vo.schedules) || vo.schedules < 1) {
-        fprintf(stderr, "kiln verify: --schedules needs a positive integer\n");
+      if (i + 1 >= argc || !cliParseInt(argv[i + 1], &vo.schedules) || vo.schedules < 1 || vo.schedules > 100000) {
+        fprintf(stderr, "kiln verify: --schedules wants 1..100000\n");
         return 2;
       }
       i++;

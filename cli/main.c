@@ -43,7 +43,9 @@ static int flushed(int rc) {
 }
 
 int main(int argc, char** argv) {
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  /* SIGPIPE too: a reader that went away (kiln ... | head) ends kiln as it ends any tool, but not
+   * before a half-written output file is removed. */
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
   }
   if (!strcmp(argv[1], "--version")) {
     printf("kiln %d.%d.%d\n", KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH);
-    return 0;
+    return flushed(0);
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) return flushed(commands[i].fn(argc - 1, argv + 1));

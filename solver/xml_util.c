@@ -135,12 +135,19 @@ kilnResult_t kilnXmlParseFile(const char* path, xmlDocPtr* out) {
   if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no file name given");
   kilnResult_t r = KILN_SUCCESS;
   char* buf = NULL;
-  FILE* f = fopen(path, "rb");
-  if (!f) return kilnSetError(KILN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  /* Opened without blocking (a FIFO's open waits for a writer), checked to be a file, then read
+   * as one. */
+  const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return kilnSetError(KILN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    r = kilnSetError(KILN_ERR_IO, "%s: not a regular file", path);
-    goto out_close;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return kilnSetError(KILN_ERR_IO, "%s: not a regular file", path);
+  }
+  FILE* f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return kilnSetError(KILN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   }
   if ((unsigned long long)st.st_size > KILN_XML_MAX_BYTES) {
     r = kilnSetError(KILN_ERR_PARSE, "%s:1: file of %lld bytes is larger than the %u-byte limit", path,
@@ -578,6 +585,21 @@ static kilnResult_t writeStraight(const char* path, const char* data, size_t len
   return r;
 }
 
+/* The process's file mode creation mask: from /proc/self/status (reading it with umask() would
+ * change it for a moment under other threads), else by umask() itself. */
+static mode_t currentUmask(void) {
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[128];
+  unsigned m = 0;
+  bool found = false;
+  while (f && !found && fgets(line, sizeof line, f)) found = sscanf(line, "Umask: %o", &m) == 1;
+  if (f) fclose(f);
+  if (found) return (mode_t)m;
+  const mode_t old = umask(022);
+  umask(old);
+  return old;
+}
+
 kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len) {
   if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no output file name given");
   const int named = strcmp(path, "-") ? namedDescriptor(path) : STDOUT_FILENO;
@@ -600,6 +622,19 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
                           strerror(errno));
   }
   const char* target = real ? real : path;
+  /* The file it replaces keeps its mode, and one it may not write stays (the rename would replace
+   * it whatever its mode); a new one gets the umask's. */
+  mode_t mode = 0;
+  if (stat(target, &st) == 0) {
+    if (access(target, W_OK) != 0) {
+      r = kilnSetError(KILN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+      free(real);
+      return r;
+    }
+    mode = st.st_mode & 07777;
+  } else {
+    mode = 0666 & ~currentUmask();
+  }
   size_t n = strlen(target);
   char* tmp = malloc(n + 16);
   if (!tmp) {
@@ -618,7 +653,7 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
                      strerror(errno));
     goto out_free_tmp;
   }
-  if (!write_all(fd, data, len) || fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+  if (!write_all(fd, data, len) || fchmod(fd, mode) != 0 || fsync(fd) != 0) {
     r = kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
     close(fd);
     goto out_unlink;
@@ -665,7 +700,12 @@ kilnResult_t kilnXmlReadMemory(const char* buf, size_t len, const char* name, ki
 }
 
 kilnResult_t kilnWriteDocument(kilnResult_t r, char* s, const char* path) {
-  if (r == KILN_SUCCESS) r = kilnWriteFileAtomic(path, s, strlen(s));
+  const size_t len = r == KILN_SUCCESS ? strlen(s) : 0;
+  /* What kiln writes, kiln reads back: a document past the readers' limit is not written. */
+  if (r == KILN_SUCCESS && len > KILN_XML_MAX_BYTES)
+    r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s: a document of %zu bytes, more than the %u bytes kiln reads: "
+                     "not written", path ? path : "(output)", len, KILN_XML_MAX_BYTES);
+  if (r == KILN_SUCCESS) r = kilnWriteFileAtomic(path, s, len);
   free(s);
   return r;
 }

@@ -3,6 +3,7 @@
 #include <criterion/new/assert.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -316,5 +317,29 @@ Test(cli, bake_refuses_names_the_build_cannot_bake) {
   snprintf(path, sizeof path, "%s/a-b.xml", dir);
   unlink(path);
   unlink(plan);
+  rmdir(dir);
+}
+
+/* An output file that exists keeps its mode (it became 0644 whatever it had); a new one gets the
+ * umask's (0644 whatever the umask). */
+Test(cli, output_keeps_the_files_mode) {
+  char dir[64], out[4096], args[512], path[128];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/t.xml", dir);
+  snprintf(args, sizeof args, "topo --topo ndv2 -o %s", path);
+  if (run_kiln(args, out, sizeof out) < 0) cr_skip_test("kiln not built");
+  cr_assert(eq(int, chmod(path, 0600), 0));
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  struct stat st;
+  cr_assert(eq(int, stat(path, &st), 0));
+  cr_expect(eq(int, (int)(st.st_mode & 0777), 0600));
+  unlink(path);
+  snprintf(args, sizeof args, "topo --topo ndv2 -o %s", path);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "umask 027 && %s/kiln %s", KILN_BINARY_DIR, args);
+  cr_expect(eq(int, system(cmd), 0));
+  cr_assert(eq(int, stat(path, &st), 0));
+  cr_expect(eq(int, (int)(st.st_mode & 0777), 0640));
+  unlink(path);
   rmdir(dir);
 }
