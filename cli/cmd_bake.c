@@ -195,6 +195,11 @@ int cmd_bake(int argc, char** argv) {
   int rc = 1;
   if (setMin) p->min_bytes = minB;
   if (setMax) p->max_bytes = maxB;
+  if ((setMin && minB > (uint64_t)INT64_MAX) || (setMax && maxB != UINT64_MAX && maxB > (uint64_t)INT64_MAX)) {
+    fprintf(stderr, "kiln bake: --min/--max above 2^63 - 1 bytes (a plan file's limit; --max inf: no limit)\n");
+    rc = 2;
+    goto out_free;
+  }
   if (p->min_bytes > p->max_bytes) {
     fprintf(stderr, "kiln bake: %s: min bytes %llu above max bytes %llu\n", in,
             (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes);

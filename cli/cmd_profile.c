@@ -124,6 +124,15 @@ int cmd_profile(int argc, char** argv) {
     help(stderr);
     return 2;
   }
+  if (reps < 1 || reps > 100000) {
+    fprintf(stderr, "kiln profile: --reps %d: wants 1..100000 (timed calls per pair and size)\n", reps);
+    return 2;
+  }
+  if (ngpus == 1 || ngpus > PROF_MAX) {
+    fprintf(stderr, "kiln profile: --gpus %d: measures 2..%d GPUs (0 or no --gpus: every visible one)\n", ngpus,
+            PROF_MAX);
+    return 2;
+  }
   if (!cliOutputWritable("profile", out)) return 2;
   int visible = 0;
   if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;

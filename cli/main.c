@@ -42,6 +42,21 @@ static int flushed(int rc) {
   return rc;
 }
 
+/* An option of a command given twice (long options, and the short -o and -d): none of kiln's
+ * options repeat, and several took the last value silently (classic --coll allreduce --coll
+ * allgather wrote an allgather). NULL when none is. */
+static const char* repeatedOption(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    const bool opt = (a[0] == '-' && a[1] == '-' && a[2]) || !strcmp(a, "-o") || !strcmp(a, "-d");
+    if (!opt || !strcmp(a, "--help")) continue;
+    const size_t n = strcspn(a, "="); /* --opt=value counts as --opt */
+    for (int j = 1; j < i; j++)
+      if (!strncmp(argv[j], a, n) && (argv[j][n] == '\0' || argv[j][n] == '=')) return a;
+  }
+  return NULL;
+}
+
 int main(int argc, char** argv) {
   /* SIGPIPE too: a reader that went away (kiln ... | head) ends kiln as it ends any tool, but not
    * before a half-written output file is removed. */
@@ -77,7 +92,14 @@ int main(int argc, char** argv) {
     return flushed(0);
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return flushed(commands[i].fn(argc - 1, argv + 1));
+    if (!strcmp(argv[1], commands[i].name)) {
+      const char* twice = repeatedOption(argc - 1, argv + 1);
+      if (twice) {
+        fprintf(stderr, "kiln %s: %s given twice\n", argv[1], twice);
+        return 2;
+      }
+      return flushed(commands[i].fn(argc - 1, argv + 1));
+    }
   fprintf(stderr, "kiln: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;
