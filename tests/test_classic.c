@@ -343,3 +343,16 @@ Test(cli, output_keeps_the_files_mode) {
   unlink(path);
   rmdir(dir);
 }
+
+/* An option given twice is refused whatever the command (most took the last value silently). */
+Test(cli, repeated_option_refused) {
+  char out[2048];
+  if (run_kiln("--version", out, sizeof out) < 0) cr_skip_test("kiln not built");
+  cr_expect(eq(int, run_kiln("classic ring --coll allreduce --coll allgather --ranks 4 -o /tmp/kiln-never.xml", out,
+                             sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "--coll given twice"), "%s", out);
+  cr_expect(ne(int, access("/tmp/kiln-never.xml", F_OK), 0));
+  cr_expect(eq(int, run_kiln("simulate --topo ndv2 --bytes 1M --bytes 2M --baseline ring --coll allreduce", out,
+                             sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "--bytes given twice"), "%s", out);
+}
