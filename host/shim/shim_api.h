@@ -10,6 +10,9 @@
  *   missing            what the shim returns when the real NCCL or this function in it is absent
  *
  * KILN_SHIM_FORWARDED: passed to the real NCCL unchanged.
+ * KILN_SHIM_STREAMED:  passed to the real NCCL unchanged, after noting the call's communicator
+ *                      and stream inside a group (the group's streams are joined where kiln took
+ *                      some of its calls: shim_exports.c, groupJoin).
  * KILN_SHIM_HOOKED:    the shim writes the body (communicator setup and teardown, the collectives
  *                      kiln may run, symmetric windows and the memory under them, group
  *                      tracking, async errors); each still

@@ -48,12 +48,12 @@ struct shimComm {
   kilnExec_t* execs;
   uint64_t logged[32];            /* decisions already logged on this communicator (signatures) */
   int nlogged;
+#endif
   /* Under commsLock: threads issuing or holding queued kiln launches of it (shimTryKiln's held
    * reference, given back by shimCommUnref), and whether it was aborted and its NCCL
    * communicator is gone (shimCommGone): freed when both say so. */
   int refs;
   bool gone;
-#endif
 };
 
 /* ---- plans ---- */
@@ -121,14 +121,35 @@ out_unlock:
   return ok;
 }
 
-/* Removes and returns the entry of c (NULL if none). */
-static shimComm* takeComm(ncclComm_t c) {
+/* Signalled when a communicator's last reference is given back (shimCommUnref), for waitIdle. */
+static pthread_cond_t idleCv = PTHREAD_COND_INITIALIZER;
+
+/* Caller holds commsLock: until no thread is issuing or holding queued kiln launches of sc (a
+ * launch runs without the lock), so that its kiln part can be changed or freed. */
+static void waitIdle(const shimComm* sc) {
+  while (sc->refs > 0) pthread_cond_wait(&idleCv, &commsLock);
+}
+
+/* Caller holds commsLock: the index of c's entry once no launch of it is under way (-1 if none). */
+static int findIdleIndex(ncclComm_t c) {
+  for (;;) {
+    const int i = findIndex(c);
+    if (i < 0 || comms[i]->refs == 0) return i;
+    pthread_cond_wait(&idleCv, &commsLock);
+  }
+}
+
+/* Removes and returns the entry of c (NULL if none); with `idle`, once no launch of it is under
+ * way (no new one can start once it is out of the table). An abort does not wait: a launch may be
+ * blocked until the abort lets the GPU's queue drain. */
+static shimComm* takeComm(ncclComm_t c, bool idle) {
   shimComm* sc = NULL;
   pthread_mutex_lock(&commsLock);
   int i = findIndex(c);
   if (i >= 0) {
     sc = comms[i];
     comms[i] = comms[--ncomms];
+    if (idle) waitIdle(sc);
   }
   pthread_mutex_unlock(&commsLock);
   return sc;
@@ -175,7 +196,7 @@ static void releaseSet(shimComm* sc) {
   members[k++] = sc;
   for (int i = 0; i < set->n; i++) {
     if (set->nccl[i] == sc->nccl) continue;
-    shimComm* m = takeComm(set->nccl[i]);
+    shimComm* m = takeComm(set->nccl[i], true);
     if (m) members[k++] = m;
   }
   shimPassthrough++;
@@ -500,7 +521,7 @@ void shimCommsCreated(ncclComm_t* c, int n) {
 }
 
 void shimCommRelease(ncclComm_t comm) {
-  shimComm* sc = takeComm(comm);
+  shimComm* sc = takeComm(comm, true);
 #ifdef KILN_SHIM_HAVE_RUNTIME
   if (sc && sc->set && sc->set->n > 1) {
     releaseSet(sc);
@@ -510,7 +531,7 @@ void shimCommRelease(ncclComm_t comm) {
   freeComm(sc);
 }
 
-void shimCommAbort(ncclComm_t comm) { abortComm(takeComm(comm)); }
+void shimCommAbort(ncclComm_t comm) { abortComm(takeComm(comm, false)); }
 
 void shimCommGone(ncclComm_t comm) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
@@ -535,7 +556,8 @@ void shimCommUnref(shimComm* sc) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
   if (!sc) return;
   pthread_mutex_lock(&commsLock);
-  const bool now = --sc->refs == 0 && sc->gone;
+  const bool idle = --sc->refs == 0, now = idle && sc->gone;
+  if (idle) pthread_cond_broadcast(&idleCv);
   pthread_mutex_unlock(&commsLock);
   if (now) reap(sc);
 #else
@@ -560,7 +582,7 @@ void shimWindowsAdded(int n, const shimWindow* w) {
   int m = 0;
   pthread_mutex_lock(&commsLock);
   for (int i = 0; i < n; i++) {
-    const int ci = findIndex(w[i].comm);
+    const int ci = findIdleIndex(w[i].comm); /* its window table must not change under a launch */
     if (ci < 0 || !comms[ci]->kc || !w[i].win) continue;
     shimPassthrough++;
     ok[i] = kilnCommWindowAdd(comms[ci]->kc, w[i].win, w[i].buff, w[i].size) == KILN_SUCCESS;
@@ -579,7 +601,7 @@ void shimWindowsAdded(int n, const shimWindow* w) {
   const bool agreed = agree(agreeOn, m, flags, 1);
   pthread_mutex_lock(&commsLock);
   for (int k = 0; k < m; k++) {
-    const int i = idx[k], ci = findIndex(w[i].comm);
+    const int i = idx[k], ci = findIdleIndex(w[i].comm);
     if (ci < 0 || !comms[ci]->kc) continue;
     if (agreed && ok[i]) {
       __atomic_fetch_add(&kilnShimWindows, 1, __ATOMIC_RELAXED);
@@ -608,7 +630,7 @@ out_free:
 void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
   pthread_mutex_lock(&commsLock);
-  int i = findIndex(comm);
+  int i = findIdleIndex(comm);
   if (i >= 0 && comms[i]->kc && win) {
     shimPassthrough++;
     /* Not added (registered without the symmetric flag, or kiln refused it): nothing to forget. */
@@ -675,6 +697,11 @@ void shimMemFreeing(void* ptr) {
   pthread_mutex_lock(&commsLock);
   for (int i = 0; i < ncomms; i++) {
     if (!comms[i]->kc) continue;
+    if (comms[i]->refs > 0) { /* a launch reads its window table: after it */
+      pthread_cond_wait(&idleCv, &commsLock);
+      i = -1; /* again from the start (the table may have changed): forgetting twice forgets nothing more */
+      continue;
+    }
     shimPassthrough++;
     const int gone = kilnCommWindowForget(comms[i]->kc, ptr, size);
     shimPassthrough--;
