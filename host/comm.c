@@ -179,12 +179,17 @@ static kilnResult_t commDevComm(struct kilnComm* c) {
   return KILN_SUCCESS;
 }
 
+/* Waits for a non-blocking communicator's pending operation (ncclInProgress) to end. */
+static ncclResult_t ncclSettle(ncclComm_t comm, ncclResult_t r) {
+  while (r == ncclInProgress)
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) return ncclInternalError;
+  return r;
+}
+
 /* After a collective step's group: a non-blocking NCCL communicator's operation done (a blocking
  * one's at once), or its error. */
 static kilnResult_t commSettle(struct kilnComm* c, const char* what) {
-  ncclResult_t r = ncclInProgress;
-  while (r == ncclInProgress)
-    if (ncclCommGetAsyncError(c->nccl, &r) != ncclSuccess) r = ncclInternalError;
+  const ncclResult_t r = ncclSettle(c->nccl, ncclInProgress);
   if (r != ncclSuccess)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: %s: %s", c->rank, what, ncclGetErrorString(r));
   return KILN_SUCCESS;
@@ -212,13 +217,6 @@ static kilnResult_t commFinish(struct kilnComm* c) {
     if (!c->peers[p])
       return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: no address for peer %d", c->rank, p);
   return res;
-}
-
-/* Waits for a non-blocking communicator's pending operation (ncclInProgress) to end. */
-static ncclResult_t ncclSettle(ncclComm_t comm, ncclResult_t r) {
-  while (r == ncclInProgress)
-    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) return ncclInternalError;
-  return r;
 }
 
 void kilnAgreeClose(kilnAgreement* g) {
@@ -256,6 +254,7 @@ kilnResult_t kilnAgreeOpen(kilnAgreement* g, int n, const ncclComm_t* nccls, int
   for (int i = 0; i < n && e == cudaSuccess; i++) {
     e = ncclCommCuDevice(nccls[i], &g->dev[i]) == ncclSuccess ? cudaSetDevice(g->dev[i]) : cudaErrorInvalidDevice;
     if (e == cudaSuccess) e = cudaMalloc((void**)&g->buf[i], (size_t)m * sizeof(int));
+    if (e == cudaSuccess) e = cudaMemset(g->buf[i], 0, (size_t)m * sizeof(int)); /* what a failed upload sends */
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->st[i], cudaStreamNonBlocking);
   }
   cudaSetDevice(save);
@@ -273,20 +272,26 @@ kilnResult_t kilnAgreeRun(kilnAgreement* g, int* const* flags) {
   cudaGetDevice(&save);
   const size_t bytes = (size_t)g->m * sizeof(int);
   /* The uploads are ordered before the allreduce on its stream; one that fails still joins the
-   * allreduce, with its flags 0 (whatever the buffer holds is replaced), so the peers never wait
-   * for a rank that dropped out. */
+   * allreduce with the zeros the buffer holds (kilnAgreeOpen and every round leave it zeroed), so
+   * the peers never wait for a rank that dropped out. */
   bool local = true;
   for (int i = 0; i < g->n; i++) {
     cudaSetDevice(g->dev[i]);
-    if (cudaMemcpyAsync(g->buf[i], flags[i], bytes, cudaMemcpyHostToDevice, g->st[i]) != cudaSuccess &&
-        (cudaGetLastError(), cudaMemsetAsync(g->buf[i], 0, bytes, g->st[i]) != cudaSuccess))
+    if (cudaMemcpyAsync(g->buf[i], flags[i], bytes, cudaMemcpyHostToDevice, g->st[i]) != cudaSuccess) {
+      cudaGetLastError();
       local = false;
+    }
   }
   ncclResult_t r = ncclGroupStart();
   for (int i = 0; i < g->n && r == ncclSuccess; i++)
     r = ncclAllReduce(g->buf[i], g->buf[i], (size_t)g->m, ncclInt32, ncclMin, g->nccls[i], g->st[i]);
   ncclResult_t end = ncclGroupEnd();
-  for (int i = 0; i < g->n; i++) end = ncclSettle(g->nccls[i], end);
+  /* Each communicator settled on its own (non-blocking ones return ncclInProgress). */
+  for (int i = 0; i < g->n && (end == ncclSuccess || end == ncclInProgress); i++) {
+    const ncclResult_t e = ncclSettle(g->nccls[i], ncclInProgress);
+    if (e != ncclSuccess) end = e;
+  }
+  if (end == ncclInProgress) end = ncclSuccess;
   if (r != ncclSuccess || end != ncclSuccess) {
     res = kilnSetError(KILN_ERR_NCCL, "agreeing through NCCL: ncclAllReduce: %s",
                        ncclGetErrorString(r != ncclSuccess ? r : end));
@@ -294,6 +299,8 @@ kilnResult_t kilnAgreeRun(kilnAgreement* g, int* const* flags) {
   for (int i = 0; i < g->n && res == KILN_SUCCESS; i++) {
     cudaSetDevice(g->dev[i]);
     cudaError_t e = cudaMemcpyAsync(flags[i], g->buf[i], bytes, cudaMemcpyDeviceToHost, g->st[i]);
+    /* Zeros again: what the next round sends should its upload fail. */
+    if (e == cudaSuccess) e = cudaMemsetAsync(g->buf[i], 0, bytes, g->st[i]);
     if (e == cudaSuccess) e = cudaStreamSynchronize(g->st[i]);
     if (e != cudaSuccess) {
       cudaGetLastError();
@@ -363,16 +370,29 @@ static kilnResult_t commSteps(kilnAgreement* g, const ncclComm_t* nccls, const k
   if ((res = commAgreed(g, res, "set up its part (buffers, window)")) != KILN_SUCCESS) return res;
   ncclGroupStart();
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commRegister(cs[i]);
-  if (ncclGroupEnd() != ncclSuccess && res == KILN_SUCCESS)
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclCommWindowRegister (grouped) failed");
+  ncclResult_t ge = ncclGroupEnd();
+  if (ge != ncclSuccess && ge != ncclInProgress && res == KILN_SUCCESS)
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclCommWindowRegister (grouped) failed: %s", ncclGetErrorString(ge));
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commSettle(cs[i], "ncclCommWindowRegister");
-  if ((res = commAgreed(g, res, "register its window")) != KILN_SUCCESS) return res;
+  /* Failed somewhere: no rank makes an NCCL call at the teardown (as after an abort: the
+   * deregistration may be collective, and not every rank has a registration; NCCL frees them with
+   * its communicator). */
+  if ((res = commAgreed(g, res, "register its window")) != KILN_SUCCESS) {
+    for (int i = 0; i < n; i++)
+      if (cs[i]) cs[i]->aborted = true;
+    return res;
+  }
   ncclGroupStart();
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commDevComm(cs[i]);
-  if (ncclGroupEnd() != ncclSuccess && res == KILN_SUCCESS)
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclDevCommCreate (grouped) failed");
+  ge = ncclGroupEnd();
+  if (ge != ncclSuccess && ge != ncclInProgress && res == KILN_SUCCESS)
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclDevCommCreate (grouped) failed: %s", ncclGetErrorString(ge));
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commSettle(cs[i], "ncclDevCommCreate");
-  if ((res = commAgreed(g, res, "create its device communicator")) != KILN_SUCCESS) return res;
+  if ((res = commAgreed(g, res, "create its device communicator")) != KILN_SUCCESS) {
+    for (int i = 0; i < n; i++) /* likewise */
+      if (cs[i]) cs[i]->aborted = true;
+    return res;
+  }
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commFinish(cs[i]);
   return commAgreed(g, res, "reach its peers' memory");
 }

@@ -73,7 +73,8 @@ struct kilnComm {
   unsigned long long lastStream; /* cudaStreamGetId of the last call's stream */
   bool haveLast;
   bool registered;
-  bool aborted;             /* kilnCommAbort: calls refused; the teardown makes no NCCL call */
+  bool aborted;             /* kilnCommAbort (or a creation that failed in a collective step):
+                             * calls refused; the teardown makes no NCCL call */
   /* The caller's symmetric windows (kilnCommWindowAdd): buffers in them go direct, zero copy. */
   struct kilnUserWindow* uwins;
   int nuwins, capuwins;

@@ -68,10 +68,12 @@ typedef struct kilnCommConfig {
 
 /* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
  * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
- * NULL for defaults. The ranks agree through NCCL (two small allreduces) before the collective
- * steps and at the end, so every rank gets a communicator or none does: a rank that failed alone
- * (a configuration out of range, out of memory for the window) returns its own error, the others
- * KILN_ERR_UNSUPPORTED naming the step, instead of waiting for it in NCCL. */
+ * NULL for defaults. The ranks agree through NCCL (an allreduce of one int after each of the four
+ * steps: local set-up, window registration, device communicator, peer addresses), so every rank
+ * gets a communicator or none does: a rank that failed alone (a configuration out of range, out
+ * of memory for the window) returns its own error, the others KILN_ERR_UNSUPPORTED naming the
+ * step, instead of waiting for it in NCCL. (A rank that cannot even allocate the agreement's 4
+ * bytes of device memory and a stream, first of all, fails alone and leaves its peers waiting.) */
 KILN_API kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm_t* out);
 /* The same for one process driving all n ranks: out[i] wraps nccls[i]. The collective NCCL calls
  * are grouped (ncclGroupStart/End), so one thread can do it. When the n are every rank of their
@@ -98,7 +100,10 @@ KILN_API kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms);
  * memory, window included. Those frees wait for the whole GPU (cudaFree does), so make them once
  * every communicator whose kernels might wait for a dead peer is aborted too, or from a thread
  * that may block (the drop-in library frees from a thread of its own). A call queued in a group
- * before the abort is not launched at kilnGroupEnd (KILN_ERR_INVALID_ARGUMENT). NULL is a no-op. */
+ * before the abort is not launched at kilnGroupEnd (KILN_ERR_INVALID_ARGUMENT). It may be called
+ * from another thread (a watchdog) while calls on the communicator are made or queued: those are
+ * refused from then on, and a kernel already issued leaves when it next waits for a peer; free the
+ * communicator only once those calls have returned. NULL is a no-op. */
 KILN_API kilnResult_t kilnCommAbort(kilnComm_t comm);
 KILN_API int kilnCommRank(kilnComm_t comm);
 KILN_API int kilnCommSize(kilnComm_t comm);
@@ -131,7 +136,8 @@ KILN_API bool kilnPlanSupports(const kilnPlan* plan, size_t count, kilnDataType_
 /* Runs the loaded plan on `stream`. count follows NCCL: allreduce: elements per rank;
  * allgather: sendcount; reducescatter: recvcount; alltoall: elements per peer. In place when the
  * buffers alias as NCCL defines (allreduce: sendbuf == recvbuf; allgather: sendbuf == recvbuf +
- * rank*count; reducescatter: recvbuf == sendbuf + rank*count). count 0 does nothing. */
+ * rank*count; reducescatter: recvbuf == sendbuf + rank*count). count 0 does nothing; a NULL
+ * buffer for a call of elements is refused (KILN_ERR_INVALID_ARGUMENT), as kilnSymRun does. */
 KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbuf, size_t count,
                               kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
 
