@@ -184,19 +184,22 @@ int kilnPlanRefChunks(const kilnPlan* p) {
   }
 }
 
+bool kilnPlanInPlaceOnly(const kilnPlan* p) {
+  if (!p || p->ngpus < 1 || !p->gpus) return false;
+  const int i = p->gpus[0].i_chunks, o = p->gpus[0].o_chunks;
+  switch (p->coll) {
+    case KILN_COLL_ALLGATHER: return i == 0;
+    case KILN_COLL_REDUCESCATTER: return o == 0;
+    case KILN_COLL_ALLTOALL:
+    case KILN_COLL_ALLREDUCE: return i == 0 || o == 0;
+    default: return false;
+  }
+}
+
 bool kilnPlanServes(const kilnPlan* p, bool inplace) {
   if (!p || p->ngpus < 1 || !p->gpus) return false;
   if (p->coll == KILN_COLL_ALLTOALL && inplace) return false;
-  const int i = p->gpus[0].i_chunks, o = p->gpus[0].o_chunks;
-  bool onlyInPlace = false;
-  switch (p->coll) {
-    case KILN_COLL_ALLGATHER: onlyInPlace = i == 0; break;
-    case KILN_COLL_REDUCESCATTER: onlyInPlace = o == 0; break;
-    case KILN_COLL_ALLTOALL:
-    case KILN_COLL_ALLREDUCE: onlyInPlace = i == 0 || o == 0; break;
-    default: break;
-  }
-  if (onlyInPlace) return inplace;
+  if (kilnPlanInPlaceOnly(p)) return inplace;
   return inplace ? p->inplace : p->outofplace;
 }
 

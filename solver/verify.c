@@ -192,18 +192,6 @@ static kilnResult_t check_layout(vctx* c) {
   return KILN_SUCCESS;
 }
 
-/* True when the plan's buffers leave only the in-place reading. */
-static bool only_inplace(const kilnPlan* p) {
-  int i = p->gpus[0].i_chunks, o = p->gpus[0].o_chunks;
-  switch (p->coll) {
-    case KILN_COLL_ALLGATHER: return i == 0;
-    case KILN_COLL_REDUCESCATTER: return o == 0;
-    case KILN_COLL_ALLTOALL:
-    case KILN_COLL_ALLREDUCE: return i == 0 || o == 0;
-    default: return false;
-  }
-}
-
 /* Lays out storage for one mode (aliased or separate buffers). KILN_ERR_INVALID_ARGUMENT past
  * KILN_VERIFY_MAX_SLOTS chunk slots (buffers and messages): the slot count is an int (it wrapped,
  * and the verifier wrote past its slots), and the slots take ~30 bytes each. */
@@ -1012,7 +1000,7 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   /* Which forms to check: the in-place one when the plan claims it (or has no other reading),
    * the out-of-place one when it claims that (or claims nothing). */
   bool modes[2]; /* [0] out of place, [1] in place */
-  if (only_inplace(p)) {
+  if (kilnPlanInPlaceOnly(p)) {
     modes[0] = false;
     modes[1] = true;
   } else {

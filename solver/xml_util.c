@@ -631,7 +631,7 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
       free(real);
       return r;
     }
-    mode = st.st_mode & 07777;
+    mode = st.st_mode & 0777; /* not the set-id bits: the new file is the writer's */
   } else {
     mode = 0666 & ~currentUmask();
   }

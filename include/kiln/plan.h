@@ -161,6 +161,9 @@ KILN_API bool kilnPlanHasCopies(const kilnPlan* p);
  * where the file lacks it), which the verifier checks. Never an in-place alltoall (the verifier
  * still checks one a plan claims, for other runtimes). */
 KILN_API bool kilnPlanServes(const kilnPlan* p, bool inplace);
+/* Whether the plan's buffers leave only the in-place reading (above; an alltoall with either
+ * buffer empty too). */
+KILN_API bool kilnPlanInPlaceOnly(const kilnPlan* p);
 /* Rewrites the copies of every GPU as steps: a new threadblock 0 (no peers, channel 0) of cpy
  * steps, one per copy, and a dependency on its last step from the first step of each other
  * threadblock that touches a copied chunk (an input chunk a copy reads or an output chunk it
