@@ -46,18 +46,21 @@
 
 /* ---- forwarders ---- */
 
-/* Also raises shimPassthrough: whatever the real function calls of the exported API on this
- * thread (a hooked collective, say) must not reach kiln's decisions. */
-#define SHIM_X_FORWARD(ret, name, params, args, missing) \
-  SHIM_EXPORT ret name params {                           \
-    const shimReal* r = shimRealGet();                    \
-    if (!r->name) return missing;                         \
-    shimPassthrough++;                                    \
-    ret v = r->name args;                                 \
-    shimPassthrough--;                                    \
-    return v;                                             \
-  }                                                       \
+/* A forwarder that does `before` first. Also raises shimPassthrough: whatever the real function
+ * calls of the exported API on this thread (a hooked collective, say) must not reach kiln's
+ * decisions. */
+#define SHIM_FORWARDER(ret, name, params, args, missing, before) \
+  SHIM_EXPORT ret name params {                                  \
+    const shimReal* r = shimRealGet();                           \
+    if (!r->name) return missing;                                \
+    before;                                                      \
+    shimPassthrough++;                                           \
+    ret v = r->name args;                                        \
+    shimPassthrough--;                                           \
+    return v;                                                    \
+  }                                                              \
   SHIM_TWIN(ret, name, params)
+#define SHIM_X_FORWARD(ret, name, params, args, missing) SHIM_FORWARDER(ret, name, params, args, missing, (void)0)
 KILN_SHIM_FORWARDED(SHIM_X_FORWARD)
 #undef SHIM_X_FORWARD
 
@@ -90,16 +93,7 @@ static void groupNote(ncclComm_t comm, cudaStream_t stream) {
 }
 
 #define SHIM_X_STREAMED(ret, name, params, args, missing) \
-  SHIM_EXPORT ret name params {                            \
-    const shimReal* r = shimRealGet();                     \
-    if (!r->name) return missing;                          \
-    groupNote(comm, stream);                               \
-    shimPassthrough++;                                     \
-    ret v = r->name args;                                  \
-    shimPassthrough--;                                     \
-    return v;                                              \
-  }                                                        \
-  SHIM_TWIN(ret, name, params)
+  SHIM_FORWARDER(ret, name, params, args, missing, groupNote(comm, stream))
 KILN_SHIM_STREAMED(SHIM_X_STREAMED)
 #undef SHIM_X_STREAMED
 
