@@ -125,12 +125,23 @@ bool cliOutputApart(const char* cmd, const char* out, const char* const* ins, in
 bool cliOutputWritable(const char* cmd, const char* out) {
   struct stat st;
   if (!out || !strcmp(out, "-")) return true;
+  if (!*out) {
+    fprintf(stderr, "kiln %s: an empty output file name\n", cmd);
+    return false;
+  }
   if (stat(out, &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       fprintf(stderr, "kiln %s: the output %s is a folder: name a file\n", cmd, out);
       return false;
     }
     if (!S_ISREG(st.st_mode)) return true; /* a device or pipe: written straight, as opened then */
+    if (access(out, W_OK) != 0) { /* the writer would not replace it */
+      fprintf(stderr, "kiln %s: cannot write %s: %s\n", cmd, out, strerror(errno));
+      return false;
+    }
+  } else if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+    fprintf(stderr, "kiln %s: cannot write %s: a symbolic link whose target cannot be reached\n", cmd, out);
+    return false;
   }
   /* a new or replaced regular file: the writer makes a temporary file beside it */
   char dir[4096];

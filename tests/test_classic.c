@@ -356,3 +356,21 @@ Test(cli, repeated_option_refused) {
                              sizeof out), 2), "%s", out);
   cr_expect(contains(out, "--bytes given twice"), "%s", out);
 }
+
+/* synth checks its output before it solves: an empty name and a link whose target cannot be
+ * reached are refused at once (they failed only at the write, after the synthesis). */
+Test(cli, synth_output_checked_first) {
+  char out[2048], args[512], dir[64], link[128];
+  if (run_kiln("--version", out, sizeof out) < 0) cr_skip_test("kiln not built");
+  cr_expect(eq(int, run_kiln("synth --topo switch2 --sketch switch2 --coll allgather -o ''", out, sizeof out), 2),
+            "%s", out);
+  cr_expect(contains(out, "empty output file name"), "%s", out);
+  make_tmpdir(dir, sizeof dir);
+  snprintf(link, sizeof link, "%s/dangling.xml", dir);
+  cr_assert(eq(int, symlink("/nonexistent-kiln-folder/x.xml", link), 0));
+  snprintf(args, sizeof args, "synth --topo switch2 --sketch switch2 --coll allgather -o %s", link);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "target cannot be reached"), "%s", out);
+  unlink(link);
+  rmdir(dir);
+}
