@@ -136,8 +136,13 @@ kilnResult_t kilnGenParseDtypes(kilnGenOptions* o, const char* list) {
     memcpy(item, p, n);
     item[n] = 0;
     kilnDataType_t t;
-    if (!kilnDataTypeParse(item, &t))
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown dtype '%s' in '%s'", item, list);
+    if (!kilnDataTypeParse(item, &t)) {
+      char known[256] = "";
+      for (int d = 0; d < KILN_NUM_DTYPES; d++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", d ? ", " : "",
+                 kilnDataTypeName((kilnDataType_t)d));
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown dtype '%s' in '%s' (known: %s)", item, list, known);
+    }
     want[t] = true;
     p += n;
     if (*p == ',') p++;
@@ -454,7 +459,8 @@ static kilnResult_t stage_file(genOut* o, const char* text) {
   }
   f = fopen(o->tmp, "wb");
   if (!f) {
-    kilnResult_t r = kilnSetError(KILN_ERR_IO, "%s: cannot create: %s", o->tmp, strerror(errno));
+    kilnResult_t r = kilnSetError(KILN_ERR_IO, "%s: cannot create it (a temporary file beside it): %s", o->path,
+                                  strerror(errno));
     o->tmp[0] = '\0';
     return r;
   }

@@ -83,6 +83,18 @@ kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, 
   if (len > KILN_XML_MAX_BYTES || len > INT_MAX)
     return kilnSetError(KILN_ERR_PARSE, "%s:1: document of %zu bytes is larger than the %u-byte limit",
                         fname, len, KILN_XML_MAX_BYTES);
+  /* A NUL byte in an 8-bit document: libxml2 stops at it, and what follows would be dropped unseen.
+   * (UTF-16, by its byte-order mark or its first character, is full of them.) */
+  const unsigned char* u = (const unsigned char*)buf;
+  const bool utf16 = len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF) ||
+                                  (u[0] == '<' && u[1] == 0) || (u[0] == 0 && u[1] == '<'));
+  const char* nul = utf16 ? NULL : memchr(buf, '\0', len);
+  if (nul) {
+    long line = 1;
+    for (const char* q = buf; q < nul; q++) line += *q == '\n';
+    return kilnSetError(KILN_ERR_PARSE, "%s:%ld: a NUL byte (at byte %zu): not a text document", fname, line,
+                        (size_t)(nul - buf));
+  }
   long dl = find_doctype(buf, len);
   if (dl > 0)
     return kilnSetError(KILN_ERR_PARSE,
@@ -105,6 +117,10 @@ kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, 
     const xmlError* e = xmlCtxtGetLastError(ctxt);
     char msg[512] = "not well-formed XML";
     int line = 1;
+    if (e && e->code == XML_ERR_NO_MEMORY) {
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory while parsing the document", fname);
+      goto out_free_doc;
+    }
     if (e && e->message) {
       snprintf(msg, sizeof msg, "%s", e->message);
       size_t n = strlen(msg);
@@ -364,7 +380,7 @@ kilnResult_t kilnXmlGetDouble(xmlNodePtr n, const char* fname, const char* attr,
   if (junk || *end || !isfinite(x)) {
     r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is not a finite number",
                      attr, (const char*)v, (const char*)n->name);
-  } else if (errno == ERANGE || x < min || x > max) {
+  } else if ((errno == ERANGE && fabs(x) > 1.0) || x < min || x > max) { /* an underflow (a denormal) is its value */
     r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is out of range [%g, %g]",
                      attr, (const char*)v, (const char*)n->name, min, max);
   } else {

@@ -580,3 +580,23 @@ Test(topology, parsers_and_writers_refuse_null) {
   cr_expect(strstr(kilnLastError(), "kilnPlanWriteFile") != NULL, "%s", kilnLastError());
   cr_expect(eq(int, kilnSketchWriteFile(NULL, "-"), KILN_ERR_INVALID_ARGUMENT));
 }
+
+/* A NUL byte in a document is refused with its line and offset (libxml2 stopped at it and what
+ * followed was dropped: `<topology .../>` NUL `<garbage` read as a topology); a denormal cost
+ * reads as its value (it was "out of range" by strtod's underflow). */
+Test(topology, nul_byte_refused_denormal_read) {
+  static const char doc[] = "<topology name=\"n\" gpus_per_node=\"2\">\n"
+                            "  <node><switch name=\"s\" gpus=\"0 1\" alpha=\"0.7\" beta=\"46\"/></node>\n"
+                            "</topology>\n\0<garbage";
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyReadMemory(doc, sizeof doc - 1, "nul.xml", &t), KILN_ERR_PARSE));
+  cr_assert(contains(kilnLastError(), "nul.xml:4: a NUL byte"), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTopologyReadMemory(doc, strlen(doc), "ok.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  kilnTopologyFree(t);
+  static const char tiny[] = "<topology name=\"d\" gpus_per_node=\"2\">\n"
+                             "  <node><switch name=\"s\" gpus=\"0 1\" alpha=\"5e-324\" beta=\"46\"/></node>\n"
+                             "</topology>\n";
+  t = NULL;
+  cr_assert(eq(int, kilnTopologyReadMemory(tiny, strlen(tiny), "tiny.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  kilnTopologyFree(t);
+}
