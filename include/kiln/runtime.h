@@ -97,7 +97,9 @@ KILN_API kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms);
  * collective. Then abort (or destroy) the NCCL communicator, whose own kernels may be what kiln's
  * wait behind, and free this one with kilnExecFree and kilnCommDestroy (or DestroyAll): on an
  * aborted communicator they make no NCCL call (ncclCommAbort freed NCCL's side) and free kiln's
- * memory, window included. Those frees wait for the whole GPU (cudaFree does), so make them once
+ * memory, window included (NCCL 2.28.9 keeps its own mapping of the registered window after
+ * ncclCommAbort, so the window's memory only comes back at the process's end; the rest does).
+ * Those frees wait for the whole GPU (cudaFree does), so make them once
  * every communicator whose kernels might wait for a dead peer is aborted too, or from a thread
  * that may block (the drop-in library frees from a thread of its own). A call queued in a group
  * before the abort is not launched at kilnGroupEnd (KILN_ERR_INVALID_ARGUMENT). It may be called
