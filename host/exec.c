@@ -22,7 +22,7 @@ struct kilnExec {
   int scratchChunks;
   int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
   int maxTbSteps;         /* most steps of one threadblock over the whole plan (same on every rank) */
-  bool inplaceForm;       /* the plan leaves out a buffer (see plan.h) */
+  bool inplaceForm;       /* the plan leaves out a buffer (kilnPlanInPlaceOnly) */
   bool serves[2];         /* [inplace]: whether it serves that form (kilnPlanServes) */
   kilnDevTb* tbs;         /* device */
   kilnDevStep* steps;     /* device */
@@ -49,29 +49,27 @@ struct kilnExec {
 /* Chunk counts of input and output as the call sees them (a missing in-place buffer aliases
  * part of the other) and k, the chunks per block of a user buffer. */
 /* quiet: no error text (kilnPlanSupports asks on every call the drop-in library sees). */
-static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k, bool* inplaceForm,
-                                 bool quiet) {
+static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k, bool quiet) {
 #define GEOMETRY_FAIL(...) return quiet ? KILN_ERR_UNSUPPORTED : kilnSetError(KILN_ERR_UNSUPPORTED, __VA_ARGS__)
   const int n = p->ngpus;
   const kilnGpu* g = &p->gpus[0];
   int i = g->i_chunks, o = g->o_chunks;
-  *inplaceForm = false;
   switch (p->coll) {
     case KILN_COLL_ALLREDUCE:
-      if (o == 0) { o = i; *inplaceForm = true; }
+      if (o == 0) o = i;
       *k = i;
       if (o != i) goto bad;
       break;
     case KILN_COLL_ALLGATHER:
       if (o % n) goto bad;
       *k = o / n;
-      if (i == 0) { i = *k; *inplaceForm = true; }
+      if (i == 0) i = *k;
       if (i != *k) goto bad;
       break;
     case KILN_COLL_REDUCESCATTER:
       if (i % n) goto bad;
       *k = i / n;
-      if (o == 0) { o = *k; *inplaceForm = true; }
+      if (o == 0) o = *k;
       if (o != *k) goto bad;
       break;
     case KILN_COLL_ALLTOALL:
@@ -220,8 +218,7 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s is for %d ranks, the communicator has %d",
                         p->name, p->ngpus, c->nranks);
   int inN = 0, outN = 0, k = 0;
-  bool inplaceForm = false;
-  kilnResult_t res = planGeometry(p, &inN, &outN, &k, &inplaceForm, false);
+  kilnResult_t res = planGeometry(p, &inN, &outN, &k, false);
   if (res != KILN_SUCCESS) return res;
   if ((res = checkRank(p, c, inN, outN)) != KILN_SUCCESS) return res;
   int maxcnt = 1, maxTbSteps = 1; /* over every rank: each rank then refuses the same calls */
@@ -254,7 +251,7 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   x->scratchChunks = g->s_chunks;
   x->maxcnt = maxcnt;
   x->maxTbSteps = maxTbSteps;
-  x->inplaceForm = inplaceForm;
+  x->inplaceForm = kilnPlanInPlaceOnly(p);
   x->serves[0] = kilnPlanServes(p, false);
   x->serves[1] = kilnPlanServes(p, true);
   /* A baked kernel runs the protocol it was generated for (the registry matches protocols): none
@@ -360,8 +357,7 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   if (p->ngpus < 1 || !p->gpus) return false;
   if (count > KILN_MAX_CALL_COUNT) return false;
   int inN, outN, k;
-  bool form;
-  if (planGeometry(p, &inN, &outN, &k, &form, true) != KILN_SUCCESS) return false;
+  if (planGeometry(p, &inN, &outN, &k, true) != KILN_SUCCESS) return false;
   return kilnPlanServes(p, inplace);
 }
 
