@@ -11,6 +11,8 @@
  *         closer together than separate calls
  *   pull  the copy engine pulling: each GPU copies its piece from every peer's memory into its own
  *         (cudaMemcpyAsync on its own stream, peer after peer)
+ *   smpull SM loads pulling: threads load 16 bytes each (U in flight) from the peers' memory and
+ *         store them into this GPU's own (as sm, the other way round)
  *   cesm  both at once: the copy engine copies the first (8 - k) eighths of the piece to each peer
  *         (as ce) while SM stores (as sm, `blocks` blocks on a second stream) move the last k
  *         eighths (column chunk: k): whether the two together pass the engine alone
@@ -25,7 +27,10 @@
  * of the piece, side streams copy the n - 1 peers' parts of it into a slot of GPU g's scratch
  * (`rsce`: GPU g pulls them; `rspush`: each peer pushes its part), and GPU g's main stream waits
  * for them (events, across GPUs for rspush) and reduces them with the local part into the output;
- * a slot is copied into again once its reduction is over (SLOTS slots); GB/s = bytes a GPU
+ * a slot is copied into again once its reduction is over (SLOTS slots); `rspull`: one kernel per
+ * GPU whose threads load piece g of every peer's input straight from the peer's memory (SM loads
+ * over NVLink, U vectors in flight per source), add the local part and store the sum: the zero-copy
+ * reducescatter of ranks that can read each other's buffers. GB/s = bytes a GPU
  * receives ((n - 1) * PER_PEER) / time, the reducescatter's busbw. The GPUs hold 5 ms before these
  * timed runs so that the host's issuing is not timed.
  * Block j of a kernel starts at peer me + 1 + j % (n - 1), so that at any moment the blocks of a GPU
@@ -152,6 +157,71 @@ __global__ void __launch_bounds__(1024) smPushWarps(Targets t, const char* src, 
     for (int u = 0; u < U; u++) d[i + (size_t)u * step] = v[u];
   }
   for (; i < hi; i += step) d[i] = __ldcg(s + i);
+}
+
+/* ---- SM loads from the peers: block j copies its share of every peer's piece (src[p], p's own
+ * memory) into region p of dst, peers in staggered order. ---- */
+struct Sources {
+  const char* src[MAXG];
+  int n, me;
+};
+
+template <int U>
+__global__ void __launch_bounds__(1024) smPull(Sources t, char* dst, size_t bytes) {
+  const size_t nvec = bytes / 16;
+  const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
+  const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
+  for (int k0 = 0; k0 < t.n - 1; k0++) {
+    const int p = (t.me + 1 + (k0 + (int)blockIdx.x) % (t.n - 1)) % t.n;
+    const uint4* s = (const uint4*)t.src[p];
+    uint4* d = (uint4*)(dst + (size_t)p * bytes);
+    size_t i = lo + threadIdx.x;
+    for (; i + (size_t)(U - 1) * blockDim.x < hi; i += (size_t)U * blockDim.x) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) v[u] = __ldcg(s + i + (size_t)u * blockDim.x);
+#pragma unroll
+      for (int u = 0; u < U; u++) d[i + (size_t)u * blockDim.x] = v[u];
+    }
+    for (; i < hi; i += blockDim.x) d[i] = __ldcg(s + i);
+  }
+}
+
+/* ---- rspull: out = piece `me` of every GPU's input summed (32-bit adds), the peers' pieces
+ * loaded from their memory; src[q] is piece `me` of GPU q's input (src[me] the local one). ---- */
+__device__ __forceinline__ void add4(uint4& a, const uint4& b) {
+  a.x += b.x;
+  a.y += b.y;
+  a.z += b.z;
+  a.w += b.w;
+}
+
+template <int U>
+__global__ void __launch_bounds__(1024) rsPull(Sources t, uint32_t* out, size_t bytes) {
+  const size_t nvec = bytes / 16;
+  const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
+  const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
+  uint4* d = (uint4*)out;
+  size_t i = lo + threadIdx.x;
+  for (; i + (size_t)(U - 1) * blockDim.x < hi; i += (size_t)U * blockDim.x) {
+    uint4 a[U], b[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) a[u] = __ldcg((const uint4*)t.src[t.me] + i + (size_t)u * blockDim.x);
+    for (int k = 1; k < t.n; k++) {
+      const uint4* s = (const uint4*)t.src[(t.me + k) % t.n];
+#pragma unroll
+      for (int u = 0; u < U; u++) b[u] = __ldcg(s + i + (size_t)u * blockDim.x);
+#pragma unroll
+      for (int u = 0; u < U; u++) add4(a[u], b[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) d[i + (size_t)u * blockDim.x] = a[u];
+  }
+  for (; i < hi; i += blockDim.x) {
+    uint4 a = __ldcg((const uint4*)t.src[t.me] + i);
+    for (int k = 1; k < t.n; k++) add4(a, __ldcg((const uint4*)t.src[(t.me + k) % t.n] + i));
+    d[i] = a;
+  }
 }
 
 /* ---- TMA: thread 0 of each block runs a pipeline of S stages of C bytes in shared memory ---- */
@@ -472,6 +542,77 @@ __global__ void __launch_bounds__(512) llPingPong(uint4* mine, uint4* theirs, si
     }
   }
   if (wrong) atomicAdd(bad, wrong);
+}
+
+/* The SM-pull reducescatter (`rspull`, see the top) for several block counts and loads in
+ * flight; returns the number of ways with a wrong output. Peer access is on (main). */
+static int rspull(int gpus, size_t bytes, int iters) {
+  const size_t words = bytes / 4;
+  std::vector<uint32_t*> in(gpus), out(gpus);
+  std::vector<cudaStream_t> st(gpus);
+  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    CUDA_CHECK(cudaMalloc(&in[g], bytes * gpus));
+    CUDA_CHECK(cudaMalloc(&out[g], bytes));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
+    for (cudaEvent_t* e : {&e0[g], &e1[g]}) CUDA_CHECK(cudaEventCreate(e));
+    fillPattern<<<264, 512, 0, st[g]>>>(in[g], words * gpus, 0x9e3779b9u * (g + 1));
+    CUDA_CHECK(cudaStreamSynchronize(st[g]));
+  }
+  printf("# rspull: %d GPUs, reducescatter of %zu MiB pieces, SM loads from the peers' inputs; GB/s = busbw\n", gpus,
+         bytes >> 20);
+  printf("%-6s %7s %7s %3s %10s %9s\n", "way", "blocks", "threads", "U", "us", "GB/s");
+  struct W {
+    int blocks, threads, u;
+  };
+  std::vector<W> ws;
+  for (int b : {132, 264, 396, 528}) ws.push_back({b, 512, 4});
+  for (int b : {132, 264}) ws.push_back({b, 512, 8});
+  for (int b : {132, 264}) ws.push_back({b, 1024, 4});
+  for (int b : {264, 528}) ws.push_back({b, 256, 8});
+  int fails = 0;
+  for (const W& w : ws) {
+    std::vector<double> times;
+    for (int it = 0; it < iters + 2; it++) {
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMemsetAsync(out[g], 0, bytes, st[g]));
+      }
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaStreamSynchronize(st[g]));
+      }
+      for (int g = 0; g < gpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        Sources t;
+        memset(&t, 0, sizeof t);
+        t.n = gpus;
+        t.me = g;
+        for (int q = 0; q < gpus; q++) t.src[q] = (const char*)in[q] + (size_t)g * bytes;
+        CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
+        if (w.u == 8) rsPull<8><<<w.blocks, w.threads, 0, st[g]>>>(t, out[g], bytes);
+        else rsPull<4><<<w.blocks, w.threads, 0, st[g]>>>(t, out[g], bytes);
+        CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
+      }
+      const double worst = slowestUs(gpus, e0.data(), e1.data());
+      if (it >= 2) times.push_back(worst);
+    }
+    const double us = median(times);
+    const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
+      countWrongSum<<<264, 512, 0, st[g]>>>(out[g], words, (size_t)g * words, gpus, bad);
+    });
+    fails += wrong != 0;
+    printf("%-6s %7d %7d %3d %10.1f %9.1f%s\n", "rspull", w.blocks, w.threads, w.u, us,
+           (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");
+    fflush(stdout);
+  }
+  for (int g = 0; g < gpus; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    cudaFree(in[g]);
+    cudaFree(out[g]);
+  }
+  return fails;
 }
 
 static int llhop(int iters) {
@@ -945,6 +1086,9 @@ int main(int argc, char** argv) {
   ways.push_back({"ce", 0, 0, 0, 0, 0, 0});
   ways.push_back({"ceb", 0, 0, 0, 0, 0, 0});
   ways.push_back({"pull", 0, 0, 0, 0, 0, 0});
+  for (int b : {132, 264, 396}) ways.push_back({"smpull", b, 512, 8, 0, 0, 0});
+  for (int b : {132, 264}) ways.push_back({"smpull", b, 512, 4, 0, 0, 0});
+  for (int b : {132, 264}) ways.push_back({"smpull", b, 1024, 4, 0, 0, 0});
   for (int k : {1, 2, 3})
     for (int b : {32, 64}) ways.push_back({"cesm", b, 512, 8, 0, (uint32_t)k, 0});
   for (int g = 0; g < gpus; g++) { /* per device */
@@ -954,7 +1098,7 @@ int main(int argc, char** argv) {
   }
   printf("# nvl_bench: %d GPUs each pushing %zu MiB to every peer at once; GB/s = bytes a GPU sends / time\n", gpus,
          bytes >> 20);
-  printf("%-5s %7s %7s %3s %4s %7s %7s %10s %9s\n", "way", "blocks", "threads", "U", "hint", "chunk", "stages", "us", "GB/s");
+  printf("%-6s %7s %7s %3s %4s %7s %7s %10s %9s\n", "way", "blocks", "threads", "U", "hint", "chunk", "stages", "us", "GB/s");
   int fails = 0;
   auto chosen = [&](const char* name) {
     if (!only) return true;
@@ -1015,6 +1159,14 @@ int main(int argc, char** argv) {
         at.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
         size_t idx = 0;
         CUDA_CHECK(cudaMemcpyBatchAsync(ds, ss, sz, (size_t)(gpus - 1), &at, &idx, 1, st[g]));
+      } else if (!strcmp(w.name, "smpull")) {
+        Sources so;
+        memset(&so, 0, sizeof so);
+        so.n = gpus;
+        so.me = g;
+        for (int p = 0; p < gpus; p++) so.src[p] = src[p];
+        if (w.u == 4) smPull<4><<<w.blocks, w.threads, 0, st[g]>>>(so, dst[g], bytes);
+        else smPull<8><<<w.blocks, w.threads, 0, st[g]>>>(so, dst[g], bytes);
       } else if (!strcmp(w.name, "pull")) {
         for (int k = 0; k < gpus - 1; k++) {
           const int p = (g + 1 + k) % gpus;
@@ -1042,12 +1194,13 @@ int main(int argc, char** argv) {
         if (q != g) countWrong<<<264, 512, 0, st[g]>>>((uint32_t*)(dst[g] + (size_t)q * bytes), bytes / 4, 0x9e3779b9u * (q + 1), bad);
     });
     fails += wrong != 0;
-    printf("%-5s %7d %7d %3d %4d %7u %7d %10.1f %9.1f%s\n", w.name, w.blocks, w.threads, w.u, w.hint, w.chunk, w.stages, us,
+    printf("%-6s %7d %7d %3d %4d %7u %7d %10.1f %9.1f%s\n", w.name, w.blocks, w.threads, w.u, w.hint, w.chunk, w.stages, us,
            (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");
     fflush(stdout);
   }
   if (chosen("rsce")) fails += rsce(gpus, bytes, iters, false);
   if (chosen("rspush")) fails += rsce(gpus, bytes, iters, true);
+  if (chosen("rspull")) fails += rspull(gpus, bytes, iters);
   if (chosen("llhop")) fails += llhop(iters);
   if (chosen("llx")) fails += llx(gpus, iters);
   if (chosen("llg")) fails += llg(gpus, iters);
