@@ -442,7 +442,6 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   l.dtype = (int)dtype;
   l.threads = c->cfg.threads;
   l.sym = false;
-  if ((res = kilnLaunchCapture(&l)) != KILN_SUCCESS) goto out;
   if (need > x->scratchBytes) {
     /* The buffer a growth replaces is kept until kilnExecFree, never freed here: a CUDA graph
      * captured before may replay on it, launches queued in an open group may still use it, and
@@ -523,7 +522,9 @@ kilnResult_t kilnLaunchCapture(kilnLaunch* l) {
 }
 
 kilnResult_t kilnLaunchSubmit(kilnLaunch* l) {
-  return kilnGroupActive() ? kilnGroupQueue(l) : kilnLaunchIssue(l);
+  if (kilnGroupActive()) return kilnGroupQueue(l);
+  const kilnResult_t res = kilnLaunchCapture(l);
+  return res != KILN_SUCCESS ? res : kilnLaunchIssue(l);
 }
 
 kilnResult_t kilnLaunchIssue(kilnLaunch* l) {

@@ -284,6 +284,23 @@ kilnResult_t kilnGroupEnd(void) {
   pthread_once(&cfgOnce, readConfig);
   int save = -1;
   cudaGetDevice(&save);
+  /* Each call's capture state as its stream has it now, when the launches go (NCCL reads it at
+   * the group's end too): a capture begun after a call was queued takes that call, one ended
+   * before the group's end does not. A default-stream handle names the stream of the call's
+   * device. A failed query fails the group before anything is launched. */
+  int cur = save;
+  for (size_t i = 0; i < queued.n; i++) {
+    kilnLaunch* l = &queued.v[i];
+    if (kilnStreamIsSpecial(l->stream) && cur != l->comm->dev) cudaSetDevice(cur = l->comm->dev);
+    const kilnResult_t e = kilnLaunchCapture(l);
+    if (e != KILN_SUCCESS) {
+      char why[KILN_GROUP_MSG];
+      snprintf(why, sizeof why, "%s", kilnLastError());
+      if (save >= 0) cudaSetDevice(save);
+      queued.n = 0;
+      return kilnSetError(e, "none of the group was launched: %s", why);
+    }
+  }
   /* Calls of every rank of a clique go direct into each other's buffers where they can. */
   kilnSymGroupPeers(queued.v, queued.n, kilnPeerAccess);
 

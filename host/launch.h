@@ -13,7 +13,8 @@ typedef struct kilnLaunch {
   cudaStream_t stream;
   kilnBakedLaunch_t baked; /* the plan's generated kernel, NULL: the interpreter for dtype */
   int dtype, threads;
-  bool capturing;          /* stream capture: no ordering event; issued by the calling thread */
+  bool capturing;          /* stream capture: no ordering event; issued by the calling thread (read
+                            * when issued alone, at the group's end in a group) */
   bool sym;                /* the symmetric-memory kernel with symArgs, else a plan with args */
   bool peerCand;           /* sym, staged: may go direct into the clique's buffers at the group's
                             * end (kilnSymGroupPeers) */
@@ -35,8 +36,10 @@ int kilnSymIssue(kilnLaunch* l);
 /* What kilnRun and kilnSymRun share around a launch (exec.c). kilnEnterDevice makes c's device
  * current where the call needs it (issued now, not queued in a group; a default-stream handle;
  * `also`, e.g. an allocation) and returns the device kilnLeaveDevice restores. kilnLaunchCapture
- * sets l->capturing from l's stream. kilnLaunchSubmit queues l in this thread's group, or issues
- * it now. */
+ * sets l->capturing from l's stream (a default-stream handle: that of the current device).
+ * kilnLaunchSubmit queues l in this thread's group, whose end reads the capture state (group.c:
+ * a capture begun or ended between a call and the group's end counts as NCCL's does), or reads
+ * it and issues l now. */
 int kilnEnterDevice(const struct kilnComm* c, cudaStream_t stream, bool also);
 void kilnLeaveDevice(const struct kilnComm* c, int save);
 kilnResult_t kilnLaunchCapture(kilnLaunch* l);

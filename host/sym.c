@@ -700,8 +700,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   l.peerCand = !a->direct && wanted && c->clique && kilnGroupActive();
 
   const int save = kilnEnterDevice(c, stream, false);
-  res = kilnLaunchCapture(&l);
-  if (res == KILN_SUCCESS) res = kilnLaunchSubmit(&l);
+  res = kilnLaunchSubmit(&l);
   kilnLeaveDevice(c, save);
   if (res != KILN_SUCCESS) kilnGroupFail(res);
   return res;

@@ -124,6 +124,19 @@ static void capture_begin(const world* w, int r) {
   cr_assert(eq(int, cudaStreamBeginCapture(w->st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
 }
 
+/* Captures begun on every rank's stream at once (capture_begin's synchronization, an unsafe call
+ * while this thread captures, would end the captures begun before it). */
+static void capture_begin_all(const world* w) {
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cudaStreamSynchronize(w->st[r]);
+  }
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cr_assert(eq(int, cudaStreamBeginCapture(w->st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+  }
+}
+
 static void capture_end(const world* w, int r, cudaGraphExec_t* ge) {
   cudaGraph_t g;
   cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g), cudaSuccess));
@@ -2199,6 +2212,70 @@ Test(gpu_runtime, scratch_grows_inside_a_capture, .init = gpu_init_shared, .time
   call_free(&b, &w);
   call_free(&c, &w);
   unload(&l, &w);
+  world_fini(&w);
+}
+
+/* A group's calls take the capture state their streams have at kilnGroupEnd, as NCCL's do. Each
+ * rank's first call runs eagerly on its stream; the second, on another stream, is queued in a
+ * group before a capture of that stream begins, so the group's end must capture it (it used to
+ * be issued as an eager call: a wait on the first call's event inside the capture, which CUDA
+ * refuses); the graphs then replay on fresh data. A third group's calls are queued inside
+ * captures that end before the group does: they run eagerly at its end. 2 ranks, sharing a GPU
+ * where there is one. */
+Test(gpu_runtime, group_takes_the_capture_state_at_its_end, .init = gpu_init_shared, .timeout = 300) {
+  world w;
+  cr_assert(world_init_shared(&w, 2, g_ngpus >= 2 ? 2 : 1, NULL, NULL));
+  uint64_t rng = g_seed ^ 0xCA97;
+  const kilnSymAlgo_t a = KILN_SYM_ALLREDUCE_ONESHOT;
+  call c;
+  cr_assert(call_alloc(&c, &w, sym_coll(a), 4099, KILN_FLOAT32));
+  sym_run_check(&w, &c, a, KILN_SUM, false, &rng); /* eager, on w.st: the communicator's last stream */
+  world v = w;
+  for (int r = 0; r < w.n; r++) {
+    cudaSetDevice(w.dev[r]);
+    cr_assert(eq(int, cudaStreamCreateWithFlags(&v.st[r], cudaStreamNonBlocking), cudaSuccess));
+  }
+  cudaGraphExec_t ge[GPU_MAX];
+  call_prepare(&c, &v, KILN_SUM, false, &rng);
+  kilnGroupStart();
+  for (int r = 0; r < v.n; r++)
+    cr_assert(eq(int, kilnSymRun(v.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, v.st[r]), KILN_SUCCESS),
+              "rank %d: %s", r, kilnLastError());
+  capture_begin_all(&v);
+  cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "group's end inside the captures: %s", kilnLastError());
+  cudaGraph_t gr[GPU_MAX];
+  for (int r = 0; r < v.n; r++) cr_assert(eq(int, cudaStreamEndCapture(v.st[r], &gr[r]), cudaSuccess), "rank %d", r);
+  for (int r = 0; r < v.n; r++) {
+    cr_assert(eq(int, cudaGraphInstantiate(&ge[r], gr[r], 0), cudaSuccess));
+    cudaGraphDestroy(gr[r]);
+  }
+  replay_check(&v, &c, ge, 3, " (a group captured at its end)", &rng);
+  /* Queued inside captures that end before the group's end: eager calls. */
+  call_prepare(&c, &v, KILN_SUM, false, &rng);
+  capture_begin_all(&v);
+  kilnGroupStart();
+  for (int r = 0; r < v.n; r++)
+    cr_assert(eq(int, kilnSymRun(v.kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, v.st[r]), KILN_SUCCESS),
+              "rank %d: %s", r, kilnLastError());
+  for (int r = 0; r < v.n; r++) cr_assert(eq(int, cudaStreamEndCapture(v.st[r], &gr[r]), cudaSuccess), "rank %d", r);
+  for (int r = 0; r < v.n; r++) {
+    size_t nodes = 1;
+    cr_assert(eq(int, cudaGraphGetNodes(gr[r], NULL, &nodes), cudaSuccess));
+    cr_assert(eq(sz, nodes, 0), "rank %d: the capture took %zu nodes of a group that had not ended", r, nodes);
+    cudaGraphDestroy(gr[r]);
+  }
+  cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "group's end after the captures: %s", kilnLastError());
+  char msg[512];
+  cr_assert(call_check(&c, &v, msg, sizeof msg), "a group ended after its captures: %s (seed %llu)", msg,
+            (unsigned long long)g_seed);
+  sym_run_check(&w, &c, a, KILN_SUM, false, &rng); /* and eagerly on the first streams again */
+  assert_no_async_error(&w);
+  for (int r = 0; r < w.n; r++) {
+    cudaGraphExecDestroy(ge[r]);
+    cudaSetDevice(w.dev[r]);
+    cudaStreamDestroy(v.st[r]);
+  }
+  call_free(&c, &w);
   world_fini(&w);
 }
 
