@@ -346,12 +346,14 @@ static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t co
 /* Every stream of `st` waits for the work issued to every other so far (one event recorded on
  * each, on the communicators' device; events of this thread, made once per device). Streams in
  * different capture states (some captured, some not, or two captures) are left alone: a wait
- * across them is not allowed. */
+ * across them is not allowed. Returns JOINED, or NOT_JOINED (left alone), or JOIN_FAILED (a CUDA
+ * call failed: some waits may be missing). */
+enum { NOT_JOINED, JOINED, JOIN_FAILED };
 #define SHIM_JOIN_MAX_DEVS 64
 static _Thread_local cudaEvent_t joinEvents[SHIM_JOIN_MAX_DEVS][SHIM_MAX_GROUP_STREAMS];
 
-static bool joinStreams(int dev, const cudaStream_t* st, int n) {
-  if (dev < 0 || dev >= SHIM_JOIN_MAX_DEVS || n < 2) return false;
+static int joinStreams(int dev, const cudaStream_t* st, int n) {
+  if (dev < 0 || dev >= SHIM_JOIN_MAX_DEVS || n < 2) return NOT_JOINED;
   int prev = -1;
   cudaGetDevice(&prev);
   if (prev != dev) cudaSetDevice(dev);
@@ -381,10 +383,11 @@ static bool joinStreams(int dev, const cudaStream_t* st, int n) {
                 "joined around kiln's calls");
   } else if (e != cudaSuccess) {
     cudaGetLastError();
-    shimLogOnce(SHIM_LOG_WARN, "joining a group's streams failed: %s", cudaGetErrorString(e));
+    shimLogOnce(SHIM_LOG_WARN, "joining a group's streams failed: %s (ncclGroupEnd fails: ncclUnhandledCudaError)",
+                cudaGetErrorString(e));
   }
   if (prev >= 0 && prev != dev) cudaSetDevice(prev);
-  return alike && e == cudaSuccess;
+  return !alike ? NOT_JOINED : e == cudaSuccess ? JOINED : JOIN_FAILED;
 }
 
 /* Joins the streams of each communicator on which kiln took a call of the group (deferred[0..nd)),
@@ -392,13 +395,16 @@ static bool joinStreams(int dev, const cudaStream_t* st, int n) {
  * a joined communicator's kiln calls are then all issued on the first of its streams: its streams
  * are alike by then, and kiln's calls of one communicator must not run side by side (under
  * capture kiln does not order them across streams itself); the join after the launches hands
- * their completion to every stream. */
-static void groupJoin(int nd, bool before) {
+ * their completion to every stream. false: a join failed in CUDA (joinStreams), so some stream
+ * may not wait for work NCCL's group semantics say it waits for (after the launches: kiln's calls
+ * moved to another stream); ncclGroupEnd then fails. */
+static bool groupJoin(int nd, bool before) {
   if (groupStreamsFull) {
     shimLogOnce(SHIM_LOG_WARN, "more than %d streams and communicators in one group: kiln does not join them",
                 SHIM_MAX_GROUP_STREAMS);
-    return;
+    return true;
   }
+  bool ok = true;
   ncclComm_t done[SHIM_MAX_GROUP_STREAMS];
   int ndone = 0;
   for (int k = 0; k < nd; k++) {
@@ -417,10 +423,13 @@ static void groupJoin(int nd, bool before) {
     shimPassthrough++;
     const bool known = r->ncclCommCuDevice && r->ncclCommCuDevice(comm, &dev) == ncclSuccess;
     shimPassthrough--;
-    if (known && joinStreams(dev, st, n) && before)
+    const int j = known ? joinStreams(dev, st, n) : NOT_JOINED;
+    ok = ok && j != JOIN_FAILED;
+    if (j == JOINED && before)
       for (int i = k; i < nd; i++)
         if (deferred[i].comm == comm) deferred[i].stream = st[0];
   }
+  return ok;
 }
 
 /* Launches the calls deferred in the group just ended; the first failure is the result. */
@@ -610,7 +619,7 @@ SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
   /* The outermost end of a group in which kiln took calls: each communicator's streams wait for
    * each other's earlier work before NCCL's and kiln's launches, and again after them. */
   const int nd = !nested && shimGroupDepth == 1 ? ndeferred : 0;
-  if (nd > 0) groupJoin(nd, true);
+  const bool joinedBefore = nd == 0 || groupJoin(nd, true);
   SHIM_REAL(res, ncclGroupEnd, (), shimMissing("ncclGroupEnd"));
   if (nested) return res;
   groupClosed(res == ncclSuccess);
@@ -620,7 +629,11 @@ SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
     ncclResult_t k = launchDeferred();
     if (res == ncclSuccess) res = k;
   }
-  if (nd > 0) groupJoin(nd, false); /* launchDeferred reset ndeferred; deferred[0..nd) are as they were */
+  /* launchDeferred reset ndeferred; deferred[0..nd) are as they were. A failed join leaves streams
+   * that may not wait for the group's calls: the group fails (its launches went, the peers need
+   * them), as a CUDA error in NCCL's own end would. */
+  const bool joinedAfter = nd == 0 || groupJoin(nd, false);
+  if (res == ncclSuccess && !(joinedBefore && joinedAfter)) res = ncclUnhandledCudaError;
   if (shimGroupDepth == 0) {
     ngroupStreams = 0;
     groupStreamsFull = false;
