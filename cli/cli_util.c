@@ -36,7 +36,7 @@ const char* cliSketchPath(const char* arg, char* buf, size_t n) {
   snprintf(buf, n, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, arg);
   if (stat(buf, &st) == 0) return buf;
 #endif
-  return arg;
+  return NULL;
 }
 
 bool cliParseInt(const char* s, int* out) {
@@ -90,14 +90,21 @@ int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out) {
   }
   ta->file = true;
   kilnResult_t r = kilnTopologyReadFile(ta->name, out);
-  if (r == KILN_SUCCESS && ta->nodes > 0 && ta->nodes != (*out)->nodes) {
-    (*out)->nodes = ta->nodes;
-    r = kilnTopologyExpand(*out);
-    if (r != KILN_SUCCESS) kilnTopologyFree(*out);
-  }
   if (r != KILN_SUCCESS) { /* on stderr: stdout may be the command's output (kiln topo) */
     cliFileErrorTo(stderr, "kiln: ", ta->name, kilnLastError());
     return 1;
+  }
+  if (ta->nodes > 0 && ta->nodes != (*out)->nodes) {
+    /* The file's template passed; what fails now is the --nodes asked for (too many ranks), as it
+     * does for a built-in. */
+    (*out)->nodes = ta->nodes;
+    r = kilnTopologyExpand(*out);
+    if (r != KILN_SUCCESS) {
+      kilnTopologyFree(*out);
+      *out = NULL;
+      cliFileErrorTo(stderr, "kiln: ", ta->name, kilnLastError());
+      return r == KILN_ERR_INVALID_ARGUMENT ? 2 : 1;
+    }
   }
   return 0;
 }

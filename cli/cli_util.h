@@ -17,8 +17,9 @@ typedef struct kilnTopoArgs {
  * it used (>0); returns 0 if argv[i] is something else; -1 (after a message) on a bad value. */
 int cliTopoArg(kilnTopoArgs* ta, int argc, char** argv, int i);
 /* Builds the topology named by ta (a built-in name wins over a file of that name in the current
- * folder). On failure prints the error and returns the exit status: 2 for no topology or a bad
- * name, 1 for a file that cannot be read. */
+ * folder). On failure prints the error and returns the exit status: 2 for no topology, a bad
+ * name or a --nodes the topology cannot take (built-in or file), 1 for a file that cannot be
+ * read. */
 int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out);
 /* Sets *slot to v, for option opt of subcommand cmd; false (after a message) if set before. */
 bool cliOnce(const char* cmd, const char** slot, const char* opt, const char* v);
@@ -35,8 +36,8 @@ void cliPrintFileError(const char* path, const char* msg);
 void cliFileErrorTo(FILE* f, const char* lead, const char* path, const char* msg);
 /* The sketch file `arg` names: itself when it is a path (a '/', a .xml ending, or a file of that
  * name here), else the sketch of that name kiln ships (NAME.xml of the installed
- * share/kiln/plans/sketches beside the program, or of the source tree's plans/sketches); `arg`
- * when there is none (its reader then says it cannot be opened). buf holds the path built. */
+ * share/kiln/plans/sketches beside the program, or of the source tree's plans/sketches); NULL
+ * when it names none (an unknown name, a bad argument). buf holds the path built. */
 const char* cliSketchPath(const char* arg, char* buf, size_t n);
 /* Parses a positive int; false on junk. */
 bool cliParseInt(const char* s, int* out);

@@ -219,7 +219,7 @@ int cmd_bake(int argc, char** argv) {
     if (name) snprintf(out, sizeof out, "%s/%s%s", dir, name,
                        (strlen(name) > 4 && !strcmp(name + strlen(name) - 4, ".xml")) ? "" : ".xml");
     else snprintf(out, sizeof out, "%s/%.*s.xml", dir, (int)(bl > 4 && !strcmp(base + bl - 4, ".xml") ? bl - 4 : bl), base);
-    if (!bakeableName(dir, out)) {
+    if (!bakeableName(dir, out) || !cliOutputWritable("bake", out)) {
       rc = 2;
       goto out_free;
     }

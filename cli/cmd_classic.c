@@ -69,6 +69,7 @@ int cmd_classic(int argc, char** argv) {
     help(stderr);
     return 2;
   }
+  if (!cliOutputWritable("classic", out)) return 2;
   kilnPlan* p = NULL;
   kilnResult_t r = kilnClassicPlan(algo, coll, ranks, &o, &p);
   if (r != KILN_SUCCESS) {

@@ -125,14 +125,25 @@ int cmd_synth(int argc, char** argv) {
     }
   }
   kilnColl_t coll;
-  if (sketch_path) sketch_path = cliSketchPath(sketch_path, sketch_buf, sizeof sketch_buf);
   if (!sketch_path || !coll_name || !out) {
     fprintf(stderr, "kiln synth: --sketch, --coll and -o are required\n");
     help(stderr);
     return 2;
   }
-  if (!kilnCollParse(coll_name, &coll)) {
-    fprintf(stderr, "kiln synth: unknown collective '%s'\n", coll_name);
+  const char* sketch_name = sketch_path;
+  sketch_path = cliSketchPath(sketch_name, sketch_buf, sizeof sketch_buf);
+  if (!sketch_path) { /* as an unknown --topo name is */
+    fprintf(stderr, "kiln synth: unknown sketch '%s': no file of that name here, nor a sketch kiln ships (see --help)\n",
+            sketch_name);
+    return 2;
+  }
+  /* Requests synthesis cannot serve, refused as classic and simulate refuse theirs (2, not 1). */
+  if (!kilnCollParse(coll_name, &coll) || coll == KILN_COLL_CUSTOM) {
+    fprintf(stderr, "kiln synth: --coll is allgather, alltoall, reducescatter or allreduce, not '%s'\n", coll_name);
+    return 2;
+  }
+  if (o.inplace && coll == KILN_COLL_ALLTOALL) {
+    fprintf(stderr, "kiln synth: in-place alltoall plans are not supported (drop --inplace)\n");
     return 2;
   }
   kilnTopology* t = NULL;

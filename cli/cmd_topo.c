@@ -42,7 +42,7 @@ int cmd_topo(int argc, char** argv) {
     return trc;
   }
   const char* in = ta.file ? ta.name : NULL;
-  if (!cliOutputApart("topo", out, &in, 1)) {
+  if (!cliOutputApart("topo", out, &in, 1) || !cliOutputWritable("topo", out)) {
     kilnTopologyFree(t);
     return 2;
   }

@@ -411,9 +411,20 @@ Test(synth, cli_sketch_names_and_output_checked_first) {
   snprintf(args, sizeof args, "synth --topo switch4 --sketch switch4 --coll allgather -o %s", dir);
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
   cr_expect(contains(out, "is a folder"), "%s", out);
-  cr_expect(eq(int, run_kiln("synth --topo switch4 --sketch no-such-sketch --coll allgather -o x.xml", out, sizeof out), 1),
+  /* an unknown sketch name is a bad argument (2) as an unknown --topo name is (it exited 1) */
+  cr_expect(eq(int, run_kiln("synth --topo switch4 --sketch no-such-sketch --coll allgather -o x.xml", out, sizeof out), 2),
             "%s", out);
-  cr_expect(contains(out, "no-such-sketch"), "%s", out);
+  cr_expect(contains(out, "unknown sketch 'no-such-sketch'"), "%s", out);
+  snprintf(args, sizeof args, "synth --topo switch4 --sketch %s/no-such.xml --coll allgather -o x.xml", dir);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out); /* a file that cannot be read */
+  cr_expect(contains(out, "no-such.xml: cannot open"), "%s", out);
+  /* a collective or form synthesis does not serve: 2, as classic and simulate exit for theirs (it exited 1) */
+  cr_expect(eq(int, run_kiln("synth --topo switch4 --sketch switch4 --coll custom -o x.xml", out, sizeof out), 2),
+            "%s", out);
+  cr_expect(contains(out, "--coll is allgather, alltoall, reducescatter or allreduce"), "%s", out);
+  cr_expect(eq(int, run_kiln("synth --topo switch4 --sketch switch4 --coll alltoall --inplace -o x.xml", out, sizeof out),
+               2), "%s", out);
+  cr_expect(contains(out, "in-place alltoall plans are not supported"), "%s", out);
   rmdir(dir);
 }
 
