@@ -22,33 +22,49 @@ static void help(FILE* f) {
           kilnTopologyBuiltinNames());
 }
 
-/* Name of the first element of the file (after the XML declaration, comments, DOCTYPE), into
- * out; false if the file cannot be read or has none in its first 64 KB. */
+/* Reads f up to and past the first `pat` (1 to 3 characters); false at the end of the file. */
+static bool skip_past(FILE* f, const char* pat) {
+  const size_t n = strlen(pat);
+  char last[3] = {0, 0, 0}; /* the last 3 characters read */
+  for (int c; (c = getc(f)) != EOF;) {
+    memmove(last, last + 1, 2);
+    last[2] = (char)c;
+    if (!memcmp(last + 3 - n, pat, n)) return true;
+  }
+  return false;
+}
+
+/* Name of the first element of the file (after the XML declaration, comments, processing
+ * instructions, DOCTYPE and blanks, however long they run), into out; false if the file cannot be
+ * read or has none. Reads through stdio's buffer: never the whole file at once (its reader does
+ * that next). */
 static bool sniff_root(const char* path, char* out, size_t cap) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false; /* a FIFO would block the read */
   FILE* f = fopen(path, "rb");
   if (!f) return false;
-  char buf[65536];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  const char* p = buf;
-  while ((p = strchr(p, '<')) != NULL) {
-    if (p[1] == '?' || p[1] == '!') {
-      const char* end = strncmp(p, "<!--", 4) == 0 ? strstr(p, "-->") : strchr(p, '>');
-      if (!end) return false;
-      p = end + 1;
+  size_t k = 0;
+  for (int c; (c = getc(f)) != EOF;) {
+    if (c != '<') continue;
+    c = getc(f);
+    if (c == '?') {
+      if (!skip_past(f, "?>")) break;
       continue;
     }
-    size_t k = 0;
-    p++;
-    while (p[k] && !strchr(" \t\r\n/>", p[k]) && k + 1 < cap) k++;
-    memcpy(out, p, k);
-    out[k] = '\0';
-    return k > 0;
+    if (c == '!') { /* a comment, or a DOCTYPE (which the readers refuse) */
+      const bool comment = getc(f) == '-' && getc(f) == '-';
+      if (!skip_past(f, comment ? "-->" : ">")) break;
+      continue;
+    }
+    while (c != EOF && c != '\0' && !strchr(" \t\r\n/>", c) && k + 1 < cap) {
+      out[k++] = (char)c;
+      c = getc(f);
+    }
+    break;
   }
-  return false;
+  fclose(f);
+  out[k] = '\0';
+  return k > 0;
 }
 
 static void show_topology(const kilnTopology* t) {

@@ -68,9 +68,18 @@ static bool cost_ok(double a, double b) {
   return isfinite(a) && isfinite(b) && a >= 0 && b >= 0 && a <= MAX_COST && b <= MAX_COST;
 }
 
-/* Checks the template alone (ids in range, costs, no pair given twice). */
-static kilnResult_t validate_template(const kilnTopology* t) {
+/* The element of the template a check failed on: its XML name ("link", "switch", "nic") and its
+ * index among the template's elements of that kind; elem NULL for the topology as a whole. */
+typedef struct templatePart {
+  const char* elem;
+  int index;
+} templatePart;
+
+/* Checks the template alone (ids in range, costs, no pair given twice); on failure *at names the
+ * element at fault, so that the XML reader can give its line. */
+static kilnResult_t validate_template(const kilnTopology* t, templatePart* at) {
   const char* nm = t->name;
+  *at = (templatePart){NULL, 0};
   int g = t->gpus_per_node;
   if (t->nodes < 1 || g < 1)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: nodes (%d) and gpus_per_node (%d) must be >= 1",
@@ -85,6 +94,7 @@ static kilnResult_t validate_template(const kilnTopology* t) {
   if (!who) return kilnSetError(KILN_ERR_NO_MEMORY, "topology %s: out of memory", nm);
   for (int i = 0; i < t->ntlinks; i++) {
     const kilnLink* l = &t->tlinks[i];
+    *at = (templatePart){"link", i};
     if (l->src < 0 || l->src >= g || l->dst < 0 || l->dst >= g) {
       r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: link %d (%d->%d) names a GPU outside 0..%d",
                        nm, i, l->src, l->dst, g - 1);
@@ -111,6 +121,7 @@ static kilnResult_t validate_template(const kilnTopology* t) {
   }
   for (int s = 0; s < t->ntswitches; s++) {
     const kilnSwitch* sw = &t->tswitches[s];
+    *at = (templatePart){"switch", s};
     if (sw->ngpus < 2 || !sw->gpus) {
       r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: switch %s joins fewer than 2 GPUs", nm, sw->name);
       goto out_free;
@@ -151,6 +162,7 @@ static kilnResult_t validate_template(const kilnTopology* t) {
   memset(who, 0, (size_t)g * sizeof *who);
   for (int k = 0; k < t->ntnics; k++) {
     const kilnNic* nic = &t->tnics[k];
+    *at = (templatePart){"nic", k};
     if (nic->ngpus < 1 || !nic->gpus) {
       r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: NIC %d serves no GPU", nm, nic->id);
       goto out_free;
@@ -174,6 +186,7 @@ static kilnResult_t validate_template(const kilnTopology* t) {
       who[a] = 1;
     }
   }
+  *at = (templatePart){NULL, 0};
   if (t->has_internode &&
       (!cost_ok(t->inter_alpha_us, t->inter_beta_us_per_mb) || (unsigned)t->inter_kind >= KILN_NUM_LINK_KINDS)) {
     r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
@@ -191,10 +204,8 @@ static int* dup_ints(const int* a, int n) {
   return d;
 }
 
-kilnResult_t kilnTopologyExpand(kilnTopology* t) {
-  if (!t) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTopologyExpand: NULL topology");
-  kilnResult_t r = validate_template(t);
-  if (r != KILN_SUCCESS) return r;
+/* Expands a template validate_template passed into global ranks (replacing any expansion). */
+static kilnResult_t expand_template(kilnTopology* t) {
   free_expansion(t);
   int g = t->gpus_per_node, N = t->nodes;
   int n = N * g;
@@ -274,6 +285,13 @@ kilnResult_t kilnTopologyExpand(kilnTopology* t) {
 out_nomem:
   free_expansion(t);
   return kilnSetError(KILN_ERR_NO_MEMORY, "topology %s: out of memory expanding %d ranks", t->name, n);
+}
+
+kilnResult_t kilnTopologyExpand(kilnTopology* t) {
+  if (!t) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTopologyExpand: NULL topology");
+  templatePart at;
+  kilnResult_t r = validate_template(t, &at);
+  return r != KILN_SUCCESS ? r : expand_template(t);
 }
 
 const kilnLink* kilnTopologyLink(const kilnTopology* t, int src, int dst) {
@@ -405,6 +423,13 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   return KILN_SUCCESS;
 }
 
+/* The index-th child element of parent named name; NULL if it has fewer. */
+static xmlNodePtr nth_child(xmlNodePtr parent, const char* name, int index) {
+  for (xmlNodePtr c = kilnXmlNextElement(parent->children); c; c = kilnXmlNextElement(c->next))
+    if (!xmlStrcmp(c->name, (const xmlChar*)name) && index-- == 0) return c;
+  return NULL;
+}
+
 /* A kilnXmlDocReader: out is a kilnTopology**. */
 static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   kilnTopology** out = (kilnTopology**)outp;
@@ -430,8 +455,10 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     r = kilnXmlError(KILN_ERR_PARSE, f, root, "<topology> needs exactly one <node> and at most one <internode>");
     goto out_free;
   }
+  xmlNodePtr node = NULL;
   for (xmlNodePtr c = kilnXmlNextElement(root->children); c; c = kilnXmlNextElement(c->next)) {
     if (!xmlStrcmp(c->name, (const xmlChar*)"node")) {
+      node = c;
       if ((r = read_node(c, f, t))) goto out_free;
     } else {
       t->has_internode = true;
@@ -441,11 +468,16 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
         goto out_free;
     }
   }
-  if ((r = kilnTopologyExpand(t))) {
+  /* The checks that need the whole template (a GPU pair joined twice, a NIC id or a GPU given
+   * twice) name the element at fault: the i-th <link>, <switch> or <nic> is template entry i. */
+  templatePart at;
+  if ((r = validate_template(t, &at))) {
     if (r == KILN_ERR_INVALID_ARGUMENT) r = KILN_ERR_PARSE; /* bad content of the file */
-    kilnPrefixError("%s:%ld: ", f, kilnXmlLine(root));
+    xmlNodePtr bad = at.elem ? nth_child(node, at.elem, at.index) : NULL;
+    kilnPrefixError("%s:%ld: ", f, kilnXmlLine(bad ? bad : root));
     goto out_free;
   }
+  if ((r = expand_template(t))) goto out_free;
   *out = t;
   return KILN_SUCCESS;
 out_free:

@@ -247,15 +247,24 @@ static const struct bad_xml hostile_xml_cases[] = {
       {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>text</node></topology>", "unexpected text"},
       {HDR "<topology name=\"x\" gpus_per_node=\"2\"></topology>", "exactly one <node>"},
       {HDR "<plan/>", "root element is <plan>, expected <topology>"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><switch gpus=\"0 1 1\" alpha=\"1\" beta=\"1\"/></node></topology>",
-       "lists GPU 1 twice"},
+      /* the checks of the whole template name the line of the element at fault, not the root's */
+      {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<switch gpus=\"0 1 1\" alpha=\"1\" beta=\"1\"/>\n"
+           "</node></topology>",
+       "bad.xml:4: topology x: switch switch lists GPU 1 twice"},
       {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><switch gpus=\"0 x\" alpha=\"1\" beta=\"1\"/></node></topology>",
        "not a list of integers"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><nic id=\"0\" gpus=\"0 1\"/><nic id=\"1\" gpus=\"1\"/></node></topology>",
-       "more than one NIC"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><switch gpus=\"0 1\" alpha=\"1\" beta=\"1\"/>"
-           "<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/></node></topology>",
-       "joined by switch"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<nic id=\"0\" gpus=\"0 1\"/>\n<nic id=\"1\" gpus=\"1\"/>\n"
+           "</node></topology>",
+       "bad.xml:5: topology x: GPU 1 is given to more than one NIC"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<nic id=\"0\" gpus=\"0\"/>\n<nic id=\"0\" gpus=\"1\"/>\n"
+           "</node></topology>",
+       "bad.xml:5: topology x: NIC id 0 is given twice"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/>\n"
+           "<switch name=\"s\" gpus=\"0 1\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
+       "bad.xml:5: topology x: GPUs 1 and 0 are joined by switch s"},
+      {"<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<switch name=\"s\" gpus=\"0 1\" alpha=\"1\" beta=\"1\"/>\n"
+           "<switch name=\"u\" gpus=\"2 1 0\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
+       "bad.xml:4: topology x: GPUs 0 and 1 are joined by switch u"}, /* no declaration: the root, on line 1, was named */
       {HDR "<topology name=\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" gpus_per_node=\"2\"><node/></topology>",
        "longer than 63"},
 };
@@ -599,4 +608,67 @@ Test(topology, nul_byte_refused_denormal_read) {
   t = NULL;
   cr_assert(eq(int, kilnTopologyReadMemory(tiny, strlen(tiny), "tiny.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
   kilnTopologyFree(t);
+}
+
+/* kiln show finds a file's kind by its root element however much comment or blank comes before
+ * it (it looked at the first 64 KB only, and read a topology past them as a plan). */
+Test(topology, cli_show_finds_the_root_past_64k) {
+  char dir[64], path[128], out[8192], args[256];
+  if (run_kiln("--version", out, sizeof out) < 0) cr_skip_test("kiln CLI not built");
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch2", 1, &t), KILN_SUCCESS));
+  char* xml = topo_xml(t);
+  kilnTopologyFree(t);
+  const char* root = strstr(xml, "<topology");
+  cr_assert(not(eq(ptr, (void*)root, NULL)));
+  static const char* const leads[] = {"a comment of 70000 bytes", "70000 blanks"};
+  make_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/late-root.xml", dir);
+  for (size_t i = 0; i < sizeof leads / sizeof leads[0]; i++) {
+    FILE* f = fopen(path, "w");
+    cr_assert(not(eq(ptr, f, NULL)));
+    fwrite(xml, 1, (size_t)(root - xml), f); /* the XML declaration */
+    if (i == 0) fputs("<!--", f);
+    for (int k = 0; k < 70000; k++) fputc(k % 80 == 79 ? '\n' : ' ', f);
+    if (i == 0) fputs("-->\n", f);
+    fputs(root, f);
+    fclose(f);
+    snprintf(args, sizeof args, "show %s", path);
+    cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s: %s", leads[i], out);
+    cr_expect(contains(out, "topology switch2: 1 node x 2 GPUs"), "%s: %s", leads[i], out);
+  }
+  free(xml);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* A --nodes past KILN_MAX_RANKS is a bad argument (2) whether the topology is a built-in or a
+ * file (a file's exited 1, as if the file were at fault); so is an output no file can be written
+ * to (2, as synth says it: topo found it only when writing, and exited 1). */
+Test(topology, cli_bad_requests_exit_2) {
+  char dir[64], path[128], out[8192], args[512];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/ndv2.xml", dir);
+  snprintf(args, sizeof args, "topo --topo ndv2 -o %s", path);
+  const int rc = run_kiln(args, out, sizeof out);
+  if (rc < 0) cr_skip_test("kiln CLI not built");
+  cr_assert(eq(int, rc, 0), "%s", out);
+  cr_expect(eq(int, run_kiln("topo --topo ndv2 --nodes 200", out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "KILN_MAX_RANKS"), "%s", out);
+  snprintf(args, sizeof args, "topo --file %s --nodes 200", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "KILN_MAX_RANKS"), "%s", out);
+  snprintf(args, sizeof args, "simulate --file %s --nodes 200 --bytes 1M --baseline ring --coll allgather", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  snprintf(args, sizeof args, "topo --file %s --nodes 2", path); /* a --nodes it takes */
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  cr_expect(contains(out, "nodes=\"2\""), "%s", out);
+  snprintf(args, sizeof args, "topo --topo ndv2 -o %s/no/t.xml", dir);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "no folder"), "%s", out);
+  snprintf(args, sizeof args, "topo --topo ndv2 -o %s", dir);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "is a folder"), "%s", out);
+  unlink(path);
+  rmdir(dir);
 }
