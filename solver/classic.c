@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "kiln/plan.h"
+#include "plan_model.h"
 
 typedef struct builder {
   kilnPlan* p;
@@ -276,6 +277,15 @@ kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
            opts->chunks, opts->instances, opts->inplace ? "-inplace" : "",
            opts->proto != KILN_PROTO_SIMPLE ? "-" : "",
            opts->proto != KILN_PROTO_SIMPLE ? kilnProtoName(opts->proto) : "");
+  /* Threadblocks of each rank: a ring has one per instance, direct one per peer and instance, and
+   * its reductions one more (the reducer). More than a plan file holds is refused here, not after
+   * building and verifying a plan that could not be written. */
+  const int64_t tbs = (int64_t)opts->instances *
+                      (ring ? 1 : coll == KILN_COLL_ALLGATHER || coll == KILN_COLL_ALLTOALL ? nranks - 1 : nranks);
+  if (tbs > KILN_PLAN_FILE_MAX_TBS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "plan %s: each gpu would have %lld threadblocks, a plan file holds %d (use fewer instances)",
+                        name, (long long)tbs, KILN_PLAN_FILE_MAX_TBS);
   kilnPlan* p = NULL;
   kilnResult_t res = kilnPlanCreate(name, coll, nranks, &p);
   if (res != KILN_SUCCESS) return res;

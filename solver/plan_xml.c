@@ -13,7 +13,7 @@
 /* Bounds checked before anything is allocated from a count in the file. */
 #define MAX_CHUNKS (1 << 24)
 #define MAX_CHANNELS KILN_PLAN_MAX_CHANNELS
-#define MAX_TBS 4096
+#define MAX_TBS KILN_PLAN_FILE_MAX_TBS
 #define MAX_STEPS (1 << 20)
 #define OPEN_MAX_BYTES 9223372036854775807ull /* written for an open byte range (INT64_MAX) */
 

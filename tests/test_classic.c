@@ -226,6 +226,26 @@ Test(classic, unreadable_plan_not_written) {
   kilnPlanFree(p);
 }
 
+/* A plan with more threadblocks on a rank than a plan file holds (4096) is refused before it is
+ * built: it was built (and, by kiln classic, verified: 61 s for a 1024-rank alltoall) and only
+ * the writer refused it. Direct allgather on 5 ranks has 4 threadblocks an instance, allreduce 5. */
+Test(classic, threadblocks_past_the_file_limit_refused_up_front) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.instances = 1024;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLGATHER, 5, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(int, p->gpus[0].ntbs, 4096));
+  char* s = NULL;
+  cr_expect(eq(int, kilnPlanWriteMemory(p, &s), KILN_SUCCESS), "%s", kilnLastError()); /* at the limit: written */
+  free(s);
+  kilnPlanFree(p);
+  p = (kilnPlan*)1;
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 5, &o, &p), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(eq(ptr, p, NULL));
+  cr_expect(contains(kilnLastError(), "plan direct-allreduce-n5-c1-i1024: each gpu would have 5120 threadblocks, a "
+                                      "plan file holds 4096"), "%s", kilnLastError());
+}
+
 /* Larger rings stay quick to build and verify (64 ranks, 4 chunks, 2 instances). */
 Test(classic, large_ring_verifies) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
@@ -265,6 +285,16 @@ Test(classic, cli_writes_only_verified_plans) {
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
   cr_expect(contains(out, "needs 9 FIFO slots"), "%s", out);
   cr_expect(ne(int, access(path, F_OK), 0));
+  /* more threadblocks than a plan file holds: refused from the arguments (2), before the plan is
+   * built and verified (the write refused it, 1) */
+  snprintf(args, sizeof args, "classic direct --coll alltoall --ranks 1024 --instances 5 -o %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "5115 threadblocks, a plan file holds 4096"), "%s", out);
+  cr_expect(ne(int, access(path, F_OK), 0));
+  /* an output that cannot be written: refused before the plan is built (2, as synth refuses it) */
+  snprintf(args, sizeof args, "classic ring --coll allreduce --ranks 4 -o %s/no/ar4.xml", dir);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "no folder"), "%s", out);
   cr_expect(eq(int, run_kiln("classic --help", out, sizeof out), 0));
   cr_expect(eq(int, run_kiln("classic ring --coll allreduce", out, sizeof out), 2), "%s", out);
   cr_expect(eq(int, run_kiln("classic ring --coll allreduce --ranks 2 -o /tmp/a.xml -o /tmp/b.xml", out, sizeof out), 2),
@@ -314,6 +344,10 @@ Test(cli, bake_refuses_names_the_build_cannot_bake) {
   snprintf(args, sizeof args, "bake -d %s --name %0100d %s", dir, 0, plan);
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
   cr_expect(contains(out, "characters before .xml"), "%s", out);
+  /* a folder that does not exist: a bad -d (2), as gen -o says it (bake exited 1 at the write) */
+  snprintf(args, sizeof args, "bake -d %s/no %s", dir, plan);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "no folder"), "%s", out);
   snprintf(path, sizeof path, "%s/a-b.xml", dir);
   unlink(path);
   unlink(plan);
