@@ -112,6 +112,20 @@ template <int HINT> __device__ __forceinline__ uint4 load16(const uint4* s) {
   else return __ldcg(s);
 }
 
+/* Vectors [lo, hi) of s into d, block-strided, U loads in flight per thread. */
+template <int U, int HINT>
+__device__ __forceinline__ void copyRange(uint4* d, const uint4* s, size_t lo, size_t hi) {
+  size_t i = lo + threadIdx.x;
+  for (; i + (size_t)(U - 1) * blockDim.x < hi; i += (size_t)U * blockDim.x) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) v[u] = load16<HINT>(s + i + (size_t)u * blockDim.x);
+#pragma unroll
+    for (int u = 0; u < U; u++) store16<HINT>(d + i + (size_t)u * blockDim.x, v[u]);
+  }
+  for (; i < hi; i += blockDim.x) store16<HINT>(d + i, load16<HINT>(s + i));
+}
+
 template <int U, int HINT>
 __global__ void __launch_bounds__(1024) smPush(Targets t, const char* src, size_t bytes) {
   const size_t nvec = bytes / 16;
@@ -119,17 +133,7 @@ __global__ void __launch_bounds__(1024) smPush(Targets t, const char* src, size_
   const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
   for (int k0 = 0; k0 < t.n - 1; k0++) {
     const int p = peerOf(t, (k0 + (int)blockIdx.x) % (t.n - 1));
-    const uint4* s = (const uint4*)src;
-    uint4* d = (uint4*)t.dst[p];
-    size_t i = lo + threadIdx.x;
-    for (; i + (size_t)(U - 1) * blockDim.x < hi; i += (size_t)U * blockDim.x) {
-      uint4 v[U];
-#pragma unroll
-      for (int u = 0; u < U; u++) v[u] = load16<HINT>(s + i + (size_t)u * blockDim.x);
-#pragma unroll
-      for (int u = 0; u < U; u++) store16<HINT>(d + i + (size_t)u * blockDim.x, v[u]);
-    }
-    for (; i < hi; i += blockDim.x) store16<HINT>(d + i, load16<HINT>(s + i));
+    copyRange<U, HINT>((uint4*)t.dst[p], (const uint4*)src, lo, hi);
   }
 }
 
@@ -173,17 +177,7 @@ __global__ void __launch_bounds__(1024) smPull(Sources t, char* dst, size_t byte
   const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
   for (int k0 = 0; k0 < t.n - 1; k0++) {
     const int p = (t.me + 1 + (k0 + (int)blockIdx.x) % (t.n - 1)) % t.n;
-    const uint4* s = (const uint4*)t.src[p];
-    uint4* d = (uint4*)(dst + (size_t)p * bytes);
-    size_t i = lo + threadIdx.x;
-    for (; i + (size_t)(U - 1) * blockDim.x < hi; i += (size_t)U * blockDim.x) {
-      uint4 v[U];
-#pragma unroll
-      for (int u = 0; u < U; u++) v[u] = __ldcg(s + i + (size_t)u * blockDim.x);
-#pragma unroll
-      for (int u = 0; u < U; u++) d[i + (size_t)u * blockDim.x] = v[u];
-    }
-    for (; i < hi; i += blockDim.x) d[i] = __ldcg(s + i);
+    copyRange<U, 0>((uint4*)(dst + (size_t)p * bytes), (const uint4*)t.src[p], lo, hi);
   }
 }
 
@@ -359,6 +353,14 @@ __global__ void countWrong(const uint32_t* p, size_t n, uint32_t seed, unsigned 
   if (b) atomicAdd(bad, b);
 }
 
+/* Wrong words of a reducescatter over GPUs 0..gpus-1: out[g] (`words` words) against the sum of
+ * every GPU's piece g (countWrongSum). */
+static unsigned long long rsWrong(int gpus, const cudaStream_t* st, uint32_t* const* out, size_t words) {
+  return wrongOver(gpus, st, [&](int g, unsigned long long* bad) {
+    countWrongSum<<<264, 512, 0, st[g]>>>(out[g], words, (size_t)g * words, gpus, bad);
+  });
+}
+
 /* The engine-pull reducescatter (`rsce`, see the top) for several chunk sizes and slot counts;
  * returns the number of ways with a wrong output. */
 static int rsce(int gpus, size_t bytes, int iters, bool push) {
@@ -474,9 +476,7 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
       if (it >= 2) times.push_back(worst);
     }
     const double us = median(times);
-    const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
-      countWrongSum<<<264, 512, 0, st[g]>>>(out[g], words, (size_t)g * words, gpus, bad);
-    });
+    const unsigned long long wrong = rsWrong(gpus, st.data(), out.data(), words);
     fails += wrong != 0;
     printf("%-6s %9zu %6d %7d %10.1f %9.1f%s\n", push ? "rspush" : "rsce", w.chunk >> 10, w.slots, w.blocks, us,
            (double)bytes * np / us / 1e3, wrong ? "  WRONG" : "");
@@ -599,9 +599,7 @@ static int rspull(int gpus, size_t bytes, int iters) {
       if (it >= 2) times.push_back(worst);
     }
     const double us = median(times);
-    const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
-      countWrongSum<<<264, 512, 0, st[g]>>>(out[g], words, (size_t)g * words, gpus, bad);
-    });
+    const unsigned long long wrong = rsWrong(gpus, st.data(), out.data(), words);
     fails += wrong != 0;
     printf("%-6s %7d %7d %3d %10.1f %9.1f%s\n", "rspull", w.blocks, w.threads, w.u, us,
            (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");
