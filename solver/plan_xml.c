@@ -14,6 +14,7 @@
 #define MAX_CHUNKS (1 << 24)
 #define MAX_CHANNELS KILN_PLAN_MAX_CHANNELS
 #define MAX_TBS KILN_PLAN_FILE_MAX_TBS
+_Static_assert(KILN_PLAN_DOC_MAX_BYTES == KILN_XML_MAX_BYTES, "plan.h's document limit is the XML readers'");
 #define MAX_STEPS (1 << 20)
 #define OPEN_MAX_BYTES 9223372036854775807ull /* written for an open byte range (INT64_MAX) */
 

@@ -137,6 +137,9 @@ typedef struct kilnPlan {
 KILN_API kilnResult_t kilnPlanReadFile(const char* path, kilnPlan** out);
 KILN_API kilnResult_t kilnPlanReadMemory(const char* xml, size_t len, const char* name,
                                          kilnPlan** out);
+/* The largest plan document kiln writes and reads (bytes): kilnPlanWriteFile refuses to write a
+ * larger one, the readers to read it. */
+#define KILN_PLAN_DOC_MAX_BYTES ((size_t)512 << 20)
 /* Writes the plan; atomically (temporary + rename); "-" is stdout. kiln's own plans (has_*
  * all true) are written in the form both MSCCL runtimes accept. */
 KILN_API kilnResult_t kilnPlanWriteFile(const kilnPlan* p, const char* path);
