@@ -41,6 +41,7 @@ static bool skip_past(FILE* f, const char* pat) {
 static bool sniff_root(const char* path, char* out, size_t cap) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false; /* a FIFO would block the read */
+  if ((size_t)st.st_size > KILN_PLAN_DOC_MAX_BYTES) return false;  /* the reader refuses it at once */
   FILE* f = fopen(path, "rb");
   if (!f) return false;
   size_t k = 0;
