@@ -430,11 +430,11 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   }
 
   /* Per call: no allocation (except growing scratch), no copy, no sync; device switches only when
-   * the caller's current device is another one, and not for a launch queued in a group (except
-   * for the default-stream handles, which name the current device's stream). */
+   * the caller's current device is another one, and not for a launch queued in a group (its end
+   * switches, also for the default-stream handles, which name the current device's stream). */
   kilnResult_t res = KILN_SUCCESS;
   const size_t need = x->scratchChunks > 0 ? (size_t)x->scratchChunks * Lr * es : 0;
-  const int save = kilnEnterDevice(c, stream, need > x->scratchBytes);
+  const int save = kilnEnterDevice(c, need > x->scratchBytes);
   kilnLaunch l;
   l.comm = c;
   l.stream = stream;
@@ -499,9 +499,9 @@ kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t co
   return res;
 }
 
-int kilnEnterDevice(const struct kilnComm* c, cudaStream_t stream, bool also) {
+int kilnEnterDevice(const struct kilnComm* c, bool also) {
   int save = c->dev;
-  if (!kilnGroupActive() || kilnStreamIsSpecial(stream) || also) {
+  if (!kilnGroupActive() || also) {
     cudaGetDevice(&save);
     if (save != c->dev) cudaSetDevice(c->dev);
   }

@@ -34,13 +34,14 @@ kilnResult_t kilnLaunchIssue(kilnLaunch* l);
  * the reducescatter kernel, the copies and the DONE meeting. Returns a cudaError_t value. */
 int kilnSymIssue(kilnLaunch* l);
 /* What kilnRun and kilnSymRun share around a launch (exec.c). kilnEnterDevice makes c's device
- * current where the call needs it (issued now, not queued in a group; a default-stream handle;
- * `also`, e.g. an allocation) and returns the device kilnLeaveDevice restores. kilnLaunchCapture
- * sets l->capturing from l's stream (a default-stream handle: that of the current device).
- * kilnLaunchSubmit queues l in this thread's group, whose end reads the capture state (group.c:
- * a capture begun or ended between a call and the group's end counts as NCCL's does), or reads
- * it and issues l now. */
-int kilnEnterDevice(const struct kilnComm* c, cudaStream_t stream, bool also);
+ * current where the call needs it (issued now, not queued in a group, or `also`, e.g. an
+ * allocation) and returns the device kilnLeaveDevice restores. kilnLaunchCapture sets
+ * l->capturing from l's stream (a default-stream handle: that of the current device).
+ * kilnLaunchSubmit queues l in this thread's group, whose end makes each call's device current
+ * where its stream is a default-stream handle and reads the capture state (group.c: a capture
+ * begun or ended between a call and the group's end counts, as NCCL's does), or reads it and
+ * issues l now. */
+int kilnEnterDevice(const struct kilnComm* c, bool also);
 void kilnLeaveDevice(const struct kilnComm* c, int save);
 kilnResult_t kilnLaunchCapture(kilnLaunch* l);
 kilnResult_t kilnLaunchSubmit(kilnLaunch* l);

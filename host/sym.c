@@ -699,7 +699,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   l.symAlgo = (int)algo;
   l.peerCand = !a->direct && wanted && c->clique && kilnGroupActive();
 
-  const int save = kilnEnterDevice(c, stream, false);
+  const int save = kilnEnterDevice(c, false);
   res = kilnLaunchSubmit(&l);
   kilnLeaveDevice(c, save);
   if (res != KILN_SUCCESS) kilnGroupFail(res);

@@ -230,8 +230,9 @@ KILN_API bool kilnSymIsDirect(kilnComm_t comm, kilnSymAlgo_t algo, const void* s
  * kilnGroupEnd returns the first failure of a queued launch (the others are still issued).
  * Nothing queued may be freed (exec, communicator, buffers) before kilnGroupEnd; a stream's
  * other work issued inside the group runs before kiln's, as with NCCL. A call is captured when
- * its stream is capturing at kilnGroupEnd (NCCL's rule), whatever it was when the call was
- * queued. Groups are per thread. */
+ * its stream is capturing at the outermost kilnGroupEnd (NCCL's rule), whatever it was when the
+ * call was queued; a stream whose capture state cannot be read there fails the group before
+ * anything is launched. Groups are per thread. */
 KILN_API kilnResult_t kilnGroupStart(void);
 KILN_API kilnResult_t kilnGroupEnd(void);
 /* Inside a group: a call of the group failed without reaching kilnRun (the caller dropped it),
