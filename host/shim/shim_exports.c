@@ -383,8 +383,9 @@ static int joinStreams(int dev, const cudaStream_t* st, int n) {
                 "joined around kiln's calls");
   } else if (e != cudaSuccess) {
     cudaGetLastError();
-    shimLogOnce(SHIM_LOG_WARN, "joining a group's streams failed: %s (ncclGroupEnd fails: ncclUnhandledCudaError)",
-                cudaGetErrorString(e));
+    snprintf(shimKilnError, sizeof shimKilnError, "kiln: joining the streams of a group's calls on one "
+             "communicator (device %d) failed: %s", dev, cudaGetErrorString(e));
+    shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
   }
   if (prev >= 0 && prev != dev) cudaSetDevice(prev);
   return !alike ? NOT_JOINED : e == cudaSuccess ? JOINED : JOIN_FAILED;
