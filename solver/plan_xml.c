@@ -352,3 +352,8 @@ kilnResult_t kilnPlanWriteFile(const kilnPlan* p, const char* path) {
   kilnResult_t r = kilnPlanWriteMemory(p, &s);
   return kilnWriteDocument(r, s, path);
 }
+
+kilnResult_t kilnPlanWriteDocument(char* doc, const char* path) {
+  if (!doc) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanWriteDocument: NULL document");
+  return kilnWriteDocument(KILN_SUCCESS, doc, path);
+}

@@ -144,6 +144,10 @@ KILN_API kilnResult_t kilnPlanReadMemory(const char* xml, size_t len, const char
  * all true) are written in the form both MSCCL runtimes accept. */
 KILN_API kilnResult_t kilnPlanWriteFile(const kilnPlan* p, const char* path);
 KILN_API kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out);
+/* Writes a document kilnPlanWriteMemory made, as kilnPlanWriteFile writes its plan (refused past
+ * KILN_PLAN_DOC_MAX_BYTES, atomically, "-" is stdout); frees doc either way. For a caller that
+ * looks at the document before writing it (kiln classic: its size, before verification). */
+KILN_API kilnResult_t kilnPlanWriteDocument(char* doc, const char* path);
 
 /* Allocation helpers for builders (classic plans, lowering): a plan with ngpus GPUs and no
  * threadblocks; has_* flags all true. */
