@@ -571,6 +571,14 @@ static int rspull(int gpus, size_t bytes, int iters) {
   for (int b : {132, 264}) ws.push_back({b, 512, 8});
   for (int b : {132, 264}) ws.push_back({b, 1024, 4});
   for (int b : {264, 528}) ws.push_back({b, 256, 8});
+  /* GPU g's sources: piece g of every GPU's input. */
+  std::vector<Sources> src(gpus);
+  for (int g = 0; g < gpus; g++) {
+    memset(&src[g], 0, sizeof src[g]);
+    src[g].n = gpus;
+    src[g].me = g;
+    for (int q = 0; q < gpus; q++) src[g].src[q] = (const char*)in[q] + (size_t)g * bytes;
+  }
   int fails = 0;
   for (const W& w : ws) {
     std::vector<double> times;
@@ -585,14 +593,9 @@ static int rspull(int gpus, size_t bytes, int iters) {
       }
       for (int g = 0; g < gpus; g++) {
         CUDA_CHECK(cudaSetDevice(g));
-        Sources t;
-        memset(&t, 0, sizeof t);
-        t.n = gpus;
-        t.me = g;
-        for (int q = 0; q < gpus; q++) t.src[q] = (const char*)in[q] + (size_t)g * bytes;
         CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
-        if (w.u == 8) rsPull<8><<<w.blocks, w.threads, 0, st[g]>>>(t, out[g], bytes);
-        else rsPull<4><<<w.blocks, w.threads, 0, st[g]>>>(t, out[g], bytes);
+        if (w.u == 8) rsPull<8><<<w.blocks, w.threads, 0, st[g]>>>(src[g], out[g], bytes);
+        else rsPull<4><<<w.blocks, w.threads, 0, st[g]>>>(src[g], out[g], bytes);
         CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
       }
       const double worst = slowestUs(gpus, e0.data(), e1.data());
@@ -1065,6 +1068,14 @@ int main(int argc, char** argv) {
     for (int p = 0; p < gpus; p++) t.dst[p] = dst[p] + (size_t)g * bytes;
     return t;
   };
+  auto sources = [&](int g) { /* smpull: every GPU's piece, each in its own memory */
+    Sources s;
+    memset(&s, 0, sizeof s);
+    s.n = gpus;
+    s.me = g;
+    for (int p = 0; p < gpus; p++) s.src[p] = src[p];
+    return s;
+  };
   struct Way {
     const char* name;
     int blocks, threads, u, hint;
@@ -1158,11 +1169,7 @@ int main(int argc, char** argv) {
         size_t idx = 0;
         CUDA_CHECK(cudaMemcpyBatchAsync(ds, ss, sz, (size_t)(gpus - 1), &at, &idx, 1, st[g]));
       } else if (!strcmp(w.name, "smpull")) {
-        Sources so;
-        memset(&so, 0, sizeof so);
-        so.n = gpus;
-        so.me = g;
-        for (int p = 0; p < gpus; p++) so.src[p] = src[p];
+        const Sources so = sources(g);
         if (w.u == 4) smPull<4><<<w.blocks, w.threads, 0, st[g]>>>(so, dst[g], bytes);
         else smPull<8><<<w.blocks, w.threads, 0, st[g]>>>(so, dst[g], bytes);
       } else if (!strcmp(w.name, "pull")) {
