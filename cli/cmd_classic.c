@@ -13,7 +13,8 @@ static void help(FILE* f) {
           "                    [--proto Simple|LL|LL128] [--inplace] [--fifo-depth D] [-o FILE.xml]\n"
           "Writes a classic plan in the MSCCL format (to FILE.xml, or stdout), after checking it\n"
           "with the verifier, with FIFOs of D slots per connection (default 8, the runtime's\n"
-          "default nslots; 0: unbounded). With K chunks a ring needs K+1 slots, direct K.\n"
+          "default nslots; 0: unbounded). With K chunks a ring needs K+1 slots (K for an allgather\n"
+          "or reducescatter of 2 ranks), direct K; a plan that needs more is refused (exit 2).\n"
           "  ALGO         ring (allgather, reducescatter, allreduce) or\n"
           "               direct (allgather, alltoall, reducescatter, allreduce)\n"
           "  --chunks K   chunks per rank's piece (default 1)\n"
@@ -98,15 +99,23 @@ int cmd_classic(int argc, char** argv) {
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
   vo.fifo_depth = fifo_depth;
   if (kilnPlanVerify(p, &vo) != KILN_SUCCESS) {
-    int need = o.chunks + (strcmp(algo, "ring") ? 0 : 1);
-    if (fifo_depth > 0 && need > fifo_depth)
+    /* A plan that verifies with unbounded FIFOs asked for more chunks than the slots hold: the
+     * request is what is wrong (2). A threadblock sends its k chunks before its first receive, and
+     * a ring's relays send once more before they receive (a ring of 2 ranks has none for allgather
+     * and reducescatter; solver/classic.c). */
+    kilnVerifyOptions unbounded = vo;
+    unbounded.fifo_depth = 0;
+    const bool relays = !strcmp(algo, "ring") && (ranks > 2 || coll == KILN_COLL_ALLREDUCE);
+    if (fifo_depth > 0 && kilnPlanVerify(p, &unbounded) == KILN_SUCCESS) {
       fprintf(stderr, "kiln classic: %s needs %d FIFO slots per connection, more than %d: use fewer "
-              "chunks (more instances) or --fifo-depth\n", p->name, need, fifo_depth);
-    else
+              "chunks (more instances) or --fifo-depth\n", p->name, o.chunks + (relays ? 1 : 0), fifo_depth);
+      rc = 2;
+    } else {
       fprintf(stderr, "kiln classic: internal error, plan %s fails verification: %s\n", p->name,
               kilnLastError());
+      rc = 1;
+    }
     free(doc);
-    rc = 1;
   } else if (kilnPlanWriteDocument(doc, out ? out : "-") != KILN_SUCCESS) {
     fprintf(stderr, "kiln classic: %s\n", kilnLastError());
     rc = 1;
