@@ -358,6 +358,27 @@ static kilnResult_t commAgreed(kilnAgreement* g, kilnResult_t own, const char* s
   return res;
 }
 
+/* One collective step of a creation (commRegister, commDevComm) for every rank of g, grouped,
+ * each rank's operation settled, the outcome agreed on (commAgreed; agreed: what another rank
+ * could not do). call names the NCCL call in the errors. Failed somewhere: no rank makes an NCCL
+ * call at the teardown (as after an abort: a deregistration may be collective, and not every rank
+ * has a registration or a device communicator; NCCL frees them with its communicator). */
+static kilnResult_t commCollective(kilnAgreement* g, struct kilnComm** cs, kilnResult_t (*step)(struct kilnComm*),
+                                   const char* call, const char* agreed) {
+  const int n = g->n;
+  kilnResult_t res = KILN_SUCCESS;
+  ncclGroupStart();
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = step(cs[i]);
+  const ncclResult_t ge = ncclGroupEnd();
+  if (ge != ncclSuccess && ge != ncclInProgress && res == KILN_SUCCESS)
+    res = kilnSetError(KILN_ERR_UNSUPPORTED, "%s (grouped) failed: %s", call, ncclGetErrorString(ge));
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commSettle(cs[i], call);
+  if ((res = commAgreed(g, res, agreed)) != KILN_SUCCESS)
+    for (int i = 0; i < n; i++)
+      if (cs[i]) cs[i]->aborted = true;
+  return res;
+}
+
 /* The steps of a creation, each agreed on (commAgreed), for one rank (kilnCommCreate) or several
  * of one process (kilnCommCreateAll: collective steps grouped, so that one thread can drive every
  * rank's half). cs[i] made by step 1 on success; on failure every rank of every communicator has
@@ -368,31 +389,11 @@ static kilnResult_t commSteps(kilnAgreement* g, const ncclComm_t* nccls, const k
   kilnResult_t res = KILN_SUCCESS;
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commBegin(nccls[i], cfg, &cs[i]);
   if ((res = commAgreed(g, res, "set up its part (buffers, window)")) != KILN_SUCCESS) return res;
-  ncclGroupStart();
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commRegister(cs[i]);
-  ncclResult_t ge = ncclGroupEnd();
-  if (ge != ncclSuccess && ge != ncclInProgress && res == KILN_SUCCESS)
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclCommWindowRegister (grouped) failed: %s", ncclGetErrorString(ge));
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commSettle(cs[i], "ncclCommWindowRegister");
-  /* Failed somewhere: no rank makes an NCCL call at the teardown (as after an abort: the
-   * deregistration may be collective, and not every rank has a registration; NCCL frees them with
-   * its communicator). */
-  if ((res = commAgreed(g, res, "register its window")) != KILN_SUCCESS) {
-    for (int i = 0; i < n; i++)
-      if (cs[i]) cs[i]->aborted = true;
+  if ((res = commCollective(g, cs, commRegister, "ncclCommWindowRegister", "register its window")) != KILN_SUCCESS)
     return res;
-  }
-  ncclGroupStart();
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commDevComm(cs[i]);
-  ge = ncclGroupEnd();
-  if (ge != ncclSuccess && ge != ncclInProgress && res == KILN_SUCCESS)
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "ncclDevCommCreate (grouped) failed: %s", ncclGetErrorString(ge));
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commSettle(cs[i], "ncclDevCommCreate");
-  if ((res = commAgreed(g, res, "create its device communicator")) != KILN_SUCCESS) {
-    for (int i = 0; i < n; i++) /* likewise */
-      if (cs[i]) cs[i]->aborted = true;
+  if ((res = commCollective(g, cs, commDevComm, "ncclDevCommCreate", "create its device communicator")) !=
+      KILN_SUCCESS)
     return res;
-  }
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commFinish(cs[i]);
   return commAgreed(g, res, "reach its peers' memory");
 }
