@@ -5,8 +5,10 @@
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +27,22 @@ static int run_kiln(const char* args, char* out, size_t outlen) {
   out[n] = '\0';
   int st = pclose(f);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Runs the kiln CLI with the arguments fmt makes (printf-style), output into out as run_kiln, and
+ * expects exit status code and, where want is not NULL, want in the output (the failures name the
+ * arguments). Returns the exit status. */
+__attribute__((format(printf, 5, 6))) static int expect_kiln(char* out, size_t outlen, int code, const char* want,
+                                                             const char* fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  const int rc = run_kiln(args, out, outlen);
+  cr_expect(eq(int, rc, code), "kiln %s: %s", args, out);
+  if (want) cr_expect(strstr(out, want) != NULL, "kiln %s: wanted '%s' in: %s", args, want, out);
+  return rc;
 }
 
 static void make_tmpdir(char* dir, size_t len) {

@@ -276,51 +276,39 @@ Test(classic, cli_writes_only_verified_plans) {
   kilnPlanFree(p);
   unlink(path);
   /* unsupported pair: usage error, no file */
-  snprintf(args, sizeof args, "classic ring --coll alltoall --ranks 4 -o %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "does not implement alltoall"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "does not implement alltoall", "classic ring --coll alltoall --ranks 4 -o %s", path);
   cr_expect(ne(int, access(path, F_OK), 0));
   /* more chunks than the default 8 FIFO slots hold: a bad request (2), no file; a ring of 2 ranks
    * has no relay, so its allgather and reducescatter need a slot less (its allreduce does not) */
-  snprintf(args, sizeof args, "classic ring --coll allgather --ranks 4 --chunks 8 -o %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "needs 9 FIFO slots per connection, more than 8"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "needs 9 FIFO slots per connection, more than 8",
+              "classic ring --coll allgather --ranks 4 --chunks 8 -o %s", path);
   cr_expect(ne(int, access(path, F_OK), 0));
-  snprintf(args, sizeof args, "classic ring --coll reducescatter --ranks 2 --chunks 5 --fifo-depth 4 -o %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "needs 5 FIFO slots per connection, more than 4"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "needs 5 FIFO slots per connection, more than 4",
+              "classic ring --coll reducescatter --ranks 2 --chunks 5 --fifo-depth 4 -o %s", path);
   cr_expect(ne(int, access(path, F_OK), 0));
-  snprintf(args, sizeof args, "classic ring --coll allreduce --ranks 2 --chunks 4 --fifo-depth 4 -o %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "needs 5 FIFO slots per connection, more than 4"), "%s", out);
-  snprintf(args, sizeof args, "classic ring --coll allgather --ranks 2 --chunks 8 -o %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  expect_kiln(out, sizeof out, 2, "needs 5 FIFO slots per connection, more than 4",
+              "classic ring --coll allreduce --ranks 2 --chunks 4 --fifo-depth 4 -o %s", path);
+  expect_kiln(out, sizeof out, 0, NULL, "classic ring --coll allgather --ranks 2 --chunks 8 -o %s", path);
   cr_expect(eq(int, access(path, F_OK), 0));
   unlink(path);
   /* more threadblocks than a plan file holds: refused from the arguments (2), before the plan is
    * built and verified (the write refused it, 1) */
-  snprintf(args, sizeof args, "classic direct --coll alltoall --ranks 1024 --instances 5 -o %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "5115 threadblocks, a plan file holds 4096"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "5115 threadblocks, a plan file holds 4096",
+              "classic direct --coll alltoall --ranks 1024 --instances 5 -o %s", path);
   cr_expect(ne(int, access(path, F_OK), 0));
   /* an output that cannot be written: refused before the plan is built (2, as synth refuses it) */
-  snprintf(args, sizeof args, "classic ring --coll allreduce --ranks 4 -o %s/no/ar4.xml", dir);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "no folder"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "no folder", "classic ring --coll allreduce --ranks 4 -o %s/no/ar4.xml", dir);
   cr_expect(eq(int, run_kiln("classic --help", out, sizeof out), 0));
-  cr_expect(eq(int, run_kiln("classic ring --coll allreduce", out, sizeof out), 2), "%s", out);
+  expect_kiln(out, sizeof out, 2, NULL, "classic ring --coll allreduce");
   cr_expect(eq(int, run_kiln("classic ring --coll allreduce --ranks 2 -o /tmp/a.xml -o /tmp/b.xml", out, sizeof out), 2),
             "%s", out);
   cr_expect(contains(out, "-o given twice"), "%s", out);
   /* a plan that deadlocks at the runtime's default 8 FIFO slots, written unbounded on request:
    * kiln verify refuses it by default, passes it unbounded (--fifo-depth 0) */
-  snprintf(args, sizeof args, "classic ring --coll allreduce --ranks 4 --chunks 12 --fifo-depth 0 -o %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
-  snprintf(args, sizeof args, "verify %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
-  cr_expect(contains(out, "deadlock"), "%s", out);
-  snprintf(args, sizeof args, "verify --fifo-depth 0 %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  expect_kiln(out, sizeof out, 0, NULL,
+              "classic ring --coll allreduce --ranks 4 --chunks 12 --fifo-depth 0 -o %s", path);
+  expect_kiln(out, sizeof out, 1, "deadlock", "verify %s", path);
+  expect_kiln(out, sizeof out, 0, NULL, "verify --fifo-depth 0 %s", path);
   /* kiln bake lists the build's folder from anywhere (it looked for plans/baked here) */
   char cmd[600];
   snprintf(cmd, sizeof cmd, "cd %s && %s/kiln bake --list 2>&1", dir, KILN_BINARY_DIR);
@@ -343,23 +331,16 @@ Test(cli, bake_refuses_names_the_build_cannot_bake) {
   snprintf(plan, sizeof plan, "%s/ring.xml", dir);
   snprintf(args, sizeof args, "classic ring --coll allreduce --ranks 2 -o %s", plan);
   if (run_kiln(args, out, sizeof out) < 0) cr_skip_test("kiln not built");
-  snprintf(args, sizeof args, "bake -d %s --name a-b %s", dir, plan);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  expect_kiln(out, sizeof out, 0, NULL, "bake -d %s --name a-b %s", dir, plan);
   snprintf(args, sizeof args, "bake -d %s --name a-b %s", dir, plan);
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "baking a-b again: %s", out);
-  snprintf(args, sizeof args, "bake -d %s --name a_b %s", dir, plan);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "would be baked as a_b, as"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "would be baked as a_b, as", "bake -d %s --name a_b %s", dir, plan);
   char path[256];
   snprintf(path, sizeof path, "%s/a_b.xml", dir);
   cr_expect(ne(int, access(path, F_OK), 0), "a_b.xml written");
-  snprintf(args, sizeof args, "bake -d %s --name %0100d %s", dir, 0, plan);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "characters before .xml"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "characters before .xml", "bake -d %s --name %0100d %s", dir, 0, plan);
   /* a folder that does not exist: a bad -d (2), as gen -o says it (bake exited 1 at the write) */
-  snprintf(args, sizeof args, "bake -d %s/no %s", dir, plan);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "no folder"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "no folder", "bake -d %s/no %s", dir, plan);
   snprintf(path, sizeof path, "%s/a-b.xml", dir);
   unlink(path);
   unlink(plan);
@@ -406,7 +387,7 @@ Test(cli, repeated_option_refused) {
 /* synth checks its output before it solves: an empty name and a link whose target cannot be
  * reached are refused at once (they failed only at the write, after the synthesis). */
 Test(cli, synth_output_checked_first) {
-  char out[2048], args[512], dir[64], link[128];
+  char out[2048], dir[64], link[128];
   if (run_kiln("--version", out, sizeof out) < 0) cr_skip_test("kiln not built");
   cr_expect(eq(int, run_kiln("synth --topo switch2 --sketch switch2 --coll allgather -o ''", out, sizeof out), 2),
             "%s", out);
@@ -414,9 +395,8 @@ Test(cli, synth_output_checked_first) {
   make_tmpdir(dir, sizeof dir);
   snprintf(link, sizeof link, "%s/dangling.xml", dir);
   cr_assert(eq(int, symlink("/nonexistent-kiln-folder/x.xml", link), 0));
-  snprintf(args, sizeof args, "synth --topo switch2 --sketch switch2 --coll allgather -o %s", link);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "target cannot be reached"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "target cannot be reached",
+              "synth --topo switch2 --sketch switch2 --coll allgather -o %s", link);
   unlink(link);
   rmdir(dir);
 }

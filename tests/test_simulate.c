@@ -355,9 +355,7 @@ Test(simulate, cli_plans_and_baselines) {
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, NULL, &p), KILN_SUCCESS));
   cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS), "%s", kilnLastError());
   kilnPlanFree(p);
-  snprintf(args, sizeof args, "simulate --topo switch4 --bytes 1M %s", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
-  cr_expect(contains(out, "ag4.xml: "), "%s", out);
+  expect_kiln(out, sizeof out, 0, "ag4.xml: ", "simulate --topo switch4 --bytes 1M %s", path);
   cr_expect(contains(out, "busbw"), "%s", out);
   snprintf(args, sizeof args, "simulate --topo switch2 --bytes 1M %s", path); /* 4 ranks > 2 */
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
@@ -372,10 +370,8 @@ Test(simulate, cli_plans_and_baselines) {
   cr_expect(eq(int, run_kiln("simulate --topo switch4 --bytes 1M --baseline tree --coll allgather", out, sizeof out), 2),
             "%s", out);
   cr_expect(contains(out, "only allreduce"), "%s", out);
-  cr_expect(eq(int, run_kiln("help simulate", out, sizeof out), 0), "%s", out);
-  cr_expect(contains(out, "usage: kiln simulate"), "%s", out);
-  cr_expect(eq(int, run_kiln("help no-such-command", out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "unknown command 'no-such-command'"), "%s", out);
+  expect_kiln(out, sizeof out, 0, "usage: kiln simulate", "help simulate");
+  expect_kiln(out, sizeof out, 2, "unknown command 'no-such-command'", "help no-such-command");
   cr_expect(eq(int, run_kiln("simulate --help", out, sizeof out), 0));
   unlink(path);
   rmdir(dir);

@@ -387,7 +387,7 @@ Test(topology, file_write_through_links_and_pipes) {
  * the file); a file that
  * cannot be read exits 1 (not 2, bad arguments); two topologies or two outputs are refused. */
 Test(topology, cli_names_files_and_options) {
-  char dir[64], out[8192], prev[4096], args[512];
+  char dir[64], out[8192], prev[4096];
   cr_assert(not(eq(ptr, getcwd(prev, sizeof prev), NULL)));
   make_tmpdir(dir, sizeof dir);
   cr_assert(eq(int, chdir(dir), 0));
@@ -402,26 +402,19 @@ Test(topology, cli_names_files_and_options) {
   }
   cr_expect(eq(int, rc, 0), "%s", out);
   cr_expect(contains(out, "<topology name=\"ndv2\""), "%s", out);
-  cr_expect(eq(int, run_kiln("topo --topo ./ndv2", out, sizeof out), 1), "%s", out);
-  cr_expect(contains(out, "./ndv2"), "%s", out);
-  cr_expect(eq(int, run_kiln("topo --file ndv2", out, sizeof out), 1), "%s", out); /* --file: the file */
-  cr_expect(contains(out, "ndv2"), "%s", out);
+  expect_kiln(out, sizeof out, 1, "./ndv2", "topo --topo ./ndv2");
+  expect_kiln(out, sizeof out, 1, "ndv2", "topo --file ndv2"); /* --file: the file */
   cr_expect(not(contains(out, "<topology")), "%s", out);
-  cr_expect(eq(int, run_kiln("topo --topo dgx2 --file x.xml", out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "one topology only"), "%s", out);
-  snprintf(args, sizeof args, "topo --topo switch2 -o %s/a.xml -o %s/b.xml", dir, dir);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "-o given twice"), "%s", out);
-  cr_expect(eq(int, run_kiln("topo --topo switch2 -o", out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "-o needs a value"), "%s", out);
-  cr_expect(eq(int, run_kiln("show --topo switch2 > /dev/full", out, sizeof out), 1), "%s", out); /* printf'd */
-  cr_expect(eq(int, run_kiln("topo --topo switch2 -o /dev/stdout", out, sizeof out), 0), "%s", out); /* a pipe */
-  cr_expect(contains(out, "<topology name=\"switch2\""), "%s", out);
+  expect_kiln(out, sizeof out, 2, "one topology only", "topo --topo dgx2 --file x.xml");
+  expect_kiln(out, sizeof out, 2, "-o given twice", "topo --topo switch2 -o %s/a.xml -o %s/b.xml", dir, dir);
+  expect_kiln(out, sizeof out, 2, "-o needs a value", "topo --topo switch2 -o");
+  expect_kiln(out, sizeof out, 1, NULL, "show --topo switch2 > /dev/full"); /* printf'd */
+  expect_kiln(out, sizeof out, 0, "<topology name=\"switch2\"", "topo --topo switch2 -o /dev/stdout"); /* a pipe */
   f = fopen("log.txt", "w"); /* -o /dev/stdout appended to a file: the file's lines before stay */
   cr_assert(not(eq(ptr, f, NULL)));
   fputs("kept\n", f);
   fclose(f);
-  cr_expect(eq(int, run_kiln("topo --topo switch2 -o /dev/stdout >> log.txt", out, sizeof out), 0), "%s", out);
+  expect_kiln(out, sizeof out, 0, NULL, "topo --topo switch2 -o /dev/stdout >> log.txt");
   f = fopen("log.txt", "r");
   cr_assert(not(eq(ptr, f, NULL)));
   char first[16] = "";
@@ -430,13 +423,13 @@ Test(topology, cli_names_files_and_options) {
   cr_expect(eq(str, first, "kept\n"));
   unlink("log.txt");
   /* run_kiln's own 2>&1 then applies to `exit`, not to kiln */
-  cr_expect(eq(int, run_kiln("topo --topo ./ndv2 >stdout.txt 2>/dev/null; exit $?", out, sizeof out), 1), "%s", out);
+  expect_kiln(out, sizeof out, 1, NULL, "topo --topo ./ndv2 >stdout.txt 2>/dev/null; exit $?");
   f = fopen("stdout.txt", "r");
   cr_assert(not(eq(ptr, f, NULL)));
   cr_expect(eq(int, fgetc(f), EOF), "the error goes to stderr, not into the output");
   fclose(f);
   unlink("stdout.txt");
-  cr_expect(eq(int, run_kiln("topo --topo ndv2 -o ndv2", out, sizeof out), 0), "%s", out); /* a name, not an input */
+  expect_kiln(out, sizeof out, 0, NULL, "topo --topo ndv2 -o ndv2"); /* a name, not an input */
   unlink("ndv2");
   cr_assert(eq(int, chdir(prev), 0));
   rmdir(dir);
@@ -653,22 +646,15 @@ Test(topology, cli_bad_requests_exit_2) {
   const int rc = run_kiln(args, out, sizeof out);
   if (rc < 0) cr_skip_test("kiln CLI not built");
   cr_assert(eq(int, rc, 0), "%s", out);
-  cr_expect(eq(int, run_kiln("topo --topo ndv2 --nodes 200", out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "KILN_MAX_RANKS"), "%s", out);
-  snprintf(args, sizeof args, "topo --file %s --nodes 200", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "KILN_MAX_RANKS"), "%s", out);
-  snprintf(args, sizeof args, "simulate --file %s --nodes 200 --bytes 1M --baseline ring --coll allgather", path);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  expect_kiln(out, sizeof out, 2, "KILN_MAX_RANKS", "topo --topo ndv2 --nodes 200");
+  expect_kiln(out, sizeof out, 2, "KILN_MAX_RANKS", "topo --file %s --nodes 200", path);
+  expect_kiln(out, sizeof out, 2, NULL,
+              "simulate --file %s --nodes 200 --bytes 1M --baseline ring --coll allgather", path);
   snprintf(args, sizeof args, "topo --file %s --nodes 2", path); /* a --nodes it takes */
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
   cr_expect(contains(out, "nodes=\"2\""), "%s", out);
-  snprintf(args, sizeof args, "topo --topo ndv2 -o %s/no/t.xml", dir);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "no folder"), "%s", out);
-  snprintf(args, sizeof args, "topo --topo ndv2 -o %s", dir);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
-  cr_expect(contains(out, "is a folder"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "no folder", "topo --topo ndv2 -o %s/no/t.xml", dir);
+  expect_kiln(out, sizeof out, 2, "is a folder", "topo --topo ndv2 -o %s", dir);
   unlink(path);
   rmdir(dir);
 }

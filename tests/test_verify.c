@@ -849,13 +849,11 @@ Test(verify, cli_reports_each_file) {
   if (rc < 0) cr_skip_test("kiln CLI not built");
   cr_expect(eq(int, rc, 0), "%s", out);
   cr_expect(contains(out, ": OK (allreduce, 4 ranks, 4 tbs, 28 steps)"), "%s", out);
-  snprintf(args, sizeof args, "verify --schedules 2 --seed 9 --fifo-depth 2 %s %s", good, bad);
-  cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out);
-  cr_expect(contains(out, "good.xml: OK"), "%s", out);
+  expect_kiln(out, sizeof out, 1, "good.xml: OK", "verify --schedules 2 --seed 9 --fifo-depth 2 %s %s", good, bad);
   cr_expect(contains(out, "bad.xml: rank"), "%s", out);
   cr_expect(contains(out, "tb 0 step 2 (rrs)"), "%s", out);
-  cr_expect(eq(int, run_kiln("verify", out, sizeof out), 2), "%s", out);
-  cr_expect(eq(int, run_kiln("verify --schedules 0 x.xml", out, sizeof out), 2), "%s", out);
+  expect_kiln(out, sizeof out, 2, NULL, "verify");
+  expect_kiln(out, sizeof out, 2, NULL, "verify --schedules 0 x.xml");
   cr_expect(eq(int, run_kiln("verify --help", out, sizeof out), 0));
   unlink(good);
   unlink(bad);
