@@ -144,6 +144,17 @@ static void capture_end(const world* w, int r, cudaGraphExec_t* ge) {
   cudaGraphDestroy(g);
 }
 
+/* Every rank's capture ended, then each graph instantiated: instantiating one while this thread
+ * still captures another stream (thread-local mode) is refused (cudaErrorStreamCaptureUnsupported). */
+static void capture_end_all(const world* w, cudaGraphExec_t* ge) {
+  cudaGraph_t g[GPU_MAX];
+  for (int r = 0; r < w->n; r++) cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g[r]), cudaSuccess), "rank %d", r);
+  for (int r = 0; r < w->n; r++) {
+    cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g[r], 0), cudaSuccess), "rank %d", r);
+    cudaGraphDestroy(g[r]);
+  }
+}
+
 static void replay_all(const world* w, cudaGraphExec_t* ge) {
   for (int r = 0; r < w->n; r++) {
     cudaSetDevice(w->dev[r]);
@@ -1189,20 +1200,9 @@ Test(gpu_runtime, sym_group_peers, .init = gpu_init, .timeout = 600) {
      * another stream would end that capture, as would instantiating a graph). */
     cudaGraphExec_t ge[GPU_MAX];
     call_prepare(&c, &w, KILN_SUM, false, &rng);
-    for (int r = 0; r < n; r++) {
-      cudaSetDevice(r);
-      cr_assert(eq(int, cudaStreamSynchronize(w.st[r]), cudaSuccess));
-    }
-    for (int r = 0; r < n; r++)
-      cr_assert(eq(int, cudaStreamBeginCapture(w.st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+    capture_begin_all(&w);
     sym_issue(&w, &c, a, KILN_SUM, 0, n, true);
-    /* Every capture ends before any graph is instantiated (likewise). */
-    cudaGraph_t graphs[GPU_MAX];
-    for (int r = 0; r < n; r++) cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &graphs[r]), cudaSuccess));
-    for (int r = 0; r < n; r++) {
-      cr_assert(eq(int, cudaGraphInstantiate(&ge[r], graphs[r], 0), cudaSuccess));
-      cudaGraphDestroy(graphs[r]);
-    }
+    capture_end_all(&w, ge); /* likewise */
     cr_assert(eq(u64, peer_calls(&w) - before, a == KILN_SYM_REDUCESCATTER ? 0 : 1));
     for (int it = 0; it < 4; it++) {
       call_prepare(&c, &w, KILN_SUM, false, &rng);
@@ -1973,6 +1973,188 @@ Test(gpu_runtime, sym_graphs_8ranks_shared, .init = gpu_init_shared, .timeout = 
   }
   cr_assert(ran > 0, "no symmetric algorithm fits 65537 int32 elements");
   world_fini(&w);
+}
+
+/* ---- random streams of symmetric calls ---- */
+
+/* A call of a random stream: what random_pick drew. */
+typedef struct randomCall {
+  call c;
+  kilnSymAlgo_t a;
+  kilnRedOp_t op;
+  bool inplace;
+} randomCall;
+
+/* Elements a rank for a random call: a third LL-line sizes, a third mid sizes, the rest up to 4 Mi
+ * elements, and at most one call of a stream (*huge) 8-12 Mi elements. */
+static size_t random_count(uint64_t* rng, bool* huge) {
+  const uint64_t x = gpu_rand(rng) % 100;
+  if (x < 35) return 1 + gpu_rand(rng) % 4096;
+  if (x < 65) return 4097 + gpu_rand(rng) % (1u << 18);
+  if (x < 94 || *huge) return (1u << 18) + gpu_rand(rng) % (1u << 22);
+  *huge = true;
+  return (1u << 23) + gpu_rand(rng) % (1u << 22);
+}
+
+/* Draws a call that fits the communicators: collective, data type, count, op, placement; the
+ * algorithm kiln chooses by default (kilnSymSelect), or one drawn where it chooses none and, a
+ * quarter of the time, anyway. false: the drawn call fits no algorithm (draw again). */
+static bool random_pick(const world* w, randomCall* rc, uint64_t* rng, bool* huge) {
+  const kilnSymAlgo_t drawn = kSymAlgos[gpu_rand(rng) % (sizeof(kSymAlgos) / sizeof(kSymAlgos[0]))];
+  const kilnColl_t coll = sym_coll(drawn);
+  const kilnDataType_t dt = (kilnDataType_t)(gpu_rand(rng) % ALL_DTYPES);
+  bool h = *huge;
+  const size_t count = random_count(rng, &h);
+  rc->inplace = coll != KILN_COLL_ALLTOALL && gpu_rand(rng) % 3 == 0;
+  rc->a = kilnSymSelect(w->kc[0], coll, count, dt, rc->inplace);
+  if (rc->a == KILN_SYM_NONE || gpu_rand(rng) % 4 == 0) rc->a = drawn;
+  if (!kilnSymFits(w->kc[0], rc->a, count, dt, rc->inplace)) return false;
+  rc->op = gpu_reduces(coll) ? (kilnRedOp_t)(gpu_rand(rng) % KILN_NUM_REDOPS) : KILN_SUM;
+  rc->c.coll = coll;
+  rc->c.count = count;
+  rc->c.dt = dt;
+  *huge = h;
+  return true;
+}
+
+/* Issues calls [0, k) of rc on ranks [r0, r1), in call order; grouped: one to three calls of every
+ * rank in each kilnGroupStart/End. */
+static void random_issue(const world* w, randomCall* rc, int k, int r0, int r1, bool grouped, uint64_t* rng) {
+  for (int i = 0; i < k;) {
+    const int batch = grouped ? 1 + (int)(gpu_rand(rng) % 3) : 1;
+    if (grouped) kilnGroupStart();
+    for (int j = i; j < i + batch && j < k; j++)
+      for (int r = r0; r < r1; r++) {
+        const call* c = &rc[j].c;
+        kilnResult_t res = kilnSymRun(w->kc[r], rc[j].a, c->sendp[r], c->recvp[r], c->count, c->dt, rc[j].op, w->st[r]);
+        cr_assert(eq(int, res, KILN_SUCCESS), "call %d %s rank %d: %s", j, kilnSymAlgoName(rc[j].a), r, kilnLastError());
+      }
+    if (grouped) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
+    i += batch;
+  }
+}
+
+static const char* const kRandomModes[] = {"eager", "eager, grouped", "graph per rank", "graph, grouped"};
+
+/* One random stream of k calls issued back to back with nothing between them (mode: eager one
+ * rank after the other, eager in groups, captured per rank, captured in groups; graphs replayed
+ * twice), then every output checked against the CPU. The calls' buffers lie end to end in one
+ * allocation per rank, at element-aligned offsets a few elements apart, so a call that writes past
+ * its output, or reads the wrong half of the staging, shows in its own or a neighbour's result.
+ * Returns the calls checked. */
+static int random_stream(const world* w, int mode, int k, uint64_t* rng) {
+  randomCall rc[16];
+  size_t inE[16], outE[16];
+  cr_assert(k <= 16);
+  bool huge = false;
+  size_t arena = 256;
+  for (int i = 0; i < k; i++) {
+    while (!random_pick(w, &rc[i], rng, &huge)) {}
+    const kilnColl_t coll = rc[i].c.coll;
+    const size_t n = (size_t)w->n, count = rc[i].c.count;
+    inE[i] = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_ALLGATHER) ? count : n * count;
+    outE[i] = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER) ? count : n * count;
+    arena += (inE[i] + outE[i] + 8) * kilnDataTypeSize(rc[i].c.dt);
+  }
+  char* base[GPU_MAX];
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cr_assert(eq(int, cudaMalloc((void**)&base[r], arena), cudaSuccess), "%zu bytes", arena);
+  }
+  size_t at = 0;
+  for (int i = 0; i < k; i++) {
+    const size_t es = kilnDataTypeSize(rc[i].c.dt);
+    char* send[GPU_MAX];
+    char* recv[GPU_MAX];
+    at = (at + es - 1) / es * es + es * (gpu_rand(rng) % 4);
+    for (int r = 0; r < w->n; r++) send[r] = base[r] + at;
+    at += inE[i] * es + es * (gpu_rand(rng) % 4);
+    for (int r = 0; r < w->n; r++) recv[r] = base[r] + at;
+    at += outE[i] * es;
+    cr_assert(le(sz, at, arena));
+    cr_assert(call_alloc_at(&rc[i].c, w, rc[i].c.coll, rc[i].c.count, rc[i].c.dt, send, recv));
+  }
+  const bool grouped = mode == 1 || mode == 3, graph = mode >= 2;
+  cudaGraphExec_t ge[GPU_MAX];
+  if (graph) {
+    /* The buffers the graphs capture, set by a first preparation. */
+    for (int i = 0; i < k; i++) call_prepare(&rc[i].c, w, rc[i].op, rc[i].inplace, rng);
+    if (grouped) {
+      capture_begin_all(w);
+      random_issue(w, rc, k, 0, w->n, true, rng);
+      capture_end_all(w, ge);
+    } else {
+      for (int r = 0; r < w->n; r++) {
+        capture_begin(w, r);
+        random_issue(w, rc, k, r, r + 1, false, rng);
+        capture_end(w, r, &ge[r]);
+      }
+    }
+  }
+  for (int rep = 0; rep < (graph ? 2 : 1); rep++) {
+    for (int i = 0; i < k; i++) call_prepare(&rc[i].c, w, rc[i].op, rc[i].inplace, rng);
+    if (graph) replay_all(w, ge);
+    else random_issue(w, rc, k, 0, w->n, grouped, rng);
+    for (int i = 0; i < k; i++) {
+      char msg[512];
+      cr_assert(call_check(&rc[i].c, w, msg, sizeof msg), "%s, call %d of %d (%s)%s: %s (seed %llu)", kRandomModes[mode],
+                i, k, kilnSymAlgoName(rc[i].a), graph ? (rep ? ", replay 2" : ", replay 1") : "", msg,
+                (unsigned long long)g_seed);
+    }
+  }
+  assert_no_async_error(w);
+  if (graph)
+    for (int r = 0; r < w->n; r++) cudaGraphExecDestroy(ge[r]);
+  for (int i = 0; i < k; i++) call_free(&rc[i].c, w);
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cudaFree(base[r]);
+  }
+  return graph ? 2 * k : k;
+}
+
+/* Streams of 12 random symmetric calls (every algorithm, data type, op and placement, 1 to 12 Mi
+ * elements) back to back with nothing between them, so that each form follows every other on the
+ * same staging with programmatic launches overlapping them, in each of the four ways of issuing
+ * them (random_stream); KILN_TEST_RANDOM_STREAMS streams per way (default 3). */
+static void random_streams_run(const world* w, const char* what, uint64_t* rng) {
+  const char* e = getenv("KILN_TEST_RANDOM_STREAMS");
+  const int streams = e ? atoi(e) : 3;
+  for (int mode = 0; mode < 4; mode++) {
+    int checked = 0;
+    const uint64_t direct = peer_calls(w);
+    for (int s = 0; s < streams; s++) checked += random_stream(w, mode, 12, rng);
+    fprintf(stderr, "  %d ranks, %s, %s: %d random calls checked (%llu issued direct into the peers' buffers)\n",
+            w->n, what, kRandomModes[mode], checked, (unsigned long long)(peer_calls(w) - direct));
+  }
+}
+
+/* Communicators whose forms change at small sizes: 4 MiB of staging (large calls in rounds),
+ * outputs of grouped calls stored direct from 64 KiB, allgather and alltoall by the copy engine
+ * from 1 MiB, allreduce as a reducescatter and the engine's copies from 2 MiB. */
+static const char* const kSmallForms[] = {"KILN_SYM_DIRECT_BYTES", "65536", "KILN_SYM_CE_BYTES", "1048576",
+                                          "KILN_SYM_AR_CE_BYTES", "2097152", NULL};
+
+/* Random streams (random_streams_run) on communicators of the default settings, then on ones whose
+ * forms change at small sizes (kSmallForms), so that direct calls, the copy engine's and the
+ * staged halves in rounds come often among the line forms. */
+static void random_streams_test(int n, bool shared) {
+  kilnCommConfig small = KILN_COMM_CONFIG_INITIALIZER;
+  small.symBytes = 4 << 20;
+  for (int pass = 0; pass < 2; pass++) {
+    world w;
+    sweep_world(&w, n, shared, pass ? &small : NULL, pass ? kSmallForms : kNoEnv);
+    uint64_t rng = g_seed ^ (0x5EED0 + (uint64_t)pass);
+    random_streams_run(&w, pass ? "forms changing at small sizes" : "default settings", &rng);
+    world_fini(&w);
+  }
+}
+
+Test(gpu_runtime, sym_random_streams, .init = gpu_init, .timeout = 900) { random_streams_test(suite_gpus(), false); }
+/* The same with 4 ranks sharing fewer GPUs (kilnCommCreateShared; its kernels launch without
+ * programmatic serialization). */
+Test(gpu_runtime, sym_random_streams_4ranks_shared, .init = gpu_init_shared, .timeout = 900) {
+  random_streams_test(4, true);
 }
 
 /* Reducescatter from an aligned input into an output one element past the lines' alignment
