@@ -1977,10 +1977,11 @@ Test(gpu_runtime, sym_graphs_8ranks_shared, .init = gpu_init_shared, .timeout = 
 
 /* ---- random streams of symmetric calls ---- */
 
-/* A call of a random stream: what random_pick drew. */
+/* A call of a random stream: what random_pick drew (a symmetric algorithm, or a loaded plan). */
 typedef struct randomCall {
   call c;
   kilnSymAlgo_t a;
+  const loaded* plan; /* NULL: the symmetric kernels (a) */
   kilnRedOp_t op;
   bool inplace;
 } randomCall;
@@ -2000,6 +2001,7 @@ static size_t random_count(uint64_t* rng, bool* huge) {
  * algorithm kiln chooses by default (kilnSymSelect), or one drawn where it chooses none and, a
  * quarter of the time, anyway. false: the drawn call fits no algorithm (draw again). */
 static bool random_pick(const world* w, randomCall* rc, uint64_t* rng, bool* huge) {
+  rc->plan = NULL;
   const kilnSymAlgo_t drawn = kSymAlgos[gpu_rand(rng) % (sizeof(kSymAlgos) / sizeof(kSymAlgos[0]))];
   const kilnColl_t coll = sym_coll(drawn);
   const kilnDataType_t dt = (kilnDataType_t)(gpu_rand(rng) % ALL_DTYPES);
@@ -2017,6 +2019,26 @@ static bool random_pick(const world* w, randomCall* rc, uint64_t* rng, bool* hug
   return true;
 }
 
+/* Draws a call of one of the nplans loaded plans: its collective and placement, a data type, op
+ * and count (up to 1 Mi elements: plans move their data through FIFO slots, slower) it supports.
+ * false: it supports none of them (draw again). */
+static bool random_pick_plan(const loaded* plans, int nplans, randomCall* rc, uint64_t* rng) {
+  rc->plan = &plans[gpu_rand(rng) % (uint64_t)nplans];
+  const kilnPlan* p = rc->plan->plan;
+  rc->c.coll = p->coll;
+  rc->c.dt = (kilnDataType_t)(gpu_rand(rng) % ALL_DTYPES);
+  bool never = true; /* no 8-12 Mi element calls */
+  rc->c.count = random_count(rng, &never) % (1u << 20) + 1;
+  rc->inplace = p->inplace;
+  rc->op = gpu_reduces(p->coll) ? (kilnRedOp_t)(gpu_rand(rng) % KILN_NUM_REDOPS) : KILN_SUM;
+  rc->a = KILN_SYM_NONE;
+  return kilnPlanSupports(p, rc->c.count, rc->c.dt, rc->op, rc->inplace);
+}
+
+static const char* random_name(const randomCall* rc) {
+  return rc->plan ? rc->plan->plan->name : kilnSymAlgoName(rc->a);
+}
+
 /* Issues calls [0, k) of rc on ranks [r0, r1), in call order; grouped: one to three calls of every
  * rank in each kilnGroupStart/End. */
 static void random_issue(const world* w, randomCall* rc, int k, int r0, int r1, bool grouped, uint64_t* rng) {
@@ -2026,8 +2048,10 @@ static void random_issue(const world* w, randomCall* rc, int k, int r0, int r1, 
     for (int j = i; j < i + batch && j < k; j++)
       for (int r = r0; r < r1; r++) {
         const call* c = &rc[j].c;
-        kilnResult_t res = kilnSymRun(w->kc[r], rc[j].a, c->sendp[r], c->recvp[r], c->count, c->dt, rc[j].op, w->st[r]);
-        cr_assert(eq(int, res, KILN_SUCCESS), "call %d %s rank %d: %s", j, kilnSymAlgoName(rc[j].a), r, kilnLastError());
+        kilnResult_t res =
+            rc[j].plan ? kilnRun(rc[j].plan->ex[r], c->sendp[r], c->recvp[r], c->count, c->dt, rc[j].op, w->st[r])
+                       : kilnSymRun(w->kc[r], rc[j].a, c->sendp[r], c->recvp[r], c->count, c->dt, rc[j].op, w->st[r]);
+        cr_assert(eq(int, res, KILN_SUCCESS), "call %d %s rank %d: %s", j, random_name(&rc[j]), r, kilnLastError());
       }
     if (grouped) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
     i += batch;
@@ -2042,14 +2066,16 @@ static const char* const kRandomModes[] = {"eager", "eager, grouped", "graph per
  * allocation per rank, at element-aligned offsets a few elements apart, so a call that writes past
  * its output, or reads the wrong half of the staging, shows in its own or a neighbour's result.
  * Returns the calls checked. */
-static int random_stream(const world* w, int mode, int k, uint64_t* rng) {
+static int random_stream(const world* w, const loaded* plans, int nplans, int mode, int k, uint64_t* rng) {
   randomCall rc[16];
   size_t inE[16], outE[16];
   cr_assert(k <= 16);
   bool huge = false;
   size_t arena = 256;
   for (int i = 0; i < k; i++) {
-    while (!random_pick(w, &rc[i], rng, &huge)) {}
+    /* With plans, half the calls are theirs. */
+    while ((nplans > 0 && gpu_rand(rng) % 2) ? !random_pick_plan(plans, nplans, &rc[i], rng)
+                                              : !random_pick(w, &rc[i], rng, &huge)) {}
     const kilnColl_t coll = rc[i].c.coll;
     const size_t n = (size_t)w->n, count = rc[i].c.count;
     inE[i] = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_ALLGATHER) ? count : n * count;
@@ -2098,7 +2124,7 @@ static int random_stream(const world* w, int mode, int k, uint64_t* rng) {
     for (int i = 0; i < k; i++) {
       char msg[512];
       cr_assert(call_check(&rc[i].c, w, msg, sizeof msg), "%s, call %d of %d (%s)%s: %s (seed %llu)", kRandomModes[mode],
-                i, k, kilnSymAlgoName(rc[i].a), graph ? (rep ? ", replay 2" : ", replay 1") : "", msg,
+                i, k, random_name(&rc[i]), graph ? (rep ? ", replay 2" : ", replay 1") : "", msg,
                 (unsigned long long)g_seed);
     }
   }
@@ -2113,17 +2139,18 @@ static int random_stream(const world* w, int mode, int k, uint64_t* rng) {
   return graph ? 2 * k : k;
 }
 
-/* Streams of 12 random symmetric calls (every algorithm, data type, op and placement, 1 to 12 Mi
- * elements) back to back with nothing between them, so that each form follows every other on the
- * same staging with programmatic launches overlapping them, in each of the four ways of issuing
- * them (random_stream); KILN_TEST_RANDOM_STREAMS streams per way (default 3). */
-static void random_streams_run(const world* w, const char* what, uint64_t* rng) {
+/* Streams of 12 random calls (every symmetric algorithm, data type, op and placement, 1 to 12 Mi
+ * elements; with plans, half of them the plans') back to back with nothing between them, so that
+ * each form follows every other on the same staging with programmatic launches overlapping them,
+ * in each of the four ways of issuing them (random_stream); KILN_TEST_RANDOM_STREAMS streams per
+ * way (default 3). */
+static void random_streams_run(const world* w, const loaded* plans, int nplans, const char* what, uint64_t* rng) {
   const char* e = getenv("KILN_TEST_RANDOM_STREAMS");
   const int streams = e ? atoi(e) : 3;
   for (int mode = 0; mode < 4; mode++) {
     int checked = 0;
     const uint64_t direct = peer_calls(w);
-    for (int s = 0; s < streams; s++) checked += random_stream(w, mode, 12, rng);
+    for (int s = 0; s < streams; s++) checked += random_stream(w, plans, nplans, mode, 12, rng);
     fprintf(stderr, "  %d ranks, %s, %s: %d random calls checked (%llu issued direct into the peers' buffers)\n",
             w->n, what, kRandomModes[mode], checked, (unsigned long long)(peer_calls(w) - direct));
   }
@@ -2135,25 +2162,56 @@ static void random_streams_run(const world* w, const char* what, uint64_t* rng) 
 static const char* const kSmallForms[] = {"KILN_SYM_DIRECT_BYTES", "65536", "KILN_SYM_CE_BYTES", "1048576",
                                           "KILN_SYM_AR_CE_BYTES", "2097152", NULL};
 
-/* Random streams (random_streams_run) on communicators of the default settings, then on ones whose
+/* The classic plans random streams mix in: every collective, Simple, LL and LL128, in place and
+ * not, chunks and instances (baked kernels where kiln bakes the shape, the interpreter elsewhere). */
+typedef struct randomPlan {
+  const char* algo;
+  kilnColl_t coll;
+  int chunks, instances;
+  kilnProto_t proto;
+  bool inplace;
+} randomPlan;
+static const randomPlan kRandomPlans[] = {
+    {"ring", KILN_COLL_ALLREDUCE, 2, 2, KILN_PROTO_SIMPLE, false},
+    {"ring", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_LL128, true},
+    {"direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_LL, false},
+    {"ring", KILN_COLL_ALLGATHER, 1, 1, KILN_PROTO_LL, false},
+    {"direct", KILN_COLL_ALLGATHER, 1, 1, KILN_PROTO_SIMPLE, true},
+    {"ring", KILN_COLL_REDUCESCATTER, 1, 1, KILN_PROTO_SIMPLE, false},
+    {"direct", KILN_COLL_REDUCESCATTER, 1, 1, KILN_PROTO_LL128, true},
+    {"direct", KILN_COLL_ALLTOALL, 2, 1, KILN_PROTO_SIMPLE, false},
+    {"direct", KILN_COLL_ALLTOALL, 1, 1, KILN_PROTO_LL, false},
+};
+enum { RANDOM_PLANS = sizeof(kRandomPlans) / sizeof(kRandomPlans[0]) };
+
+/* Random streams (random_streams_run) on communicators of the default settings, on ones whose
  * forms change at small sizes (kSmallForms), so that direct calls, the copy engine's and the
- * staged halves in rounds come often among the line forms. */
+ * staged halves in rounds come often among the line forms, and on default ones with the classic
+ * plans of kRandomPlans between the symmetric calls. */
 static void random_streams_test(int n, bool shared) {
   kilnCommConfig small = KILN_COMM_CONFIG_INITIALIZER;
   small.symBytes = 4 << 20;
-  for (int pass = 0; pass < 2; pass++) {
+  static const char* const what[] = {"default settings", "forms changing at small sizes", "plans among them"};
+  for (int pass = 0; pass < 3; pass++) {
     world w;
-    sweep_world(&w, n, shared, pass ? &small : NULL, pass ? kSmallForms : kNoEnv);
+    sweep_world(&w, n, shared, pass == 1 ? &small : NULL, pass == 1 ? kSmallForms : kNoEnv);
     uint64_t rng = g_seed ^ (0x5EED0 + (uint64_t)pass);
-    random_streams_run(&w, pass ? "forms changing at small sizes" : "default settings", &rng);
+    loaded plans[RANDOM_PLANS];
+    const int nplans = pass == 2 ? RANDOM_PLANS : 0;
+    for (int i = 0; i < nplans; i++) {
+      const randomPlan* p = &kRandomPlans[i];
+      load(&plans[i], &w, p->algo, p->coll, p->chunks, p->instances, p->proto, p->inplace);
+    }
+    random_streams_run(&w, plans, nplans, what[pass], &rng);
+    for (int i = 0; i < nplans; i++) unload(&plans[i], &w);
     world_fini(&w);
   }
 }
 
-Test(gpu_runtime, sym_random_streams, .init = gpu_init, .timeout = 900) { random_streams_test(suite_gpus(), false); }
+Test(gpu_runtime, random_streams, .init = gpu_init, .timeout = 900) { random_streams_test(suite_gpus(), false); }
 /* The same with 4 ranks sharing fewer GPUs (kilnCommCreateShared; its kernels launch without
  * programmatic serialization). */
-Test(gpu_runtime, sym_random_streams_4ranks_shared, .init = gpu_init_shared, .timeout = 900) {
+Test(gpu_runtime, random_streams_4ranks_shared, .init = gpu_init_shared, .timeout = 900) {
   random_streams_test(4, true);
 }
 
