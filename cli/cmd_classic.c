@@ -100,15 +100,20 @@ int cmd_classic(int argc, char** argv) {
   vo.fifo_depth = fifo_depth;
   if (kilnPlanVerify(p, &vo) != KILN_SUCCESS) {
     /* A plan that verifies with unbounded FIFOs asked for more chunks than the slots hold: the
-     * request is what is wrong (2). A threadblock sends its k chunks before its first receive, and
-     * a ring's relays send once more before they receive (a ring of 2 ranks has none for allgather
-     * and reducescatter; solver/classic.c). */
+     * request is what is wrong (2). A threadblock sends its k chunks before its first receive; a
+     * ring's fused receive-and-send steps (rcs, rrs, rrcs) need one slot more, which a ring of 2
+     * ranks has only in its allreduce (solver/classic.c). */
     kilnVerifyOptions unbounded = vo;
     unbounded.fifo_depth = 0;
-    const bool relays = !strcmp(algo, "ring") && (ranks > 2 || coll == KILN_COLL_ALLREDUCE);
+    const bool fused = !strcmp(algo, "ring") && (ranks > 2 || coll == KILN_COLL_ALLREDUCE);
+    const int need = o.chunks + (fused ? 1 : 0);
     if (fifo_depth > 0 && kilnPlanVerify(p, &unbounded) == KILN_SUCCESS) {
-      fprintf(stderr, "kiln classic: %s needs %d FIFO slots per connection, more than %d: use fewer "
-              "chunks (more instances) or --fifo-depth\n", p->name, o.chunks + (relays ? 1 : 0), fifo_depth);
+      if (need > fifo_depth)
+        fprintf(stderr, "kiln classic: %s needs %d FIFO slots per connection, more than %d: use fewer "
+                "chunks (more instances) or --fifo-depth\n", p->name, need, fifo_depth);
+      else
+        fprintf(stderr, "kiln classic: %s deadlocks with %d FIFO slots per connection (it verifies with "
+                "unbounded ones): use fewer chunks (more instances) or --fifo-depth\n", p->name, fifo_depth);
       rc = 2;
     } else {
       fprintf(stderr, "kiln classic: internal error, plan %s fails verification: %s\n", p->name,

@@ -15,8 +15,10 @@
  *         that filled its slot; allreduce then sends the reduced piece to every peer.
  *
  * FIFO depth: a threadblock sends its k chunks before its first receive, so a connection needs
- * k+1 slots in a ring and k in a direct plan (kilnVerifyOptions.fifo_depth, the runtime's
- * nslots, default 8); use instances rather than chunks to cut pieces finer.
+ * k slots in a direct plan and k+1 in a ring, whose fused receive-and-send steps (rcs, rrs, rrcs)
+ * need a free slot while the peer's k sends are still queued; a ring of 2 ranks has such steps
+ * only in its allreduce, so its allgather and reducescatter need k (kilnVerifyOptions.fifo_depth,
+ * the runtime's nslots, default 8); use instances rather than chunks to cut pieces finer.
  */
 #include <stdio.h>
 #include <string.h>

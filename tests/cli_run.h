@@ -37,8 +37,9 @@ __attribute__((format(printf, 5, 6))) static int expect_kiln(char* out, size_t o
   char args[4096];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  const int len = vsnprintf(args, sizeof args, fmt, ap);
   va_end(ap);
+  cr_assert(len >= 0 && len < (int)sizeof args, "expect_kiln: arguments longer than %zu bytes", sizeof args);
   const int rc = run_kiln(args, out, outlen);
   cr_expect(eq(int, rc, code), "kiln %s: %s", args, out);
   if (want) cr_expect(strstr(out, want) != NULL, "kiln %s: wanted '%s' in: %s", args, want, out);

@@ -288,6 +288,13 @@ Test(classic, cli_writes_only_verified_plans) {
   cr_expect(ne(int, access(path, F_OK), 0));
   expect_kiln(out, sizeof out, 2, "needs 5 FIFO slots per connection, more than 4",
               "classic ring --coll allreduce --ranks 2 --chunks 4 --fifo-depth 4 -o %s", path);
+  cr_expect(ne(int, access(path, F_OK), 0));
+  expect_kiln(out, sizeof out, 2, "needs 6 FIFO slots per connection, more than 5",
+              "classic direct --coll alltoall --ranks 3 --chunks 6 --fifo-depth 5 -o %s", path);
+  cr_expect(ne(int, access(path, F_OK), 0));
+  expect_kiln(out, sizeof out, 0, NULL, "classic direct --coll alltoall --ranks 3 --chunks 6 --fifo-depth 6 -o %s",
+              path);
+  unlink(path);
   expect_kiln(out, sizeof out, 0, NULL, "classic ring --coll allgather --ranks 2 --chunks 8 -o %s", path);
   cr_expect(eq(int, access(path, F_OK), 0));
   unlink(path);
