@@ -1975,7 +1975,7 @@ Test(gpu_runtime, sym_graphs_8ranks_shared, .init = gpu_init_shared, .timeout = 
   world_fini(&w);
 }
 
-/* ---- random streams of symmetric calls ---- */
+/* ---- random streams of calls (symmetric kernels and plans) ---- */
 
 /* A call of a random stream: what random_pick drew (a symmetric algorithm, or a loaded plan). */
 typedef struct randomCall {
@@ -1986,15 +1986,18 @@ typedef struct randomCall {
   bool inplace;
 } randomCall;
 
-/* Elements a rank for a random call: a third LL-line sizes, a third mid sizes, the rest up to 4 Mi
- * elements, and at most one call of a stream (*huge) 8-12 Mi elements. */
-static size_t random_count(uint64_t* rng, bool* huge) {
+/* Elements a rank for a random call among n ranks: 35% 1-4096 (LL lines), 30% 4097-266240, 29%
+ * 256 Ki to 4.25 Mi, and at most one call of a stream (*huge) 8-12 Mi; the two large classes
+ * divided by n / 2 past 2 ranks, since the CPU's share of a call (inputs drawn, references,
+ * checks) grows with the square of the ranks for every collective but allreduce. */
+static size_t random_count(uint64_t* rng, bool* huge, int n) {
+  const size_t shrink = n > 2 ? (size_t)n / 2 : 1;
   const uint64_t x = gpu_rand(rng) % 100;
   if (x < 35) return 1 + gpu_rand(rng) % 4096;
   if (x < 65) return 4097 + gpu_rand(rng) % (1u << 18);
-  if (x < 94 || *huge) return (1u << 18) + gpu_rand(rng) % (1u << 22);
+  if (x < 94 || *huge) return ((1u << 18) + gpu_rand(rng) % (1u << 22)) / shrink;
   *huge = true;
-  return (1u << 23) + gpu_rand(rng) % (1u << 22);
+  return ((1u << 23) + gpu_rand(rng) % (1u << 22)) / shrink;
 }
 
 /* Draws a call that fits the communicators: collective, data type, count, op, placement; the
@@ -2006,7 +2009,7 @@ static bool random_pick(const world* w, randomCall* rc, uint64_t* rng, bool* hug
   const kilnColl_t coll = sym_coll(drawn);
   const kilnDataType_t dt = (kilnDataType_t)(gpu_rand(rng) % ALL_DTYPES);
   bool h = *huge;
-  const size_t count = random_count(rng, &h);
+  const size_t count = random_count(rng, &h, w->n);
   rc->inplace = coll != KILN_COLL_ALLTOALL && gpu_rand(rng) % 3 == 0;
   rc->a = kilnSymSelect(w->kc[0], coll, count, dt, rc->inplace);
   if (rc->a == KILN_SYM_NONE || gpu_rand(rng) % 4 == 0) rc->a = drawn;
@@ -2022,13 +2025,13 @@ static bool random_pick(const world* w, randomCall* rc, uint64_t* rng, bool* hug
 /* Draws a call of one of the nplans loaded plans: its collective and placement, a data type, op
  * and count (up to 1 Mi elements: plans move their data through FIFO slots, slower) it supports.
  * false: it supports none of them (draw again). */
-static bool random_pick_plan(const loaded* plans, int nplans, randomCall* rc, uint64_t* rng) {
+static bool random_pick_plan(const world* w, const loaded* plans, int nplans, randomCall* rc, uint64_t* rng) {
   rc->plan = &plans[gpu_rand(rng) % (uint64_t)nplans];
   const kilnPlan* p = rc->plan->plan;
   rc->c.coll = p->coll;
   rc->c.dt = (kilnDataType_t)(gpu_rand(rng) % ALL_DTYPES);
   bool never = true; /* no 8-12 Mi element calls */
-  rc->c.count = random_count(rng, &never) % (1u << 20) + 1;
+  rc->c.count = random_count(rng, &never, w->n) % (1u << 20) + 1;
   rc->inplace = p->inplace;
   rc->op = gpu_reduces(p->coll) ? (kilnRedOp_t)(gpu_rand(rng) % KILN_NUM_REDOPS) : KILN_SUM;
   rc->a = KILN_SYM_NONE;
@@ -2060,22 +2063,53 @@ static void random_issue(const world* w, randomCall* rc, int k, int r0, int r1, 
 
 static const char* const kRandomModes[] = {"eager", "eager, grouped", "graph per rank", "graph, grouped"};
 
+enum { RANDOM_CANARY = 0xA5 };
+
+/* After a random stream: every byte of rank r's allocation (bytes at base) outside the calls'
+ * buffers (their gaps, an in-place call's unused one, the tail) still holds RANDOM_CANARY, which
+ * it was filled with before the stream. */
+static void random_canaries(const world* w, int r, const char* base, size_t bytes, const randomCall* rc, int k,
+                            const char* what, int mode) {
+  unsigned char* h = malloc(bytes);
+  cr_assert(not(eq(ptr, h, NULL)));
+  cudaSetDevice(w->dev[r]);
+  cr_assert(eq(int, cudaMemcpy(h, base, bytes, cudaMemcpyDeviceToHost), cudaSuccess));
+  for (int i = 0; i < k; i++) {
+    const call* c = &rc[i].c;
+    const size_t es = kilnDataTypeSize(c->dt);
+    memset(h + ((const char*)c->sendp[r] - base), RANDOM_CANARY, c->inElems * es);
+    memset(h + ((const char*)c->recvp[r] - base), RANDOM_CANARY, c->outElems * es);
+  }
+  size_t at = 0;
+  while (at < bytes && h[at] == RANDOM_CANARY) at++;
+  int after = -1; /* the last call whose buffers begin before the byte */
+  for (int i = 0; i < k && at < bytes; i++)
+    if ((const char*)rc[i].c.sendp[r] - base <= (ptrdiff_t)at || (const char*)rc[i].c.recvp[r] - base <= (ptrdiff_t)at)
+      after = i;
+  free(h);
+  cr_assert(eq(sz, at, bytes), "%s, %s: rank %d wrote byte %zu of its allocation, outside every call's buffers "
+            "(after call %d's, %s) (seed %llu)", what, kRandomModes[mode], r, at, after,
+            after >= 0 ? random_name(&rc[after]) : "-", (unsigned long long)g_seed);
+}
+
 /* One random stream of k calls issued back to back with nothing between them (mode: eager one
  * rank after the other, eager in groups, captured per rank, captured in groups; graphs replayed
  * twice), then every output checked against the CPU. The calls' buffers lie end to end in one
- * allocation per rank, at element-aligned offsets a few elements apart, so a call that writes past
- * its output, or reads the wrong half of the staging, shows in its own or a neighbour's result.
- * Returns the calls checked. */
-static int random_stream(const world* w, const loaded* plans, int nplans, int mode, int k, uint64_t* rng) {
+ * allocation per rank, at element-aligned offsets 0-3 elements apart, filled with RANDOM_CANARY
+ * first: a call that writes past its output shows in a neighbour's result or in a canary byte
+ * (random_canaries), one that reads the wrong staging in its own result. Returns the calls
+ * checked. */
+static int random_stream(const world* w, const loaded* plans, int nplans, const char* what, int stream, int mode,
+                         int k, uint64_t* rng) {
   randomCall rc[16];
   size_t inE[16], outE[16];
   cr_assert(k <= 16);
   bool huge = false;
   size_t arena = 256;
   for (int i = 0; i < k; i++) {
-    /* With plans, half the calls are theirs. */
-    while ((nplans > 0 && gpu_rand(rng) % 2) ? !random_pick_plan(plans, nplans, &rc[i], rng)
-                                              : !random_pick(w, &rc[i], rng, &huge)) {}
+    /* With plans, half the calls are theirs (drawn again until one fits, on the side drawn). */
+    const bool plan = nplans > 0 && gpu_rand(rng) % 2;
+    while (plan ? !random_pick_plan(w, plans, nplans, &rc[i], rng) : !random_pick(w, &rc[i], rng, &huge)) {}
     const kilnColl_t coll = rc[i].c.coll;
     const size_t n = (size_t)w->n, count = rc[i].c.count;
     inE[i] = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_ALLGATHER) ? count : n * count;
@@ -2086,6 +2120,7 @@ static int random_stream(const world* w, const loaded* plans, int nplans, int mo
   for (int r = 0; r < w->n; r++) {
     cudaSetDevice(w->dev[r]);
     cr_assert(eq(int, cudaMalloc((void**)&base[r], arena), cudaSuccess), "%zu bytes", arena);
+    cr_assert(eq(int, cudaMemsetAsync(base[r], RANDOM_CANARY, arena, w->st[r]), cudaSuccess));
   }
   size_t at = 0;
   for (int i = 0; i < k; i++) {
@@ -2123,12 +2158,13 @@ static int random_stream(const world* w, const loaded* plans, int nplans, int mo
     else random_issue(w, rc, k, 0, w->n, grouped, rng);
     for (int i = 0; i < k; i++) {
       char msg[512];
-      cr_assert(call_check(&rc[i].c, w, msg, sizeof msg), "%s, call %d of %d (%s)%s: %s (seed %llu)", kRandomModes[mode],
-                i, k, random_name(&rc[i]), graph ? (rep ? ", replay 2" : ", replay 1") : "", msg,
-                (unsigned long long)g_seed);
+      cr_assert(call_check(&rc[i].c, w, msg, sizeof msg), "%s, %s, stream %d, call %d of %d (%s)%s: %s (seed %llu)",
+                what, kRandomModes[mode], stream, i, k, random_name(&rc[i]), graph ? (rep ? ", replay 2" : ", replay 1") : "",
+                msg, (unsigned long long)g_seed);
     }
   }
   assert_no_async_error(w);
+  for (int r = 0; r < w->n; r++) random_canaries(w, r, base[r], arena, rc, k, what, mode);
   if (graph)
     for (int r = 0; r < w->n; r++) cudaGraphExecDestroy(ge[r]);
   for (int i = 0; i < k; i++) call_free(&rc[i].c, w);
@@ -2139,18 +2175,18 @@ static int random_stream(const world* w, const loaded* plans, int nplans, int mo
   return graph ? 2 * k : k;
 }
 
-/* Streams of 12 random calls (every symmetric algorithm, data type, op and placement, 1 to 12 Mi
- * elements; with plans, half of them the plans') back to back with nothing between them, so that
+/* Streams of 12 random calls (every symmetric algorithm, data type, op and placement, 1 element to
+ * 12 Mi; with plans, half of them the plans') back to back with nothing between them, so that
  * each form follows every other on the same staging with programmatic launches overlapping them,
  * in each of the four ways of issuing them (random_stream); KILN_TEST_RANDOM_STREAMS streams per
  * way (default 3). */
 static void random_streams_run(const world* w, const loaded* plans, int nplans, const char* what, uint64_t* rng) {
   const char* e = getenv("KILN_TEST_RANDOM_STREAMS");
-  const int streams = e ? atoi(e) : 3;
+  const int streams = e && atoi(e) > 0 ? atoi(e) : 3;
   for (int mode = 0; mode < 4; mode++) {
     int checked = 0;
     const uint64_t direct = peer_calls(w);
-    for (int s = 0; s < streams; s++) checked += random_stream(w, plans, nplans, mode, 12, rng);
+    for (int s = 0; s < streams; s++) checked += random_stream(w, plans, nplans, what, s, mode, 12, rng);
     fprintf(stderr, "  %d ranks, %s, %s: %d random calls checked (%llu issued direct into the peers' buffers)\n",
             w->n, what, kRandomModes[mode], checked, (unsigned long long)(peer_calls(w) - direct));
   }
