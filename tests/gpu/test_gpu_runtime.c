@@ -2066,8 +2066,8 @@ static const char* const kRandomModes[] = {"eager", "eager, grouped", "graph per
 enum { RANDOM_CANARY = 0xA5 };
 
 /* After a random stream: every byte of rank r's allocation (bytes at base) outside the calls'
- * buffers (their gaps, an in-place call's unused one, the tail) still holds RANDOM_CANARY, which
- * it was filled with before the stream. */
+ * buffers (their gaps, the input buffer an in-place allreduce or allgather leaves unused, the
+ * tail) still holds RANDOM_CANARY, which it was filled with before the stream. */
 static void random_canaries(const world* w, int r, const char* base, size_t bytes, const randomCall* rc, int k,
                             const char* what, int mode) {
   unsigned char* h = malloc(bytes);
@@ -2079,17 +2079,40 @@ static void random_canaries(const world* w, int r, const char* base, size_t byte
     const size_t es = kilnDataTypeSize(c->dt);
     memset(h + ((const char*)c->sendp[r] - base), RANDOM_CANARY, c->inElems * es);
     memset(h + ((const char*)c->recvp[r] - base), RANDOM_CANARY, c->outElems * es);
+    /* call_prepare poisons the output buffer as allocated, also where an in-place reducescatter
+     * leaves it unused. */
+    memset(h + ((const char*)c->drecv[r] - base), RANDOM_CANARY, c->outElems * es);
   }
   size_t at = 0;
   while (at < bytes && h[at] == RANDOM_CANARY) at++;
-  int after = -1; /* the last call whose buffers begin before the byte */
-  for (int i = 0; i < k && at < bytes; i++)
-    if ((const char*)rc[i].c.sendp[r] - base <= (ptrdiff_t)at || (const char*)rc[i].c.recvp[r] - base <= (ptrdiff_t)at)
-      after = i;
+  size_t last = at;
+  while (last < bytes && last < at + 4096 && h[last] != RANDOM_CANARY) last++;
+  /* The buffer that ends nearest before the byte. */
+  int near = -1;
+  bool nearOut = false;
+  ptrdiff_t past = PTRDIFF_MAX;
+  for (int i = 0; i < k && at < bytes; i++) {
+    const call* c = &rc[i].c;
+    const size_t es = kilnDataTypeSize(c->dt);
+    const ptrdiff_t ends[2] = {(const char*)c->sendp[r] - base + (ptrdiff_t)(c->inElems * es),
+                               (const char*)c->recvp[r] - base + (ptrdiff_t)(c->outElems * es)};
+    for (int o = 0; o < 2; o++)
+      if (ends[o] <= (ptrdiff_t)at && (ptrdiff_t)at - ends[o] < past) {
+        past = (ptrdiff_t)at - ends[o];
+        near = i;
+        nearOut = o == 1;
+      }
+  }
+  char who[256] = "no buffer before it";
+  if (near >= 0) {
+    const call* c = &rc[near].c;
+    snprintf(who, sizeof who, "%td bytes past the end of call %d's %s (%s %s %s count %zu %s, %s)", past, near,
+             nearOut ? "output" : "input", kilnCollName(c->coll), kilnDataTypeName(c->dt), kilnRedOpName(c->op),
+             c->count, c->inplace ? "in place" : "out of place", random_name(&rc[near]));
+  }
   free(h);
-  cr_assert(eq(sz, at, bytes), "%s, %s: rank %d wrote byte %zu of its allocation, outside every call's buffers "
-            "(after call %d's, %s) (seed %llu)", what, kRandomModes[mode], r, at, after,
-            after >= 0 ? random_name(&rc[after]) : "-", (unsigned long long)g_seed);
+  cr_assert(eq(sz, at, bytes), "%s, %s: rank %d wrote bytes %zu-%zu of its allocation, outside every call's buffers: "
+            "%s (seed %llu)", what, kRandomModes[mode], r, at, last - 1, who, (unsigned long long)g_seed);
 }
 
 /* One random stream of k calls issued back to back with nothing between them (mode: eager one
