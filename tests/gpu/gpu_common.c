@@ -128,6 +128,12 @@ static bool is_unsigned(kilnDataType_t t) {
 }
 static bool is_int(kilnDataType_t t) { return t <= KILN_UINT64; }
 
+void call_elems(kilnColl_t coll, int n, size_t count, size_t* inElems, size_t* outElems) {
+  const size_t all = (size_t)n * count;
+  *inElems = coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_ALLGATHER ? count : all;
+  *outElems = coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER ? count : all;
+}
+
 static bool call_alloc_any(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt,
                            char* const* sendAt, char* const* recvAt) {
   memset(c, 0, sizeof(*c));
@@ -136,9 +142,7 @@ static bool call_alloc_any(call* c, const world* w, kilnColl_t coll, size_t coun
   c->n = w->n;
   c->count = count;
   c->dt = dt;
-  const size_t n = (size_t)w->n;
-  c->inElems = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_ALLGATHER) ? count : n * count;
-  c->outElems = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER) ? count : n * count;
+  call_elems(coll, w->n, count, &c->inElems, &c->outElems);
   const size_t es = kilnDataTypeSize(dt);
   const size_t maxe = c->inElems > c->outElems ? c->inElems : c->outElems;
   for (int r = 0; r < w->n; r++) {

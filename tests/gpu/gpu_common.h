@@ -58,6 +58,8 @@ typedef struct call {
   bool borrowed;          /* dsend/drecv are the caller's memory (call_alloc_at): not freed */
 } call;
 
+/* Elements of a rank's input and output of (coll, count) among n ranks (count as NCCL's). */
+void call_elems(kilnColl_t coll, int n, size_t count, size_t* inElems, size_t* outElems);
 /* Allocates buffers for (coll, count, dtype) on every rank of w. */
 bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt);
 /* The same with the device buffers at sendAt[r] and recvAt[r] (the caller's memory, which must

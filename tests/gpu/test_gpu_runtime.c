@@ -2133,10 +2133,7 @@ static int random_stream(const world* w, const loaded* plans, int nplans, const 
     /* With plans, half the calls are theirs (drawn again until one fits, on the side drawn). */
     const bool plan = nplans > 0 && gpu_rand(rng) % 2;
     while (plan ? !random_pick_plan(w, plans, nplans, &rc[i], rng) : !random_pick(w, &rc[i], rng, &huge)) {}
-    const kilnColl_t coll = rc[i].c.coll;
-    const size_t n = (size_t)w->n, count = rc[i].c.count;
-    inE[i] = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_ALLGATHER) ? count : n * count;
-    outE[i] = (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER) ? count : n * count;
+    call_elems(rc[i].c.coll, w->n, rc[i].c.count, &inE[i], &outE[i]);
     arena += (inE[i] + outE[i] + 8) * kilnDataTypeSize(rc[i].c.dt);
   }
   char* base[GPU_MAX];
@@ -2161,7 +2158,8 @@ static int random_stream(const world* w, const loaded* plans, int nplans, const 
   const bool grouped = mode == 1 || mode == 3, graph = mode >= 2;
   cudaGraphExec_t ge[GPU_MAX];
   if (graph) {
-    /* The buffers the graphs capture, set by a first preparation. */
+    /* The buffers the graphs capture set, and the first replay's data drawn (the captures begin
+     * after it is on the GPUs). */
     for (int i = 0; i < k; i++) call_prepare(&rc[i].c, w, rc[i].op, rc[i].inplace, rng);
     if (grouped) {
       capture_begin_all(w);
@@ -2176,7 +2174,8 @@ static int random_stream(const world* w, const loaded* plans, int nplans, const 
     }
   }
   for (int rep = 0; rep < (graph ? 2 : 1); rep++) {
-    for (int i = 0; i < k; i++) call_prepare(&rc[i].c, w, rc[i].op, rc[i].inplace, rng);
+    if (!graph || rep > 0)
+      for (int i = 0; i < k; i++) call_prepare(&rc[i].c, w, rc[i].op, rc[i].inplace, rng);
     if (graph) replay_all(w, ge);
     else random_issue(w, rc, k, 0, w->n, grouped, rng);
     for (int i = 0; i < k; i++) {
