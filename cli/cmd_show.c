@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -20,52 +19,6 @@ static void help(FILE* f) {
           "(<topology>, <sketch> or <algo>).\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
-}
-
-/* Reads f up to and past the first `pat` (1 to 3 characters); false at the end of the file. */
-static bool skip_past(FILE* f, const char* pat) {
-  const size_t n = strlen(pat);
-  char last[3] = {0, 0, 0}; /* the last 3 characters read */
-  for (int c; (c = getc(f)) != EOF;) {
-    memmove(last, last + 1, 2);
-    last[2] = (char)c;
-    if (!memcmp(last + 3 - n, pat, n)) return true;
-  }
-  return false;
-}
-
-/* Name of the first element of the file (after the XML declaration, comments, processing
- * instructions, DOCTYPE and blanks, however long they run), into out; false if the file cannot be
- * read or has none. Reads through stdio's buffer: never the whole file at once (its reader does
- * that next). */
-static bool sniff_root(const char* path, char* out, size_t cap) {
-  struct stat st;
-  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false; /* a FIFO would block the read */
-  if ((size_t)st.st_size > KILN_PLAN_DOC_MAX_BYTES) return false;  /* the reader refuses it at once */
-  FILE* f = fopen(path, "rb");
-  if (!f) return false;
-  size_t k = 0;
-  for (int c; (c = getc(f)) != EOF;) {
-    if (c != '<') continue;
-    c = getc(f);
-    if (c == '?') {
-      if (!skip_past(f, "?>")) break;
-      continue;
-    }
-    if (c == '!') { /* a comment, or a DOCTYPE (which the readers refuse) */
-      const bool comment = getc(f) == '-' && getc(f) == '-';
-      if (!skip_past(f, comment ? "-->" : ">")) break;
-      continue;
-    }
-    while (c != EOF && c != '\0' && !strchr(" \t\r\n/>", c) && k + 1 < cap) {
-      out[k++] = (char)c;
-      c = getc(f);
-    }
-    break;
-  }
-  fclose(f);
-  out[k] = '\0';
-  return k > 0;
 }
 
 static void show_topology(const kilnTopology* t) {
@@ -232,8 +185,9 @@ int cmd_show(int argc, char** argv) {
     return 0;
   }
   char root[32];
-  if (!sniff_root(file, root, sizeof root)) {
-    /* Let the plan reader say what is wrong (missing file, empty, not XML). */
+  if (kilnXmlFileRoot(file, root, sizeof root) != KILN_SUCCESS) {
+    /* Let the plan reader say what is wrong (missing file, empty, not XML, a DOCTYPE), in its
+     * words; it also reads what only libxml2 can (a UTF-16 plan). */
     kilnPlan* p = NULL;
     if (kilnPlanReadFile(file, &p) == KILN_SUCCESS) {
       int rc = show_plan(p);

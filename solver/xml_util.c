@@ -37,21 +37,22 @@ kilnResult_t kilnXmlError(kilnResult_t r, const char* fname, xmlNodePtr n, const
   return kilnSetError(r, "%s:%ld: %s", fname, kilnXmlLine(n), msg);
 }
 
-/* Scans the prolog (XML declaration, comments, processing instructions, blanks) for a DOCTYPE
- * before libxml2 sees the document, so entity declarations are never even parsed. Returns the
- * line of the DOCTYPE, or 0 if there is none. */
-static long find_doctype(const char* buf, size_t len) {
+/* Where the prolog (XML declaration, comments, processing instructions, blanks, a UTF-8 byte order
+ * mark) of buf ends: the index of the first thing after it (a DOCTYPE, the root element, junk) or
+ * len (nothing follows, or a comment or declaration runs to the end); *line: its line. One scan
+ * for the readers' DOCTYPE check (find_doctype) and kilnXmlFileRoot. */
+static size_t prolog_end(const char* buf, size_t len, long* line) {
   size_t i = 0;
-  long line = 1;
+  *line = 1;
   while (i < len) {
-    char c = buf[i];
-    if (c == '\n') { line++; i++; continue; }
+    const char c = buf[i];
+    if (c == '\n') { ++*line; i++; continue; }
     if (c == ' ' || c == '\t' || c == '\r') { i++; continue; }
-    if (i + 3 < len && buf[i] == '\xEF' && buf[i + 1] == '\xBB' && buf[i + 2] == '\xBF') {
-      i += 3; /* UTF-8 byte order mark */
+    if (len - i >= 3 && !memcmp(buf + i, "\xEF\xBB\xBF", 3)) {
+      i += 3;
       continue;
     }
-    if (c != '<' || i + 1 >= len) return 0;
+    if (c != '<' || i + 1 >= len) return i;
     const char* end = NULL;
     if (buf[i + 1] == '?') {
       for (size_t j = i + 2; j + 1 < len; j++)
@@ -59,16 +60,26 @@ static long find_doctype(const char* buf, size_t len) {
     } else if (len - i >= 4 && !memcmp(buf + i, "<!--", 4)) {
       for (size_t j = i + 4; j + 2 < len; j++)
         if (!memcmp(buf + j, "-->", 3)) { end = buf + j + 3; break; }
-    } else if (len - i >= 9 && !memcmp(buf + i, "<!DOCTYPE", 9)) {
-      return line;
     } else {
-      return 0; /* the root element, or junk libxml2 will report */
+      return i; /* a DOCTYPE, the root element, or junk libxml2 will report */
     }
-    if (!end) return 0;
-    for (const char* p = buf + i; p < end; p++) line += *p == '\n';
+    if (!end) return len;
+    for (const char* p = buf + i; p < end; p++) *line += *p == '\n';
     i = (size_t)(end - buf);
   }
-  return 0;
+  return len;
+}
+
+static bool at_doctype(const char* buf, size_t len, size_t i) {
+  return len - i >= 9 && !memcmp(buf + i, "<!DOCTYPE", 9);
+}
+
+/* Scans the prolog for a DOCTYPE before libxml2 sees the document, so entity declarations are
+ * never even parsed. Returns the line of the DOCTYPE, or 0 if there is none. */
+static long find_doctype(const char* buf, size_t len) {
+  long line;
+  const size_t i = prolog_end(buf, len, &line);
+  return i < len && at_doctype(buf, len, i) ? line : 0;
 }
 
 static void silent_error(void* ctx, const char* msg, ...) {
@@ -146,13 +157,14 @@ out_free_doc:
   return r;
 }
 
-kilnResult_t kilnXmlParseFile(const char* path, xmlDocPtr* out) {
-  *out = NULL;
+/* Reads the whole of file path into *buf (malloc'd, the caller frees it; *len bytes): opened
+ * without blocking (a FIFO's open waits for a writer), checked to be a regular file of at most
+ * KILN_XML_MAX_BYTES, then read as one. */
+static kilnResult_t read_whole_file(const char* path, char** buf, size_t* len) {
+  *buf = NULL;
+  *len = 0;
   if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no file name given");
   kilnResult_t r = KILN_SUCCESS;
-  char* buf = NULL;
-  /* Opened without blocking (a FIFO's open waits for a writer), checked to be a file, then read
-   * as one. */
   const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return kilnSetError(KILN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
@@ -170,26 +182,63 @@ kilnResult_t kilnXmlParseFile(const char* path, xmlDocPtr* out) {
                      (long long)st.st_size, KILN_XML_MAX_BYTES);
     goto out_close;
   }
-  size_t cap = (size_t)st.st_size + 1, len = 0;
-  buf = malloc(cap);
-  if (!buf) {
+  const size_t cap = (size_t)st.st_size + 1;
+  char* b = malloc(cap);
+  if (!b) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory reading the file", path);
     goto out_close;
   }
-  size_t got;
-  while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
-    len += got;
-    if (len == cap) break; /* the file grew while we read; parse what fits in the limit */
+  size_t n = 0, got;
+  while ((got = fread(b + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) break; /* the file grew while we read; parse what fits in the limit */
   }
   if (ferror(f)) {
     r = kilnSetError(KILN_ERR_IO, "%s: read error: %s", path, strerror(errno));
-    goto out_free_buf;
+    free(b);
+    goto out_close;
   }
-  r = kilnXmlParseMemory(buf, len, path, out);
-out_free_buf:
-  free(buf);
+  *buf = b;
+  *len = n;
 out_close:
   fclose(f);
+  return r;
+}
+
+kilnResult_t kilnXmlParseFile(const char* path, xmlDocPtr* out) {
+  *out = NULL;
+  char* buf;
+  size_t len;
+  kilnResult_t r = read_whole_file(path, &buf, &len);
+  if (r != KILN_SUCCESS) return r;
+  r = kilnXmlParseMemory(buf, len, path, out);
+  free(buf);
+  return r;
+}
+
+kilnResult_t kilnXmlFileRoot(const char* path, char* out, size_t cap) {
+  if (!out || cap < 2) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnXmlFileRoot: no room for a name");
+  out[0] = '\0';
+  char* buf;
+  size_t len;
+  kilnResult_t r = read_whole_file(path, &buf, &len);
+  if (r != KILN_SUCCESS) return r;
+  long line;
+  const size_t i = prolog_end(buf, len, &line);
+  /* A name starts past '<' with anything but markup's '!' and '?' and ends at a blank, '/' or '>'. */
+  size_t k = 0, j = i + 1;
+  if (i + 1 < len && buf[i] == '<' && buf[j] != '!' && buf[j] != '?')
+    for (; j < len && buf[j] != '\0' && !strchr(" \t\r\n/>", buf[j]) && k + 1 < cap; j++) out[k++] = buf[j];
+  out[k] = '\0';
+  if (k == 0)
+    r = kilnSetError(KILN_ERR_PARSE, "%s:%ld: %s", path, line,
+                     i < len && at_doctype(buf, len, i) ? "a DOCTYPE declaration before the root element"
+                     : i < len                          ? "no root element where the prolog ends"
+                                                        : "no root element");
+  else if (j < len && buf[j] != '\0' && !strchr(" \t\r\n/>", buf[j]))
+    r = kilnSetError(KILN_ERR_PARSE, "%s:%ld: the root element's name is longer than %zu bytes", path, line, cap - 1);
+  if (r != KILN_SUCCESS) out[0] = '\0';
+  free(buf);
   return r;
 }
 

@@ -282,6 +282,56 @@ Test(plan_xml, file_round_trip) {
   kilnPlanFree(p);
 }
 
+/* kilnXmlFileRoot names a file's root element past whatever prolog the readers take (what `kiln
+ * show` picks its reader by), and refuses, with the file and line, where there is none. */
+Test(plan_xml, file_root) {
+  static const struct {
+    const char* text; /* the file's bytes (NULL: no file) */
+    size_t cap;
+    kilnResult_t res;
+    const char* want; /* the root's name, or a text of the error */
+  } cases[] = {
+      {"<algo name=\"a\"/>", 32, KILN_SUCCESS, "algo"},
+      {"\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<!-- a\n<fake/> -->\n<?pi x?>\n\t<topology>", 32, KILN_SUCCESS, "topology"},
+      {"<sketch\n name=\"s\">", 32, KILN_SUCCESS, "sketch"},
+      {"<sketch>", 6, KILN_ERR_PARSE, "longer than 5 bytes"},
+      {"<sketch>", 7, KILN_SUCCESS, "sketch"},
+      {"<?xml version=\"1.0\"?>\n<!DOCTYPE algo>\n<algo/>", 32, KILN_ERR_PARSE, "f.xml:2: a DOCTYPE"},
+      {"", 32, KILN_ERR_PARSE, "f.xml:1: no root element"},
+      {"\n\n<!-- never closed", 32, KILN_ERR_PARSE, "f.xml:3: no root element"},
+      {"text <algo/>", 32, KILN_ERR_PARSE, "f.xml:1: no root element where the prolog ends"},
+      {"<!ELEMENT algo ANY>", 32, KILN_ERR_PARSE, "no root element where"},
+      {NULL, 32, KILN_ERR_IO, "cannot open"},
+  };
+  char dir[] = "/tmp/kiln-root-XXXXXX", path[256], root[32];
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  snprintf(path, sizeof path, "%s/f.xml", dir);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    unlink(path);
+    if (cases[i].text) {
+      FILE* f = fopen(path, "wb");
+      cr_assert(not(eq(ptr, f, NULL)));
+      fputs(cases[i].text, f);
+      fclose(f);
+    }
+    memset(root, 'x', sizeof root);
+    const kilnResult_t r = kilnXmlFileRoot(path, root, cases[i].cap);
+    cr_expect(eq(int, r, cases[i].res), "case %zu: %s", i, kilnLastError());
+    if (r == KILN_SUCCESS) {
+      cr_expect(eq(str, root, (char*)cases[i].want), "case %zu", i);
+    } else {
+      cr_expect(eq(str, root, ""), "case %zu: a failure leaves an empty name", i);
+      cr_expect(contains(kilnLastError(), cases[i].want), "case %zu: %s", i, kilnLastError());
+      cr_expect(contains(kilnLastError(), path), "case %zu: %s", i, kilnLastError());
+    }
+  }
+  unlink(path);
+  cr_expect(eq(int, kilnXmlFileRoot(dir, root, sizeof root), KILN_ERR_IO)); /* a folder */
+  cr_expect(contains(kilnLastError(), "not a regular file"), "%s", kilnLastError());
+  cr_expect(eq(int, kilnXmlFileRoot(path, root, 1), KILN_ERR_INVALID_ARGUMENT));
+  rmdir(dir);
+}
+
 struct bad_plan {
   const char* xml;
   const char* msg;

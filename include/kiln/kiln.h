@@ -161,6 +161,15 @@ KILN_API void kilnWriteAbandon(void);
  * Returns false on junk, overflow or a negative value. */
 KILN_API bool kilnParseSize(const char* s, uint64_t* out);
 
+/* The name of the root element of the XML file at path (topology, sketch or algo for kiln's three
+ * formats; a tool taking any of them can pick the reader by it), found past the prolog (XML
+ * declaration, comments, processing instructions, blanks) as the readers find it, into out (cap
+ * bytes). KILN_ERR_IO: the file cannot be opened or is not a regular file; KILN_ERR_PARSE: no root
+ * element there (a DOCTYPE, which the readers refuse, junk, an empty file; a document past the
+ * readers' size limit; a name of cap bytes or more). The document itself is not checked: its
+ * reader does that. */
+KILN_API kilnResult_t kilnXmlFileRoot(const char* path, char* out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
