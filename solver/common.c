@@ -49,7 +49,10 @@ void kilnPrefixError(const char* fmt, ...) {
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   memcpy(old, errmsg, sizeof old);
-  snprintf(errmsg, sizeof errmsg, "%s%s", prefix, old);
+  /* The prefix, then as much of the old message as fits (a long one is cut, as kilnSetError cuts). */
+  const size_t n = strlen(prefix);
+  memcpy(errmsg, prefix, n + 1);
+  snprintf(errmsg + n, sizeof errmsg - n, "%s", old);
 }
 
 static const char* const coll_names[] = {

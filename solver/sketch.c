@@ -131,7 +131,7 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
   for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
     if (is(c, "switch")) {
       kilnSketchSwitch* sw = &s->switches[s->nswitches];
-      int pol;
+      int pol = KILN_HYPER_UC_MAX; /* get_enum sets it or fails */
       if ((r = kilnXmlCheckElement(c, f, NULL, switchAttrs))) return r;
       if ((r = get_enum(c, f, "policy", policy_names, KILN_NUM_HYPER_POLICIES, KILN_HYPER_UC_MAX, &pol))) return r;
       sw->policy = (kilnHyperPolicy_t)pol;
