@@ -3,19 +3,24 @@
 #  1. install what is missing and build (CUDA parts when nvcc and NCCL 2.28 are there);
 #  2. synthesize an allreduce for one HGX-H100 node (8 GPUs on NVSwitch) from the hgx-h100
 #     sketch, verify it on the CPU and simulate it against NCCL's ring and tree at 1 KB, 1 MB, 1 GB;
-#  3. where 2 or more GPUs are present: measure them (kiln profile), synthesize an allreduce for
-#     them, and run it side by side with NCCL (bench/coll_bench), results checked; where one GPU
+#  3. where 2 or more GPUs are present: measure them (kiln profile), synthesize allreduce plans
+#     for them (LL for small calls, Simple in many instances for large ones), and run them side by
+#     side with NCCL (bench/coll_bench), results checked; where one GPU
 #     is: run the plan of step 2 with its 8 ranks sharing that GPU (no NCCL), every dtype and op
 #     checked against the CPU (tests/gpu/test_gpu_runtime's plan_files).
 # Usage: scripts/quickstart.sh [BUILD_DIR]     (outputs under BUILD_DIR/quickstart)
+# KILN_QUICKSTART_PREBUILT=1 takes BUILD_DIR as already built (no set-up, no build): for a
+# machine that runs binaries built elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
-scripts/setup.sh
-# what the configuration found (GPU runtime on or off, plans baked), and all of it if it fails
-cfg=$(cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo 2>&1) || { printf '%s\n' "$cfg" >&2; exit 1; }
-printf '%s\n' "$cfg" | grep '^-- kiln' || true
-cmake --build "$build" -j"$(nproc)"
+if [ "${KILN_QUICKSTART_PREBUILT:-0}" != 1 ]; then
+  scripts/setup.sh
+  # what the configuration found (GPU runtime on or off, plans baked), and all of it if it fails
+  cfg=$(cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo 2>&1) || { printf '%s\n' "$cfg" >&2; exit 1; }
+  printf '%s\n' "$cfg" | grep '^-- kiln' || true
+  cmake --build "$build" -j"$(nproc)"
+fi
 
 kiln=$build/kiln
 out=$build/quickstart
@@ -49,8 +54,22 @@ case $n in 2|4|8) ;; 3) n=2 ;; *) n=4 ;; esac   # sketches exist for 2, 4 and 8 
 echo "== profile the local $n GPUs"
 "$kiln" profile --gpus "$n" --uniform -o "$out/local.xml"
 echo "== synthesize for them, then run kiln and NCCL side by side"
+# Two plans from the sketch, each for the sizes it serves: LL lines in a few instances for
+# calls up to 256 KiB, Simple in as many instances as fit 64 threadblocks a rank above (one
+# instance moves a threadblock's ~22 GB/s a connection: 10x NCCL's time at 32 MiB on 2 H200s;
+# bench/results/s35 run 5). Their ranges do not overlap: of two loaded plans that fit a call the
+# registry takes the one loaded last, whatever their ranges (kiln/registry.h).
 sketch=plans/sketches/switch$n.xml
-"$kiln" synth --topo "$out/local.xml" --sketch "$sketch" --coll allreduce --max-tbs 64 \
-  -o "$out/allreduce-local.xml"
-"$build/bench/coll_bench" --ranks "$n" --colls allreduce --plans "$out/allreduce-local.xml" \
+plans=$out/plans
+rm -rf "$plans"
+mkdir -p "$plans"
+"$kiln" synth --quiet --topo "$out/local.xml" --sketch "$sketch" --coll allreduce --max-tbs 64 \
+  --proto LL --instances $(( n < 8 ? 8 / n : 1 )) -o "$out/allreduce-local-ll.xml"
+"$kiln" bake -d "$plans" --max 256K "$out/allreduce-local-ll.xml"
+"$kiln" synth --quiet --topo "$out/local.xml" --sketch "$sketch" --coll allreduce --max-tbs 64 \
+  --instances $(( 64 / n )) -o "$out/allreduce-local-simple.xml"
+"$kiln" bake -d "$plans" --min $(( 256 * 1024 + 1 )) "$out/allreduce-local-simple.xml"
+"$build/bench/coll_bench" --ranks "$n" --colls allreduce --plans "$plans" \
   --min 8 --max 64M --csv "$out/allreduce-local.csv"
+echo "(interp: the plans synthesized above, on kiln's interpreter; sym: kiln's symmetric-memory"
+echo " kernels, which kiln runs by default where they fit; speed-up: NCCL's time over kiln's default)"

@@ -142,6 +142,34 @@ Test(synth, non_automorphic_symmetry_rejected_with_reason) {
   cr_assert(not(eq(ptr, strstr(kilnLastError(), "0->2"), NULL)), "%s", kilnLastError());
 }
 
+/* A plan's name says its sketch and collective, and its protocol and instances where they are not
+ * the defaults, so plans of one sketch for different sizes tell apart (quickstart loads two). */
+Test(synth, plan_name_says_protocol_and_instances) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch2", 1, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("switch2");
+  static const struct {
+    kilnProto_t proto;
+    int instances;
+    const char* name;
+  } cases[] = {{KILN_PROTO_SIMPLE, 1, "kiln-switch2-allreduce"},
+               {KILN_PROTO_LL, 4, "kiln-switch2-allreduce-LL-i4"},
+               {KILN_PROTO_LL128, 1, "kiln-switch2-allreduce-LL128"},
+               {KILN_PROTO_SIMPLE, 32, "kiln-switch2-allreduce-i32"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnSynthOptions o = fast_options();
+    o.proto = cases[i].proto;
+    o.instances = cases[i].instances;
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(eq(str, p->name, (char*)cases[i].name));
+    cr_expect(eq(int, p->nchannels, cases[i].instances), "%s", p->name);
+    kilnPlanFree(p);
+  }
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
 Test(synth, bad_options_rejected) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("switch4", 1, &t), KILN_SUCCESS));

@@ -203,7 +203,8 @@ typedef struct { char paths[16][PATH_MAX]; int n; } candidateList;
 static void addCandidate(candidateList* l, const char* dir, const char* file) {
   if (l->n >= 16 || !dir || !*dir) return;
   char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s/%s", dir, file);
+  const int len = snprintf(p, sizeof p, "%s/%s", dir, file);
+  if (len < 0 || (size_t)len >= sizeof p) return; /* a cut path would name another file */
   for (int i = 0; i < l->n; i++)
     if (strcmp(l->paths[i], p) == 0) return;
   snprintf(l->paths[l->n++], PATH_MAX, "%s", p);

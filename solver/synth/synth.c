@@ -243,7 +243,15 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   }
   bool best_pipelined = false;
   char name[KILN_NAME_MAX];
-  snprintf(name, sizeof name, "kiln-%.40s-%s", s->name, kilnCollName(coll));
+  /* kiln-SKETCH-COLL, then the protocol and the instances where they are not the defaults, so
+   * that plans of one sketch synthesized for different sizes tell apart in a registry, a
+   * benchmark's rows and kiln show (kiln-switch2-allreduce-LL-i4). */
+  {
+    char proto[16] = "", inst[16] = "";
+    if (o.proto != KILN_PROTO_SIMPLE) snprintf(proto, sizeof proto, "-%s", kilnProtoName(o.proto));
+    if (o.instances > 1) snprintf(inst, sizeof inst, "-i%d", o.instances);
+    snprintf(name, sizeof name, "kiln-%.40s-%s%s%s", s->name, kilnCollName(coll), proto, inst);
+  }
   double best_us = INFINITY;
   uint64_t ref = kilnSynthReferenceBytes(coll, n, insize);
   kilnOrdering_t paper_h = hs[0];
