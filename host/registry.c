@@ -99,8 +99,13 @@ const kilnRegistryEntry* kilnRegistrySelect(kilnColl_t coll, int nranks, uint64_
   const kilnRegistryEntry* out = NULL;
   pthread_mutex_lock(&lock);
   init_baked();
-  for (int i = nloads - 1; i >= 0 && !out; i--)
-    if (fits(&loads[i]->e, coll, nranks, bytes, inplace)) out = &loads[i]->e;
+  /* Loaded plans: the narrowest range that fits; of equal ranges the one loaded last (a plan
+   * loaded again, or another for the same sizes, takes over). */
+  for (int i = nloads - 1; i >= 0; i--) {
+    const kilnRegistryEntry* e = &loads[i]->e;
+    if (fits(e, coll, nranks, bytes, inplace) && (!out || e->maxBytes - e->minBytes < out->maxBytes - out->minBytes))
+      out = e;
+  }
   if (!out) {
     int i = kilnRegistryPick(baked, nbaked, coll, nranks, bytes, inplace, dtype, op);
     if (i >= 0) out = &baked[i];

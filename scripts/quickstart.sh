@@ -57,8 +57,8 @@ echo "== synthesize for them, then run kiln and NCCL side by side"
 # Two plans from the sketch, each for the sizes it serves: LL lines in a few instances for
 # calls up to 256 KiB, Simple in as many instances as fit 64 threadblocks a rank above (one
 # instance moves a threadblock's ~22 GB/s a connection: 10x NCCL's time at 32 MiB on 2 H200s;
-# bench/results/s35 run 5). Their ranges do not overlap: of two loaded plans that fit a call the
-# registry takes the one loaded last, whatever their ranges (kiln/registry.h).
+# bench/results/s35 run 5). Their ranges meet at 256 KiB; where loaded plans' ranges overlap,
+# the registry takes the narrowest (kiln/registry.h).
 sketch=plans/sketches/switch$n.xml
 plans=$out/plans
 rm -rf "$plans"

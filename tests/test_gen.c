@@ -431,6 +431,37 @@ Test(registry, loaded_plans) {
   kilnPlanFree(p);
 }
 
+/* Of loaded plans that fit a call, the narrowest range serves it, whatever the load order; of
+ * equal ranges, the plan loaded last (quickstart loads a folder's small- and large-call plans,
+ * whose ranges overlapped: the last loaded took every size). */
+Test(registry, loaded_plans_narrowest_then_last) {
+  kilnPlan* wide = classic("ring", KILN_COLL_ALLGATHER, 3, KILN_PROTO_SIMPLE, false);
+  kilnPlan* narrow = classic("direct", KILN_COLL_ALLGATHER, 3, KILN_PROTO_LL, false);
+  wide->min_bytes = 0;
+  wide->max_bytes = UINT64_MAX;
+  narrow->min_bytes = 0;
+  narrow->max_bytes = 256 * KB;
+  const kilnRegistryEntry *n = NULL, *w = NULL, *w2 = NULL;
+  for (int order = 0; order < 2; order++) {
+    cr_assert(eq(int, kilnRegistryAddPlan(order ? wide : narrow, order ? &w : &n), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnRegistryAddPlan(order ? narrow : wide, order ? &n : &w), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(eq(ptr, (void*)kilnRegistrySelect(KILN_COLL_ALLGATHER, 3, 3 * KB, false, KILN_FLOAT32, KILN_SUM), (void*)n),
+              "load order %d", order);
+    cr_expect(eq(ptr, (void*)kilnRegistrySelect(KILN_COLL_ALLGATHER, 3, 256 * KB, false, KILN_FLOAT32, KILN_SUM), (void*)n),
+              "load order %d", order);
+    cr_expect(eq(ptr, (void*)kilnRegistrySelect(KILN_COLL_ALLGATHER, 3, 256 * KB + 3, false, KILN_FLOAT32, KILN_SUM),
+                 (void*)w), "load order %d", order);
+    kilnRegistryReset();
+  }
+  /* The same range twice: the later load serves. */
+  cr_assert(eq(int, kilnRegistryAddPlan(wide, &w), KILN_SUCCESS));
+  cr_assert(eq(int, kilnRegistryAddPlan(wide, &w2), KILN_SUCCESS));
+  cr_expect(eq(ptr, (void*)kilnRegistrySelect(KILN_COLL_ALLGATHER, 3, 3 * KB, false, KILN_FLOAT32, KILN_SUM), (void*)w2));
+  kilnRegistryReset();
+  kilnPlanFree(wide);
+  kilnPlanFree(narrow);
+}
+
 /* A broken plan is refused by the registry too, naming it. */
 Test(registry, broken_plan_refused) {
   kilnPlan* p = classic("ring", KILN_COLL_ALLGATHER, 2, KILN_PROTO_SIMPLE, false);

@@ -13,10 +13,12 @@
  * call's, whose byte range [minBytes, maxBytes] holds the call's bytes (kilnRegistryCallBytes) and
  * whose form fits the call (inplace entries serve in-place calls, outofplace entries out-of-place
  * ones; no entry serves an in-place alltoall). Among those it prefers, in order: plans loaded at
- * run time (most recent first: the user asked for them), entries with a baked kernel for the
- * call's dtype and op that runs by default (inlined steps: the runtime interprets the others
- * unless told otherwise), the narrowest byte range, then table order. So every rank that has the
- * same plans decides the same way. Every data type and op runs, baked or interpreted.
+ * run time (the user asked for them: the narrowest byte range, then the one loaded last, so
+ * that plans loaded for different sizes each serve their own and a plan loaded again for the
+ * same sizes takes over), entries with a baked kernel for the call's dtype and op that runs by
+ * default (inlined steps: the runtime interprets the others unless told otherwise), the
+ * narrowest byte range, then table order. So every rank that has the same plans decides the same
+ * way. Every data type and op runs, baked or interpreted.
  *
  * Bytes are the collective's reference size, as in plan.h and the simulator: allreduce: per-rank
  * input; allgather: total output; reducescatter: total input; alltoall: total input.
