@@ -2,10 +2,15 @@
  * kiln profile: measures α (µs) and β (µs/MB) of every ordered GPU pair with kiln's own
  * primitives and writes a topology XML that kiln synth accepts.
  *
- * Per pair (i -> j): a plan that sends n chunks one after another (n steps of one chunk) and one
- * that sends the same n chunks at once (one step of n chunks). The difference of their times is
- * (n-1)·α; β comes from the at-once time at two sizes. Kernel launch costs cancel in both
- * differences.
+ * Per pair (i -> j), as the TACCL paper's profiler does (section 5.1): a plan that sends n chunks
+ * one after another (n steps of one chunk) and one that sends the same n chunks at once (one step
+ * of n chunks) in one threadblock. The difference of their times is (n-1)·α. β is the link's: the
+ * at-once plan in PROF_LINK_TBS threadblocks on channels of their own (as a plan lowered in that
+ * many instances moves), timed at two sizes. One threadblock moves only a fraction of a link
+ * (~22 GB/s on an H200's NVLink, ~8x less than 32 move): a β of one threadblock made the
+ * topology a link 8x slower than the built-in hgx-h100's, and the simulator's predictions of plans
+ * in many instances 6x too slow (bench/results/s35 runs 4-5). The table prints that β too.
+ * Kernel launch costs cancel in the differences.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +27,9 @@ static void help(FILE* f) {
           "all, at least 2) with kiln's primitives, prints a table and writes a topology XML\n"
           "(to OUT.xml, or stdout) that kiln synth accepts. --uniform writes the mean alpha and\n"
           "beta on every link (GPUs behind one switch: sketches with symmetry need equal costs).\n"
+          "alpha: one step's latency (one threadblock); beta: the link's, with 32 threadblocks\n"
+          "sending at once, as a plan lowered in that many instances does (one threadblock moves\n"
+          "far less: its column is printed too; kiln synth --instances).\n"
           "Needs the GPU runtime and NCCL.\n");
 }
 
@@ -41,6 +49,7 @@ int cmd_profile(int argc, char** argv) {
 
 #define PROF_MAX 16
 #define PROF_CHUNKS 8
+#define PROF_LINK_TBS 32 /* threadblocks of the link's measurement (a plan's instances: 16-32 fill a link) */
 
 static double now_us(void) {
   struct timespec ts;
@@ -48,23 +57,27 @@ static double now_us(void) {
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-/* A plan on n ranks where only src sends nchunks chunks to dst, in `steps` steps. */
-static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, kilnPlan** out) {
+/* A plan on n ranks where only src sends to dst: ntbs threadblock pairs (channels 0..ntbs-1), each
+ * PROF_CHUNKS chunks of its own, in PROF_CHUNKS steps of a chunk (atOnce false) or one step. */
+static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, int ntbs, kilnPlan** out) {
   kilnPlan* p = NULL;
   kilnResult_t r = kilnPlanCreate(atOnce ? "profile-once" : "profile-seq", KILN_COLL_ALLREDUCE, n, &p);
   if (r != KILN_SUCCESS) return r;
-  for (int g = 0; g < n; g++) p->gpus[g].i_chunks = p->gpus[g].o_chunks = PROF_CHUNKS;
-  kilnThreadblock* s = kilnPlanAddThreadblock(p, src, dst, -1, 0);
-  kilnThreadblock* d = kilnPlanAddThreadblock(p, dst, -1, src, 0);
-  if (!s || !d) { kilnPlanFree(p); return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); }
+  for (int g = 0; g < n; g++) p->gpus[g].i_chunks = p->gpus[g].o_chunks = PROF_CHUNKS * ntbs;
+  p->nchunksperloop = PROF_CHUNKS * ntbs;
   const int steps = atOnce ? 1 : PROF_CHUNKS, cnt = atOnce ? PROF_CHUNKS : 1;
-  for (int c = 0; c < steps; c++) {
-    s = &p->gpus[src].tbs[0];
-    d = &p->gpus[dst].tbs[0];
-    if (!kilnPlanAddStep(s, KILN_STEP_SEND, KILN_BUF_INPUT, c, KILN_BUF_INPUT, c, cnt) ||
-        !kilnPlanAddStep(d, KILN_STEP_RECV, KILN_BUF_OUTPUT, c, KILN_BUF_OUTPUT, c, cnt)) {
+  for (int k = 0; k < ntbs; k++) {
+    if (!kilnPlanAddThreadblock(p, src, dst, -1, k) || !kilnPlanAddThreadblock(p, dst, -1, src, k)) {
       kilnPlanFree(p);
       return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    }
+    for (int c = 0; c < steps; c++) {
+      const int off = k * PROF_CHUNKS + c * cnt;
+      if (!kilnPlanAddStep(&p->gpus[src].tbs[k], KILN_STEP_SEND, KILN_BUF_INPUT, off, KILN_BUF_INPUT, off, cnt) ||
+          !kilnPlanAddStep(&p->gpus[dst].tbs[k], KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, cnt)) {
+        kilnPlanFree(p);
+        return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      }
     }
   }
   *out = p;
@@ -155,48 +168,59 @@ int cmd_profile(int argc, char** argv) {
     fprintf(stderr, "kiln profile: ncclCommInitAll failed\n");
     return 1;
   }
+  /* The runtime's default FIFOs (what plans run on): 32 channels a peer, enough for the link's
+   * PROF_LINK_TBS threadblocks. */
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
-  cfg.maxChannels = 1;
-  cfg.nslots = 4;
-  cfg.slotBytes = 8u << 20;
   if (kilnCommCreateAll(ngpus, nc, &cfg, P.kc) != KILN_SUCCESS) {
     fprintf(stderr, "kiln profile: %s\n", kilnLastError());
     return 1;
   }
-  const size_t smallElems = PROF_CHUNKS * 1024, bigElems = PROF_CHUNKS * (256u << 10); /* 32 KB, 8 MB */
+  /* One threadblock: 32 KB (α) and 8 MB (its β); the link: 16 and 64 MB over PROF_LINK_TBS. */
+  const size_t smallElems = PROF_CHUNKS * 1024, bigElems = PROF_CHUNKS * (256u << 10);
+  const size_t linkSmallElems = (size_t)4 << 20, linkBigElems = (size_t)16 << 20, bufElems = linkBigElems;
   for (int r = 0; r < ngpus; r++) {
     cudaSetDevice(r);
     cudaStreamCreateWithFlags(&P.st[r], cudaStreamNonBlocking);
-    cudaMalloc(&P.buf[r][0], bigElems * 4);
-    cudaMalloc(&P.buf[r][1], bigElems * 4);
-    cudaMemset(P.buf[r][0], 1, bigElems * 4);
+    cudaMalloc(&P.buf[r][0], bufElems * 4);
+    cudaMalloc(&P.buf[r][1], bufElems * 4);
+    cudaMemset(P.buf[r][0], 1, bufElems * 4);
   }
   double alpha[PROF_MAX][PROF_MAX], beta[PROF_MAX][PROF_MAX];
   int rc = 0;
-  printf("%-6s %10s %12s %10s\n", "pair", "alpha_us", "beta_us/MB", "GB/s");
+  printf("%-6s %10s %12s %10s %14s\n", "pair", "alpha_us", "beta_us/MB", "GB/s", "1 block GB/s");
   for (int a = 0; a < ngpus && rc == 0; a++)
     for (int b = 0; b < ngpus && rc == 0; b++) {
       if (a == b) continue;
-      kilnPlan *seq = NULL, *once = NULL;
-      kilnExec_t xs[PROF_MAX], xo[PROF_MAX];
-      if (pair_plan(ngpus, a, b, false, &seq) != KILN_SUCCESS || pair_plan(ngpus, a, b, true, &once) != KILN_SUCCESS ||
-          load_all(&P, seq, xs) || load_all(&P, once, xo)) {
+      kilnPlan *seq = NULL, *once = NULL, *link = NULL;
+      kilnExec_t xs[PROF_MAX], xo[PROF_MAX], xl[PROF_MAX];
+      if (pair_plan(ngpus, a, b, false, 1, &seq) != KILN_SUCCESS || pair_plan(ngpus, a, b, true, 1, &once) != KILN_SUCCESS ||
+          pair_plan(ngpus, a, b, true, PROF_LINK_TBS, &link) != KILN_SUCCESS || load_all(&P, seq, xs) ||
+          load_all(&P, once, xo) || load_all(&P, link, xl)) {
         fprintf(stderr, "kiln profile: %s\n", kilnLastError());
+        kilnPlanFree(seq);
+        kilnPlanFree(once);
+        kilnPlanFree(link);
         rc = 1;
         break;
       }
-      double tSeq = time_pair(&P, xs, a, b, smallElems, reps);
-      double tOnce = time_pair(&P, xo, a, b, smallElems, reps);
-      double tBig = time_pair(&P, xo, a, b, bigElems, reps / 10 + 1);
-      double al = (tSeq - tOnce) / (PROF_CHUNKS - 1);
-      double be = (tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6);
+      const double tSeq = time_pair(&P, xs, a, b, smallElems, reps);
+      const double tOnce = time_pair(&P, xo, a, b, smallElems, reps);
+      const double tBig = time_pair(&P, xo, a, b, bigElems, reps / 10 + 1);
+      const double tLink0 = time_pair(&P, xl, a, b, linkSmallElems, reps / 10 + 1);
+      const double tLink1 = time_pair(&P, xl, a, b, linkBigElems, reps / 10 + 1);
+      const double al = (tSeq - tOnce) / (PROF_CHUNKS - 1);
+      const double be1 = (tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6);
+      const double be = (tLink1 - tLink0) / ((linkBigElems - linkSmallElems) * 4 / 1e6);
       alpha[a][b] = al > 0 ? al : 0;
       beta[a][b] = be > 0 ? be : 0;
-      printf("%d->%d %10.3f %12.3f %10.1f\n", a, b, alpha[a][b], beta[a][b], beta[a][b] > 0 ? 1e6 / beta[a][b] / 1e3 : 0);
+      printf("%d->%d %10.3f %12.3f %10.1f %14.1f\n", a, b, alpha[a][b], beta[a][b],
+             beta[a][b] > 0 ? 1e6 / beta[a][b] / 1e3 : 0, be1 > 0 ? 1e6 / be1 / 1e3 : 0);
       free_all(&P, xs);
       free_all(&P, xo);
+      free_all(&P, xl);
       kilnPlanFree(seq);
       kilnPlanFree(once);
+      kilnPlanFree(link);
     }
   for (int r = 0; r < ngpus; r++) {
     kilnResult_t ae = KILN_SUCCESS;

@@ -69,7 +69,9 @@ mkdir -p "$plans"
 "$kiln" synth --quiet --topo "$out/local.xml" --sketch "$sketch" --coll allreduce --max-tbs 64 \
   --instances $(( 64 / n )) -o "$out/allreduce-local-simple.xml"
 "$kiln" bake -d "$plans" --min $(( 256 * 1024 + 1 )) "$out/allreduce-local-simple.xml"
-"$build/bench/coll_bench" --ranks "$n" --colls allreduce --plans "$plans" \
+"$build/bench/coll_bench" --ranks "$n" --colls allreduce --plans "$plans" --graph 10 \
   --min 8 --max 64M --csv "$out/allreduce-local.csv"
-echo "(interp: the plans synthesized above, on kiln's interpreter; sym: kiln's symmetric-memory"
-echo " kernels, which kiln runs by default where they fit; speed-up: NCCL's time over kiln's default)"
+echo "(CUDA graphs of 10 calls, the host's launches left out. interp: the plans synthesized above,"
+echo " on kiln's interpreter (kiln bake and a rebuild compile them into kernels of their own);"
+echo " sym: kiln's symmetric-memory kernels, which kiln runs by default where they fit;"
+echo " speed-up: NCCL's time over kiln's default)"
