@@ -5,11 +5,12 @@
  * Per pair (i -> j), as the TACCL paper's profiler does (section 5.1): a plan that sends n chunks
  * one after another (n steps of one chunk) and one that sends the same n chunks at once (one step
  * of n chunks) in one threadblock. The difference of their times is (n-1)·α. β is the link's: the
- * at-once plan in PROF_LINK_TBS threadblocks on channels of their own (as a plan lowered in that
- * many instances moves), timed at two sizes. One threadblock moves only a fraction of a link
- * (~22 GB/s on an H200's NVLink, ~8x less than 32 move): a β of one threadblock made the
- * topology a link 8x slower than the built-in hgx-h100's, and the simulator's predictions of plans
- * in many instances 6x too slow (bench/results/s35 runs 4-5). The table prints that β too.
+ * at-once plan in PROF_LINK_TBS threadblocks (fewer on GPUs of fewer SMs) on channels of their own
+ * (as a plan lowered in that many instances moves), timed at two sizes. One threadblock moves only
+ * a fraction of a link (~40 GB/s on an H200's NVLink, ~8x less than 32 move): a β of one
+ * threadblock made the topology a link 8x slower than the built-in hgx-h100's, and the
+ * simulator's predictions of plans in many instances 6x too slow (bench/results/s35 runs 4-5, 9).
+ * The table prints one threadblock's rate too.
  * Kernel launch costs cancel in the differences.
  */
 #include <stdio.h>
@@ -28,8 +29,9 @@ static void help(FILE* f) {
           "(to OUT.xml, or stdout) that kiln synth accepts. --uniform writes the mean alpha and\n"
           "beta on every link (GPUs behind one switch: sketches with symmetry need equal costs).\n"
           "alpha: one step's latency (one threadblock); beta: the link's, with 32 threadblocks\n"
-          "sending at once, as a plan lowered in that many instances does (one threadblock moves\n"
-          "far less: its column is printed too; kiln synth --instances).\n"
+          "(at most the GPU's SMs) sending at once, as a plan lowered in that many\n"
+          "instances does (one threadblock moves far less: its rate is printed too; kiln synth\n"
+          "--instances).\n"
           "Needs the GPU runtime and NCCL.\n");
 }
 
@@ -65,6 +67,7 @@ static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, int ntbs, ki
   if (r != KILN_SUCCESS) return r;
   for (int g = 0; g < n; g++) p->gpus[g].i_chunks = p->gpus[g].o_chunks = PROF_CHUNKS * ntbs;
   p->nchunksperloop = PROF_CHUNKS * ntbs;
+  p->nchannels = ntbs;
   const int steps = atOnce ? 1 : PROF_CHUNKS, cnt = atOnce ? PROF_CHUNKS : 1;
   for (int k = 0; k < ntbs; k++) {
     if (!kilnPlanAddThreadblock(p, src, dst, -1, k) || !kilnPlanAddThreadblock(p, dst, -1, src, k)) {
@@ -175,7 +178,15 @@ int cmd_profile(int argc, char** argv) {
     fprintf(stderr, "kiln profile: %s\n", kilnLastError());
     return 1;
   }
-  /* One threadblock: 32 KB (α) and 8 MB (its β); the link: 16 and 64 MB over PROF_LINK_TBS. */
+  /* One threadblock: 32 KB (α) and 8 MB (its β); the link: 16 and 64 MB over linkTbs
+   * threadblocks: PROF_LINK_TBS (within the default FIFOs' 32 channels), at most the smallest
+   * GPU's SMs (kilnPlanLoad refuses a plan of more threadblocks a rank than SMs). */
+  int linkTbs = PROF_LINK_TBS;
+  for (int r = 0; r < ngpus; r++) {
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r) == cudaSuccess && sms > 0 && sms < linkTbs)
+      linkTbs = sms;
+  }
   const size_t smallElems = PROF_CHUNKS * 1024, bigElems = PROF_CHUNKS * (256u << 10);
   const size_t linkSmallElems = (size_t)4 << 20, linkBigElems = (size_t)16 << 20, bufElems = linkBigElems;
   for (int r = 0; r < ngpus; r++) {
@@ -187,20 +198,27 @@ int cmd_profile(int argc, char** argv) {
   }
   double alpha[PROF_MAX][PROF_MAX], beta[PROF_MAX][PROF_MAX];
   int rc = 0;
-  printf("%-6s %10s %12s %10s %14s\n", "pair", "alpha_us", "beta_us/MB", "GB/s", "1 block GB/s");
+  printf("beta over %d threadblocks a pair\n%-6s %10s %12s %10s %14s\n", linkTbs, "pair", "alpha_us", "beta_us/MB",
+         "GB/s", "1 block GB/s");
   for (int a = 0; a < ngpus && rc == 0; a++)
     for (int b = 0; b < ngpus && rc == 0; b++) {
       if (a == b) continue;
       kilnPlan *seq = NULL, *once = NULL, *link = NULL;
-      kilnExec_t xs[PROF_MAX], xo[PROF_MAX], xl[PROF_MAX];
+      kilnExec_t xs[PROF_MAX] = {0}, xo[PROF_MAX] = {0}, xl[PROF_MAX] = {0};
       if (pair_plan(ngpus, a, b, false, 1, &seq) != KILN_SUCCESS || pair_plan(ngpus, a, b, true, 1, &once) != KILN_SUCCESS ||
-          pair_plan(ngpus, a, b, true, PROF_LINK_TBS, &link) != KILN_SUCCESS || load_all(&P, seq, xs) ||
-          load_all(&P, once, xo) || load_all(&P, link, xl)) {
+          pair_plan(ngpus, a, b, true, linkTbs, &link) != KILN_SUCCESS) {
         fprintf(stderr, "kiln profile: %s\n", kilnLastError());
+        rc = 1;
+      } else if (load_all(&P, seq, xs) || load_all(&P, once, xo) || load_all(&P, link, xl)) {
+        rc = 1; /* load_all said why */
+      }
+      if (rc != 0) {
+        free_all(&P, xs);
+        free_all(&P, xo);
+        free_all(&P, xl);
         kilnPlanFree(seq);
         kilnPlanFree(once);
         kilnPlanFree(link);
-        rc = 1;
         break;
       }
       const double tSeq = time_pair(&P, xs, a, b, smallElems, reps);

@@ -184,7 +184,7 @@ int cmd_show(int argc, char** argv) {
     kilnTopologyFree(t);
     return 0;
   }
-  char root[32];
+  char root[256]; /* kiln's roots are short; a longer name fails here and the plan reader names it */
   if (kilnXmlFileRoot(file, root, sizeof root) != KILN_SUCCESS) {
     /* Let the plan reader say what is wrong (missing file, empty, not XML, a DOCTYPE), in its
      * words; it also reads what only libxml2 can (a UTF-16 plan). */

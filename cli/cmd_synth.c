@@ -32,12 +32,12 @@ static void help(FILE* f) {
           "(plans/sketches: dgx2-sk-1, dgx2-sk-2, dgx2-sk-3, ndv2, ndv2-sk-1, ndv2-sk-2, hgx-h100,\n"
           "switch2, switch4, switch8, torus4x4) where no file of that name is here.\n"
           "--instances N lowers N parallel copies over channels, each with threadblocks of its\n"
-          "own (one moves ~22 GB/s a connection on an H200: large calls want 16-32 with Simple,\n"
+          "own (one moves ~40 GB/s a connection on an H200: large calls want 16-32 with Simple,\n"
           "small ones a few with --proto LL; scripts/quickstart.sh makes both); --ordering\n"
-          "picks the greedy ordering's heuristic (default the sketch's); --no-symmetry, --no-contiguity and\n"
-          "--no-fuse turn off the sketch's symmetry quotient, the contiguity MILP and fused\n"
-          "instructions. --quiet (-q) drops the progress lines, not the closing summary; -o is\n"
-          "also --output.\n"
+          "picks the greedy ordering's heuristic (default the sketch's); --no-symmetry,\n"
+          "--no-contiguity and --no-fuse turn off the sketch's symmetry quotient, the contiguity\n"
+          "MILP and fused instructions. --quiet (-q) drops the progress lines, not the closing\n"
+          "summary; -o is also --output.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }

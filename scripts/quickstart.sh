@@ -23,6 +23,7 @@ if [ "${KILN_QUICKSTART_PREBUILT:-0}" != 1 ]; then
 fi
 
 kiln=$build/kiln
+[ -x "$kiln" ] || { echo "quickstart: no kiln at $kiln (BUILD_DIR is taken from the repository root)" >&2; exit 1; }
 out=$build/quickstart
 mkdir -p "$out"
 plan=$out/allreduce-hgx-h100.xml
@@ -56,8 +57,8 @@ echo "== profile the local $n GPUs"
 echo "== synthesize for them, then run kiln and NCCL side by side"
 # Two plans from the sketch, each for the sizes it serves: LL lines in a few instances for
 # calls up to 256 KiB, Simple in as many instances as fit 64 threadblocks a rank above (one
-# instance moves a threadblock's ~22 GB/s a connection: 10x NCCL's time at 32 MiB on 2 H200s;
-# bench/results/s35 run 5). Their ranges meet at 256 KiB; where loaded plans' ranges overlap,
+# instance moves one threadblock's ~40 GB/s a connection: a one-instance plan took 10x NCCL's
+# time at 32 MiB on 2 H200s; bench/results/s35 run 5). Their ranges meet at 256 KiB; where loaded plans' ranges overlap,
 # the registry takes the narrowest (kiln/registry.h).
 sketch=plans/sketches/switch$n.xml
 plans=$out/plans
@@ -72,6 +73,7 @@ mkdir -p "$plans"
 "$build/bench/coll_bench" --ranks "$n" --colls allreduce --plans "$plans" --graph 10 \
   --min 8 --max 64M --csv "$out/allreduce-local.csv"
 echo "(CUDA graphs of 10 calls, the host's launches left out. interp: the plans synthesized above,"
-echo " on kiln's interpreter (kiln bake and a rebuild compile them into kernels of their own);"
+echo " on kiln's interpreter (to compile them into kernels of their own: kiln bake them into"
+echo " plans/baked, or configure with -DKILN_PLANS_DIR=$plans, and rebuild);"
 echo " sym: kiln's symmetric-memory kernels, which kiln runs by default where they fit;"
 echo " speed-up: NCCL's time over kiln's default)"

@@ -166,6 +166,19 @@ Test(synth, plan_name_says_protocol_and_instances) {
     cr_expect(eq(int, p->nchannels, cases[i].instances), "%s", p->name);
     kilnPlanFree(p);
   }
+  /* A sketch name as long as names go: the sketch's part is cut, the suffix kept. */
+  memset(s->name, 'x', sizeof s->name - 1);
+  s->name[sizeof s->name - 1] = '\0';
+  kilnSynthOptions o = fast_options();
+  o.proto = KILN_PROTO_LL128;
+  o.instances = 1024;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  const size_t len = strlen(p->name), tail = strlen("-allreduce-LL128-i1024");
+  cr_expect(len < sizeof p->name && len > tail && !strcmp(p->name + len - tail, "-allreduce-LL128-i1024") &&
+                !strncmp(p->name, "kiln-xxx", 8),
+            "%s", p->name);
+  kilnPlanFree(p);
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }

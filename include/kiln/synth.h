@@ -119,8 +119,8 @@ typedef struct kilnSynthStats {
  * of the logical topology, every destination reachable), so a bad sketch fails with
  * KILN_ERR_INVALID_ARGUMENT or KILN_ERR_INFEASIBLE naming the reason before any solve.
  * Blocks for up to (routing solves + 1) time limits; stats may be NULL. The plan is named
- * kiln-SKETCH-COLL, with -PROTO and -iN added where the protocol is not Simple and the instances
- * more than one (kiln-switch2-allreduce-LL-i4). */
+ * kiln-SKETCH-COLL, then -PROTO where the protocol is not Simple and -iN where the instances are
+ * more than one (kiln-switch2-allreduce-LL-i4); a long sketch name is cut, never the suffix. */
 KILN_API kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                                      const kilnSynthOptions* opts, kilnPlan** out,
                                      kilnSynthStats* stats);

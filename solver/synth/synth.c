@@ -247,10 +247,14 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
    * that plans of one sketch synthesized for different sizes tell apart in a registry, a
    * benchmark's rows and kiln show (kiln-switch2-allreduce-LL-i4). */
   {
-    char proto[16] = "", inst[16] = "";
+    /* The suffix first, the sketch's name cut to what is left: two plans never share a name
+     * for want of room. */
+    char proto[16] = "", inst[16] = "", suffix[48];
     if (o.proto != KILN_PROTO_SIMPLE) snprintf(proto, sizeof proto, "-%s", kilnProtoName(o.proto));
     if (o.instances > 1) snprintf(inst, sizeof inst, "-i%d", o.instances);
-    snprintf(name, sizeof name, "kiln-%.40s-%s%s%s", s->name, kilnCollName(coll), proto, inst);
+    snprintf(suffix, sizeof suffix, "-%s%s%s", kilnCollName(coll), proto, inst);
+    const int room = (int)sizeof name - 1 - 5 - (int)strlen(suffix);
+    snprintf(name, sizeof name, "kiln-%.*s%s", room > 0 ? room : 0, s->name, suffix);
   }
   double best_us = INFINITY;
   uint64_t ref = kilnSynthReferenceBytes(coll, n, insize);
