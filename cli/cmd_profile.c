@@ -211,28 +211,20 @@ int cmd_profile(int argc, char** argv) {
         rc = 1;
       } else if (load_all(&P, seq, xs) || load_all(&P, once, xo) || load_all(&P, link, xl)) {
         rc = 1; /* load_all said why */
+      } else {
+        const double tSeq = time_pair(&P, xs, a, b, smallElems, reps);
+        const double tOnce = time_pair(&P, xo, a, b, smallElems, reps);
+        const double tBig = time_pair(&P, xo, a, b, bigElems, reps / 10 + 1);
+        const double tLink0 = time_pair(&P, xl, a, b, linkSmallElems, reps / 10 + 1);
+        const double tLink1 = time_pair(&P, xl, a, b, linkBigElems, reps / 10 + 1);
+        const double al = (tSeq - tOnce) / (PROF_CHUNKS - 1);
+        const double be1 = (tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6);
+        const double be = (tLink1 - tLink0) / ((linkBigElems - linkSmallElems) * 4 / 1e6);
+        alpha[a][b] = al > 0 ? al : 0;
+        beta[a][b] = be > 0 ? be : 0;
+        printf("%d->%d %10.3f %12.3f %10.1f %14.1f\n", a, b, alpha[a][b], beta[a][b],
+               beta[a][b] > 0 ? 1e6 / beta[a][b] / 1e3 : 0, be1 > 0 ? 1e6 / be1 / 1e3 : 0);
       }
-      if (rc != 0) {
-        free_all(&P, xs);
-        free_all(&P, xo);
-        free_all(&P, xl);
-        kilnPlanFree(seq);
-        kilnPlanFree(once);
-        kilnPlanFree(link);
-        break;
-      }
-      const double tSeq = time_pair(&P, xs, a, b, smallElems, reps);
-      const double tOnce = time_pair(&P, xo, a, b, smallElems, reps);
-      const double tBig = time_pair(&P, xo, a, b, bigElems, reps / 10 + 1);
-      const double tLink0 = time_pair(&P, xl, a, b, linkSmallElems, reps / 10 + 1);
-      const double tLink1 = time_pair(&P, xl, a, b, linkBigElems, reps / 10 + 1);
-      const double al = (tSeq - tOnce) / (PROF_CHUNKS - 1);
-      const double be1 = (tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6);
-      const double be = (tLink1 - tLink0) / ((linkBigElems - linkSmallElems) * 4 / 1e6);
-      alpha[a][b] = al > 0 ? al : 0;
-      beta[a][b] = be > 0 ? be : 0;
-      printf("%d->%d %10.3f %12.3f %10.1f %14.1f\n", a, b, alpha[a][b], beta[a][b],
-             beta[a][b] > 0 ? 1e6 / beta[a][b] / 1e3 : 0, be1 > 0 ? 1e6 / be1 / 1e3 : 0);
       free_all(&P, xs);
       free_all(&P, xo);
       free_all(&P, xl);
