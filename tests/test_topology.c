@@ -658,3 +658,30 @@ Test(topology, cli_bad_requests_exit_2) {
   unlink(path);
   rmdir(dir);
 }
+
+/* kiln profile's help says what alpha and beta measure; its bad arguments are usage errors (2)
+ * before it looks for GPUs, and without GPUs (or without the GPU runtime) it fails saying why,
+ * writing nothing. */
+Test(topology, cli_profile_arguments) {
+  char dir[64], out[8192];
+  if (run_kiln("--version", out, sizeof out) < 0) cr_skip_test("kiln CLI not built");
+  expect_kiln(out, sizeof out, 0, "beta: the link's", "profile --help");
+  expect_kiln(out, sizeof out, 0, "threadblocks", "profile --help");
+  make_tmpdir(dir, sizeof dir);
+  char args[256], path[128];
+  snprintf(path, sizeof path, "%s/t.xml", dir);
+  snprintf(args, sizeof args, "profile --gpus 2 -o %s", path);
+  const int rc = run_kiln(args, out, sizeof out); /* 0 only where 2 GPUs are: it measures them */
+  if (strstr(out, "without the GPU runtime")) { /* a CPU-only build: every run is refused */
+    cr_expect(eq(int, rc, 1), "%s", out);
+  } else {
+    expect_kiln(out, sizeof out, 2, "--reps 0", "profile --reps 0");
+    expect_kiln(out, sizeof out, 2, "--gpus 1", "profile --gpus 1");
+    expect_kiln(out, sizeof out, 2, "twice", "profile -o %s/a.xml -o %s/b.xml", dir, dir);
+    expect_kiln(out, sizeof out, 2, NULL, "profile --bogus");
+    if (strstr(out, "visible here")) cr_expect(eq(int, rc, 1), "%s", out);
+  }
+  if (rc != 0) cr_expect(access(path, F_OK) != 0, "a failed profile left %s", path);
+  unlink(path);
+  rmdir(dir);
+}
