@@ -22,6 +22,17 @@ static void help(FILE* f) {
           "  --inplace    the in-place form (default out of place)\n");
 }
 
+/* Whether any step of p both receives and sends (rcs, rrs, rrcs). */
+static bool has_fused_steps(const kilnPlan* p) {
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++)
+      for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
+        const kilnStepType_t ty = p->gpus[r].tbs[t].steps[s].type;
+        if (kilnStepReceives(ty) && kilnStepSends(ty)) return true;
+      }
+  return false;
+}
+
 int cmd_classic(int argc, char** argv) {
   const char* algo = NULL;
   const char* out = NULL;
@@ -100,13 +111,12 @@ int cmd_classic(int argc, char** argv) {
   vo.fifo_depth = fifo_depth;
   if (kilnPlanVerify(p, &vo) != KILN_SUCCESS) {
     /* A plan that verifies with unbounded FIFOs asked for more chunks than the slots hold: the
-     * request is what is wrong (2). A threadblock sends its k chunks before its first receive; a
-     * ring's fused receive-and-send steps (rcs, rrs, rrcs) need one slot more, which a ring of 2
-     * ranks has only in its allreduce (solver/classic.c). */
+     * request is what is wrong (2). A threadblock sends its k chunks before its first receive;
+     * fused receive-and-send steps (rcs, rrs, rrcs: a ring's, but for a ring of 2 ranks outside
+     * allreduce) need one slot more (solver/classic.c). */
     kilnVerifyOptions unbounded = vo;
     unbounded.fifo_depth = 0;
-    const bool fused = !strcmp(algo, "ring") && (ranks > 2 || coll == KILN_COLL_ALLREDUCE);
-    const int need = o.chunks + (fused ? 1 : 0);
+    const int need = o.chunks + (has_fused_steps(p) ? 1 : 0);
     if (fifo_depth > 0 && kilnPlanVerify(p, &unbounded) == KILN_SUCCESS) {
       if (need > fifo_depth)
         fprintf(stderr, "kiln classic: %s needs %d FIFO slots per connection, more than %d: use fewer "

@@ -21,6 +21,8 @@
 #include "commands.h"
 #include "kiln/topology.h"
 
+#define PROF_LINK_TBS 32 /* threadblocks of the link's measurement (a plan's instances: 16-32 fill a link) */
+
 static void help(FILE* f) {
   fprintf(f,
           "usage: kiln profile [--gpus N] [--reps R] [--uniform] [-o OUT.xml]\n"
@@ -28,11 +30,12 @@ static void help(FILE* f) {
           "all, at least 2) with kiln's primitives, prints a table and writes a topology XML\n"
           "(to OUT.xml, or stdout) that kiln synth accepts. --uniform writes the mean alpha and\n"
           "beta on every link (GPUs behind one switch: sketches with symmetry need equal costs).\n"
-          "alpha: one step's latency (one threadblock); beta: the link's, with 32 threadblocks\n"
+          "alpha: one step's latency (one threadblock); beta: the link's, with %d threadblocks\n"
           "(at most the GPU's SMs) sending at once, as a plan lowered in that many\n"
           "instances does (one threadblock moves far less: its rate is printed too; kiln synth\n"
           "--instances).\n"
-          "Needs the GPU runtime and NCCL.\n");
+          "Needs the GPU runtime and NCCL.\n",
+          PROF_LINK_TBS);
 }
 
 #ifndef KILN_HAVE_CUDA
@@ -51,7 +54,6 @@ int cmd_profile(int argc, char** argv) {
 
 #define PROF_MAX 16
 #define PROF_CHUNKS 8
-#define PROF_LINK_TBS 32 /* threadblocks of the link's measurement (a plan's instances: 16-32 fill a link) */
 
 static double now_us(void) {
   struct timespec ts;

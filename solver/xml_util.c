@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,10 +158,10 @@ out_free_doc:
   return r;
 }
 
-/* Reads the whole of file path into *buf (malloc'd, the caller frees it; *len bytes): opened
- * without blocking (a FIFO's open waits for a writer), checked to be a regular file of at most
- * KILN_XML_MAX_BYTES, then read as one. */
-static kilnResult_t read_whole_file(const char* path, char** buf, size_t* len) {
+/* Reads file path, or its first max bytes, into *buf (malloc'd, the caller frees it; *len bytes):
+ * opened without blocking (a FIFO's open waits for a writer), checked to be a regular file of at
+ * most KILN_XML_MAX_BYTES, then read as one. */
+static kilnResult_t read_file(const char* path, size_t max, char** buf, size_t* len) {
   *buf = NULL;
   *len = 0;
   if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no file name given");
@@ -182,7 +183,7 @@ static kilnResult_t read_whole_file(const char* path, char** buf, size_t* len) {
                      (long long)st.st_size, KILN_XML_MAX_BYTES);
     goto out_close;
   }
-  const size_t cap = (size_t)st.st_size + 1;
+  const size_t cap = (size_t)st.st_size < max ? (size_t)st.st_size + 1 : max;
   char* b = malloc(cap);
   if (!b) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory reading the file", path);
@@ -209,7 +210,7 @@ kilnResult_t kilnXmlParseFile(const char* path, xmlDocPtr* out) {
   *out = NULL;
   char* buf;
   size_t len;
-  kilnResult_t r = read_whole_file(path, &buf, &len);
+  kilnResult_t r = read_file(path, SIZE_MAX, &buf, &len);
   if (r != KILN_SUCCESS) return r;
   r = kilnXmlParseMemory(buf, len, path, out);
   free(buf);
@@ -220,15 +221,22 @@ kilnResult_t kilnXmlFileRoot(const char* path, char* out, size_t cap) {
   if (!out || cap < 2) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnXmlFileRoot: no room for a name");
   out[0] = '\0';
   char* buf;
-  size_t len;
-  kilnResult_t r = read_whole_file(path, &buf, &len);
-  if (r != KILN_SUCCESS) return r;
+  size_t len, i, j, k;
   long line;
-  const size_t i = prolog_end(buf, len, &line);
-  /* A name starts past '<' with anything but markup's '!' and '?' and ends at a blank, '/' or '>'. */
-  size_t k = 0, j = i + 1;
-  if (i + 1 < len && buf[i] == '<' && buf[j] != '!' && buf[j] != '?')
-    for (; j < len && buf[j] != '\0' && !strchr(" \t\r\n/>", buf[j]) && k + 1 < cap; j++) out[k++] = buf[j];
+  kilnResult_t r;
+  /* The file's first 64 KiB, then 4x as much while the prolog, a DOCTYPE's keyword or the name
+   * runs past what was read (the reader reads it all next: never twice for a usual file). */
+  for (size_t want = (size_t)64 << 10;; want *= 4) {
+    if ((r = read_file(path, want, &buf, &len)) != KILN_SUCCESS) return r;
+    i = prolog_end(buf, len, &line);
+    /* A name starts past '<' with anything but markup's '!' and '?' and ends at a blank, '/' or '>'. */
+    k = 0;
+    j = i + 1;
+    if (i + 1 < len && buf[i] == '<' && buf[j] != '!' && buf[j] != '?')
+      for (; j < len && buf[j] != '\0' && !strchr(" \t\r\n/>", buf[j]) && k + 1 < cap; j++) out[k++] = buf[j];
+    if (len < want || (i + 9 <= len && j < len)) break; /* the whole file, or enough of it */
+    free(buf);
+  }
   out[k] = '\0';
   if (k == 0)
     r = kilnSetError(KILN_ERR_PARSE, "%s:%ld: %s", path, line,

@@ -167,8 +167,8 @@ KILN_API bool kilnParseSize(const char* s, uint64_t* out);
  * bytes). KILN_ERR_IO: the file cannot be opened or is not a regular file; KILN_ERR_PARSE: no root
  * element there (a DOCTYPE, which the readers refuse, junk, an empty file; a document past the
  * readers' size limit; a name of cap bytes or more); KILN_ERR_INVALID_ARGUMENT: no path, no out
- * or cap under 2; KILN_ERR_NO_MEMORY. The whole file is read (the prolog may be of any length);
- * the document itself is not checked: its reader does that. */
+ * or cap under 2; KILN_ERR_NO_MEMORY. Reads as much of the file as its prolog and the name take
+ * (64 KiB for a usual file); the document itself is not checked: its reader does that. */
 KILN_API kilnResult_t kilnXmlFileRoot(const char* path, char* out, size_t cap);
 
 #ifdef __cplusplus
