@@ -111,7 +111,7 @@ static void issueThreaded(Gpu& x, What w, const Args& a) {
     } break;
     case THREADS_PDL:
     case THREADS_KILN:
-    case THREADS_KILN_NO_EVENT: { /* kiln's launch before s13 (now kilnLaunchKernel's fallback) */
+    case THREADS_KILN_NO_EVENT: { /* the runtime API's launch with PDL (kilnLaunchKernel's fallback) */
       unsigned long long id;
       if (w != THREADS_PDL) CUDA_CHECK(cudaStreamGetId(x.s, &id));
       cudaLaunchConfig_t cfg = {};
@@ -127,7 +127,7 @@ static void issueThreaded(Gpu& x, What w, const Args& a) {
       if (w == THREADS_KILN) CUDA_CHECK(cudaEventRecord(x.ev, x.s));
     } break;
     case THREADS_KILN_DRIVER:
-    case THREADS_KILN_DRIVER_EVENT: { /* kiln's calls since s13: the stream's id, kiln's launch
+    case THREADS_KILN_DRIVER_EVENT: { /* kiln's calls: the stream's id, kiln's launch
                                        * (kilnLaunchKernel: the driver's, with PDL), the event */
       unsigned long long id;
       CUDA_CHECK(cudaStreamGetId(x.s, &id));

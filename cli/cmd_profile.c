@@ -8,8 +8,8 @@
  * at-once plan in PROF_LINK_TBS threadblocks (fewer on GPUs of fewer SMs) on channels of their own
  * (as a plan lowered in that many instances moves), timed at two sizes. One threadblock moves only
  * a fraction of a link (~40 GB/s on an H200's NVLink, ~8x less than 32 move): a β of one
- * threadblock made the topology a link 8x slower than the built-in hgx-h100's, and the
- * simulator's predictions of plans in many instances 6x too slow (bench/results/s35 runs 4-5, 9).
+ * threadblock would make the topology's link 8x slower than the built-in hgx-h100's, and the
+ * simulator's predictions of plans in many instances 6x too slow (2x H200, 2026-11-29).
  * The table prints one threadblock's rate too.
  * Kernel launch costs cancel in the differences.
  */

@@ -542,7 +542,7 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
     /* Ranks that share a GPU launch their symmetric kernels without programmatic serialization:
      * with it a rank's next kernel may take SMs while its current one runs, and the kernels of
      * the current call on its GPU-mates' streams may then find none (4 ranks on one H200, 33
-     * blocks each, allgather 512 KiB in CUDA graphs of 20 calls: timed out; bench/results/s29). */
+     * blocks each, allgather 512 KiB in CUDA graphs of 20 calls, time out with it). */
     if (here > 1) c->symPdl = false;
   }
   for (int i = 0; i < n && res == KILN_SUCCESS; i++)
@@ -748,7 +748,7 @@ int kilnCommWindowCount(kilnComm_t c) { return c ? c->nuwins : 0; }
 /* The newest window that holds the range: where windows overlap, the latest registration
  * describes the memory as it is now (an older one may be a registration of memory since freed and
  * allocated again at the same address, whose peers' addresses no longer lead to the peers' buffers
- * of this call; bench/results/h200x4-s10 run 9). */
+ * of this call: PyTorch's symmetric memory does that). */
 bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, char** peers) {
   const char* q = (const char*)p;
   for (int i = c->nuwins - 1; i >= 0; i--) {

@@ -446,11 +446,11 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
     /* The buffer a growth replaces is kept until kilnExecFree, never freed here: a CUDA graph
      * captured before may replay on it, launches queued in an open group may still use it, and
      * cudaFree waits for every kernel on the GPU, among them kernels that wait for launches this
-     * thread has yet to make (8 ranks on 4 GPUs: the same call's kernel of the other rank there;
-     * every rank timed out, bench/results/h200-s22 runs 1 and 3). The size at least doubles
-     * where memory allows, so the kept buffers together stay under the current one. (A
-     * stream-ordered free after the communicator's last call, run 5, missed the captured graphs:
-     * their launches are not in that chain.) */
+     * thread has yet to make (8 ranks on 4 GPUs: the same call's kernel of the other rank there,
+     * so every rank would time out). The size at least doubles where memory allows, so the kept
+     * buffers together stay under the current one. (A stream-ordered free after the
+     * communicator's last call would miss the captured graphs: their launches are not in that
+     * chain.) */
     if (x->scratch) { /* room to keep it, before anything is allocated */
       char** r = (char**)realloc(x->retired, (size_t)(x->nretired + 1) * sizeof(char*));
       if (!r) {

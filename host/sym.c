@@ -87,7 +87,7 @@ static uint64_t lineAreaNeed(int ll, uint64_t maxBytes, uint64_t regions, uint64
  * words hold the call's flag, so the bytes it polls must never hold what another form left there.
  * LL lines carry the flag in two 32-bit words of every 16 bytes, LL128 lines in one 64-bit word
  * of every 128; the flag form's data (anything the caller sends) and LL128's data words can hold
- * any value in those places, and did pass for lines of a later call in the same half
+ * any value in those places, and would pass for lines of a later call in the same half
  * (gpu_runtime/sym_lines_apart). Lines of one form can be trusted over what that form left:
  * every line of an earlier call carries that call's flag in the same places, and the flags of
  * calls s and s - 2k differ (kernels/sym.cuh symFlag). LL12 lines share LL's area: both carry the
@@ -127,200 +127,127 @@ static size_t formBase(const struct kilnComm* c, int ll) {
 void kilnSymConfigure(struct kilnComm* c) {
   const char* off = getenv("KILN_SYM");
   c->symOff = off && strcmp(off, "0") == 0;
-  /* At most 64 blocks (KILN_SYM_BLOCKS): 4 GPUs, reducescatter 4 MiB 22.5 us with 64, 24.2 with 32,
-   * 26.9 with 16; allgather 16 MiB 49.0 with 64, 54.8 with 32, 52.0 with 128 (runs 2, 4). */
+  /* At most 64 blocks a kernel (KILN_SYM_BLOCKS).
+   * 4 GPUs: reducescatter 4 MiB 22.5 us with 64 blocks, 24.2 with 32; allgather 16 MiB 49.0 vs 54.8 (2026-11-26). */
   c->symMaxBlocks = (int)envClamp("KILN_SYM_BLOCKS", 64, 1, KILN_SYM_MAX_BLOCKS);
   /* Reductions in rounds (larger than a staging half; also alltoall of large pieces, below) take
-   * up to 128 blocks (KILN_SYM_REDUCE_BLOCKS); copies stay at KILN_SYM_BLOCKS. 4 GPUs, graphs
-   * (bench/results/h100x4-s7/run2): reducescatter 256 MiB 605 us with 128, 634 with 64 (NCCL
-   * 662); allreduce 256 MiB 1187 vs 1262 (NCCL 1184); allgather 256 MiB 639 vs 617. */
+   * up to 128 blocks (KILN_SYM_REDUCE_BLOCKS); copies stay at KILN_SYM_BLOCKS.
+   * 4x H100, graphs: reducescatter 256 MiB 605 us with 128 blocks, 634 with 64, NCCL 662 (2026-11-26). */
   c->symReduceBlocks = (int)envClamp("KILN_SYM_REDUCE_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
-  /* One block per 2 KiB of segment (KILN_SYM_BLOCK_BYTES, a multiple of 16, at least 1 KiB):
-   * against 16 KiB (run 3), allreduce 128 KiB 8.8 vs 11.2 us, reducescatter 512 KiB 8.7 vs 10.6.
-   * 2 KiB vs 4 KiB, graphs (bench/results/h200x4-s10 runs 2-3, 4x H200): 4 GPUs alltoall 16 KiB
-   * 4.18 vs 4.67 us, reducescatter 16 KiB 4.37 vs 4.71, allgather 32 KiB 5.12 vs 5.43, allreduce
-   * on windows 8 KiB 5.57 vs 5.96; 2 GPUs alltoall 16 KiB 3.63 vs 3.94, allreduce 8 KiB 3.82 vs
-   * 4.08; a few rows 0.1-0.4 us slower (2 GPUs alltoall 64 KiB 4.20 vs 3.97); 256 KiB and up the
-   * same (the block cap). */
+  /* One block per 2 KiB of segment (KILN_SYM_BLOCK_BYTES, a multiple of 16, at least 1 KiB).
+   * 4x H200, graphs, 2 vs 4 KiB: alltoall 16 KiB 4.18 vs 4.67 us, reducescatter 4.37 vs 4.71 (2026-11-26). */
   const long long b = envClamp("KILN_SYM_BLOCK_BYTES", 2048, 1024, LLONG_MAX - 15);
   c->symBlockBytes = (uint64_t)(b + 15) / 16 * 16;
-  /* Segments up to 128 KiB travel as LL lines (KILN_SYM_LL_BYTES; 0: never), 512 KiB on 2 ranks.
-   * Run 5, graphs, LL vs flags: 4 GPUs allgather 512 KiB 8.1 vs 9.2 us, alltoall 8.1 vs 8.9,
-   * allreduce 64 KiB 7.7 vs 8.8; 2 GPUs reducescatter 256 KiB 5.7 vs 7.2. 2 ranks, with the LL
-   * start of bench/results/h200-s17 (2x H200, graphs, run 4, twice each): 512 KiB against 128
-   * KiB: allreduce 256 KiB 4.01 vs 6.31 us, allgather 1 MiB 5.84 vs 6.63, reducescatter 1 MiB 6.05
-   * vs 6.80, alltoall 1 MiB 5.87 vs 6.18, 64 KiB-4 MiB no row slower by more than 0.7%. */
+  /* Segments up to 128 KiB travel as LL lines, 512 KiB on 2 ranks (KILN_SYM_LL_BYTES; 0: never).
+   * 2x H200, to 512 vs 128 KiB: allreduce 256 KiB 4.01 vs 6.31 us, allgather 1 MiB 5.84 vs 6.63 (2026-11-27). */
   const long long ll = envInt("KILN_SYM_LL_BYTES", -1);
   c->symLLBytes = ll >= 0 ? (uint64_t)ll : c->nranks == 2 ? 512 << 10 : 128 << 10;
   /* One-shot allreduce and reducescatter (the reductions) up to 256 KiB on 4 ranks
-   * (KILN_SYM_LL_REDUCE_BYTES; else KILN_SYM_LL_BYTES as set, or symLLBytes): 4x H200, graphs,
-   * bench/results/h200-s17 run 5, 256 KiB against 128 KiB: allreduce 256 KiB 7.5 vs 9.0 us,
-   * reducescatter 1 MiB 2.5% less; the copies stay at 128 KiB (alltoall 1 MiB 9.6% more, allgather
-   * 1 MiB 2% more at 256 KiB). */
+   * (KILN_SYM_LL_REDUCE_BYTES; else KILN_SYM_LL_BYTES as set, or symLLBytes); the copies stay at 128 KiB.
+   * 4x H200, graphs, to 256 vs 128 KiB: allreduce 256 KiB 7.5 vs 9.0 us; alltoall 1 MiB 9.6% slower (2026-11-27). */
   c->symLLReduceBytes = (uint64_t)envInt("KILN_SYM_LL_REDUCE_BYTES",
                                          ll >= 0 ? ll : c->nranks == 4 ? 256 << 10 : (long long)c->symLLBytes);
-  /* Two-shot shares up to 128 KiB as lines (KILN_SYM_LL2_BYTES; 0: never). Run 8, 4 GPUs, graphs:
-   * allreduce 512 KiB 13.3 us as lines, 14.0 with flags (NCCL 14.0); at 1 MiB flags win (17.2 vs
-   * 18.6). */
+  /* Two-shot shares up to 128 KiB as lines (KILN_SYM_LL2_BYTES; 0: never).
+   * 4 GPUs, graphs: allreduce 512 KiB 13.3 us as lines, 14.0 with flags; 1 MiB 18.6 vs 17.2 (2026-11-26). */
   c->symLL2Bytes = (uint64_t)envInt("KILN_SYM_LL2_BYTES", 128 << 10);
   /* One-shot calls that would go as LL lines go as LL12 lines (kernels/sym.cuh bodyLL, LinesLL12:
    * 12 data bytes per 16-byte line instead of 8) where their segment is larger than
-   * KILN_SYM_LL12_BYTES and their elements are at most 4 bytes (KILN_SYM_LL12=0: never). 4x H100,
-   * graphs, LL12 for every such segment against none, same build, three alternations
-   * (bench/results/s23 run 2): 4 GPUs 64 B-4 KiB 0.13-0.33 us slower (allreduce 1 KiB 2.92 vs 2.71;
-   * 2 GPUs 0.03-0.17), 16 KiB segments up to 5.3% slower, 16 B mixed (reducescatter 0.33 us faster,
-   * allreduce 0.19 slower), 64 KiB segments faster (allgather and alltoall 256 KiB 3.60 vs 3.88 and
-   * 3.59 vs 3.98 us, reducescatter 256 KiB 0.98x, allreduce 64 KiB 0.99x); 2 GPUs alike (32 KiB
-   * segments 0.99-1.01x, 128 KiB ones 0.94-0.95x). So past 32 KiB: against none (run 3), 4 GPUs
-   * allgather 512 KiB 4.50 vs 5.11 us, alltoall 512 KiB 4.72 vs 5.52, allreduce 128 KiB 4.93 vs
-   * 5.31, reducescatter 512 KiB 0.93x; 2 GPUs 0.94-0.96x at 128 KiB segments; no size more than
-   * 0.8% slower. With the op fixed at compile time (kernels/sym.cuh kernelIndexOf, session 24) LL12
-   * gains from smaller segments: past 8 KiB against past 32 KiB, graphs, two alternations
-   * (bench/results/s24 runs 3 and 5): 4x H200 allreduce 16 KiB 2.77 vs 2.85 us, 32 KiB 2.96 vs
-   * 3.13, reducescatter 128 KiB 3.11 vs 3.26, allgather 128 KiB 3.14 vs 3.24, no row more than 1.1%
-   * slower; 2x H200 0.98-1.02x (reducescatter 64 KiB 2.58 vs 2.62). From 2 or 4 KiB instead of 8
-   * on 2 GPUs: 0.98-1.02x (run 4). */
+   * KILN_SYM_LL12_BYTES and their elements are at most 4 bytes (KILN_SYM_LL12=0: never).
+   * 4x H200, graphs, past 8 vs past 32 KiB: allreduce 16 KiB 2.77 vs 2.85 us, 32 KiB 2.96 vs 3.13 (2026-11-28). */
   c->symLL12Bytes = envThreshold("KILN_SYM_LL12", "KILN_SYM_LL12_BYTES", 8 << 10);
   /* One-shot segments larger than KILN_SYM_LL128_BYTES (0: never) and up to
    * KILN_SYM_LL128_MAX_BYTES travel as LL128 lines (kernels/sym.cuh bodyLL128: 120 data bytes per
-   * 128-byte line, LL 8 per 16), whatever symLLBytes says. 4x H200 (bench/results/h200-s19): the
-   * kernel alone (sym_probe, run 1) takes 0.3-0.7 us more as LL128 than as LL at 1-64 KiB, 0.4-1.7
-   * less from 256 KiB of segment (2 ranks: allreduce 1 MiB 7.46 vs 9.14 us; 4 ranks: 256 KiB 5.73
-   * vs 7.14); 128 KiB level. Graphs, the library (run 2, same call, twice): 2 GPUs 6-16% less at
-   * 256 KiB-2 MiB of call (allgather 1 MiB 0.84x the time, allreduce 512 KiB 0.88x, reducescatter
-   * 1 MiB 0.89x), no row slower; 4 GPUs alltoall 1 MiB 0.77x, reducescatter 1 MiB 0.83x, but 2 MiB
-   * (512 KiB segments) 4% slower than the flag form: up to 256 KiB of segment there. */
+   * 128-byte line, LL 8 per 16), whatever symLLBytes says; on 4 ranks 512 KiB segments go faster with flags.
+   * 2x H200, graphs, LL128 vs LL: allgather 1 MiB 0.84x the time, allreduce 512 KiB 0.88x (2026-11-27). */
   c->symLL128Bytes = (uint64_t)envInt("KILN_SYM_LL128_BYTES", 128 << 10);
   c->symLL128MaxBytes = (uint64_t)envInt("KILN_SYM_LL128_MAX_BYTES", c->nranks == 2 ? 1 << 20 : 256 << 10);
   /* Two-shot shares larger than KILN_SYM_LL2_128_BYTES (0: never; default: past the LL lines'
    * top, symLL2Bytes) and up to KILN_SYM_LL2_128_MAX_BYTES travel as LL128 lines (bodyLL128x2),
-   * staged even where the call could go direct. 4x H200, graphs, twice (bench/results/h200-s19
-   * run 5): 4 GPUs allreduce 1 MiB 10.1 us against 12.6 direct with flags (0.80x), 2 MiB 0.96x;
-   * shares of 1-2 MiB level with the flags (4-8 MiB calls); 2 GPUs (two-shot forced) 1 MiB 7.5 vs
-   * 10.4, 2 MiB and up level. */
+   * staged even where the call could go direct.
+   * 4x H200, graphs: allreduce 1 MiB 10.1 us against 12.6 direct with flags; 2 MiB 0.96x (2026-11-27). */
   c->symLL128TwoShotBytes = (uint64_t)envInt("KILN_SYM_LL2_128_BYTES", (long long)c->symLL2Bytes);
   c->symLL128TwoShotMaxBytes = (uint64_t)envInt("KILN_SYM_LL2_128_MAX_BYTES", 512 << 10);
   /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
    * holds). */
   c->symRoundBytes = (uint64_t)envInt("KILN_SYM_ROUND_BYTES", 0);
-  /* Reducescatter: at most KILN_SYM_RS_ROUND_BYTES per round (0: no limit of its own). 2 GPUs:
-   * 8 MiB; 2x H100, graphs, plain buffers, twice (bench/results/h100x2-s9 run 8): 256 MiB 396 vs
-   * 417 us, 512 MiB 767-770 vs 791-792, 1 GiB 1513-1516 vs 1545-1549, 16-64 MiB level; allreduce
-   * in such rounds was 0.4-0.6% slower from 256 MiB (kept as it is). Other counts: not measured. */
+  /* Reducescatter: at most KILN_SYM_RS_ROUND_BYTES per round (0: no limit of its own): 8 MiB on
+   * 2 GPUs; other counts not measured.
+   * 2x H100, graphs: reducescatter 256 MiB 396 vs 417 us, 1 GiB 1513 vs 1545 (2026-11-26). */
   c->symRSRoundBytes = (uint64_t)envInt("KILN_SYM_RS_ROUND_BYTES", c->nranks == 2 ? 8 << 20 : 0);
   /* Copies (allgather; alltoall with pieces under KILN_SYM_A2A_BIG_BYTES) move at most
    * KILN_SYM_COPY_ROUND_BYTES per round over all peers' regions, with KILN_SYM_BLOCKS blocks;
    * reductions, and alltoall with larger pieces, take rounds up to a whole half with
-   * KILN_SYM_REDUCE_BLOCKS blocks (geometry). 4 GPUs, graphs (bench/results/h100x4-s7 runs 4-5): allgather
-   * 64 MiB 170 us in rounds of 16 MiB, 181 in rounds of 32; 1 GiB 2426 vs 2469; alltoall 64 MiB
-   * 169 vs 177; alltoall 1 GiB (4x H200) 2333 us with 128 blocks and rounds of 64 MiB, 2430 with
-   * 64 and 16 (NCCL 2389-2401); allreduce 1 GiB 4594 in rounds of a 64 MiB half, 4707 in rounds of
-   * 16. */
+   * KILN_SYM_REDUCE_BLOCKS blocks (geometry).
+   * 4x H100, graphs, rounds of 16 vs 32 MiB: allgather 64 MiB 170 vs 181 us, alltoall 169 vs 177 (2026-11-26). */
   c->symCopyRoundBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_BYTES", 16 << 20); /* 0: a half */
   /* Copies of at least 8 such rounds take rounds of an eighth of a piece, up to
    * KILN_SYM_COPY_ROUND_MAX_BYTES (32 MiB), and such grown rounds up to KILN_SYM_COPY_BLOCKS (128)
-   * blocks (symBlocks). 2x H100, graphs, plain buffers (bench/results/h100x2-s9 run 1): allgather
-   * 1 GiB 1492 us in rounds of 32 MiB with 128 blocks, 1636 in rounds of 16 with 64, 1545 in 16
-   * with 128, 1616 in 32 with 64; 256 MiB 387 vs 412. Rounds of 32 MiB for every size were slower
-   * where a call then has fewer rounds (run 2, 32 MiB: alltoall 68.5 vs 65.0 us, reducescatter
-   * 68.8 vs 65.3). 4x H200 (bench/results/h200x4-s10 runs 2-3): allgather 1 GiB 2344 us grown with
-   * 128 blocks, 2428 grown with 64, 2400 in 16 MiB rounds with 128, 2470 in 16 with 64; 256 MiB 596
-   * vs 619; but 128 blocks in rounds that did not grow, 32-128 MiB: 97.6 vs 91.1 us, 322 vs 312. So
-   * 128 blocks in grown rounds only, except on 2 GPUs, where they also help rounds that did not
-   * grow (run 4, 4x H200: allgather 32 MiB 58.0 vs 62.7 us, 128 MiB 199 vs 208). More than 4
-   * ranks: not measured, rounds of KILN_SYM_COPY_ROUND_BYTES and KILN_SYM_BLOCKS blocks. */
+   * blocks (symBlocks); on 2 GPUs rounds that did not grow take them too. More than 4 ranks (not
+   * measured): rounds of KILN_SYM_COPY_ROUND_BYTES and KILN_SYM_BLOCKS blocks.
+   * 4x H200, graphs: allgather 1 GiB 2344 us grown with 128 blocks, 2470 in 16 MiB rounds with 64 (2026-11-26). */
   c->symCopyRoundMaxBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_MAX_BYTES",
                                              c->nranks <= 4 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
   c->symCopyBlocks = (int)envClamp("KILN_SYM_COPY_BLOCKS", c->nranks <= 4 ? 128 : c->symMaxBlocks, 1,
                                    KILN_SYM_MAX_BLOCKS);
-  /* 2 GPUs: alltoall goes as a copy at every size. 2x H100, graphs, plain buffers
-   * (bench/results/h100x2-s9 run 5): 1 GiB 1519 us as a copy (rounds growing to 32 MiB, 128
-   * blocks) vs 1580 as a reduction, 256 MiB 406 vs 421 (NCCL 1709, 503). */
+  /* Alltoall goes as a copy up to pieces of 128 MiB, at every size on 2 GPUs (KILN_SYM_A2A_BIG_BYTES).
+   * 2x H100, graphs: alltoall 1 GiB 1519 us as a copy, 1580 as a reduction, NCCL 1709 (2026-11-26). */
   c->symA2ABigBytes = (uint64_t)envInt("KILN_SYM_A2A_BIG_BYTES", c->nranks == 2 ? LLONG_MAX : (long long)128 << 20);
-  /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds: 4x H200,
-   * reducescatter 64 MiB in one round of a 64 MiB half 182 us (NCCL 185); 4 GPUs in rounds of
-   * 16 MiB, 4x H100: 166 (NCCL 188) (runs 4, 6). */
+  /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds, which overlap.
+   * 4 GPUs: reducescatter 64 MiB 166 us in rounds of 16 MiB (4x H100), 182 in one (4x H200) (2026-11-26). */
   c->symMinRounds = (int)envClamp("KILN_SYM_MIN_ROUNDS", 4, 0, 64); /* 0: rounds of a half */
   /* Outputs in the caller's symmetric windows go direct from KILN_SYM_DIRECT_BYTES of reference
-   * bytes (KILN_SYM_DIRECT=0: never). 2x H100, graphs, windows (bench/results/h100x2-s8 run 3),
-   * direct vs staged: allgather 1 MiB 10.3 vs 8.7 us, 16 MiB 33.2 vs 34.3, 64 MiB 104.4 vs
-   * 111.4; allreduce 1 MiB 12.1 vs 10.9, 4 MiB 21.3 vs 21.9, 16 MiB 58.3 vs 62.3: 16 MiB there.
-   * 4x H200 (bench/results/h200x4-s10 run 2): allgather 512 KiB 8.38 vs 8.54, 1 MiB 9.36 vs 10.35,
-   * 16 MiB 43.4 vs 48.2 (NCCL on windows 9.6, 43.7); alltoall 1-2 MiB level, 4 MiB 16.3 vs 17.5;
-   * allreduce 1 MiB 14.2 vs 15.9, 64 MiB 297 vs 309; 256 KiB: allgather 8.18 vs 7.32: 1 MiB on 4.
-   * Under PyTorch's symmetric memory (bench/torch_symm_mem.py, torchrun) the zero-copy alltoall of
-   * 2^24 floats once left the peers' pieces wrong (s10 run 9): an older window over memory freed
-   * and allocated again had been taken; with the newest window and windows forgotten at
-   * ncclMemFree, 12/12 exact on every rank (bench/results/h200x4-s11 run 1). 8 ranks: not
-   * measured, off. */
+   * bytes (KILN_SYM_DIRECT=0: never): 16 MiB on 2 ranks, 1 MiB on 4, off on 8 (not measured).
+   * 4x H200, graphs, direct vs staged: allgather 1 MiB 9.36 vs 10.35 us, 256 KiB 8.18 vs 7.32 (2026-11-26). */
   c->symDirectBytes =
       envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_BYTES",
                    c->nranks == 2 ? (long long)16 << 20 : c->nranks == 4 ? (long long)1 << 20 : LLONG_MAX);
   /* Alltoall from KILN_SYM_DIRECT_A2A_BYTES (default: where KILN_SYM_DIRECT_BYTES says when that is
-   * set, else 4 MiB on 4 ranks): 4x H200, graphs, plain buffers of one process (bench/results/
-   * h200x4-s11 run 3), direct vs staged: alltoall 1 MiB 9.68 vs 8.51 us, 4 MiB 15.76 vs 16.76
-   * (allgather 1 MiB 9.56 vs 9.75); on windows 1-2 MiB level, 4 MiB 16.3 vs 17.5 (s10 run 2). */
+   * set, else 4 MiB on 4 ranks).
+   * 4x H200, graphs, direct vs staged: alltoall 1 MiB 9.68 vs 8.51 us, 4 MiB 15.76 vs 16.76 (2026-11-27). */
   uint64_t a2a = c->symDirectBytes;
   if (envInt("KILN_SYM_DIRECT_BYTES", -1) < 0 && c->nranks == 4 && a2a < ((uint64_t)4 << 20)) a2a = (uint64_t)4 << 20;
   c->symDirectA2ABytes =
       envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_A2A_BYTES", a2a > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)a2a);
-  /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks: 2x H100, graphs,
-   * allgather 1 GiB 1518 us with 128, 1646 with 64 (staged: 1618; run 2). */
+  /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks.
+   * 2x H100, graphs: allgather 1 GiB 1518 us with 128 blocks, 1646 with 64 (2026-11-26). */
   c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
   /* Within that, a block per KILN_SYM_DIRECT_BLOCK_BYTES (8 KiB; a multiple of 16, at least 1 KiB)
-   * of a piece. 4x H200, graphs, windows (bench/results/h200x4-s14 run 1), allgather with 32 / 64 /
-   * 128 blocks: 1 MiB 8.27 / 8.42 / 9.19 us (NCCL 9.2), 2 MiB 11.15 / 10.64 / 11.20, 4 MiB 16.19 /
-   * 15.49 / 15.23, 16 MiB 44.4 / 43.0 / 42.5; 8 KiB per block gives 32, 64 and 128 there. */
+   * of a piece: 32, 64 and 128 blocks at 1, 2 and 4 MiB on 4 ranks.
+   * 4x H200, graphs, windows, allgather with 32 / 64 / 128 blocks: 1 MiB 8.27 / 8.42 / 9.19 us (2026-11-27). */
   const long long db = envClamp("KILN_SYM_DIRECT_BLOCK_BYTES", 8192, 1024, LLONG_MAX - 15);
   c->symDirectBlockBytes = roundUp((uint64_t)db, 16);
   /* From pieces of 1 MiB (KILN_SYM_DIRECT_BIG_PIECE), a block per KILN_SYM_DIRECT_BIG_BLOCK_BYTES
-   * (16 KiB) instead: 4x H100, graphs, windows (bench/results/h100x4-s15 runs 2-3), allgather
-   * 4 MiB (a 1 MiB piece) 17.09-17.21 us with 64 blocks against 17.86-17.91 with 128 (NCCL
-   * 17.0-17.3), alltoall 16.87 against 17.6; calls of 1-2 MiB (pieces of 256-512 KiB) were slower
-   * with 16 KiB per block (allgather 1 MiB 10.4-10.8 against 9.7), and from 8 MiB it is 128 blocks
-   * either way. On 4x H200 (s14 run 1) 4 MiB took 15.49 us with 64 blocks, 15.23 with 128 (NCCL
-   * 16.4). */
+   * (16 KiB) instead.
+   * 4x H100, graphs, windows: allgather 4 MiB 17.09-17.21 us with 64 blocks, 17.86-17.91 with 128 (2026-11-27). */
   const long long bdb = envClamp("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", 16384, 1024, LLONG_MAX - 15);
   c->symDirectBigBlockBytes = roundUp((uint64_t)bdb, 16);
   /* Direct copies load each thread's first pack while the peers' arrival is awaited
-   * (KILN_SYM_DIRECT_PRELOAD=0: after it). 4x H100, graphs, windows, three runs each
-   * (bench/results/h100x4-s15 run 5): allgather 1 MiB 9.47 vs 9.64 us, 2 MiB 12.28 vs 12.60,
-   * 4-64 MiB 0-1% less; alltoall 32 MiB 79.8 vs 80.8; 2 GPUs 16-64 MiB 0.3-2% less. */
+   * (KILN_SYM_DIRECT_PRELOAD=0: after it).
+   * 4x H100, graphs, windows: allgather 1 MiB 9.47 vs 9.64 us, 2 MiB 12.28 vs 12.60 (2026-11-27). */
   c->symDirectPreload = envInt("KILN_SYM_DIRECT_PRELOAD", 1) != 0;
   /* Direct allgather and alltoall copy to the peers with the copy engine from KILN_SYM_CE_BYTES
-   * (KILN_SYM_CE=0: never), the local piece beside it with KILN_SYM_CE_BLOCKS blocks. 2x H100,
-   * both GPUs sending 512 MiB at once (bench/results/h100x2-s9 run 1): the engine 1371 us (392
-   * GB/s), SM stores from 128 blocks 1480, and the engine with 32 blocks copying 512 MiB locally
-   * meanwhile 1377. Windows, graphs, copy engine vs SM stores (run 4): alltoall 1 GiB 1397 vs
-   * 1514 us (NCCL 1479), 256 MiB 372 vs 390 (NCCL 385), 128 MiB 199 vs 198, 64 MiB 113 vs 104,
-   * 16 MiB 46 vs 33 (two more launches and a fork); eager 128 MiB 196 vs 201. 4x H200, graphs
-   * (bench/results/h200x4-s10 runs 1-2): allgather 1 GiB 2087 vs 2289 (386 GB/s busbw; NCCL on
-   * windows 2442), 512 MiB 1063 vs 1150, 256 MiB 552 vs 580, 128 MiB 293 vs 295, 64 MiB 164 vs 151;
-   * alltoall alike (128 MiB 297 vs 295). From 128 MiB on 2 and 4 GPUs, off for other counts. */
+   * (KILN_SYM_CE=0: never), the local piece beside it with KILN_SYM_CE_BLOCKS blocks: from 128 MiB
+   * on 2 and 4 GPUs, off for other counts.
+   * 4x H200, graphs, engine vs SM stores: allgather 1 GiB 2087 vs 2289 us, 128 MiB 293 vs 295 (2026-11-26). */
   c->symCEBytes = envThreshold("KILN_SYM_CE", "KILN_SYM_CE_BYTES",
                                c->nranks == 2 || c->nranks == 4 ? (long long)128 << 20 : LLONG_MAX);
   c->symCEBlocks = (int)envClamp("KILN_SYM_CE_BLOCKS", 32, 1, 1024);
   /* Direct allreduce as a staged reducescatter of this rank's share, then the engine's copies of it
    * into the peers' outputs, from KILN_SYM_AR_CE_BYTES (KILN_SYM_AR_CE=0: never): the reduced
-   * shares go out at the engine's rate (386 GB/s busbw for allgather, 4x H200) instead of the SM
-   * stores' (~350). 4x H200, graphs, plain buffers of one process (bench/results/h200x4-s11 run 4),
-   * against two-shot direct: 4 GPUs 1 GiB 4408 vs 4582 us (NCCL 4527), 512 MiB 2227 vs 2296, 256
-   * MiB 1138 vs 1151, 128 MiB 587 vs 578, 64 MiB 315 vs 296; 2 GPUs 1 GiB 2902 vs 2945, 512 MiB
-   * 1469 vs 1478, 256 MiB 753 vs 742: from 512 MiB on 2 and 4. */
+   * shares go out at the engine's rate instead of the SM stores'; from 512 MiB on 2 and 4 GPUs.
+   * 4x H200, graphs, against two-shot direct: allreduce 1 GiB 4408 vs 4582 us, 256 MiB 1138 vs 1151 (2026-11-26). */
   c->symARCEBytes = envThreshold("KILN_SYM_AR_CE", "KILN_SYM_AR_CE_BYTES",
                                  c->nranks == 2 || c->nranks == 4 ? (long long)512 << 20 : LLONG_MAX);
   /* The kernels are launched with programmatic stream serialization (KILN_SYM_PDL=0: without):
    * one may be scheduled while the kernel before it on the stream runs, and waits on the GPU for
-   * its end (kernels/sym.cuh), so back-to-back calls do not pay a launch between them: 4x H200,
-   * graphs, allreduce 16 B 3.51 vs 4.04 us, 64 KiB 6.61 vs 7.12 (bench/results/h200x4-s12 run 9). */
+   * its end (kernels/sym.cuh), so back-to-back calls do not pay a launch between them.
+   * 4x H200, graphs, with vs without: allreduce 16 B 3.51 vs 4.04 us, 64 KiB 6.61 vs 7.12 (2026-11-27). */
   c->symPdl = envInt("KILN_SYM_PDL", 1) != 0;
   /* The LL forms trigger the next kernel's launch once a block's lines are out, before it waits
    * for the peers' (KILN_SYM_PDL_TRIGGER=end: at the kernel's end, after that wait): the next
    * kernel's start overlaps the wait instead of following it. kernels/sym.cuh (LLStart) says what
-   * that risks and where to turn it off. 2x H200, the LL kernel alone in PDL-chained graphs
-   * (scripts/sym_probe.cu, bench/results/h200-s18 run 4): allreduce 256 B 1.94 -> 1.62 us, 4 KiB
-   * 2.13 -> 1.95, 64 KiB 2.58 -> 2.47; allgather 4 KiB 2.03 -> 1.91; reducescatter and alltoall
-   * 4 KiB 2.12 -> 2.00. */
+   * that risks and where to turn it off.
+   * 2x H200, the LL kernel alone (sym_probe), early vs end: allreduce 256 B 1.62 vs 1.94 us (2026-11-27). */
   const char* trig = getenv("KILN_SYM_PDL_TRIGGER");
   c->symEarlyTrigger = !(trig && strcmp(trig, "end") == 0);
   symLineAreas(c);
@@ -437,8 +364,8 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
  * allreduce moves its shares through the staging (the usual geometry, in rounds) and stores the
  * reduced shares into every rank's output instead of a second staging phase; one-shot allreduce
  * becomes two-shot. Reducescatter never: the peers' outputs take no part in it, and loading the
- * peers' inputs (in windows) instead of staging measured slower (2x H100, 1 GiB 1602 vs 1525 us,
- * bench/results/h100x2-s8 run 2). */
+ * peers' inputs (in windows) instead of staging is slower.
+ * 2x H100, graphs, windows, loads vs staged: reducescatter 1 GiB 1602 vs 1525 us (2026-11-26). */
 static bool directWanted(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
                          bool inplace) {
   if (!c || c->symHalf == 0 || a == KILN_SYM_REDUCESCATTER || (int)a < KILN_SYM_ALLREDUCE_ONESHOT ||
@@ -512,29 +439,13 @@ bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dty
 }
 
 /* Where the symmetric kernels are the default: reference bytes (kiln/registry.h) per collective
- * and rank count, chosen from CUDA graph runs on 4x H100 against the baked plans and NCCL 2.28.9 in
- * the same run (bench/results/h100x4-s6, runs 2-8; 4 KiB of a segment per block, at most 64
- * blocks, LL lines up to 128 KiB of segment or two-shot share). 4 GPUs: allreduce one-shot to
- * 256 KiB (8 B: 4.5 us, plan 6.7, NCCL 8.1; 64 KiB 7.7, plan 10.8, NCCL 10.8), two-shot to 8 MiB
- * (512 KiB 13.3 as LL lines, plan 22.1, NCCL 14.0; 4 MiB 36.1, plan 45.2, NCCL 40.3);
- * reducescatter to 8 MiB (16 B 4.7, plan 7.3; 1 MiB 10.6, plan 17.3, NCCL 11.0); allgather to
- * 16 MiB (16 B 4.2, plan 6.2, NCCL 7.0; 4 MiB 19.4, plan 29.2, NCCL 36.6); alltoall to 4 MiB (16 B
- * 4.6, plan 6.2; 2 MiB 15.0, plan 18.8, NCCL 20.7). 2 GPUs: allreduce one-shot to 4 MiB (8 B 3.9,
- * chain plan 4.4, NCCL 6.2; 1 MiB 10.8, plan 15.7, NCCL 13.3: with two ranks one-shot moves no
- * more than two-shot and has one phase less), two-shot to 8 MiB; reducescatter to 16 MiB (8 B
- * 3.9, plan 5.0, NCCL 5.5); allgather and alltoall to 256 KiB (8 B 3.6 / 3.9, plans 5.9, NCCL
- * 5.5 / 6.4), plans at 512 KiB, sym again from 1 MiB. Since the flag form goes in rounds
- * (bench/results/h100x4-s7) the ranges run to the top on 2 and 4 GPUs: 4x H200, graphs, run 8,
- * 16 MiB-1 GiB 1.00-1.38x NCCL on 4 GPUs except allreduce 1 GiB (0.98x; the ring plan there
- * 0.91x), 1.07-1.58x on 2 GPUs; 4x H100, run 4, 64 MiB-1 GiB: the plans 0.83-1.00x NCCL, the
- * sym kernels 0.98-1.13x. 8 ranks: not measured, plans. With the LL forms' start of session 17
- * (bench/results/h200-s17 run 7, 4x H200, graphs, twice), 4 ranks: one-shot against two-shot,
- * allreduce 64 KiB 4.08 vs 5.05 us, 128 KiB 5.30 vs 5.38, 256 KiB 7.55 vs 6.55, 512 KiB 12.9 vs
- * 8.2: two-shot from 128 KiB. With one-shot segments past 128 KiB as LL128 lines (session 19,
- * bench/results/h200-s19 run 2, 4x H200, graphs): 256 KiB one-shot 6.10 us, two-shot 6.47, 512
- * KiB 10.30 vs 8.32: one-shot to 256 KiB. 2 GPUs, same run: allgather and alltoall 512 KiB on
- * the sym kernel 3.59 / 3.63 us, on the plans 7.30 / 6.92 (the gap at 512 KiB dates from session
- * 6, before the LL forms reached 512 KiB on 2 ranks): sym at every size. */
+ * and rank count; outside these ranges (8 ranks: not measured) the registry's plans serve. On 2
+ * and 4 ranks they beat the baked plans and NCCL at every size but for allreduce, which is
+ * one-shot up to a size and two-shot above it; with two ranks one-shot moves no more than
+ * two-shot and has one phase less, so it goes further there.
+ * 4x H200, graphs: allreduce 256 KiB one-shot 6.10 us, two-shot 6.47; 512 KiB 10.30 vs 8.32 (2026-11-27).
+ * 2x H200, graphs: allgather, alltoall 512 KiB 3.59, 3.63 us, the plans 7.30, 6.92 (2026-11-27).
+ * 2x and 4x H200, graphs: 56/56 rows 16 B-1 GiB at or above NCCL (bench/baselines/h200x[24]-2026-11-29). */
 typedef struct {
   int nranks;
   kilnSymAlgo_t algo;
@@ -545,16 +456,16 @@ typedef struct {
 #define MIB(x) ((uint64_t)(x) << 20)
 #define ANY UINT64_MAX
 static const symRange kRanges[] = {
-    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(256)},
-    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(256) + 1, ANY},
-    {4, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},
-    {4, KILN_SYM_ALLGATHER, true, true, 0, ANY},
-    {4, KILN_SYM_ALLTOALL, false, true, 0, ANY},
-    {2, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, MIB(4)},
-    {2, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, MIB(4) + 1, ANY},
-    {2, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},
-    {2, KILN_SYM_ALLGATHER, true, true, 0, ANY},
-    {2, KILN_SYM_ALLTOALL, false, true, 0, ANY},
+    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(256)},       /* one-shot to 256 KiB */
+    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(256) + 1, ANY}, /* two-shot above */
+    {4, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},                /* every size */
+    {4, KILN_SYM_ALLGATHER, true, true, 0, ANY},                    /* every size */
+    {4, KILN_SYM_ALLTOALL, false, true, 0, ANY},                    /* every size, out of place */
+    {2, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, MIB(4)},         /* one-shot to 4 MiB */
+    {2, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, MIB(4) + 1, ANY},   /* two-shot above */
+    {2, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},                /* every size */
+    {2, KILN_SYM_ALLGATHER, true, true, 0, ANY},                    /* every size */
+    {2, KILN_SYM_ALLTOALL, false, true, 0, ANY},                    /* every size, out of place */
 };
 
 kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDataType_t dtype, bool inplace) {
@@ -733,10 +644,10 @@ static void drvFind(void) {
 /* What GPU `dev` may do with cudaMalloc allocation `id` (CU_POINTER_ATTRIBUTE_BUFFER_ID: unique in
  * the process, a new one for every allocation), which spans [base, base + size): kilnPeerAccess
  * asks the driver once per GPU and such allocation (a context switch and two queries per pair,
- * ~5 us per 4-GPU group eager, bench/results/h200x4-s11 run 7), then only for the buffer's
- * attributes. Only plain cudaMalloc memory is kept (its access follows peer access, which must
- * stay on); pools and mappings, whose access can change (cudaMemPoolSetAccess, cuMemSetAccess,
- * remapping), are asked about at every group. */
+ * ~5 us per 4-GPU group eager on 4x H200), then only for the buffer's attributes. Only plain
+ * cudaMalloc memory is kept (its access follows peer access, which must stay on); pools and
+ * mappings, whose access can change (cudaMemPoolSetAccess, cuMemSetAccess, remapping), are asked
+ * about at every group. */
 typedef struct {
   int dev;
   unsigned long long id;
@@ -965,10 +876,10 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
 
 /* Threads per block for args a (kiln_dev.h kilnSymLineThreads): an LL or LL12 block's threads take
  * its lines one each (kernels/sym.cuh blockLines, blockLines12), an LL128 block's 8 per line, so a
- * small call's block needs no more warps than it has lines; fewer warps to start
- * and to end (the bare exchange of scripts/pdl_probe.cu: 1.36 us per kernel with 64 threads, 1.54
- * with 512; kiln's calls within 1-3% either way, bench/results/h200-s17 run 2). The other forms
- * take the configured count. */
+ * small call's block needs no more warps than it has lines; fewer warps start and end sooner
+ * (the bare exchange of bench/probes/pdl_probe.cu on 2x H200: 1.36 us per kernel with 64
+ * threads, 1.54 with 512; kiln's calls within 1-3% either way). The other forms take the
+ * configured count. */
 static int symThreads(const kilnLaunch* l, const kilnSymArgs* a) {
   if (!a->ll) return l->threads;
   return kilnSymLineThreads(a, kilnDataTypeSize((kilnDataType_t)l->dtype), l->threads);

@@ -338,19 +338,14 @@ __device__ __forceinline__ void blockEnd(const kilnDevArgs& a, const kilnDevTb& 
 }
 
 /* The interpreter's kernels, one per protocol kind and kind of op. LL128: the LL128 protocol's
- * kernel, else Simple's and LL's. LL128 has a kernel of its own: in the same kernel its body took
- * registers from the others (128 registers either way, but the float interpreter went from no
- * spills to 126 bytes of spill stores). S: sum and avg (a sum divided at the end) with the op
- * fixed at compile time (OpSum), else the other ops picked by selects (OpSel). Until session 29
- * every op was picked by a branch per element (OpDyn). 2 ranks sharing one H200, CUDA graphs, the
- * interpreter alone (coll_bench --shared 1 --sym off, bench/results/s29 runs 1-2, each pair
- * alternated 2-3 times, runs within 0.5%): selects against the branch, float allreduce 4-256 MiB
- * 0.83-0.94x the time, reducescatter 0.75-0.91x, half allreduce 0.76-0.94x, 1 KiB-1 MiB
- * 0.98-1.01x; the sum fixed against selects, float allreduce 256 KiB-256 MiB 0.94-0.99x,
- * reducescatter 4-256 MiB 0.89-0.95x, bfloat16 0.81-0.96x from 256 KiB. A kernel per kind of op
- * rather than a branch on the op in one kernel: with the branch every kernel spilled (float LL128
- * 272 bytes of spill stores, 756 of loads; Simple/LL 32 and 48, where it had none), small calls
- * took 1-2% more and the other ops 1-4% more (run 2). */
+ * kernel, else Simple's and LL's. LL128 has a kernel of its own: in the same kernel its body takes
+ * registers from the others (the float interpreter would spill 126 bytes). S: sum and avg (a sum
+ * divided at the end) with the op fixed at compile time (OpSum), else the other ops picked by
+ * selects (OpSel), not by a branch per element (OpDyn). A kernel per kind of op rather than a
+ * branch on the op in one kernel: with the branch every kernel spills (float LL128 272 bytes of
+ * spill stores, 756 of loads; Simple/LL 32 and 48).
+ * 2 ranks on one H200, selects vs OpDyn: float allreduce 4-256 MiB 0.83-0.94x the time (2026-11-29).
+ * Same, the sum fixed vs selects: float reducescatter 4-256 MiB 0.89-0.95x the time (2026-11-29). */
 template <typename T, bool LL128, bool S> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
   __shared__ BlockState bs;
   const kilnDevTb& tb = a.tbs[blockIdx.x];

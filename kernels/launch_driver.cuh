@@ -1,7 +1,7 @@
 /* Kernel launches through the driver API (kernels/launch_driver.cu), for the launches whose host
- * time a call's latency is made of: one process issuing every GPU from a thread per GPU spent 1.31 us
- * per GPU and round in cuLaunchKernel against 2.18 in the runtime's launch and 1.84 in
- * cudaLaunchKernelEx with programmatic serialization (host_bench, 4x H100, s13 run 1). */
+ * time a call's latency is made of: one process issuing every GPU from a thread per GPU spends less
+ * host time in cuLaunchKernel than in the runtime's launches.
+ * 4x H100, host_bench, per GPU and round: cuLaunchKernel 1.31 us, cudaLaunchKernelEx with PDL 1.84 (2026-11-27). */
 #ifndef KILN_KERNELS_LAUNCH_DRIVER_CUH
 #define KILN_KERNELS_LAUNCH_DRIVER_CUH
 

@@ -18,11 +18,11 @@
  *   data, LL 8 of 16). A warp stores 4 lines with one 16-byte store per thread, the flag word
  *   being the 8th thread's second half; the receiver's warp loads the same way until every
  *   line's flag is there, then loads the lines again and uses that data. What makes it correct
- *   is the property NCCL's LL128 rests on (enabled by NCCL on Hopper over NVLink; NVIDIA/nccl
- *   issue 786): the 128 bytes one warp-wide store instruction writes reach the peer in ascending
+ *   is the property NCCL's LL128 rests on (enabled by NCCL on Hopper over NVLink;
+ *   NVIDIA/nccl#786): the 128 bytes one warp-wide store instruction writes reach the peer in ascending
  *   address order, so once the flag (the line's last word) is seen, a later load sees the data.
  *   A load is not atomic over the line: the poll that saw the flag can hold older lower words
- *   (the first version used them, and returned stale elements). The runtime runs LL128 plans as
+ *   (using them returns stale elements). The runtime runs LL128 plans as
  *   Simple unless KILN_LL128=1 (host/exec.c, devProto, says why).
  * Flags derive from the slot's use number (the connection's count of slots sent, from 1): see
  * llFlag/ll128Flag.
@@ -124,8 +124,8 @@ struct OpDyn {
 
 /* The op chosen at run time without a branch: every op computed, the call's picked by selects.
  * What the symmetric line kernels reduce with for the ops other than sum and avg (kernels/sym.cuh
- * kernel<T, F, false>; there a branch per element cost more than the extra arithmetic: 4x H200,
- * allreduce max 64 KiB as LL12 lines 3.44 us against 3.56 with OpDyn, bench/results/s24 run 2). */
+ * kernel<T, F, false>; there a branch per element costs more than the extra arithmetic).
+ * 4x H200, the kernel alone: allreduce max 64 KiB as LL12 lines 3.44 us, 3.56 with OpDyn (2026-11-28). */
 struct OpSel {
   int op;
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
@@ -183,11 +183,10 @@ __device__ __forceinline__ P opPack(const Op& op, P a, P b) {
  * the rest come back zero; p aligned to A bytes (1, 2 or 4: the element's size). Branch-free:
  * every word's load issued, those past the last word that holds a valid byte clamped to that word
  * (so no load reaches past the valid bytes' words, nor past the buffer), then funnel shifts. What
- * a line's partial or misaligned elements take (loadPart, load12) instead of a load per element:
- * a reducescatter whose pieces lie at 4- but not 8-byte offsets (an odd float count per rank) took
- * ~0.45 us more than an aligned one in the kernel (4x H200, bench/results/s26 run 4), its
- * per-element loop the cause (run 6: loading such a line's words branch-free took 1-12% off every
- * misaligned or partial case). */
+ * a line's partial or misaligned elements take (loadPart, load12) instead of a load per element
+ * (with a load per element a reducescatter whose pieces lie at 4- but not 8-byte offsets, an odd
+ * float count per rank, takes ~0.45 us more than an aligned one).
+ * 4x H200, the kernel alone: branch-free words take 1-12% off every misaligned or partial case (2026-11-28). */
 template <int W, int A> __device__ __forceinline__ void loadWords(const void* p, int bytes, uint32_t (&w)[W]) {
   static_assert(A == 1 || A == 2 || A == 4, "alignment");
   const uintptr_t addr = (uintptr_t)p;
@@ -253,9 +252,9 @@ template <typename P> __device__ __forceinline__ void storeWhole(void* p, const 
 /* Up to E = sizeof(P)/sizeof(T) elements from p (nv valid; the rest zero), any alignment. A whole
  * line at P's alignment is one vector load; any other line of 1- or 2-byte elements, its words
  * branch-free (loadWords: up to 4 or 5 loads for a line that took up to 8 or 16 element loads);
- * of 4- or 8-byte ones, a load per element (kept: their words branch-free behind this branch
- * took 1-4% more, bench/results/s27 run 2; the line kernels take them branch-free on a branch
- * per line instead, kernels/sym.cuh LineData::loadBy). */
+ * of 4- or 8-byte ones, a load per element (their words branch-free behind this branch take 1-4%
+ * more, 2x H200, 2026-11-28; the line kernels take them branch-free on a branch per line instead,
+ * kernels/sym.cuh LineData::loadBy). */
 template <typename T, typename P> __device__ __forceinline__ P loadPart(const T* p, int nv) {
   constexpr int E = sizeof(P) / sizeof(T);
   if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) return loadWhole<P>(p);

@@ -118,10 +118,8 @@ template <class Op> __device__ __forceinline__ Op opOf(int id) {
 
 /* What every line body (bodyLL of both its forms, bodyLL2, bodyLL128, bodyLL128x2) starts from: the
  * rank count (R at compile time for 2 and 4 ranks, MAXR: a.nranks), this rank, the thread and the block's
- * threads (the LL bodies' stride, read where bodyLL and bodyLL2 read them before: their kernels
- * keep their registers; the LL128 bodies now take their lanes (Lane128) after the start instead
- * of before it, which kept the float and bfloat16 kernels' registers and measured the same, s21
- * run 4), the op, the buffers and the sizes, the block's lines [l0, l1) (of the form L's size),
+ * threads (the LL bodies' stride; the LL128 bodies take their lanes, Lane128, after the start),
+ * the op, the buffers and the sizes, the block's lines [l0, l1) (of the form L's size),
  * whether to go on past the sends (st.begin: false once the abort flag is up) and the call's
  * sequence number. L: the lines' form (KILN_SYM_LINES_*). */
 template <typename T, int R, int L, class Op> struct LineCall {
@@ -156,9 +154,9 @@ struct LinesLL {
 
 /* Line l of every peer p's part (part(p): its line's data, D::P) into this rank's region of peer
  * p, every part loaded before the first line goes out: llStore's "memory" clobber keeps a load
- * written after a store behind it, a memory latency per peer. Reducescatter, 4 GPUs, graphs: 64 B-64
- * KiB up to 6% less time, 256 KiB up to 4% more (bench/results/h200x4-s16, runs 1 and 3); alltoall
- * does not use it (bodyLL says why). */
+ * written after a store behind it, a memory latency per peer. Alltoall does not use it (bodyLL
+ * says why).
+ * 4x H200, graphs, reducescatter: 64 B-64 KiB up to 6% less time, 256 KiB up to 4% more (2026-11-27). */
 template <int R, class D = LinesLL, class Part>
 __device__ __forceinline__ void sendLines(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag,
                                           const Part& part) {
@@ -174,11 +172,9 @@ __device__ __forceinline__ void sendLines(const kilnSymArgs& a, uint64_t seq, ui
 
 /* Line l of every peer q's region (idx0 + q) of this rank, into v[q]: all loads in flight at once;
  * the lines whose flags were not there yet are read again, all of them together, until every one
- * is. Spinning on one peer's line after another instead left a load's latency per later peer
- * after the last line had arrived: 4x H200, graphs, same call (bench/results/h200x4-s14 runs 1-2),
- * allreduce 16 KiB 4.31 vs 5.53 us, 64 KiB 5.53 vs 6.61, allgather 64 KiB 3.92 vs 5.09, 16 B
- * 3.37 vs 3.56; spinning on the first missing line alone and then reading the rest together was
- * 2-9% slower than this on 4 GPUs. false: timeout or abort. */
+ * is (spinning on one peer's line after another leaves a load's latency per later peer after the
+ * last line has arrived). false: timeout or abort.
+ * 4x H200, graphs, against one peer after another: allreduce 16 KiB 4.31 vs 5.53 us (2026-11-27). */
 template <int R> __device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l,
                                           uint32_t flag, Spin& spin, uint64_t* v) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank;
@@ -297,14 +293,10 @@ __device__ __forceinline__ void reduceOp(int n, T* const* dsts, const T* const* 
 
 /* Types of 4 bytes and more sum (and avg: a sum divided at the end) with the op fixed at compile
  * time, no choice per element, and choose their other ops per element (OpDyn); the smaller types
- * pick every op by selects (OpSel). 4x H100, graphs, same call (bench/results/h100x4-s7 run 9):
- * float reducescatter 16 MiB 47.3 vs 50.3 us, 64 MiB 159.3 vs 164.7; bfloat16 was slower that way
- * (allreduce 64 MiB 362.8 vs 328.5), and so was summing 16-bit floats a pair at a time with one op
- * choice per pack (run 12, 2x H100: bfloat16 reducescatter 512 KiB 15.6 vs 10.8 us, half 10.5 vs
- * 7.5). Selects against the choice per element (2 ranks sharing one H200, graphs, alternated three
- * times, bench/results/s29 run 2): half and bfloat16 allreduce and reducescatter 4-256 MiB
- * 0.97-1.01x the time (bfloat16 on 4 ranks 0.94-0.99x), but float max reducescatter 64-256 MiB
- * 1.04-1.05x: the 4-byte types keep OpDyn. NR and ND: reduceOp's. */
+ * pick every op by selects (OpSel), which costs the 4-byte types time and the 16-bit ones none.
+ * NR and ND: reduceOp's.
+ * 4x H100, graphs, sum fixed vs chosen: float reducescatter 16 MiB 47.3 vs 50.3 us (2026-11-26).
+ * 2 ranks sharing one H200, selects vs OpDyn: 16-bit 0.94-1.01x, float max 1.04-1.05x the time (2026-11-29). */
 template <typename T, int NR, int ND = NR>
 __device__ __forceinline__ void reduceN(int n, T* const* dsts, const T* const* srcs, uint64_t m,
                                         const OpDyn& op, int avgN) {
@@ -372,9 +364,9 @@ __device__ __forceinline__ void prologue(const kilnSymArgs& a, uint64_t lo, uint
  * published after the peer's block has combined round r - 2, which used the same half. Across
  * calls it holds for the whole call, whatever the block counts: every block of the previous call
  * saw its peer block's flag of the last round, published after that block had finished with the
- * round before, so once this rank's call begins every peer is done with that half (the old rule,
- * "call s - 2 ended on every peer", is the single-round case; a direct or LL call in between
- * shows the same: a peer that arrived at it had ended its call before).
+ * round before, so once this rank's call begins every peer is done with that half ("call s - 2
+ * ended on every peer" is the single-round case; a direct or LL call in between shows the same:
+ * a peer that arrived at it had ended its call before).
  *
  * One phase (one-shot allreduce, reducescatter, allgather, alltoall), round r: wait for the
  * peers' flags of r; store round r + 1; combine round r; publish round r + 1 (its flag also says
@@ -390,11 +382,9 @@ __device__ __forceinline__ void prologue(const kilnSymArgs& a, uint64_t lo, uint
  * output is first written after that peer's flag of round r, so after its call began; in place,
  * after it pushed that part of its input (phase 0 of round r), which it reads nowhere else.
  *
- * Forced inline: for bfloat16 the compiler had made it a function of its own (kilnSymArgs copied
- * to the stack, 384 bytes of frame), and its reductions ran 0.79-0.99x NCCL at 512 KiB-16 MiB
- * where half's ran 0.97-1.76x; inlined, bfloat16 is level with half (4x H100, same call,
- * bench/results/h100x4-s7 run 13: reducescatter 1 MiB 9.9 vs 13.3 us, allreduce 16 MiB 96.4 vs
- * 108.9).
+ * Forced inline: for bfloat16 the compiler otherwise makes it a function of its own (kilnSymArgs
+ * copied to the stack, 384 bytes of frame); inlined, bfloat16 is level with half.
+ * 4x H100, bfloat16 inlined vs not: reducescatter 1 MiB 9.9 vs 13.3 us, allreduce 16 MiB 96.4 vs 108.9 (2026-11-26).
  *
  * NR: the rank count at compile time (2 or 4; MAXR: any count to MAXR, a.nranks). */
 template <typename T, int NR, class Start> __device__ __forceinline__ void body(const kilnSymArgs& a, Start& st) {
@@ -445,9 +435,8 @@ template <typename T, int NR, class Start> __device__ __forceinline__ void body(
       combine<T, 1, OpDyn, NR>(dsts, srcs, part(me, r), op, 0);
     } else {
       /* Peers in the order me + 1, me + 2, ...: at any moment every rank stores to a different
-       * peer (in the order 0, 1, ... all ranks stored to rank 0 first, sharing its links: 4 GPUs,
-       * reducescatter 256 MiB 736 us, 634 staggered; copying to every peer in one pass instead,
-       * 702: bench/results/h100x4-s7, runs 1-3). */
+       * peer (in the order 0, 1, ... all ranks store to rank 0 first, sharing its links).
+       * 4x H100, reducescatter 256 MiB: 634 us staggered, 736 in order, 702 in one pass (2026-11-26). */
       for (int k = 1; k < n; k++) {
         const int p = (me + k) % n;
         copy1<T>(stage(r, p, 0, me), in + (uint64_t)p * stride + at, part(p, r), op);
@@ -591,11 +580,9 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
  * less line traffic than LL for the same data. Lines live in the LL lines' staging: an LL line of
  * an earlier call holds that call's flag in the fourth word too, and an LL12 line holds data in LL's
  * second word but an older flag in its fourth, so neither passes for a line of the other
- * (host/sym.c symLineAreas). Elements of at most 4 bytes (12 / sizeof(T) per line). The kernel
- * alone cost 0.02-0.28 us more than LL at 1-16 KiB (4x H100, bench/results/s23 run 5); with the op
- * fixed at compile time (kernelIndexOf) allreduce 16 KiB takes 2.36 us as LL12 and 2.44 as LL, 1
- * KiB 2.15 and 2.04 (4x H200, bench/results/s24 run 2), so the host takes it past 8 KiB of
- * segment (host/sym.c symLL12Bytes). */
+ * (host/sym.c symLineAreas). Elements of at most 4 bytes (12 / sizeof(T) per line). The host
+ * takes it past 8 KiB of segment (host/sym.c symLL12Bytes).
+ * 4x H200, the kernel alone, LL12 vs LL: allreduce 16 KiB 2.36 vs 2.44 us, 1 KiB 2.15 vs 2.04 (2026-11-28). */
 struct Pack12 {
   uint32_t w[3];
 };
@@ -680,8 +667,8 @@ template <int H> using LineHowT = std::integral_constant<int, H>;
  * and stored at any alignment (nv valid), and the receive of line l from every peer. Where a line
  * is loaded or stored for every peer (reducescatter's and alltoall's sends, allgather's and
  * alltoall's receives), bodyLL picks LINE_WHOLE or LINE_ANY once per line (loadBy, storeBy): each
- * peer's load behind a test of its own (load, store) kept the loads of a misaligned line's peers
- * from being issued together; 2x H200, the kernel alone (bench/results/s27 runs 2-3). */
+ * peer's load behind a test of its own (load, store) keeps the loads of a misaligned line's peers
+ * from being issued together (2x H200, the kernel alone, 2026-11-28). */
 template <typename T, int L>
 struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type {
   using P = typename std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type::P;
@@ -756,9 +743,8 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
   auto sendPieces = [&](auto how, uint64_t l, uint64_t e0, int nv) {
     constexpr int H = decltype(how)::value;
     if (a.algo == KILN_SYM_A2A) {
-      /* A load, then its line, peer after peer. Loading every peer's part first (sendLines) was
-       * 3-7% faster at 64 B-4 KiB on 4 GPUs but up to 5% slower from 16 KiB there and up to 7% on
-       * 2 GPUs (bench/results/h200x4-s16, runs 1-3). */
+      /* A load, then its line, peer after peer.
+       * 4x H200, against every part first: 3-7% slower at 64 B-4 KiB, up to 5% faster above (2026-11-27). */
 #pragma unroll
       for (int p = 0; p < R; p++)
         if (p < n && p != me)
@@ -782,9 +768,8 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
       if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count)
         D::store(c.out + (uint64_t)me * c.count + e0, v, nv);
     } else if (L == KILN_SYM_LINES_LL12 && a.algo == KILN_SYM_A2A) {
-      /* LL12 alltoall keeps a load behind its own branch per peer: through sendPieces it took
-       * 1.06-1.11x the time of the kernels before session 27 at 32-64 KiB on 2 GPUs, this way
-       * 0.977-0.981x (the kernel alone, bench/results/s27 runs 6-8). */
+      /* LL12 alltoall keeps a load behind its own branch per peer.
+       * 2x H200, the kernel alone, 32-64 KiB: 0.98x the time this way, 1.06-1.11x via sendPieces (2026-11-28). */
 #pragma unroll
       for (int p = 0; p < R; p++)
         if (p < n && p != me) D::put(lines(p, me) + l, D::load(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
@@ -879,19 +864,18 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL2(cons
  * data), and the receiver takes the data from a load after the one that saw every flag
  * (KILN_SYM_LL128_RELOAD; the poll's own load may hold older data in a line's lower sectors).
  *
- * Measured alone (scripts/sym_probe.cu, 4x H200, bench/results/h200-s19 runs 1-2): LL128 takes
- * 0.3-0.7 us more than LL at 1-64 KiB, the same at 128 KiB of segment, less above (4 ranks,
- * allreduce 256 KiB 5.73 vs 7.14 us; 2 ranks, 1 MiB 7.46 vs 9.14), so host/sym.c sends only the
- * larger one-shot segments this way. Without the second load every size took 0.15-0.4 us less and
- * 40 runs of up to 1000 calls on fresh data found no stale element; it stays, as in the plans'
- * LL128, until a reason to trust the poll's data is stronger than runs without a failure. The
- * kernel's code size is not what costs the extra time: built for one rank count only (30 KB of
- * code instead of 104) it took as long or longer.
+ * LL128 takes more time than LL up to 64 KiB of segment, the same at 128 KiB, less above, so
+ * host/sym.c sends only the larger one-shot segments this way. The second load costs 0.15-0.4 us
+ * a call and no run without it has read a stale element; it stays, as in the plans' LL128, until
+ * a reason to trust the poll's data is stronger than runs without a failure. The kernel's code
+ * size is not what costs the extra time (built for one rank count, 30 KB of code instead of 104,
+ * it takes as long).
+ * 4x H200, the kernel alone (sym_probe), LL128 vs LL: allreduce 256 KiB 5.73 vs 7.14 us (2026-11-27).
  *
  * The flag word of call s is symFlag(s) in both halves. LL128 lines have staging of their own
  * (host/sym.c symLineAreas), so a reader polls only what LL128 calls left there, each line with
- * its own call's flag word: the flags of calls s and s - 2k differ. (Before that area, the flag
- * form's data and LL lines shared the bytes, and data equal to the flag passed for a line:
+ * its own call's flag word: the flags of calls s and s - 2k differ. (Were the flag form's data
+ * and the lines to share bytes, data equal to the flag would pass for a line:
  * gpu_runtime/sym_lines_apart.) */
 #ifndef KILN_SYM_LL128_RELOAD
 #define KILN_SYM_LL128_RELOAD 1
@@ -1111,8 +1095,8 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128x2(
 
 /* The kernel's forms, each with kernels of its own (kernel<T, F, S>, below; the host launches
  * kernelIndexOf's: the form and, for the line forms, the kind of op): one kernel holding every
- * body took 128 registers and spilled (160-byte stack frame, float), and every call paid for the
- * largest body's registers and code. */
+ * body takes 128 registers and spills (160-byte stack frame, float), and every call would pay for
+ * the largest body's registers and code. */
 enum : int { FORM_STAGED, FORM_LL, FORM_LL2, FORM_DIRECT, FORM_LL128, FORM_LL2_128, FORM_LL12, NFORMS };
 __host__ __device__ __forceinline__ int formOf(const kilnSymArgs& a) {
   if (a.direct && a.algo != KILN_SYM_AR_TWOSHOT) return FORM_DIRECT;
@@ -1149,16 +1133,13 @@ __device__ __forceinline__ void depWait() {
  * input go out right behind them (the bodies send whatever the flag says, and only then stop when
  * it is up: a branch on it would hold the loads back until it arrived). sent(), once the block's
  * lines are out (every thread has its number): a barrier, then the slot stores (the next kernel
- * reads them only after this one ends), so the kernel ends without a barrier or a store. 2x H200,
- * graphs, same call (bench/results/h200-s17 runs 1-2), against thread 0's read and a barrier
- * before the body: 0-5% less time at 16 B-256 KiB for the reads alone, 6-11% with the prologue
- * before the wait, 8-18% with this start and LL blocks of no more threads than lines.
+ * reads them only after this one ends), so the kernel ends without a barrier or a store.
+ * 2x H200, graphs, against thread 0's read and a barrier first: 8-18% less time at 16 B-256 KiB (2026-11-27).
  *
  * sent() also lets the next kernel on the stream be scheduled (a.earlyTrigger, host/sym.c
  * KILN_SYM_PDL_TRIGGER): its launch overlaps this kernel's wait for the peers' lines instead of
- * following it. 2x H200, the kernel alone (scripts/sym_probe.cu, bench/results/h200-s18 run 4):
- * allreduce 256 B 1.94 -> 1.62 us, 4 KiB 2.13 -> 1.95, 64 KiB 2.58 -> 2.47, the other algorithms at
- * 4 KiB 2.03-2.13 -> 1.91-2.00. What it risks: the next kernel's blocks, resident and waiting in
+ * following it (2x H200, the kernel alone: allreduce 256 B 1.62 us, 1.94 at the end; 2026-11-27).
+ * What it risks: the next kernel's blocks, resident and waiting in
  * depWait, hold SMs while this one waits for its peers. Every block of this kernel is resident by
  * then (the next kernel is scheduled only once every block has triggered), has stored its lines
  * (two-shot: those of its first phase; the second's need only the peers' first), and needs only
@@ -1209,10 +1190,9 @@ struct FlagStart {
 };
 
 /* An LL form's body with its loops over the peers sized at compile time for 2 and 4 ranks (R;
- * MAXR: any count, the loops run to MAXR and test each peer against a.nranks). The loops' tests and
- * the code between a call's loads and its stores were a large part of a small call: 2x H200,
- * graphs, same call (bench/results/h200-s17 run 3), allgather 16 B 2.45 -> 2.04 us, allreduce
- * 2.53 -> 2.05, reducescatter 64 KiB 3.33 -> 2.69, 12-20% less at every LL size. */
+ * MAXR: any count, the loops run to MAXR and test each peer against a.nranks): the loops' tests and
+ * the code between a call's loads and its stores are a large part of a small call.
+ * 2x H200, graphs, sized vs not: allgather 16 B 2.04 vs 2.45 us, 12-20% less at every LL size (2026-11-27). */
 template <typename T, int F, int R, class Op, class Start>
 __device__ __forceinline__ void lineBodyOf(const kilnSymArgs& a, Start& st) {
   if constexpr (F == FORM_LL2) bodyLL2<T, R, Op>(a, st);
@@ -1233,18 +1213,14 @@ __host__ __device__ __forceinline__ constexpr bool lineForm(int f) {
 
 /* The kernels: a form's (formOf), and for the line forms one per kind of op: sum and avg (a sum
  * divided at the end) with the op fixed at compile time (OpSum; S true), the other ops picked by
- * selects (OpSel). The op chosen by a branch per element (OpDyn, as before) had cost a third of
- * the one-shot allreduce's time past its fixed part: 4x H200, the kernel alone
- * (scripts/sym_probe.cu, bench/results/s24 runs 1-2), allreduce 64 KiB as LL12 lines 3.65 -> 3.02
- * us, 1 KiB as LL lines 2.24 -> 2.04, 16 B 2.08 -> 1.90, reducescatter 1 MiB as LL12 lines 4.71
- * -> 4.04, allreduce 256 KiB as LL128 lines 5.71 -> 5.22; 2 GPUs 1-5% less. A kernel per kind
- * rather than a branch on the op at the start of one: the branch took the two-shot LL128 kernel
- * past 128 registers (spills, float 36 bytes). The staged form has two kernels too, split by
- * rank count: S true for 2 and 4 ranks (body's loops and arrays sized at compile time), false for
- * any count to MAXR. One kernel for every count took 128 registers and spilled (float: 56 bytes of
- * spill stores, 344 of loads; the two-shot's MAXR pointer arrays and its switch over the source
- * count); sized for 2 and 4 ranks it takes 108, no spills. Index 2 f + S (kernelIndexOf); NKERNELS
- * of them. */
+ * selects (OpSel): an op chosen by a branch per element (OpDyn) costs a third of the one-shot
+ * allreduce's time past its fixed part. A kernel per kind rather than a branch on the op at the
+ * start of one: the branch takes the two-shot LL128 kernel past 128 registers (spills, float 36
+ * bytes). The staged form has two kernels too, split by rank count: S true for 2 and 4 ranks
+ * (body's loops and arrays sized at compile time), false for any count to MAXR; one kernel for
+ * every count takes 128 registers and spills (float: 56 bytes of spill stores, 344 of loads),
+ * sized for 2 and 4 ranks it takes 108, no spills. Index 2 f + S (kernelIndexOf); NKERNELS of them.
+ * 4x H200, the kernel alone, op fixed vs a branch: allreduce 64 KiB (LL12) 3.02 vs 3.65 us (2026-11-28). */
 enum : int { NKERNELS = 2 * NFORMS };
 __host__ __device__ __forceinline__ int kernelIndexOf(const kilnSymArgs& a) {
   const int f = formOf(a);
@@ -1290,7 +1266,7 @@ template <typename T, int F, bool S> __global__ void __launch_bounds__(512) kern
 template <typename T, int F> inline const void* kernelOfForm(bool s) {
   if constexpr (F == FORM_LL12 && sizeof(T) > 4) return nullptr;
   /* 8-byte elements' two-shot LL128 form keeps one kernel (OpSel) for every op: with the sum
-   * fixed it took 128 registers and spilled (24-32 bytes; 108-110 registers with the op chosen). */
+   * fixed it takes 128 registers and spills (24-32 bytes; 108-110 registers with the op chosen). */
   else if constexpr (F == FORM_LL2_128 && sizeof(T) == 8) return (const void*)kernel<T, F, false>;
   else if constexpr (lineForm(F) || F == FORM_STAGED)
     return s ? (const void*)kernel<T, F, true> : (const void*)kernel<T, F, false>;

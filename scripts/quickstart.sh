@@ -57,8 +57,8 @@ echo "== profile the local $n GPUs"
 echo "== synthesize for them, then run kiln and NCCL side by side"
 # Two plans from the sketch, each for the sizes it serves: LL lines in a few instances for
 # calls up to 256 KiB, Simple in as many instances as fit 64 threadblocks a rank above (one
-# instance moves one threadblock's ~40 GB/s a connection: a one-instance plan took 10x NCCL's
-# time at 32 MiB on 2 H200s; bench/results/s35 run 5). Their ranges meet at 256 KiB; where
+# instance moves one threadblock's ~40 GB/s a connection: a one-instance plan takes 10x NCCL's
+# time at 32 MiB on 2 H200s). Their ranges meet at 256 KiB; where
 # loaded plans' ranges overlap, the registry takes the narrowest (kiln/registry.h).
 sketch=plans/sketches/switch$n.xml
 plans=$out/plans

@@ -747,10 +747,8 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
 /* The largest allreduce kiln takes on a communicator with one rank in this process when the call
  * would go through kiln's staging (KILN_STAGED_AR_MAX_BYTES; by default 512 MiB on 4 ranks, no
- * limit on others): NCCL's ring measured faster above it. 4x H200, a process per GPU, graphs of
- * 10, plain buffers (bench/results/s26 runs 1-2): 1 GiB 4591-4635 us against NCCL's 4525-4559
- * (0.98-0.99x) under every staging setting tried, 512 MiB 1.003-1.005x, 256 MiB 1.02x. 2 ranks:
- * 1 GiB 1.13x (s22). */
+ * limit on others): NCCL's ring is faster above it (on 2 ranks kiln's staged 1 GiB is 1.13x NCCL).
+ * 4x H200, a process per GPU, graphs: allreduce 1 GiB 0.98-0.99x NCCL, 512 MiB 1.003-1.005x (2026-11-28). */
 static uint64_t stagedARMax(int nranks) {
   const shimConfig* cfg = shimConfigGet();
   if (cfg->stagedARMaxSet) return cfg->stagedARMax;
