@@ -13,7 +13,7 @@
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
  * calls, then `iters` calls each timed with CUDA events on every rank's stream; a call's time is
  * the slowest rank's, the row shows the median over calls. algbw = size / time; busbw = algbw x
- * 2(n-1)/n for allreduce, x (n-1)/n otherwise (ARCHITECTURE.md, Measuring).
+ * 2(n-1)/n for allreduce, x (n-1)/n otherwise (docs/ARCHITECTURE.md, Measuring).
  * Results: kiln's output is compared element for element (bitwise; inputs are small integers, so
  * every order of summation gives the same value) with NCCL's output of the same call; the
  * errors column counts differing elements over all ranks.

@@ -9,7 +9,7 @@ program is unchanged either way: that is the point of the drop-in.
 
 Collectives: all_reduce (in place, sum), all_gather_into_tensor, reduce_scatter_tensor (sum),
 all_to_all_single (equal splits), broadcast (root 0), barrier. Sizes are the collective's
-reference bytes as ARCHITECTURE.md measures them: all_reduce and broadcast: the tensor;
+reference bytes as docs/ARCHITECTURE.md (Measuring) counts them: all_reduce and broadcast: the tensor;
 all_gather: the whole output; reduce_scatter and all_to_all: the whole input.
 
 Check: every rank's input is a known function of (rank, index) with small integer values, so the

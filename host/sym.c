@@ -203,7 +203,7 @@ void kilnSymConfigure(struct kilnComm* c) {
                    c->nranks == 2 ? (long long)16 << 20 : c->nranks == 4 ? (long long)1 << 20 : LLONG_MAX);
   /* Alltoall from KILN_SYM_DIRECT_A2A_BYTES (default: where KILN_SYM_DIRECT_BYTES says when that is
    * set, else 4 MiB on 4 ranks).
-   * 4x H200, graphs, direct vs staged: alltoall 1 MiB 9.68 vs 8.51 us, 4 MiB 15.76 vs 16.76 (2026-11-27). */
+   * 4x H200, graphs, direct vs staged: alltoall 1 MiB 9.68 vs 8.51 us, 4 MiB 15.76 vs 16.76 (2026-11-26). */
   uint64_t a2a = c->symDirectBytes;
   if (envInt("KILN_SYM_DIRECT_BYTES", -1) < 0 && c->nranks == 4 && a2a < ((uint64_t)4 << 20)) a2a = (uint64_t)4 << 20;
   c->symDirectA2ABytes =

@@ -3,7 +3,7 @@
  * the interpreter kernel reads it, and the launch arguments. Sizes and offsets are checked with
  * static asserts so host and device cannot drift.
  *
- * Transport model (see ARCHITECTURE.md, Runtime): each rank owns one symmetric NCCL window; the
+ * Transport model (see docs/ARCHITECTURE.md, Runtime): each rank owns one symmetric NCCL window; the
  * FIFO of connection (src -> dst, chan) lives in dst's window, with a `head` counter (slots filled,
  * written by src) next to it; the `tail` counter (slots drained, written by dst) lives in src's
  * window. Counters only grow, across calls, so CUDA graph replays need no host help.
