@@ -86,8 +86,10 @@ static bool plan_inlined(const kilnPlan* p, int nsteps) {
 
 /* ---- Vocabulary as the generated code spells it (kernels/baked.cuh). ---- */
 
+/* The memory steps' spellings are emitted only once kilnPlanCheckRuntime lets such a plan through. */
 static const char* const step_enum[] = {"ST_SEND", "ST_RECV", "ST_RCS", "ST_RRS", "ST_RRC",
-                                        "ST_RRCS", "ST_CPY",  "ST_RE",  "ST_NOP"};
+                                        "ST_RRCS", "ST_CPY",  "ST_RE",  "ST_NOP", "ST_PUT",
+                                        "ST_GET",  "ST_GRE",  "ST_SIG", "ST_WAIT"};
 _Static_assert(sizeof step_enum / sizeof step_enum[0] == KILN_NUM_STEP_TYPES,
                "one spelling per step type");
 static const char* const buf_enum[] = {"BUF_I", "BUF_O", "BUF_S"};
@@ -196,6 +198,10 @@ static kilnResult_t check_bakeable(const kilnGenUnit* u) {
   if ((unsigned)p->proto >= KILN_NUM_PROTOS)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "%s: plan %s has an unknown protocol",
                         base_name(u->origin), p->name);
+  if (kilnPlanCheckRuntime(p) != KILN_SUCCESS) {
+    kilnPrefixError("%s: ", base_name(u->origin));
+    return KILN_ERR_UNSUPPORTED;
+  }
   if (p->coll == KILN_COLL_CUSTOM)
     return kilnSetError(KILN_ERR_UNSUPPORTED,
                         "%s: plan %s is a custom collective; the runtime bakes allgather, "

@@ -217,6 +217,8 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   if (p->ngpus != c->nranks)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s is for %d ranks, the communicator has %d",
                         p->name, p->ngpus, c->nranks);
+  kilnResult_t cr = kilnPlanCheckRuntime(p);
+  if (cr != KILN_SUCCESS) return cr;
   int inN = 0, outN = 0, k = 0;
   kilnResult_t res = planGeometry(p, &inN, &outN, &k, false);
   if (res != KILN_SUCCESS) return res;

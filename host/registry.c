@@ -138,8 +138,13 @@ kilnResult_t kilnRegistryPlan(const kilnRegistryEntry* e, const kilnPlan** out) 
 
 /* Takes ownership of p (verified) and path (may be NULL). */
 static kilnResult_t add_loaded(kilnPlan* p, char* path, const kilnRegistryEntry** out) {
-  loaded* l = calloc(1, sizeof *l);
-  kilnResult_t res = KILN_SUCCESS;
+  loaded* l = NULL;
+  kilnResult_t res = kilnPlanCheckRuntime(p); /* a plan the runtime cannot run never serves a call */
+  if (res != KILN_SUCCESS) {
+    kilnPrefixError("%s refused: ", path ? path : "plan");
+    goto out_free;
+  }
+  l = calloc(1, sizeof *l);
   if (!l) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory adding plan %s", p->name);
     goto out_free;

@@ -9,9 +9,10 @@
 
 static const struct {
   const char* name;
-  bool receives, sends, reduces, reads_src, writes_dst;
+  bool receives, sends, reduces, reads_src, writes_dst, runtime;
+  kilnStepPeer_t peer;
 } step_types[] = {
-#define KILN_X_ROW(e, n, rv, sd, rd, rs, wd) {n, rv, sd, rd, rs, wd},
+#define KILN_X_ROW(e, n, rv, sd, rd, rs, wd, rt, pe) {n, rv, sd, rd, rs, wd, rt, pe},
     KILN_STEP_TYPES(KILN_X_ROW)
 #undef KILN_X_ROW
 };
@@ -41,6 +42,10 @@ bool kilnStepSends(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES 
 bool kilnStepReduces(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].reduces; }
 bool kilnStepReadsSrc(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].reads_src; }
 bool kilnStepWritesDst(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].writes_dst; }
+bool kilnStepRuntimeRuns(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].runtime; }
+kilnStepPeer_t kilnStepPeerRole(kilnStepType_t t) {
+  return (unsigned)t < KILN_NUM_STEP_TYPES ? step_types[t].peer : KILN_PEER_NONE;
+}
 
 const char* kilnBufferName(kilnBuffer_t b) {
   return (unsigned)b < KILN_NUM_BUFFERS ? buffer_names[b] : "unknown";
@@ -119,7 +124,7 @@ kilnStep* kilnPlanAddStep(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t
     tb->steps = s;
   }
   kilnStep* s = &tb->steps[n];
-  *s = (kilnStep){n, type, srcbuf, dstbuf, srcoff, dstoff, cnt, -1, -1, false};
+  *s = (kilnStep){n, type, srcbuf, dstbuf, srcoff, dstoff, cnt, -1, -1, false, -1, -1};
   tb->nsteps++;
   return s;
 }
@@ -274,7 +279,7 @@ static kilnResult_t lower_gpu_copies(kilnPlan* p, int r) {
     if (!tb->steps) goto out_nomem;
     for (int s = 0, d = 0; s < old->nsteps; s++) {
       if (nop && s == at)
-        tb->steps[d++] = (kilnStep){0, KILN_STEP_NOP, KILN_BUF_INPUT, KILN_BUF_INPUT, 0, 0, 0, 0, last, false};
+        tb->steps[d++] = (kilnStep){0, KILN_STEP_NOP, KILN_BUF_INPUT, KILN_BUF_INPUT, 0, 0, 0, 0, last, false, -1, -1};
       kilnStep st = old->steps[s];
       if (st.depid >= 0) st.depid++;
       if (!nop && s == at) {
@@ -439,4 +444,35 @@ void kilnPlanMarkHasdep(kilnPlan* p) {
         if (w) w->hasdep = true;
       }
   }
+}
+
+bool kilnPlanHasMemorySteps(const kilnPlan* p) {
+  for (int r = 0; p && p->gpus && r < p->ngpus; r++)
+    for (int t = 0; p->gpus[r].tbs && t < p->gpus[r].ntbs; t++)
+      for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++)
+        if (kilnStepPeerRole(p->gpus[r].tbs[t].steps[s].type) != KILN_PEER_NONE) return true;
+  return false;
+}
+
+kilnProto_t kilnStepProtocol(const kilnPlan* p, const kilnStep* st) {
+  if (st && st->proto >= 0 && st->proto < KILN_NUM_PROTOS) return (kilnProto_t)st->proto;
+  return p ? p->proto : KILN_PROTO_SIMPLE;
+}
+
+kilnResult_t kilnPlanCheckRuntime(const kilnPlan* p) {
+  if (!p) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanCheckRuntime: NULL plan");
+  for (int r = 0; p->gpus && r < p->ngpus; r++)
+    for (int t = 0; p->gpus[r].tbs && t < p->gpus[r].ntbs; t++)
+      for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
+        const kilnStepType_t ty = p->gpus[r].tbs[t].steps[s].type;
+        if ((unsigned)ty < KILN_NUM_STEP_TYPES && !kilnStepRuntimeRuns(ty))
+          return kilnSetError(KILN_ERR_UNSUPPORTED,
+                              "plan %s rank %d tb %d step %d: kiln's GPU runtime does not run %s steps (memory "
+                              "steps are verified and simulated on the CPU only)",
+                              p->name, r, t, s, kilnStepTypeName(ty));
+      }
+  if (p->proto == KILN_PROTO_LL12)
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "plan %s: kiln's GPU runtime has no LL12 protocol for send and receive steps", p->name);
+  return KILN_SUCCESS;
 }

@@ -31,6 +31,24 @@ typedef struct kilnPlanIndex {
   int* rmatch_step;
   int nmsg;        /* chunks sent in all */
   int maxcnt;      /* largest cnt of any step (>= 1) */
+
+  /* Memory steps (plan.h), built only for a plan that has one (mem true; the arrays NULL else).
+   * Signal streams: sig_match[f] is, for a wait, the sig it pairs with in the same epoch, for a
+   * sig its wait (flat step indices; -1 for other steps); sig_ord[f] its place in its stream's
+   * steps of an epoch and sig_per[f] their count (-1 for other steps). Line chunks: rank r's
+   * scratch chunk c is line_writer[line_base[r] + c] (the flat step of the line put that writes
+   * it, or -1 for a plain chunk); a step reads the lines of the line puts
+   * linedep[linedep_base[f] .. linedep_base[f+1]) (distinct), and line_readers[f] of a line put
+   * counts the steps that read its lines. */
+  bool mem;
+  int* sig_match;
+  int* sig_ord;
+  int* sig_per;
+  int* line_base;    /* [n+1] */
+  int* line_writer;  /* [line_base[n]] */
+  int* linedep_base; /* [nsteps+1] */
+  int* linedep;
+  int* line_readers; /* [nsteps] */
 } kilnPlanIndex;
 
 /* Checks the plan's structure and builds the index. On failure returns KILN_ERR_VERIFY (or
@@ -45,6 +63,15 @@ static inline int kilnPlanIndexLocal(const kilnPlanIndex* ix, int g) {
 
 /* A verification failure with its message (the verifier's and the index's checks). */
 #define verr(...) kilnSetError(KILN_ERR_VERIFY, __VA_ARGS__)
+
+/* The step at flat index f (f = stepbase[g] + s). */
+const kilnStep* kilnPlanIndexStep(const kilnPlan* p, const kilnPlanIndex* ix, int f, int* g, int* s);
+/* Whether a step type reads its dst as well (re, gre: dst <- dst ⊕ src). */
+static inline bool kilnStepReadsDst(kilnStepType_t t) { return t == KILN_STEP_REDUCE || t == KILN_STEP_GET_REDUCE; }
+/* Whether a put writes lines (its protocol is LL, LL12 or LL128). */
+static inline bool kilnStepIsLinePut(const kilnPlan* p, const kilnStep* st) {
+  return st->type == KILN_STEP_PUT && kilnStepProtocol(p, st) != KILN_PROTO_SIMPLE;
+}
 
 /* "input", "output", "scratch". */
 const char* kilnPlanBufferLabel(kilnBuffer_t b);

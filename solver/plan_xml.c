@@ -30,10 +30,50 @@ static kilnResult_t get_buffer(xmlNodePtr n, const char* f, const char* attr, ki
   return kilnXmlError(KILN_ERR_PARSE, f, n, "%s=\"%s\" is not a buffer (i, o or s)", attr, s);
 }
 
-static kilnResult_t read_step(xmlNodePtr n, const char* f, int pos, int ntbs, kilnStep* st) {
+/* Names of every value of a vocabulary, space-separated, for "known: ..." messages. */
+static const char* known_step_types(char* buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int t = 0; t < KILN_NUM_STEP_TYPES && used < cap; t++)
+    used += (size_t)snprintf(buf + used, cap - used, "%s%s", t ? " " : "", kilnStepTypeName((kilnStepType_t)t));
+  return buf;
+}
+
+static const char* known_protos(char* buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int t = 0; t < KILN_NUM_PROTOS && used < cap; t++)
+    used += (size_t)snprintf(buf + used, cap - used, "%s%s", t ? " " : "", kilnProtoName((kilnProto_t)t));
+  return buf;
+}
+
+/* kiln's step attributes: peer (memory steps, required there) and proto (put only, optional). */
+static kilnResult_t read_step_peer(xmlNodePtr n, const char* f, const kilnPlan* p, kilnStep* st) {
+  char v[16], known[64];
+  kilnResult_t r;
+  st->peer = -1;
+  st->proto = -1;
+  if (kilnStepPeerRole(st->type) != KILN_PEER_NONE) {
+    if ((r = kilnXmlGetInt32(n, f, "peer", true, 0, p->ngpus - 1, 0, &st->peer))) return r;
+  } else if (kilnXmlHasAttr(n, "peer")) {
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "peer applies to memory steps (put get gre sig wait), not to a %s step",
+                        kilnStepTypeName(st->type));
+  }
+  if (!kilnXmlHasAttr(n, "proto")) return KILN_SUCCESS;
+  if (st->type != KILN_STEP_PUT)
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "proto applies to put steps, not to a %s step", kilnStepTypeName(st->type));
+  if ((r = kilnXmlGetString(n, f, "proto", true, NULL, v, sizeof v))) return r;
+  kilnProto_t pr;
+  if (!kilnProtoParse(v, &pr))
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "unknown proto \"%s\" (known: %s)", v, known_protos(known, sizeof known));
+  st->proto = (int)pr;
+  return KILN_SUCCESS;
+}
+
+static kilnResult_t read_step(xmlNodePtr n, const char* f, const kilnPlan* p, int pos, int ntbs, kilnStep* st) {
   static const char* const none[] = {NULL};
   kilnResult_t r;
-  char type[16];
+  char type[16], known[128];
   int hasdep = 0;
   if ((r = kilnXmlCheckChildren(n, f, none)) ||
       (r = kilnXmlGetInt32(n, f, "s", true, 0, MAX_STEPS, 0, &st->s)))
@@ -41,9 +81,10 @@ static kilnResult_t read_step(xmlNodePtr n, const char* f, int pos, int ntbs, ki
   if (st->s != pos) return kilnXmlError(KILN_ERR_PARSE, f, n, "step s=\"%d\" out of order: expected s=\"%d\"", st->s, pos);
   if ((r = kilnXmlGetString(n, f, "type", true, NULL, type, sizeof type))) return r;
   if (!kilnStepTypeParse(type, &st->type))
-    return kilnXmlError(KILN_ERR_PARSE, f, n, "unknown step type \"%s\" (known: s r rcs rrs rrc rrcs cpy re nop)", type);
-  /* nop steps touch no buffer; some generators write -1 offsets for them. */
-  int minoff = st->type == KILN_STEP_NOP ? -1 : 0;
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "unknown step type \"%s\" (known: %s)", type,
+                        known_step_types(known, sizeof known));
+  /* nop steps touch no buffer; some generators write -1 offsets for them (kiln for sig and wait). */
+  int minoff = st->type == KILN_STEP_NOP || st->type == KILN_STEP_SIGNAL || st->type == KILN_STEP_WAIT ? -1 : 0;
   if ((r = get_buffer(n, f, "srcbuf", &st->srcbuf)) ||
       (r = kilnXmlGetInt32(n, f, "srcoff", true, minoff, MAX_CHUNKS, 0, &st->srcoff)) ||
       (r = get_buffer(n, f, "dstbuf", &st->dstbuf)) ||
@@ -51,7 +92,7 @@ static kilnResult_t read_step(xmlNodePtr n, const char* f, int pos, int ntbs, ki
       (r = kilnXmlGetInt32(n, f, "cnt", true, 0, MAX_CHUNKS, 0, &st->cnt)) ||
       (r = kilnXmlGetInt32(n, f, "depid", true, -1, ntbs - 1, -1, &st->depid)) ||
       (r = kilnXmlGetInt32(n, f, "deps", true, -1, MAX_STEPS, -1, &st->deps)) ||
-      (r = kilnXmlGetInt32(n, f, "hasdep", false, 0, 1, 0, &hasdep)))
+      (r = kilnXmlGetInt32(n, f, "hasdep", false, 0, 1, 0, &hasdep)) || (r = read_step_peer(n, f, p, st)))
     return r;
   st->hasdep = hasdep != 0;
   return KILN_SUCCESS;
@@ -79,7 +120,7 @@ static kilnResult_t read_tb(xmlNodePtr n, const char* f, const kilnPlan* p, int 
     if (!tb->steps) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   }
   for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
-    if ((r = read_step(c, f, tb->nsteps, ntbs, &tb->steps[tb->nsteps]))) return r;
+    if ((r = read_step(c, f, p, tb->nsteps, ntbs, &tb->steps[tb->nsteps]))) return r;
     tb->nsteps++;
   }
   return KILN_SUCCESS;
@@ -174,7 +215,8 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
       (r = kilnXmlGetInt32(root, f, "nchunksperloop", true, 1, MAX_CHUNKS, 1, &p->nchunksperloop)))
     goto out_free;
   if (!kilnProtoParse(proto, &p->proto)) {
-    r = kilnXmlError(KILN_ERR_PARSE, f, root, "unknown proto \"%s\" (known: Simple LL LL128)", proto);
+    char known[64];
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "unknown proto \"%s\" (known: %s)", proto, known_protos(known, sizeof known));
     goto out_free;
   }
   int ngpu_elems = kilnXmlCountChildren(root, "gpu");
@@ -281,10 +323,20 @@ static kilnResult_t writable(const kilnPlan* p) {
     if (g->i_chunks > MAX_CHUNKS || g->o_chunks > MAX_CHUNKS || g->s_chunks > MAX_CHUNKS)
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d has buffers of more than %d chunks",
                           p->name, r, MAX_CHUNKS);
-    for (int t = 0; t < g->ntbs; t++)
+    for (int t = 0; t < g->ntbs; t++) {
       if (g->tbs[t].nsteps > MAX_STEPS)
         return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d tb %d has %d steps, a plan file holds %d",
                             p->name, r, t, g->tbs[t].nsteps, MAX_STEPS);
+      for (int s = 0; s < g->tbs[t].nsteps; s++) {
+        const kilnStep* st = &g->tbs[t].steps[s];
+        if (kilnStepPeerRole(st->type) != KILN_PEER_NONE && (st->peer < 0 || st->peer >= p->ngpus))
+          return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d tb %d step %d (%s): peer %d is not a rank of 0..%d",
+                              p->name, r, t, s, kilnStepTypeName(st->type), st->peer, p->ngpus - 1);
+        if (st->type == KILN_STEP_PUT && (st->proto < -1 || st->proto >= KILN_NUM_PROTOS))
+          return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d tb %d step %d (put): proto %d is not a kilnProto_t",
+                              p->name, r, t, s, st->proto);
+      }
+    }
   }
   return KILN_SUCCESS;
 }
@@ -334,9 +386,13 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
         const kilnStep* st = &tb->steps[s];
         kilnBufPrintf(&b,
                       "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" "
-                      "cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n",
+                      "cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"",
                       s, kilnStepTypeName(st->type), kilnBufferName(st->srcbuf), st->srcoff,
                       kilnBufferName(st->dstbuf), st->dstoff, st->cnt, st->depid, st->deps, st->hasdep ? 1 : 0);
+        /* kiln's attributes, only on the steps that take them (a plan without them is MSCCL's). */
+        if (kilnStepPeerRole(st->type) != KILN_PEER_NONE) kilnBufPrintf(&b, " peer=\"%d\"", st->peer);
+        if (st->type == KILN_STEP_PUT && st->proto >= 0) kilnBufPrintf(&b, " proto=\"%s\"", kilnProtoName((kilnProto_t)st->proto));
+        kilnBufPrintf(&b, "/>\n");
       }
       kilnBufPrintf(&b, "    </tb>\n");
     }

@@ -426,6 +426,9 @@ kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t
                               kilnSimResult* out) {
   if (!p || !t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulate: NULL argument");
   memset(out, 0, sizeof *out);
+  if (kilnPlanHasMemorySteps(p))
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s has memory steps (put, get, gre, sig, wait), which this "
+                        "simulator does not cost", p->name);
   simGraph g;
   memset(&g, 0, sizeof g);
   kilnResult_t res = add_plan(&g, p, t, (double)bytes, NULL);

@@ -957,6 +957,9 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   if (p->ngpus < 1 || p->ngpus > KILN_MAX_RANKS || !p->gpus)
     return verr("plan has %d GPUs (expected 1..%d)", p->ngpus, KILN_MAX_RANKS);
   if ((unsigned)p->coll >= KILN_NUM_COLLS) return verr("plan has an unknown collective");
+  if (kilnPlanHasMemorySteps(p))
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s has memory steps (put, get, gre, sig, wait), which this "
+                        "verifier does not run", p->name);
 
   vctx c;
   memset(&c, 0, sizeof c);

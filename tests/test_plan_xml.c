@@ -440,7 +440,7 @@ Test(plan_xml, large_round_trip) {
       kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, (r + t + 1) % 8, (r + 7 - t) % 8, t);
       for (int s = 0; s < 200; s++) {
         seed = seed * 1103515245u + 12345u;
-        kilnStep* st = kilnPlanAddStep(tb, (kilnStepType_t)(seed % (KILN_NUM_STEP_TYPES - 1)), KILN_BUF_INPUT,
+        kilnStep* st = kilnPlanAddStep(tb, (kilnStepType_t)(seed % KILN_STEP_NOP), KILN_BUF_INPUT,
                                        (int)(seed >> 8) % 64, KILN_BUF_OUTPUT, (int)(seed >> 16) % 64, 1);
         if (s > 0 && seed % 7 == 0) {
           st->depid = (t + 1) % 4;
@@ -671,5 +671,194 @@ Test(plan_fold, rank_steps_flatten_publishing_and_folds) {
   cr_assert(eq(int, kilnPlanRankSteps(p, 0, pub, NULL), KILN_SUCCESS));
   cr_assert(pub[1]);
   cr_assert(eq(int, kilnPlanRankSteps(p, 2, pub, fold), KILN_ERR_INVALID_ARGUMENT));
+  kilnPlanFree(p);
+}
+
+/* ---- memory steps (kiln's own vocabulary) ---- */
+
+/* A 2-rank allgather that stages through the peer's scratch: a put of the input chunk (proto
+ * `proto`, -1: the plan's), then, for Simple, a sig and a wait; then the copies into the output. */
+static kilnPlan* staged_allgather2(kilnProto_t plan_proto, int proto) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("staged-ag2", KILN_COLL_ALLGATHER, 2, &p), KILN_SUCCESS));
+  p->proto = plan_proto;
+  p->nchunksperloop = 2;
+  const bool simple = (proto >= 0 ? (kilnProto_t)proto : plan_proto) == KILN_PROTO_SIMPLE;
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = 2;
+    p->gpus[r].s_chunks = 1;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
+    kilnStep* put = kilnPlanAddStep(tb, KILN_STEP_PUT, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0, 1);
+    put->peer = 1 - r;
+    put->proto = proto;
+    if (simple) {
+      kilnPlanAddStep(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0)->peer = 1 - r;
+      kilnPlanAddStep(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0)->peer = 1 - r;
+    }
+    kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r, 1);
+    kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 1 - r, 1);
+  }
+  return p;
+}
+
+/* Every memory step type and attribute is written in the documented form and reads back to the
+ * same document. */
+Test(plan_mem, every_type_and_attribute_round_trips) {
+  kilnPlan* p = staged_allgather2(KILN_PROTO_SIMPLE, -1);
+  kilnThreadblock* tb = &p->gpus[0].tbs[0];
+  kilnPlanAddStep(tb, KILN_STEP_GET, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0, 1)->peer = 1;
+  kilnPlanAddStep(tb, KILN_STEP_GET_REDUCE, KILN_BUF_OUTPUT, 1, KILN_BUF_SCRATCH, 0, 1)->peer = 1;
+  for (int pr = 0; pr < KILN_NUM_PROTOS; pr++) {
+    kilnStep* put = kilnPlanAddStep(tb, KILN_STEP_PUT, KILN_BUF_OUTPUT, 0, KILN_BUF_SCRATCH, 0, 1);
+    put->peer = 1;
+    put->proto = pr;
+  }
+  char* a = plan_xml(p);
+  const char* const lines[] = {
+      "<step s=\"0\" type=\"put\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "hasdep=\"0\" peer=\"1\"/>\n",
+      "<step s=\"1\" type=\"sig\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\" peer=\"1\"/>\n",
+      "<step s=\"2\" type=\"wait\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\" peer=\"1\"/>\n",
+      "<step s=\"3\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "hasdep=\"0\"/>\n",
+      "<step s=\"5\" type=\"get\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "hasdep=\"0\" peer=\"1\"/>\n",
+      "<step s=\"6\" type=\"gre\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "hasdep=\"0\" peer=\"1\"/>\n",
+      "<step s=\"7\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "hasdep=\"0\" peer=\"1\" proto=\"Simple\"/>\n",
+      "hasdep=\"0\" peer=\"1\" proto=\"LL\"/>\n",
+      "hasdep=\"0\" peer=\"1\" proto=\"LL128\"/>\n",
+      "hasdep=\"0\" peer=\"1\" proto=\"LL12\"/>\n",
+      NULL};
+  for (int i = 0; lines[i]; i++) cr_expect(contains(a, lines[i]), "missing %s in:\n%s", lines[i], a);
+  kilnPlan* q = read_ok(a);
+  cr_expect(eq(int, q->gpus[0].tbs[0].steps[0].peer, 1));
+  cr_expect(eq(int, q->gpus[0].tbs[0].steps[0].proto, -1));
+  cr_expect(eq(int, q->gpus[0].tbs[0].steps[10].proto, KILN_PROTO_LL12));
+  char* b = plan_xml(q);
+  cr_expect(eq(str, a, b));
+  kilnPlan* k = NULL;
+  cr_assert(eq(int, kilnPlanClone(q, &k), KILN_SUCCESS));
+  char* c = plan_xml(k);
+  cr_expect(eq(str, a, c));
+  free(a);
+  free(b);
+  free(c);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+  kilnPlanFree(k);
+}
+
+/* The LL12 protocol reads and writes at the plan's level too. */
+Test(plan_mem, ll12_plan_protocol_round_trips) {
+  kilnPlan* p = staged_allgather2(KILN_PROTO_LL12, -1);
+  char* a = plan_xml(p);
+  cr_expect(contains(a, "proto=\"LL12\" nchannels"), "%s", a);
+  kilnPlan* q = read_ok(a);
+  cr_expect(eq(int, q->proto, KILN_PROTO_LL12));
+  cr_expect(eq(int, kilnStepProtocol(q, &q->gpus[1].tbs[0].steps[0]), KILN_PROTO_LL12));
+  free(a);
+  kilnPlanFree(p);
+  kilnPlanFree(q);
+}
+
+/* Bad memory-step attributes are refused with the element's line and what is wrong. */
+Test(plan_mem, reader_refuses_misplaced_attributes) {
+  const char* head = "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\" coll=\"allgather\">\n"
+                     " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"1\">\n  <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n";
+  const char* tail = "  </tb>\n </gpu>\n <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"1\"/>\n</algo>\n";
+  const struct {
+    const char* step;
+    const char* msg;
+  } cases[] = {
+      {"<step s=\"0\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/>",
+       "p.xml:4: <step> lacks the required attribute peer"},
+      {"<step s=\"0\" type=\"cpy\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" peer=\"1\"/>",
+       "p.xml:4: peer applies to memory steps (put get gre sig wait), not to a cpy step"},
+      {"<step s=\"0\" type=\"get\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" peer=\"1\" proto=\"LL\"/>",
+       "p.xml:4: proto applies to put steps, not to a get step"},
+      {"<step s=\"0\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" peer=\"1\" proto=\"LL64\"/>",
+       "p.xml:4: unknown proto \"LL64\" (known: Simple LL LL128 LL12)"},
+      {"<step s=\"0\" type=\"sig\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" deps=\"-1\" peer=\"2\"/>",
+       "p.xml:4: attribute peer=\"2\" of <step> is out of range [0, 1]"},
+      {"<step s=\"0\" type=\"push\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/>",
+       "(known: s r rcs rrs rrc rrcs cpy re nop put get gre sig wait)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char xml[2048];
+    snprintf(xml, sizeof xml, "%s   %s\n%s", head, cases[i].step, tail);
+    kilnPlan* p = NULL;
+    cr_expect(eq(int, kilnPlanReadMemory(xml, strlen(xml), "p.xml", &p), KILN_ERR_PARSE), "case %zu read", i);
+    cr_expect(eq(ptr, p, NULL));
+    cr_expect(contains(kilnLastError(), cases[i].msg), "case %zu: '%s' not in: %s", i, cases[i].msg, kilnLastError());
+  }
+}
+
+/* A plan held in memory with a peer or protocol the reader would refuse is not written. */
+Test(plan_mem, writer_refuses_what_would_not_read_back) {
+  kilnPlan* p = staged_allgather2(KILN_PROTO_SIMPLE, -1);
+  char* s = NULL;
+  p->gpus[0].tbs[0].steps[0].peer = 2;
+  cr_expect(eq(int, kilnPlanWriteMemory(p, &s), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "gpu 0 tb 0 step 0 (put): peer 2 is not a rank of 0..1"), "%s", kilnLastError());
+  p->gpus[0].tbs[0].steps[0].peer = 1;
+  p->gpus[0].tbs[0].steps[0].proto = KILN_NUM_PROTOS;
+  cr_expect(eq(int, kilnPlanWriteMemory(p, &s), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "step 0 (put): proto 4 is not a kilnProto_t"), "%s", kilnLastError());
+  cr_expect(eq(ptr, s, NULL));
+  kilnPlanFree(p);
+}
+
+/* The memory steps' table columns, and the one question the GPU runtime asks. */
+Test(plan_mem, table_and_runtime_check) {
+  cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_PUT), KILN_PEER_WRITE));
+  cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_GET), KILN_PEER_READ));
+  cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_GET_REDUCE), KILN_PEER_READ));
+  cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_SIGNAL), KILN_PEER_SIGNAL));
+  cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_WAIT), KILN_PEER_WAIT));
+  cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_SEND), KILN_PEER_NONE));
+  cr_expect(kilnStepReduces(KILN_STEP_GET_REDUCE) && !kilnStepSends(KILN_STEP_PUT) && !kilnStepReceives(KILN_STEP_GET));
+  cr_expect(kilnStepRuntimeRuns(KILN_STEP_RECV_REDUCE_COPY_SEND) && !kilnStepRuntimeRuns(KILN_STEP_PUT));
+  kilnPlan* ring = ring_allgather(3);
+  cr_expect(not(kilnPlanHasMemorySteps(ring)));
+  cr_expect(eq(int, kilnPlanCheckRuntime(ring), KILN_SUCCESS));
+  ring->proto = KILN_PROTO_LL12;
+  cr_expect(eq(int, kilnPlanCheckRuntime(ring), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "plan ring-ag: kiln's GPU runtime has no LL12 protocol"), "%s", kilnLastError());
+  kilnPlanFree(ring);
+  kilnPlan* p = staged_allgather2(KILN_PROTO_LL, -1);
+  cr_expect(kilnPlanHasMemorySteps(p));
+  cr_expect(eq(int, kilnPlanCheckRuntime(p), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "plan staged-ag2 rank 0 tb 0 step 0: kiln's GPU runtime does not run put steps"),
+            "%s", kilnLastError());
+  kilnPlanFree(p);
+}
+
+/* What a runtime reads to run the steps: each sig's and wait's place in its stream, and which
+ * scratch chunks hold lines of which protocol. */
+Test(plan_mem, signal_ordinals_and_line_chunks) {
+  kilnPlan* p = staged_allgather2(KILN_PROTO_SIMPLE, -1);
+  kilnThreadblock* tb = &p->gpus[1].tbs[0];
+  kilnPlanAddStep(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0)->peer = 0;
+  tb = &p->gpus[0].tbs[0];
+  kilnPlanAddStep(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0)->peer = 1;
+  int ord[6], per[6];
+  cr_assert(eq(int, kilnPlanSignalOrdinals(p, 0, ord, per), KILN_SUCCESS), "%s", kilnLastError());
+  const int want_ord[6] = {-1, 0, 0, -1, -1, 1}, want_per[6] = {-1, 1, 2, -1, -1, 2};
+  for (int i = 0; i < 6; i++) {
+    cr_expect(eq(int, ord[i], want_ord[i]), "step %d", i);
+    cr_expect(eq(int, per[i], want_per[i]), "step %d", i);
+  }
+  int proto[1];
+  cr_assert(eq(int, kilnPlanLineChunks(p, 0, proto), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(int, proto[0], -1));
+  kilnPlanFree(p);
+  p = staged_allgather2(KILN_PROTO_SIMPLE, KILN_PROTO_LL128);
+  cr_assert(eq(int, kilnPlanLineChunks(p, 1, proto), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(int, proto[0], KILN_PROTO_LL128));
   kilnPlanFree(p);
 }

@@ -136,11 +136,13 @@ typedef enum {
 KILN_API const char* kilnRedOpName(kilnRedOp_t op);
 KILN_API bool kilnRedOpParse(const char* s, kilnRedOp_t* out);
 
-/* Protocols of the runtime (MSCCL's names). */
+/* Protocols (MSCCL's names, and kiln's LL12: 12 data bytes and a flag word per 16-byte line,
+ * a protocol of put steps; see kiln/plan.h). */
 #define KILN_PROTOS(X)          \
   X(KILN_PROTO_SIMPLE, "Simple") \
   X(KILN_PROTO_LL, "LL")         \
-  X(KILN_PROTO_LL128, "LL128")
+  X(KILN_PROTO_LL128, "LL128")   \
+  X(KILN_PROTO_LL12, "LL12")
 
 typedef enum {
 #define KILN_X_ENUM(e, n) e,

@@ -15,7 +15,8 @@
  *   input buffer; a reducescatter with o_chunks=0 leaves rank r's result at input chunks r*k...
  * - Step types: s (send src), r (recv into dst), rcs (recv into dst, send it on), rrs (recv, reduce
  *   with src, send the sum without storing), rrc (recv, dst <- src ⊕ recv), rrcs (rrc then send
- *   the result), cpy (dst <- src), re (dst <- dst ⊕ src), nop (only a dependency).
+ *   the result), cpy (dst <- src), re (dst <- dst ⊕ src), nop (only a dependency); and kiln's
+ *   memory steps put, get, gre, sig, wait (below).
  * - depid/deps: before running, wait until threadblock depid of the same rank has finished its
  *   step deps (-1: none). hasdep=1 says some other step waits on this one.
  * - Copies (TACCL's <copy i_off o_off [cnt]/>, children of <gpu> before its <tb>s): before any
@@ -24,6 +25,70 @@
  *   both in a rank's input and in its output. The verifier applies them before the first step;
  *   the simulator counts them as free local work (like cpy steps); the runtime and gen run
  *   kilnPlanLowerCopies' form, where they are ordinary cpy steps.
+ *
+ *
+ * Memory steps (kiln's own vocabulary: MSCCL's runtimes do not know them; kiln reads, writes and
+ * round-trips them exactly, and a plan without them is written byte for byte as before). They act
+ * on the symmetric window, where a peer's buffers are reached with plain loads and stores over
+ * NVLink. Each names its peer with the step attribute peer="R" (another rank, required on these
+ * steps, refused on the others); the threadblock's send and recv peers play no part, so one
+ * threadblock may talk to any number of peers.
+ * - put:  the peer's dstbuf[dstoff..+cnt) <- this rank's srcbuf[srcoff..+cnt) (remote stores).
+ * - get:  this rank's dstbuf[dstoff..+cnt) <- the peer's srcbuf[srcoff..+cnt) (remote loads).
+ * - gre:  this rank's dstbuf <- dstbuf ⊕ the peer's srcbuf (remote loads, reduced locally).
+ * - sig:  raises this rank's signal to the peer on the threadblock's channel (release: everything
+ *         that happens before the sig - this threadblock's earlier steps, and through dependencies,
+ *         receives, waits and line reads what happened before those - is visible to the peer
+ *         once its matching wait passes).
+ * - wait: waits for the peer's next signal to this rank on the threadblock's channel (acquire).
+ *   Signal streams: the sigs from rank A to rank B on channel c all come from one threadblock of
+ *   A, the waits of B for A on c all from one threadblock of B, and in every epoch (below) the
+ *   k-th wait pairs with the k-th sig: the counts must be equal.
+ *   srcbuf, srcoff, dstbuf, dstoff and cnt of sig and wait mean nothing (kiln writes i, -1, i, -1, 0;
+ *   any value reads). Offsets and cnt of put, get and gre are chunks of the buffer they name, on
+ *   the rank that holds it.
+ * - Protocol of a put: the step attribute proto="Simple|LL|LL12|LL128" (absent: the plan's proto;
+ *   refused on other steps). A Simple put is bulk stores that the peer may read only once a sig
+ *   its threadblock raises after the put has been waited for. A line put (LL: 8 data bytes and
+ *   the flag twice per 16-byte line; LL12: 12 data bytes and one flag word per 16-byte line; LL128:
+ *   120 data bytes and an 8-byte flag per 128-byte line) carries its own flags and needs no
+ *   sig/wait: every later step of the peer that reads a chunk it writes (as src of cpy, re, put,
+ *   s, rrs, rrc, rrcs, or as dst of re and gre) first waits until those lines hold this epoch's
+ *   flag. Line puts write only the peer's scratch (the runtime keeps such chunks as lines, in a
+ *   line area of their own); a scratch chunk of a rank is written by at most one line put of the
+ *   plan and by no other step, and only the rank that holds it reads it (no get or gre of a line
+ *   chunk); a step reads lines of one protocol, or plain chunks, never both. A line read orders
+ *   only the data of those lines: the put's threadblock's other writes are not made visible by it
+ *   (no fence), but everything that threadblock read before the put has been read (a later write
+ *   over it, ordered after the line read, does not disturb it).
+ * - Epochs. A call runs the plan once per iteration it = 0..niter-1 (niter > 1 for a buffer larger
+ *   than the plan's chunks cover: iteration it moves slice it of every chunk), and the runtime
+ *   numbers epochs across calls: epoch = call * niter + it. User buffers (input, output) are the
+ *   call's, one slice per iteration; scratch has two halves, half = epoch & 1, each holding every
+ *   scratch chunk (plain chunks and line chunks apart). Between iterations only each threadblock's
+ *   program order holds (threadblock t of iteration it + 1 may run while others still run it);
+ *   between two calls of a rank, all of the earlier call's steps of that rank end before any of
+ *   the later call's start (a kernel boundary), and in between the caller reads the results and
+ *   writes the next inputs. Signal counters and line flags count epochs; a counter is never reset.
+ * - Races. A peer's data may be read only after its writer's data is ordered before the read
+ *   (happens-before: program order, dependencies, send before its receive, sig before its wait,
+ *   the kernel boundary, and for the data of a line chunk its line put); a peer's user buffers
+ *   are this call's only once that peer has signalled in this call (its arrival: a sig raised
+ *   after the call began), and the peer must not end its call while another rank may still read
+ *   or write them (it waits on a signal raised after those accesses, or reads lines written after
+ *   them). A write over a chunk must be ordered after every read of what it overwrites, including
+ *   reads of the same scratch half two epochs before and the caller's read of the last call's
+ *   result. kilnPlanVerify checks these by running KILN_VERIFY_CALLS calls of
+ *   KILN_VERIFY_ITERATIONS iterations each and refuses a plan that breaks one, naming rank,
+ *   threadblock, step, call and iteration.
+ * - What a runtime does for them: a sig of stream (A -> B, channel c) is one system-scope release
+ *   store into B's window of e * K + k + 1 (epoch e, k its place in the stream's sigs of an epoch,
+ *   K their count: kilnPlanSignalOrdinals), after a barrier of its threadblock; a wait polls with
+ *   system-scope acquire loads until the counter is at least e * K + k + 1, then meets its
+ *   threadblock at a barrier. A line put stores lines whose flags carry a value of epoch e that no
+ *   other epoch of the same half leaves there; a reader polls each line it reads until its flag is
+ *   epoch e's (kilnPlanLineChunks says which chunks are lines, and of which protocol). Every load a
+ *   step makes has returned before a later step of its threadblock stores.
  *
  * Ownership: a kilnPlan returned by a constructor is owned by the caller and freed with
  * kilnPlanFree(); everything it points to is owned by it.
@@ -50,20 +115,38 @@ typedef enum {
   KILN_NUM_BUFFERS
 } kilnBuffer_t;
 
-/* X(enum, xml name, receives, sends, reduces, reads src, writes dst) */
-#define KILN_STEP_TYPES(X)                                      \
-  X(KILN_STEP_SEND, "s", 0, 1, 0, 1, 0)                         \
-  X(KILN_STEP_RECV, "r", 1, 0, 0, 0, 1)                         \
-  X(KILN_STEP_RECV_COPY_SEND, "rcs", 1, 1, 0, 0, 1)             \
-  X(KILN_STEP_RECV_REDUCE_SEND, "rrs", 1, 1, 1, 1, 0)           \
-  X(KILN_STEP_RECV_REDUCE_COPY, "rrc", 1, 0, 1, 1, 1)           \
-  X(KILN_STEP_RECV_REDUCE_COPY_SEND, "rrcs", 1, 1, 1, 1, 1)     \
-  X(KILN_STEP_COPY, "cpy", 0, 0, 0, 1, 1)                       \
-  X(KILN_STEP_REDUCE, "re", 0, 0, 1, 1, 1)                      \
-  X(KILN_STEP_NOP, "nop", 0, 0, 0, 0, 0)
+/* What a step's peer attribute names (the last column of KILN_STEP_TYPES). */
+typedef enum {
+  KILN_PEER_NONE,   /* no peer attribute: the step uses the threadblock's send/recv peers, or none */
+  KILN_PEER_WRITE,  /* dst is the peer's buffer (put) */
+  KILN_PEER_READ,   /* src is the peer's buffer (get, gre) */
+  KILN_PEER_SIGNAL, /* raises a signal to the peer (sig) */
+  KILN_PEER_WAIT    /* waits for the peer's signal (wait) */
+} kilnStepPeer_t;
+
+/* X(enum, xml name, receives, sends, reduces, reads src, writes dst, runtime, peer)
+ * receives/sends: through the threadblock's recv/send FIFO; reads src / writes dst: the step reads
+ * srcbuf / writes dstbuf (on the peer for put's dst and get's and gre's src); runtime: kiln's GPU
+ * runtime (host/, gen/, kernels/) runs the step (kilnPlanCheckRuntime refuses a plan with one it
+ * does not); peer: what the step's peer attribute names. re and gre also read dst. */
+#define KILN_STEP_TYPES(X)                                                       \
+  X(KILN_STEP_SEND, "s", 0, 1, 0, 1, 0, 1, KILN_PEER_NONE)                        \
+  X(KILN_STEP_RECV, "r", 1, 0, 0, 0, 1, 1, KILN_PEER_NONE)                        \
+  X(KILN_STEP_RECV_COPY_SEND, "rcs", 1, 1, 0, 0, 1, 1, KILN_PEER_NONE)            \
+  X(KILN_STEP_RECV_REDUCE_SEND, "rrs", 1, 1, 1, 1, 0, 1, KILN_PEER_NONE)          \
+  X(KILN_STEP_RECV_REDUCE_COPY, "rrc", 1, 0, 1, 1, 1, 1, KILN_PEER_NONE)          \
+  X(KILN_STEP_RECV_REDUCE_COPY_SEND, "rrcs", 1, 1, 1, 1, 1, 1, KILN_PEER_NONE)    \
+  X(KILN_STEP_COPY, "cpy", 0, 0, 0, 1, 1, 1, KILN_PEER_NONE)                      \
+  X(KILN_STEP_REDUCE, "re", 0, 0, 1, 1, 1, 1, KILN_PEER_NONE)                     \
+  X(KILN_STEP_NOP, "nop", 0, 0, 0, 0, 0, 1, KILN_PEER_NONE)                       \
+  X(KILN_STEP_PUT, "put", 0, 0, 0, 1, 1, 0, KILN_PEER_WRITE)                      \
+  X(KILN_STEP_GET, "get", 0, 0, 0, 1, 1, 0, KILN_PEER_READ)                       \
+  X(KILN_STEP_GET_REDUCE, "gre", 0, 0, 1, 1, 1, 0, KILN_PEER_READ)                \
+  X(KILN_STEP_SIGNAL, "sig", 0, 0, 0, 0, 0, 0, KILN_PEER_SIGNAL)                  \
+  X(KILN_STEP_WAIT, "wait", 0, 0, 0, 0, 0, 0, KILN_PEER_WAIT)
 
 typedef enum {
-#define KILN_X_ENUM(e, n, rv, sd, rd, rs, wd) e,
+#define KILN_X_ENUM(e, n, rv, sd, rd, rs, wd, rt, pe) e,
   KILN_STEP_TYPES(KILN_X_ENUM)
 #undef KILN_X_ENUM
   KILN_NUM_STEP_TYPES
@@ -76,6 +159,10 @@ KILN_API bool kilnStepSends(kilnStepType_t t);
 KILN_API bool kilnStepReduces(kilnStepType_t t);
 KILN_API bool kilnStepReadsSrc(kilnStepType_t t);
 KILN_API bool kilnStepWritesDst(kilnStepType_t t);
+/* Whether kiln's GPU runtime runs steps of this type (the table's runtime column). */
+KILN_API bool kilnStepRuntimeRuns(kilnStepType_t t);
+/* What the step's peer attribute names (KILN_PEER_NONE for unknown types). */
+KILN_API kilnStepPeer_t kilnStepPeerRole(kilnStepType_t t);
 KILN_API const char* kilnBufferName(kilnBuffer_t b);
 
 typedef struct kilnStep {
@@ -85,6 +172,10 @@ typedef struct kilnStep {
   int srcoff, dstoff, cnt;
   int depid, deps;       /* -1, -1 when no dependency */
   bool hasdep;
+  int peer;              /* memory steps (kilnStepPeerRole != KILN_PEER_NONE): the peer rank; read
+                          * and written only for those types (kilnPlanAddStep sets -1) */
+  int proto;             /* put: a kilnProto_t, or -1 for the plan's (no proto attribute); read and
+                          * written only for put (kilnPlanAddStep sets -1) */
 } kilnStep;
 
 typedef struct kilnThreadblock {
@@ -202,6 +293,28 @@ KILN_API int kilnStepFoldable(const kilnPlan* p, int r, int t, int s);
 KILN_API kilnResult_t kilnPlanRankSteps(const kilnPlan* p, int r, bool* publishes, int* fold);
 /* Sets hasdep on every step that another step of its rank waits on (for plan builders). */
 KILN_API void kilnPlanMarkHasdep(kilnPlan* p);
+
+/* ---- Memory steps (see the top of this header) ---- */
+
+/* Whether some step of the plan is a memory step (put, get, gre, sig, wait). */
+KILN_API bool kilnPlanHasMemorySteps(const kilnPlan* p);
+/* The protocol a put step runs with: its proto attribute, else the plan's. */
+KILN_API kilnProto_t kilnStepProtocol(const kilnPlan* p, const kilnStep* st);
+/* Whether kiln's GPU runtime (kilnPlanLoad, the registry, gen/) can run the plan: KILN_SUCCESS, or
+ * KILN_ERR_UNSUPPORTED with a message naming the first step whose type it does not run (the step
+ * table's runtime column) or the protocol it does not have (LL12). The one place the runtime asks. */
+KILN_API kilnResult_t kilnPlanCheckRuntime(const kilnPlan* p);
+/* Rank r's signal steps, one entry per step in threadblock-major order (as kilnPlanRankSteps):
+ * for a sig or wait, ordinal[i] = its place k in its stream's steps of one epoch (0-based) and
+ * per_epoch[i] = their count K, so that a runtime's k-th sig of epoch e stores e * K + k + 1 and the
+ * matching wait waits for at least that; -1 in both for other steps. Either array may be NULL.
+ * KILN_ERR_VERIFY with kilnPlanVerify's message when the plan's signal streams break its rules. */
+KILN_API kilnResult_t kilnPlanSignalOrdinals(const kilnPlan* p, int r, int* ordinal, int* per_epoch);
+/* Rank r's scratch chunks: proto[c] = the kilnProto_t of the line put that writes scratch chunk c
+ * (the runtime keeps it as lines of that protocol, and a step reading it waits for them), or -1 for
+ * a plain chunk. proto has s_chunks entries. KILN_ERR_VERIFY with kilnPlanVerify's message when the
+ * plan's line puts break their rules. */
+KILN_API kilnResult_t kilnPlanLineChunks(const kilnPlan* p, int r, int* proto);
 
 /* Number of chunks of the reference buffer (see chunk size above) for this plan. */
 KILN_API int kilnPlanRefChunks(const kilnPlan* p);
