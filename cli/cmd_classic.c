@@ -10,7 +10,8 @@
 static void help(FILE* f) {
   fprintf(f,
           "usage: kiln classic ALGO --coll COLL --ranks N [--chunks K] [--instances I]\n"
-          "                    [--proto Simple|LL|LL128] [--inplace] [--fifo-depth D] [-o FILE.xml]\n"
+          "                    [--proto Simple|LL|LL128] [--inplace] [--fifo-depth D] [--nodes M]\n"
+          "                    [-o FILE.xml]\n"
           "Writes a classic plan in the MSCCL format (to FILE.xml, or stdout), after checking it\n"
           "with the verifier, with FIFOs of D slots per connection (default 8, the runtime's\n"
           "default nslots; 0: unbounded). With K chunks a ring needs K+1 slots (K for an allgather\n"
@@ -19,7 +20,9 @@ static void help(FILE* f) {
           "               direct (allgather, alltoall, reducescatter, allreduce)\n"
           "  --chunks K   chunks per rank's piece (default 1)\n"
           "  --instances I  copies over I channels, each with its share of the chunks (default 1)\n"
-          "  --inplace    the in-place form (default out of place)\n");
+          "  --inplace    the in-place form (default out of place)\n"
+          "  --nodes M    name M nodes of N/M consecutive ranks in the plan (nnodes): the runtime\n"
+          "               and the drop-in then run it on communicators of that many nodes\n");
 }
 
 /* Whether any step of p both receives and sends (rcs, rrs, rrcs). */
@@ -40,6 +43,7 @@ int cmd_classic(int argc, char** argv) {
   int ranks = 0;
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   int fifo_depth = KILN_FIFO_DEPTH_DEFAULT;
+  int nodes = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -47,7 +51,7 @@ int cmd_classic(int argc, char** argv) {
     if (!strcmp(a, "--inplace")) { o.inplace = true; continue; }
     if (!strcmp(a, "--coll") || !strcmp(a, "--ranks") || !strcmp(a, "--chunks") ||
         !strcmp(a, "--instances") || !strcmp(a, "--proto") || !strcmp(a, "--fifo-depth") ||
-        !strcmp(a, "-o")) {
+        !strcmp(a, "--nodes") || !strcmp(a, "-o")) {
       if (!v) {
         fprintf(stderr, "kiln classic: %s needs a value\n", a);
         help(stderr);
@@ -61,6 +65,7 @@ int cmd_classic(int argc, char** argv) {
       else if (!strcmp(a, "--instances")) ok = cliParseInt(v, &o.instances) && o.instances >= 1;
       else if (!strcmp(a, "--proto")) ok = kilnProtoParse(v, &o.proto);
       else if (!strcmp(a, "--fifo-depth")) ok = cliParseInt(v, &fifo_depth);
+      else if (!strcmp(a, "--nodes")) ok = cliParseInt(v, &nodes) && nodes >= 1;
       else if (!cliOnce("classic", &out, "-o", v)) return 2;
       if (!ok) {
         fprintf(stderr, "kiln classic: bad value '%s' for %s\n", v, a);
@@ -81,6 +86,10 @@ int cmd_classic(int argc, char** argv) {
     help(stderr);
     return 2;
   }
+  if (nodes > 0 && ranks % nodes != 0) {
+    fprintf(stderr, "kiln classic: --nodes %d does not divide --ranks %d\n", nodes, ranks);
+    return 2;
+  }
   if (!cliOutputWritable("classic", out)) return 2;
   kilnPlan* p = NULL;
   kilnResult_t r = kilnClassicPlan(algo, coll, ranks, &o, &p);
@@ -88,6 +97,7 @@ int cmd_classic(int argc, char** argv) {
     fprintf(stderr, "kiln classic: %s\n", kilnLastError());
     return r == KILN_ERR_INVALID_ARGUMENT || r == KILN_ERR_UNSUPPORTED ? 2 : 1;
   }
+  p->nnodes = nodes;
   /* The document is made once, before verification: one larger than kiln writes (many ranks,
    * instances or chunks) is refused from the plan as built, before verification takes its time
    * (a 1024-rank direct alltoall with 2 instances: 19 s to fail at the write); a verified plan's

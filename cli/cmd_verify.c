@@ -6,11 +6,12 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "../solver/phases.h"
 #include "kiln/plan.h"
 
 static void help(FILE* f) {
   fprintf(f,
-          "usage: kiln verify [--schedules N] [--seed S] [--fifo-depth D] PLAN.xml...\n"
+          "usage: kiln verify [--schedules N] [--seed S] [--fifo-depth D] [--nodes K] PLAN.xml...\n"
           "Runs each plan for all ranks on the CPU and checks its collective's result (symbolic\n"
           "and numeric with sum/prod/max/min), deadlocks, matching of sends and receives, and\n"
           "buffer ranges. Prints 'FILE: OK (...)' or the first error; exits 0 only if all pass.\n"
@@ -18,7 +19,12 @@ static void help(FILE* f) {
           "  --seed S       seed of the random interleavings and values, decimal (default 1)\n"
           "  --fifo-depth D FIFO slots per connection, as the runtime's nslots (default 8, the\n"
           "                 runtime's default; 0: unbounded); a plan that needs more deadlocks\n"
-          "                 and is reported\n");
+          "                 and is reported\n"
+          "  --nodes K      also cut each plan for K nodes of consecutive ranks, as the runtime\n"
+          "                 runs it on a communicator of K nodes (kernels within a node, NCCL's\n"
+          "                 point-to-point calls between nodes), and run the phases on the CPU\n"
+          "                 (every rank's calls paired, no deadlock, the result); default: the\n"
+          "                 plan's nnodes where it names more than one, else none\n");
 }
 
 static bool parse_u64(const char* s, uint64_t* out) {
@@ -31,9 +37,41 @@ static bool parse_u64(const char* s, uint64_t* out) {
   return true;
 }
 
+/* Cuts p for `nodes` nodes and runs the phases (solver/phases.h); appends what it found to buf. */
+static kilnResult_t verify_nodes(const kilnPlan* p, int nodes, const kilnVerifyOptions* vo, char* buf, size_t len) {
+  kilnPlan* q = NULL;
+  kilnResult_t r = kilnPlanClone(p, &q);
+  if (r == KILN_SUCCESS && kilnPlanHasCopies(q)) r = kilnPlanLowerCopies(q);
+  kilnPhases* ph = NULL;
+  if (r == KILN_SUCCESS) r = kilnPhasesBuild(q, nodes, NULL, &ph);
+  if (r == KILN_SUCCESS && kilnPlanVerify(ph->split, vo) != KILN_SUCCESS) {
+    kilnPrefixError("cut for %d nodes: ", nodes);
+    r = KILN_ERR_VERIFY;
+  }
+  /* Counts that divide into the plan's chunks and one that leaves the last ones short. */
+  for (int c = 0; r == KILN_SUCCESS && c < 2; c++) {
+    const uint64_t count = (uint64_t)ph->k * 3 - (uint64_t)c;
+    for (int inplace = 0; r == KILN_SUCCESS && inplace < 2; inplace++) {
+      if (!kilnPlanServes(q, inplace) || (inplace && q->coll == KILN_COLL_ALLTOALL)) continue;
+      r = kilnPhasesCheck(ph, q, count, inplace, KILN_SUM, vo->fifo_depth, vo->seed);
+      if (r == KILN_SUCCESS && (q->coll == KILN_COLL_ALLREDUCE || q->coll == KILN_COLL_REDUCESCATTER))
+        r = kilnPhasesCheck(ph, q, count, inplace, KILN_MAX, vo->fifo_depth, vo->seed);
+    }
+  }
+  if (r == KILN_SUCCESS) {
+    int groups = 0;
+    for (int i = 0; i < ph->nphases; i++) groups += ph->phases[i].p2p;
+    snprintf(buf, len, "; cut for %d nodes: %d phases (%d kernel, %d groups of NCCL calls), %d messages through "
+             "NCCL (%d received apart)", nodes, ph->nphases, ph->nphases - groups, groups, ph->nmessages, ph->napart);
+  }
+  kilnPhasesFree(ph);
+  kilnPlanFree(q);
+  return r;
+}
+
 int cmd_verify(int argc, char** argv) {
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
-  int nfiles = 0;
+  int nfiles = 0, nodes = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
@@ -48,6 +86,14 @@ int cmd_verify(int argc, char** argv) {
     if (!strcmp(a, "--fifo-depth")) {
       if (i + 1 >= argc || !cliParseInt(argv[i + 1], &vo.fifo_depth)) {
         fprintf(stderr, "kiln verify: --fifo-depth needs a non-negative integer\n");
+        return 2;
+      }
+      i++;
+      continue;
+    }
+    if (!strcmp(a, "--nodes")) {
+      if (i + 1 >= argc || !cliParseInt(argv[i + 1], &nodes) || nodes < 1) {
+        fprintf(stderr, "kiln verify: --nodes needs a positive integer\n");
         return 2;
       }
       i++;
@@ -82,7 +128,9 @@ int cmd_verify(int argc, char** argv) {
       failed++;
       continue;
     }
-    if (kilnPlanVerify(p, &vo) == KILN_SUCCESS) {
+    const int k = nodes > 0 ? nodes : p->nnodes;
+    char cut[256] = "";
+    if (kilnPlanVerify(p, &vo) == KILN_SUCCESS && (k <= 1 || verify_nodes(p, k, &vo, cut, sizeof cut) == KILN_SUCCESS)) {
       int tbs = 0, steps = 0;
       for (int r = 0; r < p->ngpus; r++) {
         tbs += p->gpus[r].ntbs;
@@ -92,7 +140,8 @@ int cmd_verify(int argc, char** argv) {
       if (!KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps))
         snprintf(races, sizeof races, "; data races checked only on the %d interleavings run, not on all: the plan is "
                  "too large for the clocks; --schedules N runs more", vo.schedules);
-      printf("%s: OK (%s, %d ranks, %d tbs, %d steps%s)\n", path, kilnCollName(p->coll), p->ngpus, tbs, steps, races);
+      printf("%s: OK (%s, %d ranks, %d tbs, %d steps%s%s)\n", path, kilnCollName(p->coll), p->ngpus, tbs, steps, races,
+             cut);
     } else {
       printf("%s: %s\n", path, kilnLastError());
       failed++;

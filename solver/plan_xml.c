@@ -253,6 +253,11 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   }
   p->has_redop = kilnXmlHasAttr(root, "redop");
   if ((r = kilnXmlGetString(root, f, "redop", false, "", p->redop, sizeof p->redop))) goto out_free;
+  if ((r = kilnXmlGetInt32(root, f, "nnodes", false, 1, KILN_MAX_RANKS, 0, &p->nnodes))) goto out_free;
+  if (p->nnodes > 0 && p->ngpus % p->nnodes != 0) {
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "nnodes is %d, which does not divide ngpus (%d)", p->nnodes, p->ngpus);
+    goto out_free;
+  }
 
   if (p->ngpus != ngpu_elems || ngpu_elems < 1 || ngpu_elems > KILN_MAX_RANKS) {
     r = kilnXmlError(KILN_ERR_PARSE, f, root, "ngpus is %d but there are %d <gpu> elements (1..%d allowed)",
@@ -315,6 +320,9 @@ static kilnResult_t writable(const kilnPlan* p) {
   if (p->nchunksperloop < 1 || p->nchunksperloop > MAX_CHUNKS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: %d chunks per loop, a plan file holds 1..%d",
                         p->name, p->nchunksperloop, MAX_CHUNKS);
+  if (p->nnodes < 0 || (p->nnodes > 0 && p->ngpus % p->nnodes != 0))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: %d nodes do not divide its %d ranks", p->name,
+                        p->nnodes, p->ngpus);
   for (int r = 0; r < p->ngpus; r++) {
     const kilnGpu* g = &p->gpus[r];
     if (g->ntbs > MAX_TBS)
@@ -355,6 +363,7 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
   kilnBufPrintf(&b, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\"", kilnProtoName(p->proto), p->nchannels,
                 most > 0 ? most : p->nchunksperloop);
   if (p->has_ngpus) kilnBufPrintf(&b, " ngpus=\"%d\"", p->ngpus);
+  if (p->nnodes > 0) kilnBufPrintf(&b, " nnodes=\"%d\"", p->nnodes);
   if (p->has_coll)
     kilnBufPrintf(&b, " coll=\"%s\"",
                   p->old_coll_name && p->coll == KILN_COLL_REDUCESCATTER ? "reduce_scatter" : kilnCollName(p->coll));

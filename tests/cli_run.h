@@ -15,7 +15,7 @@
 /* Runs the kiln CLI with args (a shell fragment), capturing stdout+stderr into out; returns the
  * exit status, or -1 when the binary has not been built (the test then skips). */
 static int run_kiln(const char* args, char* out, size_t outlen) {
-  char cmd[4096];
+  char cmd[4096 + 256]; /* the kiln path, expect_kiln's arguments (up to 4095 bytes) and the redirection */
   snprintf(cmd, sizeof cmd, "%s/kiln", KILN_BINARY_DIR);
   FILE* probe = fopen(cmd, "rb");
   if (!probe) return -1;

@@ -212,6 +212,10 @@ typedef struct kilnPlan {
   kilnColl_t coll;
   kilnProto_t proto;
   int ngpus;
+  int nnodes;      /* the nodes it was made for (ranks node*(ngpus/nnodes) + local, as in a
+                    * topology): kiln's runtime cuts it into phases on a communicator of that many
+                    * nodes, and the drop-in gives it to such communicators only; 0: not said
+                    * (one node). The file's optional nnodes attribute, which divides ngpus */
   int nchannels;   /* 1..KILN_PLAN_MAX_CHANNELS */
   int nchunksperloop; /* in a file: the most chunks of any rank's input or output (MSCCL's runtimes
                         * size chunks by it); another value is refused, and writing puts that one */
