@@ -89,7 +89,7 @@ static int emit(builder* b, int rank, int tb, int kind, kilnStepType_t type, kil
   o->tb = tb;
   o->step = b->curStep;
   o->kind = kind;
-  o->st = (kilnStep){0, type, sb, db, so, dof, cnt, -1, -1, false};
+  o->st = (kilnStep){0, type, sb, db, so, dof, cnt, -1, -1, false, -1, -1};
   o->apart = apart;
   o->dep = o->sendTo = o->recvFrom = o->msg = -1;
   o->subTb = o->subStep = -1;
@@ -153,14 +153,20 @@ static kilnResult_t expandStep(builder* b, int r, int t, int s, int f) {
 
   int tmp = -1;
   b->curStep = f;
-  if ((unsigned)ty >= KILN_NUM_STEP_TYPES || (!rv && !sd)) {
-    /* Local steps (and steps of types the cut does not know: memory semantics, which only a
-     * threadblock without peers on other nodes may hold). */
-    if ((unsigned)ty >= KILN_NUM_STEP_TYPES && (remote(b, r, tb->send) || remote(b, r, tb->recv)))
+  if ((unsigned)ty >= KILN_NUM_STEP_TYPES)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: rank %d tb %d step %d: step type %d unknown", b->p->name,
+                        r, t, s, (int)ty);
+  if (kilnStepPeerRole(ty) != KILN_PEER_NONE) {
+    /* Memory steps (put, get, gre, sig, wait) reach their peer by load/store: within a node only. */
+    if (remote(b, r, st->peer))
       return kilnSetError(KILN_ERR_UNSUPPORTED,
-                          "plan %s: rank %d tb %d step %d: a step of type %d has a peer on another node; "
-                          "steps with memory semantics need load/store and stay within a node",
-                          b->p->name, r, t, s, (int)ty);
+                          "plan %s: rank %d tb %d step %d (%s) reaches rank %d on another node: memory steps need "
+                          "load/store, which only ranks of one node have; between nodes a plan sends and receives",
+                          b->p->name, r, t, s, kilnStepTypeName(ty), st->peer);
+    EMIT(OP_KERNEL, ty, SB, so, DB, dof, cnt, false);
+    b->ops[last].st.peer = st->peer;
+    b->ops[last].st.proto = st->proto;
+  } else if (!rv && !sd) {
     EMIT(OP_KERNEL, ty, SB, so, DB, dof, cnt, false);
   } else {
     switch (ty) {
@@ -341,6 +347,12 @@ static kilnResult_t buildOps(builder* b, int* nfwd) {
       }
       if (!addEdge(b, pass == 0 ? u : v, pass == 0 ? v : u, 0)) goto nomem;
     }
+    /* A signal and its wait (memory steps within a node) share a kernel phase too. */
+    for (int f = 0; b->ix.mem && f < b->ix.nsteps; f++) {
+      const int g = b->ix.sig_match[f];
+      if (g < 0 || kilnStepPeerRole(b->ops[b->first[f]].st.type) != KILN_PEER_SIGNAL) continue;
+      if (!addEdge(b, pass == 0 ? b->first[f] : b->first[g], pass == 0 ? b->first[g] : b->first[f], 0)) goto nomem;
+    }
   }
   return KILN_SUCCESS;
 nomem:
@@ -503,8 +515,8 @@ static kilnResult_t breakCycles(builder* b, int nfwd, int* moved) {
    * instead of a kernel): all candidates of the first kind that has any. */
   for (int tier = 0; tier < 3 && *moved == 0; tier++)
     for (int i = nfwd; i < b->nedges; i++) {
-      const pedge e = b->edges[i]; /* a message's receive -> its send */
-      if (!positive[comp[e.u]] || comp[e.u] != comp[e.v] || !entered[e.u]) continue;
+      const pedge e = b->edges[i]; /* a message's receive -> its send (or a wait -> its signal) */
+      if (!positive[comp[e.u]] || comp[e.u] != comp[e.v] || !entered[e.u] || b->ops[e.v].sendTo < 0) continue;
       const int f = b->ops[e.v].step; /* the message's send step */
       const pop* rv = &b->ops[e.u];
       const int t = b->mode[f] == MODE_KERNEL ? 2 : rv->fresh ? 0 : 1;
@@ -657,9 +669,13 @@ static kilnResult_t positions(builder* b, int nfwd, int** poolOut, int* npool) {
           case KILN_STEP_RECV_REDUCE_COPY_SEND: w = out = combine(POS(o->rank, sb, so), m); break;
           case KILN_STEP_COPY: w = POS(o->rank, sb, so); break;
           case KILN_STEP_REDUCE: w = combine(POS(o->rank, db, dof), POS(o->rank, sb, so)); break;
+          case KILN_STEP_GET: w = POS(o->st.peer, sb, so); break;
+          case KILN_STEP_GET_REDUCE: w = combine(POS(o->rank, db, dof), POS(o->st.peer, sb, so)); break;
           default: break;
         }
       if (w != -3 && db == KILN_BUF_SCRATCH) scr[o->rank][dof] = w;
+      if (o->kind == OP_KERNEL && ty == KILN_STEP_PUT && db == KILN_BUF_SCRATCH) /* the peer's chunk */
+        scr[o->st.peer][dof] = POS(o->rank, sb, so);
       if (o->msg >= 0) pool[o->msg + c] = out;
     }
     for (int e = start[v]; e < start[v + 1]; e++)
@@ -811,8 +827,11 @@ static kilnResult_t buildSubPlan(builder* b, kilnPhases* ph, int level, int idx,
         pop* o = &b->ops[v];
         if (o->kind != OP_KERNEL || o->level != level) continue;
         tb = &q->gpus[r].tbs[sub];
-        if (!kilnPlanAddStep(tb, o->st.type, o->st.srcbuf, o->st.srcoff, o->st.dstbuf, o->st.dstoff, o->st.cnt))
-          return kilnSetError(KILN_ERR_NO_MEMORY, "cutting plan %s: out of memory", b->p->name);
+        kilnStep* ns = kilnPlanAddStep(tb, o->st.type, o->st.srcbuf, o->st.srcoff, o->st.dstbuf, o->st.dstoff,
+                                       o->st.cnt);
+        if (!ns) return kilnSetError(KILN_ERR_NO_MEMORY, "cutting plan %s: out of memory", b->p->name);
+        ns->peer = o->st.peer;
+        ns->proto = o->st.proto;
         o->subTb = sub;
         o->subStep = tb->nsteps - 1;
       }
@@ -850,8 +869,14 @@ static kilnResult_t buildSplit(builder* b, kilnPhases* ph) {
       for (int v = lo; v <= hi && res == KILN_SUCCESS; v++) {
         const pop* o = &b->ops[v];
         tb = &q->gpus[r].tbs[t];
-        if (!kilnPlanAddStep(tb, o->st.type, o->st.srcbuf, o->st.srcoff, o->st.dstbuf, o->st.dstoff, o->st.cnt))
+        kilnStep* ns = kilnPlanAddStep(tb, o->st.type, o->st.srcbuf, o->st.srcoff, o->st.dstbuf, o->st.dstoff,
+                                       o->st.cnt);
+        if (!ns) {
           res = kilnSetError(KILN_ERR_NO_MEMORY, "cutting plan %s: out of memory", b->p->name);
+          break;
+        }
+        ns->peer = o->st.peer;
+        ns->proto = o->st.proto;
         pos[v] = tb->nsteps - 1;
       }
     }

@@ -376,6 +376,44 @@ Test(phases, a_chunk_landing_at_another_position_is_refused) {
   kilnPlanFree(p);
 }
 
+/* Memory steps (put, get, sig, wait) need load/store: a plan may use them within a node only. */
+static kilnPlan* put_plan(void) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("puts", KILN_COLL_ALLGATHER, 2, &p), KILN_SUCCESS));
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = 2;
+  }
+  p->nchunksperloop = 2;
+  for (int r = 0; r < 2; r++) {
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
+    kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r, 1);
+    kilnStep* st = kilnPlanAddStep(tb, KILN_STEP_PUT, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r, 1);
+    st->peer = 1 - r;
+    st = kilnPlanAddStep(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0);
+    st->peer = 1 - r;
+    st = kilnPlanAddStep(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0);
+    st->peer = 1 - r;
+  }
+  return p;
+}
+
+Test(phases, memory_steps_stay_within_a_node) {
+  kilnPlan* p = put_plan();
+  kilnPhases* ph = NULL;
+  cr_assert(eq(int, kilnPhasesBuild(p, 2, NULL, &ph), KILN_ERR_UNSUPPORTED));
+  cr_assert(contains(kilnLastError(), "(put) reaches rank 1 on another node"), "%s", kilnLastError());
+  /* On one node they are kernel work like any other step. */
+  cr_assert(eq(int, kilnPhasesBuild(p, 1, NULL, &ph), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, ph->nphases, 1));
+  const kilnThreadblock* tb = &ph->phases[0].plan->gpus[0].tbs[0];
+  cr_assert(eq(int, tb->nsteps, 4));
+  cr_assert(eq(int, tb->steps[1].type, KILN_STEP_PUT));
+  cr_assert(eq(int, tb->steps[1].peer, 1));
+  kilnPhasesFree(ph);
+  kilnPlanFree(p);
+}
+
 Test(phases, bad_splits_are_refused) {
   kilnPlan* p = NULL;
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
