@@ -14,7 +14,10 @@ static void help(FILE* f) {
           "usage: kiln verify [--schedules N] [--seed S] [--fifo-depth D] [--nodes K] PLAN.xml...\n"
           "Runs each plan for all ranks on the CPU and checks its collective's result (symbolic\n"
           "and numeric with sum/prod/max/min), deadlocks, matching of sends and receives, and\n"
-          "buffer ranges. Prints 'FILE: OK (...)' or the first error; exits 0 only if all pass.\n"
+          "buffer ranges. A plan with memory steps (put, get, gre, sig, wait) runs for 2 calls of\n"
+          "3 iterations, and every read of another rank's data and every write over data another\n"
+          "rank may still read must be ordered by signals (or lines). Prints 'FILE: OK (...)' or\n"
+          "the first error; exits 0 only if all pass.\n"
           "  --schedules N  interleavings of threadblocks to try, 1..100000 (default 4)\n"
           "  --seed S       seed of the random interleavings and values, decimal (default 1)\n"
           "  --fifo-depth D FIFO slots per connection, as the runtime's nslots (default 8, the\n"
@@ -137,11 +140,14 @@ int cmd_verify(int argc, char** argv) {
         for (int t = 0; t < p->gpus[r].ntbs; t++) steps += p->gpus[r].tbs[t].nsteps;
       }
       char races[160] = "";
-      if (!KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps))
+      const bool mem = kilnPlanHasMemorySteps(p);
+      if (mem ? !KILN_VERIFY_MEMORY_CHECKS_ALL_RACES(tbs, p->ngpus, steps) : !KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps))
         snprintf(races, sizeof races, "; data races checked only on the %d interleavings run, not on all: the plan is "
                  "too large for the clocks; --schedules N runs more", vo.schedules);
-      printf("%s: OK (%s, %d ranks, %d tbs, %d steps%s%s)\n", path, kilnCollName(p->coll), p->ngpus, tbs, steps, races,
-             cut);
+      char epochs[64] = "";
+      if (mem) snprintf(epochs, sizeof epochs, ", %d calls of %d iterations", KILN_VERIFY_CALLS, KILN_VERIFY_ITERATIONS);
+      printf("%s: OK (%s, %d ranks, %d tbs, %d steps%s%s%s)\n", path, kilnCollName(p->coll), p->ngpus, tbs, steps,
+             epochs, races, cut);
     } else {
       printf("%s: %s\n", path, kilnLastError());
       failed++;

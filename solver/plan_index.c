@@ -646,3 +646,57 @@ kilnResult_t kilnPlanLineChunks(const kilnPlan* p, int r, int* proto) {
   kilnPlanIndexFree(&ix);
   return KILN_SUCCESS;
 }
+
+kilnResult_t kilnPlanIndexLayout(const kilnPlan* p, int* k, int* R) {
+  int n = p->ngpus;
+  const kilnGpu* g0 = &p->gpus[0];
+  for (int r = 1; r < n; r++)
+    if (p->gpus[r].i_chunks != g0->i_chunks || p->gpus[r].o_chunks != g0->o_chunks)
+      return verr("rank %d has i_chunks=%d o_chunks=%d but rank 0 has %d and %d", r,
+                  p->gpus[r].i_chunks, p->gpus[r].o_chunks, g0->i_chunks, g0->o_chunks);
+  for (int r = 0; r < n; r++) {
+    const kilnGpu* g = &p->gpus[r];
+    if (g->ncopies > 0 && !g->copies) return verr("rank %d has %d copies but no copy array", r, g->ncopies);
+    for (int j = 0; j < g->ncopies; j++) {
+      const kilnCopy* cp = &g->copies[j];
+      if (cp->i_off < 0 || cp->o_off < 0 || cp->cnt < 1 || cp->i_off > g->i_chunks - cp->cnt ||
+          cp->o_off > g->o_chunks - cp->cnt)
+        return verr("rank %d copy %d: i_off=%d o_off=%d cnt=%d is outside i_chunks=%d o_chunks=%d", r, j,
+                    cp->i_off, cp->o_off, cp->cnt, g->i_chunks, g->o_chunks);
+    }
+  }
+  int i = g0->i_chunks, o = g0->o_chunks;
+  const char* cn = kilnCollName(p->coll);
+  switch (p->coll) {
+    case KILN_COLL_ALLGATHER:
+      if (o <= 0 || o % n) return verr("%s: o_chunks %d is not a positive multiple of %d ranks", cn, o, n);
+      *k = o / n;
+      if (i != 0 && i != *k)
+        return verr("%s: i_chunks %d, expected o_chunks/ngpus = %d (or 0 in place)", cn, i, *k);
+      *R = o;
+      break;
+    case KILN_COLL_REDUCESCATTER:
+      if (i <= 0 || i % n) return verr("%s: i_chunks %d is not a positive multiple of %d ranks", cn, i, n);
+      *k = i / n;
+      if (o != 0 && o != *k)
+        return verr("%s: o_chunks %d, expected i_chunks/ngpus = %d (or 0 in place)", cn, o, *k);
+      *R = i;
+      break;
+    case KILN_COLL_ALLTOALL:
+    case KILN_COLL_ALLREDUCE: {
+      int m = i > o ? i : o;
+      if (m <= 0) return verr("%s: no input or output chunks", cn);
+      if (i && o && i != o) return verr("%s: i_chunks %d and o_chunks %d differ", cn, i, o);
+      if (p->coll == KILN_COLL_ALLTOALL && m % n)
+        return verr("%s: %d chunks is not a multiple of %d ranks", cn, m, n);
+      *R = m;
+      *k = p->coll == KILN_COLL_ALLTOALL ? m / n : m;
+      break;
+    }
+    default:
+      *R = 0;
+      *k = 0;
+      break;
+  }
+  return KILN_SUCCESS;
+}

@@ -73,6 +73,11 @@ static inline bool kilnStepIsLinePut(const kilnPlan* p, const kilnStep* st) {
   return st->type == KILN_STEP_PUT && kilnStepProtocol(p, st) != KILN_PROTO_SIMPLE;
 }
 
+/* Checks that every rank's input and output chunk counts fit the plan's collective and that its
+ * copies lie inside them; sets *k (chunks of a rank's piece) and *R (chunks of the reference
+ * buffer: the per-rank input of a reduction, the output of an allgather, pieces times k). */
+kilnResult_t kilnPlanIndexLayout(const kilnPlan* p, int* k, int* R);
+
 /* "input", "output", "scratch". */
 const char* kilnPlanBufferLabel(kilnBuffer_t b);
 /* Declared chunks of buffer b on a GPU. */

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "plan_index.h"
+#include "verify_internal.h"
 
 #define VERIFY_MAX_POISON 64
 #define VERIFY_REASON_MAX 256
@@ -137,60 +138,7 @@ static int local_tb(const vctx* c, int g) { return kilnPlanIndexLocal(&c->ix, g)
 /* ---- layout: which buffers hold what, and the aliasing of in-place forms ---- */
 
 /* Checks that every rank's i/o chunk counts fit the collective; sets k and R. */
-static kilnResult_t check_layout(vctx* c) {
-  const kilnPlan* p = c->p;
-  int n = c->n;
-  const kilnGpu* g0 = &p->gpus[0];
-  for (int r = 1; r < n; r++)
-    if (p->gpus[r].i_chunks != g0->i_chunks || p->gpus[r].o_chunks != g0->o_chunks)
-      return verr("rank %d has i_chunks=%d o_chunks=%d but rank 0 has %d and %d", r,
-                  p->gpus[r].i_chunks, p->gpus[r].o_chunks, g0->i_chunks, g0->o_chunks);
-  for (int r = 0; r < n; r++) {
-    const kilnGpu* g = &p->gpus[r];
-    if (g->ncopies > 0 && !g->copies) return verr("rank %d has %d copies but no copy array", r, g->ncopies);
-    for (int j = 0; j < g->ncopies; j++) {
-      const kilnCopy* cp = &g->copies[j];
-      if (cp->i_off < 0 || cp->o_off < 0 || cp->cnt < 1 || cp->i_off > g->i_chunks - cp->cnt ||
-          cp->o_off > g->o_chunks - cp->cnt)
-        return verr("rank %d copy %d: i_off=%d o_off=%d cnt=%d is outside i_chunks=%d o_chunks=%d", r, j,
-                    cp->i_off, cp->o_off, cp->cnt, g->i_chunks, g->o_chunks);
-    }
-  }
-  int i = g0->i_chunks, o = g0->o_chunks;
-  const char* cn = kilnCollName(p->coll);
-  switch (p->coll) {
-    case KILN_COLL_ALLGATHER:
-      if (o <= 0 || o % n) return verr("%s: o_chunks %d is not a positive multiple of %d ranks", cn, o, n);
-      c->k = o / n;
-      if (i != 0 && i != c->k)
-        return verr("%s: i_chunks %d, expected o_chunks/ngpus = %d (or 0 in place)", cn, i, c->k);
-      c->R = o;
-      break;
-    case KILN_COLL_REDUCESCATTER:
-      if (i <= 0 || i % n) return verr("%s: i_chunks %d is not a positive multiple of %d ranks", cn, i, n);
-      c->k = i / n;
-      if (o != 0 && o != c->k)
-        return verr("%s: o_chunks %d, expected i_chunks/ngpus = %d (or 0 in place)", cn, o, c->k);
-      c->R = i;
-      break;
-    case KILN_COLL_ALLTOALL:
-    case KILN_COLL_ALLREDUCE: {
-      int m = i > o ? i : o;
-      if (m <= 0) return verr("%s: no input or output chunks", cn);
-      if (i && o && i != o) return verr("%s: i_chunks %d and o_chunks %d differ", cn, i, o);
-      if (p->coll == KILN_COLL_ALLTOALL && m % n)
-        return verr("%s: %d chunks is not a multiple of %d ranks", cn, m, n);
-      c->R = m;
-      c->k = p->coll == KILN_COLL_ALLTOALL ? m / n : m;
-      break;
-    }
-    default:
-      c->R = 0;
-      c->k = 0;
-      break;
-  }
-  return KILN_SUCCESS;
-}
+static kilnResult_t check_layout(vctx* c) { return kilnPlanIndexLayout(c->p, &c->k, &c->R); }
 
 /* Lays out storage for one mode (aliased or separate buffers). KILN_ERR_INVALID_ARGUMENT past
  * KILN_VERIFY_MAX_SLOTS chunk slots (buffers and messages): the slot count is an int (it wrapped,
@@ -957,9 +905,7 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   if (p->ngpus < 1 || p->ngpus > KILN_MAX_RANKS || !p->gpus)
     return verr("plan has %d GPUs (expected 1..%d)", p->ngpus, KILN_MAX_RANKS);
   if ((unsigned)p->coll >= KILN_NUM_COLLS) return verr("plan has an unknown collective");
-  if (kilnPlanHasMemorySteps(p))
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s has memory steps (put, get, gre, sig, wait), which this "
-                        "verifier does not run", p->name);
+  if (kilnPlanHasMemorySteps(p)) return kilnVerifyMemoryPlan(p, opts);
 
   vctx c;
   memset(&c, 0, sizeof c);

@@ -409,3 +409,175 @@ Test(cli, synth_output_checked_first) {
   unlink(link);
   rmdir(dir);
 }
+
+/* ---- the memory-step forms (oneshot, twoshot, staged, zerocopy) ---- */
+
+typedef struct mem_case {
+  int algo; /* index into mem_algos (a parameter holds no pointers: each runs in a process of its own) */
+  kilnColl_t coll;
+  int ranks;
+} mem_case;
+
+static const char* const mem_algos[] = {"oneshot", "twoshot", "staged", "zerocopy"};
+
+/* Every (form, coll) x ranks 2..8; each case covers chunks {1,2} x instances {1,2} x in place x
+ * every protocol the form takes. */
+ParameterizedTestParameters(classic, memory_forms_verify) {
+  static const struct {
+    int algo;
+    kilnColl_t coll;
+  } pairs[] = {
+      {0, KILN_COLL_ALLREDUCE}, {0, KILN_COLL_REDUCESCATTER}, {1, KILN_COLL_ALLREDUCE}, {2, KILN_COLL_ALLGATHER},
+      {2, KILN_COLL_ALLTOALL},  {3, KILN_COLL_ALLGATHER},     {3, KILN_COLL_ALLTOALL},
+  };
+  const size_t npairs = sizeof pairs / sizeof pairs[0];
+  const size_t count = npairs * 7;
+  mem_case* cases = cr_malloc(sizeof(mem_case) * count);
+  size_t i = 0;
+  for (size_t pi = 0; pi < npairs; pi++)
+    for (int n = 2; n <= 8; n++) cases[i++] = (mem_case){pairs[pi].algo, pairs[pi].coll, n};
+  return cr_make_param_array(mem_case, cases, count);
+}
+
+ParameterizedTest(mem_case* c, classic, memory_forms_verify) {
+  const char* algo = mem_algos[c->algo];
+  const bool zc = c->algo == 3;
+  for (int k = 1; k <= 2; k++)
+    for (int ins = 1; ins <= 2; ins++)
+      for (int ip = 0; ip < 2; ip++)
+        for (int pr = 0; pr < (zc ? 1 : KILN_NUM_PROTOS); pr++) {
+          if (zc && ip && c->coll == KILN_COLL_ALLTOALL) continue;
+          kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+          o.chunks = k;
+          o.instances = ins;
+          o.inplace = ip == 1;
+          o.proto = (kilnProto_t)pr;
+          kilnPlan* p = NULL;
+          cr_assert(eq(int, kilnClassicPlan(algo, c->coll, c->ranks, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+          cr_expect(kilnPlanHasMemorySteps(p));
+          cr_expect(eq(int, p->gpus[0].ntbs, ins), "%s: a threadblock per instance", p->name);
+          cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
+          kilnPlanFree(p);
+        }
+}
+
+/* The forms refuse what they cannot write, naming why. */
+Test(classic, memory_forms_refuse_what_they_cannot_write) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  kilnPlan* p = NULL;
+  o.proto = KILN_PROTO_LL;
+  cr_expect(eq(int, kilnClassicPlan("zerocopy", KILN_COLL_ALLGATHER, 4, &o, &p), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "LL puts write only the peers' scratch: zerocopy is Simple"), "%s",
+            kilnLastError());
+  o.proto = KILN_PROTO_LL12;
+  cr_expect(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, &o, &p), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "LL12 is a protocol of put steps"), "%s", kilnLastError());
+  o.proto = KILN_PROTO_SIMPLE;
+  o.inplace = true;
+  cr_expect(eq(int, kilnClassicPlan("zerocopy", KILN_COLL_ALLTOALL, 4, &o, &p), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "no in-place alltoall"), "%s", kilnLastError());
+  o.inplace = false;
+  cr_expect(eq(int, kilnClassicPlan("twoshot", KILN_COLL_ALLGATHER, 4, &o, &p), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "'twoshot' does not implement allgather"), "%s", kilnLastError());
+  cr_expect(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLTOALL, 4, &o, &p), KILN_ERR_UNSUPPORTED));
+  cr_expect(eq(ptr, p, NULL));
+}
+
+/* One-shot: every rank reduces in rank order 0..n-1 (a copy of rank 0's operand, then re of the
+ * others), so every rank computes the same sums in the same order. */
+Test(classic, oneshot_reduces_in_rank_order) {
+  const int n = 4;
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.proto = KILN_PROTO_LL;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLREDUCE, n, &o, &p), KILN_SUCCESS));
+  int proto[8];
+  for (int r = 0; r < n; r++) {
+    const kilnThreadblock* tb = &p->gpus[r].tbs[0];
+    cr_assert(eq(int, tb->nsteps, (n - 1) + n), "rank %d: a put per peer, then the reduction", r);
+    for (int m = 0; m < n - 1; m++) {
+      cr_expect(eq(int, tb->steps[m].type, KILN_STEP_PUT));
+      cr_expect(eq(int, tb->steps[m].peer, (r + 1 + m) % n), "peers from r+1 on");
+    }
+    for (int q = 0; q < n; q++) {
+      const kilnStep* st = &tb->steps[n - 1 + q];
+      cr_expect(eq(int, st->type, q == 0 ? KILN_STEP_COPY : KILN_STEP_REDUCE), "rank %d operand %d", r, q);
+      if (q == r) {
+        cr_expect(eq(int, st->srcbuf, KILN_BUF_INPUT));
+      } else {
+        cr_expect(eq(int, st->srcbuf, KILN_BUF_SCRATCH));
+        cr_expect(eq(int, st->srcoff, q < r ? q : q - 1), "rank %d reads rank %d's region", r, q);
+      }
+    }
+    cr_assert(eq(int, kilnPlanLineChunks(p, r, proto), KILN_SUCCESS), "%s", kilnLastError());
+    for (int ch = 0; ch < p->gpus[r].s_chunks; ch++) cr_expect(eq(int, proto[ch], KILN_PROTO_LL));
+  }
+  kilnPlanFree(p);
+}
+
+/* Simple forms signal every peer once per phase: one-shot and staged once, two-shot and zerocopy
+ * twice (the second phase, or done after arrival). */
+Test(classic, simple_forms_signal_each_peer_per_phase) {
+  const struct {
+    const char* algo;
+    kilnColl_t coll;
+    int per_epoch;
+  } cases[] = {{"oneshot", KILN_COLL_REDUCESCATTER, 1}, {"staged", KILN_COLL_ALLTOALL, 1},
+               {"twoshot", KILN_COLL_ALLREDUCE, 2}, {"zerocopy", KILN_COLL_ALLGATHER, 2}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+    o.instances = 2;
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnClassicPlan(cases[i].algo, cases[i].coll, 3, &o, &p), KILN_SUCCESS));
+    int ord[256], per[256], steps = 0, sigs = 0;
+    for (int t = 0; t < p->gpus[1].ntbs; t++) steps += p->gpus[1].tbs[t].nsteps;
+    cr_assert(le(int, steps, 256));
+    cr_assert(eq(int, kilnPlanSignalOrdinals(p, 1, ord, per), KILN_SUCCESS), "%s", kilnLastError());
+    for (int s = 0; s < steps; s++)
+      if (per[s] >= 0) {
+        sigs++;
+        cr_expect(eq(int, per[s], cases[i].per_epoch), "%s step %d", p->name, s);
+      }
+    /* 2 peers x 2 instances x (sig + wait) per phase */
+    cr_expect(eq(int, sigs, 2 * 2 * 2 * cases[i].per_epoch), "%s", p->name);
+    kilnPlanFree(p);
+  }
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.proto = KILN_PROTO_LL128;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("twoshot", KILN_COLL_ALLREDUCE, 3, &o, &p), KILN_SUCCESS));
+  for (int s = 0; s < p->gpus[0].tbs[0].nsteps; s++)
+    cr_expect(eq(int, kilnStepPeerRole(p->gpus[0].tbs[0].steps[s].type) == KILN_PEER_SIGNAL ||
+                          kilnStepPeerRole(p->gpus[0].tbs[0].steps[s].type) == KILN_PEER_WAIT, 0),
+              "line puts need no signals");
+  kilnPlanFree(p);
+}
+
+/* The CLI writes the forms after verifying them, and refuses a protocol a form does not take. */
+Test(classic, cli_writes_memory_forms) {
+  char dir[64], path[128], args[256], out[4096];
+  snprintf(dir, sizeof dir, "/tmp/kiln-classic-mem-XXXXXX");
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  snprintf(path, sizeof path, "%s/p.xml", dir);
+  snprintf(args, sizeof args, "classic twoshot --coll allreduce --ranks 4 --instances 2 --proto LL12 -o %s", path);
+  int rc = run_kiln(args, out, sizeof out);
+  if (rc < 0) {
+    rm_tree(dir);
+    cr_skip_test("the kiln CLI was not built");
+  }
+  cr_expect(eq(int, rc, 0), "%s", out);
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanReadFile(path, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(str, p->name, "twoshot-allreduce-n4-c1-i2-LL12"));
+  cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+  snprintf(args, sizeof args, "verify %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  cr_expect(contains(out, "2 calls of 3 iterations"), "%s", out);
+  unlink(path);
+  snprintf(args, sizeof args, "classic zerocopy --coll alltoall --ranks 4 --proto LL128 -o %s", path);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out);
+  cr_expect(contains(out, "zerocopy is Simple"), "%s", out);
+  cr_expect(not(eq(int, access(path, F_OK), 0)), "nothing written");
+  rm_tree(dir);
+}

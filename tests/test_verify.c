@@ -981,3 +981,276 @@ Test(verify, fifo_input_refused) {
   unlink(path);
   rmdir(dir);
 }
+
+/* ---- plans with memory steps: several calls and iterations, signals, lines ---- */
+
+/* A plan of coll on n ranks, every rank with buffers of i, o and s chunks and `tbs` threadblocks
+ * without peers (threadblock t on channel t). */
+static kilnPlan* mem_plan(kilnColl_t coll, int n, int i, int o, int s, int tbs) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("mem", coll, n, &p), KILN_SUCCESS));
+  p->nchannels = tbs;
+  for (int r = 0; r < n; r++) {
+    p->gpus[r].i_chunks = i;
+    p->gpus[r].o_chunks = o;
+    p->gpus[r].s_chunks = s;
+    for (int t = 0; t < tbs; t++) cr_assert(not(eq(ptr, kilnPlanAddThreadblock(p, r, -1, -1, t), NULL)));
+  }
+  return p;
+}
+
+static kilnStep* mstep(kilnPlan* p, int r, int t, kilnStepType_t type, int peer, kilnBuffer_t sb, int so,
+                       kilnBuffer_t db, int dof) {
+  kilnStep* s = kilnPlanAddStep(&p->gpus[r].tbs[t], type, sb, so, db, dof, 1);
+  cr_assert(not(eq(ptr, s, NULL)));
+  s->peer = peer;
+  return s;
+}
+#define SIG(p, r, t, peer) (mstep((p), (r), (t), KILN_STEP_SIGNAL, (peer), KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1)->cnt = 0)
+#define WAIT(p, r, t, peer) (mstep((p), (r), (t), KILN_STEP_WAIT, (peer), KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1)->cnt = 0)
+
+/* A 2-rank allgather that reads the peer's input in place (zero copy): with arrival it verifies;
+ * without, the first get reads the peer's input before the peer signalled that its call began. */
+static kilnPlan* get_allgather(bool arrival) {
+  kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 0, 1);
+  for (int r = 0; r < 2; r++) {
+    if (arrival) {
+      SIG(p, r, 0, 1 - r);
+      WAIT(p, r, 0, 1 - r);
+    }
+    mstep(p, r, 0, KILN_STEP_GET, 1 - r, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 1 - r);
+    mstep(p, r, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r);
+    SIG(p, r, 0, 1 - r); /* done: the peer may end its call */
+    WAIT(p, r, 0, 1 - r);
+  }
+  return p;
+}
+
+Test(verify_mem, get_after_arrival_verifies) { expect_ok(get_allgather(true)); }
+
+Test(verify_mem, read_before_the_peers_signal_refused) {
+  REJECTED(get_allgather(false),
+           "rank 0 tb 0 step 0 (get) in call 0 iteration 0 reads rank 1's input chunk 0 before rank 1 signalled that "
+           "its call 0 began: wait for a signal rank 1 raises in that call first [out of place]");
+}
+
+/* The peer ends its call (and its caller writes the next input) while a get may still read it. */
+Test(verify_mem, peer_ending_before_a_get_refused) {
+  kilnPlan* p = get_allgather(true);
+  for (int r = 0; r < 2; r++) p->gpus[r].tbs[0].nsteps -= 2; /* no done signal */
+  REJECTED(p, "rank 1 tb 0 step 2 (get) in call 0 iteration 2 may still read rank 0's input chunk 0 when rank 0's "
+              "call 0 ends and its caller writes the next call's input: rank 0 must wait on a signal rank 1 raises "
+              "after that read");
+}
+
+/* Rank 0 puts into rank 1's scratch from a threadblock that never hears from rank 1, so in the
+ * epoch after next (same scratch half) it may overwrite what rank 1 has not copied out yet. */
+Test(verify_mem, write_over_what_a_peer_may_still_read_refused) {
+  kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 1, 2);
+  /* rank 0 -> rank 1 through rank 1's scratch (threadblocks 1) */
+  mstep(p, 0, 1, KILN_STEP_PUT, 1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0);
+  SIG(p, 0, 1, 1);
+  WAIT(p, 1, 1, 0);
+  mstep(p, 1, 1, KILN_STEP_COPY, -1, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 0);
+  /* rank 1 -> rank 0 by a get after rank 1's arrival, then done (threadblocks 0) */
+  SIG(p, 1, 0, 0);
+  mstep(p, 1, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 1);
+  WAIT(p, 1, 0, 0);
+  WAIT(p, 0, 0, 1);
+  mstep(p, 0, 0, KILN_STEP_GET, 1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 1);
+  mstep(p, 0, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0);
+  SIG(p, 0, 0, 1);
+  REJECTED(p, "rank 0 tb 1 step 0 (put) in call 0 iteration 2 writes rank 1's scratch chunk 0 (half 0) while rank 1 "
+              "tb 1 step 1 (cpy) in call 0 iteration 0 may still read what it held: nothing orders that read before "
+              "the write");
+}
+
+/* A zero-copy allgather whose puts do not wait for the peer's arrival, or whose peer does not wait
+ * for them to be done. */
+static kilnPlan* zerocopy_allgather(int n) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("zerocopy", KILN_COLL_ALLGATHER, n, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  return p;
+}
+
+/* Removes step s of rank r's threadblock 0 (a plan of no dependencies). */
+static void drop_step(kilnPlan* p, int r, int s) {
+  kilnThreadblock* tb = &p->gpus[r].tbs[0];
+  memmove(&tb->steps[s], &tb->steps[s + 1], sizeof(kilnStep) * (size_t)(tb->nsteps - s - 1));
+  tb->nsteps--;
+  for (int i = 0; i < tb->nsteps; i++) tb->steps[i].s = i;
+}
+
+Test(verify_mem, put_before_the_peers_arrival_refused) {
+  kilnPlan* p = zerocopy_allgather(2); /* sig, cpy, wait, put, sig, wait */
+  for (int r = 0; r < 2; r++) {
+    drop_step(p, r, 2); /* the arrival wait */
+    drop_step(p, r, 0); /* and its sig */
+  }
+  REJECTED(p, "rank 0 tb 0 step 1 (put) in call 0 iteration 0 writes rank 1's output chunk 0 before rank 1's call 0 "
+              "began (its caller may still read what the call before left there): wait for a signal rank 1 raises in "
+              "that call first [out of place]");
+}
+
+Test(verify_mem, call_ending_before_a_peers_put_refused) {
+  kilnPlan* p = zerocopy_allgather(2);
+  for (int r = 0; r < 2; r++) {
+    drop_step(p, r, 5); /* the done wait */
+    drop_step(p, r, 4); /* and its sig */
+  }
+  REJECTED(p, "rank 0's call 0 ends before rank 1 tb 0 step 3 (put) in call 0 iteration 2, which writes rank 0's output "
+              "chunk 1, is ordered before its end: rank 0 must wait on a signal rank 1 raises after that write");
+}
+
+/* A Simple put read without a signal in between. */
+Test(verify_mem, simple_put_read_without_signal_refused) {
+  kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 1, 1);
+  for (int r = 0; r < 2; r++) {
+    mstep(p, r, 0, KILN_STEP_PUT, 1 - r, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0);
+    mstep(p, r, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r);
+    mstep(p, r, 0, KILN_STEP_COPY, -1, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 1 - r);
+  }
+  REJECTED(p, "rank 0 tb 0 step 2 (cpy) in call 0 iteration 0 reads rank 0's scratch chunk 0 (half 0), written by rank "
+              "1 tb 0 step 0 (put) in call 0 iteration 0, but nothing orders the write before the read (a Simple put is "
+              "seen only through a sig its threadblock raises after it, and the matching wait)");
+}
+
+/* The same plan with LL puts needs no signal: a line read waits for its lines. */
+Test(verify_mem, line_puts_need_no_signal) {
+  kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 1, 1);
+  p->proto = KILN_PROTO_LL;
+  for (int r = 0; r < 2; r++) {
+    mstep(p, r, 0, KILN_STEP_PUT, 1 - r, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0);
+    mstep(p, r, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r);
+    mstep(p, r, 0, KILN_STEP_COPY, -1, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 1 - r);
+  }
+  expect_ok(p);
+}
+
+/* The static rules of line puts and signal streams. */
+Test(verify_mem, line_put_to_a_user_buffer_refused) {
+  kilnPlan* p = zerocopy_allgather(2);
+  p->gpus[0].tbs[0].steps[3].proto = KILN_PROTO_LL128;
+  REJECTED(p, "rank 0 tb 0 step 3 (put): an LL128 put writes rank 1's output buffer; line puts (LL, LL12, LL128) write "
+              "only the peer's scratch");
+}
+
+Test(verify_mem, two_line_puts_to_one_scratch_chunk_refused) {
+  kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 3, 1, 3, 2, 1);
+  p->proto = KILN_PROTO_LL12;
+  for (int r = 0; r < 3; r++)
+    for (int m = 1; m < 3; m++) mstep(p, r, 0, KILN_STEP_PUT, (r + m) % 3, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0);
+  REJECTED(p, "rank 2 scratch chunk 0 is written by two line puts, rank 0 tb 0 step 1 and rank 1 tb 0 step 0: a reader "
+              "could not tell whose lines it holds");
+}
+
+Test(verify_mem, other_writer_of_a_line_chunk_refused) {
+  kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 1, 1);
+  mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0)->proto = KILN_PROTO_LL;
+  mstep(p, 1, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0);
+  REJECTED(p, "rank 1 tb 0 step 0 (cpy) writes rank 1 scratch chunk 0, which rank 0 tb 0 step 0's LL put writes as "
+              "lines: a line chunk has no other writer");
+}
+
+Test(verify_mem, remote_read_of_lines_refused) {
+  kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 1, 1);
+  mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0)->proto = KILN_PROTO_LL;
+  mstep(p, 0, 0, KILN_STEP_GET, 1, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 0);
+  REJECTED(p, "rank 0 tb 0 step 1 (get) reads rank 1 scratch chunk 0, which holds LL lines (rank 0 tb 0 step 0's put): "
+              "lines are read only by the rank that holds them");
+}
+
+Test(verify_mem, step_reading_lines_and_plain_chunks_refused) {
+  kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 2, 1);
+  mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0)->proto = KILN_PROTO_LL;
+  kilnStep* s = mstep(p, 1, 0, KILN_STEP_COPY, -1, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 0);
+  s->cnt = 2;
+  REJECTED(p, "rank 1 tb 0 step 0 (cpy) reads scratch chunks 0..1, some of them lines and some not, or lines of two "
+              "protocols: a step reads lines of one protocol or plain chunks");
+}
+
+Test(verify_mem, unmatched_wait_refused) {
+  kilnPlan* p = get_allgather(true);
+  WAIT(p, 1, 0, 0);
+  REJECTED(p, "rank 1 tb 0 step 6 (wait): unmatched wait: wait 3 for rank 0 on channel 0, but rank 0 signals rank 1 on "
+              "channel 0 only 2 times an epoch");
+}
+
+Test(verify_mem, unmatched_sig_refused) {
+  kilnPlan* p = get_allgather(true);
+  SIG(p, 0, 0, 1);
+  REJECTED(p, "rank 0 tb 0 step 6 (sig): unmatched sig: sig 3 to rank 1 on channel 0, but rank 1 waits for rank 0 on "
+              "channel 0 only 2 times an epoch");
+}
+
+Test(verify_mem, signals_of_one_stream_from_two_threadblocks_refused) {
+  kilnPlan* p = get_allgather(true);
+  cr_assert(not(eq(ptr, kilnPlanAddThreadblock(p, 0, -1, -1, 0), NULL)));
+  SIG(p, 0, 1, 1);
+  REJECTED(p, "rank 0 tb 1 step 0 (sig): rank 0 tb 0 also signals rank 1 on channel 0: the signals from one rank to "
+              "another on a channel are steps of one threadblock");
+}
+
+Test(verify_mem, bad_peers_and_remote_ranges_refused) {
+  kilnPlan* p = get_allgather(true);
+  p->gpus[0].tbs[0].steps[2].peer = 0;
+  REJECTED(p, "rank 0 tb 0 step 2 (get): peer 0 is not another rank of 0..1");
+  p = get_allgather(true);
+  p->gpus[1].s_chunks = 1;
+  mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 1);
+  REJECTED(p, "rank 0 tb 0 step 6 (put): dstoff 1 + cnt 1 exceeds rank 1's scratch buffer of 1 chunks");
+}
+
+Test(verify_mem, deadlock_names_the_signals_waited_for) {
+  kilnPlan* p = get_allgather(true);
+  for (int r = 0; r < 2; r++) { /* wait before signalling */
+    kilnStep t = p->gpus[r].tbs[0].steps[0];
+    p->gpus[r].tbs[0].steps[0] = p->gpus[r].tbs[0].steps[1];
+    p->gpus[r].tbs[0].steps[1] = t;
+    p->gpus[r].tbs[0].steps[0].s = 0;
+    p->gpus[r].tbs[0].steps[1].s = 1;
+  }
+  REJECTED(p, "deadlock (4 threadblocks blocked): rank 0 tb 0 step 0 (wait) in call 0 iteration 0 waits for rank 1's "
+              "signal on channel 0 (rank 1 tb 0 step 1 (sig) in call 0 iteration 0); rank 1 tb 0 step 0 (wait) in call "
+              "0 iteration 0 waits for rank 0's signal on channel 0 (rank 0 tb 0 step 1 (sig) in call 0 iteration 0)");
+}
+
+/* A put into a peer's input of an out-of-place call. */
+Test(verify_mem, put_into_a_peers_input_refused) {
+  kilnPlan* p = get_allgather(true);
+  mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_OUTPUT, 0, KILN_BUF_INPUT, 0);
+  REJECTED(p, "rank 1 input chunk 0 written by rank 0 tb 0 step 6 (put) in call 0 iteration 0 out of place: the input "
+              "is the caller's send buffer, read only");
+}
+
+/* Every epoch's values are its own: a reduction whose sum misses a peer is named with its call
+ * and iteration. */
+Test(verify_mem, wrong_result_names_call_and_iteration) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.proto = KILN_PROTO_LL;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLREDUCE, 3, &o, &p), KILN_SUCCESS));
+  kilnThreadblock* tb = &p->gpus[1].tbs[0];
+  tb->steps[tb->nsteps - 1].type = KILN_STEP_COPY; /* rank 1 copies rank 2's operand over the sum */
+  REJECTED(p, "rank 1 output chunk 0 after call 0 iteration 0 (last written by rank 1 tb 0 step 4 (cpy) in call 0 "
+              "iteration 0): expected input chunk 0 reduced over all 3 ranks, got input chunk 0 of call 0 iteration 0 "
+              "reduced over 1 of 3 ranks (rank 0 missing)");
+}
+
+/* The caller's messages: a call's inputs are written before it, its results read after it. */
+Test(verify_mem, custom_collective_with_memory_steps_checks_structure_only) {
+  kilnPlan* p = get_allgather(true);
+  p->coll = KILN_COLL_CUSTOM;
+  cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_ERR_UNSUPPORTED), "%s", kilnLastError());
+  kilnPlanFree(p);
+}
+
+/* Plans of MSCCL's steps are judged by the one-call verifier exactly as before: its messages name
+ * no call or iteration. */
+Test(verify_mem, plans_without_memory_steps_keep_their_messages) {
+  kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 3, 1, false);
+  p->gpus[0].tbs[0].nsteps--;
+  REJECTED(p, "rank 1 tb 1 step 2 (s): send 2 to rank 0 on channel 0 is never received (rank 0 tb 0 receives only 1 "
+              "times); it would stay unconsumed");
+}

@@ -351,10 +351,26 @@ typedef struct kilnVerifyOptions {
 #define KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps) \
   ((uint64_t)(tbs) * ((uint64_t)(tbs) + (uint64_t)(steps)) <= KILN_VERIFY_RACE_MAX_CLOCKS)
 
+/* A plan with memory steps runs for this many calls of this many iterations each (epochs 0..5:
+ * every scratch half is used three times, twice within a call and once across a call's end), with
+ * a caller per rank that writes the inputs before each call and reads the results after it. */
+#define KILN_VERIFY_CALLS 2
+#define KILN_VERIFY_ITERATIONS 3
+/* Whether kilnPlanVerify checks a plan with memory steps for data races whatever the interleaving:
+ * its clocks cover every threadblock and each rank's caller, two clocks each (one for what a read
+ * must see, one for what a write must follow), over every epoch's steps. */
+#define KILN_VERIFY_MEMORY_CHECKS_ALL_RACES(tbs, ranks, steps)                      \
+  KILN_VERIFY_CHECKS_ALL_RACES(2 * ((uint64_t)(tbs) + (uint64_t)(ranks)),          \
+                               (uint64_t)KILN_VERIFY_CALLS * KILN_VERIFY_ITERATIONS * (uint64_t)(steps))
+
 /* Runs the plan for all ranks on host memory and checks the collective's postcondition on every
  * rank and chunk. KILN_SUCCESS only for a correct plan; otherwise KILN_ERR_VERIFY with a message
  * naming rank/threadblock/step (deadlock, unmatched send or receive, out-of-range offset,
- * dependency cycle, wrong result). */
+ * dependency cycle, wrong result). A plan with memory steps runs KILN_VERIFY_CALLS calls of
+ * KILN_VERIFY_ITERATIONS iterations (see the top of this header) and is also refused for a read
+ * that nothing orders after the write it must see, or a write that nothing orders after a read of
+ * what it overwrites; its messages name the call and iteration too. A plan with TACCL copies and
+ * memory steps is checked in its kilnPlanLowerCopies form. */
 KILN_API kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts);
 
 /* ---- α-β simulator ---- */
@@ -387,8 +403,15 @@ typedef struct kilnClassicOptions {
 } kilnClassicOptions;
 #define KILN_CLASSIC_OPTIONS_INIT {1, 1, KILN_PROTO_SIMPLE, false}
 
-/* Known algorithms: "ring" (allgather, reducescatter, allreduce), "direct" (allgather, alltoall,
- * allreduce, reducescatter). Unsupported pairs give KILN_ERR_UNSUPPORTED naming both. */
+/* Known algorithms: through FIFOs, "ring" (allgather, reducescatter, allreduce) and "direct"
+ * (allgather, alltoall, allreduce, reducescatter); with memory steps (one threadblock per rank and
+ * instance, talking to every peer; solver/classic.c has each form's steps), "oneshot" (allreduce,
+ * reducescatter: puts of every operand into the reducing rank's scratch, reduced there in rank
+ * order), "twoshot" (allreduce: a share reduced at each rank, then put to every peer), "staged"
+ * (allgather, alltoall: puts into the peers' scratch, then local copies) and "zerocopy" (allgather,
+ * alltoall: puts straight into the peers' outputs between an arrival and a done signal; Simple,
+ * and no in-place alltoall). proto is the FIFO protocol of ring and direct (not LL12) and the puts'
+ * protocol of the others. Unsupported pairs give KILN_ERR_UNSUPPORTED naming both. */
 KILN_API kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
                                       const kilnClassicOptions* opts, kilnPlan** out);
 
