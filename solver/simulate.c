@@ -27,6 +27,15 @@
  *
  * FIFOs are unbounded here (kiln verify --fifo-depth checks that a plan fits the runtime's).
  *
+ * Memory steps (plan.h), costed by a kilnSimParams table (add_memory_step): a put is a transfer
+ * over the link to its peer, a get or gre one over the link from its peer, each of
+ * bytes / efficiency with its form's latency; a get's data must arrive before its threadblock
+ * goes on. A sig costs sig_us locally (a run of sigs one sig_us: one fence serves them all) and
+ * arrives after its flight; it follows the arrival of every
+ * put its threadblock made since its previous sig (the fence), and its wait follows its arrival
+ * plus wait_us. A step that reads lines follows the arrival of the line puts that write them. One
+ * call and one iteration are simulated: scratch halves and the calls around it cost nothing.
+ *
  * Plans: one task per step, after the previous step of its threadblock and its dependency
  * (depid/deps) have completed and, for a receive, the matching send's data has arrived. A step
  * that sends holds the resources of its link for beta * bytes and completes locally then (the
@@ -369,10 +378,77 @@ static int plan_ref_chunks(const kilnPlan* p) {
   return g->i_chunks > 0 ? g->i_chunks : g->o_chunks;
 }
 
+_Static_assert(KILN_NUM_PROTOS == 4, "KILN_SIM_PARAMS_INIT has a put form per protocol");
+
+/* Checks a parameter table (see plan.h). */
+static kilnResult_t check_params(const kilnSimParams* sp) {
+  const kilnSimForm* forms[KILN_NUM_PROTOS + 2] = {&sp->get, &sp->sig};
+  const char* names[KILN_NUM_PROTOS + 2] = {"get", "sig"};
+  for (int i = 0; i < KILN_NUM_PROTOS; i++) {
+    forms[2 + i] = &sp->put[i];
+    names[2 + i] = kilnProtoName((kilnProto_t)i);
+  }
+  for (int i = 0; i < KILN_NUM_PROTOS + 2; i++) {
+    const kilnSimForm* f = forms[i];
+    if (!(f->alpha_scale >= 0) || !(f->alpha_us >= 0) || (i != 1 && !(f->efficiency > 0 && f->efficiency <= 1)))
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "simulator parameters: the %s%s form needs alpha_scale >= 0, "
+                          "alpha_us >= 0 and an efficiency in (0, 1]", i >= 2 ? "put " : "", names[i]);
+  }
+  if (!(sp->sig_us >= 0) || !(sp->wait_us >= 0) || !(sp->local_us_per_mb >= 0))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "simulator parameters: sig_us, wait_us and local_us_per_mb must "
+                        "be >= 0");
+  return KILN_SUCCESS;
+}
+
+/* Task f (base + flat step) of a memory step or a local step of a plan with memory steps (see the
+ * top of the file): its cost, resources and the edges of signals and lines. */
+static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPlanIndex* ix, const kilnTopology* t,
+                                    int base, int gt, int s, double chunk, const int* map, const kilnSimParams* sp) {
+  const int r = ix->tb_rank[gt], f = ix->stepbase[gt] + s;
+  const kilnThreadblock* tb = &p->gpus[r].tbs[kilnPlanIndexLocal(ix, gt)];
+  const kilnStep* st = &tb->steps[s];
+  simTask* x = &g->t[base + f];
+  const int me = map ? map[r] : r, peer = st->peer >= 0 && st->peer < p->ngpus ? (map ? map[st->peer] : st->peer) : -1;
+  kilnResult_t res = KILN_SUCCESS;
+  switch (kilnStepPeerRole(st->type)) {
+    case KILN_PEER_WRITE:
+    case KILN_PEER_READ: {
+      const bool w = kilnStepPeerRole(st->type) == KILN_PEER_WRITE;
+      const kilnSimForm* fm = w ? &sp->put[kilnStepProtocol(p, st)] : &sp->get;
+      res = set_transfer(t, x, w ? me : peer, w ? peer : me, chunk * st->cnt / fm->efficiency);
+      if (res != KILN_SUCCESS) return res;
+      x->lat = x->lat * fm->alpha_scale + fm->alpha_us;
+      break;
+    }
+    case KILN_PEER_SIGNAL: {
+      const kilnLink* l = kilnTopologyLink(t, me, peer);
+      if (!l)
+        return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has no link from rank %d to rank %d", t->name,
+                            me, peer);
+      /* A run of sigs shares its first one's fence. */
+      x->cost = s > 0 && kilnStepPeerRole(tb->steps[s - 1].type) == KILN_PEER_SIGNAL ? 0 : sp->sig_us;
+      x->lat = l->alpha_us * sp->sig.alpha_scale + sp->sig.alpha_us;
+      for (int e = s - 1; e >= 0 && kilnStepPeerRole(tb->steps[e].type) != KILN_PEER_SIGNAL; e--)
+        if (tb->steps[e].type == KILN_STEP_PUT) graph_edge(g, base + f - (s - e), base + f, true);
+      break;
+    }
+    case KILN_PEER_WAIT:
+      x->cost = sp->wait_us;
+      graph_edge(g, base + ix->sig_match[f], base + f, true);
+      break;
+    default:
+      if (st->type == KILN_STEP_COPY || st->type == KILN_STEP_REDUCE)
+        x->cost = sp->local_us_per_mb * chunk * st->cnt / 1e6;
+      break;
+  }
+  for (int i = ix->linedep_base[f]; i < ix->linedep_base[f + 1]; i++) graph_edge(g, base + ix->linedep[i], base + f, true);
+  return res;
+}
+
 /* Adds plan p's steps to the graph, for `bytes` of reference data, with plan rank r placed on
- * topology rank map[r] (identity if map is NULL). */
+ * topology rank map[r] (identity if map is NULL); sp costs its memory steps. */
 static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology* t, double bytes,
-                             const int* map) {
+                             const int* map, const kilnSimParams* sp) {
   kilnPlanIndex ix;
   kilnResult_t res = kilnPlanIndexBuild(p, &ix);
   if (res != KILN_SUCCESS) return res;
@@ -401,14 +477,22 @@ static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology*
     for (int s = 0; s < tb->nsteps; s++) {
       const kilnStep* st = &tb->steps[s];
       int f = base + ix.stepbase[gt] + s;
-      if (s > 0) graph_edge(g, f - 1, f, false);
+      /* A get's data must be there before what follows it, or waits on it, goes on. */
+      if (s > 0) graph_edge(g, f - 1, f, kilnStepPeerRole(tb->steps[s - 1].type) == KILN_PEER_READ);
       if (st->depid >= 0)
-        graph_edge(g, base + ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f, false);
+        graph_edge(g, base + ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f,
+                   kilnStepPeerRole(p->gpus[r].tbs[st->depid].steps[st->deps].type) == KILN_PEER_READ);
       if (ix.match_tb[f - base] >= 0)
         graph_edge(g, base + ix.stepbase[ix.match_tb[f - base]] + ix.match_step[f - base], f, true);
       if (kilnStepSends(st->type)) {
         int a = map ? map[r] : r, b = map ? map[tb->send] : tb->send;
         res = set_transfer(t, &g->t[f], a, b, chunk * st->cnt);
+        if (res != KILN_SUCCESS) {
+          kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
+          goto out_free;
+        }
+      } else if (ix.mem || sp->local_us_per_mb > 0) {
+        res = add_memory_step(g, p, &ix, t, base, gt, s, chunk, map, sp);
         if (res != KILN_SUCCESS) {
           kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
           goto out_free;
@@ -424,20 +508,29 @@ out_free:
 
 kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
                               kilnSimResult* out) {
+  return kilnPlanSimulateWith(p, t, bytes, NULL, out);
+}
+
+kilnResult_t kilnPlanSimulateWith(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
+                                  const kilnSimParams* params, kilnSimResult* out) {
   if (!p || !t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulate: NULL argument");
   memset(out, 0, sizeof *out);
-  if (kilnPlanHasMemorySteps(p))
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s has memory steps (put, get, gre, sig, wait), which this "
-                        "simulator does not cost", p->name);
+  const kilnSimParams defaults = KILN_SIM_PARAMS_INIT;
+  if (!params) params = &defaults;
+  kilnResult_t res = check_params(params);
+  if (res != KILN_SUCCESS) return res;
   simGraph g;
   memset(&g, 0, sizeof g);
-  kilnResult_t res = add_plan(&g, p, t, (double)bytes, NULL);
+  res = add_plan(&g, p, t, (double)bytes, NULL, params);
   if (res == KILN_SUCCESS) res = graph_run(&g, t, out);
   graph_free(&g);
   return res;
 }
 
 /* ---- baselines ---- */
+
+/* NCCL's algorithms are MSCCL-step plans: the memory steps' table never applies to them. */
+static const kilnSimParams baseline_params = KILN_SIM_PARAMS_INIT;
 
 static bool linked(const kilnTopology* t, int a, int b) { return kilnTopologyLink(t, a, b) != NULL; }
 
@@ -657,7 +750,7 @@ static kilnResult_t ring_run(const void* setup, double bytes, int slices, kilnSi
   kilnResult_t res = kilnClassicPlan("ring", rs->coll, n, &o, &p);
   for (int i = 0; i < rs->rings && res == KILN_SUCCESS; i++) {
     res = rs->distinct ? ring_order(t, &rs->path[i * g], 0, rs->order) : ring_order(t, rs->path, i, rs->order);
-    if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, bytes / rs->rings, rs->order);
+    if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, bytes / rs->rings, rs->order, &baseline_params);
   }
   kilnPlanFree(p);
   if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);
@@ -712,7 +805,7 @@ static kilnResult_t alltoall_run(const void* setup, double bytes, int slices, ki
   simGraph gr;
   memset(&gr, 0, sizeof gr);
   kilnResult_t res = kilnClassicPlan("direct", KILN_COLL_ALLTOALL, t->nranks, &o, &p);
-  if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, bytes, NULL);
+  if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, bytes, NULL, &baseline_params);
   if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);
   graph_free(&gr);
   kilnPlanFree(p);

@@ -376,3 +376,120 @@ Test(simulate, cli_plans_and_baselines) {
   unlink(path);
   rmdir(dir);
 }
+
+/* ---- memory steps ---- */
+
+static kilnPlan* classic_plan(const char* algo, kilnColl_t coll, int n, kilnProto_t proto) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.proto = proto;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan(algo, coll, n, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  return p;
+}
+
+/* A 2-rank staged allgather on two_gpus_xml (alpha 2, beta 10 us/MB): each rank puts its piece
+ * into the other's scratch and, Simple, signals; the peer waits, then copies. */
+Test(simulate, put_sig_wait_closed_form) {
+  kilnTopology* t = topo_xml(two_gpus_xml);
+  kilnPlan* p = classic_plan("staged", KILN_COLL_ALLGATHER, 2, KILN_PROTO_SIMPLE);
+  kilnSimParams sp = KILN_SIM_PARAMS_INIT;
+  sp.sig_us = 0.5;
+  sp.wait_us = 0.25;
+  kilnSimResult r;
+  /* 2 MB in all: each piece 1 MB, 10 us on the link, arriving 2 us later; the sig leaves after
+   * that arrival (12), costs 0.5 and lands 2 later (14.5); the wait takes 0.25. */
+  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 2000000, &sp, &r), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(ieee_ulp_eq(dbl, r.time_us, 14.75, 64), "%f", r.time_us);
+  cr_expect(eq(int, r.nsends, 2), "two puts");
+  cr_expect(ieee_ulp_eq(dbl, r.busiest_link_us, 10.0, 64), "%f", r.busiest_link_us);
+  /* With LL lines the piece takes twice the link time and needs no signal: 20 + 2. */
+  p->proto = KILN_PROTO_LL;
+  for (int q = 0; q < 2; q++) p->gpus[q].tbs[0].nsteps = 2; /* put, own copy */
+  kilnThreadblock* tb;
+  for (int q = 0; q < 2; q++) {
+    tb = &p->gpus[q].tbs[0];
+    kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 1 - q, 1);
+  }
+  cr_assert(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 2000000, &sp, &r), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(ieee_ulp_eq(dbl, r.time_us, 22.0, 64), "%f", r.time_us);
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
+
+/* Each line protocol holds the link for the bytes it moves: LL 16/8, LL12 16/12, LL128 128/120 of
+ * Simple's. */
+Test(simulate, line_protocols_move_more_bytes) {
+  kilnTopology* t = builtin("switch4", 1);
+  double busiest[KILN_NUM_PROTOS];
+  for (int pr = 0; pr < KILN_NUM_PROTOS; pr++) {
+    kilnPlan* p = classic_plan("oneshot", KILN_COLL_ALLREDUCE, 4, (kilnProto_t)pr);
+    kilnSimResult r;
+    cr_assert(eq(int, kilnPlanSimulate(p, t, 64 << 20, &r), KILN_SUCCESS), "%s", kilnLastError());
+    busiest[pr] = r.busiest_link_us;
+    kilnPlanFree(p);
+  }
+  cr_expect(ieee_ulp_eq(dbl, busiest[KILN_PROTO_LL], 2.0 * busiest[KILN_PROTO_SIMPLE], 256));
+  cr_expect(ieee_ulp_eq(dbl, busiest[KILN_PROTO_LL12], 16.0 / 12.0 * busiest[KILN_PROTO_SIMPLE], 256));
+  cr_expect(ieee_ulp_eq(dbl, busiest[KILN_PROTO_LL128], 128.0 / 120.0 * busiest[KILN_PROTO_SIMPLE], 256));
+  kilnTopologyFree(t);
+}
+
+/* A get waits for its data: a request and the data back, two alphas, then beta's time. */
+Test(simulate, get_costs_a_round_trip) {
+  kilnTopology* t = topo_xml(two_gpus_xml);
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("get", KILN_COLL_ALLGATHER, 2, &p), KILN_SUCCESS));
+  for (int r = 0; r < 2; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = 2;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
+    kilnPlanAddStep(tb, KILN_STEP_GET, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 1 - r, 1)->peer = 1 - r;
+    kilnPlanAddStep(tb, KILN_STEP_NOP, KILN_BUF_INPUT, 0, KILN_BUF_INPUT, 0, 0);
+  }
+  kilnSimResult r;
+  cr_assert(eq(int, kilnPlanSimulate(p, t, 2000000, &r), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(ieee_ulp_eq(dbl, r.time_us, 10.0 + 2 * 2.0, 64), "%f", r.time_us);
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
+
+/* On switch topologies a one-shot allreduce of LL puts beats a ring (kiln's and NCCL's) at small
+ * sizes, and loses to it at large ones, where every rank moves n-1 copies of its input. */
+Test(simulate, oneshot_beats_ring_small_loses_large_on_switches) {
+  const char* topos[] = {"switch4", "switch8", "hgx-h100"};
+  for (size_t i = 0; i < sizeof topos / sizeof topos[0]; i++) {
+    kilnTopology* t = builtin(topos[i], 1);
+    kilnPlan* one = classic_plan("oneshot", KILN_COLL_ALLREDUCE, t->nranks, KILN_PROTO_LL);
+    kilnPlan* ring = classic_plan("ring", KILN_COLL_ALLREDUCE, t->nranks, KILN_PROTO_SIMPLE);
+    kilnSimResult nccl;
+    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1024, &nccl), KILN_SUCCESS));
+    const double o = simulate(one, t, 1024), g = simulate(ring, t, 1024);
+    cr_expect(lt(dbl, o, g), "%s 1 KiB: oneshot %.2f us, ring plan %.2f", topos[i], o, g);
+    cr_expect(lt(dbl, o, nccl.time_us), "%s 1 KiB: oneshot %.2f us, NCCL ring %.2f", topos[i], o, nccl.time_us);
+    const double ob = simulate(one, t, 256 << 20), gb = simulate(ring, t, 256 << 20);
+    cr_expect(gt(dbl, ob, gb), "%s 256 MiB: oneshot %.2f us, ring plan %.2f", topos[i], ob, gb);
+    kilnPlanFree(one);
+    kilnPlanFree(ring);
+    kilnTopologyFree(t);
+  }
+}
+
+/* Bad parameters are refused; NULL takes the defaults. */
+Test(simulate, memory_parameters_checked) {
+  kilnTopology* t = builtin("switch2", 1);
+  kilnPlan* p = classic_plan("twoshot", KILN_COLL_ALLREDUCE, 2, KILN_PROTO_LL12);
+  kilnSimResult a, b;
+  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 4096, NULL, &a), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanSimulate(p, t, 4096, &b), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(ieee_ulp_eq(dbl, a.time_us, b.time_us, 4));
+  kilnSimParams sp = KILN_SIM_PARAMS_INIT;
+  sp.put[KILN_PROTO_LL12].efficiency = 0;
+  cr_expect(eq(int, kilnPlanSimulateWith(p, t, 4096, &sp, &a), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "the put LL12 form needs"), "%s", kilnLastError());
+  sp = (kilnSimParams)KILN_SIM_PARAMS_INIT;
+  sp.wait_us = -1;
+  cr_expect(eq(int, kilnPlanSimulateWith(p, t, 4096, &sp, &a), KILN_ERR_INVALID_ARGUMENT));
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}
