@@ -51,23 +51,122 @@ static void progress(const kilnSynthProgress* p, void* user) {
             p->cols, p->integers);
 }
 
+/* Simulated time of plan at ref bytes, and NCCL's ring and tree (tree: allreduce only; NAN where
+ * the model has none). */
+static void sim_row(const kilnPlan* plan, const kilnTopology* t, kilnColl_t coll, uint64_t ref, double* ks,
+                    double* ring, double* tree) {
+  kilnSimResult r;
+  *ks = kilnPlanSimulate(plan, t, ref, &r) == KILN_SUCCESS ? r.time_us : NAN;
+  *ring = kilnBaselineSimulate(KILN_BASELINE_RING, coll, t, ref, &r) == KILN_SUCCESS ? r.time_us : NAN;
+  *tree = coll == KILN_COLL_ALLREDUCE && kilnBaselineSimulate(KILN_BASELINE_TREE, coll, t, ref, &r) == KILN_SUCCESS
+              ? r.time_us
+              : NAN;
+}
+
+typedef struct scaleCase {
+  const char* topo;
+  const char* sketch[4]; /* per collective: allgather, alltoall, reducescatter, allreduce */
+} scaleCase;
+
+/* Synthesis time against node count, and the plans' simulated times against NCCL's. */
+static int run_scale(kilnSynthOptions o, const char* only, int minnodes, int maxnodes, unsigned zmask, bool quiet) {
+  static const scaleCase topos[] = {
+      {"hgx-h100", {"hgx-h100", "hgx-h100-direct", "hgx-h100", "hgx-h100"}},
+      {"dgx2", {"dgx2-sk-1", "dgx2-sk-3", "dgx2-sk-1", "dgx2-sk-1"}},
+  };
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,
+                                     KILN_COLL_ALLREDUCE};
+  static const uint64_t sizes[] = {1ull << 10, 1ull << 20, 1ull << 30};
+  printf("%-9s %5s %5s %-13s %-16s", "topo", "nodes", "GPUs", "collective", "sketch");
+  for (int z = 0; z < 3; z++) printf(" | %s: %7s %9s %6s %6s", z == 0 ? "1KB" : z == 1 ? "1MB" : "1GB", "synth s", "kiln us", "ring", "tree");
+  printf("\n");
+  int failures = 0;
+  for (size_t ti = 0; ti < sizeof topos / sizeof topos[0]; ti++)
+    for (int N = minnodes; N <= maxnodes; N *= 2)
+      for (int c = 0; c < 4; c++) {
+        const scaleCase* sc = &topos[ti];
+        char label[160];
+        snprintf(label, sizeof label, "%s x%d %s %s", sc->topo, N, kilnCollName(colls[c]), sc->sketch[c]);
+        if (only && !strstr(label, only)) continue;
+        kilnTopology* t = NULL;
+        kilnSketch* s = NULL;
+        kilnPlan* plan = NULL;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, sc->sketch[c]);
+        if (kilnTopologyBuiltin(sc->topo, N, &t) != KILN_SUCCESS || kilnSketchReadFile(path, &s) != KILN_SUCCESS) {
+          printf("%s: %s\n", label, kilnLastError());
+          failures++;
+          kilnTopologyFree(t);
+          continue;
+        }
+        if (t->nranks > KILN_MAX_RANKS) { kilnTopologyFree(t); kilnSketchFree(s); continue; }
+        printf("%-9s %5d %5d %-13s %-16s", sc->topo, N, t->nranks, kilnCollName(colls[c]), sc->sketch[c]);
+        for (int z = 0; z < 3; z++) {
+          if (!(zmask & (1u << z))) {
+            printf(" | %7s %9s %6s %6s", "-", "-", "-", "-");
+            continue;
+          }
+          /* the plan for this size: the sketch's input size is the size its plan is for */
+          kilnSynthOptions oz = o;
+          oz.input_size = colls[c] == KILN_COLL_ALLGATHER ? sizes[z] / (uint64_t)t->nranks : sizes[z];
+          if (oz.input_size < (uint64_t)s->input_chunkup * (colls[c] == KILN_COLL_ALLGATHER ? 1 : (uint64_t)t->nranks))
+            oz.input_size = (uint64_t)s->input_chunkup * (colls[c] == KILN_COLL_ALLGATHER ? 1 : (uint64_t)t->nranks);
+          if (!quiet) fprintf(stderr, "  %s at %s ...\n", label, z == 0 ? "1KB" : z == 1 ? "1MB" : "1GB");
+          kilnSynthStats st;
+          double t0 = now_s();
+          kilnResult_t r = kilnSynthesize(t, s, colls[c], &oz, &plan, &st);
+          double el = now_s() - t0;
+          if (r != KILN_SUCCESS) {
+            printf(" | failed: %s", kilnLastError());
+            failures++;
+            continue;
+          }
+          double ks, ring, tree;
+          sim_row(plan, t, colls[c], sizes[z], &ks, &ring, &tree);
+          printf(" | %7.2f %9.1f %6.2f %6.2f", el, ks, ring / ks, tree / ks);
+          if (!quiet)
+            fprintf(stderr, "    stages: route %.2fs order %.2fs lower %.2fs verify %.2fs; %d transfers\n",
+                    st.stage_s[KILN_SYNTH_STAGE_ROUTE], st.stage_s[KILN_SYNTH_STAGE_ORDER],
+                    st.stage_s[KILN_SYNTH_STAGE_LOWER], st.stage_s[KILN_SYNTH_STAGE_VERIFY], st.transfers);
+          kilnPlanFree(plan);
+          plan = NULL;
+          fflush(stdout);
+        }
+        printf("\n");
+        fflush(stdout);
+        kilnSketchFree(s);
+        kilnTopologyFree(t);
+      }
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
   o.time_limit_s = 30;
   o.stall_s = 0.2;
   const char* only = NULL;
-  bool quiet = false;
+  bool quiet = false, scale = false;
+  int minnodes = 2, maxnodes = 128;
+  unsigned zmask = 7;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) o.time_limit_s = atof(argv[++i]);
     else if (!strcmp(argv[i], "--stall") && i + 1 < argc) o.stall_s = atof(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--quiet")) quiet = true;
+    else if (!strcmp(argv[i], "--scale")) scale = true;
+    else if (!strcmp(argv[i], "--max-nodes") && i + 1 < argc) maxnodes = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--min-nodes") && i + 1 < argc) minnodes = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+      const char* v = argv[++i];
+      zmask = (strstr(v, "1K") ? 1u : 0u) | (strstr(v, "1M") ? 2u : 0u) | (strstr(v, "1G") ? 4u : 0u);
+    }
     else {
       fprintf(stderr, "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet]\n", argv[0]);
       return strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
   if (!quiet) o.progress = progress;
+  if (scale) return run_scale(o, only, minnodes, maxnodes, zmask, quiet);
   static const uint64_t sizes[] = {1ull << 10, 1ull << 20, 1ull << 30};
   static const char* const size_names[] = {"1KB", "1MB", "1GB"};
   printf("kiln synthesis benchmark (TACCL Table 2 cases); MILP time limit %.0fs, stall %.1fs\n",

@@ -19,7 +19,7 @@ static void help(FILE* f) {
           "                  [--proto Simple|LL|LL128]\n"
           "                  [--ordering auto|shortest-path-first|longest-path-first]\n"
           "                  [--size BYTES] [--inplace] [--max-tbs N] [--no-symmetry] [--no-contiguity]\n"
-          "                  [--no-fuse] [--quiet]\n"
+          "                  [--no-fuse] [--node-level auto|on|off] [--quiet]\n"
           "Routes (MILP), orders (greedy) and schedules (contiguity MILP) the collective the sketch\n"
           "describes, lowers it to a plan, verifies it and writes it atomically. --time-limit bounds\n"
           "each MILP solve and the greedy ordering's variants of a round (default 60 s; reaching it\n"
@@ -30,13 +30,16 @@ static void help(FILE* f) {
           "in-place form (allgather, reducescatter, allreduce). --max-tbs caps threadblocks per rank\n"
           "(a runtime runs one per SM; 0: no cap). --sketch NAME takes a sketch kiln ships\n"
           "(plans/sketches: dgx2-sk-1, dgx2-sk-2, dgx2-sk-3, ndv2, ndv2-sk-1, ndv2-sk-2, hgx-h100,\n"
-          "switch2, switch4, switch8, torus4x4) where no file of that name is here.\n"
+          "hgx-h100-direct, switch2, switch4, switch8, torus4x4) where no file of that name is\n"
+          "here.\n"
           "--instances N lowers N parallel copies over channels, each with threadblocks of its\n"
           "own (one moves ~40 GB/s a connection on an H200: large calls want 16-32 with Simple,\n"
           "small ones a few with --proto LL; scripts/quickstart.sh makes both); --ordering\n"
           "picks the greedy ordering's heuristic (default the sketch's); --no-symmetry,\n"
           "--no-contiguity and --no-fuse turn off the sketch's symmetry quotient, the contiguity\n"
-          "MILP and fused instructions. --quiet (-q) drops the progress lines, not the closing\n"
+          "MILP and fused instructions. --node-level routes on two nodes that stand for all of them\n"
+          "and copies the routes onto every node (the MILP stays the size of two nodes; auto: on\n"
+          "topologies of 3 nodes or more). --quiet (-q) drops the progress lines, not the closing\n"
           "summary; -o is also --output.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
@@ -73,7 +76,8 @@ int cmd_synth(int argc, char** argv) {
     if (!strcmp(a, "--inplace")) { o.inplace = true; continue; }
     if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { quiet = true; continue; }
     static const char* const valued[] = {"--sketch", "--coll", "-o", "--output", "--time-limit", "--stall",
-                                         "--gap", "--max-tbs", "--instances", "--proto", "--size", "--ordering"};
+                                         "--gap", "--max-tbs", "--instances", "--proto", "--size", "--ordering",
+                                         "--node-level"};
     bool known = false;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
     if (!known) {
@@ -120,6 +124,11 @@ int cmd_synth(int argc, char** argv) {
         fprintf(stderr, "kiln synth: bad --size '%s'\n", v);
         return 2;
       }
+    } else if (!strcmp(a, "--node-level")) {
+      if (!strcmp(v, "auto")) o.nodes_mode = -1;
+      else if (!strcmp(v, "on")) o.nodes_mode = 1;
+      else if (!strcmp(v, "off")) o.nodes_mode = 0;
+      else { fprintf(stderr, "kiln synth: --node-level is auto, on or off, not '%s'\n", v); return 2; }
     } else if (!strcmp(a, "--ordering")) {
       kilnOrdering_t h;
       if (!kilnOrderingParse(v, &h)) { fprintf(stderr, "kiln synth: unknown ordering '%s'\n", v); return 2; }

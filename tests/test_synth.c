@@ -7,6 +7,7 @@
 #include <criterion/parameterized.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../solver/synth/milp.h"
@@ -490,4 +491,99 @@ Test(synth, default_sketch_synthesizes, .timeout = 120) {
       kilnSketchFree(s);
       kilnTopologyFree(t);
     }
+}
+
+/* Node-level synthesis: on 3 and 4 nodes (and on 2 when asked) every collective's plan verifies,
+ * the stats say the routes came from the two-node representative, and the routing model is the
+ * same size whatever the node count. */
+typedef struct nodeCase {
+  const char* topo;
+  int nodes;
+  const char* sketch;
+} nodeCase;
+
+static const nodeCase node_cases[] = {
+    {"hgx-h100", 3, "hgx-h100"}, {"hgx-h100", 4, "hgx-h100"}, {"ndv2", 3, "ndv2-sk-1"},
+    {"dgx2", 3, "dgx2-sk-1"},    {"hgx-h100", 2, "hgx-h100"}, {"hgx-h100", 3, "hgx-h100-direct"},
+};
+#define NODE_CASES (sizeof node_cases / sizeof node_cases[0])
+KILN_INDEX_PARAMS(synth, node_level_plans_verify, NODE_CASES * 4)
+
+ParameterizedTest(int* idx, synth, node_level_plans_verify, .timeout = 120) {
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,
+                                     KILN_COLL_ALLREDUCE};
+  const nodeCase* c = &node_cases[*idx / 4];
+  const kilnColl_t coll = colls[*idx % 4];
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin(c->topo, c->nodes, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch(c->sketch);
+  kilnSynthOptions o = fast_options();
+  o.nodes_mode = 1;
+  kilnPlan* p = NULL;
+  kilnSynthStats st;
+  cr_assert(eq(int, kilnSynthesize(t, s, coll, &o, &p, &st), KILN_SUCCESS), "%s x%d %s %s: %s", c->topo, c->nodes,
+            c->sketch, kilnCollName(coll), kilnLastError());
+  cr_assert(st.node_level);
+  cr_assert(eq(int, p->ngpus, t->nranks));
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.seed = 777;
+  cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  /* the same sketch on one more node: a routing model of the same size */
+  kilnTopology* t2 = NULL;
+  kilnPlan* p2 = NULL;
+  kilnSynthStats st2;
+  cr_assert(eq(int, kilnTopologyBuiltin(c->topo, c->nodes + 1, &t2), KILN_SUCCESS));
+  cr_assert(eq(int, kilnSynthesize(t2, s, coll, &o, &p2, &st2), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(int, st2.route_cols, st.route_cols));
+  cr_expect(le(int, abs(st2.route_rows - st.route_rows), st.route_rows / 20 + 1)); /* compaction may merge a row */
+  kilnPlanFree(p2);
+  kilnTopologyFree(t2);
+  kilnPlanFree(p);
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
+/* A symmetry that spans nodes without permuting whole nodes has no meaning on other node counts:
+ * node-level synthesis refuses it by name. */
+Test(synth, node_level_refuses_symmetry_across_node_boundaries) {
+  static const char xml[] =
+      "<sketch name=\"spans\"><intranode strategy=\"switch\"><switch gpus=\"0 1 2 3 4 5 6 7\" policy=\"uc-max\"/>"
+      "</intranode><internode strategy=\"direct\"/><symmetry offset=\"4\" group=\"16\"/></sketch>";
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
+  kilnSketch* s = NULL;
+  cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "spans.xml", &s), KILN_SUCCESS), "%s", kilnLastError());
+  kilnSynthOptions o = fast_options();
+  o.nodes_mode = 1;
+  kilnPlan* p = (kilnPlan*)1;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_UNSUPPORTED));
+  cr_assert(eq(ptr, p, NULL));
+  cr_expect(contains(kilnLastError(), "symmetry (offset 4, group 16)"), "%s", kilnLastError());
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
+/* With a chunk-to-relay map, a reducescatter's partial sums leave a node through the relay the map
+ * names: on two DGX-2s (dgx2-sk-1: 2 chunks per rank) every chunk crosses between the nodes once,
+ * 64 sends in all, each from an odd GPU (the relays) to an even one (their connections). */
+Test(synth, reducescatter_partials_cross_nodes_once_through_the_relay, .timeout = 120) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("dgx2-sk-1");
+  kilnSynthOptions o = fast_options();
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_REDUCESCATTER, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  int crossings = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    for (int b = 0; b < p->gpus[r].ntbs; b++) {
+      const kilnThreadblock* tb = &p->gpus[r].tbs[b];
+      if (tb->send < 0 || tb->send / 16 == r / 16) continue;
+      cr_expect(eq(int, r % 2, 1), "rank %d sends to rank %d of the other node", r, tb->send);
+      cr_expect(eq(int, tb->send % 2, 0), "rank %d sends to rank %d of the other node", r, tb->send);
+      for (int i = 0; i < tb->nsteps; i++) crossings += kilnStepSends(tb->steps[i].type) ? tb->steps[i].cnt : 0;
+    }
+  cr_expect(eq(int, crossings, 64));
+  kilnPlanFree(p);
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
 }

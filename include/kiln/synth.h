@@ -17,6 +17,13 @@
  * kilnPlanSimulate predicts fastest at the sketch's input size is kept (only it, and plans that
  * would beat it, are verified). Stage 3 runs on the paper-model routing.
  *
+ * Node-level synthesis (kilnSynthOptions.nodes_mode; by default on KILN_SYNTH_NODES_AUTO nodes or
+ * more): the routing MILP runs on two nodes that stand for all of them (a chunk's own node and any
+ * other), with each load counted as often as the N nodes repeat it, and its routes are copied onto
+ * every node; a list scheduler orders the transfers (linear-logarithmic in their number). The
+ * MILP's size does not grow with the nodes; the sketch's knobs keep their meaning (its node-level
+ * symmetries become permutations of whole nodes). See solver/synth/nodes.c.
+ *
  * Every MILP solve has a time limit; reaching it is not a failure (the incumbent, or the greedy
  * schedule, is kept). GLPK never aborts the process: its errors come back as KILN_ERR_SOLVER.
  * Library code never prints: progress goes to the callback in the options.
@@ -83,11 +90,16 @@ typedef struct kilnSynthOptions {
                                threadblock, and are dropped if still above; default 0 (no limit) */
   int ordering;             /* -1: the sketch's; else a kilnOrdering_t */
   uint64_t input_size;      /* 0: the sketch's input_size (bytes per rank's input) */
+  int nodes_mode;           /* node-level synthesis (routes on two nodes standing for all, see
+                               below): -1 on topologies of KILN_SYNTH_NODES_AUTO nodes or more,
+                               0 never, 1 on every topology of 2 nodes or more; default -1 */
   kilnSynthProgressFn progress; /* may be NULL */
   void* progress_user;
 } kilnSynthOptions;
 #define KILN_SYNTH_OPTIONS_INIT \
-  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, 0, -1, 0, NULL, NULL}
+  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, 0, -1, 0, -1, NULL, NULL}
+/* Node counts from which nodes_mode -1 synthesizes at node level. */
+#define KILN_SYNTH_NODES_AUTO 3
 
 /* What a synthesis did, for summaries and benchmarks. */
 typedef struct kilnSynthStats {
@@ -111,6 +123,7 @@ typedef struct kilnSynthStats {
   bool fused;                /* the plan uses fused instructions */
   bool orderings_cut;        /* the time limit cut the greedy ordering's variants short: the plan
                                 then depends on how fast the machine is */
+  bool node_level;           /* routed on the two-node representative (nodes_mode) */
 } kilnSynthStats;
 
 /* Synthesizes coll on topology t guided by sketch s, lowers it, and verifies it with

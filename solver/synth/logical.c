@@ -62,31 +62,46 @@ static void reverse_links(synLogical* L) {
   for (int i = 0; i < L->nlinks; i++) L->link_of[L->links[i].src * L->n + L->links[i].dst] = i;
 }
 
-/* Checks every rank reaches every other over logical links; names the first pair that fails. */
+/* Checks every rank reaches every other over logical links: rank 0 reaches every rank and every
+ * rank reaches rank 0 (two searches over the links, linear in their number); names a pair that
+ * fails. */
 static kilnResult_t check_connected(const synLogical* L, const char* sk) {
-  int n = L->n;
+  int n = L->n, nl = L->nlinks;
   int* q = malloc((size_t)n * sizeof(int));
   char* seen = malloc((size_t)n);
-  if (!q || !seen) { free(q); free(seen); return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); }
+  int* start = calloc((size_t)n + 1, sizeof(int));
+  int* adj = malloc(((size_t)nl + 1) * sizeof(int));
   kilnResult_t r = KILN_SUCCESS;
-  for (int s = 0; s < n && r == KILN_SUCCESS; s++) {
+  if (!q || !seen || !start || !adj) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  for (int dir = 0; dir < 2 && r == KILN_SUCCESS; dir++) {
+    /* dir 0: forward from rank 0; dir 1: over reversed links, i.e. who reaches rank 0 */
+    memset(start, 0, ((size_t)n + 1) * sizeof(int));
+    for (int e = 0; e < nl; e++) start[(dir ? L->links[e].dst : L->links[e].src) + 1]++;
+    for (int v = 0; v < n; v++) start[v + 1] += start[v];
+    for (int e = 0; e < nl; e++) {
+      int u = dir ? L->links[e].dst : L->links[e].src;
+      adj[start[u]++] = dir ? L->links[e].src : L->links[e].dst;
+    }
+    for (int v = n; v > 0; v--) start[v] = start[v - 1];
+    start[0] = 0;
     memset(seen, 0, (size_t)n);
     int h = 0, tl = 0;
-    q[tl++] = s; seen[s] = 1;
+    q[tl++] = 0; seen[0] = 1;
     while (h < tl) {
       int u = q[h++];
-      for (int v = 0; v < n; v++)
-        if (!seen[v] && L->link_of[u * n + v] >= 0) { seen[v] = 1; q[tl++] = v; }
+      for (int k = start[u]; k < start[u + 1]; k++)
+        if (!seen[adj[k]]) { seen[adj[k]] = 1; q[tl++] = adj[k]; }
     }
     for (int v = 0; v < n; v++)
       if (!seen[v]) {
         r = kilnSetError(KILN_ERR_INFEASIBLE,
                          "sketch '%s': logical topology is disconnected: rank %d cannot reach rank %d",
-                         sk, s, v);
+                         sk, dir ? v : 0, dir ? 0 : v);
         break;
       }
   }
-  free(q); free(seen);
+out_free:
+  free(q); free(seen); free(start); free(adj);
   return r;
 }
 
@@ -187,7 +202,7 @@ kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool tr
     }
   }
   L->nports = pm.next;
-  L->has_relay_map = s->has_chunk_to_relay && !transposed;
+  L->has_relay_map = s->has_chunk_to_relay;
   L->relay_r1 = s->relay_r1;
   L->relay_r2 = s->relay_r2;
   if (L->has_relay_map && L->relay_r1 <= 0) {

@@ -39,6 +39,66 @@ typedef struct lop {
   int step;           /* final step index */
 } lop;
 
+/* A map of 64-bit keys to ints (open addressing, linear probing), for what is keyed by (rank,
+ * chunk): dense tables of every pair grow with the cube of the ranks in an alltoall. */
+typedef struct intMap {
+  size_t cap;  /* a power of two */
+  size_t n;
+  int64_t* key; /* -1: empty */
+  int* val;
+} intMap;
+
+static bool map_init(intMap* m, size_t expect) {
+  m->cap = 16;
+  while (m->cap < 2 * expect + 16) m->cap *= 2;
+  m->n = 0;
+  m->key = malloc(m->cap * sizeof *m->key);
+  m->val = malloc(m->cap * sizeof *m->val);
+  if (!m->key || !m->val) return false;
+  for (size_t i = 0; i < m->cap; i++) m->key[i] = -1;
+  return true;
+}
+
+static void map_free(intMap* m) {
+  free(m->key);
+  free(m->val);
+  memset(m, 0, sizeof *m);
+}
+
+static size_t map_slot(const intMap* m, int64_t k) {
+  uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ull;
+  size_t i = (size_t)(h >> 17) & (m->cap - 1);
+  while (m->key[i] != -1 && m->key[i] != k) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+/* The value of k, or -1 when absent. */
+static int map_get(const intMap* m, int64_t k) {
+  size_t i = map_slot(m, k);
+  return m->key[i] == k ? m->val[i] : -1;
+}
+
+/* Sets k to v; false when out of memory. */
+static bool map_put(intMap* m, int64_t k, int v) {
+  if (2 * (m->n + 1) > m->cap) {
+    intMap g;
+    if (!map_init(&g, m->cap)) { map_free(&g); return false; }
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->key[i] != -1) {
+        size_t j = map_slot(&g, m->key[i]);
+        g.key[j] = m->key[i];
+        g.val[j] = m->val[i];
+        g.n++;
+      }
+    map_free(m);
+    *m = g;
+  }
+  size_t i = map_slot(m, k);
+  if (m->key[i] != k) { m->key[i] = k; m->n++; }
+  m->val[i] = v;
+  return true;
+}
+
 typedef struct lowerCtx {
   const synLogical* L;
   const synXfers* X;
@@ -50,14 +110,19 @@ typedef struct lowerCtx {
   int* rslot;     /* [nx] reduce: slot the receiver reduces with */
   int* absorbed;  /* [nx] 1: lowered as part of an earlier transfer's multi-chunk step */
   int* cnt;       /* [nx] chunks in the step (batch head) */
-  int* scratch;   /* [n * nc] scratch index or -1 */
+  intMap scratch; /* rank * nc + chunk -> scratch index */
   int* nscratch;  /* [n] */
+  bool oom;       /* a map grew out of memory */
 } lowerCtx;
 
 static int scratch_of(lowerCtx* c, int rank, int chunk) {
-  int* s = &c->scratch[(size_t)rank * c->nc + chunk];
-  if (*s < 0) *s = c->nscratch[rank]++;
-  return SLOT(KILN_BUF_SCRATCH, *s);
+  const int64_t key = (int64_t)rank * c->nc + chunk;
+  int s = map_get(&c->scratch, key);
+  if (s < 0) {
+    s = c->nscratch[rank]++;
+    if (!map_put(&c->scratch, key, s)) c->oom = true;
+  }
+  return SLOT(KILN_BUF_SCRATCH, s);
 }
 
 /* qsort has no context argument; lowering runs one at a time per thread */
@@ -78,8 +143,12 @@ static void allocate_slots(lowerCtx* c, const int* order) {
   kilnColl_t coll = c->p->coll;
   /* where results go: the output buffer, or in place the input (allreduce, reducescatter) */
   kilnBuffer_t result = c->p->inplace && coll != KILN_COLL_ALLGATHER ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
-  int* first = malloc((size_t)n * c->nc * sizeof(int)); /* first reduce receive of (rank, chunk) */
-  for (size_t i = 0; i < (size_t)n * c->nc; i++) first[i] = -1;
+  intMap first; /* (rank, chunk) -> its first reduce receive */
+  if (!map_init(&first, (size_t)X->n / 2 + 1)) {
+    map_free(&first);
+    c->oom = true;
+    return;
+  }
   for (int a = 0; a < X->n; a++) {
     int i = order[a];
     const synXfer* x = &X->x[i];
@@ -104,9 +173,10 @@ static void allocate_slots(lowerCtx* c, const int* order) {
     if (x->dst == q) acc = coll == KILN_COLL_REDUCESCATTER && !c->p->inplace ? SLOT(KILN_BUF_OUTPUT, j) : SLOT(result, ch);
     else acc = scratch_of(c, x->dst, ch);
     c->dslot[i] = acc;
-    size_t fk = (size_t)x->dst * c->nc + ch;
-    c->rslot[i] = first[fk] < 0 ? SLOT(KILN_BUF_INPUT, ch) : acc;
-    if (first[fk] < 0) first[fk] = i;
+    const int64_t fk = (int64_t)x->dst * c->nc + ch;
+    const bool firstrecv = map_get(&first, fk) < 0;
+    c->rslot[i] = firstrecv ? SLOT(KILN_BUF_INPUT, ch) : acc;
+    if (firstrecv && !map_put(&first, fk, i)) c->oom = true;
   }
   /* sources of reduce transfers: the partial sum if the rank received any, else its input */
   for (int a = 0; a < X->n; a++) {
@@ -115,7 +185,7 @@ static void allocate_slots(lowerCtx* c, const int* order) {
     if (x->kind != SYN_REDUCE) continue;
     c->sslot[i] = x->npred > 0 ? c->dslot[X->preds[x->pred0]] : SLOT(KILN_BUF_INPUT, x->chunk);
   }
-  free(first);
+  map_free(&first);
 }
 
 /* Gives rank `rank` a threadblock for its side of a transfer with `peer` (mine: the rank-by-peer
@@ -160,6 +230,19 @@ static void merge_batches(lowerCtx* c) {
   }
 }
 
+static int cmp_i64(const void* a, const void* b) {
+  int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* (key, count) pairs: larger count first, then smaller key. */
+static int cmp_run(const void* a, const void* b) {
+  const int64_t* x = a;
+  const int64_t* y = b;
+  if (x[1] != y[1]) return x[1] > y[1] ? -1 : 1;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
 typedef struct vec { int n, cap; int* v; } vec;
 static bool vpush(vec* a, int x) {
   if (a->n == a->cap) {
@@ -181,7 +264,14 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
   kilnResult_t r = KILN_SUCCESS;
   int n = L->n, k = p->k, nx = X->n;
   int nc = p->coll == KILN_COLL_ALLTOALL ? n * n * k : n * k;
-  lowerCtx c = {L, X, p, n, k, nc, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  lowerCtx c;
+  memset(&c, 0, sizeof c);
+  c.L = L;
+  c.X = X;
+  c.p = p;
+  c.n = n;
+  c.k = k;
+  c.nc = nc;
   lop* ops = NULL;
   int nops = 0;
   vec deps = {0};
@@ -193,7 +283,7 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
   c.rslot = malloc(((size_t)nx + 1) * sizeof(int));
   c.absorbed = calloc((size_t)nx + 1, sizeof(int));
   c.cnt = malloc(((size_t)nx + 1) * sizeof(int));
-  c.scratch = malloc((size_t)n * nc * sizeof(int));
+  bool mapped = map_init(&c.scratch, (size_t)nx / 2 + 1);
   c.nscratch = calloc((size_t)n, sizeof(int));
   /* per rank: tb of receives from X and of sends to Y */
   int* rtb = malloc((size_t)n * n * sizeof(int));
@@ -203,13 +293,12 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
   int* tbrecv = malloc((size_t)n * 2 * n * sizeof(int));
   int* fusewith = malloc(((size_t)nx + 1) * sizeof(int)); /* xin -> xout fused, or -1 */
   int* fusedin = malloc(((size_t)nx + 1) * sizeof(int));  /* xout -> xin, or -1 */
-  ops = malloc((2 * (size_t)nx + (size_t)n * nc + 1) * sizeof(lop));
-  if (!order || !c.key || !c.sslot || !c.dslot || !c.rslot || !c.absorbed || !c.cnt || !c.scratch ||
+  ops = malloc((2 * (size_t)nx + (size_t)n * k + 1) * sizeof(lop)); /* sends, receives, local copies */
+  if (!order || !c.key || !c.sslot || !c.dslot || !c.rslot || !c.absorbed || !c.cnt || !mapped ||
       !c.nscratch || !rtb || !stb || !ntb || !tbsend || !tbrecv || !fusewith || !fusedin || !ops) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
     goto out_free;
   }
-  for (size_t i = 0; i < (size_t)n * nc; i++) c.scratch[i] = -1;
   for (int i = 0; i < nx; i++) order[i] = i;
   g_sort_X = X;
   qsort(order, (size_t)nx, sizeof(int), cmp_xfer_time);
@@ -222,6 +311,10 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       }
   }
   allocate_slots(&c, order);
+  if (c.oom) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   merge_batches(&c);
 
   /* fusion candidates: the receive that completes a chunk at a rank, and a send of it onward */
@@ -242,27 +335,47 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       fusedin[o] = last;
     }
   }
-  /* threadblocks: greedily merge recv-from-X with send-to-Y where most fusions sit */
-  for (int rk = 0; rk < n; rk++) {
-    int* cntp = calloc((size_t)n * n, sizeof(int));
-    if (!cntp) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
-    for (int i = 0; i < nx; i++)
-      if (fusewith[i] >= 0 && X->x[i].dst == rk) cntp[X->x[i].src * n + X->x[fusewith[i]].dst]++;
-    for (int v = 0; v < n; v++) rtb[rk * n + v] = stb[rk * n + v] = -1;
-    for (;;) {
-      int best = -1;
-      for (int q = 0; q < n * n; q++)
-        if (cntp[q] > 0 && (best < 0 || cntp[q] > cntp[best])) best = q;
-      if (best < 0) break;
-      int xs = best / n, yd = best % n;
-      cntp[best] = 0;
-      if (rtb[rk * n + xs] >= 0 || stb[rk * n + yd] >= 0) continue;
-      int t = ntb[rk]++;
-      rtb[rk * n + xs] = stb[rk * n + yd] = t;
-      tbrecv[rk * 2 * n + t] = xs;
-      tbsend[rk * 2 * n + t] = yd;
+  /* threadblocks: greedily merge recv-from-X with send-to-Y where most fusions sit (per rank, the
+   * pairs (X, Y) by their fused transfers, most first, then by X * n + Y) */
+  {
+    int64_t* pk = malloc(((size_t)nx + 1) * sizeof *pk); /* (rank, X * n + Y) of each fusion */
+    int64_t* runs = malloc(((size_t)nx + 1) * 2 * sizeof *runs);
+    if (!pk || !runs) {
+      free(pk); free(runs);
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_free;
     }
-    free(cntp);
+    size_t np = 0, nr = 0;
+    for (int i = 0; i < nx; i++)
+      if (fusewith[i] >= 0)
+        pk[np++] = (int64_t)X->x[i].dst * n * n + (int64_t)X->x[i].src * n + X->x[fusewith[i]].dst;
+    qsort(pk, np, sizeof *pk, cmp_i64);
+    for (size_t a = 0; a < np;) { /* runs: (rank, count, pair) as (key, -count) pairs */
+      size_t b = a;
+      while (b < np && pk[b] == pk[a]) b++;
+      runs[2 * nr] = pk[a];
+      runs[2 * nr + 1] = (int64_t)(b - a);
+      nr++;
+      a = b;
+    }
+    for (int i = 0; i < n * n; i++) rtb[i] = stb[i] = -1;
+    for (size_t a = 0; a < nr;) {
+      const int rk = (int)(runs[2 * a] / ((int64_t)n * n));
+      size_t b = a;
+      while (b < nr && runs[2 * b] / ((int64_t)n * n) == rk) b++;
+      qsort(runs + 2 * a, b - a, 2 * sizeof *runs, cmp_run); /* most fusions first, then by pair */
+      for (size_t q = a; q < b; q++) {
+        const int pair = (int)(runs[2 * q] % ((int64_t)n * n)), xs = pair / n, yd = pair % n;
+        if (rtb[rk * n + xs] >= 0 || stb[rk * n + yd] >= 0) continue;
+        int t = ntb[rk]++;
+        rtb[rk * n + xs] = stb[rk * n + yd] = t;
+        tbrecv[rk * 2 * n + t] = xs;
+        tbsend[rk * 2 * n + t] = yd;
+      }
+      a = b;
+    }
+    free(pk);
+    free(runs);
   }
   /* the rest: a threadblock per peer and direction, or (pair_peers) one per peer for both */
   for (int a = 0; a < nx; a++) {
@@ -368,64 +481,97 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
           int a = X->port_order[k - 1], b = X->port_order[k];
           if (L->links[X->x[b].link].send_port == pt && X->x[a].src == X->x[b].src) portprev[b] = a;
         }
+    /* per rank: the slots it touched (to reset lastw and readers), the threadblocks an op depends
+     * on (cand, listed in cl), and w2: (t * T + u) -> the latest step of threadblock u that
+     * threadblock t already waited for */
+    vec touched = {0};
+    int* cl = malloc((size_t)2 * n * sizeof(int));
+    for (int s = 0; s < nslot; s++) lastw[s] = -1;
+    for (int t = 0; t < 2 * n; t++) cand[t] = -1;
     int i0 = 0;
-    for (int rk = 0; rk < n; rk++) {
+    for (int rk = 0; rk < n && cl; rk++) {
       int i1 = i0;
       while (i1 < nops && ops[i1].rank == rk) i1++;
-      for (int s = 0; s < nslot; s++) { lastw[s] = -1; readers[s].n = 0; }
-      int T = ntb[rk];
-      /* w2[t * T + u]: the latest step of threadblock u that threadblock t already waited for */
-      int* w2 = malloc((size_t)T * T * sizeof(int));
-      if (!w2) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
-      for (int q = 0; q < T * T; q++) w2[q] = -1;
+      for (int q = 0; q < touched.n; q++) { lastw[touched.v[q]] = -1; readers[touched.v[q]].n = 0; }
+      touched.n = 0;
+      const int64_t T = ntb[rk];
+      intMap w2;
+      if (!map_init(&w2, (size_t)(i1 - i0) + 1)) {
+        map_free(&w2);
+        r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+        break;
+      }
       for (int t = 0; t < T; t++) tbpos[t] = 0;
-      for (int i = i0; i < i1; i++) {
+      for (int i = i0; i < i1 && r == KILN_SUCCESS; i++) {
         lop* op = &ops[i];
-        for (int t = 0; t < T; t++) cand[t] = -1; /* per tb: latest op index depended on */
+        int ncl = 0; /* threadblocks with cand[t] set: the latest op index of t depended on */
+#define DEPEND_ON(w)                                                     \
+  do {                                                                   \
+    const int w_ = (w);                                                  \
+    if (w_ >= 0 && ops[w_].tb != op->tb && w_ > cand[ops[w_].tb]) {      \
+      if (cand[ops[w_].tb] < 0) cl[ncl++] = ops[w_].tb;                  \
+      cand[ops[w_].tb] = w_;                                             \
+    }                                                                    \
+  } while (0)
         bool rd = kilnStepReadsSrc(op->type), wr = kilnStepWritesDst(op->type);
         if (op->type == KILN_STEP_SEND) rd = true;
         for (int m = 0; m < op->cnt; m++) {
           int so = SLOT_BUF(op->src) * maxoff + SLOT_OFF(op->src) + m;
           int dO = SLOT_BUF(op->dst) * maxoff + SLOT_OFF(op->dst) + m;
-          if (rd) {
-            int w = lastw[so];
-            if (w >= 0 && ops[w].tb != op->tb && w > cand[ops[w].tb]) cand[ops[w].tb] = w;
-          }
+          if (rd) DEPEND_ON(lastw[so]);
           if (wr) {
-            int w = lastw[dO];
-            if (w >= 0 && ops[w].tb != op->tb && w > cand[ops[w].tb]) cand[ops[w].tb] = w;
-            for (int q = 0; q < readers[dO].n; q++) {
-              int rr = readers[dO].v[q];
-              if (ops[rr].tb != op->tb && rr > cand[ops[rr].tb]) cand[ops[rr].tb] = rr;
-            }
+            DEPEND_ON(lastw[dO]);
+            for (int q = 0; q < readers[dO].n; q++) DEPEND_ON(readers[dO].v[q]);
           }
         }
         if (op->xout >= 0 && portprev[op->xout] >= 0) {
           int w = sendop[portprev[op->xout]];
-          if (w >= 0 && w < i && ops[w].tb != op->tb && w > cand[ops[w].tb]) cand[ops[w].tb] = w;
+          if (w < i) DEPEND_ON(w);
         }
+#undef DEPEND_ON
+        for (int a = 1; a < ncl; a++) /* by threadblock, as the steps' dependencies come */
+          for (int b = a; b > 0 && cl[b - 1] > cl[b]; b--) { int tmp = cl[b]; cl[b] = cl[b - 1]; cl[b - 1] = tmp; }
         op->dep0 = deps.n;
         op->ndeps = 0;
-        for (int t = 0; t < T; t++) {
-          if (cand[t] < 0 || w2[op->tb * T + t] >= cand[t]) continue;
-          w2[op->tb * T + t] = cand[t];
-          if (!vpush(&deps, cand[t])) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
-          op->ndeps++;
+        for (int a = 0; a < ncl; a++) {
+          const int t = cl[a];
+          const int64_t key = (int64_t)op->tb * T + t;
+          const int seen = map_get(&w2, key);
+          if (seen < 0 || seen < cand[t]) {
+            if (!map_put(&w2, key, cand[t]) || !vpush(&deps, cand[t])) {
+              r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+              break;
+            }
+            op->ndeps++;
+          }
         }
+        for (int a = 0; a < ncl; a++) cand[cl[a]] = -1;
         for (int m = 0; m < op->cnt; m++) {
           int so = SLOT_BUF(op->src) * maxoff + SLOT_OFF(op->src) + m;
           int dO = SLOT_BUF(op->dst) * maxoff + SLOT_OFF(op->dst) + m;
-          if (rd && !(wr && so == dO)) vpush(&readers[so], i);
-          if (wr) { lastw[dO] = i; readers[dO].n = 0; }
+          bool ok = true;
+          if (rd && !(wr && so == dO)) {
+            if (lastw[so] < 0 && readers[so].n == 0) ok = ok && vpush(&touched, so);
+            ok = ok && vpush(&readers[so], i);
+          }
+          if (wr) {
+            if (lastw[dO] < 0 && readers[dO].n == 0) ok = ok && vpush(&touched, dO);
+            lastw[dO] = i;
+            readers[dO].n = 0;
+          }
+          if (!ok) r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
         }
         /* step index: nops for all dependencies but one, then the op */
         int extra = op->ndeps > 1 ? op->ndeps - 1 : 0;
         tbpos[op->tb] += extra;
         op->step = tbpos[op->tb]++;
       }
-      free(w2);
+      map_free(&w2);
       i0 = i1;
     }
+    if (!cl && r == KILN_SUCCESS) r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    free(cl);
+    free(touched.v);
     for (int s = 0; s < nslot; s++) free(readers[s].v);
     free(lastw); free(readers); free(tbpos); free(cand); free(sendop); free(portprev);
     if (r != KILN_SUCCESS) goto out_free;
@@ -448,6 +594,14 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       default: ic = n * k; oc = p->inplace ? 0 : n * k; break;
     }
     plan->nchunksperloop = (p->coll == KILN_COLL_ALLGATHER ? oc : ic) * N;
+    /* each rank's ops grouped by threadblock, in op order within one (a counting sort) */
+    int* bytb = malloc(((size_t)nops + 1) * sizeof(int));
+    int* tstart = malloc(((size_t)2 * n + 2) * sizeof(int));
+    if (!bytb || !tstart) {
+      free(bytb); free(tstart);
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_free;
+    }
     int i0 = 0;
     for (int rk = 0; rk < n && r == KILN_SUCCESS; rk++) {
       plan->gpus[rk].i_chunks = ic * N;
@@ -455,13 +609,18 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       plan->gpus[rk].s_chunks = c.nscratch[rk] * N;
       int i1 = i0;
       while (i1 < nops && ops[i1].rank == rk) i1++;
+      memset(tstart, 0, ((size_t)ntb[rk] + 1) * sizeof(int));
+      for (int i = i0; i < i1; i++) tstart[ops[i].tb + 1]++;
+      for (int t = 0; t < ntb[rk]; t++) tstart[t + 1] += tstart[t];
+      for (int i = i0; i < i1; i++) bytb[i0 + tstart[ops[i].tb]++] = i;
+      for (int t = ntb[rk]; t > 0; t--) tstart[t] = tstart[t - 1];
+      tstart[0] = 0;
       for (int t = 0; t < ntb[rk] && r == KILN_SUCCESS; t++)
         for (int inst = 0; inst < N; inst++) {
           kilnThreadblock* tb = kilnPlanAddThreadblock(plan, rk, tbsend[rk * 2 * n + t], tbrecv[rk * 2 * n + t], inst);
           if (!tb) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
-          for (int i = i0; i < i1; i++) {
-            const lop* op = &ops[i];
-            if (op->tb != t) continue;
+          for (int a = tstart[t]; a < tstart[t + 1]; a++) {
+            const lop* op = &ops[bytb[i0 + a]];
             for (int d = 0; d < op->ndeps; d++) {
               const lop* tg = &ops[deps.v[op->dep0 + d]];
               kilnStep* st = d + 1 < op->ndeps
@@ -486,6 +645,8 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
         }
       i0 = i1;
     }
+    free(bytb);
+    free(tstart);
     if (r != KILN_SUCCESS) goto out_free;
     kilnPlanMarkHasdep(plan); /* hasdep on every step another waits for */
   }
@@ -496,7 +657,7 @@ out_free:
   free(deps.v);
   free(ops);
   free(order); free(c.key); free(c.sslot); free(c.dslot); free(c.rslot); free(c.absorbed); free(c.cnt);
-  free(c.scratch); free(c.nscratch);
+  map_free(&c.scratch); free(c.nscratch);
   free(rtb); free(stb); free(ntb); free(tbsend); free(tbrecv); free(fusewith); free(fusedin);
   return r;
 }

@@ -250,3 +250,226 @@ double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
   X->makespan = makespan;
   return makespan;
 }
+
+/* ---- list scheduling at scale ---- */
+
+/* Busy intervals of one link or port: sorted, disjoint, touching ones merged. */
+typedef struct busyLine {
+  int n, cap;
+  double* s;
+  double* e;
+} busyLine;
+
+/* Index of the first interval ending after t. */
+static int busy_first_after(const busyLine* b, double t) {
+  int lo = 0, hi = b->n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (b->e[mid] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The end of the first busy interval [t, t+len) overlaps, or t when it overlaps none. */
+static double busy_conflict(const busyLine* b, double t, double len) {
+  int i = busy_first_after(b, t);
+  return i < b->n && b->s[i] < t + len ? b->e[i] : t;
+}
+
+static bool busy_insert(busyLine* b, double s, double e) {
+  if (e <= s) return true;
+  int i = busy_first_after(b, s);
+  bool prev = i > 0 && b->e[i - 1] >= s, next = i < b->n && b->s[i] <= e;
+  if (prev && next) {
+    b->e[i - 1] = b->e[i];
+    memmove(&b->s[i], &b->s[i + 1], sizeof(double) * (size_t)(b->n - i - 1));
+    memmove(&b->e[i], &b->e[i + 1], sizeof(double) * (size_t)(b->n - i - 1));
+    b->n--;
+    return true;
+  }
+  if (prev) { b->e[i - 1] = e; return true; }
+  if (next) { b->s[i] = s; return true; }
+  if (b->n == b->cap) {
+    int cap = b->cap ? 2 * b->cap : 8;
+    double* ns = realloc(b->s, sizeof(double) * (size_t)cap);
+    if (ns) b->s = ns;
+    double* ne = realloc(b->e, sizeof(double) * (size_t)cap);
+    if (ne) b->e = ne;
+    if (!ns || !ne) return false;
+    b->cap = cap;
+  }
+  memmove(&b->s[i + 1], &b->s[i], sizeof(double) * (size_t)(b->n - i));
+  memmove(&b->e[i + 1], &b->e[i], sizeof(double) * (size_t)(b->n - i));
+  b->s[i] = s;
+  b->e[i] = e;
+  b->n++;
+  return true;
+}
+
+/* The ready queue: transfers by ready time, then the heuristic, then index. */
+typedef struct readyHeap {
+  int n;
+  int* id;
+  const double* rt;
+  const double* height;
+  const int* depth;
+  const int* tie;
+  bool lpf;
+} readyHeap;
+
+static bool ready_before(const readyHeap* h, int a, int b) {
+  if (h->rt[a] != h->rt[b]) return h->rt[a] < h->rt[b];
+  double dh = h->height[a] - h->height[b];
+  int dd = h->depth[a] - h->depth[b];
+  if (h->lpf) {
+    if (fabs(dh) > 1e-9) return dh > 0;
+    if (dd) return dd < 0;
+  } else {
+    if (dd) return dd < 0;
+    if (fabs(dh) > 1e-9) return dh > 0;
+  }
+  if (h->tie[a] != h->tie[b]) return h->tie[a] < h->tie[b];
+  return a < b;
+}
+
+static void ready_push(readyHeap* h, int x) {
+  int i = h->n++;
+  h->id[i] = x;
+  while (i > 0) {
+    int p = (i - 1) / 2;
+    if (!ready_before(h, h->id[i], h->id[p])) break;
+    int t = h->id[i]; h->id[i] = h->id[p]; h->id[p] = t;
+    i = p;
+  }
+}
+
+static int ready_pop(readyHeap* h) {
+  int top = h->id[0];
+  h->id[0] = h->id[--h->n];
+  for (int i = 0;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < h->n && ready_before(h, h->id[l], h->id[m])) m = l;
+    if (r < h->n && ready_before(h, h->id[r], h->id[m])) m = r;
+    if (m == i) break;
+    int t = h->id[i]; h->id[i] = h->id[m]; h->id[m] = t;
+    i = m;
+  }
+  return top;
+}
+
+/* qsort has no context argument; ordering runs one at a time per thread */
+static _Thread_local const synXfers* g_order_X;
+static int cmp_by_send(const void* a, const void* b) {
+  const synXfer* x = &g_order_X->x[*(const int*)a];
+  const synXfer* y = &g_order_X->x[*(const int*)b];
+  if (x->send_t != y->send_t) return x->send_t < y->send_t ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t hz, double chunk_mb) {
+  int n = X->n, nl = L->nlinks, np = L->nports;
+  kilnResult_t r = KILN_SUCCESS;
+  double* height = calloc((size_t)n + 1, sizeof(double));
+  int* depth = calloc((size_t)n + 1, sizeof(int));
+  double* rt = calloc((size_t)n + 1, sizeof(double));
+  int* waiting = malloc(((size_t)n + 1) * sizeof(int));
+  int* sstart = calloc((size_t)n + 2, sizeof(int));
+  int* succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
+  busyLine* lines = calloc((size_t)nl + (size_t)np + 1, sizeof(busyLine));
+  int* tie = malloc(((size_t)n + 1) * sizeof(int));
+  readyHeap h = {0, malloc(((size_t)n + 1) * sizeof(int)), rt, height, depth, tie, hz == KILN_ORDER_LONGEST_PATH_FIRST};
+  free(X->link_order); free(X->link_start); free(X->port_order); free(X->port_start);
+  X->link_order = malloc(((size_t)n + 1) * sizeof(int));
+  X->link_start = calloc((size_t)nl + 2, sizeof(int));
+  X->port_order = malloc((2 * (size_t)n + 1) * sizeof(int));
+  X->port_start = calloc((size_t)np + 2, sizeof(int));
+  if (!height || !depth || !rt || !waiting || !sstart || !succ || !lines || !h.id || !tie || !X->link_order ||
+      !X->link_start || !X->port_order || !X->port_start) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory ordering %d transfers", n);
+    goto out_free;
+  }
+  r = path_metrics(L, X, chunk_mb, height, depth);
+  if (r != KILN_SUCCESS) goto out_free;
+  for (int i = 0; i < n; i++)
+    for (int q = 0; q < X->x[i].npred; q++) sstart[X->preds[X->x[i].pred0 + q] + 1]++;
+  for (int i = 0; i < n; i++) sstart[i + 1] += sstart[i];
+  for (int i = 0; i < n; i++)
+    for (int q = 0; q < X->x[i].npred; q++) succ[sstart[X->preds[X->x[i].pred0 + q]]++] = i;
+  for (int i = n; i > 0; i--) sstart[i] = sstart[i - 1];
+  sstart[0] = 0;
+  for (int i = 0; i < n; i++) tie[i] = X->x[i].tie;
+  for (int i = 0; i < n; i++) {
+    waiting[i] = X->x[i].npred;
+    X->x[i].batch_next = 0;
+    if (!waiting[i]) ready_push(&h, i);
+  }
+  double makespan = 0;
+  for (int round = 0; round < n; round++) {
+    if (h.n == 0) { r = kilnSetError(KILN_ERR_INTERNAL, "ordering stalled"); goto out_free; }
+    int i = ready_pop(&h);
+    synXfer* x = &X->x[i];
+    const synLink* l = &L->links[x->link];
+    double hold = (X->pipelined ? 0 : l->alpha) + l->beta * chunk_mb;
+    int res[3] = {x->link, l->send_port >= 0 ? nl + l->send_port : -1, l->recv_port >= 0 ? nl + l->recv_port : -1};
+    double start = rt[i];
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int k = 0; k < 3; k++) {
+        if (res[k] < 0) continue;
+        double t2 = busy_conflict(&lines[res[k]], start, hold);
+        if (t2 > start) { start = t2; moved = true; }
+      }
+    }
+    for (int k = 0; k < 3; k++)
+      if (res[k] >= 0 && !busy_insert(&lines[res[k]], start, start + hold)) {
+        r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory ordering %d transfers", n);
+        goto out_free;
+      }
+    x->send_t = start;
+    x->arr_t = start + l->alpha + l->beta * chunk_mb;
+    x->order = round;
+    if (x->arr_t > makespan) makespan = x->arr_t;
+    for (int q = sstart[i]; q < sstart[i + 1]; q++) {
+      int sx = succ[q];
+      if (x->arr_t > rt[sx]) rt[sx] = x->arr_t;
+      if (--waiting[sx] == 0) ready_push(&h, sx);
+    }
+  }
+  /* orders (CSR), each link's and port's transfers by send time */
+  for (int i = 0; i < n; i++) {
+    const synLink* l = &L->links[X->x[i].link];
+    X->link_start[X->x[i].link + 1]++;
+    if (l->send_port >= 0) X->port_start[l->send_port + 1]++;
+    if (l->recv_port >= 0) X->port_start[l->recv_port + 1]++;
+  }
+  for (int e = 0; e < nl; e++) X->link_start[e + 1] += X->link_start[e];
+  for (int p = 0; p < np; p++) X->port_start[p + 1] += X->port_start[p];
+  {
+    int* lfill = calloc((size_t)nl + 1, sizeof(int));
+    int* pfill = calloc((size_t)np + 1, sizeof(int));
+    if (!lfill || !pfill) {
+      free(lfill); free(pfill);
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory ordering %d transfers", n);
+      goto out_free;
+    }
+    for (int i = 0; i < n; i++) {
+      const synLink* l = &L->links[X->x[i].link];
+      X->link_order[X->link_start[X->x[i].link] + lfill[X->x[i].link]++] = i;
+      if (l->send_port >= 0) X->port_order[X->port_start[l->send_port] + pfill[l->send_port]++] = i;
+      if (l->recv_port >= 0) X->port_order[X->port_start[l->recv_port] + pfill[l->recv_port]++] = i;
+    }
+    free(lfill); free(pfill);
+  }
+  g_order_X = X;
+  for (int e = 0; e < nl; e++)
+    qsort(X->link_order + X->link_start[e], (size_t)(X->link_start[e + 1] - X->link_start[e]), sizeof(int), cmp_by_send);
+  for (int p = 0; p < np; p++)
+    qsort(X->port_order + X->port_start[p], (size_t)(X->port_start[p + 1] - X->port_start[p]), sizeof(int), cmp_by_send);
+  X->makespan = makespan;
+out_free:
+  for (int k = 0; lines && k < nl + np; k++) { free(lines[k].s); free(lines[k].e); }
+  free(lines);
+  free(height); free(depth); free(rt); free(waiting); free(sstart); free(succ); free(h.id); free(tie);
+  return r;
+}

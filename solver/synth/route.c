@@ -28,8 +28,25 @@ static int relay_of(const synLogical* L, int p) {
   return (p / L->relay_r1) * L->relay_r1 + L->relay_r2;
 }
 
+/* How many times chunk c's crossing of link l loads the link (port false) or its ports (port true)
+ * in the topology the logical one represents (synRouteParams.remote_copies). */
+static double load_weight(const synLogical* L, const synChunks* C, const synRouteParams* p, int c, int l,
+                          bool port) {
+  if (p->remote_copies <= 1) return 1;
+  const synLink* e = &L->links[l];
+  const int home = C->pre[c] / L->gpn;
+  const bool remote = C->multicast ? e->internode || e->src / L->gpn != home : C->dst[c] / L->gpn != home;
+  if (!remote) return 1;
+  return e->internode && !port ? 1 : p->remote_copies;
+}
+
+/* With a chunk-to-relay map, a chunk crosses between nodes only from its relay: in an allgather the
+ * relay of its node sends it (the link leaves the relay); in the reducescatter, routed as an
+ * allgather on the transposed links, the partial sums of another node reach the chunk's node
+ * from that node's GPU of the relay's local index (the transposed link enters it). */
 static bool link_allowed(const synLogical* L, int l, int pre) {
   if (!L->has_relay_map || !L->links[l].internode) return true;
+  if (L->transposed) return L->links[l].dst % L->gpn == relay_of(L, pre) % L->gpn;
   return L->links[l].src == relay_of(L, pre);
 }
 
@@ -274,8 +291,9 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
     for (int c = 0; c < nc; c++) {
       if (!cand[(size_t)c * nl + l]) continue;
       int xc = col[(size_t)c * nl + l];
-      milpAdd(&m, lrow, xc, -lat);
-      for (int k = 0; k < 2; k++) if (ports[k] >= 0) milpAdd(&m, prow[ports[k]], xc, -lat);
+      milpAdd(&m, lrow, xc, -lat * load_weight(L, C, p, c, l, false));
+      for (int k = 0; k < 2; k++)
+        if (ports[k] >= 0) milpAdd(&m, prow[ports[k]], xc, -lat * load_weight(L, C, p, c, l, true));
     }
     /* switch-hyperedge policy */
     if (e->hyper >= 0 && L->hyper_policy[e->hyper] != KILN_HYPER_FREE) {
@@ -357,7 +375,8 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
         if (best >= 0) {
           par[v] = best;
           have[v] = 1;
-          load[best] += L->links[best].alpha + L->links[best].beta_route * p->chunk_mb;
+          load[best] += (L->links[best].alpha + L->links[best].beta_route * p->chunk_mb) *
+                        load_weight(L, C, p, c, best, true);
         }
       }
     if (C->multicast) {

@@ -158,6 +158,142 @@ out_free:
   return r;
 }
 
+/* Whether two routes (either never solved: empty) choose the same links. */
+static bool same_route(const synRoute* a, const synRoute* b) {
+  if (a->nchunks != b->nchunks || a->n != b->n) return false;
+  return !a->parent || !b->parent ||
+         !memcmp(a->parent, b->parent, sizeof(int) * (size_t)a->nchunks * (size_t)a->n);
+}
+
+/* Node-quotient synthesis (nodes.c): routes on the two-node representative, weighted for the N
+ * nodes, under both cost models (the second only where it routes otherwise), expanded onto the
+ * nodes; ordered by list scheduling on the simulator's cost model with each heuristic (the second
+ * only where it schedules otherwise); lowered and kept as lower_verify keeps plans.
+ * Stage 3 (contiguity) is not run: its MILP and its greedy merging grow with the square of the
+ * transfers. */
+static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll, const kilnSynthOptions* o,
+                                const char* name, int k, double chunk_mb, uint64_t ref, const kilnOrdering_t* hs,
+                                int nh, kilnSynthStats* st, kilnPlan** best, double* best_us) {
+  const int N = t->nodes;
+  const bool need_ag = coll != KILN_COLL_REDUCESCATTER;
+  const bool need_rs = coll == KILN_COLL_REDUCESCATTER || coll == KILN_COLL_ALLREDUCE;
+  kilnTopology* t2 = NULL;
+  kilnSketch *s2 = NULL, *sn = NULL;
+  synLogical L2 = {0}, Lt2 = {0}, L = {0};
+  synChunks C2 = {0};
+  synRoute ra = {0}, rr = {0}, pra = {0}, prr = {0}; /* this round's routes and the previous round's */
+  synXfers X = {0};
+  double* prev_send = NULL; /* the previous ordering's send times */
+  double t0 = synNow();
+  kilnResult_t r = synNodeRepresentative(t, s, &t2, &s2, &sn);
+  /* the sketch on the N nodes with its symmetries within a node, and the representative */
+  if (r == KILN_SUCCESS && (r = kilnSketchValidate(sn, t)) != KILN_SUCCESS)
+    kilnPrefixError("sketch '%s' rejected: ", s->name);
+  if (r == KILN_SUCCESS && (r = kilnSketchValidate(s2, t2)) != KILN_SUCCESS)
+    kilnPrefixError("sketch '%s' rejected on the two nodes that stand for all: ", s->name);
+  if (r == KILN_SUCCESS) r = synLogicalBuild(t2, s2, false, &L2);
+  if (r == KILN_SUCCESS && need_rs) r = synLogicalBuild(t2, s2, true, &Lt2);
+  if (r == KILN_SUCCESS)
+    r = synChunksMake(coll == KILN_COLL_ALLTOALL ? KILN_COLL_ALLTOALL : KILN_COLL_ALLGATHER, t2->nranks, k, &C2);
+  if (r == KILN_SUCCESS) r = synLogicalBuild(t, sn, false, &L);
+  if (r != KILN_SUCCESS) goto out_free;
+  st->stage_s[KILN_SYNTH_STAGE_VALIDATE] += synNow() - t0;
+  char msg[160];
+  snprintf(msg, sizeof msg, "node-level: routes on %d ranks (2 nodes) stand for %d nodes of %d GPUs", t2->nranks, N,
+           t->gpus_per_node);
+  report(o, KILN_SYNTH_STAGE_VALIDATE, msg, synNow() - t0);
+  kilnResult_t last_err = KILN_ERR_INTERNAL;
+  st->route_optimal = true;
+  bool any = false;
+  for (int rm = 1; rm >= 0; rm--) {
+    t0 = synNow();
+    synRouteParams rp = {chunk_mb, o->use_symmetry, o->time_limit_s, o->mip_gap, o->stall_s, o->progress,
+                         o->progress_user, rm == 1, N - 1};
+    synRouteFree(&pra);
+    synRouteFree(&prr);
+    pra = ra;
+    prr = rr;
+    memset(&ra, 0, sizeof ra);
+    memset(&rr, 0, sizeof rr);
+    if (need_rs && (r = solve_route(&Lt2, &C2, &rp, rm == 0, &rr, st)) != KILN_SUCCESS) goto out_free;
+    if (need_ag && (r = solve_route(&L2, &C2, &rp, rm == 0, &ra, st)) != KILN_SUCCESS) goto out_free;
+    st->stage_s[KILN_SYNTH_STAGE_ROUTE] += synNow() - t0;
+    if (rm == 0 && same_route(&ra, &pra) && same_route(&rr, &prr)) {
+      report(o, KILN_SYNTH_STAGE_ROUTE, "routes of the paper's cost model: as the simulator's, not ordered again",
+             synNow() - t0);
+      break;
+    }
+    synXfersFree(&X);
+    t0 = synNow();
+    r = synXfersExpand(coll, N, &L2, &Lt2, &C2, need_ag ? &ra : NULL, need_rs ? &rr : NULL, &L, k, &X);
+    st->stage_s[KILN_SYNTH_STAGE_ROUTE] += synNow() - t0;
+    if (r != KILN_SUCCESS) goto out_free;
+    snprintf(msg, sizeof msg, "%s; expanded to %d transfers", st->route_optimal ? "routes optimal" : "routes (time limit or stall)",
+             X.n);
+    report(o, KILN_SYNTH_STAGE_ROUTE, msg, synNow() - t0);
+    free(prev_send);
+    prev_send = NULL;
+    for (int i = 0; i < nh; i++) {
+      /* the simulator's cost model (α overlapped), the one the plans are judged by */
+      X.pipelined = true;
+      X.window_us = 0;
+      t0 = synNow();
+      r = synOrderList(&L, &X, hs[i], chunk_mb);
+      st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
+      if (r != KILN_SUCCESS) goto out_free;
+      bool same = prev_send != NULL;
+      for (int x = 0; same && x < X.n; x++) same = prev_send[x] == X.x[x].send_t;
+      if (same) {
+        report(o, KILN_SYNTH_STAGE_ORDER, "the same schedule as the previous heuristic's: not lowered again", synNow() - t0);
+        continue;
+      }
+      if (!prev_send) prev_send = malloc(((size_t)X.n + 1) * sizeof *prev_send);
+      if (prev_send)
+        for (int x = 0; x < X.n; x++) prev_send[x] = X.x[x].send_t;
+      report(o, KILN_SYNTH_STAGE_ORDER, kilnOrderingName(hs[i]), synNow() - t0);
+      kilnPlan* plan = NULL;
+      bool prev_fused = st->fused;
+      double us;
+      r = lower_verify(t, ref, &L, &X, coll, k, o, name, *best_us, &plan, &us, st);
+      if (r == KILN_ERR_NO_MEMORY) goto out_free;
+      if (r != KILN_SUCCESS) {
+        last_err = r;
+        report(o, KILN_SYNTH_STAGE_VERIFY, "variant dropped: its plan failed verification", 0);
+        st->fused = prev_fused;
+        continue;
+      }
+      any = true;
+      if (!plan) continue;
+      if (*best) kilnPlanFree(*best);
+      *best = plan;
+      *best_us = us;
+      st->ordering = hs[i];
+      st->transfers = X.n;
+      st->greedy_us = st->schedule_us = X.makespan;
+      st->sched_used_greedy = true;
+      st->pipelined_model = rm == 1;
+    }
+  }
+  r = *best ? KILN_SUCCESS : any ? KILN_ERR_INTERNAL : last_err;
+  if (o->contiguity)
+    report(o, KILN_SYNTH_STAGE_SCHEDULE, "skipped: node-level synthesis keeps the list schedule", 0);
+out_free:
+  free(prev_send);
+  synRouteFree(&pra);
+  synRouteFree(&prr);
+  synXfersFree(&X);
+  synRouteFree(&ra);
+  synRouteFree(&rr);
+  synChunksFree(&C2);
+  synLogicalFree(&L2);
+  synLogicalFree(&Lt2);
+  synLogicalFree(&L);
+  kilnSketchFree(s2);
+  kilnSketchFree(sn);
+  kilnTopologyFree(t2);
+  return r;
+}
+
 kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                             const kilnSynthOptions* opts, kilnPlan** out, kilnSynthStats* stats) {
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
@@ -189,9 +325,10 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   int n = t->nranks;
   if (n < 2) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology '%s' has %d rank(s); need >= 2", t->name, n);
 
-  /* validate before any solve */
+  /* validate before any solve (node-level synthesis validates its own sketches, synth_nodes) */
   double t0 = synNow();
-  kilnResult_t r = kilnSketchValidate(s, t);
+  const bool node_level = o.nodes_mode == 1 ? t->nodes >= 2 : o.nodes_mode < 0 && t->nodes >= KILN_SYNTH_NODES_AUTO;
+  kilnResult_t r = node_level ? KILN_SUCCESS : kilnSketchValidate(s, t);
   if (r != KILN_SUCCESS) {
     kilnPrefixError("sketch '%s' rejected: ", s->name);
     return r;
@@ -215,17 +352,6 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   synRoute ra = {0}, rr = {0};
   synXfers X = {0};
   kilnPlan* best = NULL;
-  r = synLogicalBuild(t, s, false, &L);
-  if (r != KILN_SUCCESS) goto out_free;
-  if (need_rs) {
-    r = synLogicalBuild(t, s, true, &Lt);
-    if (r != KILN_SUCCESS) goto out_free;
-  }
-  r = synChunksMake(coll == KILN_COLL_ALLTOALL ? KILN_COLL_ALLTOALL : KILN_COLL_ALLGATHER, n, k, &C);
-  if (r != KILN_SUCCESS) goto out_free;
-  st->chunks = refchunks;
-  st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
-  report(&o, KILN_SYNTH_STAGE_VALIDATE, "sketch accepted", synNow() - t0);
 
   /* stage 1, then stage 2 per heuristic ("auto": each, keeping the best simulated plan); both
    * under two cost models: the paper's (α occupies a link or port) and the simulator's (α is
@@ -260,12 +386,32 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   uint64_t ref = kilnSynthReferenceBytes(coll, n, insize);
   kilnOrdering_t paper_h = hs[0];
   double paper_us = INFINITY, paper_window = 0;
+  st->chunks = refchunks;
+  if (node_level) {
+    st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
+    st->node_level = true;
+    r = synth_nodes(t, s, coll, &o, name, k, chunk_mb, ref, hs, nh, st, &best, &best_us);
+    if (r != KILN_SUCCESS) goto out_free;
+    best_pipelined = st->pipelined_model;
+    goto out_done;
+  }
+  r = synLogicalBuild(t, s, false, &L);
+  if (r != KILN_SUCCESS) goto out_free;
+  if (need_rs) {
+    r = synLogicalBuild(t, s, true, &Lt);
+    if (r != KILN_SUCCESS) goto out_free;
+  }
+  r = synChunksMake(coll == KILN_COLL_ALLTOALL ? KILN_COLL_ALLTOALL : KILN_COLL_ALLGATHER, n, k, &C);
+  if (r != KILN_SUCCESS) goto out_free;
+  st->chunks = refchunks;
+  st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
+  report(&o, KILN_SYNTH_STAGE_VALIDATE, "sketch accepted", synNow() - t0);
   kilnResult_t last_err = KILN_ERR_INTERNAL;
   st->route_optimal = true;
   for (int rm = 1; rm >= 0; rm--) {
     t0 = synNow();
     synRouteParams rp = {chunk_mb, o.use_symmetry, o.time_limit_s, o.mip_gap, o.stall_s, o.progress,
-                         o.progress_user, rm == 1};
+                         o.progress_user, rm == 1, 1};
     synRouteFree(&ra);
     synRouteFree(&rr);
     synXfersFree(&X);
@@ -386,6 +532,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
       }
     }
   }
+out_done:
   st->predicted_us = best_us;
   st->pipelined_model = best_pipelined;
   st->total_s = synNow() - t_all;

@@ -32,8 +32,9 @@ typedef struct synLogical {
   bool transposed;       /* links reversed (for the reducescatter route) */
 } synLogical;
 
-/* Builds the logical topology of sketch s on topology t (transposed: every link reversed and
- * no chunk-to-relay map). Reports unknown links, disconnection, non-automorphic symmetry. */
+/* Builds the logical topology of sketch s on topology t (transposed: every link reversed, for the
+ * reducescatter's route; a chunk-to-relay map then names the GPU whose partial sums enter the
+ * chunk's node, see route.c). Reports unknown links, disconnection, non-automorphic symmetry. */
 kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool transposed,
                              synLogical* out);
 void synLogicalFree(synLogical* L);
@@ -69,6 +70,11 @@ typedef struct synRouteParams {
   kilnSynthProgressFn progress;
   void* user;
   bool pipelined;   /* link and port loads count β only (α overlapped), not α + β */
+  /* > 1: the logical topology is the two-node representative of a topology of remote_copies + 1
+   * nodes (nodes.c): a chunk's load on links and ports outside its origin node (alltoall: of a
+   * chunk between nodes, everywhere) counts remote_copies times, except on the inter-node link
+   * itself, which each copy crosses towards another node. 1 (or 0): every load counts once. */
+  int remote_copies;
 } synRouteParams;
 
 kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRouteParams* p,
@@ -84,6 +90,8 @@ typedef struct synXfer {
   int phase;    /* 0: first (reducescatter part of allreduce, or the only phase), 1: allgather part */
   synKind kind; /* SYN_REDUCE: dst reduces what it receives into its partial result */
   int pred0, npred; /* preds[pred0 .. pred0+npred) in synXfers.preds */
+  int tie;      /* synOrderList: among transfers alike to the heuristic, lower first (node-level
+                   synthesis: how many nodes on the transfer's node is from the chunk's origin) */
   /* schedule */
   double send_t, arr_t;
   int batch_next;   /* 1: sent together with the next transfer on its link */
@@ -114,6 +122,12 @@ kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogica
 
 /* Greedy ordering (B.2) with heuristic h; fills orders and the greedy (ASAP) schedule. */
 kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t h, double chunk_mb);
+/* List scheduling for large problems (linear-logarithmic in the transfers, where synOrder's
+ * rounds scan every ready transfer): transfers are placed in the order they become ready (their
+ * chunk arrived; ties by heuristic h, then synXfer.tie, then index), each at the earliest time its link and ports
+ * are free for its occupancy, filling gaps that earlier placements left. Fills the orders (each
+ * link's and port's transfers by send time), the schedule and the makespan; no batches. */
+kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t h, double chunk_mb);
 /* ASAP times given the orders and batch flags; returns the makespan. */
 double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb);
 
@@ -150,5 +164,17 @@ typedef struct synLowerParams {
 kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerParams* p,
                       kilnPlan** out, bool* fused);
 
+/* Node-quotient synthesis (nodes.c). The representative of topology t (N >= 2 nodes) and sketch s:
+ * t2, the same template on two nodes, and s2, the sketch with its symmetries within a node kept
+ * and its node-level ones replaced by the swap of the two nodes; sn, the sketch for the N nodes,
+ * with the symmetries within a node only (a symmetry that spans nodes without permuting them:
+ * KILN_ERR_UNSUPPORTED). The caller frees all three. */
+kilnResult_t synNodeRepresentative(const kilnTopology* t, const kilnSketch* s, kilnTopology** t2,
+                                   kilnSketch** s2, kilnSketch** sn);
+/* The transfers of coll on the N-node logical topology L (k chunks per rank's piece) from the
+ * representative's routes: ag2 on L2 (allgather, alltoall, allreduce), rs2 on the transposed Lt2
+ * (reducescatter, allreduce), C2 the representative's chunks. */
+kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const synLogical* Lt2, const synChunks* C2,
+                            const synRoute* ag2, const synRoute* rs2, const synLogical* L, int k, synXfers* out);
 
 #endif
