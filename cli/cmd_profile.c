@@ -12,36 +12,109 @@
  * simulator's predictions of plans in many instances 6x too slow (2x H200, 2026-11-29).
  * The table prints one threadblock's rate too.
  * Kernel launch costs cancel in the differences.
+ *
+ * The machine's structure comes from the driver and sysfs (solver/machine.h): NVLinks between the
+ * GPUs or to an NVSwitch (NVML), the NICs and the GPUs each is nearest to (PCI paths). The topology
+ * written is one node of the measured GPUs (a switch where they share an NVSwitch, links
+ * elsewhere), replicated --nodes times, the NICs with their GPUs, and between nodes the α and β
+ * given by --nic-alpha and --nic-beta. One GPU: its structure only, nothing to measure.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../solver/machine.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "kiln/topology.h"
 
 #define PROF_LINK_TBS 32 /* threadblocks of the link's measurement (a plan's instances: 16-32 fill a link) */
+#define PROF_MAX KILN_MACHINE_MAX_GPUS
 
 static void help(FILE* f) {
   fprintf(f,
-          "usage: kiln profile [--gpus N] [--reps R] [--uniform] [-o OUT.xml]\n"
-          "Measures alpha (us) and beta (us/MB) of every ordered pair of the first N GPUs (default:\n"
-          "all, at least 2) with kiln's primitives, prints a table and writes a topology XML\n"
-          "(to OUT.xml, or stdout) that kiln synth accepts. --uniform writes the mean alpha and\n"
-          "beta on every link (GPUs behind one switch: sketches with symmetry need equal costs).\n"
+          "usage: kiln profile [--gpus N] [--reps R] [--uniform] [--nodes M [--nic-alpha A --nic-beta B]]\n"
+          "                    [-o OUT.xml]\n"
+          "Describes this machine and writes it as a topology XML (to OUT.xml, or stdout) that kiln\n"
+          "synth accepts: the first N GPUs (default: all), the NVLinks between them or to an NVSwitch\n"
+          "(NVML), the NICs and the GPUs each is nearest to (PCI paths), and alpha (us) and beta\n"
+          "(us/MB) of every ordered pair of GPUs measured with kiln's primitives (printed as a table).\n"
           "alpha: one step's latency (one threadblock); beta: the link's, with %d threadblocks\n"
           "(at most the GPU's SMs) sending at once, as a plan lowered in that many\n"
           "instances does (one threadblock moves far less: its rate is printed too; kiln synth\n"
-          "--instances).\n"
-          "Needs the GPU runtime and NCCL.\n",
+          "--instances). One GPU: its structure only.\n"
+          "  --uniform      the mean alpha and beta on every link (GPUs behind one switch: sketches\n"
+          "                 with symmetry need equal costs)\n"
+          "  --nodes M      M nodes like this one (default 1); their NIC links cost --nic-alpha A\n"
+          "                 (us) and --nic-beta B (us/MB), as measured between two nodes (e.g. NCCL's\n"
+          "                 sendrecv between them) or given by the network's rate (400 Gb/s: 20)\n"
+          "Needs a GPU, the GPU runtime and NCCL; exits 1 saying why where one is missing.\n",
           PROF_LINK_TBS);
+}
+
+/* The options; 0 to go on, else the exit code. */
+typedef struct profOpts {
+  int ngpus, reps, nodes;
+  bool uniform;
+  double nicAlpha, nicBeta;
+  const char* out;
+} profOpts;
+
+static bool parseUs(const char* s, double* out) {
+  char* end = NULL;
+  *out = s ? strtod(s, &end) : -1;
+  return s && end && end != s && !*end && *out >= 0 && *out < 1e9;
+}
+
+static int parseArgs(int argc, char** argv, profOpts* o) {
+  *o = (profOpts){0, 200, 1, false, -1, -1, NULL};
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--gpus") && v && cliParseInt(v, &o->ngpus) && o->ngpus >= 1) { i++; continue; }
+    if (!strcmp(a, "--reps") && v && cliParseInt(v, &o->reps)) { i++; continue; }
+    if (!strcmp(a, "--nodes") && v && cliParseInt(v, &o->nodes) && o->nodes >= 1 && o->nodes <= KILN_MAX_RANKS) {
+      i++;
+      continue;
+    }
+    if (!strcmp(a, "--nic-alpha") && parseUs(v, &o->nicAlpha)) { i++; continue; }
+    if (!strcmp(a, "--nic-beta") && parseUs(v, &o->nicBeta)) { i++; continue; }
+    if (!strcmp(a, "-o") && v) {
+      if (!cliOnce("profile", &o->out, "-o", argv[++i])) return 2;
+      continue;
+    }
+    if (!strcmp(a, "--uniform")) { o->uniform = true; continue; }
+    fprintf(stderr, "kiln profile: unexpected or bad argument '%s'%s\n", a, v && a[0] == '-' ? " (or its value)" : "");
+    help(stderr);
+    return 2;
+  }
+  if (o->reps < 1 || o->reps > 100000) {
+    fprintf(stderr, "kiln profile: --reps %d: wants 1..100000 (timed calls per pair and size)\n", o->reps);
+    return 2;
+  }
+  if (o->ngpus > PROF_MAX) {
+    fprintf(stderr, "kiln profile: --gpus %d: describes 1..%d GPUs\n", o->ngpus, PROF_MAX);
+    return 2;
+  }
+  if (o->nodes > 1 && (o->nicAlpha < 0 || o->nicBeta < 0)) {
+    fprintf(stderr, "kiln profile: --nodes %d: the links between nodes need --nic-alpha and --nic-beta (us, us/MB), "
+            "measured between two nodes (NCCL's sendrecv) or taken from the network's rate\n", o->nodes);
+    return 2;
+  }
+  if (o->nodes == 1 && (o->nicAlpha >= 0 || o->nicBeta >= 0)) {
+    fprintf(stderr, "kiln profile: --nic-alpha and --nic-beta describe the links between nodes: give --nodes too\n");
+    return 2;
+  }
+  return 0;
 }
 
 #ifndef KILN_HAVE_CUDA
 int cmd_profile(int argc, char** argv) {
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+  profOpts o;
+  const int rc = parseArgs(argc, argv, &o);
+  if (rc) return rc;
   fprintf(stderr, "kiln profile: this kiln was built without the GPU runtime (CUDA, NCCL)\n");
   return 1;
 }
@@ -52,7 +125,6 @@ int cmd_profile(int argc, char** argv) {
 
 #include "kiln/runtime.h"
 
-#define PROF_MAX 16
 #define PROF_CHUNKS 8
 
 static double now_us(void) {
@@ -125,44 +197,9 @@ static void free_all(prof* P, kilnExec_t* ex) {
   for (int r = 0; r < P->n; r++) kilnExecFree(ex[r]);
 }
 
-int cmd_profile(int argc, char** argv) {
-  int ngpus = 0, asked = 0, reps = 200;
-  bool uniform = false;
-  const char* out = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
-    if (!strcmp(argv[i], "--gpus") && i + 1 < argc && cliParseInt(argv[i + 1], &ngpus)) { i++; continue; }
-    if (!strcmp(argv[i], "--reps") && i + 1 < argc && cliParseInt(argv[i + 1], &reps)) { i++; continue; }
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-      if (!cliOnce("profile", &out, "-o", argv[++i])) return 2;
-      continue;
-    }
-    if (!strcmp(argv[i], "--uniform")) { uniform = true; continue; }
-    fprintf(stderr, "kiln profile: unexpected or bad argument '%s'\n", argv[i]);
-    help(stderr);
-    return 2;
-  }
-  if (reps < 1 || reps > 100000) {
-    fprintf(stderr, "kiln profile: --reps %d: wants 1..100000 (timed calls per pair and size)\n", reps);
-    return 2;
-  }
-  if (ngpus == 1 || ngpus > PROF_MAX) {
-    fprintf(stderr, "kiln profile: --gpus %d: measures 2..%d GPUs (0 or no --gpus: every visible one)\n", ngpus,
-            PROF_MAX);
-    return 2;
-  }
-  if (!cliOutputWritable("profile", out)) return 2;
-  int visible = 0;
-  if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
-  asked = ngpus;
-  if (ngpus == 0) ngpus = visible > PROF_MAX ? PROF_MAX : visible;
-  if (ngpus < 2 || ngpus > visible || ngpus > PROF_MAX) {
-    if (asked)
-      fprintf(stderr, "kiln profile: --gpus %d: measures 2..%d GPUs, %d visible here\n", asked, PROF_MAX, visible);
-    else
-      fprintf(stderr, "kiln profile: measures 2..%d GPUs, %d visible here\n", PROF_MAX, visible);
-    return 1;
-  }
+/* Measures alpha and beta ([a * ngpus + b]) of every ordered pair of the first ngpus GPUs, printing
+ * a table; 0, or the exit code after saying why. */
+static int measure(int ngpus, int reps, double* alpha, double* beta) {
   prof P;
   memset(&P, 0, sizeof P);
   P.n = ngpus;
@@ -176,8 +213,10 @@ int cmd_profile(int argc, char** argv) {
   /* The runtime's default FIFOs (what plans run on): 32 channels a peer, enough for the link's
    * PROF_LINK_TBS threadblocks. */
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
+  cfg.nodes = 1; /* the GPUs of this machine, whatever KILN_EMULATE_NODES says */
   if (kilnCommCreateAll(ngpus, nc, &cfg, P.kc) != KILN_SUCCESS) {
     fprintf(stderr, "kiln profile: %s\n", kilnLastError());
+    for (int r = 0; r < ngpus; r++) ncclCommDestroy(nc[r]);
     return 1;
   }
   /* One threadblock: 32 KB (α) and 8 MB (its β); the link: 16 and 64 MB over linkTbs
@@ -198,7 +237,6 @@ int cmd_profile(int argc, char** argv) {
     cudaMalloc(&P.buf[r][1], bufElems * 4);
     cudaMemset(P.buf[r][0], 1, bufElems * 4);
   }
-  double alpha[PROF_MAX][PROF_MAX], beta[PROF_MAX][PROF_MAX];
   int rc = 0;
   printf("beta over %d threadblocks a pair\n%-6s %10s %12s %10s %14s\n", linkTbs, "pair", "alpha_us", "beta_us/MB",
          "GB/s", "1 block GB/s");
@@ -222,10 +260,10 @@ int cmd_profile(int argc, char** argv) {
         const double al = (tSeq - tOnce) / (PROF_CHUNKS - 1);
         const double be1 = (tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6);
         const double be = (tLink1 - tLink0) / ((linkBigElems - linkSmallElems) * 4 / 1e6);
-        alpha[a][b] = al > 0 ? al : 0;
-        beta[a][b] = be > 0 ? be : 0;
-        printf("%d->%d %10.3f %12.3f %10.1f %14.1f\n", a, b, alpha[a][b], beta[a][b],
-               beta[a][b] > 0 ? 1e6 / beta[a][b] / 1e3 : 0, be1 > 0 ? 1e6 / be1 / 1e3 : 0);
+        alpha[a * ngpus + b] = al > 0 ? al : 0;
+        beta[a * ngpus + b] = be > 0 ? be : 0;
+        printf("%d->%d %10.3f %12.3f %10.1f %14.1f\n", a, b, alpha[a * ngpus + b], beta[a * ngpus + b],
+               beta[a * ngpus + b] > 0 ? 1e6 / beta[a * ngpus + b] / 1e3 : 0, be1 > 0 ? 1e6 / be1 / 1e3 : 0);
       }
       free_all(&P, xs);
       free_all(&P, xo);
@@ -242,36 +280,6 @@ int cmd_profile(int argc, char** argv) {
       rc = 1;
     }
   }
-  if (rc == 0 && uniform) {
-    double sa = 0, sb = 0;
-    for (int a = 0; a < ngpus; a++)
-      for (int b = 0; b < ngpus; b++)
-        if (a != b) { sa += alpha[a][b]; sb += beta[a][b]; }
-    const double m = (double)ngpus * (ngpus - 1);
-    for (int a = 0; a < ngpus; a++)
-      for (int b = 0; b < ngpus; b++) { alpha[a][b] = sa / m; beta[a][b] = sb / m; }
-    printf("uniform: alpha %.3f us, beta %.3f us/MB\n", sa / m, sb / m);
-  }
-  if (rc == 0) {
-    size_t cap = 256 + (size_t)ngpus * ngpus * 128;
-    char* xml = malloc(cap);
-    size_t len = (size_t)snprintf(xml, cap, "<topology name=\"profiled\" nodes=\"1\" gpus_per_node=\"%d\">\n  <node>\n", ngpus);
-    for (int a = 0; a < ngpus; a++)
-      for (int b = 0; b < ngpus; b++)
-        if (a != b)
-          len += (size_t)snprintf(xml + len, cap - len,
-                                  "    <link src=\"%d\" dst=\"%d\" alpha=\"%.3f\" beta=\"%.4f\" mult=\"1\" kind=\"nvlink\"/>\n",
-                                  a, b, alpha[a][b], beta[a][b]);
-    len += (size_t)snprintf(xml + len, cap - len, "  </node>\n</topology>\n");
-    kilnTopology* t = NULL;
-    if (kilnTopologyReadMemory(xml, len, "profile", &t) != KILN_SUCCESS ||
-        kilnTopologyWriteFile(t, out ? out : "-") != KILN_SUCCESS) {
-      fprintf(stderr, "kiln profile: %s\n", kilnLastError());
-      rc = 1;
-    }
-    kilnTopologyFree(t);
-    free(xml);
-  }
   for (int r = 0; r < ngpus; r++) {
     cudaSetDevice(r);
     cudaFree(P.buf[r][0]);
@@ -280,6 +288,70 @@ int cmd_profile(int argc, char** argv) {
   }
   kilnCommDestroyAll(ngpus, P.kc);
   for (int r = 0; r < ngpus; r++) ncclCommDestroy(nc[r]);
+  return rc;
+}
+
+int cmd_profile(int argc, char** argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+  profOpts o;
+  int rc = parseArgs(argc, argv, &o);
+  if (rc) return rc;
+  if (!cliOutputWritable("profile", o.out)) return 2;
+  int visible = 0;
+  const cudaError_t ce = cudaGetDeviceCount(&visible);
+  if (ce != cudaSuccess || visible < 1) {
+    fprintf(stderr, "kiln profile: no GPU here (%s): it describes and measures GPUs\n",
+            ce != cudaSuccess ? cudaGetErrorString(ce) : "none visible");
+    return 1;
+  }
+  if (o.ngpus > visible) {
+    fprintf(stderr, "kiln profile: --gpus %d: %d visible here\n", o.ngpus, visible);
+    return 1;
+  }
+  const int ngpus = o.ngpus ? o.ngpus : visible > PROF_MAX ? PROF_MAX : visible;
+  /* The structure: bus ids from CUDA, PCI paths and NICs from sysfs, NVLinks from NVML. */
+  static kilnMachine m;
+  memset(&m, 0, sizeof m);
+  m.ngpus = ngpus;
+  for (int g = 0; g < ngpus; g++)
+    if (cudaDeviceGetPCIBusId(m.gpu[g].busId, (int)sizeof m.gpu[g].busId, g) != cudaSuccess) {
+      fprintf(stderr, "kiln profile: GPU %d: no PCI bus id\n", g);
+      return 1;
+    }
+  if (kilnMachinePci(&m, "/") != KILN_SUCCESS) {
+    fprintf(stderr, "kiln profile: reading /sys: %s\n", kilnLastError());
+    return 1;
+  }
+  char why[256];
+  if (!kilnMachineNvml(&m, why, sizeof why))
+    fprintf(stderr, "kiln profile: %s: NVLinks unknown, every pair is measured as a link\n", why);
+  kilnMachineDescribe(&m, stdout);
+  static double alpha[PROF_MAX * PROF_MAX], beta[PROF_MAX * PROF_MAX];
+  if (ngpus >= 2 && (rc = measure(ngpus, o.reps, alpha, beta)) != 0) return rc;
+  if (ngpus >= 2 && o.uniform) {
+    double sa = 0, sb = 0;
+    for (int a = 0; a < ngpus; a++)
+      for (int b = 0; b < ngpus; b++)
+        if (a != b) {
+          sa += alpha[a * ngpus + b];
+          sb += beta[a * ngpus + b];
+        }
+    const double n = (double)ngpus * (ngpus - 1);
+    for (int a = 0; a < ngpus * ngpus; a++) {
+      alpha[a] = sa / n;
+      beta[a] = sb / n;
+    }
+    printf("uniform: alpha %.3f us, beta %.3f us/MB\n", sa / n, sb / n);
+  }
+  kilnTopology* t = NULL;
+  if (kilnMachineTopology(&m, "profiled", ngpus >= 2 ? alpha : NULL, ngpus >= 2 ? beta : NULL, o.nodes, o.nicAlpha,
+                          o.nicBeta, &t) != KILN_SUCCESS ||
+      kilnTopologyWriteFile(t, o.out ? o.out : "-") != KILN_SUCCESS) {
+    fprintf(stderr, "kiln profile: %s\n", kilnLastError());
+    rc = 1;
+  }
+  kilnTopologyFree(t);
   return rc;
 }
 #endif

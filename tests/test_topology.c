@@ -676,10 +676,10 @@ Test(topology, cli_profile_arguments) {
     cr_expect(eq(int, rc, 1), "%s", out);
   } else {
     expect_kiln(out, sizeof out, 2, "--reps 0", "profile --reps 0");
-    expect_kiln(out, sizeof out, 2, "--gpus 1", "profile --gpus 1");
+    expect_kiln(out, sizeof out, 2, "--gpus 17", "profile --gpus 17");
     expect_kiln(out, sizeof out, 2, "twice", "profile -o %s/a.xml -o %s/b.xml", dir, dir);
     expect_kiln(out, sizeof out, 2, NULL, "profile --bogus");
-    if (strstr(out, "visible here")) cr_expect(eq(int, rc, 1), "%s", out);
+    if (strstr(out, "visible here") || strstr(out, "no GPU here")) cr_expect(eq(int, rc, 1), "%s", out);
   }
   if (rc != 0) cr_expect(access(path, F_OK) != 0, "a failed profile left %s", path);
   unlink(path);
