@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../solver/phases.h" /* kilnEmulateNodesSetting */
 #include "kiln_dev.h"
 #include "runtime_internal.h"
 
@@ -22,6 +23,23 @@
 
 int kilnCommRank(kilnComm_t comm) { return comm ? comm->rank : -1; }
 int kilnCommSize(kilnComm_t comm) { return comm ? comm->nranks : -1; }
+int kilnCommNodes(kilnComm_t comm) { return comm ? comm->nnodes : -1; }
+
+/* The nodes asked for (kilnCommConfig.nodes, else KILN_EMULATE_NODES): *k >= 1, or 0 to take
+ * NCCL's view at step 4. A split that does not divide the ranks is refused. */
+static kilnResult_t askedNodes(const kilnCommConfig* cfg, int rank, int nranks, int* k) {
+  *k = cfg->nodes;
+  if (*k == 0) {
+    *k = kilnEmulateNodesSetting();
+    if (*k < 0)
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: KILN_EMULATE_NODES=%s is not a positive integer", rank,
+                          getenv("KILN_EMULATE_NODES"));
+  }
+  if (*k > 0 && nranks % *k != 0)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: %d ranks do not split into %d nodes of equal size "
+                        "(kilnCommConfig.nodes or KILN_EMULATE_NODES)", rank, nranks, *k);
+  return KILN_SUCCESS;
+}
 
 /* The device API of NCCL has no stable ABI: only the NCCL these headers come from will do. */
 static kilnResult_t checkNcclVersion(void) {
@@ -44,11 +62,11 @@ static kilnResult_t checkConfig(const kilnCommConfig* cfg) {
   if (cfg->maxChannels < 1 || cfg->maxChannels > 64 || cfg->nslots < 2 || cfg->nslots > 64 ||
       cfg->slotBytes < 4096 || cfg->slotBytes > ((size_t)64 << 20) || cfg->slotBytes % 4096 != 0 ||
       cfg->threads < 64 || cfg->threads > 512 || cfg->threads % 32 != 0 || cfg->timeoutMs < 1 ||
-      cfg->symBytes > ((size_t)64 << 30) || cfg->symBytes % 8192 != 0)
+      cfg->symBytes > ((size_t)64 << 30) || cfg->symBytes % 8192 != 0 || cfg->nodes < 0)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "kilnCommConfig out of range (maxChannels 1..64, nslots 2..64, slotBytes a "
                         "multiple of 4096 up to 64 MiB, threads 64..512 by 32, timeoutMs >= 1, symBytes a "
-                        "multiple of 8192 up to 64 GiB)");
+                        "multiple of 8192 up to 64 GiB, nodes >= 0)");
   return KILN_SUCCESS;
 }
 
@@ -143,10 +161,14 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   if (!c) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for a communicator");
   c->dev = -1;
   c->nccl = nccl;
+  int k = 0;
   if (ncclCommUserRank(nccl, &c->rank) != ncclSuccess || ncclCommCount(nccl, &c->nranks) != ncclSuccess ||
       ncclCommCuDevice(nccl, &c->dev) != ncclSuccess) {
     res = kilnSetError(KILN_ERR_NCCL, "cannot query the NCCL communicator (rank, size, device)");
-  } else {
+  } else if ((res = askedNodes(cfg, c->rank, c->nranks, &k)) == KILN_SUCCESS) {
+    c->emulatedNodes = k > 0;
+    c->nnodes = k > 0 ? k : 1;
+    c->nodeSize = c->nranks / c->nnodes;
     res = commAlloc(c, cfg);
   }
   if (res != KILN_SUCCESS) {
@@ -195,28 +217,55 @@ static kilnResult_t commSettle(struct kilnComm* c, const char* what) {
   return KILN_SUCCESS;
 }
 
-/* Step 4 (local): every rank reachable by load/store, peer addresses. */
+/* The nodes of a communicator whose ranks do not all share memory, or that asked for a split:
+ * those of more than one node run plans in phases (internode.c) and have no symmetric-memory
+ * kernels (their staging stays unused) and no clique. */
+static void commNodesSettled(struct kilnComm* c) {
+  if (c->nnodes > 1) c->symHalf = 0;
+  if (getenv("KILN_DEBUG"))
+    fprintf(stderr, "kiln: rank %d: %d node%s of %d ranks (%s)%s\n", c->rank, c->nnodes, c->nnodes > 1 ? "s" : "",
+            c->nodeSize, c->emulatedNodes ? "emulated: kilnCommConfig.nodes or KILN_EMULATE_NODES" : "NCCL's load/store teams",
+            c->nnodes > 1 ? ": steps between nodes go through NCCL's point-to-point calls" : "");
+}
+
+/* Step 4 (local): the nodes (NCCL's load/store team, or the split asked for, which must lie
+ * within it), and the addresses of the peers of this rank's node. */
 static kilnResult_t commFinish(struct kilnComm* c) {
-  kilnResult_t res = KILN_SUCCESS;
   cudaSetDevice(c->dev);
-  int n = 0;
-  int lsa = kilnNcclDevCommLsaSize(c->devComm, &n);
-  if (lsa != c->nranks)
+  int lsaRank = 0, lsaSize = 0;
+  kilnNcclDevCommTeam(c->devComm, &lsaRank, &lsaSize, &c->ginContexts);
+  const int lsaFirst = c->rank - lsaRank;
+  if (!c->emulatedNodes) {
+    if (lsaSize < 1 || c->nranks % lsaSize != 0 || lsaFirst != c->rank / lsaSize * lsaSize)
+      return kilnSetError(KILN_ERR_UNSUPPORTED,
+                          "rank %d: NCCL's load/store team of this rank is ranks %d..%d of %d: kiln needs nodes of "
+                          "consecutive ranks, as many on each", c->rank, lsaFirst, lsaFirst + lsaSize - 1, c->nranks);
+    c->nnodes = c->nranks / lsaSize;
+    c->nodeSize = lsaSize;
+  }
+  const int first = c->rank / c->nodeSize * c->nodeSize;
+  if (first < lsaFirst || first + c->nodeSize > lsaFirst + lsaSize)
     return kilnSetError(KILN_ERR_UNSUPPORTED,
-                        "rank %d: only %d of %d ranks share memory with this one (LSA team); kiln "
-                        "needs every rank reachable by NVLink peer pointers", c->rank, lsa, c->nranks);
+                        "rank %d: its node of ranks %d..%d (%d nodes asked for) reaches past NCCL's load/store team "
+                        "(ranks %d..%d): ranks of a node must share memory",
+                        c->rank, first, first + c->nodeSize - 1, c->nnodes, lsaFirst, lsaFirst + lsaSize - 1);
   int e = kilnNcclPeerPointers(c->window, c->nranks, c->peerScratch, (void**)c->peers);
   if (e != 0)
     return kilnSetError(KILN_ERR_CUDA, "rank %d: reading peer addresses: %s", c->rank,
                         cudaGetErrorString((cudaError_t)e));
+  /* Outside the load/store team the device API's address is arithmetic on the team's, not a
+   * mapping: only the node's peers keep one. */
+  for (int p = 0; p < c->nranks; p++)
+    if (!kilnCommSameNode(c, p)) c->peers[p] = NULL;
   if (getenv("KILN_DEBUG"))
     for (int p = 0; p < c->nranks; p++)
       fprintf(stderr, "kiln: rank %d window %p (%zu bytes) peer %d at %p\n", c->rank, (void*)c->win,
               c->winBytes, p, (void*)c->peers[p]);
   for (int p = 0; p < c->nranks; p++)
-    if (!c->peers[p])
+    if (kilnCommSameNode(c, p) && !c->peers[p])
       return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: no address for peer %d", c->rank, p);
-  return res;
+  commNodesSettled(c);
+  return KILN_SUCCESS;
 }
 
 void kilnAgreeClose(kilnAgreement* g) {
@@ -506,6 +555,8 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
   kilnCommConfig def = KILN_COMM_CONFIG_INITIALIZER;
   if (!cfg) cfg = &def;
   kilnResult_t res = checkConfig(cfg);
+  int k = 0;
+  if (res == KILN_SUCCESS) res = askedNodes(cfg, 0, n, &k);
   if (res != KILN_SUCCESS) return res;
   int saveDev = 0;
   cudaGetDevice(&saveDev);
@@ -537,6 +588,9 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
     c->dev = devs[i];
     c->nsm = sms / here;
     c->sharedWin = true;
+    c->emulatedNodes = k > 0;
+    c->nnodes = k > 0 ? k : 1;
+    c->nodeSize = n / c->nnodes;
     cs[i] = c;
     res = commAlloc(c, cfg);
     /* Ranks that share a GPU launch their symmetric kernels without programmatic serialization:
@@ -545,8 +599,10 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
      * blocks each, allgather 512 KiB in CUDA graphs of 20 calls, time out with it). */
     if (here > 1) c->symPdl = false;
   }
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++)
-    for (int p = 0; p < n; p++) cs[i]->peers[p] = cs[p]->win;
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) {
+    for (int p = 0; p < n; p++) cs[i]->peers[p] = kilnCommSameNode(cs[i], p) ? cs[p]->win : NULL;
+    if (i == 0 || cs[i]->nnodes > 1) commNodesSettled(cs[i]);
+  }
   for (int i = 0; i < n; i++) {
     if (res == KILN_SUCCESS) out[i] = cs[i];
     else commFree(cs[i]);
@@ -651,7 +707,20 @@ kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError) {
   if (!comm || !asyncError) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommGetAsyncError: NULL argument");
   int e = *(volatile int*)comm->errHost;
   *asyncError = e == 0 ? KILN_SUCCESS : KILN_ERR_TIMEOUT;
-  if (e != 0) kilnSetError(KILN_ERR_TIMEOUT, "rank %d: a kiln kernel gave up waiting for a peer", comm->rank);
+  if (e != 0) {
+    kilnSetError(KILN_ERR_TIMEOUT, "rank %d: a kiln kernel gave up waiting for a peer", comm->rank);
+    return KILN_SUCCESS;
+  }
+  /* Between nodes kiln's calls are NCCL's own (a peer of another node that died or never came):
+   * NCCL's asynchronous error is the communicator's. */
+  if (comm->nnodes > 1 && !comm->sharedWin && !__atomic_load_n(&comm->aborted, __ATOMIC_ACQUIRE)) {
+    ncclResult_t ne = ncclSuccess;
+    if (ncclCommGetAsyncError(comm->nccl, &ne) == ncclSuccess && ne != ncclSuccess && ne != ncclInProgress) {
+      *asyncError = KILN_ERR_NCCL;
+      kilnSetError(KILN_ERR_NCCL, "rank %d: NCCL's asynchronous error between nodes: %s", comm->rank,
+                   ncclGetErrorString(ne));
+    }
+  }
   return KILN_SUCCESS;
 }
 
@@ -666,6 +735,9 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
   if (c->sharedWin)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: kilnCommWindowAdd: a communicator made without NCCL "
                         "(kilnCommCreateShared) has no NCCL windows", c->rank);
+  if (c->nnodes > 1)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: kilnCommWindowAdd: a communicator of %d nodes has no "
+                        "symmetric-memory kernels to use the window", c->rank, c->nnodes);
   /* Windows may overlap (PyTorch's symmetric memory registers one per tensor, several in one
    * segment): a call takes the newest that holds its buffer (kilnUserWindowPeers). */
   for (int i = 0; i < c->nuwins; i++)

@@ -29,12 +29,11 @@ struct kilnExec {
   uint64_t* progress;
   uint64_t* callSeq;
   unsigned long long* done;
-  char* scratch;
-  size_t scratchBytes;
-  char** retired;            /* scratch buffers growths replaced and kept (runCall) */
-  int nretired;
+  kilnScratch scratch;
   const kilnRegistryEntry* baked; /* gen/: baked plan of the same shape, or NULL */
   bool useBaked;
+  struct kilnPhased* phased; /* a communicator of several nodes: the plan cut into phases
+                              * (internode.c), whose kernel phases are execs of their own */
 };
 
 #define CUDA_TRY(call, label)                                                                   \
@@ -181,6 +180,11 @@ static size_t sliceCap(int proto, size_t slotBytes, int maxcnt, size_t es) {
 
 void kilnExecFree(kilnExec_t x) {
   if (!x) return;
+  if (x->phased) {
+    kilnPhasedFree(x->phased);
+    free(x);
+    return;
+  }
   int save = 0;
   cudaGetDevice(&save);
   cudaSetDevice(x->comm->dev);
@@ -192,11 +196,56 @@ void kilnExecFree(kilnExec_t x) {
   cudaFree(x->done);
   /* The caller waited for the communicator's last call (and must not replay graphs of this exec
    * any more): no kernel uses them. */
-  cudaFree(x->scratch);
-  for (int i = 0; i < x->nretired; i++) cudaFree(x->retired[i]);
-  free(x->retired);
+  kilnScratchFree(&x->scratch);
   cudaSetDevice(save);
   free(x);
+}
+
+void kilnScratchFree(kilnScratch* s) {
+  cudaFree(s->p);
+  for (int i = 0; i < s->nretired; i++) cudaFree(s->retired[i]);
+  free(s->retired);
+  memset(s, 0, sizeof *s);
+}
+
+kilnResult_t kilnScratchGrow(kilnScratch* s, size_t need, int rank) {
+  if (need <= s->bytes) return KILN_SUCCESS;
+  /* The buffer a growth replaces is kept until the exec is freed, never freed here: a CUDA graph
+   * captured before may replay on it, launches queued in an open group may still use it, and
+   * cudaFree waits for every kernel on the GPU, among them kernels that wait for launches this
+   * thread has yet to make (8 ranks on 4 GPUs: the same call's kernel of the other rank there,
+   * so every rank would time out). The size at least doubles where memory allows, so the kept
+   * buffers together stay under the current one. (A stream-ordered free after the
+   * communicator's last call would miss the captured graphs: their launches are not in that
+   * chain.) */
+  if (s->p) { /* room to keep it, before anything is allocated */
+    char** r = (char**)realloc(s->retired, (size_t)(s->nretired + 1) * sizeof(char*));
+    if (!r) return kilnSetError(KILN_ERR_NO_MEMORY, "rank %d: keeping a replaced scratch buffer", rank);
+    s->retired = r;
+  }
+  size_t want = s->bytes > need / 2 ? 2 * s->bytes : need;
+  /* Inside a stream capture cudaMalloc is an unsafe call that would end it (global or
+   * thread-local mode): relaxed for the allocation, as allocators do. The graph keeps the new
+   * buffer as any later call does. */
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  char* grown = NULL;
+  if (want > need && cudaMalloc((void**)&grown, want) != cudaSuccess) {
+    cudaGetLastError(); /* out of memory for the double: the need alone, then */
+    grown = NULL;
+    want = need;
+  }
+  const cudaError_t ge = grown ? cudaSuccess : cudaMalloc((void**)&grown, want);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (ge != cudaSuccess) {
+    cudaGetLastError();
+    return kilnSetError(KILN_ERR_CUDA, "rank %d: %zu bytes of scratch for the plan: cudaMalloc: %s", rank, want,
+                        cudaGetErrorString(ge));
+  }
+  if (s->p) s->retired[s->nretired++] = s->p;
+  s->p = grown;
+  s->bytes = want;
+  return KILN_SUCCESS;
 }
 
 kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
@@ -213,12 +262,28 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
     kilnPlanFree(lowered);
     return lr;
   }
-  const int rank = c->rank;
   if (p->ngpus != c->nranks)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s is for %d ranks, the communicator has %d",
                         p->name, p->ngpus, c->nranks);
   kilnResult_t cr = kilnPlanCheckRuntime(p);
   if (cr != KILN_SUCCESS) return cr;
+  if (c->nnodes <= 1) return kilnExecLoadPart(c, p, out);
+  /* Several nodes: the plan cut into phases, each kernel phase an exec of its own. */
+  struct kilnExec* x = calloc(1, sizeof(*x));
+  if (!x) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory loading plan %s", p->name);
+  x->comm = c;
+  x->coll = p->coll;
+  const kilnResult_t res = kilnPhasedLoad(c, p, &x->phased);
+  if (res != KILN_SUCCESS) {
+    free(x);
+    return res;
+  }
+  *out = x;
+  return KILN_SUCCESS;
+}
+
+kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
+  const int rank = c->rank;
   int inN = 0, outN = 0, k = 0;
   kilnResult_t res = planGeometry(p, &inN, &outN, &k, false);
   if (res != KILN_SUCCESS) return res;
@@ -363,12 +428,14 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   return kilnPlanServes(p, inplace);
 }
 
-static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
-                            kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
-  if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: NULL exec");
+/* kilnRun's checks and the launch's arguments, scratch aside: *need the scratch bytes the call
+ * takes; *none when there is nothing to launch (no elements, or no threadblock on this rank). */
+static kilnResult_t callArgs(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
+                             kilnRedOp_t op, kilnDevArgs* out, size_t* need, bool* none) {
   struct kilnComm* c = x->comm;
   const int rank = c->rank, n = c->nranks;
   const size_t es = kilnDataTypeSize(dtype);
+  *none = true;
   if (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype, (int)op);
   kilnResult_t checked = kilnCommCallCheck(c, count, sendbuf, recvbuf);
@@ -430,65 +497,56 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
     a.avgBuf = a.bufs[KILN_DEV_BUF_OUTPUT];
     a.avgElems = count;
   }
+  *out = a;
+  *need = x->scratchChunks > 0 ? (size_t)x->scratchChunks * Lr * es : 0;
+  *none = false;
+  return KILN_SUCCESS;
+}
 
+/* The launch of x's kernel for a call (l->capturing left to the caller). */
+static void launchOf(kilnExec_t x, kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream, const kilnDevArgs* a,
+                     kilnLaunch* l) {
+  memset(l, 0, sizeof *l);
+  l->comm = x->comm;
+  l->stream = stream;
+  l->baked = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
+  l->dtype = (int)dtype;
+  l->threads = x->comm->cfg.threads;
+  l->sym = false;
+  l->args = *a;
+}
+
+kilnResult_t kilnExecPartLaunch(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
+                                kilnRedOp_t op, cudaStream_t stream, char* scratch, kilnLaunch* l, bool* none) {
+  kilnDevArgs a;
+  size_t need = 0;
+  const kilnResult_t res = callArgs(x, sendbuf, recvbuf, count, dtype, op, &a, &need, none);
+  if (res != KILN_SUCCESS || *none) return res;
+  if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = scratch;
+  launchOf(x, dtype, op, stream, &a, l);
+  return KILN_SUCCESS;
+}
+
+static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                            kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
+  if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: NULL exec");
+  if (x->phased) return kilnPhasedRun(x->phased, sendbuf, recvbuf, count, dtype, op, stream);
+  struct kilnComm* c = x->comm;
+  kilnDevArgs a;
+  size_t need = 0;
+  bool none = true;
+  kilnResult_t res = callArgs(x, sendbuf, recvbuf, count, dtype, op, &a, &need, &none);
+  if (res != KILN_SUCCESS || none) return res;
   /* Per call: no allocation (except growing scratch), no copy, no sync; device switches only when
    * the caller's current device is another one, and not for a launch queued in a group (its end
    * switches, also for the default-stream handles, which name the current device's stream). */
-  kilnResult_t res = KILN_SUCCESS;
-  const size_t need = x->scratchChunks > 0 ? (size_t)x->scratchChunks * Lr * es : 0;
-  const int save = kilnEnterDevice(c, need > x->scratchBytes);
-  kilnLaunch l;
-  l.comm = c;
-  l.stream = stream;
-  l.baked = x->useBaked ? kilnRegistryKernel(x->baked, dtype, op) : NULL;
-  l.dtype = (int)dtype;
-  l.threads = c->cfg.threads;
-  l.sym = false;
-  if (need > x->scratchBytes) {
-    /* The buffer a growth replaces is kept until kilnExecFree, never freed here: a CUDA graph
-     * captured before may replay on it, launches queued in an open group may still use it, and
-     * cudaFree waits for every kernel on the GPU, among them kernels that wait for launches this
-     * thread has yet to make (8 ranks on 4 GPUs: the same call's kernel of the other rank there,
-     * so every rank would time out). The size at least doubles where memory allows, so the kept
-     * buffers together stay under the current one. (A stream-ordered free after the
-     * communicator's last call would miss the captured graphs: their launches are not in that
-     * chain.) */
-    if (x->scratch) { /* room to keep it, before anything is allocated */
-      char** r = (char**)realloc(x->retired, (size_t)(x->nretired + 1) * sizeof(char*));
-      if (!r) {
-        res = kilnSetError(KILN_ERR_NO_MEMORY, "rank %d: keeping a replaced scratch buffer", rank);
-        goto out;
-      }
-      x->retired = r;
-    }
-    size_t want = x->scratchBytes > need / 2 ? 2 * x->scratchBytes : need;
-    /* Inside a stream capture cudaMalloc is an unsafe call that would end it (global or
-     * thread-local mode): relaxed for the allocation, as allocators do. The graph keeps the new
-     * buffer as any later call does. */
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    char* grown = NULL;
-    if (want > need && cudaMalloc((void**)&grown, want) != cudaSuccess) {
-      cudaGetLastError(); /* out of memory for the double: the need alone, then */
-      grown = NULL;
-      want = need;
-    }
-    const cudaError_t ge = grown ? cudaSuccess : cudaMalloc((void**)&grown, want);
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    if (ge != cudaSuccess) {
-      cudaGetLastError();
-      res = kilnSetError(KILN_ERR_CUDA, "rank %d: %zu bytes of scratch for the plan: cudaMalloc: %s", rank,
-                         want, cudaGetErrorString(ge));
-      goto out;
-    }
-    if (x->scratch) x->retired[x->nretired++] = x->scratch;
-    x->scratch = grown;
-    x->scratchBytes = want;
+  const int save = kilnEnterDevice(c, need > x->scratch.bytes);
+  if ((res = kilnScratchGrow(&x->scratch, need, c->rank)) == KILN_SUCCESS) {
+    if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch.p;
+    kilnLaunch l;
+    launchOf(x, dtype, op, stream, &a, &l);
+    res = kilnLaunchSubmit(&l);
   }
-  if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch;
-  l.args = a;
-  res = kilnLaunchSubmit(&l);
-out:
   kilnLeaveDevice(c, save);
   return res;
 }
@@ -567,13 +625,14 @@ out:
 }
 
 bool kilnExecUseBaked(kilnExec_t x, bool on) {
-  if (!x) return false;
+  if (!x || x->phased) return false;
   x->useBaked = on && x->baked != NULL;
   return x->baked != NULL;
 }
 
 kilnResult_t kilnExecSetCalls(kilnExec_t x, uint64_t calls) {
   if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnExecSetCalls: NULL exec");
+  if (x->phased) return kilnSetError(KILN_ERR_UNSUPPORTED, "kilnExecSetCalls: a plan cut into phases");
   struct kilnComm* c = x->comm;
   const int rank = c->rank;
   const size_t ntb = (size_t)x->ntbs + 1;

@@ -45,7 +45,7 @@ typedef struct {
 } launchList;
 
 static _Thread_local int depth;
-static _Thread_local launchList queued, byDev;
+static _Thread_local launchList queued, byDev, phased;
 static _Thread_local kilnResult_t groupErr;         /* first failed call of the open group */
 static _Thread_local char groupErrMsg[KILN_GROUP_MSG];
 
@@ -111,8 +111,10 @@ static void freeThreadScratch(void* unused) {
   (void)unused;
   free(queued.v);
   free(byDev.v);
+  free(phased.v);
   memset(&queued, 0, sizeof queued);
   memset(&byDev, 0, sizeof byDev);
+  memset(&phased, 0, sizeof phased);
   kilnSymFreeThreadScratch();
 }
 
@@ -301,6 +303,20 @@ kilnResult_t kilnGroupEnd(void) {
       return kilnSetError(e, "none of the group was launched: %s", why);
     }
   }
+  /* Calls of plans cut into phases (communicators of several nodes) go after the others, together
+   * (internode.c). */
+  phased.n = 0;
+  size_t kept = 0;
+  for (size_t i = 0; i < queued.n; i++) {
+    if (!queued.v[i].phased) {
+      queued.v[kept++] = queued.v[i];
+    } else if (!listPush(&phased, &queued.v[i])) {
+      if (save >= 0) cudaSetDevice(save);
+      queued.n = 0;
+      return kilnSetError(KILN_ERR_NO_MEMORY, "none of the group was launched: out of memory");
+    }
+  }
+  queued.n = kept;
   /* Calls of every rank of a clique go direct into each other's buffers where they can. */
   kilnSymGroupPeers(queued.v, queued.n, kilnPeerAccess);
 
@@ -379,9 +395,14 @@ kilnResult_t kilnGroupEnd(void) {
       atomic_store(&w->busy, 0);
     }
   }
+  if (phased.n > 0) {
+    const kilnResult_t r = kilnPhasedIssue(phased.v, phased.n);
+    keepFirst(r, kilnLastError(), &first, msg);
+  }
   if (save >= 0) cudaSetDevice(save);
   queued.n = 0;
   byDev.n = 0;
+  phased.n = 0;
   if (first != KILN_SUCCESS) return kilnSetError(first, "%s", msg[0] ? msg : kilnResultString(first));
   return KILN_SUCCESS;
 }

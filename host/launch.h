@@ -6,6 +6,15 @@
 #include "kiln_dev.h"
 #include "runtime_internal.h"
 
+/* A call of a plan cut into phases (internode.c): what kilnPhasedRun was given. */
+typedef struct kilnPhasedCall {
+  struct kilnPhased* px;
+  const void* sendbuf;
+  void* recvbuf;
+  size_t count;
+  int op;
+} kilnPhasedCall;
+
 /* One kernel launch of kilnRun, prepared on the calling thread and issued now or, inside a
  * kilnGroupStart/End pair, at the outermost kilnGroupEnd (group.c). */
 typedef struct kilnLaunch {
@@ -16,14 +25,51 @@ typedef struct kilnLaunch {
   bool capturing;          /* stream capture: no ordering event; issued by the calling thread (read
                             * when issued alone, at the group's end in a group) */
   bool sym;                /* the symmetric-memory kernel with symArgs, else a plan with args */
+  bool phased;             /* a call of a plan cut into phases (call): its kernels and NCCL groups,
+                            * issued at the group's end after the other launches (kilnPhasedIssue) */
   bool peerCand;           /* sym, staged: may go direct into the clique's buffers at the group's
                             * end (kilnSymGroupPeers) */
   int symAlgo;             /* sym: the caller's algorithm */
   union {
     kilnDevArgs args;
     kilnSymArgs symArgs;
+    kilnPhasedCall call;
   };
 } kilnLaunch;
+
+/* A plan's scratch buffer: grown on demand (kilnScratchGrow: to need bytes, at least doubling
+ * where memory allows), the buffers it replaced kept until kilnScratchFree (a captured graph or a
+ * queued launch may still use them). Zeroed: empty. */
+typedef struct kilnScratch {
+  char* p;
+  size_t bytes;
+  char** retired;
+  int nretired;
+} kilnScratch;
+kilnResult_t kilnScratchGrow(kilnScratch* s, size_t need, int rank);
+void kilnScratchFree(kilnScratch* s);
+
+/* exec.c: loads p as one kernel on c, whatever c's nodes (kilnPlanLoad's work for a communicator
+ * of one node; internode.c loads each kernel phase with it). */
+kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out);
+/* exec.c: kilnRun's checks and launch for x with the scratch buffer given (sized by the caller),
+ * not issued; *none when there is nothing to launch on this rank. l->capturing is the caller's. */
+kilnResult_t kilnExecPartLaunch(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
+                                kilnRedOp_t op, cudaStream_t stream, char* scratch, kilnLaunch* l, bool* none);
+
+/* internode.c: a plan cut into phases on a communicator of several nodes (solver/phases.h).
+ * kilnPhasedLoad cuts it for c's nodes and loads this rank's kernel phases; kilnPhasedRun is
+ * kilnRun for it: issued now (kernels and ncclGroupStart/ncclSend/ncclRecv/ncclGroupEnd on the
+ * stream, in phase order), or queued in this thread's kiln group; kilnPhasedIssue issues a group's
+ * queued calls (v[0..n), in call order), the k-th call of every communicator together phase by
+ * phase, each group of NCCL calls of all of them in one ncclGroupStart/End (one thread may drive
+ * several ranks). */
+struct kilnPhased;
+kilnResult_t kilnPhasedLoad(struct kilnComm* c, const kilnPlan* p, struct kilnPhased** out);
+void kilnPhasedFree(struct kilnPhased* px);
+kilnResult_t kilnPhasedRun(struct kilnPhased* px, const void* sendbuf, void* recvbuf, size_t count,
+                           kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
+kilnResult_t kilnPhasedIssue(kilnLaunch* v, size_t n);
 
 /* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
  * the call's end. The current device must be l->comm's. */

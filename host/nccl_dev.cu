@@ -26,10 +26,11 @@ extern "C" int kilnNcclDevCommCreate(ncclComm_t comm, void** handle) {
   return (int)ncclSuccess;
 }
 
-extern "C" int kilnNcclDevCommLsaSize(void* handle, int* nranks) {
+extern "C" void kilnNcclDevCommTeam(void* handle, int* lsaRank, int* lsaSize, int* ginContexts) {
   const ncclDevComm* dc = (const ncclDevComm*)handle;
-  if (nranks) *nranks = dc->nRanks;
-  return dc->lsaSize;
+  *lsaRank = dc->lsaRank;
+  *lsaSize = dc->lsaSize;
+  *ginContexts = dc->ginContextCount;
 }
 
 extern "C" int kilnNcclDevCommDestroy(ncclComm_t comm, void* handle) {

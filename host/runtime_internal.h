@@ -15,7 +15,10 @@ extern "C" {
 
 /* nccl_dev.cu. Return ncclResult_t / cudaError_t values. */
 int kilnNcclDevCommCreate(ncclComm_t comm, void** handle);
-int kilnNcclDevCommLsaSize(void* handle, int* nranks);
+/* NCCL's load/store team as the device communicator has it (this rank's place in it and its size:
+ * ranks rank - lsaRank .. + lsaSize share memory with this one) and its GIN contexts
+ * (GPU-initiated networking between nodes; 0 where the network has none). */
+void kilnNcclDevCommTeam(void* handle, int* lsaRank, int* lsaSize, int* ginContexts);
 int kilnNcclDevCommDestroy(ncclComm_t comm, void* handle);
 int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch, void** hostOut);
 
@@ -32,6 +35,12 @@ int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch, void** ho
 struct kilnComm {
   ncclComm_t nccl;
   int rank, nranks, dev, nsm;
+  /* The nodes the ranks form (kilnCommConfig.nodes as settled: nnodes of nodeSize consecutive
+   * ranks; 1 node of all ranks where every rank shares memory). Peers of other nodes have no
+   * peers[] address: plans run cut into phases there (internode.c). */
+  int nnodes, nodeSize;
+  bool emulatedNodes;       /* the split came from kilnCommConfig.nodes or KILN_EMULATE_NODES */
+  int ginContexts;          /* NCCL's device communicator's GIN contexts (0: no GPU-initiated networking) */
   kilnCommConfig cfg;
   size_t fifoBytes, headBase, tailBase, winBytes;
   size_t symFlagBase, symStageBase, symHalf; /* symHalf 0: no symmetric-memory kernels */
@@ -144,6 +153,11 @@ int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const 
 /* sym.c: the blocks of that direct form's kernel (0: the call does not go direct). */
 int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                         kilnDataType_t dtype);
+
+/* Whether rank q is on c's node (its peers[] address exists). */
+static inline bool kilnCommSameNode(const struct kilnComm* c, int q) {
+  return q / c->nodeSize == c->rank / c->nodeSize;
+}
 
 static inline size_t kilnFifoOff(const struct kilnComm* c, int src, int chan) {
   return ((size_t)src * c->cfg.maxChannels + chan) * c->fifoBytes;

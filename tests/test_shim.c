@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fake_nccl.h"
+#include "kiln/plan.h"
 #include "test_util.h"
 #include "shim_api.h"
 
@@ -438,6 +439,125 @@ Test(shim, simulated_group_end_sets_nothing_up) {
   cr_assert(eq(int, simEnd(&info), ncclSuccess));
   cr_assert(eq(int, fakeCalls(), beforeEnd + 1));
   cr_assert(eq(str, fakeCall(beforeEnd)->name, "ncclGroupSimulateEnd"));
+}
+
+/* ---- communicators across nodes: the shape and the plans that fit it ---- */
+
+/* A folder of plans for 4 ranks: a ring allreduce for 2 nodes and a direct one for one node. */
+static char plansDir[64];
+
+static void removePlans(void) {
+  if (plansDir[0]) rm_tree(plansDir);
+  plansDir[0] = '\0';
+}
+
+static void writePlans(void) {
+  snprintf(plansDir, sizeof plansDir, "/tmp/kiln-shim-plans-XXXXXX");
+  cr_assert(mkdtemp(plansDir) != NULL);
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  kilnPlan* p = NULL;
+  char path[128];
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_SUCCESS));
+  p->nnodes = 2;
+  snprintf(p->name, sizeof p->name, "ring-2nodes");
+  snprintf(path, sizeof path, "%s/a.xml", plansDir);
+  cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_SUCCESS));
+  snprintf(p->name, sizeof p->name, "direct-1node");
+  snprintf(path, sizeof path, "%s/b.xml", plansDir);
+  cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS), "%s", kilnLastError());
+  kilnPlanFree(p);
+}
+
+/* Loads the shim over the fake with those plans and KILN_DEBUG=INFO, makes the fake report a
+ * communicator of 4 ranks whose load/store team has lsa ranks, inits rank 0 of it and returns
+ * what the shim logged. */
+static char* initAcrossNodes(int lsa, const char* emulate) {
+  writePlans();
+  setenv("KILN_NCCL_PATH", KILN_FAKE_NCCL_PATH, 1);
+  unsetenv("KILN_DISABLE");
+  setenv("KILN_PLANS", plansDir, 1);
+  setenv("KILN_DEBUG", "INFO", 1);
+  if (emulate) setenv("KILN_EMULATE_NODES", emulate, 1);
+  else unsetenv("KILN_EMULATE_NODES");
+  char logPath[] = "/tmp/kiln-shim-log-XXXXXX";
+  const int fd = mkstemp(logPath);
+  cr_assert(fd >= 0);
+  fflush(stderr);
+  const int saved = dup(2);
+  cr_assert(dup2(fd, 2) == 2);
+  shim = dlopen(KILN_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
+  cr_assert(shim != NULL, "dlopen %s: %s", KILN_SHIM_PATH, dlerror());
+  int (*getVersion)(int*) = (int (*)(int*))sym("ncclGetVersion");
+  int v = 0;
+  getVersion(&v);
+  fake = dlopen(KILN_FAKE_NCCL_PATH, RTLD_NOW | RTLD_NOLOAD);
+  cr_assert(fake != NULL);
+  *(int*)dlsym(fake, "fakeNcclNranks") = 4;
+  *(int*)dlsym(fake, "fakeNcclLsaSize") = lsa;
+  ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
+  ncclComm_t c = NULL;
+  ncclUniqueId id = {{0}};
+  cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
+  cr_assert(eq(ptr, c, FAKE_NCCL_COMM));
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  size_t len = 0;
+  char* log = (char*)readFile(logPath, &len);
+  cr_assert(log != NULL);
+  log = realloc(log, len + 1);
+  log[len] = '\0';
+  close(fd);
+  unlink(logPath);
+  return log;
+}
+
+Test(shim, two_nodes_of_two_take_the_plan_for_two_nodes, .fini = removePlans) {
+  char* log = initAcrossNodes(2, NULL);
+  cr_assert(contains(log, "communicator of 4 ranks: 2 nodes x 2 GPUs (NCCL's load/store team): 1 plan for that shape"),
+            "%s", log);
+  cr_assert(gt(int, lastCallOf("ncclTeamLsa"), -1), "the shim never asked NCCL for the load/store team");
+  /* The fake is no NCCL kiln can use: the setup stops at the communicator, saying why. */
+  cr_assert(contains(log, "kiln communicator not created"), "%s", log);
+  free(log);
+}
+
+Test(shim, one_node_takes_the_plans_that_name_no_nodes, .fini = removePlans) {
+  char* log = initAcrossNodes(4, NULL);
+  cr_assert(not(contains(log, "nodes x")), "%s", log);
+  cr_assert(not(contains(log, "no plan for")), "%s", log);
+  cr_assert(contains(log, "kiln communicator not created"), "%s", log);
+  free(log);
+}
+
+Test(shim, emulated_nodes_without_a_plan_stay_on_nccl, .fini = removePlans) {
+  char* log = initAcrossNodes(4, "4");
+  cr_assert(contains(log, "4 nodes x 1 GPUs (KILN_EMULATE_NODES): 0 plans for that shape"), "%s", log);
+  cr_assert(contains(log, "no plan for 4 nodes x 1 GPUs (2 of 4 ranks for other shapes)"), "%s", log);
+  cr_assert(not(contains(log, "kiln communicator not created")), "no kiln communicator is tried: %s", log);
+  free(log);
+}
+
+Test(shim, emulated_nodes_override_nccls_teams, .fini = removePlans) {
+  char* log = initAcrossNodes(4, "2");
+  cr_assert(contains(log, "2 nodes x 2 GPUs (KILN_EMULATE_NODES): 1 plan for that shape"), "%s", log);
+  free(log);
+}
+
+Test(shim, ranks_that_form_no_nodes_stay_on_nccl, .fini = removePlans) {
+  char* log = initAcrossNodes(3, NULL);
+  cr_assert(contains(log, "does not cut 4 ranks into nodes"), "%s", log);
+  cr_assert(not(contains(log, "kiln communicator not created")), "%s", log);
+  free(log);
+}
+
+Test(shim, a_malformed_emulation_setting_stays_on_nccl, .fini = removePlans) {
+  char* log = initAcrossNodes(4, "x");
+  cr_assert(contains(log, "KILN_EMULATE_NODES=x is not a positive integer"), "%s", log);
+  cr_assert(not(contains(log, "kiln communicator not created")), "%s", log);
+  free(log);
 }
 
 /* ---- the search list (no KILN_NCCL_PATH) ---- */

@@ -5,8 +5,15 @@
  * Plans: the registry's (include/kiln/registry.h): the plans baked into the library, plus those
  * KILN_PLANS names (a ':'-separated list of plan files and folders), loaded once per process.
  *
+ * Shape: a communicator is nodes x GPUs per node, from KILN_EMULATE_NODES where set, else from
+ * NCCL's view (its load/store team: the ranks that share memory with this one form a node). A
+ * communicator of several nodes gets only plans made for that many nodes (the plan's nnodes),
+ * which kiln runs cut into phases (kernels within a node, NCCL's point-to-point calls between
+ * nodes: host/internode.c); one node only plans that name no more than one. KILN_DEBUG=INFO says
+ * the shape, where it came from and which plans fit.
+ *
  * Setup (at init, every rank of the communicator in the same order): skip when the communicator
- * has fewer than 2 ranks or no registry entry has its rank count; else kilnCommCreate and
+ * has fewer than 2 ranks or no registry entry has its rank count and shape; else kilnCommCreate and
  * kilnPlanLoad of each such entry's plan, then the ranks agree through the real NCCL (an
  * allreduce-min of "this rank could load entry i" flags, slot 0 being "kiln communicator
  * created"), so every rank keeps exactly the same plans, or none.
@@ -25,6 +32,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../../solver/phases.h" /* kilnEmulateNodesSetting */
 #include "kiln/kiln.h"
 #include "kiln/plan.h"
 #include "shim.h"
@@ -38,6 +46,7 @@
 struct shimComm {
   ncclComm_t nccl;
   int nranks, rank;
+  int nodes;                      /* nodes x nranks/nodes GPUs (the plans kept are for that shape) */
 #ifdef KILN_SHIM_HAVE_RUNTIME
   kilnComm_t kc;
   struct shimSet* set;            /* communicators set up together in this process, or NULL */
@@ -68,24 +77,65 @@ static void loadPlans(void) {
   int n = kilnRegistryCount();
   for (int i = 0; i < n; i++) {
     const kilnRegistryEntry* e = kilnRegistryAt(i);
-    shimLog(SHIM_LOG_INFO, "plan %s (%s): %s, %d ranks, %s%s%s, bytes [%llu, %llu], %s", e->name,
-            e->xml ? "baked" : e->ident, kilnCollName(e->coll), e->nranks, e->inplace ? "in-place" : "",
-            e->inplace && e->outofplace ? "/" : "", e->outofplace ? "out-of-place" : "",
-            (unsigned long long)e->minBytes, (unsigned long long)e->maxBytes, kilnProtoName(e->proto));
+    const kilnPlan* plan = NULL;
+    const int nodes = shimConfigGet()->log >= SHIM_LOG_INFO && kilnRegistryPlan(e, &plan) == KILN_SUCCESS ? plan->nnodes : 0;
+    shimLog(SHIM_LOG_INFO, "plan %s (%s): %s, %d ranks%s%.0d%s, %s%s%s, bytes [%llu, %llu], %s", e->name,
+            e->xml ? "baked" : e->ident, kilnCollName(e->coll), e->nranks, nodes > 1 ? " on " : "", nodes > 1 ? nodes : 0,
+            nodes > 1 ? " nodes" : "", e->inplace ? "in-place" : "", e->inplace && e->outofplace ? "/" : "",
+            e->outofplace ? "out-of-place" : "", (unsigned long long)e->minBytes, (unsigned long long)e->maxBytes,
+            kilnProtoName(e->proto));
   }
 }
 
-/* The registry's entries for nranks ranks, in registry order (*n of them; free the array). */
-static const kilnRegistryEntry** entriesFor(int nranks, int* n) {
+/* The registry's entries for nranks ranks on `nodes` nodes, in registry order (*n of them; free
+ * the array): plans that name that many nodes, or for one node those that name none. *other: how
+ * many of nranks ranks are for another shape. */
+static const kilnRegistryEntry** entriesFor(int nranks, int nodes, int* n, int* other) {
   pthread_once(&plansOnce, loadPlans);
   int total = kilnRegistryCount();
   const kilnRegistryEntry** v = calloc((size_t)(total > 0 ? total : 1), sizeof *v);
-  *n = 0;
+  *n = *other = 0;
   for (int i = 0; v && i < total; i++) {
     const kilnRegistryEntry* e = kilnRegistryAt(i);
-    if (e && e->nranks == nranks) v[(*n)++] = e;
+    if (!e || e->nranks != nranks) continue;
+    const kilnPlan* plan = NULL;
+    if (kilnRegistryPlan(e, &plan) != KILN_SUCCESS) continue;
+    const int pn = plan->nnodes > 0 ? plan->nnodes : 1;
+    if (pn == nodes) v[(*n)++] = e;
+    else (*other)++;
   }
   return v;
+}
+
+/* The communicator's nodes (shimComm.nodes): KILN_EMULATE_NODES where set, else NCCL's load/store
+ * team (ranks that share memory form a node; 1 where the real NCCL has no team API). 0, with the
+ * reason in why, when the ranks form no nodes of equal size kiln runs. */
+static int commNodes(const shimReal* r, ncclComm_t comm, int nranks, char* why, size_t len) {
+  const int emulated = kilnEmulateNodesSetting();
+  if (emulated < 0) {
+    snprintf(why, len, "KILN_EMULATE_NODES=%s is not a positive integer", getenv("KILN_EMULATE_NODES"));
+    return 0;
+  }
+  if (emulated > 0) {
+    if (nranks % emulated == 0) {
+      snprintf(why, len, "KILN_EMULATE_NODES");
+      return emulated;
+    }
+    snprintf(why, len, "KILN_EMULATE_NODES=%d does not divide %d ranks", emulated, nranks);
+    return 0;
+  }
+  if (!r->ncclTeamLsa) {
+    snprintf(why, len, "one node: this NCCL has no ncclTeamLsa");
+    return 1;
+  }
+  const ncclTeam_t t = r->ncclTeamLsa(comm);
+  if (t.nRanks < 1 || nranks % t.nRanks != 0 || t.stride != 1) {
+    snprintf(why, len, "NCCL's load/store team of this rank (%d ranks, stride %d) does not cut %d ranks into nodes "
+             "of consecutive ranks", t.nRanks, t.stride, nranks);
+    return 0;
+  }
+  snprintf(why, len, "NCCL's load/store team");
+  return nranks / t.nRanks;
 }
 #endif
 
@@ -346,10 +396,28 @@ static void setup(ncclComm_t* ncomm, int n) {
                  "these", n, nranks);
     goto out_free;
   }
-  ents = entriesFor(nranks, &np);
+  char how[256];
+  const int nodes = commNodes(r, ncomm[0], nranks, how, sizeof how);
+  if (nodes < 1) {
+    shimLogKeyed(SHIM_LOG_INFO, "noshape", "communicator of %d ranks: %s: NCCL runs it", nranks, how);
+    goto out_free;
+  }
+  int otherShape = 0;
+  ents = entriesFor(nranks, nodes, &np, &otherShape);
+  if (nodes > 1) {
+    char key[64];
+    snprintf(key, sizeof key, "shape/%d/%d", nranks, nodes);
+    shimLogKeyed(SHIM_LOG_INFO, key, "communicator of %d ranks: %d nodes x %d GPUs (%s): %d plan%s for that shape%s",
+                 nranks, nodes, nranks / nodes, how, np, np == 1 ? "" : "s",
+                 np > 0 ? ", run in phases: kernels within a node, NCCL's point-to-point calls between nodes" : "");
+  }
   if (np == 0) {
-    shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
-                 "communicator, NCCL runs it", nranks);
+    if (nodes > 1)
+      shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d nodes x %d GPUs (%d of %d ranks for other shapes): kiln is "
+                   "not set up on this communicator, NCCL runs it", nodes, nranks / nodes, otherShape, nranks);
+    else
+      shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
+                   "communicator, NCCL runs it", nranks);
     goto out_free;
   }
   for (int c = 0; c < n; c++) {
@@ -358,6 +426,7 @@ static void setup(ncclComm_t* ncomm, int n) {
     if (!sc[c] || !flags[c]) goto out_free;
     sc[c]->nccl = ncomm[c];
     sc[c]->nranks = nranks;
+    sc[c]->nodes = nodes;
     r->ncclCommUserRank(ncomm[c], &sc[c]->rank);
     sc[c]->ents = calloc((size_t)np, sizeof *sc[c]->ents);
     sc[c]->copies = calloc((size_t)np, sizeof *sc[c]->copies);
@@ -369,6 +438,7 @@ static void setup(ncclComm_t* ncomm, int n) {
   /* kiln communicators: one call for the whole set. */
   kilnCommConfig kcfg = KILN_COMM_CONFIG_INITIALIZER;
   kcfg.timeoutMs = shimConfigGet()->timeoutMs;
+  kcfg.nodes = nodes; /* the shape the plans were chosen for (kiln checks it against NCCL's teams) */
   shimPassthrough++;
   kilnResult_t kr = n == 1 ? kilnCommCreate(ncomm[0], &kcfg, &kcs[0])
                            : kilnCommCreateAll(n, ncomm, &kcfg, kcs);
@@ -455,8 +525,8 @@ static void setup(ncclComm_t* ncomm, int n) {
       }
     }
     sc[c]->nexec = kept;
-    shimLogKeyed(SHIM_LOG_INFO, "setup", "kiln set up on a communicator of %d ranks with %d of %d "
-                 "plans", nranks, kept, np);
+    shimLogKeyed(SHIM_LOG_INFO, "setup", "kiln set up on a communicator of %d ranks (%d node%s) with %d of %d "
+                 "plans", nranks, nodes, nodes > 1 ? "s" : "", kept, np);
     if (!insertComm(sc[c])) freeComm(sc[c]);
     sc[c] = NULL;
   }
@@ -839,6 +909,11 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm*
       shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → NCCL: %s", cname,
                    sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
                    inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, why);
+    else if (sc->nodes > 1)
+      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks (%d nodes x %d) %s %s %s (first: %llu B) → kiln plan %s, in "
+                   "phases across nodes", cname, sc->nranks, sc->nodes, sc->nranks / sc->nodes, kilnDataTypeName(dt),
+                   reduces ? kilnRedOpName(op) : "-", inplace ? "in-place" : "out-of-place",
+                   (unsigned long long)bytes, sc->ents[pick]->name);
     else
       shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln plan %s",
                    cname, sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",

@@ -62,9 +62,19 @@ typedef struct kilnCommConfig {
                          * Default 128 MiB (larger rounds: allreduce 1 GiB on 4 GPUs 4594 us
                          * with it, 4707 with 32 MiB); 0 turns those kernels off (kilnSymSelect
                          * then says none) */
+  int nodes;            /* the nodes the ranks form, each of nranks/nodes consecutive ranks. 0 (the
+                         * default): KILN_EMULATE_NODES from the environment where set, else NCCL's
+                         * view: the ranks that share memory (NCCL's load/store team) are a node.
+                         * K >= 1: K nodes, whatever NCCL sees (emulated nodes: K groups of GPUs of
+                         * one machine, the steps between them through NCCL's point-to-point calls as
+                         * between hosts; each node must lie within NCCL's load/store team). A
+                         * communicator of several nodes runs plans cut into phases: kernel phases
+                         * over peer memory within each node, groups of ncclSend/ncclRecv between
+                         * nodes, on the call's stream (host/internode.c); it has no symmetric-memory
+                         * kernels (kilnSymSelect says none) and takes no windows (kilnCommWindowAdd) */
 } kilnCommConfig;
 #define KILN_COMM_CONFIG_INITIALIZER \
-  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, KILN_FIFO_DEPTH_DEFAULT, 512 * 1024, 512, 5000, 128u << 20 }
+  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, KILN_FIFO_DEPTH_DEFAULT, 512 * 1024, 512, 5000, 128u << 20, 0 }
 
 /* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
  * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
@@ -109,6 +119,9 @@ KILN_API kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms);
 KILN_API kilnResult_t kilnCommAbort(kilnComm_t comm);
 KILN_API int kilnCommRank(kilnComm_t comm);
 KILN_API int kilnCommSize(kilnComm_t comm);
+/* The nodes the communicator's ranks form (kilnCommConfig.nodes as it was settled at creation; 1:
+ * every rank reaches every other by load/store), -1 for NULL. */
+KILN_API int kilnCommNodes(kilnComm_t comm);
 /* KILN_SUCCESS, or the first error the GPU recorded (KILN_ERR_TIMEOUT: a peer never arrived;
  * the communicator is then unusable). Does not block. */
 KILN_API kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError);

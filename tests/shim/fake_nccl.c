@@ -14,6 +14,7 @@ FAKE_API int fakeNcclCalls;
 FAKE_API ncclResult_t fakeNcclResult = ncclSuccess;
 FAKE_API int fakeNcclNranks = 1; /* a 1-rank communicator: kiln never sets up on it */
 FAKE_API int fakeNcclRank = 0;
+FAKE_API int fakeNcclLsaSize = 1; /* ncclTeamLsa's answer: ranks that share memory with this one */
 
 FAKE_API fakeNcclRecord* fakeNcclBegin(const char* name) {
   fakeNcclRecord* r = &fakeNcclHistory[fakeNcclCalls++ % FAKE_NCCL_HISTORY];
@@ -63,4 +64,10 @@ FAKE_API ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclU
   FAKE_NCCL_EACH((comm, nranks, commId, rank, config))
   if (comm && fakeNcclResult == ncclSuccess) *comm = FAKE_NCCL_COMM;
   return fakeNcclResult;
+}
+
+FAKE_API ncclTeam_t ncclTeamLsa(ncclComm_t comm) {
+  fakeNcclRecord* fakeRec = fakeNcclBegin("ncclTeamLsa");
+  FAKE_NCCL_EACH((comm))
+  return (ncclTeam_t){fakeNcclLsaSize, fakeNcclRank % fakeNcclLsaSize, 1};
 }
