@@ -656,7 +656,8 @@ void shimWindowsAdded(int n, const shimWindow* w) {
   pthread_mutex_lock(&commsLock);
   for (int i = 0; i < n; i++) {
     const int ci = findIdleIndex(w[i].comm); /* its window table must not change under a launch */
-    if (ci < 0 || !comms[ci]->kc || !w[i].win) continue;
+    /* Across nodes there are no symmetric-memory kernels to use a window. */
+    if (ci < 0 || !comms[ci]->kc || !w[i].win || comms[ci]->nodes > 1) continue;
     shimPassthrough++;
     ok[i] = kilnCommWindowAdd(comms[ci]->kc, w[i].win, w[i].buff, w[i].size) == KILN_SUCCESS;
     shimPassthrough--;
