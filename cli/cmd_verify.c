@@ -61,11 +61,14 @@ static kilnResult_t verify_nodes(const kilnPlan* p, int nodes, const kilnVerifyO
         r = kilnPhasesCheck(ph, q, count, inplace, KILN_MAX, vo->fifo_depth, vo->seed);
     }
   }
+  const bool memory = r == KILN_ERR_UNSUPPORTED && ph; /* memory steps: the cut verified, not run */
+  if (memory) r = KILN_SUCCESS;
   if (r == KILN_SUCCESS) {
     int groups = 0;
     for (int i = 0; i < ph->nphases; i++) groups += ph->phases[i].p2p;
     snprintf(buf, len, "; cut for %d nodes: %d phases (%d kernel, %d groups of NCCL calls), %d messages through "
-             "NCCL (%d received apart)", nodes, ph->nphases, ph->nphases - groups, groups, ph->nmessages, ph->napart);
+             "NCCL (%d received apart)%s", nodes, ph->nphases, ph->nphases - groups, groups, ph->nmessages, ph->napart,
+             memory ? "; its memory steps keep the phases from being run on the CPU" : "");
   }
   kilnPhasesFree(ph);
   kilnPlanFree(q);

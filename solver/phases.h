@@ -114,7 +114,8 @@ int kilnPhasesP2pCalls(const kilnPhases* ph, int i, int rank, uint64_t count, ki
  * deadlock (which rank waits in which phase for what), a send and a receive that disagree (count,
  * order), a message that crosses kernel phases, two calls of one group on the same memory where
  * one writes, and a wrong result (rank, buffer, element). KILN_SUCCESS, or KILN_ERR_VERIFY with
- * the first of those. op: sum, prod, max or min. */
+ * the first of those. op: sum, prod, max or min. Phases with memory steps are not run
+ * (KILN_ERR_UNSUPPORTED): kilnPlanVerify judges those plans. */
 kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_t count, bool inplace,
                              kilnRedOp_t op, int fifoDepth, uint64_t seed);
 

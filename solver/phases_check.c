@@ -370,6 +370,13 @@ kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPhasesCheck: bad arguments");
   if (inplace && plan->coll == KILN_COLL_ALLTOALL)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPhasesCheck: alltoall is never in place");
+  for (int i = 0; i < ph->nphases; i++)
+    for (int r = 0; !ph->phases[i].p2p && r < ph->nranks; r++)
+      for (int t = 0; t < ph->phases[i].plan->gpus[r].ntbs; t++)
+        for (int st = 0; st < ph->phases[i].plan->gpus[r].tbs[t].nsteps; st++)
+          if (kilnStepPeerRole(ph->phases[i].plan->gpus[r].tbs[t].steps[st].type) != KILN_PEER_NONE)
+            return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: the phases' checker runs sends, receives and local "
+                                "steps, not memory steps (rank %d, phase %d)", plan->name, r, i);
   runner x;
   memset(&x, 0, sizeof x);
   x.ph = ph;

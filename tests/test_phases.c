@@ -602,5 +602,9 @@ Test(phases, cli_classic_names_nodes_and_verify_cuts_them) {
   expect_kiln(out, sizeof out, 1, "do not split into 3 nodes", "verify --nodes 3 %s", path);
   expect_kiln(out, sizeof out, 2, "--nodes", "verify --nodes x %s", path);
   expect_kiln(out, sizeof out, 2, "does not divide", "classic ring --coll allreduce --ranks 4 --nodes 3");
+  /* A plan of memory steps (puts into the peers' buffers) verifies on one node, not across two. */
+  expect_kiln(out, sizeof out, 0, NULL, "classic oneshot --coll allreduce --ranks 4 -o %s/o.xml", dir);
+  expect_kiln(out, sizeof out, 0, "OK", "verify %s/o.xml", dir);
+  expect_kiln(out, sizeof out, 1, "memory steps need load/store", "verify --nodes 2 %s/o.xml", dir);
   rm_tree(dir);
 }
