@@ -1,9 +1,11 @@
 /* kiln synth: synthesize a collective from a topology and a communication sketch (TACCL),
  * verify it, and write the plan. Progress on stderr, a summary at the end. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -19,7 +21,7 @@ static void help(FILE* f) {
           "                  [--proto Simple|LL|LL128]\n"
           "                  [--ordering auto|shortest-path-first|longest-path-first]\n"
           "                  [--size BYTES] [--inplace] [--max-tbs N] [--no-symmetry] [--no-contiguity]\n"
-          "                  [--no-fuse] [--node-level auto|on|off] [--quiet]\n"
+          "                  [--no-fuse] [--node-level auto|on|off] [--keep-on-interrupt] [--quiet]\n"
           "Routes (MILP), orders (greedy) and schedules (contiguity MILP) the collective the sketch\n"
           "describes, lowers it to a plan, verifies it and writes it atomically. --time-limit bounds\n"
           "each MILP solve and the greedy ordering's variants of a round (default 60 s; reaching it\n"
@@ -39,15 +41,37 @@ static void help(FILE* f) {
           "--no-contiguity and --no-fuse turn off the sketch's symmetry quotient, the contiguity\n"
           "MILP and fused instructions. --node-level routes on two nodes that stand for all of them\n"
           "and copies the routes onto every node (the MILP stays the size of two nodes; auto: on\n"
-          "topologies of 3 nodes or more). --quiet (-q) drops the progress lines, not the closing\n"
-          "summary; -o is also --output.\n"
+          "topologies of 3 nodes or more). Progress goes to stderr: the step among those planned, an\n"
+          "estimate of the time left, and for each MILP its size, incumbent and bound.\n"
+          "--keep-on-interrupt: Ctrl-C ends the synthesis early and writes the best plan verified so\n"
+          "far (exit 0; a second Ctrl-C quits at once, writing nothing); without it Ctrl-C quits at\n"
+          "once. The plan file is never left half-written. --quiet (-q) drops the progress lines,\n"
+          "not the closing summary; -o is also --output.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }
 
+/* A duration for people: 42s, 3m07s, 1h02m. */
+static void format_duration(double s, char* buf, size_t n) {
+  if (!(s >= 0)) snprintf(buf, n, "?");
+  else if (s < 60) snprintf(buf, n, "%.0fs", s < 1 ? 1 : s);
+  else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+  else snprintf(buf, n, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+/* One line per report: total time, the step among those planned and an estimate of what
+ * remains, the stage and what it does, and for a MILP its size, incumbent and bound. */
 static void progress(const kilnSynthProgress* p, void* user) {
   (void)user;
-  fprintf(stderr, "[%-8s] %6.2fs %s", kilnSynthStageName(p->stage), p->elapsed_s, p->message);
+  char left[32] = "";
+  if (!isnan(p->remaining_s)) {
+    char d[16];
+    format_duration(p->remaining_s, d, sizeof d);
+    snprintf(left, sizeof left, ", ~%s left", d);
+  }
+  fprintf(stderr, "[%-8s] %7.2fs (step %d/%d%s) %s", kilnSynthStageName(p->stage), p->total_s, p->step, p->nsteps,
+          left, p->message);
+  if (p->elapsed_s > 0.05 && !strcmp(p->message, "solving")) fprintf(stderr, " for %.1fs", p->elapsed_s);
   if (p->rows >= 0)
     fprintf(stderr, "  rows %d cols %d%s%.0d ints %d", p->rows, p->cols, p->nonzeros >= 0 ? " nnz " : "",
             p->nonzeros >= 0 ? p->nonzeros : 0, p->integers);
@@ -55,6 +79,20 @@ static void progress(const kilnSynthProgress* p, void* user) {
   if (!isnan(p->bound)) fprintf(stderr, "  bound %.3f us", p->bound);
   if (!isnan(p->gap)) fprintf(stderr, "  gap %.2f%%", 100.0 * p->gap);
   fputc('\n', stderr);
+}
+
+/* --keep-on-interrupt: the first Ctrl-C asks the synthesizer to stop and keep its best plan; the
+ * handler then gives SIGINT back to kiln's own (leave no temporary file, die), so a second
+ * Ctrl-C stops at once. */
+static volatile sig_atomic_t g_stop;
+static struct sigaction g_prev_int;
+
+static void on_interrupt(int sig) {
+  (void)sig;
+  g_stop = 1;
+  static const char msg[] = "\nkiln synth: interrupted: finishing with the best plan so far (Ctrl-C again to quit now)\n";
+  (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+  sigaction(SIGINT, &g_prev_int, NULL);
 }
 
 int cmd_synth(int argc, char** argv) {
@@ -75,6 +113,7 @@ int cmd_synth(int argc, char** argv) {
     if (!strcmp(a, "--no-fuse")) { o.fuse = false; continue; }
     if (!strcmp(a, "--inplace")) { o.inplace = true; continue; }
     if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { quiet = true; continue; }
+    if (!strcmp(a, "--keep-on-interrupt")) { o.keep_on_stop = true; continue; }
     static const char* const valued[] = {"--sketch", "--coll", "-o", "--output", "--time-limit", "--stall",
                                          "--gap", "--max-tbs", "--instances", "--proto", "--size", "--ordering",
                                          "--node-level"};
@@ -175,12 +214,25 @@ int cmd_synth(int argc, char** argv) {
   if (!quiet) {
     o.progress = progress;
   }
+  if (o.keep_on_stop) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    g_stop = 0;
+    o.stop = &g_stop;
+    /* a SIGINT the caller ignores (a background job) stays ignored */
+    if (sigaction(SIGINT, NULL, &g_prev_int) == 0 && g_prev_int.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
+  }
   kilnSynthStats st;
   kilnResult_t r = kilnSynthesize(t, s, coll, &o, &plan, &st);
+  if (o.keep_on_stop && !g_stop) sigaction(SIGINT, &g_prev_int, NULL); /* writing the plan: kiln's handler */
   if (r != KILN_SUCCESS) {
     fprintf(stderr, "kiln synth: %s: %s\n", kilnResultString(r), kilnLastError());
     goto out_free;
   }
+  if (st.interrupted)
+    fprintf(stderr, "kiln synth: interrupted: writing the best plan found so far (verified; a full run may find a faster one)\n");
   if (kilnPlanWriteFile(plan, out) != KILN_SUCCESS) {
     fprintf(stderr, "kiln synth: %s\n", kilnLastError());
     goto out_free;

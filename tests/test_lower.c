@@ -36,7 +36,7 @@ static void setup(fixture* f, const char* topo, const char* sketch, kilnColl_t c
   if (rs) cr_assert(eq(int, synLogicalBuild(f->t, f->s, true, &f->Lt), KILN_SUCCESS));
   cr_assert(eq(int, synChunksMake(coll == KILN_COLL_ALLTOALL ? coll : KILN_COLL_ALLGATHER, n, f->s->input_chunkup, &f->C),
                KILN_SUCCESS));
-  synRouteParams rp = {f->chunk_mb, true, 5, 1e-4, 0.3, NULL, NULL, false, 1};
+  synRouteParams rp = {f->chunk_mb, true, 5, 1e-4, 0.3, NULL, NULL, false, 1, NULL};
   if (ag) cr_assert(eq(int, synRouteSolve(&f->L, &f->C, &rp, &f->ra), KILN_SUCCESS), "%s", kilnLastError());
   if (rs) cr_assert(eq(int, synRouteSolve(&f->Lt, &f->C, &rp, &f->rr), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(eq(int, synXfersBuild(coll, &f->L, &f->Lt, &f->C, ag ? &f->ra : NULL, rs ? &f->rr : NULL, &f->X),

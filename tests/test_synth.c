@@ -271,7 +271,7 @@ Test(milp, time_limit_keeps_incumbent) {
   milpModel m;
   knapsack(&m, 400, seed);
   double* warm = calloc((size_t)m.ncols, sizeof(double)); /* all zero: feasible, objective 0 */
-  milpParams mp = {0.02, 0.0, false, false, 0, warm, NULL, NULL};
+  milpParams mp = {0.02, 0.0, false, false, 0, warm, NULL, NULL, NULL};
   milpResult res;
   cr_assert(eq(int, milpGlpk.solve(&m, &mp, &res), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(res.status == MILP_FEASIBLE || res.status == MILP_OPTIMAL);
@@ -290,7 +290,7 @@ Test(milp, glpk_error_is_returned_not_fatal) {
   int r = milpAddRow(&m, 1, MILP_INF);
   milpAdd(&m, r, c, 1);
   milpAdd(&m, r, c, 1);
-  milpParams mp = {1, 0, true, false, 0, NULL, NULL, NULL};
+  milpParams mp = {1, 0, true, false, 0, NULL, NULL, NULL, NULL};
   milpResult res;
   cr_assert(eq(int, milpGlpk.solve(&m, &mp, &res), KILN_ERR_SOLVER));
   /* GLPK still works afterwards, and compaction merges the entries */
@@ -586,4 +586,104 @@ Test(synth, reducescatter_partials_cross_nodes_once_through_the_relay, .timeout 
   kilnPlanFree(p);
   kilnSketchFree(s);
   kilnTopologyFree(t);
+}
+
+/* Progress reports count the synthesis' steps (never past those planned), say the time since the
+ * start (never decreasing) and, once steps were measured, an estimate of what remains. */
+typedef struct progressLog {
+  int reports, bad_steps, estimates, milp_sizes;
+  double last_total;
+  bool total_backwards;
+} progressLog;
+
+static void log_progress(const kilnSynthProgress* p, void* user) {
+  progressLog* l = user;
+  l->reports++;
+  if (p->step < 0 || p->step > p->nsteps) l->bad_steps++;
+  if (!isnan(p->remaining_s) && p->remaining_s >= 0) l->estimates++;
+  if (p->stage == KILN_SYNTH_STAGE_ROUTE && p->rows > 0) l->milp_sizes++;
+  if (p->total_s < l->last_total) l->total_backwards = true;
+  l->last_total = p->total_s;
+}
+
+Test(synth, progress_counts_steps_and_estimates_what_remains) {
+  static const struct { const char* topo; int nodes; const char* sketch; } cases[] = {
+      {"switch4", 1, "switch4"}, {"hgx-h100", 4, "hgx-h100"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnTopology* t = NULL;
+    cr_assert(eq(int, kilnTopologyBuiltin(cases[i].topo, cases[i].nodes, &t), KILN_SUCCESS));
+    kilnSketch* s = load_sketch(cases[i].sketch);
+    progressLog log = {0};
+    kilnSynthOptions o = fast_options();
+    o.progress = log_progress;
+    o.progress_user = &log;
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(gt(int, log.reports, 3), "%s", cases[i].topo);
+    cr_expect(eq(int, log.bad_steps, 0), "%s", cases[i].topo);
+    cr_expect(gt(int, log.estimates, 0), "%s", cases[i].topo);
+    cr_expect(gt(int, log.milp_sizes, 0), "%s", cases[i].topo);
+    cr_expect(not(log.total_backwards), "%s", cases[i].topo);
+    kilnPlanFree(p);
+    kilnSketchFree(s);
+    kilnTopologyFree(t);
+  }
+}
+
+/* A stop asked before the synthesis starts: with keep_on_stop the first variant's plan comes back,
+ * verified and marked interrupted; without it no plan, KILN_ERR_TIMEOUT saying "interrupted". */
+Test(synth, stop_keeps_the_best_plan_only_when_asked) {
+  static const struct { const char* topo; int nodes; const char* sketch; } cases[] = {
+      {"switch8", 1, "switch8"}, {"dgx2", 2, "dgx2-sk-1"}, {"hgx-h100", 4, "hgx-h100"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnTopology* t = NULL;
+    cr_assert(eq(int, kilnTopologyBuiltin(cases[i].topo, cases[i].nodes, &t), KILN_SUCCESS));
+    kilnSketch* s = load_sketch(cases[i].sketch);
+    static volatile sig_atomic_t stop = 1;
+    kilnSynthOptions o = fast_options();
+    o.stop = &stop;
+    o.keep_on_stop = true;
+    kilnPlan* p = NULL;
+    kilnSynthStats st;
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s: %s", cases[i].topo,
+              kilnLastError());
+    cr_expect(st.interrupted, "%s", cases[i].topo);
+    kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+    cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+    kilnPlanFree(p);
+    p = (kilnPlan*)1;
+    o.keep_on_stop = false;
+    cr_expect(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_ERR_TIMEOUT), "%s", cases[i].topo);
+    cr_expect(eq(ptr, p, NULL));
+    cr_expect(contains(kilnLastError(), "interrupted"), "%s", kilnLastError());
+    kilnSketchFree(s);
+    kilnTopologyFree(t);
+  }
+}
+
+/* kiln synth's progress lines say the step and, once measured, the time left; --node-level takes
+ * auto, on or off and nothing else; --keep-on-interrupt runs as a plain synthesis when no Ctrl-C
+ * comes. */
+Test(synth, cli_progress_node_level_and_keep_on_interrupt) {
+  char dir[64], out[16384], args[512];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(args, sizeof args,
+           "synth --topo hgx-h100 --nodes 3 --sketch hgx-h100 --coll allgather -o %s/a.xml --keep-on-interrupt", dir);
+  int rc = run_kiln(args, out, sizeof out);
+  if (rc < 0) cr_skip_test("kiln CLI not built");
+  cr_expect(eq(int, rc, 0), "%s", out);
+  cr_expect(contains(out, "(step 1/"), "%s", out);
+  cr_expect(contains(out, " left)"), "%s", out);
+  cr_expect(contains(out, "node-level: routes on 16 ranks (2 nodes) stand for 3 nodes"), "%s", out);
+  snprintf(args, sizeof args, "%s/a.xml", dir);
+  cr_expect(eq(int, access(args, F_OK), 0));
+  unlink(args);
+  snprintf(args, sizeof args, "synth --topo hgx-h100 --nodes 3 --sketch hgx-h100 --coll allgather -o %s/b.xml "
+           "--node-level off -q", dir);
+  cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
+  snprintf(args, sizeof args, "%s/b.xml", dir);
+  unlink(args);
+  expect_kiln(out, sizeof out, 2, "--node-level is auto, on or off, not 'maybe'",
+              "synth --topo switch4 --sketch switch4 --coll allgather -o %s/c.xml --node-level maybe", dir);
+  rmdir(dir);
 }

@@ -34,6 +34,8 @@
 #ifndef KILN_SYNTH_H
 #define KILN_SYNTH_H
 
+#include <signal.h>
+
 #include "kiln/plan.h"
 #include "kiln/sketch.h"
 
@@ -68,6 +70,11 @@ typedef struct kilnSynthProgress {
   double bound;          /* best bound (µs) */
   double gap;            /* relative gap, 0..1 */
   double elapsed_s;      /* since the stage began */
+  int step, nsteps;      /* the synthesis' steps (routing solves, orderings, lowerings, verifications):
+                            the one running (1-based) and how many are now planned in all */
+  double remaining_s;    /* estimate of the time left, from the steps measured so far and the time
+                            limit of a solve that runs (NaN until a step has been measured) */
+  double total_s;        /* since the synthesis began */
 } kilnSynthProgress;
 
 typedef void (*kilnSynthProgressFn)(const kilnSynthProgress* p, void* user);
@@ -95,9 +102,17 @@ typedef struct kilnSynthOptions {
                                0 never, 1 on every topology of 2 nodes or more; default -1 */
   kilnSynthProgressFn progress; /* may be NULL */
   void* progress_user;
+  /* Stopping early (a caller's Ctrl-C): when *stop becomes non-zero (e.g. from a signal handler),
+   * running MILP solves end with their incumbents and no further variant is tried. With
+   * keep_on_stop the best plan verified so far is returned (stats->interrupted; if none is yet,
+   * the variant under way is finished and its plan returned); without it, kilnSynthesize returns
+   * KILN_ERR_TIMEOUT ("interrupted") and no plan at its next step. NULL: never stops early. */
+  const volatile sig_atomic_t* stop;
+  bool keep_on_stop;
 } kilnSynthOptions;
 #define KILN_SYNTH_OPTIONS_INIT \
-  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, 0, -1, 0, -1, NULL, NULL}
+  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, 0, -1, 0, -1, NULL, NULL, \
+   NULL, false}
 /* Node counts from which nodes_mode -1 synthesizes at node level. */
 #define KILN_SYNTH_NODES_AUTO 3
 
@@ -124,6 +139,7 @@ typedef struct kilnSynthStats {
   bool orderings_cut;        /* the time limit cut the greedy ordering's variants short: the plan
                                 then depends on how fast the machine is */
   bool node_level;           /* routed on the two-node representative (nodes_mode) */
+  bool interrupted;          /* *stop ended the synthesis early; the plan is the best found by then */
 } kilnSynthStats;
 
 /* Synthesizes coll on topology t guided by sketch s, lowers it, and verifies it with

@@ -196,6 +196,10 @@ static void glpk_callback(glp_tree* tree, void* info) {
     c->warm_given = true;
   }
   double t = synNow();
+  if (c->p->stop && *c->p->stop && !c->stalled) {
+    c->stalled = true;
+    glp_ios_terminate(tree);
+  }
   if (reason == GLP_IBINGO || reason == GLP_ISELECT) {
     glp_prob* P = glp_ios_get_prob(tree);
     int ms = glp_mip_status(P);

@@ -5,6 +5,7 @@
 #ifndef KILN_SYNTH_MILP_H
 #define KILN_SYNTH_MILP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -52,6 +53,7 @@ typedef struct milpParams {
   const double* warm; /* [ncols] integer-feasible start, or NULL (disables presolve) */
   milpProgressFn progress;
   void* user;
+  const volatile sig_atomic_t* stop; /* non-NULL and set: stop at the next callback (the incumbent is kept) */
 } milpParams;
 
 typedef struct milpResult {

@@ -71,7 +71,7 @@ typedef struct progressCtx { const synRouteParams* p; int rows, cols, nnz, ints;
 
 static void route_progress(void* user, double inc, double bound, double gap, double el) {
   progressCtx* c = user;
-  kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE, "solving", c->rows, c->cols, c->nnz, c->ints, inc, bound, gap, el};
+  kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE, "solving", c->rows, c->cols, c->nnz, c->ints, inc, bound, gap, el, 0, 0, NAN, 0};
   c->p->progress(&pr, c->p->user);
 }
 
@@ -314,16 +314,17 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   progressCtx pc = {p, m.nrows, m.ncols, m.nnz, out->ints};
   if (p->progress) {
     kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE, "model built", m.nrows, m.ncols, m.nnz, out->ints,
-                            NAN, NAN, NAN, 0};
+                            NAN, NAN, NAN, 0, 0, 0, NAN, 0};
     p->progress(&pr, p->user);
   }
-  milpParams mp = {p->time_limit_s, p->mip_gap, true, true, p->stall_s, NULL, p->progress ? route_progress : NULL, &pc};
+  milpParams mp = {p->time_limit_s, p->mip_gap, true, true, p->stall_s, NULL, p->progress ? route_progress : NULL, &pc,
+                   p->stop};
   r = milpGlpk.solve(&m, &mp, &res);
   if (r == KILN_ERR_SOLVER) {
     /* the solver failed: route by least load instead (below), and say so */
     if (p->progress) {
       kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE, "solver failed; least-loaded routes", -1, -1, -1, -1,
-                              NAN, NAN, NAN, 0};
+                              NAN, NAN, NAN, 0, 0, 0, NAN, 0};
       p->progress(&pr, p->user);
     }
     free(res.x);

@@ -27,7 +27,7 @@ typedef struct schedProgress { const synSchedParams* p; int rows, cols, ints; } 
 
 static void sched_progress(void* user, double inc, double bound, double gap, double el) {
   schedProgress* c = user;
-  kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "solving", c->rows, c->cols, -1, c->ints, inc, bound, gap, el};
+  kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "solving", c->rows, c->cols, -1, c->ints, inc, bound, gap, el, 0, 0, NAN, 0};
   c->p->progress(&pr, c->p->user);
 }
 
@@ -137,7 +137,7 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
   tm = synNow() - tm;
   if (merged < greedy - 1e-9) info->used_greedy = false;
   if (p->progress) {
-    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "greedy merging", -1, -1, -1, npairs, merged, NAN, NAN, tm};
+    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "greedy merging", -1, -1, -1, npairs, merged, NAN, NAN, tm, 0, 0, NAN, 0};
     p->progress(&pr, p->user);
   }
   if (npairs > SCHED_MILP_MAX_PAIRS || n > SCHED_MILP_MAX_TRANSFERS) {
@@ -271,11 +271,12 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
   }
   if (p->progress) {
     kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "model built", m.nrows, m.ncols, m.nnz, info->ints,
-                            greedy, NAN, NAN, 0};
+                            greedy, NAN, NAN, 0, 0, 0, NAN, 0};
     p->progress(&pr, p->user);
   }
   schedProgress sp = {p, m.nrows, m.ncols, info->ints};
-  milpParams mp = {p->time_limit_s, p->mip_gap, false, false, p->stall_s, warm, p->progress ? sched_progress : NULL, &sp};
+  milpParams mp = {p->time_limit_s, p->mip_gap, false, false, p->stall_s, warm, p->progress ? sched_progress : NULL, &sp,
+                   p->stop};
   r = milpGlpk.solve(&m, &mp, &res);
   if (r != KILN_SUCCESS) goto out_free;
   info->optimal = res.status == MILP_OPTIMAL;

@@ -22,11 +22,111 @@ uint64_t kilnSynthReferenceBytes(kilnColl_t coll, int nranks, uint64_t input_siz
   return coll == KILN_COLL_ALLGATHER ? (uint64_t)nranks * input_size : input_size;
 }
 
+/* ---- progress and stopping ----
+ * kilnSynthesize routes every progress report through a tracker (its options' progress and
+ * progress_user are the tracker's, whatever the caller gave), which counts the synthesis' steps
+ * as planned and as done, measures them, and estimates the time left before handing the report
+ * to the caller's callback. */
+enum { WORK_ROUTE, WORK_ORDER, WORK_LOWER, WORK_VERIFY, WORK_KINDS };
+
+typedef struct synTracker {
+  kilnSynthProgressFn fn; /* the caller's; may be NULL */
+  void* user;
+  const volatile sig_atomic_t* stop;
+  double t0;
+  int planned[WORK_KINDS]; /* steps still to begin */
+  int done[WORK_KINDS];
+  double spent[WORK_KINDS]; /* seconds in the finished ones */
+  int cur;                  /* kind of the step running, -1 none */
+  double cur_t0, cur_limit; /* when it began; an upper bound on it (a solve's time limit) or 0 */
+} synTracker;
+
+static synTracker* tracker(const kilnSynthOptions* o) { return (synTracker*)o->progress_user; }
+
+static bool stopping(const kilnSynthOptions* o) {
+  const synTracker* tr = tracker(o);
+  return tr->stop && *tr->stop;
+}
+
+/* The mean time of a step of kind k: measured, or where nothing of its kind finished yet, scaled
+ * from the kinds measured (a lowering of all its variants ~3 orderings, a verification ~2
+ * lowerings: their sizes on hgx-h100 and dgx2 of 64-512 GPUs); NaN with nothing measured. */
+static double mean_step(const synTracker* tr, int k) {
+  if (tr->done[k] > 0) return tr->spent[k] / tr->done[k];
+  static const double scale[WORK_KINDS] = {0, 1, 3, 6}; /* relative to an ordering */
+  for (int j = WORK_ORDER; j < WORK_KINDS; j++)
+    if (tr->done[j] > 0 && scale[k] > 0) return tr->spent[j] / tr->done[j] * scale[k] / scale[j];
+  return NAN;
+}
+
+static double remaining(const synTracker* tr) {
+  double left = 0, now = synNow();
+  for (int k = 0; k < WORK_KINDS; k++) {
+    if (tr->planned[k] == 0) continue;
+    double m = k == WORK_ROUTE && tr->done[k] == 0 ? tr->cur_limit : mean_step(tr, k);
+    if (isnan(m)) return NAN;
+    left += tr->planned[k] * m;
+  }
+  if (tr->cur >= 0) { /* a solve never measured yet: its time limit */
+    double m = tr->cur_limit > 0 && tr->done[tr->cur] == 0 ? tr->cur_limit : mean_step(tr, tr->cur);
+    if (isnan(m)) return NAN;
+    left += fmax(0, m - (now - tr->cur_t0));
+  }
+  return left;
+}
+
+static void tracker_forward(const kilnSynthProgress* p, void* user) {
+  synTracker* tr = user;
+  if (!tr->fn) return;
+  kilnSynthProgress q = *p;
+  int done = 0, planned = 0;
+  for (int k = 0; k < WORK_KINDS; k++) {
+    done += tr->done[k];
+    planned += tr->planned[k];
+  }
+  if (tr->stop && *tr->stop) planned = 0; /* stopping: only the step under way */
+  q.step = done + (tr->cur >= 0 ? 1 : 0);
+  q.nsteps = q.step + planned;
+  q.remaining_s = tr->stop && *tr->stop ? NAN : remaining(tr);
+  q.total_s = synNow() - tr->t0;
+  tr->fn(&q, tr->user);
+}
+
+/* Steps of kind k added to (count > 0) or dropped from (count < 0) the plan. */
+static void plan_steps(const kilnSynthOptions* o, int k, int count) {
+  synTracker* tr = tracker(o);
+  tr->planned[k] += count;
+  if (tr->planned[k] < 0) tr->planned[k] = 0;
+}
+
+static void step_begin(const kilnSynthOptions* o, int k, double limit_s) {
+  synTracker* tr = tracker(o);
+  if (tr->planned[k] > 0) tr->planned[k]--;
+  tr->cur = k;
+  tr->cur_t0 = synNow();
+  tr->cur_limit = limit_s;
+}
+
+static void step_end(const kilnSynthOptions* o) {
+  synTracker* tr = tracker(o);
+  if (tr->cur < 0) return;
+  tr->done[tr->cur]++;
+  tr->spent[tr->cur] += synNow() - tr->cur_t0;
+  tr->cur = -1;
+}
+
+static void report(const kilnSynthOptions* o, kilnSynthStage_t st, const char* msg, double el) {
+  kilnSynthProgress p = {st, msg, -1, -1, -1, -1, NAN, NAN, NAN, el, 0, 0, NAN, 0};
+  o->progress(&p, o->progress_user);
+}
+
 /* One routing solve and its statistics (count, optimality, the largest model; with addBound its
  * bound added to route_bound_us). */
 static kilnResult_t solve_route(const synLogical* L, const synChunks* C, const synRouteParams* rp,
-                                bool addBound, synRoute* out, kilnSynthStats* st) {
+                                bool addBound, synRoute* out, kilnSynthStats* st, const kilnSynthOptions* o) {
+  step_begin(o, WORK_ROUTE, rp->time_limit_s);
   kilnResult_t r = synRouteSolve(L, C, rp, out);
+  step_end(o);
   if (r != KILN_SUCCESS) return r;
   st->route_solves++;
   st->route_optimal = st->route_optimal && out->optimal;
@@ -38,12 +138,6 @@ static kilnResult_t solve_route(const synLogical* L, const synChunks* C, const s
     st->route_integers = out->ints;
   }
   return KILN_SUCCESS;
-}
-
-static void report(const kilnSynthOptions* o, kilnSynthStage_t st, const char* msg, double el) {
-  if (!o->progress) return;
-  kilnSynthProgress p = {st, msg, -1, -1, -1, -1, NAN, NAN, NAN, el};
-  o->progress(&p, o->progress_user);
 }
 
 /* Predicted time of a plan (the simulator's), or the schedule's makespan if it cannot say. */
@@ -96,6 +190,7 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
   bool cfused[NV] = {false};
   *plan = NULL;
   *us = INFINITY;
+  step_begin(o, WORK_LOWER, 0);
   for (int a = 0; a < NV; a++) {
     cus[a] = INFINITY;
     bool fuse = (a & 1) == 0, port_deps = (a & 2) != 0;
@@ -118,12 +213,20 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
       }
     }
     st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
-    if (r != KILN_SUCCESS) goto out_free;
+    if (r != KILN_SUCCESS) { step_end(o); goto out_free; }
     if (fuse && !cfused[a]) { kilnPlanFree(cand[a]); cand[a] = NULL; continue; } /* same as plain */
+    t0 = synNow();
     cus[a] = predict(cand[a], t, ref, X->makespan);
+    st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
     if (cus[a] < *us) *us = cus[a]; /* predicted, verified or not */
   }
-  report(o, KILN_SYNTH_STAGE_LOWER, "lowered", 0);
+  step_end(o);
+  {
+    char msg[160];
+    snprintf(msg, sizeof msg, "lowered and simulated; the fastest predicted %.2f us%s", *us,
+             *us < bar - 1e-9 ? "" : ", no faster than the best plan so far");
+    report(o, KILN_SYNTH_STAGE_LOWER, msg, 0);
+  }
   /* the fastest first (on a tie the lower index: fused, fewer dependencies) */
   bool tried = false;
   r = KILN_SUCCESS;
@@ -133,8 +236,17 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
       if (cand[b] && cus[b] < bar - 1e-9 && (a < 0 || cus[b] < cus[a] - 1e-9)) a = b;
     if (a < 0) break;
     double t0 = synNow();
+    if (tried || tracker(o)->planned[WORK_VERIFY] == 0) plan_steps(o, WORK_VERIFY, 1);
     tried = true;
+    {
+      char msg[160];
+      snprintf(msg, sizeof msg, "verifying the plan predicted at %.2f us (%ld steps on %d ranks)", cus[a],
+               count_steps(cand[a]), cand[a]->ngpus);
+      step_begin(o, WORK_VERIFY, 0);
+      report(o, KILN_SYNTH_STAGE_VERIFY, msg, 0);
+    }
     r = verify(cand[a]);
+    step_end(o);
     st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
     if (r == KILN_SUCCESS) {
       report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
@@ -198,6 +310,10 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
   if (r == KILN_SUCCESS) r = synLogicalBuild(t, sn, false, &L);
   if (r != KILN_SUCCESS) goto out_free;
   st->stage_s[KILN_SYNTH_STAGE_VALIDATE] += synNow() - t0;
+  plan_steps(o, WORK_ROUTE, 2 * ((int)need_ag + (int)need_rs));
+  plan_steps(o, WORK_ORDER, 2 * nh);
+  plan_steps(o, WORK_LOWER, 2 * nh);
+  plan_steps(o, WORK_VERIFY, 1);
   char msg[160];
   snprintf(msg, sizeof msg, "node-level: routes on %d ranks (2 nodes) stand for %d nodes of %d GPUs", t2->nranks, N,
            t->gpus_per_node);
@@ -206,19 +322,22 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
   st->route_optimal = true;
   bool any = false;
   for (int rm = 1; rm >= 0; rm--) {
+    if (stopping(o) && (*best || !o->keep_on_stop)) break;
     t0 = synNow();
     synRouteParams rp = {chunk_mb, o->use_symmetry, o->time_limit_s, o->mip_gap, o->stall_s, o->progress,
-                         o->progress_user, rm == 1, N - 1};
+                         o->progress_user, rm == 1, N - 1, tracker(o)->stop};
     synRouteFree(&pra);
     synRouteFree(&prr);
     pra = ra;
     prr = rr;
     memset(&ra, 0, sizeof ra);
     memset(&rr, 0, sizeof rr);
-    if (need_rs && (r = solve_route(&Lt2, &C2, &rp, rm == 0, &rr, st)) != KILN_SUCCESS) goto out_free;
-    if (need_ag && (r = solve_route(&L2, &C2, &rp, rm == 0, &ra, st)) != KILN_SUCCESS) goto out_free;
+    if (need_rs && (r = solve_route(&Lt2, &C2, &rp, rm == 0, &rr, st, o)) != KILN_SUCCESS) goto out_free;
+    if (need_ag && (r = solve_route(&L2, &C2, &rp, rm == 0, &ra, st, o)) != KILN_SUCCESS) goto out_free;
     st->stage_s[KILN_SYNTH_STAGE_ROUTE] += synNow() - t0;
     if (rm == 0 && same_route(&ra, &pra) && same_route(&rr, &prr)) {
+      plan_steps(o, WORK_ORDER, -nh);
+      plan_steps(o, WORK_LOWER, -nh);
       report(o, KILN_SYNTH_STAGE_ROUTE, "routes of the paper's cost model: as the simulator's, not ordered again",
              synNow() - t0);
       break;
@@ -234,16 +353,20 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
     free(prev_send);
     prev_send = NULL;
     for (int i = 0; i < nh; i++) {
+      if (stopping(o) && (*best || !o->keep_on_stop)) break;
       /* the simulator's cost model (α overlapped), the one the plans are judged by */
       X.pipelined = true;
       X.window_us = 0;
       t0 = synNow();
+      step_begin(o, WORK_ORDER, 0);
       r = synOrderList(&L, &X, hs[i], chunk_mb);
+      step_end(o);
       st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
       if (r != KILN_SUCCESS) goto out_free;
       bool same = prev_send != NULL;
       for (int x = 0; same && x < X.n; x++) same = prev_send[x] == X.x[x].send_t;
       if (same) {
+        plan_steps(o, WORK_LOWER, -1);
         report(o, KILN_SYNTH_STAGE_ORDER, "the same schedule as the previous heuristic's: not lowered again", synNow() - t0);
         continue;
       }
@@ -324,6 +447,9 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   double t_all = synNow();
   int n = t->nranks;
   if (n < 2) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology '%s' has %d rank(s); need >= 2", t->name, n);
+  synTracker tr = {o.progress, o.progress_user, o.stop, t_all, {0}, {0}, {0}, -1, 0, 0};
+  o.progress = tracker_forward;
+  o.progress_user = &tr;
 
   /* validate before any solve (node-level synthesis validates its own sketches, synth_nodes) */
   double t0 = synNow();
@@ -391,6 +517,8 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
     st->node_level = true;
     r = synth_nodes(t, s, coll, &o, name, k, chunk_mb, ref, hs, nh, st, &best, &best_us);
+    if (r != KILN_SUCCESS && stopping(&o) && !best)
+      r = kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted before any plan was verified");
     if (r != KILN_SUCCESS) goto out_free;
     best_pipelined = st->pipelined_model;
     goto out_done;
@@ -405,19 +533,24 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   if (r != KILN_SUCCESS) goto out_free;
   st->chunks = refchunks;
   st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
+  plan_steps(&o, WORK_ROUTE, 2 * ((int)need_ag + (int)need_rs));
+  plan_steps(&o, WORK_ORDER, 2 * 4 * nh);
+  plan_steps(&o, WORK_LOWER, 2 * 4 * nh + (o.contiguity ? 1 : 0));
+  plan_steps(&o, WORK_VERIFY, 1);
   report(&o, KILN_SYNTH_STAGE_VALIDATE, "sketch accepted", synNow() - t0);
   kilnResult_t last_err = KILN_ERR_INTERNAL;
   st->route_optimal = true;
   for (int rm = 1; rm >= 0; rm--) {
+    if (stopping(&o) && (best || !o.keep_on_stop)) break;
     t0 = synNow();
     synRouteParams rp = {chunk_mb, o.use_symmetry, o.time_limit_s, o.mip_gap, o.stall_s, o.progress,
-                         o.progress_user, rm == 1, 1};
+                         o.progress_user, rm == 1, 1, tracker(&o)->stop};
     synRouteFree(&ra);
     synRouteFree(&rr);
     synXfersFree(&X);
     /* route_bound_us is 0 until the last round (rm == 0), which adds both bounds */
-    if (need_rs && (r = solve_route(&Lt, &C, &rp, rm == 0, &rr, st)) != KILN_SUCCESS) goto out_free;
-    if (need_ag && (r = solve_route(&L, &C, &rp, rm == 0, &ra, st)) != KILN_SUCCESS) goto out_free;
+    if (need_rs && (r = solve_route(&Lt, &C, &rp, rm == 0, &rr, st, &o)) != KILN_SUCCESS) goto out_free;
+    if (need_ag && (r = solve_route(&L, &C, &rp, rm == 0, &ra, st, &o)) != KILN_SUCCESS) goto out_free;
     st->stage_s[KILN_SYNTH_STAGE_ROUTE] += synNow() - t0;
     report(&o, KILN_SYNTH_STAGE_ROUTE, st->route_optimal ? "routes optimal" : "routes (time limit or stall)",
            synNow() - t0);
@@ -434,16 +567,21 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
        * (switch8, input_chunkup 1024: 16 variants of the greedy took 172 s with a limit of 1). */
       if (best && synNow() - t_variants > o.time_limit_s) {
         st->orderings_cut = true;
+        plan_steps(&o, WORK_ORDER, -(4 * nh - v));
+        plan_steps(&o, WORK_LOWER, -(4 * nh - v));
         report(&o, KILN_SYNTH_STAGE_ORDER, "time limit: the remaining ordering variants skipped", synNow() - t_variants);
         break;
       }
+      if (stopping(&o) && (best || !o.keep_on_stop)) break;
       int i = v % nh;
       X.pipelined = (v / nh) % 2 == 1;
       X.window_us = v >= 2 * nh ? window : 0;
       t0 = synNow();
+      step_begin(&o, WORK_ORDER, 0);
       r = synOrder(&L, &X, hs[i], chunk_mb);
+      double greedy = r == KILN_SUCCESS ? synScheduleAsap(&L, &X, chunk_mb) : 0;
+      step_end(&o);
       if (r != KILN_SUCCESS) goto out_free;
-      double greedy = synScheduleAsap(&L, &X, chunk_mb);
       st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
       report(&o, KILN_SYNTH_STAGE_ORDER, kilnOrderingName(hs[i]), synNow() - t0);
       kilnPlan* plan = NULL;
@@ -470,15 +608,16 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     }
   }
   if (!best) {
-    r = last_err;
+    r = stopping(&o) ? kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted before any plan was verified") : last_err;
     goto out_free;
   }
   /* Stage 3 merges sends on the paper-model orders. On the simulator a merged send can at best
    * tie the same sends apart (it holds the link as long and delivers its first chunks later), so
    * when those orders already simulate slower than the best plan, stage 3 cannot change the
    * result and is skipped. */
-  bool contiguity_can_win = paper_us <= best_us * (1 + 1e-9) + 1e-9;
-  if (o.contiguity && !contiguity_can_win)
+  bool contiguity_can_win = paper_us <= best_us * (1 + 1e-9) + 1e-9 && !stopping(&o);
+  if (o.contiguity && !contiguity_can_win) plan_steps(&o, WORK_LOWER, -1);
+  if (o.contiguity && !contiguity_can_win && !stopping(&o))
     report(&o, KILN_SYNTH_STAGE_SCHEDULE,
            "skipped: the paper-model orders simulate slower than the best plan, and merging cannot speed them up", 0);
   if (o.contiguity && contiguity_can_win) {
@@ -488,7 +627,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     r = synOrder(&L, &X, paper_h, chunk_mb);
     if (r != KILN_SUCCESS) goto out_free;
     synSchedInfo si = {0};
-    synSchedParams sp = {chunk_mb, o.time_limit_s, o.mip_gap, o.stall_s, o.progress, o.progress_user};
+    synSchedParams sp = {chunk_mb, o.time_limit_s, o.mip_gap, o.stall_s, o.progress, o.progress_user, tracker(&o)->stop};
     r = synSchedule(&L, &X, &sp, &si);
     if (r == KILN_ERR_NO_MEMORY) goto out_free;
     if (r != KILN_SUCCESS) { /* a solver failure leaves the greedy plan */
@@ -503,6 +642,7 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     st->stage_s[KILN_SYNTH_STAGE_SCHEDULE] += synNow() - t0;
     report(&o, KILN_SYNTH_STAGE_SCHEDULE, si.used_greedy ? "greedy schedule kept" : "contiguity schedule",
            synNow() - t0);
+    if (si.used_greedy) plan_steps(&o, WORK_LOWER, -1);
     if (!si.used_greedy) {
       kilnPlan* plan = NULL;
       bool fused = st->fused;
@@ -533,6 +673,14 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     }
   }
 out_done:
+  if (stopping(&o)) {
+    if (!o.keep_on_stop || !best) {
+      r = kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted%s", best ? "" : " before any plan was verified");
+      goto out_free;
+    }
+    st->interrupted = true;
+    report(&o, KILN_SYNTH_STAGE_VERIFY, "interrupted: the best plan verified so far kept", 0);
+  }
   st->predicted_us = best_us;
   st->pipelined_model = best_pipelined;
   st->total_s = synNow() - t_all;

@@ -75,6 +75,7 @@ typedef struct synRouteParams {
    * chunk between nodes, everywhere) counts remote_copies times, except on the inter-node link
    * itself, which each copy crosses towards another node. 1 (or 0): every load counts once. */
   int remote_copies;
+  const volatile sig_atomic_t* stop; /* milpParams.stop */
 } synRouteParams;
 
 kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRouteParams* p,
@@ -136,6 +137,7 @@ typedef struct synSchedParams {
   double time_limit_s, mip_gap, stall_s;
   kilnSynthProgressFn progress;
   void* user;
+  const volatile sig_atomic_t* stop; /* milpParams.stop */
 } synSchedParams;
 
 typedef struct synSchedInfo {
