@@ -15,7 +15,7 @@
 
 static void help(FILE* f) {
   fprintf(f,
-          "usage: kiln synth --topo NAME|FILE.xml [--nodes K] --sketch SKETCH.xml|NAME\n"
+          "usage: kiln synth --topo NAME|FILE.xml|FILE.json [--nodes K] --sketch SKETCH.xml|SKETCH.json|NAME\n"
           "                  --coll allgather|alltoall|reducescatter|allreduce -o PLAN.xml\n"
           "                  [--time-limit SECONDS] [--stall SECONDS] [--gap G] [--instances N]\n"
           "                  [--proto Simple|LL|LL128]\n"
@@ -34,6 +34,8 @@ static void help(FILE* f) {
           "(plans/sketches: dgx2-sk-1, dgx2-sk-2, dgx2-sk-3, ndv2, ndv2-sk-1, ndv2-sk-2, hgx-h100,\n"
           "hgx-h100-direct, switch2, switch4, switch8, torus4x4) where no file of that name is\n"
           "here.\n"
+          "A FILE.json topology or sketch is TACCL's (taccl solve --topology-file, --sketch-file; the\n"
+          "mapping is in docs/taccl.md); a TACCL sketch's nnodes sets the node count unless --nodes does.\n"
           "--instances N lowers N parallel copies over channels, each with threadblocks of its\n"
           "own (one moves ~40 GB/s a connection on an H200: large calls want 16-32 with Simple,\n"
           "small ones a few with --proto LL; scripts/quickstart.sh makes both); --ordering\n"
@@ -79,6 +81,12 @@ static void progress(const kilnSynthProgress* p, void* user) {
   if (!isnan(p->bound)) fprintf(stderr, "  bound %.3f us", p->bound);
   if (!isnan(p->gap)) fprintf(stderr, "  gap %.2f%%", 100.0 * p->gap);
   fputc('\n', stderr);
+}
+
+/* TACCL's JSON files go by their ending. */
+static bool is_json(const char* path) {
+  const size_t n = strlen(path);
+  return n > 5 && !strcmp(path + n - 5, ".json");
 }
 
 /* --keep-on-interrupt: the first Ctrl-C asks the synthesizer to stop and keep its best plan; the
@@ -197,8 +205,17 @@ int cmd_synth(int argc, char** argv) {
     return 2;
   }
   kilnTopology* t = NULL;
-  const int trc = cliLoadTopo(&ta, &t);
-  if (trc != 0) return trc;
+  const bool topo_json = ta.name && is_json(ta.name);
+  if (topo_json) { /* TACCL's topology file: one node, --nodes (or the sketch's nnodes) for more */
+    if (kilnTopologyReadTacclFile(ta.name, &t) != KILN_SUCCESS) {
+      cliFileErrorTo(stderr, "kiln synth: ", ta.name, kilnLastError());
+      return 1;
+    }
+    ta.file = true;
+  } else {
+    const int trc = cliLoadTopo(&ta, &t);
+    if (trc != 0) return trc;
+  }
   const char* const ins[] = {sketch_path, ta.file ? ta.name : NULL};
   if (!cliOutputApart("synth", out, ins, 2) || !cliOutputWritable("synth", out)) {
     kilnTopologyFree(t);
@@ -207,9 +224,27 @@ int cmd_synth(int argc, char** argv) {
   int rc = 1;
   kilnSketch* s = NULL;
   kilnPlan* plan = NULL;
-  if (kilnSketchReadFile(sketch_path, &s) != KILN_SUCCESS) {
-    fprintf(stderr, "kiln synth: %s\n", kilnLastError());
+  int nnodes = 0; /* a TACCL sketch's node count */
+  if (is_json(sketch_path) ? kilnSketchReadTacclFile(sketch_path, t->gpus_per_node, &s, &nnodes) != KILN_SUCCESS
+                           : kilnSketchReadFile(sketch_path, &s) != KILN_SUCCESS) {
+    cliFileErrorTo(stderr, "kiln synth: ", sketch_path, kilnLastError());
     goto out_free;
+  }
+  /* the node count: --nodes, else a TACCL sketch's nnodes, else the topology's */
+  {
+    const int want = ta.nodes > 0 ? ta.nodes : nnodes > 0 ? nnodes : t->nodes;
+    if (nnodes > 0 && ta.nodes > 0 && nnodes != ta.nodes && !quiet)
+      fprintf(stderr, "kiln synth: %s was written for %d node%s (its nnodes); synthesizing for the %d of --nodes\n",
+              sketch_path, nnodes, nnodes == 1 ? "" : "s", ta.nodes);
+    if (want != t->nodes) {
+      t->nodes = want;
+      const kilnResult_t er = kilnTopologyExpand(t);
+      if (er != KILN_SUCCESS) {
+        fprintf(stderr, "kiln synth: %s\n", kilnLastError());
+        rc = er == KILN_ERR_INVALID_ARGUMENT ? 2 : 1;
+        goto out_free;
+      }
+    }
   }
   if (!quiet) {
     o.progress = progress;

@@ -158,6 +158,23 @@ KILN_API kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s,
  * input holds input_size bytes: allgather: nranks * input_size; others: input_size. */
 KILN_API uint64_t kilnSynthReferenceBytes(kilnColl_t coll, int nranks, uint64_t input_size);
 
+/* ---- TACCL's input files ----
+ * microsoft/taccl's JSON topology profiles (taccl solve --topology-file) and communication
+ * sketches (--sketch-file), read into kiln's topology and sketch (docs/taccl.md has the mapping
+ * and what is not supported). Errors (KILN_ERR_PARSE; KILN_ERR_UNSUPPORTED for TACCL features
+ * kiln does not have) name the file, line and column, the key and what is wrong there.
+ *
+ * A TACCL topology describes one node: the result has nodes = 1 (set nodes and call
+ * kilnTopologyExpand for more). A TACCL sketch names no node size, so the reader takes the
+ * topology's gpus_per_node to check its GPU ids, and returns TACCL's nnodes beside it (nnodes may
+ * be NULL); the sketch is named after its file (without the .json ending). The caller frees what
+ * the readers return (kilnTopologyFree, kilnSketchFree). */
+KILN_API kilnResult_t kilnTopologyReadTacclFile(const char* path, kilnTopology** out);
+KILN_API kilnResult_t kilnTopologyReadTacclMemory(const char* json, size_t len, const char* name, kilnTopology** out);
+KILN_API kilnResult_t kilnSketchReadTacclFile(const char* path, int gpus_per_node, kilnSketch** out, int* nnodes);
+KILN_API kilnResult_t kilnSketchReadTacclMemory(const char* json, size_t len, const char* name, int gpus_per_node,
+                                                kilnSketch** out, int* nnodes);
+
 #ifdef __cplusplus
 }
 #endif
