@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds one libFuzzer harness per kiln XML parser (topology, plan, sketch) with
+# Builds one libFuzzer harness per kiln XML parser (topology, plan, sketch) and one for the judges
+# of a plan (verify: the verifier, the simulator and the index's tables on every plan that reads)
+# with
 #   clang -fsanitize=fuzzer,address,undefined
 # and runs each for a bounded time, starting from the seed corpora under fuzz/seeds/ (files
-# written by kiln). Not part of CI's test run.
+# written by kiln; verify starts from the plan seeds). Not part of CI's test run.
 #
-# usage: fuzz/run.sh [SECONDS] [HARNESS...]     (HARNESS: topology plan sketch; default all)
+# usage: fuzz/run.sh [SECONDS] [HARNESS...]     (HARNESS: topology plan sketch verify; default all)
 # env:   FUZZ_SECONDS (default 60 per harness), FUZZ_OUT (default build-fuzz/), CC_FUZZ (clang)
 # Exits 0 with a message when clang or its libFuzzer is unavailable; non-zero when a harness
 # finds a crash (the reproducer is left in FUZZ_OUT as crash-HARNESS-*).
@@ -14,7 +16,7 @@ root=$(dirname "$here")
 secs=${1:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(topology plan sketch)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(topology plan sketch verify)
 cc=${CC_FUZZ:-clang}
 out=${FUZZ_OUT:-$root/build-fuzz}
 
@@ -27,9 +29,8 @@ printf 'int LLVMFuzzerTestOneInput(const char* d, unsigned long n) { (void)d; (v
 "$cc" -fsanitize=fuzzer,address "$out/probe.c" -o "$out/probe" >/dev/null 2>&1 ||
   skip "$cc cannot link -fsanitize=fuzzer (libFuzzer missing; on Debian: apt-get install libclang-rt-<version>-dev)"
 
-srcs=(common.c xml_util.c topology.c topology_builtin.c plan.c plan_xml.c sketch.c)
-src_paths=()
-for s in "${srcs[@]}"; do src_paths+=("$root/solver/$s"); done
+# kiln_core: every solver/*.c outside solver/synth (the synthesizer needs GLPK).
+src_paths=("$root"/solver/*.c)
 # shellcheck disable=SC2207
 xml_flags=($(pkg-config --cflags --libs libxml-2.0))
 
@@ -43,7 +44,9 @@ for h in "${harnesses[@]}"; do
   mkdir -p "$out/corpus/$h"
   echo "== running fuzz_$h for ${secs}s" >&2
   # The first corpus folder collects new inputs; the seeds folder is only read.
-  if "$out/fuzz_$h" "$out/corpus/$h" "$here/seeds/$h" -dict="$here/xml.dict" -max_total_time="$secs" \
+  seeds="$here/seeds/$h"
+  [ -d "$seeds" ] || seeds="$here/seeds/plan"
+  if "$out/fuzz_$h" "$out/corpus/$h" "$seeds" -dict="$here/xml.dict" -max_total_time="$secs" \
       -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$out/crash-$h-" 2> "$out/fuzz_$h.log"; then
     echo "fuzz_$h: ok ($(grep -E 'stat::number_of_executed_units' "$out/fuzz_$h.log" | awk '{print $2}') runs," \

@@ -964,8 +964,9 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
     free(c.slots);
     free(c.bits);
     c.slots = malloc(sizeof(vslot) * (size_t)(c.nslots + 1));
-    c.bits = c.W ? malloc(sizeof(uint64_t) * (size_t)(c.nslots + 1) * (size_t)c.W) : NULL;
-    if (!c.slots || (c.W && !c.bits)) {
+    /* Without rank sets (W = 0) one word, so that &bits[i * W] is a valid pointer too. */
+    c.bits = malloc(sizeof(uint64_t) * (c.W ? (size_t)(c.nslots + 1) * (size_t)c.W : 1));
+    if (!c.slots || !c.bits) {
       res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory for %d chunk slots", c.nslots);
       goto out;
     }

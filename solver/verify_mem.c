@@ -993,8 +993,9 @@ kilnResult_t kilnVerifyMemoryPlan(const kilnPlan* p, const kilnVerifyOptions* op
     free(c.slots);
     free(c.bits);
     c.slots = malloc(sizeof(mslot) * ((size_t)c.nslots + 1));
-    c.bits = c.W ? calloc(((size_t)c.nslots + 1) * (size_t)c.W, sizeof(uint64_t)) : NULL;
-    if (!c.slots || (c.W && !c.bits)) {
+    /* Without rank sets (W = 0) one word, so that &bits[i * W] is a valid pointer too. */
+    c.bits = calloc(c.W ? ((size_t)c.nslots + 1) * (size_t)c.W : 1, sizeof(uint64_t));
+    if (!c.slots || !c.bits) {
       res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory for %d chunk slots", c.nslots);
       goto out;
     }

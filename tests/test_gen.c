@@ -674,3 +674,32 @@ Test(gen, names_stay_text) {
   free(src);
   kilnPlanFree(p);
 }
+
+/* Plans with memory steps verify, but the GPU runtime does not run them: gen bakes none (naming the
+ * step type) and writes nothing, and the registry refuses to load one. */
+Test(gen, memory_step_plans_refused_by_the_runtime) {
+  char dir[] = "/tmp/kiln-gen-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char path[300];
+  snprintf(path, sizeof path, "%s/oneshot.xml", dir);
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.proto = KILN_PROTO_LL;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLREDUCE, 2, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS));
+  const char* paths[] = {path};
+  cr_assert(eq(int, kilnGenFiles(dir, paths, 1, NULL), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "oneshot.xml: plan oneshot-allreduce-n2-c1-i1-LL rank 0 tb 0 step 0: kiln's GPU "
+                                      "runtime does not run put steps"), "%s", kilnLastError());
+  cr_expect(eq(int, count_files(dir), 1), "nothing written");
+  const kilnRegistryEntry* e = NULL;
+  const int before = kilnRegistryCount();
+  cr_expect(eq(int, kilnRegistryAddPlan(p, &e), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "does not run put steps"), "%s", kilnLastError());
+  cr_expect(eq(int, kilnRegistryLoadFile(path, &e), KILN_ERR_UNSUPPORTED));
+  cr_expect(contains(kilnLastError(), "oneshot.xml refused: plan oneshot-allreduce-n2-c1-i1-LL rank 0 tb 0 step 0"),
+            "%s", kilnLastError());
+  cr_expect(eq(int, kilnRegistryCount(), before));
+  kilnPlanFree(p);
+  rm_tree(dir);
+}

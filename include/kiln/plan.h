@@ -26,69 +26,71 @@
  *   the simulator counts them as free local work (like cpy steps); the runtime and gen run
  *   kilnPlanLowerCopies' form, where they are ordinary cpy steps.
  *
- *
  * Memory steps (kiln's own vocabulary: MSCCL's runtimes do not know them; kiln reads, writes and
  * round-trips them exactly, and a plan without them is written byte for byte as before). They act
  * on the symmetric window, where a peer's buffers are reached with plain loads and stores over
- * NVLink. Each names its peer with the step attribute peer="R" (another rank, required on these
+ * NVLink. Each names its peer with the step attribute peer="R" (another rank; required on these
  * steps, refused on the others); the threadblock's send and recv peers play no part, so one
  * threadblock may talk to any number of peers.
  * - put:  the peer's dstbuf[dstoff..+cnt) <- this rank's srcbuf[srcoff..+cnt) (remote stores).
  * - get:  this rank's dstbuf[dstoff..+cnt) <- the peer's srcbuf[srcoff..+cnt) (remote loads).
  * - gre:  this rank's dstbuf <- dstbuf ⊕ the peer's srcbuf (remote loads, reduced locally).
- * - sig:  raises this rank's signal to the peer on the threadblock's channel (release: everything
- *         that happens before the sig - this threadblock's earlier steps, and through dependencies,
- *         receives, waits and line reads what happened before those - is visible to the peer
- *         once its matching wait passes).
+ * - sig:  raises this rank's signal to the peer on the threadblock's channel. A release: whatever
+ *         happens before the sig (below) is visible to the peer once its matching wait passes.
  * - wait: waits for the peer's next signal to this rank on the threadblock's channel (acquire).
  *   Signal streams: the sigs from rank A to rank B on channel c all come from one threadblock of
  *   A, the waits of B for A on c all from one threadblock of B, and in every epoch (below) the
  *   k-th wait pairs with the k-th sig: the counts must be equal.
- *   srcbuf, srcoff, dstbuf, dstoff and cnt of sig and wait mean nothing (kiln writes i, -1, i, -1, 0;
- *   any value reads). Offsets and cnt of put, get and gre are chunks of the buffer they name, on
- *   the rank that holds it.
+ *   srcbuf, srcoff, dstbuf, dstoff and cnt of sig and wait mean nothing (kiln writes i, -1, i, -1,
+ *   0; any value reads). Offsets and cnt of put, get and gre count chunks of the buffer they name,
+ *   on the rank that holds it; a peer's input and output alias as that peer's call does.
  * - Protocol of a put: the step attribute proto="Simple|LL|LL12|LL128" (absent: the plan's proto;
  *   refused on other steps). A Simple put is bulk stores that the peer may read only once a sig
  *   its threadblock raises after the put has been waited for. A line put (LL: 8 data bytes and
  *   the flag twice per 16-byte line; LL12: 12 data bytes and one flag word per 16-byte line; LL128:
  *   120 data bytes and an 8-byte flag per 128-byte line) carries its own flags and needs no
- *   sig/wait: every later step of the peer that reads a chunk it writes (as src of cpy, re, put,
- *   s, rrs, rrc, rrcs, or as dst of re and gre) first waits until those lines hold this epoch's
- *   flag. Line puts write only the peer's scratch (the runtime keeps such chunks as lines, in a
- *   line area of their own); a scratch chunk of a rank is written by at most one line put of the
- *   plan and by no other step, and only the rank that holds it reads it (no get or gre of a line
- *   chunk); a step reads lines of one protocol, or plain chunks, never both. A line read orders
- *   only the data of those lines: the put's threadblock's other writes are not made visible by it
- *   (no fence), but everything that threadblock read before the put has been read (a later write
- *   over it, ordered after the line read, does not disturb it).
+ *   sig/wait: every step of the peer that reads a chunk it writes (as src of cpy, re, put, s, rrs,
+ *   rrc, rrcs, or as dst of re and gre) first waits until those lines hold this epoch's flag.
+ *   Line puts write only the peer's scratch (the runtime keeps such chunks as lines, in a line
+ *   area of their own); a scratch chunk of a rank is written by at most one line put of the plan
+ *   and by no other step, and only the rank that holds it reads it (no get or gre of a line
+ *   chunk); a step reads lines of one protocol, or plain chunks, never both.
  * - Epochs. A call runs the plan once per iteration it = 0..niter-1 (niter > 1 for a buffer larger
  *   than the plan's chunks cover: iteration it moves slice it of every chunk), and the runtime
  *   numbers epochs across calls: epoch = call * niter + it. User buffers (input, output) are the
- *   call's, one slice per iteration; scratch has two halves, half = epoch & 1, each holding every
- *   scratch chunk (plain chunks and line chunks apart). Between iterations only each threadblock's
- *   program order holds (threadblock t of iteration it + 1 may run while others still run it);
- *   between two calls of a rank, all of the earlier call's steps of that rank end before any of
- *   the later call's start (a kernel boundary), and in between the caller reads the results and
- *   writes the next inputs. Signal counters and line flags count epochs; a counter is never reset.
- * - Races. A peer's data may be read only after its writer's data is ordered before the read
- *   (happens-before: program order, dependencies, send before its receive, sig before its wait,
- *   the kernel boundary, and for the data of a line chunk its line put); a peer's user buffers
- *   are this call's only once that peer has signalled in this call (its arrival: a sig raised
- *   after the call began), and the peer must not end its call while another rank may still read
- *   or write them (it waits on a signal raised after those accesses, or reads lines written after
- *   them). A write over a chunk must be ordered after every read of what it overwrites, including
- *   reads of the same scratch half two epochs before and the caller's read of the last call's
- *   result. kilnPlanVerify checks these by running KILN_VERIFY_CALLS calls of
- *   KILN_VERIFY_ITERATIONS iterations each and refuses a plan that breaks one, naming rank,
- *   threadblock, step, call and iteration.
+ *   call's, one slice per iteration, and may be the same memory in every call; scratch has two
+ *   halves, half = epoch & 1, each holding every scratch chunk (plain chunks and line chunks
+ *   apart). Between iterations only each threadblock's program order holds (threadblock t may run
+ *   iteration it + 1 while others still run it); between two calls of a rank, all of the earlier
+ *   call's steps of that rank end before any of the later call's start (a kernel boundary), and in
+ *   between the caller reads the results and writes the next inputs. Signal counters and line
+ *   flags count epochs from the communicator's first call; a counter is never reset.
+ * - Order. Happens-before is program order, dependencies (depid/deps, in the same epoch), a send
+ *   before its receive, a sig before its wait, and the kernel boundary, made transitive. A line
+ *   put orders only its own data before the steps that read its lines: it makes no other write of
+ *   its threadblock visible (no fence), but every read that threadblock made before the put has
+ *   returned, so a write ordered after a line read is also ordered after those reads.
+ * - Races (kilnPlanVerify refuses each, naming rank, threadblock, step, call and iteration):
+ *   a read of a chunk must be preceded in happens-before by the write it must see (or, for a line
+ *   chunk, by its epoch's line put); a write must be preceded by the chunk's last write and, in
+ *   happens-before or through line reads, by every read of what it overwrites - the same scratch
+ *   half two epochs before included. The caller counts as a threadblock of its rank that writes
+ *   the inputs before each call and reads the results after it: a peer's user buffers may be read
+ *   or written only after that peer signalled in this call (its arrival: a sig raised after the
+ *   call began), and a rank may end its call only after every peer's write into its buffers is
+ *   signalled to it, and every peer's read of them is signalled or followed by lines the reader
+ *   put after it. kilnPlanVerify runs KILN_VERIFY_CALLS calls of KILN_VERIFY_ITERATIONS
+ *   iterations to check all of this.
  * - What a runtime does for them: a sig of stream (A -> B, channel c) is one system-scope release
  *   store into B's window of e * K + k + 1 (epoch e, k its place in the stream's sigs of an epoch,
- *   K their count: kilnPlanSignalOrdinals), after a barrier of its threadblock; a wait polls with
- *   system-scope acquire loads until the counter is at least e * K + k + 1, then meets its
- *   threadblock at a barrier. A line put stores lines whose flags carry a value of epoch e that no
- *   other epoch of the same half leaves there; a reader polls each line it reads until its flag is
- *   epoch e's (kilnPlanLineChunks says which chunks are lines, and of which protocol). Every load a
- *   step makes has returned before a later step of its threadblock stores.
+ *   K their count: kilnPlanSignalOrdinals), after a barrier of its threadblock (a run of sigs may
+ *   share one fence); a wait polls with system-scope acquire loads until the counter is at least
+ *   e * K + k + 1, then meets its threadblock at a barrier. A line put stores lines whose flags
+ *   carry a value of epoch e that no other epoch of the same half leaves there; a reader polls
+ *   each line it reads until its flag is epoch e's (kilnPlanLineChunks says which chunks are
+ *   lines, and of which protocol). Every load a step makes has returned before a later step of
+ *   its threadblock stores. Dependencies between threadblocks of a rank are release/acquire, so
+ *   that a sig releases what its threadblock learned through them.
  *
  * Ownership: a kilnPlan returned by a constructor is owned by the caller and freed with
  * kilnPlanFree(); everything it points to is owned by it.
