@@ -6,8 +6,8 @@
  * - ndv2 NVLink pairs: the hybrid cube-mesh of the DGX-1 / Azure NDv2 (8 V100, 6 NVLinks each),
  *   numbered as the TACCL/SCCL tools number it: two sockets {0,1,2,3} {4,5,6,7}; 0-1, 1-3, 3-2
  *   and 4-5, 5-7, 7-6 and the cross links 0-4, 2-6 carry 2 NVLinks, the others one.
- * - hgx-h100 and switchN NVLink: measured here (/work/shared/baselines/README.md): one-way
- *   GPU->GPU latency 0.74 µs; ~370 GB/s per-pair copy -> β = 1e6 B / 370e9 B/s ≈ 2.7 µs/MB.
+ * - hgx-h100 and switchN NVLink: measured on 4x H200 over NVSwitch (a CUDA probe, 2026-11-26):
+ *   one-way GPU->GPU latency 0.74 µs; ~370 GB/s per-pair copy -> β = 1e6 B / 370e9 B/s ≈ 2.7 µs/MB.
  * - hgx-h100 InfiniBand: NDR 400 Gb/s = 50 GB/s -> β = 20 µs/MB; α as the paper's IB, 1.7 µs
  *   (not measured here: no multi-node machine).
  * - torusRxC: NVLink-like links with the NDv2 figures (α=0.7, β=46), no switch.

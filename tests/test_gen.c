@@ -657,8 +657,8 @@ Test(registry, forms_from_the_buffers) {
 /* Generated sources hold whatever a plan's name or file name says without it turning into code:
  * a name closing the header comment ("*" "/"), trigraph-like "??/" and quotes are escaped; a file
  * named like a C++ keyword or one of baked.cuh's names (new, Tb, BUF_I) gets a struct of its own
- * name space (plan_new), which nvcc compiled (session 32; before, `kiln gen` wrote them and the
- * build failed). */
+ * name space (plan_new), which nvcc compiles (written as plain identifiers, they would fail the
+ * build). */
 Test(gen, names_stay_text) {
   kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 2, KILN_PROTO_SIMPLE, false);
   snprintf(p->name, sizeof p->name, "%s", "evil*/ int x = ; /*?\?/\"");

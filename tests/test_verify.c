@@ -921,8 +921,8 @@ static void grow_printf(char** s, size_t* len, size_t* cap, const char* fmt, ...
 }
 
 /* Plans whose chunk slots or message chunks do not fit the verifier's int counts are refused
- * with their numbers (they wrapped: a 17 KB and a 119 KB file crashed kiln verify, gen and bake,
- * session 32's CLI audit): a 256-rank allgather of 16776960 output chunks a rank and no steps;
+ * with their numbers (wrapped, a 17 KB and a 119 KB file would crash kiln verify, gen and bake):
+ * a 256-rank allgather of 16776960 output chunks a rank and no steps;
  * a 2-rank alltoall of 256 sends of 2^24 chunks a rank. */
 Test(verify, counts_past_the_verifiers_ints_refused) {
   char* s = NULL;

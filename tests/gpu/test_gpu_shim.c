@@ -524,8 +524,7 @@ static bool waitFreed(uint64_t n) {
  * it waits, ncclCommGetAsyncError answers at once (no error yet); ncclCommAbort then stops the
  * kernel: the stream drains at once (the drop-in's kernels wait without a limit, as NCCL's, unless
  * KILN_TIMEOUT_MS is set), and kiln's memory of the communicator is freed once NCCL's abort
- * returned, by the drop-in's reaper thread (it was left to the end of the process until session
- * 32): with both ranks aborted,
+ * returned, by the drop-in's reaper thread: with both ranks aborted,
  * GPU 0 has within 320 MiB as much free memory as before the communicators (kiln's window alone
  * is 0.65-1.2 GiB; modules loaded since take some). */
 Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeout = 120) {
