@@ -2,7 +2,7 @@
 # Collective benchmark on the GPU machine: kiln baked, kiln interpreted and NCCL side by side
 # (bench/coll_bench.cu) on 2 and 4 GPUs for allreduce, allgather, reducescatter, alltoall, plus
 # the primitive microbenchmarks (bench/prim_bench.cu). Binaries are built on the CPU machine and
-# carried in .carry-gen/ (not committed; copy it to the GPU machine with the checkout):
+# carried in .carry-gen/ (git-ignored; copy it to the GPU machine with the checkout):
 #   bench/device/coll-tables.sh --pack BUILD_DIR   (CPU machine) fill .carry-gen/ from a build
 #   bench/device/coll-tables.sh [--quick] [-- EXTRA coll_bench ARGS]   (GPU machine) run
 # Writes CSV and SVG files and logs under $OUT (default /tmp/kiln-bench); prints the short table

@@ -7,7 +7,7 @@
 #ifndef KILN_SCRIPTS_PROBE_GRAPH_H
 #define KILN_SCRIPTS_PROBE_GRAPH_H
 
-#include "../bench/bench_check.h" /* CUDA_CHECK */
+#include "../bench_check.h" /* CUDA_CHECK */
 
 /* GPU g (the current device) reaches every other of the first n. */
 static void probePeers(int g, int n) {
