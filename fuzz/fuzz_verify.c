@@ -69,6 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (p->ngpus >= 2 && kilnTopologyBuiltin(name, 1, &t) == KILN_SUCCESS) {
     kilnSimResult sr;
     expect(kilnPlanSimulate(p, t, 1 << 20, &sr), KILN_ERR_VERIFY, KILN_ERR_INVALID_ARGUMENT, KILN_ERR_NO_MEMORY);
+    kilnSimParams sp = KILN_SIM_PARAMS_INIT;
+    sp.local_us_per_mb = 1.0; /* the local-work path too */
+    expect(kilnPlanSimulateWith(p, t, 1 << 20, &sp, &sr), KILN_ERR_VERIFY, KILN_ERR_INVALID_ARGUMENT, KILN_ERR_NO_MEMORY);
     kilnTopologyFree(t);
   }
   kilnPlanFree(p);

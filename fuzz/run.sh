@@ -29,7 +29,8 @@ printf 'int LLVMFuzzerTestOneInput(const char* d, unsigned long n) { (void)d; (v
 "$cc" -fsanitize=fuzzer,address "$out/probe.c" -o "$out/probe" >/dev/null 2>&1 ||
   skip "$cc cannot link -fsanitize=fuzzer (libFuzzer missing; on Debian: apt-get install libclang-rt-<version>-dev)"
 
-# kiln_core: every solver/*.c outside solver/synth (the synthesizer needs GLPK).
+# kiln_core: every solver/*.c outside solver/synth (the synthesizer needs GLPK), as CMake builds it
+# (gnu11: CMAKE_C_STANDARD 11 with extensions).
 src_paths=("$root"/solver/*.c)
 # shellcheck disable=SC2207
 xml_flags=($(pkg-config --cflags --libs libxml-2.0))
@@ -38,7 +39,7 @@ status=0
 for h in "${harnesses[@]}"; do
   [ -f "$here/fuzz_$h.c" ] || { echo "fuzz/run.sh: no harness fuzz/fuzz_$h.c" >&2; exit 2; }
   echo "== building fuzz_$h" >&2
-  "$cc" -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  "$cc" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -DKILN_BUILDING -I"$root/include" -I"$root/solver" "${src_paths[@]}" "$here/fuzz_$h.c" \
     "${xml_flags[@]}" -lm -o "$out/fuzz_$h"
   mkdir -p "$out/corpus/$h"

@@ -441,7 +441,8 @@ static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPl
         x->cost = sp->local_us_per_mb * chunk * st->cnt / 1e6;
       break;
   }
-  for (int i = ix->linedep_base[f]; i < ix->linedep_base[f + 1]; i++) graph_edge(g, base + ix->linedep[i], base + f, true);
+  for (int i = ix->mem ? ix->linedep_base[f] : 0; ix->mem && i < ix->linedep_base[f + 1]; i++)
+    graph_edge(g, base + ix->linedep[i], base + f, true);
   return res;
 }
 
@@ -491,7 +492,8 @@ static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology*
           kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
           goto out_free;
         }
-      } else if (ix.mem || sp->local_us_per_mb > 0) {
+      }
+      if (ix.mem || sp->local_us_per_mb > 0) { /* a send's source may be lines too */
         res = add_memory_step(g, p, &ix, t, base, gt, s, chunk, map, sp);
         if (res != KILN_SUCCESS) {
           kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));

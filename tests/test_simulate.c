@@ -493,3 +493,18 @@ Test(simulate, memory_parameters_checked) {
   kilnPlanFree(p);
   kilnTopologyFree(t);
 }
+
+/* Local work at memory speed, when the table gives one, costs in any plan: a direct allreduce of
+ * MSCCL's steps (reductions of received chunks) takes longer with it. */
+Test(simulate, local_work_costs_when_asked) {
+  kilnTopology* t = builtin("switch4", 1);
+  kilnPlan* p = classic_plan("direct", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_SIMPLE);
+  kilnSimParams sp = KILN_SIM_PARAMS_INIT;
+  kilnSimResult free_, paid;
+  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 1 << 20, &sp, &free_), KILN_SUCCESS), "%s", kilnLastError());
+  sp.local_us_per_mb = 1.0;
+  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 1 << 20, &sp, &paid), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(gt(dbl, paid.time_us, free_.time_us), "%f vs %f", paid.time_us, free_.time_us);
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
+}

@@ -314,7 +314,8 @@ KILN_API kilnResult_t kilnPlanCheckRuntime(const kilnPlan* p);
  * for a sig or wait, ordinal[i] = its place k in its stream's steps of one epoch (0-based) and
  * per_epoch[i] = their count K, so that a runtime's k-th sig of epoch e stores e * K + k + 1 and the
  * matching wait waits for at least that; -1 in both for other steps. Either array may be NULL.
- * KILN_ERR_VERIFY with kilnPlanVerify's message when the plan's signal streams break its rules. */
+ * KILN_ERR_VERIFY with kilnPlanVerify's message when the plan's signal streams break its rules.
+ * Of the plan as given: a runtime asks it of the plan it runs (kilnPlanLowerCopies' form). */
 KILN_API kilnResult_t kilnPlanSignalOrdinals(const kilnPlan* p, int r, int* ordinal, int* per_epoch);
 /* Rank r's scratch chunks: proto[c] = the kilnProto_t of the line put that writes scratch chunk c
  * (the runtime keeps it as lines of that protocol, and a step reading it waits for them), or -1 for
