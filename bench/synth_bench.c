@@ -71,7 +71,7 @@ typedef struct scaleCase {
 /* Synthesis time against node count, and the plans' simulated times against NCCL's. */
 static int run_scale(kilnSynthOptions o, const char* only, int minnodes, int maxnodes, unsigned zmask, bool quiet) {
   static const scaleCase topos[] = {
-      {"hgx-h100", {"hgx-h100", "hgx-h100-direct", "hgx-h100", "hgx-h100"}},
+      {"hgx-h100", {"hgx-h100-rails", "hgx-h100-direct", "hgx-h100-rails", "hgx-h100-rails"}},
       {"dgx2", {"dgx2-sk-1", "dgx2-sk-3", "dgx2-sk-1", "dgx2-sk-1"}},
   };
   static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,

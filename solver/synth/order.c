@@ -473,3 +473,4 @@ out_free:
   free(height); free(depth); free(rt); free(waiting); free(sstart); free(succ); free(h.id); free(tie);
   return r;
 }
+

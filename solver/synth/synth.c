@@ -295,7 +295,8 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
   synChunks C2 = {0};
   synRoute ra = {0}, rr = {0}, pra = {0}, prr = {0}; /* this round's routes and the previous round's */
   synXfers X = {0};
-  double* prev_send = NULL; /* the previous ordering's send times */
+  uint64_t seen[8]; /* hashes of this round's schedules */
+  int nseen = 0;
   double t0 = synNow();
   kilnResult_t r = synNodeRepresentative(t, s, &t2, &s2, &sn);
   /* the sketch on the N nodes with its symmetries within a node, and the representative */
@@ -350,11 +351,12 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
     snprintf(msg, sizeof msg, "%s; expanded to %d transfers", st->route_optimal ? "routes optimal" : "routes (time limit or stall)",
              X.n);
     report(o, KILN_SYNTH_STAGE_ROUTE, msg, synNow() - t0);
-    free(prev_send);
-    prev_send = NULL;
+    nseen = 0;
     for (int i = 0; i < nh; i++) {
       if (stopping(o) && (*best || !o->keep_on_stop)) break;
-      /* the simulator's cost model (α overlapped), the one the plans are judged by */
+      /* the simulator's cost model (α overlapped), the one the plans are judged by; its policy too
+       * (transfers in the order they become ready), so that a plan runs in the simulator as its
+       * schedule says */
       X.pipelined = true;
       X.window_us = 0;
       t0 = synNow();
@@ -363,16 +365,21 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
       step_end(o);
       st->stage_s[KILN_SYNTH_STAGE_ORDER] += synNow() - t0;
       if (r != KILN_SUCCESS) goto out_free;
-      bool same = prev_send != NULL;
-      for (int x = 0; same && x < X.n; x++) same = prev_send[x] == X.x[x].send_t;
+      /* a schedule one of the earlier variants made already is not lowered again */
+      uint64_t hsh = 1469598103934665603ull;
+      for (int x = 0; x < X.n; x++) {
+        uint64_t b;
+        memcpy(&b, &X.x[x].send_t, sizeof b);
+        hsh = (hsh ^ b) * 1099511628211ull;
+      }
+      bool same = false;
+      for (int q = 0; q < nseen; q++) same = same || seen[q] == hsh;
       if (same) {
         plan_steps(o, WORK_LOWER, -1);
-        report(o, KILN_SYNTH_STAGE_ORDER, "the same schedule as the previous heuristic's: not lowered again", synNow() - t0);
+        report(o, KILN_SYNTH_STAGE_ORDER, "the same schedule as the other heuristic's: not lowered again", synNow() - t0);
         continue;
       }
-      if (!prev_send) prev_send = malloc(((size_t)X.n + 1) * sizeof *prev_send);
-      if (prev_send)
-        for (int x = 0; x < X.n; x++) prev_send[x] = X.x[x].send_t;
+      seen[nseen++] = hsh;
       report(o, KILN_SYNTH_STAGE_ORDER, kilnOrderingName(hs[i]), synNow() - t0);
       kilnPlan* plan = NULL;
       bool prev_fused = st->fused;
@@ -401,7 +408,6 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
   if (o->contiguity)
     report(o, KILN_SYNTH_STAGE_SCHEDULE, "skipped: node-level synthesis keeps the list schedule", 0);
 out_free:
-  free(prev_send);
   synRouteFree(&pra);
   synRouteFree(&prr);
   synXfersFree(&X);
