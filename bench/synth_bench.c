@@ -3,7 +3,14 @@
  * NCCL's ring / tree (alltoall: NCCL's all-pairs) at 1 KB, 1 MB and 1 GB.
  *
  * usage: kiln_synth_bench [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet]
- * Default limits keep the whole run under 10 minutes on 2 cores. */
+ *        kiln_synth_bench --scale [--min-nodes N] [--max-nodes N] [--sizes 1K,1M,1G] ...
+ *        kiln_synth_bench --multinode [--write DIR] [--sizes 1K,1M,1G] ...
+ * Default limits keep the Table 2 run under 10 minutes on 2 cores.
+ * --scale: hgx-h100 and dgx2 on 2, 4, ... nodes (up to KILN_MAX_RANKS GPUs): each collective's
+ * synthesis time and its plan's simulated time at 1 KB, 1 MB and 1 GB against NCCL's ring and tree
+ * (a plan synthesized for each size). --multinode: the plans across nodes of the paper's sketches,
+ * at full size and scaled down to nodes of 1, 2 and 4 GPUs, the same way; --write DIR writes each
+ * one's 1 MB plan of at most 8 ranks there. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,80 +70,164 @@ static void sim_row(const kilnPlan* plan, const kilnTopology* t, kilnColl_t coll
               : NAN;
 }
 
-typedef struct scaleCase {
-  const char* topo;
-  const char* sketch[4]; /* per collective: allgather, alltoall, reducescatter, allreduce */
-} scaleCase;
+static const kilnColl_t all_colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,
+                                       KILN_COLL_ALLREDUCE};
+static const uint64_t sizes[] = {1ull << 10, 1ull << 20, 1ull << 30};
+static const char* const size_names[] = {"1KB", "1MB", "1GB"};
+
+/* A topology: a built-in's name, or a file under plans/topologies/ (NAME.xml). */
+static kilnResult_t load_topo(const char* name, int nodes, kilnTopology** t) {
+  if (kilnTopologyBuiltin(name, nodes, t) == KILN_SUCCESS) return KILN_SUCCESS;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/plans/topologies/%s.xml", KILN_SOURCE_DIR, name);
+  kilnResult_t r = kilnTopologyReadFile(path, t);
+  if (r != KILN_SUCCESS) return r;
+  (*t)->nodes = nodes;
+  r = kilnTopologyExpand(*t);
+  if (r != KILN_SUCCESS) {
+    kilnTopologyFree(*t);
+    *t = NULL;
+  }
+  return r;
+}
+
+static void table_header(void) {
+  printf("%-13s %5s %5s %-13s %-16s", "topo", "nodes", "GPUs", "collective", "sketch");
+  for (int z = 0; z < 3; z++) printf(" | %s: %7s %9s %6s %6s", size_names[z], "synth s", "kiln us", "ring", "tree");
+  printf("\n");
+}
+
+/* One row: for each size asked (zmask), the plan synthesized for it (the sketch's input size is the
+ * size its plan is for), its time in the simulator, and NCCL's ring and tree there over it (x > 1:
+ * kiln faster; n/a: the model has no such baseline, as the all-pairs alltoall on NDv2's missing
+ * links). With write_dir, the 1 MB column's plan of at most 8 ranks is written there. Returns the
+ * failures. */
+static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t coll, const char* sketch, unsigned zmask,
+                     bool quiet, const char* write_dir) {
+  kilnTopology* t = NULL;
+  kilnSketch* s = NULL;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, sketch);
+  if (load_topo(topo, N, &t) != KILN_SUCCESS || kilnSketchReadFile(path, &s) != KILN_SUCCESS) {
+    printf("%s x%d %s %s: %s\n", topo, N, kilnCollName(coll), sketch, kilnLastError());
+    kilnTopologyFree(t);
+    return 1;
+  }
+  int failures = 0;
+  printf("%-13s %5d %5d %-13s %-16s", topo, N, t->nranks, kilnCollName(coll), sketch);
+  for (int z = 0; z < 3; z++) {
+    if (!(zmask & (1u << z))) {
+      printf(" | %7s %9s %6s %6s", "-", "-", "-", "-");
+      continue;
+    }
+    kilnSynthOptions oz = o;
+    const uint64_t per = coll == KILN_COLL_ALLGATHER ? 1 : (uint64_t)t->nranks; /* chunks a rank's input needs */
+    oz.input_size = coll == KILN_COLL_ALLGATHER ? sizes[z] / (uint64_t)t->nranks : sizes[z];
+    if (oz.input_size < (uint64_t)s->input_chunkup * per) oz.input_size = (uint64_t)s->input_chunkup * per;
+    if (!quiet) fprintf(stderr, "  %s x%d %s %s at %s ...\n", topo, N, kilnCollName(coll), sketch, size_names[z]);
+    kilnSynthStats st;
+    kilnPlan* plan = NULL;
+    double t0 = now_s();
+    kilnResult_t r = kilnSynthesize(t, s, coll, &oz, &plan, &st);
+    double el = now_s() - t0;
+    if (r != KILN_SUCCESS) {
+      printf(" | failed: %s", kilnLastError());
+      failures++;
+      continue;
+    }
+    double ks, ring, tree;
+    sim_row(plan, t, coll, sizes[z], &ks, &ring, &tree);
+    char rs[16] = "n/a", ts[16] = "-";
+    if (!isnan(ring)) snprintf(rs, sizeof rs, "%.2fx", ring / ks);
+    if (!isnan(tree)) snprintf(ts, sizeof ts, "%.2fx", tree / ks);
+    printf(" | %7.2f %9.1f %6s %6s", el, ks, rs, ts);
+    if (!quiet)
+      fprintf(stderr, "    stages: route %.2fs order %.2fs lower %.2fs verify %.2fs; %d transfers\n",
+              st.stage_s[KILN_SYNTH_STAGE_ROUTE], st.stage_s[KILN_SYNTH_STAGE_ORDER], st.stage_s[KILN_SYNTH_STAGE_LOWER],
+              st.stage_s[KILN_SYNTH_STAGE_VERIFY], st.transfers);
+    if (write_dir && z == 1 && t->nranks <= 8) { /* the plans one machine of the lent ones runs */
+      char out[1200];
+      snprintf(out, sizeof out, "%s/%s-%s-%dx%d.xml", write_dir, sketch, kilnCollName(coll), N, t->gpus_per_node);
+      if (kilnPlanWriteFile(plan, out) != KILN_SUCCESS) {
+        fprintf(stderr, "%s\n", kilnLastError());
+        failures++;
+      }
+    }
+    kilnPlanFree(plan);
+    fflush(stdout);
+  }
+  printf("\n");
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+  return failures;
+}
 
 /* Synthesis time against node count, and the plans' simulated times against NCCL's. */
 static int run_scale(kilnSynthOptions o, const char* only, int minnodes, int maxnodes, unsigned zmask, bool quiet) {
-  static const scaleCase topos[] = {
+  static const struct {
+    const char* topo;
+    const char* sketch[4]; /* per collective: allgather, alltoall, reducescatter, allreduce */
+  } topos[] = {
       {"hgx-h100", {"hgx-h100-rails", "hgx-h100-direct", "hgx-h100-rails", "hgx-h100-rails"}},
       {"dgx2", {"dgx2-sk-1", "dgx2-sk-3", "dgx2-sk-1", "dgx2-sk-1"}},
   };
-  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,
-                                     KILN_COLL_ALLREDUCE};
-  static const uint64_t sizes[] = {1ull << 10, 1ull << 20, 1ull << 30};
-  printf("%-9s %5s %5s %-13s %-16s", "topo", "nodes", "GPUs", "collective", "sketch");
-  for (int z = 0; z < 3; z++) printf(" | %s: %7s %9s %6s %6s", z == 0 ? "1KB" : z == 1 ? "1MB" : "1GB", "synth s", "kiln us", "ring", "tree");
-  printf("\n");
+  table_header();
   int failures = 0;
   for (size_t ti = 0; ti < sizeof topos / sizeof topos[0]; ti++)
     for (int N = minnodes; N <= maxnodes; N *= 2)
       for (int c = 0; c < 4; c++) {
-        const scaleCase* sc = &topos[ti];
         char label[160];
-        snprintf(label, sizeof label, "%s x%d %s %s", sc->topo, N, kilnCollName(colls[c]), sc->sketch[c]);
+        snprintf(label, sizeof label, "%s x%d %s %s", topos[ti].topo, N, kilnCollName(all_colls[c]), topos[ti].sketch[c]);
         if (only && !strstr(label, only)) continue;
-        kilnTopology* t = NULL;
-        kilnSketch* s = NULL;
-        kilnPlan* plan = NULL;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, sc->sketch[c]);
-        if (kilnTopologyBuiltin(sc->topo, N, &t) != KILN_SUCCESS || kilnSketchReadFile(path, &s) != KILN_SUCCESS) {
-          printf("%s: %s\n", label, kilnLastError());
-          failures++;
-          kilnTopologyFree(t);
-          continue;
-        }
-        if (t->nranks > KILN_MAX_RANKS) { kilnTopologyFree(t); kilnSketchFree(s); continue; }
-        printf("%-9s %5d %5d %-13s %-16s", sc->topo, N, t->nranks, kilnCollName(colls[c]), sc->sketch[c]);
-        for (int z = 0; z < 3; z++) {
-          if (!(zmask & (1u << z))) {
-            printf(" | %7s %9s %6s %6s", "-", "-", "-", "-");
-            continue;
-          }
-          /* the plan for this size: the sketch's input size is the size its plan is for */
-          kilnSynthOptions oz = o;
-          oz.input_size = colls[c] == KILN_COLL_ALLGATHER ? sizes[z] / (uint64_t)t->nranks : sizes[z];
-          if (oz.input_size < (uint64_t)s->input_chunkup * (colls[c] == KILN_COLL_ALLGATHER ? 1 : (uint64_t)t->nranks))
-            oz.input_size = (uint64_t)s->input_chunkup * (colls[c] == KILN_COLL_ALLGATHER ? 1 : (uint64_t)t->nranks);
-          if (!quiet) fprintf(stderr, "  %s at %s ...\n", label, z == 0 ? "1KB" : z == 1 ? "1MB" : "1GB");
-          kilnSynthStats st;
-          double t0 = now_s();
-          kilnResult_t r = kilnSynthesize(t, s, colls[c], &oz, &plan, &st);
-          double el = now_s() - t0;
-          if (r != KILN_SUCCESS) {
-            printf(" | failed: %s", kilnLastError());
-            failures++;
-            continue;
-          }
-          double ks, ring, tree;
-          sim_row(plan, t, colls[c], sizes[z], &ks, &ring, &tree);
-          printf(" | %7.2f %9.1f %6.2f %6.2f", el, ks, ring / ks, tree / ks);
-          if (!quiet)
-            fprintf(stderr, "    stages: route %.2fs order %.2fs lower %.2fs verify %.2fs; %d transfers\n",
-                    st.stage_s[KILN_SYNTH_STAGE_ROUTE], st.stage_s[KILN_SYNTH_STAGE_ORDER],
-                    st.stage_s[KILN_SYNTH_STAGE_LOWER], st.stage_s[KILN_SYNTH_STAGE_VERIFY], st.transfers);
-          kilnPlanFree(plan);
-          plan = NULL;
-          fflush(stdout);
-        }
-        printf("\n");
-        fflush(stdout);
-        kilnSketchFree(s);
-        kilnTopologyFree(t);
+        kilnTopology* probe = NULL;
+        if (kilnTopologyBuiltin(topos[ti].topo, N, &probe) != KILN_SUCCESS) continue; /* past KILN_MAX_RANKS */
+        kilnTopologyFree(probe);
+        failures += table_row(o, topos[ti].topo, N, all_colls[c], topos[ti].sketch[c], zmask, quiet, NULL);
       }
+  return failures ? 1 : 0;
+}
+
+/* The plans across nodes (the paper's multi-node sketches at full size, and scaled down to the
+ * machines that run them: nodes of 1, 2 and 4 GPUs), against NCCL's ring and tree. */
+static int run_multinode(kilnSynthOptions o, const char* only, unsigned zmask, bool quiet, const char* write_dir) {
+  static const struct {
+    const char* topo;
+    int nodes;
+    const char* sketch;
+    unsigned colls; /* bits of all_colls */
+  } rows[] = {
+      {"dgx2", 2, "dgx2-sk-1", 1 | 4 | 8},
+      {"dgx2", 2, "dgx2-sk-2", 1 | 2 | 8},
+      {"dgx2", 2, "dgx2-sk-3", 2},
+      {"ndv2", 2, "ndv2-sk-1", 15},
+      {"ndv2", 4, "ndv2-sk-1", 15},
+      {"ndv2", 8, "ndv2-sk-1", 15},
+      {"ndv2", 2, "ndv2-sk-2", 2},
+      {"ndv2", 4, "ndv2-sk-2", 2},
+      {"ndv2", 8, "ndv2-sk-2", 2},
+      {"hgx-h100", 2, "hgx-h100-rails", 1 | 4 | 8},
+      {"hgx-h100", 4, "hgx-h100-rails", 1 | 4 | 8},
+      {"hgx-h100", 8, "hgx-h100-rails", 1 | 4 | 8},
+      {"hgx-h100", 2, "hgx-h100-direct", 2},
+      {"hgx-h100", 4, "hgx-h100-direct", 2},
+      {"hgx-h100", 8, "hgx-h100-direct", 2},
+      {"switch2", 2, "switch2-rails", 15},
+      {"switch2-1nic", 2, "switch2-sk-1", 15},
+      {"switch4-2nic", 2, "switch4-sk-1", 15},
+      {"switch4-1nic", 2, "switch4-sk-ndv2", 15},
+      {"switch1", 2, "switch1", 15},
+      {"switch1", 4, "switch1", 15},
+  };
+  table_header();
+  int failures = 0;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    for (int c = 0; c < 4; c++) {
+      if (!(rows[i].colls & (1u << c))) continue;
+      char label[160];
+      snprintf(label, sizeof label, "%s x%d %s %s", rows[i].topo, rows[i].nodes, kilnCollName(all_colls[c]), rows[i].sketch);
+      if (only && !strstr(label, only)) continue;
+      failures += table_row(o, rows[i].topo, rows[i].nodes, all_colls[c], rows[i].sketch, zmask, quiet, write_dir);
+    }
   return failures ? 1 : 0;
 }
 
@@ -145,7 +236,8 @@ int main(int argc, char** argv) {
   o.time_limit_s = 30;
   o.stall_s = 0.2;
   const char* only = NULL;
-  bool quiet = false, scale = false;
+  bool quiet = false, scale = false, multinode = false;
+  const char* write_dir = NULL;
   int minnodes = 2, maxnodes = 128;
   unsigned zmask = 7;
   for (int i = 1; i < argc; i++) {
@@ -154,6 +246,8 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--quiet")) quiet = true;
     else if (!strcmp(argv[i], "--scale")) scale = true;
+    else if (!strcmp(argv[i], "--multinode")) multinode = true;
+    else if (!strcmp(argv[i], "--write") && i + 1 < argc) write_dir = argv[++i];
     else if (!strcmp(argv[i], "--max-nodes") && i + 1 < argc) maxnodes = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-nodes") && i + 1 < argc) minnodes = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
@@ -161,14 +255,15 @@ int main(int argc, char** argv) {
       zmask = (strstr(v, "1K") ? 1u : 0u) | (strstr(v, "1M") ? 2u : 0u) | (strstr(v, "1G") ? 4u : 0u);
     }
     else {
-      fprintf(stderr, "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet]\n"
+                      "       [--scale [--min-nodes N] [--max-nodes N] | --multinode [--write DIR]] [--sizes 1K,1M,1G]\n",
+              argv[0]);
       return strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
   if (!quiet) o.progress = progress;
   if (scale) return run_scale(o, only, minnodes, maxnodes, zmask, quiet);
-  static const uint64_t sizes[] = {1ull << 10, 1ull << 20, 1ull << 30};
-  static const char* const size_names[] = {"1KB", "1MB", "1GB"};
+  if (multinode) return run_multinode(o, only, zmask, quiet, write_dir);
   printf("kiln synthesis benchmark (TACCL Table 2 cases); MILP time limit %.0fs, stall %.1fs\n",
          o.time_limit_s, o.stall_s);
   printf("simulated times in us on the alpha-beta model; NCCL = best of ring and tree (alltoall: all-pairs;\n"

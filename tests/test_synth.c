@@ -687,3 +687,32 @@ Test(synth, cli_progress_node_level_and_keep_on_interrupt) {
               "synth --topo switch4 --sketch switch4 --coll allgather -o %s/c.xml --node-level maybe", dir);
   rmdir(dir);
 }
+
+/* The plans of plans/multinode (the paper's multi-node sketches scaled down to nodes of 1, 2 and 4
+ * GPUs) name their nodes and verify at the runtime's FIFO depth; a plan synthesized for several
+ * nodes names them. */
+Test(synth, multinode_plans_name_their_nodes_and_verify, .timeout = 120) {
+  static const char* const files[] = {"switch1-allreduce-4x1", "switch1-alltoall-2x1", "switch2-rails-allgather-2x2",
+                                      "switch2-sk-1-reducescatter-2x2", "switch4-sk-1-allreduce-2x4",
+                                      "switch4-sk-ndv2-alltoall-2x4"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/plans/multinode/%s.xml", KILN_SOURCE_DIR, files[i]);
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnPlanReadFile(path, &p), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(gt(int, p->nnodes, 1), "%s", files[i]);
+    kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+    cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s: %s", files[i], kilnLastError());
+    kilnPlanFree(p);
+  }
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch2", 3, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("switch2-rails");
+  kilnSynthOptions o = fast_options();
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(int, p->nnodes, 3));
+  kilnPlanFree(p);
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}

@@ -149,7 +149,8 @@ typedef struct kilnSynthStats {
  * KILN_ERR_INVALID_ARGUMENT or KILN_ERR_INFEASIBLE naming the reason before any solve.
  * Blocks for up to (routing solves + 1) time limits; stats may be NULL. The plan is named
  * kiln-SKETCH-COLL, then -PROTO where the protocol is not Simple and -iN where the instances are
- * more than one (kiln-switch2-allreduce-LL-i4); a long sketch name is cut, never the suffix. */
+ * more than one (kiln-switch2-allreduce-LL-i4); a long sketch name is cut, never the suffix. A plan
+ * for a topology of several nodes names them (kilnPlan.nnodes). */
 KILN_API kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                                      const kilnSynthOptions* opts, kilnPlan** out,
                                      kilnSynthStats* stats);

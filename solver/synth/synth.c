@@ -687,6 +687,7 @@ out_done:
     st->interrupted = true;
     report(&o, KILN_SYNTH_STAGE_VERIFY, "interrupted: the best plan verified so far kept", 0);
   }
+  if (t->nodes > 1) best->nnodes = t->nodes; /* runtimes cut it into phases on that many nodes */
   st->predicted_us = best_us;
   st->pipelined_model = best_pipelined;
   st->total_s = synNow() - t_all;
