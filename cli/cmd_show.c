@@ -6,6 +6,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "plan_svg.h"
 #include "kiln/plan.h"
 #include "kiln/sketch.h"
 #include "kiln/topology.h"
@@ -14,9 +15,14 @@ static void help(FILE* f) {
   fprintf(f,
           "usage: kiln show FILE.xml\n"
           "       kiln show --topo NAME [--nodes K]\n"
+          "       kiln show PLAN.xml --svg OUT.svg [--topo NAME|FILE.xml [--nodes K]] [--bytes SIZE]\n"
           "Prints a summary of a topology (links and switches), a sketch, or a plan (per GPU:\n"
           "threadblocks, steps, peers). The kind of file is found from its root element\n"
           "(<topology>, <sketch> or <algo>).\n"
+          "--svg draws the plan's schedule as the simulator runs it: a lane per link that carries\n"
+          "data, each transfer a bar labelled with its chunk, over time in us. It runs on --topo\n"
+          "(default: the plan's nodes of switchN, N its GPUs per node) for --bytes (the reference\n"
+          "size kiln simulate takes; default 1M). The picture is written whole or not at all.\n"
           "built-in topologies: %s\n",
           kilnTopologyBuiltinNames());
 }
@@ -146,13 +152,65 @@ static void show_sketch(const kilnSketch* s) {
          (unsigned long long)s->input_size, kilnOrderingName(s->ordering));
 }
 
+/* kiln show PLAN --svg OUT: the plan's schedule on a topology (--topo, or switchN nodes). */
+static int show_svg(const char* file, kilnTopoArgs* ta, const char* svg, uint64_t bytes) {
+  kilnPlan* p = NULL;
+  if (kilnPlanReadFile(file, &p) != KILN_SUCCESS) {
+    cliFileErrorTo(stderr, "kiln show: ", file, kilnLastError());
+    return 1;
+  }
+  kilnTopology* t = NULL;
+  int rc = 1;
+  if (ta->name) {
+    rc = cliLoadTopo(ta, &t);
+    if (rc != 0) goto out_free;
+  } else {
+    const int nodes = p->nnodes > 0 ? p->nnodes : 1, g = p->ngpus / nodes;
+    char name[32];
+    snprintf(name, sizeof name, "switch%d", g);
+    if (g < 2 || kilnTopologyBuiltin(name, nodes, &t) != KILN_SUCCESS) {
+      fprintf(stderr, "kiln show: %s: no built-in topology fits %d ranks on %d node%s; give --topo\n", file, p->ngpus,
+              nodes, nodes == 1 ? "" : "s");
+      rc = 2;
+      goto out_free;
+    }
+  }
+  if (t->nranks != p->ngpus) {
+    fprintf(stderr, "kiln show: %s has %d ranks but topology %s has %d\n", file, p->ngpus, t->name, t->nranks);
+    rc = 2;
+    goto out_free;
+  }
+  char err[1024];
+  rc = cliPlanSvg(p, t, bytes, svg, err, sizeof err);
+  if (rc != 0) fprintf(stderr, "kiln show: %s\n", err);
+out_free:
+  kilnTopologyFree(t);
+  kilnPlanFree(p);
+  return rc;
+}
+
 int cmd_show(int argc, char** argv) {
   kilnTopoArgs ta = {0};
   const char* file = NULL;
+  const char* svg = NULL;
+  uint64_t bytes = 1u << 20;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       help(stdout);
       return 0;
+    }
+    if (!strcmp(argv[i], "--svg") || !strcmp(argv[i], "--bytes")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "kiln show: %s needs a value\n", argv[i]);
+        return 2;
+      }
+      if (!strcmp(argv[i], "--svg")) {
+        svg = argv[++i];
+      } else if (!kilnParseSize(argv[++i], &bytes) || bytes == 0) {
+        fprintf(stderr, "kiln show: bad --bytes '%s'\n", argv[i]);
+        return 2;
+      }
+      continue;
     }
     int used = cliTopoArg(&ta, argc, argv, i);
     if (used < 0) return 2;
@@ -172,8 +230,17 @@ int cmd_show(int argc, char** argv) {
     help(stderr);
     return 2;
   }
+  if (svg) {
+    if (!file) {
+      fprintf(stderr, "kiln show: --svg draws a plan: give PLAN.xml\n");
+      return 2;
+    }
+    const char* const ins[] = {file, ta.name};
+    if (!cliOutputApart("show", svg, ins, ta.name ? 2 : 1) || !cliOutputWritable("show", svg)) return 2;
+    return show_svg(file, &ta, svg, bytes);
+  }
   if (file && ta.name) {
-    fprintf(stderr, "kiln show: give a file or --topo, not both\n");
+    fprintf(stderr, "kiln show: give a file or --topo, not both (--topo goes with a plan's --svg)\n");
     return 2;
   }
   if (ta.name) {

@@ -144,9 +144,12 @@ int cmd_verify(int argc, char** argv) {
       }
       char races[160] = "";
       const bool mem = kilnPlanHasMemorySteps(p);
-      if (mem ? !KILN_VERIFY_MEMORY_CHECKS_ALL_RACES(tbs, p->ngpus, steps) : !KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps))
+      if (mem && !KILN_VERIFY_MEMORY_CHECKS_ALL_RACES(tbs, p->ngpus, steps))
         snprintf(races, sizeof races, "; data races checked only on the %d interleavings run, not on all: the plan is "
                  "too large for the clocks; --schedules N runs more", vo.schedules);
+      else if (!mem && !KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps))
+        snprintf(races, sizeof races, "; data races checked rank by rank (each rank's own order settles its "
+                 "accesses): the plan is too large for the clocks of all");
       char epochs[64] = "";
       if (mem) snprintf(epochs, sizeof epochs, ", %d calls of %d iterations", KILN_VERIFY_CALLS, KILN_VERIFY_ITERATIONS);
       printf("%s: OK (%s, %d ranks, %d tbs, %d steps%s%s%s)\n", path, kilnCollName(p->coll), p->ngpus, tbs, steps,

@@ -529,6 +529,34 @@ kilnResult_t kilnPlanSimulateWith(const kilnPlan* p, const kilnTopology* t, uint
   return res;
 }
 
+kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uint64_t bytes, kilnSimResult* out,
+                                   kilnSimStepTime** times, int* ntimes) {
+  if (!p || !t || !out || !times || !ntimes)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulateTimes: NULL argument");
+  memset(out, 0, sizeof *out);
+  *times = NULL;
+  *ntimes = 0;
+  const kilnSimParams params = KILN_SIM_PARAMS_INIT;
+  simGraph g;
+  memset(&g, 0, sizeof g);
+  kilnResult_t res = add_plan(&g, p, t, (double)bytes, NULL, &params); /* the plan's steps: tasks 0.. */
+  if (res == KILN_SUCCESS) res = graph_run(&g, t, out);
+  if (res == KILN_SUCCESS) {
+    /* add_plan makes one task per step, in kilnPlanIndex's order (rank, threadblock, step) */
+    kilnSimStepTime* tt = malloc(sizeof *tt * (size_t)(g.ntasks > 0 ? g.ntasks : 1));
+    if (!tt) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d step times", g.ntasks);
+    } else {
+      for (int i = 0; i < g.ntasks; i++)
+        tt[i] = (kilnSimStepTime){g.t[i].end - g.t[i].cost, g.t[i].end, g.t[i].xfer ? g.t[i].arrive : g.t[i].end};
+      *times = tt;
+      *ntimes = g.ntasks;
+    }
+  }
+  graph_free(&g);
+  return res;
+}
+
 /* ---- baselines ---- */
 
 /* NCCL's algorithms are MSCCL-step plans: the memory steps' table never applies to them. */

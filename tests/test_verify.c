@@ -1254,3 +1254,30 @@ Test(verify_mem, plans_without_memory_steps_keep_their_messages) {
   REJECTED(p, "rank 1 tb 1 step 2 (s): send 2 to rank 0 on channel 0 is never received (rank 0 tb 0 receives only 1 "
               "times); it would stay unconsumed");
 }
+
+/* Past the clocks' limit, races are checked rank by rank: a 128-rank direct allreduce (32 512
+ * threadblocks) verifies as it is, and with one dependency dropped it is refused, the check saying
+ * it went by the rank's own order. */
+Test(verify, races_rank_by_rank_past_the_clocks_limit, .timeout = 120) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 128, NULL, &p), KILN_SUCCESS), "%s", kilnLastError());
+  int tbs = 0, steps = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    for (int t = 0; t < p->gpus[r].ntbs; t++, tbs++) steps += p->gpus[r].tbs[t].nsteps;
+  const bool exact = KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps);
+  cr_assert(not(exact));
+  kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+  vo.schedules = 1;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+  kilnStep* last = NULL;
+  for (int t = 0; t < p->gpus[5].ntbs; t++)
+    for (int s = 0; s < p->gpus[5].tbs[t].nsteps; s++)
+      if (p->gpus[5].tbs[t].steps[s].type == KILN_STEP_REDUCE && p->gpus[5].tbs[t].steps[s].depid >= 0)
+        last = &p->gpus[5].tbs[t].steps[s];
+  cr_assert(last != NULL);
+  last->depid = last->deps = -1;
+  cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_ERR_VERIFY));
+  cr_expect(contains(kilnLastError(), "data race on rank 5"), "%s", kilnLastError());
+  cr_expect(contains(kilnLastError(), "rank by rank"), "%s", kilnLastError());
+  kilnPlanFree(p);
+}

@@ -345,7 +345,11 @@ typedef struct kilnVerifyOptions {
  * or send-receive pair orders) are found whatever the interleaving in plans whose threadblocks
  * (over all ranks) times threadblocks plus steps is at most this (clocks of 4 bytes: 256 MiB at
  * most; 32 ranks of 96 threadblocks and 15 000 steps take 222 MB), and where that memory can be
- * had; in larger ones only where one of the `schedules` interleavings run gives a wrong result. */
+ * had. A plan of MSCCL steps past it is checked rank by rank instead: every two such accesses must
+ * be ordered by the rank's own program order and dependencies (an order that only sends and
+ * receives through other ranks give is not followed, so a plan that relies on one is refused as
+ * racy); kiln's lowering orders them so at any size. Plans with memory steps past their own limit
+ * (KILN_VERIFY_MEMORY_CHECKS_ALL_RACES) are checked only on the `schedules` interleavings run. */
 #define KILN_VERIFY_RACE_MAX_CLOCKS ((uint64_t)1 << 26)
 /* The most chunk slots (every rank's input, output and scratch chunks plus every message chunk)
  * kilnPlanVerify checks, ~30 bytes each: a plan past it is refused (KILN_ERR_INVALID_ARGUMENT). */
@@ -435,6 +439,19 @@ KILN_API kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t,
  * reads lines follows the arrival of the line puts that write them. One call, one iteration. */
 KILN_API kilnResult_t kilnPlanSimulateWith(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
                                            const kilnSimParams* params, kilnSimResult* out);
+
+/* One step's times in the simulator (µs from the call's start): when it begins and ends holding
+ * what it holds (a step that sends: its link, or its switch or NIC ports, for β·bytes; a local
+ * step: begin = end, when it completes), and when its data arrives (a step that sends: end + α;
+ * any other: its end). */
+typedef struct kilnSimStepTime {
+  double start_us, end_us, arrive_us;
+} kilnSimStepTime;
+/* kilnPlanSimulate that also gives every step's times: *times (malloc'ed, the caller frees it)
+ * holds *ntimes entries, rank by rank, in each rank threadblock by threadblock, in each step by step
+ * (a plan's file order). For pictures of a schedule (kiln show --svg). */
+KILN_API kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
+                                            kilnSimResult* out, kilnSimStepTime** times, int* ntimes);
 
 typedef enum { KILN_BASELINE_RING, KILN_BASELINE_TREE } kilnBaseline_t;
 /* Predicts NCCL's ring or tree algorithm for coll on t, on the same model. */
