@@ -292,6 +292,9 @@ int cmd_synth(int argc, char** argv) {
           st.greedy_us, st.schedule_us,
           st.sched_used_greedy ? "greedy kept" : (st.sched_optimal ? "contiguity optimal" : "contiguity incumbent"),
           st.fused ? ", fused instructions" : "");
+  if (st.ring_floor)
+    fprintf(stderr, "  plan: NCCL's ring on the NIC rails, which simulated faster than every plan of the sketch's "
+                    "routes\n");
   if (st.orderings_cut)
     fprintf(stderr, "  ordering: the time limit cut its variants short (the best so far kept; a faster machine or a "
                     "larger --time-limit may find another plan)\n");

@@ -716,3 +716,34 @@ Test(synth, multinode_plans_name_their_nodes_and_verify, .timeout = 120) {
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }
+
+/* The floor: on two HGX H100 nodes at 1 GB the sketch's rails simulate slower than NCCL's rings
+ * (which put more of every GPU's traffic on its NIC); the synthesizer then returns the ring, which
+ * verifies and simulates as the baseline does - and at 1 MB, where the rails are faster, not. */
+Test(synth, ring_floor_where_the_routes_are_slower, .timeout = 120) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("hgx-h100-rails");
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLREDUCE};
+  for (size_t c = 0; c < 3; c++)
+    for (int big = 0; big < 2; big++) {
+      kilnSynthOptions o = fast_options();
+      const uint64_t ref = big ? 1ull << 30 : 1ull << 20;
+      o.input_size = colls[c] == KILN_COLL_ALLGATHER ? ref / 16 : ref;
+      kilnPlan* p = NULL;
+      kilnSynthStats st;
+      cr_assert(eq(int, kilnSynthesize(t, s, colls[c], &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+      cr_expect(eq(int, (int)st.ring_floor, big), "%s at %llu bytes", kilnCollName(colls[c]), (unsigned long long)ref);
+      kilnSimResult ks, ring;
+      cr_assert(eq(int, kilnPlanSimulate(p, t, ref, &ks), KILN_SUCCESS), "%s", kilnLastError());
+      cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, colls[c], t, ref, &ring), KILN_SUCCESS));
+      cr_expect(le(dbl, ks.time_us, ring.time_us * 1.001), "%s: %.2f us, the ring %.2f us", kilnCollName(colls[c]),
+                ks.time_us, ring.time_us);
+      kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+      vo.fifo_depth = 1;
+      cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+      kilnPlanFree(p);
+    }
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}

@@ -24,6 +24,12 @@
  * MILP's size does not grow with the nodes; the sketch's knobs keep their meaning (its node-level
  * symmetries become permutations of whole nodes). See solver/synth/nodes.c.
  *
+ * The floor: on nodes joined by switches kilnSynthesize also lowers NCCL's ring as the simulator's
+ * baseline models it (one ring per NIC, in slices) and returns it where it simulates faster than
+ * every synthesized plan (stats->ring_floor), so that a plan is never slower than NCCL's ring in
+ * the simulator; TACCL's shortest-path routes can be (two HGX H100 nodes at 1 GB, where the rings
+ * put more of every GPU's traffic on its NIC; solver/synth/ring.c).
+ *
  * Every MILP solve has a time limit; reaching it is not a failure (the incumbent, or the greedy
  * schedule, is kept). GLPK never aborts the process: its errors come back as KILN_ERR_SOLVER.
  * Library code never prints: progress goes to the callback in the options.
@@ -90,7 +96,8 @@ typedef struct kilnSynthOptions {
   kilnProto_t proto;        /* written into the plan; default Simple */
   bool use_symmetry;        /* quotient by the sketch's symmetry; default true */
   bool contiguity;          /* run the contiguity / exact scheduling MILP; default true */
-  bool fuse;                /* fused instructions (rcs, rrs, rrcs) in the lowering; default true */
+  bool fuse;                /* fused instructions (rcs, rrs, rrcs) in the lowering; default true
+                               (node-level synthesis lowers without them) */
   bool inplace;             /* write the in-place form (allgather, reducescatter, allreduce) */
   int max_tbs;              /* > 0: at most this many threadblocks per rank (a runtime runs one per
                                SM): lowerings above it pair each peer's sends and receives in one
@@ -140,6 +147,8 @@ typedef struct kilnSynthStats {
                                 then depends on how fast the machine is */
   bool node_level;           /* routed on the two-node representative (nodes_mode) */
   bool interrupted;          /* *stop ended the synthesis early; the plan is the best found by then */
+  bool ring_floor;           /* the plan is NCCL's ring (see below): it simulated faster than every
+                                plan of the sketch's routes */
 } kilnSynthStats;
 
 /* Synthesizes coll on topology t guided by sketch s, lowers it, and verifies it with

@@ -179,4 +179,11 @@ kilnResult_t synNodeRepresentative(const kilnTopology* t, const kilnSketch* s, k
 kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const synLogical* Lt2, const synChunks* C2,
                             const synRoute* ag2, const synRoute* rs2, const synLogical* L, int k, synXfers* out);
 
+/* NCCL's ring as the simulator's baseline models it on topology t (nodes joined by switches, one
+ * ring per NIC, 512 KiB slices of a rank's share at reference size ref), as a plan of coll named
+ * name (ring.c). *out NULL without an error where the baseline has no such ring (alltoall, nodes
+ * not joined by switches) or the plan would be larger than synthesized plans ever need. */
+kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, bool inplace, const char* name,
+                         kilnPlan** out);
+
 #endif
