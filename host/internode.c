@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "../solver/phases.h"
+#include "internode_nccl.h"
 #include "kiln/registry.h"
 #include "launch.h"
 #include "runtime_internal.h"
@@ -219,20 +220,6 @@ typedef struct {
   int next;      /* next of its phases (index into px->mine) */
 } callState;
 
-typedef struct {
-  const kilnLaunch* l;
-  size_t es;
-} ncclCtx;
-
-static int ncclCall(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t off, uint64_t n) {
-  const ncclCtx* x = ctx;
-  const kilnPhasedCall* call = &x->l->call;
-  char* p = bufBase(call, buf) + off * x->es;
-  const ncclDataType_t t = (ncclDataType_t)x->l->dtype; /* kilnDataType_t numbers types as NCCL */
-  return send ? (int)ncclSend(p, (size_t)n, t, peer, call->px->comm->nccl, x->l->stream)
-              : (int)ncclRecv(p, (size_t)n, t, peer, call->px->comm->nccl, x->l->stream);
-}
-
 /* Rank's NCCL calls of phase i, recorded (the copy transport pairs them as NCCL would). */
 typedef struct {
   bool send;
@@ -405,11 +392,16 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
         open = true;
       }
       cudaSetDevice(px->comm->dev);
-      ncclCtx ctx = {s->l, kilnDataTypeSize((kilnDataType_t)s->l->dtype)};
-      const int e = kilnPhasesP2pCalls(px->ph, i, px->comm->rank, s->l->call.count, ncclCall, &ctx);
-      if (e != 0)
+      kilnNcclIssue x;
+      for (int b = 0; b < KILN_NUM_BUFFERS; b++) x.bases[b] = bufBase(&s->l->call, (kilnBuffer_t)b);
+      x.esize = kilnDataTypeSize((kilnDataType_t)s->l->dtype);
+      x.dtype = (ncclDataType_t)s->l->dtype;
+      x.comm = px->comm->nccl;
+      x.stream = s->l->stream;
+      const ncclResult_t e = kilnPhasesNcclCalls(px->ph, i, px->comm->rank, s->l->call.count, &x);
+      if (e != ncclSuccess)
         keepFirst(kilnSetError(KILN_ERR_NCCL, "rank %d: phase %d: ncclSend/ncclRecv: %s", px->comm->rank, i,
-                               ncclGetErrorString((ncclResult_t)e)),
+                               ncclGetErrorString(e)),
                   first, msg, len);
       np++;
     }
