@@ -19,6 +19,8 @@
 #include "../solver/phases.h"
 #include "cli_run.h"
 #include "kiln/plan.h"
+#include "kiln/sketch.h"
+#include "kiln/synth.h"
 #include "test_util.h"
 
 typedef struct split_case {
@@ -211,6 +213,54 @@ Test(phases, multi_node_plans_under_plans) {
   int found = 0;
   check_folder(KILN_SOURCE_DIR "/plans", &found);
   if (found == 0) cr_skip_test("no plan under plans/ names more than one node");
+}
+
+/* Plans the synthesizer makes for several nodes (TACCL's relays: gather within a node, cross, then
+ * spread), every collective: switch2 and switch4 nodes joined GPU to GPU ("direct"), two of each,
+ * and the hgx-h100 sketch on two HGX nodes. */
+typedef struct synthCase {
+  const char* topo;
+  int nodes;
+  const char* sketch; /* a sketch file under plans/sketches, or NULL: one switch a node, direct between nodes */
+  kilnColl_t coll;
+} synthCase;
+
+#define SYNTH_SHAPE(topo, nodes, sketch)                                                                  \
+  {topo, nodes, sketch, KILN_COLL_ALLGATHER}, {topo, nodes, sketch, KILN_COLL_REDUCESCATTER},             \
+      {topo, nodes, sketch, KILN_COLL_ALLREDUCE}, {topo, nodes, sketch, KILN_COLL_ALLTOALL}
+static const synthCase kSynth[] = {SYNTH_SHAPE("switch2", 2, NULL), SYNTH_SHAPE("switch4", 2, NULL),
+                                   SYNTH_SHAPE("hgx-h100", 2, "hgx-h100")};
+#define NSYNTH (sizeof kSynth / sizeof kSynth[0])
+
+KILN_INDEX_PARAMS(phases, synthesized, NSYNTH)
+
+ParameterizedTest(int* idx, phases, synthesized, .timeout = 300) {
+  const synthCase* sc = &kSynth[*idx];
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin(sc->topo, sc->nodes, &t), KILN_SUCCESS), "%s", kilnLastError());
+  kilnSketch* sk = NULL;
+  if (sc->sketch) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, sc->sketch);
+    cr_assert(eq(int, kilnSketchReadFile(path, &sk), KILN_SUCCESS), "%s", kilnLastError());
+  } else {
+    char xml[512], gpus[64] = "";
+    for (int g = 0; g < t->gpus_per_node; g++) snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", g ? " " : "", g);
+    snprintf(xml, sizeof xml, "<sketch name=\"%s-direct\"><intranode strategy=\"switch\"><switch gpus=\"%s\" "
+             "policy=\"uc-max\"/></intranode><internode strategy=\"direct\"/></sketch>", sc->topo, gpus);
+    cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "sketch.xml", &sk), KILN_SUCCESS), "%s", kilnLastError());
+  }
+  kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
+  o.time_limit_s = 5;
+  o.stall_s = 0.3;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnSynthesize(t, sk, sc->coll, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  p->nnodes = sc->nodes;
+  if (kilnPlanHasCopies(p)) cr_assert(eq(int, kilnPlanLowerCopies(p), KILN_SUCCESS));
+  check_plan(p, sc->nodes);
+  kilnPlanFree(p);
+  kilnSketchFree(sk);
+  kilnTopologyFree(t);
 }
 
 /* A 2-rank ring allreduce on 2 nodes of one GPU: the exact calls of every rank. */

@@ -6,7 +6,8 @@
  *
  * - phases_on_one_gpu: ranks sharing one GPU (kilnCommCreateShared with kilnCommConfig.nodes; the
  *   steps between nodes go as copies between the ranks' buffers, in the order NCCL would match
- *   them): the kernel phases exact. Needs 1 GPU.
+ *   them): the kernel phases exact. Needs 1 GPU. synthesized_plans_on_one_gpu: the same for
+ *   plans synthesized for 2 nodes of 2 and of 4 GPUs (and those under plans/ that name nodes).
  * - emulated_nodes_one_process: every rank in one process on a GPU each, NCCL communicators split
  *   into nodes (2 GPUs: 2 nodes of 1; 4: 2 of 2 and 4 of 1), calls in kiln groups, eager and in
  *   CUDA graphs. Needs 2 or more GPUs. With NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 in the
@@ -27,6 +28,10 @@
 
 #include "gpu_common.h"
 #include "kiln/plan.h"
+#ifdef KILN_HAVE_SYNTH
+#include "kiln/sketch.h"
+#include "kiln/synth.h"
+#endif
 
 #define ALL_DTYPES 12
 
@@ -147,9 +152,36 @@ Test(gpu_nodes, phases_on_one_gpu, .init = need_one, .timeout = 1800) {
 }
 
 /* The multi-node plans under plans/ (synthesized for nodes x GPUs), scaled down to at most 8
- * ranks: all of them on one GPU. */
+ * ranks, and those the synthesizer makes here for switch2 and switch4 nodes, two of each, joined
+ * GPU to GPU (TACCL's relays within a node, one step between nodes), every collective: all of
+ * them on one GPU. */
 static int synthesized(kilnPlan** out, int max) {
   int n = 0;
+#ifdef KILN_HAVE_SYNTH
+  static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLREDUCE,
+                                     KILN_COLL_ALLTOALL};
+  static const char* const topos[] = {"switch2", "switch4"};
+  for (int ti = 0; ti < 2; ti++)
+    for (int ci = 0; ci < 4 && n < max; ci++) {
+      kilnTopology* t = NULL;
+      kilnSketch* sk = NULL;
+      char xml[512], gpus[32] = "";
+      cr_assert(eq(int, kilnTopologyBuiltin(topos[ti], 2, &t), KILN_SUCCESS), "%s", kilnLastError());
+      for (int g = 0; g < t->gpus_per_node; g++) snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", g ? " " : "", g);
+      snprintf(xml, sizeof xml, "<sketch name=\"%s-direct\"><intranode strategy=\"switch\"><switch gpus=\"%s\" "
+               "policy=\"uc-max\"/></intranode><internode strategy=\"direct\"/></sketch>", topos[ti], gpus);
+      cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "sketch.xml", &sk), KILN_SUCCESS), "%s", kilnLastError());
+      kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
+      o.time_limit_s = 5;
+      o.stall_s = 0.3;
+      kilnPlan* p = NULL;
+      cr_assert(eq(int, kilnSynthesize(t, sk, colls[ci], &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+      p->nnodes = 2;
+      out[n++] = p;
+      kilnSketchFree(sk);
+      kilnTopologyFree(t);
+    }
+#endif
   const char* dirs[] = {KILN_SOURCE_DIR "/plans", KILN_SOURCE_DIR "/plans/multinode"};
   for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
     DIR* dir = opendir(dirs[d]);
@@ -173,7 +205,7 @@ static int synthesized(kilnPlan** out, int max) {
 Test(gpu_nodes, synthesized_plans_on_one_gpu, .init = need_one, .timeout = 1800) {
   kilnPlan* plans[64];
   const int np = synthesized(plans, 64);
-  if (np == 0) cr_skip_test("skipped: no plan of several nodes and at most 8 ranks under plans/");
+  if (np == 0) cr_skip_test("skipped: no synthesizer in this build and no plan of several nodes and at most 8 ranks under plans/");
   uint64_t rng = g_seed;
   for (int i = 0; i < np; i++) {
     kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
