@@ -357,7 +357,7 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
       keepFirst(kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamWaitEvent failed", c->rank), first, msg, len);
   }
   for (int i = 0; i < maxPhases; i++) {
-    int np = 0, npCopy = 0;
+    int npCopy = 0;
     bool anyGroup = false;
     for (int a = 0; a < m; a++) {
       callState* s = cs[a];
@@ -403,7 +403,6 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
         keepFirst(kilnSetError(KILN_ERR_NCCL, "rank %d: phase %d: ncclSend/ncclRecv: %s", px->comm->rank, i,
                                ncclGetErrorString(e)),
                   first, msg, len);
-      np++;
     }
     if (open) {
       const ncclResult_t g = ncclGroupEnd();
