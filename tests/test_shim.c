@@ -373,9 +373,9 @@ Test(shim, non_blocking_communicators_and_their_splits_are_left_to_nccl) {
 
 Test(shim, device_api_forwards) {
   loadShim(NULL, false);
-  ncclTeam_t (*teamLsa)(ncclComm_t) = sym("ncclTeamLsa");
+  ncclTeam_t (*teamWorld)(ncclComm_t) = sym("ncclTeamWorld");
   int (*slots)(int, int) = sym("pncclLLA2ACalcSlots");
-  ncclTeam_t t = teamLsa(FAKE_NCCL_COMM);
+  ncclTeam_t t = teamWorld(FAKE_NCCL_COMM); /* the fake's default body: {7, 3, 1} */
   cr_assert(eq(int, t.nRanks, 7));
   cr_assert(eq(int, t.rank, 3));
   cr_assert(eq(int, slots(10, 4), 42));
@@ -535,7 +535,8 @@ Test(shim, one_node_takes_the_plans_that_name_no_nodes, .fini = removePlans) {
 Test(shim, emulated_nodes_without_a_plan_stay_on_nccl, .fini = removePlans) {
   char* log = initAcrossNodes(4, "4");
   cr_assert(contains(log, "4 nodes x 1 GPUs (KILN_EMULATE_NODES): 0 plans for that shape"), "%s", log);
-  cr_assert(contains(log, "no plan for 4 nodes x 1 GPUs (2 of 4 ranks for other shapes)"), "%s", log);
+  cr_assert(contains(log, "no plan for 4 nodes x 1 GPUs ("), "%s", log);
+  cr_assert(contains(log, "plans of 4 ranks for other shapes)"), "%s", log);
   cr_assert(not(contains(log, "kiln communicator not created")), "no kiln communicator is tried: %s", log);
   free(log);
 }

@@ -413,8 +413,8 @@ static void setup(ncclComm_t* ncomm, int n) {
   }
   if (np == 0) {
     if (nodes > 1)
-      shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d nodes x %d GPUs (%d of %d ranks for other shapes): kiln is "
-                   "not set up on this communicator, NCCL runs it", nodes, nranks / nodes, otherShape, nranks);
+      shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d nodes x %d GPUs (%d plans of %d ranks for other shapes): "
+                   "kiln is not set up on this communicator, NCCL runs it", nodes, nranks / nodes, otherShape, nranks);
     else
       shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
                    "communicator, NCCL runs it", nranks);
