@@ -20,16 +20,17 @@
  * Process models: default one process driving all N GPUs (each call a group over the GPUs:
  * ncclGroupStart/End, kilnGroupStart/End); --mp forks one process per GPU (NCCL id through a
  * pipe, results gathered by rank 0).
- * Plan choice: the registry (kilnRegistrySelect) per size, or --plan NAME for every size. The
+ * Plan choice: the selector's (kilnSelect: what kiln runs by default, as the drop-in asks it) where
+ * it picks a plan, else the registry's first (kilnRegistrySelect), or --plan NAME for every size. The
  * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
  * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
  * byte range, one row per plan and size, baked kernels only (to choose the ranges of plans/baked).
  * "sym" column: the symmetric-memory kernel (kilnSymRun) on the same call, where its staging
- * memory allows: the default choice (kilnSymSelect) or, outside its ranges, the collective's one
+ * memory allows: the selector's choice or, where it picks none, the collective's one
  * (allreduce: one-shot to 256 KiB, two-shot above; --sym oneshot|twoshot forces one; --sym off:
- * no column). Speed-up column: NCCL's time / the time of what kiln runs by default: the sym
- * kernel where kilnSymSelect picks it, else the plan's (the baked kernel for LL plans, the
- * interpreter for Simple plans: host/exec.c).
+ * no column). Speed-up column: NCCL's time / the time of what kiln runs by default (kilnSelect):
+ * the sym kernel where it picks one, else the plan's (the baked kernel for LL plans, the
+ * interpreter for Simple plans: host/exec.c); "-" where it hands the call to NCCL.
  * --graph N: every variant is captured as a CUDA graph of N calls per rank (after the warmup calls,
  * outside capture); a call's time is a graph launch's time / N, median over `iters` launches. This
  * takes the host's launch cost out, as a graph-capturing framework does.
@@ -119,14 +120,16 @@ struct Row {
   long long err[NV];  /* differing elements vs NCCL, -1: not checked */
   bool bakedDefault;  /* kiln runs the plan's baked kernel by default (inlined), else the interpreter */
   char sym[32];       /* the sym column's algorithm ("-": none) */
-  bool symDefault;    /* kiln runs it by default (kilnSymSelect) */
+  bool symDefault;    /* kiln runs it by default (the selector, kilnSelect) */
+  bool ncclDefault;   /* the selector hands the call to NCCL: no speed-up to show */
 };
 
-/* The speed-up column: NCCL's time over the time of what kiln runs by default: the sym kernel
- * where kilnSymSelect picks it, else what kilnRun runs for this plan (host/exec.c: the baked
+/* The speed-up column: NCCL's time over the time of what kiln runs by default (the selector): the
+ * sym kernel where it picks one, else what kilnRun runs for this plan (host/exec.c: the baked
  * kernel when gen/ inlined its steps, else the interpreter), or the other variant when that one
- * did not run; <= 0: none. */
+ * did not run; <= 0: none (also where the selector hands the call to NCCL). */
 static double speedup(const Row& r) {
+  if (r.ncclDefault) return -1;
   if (r.symDefault && r.us[V_SYM] > 0 && r.us[V_NCCL] > 0) return r.us[V_NCCL] / r.us[V_SYM];
   const int first = r.bakedDefault ? V_BAKED : V_INTERP, second = r.bakedDefault ? V_INTERP : V_BAKED;
   const double k = r.us[first] > 0 ? r.us[first] : r.us[second];
@@ -686,12 +689,25 @@ static bool oneCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, 
   return ok;
 }
 
-/* What the sym column runs for a call (KILN_SYM_NONE: nothing fits the staging memory): kiln's
- * default choice, else the collective's algorithm (allreduce: one-shot to 256 KiB, two-shot
- * above; --sym oneshot|twoshot forces one). *isDefault: kiln runs it by default. */
-static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes, bool* isDefault) {
+/* What kiln runs by default for a call of count elements on the lead rank's buffers: the
+ * selector's answer (kilnSelect over the registry, as the drop-in asks it). */
+static kilnChoice selected(const Bench& b, kilnColl_t c, size_t count) {
+  Rank& R = const_cast<Rank&>(b.ranks[0]);
+  kilnCall call = {c, nullptr, nullptr, count, b.o.dtype, b.o.op, b.o.graph > 0};
+  void* rb = nullptr;
+  callBuffers(c, R, R.recvK, count, kilnDataTypeSize(b.o.dtype), b.o.inplace, &call.sendbuf, &rb);
+  call.recvbuf = rb;
+  return kilnSelect(R.kc, nullptr, &call);
+}
+
+/* What the sym column runs for a call (KILN_SYM_NONE: nothing fits the staging memory): the
+ * selector's choice where it is a symmetric algorithm, else the collective's algorithm
+ * (allreduce: one-shot to 256 KiB, two-shot above; --sym oneshot|twoshot forces one).
+ * *isDefault: kiln runs it by default. */
+static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes, const kilnChoice& ch,
+                               bool* isDefault) {
   const Options& o = b.o;
-  const kilnSymAlgo_t def = kilnSymSelect(b.ranks[0].kc, c, count, o.dtype, o.inplace);
+  const kilnSymAlgo_t def = ch.serve == KILN_SERVE_SYM ? ch.sym : KILN_SYM_NONE;
   kilnSymAlgo_t a = def;
   if (c == KILN_COLL_ALLREDUCE && o.sym >= 2)
     a = o.sym == 2 ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT;
@@ -723,6 +739,8 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     const size_t count = callCount(c, b.n, bytes, es);
     if (count == 0) continue;
     const uint64_t real = kilnRegistryCallBytes(c, b.n, count, o.dtype);
+    const kilnChoice choice = b.kilnOk ? selected(b, c, count) : kilnChoice{KILN_SERVE_NCCL, -1, nullptr, KILN_SYM_NONE,
+                                                                            KILN_SELECT_NO_KILN};
     /* The plans to measure at this size. */
     std::vector<const kilnRegistryEntry*> cands;
     if (o.sweep) {
@@ -731,8 +749,11 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
         if (x && x->coll == c && x->nranks == b.n && (o.inplace ? x->inplace : x->outofplace)) cands.push_back(x);
       }
     } else {
-      const kilnRegistryEntry* e = o.plan ? kilnRegistryFind(o.plan)
-                                          : kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
+      /* The selector's plan where it picks one, else the plan the registry ranks first (measured
+       * beside the default: the A/B of the plan path). */
+      const kilnRegistryEntry* e = o.plan                                ? kilnRegistryFind(o.plan)
+                                   : choice.serve == KILN_SERVE_PLAN ? choice.entry
+                                                                     : kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
       if (e && (e->coll != c || e->nranks != b.n)) e = nullptr;
       cands.push_back(e);
     }
@@ -747,6 +768,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
     for (int v = 0; v < NV; v++) { row.us[v] = -1; row.err[v] = -1; }
     snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
     row.bakedDefault = e && e->inlined;
+    row.ncclDefault = choice.serve == KILN_SERVE_NCCL && !o.plan && !o.sweep;
     b.kilnOk = agreeAll(b, b.kilnOk);
     std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
     if (ex && !(*ex)[0]) ex = nullptr;
@@ -755,7 +777,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
                     kilnExecUseBaked((*ex)[0], true);
     row.us[V_NCCL] = ncclUs;
     /* The sym column: once per size (the first candidate's row). */
-    b.symAlgo = o.sym && e == cands[0] && b.kilnOk ? symColumn(b, c, count, real, &row.symDefault)
+    b.symAlgo = o.sym && e == cands[0] && b.kilnOk ? symColumn(b, c, count, real, choice, &row.symDefault)
                                                   : KILN_SYM_NONE;
     snprintf(row.sym, sizeof row.sym, "%s", b.symAlgo == KILN_SYM_NONE ? "-" : kilnSymAlgoName(b.symAlgo));
     for (int v = V_BAKED; v < NV; v++) {

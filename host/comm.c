@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "../solver/params.h"
 #include "../solver/phases.h" /* kilnEmulateNodesSetting */
 #include "kiln_dev.h"
 #include "runtime_internal.h"
@@ -33,7 +35,7 @@ static kilnResult_t askedNodes(const kilnCommConfig* cfg, int rank, int nranks, 
     *k = kilnEmulateNodesSetting();
     if (*k < 0)
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: KILN_EMULATE_NODES=%s is not a positive integer", rank,
-                          getenv("KILN_EMULATE_NODES"));
+                          kilnParamRaw(KILN_PARAM_EmulateNodes));
   }
   if (*k > 0 && nranks % *k != 0)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: %d ranks do not split into %d nodes of equal size "
@@ -123,9 +125,10 @@ static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
   c->winBytes = (c->symLL128Base + 2 * c->symLL128Half + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
   if (c->sharedWin) {
     CUDA_TRY(cudaMalloc((void**)&c->win, c->winBytes), out);
-  } else if (ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
+  } else if (kilnFaultAt("window", c->rank) || ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
     c->win = NULL;
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclMemAlloc(%zu) failed", c->rank, c->winBytes);
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclMemAlloc(%zu) failed%s", c->rank, c->winBytes,
+                        kilnFaultAt("window", c->rank) ? " (KILN_FAULT)" : "");
   }
   CUDA_TRY(cudaMemset(c->win, 0, c->winBytes), out);
   CUDA_TRY(cudaMalloc((void**)&c->state, 2 * nconn * sizeof(uint64_t)), out);
@@ -222,7 +225,7 @@ static kilnResult_t commSettle(struct kilnComm* c, const char* what) {
  * kernels (their staging stays unused) and no clique. */
 static void commNodesSettled(struct kilnComm* c) {
   if (c->nnodes > 1) c->symHalf = 0;
-  if (getenv("KILN_DEBUG"))
+  if (kilnDebugLevel() >= KILN_DEBUG_INFO)
     fprintf(stderr, "kiln: rank %d: %d node%s of %d ranks (%s)%s\n", c->rank, c->nnodes, c->nnodes > 1 ? "s" : "",
             c->nodeSize, c->emulatedNodes ? "emulated: kilnCommConfig.nodes or KILN_EMULATE_NODES" : "NCCL's load/store teams",
             c->nnodes > 1 ? ": steps between nodes go through NCCL's point-to-point calls" : "");
@@ -257,7 +260,7 @@ static kilnResult_t commFinish(struct kilnComm* c) {
    * mapping: only the node's peers keep one. */
   for (int p = 0; p < c->nranks; p++)
     if (!kilnCommSameNode(c, p)) c->peers[p] = NULL;
-  if (getenv("KILN_DEBUG"))
+  if (kilnDebugLevel() >= KILN_DEBUG_INFO)
     for (int p = 0; p < c->nranks; p++)
       fprintf(stderr, "kiln: rank %d window %p (%zu bytes) peer %d at %p\n", c->rank, (void*)c->win,
               c->winBytes, p, (void*)c->peers[p]);
@@ -488,8 +491,7 @@ static cudaError_t peerAccessOn(int from, int to) {
  * threshold): no clique. Not an error when there can be none: grouped calls then stay staged (or
  * on the caller's windows). */
 static void commClique(int n, struct kilnComm** cs) {
-  const char* e = getenv("KILN_SYM_PEERS");
-  if ((e && !strcmp(e, "0")) || n < 2 || n > KILN_SYM_MAX_RANKS || n != cs[0]->nranks) return;
+  if (!kilnParam(KILN_PARAM_SymPeers) || n < 2 || n > KILN_SYM_MAX_RANKS || n != cs[0]->nranks) return;
   const struct kilnComm* c0 = cs[0];
   if (c0->symOff || c0->symHalf == 0 ||
       (c0->symDirectBytes >= (uint64_t)LLONG_MAX && c0->symDirectA2ABytes >= (uint64_t)LLONG_MAX))
@@ -509,7 +511,7 @@ static void commClique(int n, struct kilnComm** cs) {
     k->members[p] = byRank[p];
     byRank[p]->clique = k;
   }
-  if (getenv("KILN_DEBUG"))
+  if (kilnDebugLevel() >= KILN_DEBUG_INFO)
     fprintf(stderr, "kiln: ranks 0-%d in one process with peer access: grouped calls of all of them may go "
             "zero copy\n", n - 1);
 }
@@ -530,7 +532,10 @@ kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommCon
   }
   if (res == KILN_SUCCESS) {
     commClique(n, cs);
-    for (int i = 0; i < n; i++) out[i] = cs[i];
+    for (int i = 0; i < n; i++) {
+      cs[i]->wholeInProcess = n == cs[i]->nranks;
+      out[i] = cs[i];
+    }
   } else {
     kilnCommDestroyAll(n, cs);
   }
@@ -588,6 +593,7 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
     c->dev = devs[i];
     c->nsm = sms / here;
     c->sharedWin = true;
+    c->wholeInProcess = true;
     c->emulatedNodes = k > 0;
     c->nnodes = k > 0 ? k : 1;
     c->nodeSize = n / c->nnodes;
@@ -648,6 +654,46 @@ kilnResult_t kilnCommAbort(kilnComm_t comm) {
                         "refused; kernels waiting for a peer wait out their timeout)", c->rank, cudaGetErrorString(e));
   }
   return KILN_SUCCESS;
+}
+
+kilnResult_t kilnCommAbortRelease(kilnComm_t c, int waitMs) {
+  if (!c) return KILN_SUCCESS;
+  if (!__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommAbortRelease before kilnCommAbort", c->rank);
+  if (!c->registered || c->sharedWin) return KILN_SUCCESS;
+  kilnResult_t res = KILN_SUCCESS;
+  int save = 0;
+  cudaGetDevice(&save);
+  cudaSetDevice(c->dev);
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  /* Its kernels leave at their next wait for a peer (kilnCommAbort): the end of its last call, in
+   * steps of a millisecond, unless one is queued behind work that waits on (NCCL's kernels stuck
+   * on a dead peer until NCCL's own abort). */
+  cudaError_t e = c->haveLast ? cudaEventQuery(c->last) : cudaSuccess;
+  for (int ms = 0; e == cudaErrorNotReady && ms < waitMs; ms++) {
+    const struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+    e = cudaEventQuery(c->last);
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    res = kilnSetError(KILN_ERR_TIMEOUT, "rank %d: kiln's kernels on the aborted communicator are still on the GPU "
+                       "after %d ms (%s): its window stays registered", c->rank, waitMs, cudaGetErrorString(e));
+    goto out;
+  }
+  /* Local in NCCL 2.28 (this rank's mappings and its reference to the memory; no peer takes part). */
+  const ncclResult_t r = ncclCommWindowDeregister(c->nccl, c->window);
+  if (r != ncclSuccess) {
+    res = kilnSetError(KILN_ERR_NCCL, "rank %d: ncclCommWindowDeregister of kiln's window: %s", c->rank,
+                       ncclGetErrorString(r));
+    goto out;
+  }
+  c->registered = false;
+out:
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  cudaSetDevice(save);
+  return res;
 }
 
 kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {

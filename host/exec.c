@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../solver/params.h"
 #include "kiln/registry.h"
 #include "kiln_dev.h"
 #include "launch.h"
@@ -167,8 +168,7 @@ static int kernelProto(kilnProto_t p) {
  * passed many more runs. */
 static int devProto(kilnProto_t p) {
   if (p == KILN_PROTO_LL128) {
-    const char* e = getenv("KILN_LL128");
-    if (!e || strcmp(e, "1") != 0) return KILN_DEV_PROTO_SIMPLE;
+    if (!kilnParam(KILN_PARAM_LL128)) return KILN_DEV_PROTO_SIMPLE;
   }
   return kernelProto(p);
 }
@@ -316,6 +316,7 @@ kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) 
   x->ntbs = g->ntbs;
   x->chunksPerBlock = k;
   x->scratchChunks = g->s_chunks;
+  for (int r = 0; r < p->ngpus; r++) x->scratch.any |= p->gpus[r].s_chunks > 0;
   x->maxcnt = maxcnt;
   x->maxTbSteps = maxTbSteps;
   x->inplaceForm = kilnPlanInPlaceOnly(p);
@@ -536,6 +537,9 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   size_t need = 0;
   bool none = true;
   kilnResult_t res = callArgs(x, sendbuf, recvbuf, count, dtype, op, &a, &need, &none);
+  /* Noted on every rank, also one without a threadblock of the plan (kilnExecScratchHolds). */
+  if (res == KILN_SUCCESS && count > 0)
+    kilnScratchNote(&x->scratch, kilnScratchPiece(count, (size_t)x->chunksPerBlock, kilnDataTypeSize(dtype)));
   if (res != KILN_SUCCESS || none) return res;
   /* Per call: no allocation (except growing scratch), no copy, no sync; device switches only when
    * the caller's current device is another one, and not for a launch queued in a group (its end
@@ -660,4 +664,11 @@ out:
   free(seq);
   free(progress);
   return res;
+}
+
+bool kilnExecScratchHolds(kilnExec_t x, size_t count, kilnDataType_t dtype) {
+  const size_t es = kilnDataTypeSize(dtype);
+  if (!x || es == 0) return false;
+  if (x->phased) return kilnPhasedScratchHolds(x->phased, count, dtype);
+  return kilnScratchHolds(&x->scratch, kilnScratchPiece(count, (size_t)x->chunksPerBlock, es));
 }

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../solver/params.h"
 #include "launch.h"
 #include "runtime_internal.h"
 
@@ -72,17 +73,12 @@ static uint64_t spinNs = 200000;
 static _Atomic uint64_t lastGroupNs; /* when the last multi-GPU group was issued (any thread) */
 
 static void readConfig(void) {
-  const char* e = getenv("KILN_GROUP_THREADS");
-  if (e && e[0] == '0' && e[1] == '\0') threadsOn = false;
+  threadsOn = kilnParam(KILN_PARAM_GroupThreads) != 0;
   /* Spinning launchers would take turns with the caller on a single CPU. */
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2) threadsOn = false;
-  e = getenv("KILN_GROUP_SPIN_US");
-  if (e && *e) {
-    char* end = NULL;
-    unsigned long long v = strtoull(e, &end, 10);
-    if (end && *end == '\0' && v <= 10000000ull) spinNs = v * 1000ull;
-  }
+  const int64_t us = kilnParam(KILN_PARAM_GroupSpinUs);
+  if (us <= 10000000) spinNs = (uint64_t)us * 1000ull;
 }
 
 static uint64_t nowNs(void) {

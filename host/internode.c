@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../solver/params.h"
 #include "../solver/phases.h"
 #include "internode_nccl.h"
 #include "kiln/registry.h"
@@ -110,6 +111,7 @@ kilnResult_t kilnPhasedLoad(struct kilnComm* c, const kilnPlan* p, struct kilnPh
     return res;
   }
   const kilnPhases* ph = px->ph;
+  for (int r = 0; r < c->nranks; r++) px->scratch.any |= ph->scratch[r] > 0;
   px->execs = calloc((size_t)ph->nphases + 1, sizeof *px->execs);
   px->mine = calloc((size_t)ph->nphases + 1, sizeof *px->mine);
   if (!px->execs || !px->mine) {
@@ -133,7 +135,7 @@ kilnResult_t kilnPhasedLoad(struct kilnComm* c, const kilnPlan* p, struct kilnPh
     kilnPlanFree(q);
     if (res != KILN_SUCCESS) goto fail;
   }
-  if (getenv("KILN_DEBUG")) {
+  if (kilnDebugLevel() >= KILN_DEBUG_INFO) {
     int groups = 0, mineGroups = 0;
     for (int i = 0; i < ph->nphases; i++) groups += ph->phases[i].p2p;
     for (int j = 0; j < px->nmine; j++) mineGroups += ph->phases[px->mine[j]].p2p;
@@ -177,16 +179,22 @@ static kilnResult_t callCheck(struct kilnPhased* px, const void* sendbuf, void* 
 
 /* Grows the call's scratch to what count elements of dtype take (on c's device, current). */
 static kilnResult_t scratchFor(struct kilnPhased* px, size_t count, kilnDataType_t dtype) {
-  const size_t es = kilnDataTypeSize(dtype), k = (size_t)px->ph->k, vec = 16 / es;
-  const size_t L = (count + k - 1) / k, Lr = (L + vec - 1) / vec * vec;
+  const size_t piece = kilnScratchPiece(count, (size_t)px->ph->k, kilnDataTypeSize(dtype));
   const size_t chunks = (size_t)px->ph->scratch[px->comm->rank];
-  return kilnScratchGrow(&px->scratch, chunks * Lr * es, px->comm->rank);
+  return kilnScratchGrow(&px->scratch, chunks * piece, px->comm->rank);
+}
+
+bool kilnPhasedScratchHolds(const struct kilnPhased* px, size_t count, kilnDataType_t dtype) {
+  return kilnScratchHolds(&px->scratch, kilnScratchPiece(count, (size_t)px->ph->k, kilnDataTypeSize(dtype)));
 }
 
 kilnResult_t kilnPhasedRun(struct kilnPhased* px, const void* sendbuf, void* recvbuf, size_t count,
                            kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   bool none = true;
   kilnResult_t res = callCheck(px, sendbuf, recvbuf, count, dtype, op, &none);
+  /* Noted on every rank, also one with no phase of the plan (kilnExecScratchHolds). */
+  if (res == KILN_SUCCESS && !none)
+    kilnScratchNote(&px->scratch, kilnScratchPiece(count, (size_t)px->ph->k, kilnDataTypeSize(dtype)));
   if (res != KILN_SUCCESS || none || px->nmine == 0) return res;
   struct kilnComm* c = px->comm;
   const int save = kilnEnterDevice(c, true);

@@ -45,9 +45,26 @@ typedef struct kilnScratch {
   size_t bytes;
   char** retired;
   int nretired;
+  /* What every rank tracks alike, whatever its own share of the plan's scratch (the selector's
+   * kilnExecScratchHolds): whether the plan has scratch on any rank, and the largest piece (a
+   * chunk's bytes of a call, kilnScratchPiece) of the calls made so far. */
+  bool any;
+  size_t piece;
 } kilnScratch;
 kilnResult_t kilnScratchGrow(kilnScratch* s, size_t need, int rank);
 void kilnScratchFree(kilnScratch* s);
+/* A chunk's bytes in a call of count elements of es bytes over k chunks per buffer block: the
+ * elements of a chunk rounded up to whole 16-byte packs. Scratch takes a plan's chunks of it. */
+static inline size_t kilnScratchPiece(size_t count, size_t k, size_t es) {
+  const size_t L = (count + k - 1) / k, vec = 16 / es;
+  return (L + vec - 1) / vec * vec * es;
+}
+/* Notes a call's piece (after its scratch grew to hold it); whether s already holds a call's
+ * piece on every rank (no rank's scratch must grow: see kilnScratch.piece). */
+static inline void kilnScratchNote(kilnScratch* s, size_t piece) {
+  if (piece > s->piece) s->piece = piece;
+}
+static inline bool kilnScratchHolds(const kilnScratch* s, size_t piece) { return !s->any || piece <= s->piece; }
 
 /* exec.c: loads p as one kernel on c, whatever c's nodes (kilnPlanLoad's work for a communicator
  * of one node; internode.c loads each kernel phase with it). */
@@ -70,6 +87,8 @@ void kilnPhasedFree(struct kilnPhased* px);
 kilnResult_t kilnPhasedRun(struct kilnPhased* px, const void* sendbuf, void* recvbuf, size_t count,
                            kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
 kilnResult_t kilnPhasedIssue(kilnLaunch* v, size_t n);
+/* kilnExecScratchHolds for a plan cut into phases (its one scratch for every phase). */
+bool kilnPhasedScratchHolds(const struct kilnPhased* px, size_t count, kilnDataType_t dtype);
 
 /* exec.c: issues l on its stream: waits for the communicator's previous call, launches, records
  * the call's end. The current device must be l->comm's. */
@@ -107,6 +126,9 @@ void kilnSymFreeThreadScratch(void);
 /* Marks this thread as holding scratch of the group machinery (group.c's lists, sym.c's index),
  * so that it is freed when the thread ends. */
 void kilnThreadScratchUsed(void);
+/* kernels/launch_driver.cu: whether the symmetric kernels may launch through the driver's
+ * cuLaunchKernelEx (1) or only through the runtime (0); process-wide. */
+void kilnLaunchDriverUse(int on);
 /* group.c: whether this thread is inside kilnGroupStart/End; queues l for kilnGroupEnd (a
  * failed call of the group: kilnGroupFail, kiln/runtime.h). */
 bool kilnGroupActive(void);

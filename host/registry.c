@@ -65,32 +65,68 @@ kilnBakedLaunch_t kilnRegistryKernel(const kilnRegistryEntry* e, kilnDataType_t 
   return e->launch[dtype];
 }
 
-/* Does entry e serve the call at all? */
-static bool fits(const kilnRegistryEntry* e, kilnColl_t coll, int nranks, uint64_t bytes, bool inplace) {
-  if (!e->name || e->coll != coll || e->nranks != nranks) return false;
+bool kilnRegistryFits(const kilnRegistryEntry* e, kilnColl_t coll, int nranks, uint64_t bytes, bool inplace) {
+  if (!e || !e->name || e->coll != coll || e->nranks != nranks) return false;
   if (bytes < e->minBytes || bytes > e->maxBytes) return false;
   if (inplace && coll == KILN_COLL_ALLTOALL) return false;
   return inplace ? e->inplace : e->outofplace;
 }
 
-/* True when a is a better choice than b for the call (both fit; neither is a loaded plan): one whose
- * baked kernel runs by default (inlined steps; the runtime interprets the others unless told to
- * use their kernels), then the narrower byte range. */
-static bool better(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnDataType_t dtype,
-                   kilnRedOp_t op) {
-  bool ka = a->inlined && kilnRegistryKernel(a, dtype, op) != NULL;
-  bool kb = b->inlined && kilnRegistryKernel(b, dtype, op) != NULL;
+/* Called with the lock held: e's place in the load order, -1 for an entry that was not loaded. */
+static int loadIndex(const kilnRegistryEntry* e) {
+  for (int i = 0; i < nloads; i++)
+    if (&loads[i]->e == e) return i;
+  return -1;
+}
+
+/* Called with the lock held: kilnRegistryPrefer. Entries of a caller's own array that are not
+ * the registry's count as baked ones, in array order. */
+static bool prefer(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnDataType_t dtype, kilnRedOp_t op) {
+  const int la = loadIndex(a), lb = loadIndex(b);
+  if ((la >= 0) != (lb >= 0)) return la >= 0;
+  const uint64_t wa = a->maxBytes - a->minBytes, wb = b->maxBytes - b->minBytes;
+  if (la >= 0) return wa != wb ? wa < wb : la > lb;
+  /* One whose baked kernel runs by default (inlined steps; the runtime interprets the others
+   * unless told to use their kernels), then the narrower range, then table order. */
+  const bool ka = a->inlined && kilnRegistryKernel(a, dtype, op) != NULL;
+  const bool kb = b->inlined && kilnRegistryKernel(b, dtype, op) != NULL;
   if (ka != kb) return ka;
-  return a->maxBytes - a->minBytes < b->maxBytes - b->minBytes;
+  return wa != wb ? wa < wb : a < b;
+}
+
+bool kilnRegistryIsLoaded(const kilnRegistryEntry* e) {
+  pthread_mutex_lock(&lock);
+  const bool l = loadIndex(e) >= 0;
+  pthread_mutex_unlock(&lock);
+  return l;
+}
+
+bool kilnRegistryPrefer(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnDataType_t dtype,
+                        kilnRedOp_t op) {
+  if (!a || !b) return a != NULL;
+  pthread_mutex_lock(&lock);
+  const bool p = prefer(a, b, dtype, op);
+  pthread_mutex_unlock(&lock);
+  return p;
+}
+
+/* Called with the lock held: the index of the first of entries[0..n) by prefer that fits the
+ * call, or -1. */
+static int pick(const kilnRegistryEntry* entries, int n, kilnColl_t coll, int nranks, uint64_t bytes, bool inplace,
+                kilnDataType_t dtype, kilnRedOp_t op) {
+  int best = -1;
+  for (int i = 0; entries && i < n; i++) {
+    if (!kilnRegistryFits(&entries[i], coll, nranks, bytes, inplace)) continue;
+    if (best < 0 || prefer(&entries[i], &entries[best], dtype, op)) best = i;
+  }
+  return best;
 }
 
 int kilnRegistryPick(const kilnRegistryEntry* entries, int n, kilnColl_t coll, int nranks,
                      uint64_t bytes, bool inplace, kilnDataType_t dtype, kilnRedOp_t op) {
-  int best = -1;
-  for (int i = 0; entries && i < n; i++) {
-    if (!fits(&entries[i], coll, nranks, bytes, inplace)) continue;
-    if (best < 0 || better(&entries[i], &entries[best], dtype, op)) best = i;
-  }
+  pthread_mutex_lock(&lock);
+  const int best = pick(entries, n, coll, nranks, bytes, inplace, dtype, op);
+  pthread_mutex_unlock(&lock);
   return best;
 }
 
@@ -99,15 +135,12 @@ const kilnRegistryEntry* kilnRegistrySelect(kilnColl_t coll, int nranks, uint64_
   const kilnRegistryEntry* out = NULL;
   pthread_mutex_lock(&lock);
   init_baked();
-  /* Loaded plans: the narrowest range that fits; of equal ranges the one loaded last (a plan
-   * loaded again, or another for the same sizes, takes over). */
-  for (int i = nloads - 1; i >= 0; i--) {
+  for (int i = 0; i < nloads; i++) {
     const kilnRegistryEntry* e = &loads[i]->e;
-    if (fits(e, coll, nranks, bytes, inplace) && (!out || e->maxBytes - e->minBytes < out->maxBytes - out->minBytes))
-      out = e;
+    if (kilnRegistryFits(e, coll, nranks, bytes, inplace) && (!out || prefer(e, out, dtype, op))) out = e;
   }
   if (!out) {
-    int i = kilnRegistryPick(baked, nbaked, coll, nranks, bytes, inplace, dtype, op);
+    const int i = pick(baked, nbaked, coll, nranks, bytes, inplace, dtype, op);
     if (i >= 0) out = &baked[i];
   }
   pthread_mutex_unlock(&lock);

@@ -110,6 +110,8 @@ struct kilnComm {
   /* The communicators set up with this one by kilnCommCreateAll, when they are every rank and
    * their GPUs have peer access to each other (NULL otherwise, and with KILN_SYM_PEERS=0). */
   struct kilnClique* clique;
+  bool wholeInProcess;      /* every rank of the communicator is in this process (kilnCommCreateAll of
+                             * all of them, kilnCommCreateShared): their plain buffers are in reach */
   uint64_t symPeerCalls;    /* calls that went direct into the clique's plain buffers */
   int symPeerForm;          /* the kilnSymArgs.direct of the last of them */
 };

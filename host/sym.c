@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../solver/params.h"
 #include "kiln/registry.h"
 #include "kiln_dev.h"
 #include "launch.h"
+#include "select.h"
 #include "sym_ce.h"
 #include "runtime_internal.h"
 
@@ -22,47 +24,19 @@ _Static_assert((int)KILN_SYM_ALLREDUCE_ONESHOT == KILN_SYM_AR_ONESHOT &&
                    (int)KILN_SYM_ALLTOALL == KILN_SYM_A2A,
                "runtime.h and kiln_dev.h number the symmetric algorithms alike");
 
-const char* kilnSymAlgoName(kilnSymAlgo_t a) {
-  switch (a) {
-    case KILN_SYM_ALLREDUCE_ONESHOT: return "sym-allreduce-oneshot";
-    case KILN_SYM_ALLREDUCE_TWOSHOT: return "sym-allreduce-twoshot";
-    case KILN_SYM_REDUCESCATTER: return "sym-reducescatter";
-    case KILN_SYM_ALLGATHER: return "sym-allgather";
-    case KILN_SYM_ALLTOALL: return "sym-alltoall";
-    default: return "none";
-  }
-}
+static kilnColl_t symColl(kilnSymAlgo_t a) { return kilnSymAlgoColl(a); }
 
-static kilnColl_t symColl(kilnSymAlgo_t a) {
-  switch (a) {
-    case KILN_SYM_ALLREDUCE_ONESHOT:
-    case KILN_SYM_ALLREDUCE_TWOSHOT: return KILN_COLL_ALLREDUCE;
-    case KILN_SYM_REDUCESCATTER: return KILN_COLL_REDUCESCATTER;
-    case KILN_SYM_ALLGATHER: return KILN_COLL_ALLGATHER;
-    default: return KILN_COLL_ALLTOALL;
-  }
-}
+/* A setting whose default the code decides (the table's row has none: params.h): its value where
+ * the environment sets it, else def. */
+static long long setOr(kilnParamId id, long long def) { return kilnParamIsSet(id) ? (long long)kilnParam(id) : def; }
 
-/* A non-negative integer from the environment, else def. */
-static long long envInt(const char* name, long long def) {
-  const char* e = getenv(name);
-  if (!e || !*e) return def;
-  char* end = NULL;
-  long long v = strtoll(e, &end, 10);
-  return end && *end == '\0' && v >= 0 ? v : def;
-}
+/* A setting of the table, clamped to [lo, hi]. */
+static long long clamped(long long v, long long lo, long long hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* envInt, clamped to [lo, hi]. */
-static long long envClamp(const char* name, long long def, long long lo, long long hi) {
-  const long long v = envInt(name, def);
-  return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* A size threshold from the environment: UINT64_MAX (never) when `off` is set to 0, else `bytes`
- * as envInt reads it, def (LLONG_MAX: never) when unset or not a number. */
-static uint64_t envThreshold(const char* off, const char* bytes, long long def) {
-  const char* o = getenv(off);
-  return o && strcmp(o, "0") == 0 ? UINT64_MAX : (uint64_t)envInt(bytes, def);
+/* A size threshold with its own switch: UINT64_MAX (never) when the switch is off, else the size
+ * as set, else def (LLONG_MAX: never). */
+static uint64_t threshold(kilnParamId on, kilnParamId bytes, long long def) {
+  return !kilnParam(on) ? UINT64_MAX : (uint64_t)setOr(bytes, def);
 }
 
 /* x rounded up to a multiple of m (staging regions start at 256-byte boundaries; the direct
@@ -125,131 +99,131 @@ static size_t formBase(const struct kilnComm* c, int ll) {
 }
 
 void kilnSymConfigure(struct kilnComm* c) {
-  const char* off = getenv("KILN_SYM");
-  c->symOff = off && strcmp(off, "0") == 0;
+  c->symOff = !kilnParam(KILN_PARAM_Sym);
   /* At most 64 blocks a kernel (KILN_SYM_BLOCKS).
    * 4 GPUs: reducescatter 4 MiB 22.5 us with 64 blocks, 24.2 with 32; allgather 16 MiB 49.0 vs 54.8 (2026-11-26). */
-  c->symMaxBlocks = (int)envClamp("KILN_SYM_BLOCKS", 64, 1, KILN_SYM_MAX_BLOCKS);
+  c->symMaxBlocks = (int)clamped(kilnParam(KILN_PARAM_SymBlocks), 1, KILN_SYM_MAX_BLOCKS);
   /* Reductions in rounds (larger than a staging half; also alltoall of large pieces, below) take
    * up to 128 blocks (KILN_SYM_REDUCE_BLOCKS); copies stay at KILN_SYM_BLOCKS.
    * 4x H100, graphs: reducescatter 256 MiB 605 us with 128 blocks, 634 with 64, NCCL 662 (2026-11-26). */
-  c->symReduceBlocks = (int)envClamp("KILN_SYM_REDUCE_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
+  c->symReduceBlocks = (int)clamped(kilnParam(KILN_PARAM_SymReduceBlocks), 1, KILN_SYM_MAX_BLOCKS);
   /* One block per 2 KiB of segment (KILN_SYM_BLOCK_BYTES, a multiple of 16, at least 1 KiB).
    * 4x H200, graphs, 2 vs 4 KiB: alltoall 16 KiB 4.18 vs 4.67 us, reducescatter 4.37 vs 4.71 (2026-11-26). */
-  const long long b = envClamp("KILN_SYM_BLOCK_BYTES", 2048, 1024, LLONG_MAX - 15);
+  const long long b = clamped(kilnParam(KILN_PARAM_SymBlockBytes), 1024, LLONG_MAX - 15);
   c->symBlockBytes = (uint64_t)(b + 15) / 16 * 16;
   /* Segments up to 128 KiB travel as LL lines, 512 KiB on 2 ranks (KILN_SYM_LL_BYTES; 0: never).
    * 2x H200, to 512 vs 128 KiB: allreduce 256 KiB 4.01 vs 6.31 us, allgather 1 MiB 5.84 vs 6.63 (2026-11-27). */
-  const long long ll = envInt("KILN_SYM_LL_BYTES", -1);
+  const long long ll = setOr(KILN_PARAM_SymLLBytes, -1);
   c->symLLBytes = ll >= 0 ? (uint64_t)ll : c->nranks == 2 ? 512 << 10 : 128 << 10;
   /* One-shot allreduce and reducescatter (the reductions) up to 256 KiB on 4 ranks
    * (KILN_SYM_LL_REDUCE_BYTES; else KILN_SYM_LL_BYTES as set, or symLLBytes); the copies stay at 128 KiB.
    * 4x H200, graphs, to 256 vs 128 KiB: allreduce 256 KiB 7.5 vs 9.0 us; alltoall 1 MiB 9.6% slower (2026-11-27). */
-  c->symLLReduceBytes = (uint64_t)envInt("KILN_SYM_LL_REDUCE_BYTES",
+  c->symLLReduceBytes = (uint64_t)setOr(KILN_PARAM_SymLLReduceBytes,
                                          ll >= 0 ? ll : c->nranks == 4 ? 256 << 10 : (long long)c->symLLBytes);
   /* Two-shot shares up to 128 KiB as lines (KILN_SYM_LL2_BYTES; 0: never).
    * 4 GPUs, graphs: allreduce 512 KiB 13.3 us as lines, 14.0 with flags; 1 MiB 18.6 vs 17.2 (2026-11-26). */
-  c->symLL2Bytes = (uint64_t)envInt("KILN_SYM_LL2_BYTES", 128 << 10);
+  c->symLL2Bytes = (uint64_t)kilnParam(KILN_PARAM_SymLL2Bytes);
   /* One-shot calls that would go as LL lines go as LL12 lines (kernels/sym.cuh bodyLL, LinesLL12:
    * 12 data bytes per 16-byte line instead of 8) where their segment is larger than
    * KILN_SYM_LL12_BYTES and their elements are at most 4 bytes (KILN_SYM_LL12=0: never).
    * 4x H200, graphs, past 8 vs past 32 KiB: allreduce 16 KiB 2.77 vs 2.85 us, 32 KiB 2.96 vs 3.13 (2026-11-28). */
-  c->symLL12Bytes = envThreshold("KILN_SYM_LL12", "KILN_SYM_LL12_BYTES", 8 << 10);
+  c->symLL12Bytes = threshold(KILN_PARAM_SymLL12, KILN_PARAM_SymLL12Bytes, kilnParam(KILN_PARAM_SymLL12Bytes));
   /* One-shot segments larger than KILN_SYM_LL128_BYTES (0: never) and up to
    * KILN_SYM_LL128_MAX_BYTES travel as LL128 lines (kernels/sym.cuh bodyLL128: 120 data bytes per
    * 128-byte line, LL 8 per 16), whatever symLLBytes says; on 4 ranks 512 KiB segments go faster with flags.
    * 2x H200, graphs, LL128 vs LL: allgather 1 MiB 0.84x the time, allreduce 512 KiB 0.88x (2026-11-27). */
-  c->symLL128Bytes = (uint64_t)envInt("KILN_SYM_LL128_BYTES", 128 << 10);
-  c->symLL128MaxBytes = (uint64_t)envInt("KILN_SYM_LL128_MAX_BYTES", c->nranks == 2 ? 1 << 20 : 256 << 10);
+  c->symLL128Bytes = (uint64_t)kilnParam(KILN_PARAM_SymLL128Bytes);
+  c->symLL128MaxBytes = (uint64_t)setOr(KILN_PARAM_SymLL128MaxBytes, c->nranks == 2 ? 1 << 20 : 256 << 10);
   /* Two-shot shares larger than KILN_SYM_LL2_128_BYTES (0: never; default: past the LL lines'
    * top, symLL2Bytes) and up to KILN_SYM_LL2_128_MAX_BYTES travel as LL128 lines (bodyLL128x2),
    * staged even where the call could go direct.
    * 4x H200, graphs: allreduce 1 MiB 10.1 us against 12.6 direct with flags; 2 MiB 0.96x (2026-11-27). */
-  c->symLL128TwoShotBytes = (uint64_t)envInt("KILN_SYM_LL2_128_BYTES", (long long)c->symLL2Bytes);
-  c->symLL128TwoShotMaxBytes = (uint64_t)envInt("KILN_SYM_LL2_128_MAX_BYTES", 512 << 10);
+  c->symLL128TwoShotBytes = (uint64_t)setOr(KILN_PARAM_SymLL2x128Bytes, (long long)c->symLL2Bytes);
+  c->symLL128TwoShotMaxBytes = (uint64_t)kilnParam(KILN_PARAM_SymLL2x128MaxBytes);
   /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
    * holds). */
-  c->symRoundBytes = (uint64_t)envInt("KILN_SYM_ROUND_BYTES", 0);
+  c->symRoundBytes = (uint64_t)kilnParam(KILN_PARAM_SymRoundBytes);
   /* Reducescatter: at most KILN_SYM_RS_ROUND_BYTES per round (0: no limit of its own): 8 MiB on
    * 2 GPUs; other counts not measured.
    * 2x H100, graphs: reducescatter 256 MiB 396 vs 417 us, 1 GiB 1513 vs 1545 (2026-11-26). */
-  c->symRSRoundBytes = (uint64_t)envInt("KILN_SYM_RS_ROUND_BYTES", c->nranks == 2 ? 8 << 20 : 0);
+  c->symRSRoundBytes = (uint64_t)setOr(KILN_PARAM_SymRSRoundBytes, c->nranks == 2 ? 8 << 20 : 0);
   /* Copies (allgather; alltoall with pieces under KILN_SYM_A2A_BIG_BYTES) move at most
    * KILN_SYM_COPY_ROUND_BYTES per round over all peers' regions, with KILN_SYM_BLOCKS blocks;
    * reductions, and alltoall with larger pieces, take rounds up to a whole half with
    * KILN_SYM_REDUCE_BLOCKS blocks (geometry).
    * 4x H100, graphs, rounds of 16 vs 32 MiB: allgather 64 MiB 170 vs 181 us, alltoall 169 vs 177 (2026-11-26). */
-  c->symCopyRoundBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_BYTES", 16 << 20); /* 0: a half */
+  c->symCopyRoundBytes = (uint64_t)kilnParam(KILN_PARAM_SymCopyRoundBytes); /* 0: a half */
   /* Copies of at least 8 such rounds take rounds of an eighth of a piece, up to
    * KILN_SYM_COPY_ROUND_MAX_BYTES (32 MiB), and such grown rounds up to KILN_SYM_COPY_BLOCKS (128)
    * blocks (symBlocks); on 2 GPUs rounds that did not grow take them too. More than 4 ranks (not
    * measured): rounds of KILN_SYM_COPY_ROUND_BYTES and KILN_SYM_BLOCKS blocks.
    * 4x H200, graphs: allgather 1 GiB 2344 us grown with 128 blocks, 2470 in 16 MiB rounds with 64 (2026-11-26). */
-  c->symCopyRoundMaxBytes = (uint64_t)envInt("KILN_SYM_COPY_ROUND_MAX_BYTES",
+  c->symCopyRoundMaxBytes = (uint64_t)setOr(KILN_PARAM_SymCopyRoundMaxBytes,
                                              c->nranks <= 4 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
-  c->symCopyBlocks = (int)envClamp("KILN_SYM_COPY_BLOCKS", c->nranks <= 4 ? 128 : c->symMaxBlocks, 1,
-                                   KILN_SYM_MAX_BLOCKS);
+  c->symCopyBlocks = (int)clamped(setOr(KILN_PARAM_SymCopyBlocks, c->nranks <= 4 ? 128 : c->symMaxBlocks), 1,
+                                  KILN_SYM_MAX_BLOCKS);
   /* Alltoall goes as a copy up to pieces of 128 MiB, at every size on 2 GPUs (KILN_SYM_A2A_BIG_BYTES).
    * 2x H100, graphs: alltoall 1 GiB 1519 us as a copy, 1580 as a reduction, NCCL 1709 (2026-11-26). */
-  c->symA2ABigBytes = (uint64_t)envInt("KILN_SYM_A2A_BIG_BYTES", c->nranks == 2 ? LLONG_MAX : (long long)128 << 20);
+  c->symA2ABigBytes = (uint64_t)setOr(KILN_PARAM_SymA2ABigBytes, c->nranks == 2 ? LLONG_MAX : (long long)128 << 20);
   /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds, which overlap.
    * 4 GPUs: reducescatter 64 MiB 166 us in rounds of 16 MiB (4x H100), 182 in one (4x H200) (2026-11-26). */
-  c->symMinRounds = (int)envClamp("KILN_SYM_MIN_ROUNDS", 4, 0, 64); /* 0: rounds of a half */
+  c->symMinRounds = (int)clamped(kilnParam(KILN_PARAM_SymMinRounds), 0, 64); /* 0: rounds of a half */
   /* Outputs in the caller's symmetric windows go direct from KILN_SYM_DIRECT_BYTES of reference
    * bytes (KILN_SYM_DIRECT=0: never): 16 MiB on 2 ranks, 1 MiB on 4, off on 8 (not measured).
    * 4x H200, graphs, direct vs staged: allgather 1 MiB 9.36 vs 10.35 us, 256 KiB 8.18 vs 7.32 (2026-11-26). */
   c->symDirectBytes =
-      envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_BYTES",
+      threshold(KILN_PARAM_SymDirect, KILN_PARAM_SymDirectBytes,
                    c->nranks == 2 ? (long long)16 << 20 : c->nranks == 4 ? (long long)1 << 20 : LLONG_MAX);
   /* Alltoall from KILN_SYM_DIRECT_A2A_BYTES (default: where KILN_SYM_DIRECT_BYTES says when that is
    * set, else 4 MiB on 4 ranks).
    * 4x H200, graphs, direct vs staged: alltoall 1 MiB 9.68 vs 8.51 us, 4 MiB 15.76 vs 16.76 (2026-11-26). */
   uint64_t a2a = c->symDirectBytes;
-  if (envInt("KILN_SYM_DIRECT_BYTES", -1) < 0 && c->nranks == 4 && a2a < ((uint64_t)4 << 20)) a2a = (uint64_t)4 << 20;
+  if (!kilnParamIsSet(KILN_PARAM_SymDirectBytes) && c->nranks == 4 && a2a < ((uint64_t)4 << 20)) a2a = (uint64_t)4 << 20;
   c->symDirectA2ABytes =
-      envThreshold("KILN_SYM_DIRECT", "KILN_SYM_DIRECT_A2A_BYTES", a2a > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)a2a);
+      threshold(KILN_PARAM_SymDirect, KILN_PARAM_SymDirectA2ABytes, a2a > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)a2a);
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks.
    * 2x H100, graphs: allgather 1 GiB 1518 us with 128 blocks, 1646 with 64 (2026-11-26). */
-  c->symDirectBlocks = (int)envClamp("KILN_SYM_DIRECT_BLOCKS", 128, 1, KILN_SYM_MAX_BLOCKS);
+  c->symDirectBlocks = (int)clamped(kilnParam(KILN_PARAM_SymDirectBlocks), 1, KILN_SYM_MAX_BLOCKS);
   /* Within that, a block per KILN_SYM_DIRECT_BLOCK_BYTES (8 KiB; a multiple of 16, at least 1 KiB)
    * of a piece: 32, 64 and 128 blocks at 1, 2 and 4 MiB on 4 ranks.
    * 4x H200, graphs, windows, allgather with 32 / 64 / 128 blocks: 1 MiB 8.27 / 8.42 / 9.19 us (2026-11-27). */
-  const long long db = envClamp("KILN_SYM_DIRECT_BLOCK_BYTES", 8192, 1024, LLONG_MAX - 15);
+  const long long db = clamped(kilnParam(KILN_PARAM_SymDirectBlockBytes), 1024, LLONG_MAX - 15);
   c->symDirectBlockBytes = roundUp((uint64_t)db, 16);
   /* From pieces of 1 MiB (KILN_SYM_DIRECT_BIG_PIECE), a block per KILN_SYM_DIRECT_BIG_BLOCK_BYTES
    * (16 KiB) instead.
    * 4x H100, graphs, windows: allgather 4 MiB 17.09-17.21 us with 64 blocks, 17.86-17.91 with 128 (2026-11-27). */
-  const long long bdb = envClamp("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", 16384, 1024, LLONG_MAX - 15);
+  const long long bdb = clamped(kilnParam(KILN_PARAM_SymDirectBigBlockBytes), 1024, LLONG_MAX - 15);
   c->symDirectBigBlockBytes = roundUp((uint64_t)bdb, 16);
   /* Direct copies load each thread's first pack while the peers' arrival is awaited
    * (KILN_SYM_DIRECT_PRELOAD=0: after it).
    * 4x H100, graphs, windows: allgather 1 MiB 9.47 vs 9.64 us, 2 MiB 12.28 vs 12.60 (2026-11-27). */
-  c->symDirectPreload = envInt("KILN_SYM_DIRECT_PRELOAD", 1) != 0;
+  c->symDirectPreload = kilnParam(KILN_PARAM_SymDirectPreload) != 0;
   /* Direct allgather and alltoall copy to the peers with the copy engine from KILN_SYM_CE_BYTES
    * (KILN_SYM_CE=0: never), the local piece beside it with KILN_SYM_CE_BLOCKS blocks: from 128 MiB
    * on 2 and 4 GPUs, off for other counts.
    * 4x H200, graphs, engine vs SM stores: allgather 1 GiB 2087 vs 2289 us, 128 MiB 293 vs 295 (2026-11-26). */
-  c->symCEBytes = envThreshold("KILN_SYM_CE", "KILN_SYM_CE_BYTES",
+  c->symCEBytes = threshold(KILN_PARAM_SymCE, KILN_PARAM_SymCEBytes,
                                c->nranks == 2 || c->nranks == 4 ? (long long)128 << 20 : LLONG_MAX);
-  c->symCEBlocks = (int)envClamp("KILN_SYM_CE_BLOCKS", 32, 1, 1024);
+  c->symCEBlocks = (int)clamped(kilnParam(KILN_PARAM_SymCEBlocks), 1, 1024);
   /* Direct allreduce as a staged reducescatter of this rank's share, then the engine's copies of it
    * into the peers' outputs, from KILN_SYM_AR_CE_BYTES (KILN_SYM_AR_CE=0: never): the reduced
    * shares go out at the engine's rate instead of the SM stores'; from 512 MiB on 2 and 4 GPUs.
    * 4x H200, graphs, against two-shot direct: allreduce 1 GiB 4408 vs 4582 us, 256 MiB 1138 vs 1151 (2026-11-26). */
-  c->symARCEBytes = envThreshold("KILN_SYM_AR_CE", "KILN_SYM_AR_CE_BYTES",
+  c->symARCEBytes = threshold(KILN_PARAM_SymARCE, KILN_PARAM_SymARCEBytes,
                                  c->nranks == 2 || c->nranks == 4 ? (long long)512 << 20 : LLONG_MAX);
   /* The kernels are launched with programmatic stream serialization (KILN_SYM_PDL=0: without):
    * one may be scheduled while the kernel before it on the stream runs, and waits on the GPU for
    * its end (kernels/sym.cuh), so back-to-back calls do not pay a launch between them.
    * 4x H200, graphs, with vs without: allreduce 16 B 3.51 vs 4.04 us, 64 KiB 6.61 vs 7.12 (2026-11-27). */
-  c->symPdl = envInt("KILN_SYM_PDL", 1) != 0;
+  c->symPdl = kilnParam(KILN_PARAM_SymPdl) != 0;
   /* The LL forms trigger the next kernel's launch once a block's lines are out, before it waits
    * for the peers' (KILN_SYM_PDL_TRIGGER=end: at the kernel's end, after that wait): the next
    * kernel's start overlaps the wait instead of following it. kernels/sym.cuh (LLStart) says what
    * that risks and where to turn it off.
    * 2x H200, the LL kernel alone (sym_probe), early vs end: allreduce 256 B 1.62 vs 1.94 us (2026-11-27). */
-  const char* trig = getenv("KILN_SYM_PDL_TRIGGER");
+  const char* trig = kilnParamString(KILN_PARAM_SymPdlTrigger);
   c->symEarlyTrigger = !(trig && strcmp(trig, "end") == 0);
+  kilnLaunchDriverUse(kilnParam(KILN_PARAM_LaunchDriver) != 0);
   symLineAreas(c);
 }
 
@@ -438,46 +412,11 @@ bool kilnSymFits(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dty
   return geometry(c, a, count, dtype, inplace, &g);
 }
 
-/* Where the symmetric kernels are the default: reference bytes (kiln/registry.h) per collective
- * and rank count; outside these ranges (8 ranks: not measured) the registry's plans serve. On 2
- * and 4 ranks they beat the baked plans and NCCL at every size but for allreduce, which is
- * one-shot up to a size and two-shot above it; with two ranks one-shot moves no more than
- * two-shot and has one phase less, so it goes further there.
- * 4x H200, graphs: allreduce 256 KiB one-shot 6.10 us, two-shot 6.47; 512 KiB 10.30 vs 8.32 (2026-11-27).
- * 2x H200, graphs: allgather, alltoall 512 KiB 3.59, 3.63 us, the plans 7.30, 6.92 (2026-11-27).
- * 2x and 4x H200, graphs: 56/56 rows 16 B-1 GiB at or above NCCL (bench/baselines/h200x[24]-2026-11-29). */
-typedef struct {
-  int nranks;
-  kilnSymAlgo_t algo;
-  bool inplace, outofplace;
-  uint64_t minBytes, maxBytes;
-} symRange;
-#define KIB(x) ((uint64_t)(x) << 10)
-#define MIB(x) ((uint64_t)(x) << 20)
-#define ANY UINT64_MAX
-static const symRange kRanges[] = {
-    {4, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, KIB(256)},       /* one-shot to 256 KiB */
-    {4, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, KIB(256) + 1, ANY}, /* two-shot above */
-    {4, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},                /* every size */
-    {4, KILN_SYM_ALLGATHER, true, true, 0, ANY},                    /* every size */
-    {4, KILN_SYM_ALLTOALL, false, true, 0, ANY},                    /* every size, out of place */
-    {2, KILN_SYM_ALLREDUCE_ONESHOT, true, true, 0, MIB(4)},         /* one-shot to 4 MiB */
-    {2, KILN_SYM_ALLREDUCE_TWOSHOT, true, true, MIB(4) + 1, ANY},   /* two-shot above */
-    {2, KILN_SYM_REDUCESCATTER, true, true, 0, ANY},                /* every size */
-    {2, KILN_SYM_ALLGATHER, true, true, 0, ANY},                    /* every size */
-    {2, KILN_SYM_ALLTOALL, false, true, 0, ANY},                    /* every size, out of place */
-};
-
 kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDataType_t dtype, bool inplace) {
   if (!c || c->symHalf == 0 || c->symOff) return KILN_SYM_NONE;
-  const uint64_t bytes = kilnRegistryCallBytes(coll, c->nranks, count, dtype);
-  for (size_t i = 0; i < sizeof(kRanges) / sizeof(kRanges[0]); i++) {
-    const symRange* r = &kRanges[i];
-    if (r->nranks != c->nranks || symColl(r->algo) != coll) continue;
-    if (bytes < r->minBytes || bytes > r->maxBytes || !(inplace ? r->inplace : r->outofplace)) continue;
-    if (kilnSymFits(c, r->algo, count, dtype, inplace)) return r->algo;
-  }
-  return KILN_SYM_NONE;
+  const kilnSymAlgo_t a =
+      kilnSelectSymRange(coll, c->nranks, kilnRegistryCallBytes(coll, c->nranks, count, dtype), inplace);
+  return a != KILN_SYM_NONE && kilnSymFits(c, a, count, dtype, inplace) ? a : KILN_SYM_NONE;
 }
 
 /* Blocks per call: one per symBlockBytes of a round's window (of a direct copy's piece:

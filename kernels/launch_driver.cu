@@ -28,15 +28,16 @@ static DrvLaunchEx drvLaunchEx(void) {
   return f;
 }
 
+/* Whether launches may take the driver's path (kilnLaunchDriverUse). */
+static std::atomic<bool> driverOn{true};
+
+extern "C" void kilnLaunchDriverUse(int on) { driverOn.store(on != 0, std::memory_order_relaxed); }
+
 /* The driver's launch (0), or -1 where the driver path is not there (off, no cuLaunchKernelEx, no
  * handle) or refused the launch. */
 static int launchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream, int pdl,
                         void** params) {
-  static const bool off = [] {
-    const char* e = getenv("KILN_LAUNCH_DRIVER");
-    return e && strcmp(e, "0") == 0;
-  }();
-  const DrvLaunchEx launch = off ? nullptr : drvLaunchEx();
+  const DrvLaunchEx launch = driverOn.load(std::memory_order_relaxed) ? drvLaunchEx() : nullptr;
   if (!launch) return -1;
   /* The kernel's context-free handle (the runtime's CUkernel): the driver launches it in the
    * stream's context, so one handle serves every device and outlives a context's reset. */

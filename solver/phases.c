@@ -15,12 +15,11 @@
 #define _GNU_SOURCE
 #include "phases.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"
 #include "plan_index.h"
 #include "plan_model.h"
 
@@ -1105,19 +1104,9 @@ int kilnPhasesP2pCalls(const kilnPhases* ph, int i, int rank, uint64_t count, ki
   return 0;
 }
 
-static int emulateNodes;
-static pthread_once_t emulateOnce = PTHREAD_ONCE_INIT;
-
-static void readEmulateNodes(void) {
-  const char* e = getenv("KILN_EMULATE_NODES");
-  if (!e || !*e) return;
-  errno = 0;
-  char* end = NULL;
-  const long v = strtol(e, &end, 10);
-  emulateNodes = errno || *end || v < 1 || v > KILN_MAX_RANKS ? -1 : (int)v;
-}
-
 int kilnEmulateNodesSetting(void) {
-  pthread_once(&emulateOnce, readEmulateNodes);
-  return emulateNodes;
+  const char* raw = kilnParamRaw(KILN_PARAM_EmulateNodes);
+  if (!raw || !*raw) return 0;
+  const int64_t v = kilnParam(KILN_PARAM_EmulateNodes);
+  return kilnParamIsSet(KILN_PARAM_EmulateNodes) && v >= 1 && v <= KILN_MAX_RANKS ? (int)v : -1;
 }

@@ -119,7 +119,7 @@ int kilnPhasesP2pCalls(const kilnPhases* ph, int i, int rank, uint64_t count, ki
 kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_t count, bool inplace,
                              kilnRedOp_t op, int fifoDepth, uint64_t seed);
 
-/* KILN_EMULATE_NODES, read once (the one place that reads it): K >= 1 splits every communicator's
+/* KILN_EMULATE_NODES (the settings' table, params.h): K >= 1 splits every communicator's
  * ranks into K nodes of consecutive ranks (kilnCommConfig.nodes); 0 where unset or empty; -1 where
  * it holds anything but a positive integer. */
 int kilnEmulateNodesSetting(void);

@@ -519,8 +519,10 @@ Test(shim, two_nodes_of_two_take_the_plan_for_two_nodes, .fini = removePlans) {
   cr_assert(contains(log, "communicator of 4 ranks: 2 nodes x 2 GPUs (NCCL's load/store team): 1 plan for that shape"),
             "%s", log);
   cr_assert(gt(int, lastCallOf("ncclTeamLsa"), -1), "the shim never asked NCCL for the load/store team");
-  /* The fake is no NCCL kiln can use: the setup stops at the communicator, saying why. */
-  cr_assert(contains(log, "kiln communicator not created"), "%s", log);
+  /* This rank goes ahead and asks the others through NCCL first; the CPU has no GPU for the
+   * agreement, so every rank stays on NCCL, saying why. */
+  cr_assert(contains(log, "could not agree on setting kiln up"), "%s", log);
+  cr_assert(not(contains(log, "kiln communicator not created")), "%s", log);
   free(log);
 }
 
@@ -528,7 +530,7 @@ Test(shim, one_node_takes_the_plans_that_name_no_nodes, .fini = removePlans) {
   char* log = initAcrossNodes(4, NULL);
   cr_assert(not(contains(log, "nodes x")), "%s", log);
   cr_assert(not(contains(log, "no plan for")), "%s", log);
-  cr_assert(contains(log, "kiln communicator not created"), "%s", log);
+  cr_assert(contains(log, "could not agree on setting kiln up"), "%s", log);
   free(log);
 }
 
@@ -558,6 +560,29 @@ Test(shim, a_malformed_emulation_setting_stays_on_nccl, .fini = removePlans) {
   char* log = initAcrossNodes(4, "x");
   cr_assert(contains(log, "KILN_EMULATE_NODES=x is not a positive integer"), "%s", log);
   cr_assert(not(contains(log, "kiln communicator not created")), "%s", log);
+  free(log);
+}
+
+/* A rank that stops before its kiln communicator (here: settings of its own that form no nodes)
+ * still takes part in the ranks' agreement through NCCL on going ahead, so the others, which may
+ * go ahead, learn it there instead of waiting for it in their communicator's creation. The
+ * agreement opens on the communicator's device (the fake's ncclCommCuDevice), which the CPU does
+ * not have: every rank then stays on NCCL, saying so. */
+Test(shim, a_rank_that_stops_early_still_joins_the_agreement, .fini = removePlans) {
+  char* log = initAcrossNodes(4, "x");
+  cr_assert(contains(log, "could not agree on setting kiln up"), "%s", log);
+  const int count = lastCallOf("ncclCommCount"), device = lastCallOf("ncclCommCuDevice");
+  cr_assert(gt(int, device, count), "the rank never opened the agreement");
+  free(log);
+}
+
+/* KILN_FAULT=setup@0 stops rank 0 before its communicator (as differing plans or settings, or no
+ * memory would) and it says why; it still joins the agreement. */
+Test(shim, a_setup_fault_stops_the_rank_and_it_still_agrees, .fini = removePlans) {
+  setenv("KILN_FAULT", "setup@0", 1);
+  char* log = initAcrossNodes(4, NULL);
+  cr_assert(contains(log, "KILN_FAULT=setup@0: this rank does not set kiln up"), "%s", log);
+  cr_assert(contains(log, "could not agree on setting kiln up"), "%s", log);
   free(log);
 }
 

@@ -46,7 +46,7 @@ ncclResult_t shimMissing(const char* fn);
 const char* shimErrorString(ncclResult_t r);
 const char* shimLastError(void);
 
-/* ---- settings (read once from the environment) ---- */
+/* ---- settings (from kiln's table of settings, solver/params.h) ---- */
 
 typedef enum { SHIM_LOG_NONE, SHIM_LOG_ERROR, SHIM_LOG_WARN, SHIM_LOG_INFO } shimLogLevel;
 
@@ -55,8 +55,6 @@ typedef struct shimConfig {
   shimLogLevel log;         /* KILN_DEBUG=NONE|ERROR|WARN|INFO (default ERROR) */
   const char* ncclPath;     /* KILN_NCCL_PATH or NULL */
   const char* plansDir;     /* KILN_PLANS or NULL */
-  bool stagedARMaxSet;      /* KILN_STAGED_AR_MAX_BYTES holds a size (else shim_kiln.c stagedARMax's default) */
-  uint64_t stagedARMax;     /* that size, in bytes */
   int timeoutMs;            /* KILN_TIMEOUT_MS (1..INT_MAX): how long a kiln kernel waits for a
                              * peer; default INT_MAX (about 25 days): as NCCL, a wait ends when
                              * the peer comes or the communicator is aborted (PyTorch's watchdog
@@ -115,9 +113,15 @@ void shimCommsCreated(ncclComm_t* comms, int n);
 /* Tears kiln down before the real finalize/destroy (collective: every rank calls it). */
 void shimCommRelease(ncclComm_t comm);
 /* Before the real abort, revoke or aborting shrink: stops kiln's kernels waiting on peers at once
- * (kilnCommAbort: no wait, no NCCL call) and keeps kiln's part of the communicator for
- * shimCommGone. */
-void shimCommAbort(ncclComm_t comm);
+ * (kilnCommAbort: no NCCL call) and keeps kiln's part of the communicator for shimCommGone.
+ * `release` (before ncclCommAbort, after which NCCL allows no deregistration): also deregisters
+ * kiln's window once kiln's kernels left (kilnCommAbortRelease, up to KILN_ABORT_WAIT_MS), so that
+ * its memory comes back when kiln's part is freed. */
+void shimCommAbort(ncclComm_t comm, bool release);
+/* Before the real ncclCommDestroy of a communicator whose kiln part was aborted (after
+ * ncclCommRevoke or an aborting ncclCommShrink, which leave the NCCL communicator to destroy):
+ * deregisters kiln's window as shimCommAbort's `release` does. */
+void shimCommAbortedRelease(ncclComm_t comm);
 /* After the real ncclCommAbort or ncclCommDestroy returned: frees kiln's part of an aborted
  * communicator (its window and buffers; once NCCL's abort has stopped NCCL's kernels, kiln's,
  * which may have waited behind them, can leave). */

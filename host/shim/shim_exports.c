@@ -9,7 +9,8 @@
  *     kiln on the new communicator once the real one is ready (after the outermost ncclGroupEnd
  *     when the init was grouped; never for non-blocking inits still in progress);
  *   - Finalize/Destroy release kiln's resources first, Abort/Revoke stop kiln's kernels first
- *     (and free kiln's memory once the real Abort, or the Destroy after a Revoke, returned);
+ *     (and free kiln's memory once the real Abort, or the Destroy after a Revoke, returned; kiln's
+ *     window is deregistered before the real Abort, or before that Destroy);
  *   - GetAsyncError also reports kiln's own errors (a peer that never answered);
  *   - WindowRegister with NCCL_WIN_COLL_SYMMETRIC adds the window to kiln's communicator (at the
  *     outermost ncclGroupEnd when grouped), WindowDeregister removes it first: large calls on
@@ -249,7 +250,7 @@ SHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
   bool off = kilnOff();
   ncclResult_t res;
   /* NCCL_SHRINK_ABORT first terminates the parent's operations: stop kiln's on it too. */
-  if (!off && (shrinkFlags & NCCL_SHRINK_ABORT)) shimCommAbort(comm);
+  if (!off && (shrinkFlags & NCCL_SHRINK_ABORT)) shimCommAbort(comm, false);
   SHIM_REAL(res, ncclCommShrink, (comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags),
             shimMissing("ncclCommShrink"));
   if (!off) afterInit(res, newcomm, wantsNonblocking(config, comm), "ncclCommShrink");
@@ -269,6 +270,7 @@ SHIM_TWIN(ncclResult_t, ncclCommFinalize, (ncclComm_t comm))
 
 SHIM_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!kilnOff()) shimCommRelease(comm);
+  if (shimPassthrough == 0) shimCommAbortedRelease(comm); /* revoked: kiln's window, while NCCL has it */
   if (shimPassthrough == 0) setNonblocking(comm, false);
   ncclResult_t res;
   SHIM_REAL(res, ncclCommDestroy, (comm), shimMissing("ncclCommDestroy"));
@@ -280,7 +282,7 @@ SHIM_TWIN(ncclResult_t, ncclCommDestroy, (ncclComm_t comm))
 SHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   /* Even with KILN_DISABLE a kiln communicator cannot exist, so this is only skipped when nested. */
   if (shimPassthrough == 0) {
-    shimCommAbort(comm);
+    shimCommAbort(comm, true);
     setNonblocking(comm, false);
   }
   ncclResult_t res;
@@ -291,7 +293,7 @@ SHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
 SHIM_TWIN(ncclResult_t, ncclCommAbort, (ncclComm_t comm))
 
 SHIM_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
-  if (shimPassthrough == 0) shimCommAbort(comm);
+  if (shimPassthrough == 0) shimCommAbort(comm, false); /* NCCL's kernels are stopped by the revoke */
   ncclResult_t res;
   SHIM_REAL(res, ncclCommRevoke, (comm, revokeFlags), shimMissing("ncclCommRevoke"));
   return res;

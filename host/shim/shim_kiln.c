@@ -18,11 +18,10 @@
  * allreduce-min of "this rank could load entry i" flags, slot 0 being "kiln communicator
  * created"), so every rank keeps exactly the same plans, or none.
  *
- * Choice per call, only from arguments that are the same on every rank: first kilnSymSelect (the
- * symmetric-memory kernels in their measured ranges; every rank has the kiln communicator or none
- * has), then kilnRegistrySelect over (collective, ranks, reference bytes, in-place, dtype, op);
- * when its choice is not among the communicator's agreed plans, kilnRegistryPick over those; then
- * kilnPlanSupports. No plan → NCCL.
+ * Choice per call: the selector's (kilnSelect, kiln/registry.h "The selector") over the
+ * communicator's agreed plans and its symmetric kernels, from facts that are the same on every
+ * rank; this file holds no policy of its own. KILN_DEBUG=INFO names what served each distinct
+ * kind of call and why.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -32,6 +31,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../../solver/params.h"
 #include "../../solver/phases.h" /* kilnEmulateNodesSetting */
 #include "kiln/kiln.h"
 #include "kiln/plan.h"
@@ -41,6 +41,7 @@
 #include "kiln/registry.h"
 #include "kiln/runtime.h"
 #include "runtime_internal.h" /* kilnNcclAgree */
+#include "select.h"           /* kilnSelectSymServes */
 #endif
 
 struct shimComm {
@@ -52,7 +53,6 @@ struct shimComm {
   struct shimSet* set;            /* communicators set up together in this process, or NULL */
   int nexec;
   const kilnRegistryEntry** ents; /* the agreed plans' registry entries */
-  kilnRegistryEntry* copies;      /* the same entries by value, for kilnRegistryPick */
   const kilnPlan** plans;
   kilnExec_t* execs;
   uint64_t logged[32];            /* decisions already logged on this communicator (signatures) */
@@ -113,7 +113,7 @@ static const kilnRegistryEntry** entriesFor(int nranks, int nodes, int* n, int* 
 static int commNodes(const shimReal* r, ncclComm_t comm, int nranks, char* why, size_t len) {
   const int emulated = kilnEmulateNodesSetting();
   if (emulated < 0) {
-    snprintf(why, len, "KILN_EMULATE_NODES=%s is not a positive integer", getenv("KILN_EMULATE_NODES"));
+    snprintf(why, len, "KILN_EMULATE_NODES=%s is not a positive integer", kilnParamRaw(KILN_PARAM_EmulateNodes));
     return 0;
   }
   if (emulated > 0) {
@@ -224,7 +224,6 @@ static void setUnref(shimSet* set) {
 
 static void freeArrays(shimComm* sc) {
   free(sc->ents);
-  free(sc->copies);
   free(sc->plans);
   free(sc->execs);
   setUnref(sc->set);
@@ -347,13 +346,33 @@ static void reap(shimComm* sc) {
                            "(no thread to free it)");
 }
 
+/* Deregisters sc's kiln window from its NCCL communicator, still there, once kiln's kernels on it
+ * left (kilnCommAbortRelease, waiting up to KILN_ABORT_WAIT_MS), so that freeing sc gives the
+ * window's memory back. Else the window stays registered and NCCL keeps it mapped to the end of
+ * the process. sc is out of the table (no new launch takes it); the caller saw under commsLock
+ * that no thread was still issuing a call of it (refs 0), and does not hold the lock. */
+static void releaseWindow(shimComm* sc) {
+  if (!sc->kc) return;
+  shimPassthrough++;
+  const kilnResult_t r = kilnCommAbortRelease(sc->kc, (int)kilnParam(KILN_PARAM_AbortWaitMs));
+  shimPassthrough--;
+  if (r != KILN_SUCCESS)
+    shimLog(SHIM_LOG_WARN, "rank %d: kiln's window stays to the end of the process: %s", sc->rank, kilnLastError());
+}
+
 /* Stops kiln on sc at once and keeps it for shimCommGone (or, out of memory, leaves it to the end
- * of the process). */
-static void abortComm(shimComm* sc) {
+ * of the process); `release`: also deregisters its window now (before the real ncclCommAbort). */
+static void abortComm(shimComm* sc, bool release) {
   if (!sc) return;
   shimPassthrough++;
   if (sc->kc) kilnCommAbort(sc->kc);
   shimPassthrough--;
+  if (release) {
+    pthread_mutex_lock(&commsLock);
+    release = sc->refs == 0;
+    pthread_mutex_unlock(&commsLock);
+    if (release) releaseWindow(sc);
+  }
   pthread_mutex_lock(&commsLock);
   if (naborted == capAborted) {
     const int cap = capAborted ? 2 * capAborted : 8;
@@ -378,61 +397,106 @@ static bool agree(ncclComm_t* ncomm, int n, int** flags, int m) {
   return ok;
 }
 
-/* Sets up kiln on n communicators of this process that were created together (n == 1 for one
- * process per GPU). On any failure every communicator concerned stays on NCCL. */
-static void setup(ncclComm_t* ncomm, int n) {
-  const shimReal* r = shimRealGet();
-  int nranks = 0, np = 0;
-  const kilnRegistryEntry** ents = NULL;
-  shimComm** sc = calloc((size_t)n, sizeof *sc);
-  int** flags = calloc((size_t)n, sizeof *flags);
-  kilnComm_t* kcs = calloc((size_t)n, sizeof *kcs);
-  if (!sc || !flags || !kcs || !r->ncclCommCount) goto out_free;
-  if (r->ncclCommCount(ncomm[0], &nranks) != ncclSuccess || nranks < 2) goto out_free;
+/* This process's part of a set-up: whether it goes ahead with kiln on the n communicators of
+ * nranks ranks (saying why not at INFO or WARN), and then their *nodes and the registry's entries
+ * for that shape (*ents, *np of them; free the array). Decided alone, from what this process
+ * sees: setup agrees on it with the other ranks before anything collective. */
+static bool setupPlanned(const shimReal* r, ncclComm_t* ncomm, int n, int nranks, int rank0, int* nodes,
+                         const kilnRegistryEntry*** ents, int* np) {
   if (n > 1 && n != nranks) {
     /* kilnCommCreateAll wants every rank of one communicator in this process. */
     shimLogKeyed(SHIM_LOG_WARN, "partialset", "%d communicators created together but they have %d "
                  "ranks: kiln runs one process per GPU or one process for all ranks; NCCL runs "
                  "these", n, nranks);
-    goto out_free;
+    return false;
+  }
+  if (kilnFaultAt("setup", rank0)) {
+    shimLog(SHIM_LOG_WARN, "rank %d: KILN_FAULT=%s: this rank does not set kiln up", rank0,
+            kilnParamString(KILN_PARAM_Fault));
+    return false;
   }
   char how[256];
-  const int nodes = commNodes(r, ncomm[0], nranks, how, sizeof how);
-  if (nodes < 1) {
+  *nodes = commNodes(r, ncomm[0], nranks, how, sizeof how);
+  if (*nodes < 1) {
     shimLogKeyed(SHIM_LOG_INFO, "noshape", "communicator of %d ranks: %s: NCCL runs it", nranks, how);
-    goto out_free;
+    return false;
   }
   int otherShape = 0;
-  ents = entriesFor(nranks, nodes, &np, &otherShape);
-  if (nodes > 1) {
+  *ents = entriesFor(nranks, *nodes, np, &otherShape);
+  /* The symmetric kernels need no plan, on one node of a rank count they serve. */
+  const bool sym = *nodes == 1 && kilnParam(KILN_PARAM_Sym) && kilnSelectSymServes(nranks);
+  if (*nodes > 1) {
     char key[64];
-    snprintf(key, sizeof key, "shape/%d/%d", nranks, nodes);
+    snprintf(key, sizeof key, "shape/%d/%d", nranks, *nodes);
     shimLogKeyed(SHIM_LOG_INFO, key, "communicator of %d ranks: %d nodes x %d GPUs (%s): %d plan%s for that shape%s",
-                 nranks, nodes, nranks / nodes, how, np, np == 1 ? "" : "s",
-                 np > 0 ? ", run in phases: kernels within a node, NCCL's point-to-point calls between nodes" : "");
+                 nranks, *nodes, nranks / *nodes, how, *np, *np == 1 ? "" : "s",
+                 *np > 0 ? ", run in phases: kernels within a node, NCCL's point-to-point calls between nodes" : "");
   }
-  if (np == 0) {
-    if (nodes > 1)
-      shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d nodes x %d GPUs (%d plans of %d ranks for other shapes): "
-                   "kiln is not set up on this communicator, NCCL runs it", nodes, nranks / nodes, otherShape, nranks);
-    else
-      shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
-                   "communicator, NCCL runs it", nranks);
+  if (*np > 0 || sym) return true;
+  if (*nodes > 1)
+    shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d nodes x %d GPUs (%d plans of %d ranks for other shapes): "
+                 "kiln is not set up on this communicator, NCCL runs it", *nodes, nranks / *nodes, otherShape, nranks);
+  else
+    shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
+                 "communicator, NCCL runs it", nranks);
+  return false;
+}
+
+/* Sets up kiln on n communicators of this process that were created together (n == 1 for one
+ * process per GPU). On any failure every communicator concerned stays on NCCL. Every rank of a
+ * communicator of 2 ranks or more first tells the others through NCCL whether it can go ahead
+ * (shape, plans, memory, its own settings: they may differ between processes), and only when all
+ * can does any make a kiln communicator, so none waits in the creation for a rank that stopped
+ * before it. */
+static void setup(ncclComm_t* ncomm, int n) {
+  const shimReal* r = shimRealGet();
+  int nranks = 0, np = 0, nodes = 0, rank0 = -1;
+  const kilnRegistryEntry** ents = NULL;
+  shimComm** sc = calloc((size_t)n, sizeof *sc);
+  int** flags = calloc((size_t)n, sizeof *flags);
+  kilnComm_t* kcs = calloc((size_t)n, sizeof *kcs);
+  int* goes = calloc((size_t)n, sizeof *goes);
+  int** goFlags = calloc((size_t)n, sizeof *goFlags);
+  if (!r->ncclCommCount || r->ncclCommCount(ncomm[0], &nranks) != ncclSuccess || nranks < 2) goto out_free;
+  if (r->ncclCommUserRank) r->ncclCommUserRank(ncomm[0], &rank0);
+  if (!sc || !flags || !kcs || !goes || !goFlags) {
+    shimLog(SHIM_LOG_WARN, "out of memory setting kiln up: this rank stops (the others wait for it)");
     goto out_free;
   }
-  for (int c = 0; c < n; c++) {
+  bool go = setupPlanned(r, ncomm, n, nranks, rank0, &nodes, &ents, &np), fits = true;
+  for (int c = 0; go && fits && c < n; c++) {
     sc[c] = calloc(1, sizeof **sc);
     flags[c] = calloc((size_t)np + 1, sizeof(int));
-    if (!sc[c] || !flags[c]) goto out_free;
+    if (!sc[c] || !flags[c]) {
+      fits = false;
+      break;
+    }
     sc[c]->nccl = ncomm[c];
     sc[c]->nranks = nranks;
     sc[c]->nodes = nodes;
     r->ncclCommUserRank(ncomm[c], &sc[c]->rank);
-    sc[c]->ents = calloc((size_t)np, sizeof *sc[c]->ents);
-    sc[c]->copies = calloc((size_t)np, sizeof *sc[c]->copies);
-    sc[c]->plans = calloc((size_t)np, sizeof *sc[c]->plans);
-    sc[c]->execs = calloc((size_t)np, sizeof *sc[c]->execs);
-    if (!sc[c]->ents || !sc[c]->copies || !sc[c]->plans || !sc[c]->execs) goto out_free;
+    sc[c]->ents = calloc((size_t)(np > 0 ? np : 1), sizeof *sc[c]->ents);
+    sc[c]->plans = calloc((size_t)(np > 0 ? np : 1), sizeof *sc[c]->plans);
+    sc[c]->execs = calloc((size_t)(np > 0 ? np : 1), sizeof *sc[c]->execs);
+    fits = sc[c]->ents && sc[c]->plans && sc[c]->execs;
+  }
+  if (!fits) shimLog(SHIM_LOG_WARN, "rank %d: out of memory setting kiln up", rank0);
+  go = go && fits;
+  /* Every rank says whether it goes ahead; kiln only where all do. */
+  for (int c = 0; c < n; c++) {
+    goes[c] = go;
+    goFlags[c] = &goes[c];
+  }
+  if (!agree(ncomm, n, goFlags, 1)) {
+    shimLog(SHIM_LOG_WARN, "rank %d: the ranks could not agree on setting kiln up (through NCCL: %s): NCCL runs this "
+            "communicator", rank0, kilnLastError());
+    goto out_free;
+  }
+  if (!goes[0]) {
+    if (go)
+      shimLogKeyed(SHIM_LOG_INFO, "othersetup", "rank %d: another rank of the communicator of %d ranks does not set "
+                   "kiln up (its log says why): NCCL runs it", rank0, nranks);
+    goto out_free;
   }
 
   /* kiln communicators: one call for the whole set. */
@@ -462,7 +526,6 @@ static void setup(ncclComm_t* ncomm, int n) {
         shimLog(SHIM_LOG_WARN, "rank %d: plan %s not loaded: %s", sc[c]->rank, ents[i]->name,
                 kilnLastError());
       sc[c]->ents[i] = ents[i];
-      sc[c]->copies[i] = *ents[i];
       sc[c]->plans[i] = plan;
       sc[c]->execs[i] = ex;
       flags[c][1 + i] = ex != NULL;
@@ -514,7 +577,6 @@ static void setup(ncclComm_t* ncomm, int n) {
     for (int i = 0; i < sc[c]->nexec; i++) {
       if (flags[c][1 + i]) {
         sc[c]->ents[kept] = sc[c]->ents[i];
-        sc[c]->copies[kept] = sc[c]->copies[i];
         sc[c]->plans[kept] = sc[c]->plans[i];
         sc[c]->execs[kept] = sc[c]->execs[i];
         kept++;
@@ -544,6 +606,8 @@ out_free:
   free(sc);
   free(flags);
   free(kcs);
+  free(goes);
+  free(goFlags);
 }
 
 void shimKilnGroupStart(void) { kilnGroupStart(); }
@@ -566,7 +630,10 @@ ncclResult_t shimKilnGroupEnd(bool failed) {
 #else /* !KILN_SHIM_HAVE_RUNTIME: a forward-only build */
 
 static void freeComm(shimComm* sc) { free(sc); }
-static void abortComm(shimComm* sc) { free(sc); }
+static void abortComm(shimComm* sc, bool release) {
+  (void)release;
+  free(sc);
+}
 
 static void setup(ncclComm_t* ncomm, int n) {
   const shimReal* r = shimRealGet();
@@ -604,7 +671,20 @@ void shimCommRelease(ncclComm_t comm) {
   freeComm(sc);
 }
 
-void shimCommAbort(ncclComm_t comm) { abortComm(takeComm(comm, false)); }
+void shimCommAbort(ncclComm_t comm, bool release) { abortComm(takeComm(comm, false), release); }
+
+void shimCommAbortedRelease(ncclComm_t comm) {
+#ifdef KILN_SHIM_HAVE_RUNTIME
+  shimComm* sc = NULL;
+  pthread_mutex_lock(&commsLock);
+  for (int i = 0; i < naborted && !sc; i++)
+    if (aborted[i]->nccl == comm && aborted[i]->refs == 0) sc = aborted[i];
+  pthread_mutex_unlock(&commsLock);
+  if (sc) releaseWindow(sc);
+#else
+  (void)comm;
+#endif
+}
 
 void shimCommGone(ncclComm_t comm) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
@@ -819,14 +899,41 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 /* ---- the choice per call ---- */
 
 #ifdef KILN_SHIM_HAVE_RUNTIME
-/* The largest allreduce kiln takes on a communicator with one rank in this process when the call
- * would go through kiln's staging (KILN_STAGED_AR_MAX_BYTES; by default 512 MiB on 4 ranks, no
- * limit on others): NCCL's ring is faster above it (on 2 ranks kiln's staged 1 GiB is 1.13x NCCL).
- * 4x H200, a process per GPU, graphs: allreduce 1 GiB 0.98-0.99x NCCL, 512 MiB 1.003-1.005x (2026-11-28). */
-static uint64_t stagedARMax(int nranks) {
-  const shimConfig* cfg = shimConfigGet();
-  if (cfg->stagedARMaxSet) return cfg->stagedARMax;
-  return nranks == 4 ? (uint64_t)512 << 20 : UINT64_MAX;
+/* Whether a call's stream is capturing a CUDA graph (kilnCall.captured). A stream whose state
+ * cannot be read counts as capturing: the selector then only passes over plans whose scratch
+ * would grow. */
+static bool streamCapturing(cudaStream_t st) {
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(st, &cs) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return cs != cudaStreamCaptureStatusNone;
+}
+
+/* KILN_DEBUG=INFO: one line per distinct decision on sc (caller holds commsLock), naming what
+ * serves the call and why. */
+static void logChoice(shimComm* sc, const kilnCall* kc, const kilnChoice* ch, bool inplace, uint64_t bytes) {
+  const bool zeroCopy = ch->serve == KILN_SERVE_SYM &&
+                        kilnSymIsDirect(sc->kc, ch->sym, kc->sendbuf, kc->recvbuf, kc->count, kc->dtype);
+  const bool reduces = kc->coll == KILN_COLL_ALLREDUCE || kc->coll == KILN_COLL_REDUCESCATTER;
+  const uint64_t sig = ((uint64_t)kc->coll << 56) ^ ((uint64_t)kc->dtype << 48) ^ ((uint64_t)kc->op << 40) ^
+                       ((uint64_t)inplace << 39) ^ ((uint64_t)kc->captured << 38) ^ ((uint64_t)(ch->plan + 1) << 8) ^
+                       ((uint64_t)(ch->sym + 1) << 24) ^ ((uint64_t)ch->reason << 32) ^ (uint64_t)ch->serve << 4 ^
+                       (uint64_t)zeroCopy << 2 ^ 1;
+  for (int i = 0; i < sc->nlogged; i++)
+    if (sc->logged[i] == sig) return;
+  if (sc->nlogged < (int)(sizeof sc->logged / sizeof sc->logged[0])) sc->logged[sc->nlogged++] = sig;
+  char key[200], shape[48] = "";
+  snprintf(key, sizeof key, "%llx/%d", (unsigned long long)sig, sc->nranks);
+  if (sc->nodes > 1) snprintf(shape, sizeof shape, " (%d nodes x %d)", sc->nodes, sc->nranks / sc->nodes);
+  shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks%s %s %s %s%s (first: %llu B) → %s%s%s%s: %s", kilnCollName(kc->coll),
+               sc->nranks, shape, kilnDataTypeName(kc->dtype), reduces ? kilnRedOpName(kc->op) : "-",
+               inplace ? "in-place" : "out-of-place", kc->captured ? ", captured" : "", (unsigned long long)bytes,
+               ch->serve == KILN_SERVE_NCCL ? "NCCL" : ch->serve == KILN_SERVE_SYM ? "kiln " : "kiln plan ",
+               ch->serve == KILN_SERVE_NCCL ? "" : kilnChoiceName(ch), zeroCopy ? " (zero copy)" : "",
+               ch->serve == KILN_SERVE_PLAN && sc->nodes > 1 ? ", in phases across nodes" : "",
+               kilnSelectReasonText(ch->reason));
 }
 #endif
 
@@ -838,93 +945,27 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm*
   static const kilnColl_t collKiln[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER,
                                         KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
   bool taken = false;
-  const kilnColl_t coll = collKiln[call->coll];
-  const char* cname = kilnCollName(coll);
-  if ((int)call->op < 0 || call->op >= ncclNumOps || (int)call->datatype < 0 ||
-      call->datatype >= ncclNumTypes) {
-    shimLogKeyed(SHIM_LOG_INFO, cname, "%s: op %d / data type %d (e.g. a PreMulSum op) → NCCL",
-                 cname, (int)call->op, (int)call->datatype);
-    return false;
-  }
+  /* NCCL's ops and types past kiln's (PreMulSum ops) stay out of kiln's range: the selector sends
+   * them to NCCL. */
+  const kilnCall kc = {collKiln[call->coll], call->sendbuff, call->recvbuff, call->count,
+                       (kilnDataType_t)call->datatype, (kilnRedOp_t)call->op, false};
   pthread_mutex_lock(&commsLock);
   int ci = findIndex(call->comm);
   if (ci < 0) goto out_unlock;
   shimComm* sc = comms[ci];
-  const kilnDataType_t dt = (kilnDataType_t)call->datatype;
-  const kilnRedOp_t op = (kilnRedOp_t)call->op;
-  const uint64_t bytes = kilnRegistryCallBytes(coll, sc->nranks, call->count, dt);
-  const bool inplace =
-      kilnRegistryCallInPlace(coll, sc->rank, call->sendbuff, call->recvbuff, call->count, dt);
-  const bool reduces = call->coll == SHIM_ALLREDUCE || call->coll == SHIM_REDUCESCATTER;
-
-  /* The symmetric-memory kernels where they are the default. Whether the call goes zero copy
-   * (its output in an added window) is kilnSymRun's to find; it is looked up here only for the
-   * INFO lines. */
-  kilnSymAlgo_t sym = sc->kc ? kilnSymSelect(sc->kc, coll, call->count, dt, inplace) : KILN_SYM_NONE;
-  /* A large allreduce that would go through kiln's staging because this process holds no other
-   * rank (plain buffers of other processes are out of kiln's reach) and whose output lies in none
-   * of the windows: NCCL (stagedARMax). The same on every rank: no rank holds another in its
-   * process, and every rank added the same windows. */
-  const bool bigStaged = sym == KILN_SYM_ALLREDUCE_TWOSHOT && !sc->set && bytes > stagedARMax(sc->nranks);
-  /* Whether the call goes zero copy, looked up only where it decides (bigStaged) or is shown. */
-  const bool direct = (bigStaged || (sym != KILN_SYM_NONE && shimConfigGet()->log >= SHIM_LOG_INFO)) &&
-                      kilnSymIsDirect(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt);
-  const bool toNccl = bigStaged && !direct;
-  if (toNccl) sym = KILN_SYM_NONE;
-  const bool zeroCopy = sym != KILN_SYM_NONE && direct;
-  /* The registry's choice if this communicator has it, else the best of the ones it has. */
-  int pick = -1;
-  const kilnRegistryEntry* e =
-      sym != KILN_SYM_NONE || toNccl ? NULL : kilnRegistrySelect(coll, sc->nranks, bytes, inplace, dt, op);
-  for (int i = 0; e && i < sc->nexec && pick < 0; i++)
-    if (sc->ents[i] == e) pick = i;
-  if (e && pick < 0)
-    pick = kilnRegistryPick(sc->copies, sc->nexec, coll, sc->nranks, bytes, inplace, dt, op);
-  static const char* whyText[] = {NULL, "no plan matches", "its plans are not loaded here",
-                                   "the plan does not support this count/dtype/op",
-                                   "one rank per process, plain buffers: NCCL measured faster than kiln's staging"};
-  int whyCode = sym != KILN_SYM_NONE ? 0 : toNccl ? 4 : !e ? 1 : pick < 0 ? 2 : 0;
-  if (pick >= 0 && !kilnPlanSupports(sc->plans[pick], call->count, dt, op, inplace)) {
-    whyCode = 3;
-    pick = -1;
+  kilnCall k = kc;
+  /* The capture state matters only where a plan's scratch would grow: asked only then. */
+  bool grows = false;
+  for (int i = 0; i < sc->nexec && !grows && (unsigned)k.dtype < KILN_NUM_DTYPES; i++)
+    grows = !kilnExecScratchHolds(sc->execs[i], k.count, k.dtype);
+  if (grows) k.captured = streamCapturing(call->stream);
+  const kilnPlanSet set = {sc->nexec, sc->ents, sc->plans, sc->execs};
+  const kilnChoice ch = kilnSelect(sc->kc, &set, &k);
+  if (shimConfigGet()->log >= SHIM_LOG_INFO && (unsigned)k.dtype < KILN_NUM_DTYPES) {
+    const bool inplace = kilnRegistryCallInPlace(k.coll, sc->rank, k.sendbuf, k.recvbuf, k.count, k.dtype);
+    logChoice(sc, &k, &ch, inplace, kilnRegistryCallBytes(k.coll, sc->nranks, k.count, k.dtype));
   }
-  const char* why = whyText[whyCode];
-  /* One line per kind of decision. The text is only built the first time a communicator sees
-   * a kind (a signature of small integers, checked under commsLock), since it costs more than the
-   * rest of the decision. */
-  const uint64_t sig = ((uint64_t)call->coll << 56) ^ ((uint64_t)dt << 48) ^ ((uint64_t)op << 40) ^
-                       ((uint64_t)inplace << 39) ^ ((uint64_t)(pick + 1) << 8) ^ ((uint64_t)(sym + 1) << 24) ^
-                       (uint64_t)whyCode << 4 ^ (uint64_t)zeroCopy << 2 ^ 1;
-  bool seen = false;
-  for (int i = 0; i < sc->nlogged && !seen; i++) seen = sc->logged[i] == sig;
-  if (!seen && sc->nlogged < (int)(sizeof sc->logged / sizeof sc->logged[0]))
-    sc->logged[sc->nlogged++] = sig;
-  if (!seen && shimConfigGet()->log >= SHIM_LOG_INFO) {
-    char key[200];
-    const char* what = sym != KILN_SYM_NONE ? kilnSymAlgoName(sym) : pick >= 0 ? sc->ents[pick]->name : "-";
-    snprintf(key, sizeof key, "%s/%d/%s/%s/%d/%s/%s/%d", cname, sc->nranks, kilnDataTypeName(dt),
-             reduces ? kilnRedOpName(op) : "", inplace, what, why ? why : "", (int)zeroCopy);
-    if (sym != KILN_SYM_NONE)
-      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln %s%s", cname,
-                   sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
-                   inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, what,
-                   zeroCopy ? " (zero copy)" : "");
-    else if (pick < 0)
-      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → NCCL: %s", cname,
-                   sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
-                   inplace ? "in-place" : "out-of-place", (unsigned long long)bytes, why);
-    else if (sc->nodes > 1)
-      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks (%d nodes x %d) %s %s %s (first: %llu B) → kiln plan %s, in "
-                   "phases across nodes", cname, sc->nranks, sc->nodes, sc->nranks / sc->nodes, kilnDataTypeName(dt),
-                   reduces ? kilnRedOpName(op) : "-", inplace ? "in-place" : "out-of-place",
-                   (unsigned long long)bytes, sc->ents[pick]->name);
-    else
-      shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks %s %s %s (first: %llu B) → kiln plan %s",
-                   cname, sc->nranks, kilnDataTypeName(dt), reduces ? kilnRedOpName(op) : "-",
-                   inplace ? "in-place" : "out-of-place", (unsigned long long)bytes,
-                   sc->ents[pick]->name);
-  }
-  if (pick < 0 && sym == KILN_SYM_NONE) goto out_unlock;
+  if (ch.serve == KILN_SERVE_NCCL) goto out_unlock;
   taken = true;
   *res = ncclSuccess;
   if (!launch) goto out_unlock;
@@ -936,15 +977,15 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm*
   pthread_mutex_unlock(&commsLock);
   shimPassthrough++; /* kilnRun / kilnSymRun switch to the communicator's device and back */
   kilnResult_t kr =
-      sym != KILN_SYM_NONE
-          ? kilnSymRun(sc->kc, sym, call->sendbuff, call->recvbuff, call->count, dt, op, call->stream)
-          : kilnRun(sc->execs[pick], call->sendbuff, call->recvbuff, call->count, dt, op, call->stream);
+      ch.serve == KILN_SERVE_SYM
+          ? kilnSymRun(sc->kc, ch.sym, k.sendbuf, call->recvbuff, k.count, k.dtype, k.op, call->stream)
+          : kilnRun(sc->execs[ch.plan], k.sendbuf, call->recvbuff, k.count, k.dtype, k.op, call->stream);
   shimPassthrough--;
   if (kr == KILN_SUCCESS) __atomic_fetch_add(&kilnShimKilnCalls, 1, __ATOMIC_RELAXED);
   /* The peers are already in their kiln kernels: NCCL cannot stand in for this call now. */
   if (kr != KILN_SUCCESS) {
     snprintf(shimKilnError, sizeof shimKilnError, "kiln: rank %d: %s with %s failed: %s", sc->rank,
-             cname, sym != KILN_SYM_NONE ? kilnSymAlgoName(sym) : sc->ents[pick]->name, kilnLastError());
+             kilnCollName(k.coll), kilnChoiceName(&ch), kilnLastError());
     shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
   }
   *res = kr == KILN_SUCCESS               ? ncclSuccess

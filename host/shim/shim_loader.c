@@ -15,7 +15,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
@@ -26,6 +25,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "../../solver/params.h"
 #include "kiln/kiln.h"
 #include "shim.h"
 
@@ -45,36 +45,18 @@ static char loadError[8192];
 
 /* ---- settings ---- */
 
-static bool envTrue(const char* v) {
-  return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0;
-}
-
 static void configInit(void) {
-  const char* d = getenv("KILN_DEBUG");
-  config.log = SHIM_LOG_ERROR;
-  if (d) {
-    if (strcasecmp(d, "INFO") == 0 || strcasecmp(d, "TRACE") == 0) config.log = SHIM_LOG_INFO;
-    else if (strcasecmp(d, "WARN") == 0) config.log = SHIM_LOG_WARN;
-    else if (strcasecmp(d, "NONE") == 0 || strcasecmp(d, "0") == 0) config.log = SHIM_LOG_NONE;
-  }
-  config.disable = envTrue(getenv("KILN_DISABLE"));
-  const char* p = getenv("KILN_NCCL_PATH");
+  config.log = (shimLogLevel)kilnDebugLevel();
+  config.disable = kilnParam(KILN_PARAM_Disable) != 0;
+  const char* p = kilnParamString(KILN_PARAM_NcclPath);
   config.ncclPath = (p && *p) ? p : NULL;
-  p = getenv("KILN_PLANS");
+  p = kilnParamString(KILN_PARAM_Plans);
   config.plansDir = (p && *p) ? p : NULL;
-  /* A size as kilnParseSize reads it ("536870912", "512M"); anything else leaves the default
-   * (shim_kiln.c stagedARMax). */
-  config.stagedARMaxSet = kilnParseSize(getenv("KILN_STAGED_AR_MAX_BYTES"), &config.stagedARMax);
   /* kiln's own default (5 s) would end a wait that NCCL keeps up: a rank that comes late (saving a
-   * checkpoint, evaluating) would fail the others' calls. Junk or out of range: the default. */
+   * checkpoint, evaluating) would fail the others' calls. Out of range: the default. */
   config.timeoutMs = INT_MAX;
-  p = getenv("KILN_TIMEOUT_MS");
-  if (p && *p) {
-    char* end = NULL;
-    errno = 0;
-    const long long v = strtoll(p, &end, 10);
-    if (!errno && *end == '\0' && v >= 1 && v <= INT_MAX) config.timeoutMs = (int)v;
-  }
+  const int64_t t = kilnParam(KILN_PARAM_TimeoutMs);
+  if (kilnParamIsSet(KILN_PARAM_TimeoutMs) && t >= 1 && t <= INT_MAX) config.timeoutMs = (int)t;
 }
 
 const shimConfig* shimConfigGet(void) {
@@ -266,8 +248,8 @@ static void loadReal(void) {
   } else {
     candidateList l = {.n = 0};
     dl_iterate_phdr(addSitePackages, &l);
-    const char* cuda = getenv("CUDA_HOME");
-    if (cuda) {
+    const char* cuda = kilnParamString(KILN_PARAM_CudaHome);
+    if (cuda && *cuda) {
       char d[PATH_MAX];
       snprintf(d, sizeof d, "%s/lib64", cuda);
       addCandidate(&l, d, "libnccl.so.2");

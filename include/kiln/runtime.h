@@ -25,6 +25,7 @@
 #include <nccl.h>
 
 #include "kiln/plan.h"
+#include "kiln/registry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -108,7 +109,8 @@ KILN_API kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms);
  * wait behind, and free this one with kilnExecFree and kilnCommDestroy (or DestroyAll): on an
  * aborted communicator they make no NCCL call (ncclCommAbort freed NCCL's side) and free kiln's
  * memory, window included (NCCL 2.28.9 keeps its own mapping of the registered window after
- * ncclCommAbort, so the window's memory only comes back at the process's end; the rest does).
+ * ncclCommAbort, so the window's memory only comes back at the process's end unless
+ * kilnCommAbortRelease deregistered it before; the rest does).
  * Those frees wait for the whole GPU (cudaFree does), so make them once
  * every communicator whose kernels might wait for a dead peer is aborted too, or from a thread
  * that may block (the drop-in library frees from a thread of its own). A call queued in a group
@@ -117,6 +119,16 @@ KILN_API kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms);
  * refused from then on, and a kernel already issued leaves when it next waits for a peer; free the
  * communicator only once those calls have returned. NULL is a no-op. */
 KILN_API kilnResult_t kilnCommAbort(kilnComm_t comm);
+/* After kilnCommAbort, while the NCCL communicator still exists (before ncclCommAbort, or before
+ * the ncclCommDestroy that follows ncclCommRevoke): waits up to waitMs for the communicator's
+ * kernels to leave, then deregisters kiln's window from NCCL (ncclCommWindowDeregister: a local
+ * call in NCCL 2.28, this rank's mappings and its reference only), so that kilnCommDestroy gives
+ * its memory back (once the peers let go of theirs too) instead of leaving it mapped by NCCL to
+ * the end of the process. NCCL allows no more after its abort: ncclCommAbort frees the window's
+ * handle with the communicator but keeps the mapping. KILN_ERR_TIMEOUT: a kernel is still queued
+ * (behind work that waits for a dead peer until NCCL's abort stops it); the window stays
+ * registered, as without this call. Not collective; makes no other NCCL call. */
+KILN_API kilnResult_t kilnCommAbortRelease(kilnComm_t comm, int waitMs);
 KILN_API int kilnCommRank(kilnComm_t comm);
 KILN_API int kilnCommSize(kilnComm_t comm);
 /* The nodes the communicator's ranks form (kilnCommConfig.nodes as it was settled at creation; 1:
@@ -148,6 +160,13 @@ KILN_API bool kilnExecUseBaked(kilnExec_t exec, bool on);
 KILN_API bool kilnPlanSupports(const kilnPlan* plan, size_t count, kilnDataType_t dtype,
                                kilnRedOp_t op, bool inplace);
 
+/* Whether x's scratch already holds a call of count elements of dtype, so that the call grows
+ * nothing: the plan has no scratch on any rank, or an earlier call of x was at least as large per
+ * chunk. The same on every rank that made the same calls of the plan (each tracks the largest of
+ * them, whatever its own scratch), so the selector passes a captured call over alike everywhere
+ * where the answer is no (kiln/registry.h, "The selector"). A predicate: sets no error. */
+KILN_API bool kilnExecScratchHolds(kilnExec_t x, size_t count, kilnDataType_t dtype);
+
 /* Runs the loaded plan on `stream`. count follows NCCL: allreduce: elements per rank;
  * allgather: sendcount; reducescatter: recvcount; alltoall: elements per peer. In place when the
  * buffers alias as NCCL defines (allreduce: sendbuf == recvbuf; allgather: sendbuf == recvbuf +
@@ -168,19 +187,28 @@ KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbu
  * (kernels/README.md, host/sym.c). Like plans, the calls of one
  * communicator must not run concurrently: under stream capture, capture them in one stream (kiln
  * orders eager calls across streams itself, not captured ones). */
-typedef enum {
-  KILN_SYM_NONE = -1,
-  KILN_SYM_ALLREDUCE_ONESHOT = 0,
-  KILN_SYM_ALLREDUCE_TWOSHOT = 1,
-  KILN_SYM_REDUCESCATTER = 2,
-  KILN_SYM_ALLGATHER = 3,
-  KILN_SYM_ALLTOALL = 4
-} kilnSymAlgo_t;
-KILN_API const char* kilnSymAlgoName(kilnSymAlgo_t algo);
-/* The symmetric-memory algorithm kiln runs this call with by default, or KILN_SYM_NONE (a plan
- * then serves it): the measured size ranges where it beats the plans (host/sym.c), within the
- * staging memory. The environment's KILN_SYM=0 makes it always KILN_SYM_NONE. The same on every
- * rank for the same call. A predicate: sets no error. */
+/* kilnSymAlgo_t and kilnSymAlgoName: kiln/registry.h (the selector's vocabulary). */
+
+/* The selector: what serves a collective call on a communicator, by the rule kiln/registry.h
+ * states ("The selector"; host/select.c). The drop-in library and the benchmarks ask it and hold no
+ * policy of their own. plans: the candidate plans, n registry entries the caller can run on comm
+ * (the plans it loaded and, where it has them, their plans and execs: then a plan must also take
+ * the call's buffers, kilnExecServes, and a captured call must fit its scratch,
+ * kilnExecScratchHolds); NULL: every registry entry of comm's rank count made for comm's nodes,
+ * checked by kilnPlanSupports only. The answer names the entry (and its index in plans), the
+ * symmetric algorithm, or NCCL, and why. comm NULL: NCCL. The same on every rank for the same
+ * call where every rank gives the same candidates. A predicate: sets no error, does not block. */
+typedef struct kilnPlanSet {
+  int n;
+  const kilnRegistryEntry* const* entries; /* [n] */
+  const kilnPlan* const* plans;            /* NULL, or [n]: entries[i]'s plan (else kilnRegistryPlan) */
+  const kilnExec_t* execs;                 /* NULL, or [n]: entries[i]'s exec on comm */
+} kilnPlanSet;
+KILN_API kilnChoice kilnSelect(kilnComm_t comm, const kilnPlanSet* plans, const kilnCall* call);
+/* The symmetric-memory algorithm whose measured size range (the selector's table, host/select.c)
+ * takes this call where the staging memory holds it, or KILN_SYM_NONE. KILN_SYM=0 makes it always
+ * KILN_SYM_NONE. Whether it serves the call is kilnSelect's to say (loaded plans come first). The
+ * same on every rank for the same call. A predicate: sets no error. */
 KILN_API kilnSymAlgo_t kilnSymSelect(kilnComm_t comm, kilnColl_t coll, size_t count, kilnDataType_t dtype,
                                      bool inplace);
 /* Whether `algo` can run this call on this communicator at all (staging memory, ranks, form),

@@ -59,6 +59,7 @@ static struct {
                                        ncclComm_t);
   ncclResult_t (*redOpDestroy)(ncclRedOp_t, ncclComm_t);
   ncclResult_t (*commAbort)(ncclComm_t);
+  ncclResult_t (*commRevoke)(ncclComm_t, int);
   ncclResult_t (*commGetAsyncError)(ncclComm_t, ncclResult_t*);
   ncclResult_t (*memAlloc)(void**, size_t);
   ncclResult_t (*memFree)(void*);
@@ -108,6 +109,10 @@ static const char* writePlans(int n) {
   return dir;
 }
 
+/* Tests of the defaults (the symmetric kernels, the baked plans) load no plans: loaded plans come
+ * first wherever their ranges take a call. */
+static bool noPlans;
+
 /* Loads the shim with the given settings (each test is its own process). */
 static void loadShim(int n, bool disable) {
   const char* shim = getenv("KILN_SHIM");
@@ -116,7 +121,8 @@ static void loadShim(int n, bool disable) {
   const char* real = realNccl();
   if (access(real, R_OK) != 0) cr_skip_test("no real NCCL at '%s' (set KILN_TEST_REAL_NCCL)", real);
   setenv("KILN_NCCL_PATH", real, 1);
-  setenv("KILN_PLANS", writePlans(n), 1);
+  if (noPlans) unsetenv("KILN_PLANS");
+  else setenv("KILN_PLANS", writePlans(n), 1);
   setenv("KILN_DEBUG", "INFO", 1);
   if (disable) setenv("KILN_DISABLE", "1", 1);
   api.h = dlopen(shim, RTLD_NOW | RTLD_LOCAL);
@@ -135,6 +141,7 @@ static void loadShim(int n, bool disable) {
   api.redOpCreatePreMulSum = need("ncclRedOpCreatePreMulSum");
   api.redOpDestroy = need("ncclRedOpDestroy");
   api.commAbort = need("ncclCommAbort");
+  api.commRevoke = need("ncclCommRevoke");
   api.commGetAsyncError = need("ncclCommGetAsyncError");
   api.memAlloc = need("ncclMemAlloc");
   api.memFree = need("ncclMemFree");
@@ -220,23 +227,33 @@ static float input(int r, size_t i) {
 
 typedef enum { AR_IN, AR_OUT, AG, RS, A2A } op_t;
 
-/* Runs one collective of `count` (NCCL's count) on every rank in one group and checks every
- * rank's result against the CPU. */
-static void runCheck(world* w, op_t op, size_t count) {
-  const int n = w->n;
-  size_t inElems = op == AG ? count : (op == RS || op == A2A) ? count * n : count;
-  size_t outElems = op == AG || op == A2A ? count * n : op == RS ? count : count;
-  float* h = malloc((inElems > outElems ? inElems : outElems) * sizeof(float));
+/* Input and output elements of one rank's call of op with NCCL's count. */
+static size_t inElemsOf(const world* w, op_t op, size_t count) {
+  return op == AG ? count : (op == RS || op == A2A) ? count * (size_t)w->n : count;
+}
+static size_t outElemsOf(const world* w, op_t op, size_t count) {
+  return op == AG || op == A2A ? count * (size_t)w->n : count;
+}
+
+/* Every rank's input of op (input()) in its send buffer, its output buffer filled with 0xff. */
+static void fillBuffers(world* w, op_t op, size_t count) {
+  const size_t inElems = inElemsOf(w, op, count), outElems = outElemsOf(w, op, count);
+  float* h = malloc(inElems * sizeof(float));
   cr_assert(h != NULL);
-  for (int r = 0; r < n; r++) {
+  for (int r = 0; r < w->n; r++) {
     for (size_t i = 0; i < inElems; i++) h[i] = input(r, i);
     cudaSetDevice(r);
     cr_assert(eq(int, cudaMemcpy(w->send[r], h, inElems * sizeof(float), cudaMemcpyHostToDevice),
                  cudaSuccess));
     cr_assert(eq(int, cudaMemset(w->recv[r], 0xff, outElems * sizeof(float)), cudaSuccess));
   }
+  free(h);
+}
+
+/* One call of op on every rank, in one group (not waited for). */
+static void callAll(world* w, op_t op, size_t count) {
   cr_assert(eq(int, api.groupStart(), ncclSuccess));
-  for (int r = 0; r < n; r++) {
+  for (int r = 0; r < w->n; r++) {
     ncclResult_t res = ncclSuccess;
     switch (op) {
     case AR_IN: res = api.allReduce(w->send[r], w->send[r], count, ncclFloat, arOp[r], w->comm[r], w->st[r]); break;
@@ -248,6 +265,14 @@ static void runCheck(world* w, op_t op, size_t count) {
     cr_assert(eq(int, res, ncclSuccess), "rank %d: call failed", r);
   }
   cr_assert(eq(int, api.groupEnd(), ncclSuccess));
+}
+
+/* Waits for every rank's stream and checks its output of op against the CPU. */
+static void checkOutputs(world* w, op_t op, size_t count) {
+  const int n = w->n;
+  const size_t outElems = outElemsOf(w, op, count);
+  float* h = malloc(outElems * sizeof(float));
+  cr_assert(h != NULL);
   for (int r = 0; r < n; r++) {
     cudaSetDevice(r);
     cr_assert(eq(int, cudaStreamSynchronize(w->st[r]), cudaSuccess), "rank %d", r);
@@ -270,6 +295,42 @@ static void runCheck(world* w, op_t op, size_t count) {
     }
   }
   free(h);
+}
+
+/* Runs one collective of `count` (NCCL's count) on every rank in one group and checks every
+ * rank's result against the CPU. */
+static void runCheck(world* w, op_t op, size_t count) {
+  fillBuffers(w, op, count);
+  callAll(w, op, count);
+  checkOutputs(w, op, count);
+}
+
+/* The same call captured in a CUDA graph on every rank's stream (relaxed capture mode), then the
+ * graphs launched once on fresh buffers and the outputs checked. */
+static void runCaptured(world* w, op_t op, size_t count) {
+  cudaGraph_t g[MAXG];
+  cudaGraphExec_t x[MAXG];
+  for (int r = 0; r < w->n; r++) {
+    cr_assert(eq(int, cudaSetDevice(r), cudaSuccess));
+    cr_assert(eq(int, cudaStreamBeginCapture(w->st[r], cudaStreamCaptureModeRelaxed), cudaSuccess));
+  }
+  callAll(w, op, count);
+  for (int r = 0; r < w->n; r++) {
+    cr_assert(eq(int, cudaSetDevice(r), cudaSuccess));
+    cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g[r]), cudaSuccess), "rank %d: capture", r);
+    cr_assert(eq(int, cudaGraphInstantiate(&x[r], g[r], 0), cudaSuccess));
+  }
+  fillBuffers(w, op, count);
+  for (int r = 0; r < w->n; r++) {
+    cr_assert(eq(int, cudaSetDevice(r), cudaSuccess));
+    cr_assert(eq(int, cudaGraphLaunch(x[r], w->st[r]), cudaSuccess));
+  }
+  checkOutputs(w, op, count);
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cudaGraphExecDestroy(x[r]);
+    cudaGraphDestroy(g[r]);
+  }
 }
 
 /* Loads the shim for the suite's rank count (4 when there are 4 GPUs, else 2; KILN_DISABLE when
@@ -308,6 +369,7 @@ Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpuInit, 
  * (staged). */
 Test(gpu_shim, symmetric_windows_run_zero_copy, .init = gpuInit, .timeout = 120) {
   setenv("KILN_SYM_DIRECT_BYTES", "1048576", 1);
+  noPlans = true; /* the symmetric kernels serve */
   int n = loadShimForSuite(false);
   const size_t count = (size_t)1 << 19; /* 2 MiB of float per rank piece */
   world w;
@@ -431,6 +493,7 @@ static int stagedRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
 
 Test(gpu_shim, one_rank_per_process_large_staged_allreduce_goes_to_nccl, .init = gpuInit, .timeout = 120) {
   setenv("KILN_STAGED_AR_MAX_BYTES", "1048576", 1);
+  noPlans = true; /* the defaults: a loaded plan for those sizes would serve them */
   const int n = loadShimForSuite(false);
   char msg[160];
   cr_assert(gpu_fork_ranks(n, api.getUniqueId, stagedRank, NULL, msg, sizeof msg), "%s", msg);
@@ -524,9 +587,9 @@ static bool waitFreed(uint64_t n) {
  * it waits, ncclCommGetAsyncError answers at once (no error yet); ncclCommAbort then stops the
  * kernel: the stream drains at once (the drop-in's kernels wait without a limit, as NCCL's, unless
  * KILN_TIMEOUT_MS is set), and kiln's memory of the communicator is freed once NCCL's abort
- * returned, by the drop-in's reaper thread: with both ranks aborted,
- * GPU 0 has within 320 MiB as much free memory as before the communicators (kiln's window alone
- * is 0.65-1.2 GiB; modules loaded since take some). */
+ * returned, by the drop-in's reaper thread, its window deregistered before NCCL's abort: with both
+ * ranks aborted, GPU 0 has within 320 MiB as much free memory as before the communicators (kiln's
+ * window alone is 0.65-1.2 GiB; modules loaded since take some). */
 Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeout = 120) {
   loadShim(2, false);
   size_t freeAtStart = 0, total0 = 0;
@@ -561,16 +624,188 @@ Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeou
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
   cr_assert(eq(int, cudaMemGetInfo(&freeNow, &total), cudaSuccess));
   const long long lessMiB = ((long long)freeAtStart - (long long)freeNow) / (1 << 20);
-  /* Printed, not checked: NCCL 2.28.9 keeps its mapping of kiln's window after ncclCommAbort
-   * (the runtime's abort_frees_after_kernels_leave_2gpus: none of it came back), so the window
-   * stays to the end of the process whatever kiln frees. */
+  /* NCCL 2.28.9 keeps its mapping of a window still registered at ncclCommAbort: the drop-in
+   * deregisters kiln's before it (kilnCommAbortRelease), or 0.65-1.2 GiB would stay. */
   fprintf(stderr, "  GPU 0 after both aborts: %lld MiB less free than before the communicators\n", lessMiB);
+  cr_assert(lt(i64, lessMiB, 320), "kiln's window did not come back after the aborts: %lld MiB less free", lessMiB);
   for (int i = 0; i < 2; i++) {
     cudaSetDevice(i);
     cudaFree(w.send[i]);
     cudaFree(w.recv[i]);
     cudaStreamDestroy(w.st[i]);
   }
+}
+
+/* ncclCommRevoke stops the communicators' work and leaves them to destroy: the drop-in stops kiln
+ * on them at the revoke and, at the ncclCommDestroy that follows, deregisters kiln's window before
+ * NCCL's destroy and frees kiln's part after it: GPU 0 then has within 320 MiB as much free memory
+ * as before the communicators. */
+Test(gpu_shim, revoke_then_destroy_frees_kilns_window, .init = gpuInit, .timeout = 120) {
+  loadShim(2, false);
+  size_t freeAtStart = 0, total = 0;
+  cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
+  cr_assert(eq(int, cudaMemGetInfo(&freeAtStart, &total), cudaSuccess));
+  world w;
+  worldInit(&w, 2, 4096);
+  const uint64_t before = kilnCalls();
+  runCheck(&w, AR_OUT, 4096);
+  cr_assert(eq(u64, kilnCalls(), before + 2), "the calls did not go to kiln");
+  for (int r = 0; r < 2; r++) cr_assert(eq(int, api.commRevoke(w.comm[r], NCCL_REVOKE_DEFAULT), ncclSuccess));
+  for (int r = 0; r < 2; r++) {
+    ncclResult_t st = ncclInProgress;
+    for (int i = 0; i < 10000 && st == ncclInProgress; i++) {
+      cr_assert(eq(int, api.commGetAsyncError(w.comm[r], &st), ncclSuccess));
+      if (st == ncclInProgress) usleep(1000);
+    }
+    cr_assert(not(eq(int, st, ncclInProgress)), "rank %d: the revoke did not settle within 10 s", r);
+  }
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    cudaFree(w.send[r]);
+    cudaFree(w.recv[r]);
+    cudaStreamDestroy(w.st[r]);
+    cr_assert(eq(int, api.destroy(w.comm[r]), ncclSuccess));
+  }
+  cr_assert(waitFreed(2), "kiln's memory of the revoked communicators was not freed within 10 s");
+  size_t freeNow = 0;
+  cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
+  cr_assert(eq(int, cudaMemGetInfo(&freeNow, &total), cudaSuccess));
+  const long long lessMiB = ((long long)freeAtStart - (long long)freeNow) / (1 << 20);
+  fprintf(stderr, "  GPU 0 after revoke and destroy: %lld MiB less free than before the communicators\n", lessMiB);
+  cr_assert(lt(i64, lessMiB, 320), "kiln's window did not come back: %lld MiB less free", lessMiB);
+}
+
+/* Rank `rank` of a process per GPU whose collective must run on NCCL on every rank (a set-up that
+ * failed on one rank): initRank through the drop-in, then an allreduce of 1 MiB and an allgather,
+ * each the CPU's result and none on kiln. Returns 0, or a code naming the step that failed. */
+static int ncclOnlyRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
+  (void)ctx;
+  const ncclUniqueId id = *idp;
+  if (cudaSetDevice(rank) != cudaSuccess) return 13;
+  ncclComm_t comm;
+  if (api.initRank(&comm, n, id, rank) != ncclSuccess) return 14;
+  cudaStream_t st;
+  const size_t count = (size_t)1 << 18;
+  float *send = NULL, *recv = NULL, *h = malloc(count * (size_t)n * sizeof(float));
+  if (!h || cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess ||
+      cudaMalloc((void**)&send, count * sizeof(float)) != cudaSuccess ||
+      cudaMalloc((void**)&recv, count * (size_t)n * sizeof(float)) != cudaSuccess)
+    return 15;
+  for (size_t i = 0; i < count; i++) h[i] = input(rank, i);
+  if (cudaMemcpy(send, h, count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) return 16;
+  const uint64_t before = kilnCalls();
+  int rc = 0;
+  for (int k = 0; k < 2 && rc == 0; k++) {
+    const ncclResult_t r = k == 0 ? api.allReduce(send, recv, count, ncclFloat, ncclSum, comm, st)
+                                  : api.allGather(send, recv, count, ncclFloat, comm, st);
+    if (r != ncclSuccess || cudaStreamSynchronize(st) != cudaSuccess) return 17;
+    const size_t outE = k == 0 ? count : count * (size_t)n;
+    if (cudaMemcpy(h, recv, outE * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) return 19;
+    for (size_t i = 0; i < outE && rc == 0; i++) {
+      float want = 0;
+      if (k == 0)
+        for (int s = 0; s < n; s++) want += input(s, i);
+      else
+        want = input((int)(i / count), i % count);
+      if (h[i] != want) {
+        fprintf(stderr, "rank %d call %d element %zu: got %g, want %g\n", rank, k, i, (double)h[i], (double)want);
+        rc = 20;
+      }
+    }
+  }
+  if (rc == 0 && kilnCalls() != before) {
+    fprintf(stderr, "rank %d: %llu calls ran on kiln\n", rank, (unsigned long long)(kilnCalls() - before));
+    rc = 18;
+  }
+  cudaFree(send);
+  cudaFree(recv);
+  cudaStreamDestroy(st);
+  api.destroy(comm);
+  free(h);
+  return rc;
+}
+
+/* A rank whose drop-in stops before making its kiln communicator (KILN_FAULT=setup@1: as when its
+ * KILN_PLANS or KILN_EMULATE_NODES differ, or it is out of memory): every rank learns it through
+ * NCCL before any makes one, and all run on NCCL. Without that agreement rank 0 waited in the
+ * creation's first agreement, which rank 1's first collective then met with another count. */
+Test(gpu_shim, a_rank_that_stops_before_setting_kiln_up_leaves_every_rank_on_nccl, .init = gpuInit,
+     .timeout = 120) {
+  setenv("KILN_FAULT", "setup@1", 1);
+  const int n = loadShimForSuite(false);
+  char msg[160];
+  cr_assert(gpu_fork_ranks(n, api.getUniqueId, ncclOnlyRank, NULL, msg, sizeof msg), "%s", msg);
+}
+
+/* A rank whose kiln window cannot be allocated (KILN_FAULT=window@1: ncclMemAlloc failing) stops
+ * every rank's creation at its first agreement, before the window's registration: all run on NCCL. */
+Test(gpu_shim, a_window_that_fails_on_one_rank_leaves_every_rank_on_nccl, .init = gpuInit, .timeout = 120) {
+  setenv("KILN_FAULT", "window@1", 1);
+  const int n = loadShimForSuite(false);
+  char msg[160];
+  cr_assert(gpu_fork_ranks(n, api.getUniqueId, ncclOnlyRank, NULL, msg, sizeof msg), "%s", msg);
+}
+
+/* What the drop-in wrote on stderr (KILN_DEBUG=INFO) while `fn` ran. */
+static char* stderrOf(void (*fn)(world*), world* w) {
+  char path[] = "/tmp/kiln-gpu-shim-log-XXXXXX";
+  const int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  fflush(stderr);
+  const int saved = dup(2);
+  cr_assert(dup2(fd, 2) == 2);
+  fn(w);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  FILE* f = fopen(path, "rb");
+  cr_assert(f != NULL);
+  char* log = calloc(1, 1 << 20);
+  cr_assert(log != NULL);
+  const size_t got = fread(log, 1, (1 << 20) - 1, f);
+  log[got] = '\0';
+  fclose(f);
+  close(fd);
+  unlink(path);
+  fprintf(stderr, "%s", log);
+  return log;
+}
+
+/* The allreduce whose plan has scratch (classic direct: each rank reduces its peers' pieces in
+ * scratch) at 4 MiB, captured, replayed and checked. */
+#define BIG_COUNT ((size_t)1 << 20)
+static void capturedBig(world* w) { runCaptured(w, AR_OUT, BIG_COUNT); }
+
+/* The line the drop-in logged for the captured out-of-place allreduce of float, from its arrow on. */
+static const char* capturedChoice(const char* log) {
+  const char* l = strstr(log, "allreduce 2 ranks float sum out-of-place, captured");
+  return l ? strstr(l, "→") : NULL;
+}
+
+/* A call made during a CUDA graph capture whose plan would have to grow its scratch there (an
+ * allocation inside the capture, which could fail on one rank alone) passes that plan over: the
+ * loaded direct plan (which reduces in scratch), sized by an eager call of 64 KiB, does not run a
+ * captured call of 4 MiB, which runs elsewhere (the next candidate or NCCL) and right. After an
+ * eager call of 4 MiB grew the scratch, the same captured call runs the plan. */
+Test(gpu_shim, a_captured_call_that_would_grow_a_plans_scratch_passes_the_plan_over, .init = gpuInit,
+     .timeout = 120) {
+  loadShim(2, false);
+  world w;
+  worldInit(&w, 2, BIG_COUNT);
+  runCheck(&w, AR_OUT, (size_t)1 << 14);
+  char* log = stderrOf(capturedBig, &w);
+  const char* c = capturedChoice(log);
+  cr_assert(c != NULL, "no line for the captured allreduce in:\n%s", log);
+  cr_assert(not(eq(int, strncmp(c, "→ kiln plan direct-allreduce", strlen("→ kiln plan direct-allreduce")), 0)),
+            "the captured call ran the plan whose scratch had to grow: %.200s", c);
+  free(log);
+  runCheck(&w, AR_OUT, BIG_COUNT);
+  log = stderrOf(capturedBig, &w);
+  c = capturedChoice(log);
+  cr_assert(c != NULL && !strncmp(c, "→ kiln plan direct-allreduce", strlen("→ kiln plan direct-allreduce")),
+            "once its scratch held the call, the captured call did not run the plan:\n%s", log);
+  free(log);
+  worldFini(&w);
 }
 
 ReportHook(PRE_ALL)(struct criterion_test_set* set) {
