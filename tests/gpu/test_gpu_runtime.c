@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "gpu_common.h"
+#include "params.h" /* kilnParamsReload: the library reads the environment once; tests that change it
+                     * between their communicators read it again */
 #include "../test_util.h"
 #include "kiln/registry.h"
 #include "launch.h"            /* kilnSymGroupPeers over launches made by hand */
@@ -168,8 +170,10 @@ static const char* const kNoEnv[] = {NULL};
  * each set while the communicators are created (which read them) and removed after. */
 static bool world_init_env_as(world* w, int n, bool shared, const kilnCommConfig* cfg, const char* const* env) {
   for (const char* const* e = env; e[0]; e += 2) setenv(e[0], e[1], 1);
+  kilnParamsReload();
   const bool made = shared ? world_init_shared(w, n, g_ngpus, NULL, cfg) : world_init(w, n, cfg);
   for (const char* const* e = env; e[0]; e += 2) unsetenv(e[0]);
+  kilnParamsReload();
   return made;
 }
 static bool world_init_env(world* w, int n, const kilnCommConfig* cfg, const char* const* env) {
@@ -965,6 +969,7 @@ static void sym_direct_run(bool ce) {
   /* The launcher threads stay awake between this test's groups (read once per process: Criterion
    * runs each test in a process of its own), so grouped calls are issued by a thread per GPU. */
   setenv("KILN_GROUP_SPIN_US", "1000000", 1);
+  kilnParamsReload();
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.symBytes = 1 << 20;
   world w;
@@ -1317,6 +1322,7 @@ Test(gpu_runtime, sym_group_peers_choice) {
   unsetenv("KILN_SYM_CE_BYTES");
   unsetenv("KILN_SYM_AR_CE");
   unsetenv("KILN_SYM_AR_CE_BYTES");
+  kilnParamsReload();
   k.n = k.refs = N;
   static char* wins[N]; /* each rank's window as every rank maps it (never dereferenced) */
   for (int r = 0; r < N; r++) wins[r] = (char*)(uintptr_t)(0x7000000000ull + 0x100000000ull * (uint64_t)r);
@@ -1454,6 +1460,7 @@ Test(gpu_runtime, sym_choice) {
   unsetenv("KILN_SYM");
   unsetenv("KILN_SYM_LL12");
   unsetenv("KILN_SYM_LL12_BYTES");
+  kilnParamsReload();
   kilnSymConfigure(&c);
   /* The line forms' staging after the flag form's two halves (symLineAreas), each as large as its
    * thresholds let a call take: LL 4 regions of 512 KiB (256 KiB one-shot reductions) or 8 of 256
@@ -1528,6 +1535,7 @@ Test(gpu_runtime, sym_choice) {
    * 256 KiB; two-shot: of share), a block per 2 KiB up to 64 (KILN_SYM_BLOCKS); flags past that. */
   setenv("KILN_SYM_LL128_BYTES", "0", 1);
   setenv("KILN_SYM_LL12", "0", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   kilnSymArgs g;
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 4096, f, false, &g)); /* 16 KiB */
@@ -1556,10 +1564,12 @@ Test(gpu_runtime, sym_choice) {
   /* KILN_SYM_LL_BYTES set: the reductions follow it unless KILN_SYM_LL_REDUCE_BYTES is set too;
    * 2 ranks: 512 KiB for all. */
   setenv("KILN_SYM_LL_BYTES", "131072", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32772, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
   setenv("KILN_SYM_LL_REDUCE_BYTES", "262144", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 65536, f, false, &g));
   cr_assert(eq(int, g.ll, 1));
@@ -1567,14 +1577,17 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(eq(int, g.ll, 0));
   unsetenv("KILN_SYM_LL_BYTES");
   unsetenv("KILN_SYM_LL_REDUCE_BYTES");
+  kilnParamsReload();
   /* The LL forms trigger the next kernel once their lines are out, at their end with
    * KILN_SYM_PDL_TRIGGER=end. */
   kilnSymConfigure(&c);
   cr_assert(c.symEarlyTrigger);
   setenv("KILN_SYM_PDL_TRIGGER", "end", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   cr_assert(not(c.symEarlyTrigger));
   unsetenv("KILN_SYM_PDL_TRIGGER");
+  kilnParamsReload();
   c.nranks = 2;
   kilnSymConfigure(&c);
   cr_assert(c.symEarlyTrigger);
@@ -1585,6 +1598,7 @@ Test(gpu_runtime, sym_choice) {
   /* LL128 lines by default: one-shot segments past 128 KiB, to 256 KiB on 4 ranks and 1 MiB on
    * 2; KILN_SYM_LL128_MAX_BYTES moves the top. */
   unsetenv("KILN_SYM_LL128_BYTES");
+  kilnParamsReload();
   kilnSymConfigure(&c);
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLGATHER, 262144, f, false, &g)); /* 1 MiB */
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
@@ -1618,25 +1632,32 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 524292, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
   setenv("KILN_SYM_LL2_128_BYTES", "0", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_LL2_128_BYTES");
+  kilnParamsReload();
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_TWOSHOT, 262144, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
   setenv("KILN_SYM_LL128_MAX_BYTES", "524288", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_LL128_MAX_BYTES");
+  kilnParamsReload();
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 65540, f, false, &g));
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
   kilnSymConfigure(&c);
   setenv("KILN_SYM_BLOCKS", "8", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_BLOCKS");
+  kilnParamsReload();
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32768, f, false, &g));
   cr_assert(eq(int, g.nblocks, 8));
   /* LL12 lines by default for one-shot segments past 8 KiB that would go as LL lines, of
    * elements of at most 4 bytes, a 16-byte line per 12 bytes; 8-byte elements and two-shot shares
    * stay LL lines, LL128's range LL128; KILN_SYM_LL12_BYTES moves the bottom. */
   unsetenv("KILN_SYM_LL12");
+  kilnParamsReload();
   kilnSymConfigure(&c);
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 2048, f, false, &g)); /* 8 KiB */
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
@@ -1657,15 +1678,19 @@ Test(gpu_runtime, sym_choice) {
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 32772, f, false, &g));
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
   setenv("KILN_SYM_LL12_BYTES", "0", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_LL12_BYTES");
+  kilnParamsReload();
   cr_assert(kilnSymStagedGeometry(&c, KILN_SYM_ALLREDUCE_ONESHOT, 1, f, false, &g));
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL12));
   kilnSymConfigure(&c);
   /* Off: KILN_SYM=0 at creation, or no staging. */
   setenv("KILN_SYM", "0", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM");
+  kilnParamsReload();
   cr_assert(eq(int, kilnSymSelect(&c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_NONE));
   kilnSymConfigure(&c);
   c.symHalf = 0;
@@ -1723,6 +1748,7 @@ Test(gpu_runtime, sym_direct_choice) {
   unsetenv("KILN_SYM_DIRECT_BYTES");
   unsetenv("KILN_SYM_CE");
   unsetenv("KILN_SYM_CE_BYTES");
+  kilnParamsReload();
   kilnSymConfigure(&c);
   static char* peers[8] = {(char*)0x100000000000ull, (char*)0x200000000000ull, (char*)0x300000000000ull,
                            (char*)0x400000000000ull};
@@ -1772,12 +1798,16 @@ Test(gpu_runtime, sym_direct_choice) {
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_REDUCESCATTER, in, out, 32 * mib4, f), 0));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, out, plain, 16 * mib4, f), 0));
   setenv("KILN_SYM_CE", "0", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_CE");
+  kilnParamsReload();
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
   setenv("KILN_SYM_CE_BYTES", "33554432", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_CE_BYTES");
+  kilnParamsReload();
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
   /* 4 ranks: from 1 MiB of reference bytes (count x 4 B x 4), the copy engine from 128 MiB,
@@ -1786,8 +1816,10 @@ Test(gpu_runtime, sym_direct_choice) {
   kilnSymConfigure(&c);
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
   setenv("KILN_SYM_DIRECT_BYTES", "2097152", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_DIRECT_BYTES");
+  kilnParamsReload();
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
   c.nranks = 4;
@@ -1807,17 +1839,23 @@ Test(gpu_runtime, sym_direct_choice) {
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLTOALL, in, out, 4 * mib4, f), 128));
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f), 0)); /* staged */
   setenv("KILN_SYM_DIRECT_BLOCK_BYTES", "2048", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_DIRECT_BLOCK_BYTES");
+  kilnParamsReload();
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f), 128));
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 262144, f), 64));
   setenv("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", "8192", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_DIRECT_BIG_BLOCK_BYTES");
+  kilnParamsReload();
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 262144, f), 128));
   setenv("KILN_SYM_DIRECT_BLOCKS", "16", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_DIRECT_BLOCKS");
+  kilnParamsReload();
   cr_assert(eq(int, kilnSymDirectBlocks(&c, KILN_SYM_ALLGATHER, plain, out, 65536, f), 16));
   kilnSymConfigure(&c);
   /* Allreduce from 512 MiB on 4 ranks as reduce-then-copy where its shares are equal and whole
@@ -1828,36 +1866,45 @@ Test(gpu_runtime, sym_direct_choice) {
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 + 4, f), KILN_SYM_DIRECT_SM));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 / 2, f), KILN_SYM_DIRECT_SM));
   setenv("KILN_SYM_AR_CE", "0", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_AR_CE");
+  kilnParamsReload();
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512, f), KILN_SYM_DIRECT_SM));
   kilnSymConfigure(&c);
   /* Alltoall from 4 MiB on 4 ranks (KILN_SYM_DIRECT_A2A_BYTES). */
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLTOALL, in, out, 262143, f)));
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLTOALL, in, out, 262144, f));
   setenv("KILN_SYM_DIRECT_A2A_BYTES", "1048576", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_DIRECT_A2A_BYTES");
+  kilnParamsReload();
   cr_assert(kilnSymIsDirect(&c, KILN_SYM_ALLTOALL, in, out, 65536, f));
   kilnSymConfigure(&c);
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
   setenv("KILN_SYM_CE_BYTES", "12ab", 1); /* not a number: the default (128 MiB) */
+  kilnParamsReload();
   kilnSymConfigure(&c);
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
   setenv("KILN_SYM_CE_BYTES", "4194304", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   unsetenv("KILN_SYM_CE_BYTES");
+  kilnParamsReload();
   cr_assert(eq(int, kilnSymDirectForm(&c, KILN_SYM_ALLTOALL, in, out, 262144, f), KILN_SYM_DIRECT_ARRIVE));
   setenv("KILN_SYM_DIRECT", "0", 1);
+  kilnParamsReload();
   kilnSymConfigure(&c);
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
   unsetenv("KILN_SYM_DIRECT");
   unsetenv("KILN_SYM_DIRECT_BYTES");
   unsetenv("KILN_SYM_CE");
   unsetenv("KILN_SYM_CE_BYTES");
+  kilnParamsReload();
   kilnSymConfigure(&c);
   c.symHalf = 0;
   cr_assert(not(kilnSymIsDirect(&c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
@@ -1912,11 +1959,13 @@ Test(gpu_runtime, sym_empty_blocks, .init = gpu_init, .timeout = 300) {
   setenv("KILN_SYM_BLOCKS", "128", 1);
   setenv("KILN_SYM_BLOCK_BYTES", "1024", 1);
   setenv("KILN_SYM_LL_BYTES", "1048576", 1);
+  kilnParamsReload();
   world w;
   const bool made = world_init(&w, n, NULL);
   unsetenv("KILN_SYM_BLOCKS");
   unsetenv("KILN_SYM_BLOCK_BYTES");
   unsetenv("KILN_SYM_LL_BYTES");
+  kilnParamsReload();
   cr_assert(made);
   uint64_t rng = g_seed ^ 0xE3;
   static const kilnSymAlgo_t algos[] = {KILN_SYM_ALLREDUCE_ONESHOT, KILN_SYM_REDUCESCATTER};
