@@ -153,9 +153,9 @@ KILN_API const kilnRegistryEntry* kilnRegistryFind(const char* name);
  *      size) where their staging holds the call, then the baked plans, the first by
  *      kilnRegistryPrefer, that can run it.
  *   5. Nothing else: NCCL.
- * A plan "can run" a call when kilnPlanSupports grants its count, dtype, op and form and, where
- * the caller has the plan's exec, when the exec takes the buffers (kilnExecServes) and, for a
- * call made during a CUDA stream capture, when the plan's scratch already holds the call
+ * A plan "can run" a call when kilnPlanSupports grants its count, dtype, op and form, the caller
+ * has the plan's exec where it names execs, and, for a call made during a CUDA stream capture,
+ * the plan's scratch already holds the call
  * (kilnExecScratchHolds): a captured call whose plan would have to grow its scratch (an
  * allocation inside the capture, which could fail on one rank alone) is passed over, to the next
  * candidate or NCCL. The capture state of a call must be the same on every rank (every rank

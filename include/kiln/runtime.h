@@ -192,9 +192,8 @@ KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbu
 /* The selector: what serves a collective call on a communicator, by the rule kiln/registry.h
  * states ("The selector"; host/select.c). The drop-in library and the benchmarks ask it and hold no
  * policy of their own. plans: the candidate plans, n registry entries the caller can run on comm
- * (the plans it loaded and, where it has them, their plans and execs: then a plan must also take
- * the call's buffers, kilnExecServes, and a captured call must fit its scratch,
- * kilnExecScratchHolds); NULL: every registry entry of comm's rank count made for comm's nodes,
+ * (the plans it loaded and, where it has them, their plans and execs: then a captured call must
+ * fit a plan's scratch, kilnExecScratchHolds); NULL: every registry entry of comm's rank count made for comm's nodes,
  * checked by kilnPlanSupports only. The answer names the entry (and its index in plans), the
  * symmetric algorithm, or NCCL, and why. comm NULL: NCCL. The same on every rank for the same
  * call where every rank gives the same candidates. A predicate: sets no error, does not block. */
