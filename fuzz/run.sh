@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds one libFuzzer harness per kiln XML parser (topology, plan, sketch) and one for the judges
+# Builds one libFuzzer harness per kiln XML parser (topology, plan, sketch), one for the judges
 # of a plan (verify: the verifier, the simulator and the index's tables on every plan that reads)
+# and one for TACCL's JSON files (taccl: the JSON reader, the topology and sketch readers)
 # with
 #   clang -fsanitize=fuzzer,address,undefined
 # and runs each for a bounded time, starting from the seed corpora under fuzz/seeds/ (files
 # written by kiln; verify starts from the plan seeds). Not part of CI's test run.
 #
-# usage: fuzz/run.sh [SECONDS] [HARNESS...]     (HARNESS: topology plan sketch verify; default all)
+# usage: fuzz/run.sh [SECONDS] [HARNESS...]     (HARNESS: topology plan sketch verify taccl; default all)
 # env:   FUZZ_SECONDS (default 60 per harness), FUZZ_OUT (default build-fuzz/), CC_FUZZ (clang)
 # Exits 0 with a message when clang or its libFuzzer is unavailable; non-zero when a harness
 # finds a crash (the reproducer is left in FUZZ_OUT as crash-HARNESS-*).
@@ -16,7 +17,7 @@ root=$(dirname "$here")
 secs=${1:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(topology plan sketch verify)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(topology plan sketch verify taccl)
 cc=${CC_FUZZ:-clang}
 out=${FUZZ_OUT:-$root/build-fuzz}
 
@@ -47,7 +48,9 @@ for h in "${harnesses[@]}"; do
   # The first corpus folder collects new inputs; the seeds folder is only read.
   seeds="$here/seeds/$h"
   [ -d "$seeds" ] || seeds="$here/seeds/plan"
-  if "$out/fuzz_$h" "$out/corpus/$h" "$seeds" -dict="$here/xml.dict" -max_total_time="$secs" \
+  dict="$here/xml.dict"
+  [ "$h" = taccl ] && dict="$here/json.dict"
+  if "$out/fuzz_$h" "$out/corpus/$h" "$seeds" -dict="$dict" -max_total_time="$secs" \
       -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$out/crash-$h-" 2> "$out/fuzz_$h.log"; then
     echo "fuzz_$h: ok ($(grep -E 'stat::number_of_executed_units' "$out/fuzz_$h.log" | awk '{print $2}') runs," \

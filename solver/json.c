@@ -188,16 +188,30 @@ static bool parse_string(jsonParser* p, char** out) {
       if (!put_utf8(&b, &n, &cap, cp)) { free(b); return fail(p, "out of memory"); }
       continue;
     }
-    /* a byte of UTF-8 as it comes */
-    if (n + 2 > cap) {
+    /* a character of UTF-8 as it comes: checked to be one (no overlong forms, no surrogates) */
+    int len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    uint32_t cp = len == 1 ? (uint32_t)c : len == 2 ? (uint32_t)(c & 0x1f) : len == 3 ? (uint32_t)(c & 0x0f) : (uint32_t)(c & 0x07);
+    bool valid = len > 0 && p->pos + (size_t)len <= p->len;
+    for (int k = 1; valid && k < len; k++) {
+      const unsigned char cc = (unsigned char)p->s[p->pos + (size_t)k];
+      valid = (cc & 0xc0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (valid && (cp < least[len] || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))) valid = false;
+    if (!valid) { free(b); return fail(p, "a string with bytes that are not UTF-8"); }
+    if (n + (size_t)len + 1 > cap) {
       size_t nc = cap ? 2 * cap : 32;
+      while (nc < n + (size_t)len + 1) nc *= 2;
       char* nb = realloc(b, nc);
       if (!nb) { free(b); return fail(p, "out of memory"); }
       b = nb;
       cap = nc;
     }
-    b[n++] = (char)c;
-    advance(p);
+    for (int k = 0; k < len; k++) {
+      b[n++] = p->s[p->pos];
+      advance(p);
+    }
   }
   if (!b) b = malloc(1);
   if (!b) return fail(p, "out of memory");

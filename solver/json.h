@@ -2,7 +2,7 @@
  * and sketch files): the whole document into a tree of values, each knowing its line and column,
  * so that a reader's error names the file, the place and what is wrong there.
  *
- * Strict: no comments, no trailing commas, no duplicate keys in an object, no NaN or infinities,
+ * Strict: UTF-8 text, no comments, no trailing commas, no duplicate keys in an object, no NaN or infinities,
  * strings of valid escapes without raw control characters, nesting at most JSON_MAX_DEPTH deep,
  * documents of at most JSON_MAX_BYTES. Errors: KILN_ERR_PARSE, "FILE:LINE:COL: what".
  *

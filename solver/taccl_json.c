@@ -169,8 +169,11 @@ static kilnResult_t read_topology(const jsonValue* root, const char* f, kilnTopo
   t->nodes = 1;
   const jsonValue *v, *name;
   if ((r = need(f, root, "name", "the topology", &name))) goto out_fail;
-  if (name->type != JSON_STRING || !*name->str || strlen(name->str) >= KILN_NAME_MAX) {
-    r = jsonError(KILN_ERR_PARSE, f, name, "name must be a string of 1..%d characters", KILN_NAME_MAX - 1);
+  bool printable = name->type == JSON_STRING;
+  for (const char* c = printable ? name->str : ""; *c && printable; c++) printable = (unsigned char)*c >= 0x20 && *c != 0x7f;
+  if (!printable || !*name->str || strlen(name->str) >= KILN_NAME_MAX) {
+    r = jsonError(KILN_ERR_PARSE, f, name, "name must be a string of 1..%d bytes of text (no control characters)",
+                  KILN_NAME_MAX - 1);
     goto out_fail;
   }
   snprintf(t->name, sizeof t->name, "%s", name->str);
@@ -615,7 +618,8 @@ out_fail:
   return r;
 }
 
-/* The sketch's name: its file's, without folders and the .json ending. */
+/* The sketch's name: its file's, without folders and the .json ending, each character other than
+ * a letter, digit, '.', '_' or '-' as '_' (the name goes into plans' XML). */
 static void sketch_name(const char* path, char* name, size_t n) {
   const char* b = strrchr(path, '/');
   b = b ? b + 1 : path;
@@ -623,7 +627,12 @@ static void sketch_name(const char* path, char* name, size_t n) {
   if (len > 5 && !strcmp(b + len - 5, ".json")) len -= 5;
   if (len >= n) len = n - 1;
   if (len == 0) { snprintf(name, n, "taccl-sketch"); return; }
-  memcpy(name, b, len);
+  for (size_t i = 0; i < len; i++) {
+    const char c = b[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                    c == '-';
+    name[i] = ok ? c : '_';
+  }
   name[len] = '\0';
 }
 

@@ -38,6 +38,9 @@ static const badJson bad_json[] = {
     {"{\"a\": tru}", "t.json:1:7:", "expected a value"},
     {"{\"a\": 1e999}", "t.json:1:12:", "out of range"},
     {"{a: 1}", "t.json:1:2:", "expected a key"},
+    {"{\"a\": \"x\xff\"}", "t.json:1:9:", "not UTF-8"},
+    {"{\"a\": \"\xc0\xaf\"}", "t.json:1:8:", "not UTF-8"}, /* an overlong '/' */
+    {"{\"a\": \"\xed\xa0\x80\"}", "t.json:1:8:", "not UTF-8"}, /* a surrogate */
 };
 #define NBAD (sizeof bad_json / sizeof bad_json[0])
 KILN_INDEX_PARAMS(json, malformed_documents_refused_at_their_place, NBAD)
@@ -186,6 +189,7 @@ static const badFile bad_topos[] = {
      "topo.json:1:1:", "the key \"invbws\" is missing"},
     {"{\"name\": \"x\", \"gpus_per_node\": 8, \"alpha\": 1, \"node_betas_list\": [8], \"node_invbws_list\": [8],"
      " \"kiln_kind\": \"DGX1\"}", "topo.json:1:109:", "kiln_kind must be one of"},
+    {"{\"name\": \"a\\u0001b\", \"gpus_per_node\": 8}", "topo.json:1:10:", "no control characters"},
 };
 #define NBADT (sizeof bad_topos / sizeof bad_topos[0])
 KILN_INDEX_PARAMS(taccl, bad_topologies_refused_naming_place_and_key, NBADT)
