@@ -100,8 +100,9 @@ static void table_header(void) {
 /* One row: for each size asked (zmask), the plan synthesized for it (the sketch's input size is the
  * size its plan is for), its time in the simulator, and NCCL's ring and tree there over it (x > 1:
  * kiln faster; n/a: the model has no such baseline, as the all-pairs alltoall on NDv2's missing
- * links). With write_dir, the 1 MB column's plan of at most 8 ranks is written there. Returns the
- * failures. */
+ * links; r or d after kiln's time: the floor's plan, NCCL's ring or its all-pairs alltoall,
+ * simulated faster than the sketch's and is the one timed). With write_dir, the 1 MB column's plan
+ * of at most 8 ranks is written there. Returns the failures. */
 static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t coll, const char* sketch, unsigned zmask,
                      bool quiet, const char* write_dir) {
   kilnTopology* t = NULL;
@@ -140,7 +141,8 @@ static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t col
     char rs[16] = "n/a", ts[16] = "-";
     if (!isnan(ring)) snprintf(rs, sizeof rs, "%.2fx", ring / ks);
     if (!isnan(tree)) snprintf(ts, sizeof ts, "%.2fx", tree / ks);
-    printf(" | %7.2f %9.1f %6s %6s", el, ks, rs, ts);
+    /* r, d: the floor's plan (NCCL's ring on the NIC rails, its all-pairs alltoall) was faster than the sketch's */
+    printf(" | %7.2f %8.1f%c %6s %6s", el, ks, st.ring_floor ? 'r' : st.direct_floor ? 'd' : ' ', rs, ts);
     if (!quiet)
       fprintf(stderr, "    stages: route %.2fs order %.2fs lower %.2fs verify %.2fs; %d transfers\n",
               st.stage_s[KILN_SYNTH_STAGE_ROUTE], st.stage_s[KILN_SYNTH_STAGE_ORDER], st.stage_s[KILN_SYNTH_STAGE_LOWER],

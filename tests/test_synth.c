@@ -747,3 +747,40 @@ Test(synth, ring_floor_where_the_routes_are_slower, .timeout = 120) {
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }
+
+/* The floor's all-pairs alltoall: the relay sketch dgx2-sk-2 sends alltoall chunks through relay
+ * GPUs, whose extra hops cost latency at 1 KB; NCCL's all-pairs (the direct plan) is returned
+ * there, and at 1 MB, where the relays tie with it, the sketch's plan. Without the floor the
+ * sketch's at 1 KB. */
+Test(synth, direct_floor_where_relays_cost_latency, .timeout = 120) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("dgx2-sk-2");
+  for (int c = 0; c < 3; c++) {
+    kilnSynthOptions o = fast_options();
+    o.input_size = c == 1 ? 1u << 20 : 1024;
+    o.floor = c != 2;
+    kilnPlan* p = NULL;
+    kilnSynthStats st;
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(eq(int, (int)st.direct_floor, c == 0), "case %d", c);
+    cr_expect(not(st.ring_floor));
+    kilnSimResult ks, a2a;
+    cr_assert(eq(int, kilnPlanSimulate(p, t, o.input_size, &ks), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, o.input_size, &a2a),
+                 KILN_SUCCESS));
+    if (c == 2)
+      cr_expect(gt(dbl, ks.time_us, a2a.time_us * 1.1), "the sketch's relays: %.2f us, all-pairs %.2f us", ks.time_us,
+                a2a.time_us);
+    else
+      cr_expect(le(dbl, ks.time_us, a2a.time_us * 1.001), "%.2f us, all-pairs %.2f us", ks.time_us, a2a.time_us);
+    cr_expect(eq(int, p->nnodes, 2));
+    cr_expect(eq(str, p->name, "kiln-dgx2-sk-2-alltoall"));
+    kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+    vo.fifo_depth = 1;
+    cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+    kilnPlanFree(p);
+  }
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}

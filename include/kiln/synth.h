@@ -24,11 +24,14 @@
  * MILP's size does not grow with the nodes; the sketch's knobs keep their meaning (its node-level
  * symmetries become permutations of whole nodes). See solver/synth/nodes.c.
  *
- * The floor: on nodes joined by switches kilnSynthesize also lowers NCCL's ring as the simulator's
- * baseline models it (one ring per NIC, in slices) and returns it where it simulates faster than
- * every synthesized plan (stats->ring_floor), so that a plan is never slower than NCCL's ring in
- * the simulator; TACCL's shortest-path routes can be (two HGX H100 nodes at 1 GB, where the rings
- * put more of every GPU's traffic on its NIC; solver/synth/ring.c).
+ * The floor (kilnSynthOptions.floor): on nodes joined by switches kilnSynthesize also lowers
+ * NCCL's ring as the simulator's baseline models it (one ring per NIC, in slices), and for an
+ * alltoall of up to 181 ranks NCCL's all-pairs (the direct plan), and returns one where it
+ * simulates faster than every synthesized plan (stats->ring_floor, direct_floor), so that a plan is
+ * never slower than NCCL's ring or all-pairs alltoall in the simulator. TACCL's shortest-path
+ * routes can be: two HGX H100 nodes at 1 GB, where the rings put more of every GPU's traffic on its
+ * NIC (solver/synth/ring.c); a sketch's alltoall relays at 1 KB, where every hop adds its latency.
+ * Without the floor the plan always follows the sketch.
  *
  * Every MILP solve has a time limit; reaching it is not a failure (the incumbent, or the greedy
  * schedule, is kept). GLPK never aborts the process: its errors come back as KILN_ERR_SOLVER.
@@ -116,10 +119,12 @@ typedef struct kilnSynthOptions {
    * KILN_ERR_TIMEOUT ("interrupted") and no plan at its next step. NULL: never stops early. */
   const volatile sig_atomic_t* stop;
   bool keep_on_stop;
+  bool floor;               /* also try NCCL's ring and all-pairs alltoall, and return one where it
+                               simulates faster (see below; single instance only); default true */
 } kilnSynthOptions;
 #define KILN_SYNTH_OPTIONS_INIT \
   {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, 0, -1, 0, -1, NULL, NULL, \
-   NULL, false}
+   NULL, false, true}
 /* Node counts from which nodes_mode -1 synthesizes at node level. */
 #define KILN_SYNTH_NODES_AUTO 3
 
@@ -149,6 +154,8 @@ typedef struct kilnSynthStats {
   bool interrupted;          /* *stop ended the synthesis early; the plan is the best found by then */
   bool ring_floor;           /* the plan is NCCL's ring (see below): it simulated faster than every
                                 plan of the sketch's routes */
+  bool direct_floor;         /* the plan is NCCL's all-pairs alltoall (kilnClassicPlan "direct"), for
+                                the same reason */
 } kilnSynthStats;
 
 /* Synthesizes coll on topology t guided by sketch s, lowers it, and verifies it with

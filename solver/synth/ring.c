@@ -3,11 +3,11 @@
  * TACCL's routes follow shortest paths, and a chunk crosses between nodes once; on some machines
  * and sizes that leaves the NICs less of the traffic than NCCL's rings give them (two HGX H100
  * nodes at 1 GB: each GPU takes one remote piece in 15 through its NIC, where 8 rings, one per
- * NIC, take 1/8 of everything; the NVLink ports then bound the plan 1-4% above the rings). So that
- * a synthesized plan is never slower than NCCL's ring in the simulator, kilnSynthesize also lowers
- * the ring the simulator's baseline models - on nodes joined by switches, one ring per NIC, ring i
- * entering every node through local GPU i, each carrying 1/rings of the data in slices of 512 KiB
- * of a rank's share - and keeps it where it is faster. */
+ * NIC, take 1/8 of everything; the NVLink ports then bound the rails sketch's plans 7-11% above
+ * the rings: docs/synthesis.md). So that a synthesized plan is never slower than NCCL's ring in the
+ * simulator, kilnSynthesize also lowers the ring the simulator's baseline models - on nodes joined
+ * by switches, one ring per NIC, ring i entering every node through local GPU i, each carrying
+ * 1/rings of the data in slices of 512 KiB of a rank's share - and keeps it where it is faster. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,6 +8,13 @@
 
 #include "synth_internal.h"
 
+/* The direct alltoall (NCCL's all-pairs) is tried as a floor up to this many transfers, n(n-1):
+ * 181 ranks. Past it, simulating and verifying it would cost more than the synthesis it checks (512
+ * ranks: 261,632 transfers). Other collectives have no direct floor: a direct allreduce, faster at
+ * 1 KB on some relay sketches, is 4-8x slower at 1 MB and 1 GB than the sketch's plan, and a plan
+ * runs at every size. */
+#define FLOOR_DIRECT_MAX 32768.0
+
 static const char* const stage_names[] = {
 #define KILN_X_NAME(e, n) n,
     KILN_SYNTH_STAGES(KILN_X_NAME)
@@ -692,32 +699,52 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     }
   }
 out_done:
-  /* the floor: NCCL's ring, where it simulates faster than the best synthesized plan */
-  if (!stopping(&o) && o.instances == 1) {
-    kilnPlan* ring = NULL;
-    r = synRingPlan(t, coll, ref, o.inplace, name, &ring);
-    if (r == KILN_ERR_NO_MEMORY) goto out_free;
-    double rus = ring && r == KILN_SUCCESS ? predict(ring, t, ref, INFINITY) : INFINITY;
-    if (ring && rus < best_us * (1 - 1e-9)) {
-      double t0 = synNow();
-      plan_steps(&o, WORK_VERIFY, 1);
-      step_begin(&o, WORK_VERIFY, 0);
-      report(&o, KILN_SYNTH_STAGE_VERIFY, "NCCL's ring on the NIC rails simulates faster than the synthesized plans: "
-                                          "verifying it", 0);
-      r = verify(ring);
-      step_end(&o);
-      st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
-      if (r == KILN_SUCCESS) {
-        kilnPlanFree(best);
-        best = ring;
-        ring = NULL;
-        best_us = rus;
-        st->ring_floor = true;
-        st->fused = true;
+  /* the floor: NCCL's ring on the NIC rails, and NCCL's all-pairs alltoall (the direct plan), where
+   * one simulates faster than the best synthesized plan */
+  if (!stopping(&o) && o.instances == 1 && o.floor) {
+    for (int f = 0; f < 2 && !stopping(&o); f++) {
+      kilnPlan* fp = NULL;
+      if (f == 0) {
+        r = synRingPlan(t, coll, ref, o.inplace, name, &fp);
+      } else if (coll == KILN_COLL_ALLTOALL && (double)t->nranks * (t->nranks - 1) <= FLOOR_DIRECT_MAX) {
+        kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
+        co.proto = o.proto;
+        co.inplace = o.inplace;
+        r = kilnClassicPlan("direct", coll, t->nranks, &co, &fp);
+        if (fp) snprintf(fp->name, sizeof fp->name, "%s", name);
       }
+      if (r == KILN_ERR_NO_MEMORY) {
+        kilnPlanFree(fp);
+        goto out_free;
+      }
+      double fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || max_tbs(fp) <= o.max_tbs)
+                       ? predict(fp, t, ref, INFINITY)
+                       : INFINITY;
+      if (fp && fus < best_us * (1 - 1e-9)) {
+        double t0 = synNow();
+        plan_steps(&o, WORK_VERIFY, 1);
+        step_begin(&o, WORK_VERIFY, 0);
+        report(&o, KILN_SYNTH_STAGE_VERIFY,
+               f == 0 ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
+                      : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
+                        "verifying it",
+               0);
+        r = verify(fp);
+        step_end(&o);
+        st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+        if (r == KILN_SUCCESS) {
+          kilnPlanFree(best);
+          best = fp;
+          fp = NULL;
+          best_us = fus;
+          st->ring_floor = f == 0;
+          st->direct_floor = f == 1;
+          st->fused = f == 0;
+        }
+      }
+      kilnPlanFree(fp);
+      r = KILN_SUCCESS;
     }
-    kilnPlanFree(ring);
-    r = KILN_SUCCESS;
   }
   if (stopping(&o)) {
     if (!o.keep_on_stop || !best) {
