@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "kiln/topology.h"
+#include "kiln_internal.h"
 
 /* --topo NAME|FILE.xml [--nodes K] | --file FILE.xml */
 typedef struct kilnTopoArgs {

@@ -6,15 +6,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/plans/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/plans
         FILES_MATCHING PATTERN "*.xml")
 
-set(KILN_EXPORTED kiln_core)
+# libkiln.so and the synthesizer's static library over it (kiln::kiln, kiln::kiln_synth).
+set(KILN_EXPORTED kiln_shared)
 if(TARGET kiln_synth)
   list(APPEND KILN_EXPORTED kiln_synth)
 endif()
-foreach(t kiln_registry kiln_runtime kiln_shared)
-  if(TARGET ${t})
-    list(APPEND KILN_EXPORTED ${t})
-  endif()
-endforeach()
 set(KILN_CONFIG_NEEDS_CUDA ${KILN_HAVE_CUDA})
 install(TARGETS ${KILN_EXPORTED} EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -29,9 +25,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/kilnConfig.cmake ${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 
-# kiln.pc: the static libraries and everything they need, so that `pkg-config --libs kiln` links
-# as it stands. The prefix is found from the file's own place (${pcfiledir}), so that it holds
-# wherever `cmake --install --prefix` puts the tree.
+# kiln.pc: libkiln.so and the synthesizer's static library with what it needs, so that
+# `pkg-config --libs kiln` links as it stands. The prefix is found from the file's own place
+# (${pcfiledir}), so that it holds wherever `cmake --install --prefix` puts the tree.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(KILN_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
 else()
@@ -51,25 +47,22 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
   set(KILN_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 set(KILN_PC_DESCRIPTION "synthesized collective-communication algorithms (TACCL method): formats, verifier, simulator")
-set(KILN_PC_LIBS "-lkiln_core")
+set(KILN_PC_LIBS "-lkiln")
 set(KILN_PC_CFLAGS "")
 if(TARGET kiln_synth)
+  # The synthesizer is a static library: GLPK comes with it.
   set(KILN_PC_DESCRIPTION "${KILN_PC_DESCRIPTION}, synthesizer")
-  set(KILN_PC_LIBS "-lkiln_synth ${KILN_PC_LIBS} -lglpk")
+  set(KILN_PC_LIBS "-lkiln_synth ${KILN_PC_LIBS} -lglpk -lm")
 endif()
-if(TARGET kiln_registry)
-  set(KILN_PC_LIBS "-lkiln_registry ${KILN_PC_LIBS}")
-endif()
-if(TARGET kiln_runtime)
-  # The runtime's static library holds C++ host code of the kernels' launchers (libstdc++) and
-  # needs the CUDA runtime and NCCL, found where the build found them.
+if(KILN_HAVE_CUDA)
+  # kiln/runtime.h works on the CUDA runtime's streams and NCCL's communicators: their headers and
+  # libraries where the build found them.
   get_filename_component(kiln_nccl_dir "${NCCL_LIBRARY}" DIRECTORY)
   set(KILN_PC_DESCRIPTION "${KILN_PC_DESCRIPTION}, GPU runtime over NCCL")
-  set(KILN_PC_LIBS "-lkiln_runtime ${KILN_PC_LIBS} -L${CUDAToolkit_LIBRARY_DIR} -lcudart -L${kiln_nccl_dir} -lnccl -lstdc++ -ldl -lrt")
+  string(APPEND KILN_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -L${kiln_nccl_dir} -lnccl")
   list(TRANSFORM CUDAToolkit_INCLUDE_DIRS PREPEND " -I" OUTPUT_VARIABLE kiln_cuda_inc)
   list(JOIN kiln_cuda_inc "" kiln_cuda_inc)
   set(KILN_PC_CFLAGS "${kiln_cuda_inc} -I${NCCL_INCLUDE_DIR}")
 endif()
-string(APPEND KILN_PC_LIBS " -lpthread -lm")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/kiln.pc.in ${PROJECT_BINARY_DIR}/kiln.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/kiln.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -21,6 +21,7 @@
 #define KILN_GEN_GEN_H
 
 #include "kiln/plan.h"
+#include "kiln_internal.h"
 
 #ifdef __cplusplus
 extern "C" {

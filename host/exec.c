@@ -13,6 +13,7 @@
 #include "kiln_dev.h"
 #include "launch.h"
 #include "runtime_internal.h"
+#include "runtime_test.h"
 
 struct kilnExec {
   struct kilnComm* comm;
@@ -160,7 +161,7 @@ static int kernelProto(kilnProto_t p) {
 }
 
 /* The protocol a plan runs with. LL128 plans run as Simple unless KILN_LL128=1: the first LL128
- * kernels returned a stale element 3 times in 7 runs of gpu_runtime/classic_plans_2gpus on 2x
+ * kernels returned a stale element 3 times in 7 runs of gpu_plans/classic_plans_2gpus on 2x
  * H200 (reducing plans, int8, one element, on rank 0, whose kernel polls its peer's line). The
  * likely cause, data taken from the poll that saw the flag, is fixed in primitives.cuh (the data
  * is loaded again after the flags, as NCCL does); with the fix the suite passed 3 runs of 3 on 4x

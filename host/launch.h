@@ -116,11 +116,11 @@ kilnResult_t kilnLaunchSubmit(kilnLaunch* l);
  * those calls go direct (zero copy) into each other's outputs, all of them or none, as on windows
  * (kernels/sym.cuh bodyDirect and body, the copy-engine form from KILN_SYM_CE_BYTES, allreduce as
  * reduce-then-copy from KILN_SYM_AR_CE_BYTES). */
-void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access);
+KILN_INTERNAL void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access);
 /* sym.c: the geometry kilnSymRun gives a staged call of algorithm a (seg, total, rounds, ll,
  * region, nblocks of g); false where the call does not fit (kilnSymFits). */
-bool kilnSymStagedGeometry(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype, bool inplace,
-                           kilnSymArgs* g);
+KILN_INTERNAL bool kilnSymStagedGeometry(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
+                                         bool inplace, kilnSymArgs* g);
 /* Frees this thread's index of kilnSymGroupPeers (sym.c); group.c calls it when the thread ends. */
 void kilnSymFreeThreadScratch(void);
 /* Marks this thread as holding scratch of the group machinery (group.c's lists, sym.c's index),

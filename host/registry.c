@@ -2,7 +2,7 @@
  * The plan registry (include/kiln/registry.h): the baked table from gen/ plus plans loaded at run
  * time, and the selection rule every rank applies the same way.
  */
-#include "kiln/registry.h"
+#include "registry_internal.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -23,16 +23,30 @@ static int nloads, caploads;
 static kilnPlan** bakedPlans; /* parsed on demand, parallel to the baked table */
 static int nbaked = -1;
 static const kilnRegistryEntry* baked;
+static const kilnRegistryEntry* tableOverride; /* kilnRegistryUseTable */
+static int ntableOverride;
 
 /* Called with the lock held. */
 static void init_baked(void) {
   if (nbaked >= 0) return;
-  int n = 0;
-  const kilnRegistryEntry* t = kilnBakedTable(&n);
+  int n = ntableOverride;
+  const kilnRegistryEntry* t = tableOverride ? tableOverride : kilnBakedTable(&n);
   baked = t;
   nbaked = (t && n > 0) ? n : 0;
   bakedPlans = nbaked ? calloc((size_t)nbaked, sizeof *bakedPlans) : NULL;
   if (nbaked && !bakedPlans) nbaked = 0; /* out of memory: behave as if nothing was baked */
+}
+
+void kilnRegistryUseTable(const kilnRegistryEntry* entries, int n) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; bakedPlans && i < nbaked; i++) kilnPlanFree(bakedPlans[i]);
+  free(bakedPlans);
+  bakedPlans = NULL;
+  baked = NULL;
+  nbaked = -1;
+  tableOverride = entries;
+  ntableOverride = entries ? n : 0;
+  pthread_mutex_unlock(&lock);
 }
 
 uint64_t kilnRegistryCallBytes(kilnColl_t coll, int nranks, size_t count, kilnDataType_t dtype) {
@@ -155,7 +169,9 @@ kilnResult_t kilnRegistryPlan(const kilnRegistryEntry* e, const kilnPlan** out) 
   init_baked();
   if (nbaked > 0 && e >= baked && e < baked + nbaked) {
     size_t i = (size_t)(e - baked);
-    if (!bakedPlans[i]) {
+    if (!bakedPlans[i] && !e->xml) {
+      res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "baked plan %s: no plan text in its entry", e->name);
+    } else if (!bakedPlans[i]) {
       res = kilnPlanReadMemory(e->xml, strlen(e->xml), e->ident, &bakedPlans[i]);
       if (res != KILN_SUCCESS) kilnPrefixError("baked plan %s: ", e->name);
     }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "kiln/runtime.h"
+#include "kiln_internal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -136,7 +137,7 @@ struct kilnUserWindow {
 
 /* comm.c: whether [p, p + bytes) lies in one of c's added windows; then peers[q] is rank q's
  * address of p (the same offset in q's window), peers[c->rank] = p. */
-bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, char** peers);
+KILN_INTERNAL bool kilnUserWindowPeers(const struct kilnComm* c, const void* p, size_t bytes, char** peers);
 
 /* sym.c: whether every GPU of devs[0..ndevs) can store into [p, p + bytes) (one allocation or
  * mapping, read and write access from each); kilnSymGroupPeers asks it for every rank's output,
@@ -150,11 +151,11 @@ void kilnSymConfigure(struct kilnComm* c);
 /* sym.c: how kilnSymRun would run this call: 0 staged, else its kilnSymArgs.direct
  * (kernels/sym_ce.h: KILN_SYM_DIRECT_SM, KILN_SYM_DIRECT_ARRIVE for the copy-engine form, or
  * KILN_SYM_DIRECT_REDUCE_CE). */
-int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
-                      kilnDataType_t dtype);
+KILN_INTERNAL int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf,
+                                    size_t count, kilnDataType_t dtype);
 /* sym.c: the blocks of that direct form's kernel (0: the call does not go direct). */
-int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
-                        kilnDataType_t dtype);
+KILN_INTERNAL int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf,
+                                      size_t count, kilnDataType_t dtype);
 
 /* Whether rank q is on c's node (its peers[] address exists). */
 static inline bool kilnCommSameNode(const struct kilnComm* c, int q) {
@@ -176,7 +177,8 @@ static inline size_t kilnTailOff(const struct kilnComm* c, int dst, int chan) {
  * (several may share a GPU: each gets an equal share of its SMs); for the GPU suites and
  * coll_bench --shared (rank counts beyond the GPUs at hand). Freed together with
  * kilnCommDestroyAll (each rank's peers[] points into the others' windows). */
-kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out);
+KILN_INTERNAL kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg,
+                                               kilnComm_t* out);
 
 /* The most elements a call may have (kilnRun, kilnSymRun, kilnPlanSupports): far past any buffer,
  * and low enough that no size computed from it wraps. */
@@ -203,11 +205,6 @@ kilnResult_t kilnAgreeOpen(kilnAgreement* g, int n, const ncclComm_t* nccls, int
 kilnResult_t kilnAgreeRun(kilnAgreement* g, int* const* flags);
 void kilnAgreeClose(kilnAgreement* g);
 kilnResult_t kilnNcclAgree(int n, const ncclComm_t* nccls, int* const* flags, int m);
-
-/* exec.c, for tests: x's state as after `calls` calls (every block's call sequence number, its
- * progress word as the last call left it, the count of finished blocks), so that a test reaches
- * the numbers of a long run (past 2^32 calls) in a few. Waits for the communicator's last call. */
-kilnResult_t kilnExecSetCalls(kilnExec_t x, uint64_t calls);
 
 #ifdef __cplusplus
 }

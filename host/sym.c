@@ -62,7 +62,7 @@ static uint64_t lineAreaNeed(int ll, uint64_t maxBytes, uint64_t regions, uint64
  * LL lines carry the flag in two 32-bit words of every 16 bytes, LL128 lines in one 64-bit word
  * of every 128; the flag form's data (anything the caller sends) and LL128's data words can hold
  * any value in those places, and would pass for lines of a later call in the same half
- * (gpu_runtime/sym_lines_apart). Lines of one form can be trusted over what that form left:
+ * (gpu_sym/sym_lines_apart). Lines of one form can be trusted over what that form left:
  * every line of an earlier call carries that call's flag in the same places, and the flags of
  * calls s and s - 2k differ (kernels/sym.cuh symFlag). LL12 lines share LL's area: both carry the
  * flag in the fourth word of every 16 bytes, so a line of either form from an earlier call holds an

@@ -876,7 +876,7 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL2(cons
  * (host/sym.c symLineAreas), so a reader polls only what LL128 calls left there, each line with
  * its own call's flag word: the flags of calls s and s - 2k differ. (Were the flag form's data
  * and the lines to share bytes, data equal to the flag would pass for a line:
- * gpu_runtime/sym_lines_apart.) */
+ * gpu_sym/sym_lines_apart.) */
 #ifndef KILN_SYM_LL128_RELOAD
 #define KILN_SYM_LL128_RELOAD 1
 #endif

@@ -7,7 +7,7 @@
 #     for them (LL for small calls, Simple in many instances for large ones), and run them side by
 #     side with NCCL (bench/coll_bench), results checked; where one GPU
 #     is: run the plan of step 2 with its 8 ranks sharing that GPU (no NCCL), every dtype and op
-#     checked against the CPU (tests/gpu/test_gpu_runtime's plan_files).
+#     checked against the CPU (tests/gpu/test_gpu_plans's plan_files).
 # Usage: scripts/quickstart.sh [BUILD_DIR]     (outputs under BUILD_DIR/quickstart)
 # KILN_QUICKSTART_PREBUILT=1 takes BUILD_DIR as already built (no set-up, no build): for a
 # machine that runs binaries built elsewhere.
@@ -40,9 +40,9 @@ done
 
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}   # never NVLink multicast
-if [ "${ngpus:-0}" -eq 1 ] && [ -x "$build/tests/gpu/test_gpu_runtime" ]; then
+if [ "${ngpus:-0}" -eq 1 ] && [ -x "$build/tests/gpu/test_gpu_plans" ]; then
   echo "== one GPU: the plan above with its 8 ranks sharing it, checked against the CPU"
-  KILN_TEST_PLAN_FILES="$plan" "$build/tests/gpu/test_gpu_runtime" --jobs 1 --filter 'gpu_runtime/plan_files'
+  KILN_TEST_PLAN_FILES="$plan" "$build/tests/gpu/test_gpu_plans" --jobs 1 --filter 'gpu_plans/plan_files'
   exit
 fi
 if [ "${ngpus:-0}" -lt 2 ] || [ ! -x "$build/bench/coll_bench" ]; then

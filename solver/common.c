@@ -1,6 +1,7 @@
 /* Shared vocabularies (names and parsers generated from the X-macro tables) and the
  * thread-local error message behind kilnLastError(). */
 #include "kiln/kiln.h"
+#include "kiln_internal.h"
 
 #include <ctype.h>
 #include <errno.h>

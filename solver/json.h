@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "kiln/kiln.h"
+#include "kiln_internal.h"
 
 #define JSON_MAX_DEPTH 64
 #define JSON_MAX_BYTES ((size_t)16 << 20)
@@ -33,18 +34,18 @@ typedef struct jsonValue {
 } jsonValue;
 
 /* Parses len bytes of text; fname names it in errors. */
-kilnResult_t jsonParse(const char* text, size_t len, const char* fname, jsonValue** out);
+KILN_INTERNAL kilnResult_t jsonParse(const char* text, size_t len, const char* fname, jsonValue** out);
 /* Reads and parses a file (a regular file of at most JSON_MAX_BYTES). */
-kilnResult_t jsonReadFile(const char* path, jsonValue** out);
-void jsonFree(jsonValue* v);
+KILN_INTERNAL kilnResult_t jsonReadFile(const char* path, jsonValue** out);
+KILN_INTERNAL void jsonFree(jsonValue* v);
 
 /* The value of key in object obj, or NULL. */
-const jsonValue* jsonGet(const jsonValue* obj, const char* key);
+KILN_INTERNAL const jsonValue* jsonGet(const jsonValue* obj, const char* key);
 /* The name of a type, for messages ("a number", "an object"...). */
-const char* jsonTypeName(jsonType t);
+KILN_INTERNAL const char* jsonTypeName(jsonType t);
 
 /* Sets the error "FNAME:LINE:COL: what" at value v (v NULL: line 1) and returns r. */
-kilnResult_t jsonError(kilnResult_t r, const char* fname, const jsonValue* v, const char* fmt, ...)
+KILN_INTERNAL kilnResult_t jsonError(kilnResult_t r, const char* fname, const jsonValue* v, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 #endif

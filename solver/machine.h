@@ -10,7 +10,8 @@
  * interface without a device (loopback, bridges, tunnels) and one on the PCI function of an
  * InfiniBand HCA (its IPoIB interface) is not a NIC of its own.
  *
- * Internal to kiln_core: not a public header.
+ * Internal to kiln: not a public header; its functions leave libkiln for the CLI and the tests
+ * (KILN_INTERNAL).
  */
 #ifndef KILN_MACHINE_H
 #define KILN_MACHINE_H
@@ -19,6 +20,7 @@
 #include <stdio.h>
 
 #include "kiln/topology.h"
+#include "kiln_internal.h"
 
 #define KILN_MACHINE_MAX_GPUS 16
 #define KILN_MACHINE_MAX_NICS 32
@@ -48,11 +50,11 @@ typedef struct kilnMachine {
  * (root/sys/class/infiniband/ *, root/sys/class/net/ *, through their device links) and nicOf.
  * Paths are kept without the root. A GPU whose path is not found keeps "" and nicOf -1. Fails only
  * out of memory or when a folder exists but cannot be read. */
-kilnResult_t kilnMachinePci(kilnMachine* m, const char* root);
+KILN_INTERNAL kilnResult_t kilnMachinePci(kilnMachine* m, const char* root);
 
 /* NVLinks of the GPUs from NVML (nvlinks, switchLinks). false when NVML cannot be loaded or
  * answers none of the GPUs, the reason in why. */
-bool kilnMachineNvml(kilnMachine* m, char* why, size_t len);
+KILN_INTERNAL bool kilnMachineNvml(kilnMachine* m, char* why, size_t len);
 
 /* The topology: `nodes` nodes of m's GPUs. GPUs with NVLinks to an NVSwitch form a switch (α and β
  * the mean of their pairs'); other pairs get a link each, nvlink where they have NVLinks between
@@ -60,10 +62,11 @@ bool kilnMachineNvml(kilnMachine* m, char* why, size_t len);
  * NULL where nothing was measured (one GPU). The NICs nearest to some GPU, with those GPUs; with
  * nodes > 1 the links between nodes at nicAlpha and nicBeta (kind ib where a NIC is InfiniBand).
  * KILN_ERR_INVALID_ARGUMENT where nodes > 1 but no GPU has a NIC. */
-kilnResult_t kilnMachineTopology(const kilnMachine* m, const char* name, const double* alpha, const double* beta,
-                                 int nodes, double nicAlpha, double nicBeta, kilnTopology** out);
+KILN_INTERNAL kilnResult_t kilnMachineTopology(const kilnMachine* m, const char* name, const double* alpha,
+                                               const double* beta, int nodes, double nicAlpha, double nicBeta,
+                                               kilnTopology** out);
 
 /* A line per GPU saying what was found (NVLinks, NVSwitch, nearest NIC), into f. */
-void kilnMachineDescribe(const kilnMachine* m, FILE* f);
+KILN_INTERNAL void kilnMachineDescribe(const kilnMachine* m, FILE* f);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "kiln/params.h"
+#include "kiln_internal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,23 +96,23 @@ typedef enum {
 
 /* A setting's value: the environment's where it is set and parses, else the table's default
  * (bool: 1 or 0; int and size: the number; none: 0). Reads the environment on first use. */
-int64_t kilnParam(kilnParamId id);
+KILN_INTERNAL int64_t kilnParam(kilnParamId id);
 /* Whether the environment sets it to a value that parses (so the default does not hold). */
-bool kilnParamIsSet(kilnParamId id);
+KILN_INTERNAL bool kilnParamIsSet(kilnParamId id);
 /* A string setting's value (the environment's, else the default, which may be NULL). */
-const char* kilnParamString(kilnParamId id);
+KILN_INTERNAL const char* kilnParamString(kilnParamId id);
 /* The environment's text of any setting as read (NULL: unset), for messages. */
-const char* kilnParamRaw(kilnParamId id);
+KILN_INTERNAL const char* kilnParamRaw(kilnParamId id);
 /* Reads the environment again (for tests that change it between their cases; not thread-safe
  * against readers). */
-void kilnParamsReload(void);
+KILN_INTERNAL void kilnParamsReload(void);
 
 /* KILN_DEBUG as a level: 0 NONE, 1 ERROR (default), 2 WARN, 3 INFO. */
-int kilnDebugLevel(void);
+KILN_INTERNAL int kilnDebugLevel(void);
 #define KILN_DEBUG_INFO 3
 
 /* KILN_FAULT: whether it names `step` for this rank ("step@rank"; "step@*": every rank). */
-bool kilnFaultAt(const char* step, int rank);
+KILN_INTERNAL bool kilnFaultAt(const char* step, int rank);
 
 #ifdef __cplusplus
 }

@@ -34,12 +34,14 @@
  * Ownership: kilnPhasesBuild's result belongs to the caller (kilnPhasesFree); it copies what it
  * needs from the plan.
  *
- * Internal to kiln_core and the runtime: not a public header.
+ * Internal to kiln: not a public header; its functions leave libkiln for the CLI and the tests
+ * (KILN_INTERNAL).
  */
 #ifndef KILN_PHASES_H
 #define KILN_PHASES_H
 
 #include "kiln/plan.h"
+#include "kiln_internal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,17 +88,17 @@ typedef struct kilnPhases {
  * verifier's index does). KILN_ERR_UNSUPPORTED where the plan cannot be cut (memory-semantic steps
  * across nodes, positions mixed in a message), KILN_ERR_VERIFY for a malformed plan or a cycle;
  * the message names rank, threadblock and step. */
-kilnResult_t kilnPhasesBuild(const kilnPlan* p, int nnodes, const int* node, kilnPhases** out);
-void kilnPhasesFree(kilnPhases* ph);
+KILN_INTERNAL kilnResult_t kilnPhasesBuild(const kilnPlan* p, int nnodes, const int* node, kilnPhases** out);
+KILN_INTERNAL void kilnPhasesFree(kilnPhases* ph);
 
 /* Whether rank has work in phase i (a threadblock of the sub-plan, or an op of the group). */
-bool kilnPhasesRankHas(const kilnPhases* ph, int i, int rank);
+KILN_INTERNAL bool kilnPhasesRankHas(const kilnPhases* ph, int i, int rank);
 
 /* The elements of chunk `chunk` of buf for a call of count elements (per block, as kilnRun's
  * count; chunks of L = ceil(count / k) elements): *off from the buffer's start, *n elements (the
  * position cls sizes a scratch chunk; a user buffer's chunk has its own). */
-void kilnPhasesChunkSpan(const kilnPhases* ph, uint64_t count, kilnBuffer_t buf, int chunk, int cls,
-                         uint64_t* off, uint64_t* n);
+KILN_INTERNAL void kilnPhasesChunkSpan(const kilnPhases* ph, uint64_t count, kilnBuffer_t buf, int chunk,
+                                       int cls, uint64_t* off, uint64_t* n);
 
 /* The NCCL calls of rank's part of point-to-point phase i for a call of count elements, in issue
  * order: fn(ctx, send, peer, buf, element offset, elements) each. One call per op when count
@@ -104,7 +106,8 @@ void kilnPhasesChunkSpan(const kilnPhases* ph, uint64_t count, kilnBuffer_t buf,
  * per chunk of at least one element (both ends of a message cut it alike). Stops at the first
  * non-zero return of fn and returns it; 0 when every call was made. */
 typedef int (*kilnP2pCallFn)(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t off, uint64_t n);
-int kilnPhasesP2pCalls(const kilnPhases* ph, int i, int rank, uint64_t count, kilnP2pCallFn fn, void* ctx);
+KILN_INTERNAL int kilnPhasesP2pCalls(const kilnPhases* ph, int i, int rank, uint64_t count, kilnP2pCallFn fn,
+                                     void* ctx);
 
 /* Runs the phases of every rank on host memory, as the runtime runs them, and checks the result:
  * kernel phases as the sub-plans' steps (FIFOs of fifoDepth messages per connection, 0 unbounded),
@@ -116,13 +119,13 @@ int kilnPhasesP2pCalls(const kilnPhases* ph, int i, int rank, uint64_t count, ki
  * one writes, and a wrong result (rank, buffer, element). KILN_SUCCESS, or KILN_ERR_VERIFY with
  * the first of those. op: sum, prod, max or min. Phases with memory steps are not run
  * (KILN_ERR_UNSUPPORTED): kilnPlanVerify judges those plans. */
-kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_t count, bool inplace,
-                             kilnRedOp_t op, int fifoDepth, uint64_t seed);
+KILN_INTERNAL kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_t count,
+                                           bool inplace, kilnRedOp_t op, int fifoDepth, uint64_t seed);
 
 /* KILN_EMULATE_NODES (the settings' table, params.h): K >= 1 splits every communicator's
  * ranks into K nodes of consecutive ranks (kilnCommConfig.nodes); 0 where unset or empty; -1 where
  * it holds anything but a positive integer. */
-int kilnEmulateNodesSetting(void);
+KILN_INTERNAL int kilnEmulateNodesSetting(void);
 
 #ifdef __cplusplus
 }

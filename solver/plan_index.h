@@ -13,6 +13,7 @@
 #define KILN_PLAN_INDEX_H
 
 #include "kiln/plan.h"
+#include "kiln_internal.h"
 
 typedef struct kilnPlanIndex {
   int n;           /* ranks */

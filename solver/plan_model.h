@@ -3,6 +3,7 @@
 #define KILN_PLAN_MODEL_H
 
 #include "kiln/plan.h"
+#include "kiln_internal.h"
 
 /* The most threadblocks a GPU of a plan file holds (the reader refuses more, the writer too). */
 #define KILN_PLAN_FILE_MAX_TBS 4096

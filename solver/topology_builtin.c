@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "kiln/topology.h"
+#include "kiln_internal.h"
 
 #define NVLINK_V100_ALPHA 0.7 /* µs, paper Table 1 */
 #define NVLINK_V100_BETA 46.0 /* µs/MB, paper Table 1 (NDv2) */

@@ -20,6 +20,7 @@
 #include <stdarg.h>
 
 #include "kiln/kiln.h"
+#include "kiln_internal.h"
 
 #define KILN_XML_MAX_BYTES (512u << 20) /* largest XML file kiln reads */
 

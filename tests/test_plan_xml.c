@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "kiln/plan.h"
+#include "kiln_internal.h" /* kilnXmlFileRoot */
 #include "test_util.h"
 
 static char* plan_xml(const kilnPlan* p) {

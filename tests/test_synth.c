@@ -416,7 +416,7 @@ ParameterizedTestParameters(synth, gpu_suite_plans_verify_at_runtime_fifo_depth)
 ParameterizedTest(gpuSynthCase* c, synth, gpu_suite_plans_verify_at_runtime_fifo_depth, .timeout = 60) {
   enum { H100_SMS = 132, RUNTIME_MAX_CHANNELS = 32 }; /* kilnCommConfig.maxChannels default */
   kilnPlan* p = NULL;
-  kilnResult_t r = synth_switch_plan(c->n, c->coll, c->proto, c->inplace, H100_SMS, &p);
+  kilnResult_t r = synth_switch_plan(KILN_SOURCE_DIR "/plans", c->n, c->coll, c->proto, c->inplace, H100_SMS, &p);
   cr_assert(eq(int, r, KILN_SUCCESS), "switch%d %s %s inplace=%d: %s", c->n, kilnCollName(c->coll),
             kilnProtoName(c->proto), c->inplace, kilnLastError());
   cr_assert(eq(int, (int)p->proto, (int)c->proto));

@@ -27,9 +27,11 @@ pack_bins() {
 
 # device_safety: what every run on the GPU machines needs: NVLink multicast off everywhere (it
 # can take the shared host down) and GPU suites that fail instead of skipping when GPUs are
-# missing. NCCL_LIB: PyTorch's NCCL 2.28.9.
+# missing, reading the plans of this checkout (the scripts run from the repository root).
+# NCCL_LIB: PyTorch's NCCL 2.28.9.
 device_safety() {
   export KILN_TEST_REQUIRE_GPUS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  export KILN_TEST_PLANS_DIR=${KILN_TEST_PLANS_DIR:-$PWD/plans}
   NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
 }
 # device_env LIBDIR: device_safety, with NCCL_LIB and LIBDIR first on the library path.

@@ -28,7 +28,7 @@ for t in "$here"/.carry/bin/test_gpu_*; do
   for f in "${filters[@]}"; do
     tag=$(echo "$f" | tr -c 'A-Za-z0-9_\n' '_')
     start=$(date +%s.%N)
-    timeout -k 5 "${KILN_TEST_TIMEOUT:-240}" "$t" --jobs 1 --verbose --filter "gpu_runtime/$f" \
+    timeout -k 5 "${KILN_TEST_TIMEOUT:-240}" "$t" --jobs 1 --verbose --filter "*/$f" \
       > "$OUT/$name.$tag.log" 2>&1
     rc=$?
     end=$(date +%s.%N)

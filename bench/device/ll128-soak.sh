@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whether the kernels' LL128 can be turned on: runs gpu_runtime/classic_plans_2gpus with
+# Whether the kernels' LL128 can be turned on: runs gpu_plans/classic_plans_2gpus with
 # KILN_LL128=1 (LL128 plans on the LL128 kernels instead of Simple) up to RUNS times, each with its
 # own seed, then prim_bench's hop and pipe checks (every element checked). The runtime keeps LL128
 # off until this passes many times over (kernels/README.md says why).
@@ -28,8 +28,8 @@ for i in $(seq 1 "$runs"); do
   # one run of the sweep takes about 60 s on 2x H200; keep 40 s for prim_bench
   [ "$(left)" -lt 130 ] && { echo "ll128-soak: run $i (seed $seed): skipped, no time left"; continue; }
   log="$out/ll128_seed_$seed.txt"
-  KILN_TEST_SEED=$seed timeout -k 5 $(($(left) - 40)) .carry/bin/test_gpu_runtime --verbose -j1 \
-    --filter 'gpu_runtime/classic_plans_2gpus' > "$log" 2>&1
+  KILN_TEST_SEED=$seed timeout -k 5 $(($(left) - 40)) .carry/bin/test_gpu_plans --verbose -j1 \
+    --filter 'gpu_plans/classic_plans_2gpus' > "$log" 2>&1
   rc=$?
   [ $rc -eq 0 ] || fail=1
   echo "ll128-soak: run $i (seed $seed): exit $rc $(grep -m1 -E 'want .* got' "$log")"

@@ -26,9 +26,12 @@ run() { # name timeout command...: runs under the time left, one summary line
   printf '%-28s rc=%-4s %4ss %s\n' "$name" "$rc" $(($(date +%s) - s)) \
     "$(grep -E 'Synthesis|rows with errors' "$OUT/logs/$name.log" | tail -1)" >> "$S"
 }
-for t in classic_plans_8gpus n8_plans_8gpus synthesized_plans_8gpus sym_kernels_8gpus sym_ll128_8gpus sym_ll12_8gpus sym_group_peers large_buffers graph_replays several_streams \
-         two_communicators missing_peer_times_out one_process_per_gpu supports_and_load_errors; do
-  run "$t" 300 .carry/bin/test_gpu_runtime --jobs 1 --verbose --filter "gpu_runtime/$t"
+# suite/test of the runtime's GPU suites (tests/gpu/test_gpu_SUITE)
+for t in plans/classic_plans_8gpus plans/n8_plans_8gpus plans/synthesized_plans_8gpus sym/sym_kernels_8gpus \
+         sym/sym_ll128_8gpus sym/sym_ll12_8gpus sym/sym_group_peers plans/large_buffers graphs/graph_replays \
+         streams/several_streams streams/two_communicators faults/missing_peer_times_out \
+         plans/one_process_per_gpu plans/supports_and_load_errors; do
+  run "${t#*/}" 300 ".carry/bin/test_gpu_${t%%/*}" --jobs 1 --verbose --filter "gpu_$t"
 done
 B=.carry/bin/coll_bench
 run bench-n8 120 $B --ranks 8 --plans plans/n8 --min 16 --max 1G --iters 10 --warmup 3 --csv "$OUT/csv/coll_n8.csv"

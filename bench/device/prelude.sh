@@ -6,7 +6,7 @@
 # Then, after every step, `pack`: $OUT/$RUN.tgz holds the logs so far (only a few files come back
 # from $OUT, and a call cut off by its limit keeps what ran); `rows CSV` prints a coll_bench CSV
 # as one line per collective: size kiln-us/nccl-us xspeed-up e(differing elements);
-# `suite NAME SECONDS 'a|b' [VAR=value...]` runs the GPU suites a and b (test_gpu_runtime) under
+# `suite NAME SECONDS 'a|b' [VAR=value...]` runs the GPU tests a and b (whichever test_gpu_* has them) under
 # that environment into $R/NAME.txt, packs, and prints its failures and summary line;
 # `ab A B [COLUMN]` prints B's time over A's per collective and size on one line (bench/ab.py over
 # $R/A_*.csv against $R/B_*.csv: the runs of an A/B alternation named A_1.csv, A_2.csv, ...;
@@ -40,8 +40,11 @@ rows() {
 suite() {
   local name=$1 to=$2 filter=$3 rc
   shift 3
-  env "$@" timeout "$to" "$B/test_gpu_runtime" --verbose -j1 --filter "gpu_runtime/@($filter)" > "$R/$name.txt" 2>&1
-  rc=$?
+  rc=0
+  : > "$R/$name.txt"
+  for t in "$B"/test_gpu_*; do
+    env "$@" timeout "$to" "$t" --verbose -j1 --filter "*/@($filter)" >> "$R/$name.txt" 2>&1 || rc=$?
+  done
   pack
   echo "$name rc=$rc"
   grep -E "^\[FAIL|Synthesis|Assertion" "$R/$name.txt" | head -8

@@ -35,6 +35,7 @@
 #include "../../solver/phases.h" /* kilnEmulateNodesSetting */
 #include "kiln/kiln.h"
 #include "kiln/plan.h"
+#include "kiln_internal.h"
 #include "shim.h"
 
 #ifdef KILN_SHIM_HAVE_RUNTIME

@@ -60,19 +60,6 @@ KILN_API const char* kilnResultString(kilnResult_t r);
 /* Message of the last failure on this thread ("" if none). Valid until the next kiln call
  * on this thread that fails. */
 KILN_API const char* kilnLastError(void);
-/* Sets the thread's last error (printf-style) and returns r. For kiln's own modules. */
-KILN_API kilnResult_t kilnSetError(kilnResult_t r, const char* fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* Appends context in front of the current message ("while reading x.xml: " + old). */
-KILN_API void kilnPrefixError(const char* fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
 /* Collectives. X(enum, msccl name, alternate name accepted on input or NULL) */
 #define KILN_COLLS(X)                                         \
   X(KILN_COLL_ALLGATHER, "allgather", NULL)                   \
@@ -162,16 +149,6 @@ KILN_API void kilnWriteAbandon(void);
 /* Parses a size like "1M", "64KB", "1GiB", "512" (bytes; K/M/G are powers of 1024).
  * Returns false on junk, overflow or a negative value. */
 KILN_API bool kilnParseSize(const char* s, uint64_t* out);
-
-/* The name of the root element of the XML file at path (topology, sketch or algo for kiln's three
- * formats; a tool taking any of them can pick the reader by it), found past the prolog (XML
- * declaration, comments, processing instructions, blanks) as the readers find it, into out (cap
- * bytes). KILN_ERR_IO: the file cannot be opened or is not a regular file; KILN_ERR_PARSE: no root
- * element there (a DOCTYPE, which the readers refuse, junk, an empty file; a document past the
- * readers' size limit; a name of cap bytes or more); KILN_ERR_INVALID_ARGUMENT: no path, no out
- * or cap under 2; KILN_ERR_NO_MEMORY. Reads as much of the file as its prolog and the name take
- * (64 KiB for a usual file); the document itself is not checked: its reader does that. */
-KILN_API kilnResult_t kilnXmlFileRoot(const char* path, char* out, size_t cap);
 
 #ifdef __cplusplus
 }

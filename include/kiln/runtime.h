@@ -8,6 +8,17 @@
  * communicator run in the order they were issued, also across streams (outside graph capture).
  * Sequence numbers live in device memory, so a captured call replays correctly.
  *
+ * Threads: as with NCCL, one communicator takes one call at a time. Calls on it (kilnRun,
+ * kilnSymRun, kilnPlanLoad, kilnExecFree, the window functions, kilnCommDestroy) must not run
+ * concurrently from several threads: they share its host state unlocked (the last call's stream
+ * and event, an exec's scratch buffer), so the caller serializes them, and every rank must issue
+ * its calls in the same order. Different communicators may be driven from different threads at
+ * once. The one exception is kilnCommAbort, which may come from any thread at any time (below).
+ * kilnGroupStart/End are per thread.
+ *
+ * The defaults below were chosen by measurement on H100/H200 machines; the figures are in
+ * kernels/PERF.md and the symmetric kernels' size thresholds in host/sym.c.
+ *
  * Ownership: a kilnComm_t is created by kilnCommCreate/kilnCommCreateAll and freed with
  * kilnCommDestroy (the ncclComm_t it wraps stays the caller's and must outlive it, unless
  * kilnCommAbort stopped it: below). A kilnExec_t
@@ -40,13 +51,12 @@ typedef struct kilnExec* kilnExec_t;
 typedef struct kilnCommConfig {
   size_t size;          /* sizeof(kilnCommConfig) */
   unsigned magic;       /* KILN_COMM_CONFIG_MAGIC */
-  int maxChannels;      /* channels (plan `chan` values) per peer pair; default 32 (the large-size
-                         * plans use 32: one block moves ~45 GB/s, so a GPU needs 32 to fill its
-                         * links). FIFO memory per GPU: nranks x maxChannels x nslots x slotBytes,
-                         * 128 MiB x nranks by default */
+  int maxChannels;      /* channels (plan `chan` values) per peer pair; default 32, what the
+                         * large-size plans use to fill a GPU's links. FIFO memory per GPU:
+                         * nranks x maxChannels x nslots x slotBytes, 128 MiB x nranks by default */
   int nslots;           /* FIFO slots per connection; default 8 */
-  size_t slotBytes;     /* bytes per slot (LL carries half as much data); default 512 KiB (a step
-                         * of Simple moves up to one slot: its fixed cost is spread over more bytes) */
+  size_t slotBytes;     /* bytes per slot (LL carries half as much data); default 512 KiB. A step
+                         * of Simple moves up to one slot */
   int threads;          /* threads per block; default 512 */
   int timeoutMs;        /* a kernel thread gives up waiting for a peer after this long; default
                          * 5000. One clock per thread and call: for a plan, the time a thread
@@ -58,11 +68,8 @@ typedef struct kilnCommConfig {
   size_t symBytes;      /* staging memory per GPU for the symmetric-memory kernels (kilnSymRun),
                          * in the same window; two halves used by alternate calls or rounds.
                          * The small calls' LL and LL128 lines take staging of their own on top
-                         * (at most symBytes each, none past 8 ranks; 4 ranks by default 4 MiB
-                         * and 8.5 MiB).
-                         * Default 128 MiB (larger rounds: allreduce 1 GiB on 4 GPUs 4594 us
-                         * with it, 4707 with 32 MiB); 0 turns those kernels off (kilnSymSelect
-                         * then says none) */
+                         * (at most symBytes each, none past 8 ranks). Default 128 MiB; 0 turns
+                         * those kernels off (kilnSymSelect then says none) */
   int nodes;            /* the nodes the ranks form, each of nranks/nodes consecutive ranks. 0 (the
                          * default): KILN_EMULATE_NODES from the environment where set, else NCCL's
                          * view: the ranks that share memory (NCCL's load/store team) are a node.
@@ -148,8 +155,8 @@ KILN_API void kilnExecFree(kilnExec_t exec);
 /* Baked kernels (gen/, kiln/registry.h): kilnPlanLoad binds the exec to the generated kernel of
  * a baked plan of the same shape (kilnRegistryBakedFor), whatever the plan's name or origin; calls
  * of a baked dtype (and sum/avg for plans that reduce) then launch it instead of the interpreter
- * (by default when gen/ inlined the plan's steps, kilnRegistryEntry.inlined; the interpreter
- * measured faster than the other baked kernels).
+ * (by default when gen/ inlined the plan's steps, kilnRegistryEntry.inlined; for the other
+ * baked kernels the interpreter runs by default, being the faster there: kernels/PERF.md).
  * kilnExecUseBaked(exec, false) makes every call of this exec interpreted (benchmarks compare
  * both), true selects the baked kernel. Returns whether the exec has a baked kernel. */
 KILN_API bool kilnExecUseBaked(kilnExec_t exec, bool on);
@@ -184,9 +191,9 @@ KILN_API kilnResult_t kilnRun(kilnExec_t exec, const void* sendbuf, void* recvbu
  * q of every input, then sends the result to every peer). They need every rank to run the same
  * calls (as NCCL does), kilnCommConfig.symBytes of staging, and the same settings on every rank:
  * KILN_SYM and the KILN_SYM_* settings are read once per communicator at its creation
- * (kernels/README.md, host/sym.c). Like plans, the calls of one
- * communicator must not run concurrently: under stream capture, capture them in one stream (kiln
- * orders eager calls across streams itself, not captured ones). */
+ * (kernels/README.md, host/sym.c). Like plans, the calls of one communicator must not run
+ * concurrently, on the host (above) or on the GPU: under stream capture, capture them in one
+ * stream (kiln orders eager calls across streams itself, not captured ones). */
 /* kilnSymAlgo_t and kilnSymAlgoName: kiln/registry.h (the selector's vocabulary). */
 
 /* The selector: what serves a collective call on a communicator, by the rule kiln/registry.h
@@ -204,7 +211,7 @@ typedef struct kilnPlanSet {
   const kilnExec_t* execs;                 /* NULL, or [n]: entries[i]'s exec on comm */
 } kilnPlanSet;
 KILN_API kilnChoice kilnSelect(kilnComm_t comm, const kilnPlanSet* plans, const kilnCall* call);
-/* The symmetric-memory algorithm whose measured size range (the selector's table, host/select.c)
+/* The symmetric-memory algorithm whose size range (the selector's table, host/select.c)
  * takes this call where the staging memory holds it, or KILN_SYM_NONE. KILN_SYM=0 makes it always
  * KILN_SYM_NONE. Whether it serves the call is kilnSelect's to say (loaded plans come first). The
  * same on every rank for the same call. A predicate: sets no error. */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "kiln/kiln.h"
+#include "kiln_internal.h"
 
 #define MILP_INF 1e30
 

@@ -4,6 +4,7 @@
 #define KILN_SYNTH_INTERNAL_H
 
 #include "kiln/synth.h"
+#include "kiln_internal.h"
 #include "milp.h"
 
 /* A link of the logical topology. */

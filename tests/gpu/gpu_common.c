@@ -1,11 +1,19 @@
 /* Helpers shared by the GPU suites (see gpu_common.h). */
 #include "gpu_common.h"
+#include "params.h" /* kilnParamsReload: the library reads the environment once; world_init_env_as
+                     * reads it again around the communicators it makes */
 #include "runtime_internal.h" /* kilnCommCreateShared */
 
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <time.h>
+
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +25,30 @@ uint64_t gpu_rand(uint64_t* s) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
+}
+
+static bool is_dir(const char* path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char* gpu_plans_dir(void) {
+  static char dir[PATH_MAX];
+  const char* env = getenv("KILN_TEST_PLANS_DIR");
+  if (env && env[0]) return env;
+  if (dir[0]) return dir;
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char* slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    static const char* const rel[] = {"plans", "../plans"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+      if (snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]) < (int)sizeof dir && is_dir(dir)) return dir;
+  }
+  snprintf(dir, sizeof dir, "%s/plans", KILN_SOURCE_DIR);
+  return dir;
 }
 
 bool gpu_reduces(kilnColl_t c) { return c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER; }
@@ -405,4 +437,222 @@ bool gpu_fork_ranks(int n, ncclResult_t (*getId)(ncclUniqueId*), gpu_rank_body b
     }
   }
   return ok;
+}
+
+/* ---- the runtime suites' shared steps ---- */
+
+void gpu_suite_start(const char* suite) {
+  char buf[32];
+  const char* fake = getenv("KILN_TEST_FAKE_GPUS");
+  int n = fake ? atoi(fake) : gpu_count_for_suite(suite, 1);
+  snprintf(buf, sizeof buf, "%d", n);
+  setenv("KILN_TEST_GPUS", buf, 1);
+  if (!getenv("KILN_TEST_SEED")) {
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)time(NULL));
+    setenv("KILN_TEST_SEED", buf, 1);
+  }
+  if (n < 1) printf("skipped: no GPU\n");
+  else printf("%s: %d GPU%s, seed %s (KILN_TEST_SEED to repeat)%s\n", suite, n, plural(n),
+              getenv("KILN_TEST_SEED"), n < 2 ? ": only the suites of ranks sharing a GPU run" : "");
+  fflush(stdout);
+}
+
+const char* plural(int n) { return n == 1 ? "" : "s"; }
+void gpu_env(void) {
+  const char* n = getenv("KILN_TEST_GPUS");
+  const char* s = getenv("KILN_TEST_SEED");
+  g_ngpus = n ? atoi(n) : 0;
+  g_seed = s ? strtoull(s, NULL, 0) : 1;
+}
+void gpu_init(void) {
+  gpu_env();
+  if (g_ngpus < 2) cr_skip_test("skipped: %d GPUs visible, 2 needed", g_ngpus);
+}
+void gpu_init_shared(void) {
+  gpu_env();
+  if (g_ngpus < 1) cr_skip_test("skipped: no GPU");
+}
+int suite_gpus(void) { return g_ngpus >= 8 ? 8 : g_ngpus >= 4 ? 4 : 2; }
+void load_plan(loaded* l, const world* w, kilnPlan* plan) {
+  l->plan = plan;
+  for (int i = 0; i < w->n; i++) {
+    kilnResult_t r = kilnPlanLoad(w->kc[i], l->plan, &l->ex[i]);
+    cr_assert(eq(int, r, KILN_SUCCESS), "load %s on rank %d: %s", l->plan->name, i, kilnLastError());
+  }
+}
+void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, int chunks, int instances,
+          kilnProto_t proto, bool inplace) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.chunks = chunks;
+  o.instances = instances;
+  o.proto = proto;
+  o.inplace = inplace;
+  kilnPlan* plan = NULL;
+  kilnResult_t r = kilnClassicPlan(algo, coll, w->n, &o, &plan);
+  cr_assert(eq(int, r, KILN_SUCCESS), "classic %s %s: %s", algo, kilnCollName(coll), kilnLastError());
+  load_plan(l, w, plan);
+}
+void unload(loaded* l, const world* w) {
+  for (int i = 0; i < w->n; i++) kilnExecFree(l->ex[i]);
+  kilnPlanFree(l->plan);
+}
+void assert_no_async_error(const world* w) {
+  for (int r = 0; r < w->n; r++) {
+    kilnResult_t ae;
+    kilnCommGetAsyncError(w->kc[r], &ae);
+    cr_assert(eq(int, ae, KILN_SUCCESS), "rank %d async error", r);
+  }
+}
+void capture_begin(const world* w, int r) {
+  cudaSetDevice(w->dev[r]);
+  cudaStreamSynchronize(w->st[r]);
+  cr_assert(eq(int, cudaStreamBeginCapture(w->st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+}
+void capture_begin_all(const world* w) {
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cudaStreamSynchronize(w->st[r]);
+  }
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cr_assert(eq(int, cudaStreamBeginCapture(w->st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
+  }
+}
+void capture_end(const world* w, int r, cudaGraphExec_t* ge) {
+  cudaGraph_t g;
+  cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g), cudaSuccess));
+  cr_assert(eq(int, cudaGraphInstantiate(ge, g, 0), cudaSuccess));
+  cudaGraphDestroy(g);
+}
+void capture_end_all(const world* w, cudaGraphExec_t* ge) {
+  cudaGraph_t g[GPU_MAX];
+  for (int r = 0; r < w->n; r++) cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g[r]), cudaSuccess), "rank %d", r);
+  for (int r = 0; r < w->n; r++) {
+    cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g[r], 0), cudaSuccess), "rank %d", r);
+    cudaGraphDestroy(g[r]);
+  }
+}
+void replay_all(const world* w, cudaGraphExec_t* ge) {
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cr_assert(eq(int, cudaGraphLaunch(ge[r], w->st[r]), cudaSuccess));
+  }
+}
+const char* const kNoEnv[] = {NULL};
+bool world_init_env_as(world* w, int n, bool shared, const kilnCommConfig* cfg, const char* const* env) {
+  for (const char* const* e = env; e[0]; e += 2) setenv(e[0], e[1], 1);
+  kilnParamsReload();
+  const bool made = shared ? world_init_shared(w, n, g_ngpus, NULL, cfg) : world_init(w, n, cfg);
+  for (const char* const* e = env; e[0]; e += 2) unsetenv(e[0]);
+  kilnParamsReload();
+  return made;
+}
+void sweep_world(world* w, int n, bool shared, const kilnCommConfig* cfg, const char* const* env) {
+  if (shared && g_ngpus >= n) cr_skip_test("skipped: %d GPUs visible: the %d-GPU suite runs this", g_ngpus, n);
+  if (!shared && g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
+  cr_assert(world_init_env_as(w, n, shared, cfg, env));
+  if (shared) fprintf(stderr, "  %d ranks on %d GPU%s (kilnCommCreateShared)\n", n, g_ngpus, plural(g_ngpus));
+}
+void run_check(const loaded* l, const world* w, call* c, kilnRedOp_t op, bool inplace, uint64_t* rng) {
+  call_prepare(c, w, op, inplace, rng);
+  for (int r = 0; r < w->n; r++) {
+    kilnResult_t res = kilnRun(l->ex[r], c->sendp[r], c->recvp[r], c->count, c->dt, op, w->st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s rank %d: %s", l->plan->name, r, kilnLastError());
+  }
+  char msg[512];
+  bool ok = call_check(c, w, msg, sizeof(msg));
+  cr_assert(ok, "plan %s: %s (seed %llu)", l->plan->name, msg, (unsigned long long)g_seed);
+  assert_no_async_error(w);
+}
+void load_entry(loaded* l, const world* w, const kilnRegistryEntry* e) {
+  kilnPlan* plan = NULL;
+  cr_assert(eq(int, kilnPlanReadMemory(e->xml, strlen(e->xml), e->name, &plan), KILN_SUCCESS), "%s: %s",
+            e->name, kilnLastError());
+  load_plan(l, w, plan);
+}
+const kilnSymAlgo_t kSymAlgos[] = {KILN_SYM_ALLREDUCE_ONESHOT, KILN_SYM_ALLREDUCE_TWOSHOT,
+                                          KILN_SYM_REDUCESCATTER, KILN_SYM_ALLGATHER, KILN_SYM_ALLTOALL};
+kilnColl_t sym_coll(kilnSymAlgo_t a) {
+  return a <= KILN_SYM_ALLREDUCE_TWOSHOT ? KILN_COLL_ALLREDUCE
+       : a == KILN_SYM_REDUCESCATTER    ? KILN_COLL_REDUCESCATTER
+       : a == KILN_SYM_ALLGATHER        ? KILN_COLL_ALLGATHER
+                                        : KILN_COLL_ALLTOALL;
+}
+void sym_issue(const world* w, const call* c, kilnSymAlgo_t a, kilnRedOp_t op, int r0, int r1, bool grouped) {
+  if (grouped) kilnGroupStart();
+  for (int r = r0; r < r1; r++) {
+    kilnResult_t res = kilnSymRun(w->kc[r], a, c->sendp[r], c->recvp[r], c->count, c->dt, op, w->st[r]);
+    cr_assert(eq(int, res, KILN_SUCCESS), "%s rank %d: %s", kilnSymAlgoName(a), r, kilnLastError());
+  }
+  if (grouped) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
+}
+void sym_run_check_as(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t op, bool inplace, uint64_t* rng,
+                      bool grouped) {
+  call_prepare(c, w, op, inplace, rng);
+  sym_issue(w, c, a, op, 0, w->n, grouped);
+  char msg[512];
+  bool ok = call_check(c, w, msg, sizeof(msg));
+  cr_assert(ok, "%s %s %s count %zu%s: %s (seed %llu)", kilnSymAlgoName(a), kilnDataTypeName(c->dt),
+            kilnRedOpName(op), c->count, inplace ? " in place" : "", msg, (unsigned long long)g_seed);
+  assert_no_async_error(w);
+}
+void sym_run_check(const world* w, call* c, kilnSymAlgo_t a, kilnRedOp_t op, bool inplace, uint64_t* rng) {
+  sym_run_check_as(w, c, a, op, inplace, rng, false);
+}
+void sym_graph_check_call(const world* w, kilnSymAlgo_t a, call* cp, int calls, int replays, uint64_t* rng) {
+  call c = *cp;
+  cudaGraphExec_t ge[GPU_MAX];
+  call_prepare(&c, w, KILN_SUM, false, rng);
+  for (int r = 0; r < w->n; r++) {
+    capture_begin(w, r);
+    for (int i = 0; i < calls; i++) {
+      kilnResult_t res = kilnSymRun(w->kc[r], a, c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w->st[r]);
+      cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
+    }
+    capture_end(w, r, &ge[r]);
+  }
+  for (int it = 0; it < replays; it++) {
+    call_prepare(&c, w, KILN_SUM, false, rng);
+    replay_all(w, ge);
+    char msg[512];
+    cr_assert(call_check(&c, w, msg, sizeof msg), "%s count %zu replay %d: %s (seed %llu)",
+              kilnSymAlgoName(a), c.count, it, msg, (unsigned long long)g_seed);
+  }
+  for (int r = 0; r < w->n; r++) cudaGraphExecDestroy(ge[r]);
+}
+void sym_graph_check(const world* w, kilnSymAlgo_t a, size_t count, int replays, uint64_t* rng) {
+  call c;
+  cr_assert(call_alloc(&c, w, sym_coll(a), count, KILN_INT32));
+  sym_graph_check_call(w, a, &c, 1, replays, rng);
+  call_free(&c, w);
+}
+void assert_times_sum(const world* w, void* const* buf, int64_t* const* vals, size_t count, int64_t mul,
+                      const char* what) {
+  int32_t* got = (int32_t*)malloc(count * sizeof(int32_t));
+  cr_assert(got != NULL);
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(r);
+    cr_assert(eq(int, cudaMemcpy(got, buf[r], count * sizeof(int32_t), cudaMemcpyDeviceToHost), cudaSuccess));
+    size_t bad = count;
+    int64_t want = 0;
+    for (size_t i = 0; i < count && bad == count; i++) {
+      int64_t sum = 0;
+      for (int q = 0; q < w->n; q++) sum += vals[q][i];
+      want = mul * sum;
+      if ((int64_t)got[i] != want) bad = i;
+    }
+    cr_assert(bad == count, "%s, count %zu: rank %d element %zu is %d, not %lld (seed %llu)", what, count, r, bad,
+              bad < count ? got[bad] : 0, (long long)want, (unsigned long long)g_seed);
+  }
+  free(got);
+}
+uint64_t peer_calls(const world* w) { return comm_view(w->kc[0]).symPeerCalls; }
+void replay_check(const world* w, call* c, cudaGraphExec_t* ge, int times, const char* when, uint64_t* rng) {
+  for (int it = 0; it < times; it++) {
+    call_prepare(c, w, KILN_SUM, false, rng);
+    replay_all(w, ge);
+    char msg[512];
+    cr_assert(call_check(c, w, msg, sizeof msg), "replay %d%s: %s (seed %llu)", it, when, msg,
+              (unsigned long long)g_seed);
+  }
 }

@@ -33,15 +33,6 @@
 #include "kiln/synth.h"
 #endif
 
-#define ALL_DTYPES 12
-
-static void gpu_env(void) {
-  const char* n = getenv("KILN_TEST_GPUS");
-  const char* s = getenv("KILN_TEST_SEED");
-  g_ngpus = n ? atoi(n) : 0;
-  g_seed = s ? strtoull(s, NULL, 0) : 1;
-}
-
 static void need_one(void) {
   gpu_env();
   if (g_ngpus < 1) cr_skip_test("skipped: no GPU");
@@ -182,7 +173,9 @@ static int synthesized(kilnPlan** out, int max) {
       kilnTopologyFree(t);
     }
 #endif
-  const char* dirs[] = {KILN_SOURCE_DIR "/plans", KILN_SOURCE_DIR "/plans/multinode"};
+  char dirs[2][1024];
+  snprintf(dirs[0], sizeof dirs[0], "%s", gpu_plans_dir());
+  snprintf(dirs[1], sizeof dirs[1], "%s/multinode", gpu_plans_dir());
   for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
     DIR* dir = opendir(dirs[d]);
     if (!dir) continue;
@@ -485,18 +478,4 @@ Test(gpu_nodes, a_peer_of_another_node_that_never_comes, .init = need_two, .time
   cr_assert(gpu_fork_ranks(2, ncclGetUniqueId, never_body, NULL, msg, sizeof msg), "%s", msg);
 }
 
-ReportHook(PRE_ALL)(struct criterion_test_set* set) {
-  (void)set;
-  char buf[32];
-  const int n = gpu_count_for_suite("test_gpu_nodes", 1);
-  snprintf(buf, sizeof buf, "%d", n);
-  setenv("KILN_TEST_GPUS", buf, 1);
-  if (!getenv("KILN_TEST_SEED")) {
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)time(NULL));
-    setenv("KILN_TEST_SEED", buf, 1);
-  }
-  if (n < 1) printf("skipped: no GPU\n");
-  else printf("test_gpu_nodes: %d GPU%s, seed %s (KILN_TEST_SEED to repeat)%s\n", n, n == 1 ? "" : "s",
-              getenv("KILN_TEST_SEED"), n < 2 ? ": only the suites of ranks sharing a GPU run" : "");
-  fflush(stdout);
-}
+GPU_SUITE_HOOK("test_gpu_nodes")

@@ -17,7 +17,8 @@ export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 cc=${CC:-cc}
 # shellcheck disable=SC2046
 "$cc" -o "$tmp/consumer-pc" "$here/consumer.c" $(pkg-config --cflags --libs kiln)
-"$tmp/consumer-pc"
+# libkiln.so is where pkg-config says, off the loader's path (CMake's build sets an RPATH).
+LD_LIBRARY_PATH="$(pkg-config --variable=libdir kiln)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/consumer-pc"
 cmake -S "$here" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/moved" > "$tmp/cmake.log"
 cmake --build "$tmp/cmake" > "$tmp/cmake-build.log"
 "$tmp/cmake/consumer"
