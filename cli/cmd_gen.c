@@ -11,7 +11,7 @@
 
 static void help(FILE* f) {
   fprintf(f,
-          "usage: kiln gen -o DIR [--dtypes LIST] [--schedules N] [PLAN.xml...]\n"
+          "usage: kiln gen -o DIR [--dtypes LIST] [--schedules N] [--inlined-only] [PLAN.xml...]\n"
           "Verifies every plan (a plan that fails is refused, naming it, and nothing is written),\n"
           "then writes DIR/plan_<name>.cu per plan (constexpr tables of its steps and one-line\n"
           "kernel instantiations of kernels/baked.cuh) and DIR/baked_registry.c (the registry\n"
@@ -21,6 +21,8 @@ static void help(FILE* f) {
           "                  plans that only move data get one kernel per element size of LIST\n"
           "                  (default float,half,bfloat16,int32; the rest runs interpreted)\n"
           "  --schedules N   interleavings the verifier tries per plan (default 4)\n"
+          "  --inlined-only  kernels only for plans whose steps are inlined (those the runtime\n"
+          "                  runs by default; it interprets the others unless told otherwise)\n"
           "<name> is the file name without .xml, non-identifier characters turned into '_'.\n"
           "With no plan, only an empty registry is written (a build with nothing to bake).\n"
           "Files of earlier runs that this one does not write are left in DIR.\n");
@@ -52,6 +54,8 @@ int cmd_gen(int argc, char** argv) {
         fprintf(stderr, "kiln gen: %s\n", kilnLastError());
         goto out_usage;
       }
+    } else if (!strcmp(argv[i], "--inlined-only")) {
+      o.inlinedOnly = true;
     } else if (!strcmp(argv[i], "--schedules") && i + 1 < argc) {
       char* end = NULL;
       long v = strtol(argv[++i], &end, 10);

@@ -76,12 +76,15 @@ static int plan_nsteps(const kilnPlan* p) {
   return nsteps;
 }
 
-/* Whether the plan gets kernels at all (else its registry row has no launch functions). */
-static bool plan_has_kernels(const kilnPlan* p) { return plan_nsteps(p) <= KILN_GEN_KERNEL_STEPS; }
-
 /* Whether the plan's steps are inlined (its registry row's `inlined`). */
 static bool plan_inlined(const kilnPlan* p, int nsteps) {
   return nsteps <= (p->proto != KILN_PROTO_SIMPLE ? KILN_GEN_INLINE_STEPS_LL : KILN_GEN_INLINE_STEPS);
+}
+
+/* Whether the plan gets kernels at all (else its registry row has no launch functions). */
+static bool plan_has_kernels(const kilnPlan* p, const kilnGenOptions* o) {
+  const int nsteps = plan_nsteps(p);
+  return nsteps <= KILN_GEN_KERNEL_STEPS && (!o->inlinedOnly || plan_inlined(p, nsteps));
 }
 
 /* ---- Vocabulary as the generated code spells it (kernels/baked.cuh). ---- */
@@ -224,7 +227,7 @@ static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[
                          bool sizes[9]) {
   memset(which, 0, sizeof(bool) * KILN_NUM_DTYPES);
   memset(sizes, 0, sizeof(bool) * 9);
-  if (!plan_has_kernels(p)) return; /* interpreter only */
+  if (!plan_has_kernels(p, o)) return; /* interpreter only */
   for (int t = 0; t < KILN_NUM_DTYPES; t++) {
     if (!o->dtypes[t]) continue;
     if (plan_reduces(p)) which[t] = true;
@@ -324,9 +327,12 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
 
   bool which[KILN_NUM_DTYPES], sizes[9];
   baked_dtypes(p, o, which, sizes);
-  if (!plan_has_kernels(p)) {
+  if (!plan_has_kernels(p, o) && nsteps > KILN_GEN_KERNEL_STEPS) {
     sb_printf(&b, "/* No kernel: more than %d steps (the interpreter runs this plan). */\n",
               KILN_GEN_KERNEL_STEPS);
+  } else if (!plan_has_kernels(p, o)) {
+    sb_printf(&b, "/* No kernel: steps not inlined, baked with --inlined-only (the interpreter runs "
+                  "this plan). */\n");
   } else if (plan_reduces(p)) {
     sb_printf(&b, "/* Kernels: dtype x sum (avg divides after a sum). */\n");
     for (int t = 0; t < KILN_NUM_DTYPES; t++)

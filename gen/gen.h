@@ -12,7 +12,9 @@
  * What gets baked per plan (KEEP BUILDS LEAN): plans that reduce get kernels for the dtypes in
  * kilnGenOptions.dtypes with the sum op (avg runs on them too); plans that only move data get one
  * kernel per element size actually needed by those dtypes and serve every dtype of that size.
- * Plans of more than 1024 steps get no kernel. Everything else runs on the interpreter.
+ * Plans of more than 1024 steps get no kernel, nor, with inlinedOnly, plans whose steps are not
+ * inlined (the runtime interprets those unless told to use their kernels). Everything else runs
+ * on the interpreter.
  *
  * Output is deterministic: the same plans and options give byte-identical files (no dates, no
  * absolute paths). Files are written atomically (temporary + rename).
@@ -33,9 +35,14 @@ typedef struct kilnGenOptions {
   /* Data types baked for plans that reduce (and whose sizes are baked for plans that do not). */
   bool dtypes[KILN_NUM_DTYPES];
   kilnVerifyOptions verify; /* how hard to check each plan before baking it */
+  /* Kernels only for plans whose steps are inlined, the ones the runtime runs by default: the
+   * others' kernels run only on kilnExecUseBaked(x, true), and cost most of a build's compile
+   * time and memory. */
+  bool inlinedOnly;
 } kilnGenOptions;
 
-/* Defaults: float, half, bfloat16, int32; verifier defaults. */
+/* Defaults: float, half, bfloat16, int32; verifier defaults; every plan of at most 1024 steps gets
+ * its kernels. */
 void kilnGenOptionsDefault(kilnGenOptions* o);
 /* Parses a comma list of dtype names ("float,half") into o->dtypes (replacing it); false and an
  * error naming the bad item otherwise. */

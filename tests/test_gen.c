@@ -184,6 +184,38 @@ Test(gen, no_kernel_past_1024_steps) {
   }
 }
 
+/* With inlinedOnly (the build's default), plans whose steps are not inlined get no kernel: ring
+ * allreduce on 4 ranks, Simple, 3 instances (84 steps) keeps its kernels, 4 (112 steps) gets none
+ * and a registry row without launch functions, as without the option past 1024 steps. */
+Test(gen, inlined_only) {
+  static const struct {
+    int instances;
+    bool kernel;
+  } cases[] = {{3, true}, {4, false}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
+    co.instances = cases[i].instances;
+    kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s", kilnLastError());
+    kilnGenOptions o;
+    kilnGenOptionsDefault(&o);
+    o.inlinedOnly = true;
+    kilnGenUnit u = {p, "r", "r.xml"};
+    char *src = NULL, *reg = NULL;
+    cr_assert(eq(int, kilnGenPlanSource(&u, &o, &src), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnGenRegistrySource(&u, 1, &o, &reg), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(eq(int, contains(src, "KILN_BAKED_KERNEL(r, float, float)"), cases[i].kernel), "case %zu", i);
+    cr_expect(eq(int, contains(reg, "kilnBaked_r_float"), cases[i].kernel), "case %zu", i);
+    if (!cases[i].kernel) {
+      cr_expect(contains(src, "No kernel: steps not inlined"), "case %zu", i);
+      cr_expect(contains(reg, "{NULL, NULL, NULL"), "case %zu: %s", i, reg);
+    }
+    free(reg);
+    free(src);
+    kilnPlanFree(p);
+  }
+}
+
 /* The same plan twice gives byte-identical source (no dates, no absolute paths). */
 Test(gen, deterministic) {
   kilnPlan* p = classic("ring", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_SIMPLE, false);
