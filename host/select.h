@@ -7,6 +7,7 @@
 #define KILN_HOST_SELECT_H
 
 #include "kiln/registry.h"
+#include "kiln_internal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,19 +38,19 @@ typedef struct kilnSelectView {
 
 /* The rule: what serves `call` among the candidate plans[0..nplans) (registry entries; loaded
  * and baked ones alike, told apart by kilnRegistryIsLoaded) and the symmetric kernels. */
-kilnChoice kilnSelectRule(const kilnSelectView* v, const kilnRegistryEntry* const* plans, int nplans,
+KILN_INTERNAL kilnChoice kilnSelectRule(const kilnSelectView* v, const kilnRegistryEntry* const* plans, int nplans,
                           const kilnCall* call);
 
 /* The symmetric algorithm whose measured range takes a call of (coll, nranks, bytes, inplace)
  * (host/select.c kSymRanges), or KILN_SYM_NONE: kilnSymSelect's table. */
-kilnSymAlgo_t kilnSelectSymRange(kilnColl_t coll, int nranks, uint64_t bytes, bool inplace);
+KILN_INTERNAL kilnSymAlgo_t kilnSelectSymRange(kilnColl_t coll, int nranks, uint64_t bytes, bool inplace);
 
 /* Whether the selector's defaults hold the symmetric kernels for some calls of nranks ranks (so a
  * communicator of that many ranks on one node has a kiln candidate without any plan). */
-bool kilnSelectSymServes(int nranks);
+KILN_INTERNAL bool kilnSelectSymServes(int nranks);
 
 /* KILN_STAGED_AR_MAX_BYTES in force for nranks ranks (its default per rank count where unset). */
-uint64_t kilnSelectStagedARMax(int nranks);
+KILN_INTERNAL uint64_t kilnSelectStagedARMax(int nranks);
 
 #ifdef __cplusplus
 }
