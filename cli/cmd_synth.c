@@ -17,14 +17,26 @@ static void help(FILE* f) {
   fprintf(f,
           "usage: kiln synth --topo NAME|FILE.xml|FILE.json [--nodes K] --sketch SKETCH.xml|SKETCH.json|NAME\n"
           "                  --coll allgather|alltoall|reducescatter|allreduce -o PLAN.xml\n"
-          "                  [--time-limit SECONDS] [--stall SECONDS] [--gap G] [--instances N]\n"
-          "                  [--proto Simple|LL|LL128]\n"
+          "                  [--size BYTES | --bytes BYTES] [--form auto|FORM[,FORM...]]\n"
+          "                  [--proto auto|Simple|LL|LL128|LL12] [--instances auto|N]\n"
+          "                  [--time-limit SECONDS] [--stall SECONDS] [--gap G]\n"
           "                  [--ordering auto|shortest-path-first|longest-path-first]\n"
-          "                  [--size BYTES] [--inplace] [--max-tbs N] [--no-symmetry] [--no-contiguity]\n"
+          "                  [--inplace] [--max-tbs N] [--no-symmetry] [--no-contiguity]\n"
           "                  [--no-fuse] [--no-floor] [--node-level auto|on|off] [--keep-on-interrupt]\n"
           "                  [--quiet]\n"
-          "Routes (MILP), orders (greedy) and schedules (contiguity MILP) the collective the sketch\n"
-          "describes, lowers it to a plan, verifies it and writes it atomically. --time-limit bounds\n"
+          "Writes the plan of the collective that the simulator predicts fastest at the input size,\n"
+          "verified, atomically. Its forms (FORM): sketch - TACCL's: routes (MILP), orders (greedy)\n"
+          "and schedules (contiguity MILP) the collective the sketch describes, lowered to send and\n"
+          "receive steps; and where the sketch links every pair of ranks of one node (an NVLink\n"
+          "domain, where every route is direct), the forms written with memory steps (puts into the\n"
+          "peers' scratch) as kiln classic writes them: oneflight (allreduce, reducescatter: every\n"
+          "rank reduces from every peer's input), twoshot (allreduce: a reduced share per rank, then\n"
+          "put to every peer), direct (allgather, alltoall: puts to every peer). --form auto (the\n"
+          "default): the memory forms in an NVLink domain, else sketch; each memory form is tried in\n"
+          "every protocol (--proto auto) and in 1, 2, 4 .. 64 instances (--instances auto), and the\n"
+          "summary says which won. --size is the bytes of a rank's input (default the sketch's\n"
+          "input_size); --bytes the collective's size as kiln simulate takes it (allgather: the\n"
+          "output). --time-limit bounds\n"
           "each MILP solve and the greedy ordering's variants of a round (default 60 s; reaching it\n"
           "keeps the best solution found, which then depends on the machine's speed); --stall stops\n"
           "a MILP whose incumbent has not improved for that long (default 5 s, 0: never); --gap is\n"
@@ -38,16 +50,16 @@ static void help(FILE* f) {
           "A FILE.json topology or sketch is TACCL's (taccl solve --topology-file, --sketch-file; the\n"
           "mapping is in docs/taccl.md); a TACCL sketch's nnodes sets the node count unless --nodes does.\n"
           "--instances N lowers N parallel copies over channels, each with threadblocks of its\n"
-          "own (one moves ~40 GB/s a connection on an H200: large calls want 16-32 with Simple,\n"
-          "small ones a few with --proto LL; scripts/quickstart.sh makes both); --ordering\n"
+          "own (one moves ~40 GB/s a connection on an H200); the sketch's plan takes 1 and Simple\n"
+          "unless given. --ordering\n"
           "picks the greedy ordering's heuristic (default the sketch's); --no-symmetry,\n"
           "--no-contiguity and --no-fuse turn off the sketch's symmetry quotient, the contiguity\n"
           "MILP and fused instructions. --node-level routes on two nodes that stand for all of them\n"
           "and copies the routes onto every node (the MILP stays the size of two nodes; auto: on\n"
-          "topologies of 3 nodes or more). The plan is no slower in the simulator than NCCL's ring\n"
-          "on the NIC rails or its all-pairs alltoall (up to 181 ranks): where one of them simulates\n"
-          "faster than every plan of the sketch it is written instead, and the summary says so;\n"
-          "--no-floor always writes the sketch's. Progress goes to stderr: the step\n"
+          "topologies of 3 nodes or more). The plan is no slower in the simulator than NCCL's ring,\n"
+          "its tree (allreduce) or its all-pairs alltoall (up to 181 ranks): where one of them\n"
+          "simulates faster than every plan of the forms it is written instead, and the summary says\n"
+          "so; --no-floor never writes them. Progress goes to stderr: the step\n"
           "among those planned, an estimate of the time left, and for each MILP its size, incumbent\n"
           "and bound.\n"
           "--keep-on-interrupt: Ctrl-C ends the synthesis early and writes the best plan verified so\n"
@@ -113,6 +125,7 @@ int cmd_synth(int argc, char** argv) {
   const char *sketch_path = NULL, *coll_name = NULL, *out = NULL;
   char sketch_buf[4096];
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
+  const char* size_opt = NULL; /* --size or --bytes, whichever was given */
   bool quiet = false;
   for (int i = 1; i < argc; i++) {
     int used = cliTopoArg(&ta, argc, argv, i);
@@ -129,8 +142,8 @@ int cmd_synth(int argc, char** argv) {
     if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { quiet = true; continue; }
     if (!strcmp(a, "--keep-on-interrupt")) { o.keep_on_stop = true; continue; }
     static const char* const valued[] = {"--sketch", "--coll", "-o", "--output", "--time-limit", "--stall",
-                                         "--gap", "--max-tbs", "--instances", "--proto", "--size", "--ordering",
-                                         "--node-level"};
+                                         "--gap", "--max-tbs", "--instances", "--proto", "--size", "--bytes",
+                                         "--ordering", "--node-level", "--form"};
     bool known = false;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
     if (!known) {
@@ -166,15 +179,41 @@ int cmd_synth(int argc, char** argv) {
         return 2;
       }
     } else if (!strcmp(a, "--instances")) {
-      if (!cliParseInt(v, &o.instances) || o.instances < 1 || o.instances > 64) {
-        fprintf(stderr, "kiln synth: --instances needs an integer in 1..64\n");
+      if (!strcmp(v, "auto")) {
+        o.instances = 0;
+      } else if (!cliParseInt(v, &o.instances) || o.instances < 1 || o.instances > 64) {
+        fprintf(stderr, "kiln synth: --instances needs auto or an integer in 1..64\n");
         return 2;
       }
     } else if (!strcmp(a, "--proto")) {
-      if (!kilnProtoParse(v, &o.proto)) { fprintf(stderr, "kiln synth: unknown protocol '%s'\n", v); return 2; }
-    } else if (!strcmp(a, "--size")) {
+      if (!strcmp(v, "auto")) o.proto = KILN_SYNTH_PROTO_AUTO;
+      else if (!kilnProtoParse(v, &o.proto)) {
+        fprintf(stderr, "kiln synth: unknown protocol '%s' (auto, Simple, LL, LL128, LL12)\n", v);
+        return 2;
+      }
+    } else if (!strcmp(a, "--form")) {
+      o.forms = 0;
+      if (strcmp(v, "auto")) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *save = NULL, *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+          kilnSynthForm_t fm;
+          if (!kilnSynthFormParse(f, &fm) || !(KILN_SYNTH_FORM_BIT(fm) & KILN_SYNTH_FORMS_CHOSEN)) {
+            fprintf(stderr, "kiln synth: --form '%s': forms are auto, sketch, oneflight, twoshot and direct\n", f);
+            return 2;
+          }
+          o.forms |= KILN_SYNTH_FORM_BIT(fm);
+        }
+        if (!o.forms) { fprintf(stderr, "kiln synth: --form '%s' names no form\n", v); return 2; }
+      }
+    } else if (!strcmp(a, "--size") || !strcmp(a, "--bytes")) {
+      if (size_opt && strcmp(size_opt, a)) {
+        fprintf(stderr, "kiln synth: --size and --bytes say the same thing; give one\n");
+        return 2;
+      }
+      size_opt = a;
       if (!kilnParseSize(v, &o.input_size) || o.input_size == 0) {
-        fprintf(stderr, "kiln synth: bad --size '%s'\n", v);
+        fprintf(stderr, "kiln synth: bad %s '%s'\n", a, v);
         return 2;
       }
     } else if (!strcmp(a, "--node-level")) {
@@ -252,6 +291,16 @@ int cmd_synth(int argc, char** argv) {
       }
     }
   }
+  /* --bytes: the collective's size as kiln simulate takes it (an allgather's output: n inputs) */
+  if (size_opt && !strcmp(size_opt, "--bytes") && coll == KILN_COLL_ALLGATHER) {
+    if (o.input_size % (uint64_t)t->nranks) {
+      fprintf(stderr, "kiln synth: --bytes %llu: an allgather's output of %d ranks is a multiple of %d bytes\n",
+              (unsigned long long)o.input_size, t->nranks, t->nranks);
+      rc = 2;
+      goto out_free;
+    }
+    o.input_size /= (uint64_t)t->nranks;
+  }
   if (!quiet) {
     o.progress = progress;
   }
@@ -291,19 +340,38 @@ int cmd_synth(int argc, char** argv) {
   for (int g = 0; g < KILN_SYNTH_NUM_STAGES; g++)
     fprintf(stderr, " %s %.2fs", kilnSynthStageName((kilnSynthStage_t)g), st.stage_s[g]);
   fprintf(stderr, "  total %.2fs\n", st.total_s);
-  fprintf(stderr, "  routing: %d solve(s), %d rows x %d cols (%d integer), %s, objective %.2f us\n",
-          st.route_solves, st.route_rows, st.route_cols, st.route_integers,
-          st.route_optimal ? "optimal" : "stopped early (time limit or stall)", st.route_bound_us);
-  fprintf(stderr, "  schedule: %d transfers, greedy %.2f us, final %.2f us (%s)%s\n", st.transfers,
-          st.greedy_us, st.schedule_us,
-          st.sched_used_greedy ? "greedy kept" : (st.sched_optimal ? "contiguity optimal" : "contiguity incumbent"),
-          st.fused ? ", fused instructions" : "");
-  if (st.ring_floor)
-    fprintf(stderr, "  plan: NCCL's ring on the NIC rails, which simulated faster than every plan of the sketch's "
-                    "routes\n");
-  if (st.direct_floor)
-    fprintf(stderr, "  plan: NCCL's all-pairs alltoall, which simulated faster than every plan of the sketch's "
-                    "routes\n");
+  if (st.route_solves > 0) { /* the sketch's stages ran */
+    fprintf(stderr, "  routing: %d solve(s), %d rows x %d cols (%d integer), %s, objective %.2f us\n",
+            st.route_solves, st.route_rows, st.route_cols, st.route_integers,
+            st.route_optimal ? "optimal" : "stopped early (time limit or stall)", st.route_bound_us);
+    fprintf(stderr, "  schedule: %d transfers, greedy %.2f us, final %.2f us (%s)%s\n", st.transfers,
+            st.greedy_us, st.schedule_us,
+            st.sched_used_greedy ? "greedy kept" : (st.sched_optimal ? "contiguity optimal" : "contiguity incumbent"),
+            st.fused ? ", fused instructions" : "");
+  }
+  switch (st.form) {
+    case KILN_SYNTH_FORM_SKETCH:
+      fprintf(stderr, "  plan: the sketch's (%s, %d instance%s)\n", kilnProtoName(st.proto), st.instances,
+              st.instances == 1 ? "" : "s");
+      break;
+    case KILN_SYNTH_FORM_ONEFLIGHT:
+    case KILN_SYNTH_FORM_TWOSHOT:
+    case KILN_SYNTH_FORM_DIRECT:
+      fprintf(stderr, "  plan: the %s form in memory steps, %s puts, %d instance%s (the fastest of %d simulated; the "
+                      "sketch links every pair of ranks of the node)\n",
+              kilnSynthFormName(st.form), kilnProtoName(st.proto), st.instances, st.instances == 1 ? "" : "s",
+              st.candidates);
+      break;
+    case KILN_SYNTH_FORM_RING:
+      fprintf(stderr, "  plan: NCCL's ring on the NIC rails, which simulated faster than every plan of the forms\n");
+      break;
+    case KILN_SYNTH_FORM_TREE:
+      fprintf(stderr, "  plan: NCCL's double binary tree, which simulated faster than every plan of the forms\n");
+      break;
+    default:
+      fprintf(stderr, "  plan: NCCL's all-pairs alltoall, which simulated faster than every plan of the forms\n");
+      break;
+  }
   if (st.orderings_cut)
     fprintf(stderr, "  ordering: the time limit cut its variants short (the best so far kept; a faster machine or a "
                     "larger --time-limit may find another plan)\n");

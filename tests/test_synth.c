@@ -150,15 +150,20 @@ Test(synth, plan_name_says_protocol_and_instances) {
   cr_assert(eq(int, kilnTopologyBuiltin("switch2", 1, &t), KILN_SUCCESS));
   kilnSketch* s = load_sketch("switch2");
   static const struct {
+    kilnSynthForm_t form;
     kilnProto_t proto;
     int instances;
     const char* name;
-  } cases[] = {{KILN_PROTO_SIMPLE, 1, "kiln-switch2-allreduce"},
-               {KILN_PROTO_LL, 4, "kiln-switch2-allreduce-LL-i4"},
-               {KILN_PROTO_LL128, 1, "kiln-switch2-allreduce-LL128"},
-               {KILN_PROTO_SIMPLE, 32, "kiln-switch2-allreduce-i32"}};
+  } cases[] = {{KILN_SYNTH_FORM_SKETCH, KILN_PROTO_SIMPLE, 1, "kiln-switch2-allreduce"},
+               {KILN_SYNTH_FORM_SKETCH, KILN_PROTO_LL, 4, "kiln-switch2-allreduce-LL-i4"},
+               {KILN_SYNTH_FORM_SKETCH, KILN_PROTO_LL128, 1, "kiln-switch2-allreduce-LL128"},
+               {KILN_SYNTH_FORM_SKETCH, KILN_PROTO_SIMPLE, 32, "kiln-switch2-allreduce-i32"},
+               {KILN_SYNTH_FORM_ONEFLIGHT, KILN_PROTO_LL, 4, "kiln-switch2-allreduce-oneflight-LL-i4"},
+               {KILN_SYNTH_FORM_TWOSHOT, KILN_PROTO_SIMPLE, 1, "kiln-switch2-allreduce-twoshot"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     kilnSynthOptions o = fast_options();
+    o.forms = KILN_SYNTH_FORM_BIT(cases[i].form);
+    o.floor = false;
     o.proto = cases[i].proto;
     o.instances = cases[i].instances;
     kilnPlan* p = NULL;
@@ -171,12 +176,13 @@ Test(synth, plan_name_says_protocol_and_instances) {
   memset(s->name, 'x', sizeof s->name - 1);
   s->name[sizeof s->name - 1] = '\0';
   kilnSynthOptions o = fast_options();
+  o.forms = KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_ONEFLIGHT);
   o.proto = KILN_PROTO_LL128;
   o.instances = 1024;
   kilnPlan* p = NULL;
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
-  const size_t len = strlen(p->name), tail = strlen("-allreduce-LL128-i1024");
-  cr_expect(len < sizeof p->name && len > tail && !strcmp(p->name + len - tail, "-allreduce-LL128-i1024") &&
+  const size_t len = strlen(p->name), tail = strlen("-allreduce-oneflight-LL128-i1024");
+  cr_expect(len < sizeof p->name && len > tail && !strcmp(p->name + len - tail, "-allreduce-oneflight-LL128-i1024") &&
                 !strncmp(p->name, "kiln-xxx", 8),
             "%s", p->name);
   kilnPlanFree(p);
@@ -189,15 +195,19 @@ Test(synth, bad_options_rejected) {
   cr_assert(eq(int, kilnTopologyBuiltin("switch4", 1, &t), KILN_SUCCESS));
   kilnSketch* s = load_sketch("switch4");
   kilnSynthOptions o = fast_options();
-  o.instances = 0;
+  o.instances = -1;
   kilnPlan* p = NULL;
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  o = fast_options();
+  o.forms = KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_RING); /* a floor's form, not one chosen among */
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(strstr(kilnLastError(), "forms") != NULL, "%s", kilnLastError());
   o = fast_options();
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_CUSTOM, &o, &p, NULL), KILN_ERR_UNSUPPORTED));
   /* Values outside their enums: refused before a plan naming them is written (such a plan's
    * proto="unknown" could not be read back). */
   o = fast_options();
-  o.proto = (kilnProto_t)KILN_NUM_PROTOS;
+  o.proto = (kilnProto_t)(KILN_NUM_PROTOS + 1);
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
   cr_expect(strstr(kilnLastError(), "proto") != NULL, "%s", kilnLastError());
   o = fast_options();
@@ -375,6 +385,7 @@ Test(synth, max_tbs_respected) {
   cr_assert(eq(int, kilnTopologyBuiltin("switch8", 1, &t), KILN_SUCCESS));
   kilnSketch* s = load_sketch("switch8");
   kilnSynthOptions o = fast_options();
+  o.forms = KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH); /* through FIFOs: a threadblock per peer */
   o.max_tbs = 8;
   kilnPlan* p = NULL;
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
@@ -383,6 +394,15 @@ Test(synth, max_tbs_respected) {
   o.max_tbs = 3; /* 7 peers cannot fit in 3 threadblocks */
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, NULL), KILN_ERR_UNSUPPORTED));
   cr_assert(not(eq(ptr, strstr(kilnLastError(), "threadblocks"), NULL)), "%s", kilnLastError());
+  /* the memory forms: a threadblock per instance, so at most 3 instances (2 of the ladder) */
+  o = fast_options();
+  o.max_tbs = 3;
+  o.input_size = 256u << 20;
+  kilnSynthStats st;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(eq(int, (int)st.form, (int)KILN_SYNTH_FORM_DIRECT));
+  for (int r = 0; r < 8; r++) cr_assert(le(int, p->gpus[r].ntbs, 3));
+  kilnPlanFree(p);
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }

@@ -24,14 +24,36 @@
  * MILP's size does not grow with the nodes; the sketch's knobs keep their meaning (its node-level
  * symmetries become permutations of whole nodes). See solver/synth/nodes.c.
  *
- * The floor (kilnSynthOptions.floor): on nodes joined by switches kilnSynthesize also lowers
- * NCCL's ring as the simulator's baseline models it (one ring per NIC, in slices), and for an
- * alltoall of up to 181 ranks NCCL's all-pairs (the direct plan), and returns one where it
- * simulates faster than every synthesized plan (stats->ring_floor, direct_floor), so that a plan is
- * never slower than NCCL's ring or all-pairs alltoall in the simulator. TACCL's shortest-path
- * routes can be: two HGX H100 nodes at 1 GB, where the rings put more of every GPU's traffic on its
- * NIC (solver/synth/ring.c); a sketch's alltoall relays at 1 KB, where every hop adds its latency.
- * Without the floor the plan always follows the sketch.
+ * Forms (kilnSynthOptions.forms, kilnSynthStats.form). Besides the sketch's plan (the stages above,
+ * lowered to MSCCL's send and receive steps through FIFOs), a collective has forms that move every
+ * chunk straight to the ranks that need it: where the sketch's logical topology links every pair
+ * of ranks of one node (an NVLink domain: a switch, or all-to-all links), every shortest-path
+ * route is that direct one, so the routing has nothing to choose, and the forms are written with
+ * kiln's memory steps (kiln/plan.h: puts into the peers' scratch, line protocols or Simple puts
+ * with signals), as kilnClassicPlan writes them (solver/classic.c):
+ * - one-flight (allreduce, reducescatter): every rank puts its input's chunks into the scratch of
+ *   the ranks that reduce them, and each reduces in rank order; one flight, n-1 times the data;
+ * - two-shot (allreduce): TACCL's combining with direct routes, a reducescatter whose every rank
+ *   reduces its share as one-flight does, then an allgather of the reduced shares by puts;
+ * - direct (allgather, alltoall): puts of every piece into the peers' scratch, then local copies.
+ * Each is lowered in every protocol (LL, LL12, LL128, Simple) and in 1, 2, 4 ... 32 instances (a
+ * threadblock each; at most max_tbs), and the one kilnPlanSimulate predicts fastest at the input
+ * size is kept: the line protocols and the one-flight form at small sizes (a flight's latency and
+ * a call's fixed costs), Simple in many instances at large ones (a threadblock's rate and the
+ * links'). By default (forms 0) an NVLink domain takes these forms and any other topology the
+ * sketch's plan; plans across nodes keep send and receive steps (the runtime runs those between
+ * nodes as NCCL's point-to-point calls: docs/INTERNODE.md).
+ *
+ * The floor (kilnSynthOptions.floor): kilnSynthesize also lowers NCCL's own algorithms as the
+ * simulator's baselines model them - its ring (on nodes joined by switches: one ring per NIC, in
+ * slices), its double binary tree for allreduce (solver/synth/tree.c) and, for an alltoall of up
+ * to 181 ranks, its all-pairs (the direct plan) - and returns one where it simulates faster than
+ * every plan of the sketch (stats->form names it; ring_floor, tree_floor, direct_floor), so that a
+ * plan is never slower than NCCL's ring, tree or all-pairs alltoall in the simulator. TACCL's
+ * shortest-path routes can be: two HGX H100 nodes at 1 GB, where the rings put more of every GPU's
+ * traffic on its NIC (solver/synth/ring.c); a sketch's alltoall relays at 1 KB, where every hop
+ * adds its latency; allreduce on nodes whose GPUs share one NIC, where the tree pipelines its
+ * reduction and broadcast through the NIC. Without the floor the plan always follows the sketch.
  *
  * Every MILP solve has a time limit; reaching it is not a failure (the incumbent, or the greedy
  * schedule, is kept). GLPK never aborts the process: its errors come back as KILN_ERR_SOLVER.
@@ -70,6 +92,35 @@ typedef enum {
 
 KILN_API const char* kilnSynthStageName(kilnSynthStage_t s);
 
+/* X(enum, name) - the forms of a synthesized plan (see above). The first four are chosen among
+ * (kilnSynthOptions.forms, a bit per form); the last three are the floor's, NCCL's algorithms. */
+#define KILN_SYNTH_FORMS(X)                  \
+  X(KILN_SYNTH_FORM_SKETCH, "sketch")        \
+  X(KILN_SYNTH_FORM_ONEFLIGHT, "oneflight")  \
+  X(KILN_SYNTH_FORM_TWOSHOT, "twoshot")      \
+  X(KILN_SYNTH_FORM_DIRECT, "direct")        \
+  X(KILN_SYNTH_FORM_RING, "ring")            \
+  X(KILN_SYNTH_FORM_TREE, "tree")            \
+  X(KILN_SYNTH_FORM_ALLPAIRS, "allpairs")
+
+typedef enum {
+#define KILN_X_ENUM(e, n) e,
+  KILN_SYNTH_FORMS(KILN_X_ENUM)
+#undef KILN_X_ENUM
+  KILN_SYNTH_NUM_FORMS
+} kilnSynthForm_t;
+
+KILN_API const char* kilnSynthFormName(kilnSynthForm_t f);
+KILN_API bool kilnSynthFormParse(const char* s, kilnSynthForm_t* out);
+/* The bit of form f in kilnSynthOptions.forms. */
+#define KILN_SYNTH_FORM_BIT(f) (1u << (f))
+/* The forms chosen among (the floor's are not: kilnSynthOptions.floor). */
+#define KILN_SYNTH_FORMS_CHOSEN                                                                       \
+  (KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH) | KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_ONEFLIGHT) |      \
+   KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_TWOSHOT) | KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_DIRECT))
+/* kilnSynthOptions.proto: each form in the protocol kilnPlanSimulate predicts fastest. */
+#define KILN_SYNTH_PROTO_AUTO ((kilnProto_t)KILN_NUM_PROTOS)
+
 /* One progress report. Fields that do not apply are -1 (counts) or NaN (values). */
 typedef struct kilnSynthProgress {
   kilnSynthStage_t stage;
@@ -95,8 +146,12 @@ typedef struct kilnSynthOptions {
   double mip_gap;           /* relative gap at which a MILP stops; default 1e-2 */
   double stall_s;           /* a MILP with an incumbent stops after this long without improving
                                it by more than mip_gap (0: never); default 5 */
-  int instances;            /* lowering: parallel copies over channels (>= 1); default 1 */
-  kilnProto_t proto;        /* written into the plan; default Simple */
+  int instances;            /* parallel copies over channels (>= 1), or 0 (the default): the memory
+                               forms in the count kilnPlanSimulate predicts fastest (1, 2, 4 .. 32),
+                               the sketch's plan and the floor's in 1 */
+  kilnProto_t proto;        /* the plan's protocol (its sends', or its puts'), or KILN_SYNTH_PROTO_AUTO
+                               (the default): the memory forms in the protocol kilnPlanSimulate
+                               predicts fastest, the sketch's plan and the floor's in Simple */
   bool use_symmetry;        /* quotient by the sketch's symmetry; default true */
   bool contiguity;          /* run the contiguity / exact scheduling MILP; default true */
   bool fuse;                /* fused instructions (rcs, rrs, rrcs) in the lowering; default true
@@ -119,12 +174,17 @@ typedef struct kilnSynthOptions {
    * KILN_ERR_TIMEOUT ("interrupted") and no plan at its next step. NULL: never stops early. */
   const volatile sig_atomic_t* stop;
   bool keep_on_stop;
-  bool floor;               /* also try NCCL's ring and all-pairs alltoall, and return one where it
-                               simulates faster (see below; single instance only); default true */
+  bool floor;               /* also try NCCL's ring, tree and all-pairs alltoall, and return one where
+                               it simulates faster (see above; single instance only); default true */
+  unsigned forms;           /* the forms to choose among (KILN_SYNTH_FORM_BIT of SKETCH, ONEFLIGHT,
+                               TWOSHOT, DIRECT), or 0 (the default): in an NVLink domain the memory
+                               forms, elsewhere the sketch's plan. Forms the collective or the
+                               topology does not have are left out; KILN_ERR_UNSUPPORTED, naming
+                               why, when none is left */
 } kilnSynthOptions;
-#define KILN_SYNTH_OPTIONS_INIT \
-  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 1, KILN_PROTO_SIMPLE, true, true, true, false, 0, -1, 0, -1, NULL, NULL, \
-   NULL, false, true}
+#define KILN_SYNTH_OPTIONS_INIT                                                                          \
+  {sizeof(kilnSynthOptions), 60.0, 1e-2, 5.0, 0, KILN_SYNTH_PROTO_AUTO, true, true, true, false, 0, -1, 0, -1, NULL, \
+   NULL, NULL, false, true, 0}
 /* Node counts from which nodes_mode -1 synthesizes at node level. */
 #define KILN_SYNTH_NODES_AUTO 3
 
@@ -156,6 +216,12 @@ typedef struct kilnSynthStats {
                                 plan of the sketch's routes */
   bool direct_floor;         /* the plan is NCCL's all-pairs alltoall (kilnClassicPlan "direct"), for
                                 the same reason */
+  bool tree_floor;           /* the plan is NCCL's double binary tree (allreduce), for the same reason */
+  kilnSynthForm_t form;      /* the plan's form */
+  kilnProto_t proto;         /* its protocol */
+  int instances;             /* its instances (channels) */
+  bool nvlink_domain;        /* the topology is one node whose every pair of ranks the sketch links */
+  int candidates;            /* memory forms lowered and simulated (form x protocol x instances) */
 } kilnSynthStats;
 
 /* Synthesizes coll on topology t guided by sketch s, lowers it, and verifies it with
@@ -164,9 +230,10 @@ typedef struct kilnSynthStats {
  * of the logical topology, every destination reachable), so a bad sketch fails with
  * KILN_ERR_INVALID_ARGUMENT or KILN_ERR_INFEASIBLE naming the reason before any solve.
  * Blocks for up to (routing solves + 1) time limits; stats may be NULL. The plan is named
- * kiln-SKETCH-COLL, then -PROTO where the protocol is not Simple and -iN where the instances are
- * more than one (kiln-switch2-allreduce-LL-i4); a long sketch name is cut, never the suffix. A plan
- * for a topology of several nodes names them (kilnPlan.nnodes). */
+ * kiln-SKETCH-COLL, then -FORM for a memory form, -PROTO where the protocol is not Simple and -iN
+ * where the instances are more than one (kiln-switch4-allreduce-oneflight-LL-i2,
+ * kiln-switch2-allreduce-LL-i4); a long sketch name is cut, never the suffix. A plan for a
+ * topology of several nodes names them (kilnPlan.nnodes). */
 KILN_API kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                                      const kilnSynthOptions* opts, kilnPlan** out,
                                      kilnSynthStats* stats);

@@ -177,9 +177,21 @@ static kilnResult_t verify(const kilnPlan* p) {
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
   int tbs = 0;
   long steps = 0;
+  bool fifo = false;
   for (int r = 0; r < p->ngpus; r++) {
     tbs += p->gpus[r].ntbs;
-    for (int t = 0; t < p->gpus[r].ntbs; t++) steps += p->gpus[r].tbs[t].nsteps;
+    for (int t = 0; t < p->gpus[r].ntbs; t++) {
+      const kilnThreadblock* tb = &p->gpus[r].tbs[t];
+      steps += tb->nsteps;
+      for (int i = 0; i < tb->nsteps && !fifo; i++)
+        fifo = kilnStepSends(tb->steps[i].type) || kilnStepReceives(tb->steps[i].type);
+    }
+  }
+  if (!fifo) {
+    /* memory steps only: no FIFO to bound; within the verifier's clocks every race is found on any
+     * interleaving, so one settles it (past them, the default interleavings are run) */
+    if (KILN_VERIFY_MEMORY_CHECKS_ALL_RACES(tbs, p->ngpus, steps)) vo.schedules = 1;
+    return kilnPlanVerify(p, &vo);
   }
   if (!KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps)) vo.schedules = 1;
   vo.fifo_depth = 0;
@@ -443,6 +455,147 @@ out_free:
   return r;
 }
 
+/* A plan's name: kiln-SKETCH-COLL, then -FORM for a memory form, the protocol where it is not
+ * Simple and the instances where they are more than one (kiln-switch4-allreduce-oneflight-LL-i2),
+ * so that plans of one sketch for different sizes tell apart in a registry, a benchmark's rows and
+ * kiln show. The suffix first, the sketch's name cut to what is left: two plans never share a name
+ * for want of room. */
+static void plan_name(char* name, size_t len, const char* sketch, kilnColl_t coll, kilnSynthForm_t form,
+                      kilnProto_t proto, int instances) {
+  char fm[24] = "", pr[16] = "", inst[16] = "", suffix[64];
+  if (form != KILN_SYNTH_FORM_SKETCH) snprintf(fm, sizeof fm, "-%s", kilnSynthFormName(form));
+  if (proto != KILN_PROTO_SIMPLE) snprintf(pr, sizeof pr, "-%s", kilnProtoName(proto));
+  if (instances > 1) snprintf(inst, sizeof inst, "-i%d", instances);
+  snprintf(suffix, sizeof suffix, "-%s%s%s%s", kilnCollName(coll), fm, pr, inst);
+  const int room = (int)len - 1 - 5 - (int)strlen(suffix);
+  snprintf(name, len, "kiln-%.*s", room > 0 ? room : 0, sketch);
+  strncat(name, suffix, len - 1 - strlen(name));
+}
+
+/* Memory forms' instances tried where kilnSynthOptions.instances is 0: 1, 2, 4 .. this. One
+ * threadblock moves a connection's data at a fraction of an NVLink port's rate (kiln profile: 38.5
+ * GB/s on an H200 against 370), and the symmetric kernels take up to 64-128 blocks for large calls
+ * (host/sym.c), so large calls want many of them. */
+#define FORMS_MAX_INSTANCES 64
+/* Among memory-form plans predicted within this fraction of the fastest, the one of the fewest
+ * instances (then the fewest chunks) is kept: the simulator is calibrated to 25% of measured times
+ * (kiln/topology.h, KILN_SIM_PARAMS_INIT), and it charges nothing for a threadblock that has little
+ * to do, where a GPU does (1 KB on switch8: 2.74 us in 1 instance, 2.36 in 8, 2.32 in 32). */
+#define FORMS_TIE 0.03
+
+/* A memory form lowered and simulated: form, protocol, instances, chunks per piece, predicted µs. */
+typedef struct formCand {
+  kilnSynthForm_t f;
+  kilnProto_t p;
+  int i, k;
+  double us;
+} formCand;
+
+/* The candidate to verify next: among those faster than bar, the fewest instances (then chunks)
+ * within FORMS_TIE of the fastest; -1 when none is faster than bar. */
+static int forms_pick(const formCand* c, int nc, double bar) {
+  int fast = -1;
+  for (int b = 0; b < nc; b++)
+    if (c[b].us < bar * (1 - 1e-9) && (fast < 0 || c[b].us < c[fast].us * (1 - 1e-9))) fast = b;
+  if (fast < 0) return -1;
+  int a = fast;
+  for (int b = 0; b < nc; b++)
+    if (c[b].us <= c[fast].us * (1 + FORMS_TIE) && c[b].us < bar * (1 - 1e-9) &&
+        (c[b].i < c[a].i || (c[b].i == c[a].i && c[b].k < c[a].k) ||
+         (c[b].i == c[a].i && c[b].k == c[a].k && c[b].us < c[a].us * (1 - 1e-9))))
+      a = b;
+  return a;
+}
+
+/* The memory forms (forms.c) in forms: each in every protocol (or proto), instance count (or
+ * instances) and chunking (the sketch's input_chunkup, and one chunk a piece), simulated at ref
+ * bytes; the one forms_pick takes that beats *best_us and verifies replaces *best. Only plans that
+ * could win are verified. */
+static kilnResult_t synth_forms(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll, uint64_t insize,
+                                uint64_t ref, const kilnSynthOptions* o, kilnProto_t proto, int instances,
+                                unsigned forms, kilnSynthStats* st, kilnPlan** best, double* best_us,
+                                kilnSynthForm_t* best_form) {
+  enum { MAXC = 3 * KILN_NUM_PROTOS * 8 * 2 };
+  formCand c[MAXC];
+  int nc = 0;
+  const int n = t->nranks;
+  const int ks[2] = {s->input_chunkup, 1}, nk = s->input_chunkup > 1 ? 2 : 1;
+  static const kilnProto_t protos[] = {KILN_PROTO_LL, KILN_PROTO_LL128, KILN_PROTO_LL12, KILN_PROTO_SIMPLE};
+  double t0 = synNow();
+  kilnResult_t r = KILN_SUCCESS;
+  step_begin(o, WORK_LOWER, 0);
+  for (int f = KILN_SYNTH_FORM_ONEFLIGHT; f <= KILN_SYNTH_FORM_DIRECT && r == KILN_SUCCESS; f++) {
+    if (!(forms & KILN_SYNTH_FORM_BIT(f)) || !synFormHas((kilnSynthForm_t)f, coll)) continue;
+    for (int pi = 0; pi < KILN_NUM_PROTOS && r == KILN_SUCCESS; pi++) {
+      const kilnProto_t pr = proto == KILN_SYNTH_PROTO_AUTO ? protos[pi] : proto;
+      if (proto != KILN_SYNTH_PROTO_AUTO && pi > 0) break;
+      for (int ki = 0; ki < nk && r == KILN_SUCCESS; ki++) {
+        const int k = ks[ki];
+        const uint64_t refchunks = coll == KILN_COLL_ALLGATHER ? (uint64_t)k : (uint64_t)n * k;
+        for (int inst = instances ? instances : 1; inst <= (instances ? instances : FORMS_MAX_INSTANCES); inst *= 2) {
+          if (o->max_tbs > 0 && inst > o->max_tbs) break; /* a threadblock per instance */
+          if (insize < refchunks * (uint64_t)inst) break; /* a byte a chunk at least */
+          kilnPlan* p = NULL;
+          r = synFormPlan((kilnSynthForm_t)f, coll, n, k, inst, pr, o->inplace, "candidate", &p);
+          if (r != KILN_SUCCESS) break;
+          const double us = predict(p, t, ref, INFINITY);
+          kilnPlanFree(p);
+          if (nc < MAXC) c[nc++] = (formCand){(kilnSynthForm_t)f, pr, inst, k, us};
+          st->candidates++;
+          if (instances) break;
+        }
+      }
+    }
+  }
+  step_end(o);
+  st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
+  if (r != KILN_SUCCESS) return r;
+  bool verified = false;
+  for (;;) {
+    const int a = forms_pick(c, nc, *best_us);
+    if (!verified) {
+      char msg[200];
+      if (a >= 0)
+        snprintf(msg, sizeof msg, "%d memory-form plans simulated; kept: %s in %s, %d instance%s, %.2f us", nc,
+                 kilnSynthFormName(c[a].f), kilnProtoName(c[a].p), c[a].i, c[a].i == 1 ? "" : "s", c[a].us);
+      else
+        snprintf(msg, sizeof msg, "%d memory-form plans simulated; none faster than the plan so far", nc);
+      report(o, KILN_SYNTH_STAGE_LOWER, msg, synNow() - t0);
+    }
+    if (a < 0 || (stopping(o) && (*best || !o->keep_on_stop))) break;
+    verified = true;
+    char name[KILN_NAME_MAX];
+    plan_name(name, sizeof name, s->name, coll, c[a].f, c[a].p, c[a].i);
+    kilnPlan* p = NULL;
+    r = synFormPlan(c[a].f, coll, n, c[a].k, c[a].i, c[a].p, o->inplace, name, &p);
+    if (r != KILN_SUCCESS) return r;
+    t0 = synNow();
+    plan_steps(o, WORK_VERIFY, 1);
+    step_begin(o, WORK_VERIFY, 0);
+    r = verify(p);
+    step_end(o);
+    st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+    if (r == KILN_SUCCESS) {
+      report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
+      if (*best) kilnPlanFree(*best);
+      *best = p;
+      *best_us = c[a].us;
+      *best_form = c[a].f;
+      st->fused = false;
+      st->chunks = coll == KILN_COLL_ALLGATHER ? c[a].k : n * c[a].k;
+      return KILN_SUCCESS;
+    }
+    kilnPlanFree(p);
+    if (r == KILN_ERR_NO_MEMORY) return r;
+    /* kiln classic's forms verify; one that does not is a bug, reported, and the next one tried */
+    kilnPrefixError("the %s form (%s, %d instances) failed verification: ", kilnSynthFormName(c[a].f),
+                    kilnProtoName(c[a].p), c[a].i);
+    report(o, KILN_SYNTH_STAGE_VERIFY, kilnLastError(), synNow() - t0);
+    c[a].us = INFINITY;
+  }
+  return *best || r == KILN_SUCCESS ? KILN_SUCCESS : r;
+}
+
 kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                             const kilnSynthOptions* opts, kilnPlan** out, kilnSynthStats* stats) {
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
@@ -457,11 +610,15 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
                           opts->size, sizeof(kilnSynthOptions));
     o = *opts;
   }
-  if (!(o.time_limit_s > 0) || o.instances < 1 || !(o.mip_gap >= 0) || !(o.stall_s >= 0) || o.max_tbs < 0)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: time limit must be > 0, instances >= 1, "
+  if (!(o.time_limit_s > 0) || o.instances < 0 || !(o.mip_gap >= 0) || !(o.stall_s >= 0) || o.max_tbs < 0)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: time limit must be > 0, instances >= 0, "
                         "mip gap >= 0, stall >= 0, max_tbs >= 0");
-  if ((unsigned)o.proto >= KILN_NUM_PROTOS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: proto %d is not a kilnProto_t", (int)o.proto);
+  if ((unsigned)o.proto >= KILN_NUM_PROTOS && o.proto != KILN_SYNTH_PROTO_AUTO)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "synthesis options: proto %d is neither a kilnProto_t nor KILN_SYNTH_PROTO_AUTO", (int)o.proto);
+  if (o.forms & ~KILN_SYNTH_FORMS_CHOSEN)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: forms 0x%x names no form chosen among (the bits "
+                        "of sketch, oneflight, twoshot and direct: 0x%x)", o.forms, KILN_SYNTH_FORMS_CHOSEN);
   if (o.ordering < -1 || o.ordering >= KILN_NUM_ORDERINGS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: ordering %d is neither -1 (the sketch's) "
                         "nor a kilnOrdering_t", o.ordering);
@@ -521,24 +678,61 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   }
   bool best_pipelined = false;
   char name[KILN_NAME_MAX];
-  /* kiln-SKETCH-COLL, then the protocol and the instances where they are not the defaults, so
-   * that plans of one sketch synthesized for different sizes tell apart in a registry, a
-   * benchmark's rows and kiln show (kiln-switch2-allreduce-LL-i4). */
-  {
-    /* The suffix first, the sketch's name cut to what is left: two plans never share a name
-     * for want of room. */
-    char proto[16] = "", inst[16] = "", suffix[48];
-    if (o.proto != KILN_PROTO_SIMPLE) snprintf(proto, sizeof proto, "-%s", kilnProtoName(o.proto));
-    if (o.instances > 1) snprintf(inst, sizeof inst, "-i%d", o.instances);
-    snprintf(suffix, sizeof suffix, "-%s%s%s", kilnCollName(coll), proto, inst);
-    const int room = (int)sizeof name - 1 - 5 - (int)strlen(suffix);
-    snprintf(name, sizeof name, "kiln-%.*s%s", room > 0 ? room : 0, s->name, suffix);
-  }
+  /* The protocol and instances the memory forms choose among (AUTO, 0: every one), and those of the
+   * sketch's plan and the floor's (Simple and 1 unless given). */
+  const kilnProto_t want_proto = o.proto;
+  const int want_inst = o.instances;
+  if (o.proto == KILN_SYNTH_PROTO_AUTO) o.proto = KILN_PROTO_SIMPLE;
+  if (o.instances == 0) o.instances = 1;
+  plan_name(name, sizeof name, s->name, coll, KILN_SYNTH_FORM_SKETCH, o.proto, o.instances);
   double best_us = INFINITY;
+  kilnSynthForm_t best_form = KILN_SYNTH_FORM_SKETCH;
   uint64_t ref = kilnSynthReferenceBytes(coll, n, insize);
   kilnOrdering_t paper_h = hs[0];
   double paper_us = INFINITY, paper_window = 0;
   st->chunks = refchunks;
+  /* the forms: an NVLink domain takes the memory forms, other topologies the sketch's plan */
+  unsigned forms = 0;
+  if (!node_level) {
+    r = synLogicalBuild(t, s, false, &L);
+    if (r != KILN_SUCCESS) goto out_free;
+    st->nvlink_domain = synNvlinkDomain(t, &L);
+  }
+  {
+    const unsigned memforms = KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_ONEFLIGHT) |
+                              KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_TWOSHOT) | KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_DIRECT);
+    const unsigned want = o.forms ? o.forms
+                                  : st->nvlink_domain ? memforms : KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH);
+    char why[200] = "";
+    for (int f = 0; f <= KILN_SYNTH_FORM_DIRECT; f++) {
+      if (!(want & KILN_SYNTH_FORM_BIT(f))) continue;
+      const char* fn = kilnSynthFormName((kilnSynthForm_t)f);
+      if (!synFormHas((kilnSynthForm_t)f, coll))
+        snprintf(why, sizeof why, "the %s form has no %s", fn, kilnCollName(coll));
+      else if (f != KILN_SYNTH_FORM_SKETCH && !st->nvlink_domain)
+        snprintf(why, sizeof why, "the %s form is written with memory steps, %s", fn,
+                 t->nodes > 1 ? "which reach only the GPUs of one node"
+                              : "for an NVLink domain, and the sketch's logical topology does not link every pair of "
+                                "ranks");
+      else if (f == KILN_SYNTH_FORM_SKETCH && want_proto == KILN_PROTO_LL12)
+        snprintf(why, sizeof why, "LL12 is a protocol of puts, and the sketch's plan sends through FIFOs");
+      else
+        forms |= KILN_SYNTH_FORM_BIT(f);
+    }
+    if (!forms) {
+      r = kilnSetError(KILN_ERR_UNSUPPORTED, "no form of %s to synthesize on %s with sketch '%s': %s", kilnCollName(coll),
+                       t->name, s->name, why);
+      goto out_free;
+    }
+    if (forms & ~KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH)) plan_steps(&o, WORK_LOWER, 1);
+  }
+  if (!(forms & KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH))) {
+    st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
+    report(&o, KILN_SYNTH_STAGE_VALIDATE,
+           "sketch accepted: it links every pair of ranks of one node, so every route is direct (memory forms)",
+           synNow() - t0);
+    goto out_done;
+  }
   if (node_level) {
     st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
     st->node_level = true;
@@ -549,8 +743,6 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     best_pipelined = st->pipelined_model;
     goto out_done;
   }
-  r = synLogicalBuild(t, s, false, &L);
-  if (r != KILN_SUCCESS) goto out_free;
   if (need_rs) {
     r = synLogicalBuild(t, s, true, &Lt);
     if (r != KILN_SUCCESS) goto out_free;
@@ -699,13 +891,23 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     }
   }
 out_done:
+  if (forms & ~KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH) && !(stopping(&o) && (best || !o.keep_on_stop))) {
+    r = synth_forms(t, s, coll, insize, ref, &o, want_proto, want_inst, forms, st, &best, &best_us, &best_form);
+    if (r != KILN_SUCCESS) goto out_free;
+    if (!best) {
+      r = stopping(&o) ? kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted before any plan was verified")
+                       : kilnSetError(KILN_ERR_INTERNAL, "no memory form of %s could be lowered", kilnCollName(coll));
+      goto out_free;
+    }
+  }
   /* the floor: NCCL's ring on the NIC rails, and NCCL's all-pairs alltoall (the direct plan), where
    * one simulates faster than the best synthesized plan */
-  if (!stopping(&o) && o.instances == 1 && o.floor) {
+  if (!stopping(&o) && o.instances == 1 && o.floor && o.proto != KILN_PROTO_LL12) {
     for (int f = 0; f < 2 && !stopping(&o); f++) {
       kilnPlan* fp = NULL;
       if (f == 0) {
         r = synRingPlan(t, coll, ref, o.inplace, name, &fp);
+        if (fp) fp->proto = o.proto; /* Simple, or the protocol asked for */
       } else if (coll == KILN_COLL_ALLTOALL && (double)t->nranks * (t->nranks - 1) <= FLOOR_DIRECT_MAX) {
         kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
         co.proto = o.proto;
@@ -740,6 +942,7 @@ out_done:
           st->ring_floor = f == 0;
           st->direct_floor = f == 1;
           st->fused = f == 0;
+          best_form = f == 0 ? KILN_SYNTH_FORM_RING : KILN_SYNTH_FORM_ALLPAIRS;
         }
       }
       kilnPlanFree(fp);
@@ -755,6 +958,9 @@ out_done:
     report(&o, KILN_SYNTH_STAGE_VERIFY, "interrupted: the best plan verified so far kept", 0);
   }
   if (t->nodes > 1) best->nnodes = t->nodes; /* runtimes cut it into phases on that many nodes */
+  st->form = best_form;
+  st->proto = best->proto;
+  st->instances = best_form == KILN_SYNTH_FORM_SKETCH ? o.instances : best_form <= KILN_SYNTH_FORM_DIRECT ? best->nchannels : 1;
   st->predicted_us = best_us;
   st->pipelined_model = best_pipelined;
   st->total_s = synNow() - t_all;

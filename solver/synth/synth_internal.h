@@ -187,4 +187,14 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
 kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, bool inplace, const char* name,
                          kilnPlan** out);
 
+/* Whether topology t and the sketch's logical topology L form an NVLink domain: one node, every
+ * ordered pair of ranks linked in L (every shortest path then one hop). */
+bool synNvlinkDomain(const kilnTopology* t, const synLogical* L);
+/* Whether form f implements coll (the sketch's plan implements every collective). */
+bool synFormHas(kilnSynthForm_t f, kilnColl_t coll);
+/* Memory form f (one-flight, two-shot, direct) of coll for n ranks: k chunks per rank's piece,
+ * the instances and the puts' protocol, in place or not, named name (forms.c). */
+kilnResult_t synFormPlan(kilnSynthForm_t f, kilnColl_t coll, int n, int k, int instances, kilnProto_t proto,
+                         bool inplace, const char* name, kilnPlan** out);
+
 #endif
