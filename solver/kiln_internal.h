@@ -44,6 +44,15 @@ KILN_INTERNAL void kilnPrefixError(const char* fmt, ...)
  * (64 KiB for a usual file); the document itself is not checked: its reader does that. */
 KILN_INTERNAL kilnResult_t kilnXmlFileRoot(const char* path, char* out, size_t cap);
 
+struct kilnTopology;
+/* The node-local GPU through which channel i of NCCL's rings and trees enters every node in the
+ * simulator's baselines (kilnBaselineSimulate), and in the synthesizer's floor plans that copy
+ * them: the first GPU that the node's NIC i serves where the node has more than i NICs (NCCL gives
+ * each channel a NIC of its own: on a DGX-2, whose NICs serve two GPUs each, channel i enters
+ * through GPU 2i and leaves through GPU 2i - 1, so that 8 channels use all 8 NICs both ways), else
+ * GPU i modulo the node's GPUs. */
+KILN_INTERNAL int kilnChannelEntryGpu(const struct kilnTopology* t, int i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -721,6 +721,26 @@ static int nic_channels(const kilnTopology* t) {
   return per < 1 ? 1 : per;
 }
 
+int kilnChannelEntryGpu(const kilnTopology* t, int i) {
+  const int g = t->gpus_per_node;
+  if (i >= 0 && i < t->ntnics && t->tnics[i].ngpus > 0) {
+    int first = t->tnics[i].gpus[0];
+    for (int j = 1; j < t->tnics[i].ngpus; j++)
+      if (t->tnics[i].gpus[j] < first) first = t->tnics[i].gpus[j];
+    return first;
+  }
+  return g > 0 ? ((i % g) + g) % g : 0;
+}
+
+/* The rotation of node path `path` (g GPUs) that channel i takes: the position of the GPU it
+ * enters a node through (kilnChannelEntryGpu), so that each channel has a NIC of its own. */
+static int channel_rot(const kilnTopology* t, const int* path, int i) {
+  const int gpu = kilnChannelEntryGpu(t, i);
+  for (int p = 0; p < t->gpus_per_node; p++)
+    if (path[p] == gpu) return p;
+  return i % t->gpus_per_node;
+}
+
 /* Ring order (ring position -> topology rank), node-major, each node's path rotated by rot. */
 static kilnResult_t ring_order(const kilnTopology* t, const int* path, int rot, int* order) {
   int g = t->gpus_per_node;
@@ -779,7 +799,8 @@ static kilnResult_t ring_run(const void* setup, double bytes, int slices, kilnSi
   o.chunks = slices;
   kilnResult_t res = kilnClassicPlan("ring", rs->coll, n, &o, &p);
   for (int i = 0; i < rs->rings && res == KILN_SUCCESS; i++) {
-    res = rs->distinct ? ring_order(t, &rs->path[i * g], 0, rs->order) : ring_order(t, rs->path, i, rs->order);
+    res = rs->distinct ? ring_order(t, &rs->path[i * g], 0, rs->order)
+                       : ring_order(t, rs->path, channel_rot(t, rs->path, i), rs->order);
     if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, bytes / rs->rings, rs->order, &baseline_params);
   }
   kilnPlanFree(p);
@@ -789,7 +810,8 @@ static kilnResult_t ring_run(const void* setup, double bytes, int slices, kilnSi
 }
 
 /* NCCL's ring: one ring per NIC across nodes (each rotated inside the nodes so that every ring
- * leaves and enters a node through other GPUs and NICs), each carrying its share of the data. */
+ * leaves and enters a node through other GPUs and NICs: kilnChannelEntryGpu), each carrying its
+ * share of the data. */
 static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
                                   kilnSimResult* out) {
   int n = t->nranks, g = t->gpus_per_node;
@@ -938,7 +960,7 @@ static kilnResult_t tree_run(const void* setup, double bytes, int slices, kilnSi
   const double part = bytes / (2 * ts->pairs);
   kilnResult_t res = KILN_SUCCESS;
   for (int tree = 0; tree < 2 * ts->pairs && res == KILN_SUCCESS; tree++) {
-    build_tree(ts->t, ts->path, tree / 2, tree % 2 == 1, ts->parent);
+    build_tree(ts->t, ts->path, channel_rot(ts->t, ts->path, tree / 2), tree % 2 == 1, ts->parent);
     res = add_tree(&gr, ts->t, ts->parent, slices, part / slices);
   }
   if (res == KILN_SUCCESS && gr.oom) res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
@@ -962,9 +984,10 @@ static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, kilnSim
                        t->name);
     goto out_free;
   }
-  /* Tree pairs: one per NIC of a node. Pair k enters a node through GPU path[k] (first tree)
-   * and path[k-1] (mirror tree), so every NIC carries one tree where its node is interior and
-   * one where it is a leaf: the NICs are evenly loaded, as in NCCL. */
+  /* Tree pairs: one per NIC of a node. Pair k enters a node through GPU path[r] (first tree)
+   * and path[r-1] (mirror tree), r the rotation of channel k (kilnChannelEntryGpu), so every NIC
+   * carries one tree where its node is interior and one where it is a leaf: the NICs are evenly
+   * loaded, as in NCCL. */
   int pairs = cycle ? nic_channels(t) : 1;
   /* Slices as NCCL cuts them for trees: halve the 512 KiB slice (down to 128 KiB) until the
    * pipeline holds at least 8 slices per level of the tree. */

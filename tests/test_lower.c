@@ -3,6 +3,7 @@
  * receive peer per threadblock and channel, dependencies that point at existing earlier steps). */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -218,4 +219,40 @@ Test(lower, paired_peers_halve_threadblocks) {
   kilnPlanFree(apart);
   kilnPlanFree(paired);
   teardown(&f);
+}
+
+/* The floor's ring copies the baseline's: on two DGX-2 nodes (a NIC per GPU pair) ring i enters
+ * every node through GPU 2i, the first GPU of NIC i, so the 8 rings cross between nodes on 8
+ * different NICs both ways and the plan simulates as NCCL's ring does, at the 8 NICs' bound. */
+Test(lower, ring_floor_gives_each_ring_a_nic) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &t), KILN_SUCCESS));
+  const uint64_t B = 1u << 30;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, synRingPlan(t, KILN_COLL_ALLGATHER, B, false, "ring", &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(not(eq(ptr, p, NULL)));
+  cr_expect(eq(int, p->nchannels, 8));
+  /* the NICs that each channel's cross-node sends leave through */
+  unsigned used[8] = {0};
+  for (int r = 0; r < p->ngpus; r++)
+    for (int b = 0; b < p->gpus[r].ntbs; b++) {
+      const kilnThreadblock* tb = &p->gpus[r].tbs[b];
+      if (tb->send < 0 || tb->send / 16 == r / 16) continue;
+      cr_assert(lt(int, tb->chan, 8));
+      used[tb->chan] |= 1u << (t->nic_of[r] % t->ntnics);
+    }
+  unsigned all = 0;
+  for (int c = 0; c < 8; c++) {
+    cr_expect(eq(int, __builtin_popcount(used[c]), 1), "channel %d leaves through NICs 0x%x", c, used[c]);
+    cr_expect(not(all & used[c]), "channel %d shares a NIC with another", c);
+    all |= used[c];
+  }
+  cr_expect(eq(u32, all, 0xffu));
+  kilnSimResult ks, ring;
+  cr_assert(eq(int, kilnPlanSimulate(p, t, B, &ks), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &ring), KILN_SUCCESS));
+  cr_expect(lt(dbl, fabs(ks.time_us - ring.time_us), ring.time_us * 0.005), "the plan %.1f us, the ring %.1f us",
+            ks.time_us, ring.time_us);
+  kilnPlanFree(p);
+  kilnTopologyFree(t);
 }

@@ -12,6 +12,7 @@
 
 #include "cli_run.h"
 #include "kiln/plan.h"
+#include "kiln_internal.h" /* kilnChannelEntryGpu */
 #include "test_util.h"
 
 #define EPS 1e-6
@@ -257,6 +258,39 @@ Test(simulate, ring_uses_every_nic) {
   cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
   cr_expect(ge(dbl, r.time_us, bound * (1 - EPS)), "%f vs bound %f", r.time_us, bound);
   cr_expect(lt(dbl, r.time_us, bound * 1.02), "%f vs bound %f", r.time_us, bound);
+  kilnTopologyFree(t);
+}
+
+/* A DGX-2 NIC serves two GPUs: NCCL gives each of its 8 channels a NIC of its own (channel i enters
+ * a node through GPU 2i, the first of NIC i's), so across two nodes the ring and the tree reach the
+ * bound of all eight NICs, where channels entering through GPUs 0-7 would share NICs 0-3 and take
+ * twice as long. */
+Test(simulate, dgx2_channels_use_every_nic) {
+  kilnTopology* t = builtin("dgx2", 2);
+  for (int i = 0; i < 8; i++) cr_expect(eq(int, kilnChannelEntryGpu(t, i), 2 * i), "channel %d", i);
+  const kilnLink* l = kilnTopologyLink(t, 0, 16);
+  cr_assert(not(eq(ptr, (void*)l, NULL)));
+  cr_assert(l->internode);
+  const uint64_t B = 1u << 30;
+  const double nic8 = ((double)B / 1e6) * l->beta_us_per_mb / 8; /* B over 8 NICs, one way */
+  kilnSimResult r;
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &r), KILN_SUCCESS));
+  cr_expect(ge(dbl, r.time_us, 31.0 / 32 * nic8 * (1 - EPS)), "allgather %f vs bound %f", r.time_us, 31.0 / 32 * nic8);
+  cr_expect(lt(dbl, r.time_us, 31.0 / 32 * nic8 * 1.02), "allgather %f vs bound %f", r.time_us, 31.0 / 32 * nic8);
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
+  cr_expect(lt(dbl, r.time_us, 2 * 31.0 / 32 * nic8 * 1.02), "allreduce %f vs bound %f", r.time_us,
+            2 * 31.0 / 32 * nic8);
+  /* the tree: every byte up through one NIC and down through another, each tree pair on its own NIC */
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
+  cr_expect(ge(dbl, r.time_us, nic8 * (1 - EPS)), "tree %f vs bound %f", r.time_us, nic8);
+  cr_expect(lt(dbl, r.time_us, nic8 * 1.2), "tree %f vs bound %f", r.time_us, nic8);
+  kilnTopologyFree(t);
+  /* a NIC per GPU: channel i enters through GPU i; no NICs: GPU i modulo the node's */
+  t = builtin("hgx-h100", 2);
+  for (int i = 0; i < 8; i++) cr_expect(eq(int, kilnChannelEntryGpu(t, i), i), "channel %d", i);
+  kilnTopologyFree(t);
+  t = builtin("switch4", 1);
+  cr_expect(eq(int, kilnChannelEntryGpu(t, 5), 1));
   kilnTopologyFree(t);
 }
 

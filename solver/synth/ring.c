@@ -6,7 +6,7 @@
  * NIC, take 1/8 of everything; the NVLink ports then bound the rails sketch's plans 7-11% above
  * the rings: docs/synthesis.md). So that a synthesized plan is never slower than NCCL's ring in the
  * simulator, kilnSynthesize also lowers the ring the simulator's baseline models - on nodes joined
- * by switches, one ring per NIC, ring i entering every node through local GPU i, each carrying
+ * by switches, one ring per NIC, ring i entering every node through a GPU of NIC i, each carrying
  * 1/rings of the data in slices of 512 KiB of a rank's share - and keeps it where it is faster. */
 #include <math.h>
 #include <stdlib.h>
@@ -60,9 +60,11 @@ kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, b
   if (!order) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
   const kilnBuffer_t D = inplace ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
   for (int i = 0; i < R && r == KILN_SUCCESS; i++) {
-    /* ring i: node by node, each node's GPUs from local GPU i on */
+    /* ring i: node by node, each node's GPUs from the one it enters through on (kilnChannelEntryGpu:
+     * NIC i's first GPU), as the baseline's ring i */
+    const int rot = kilnChannelEntryGpu(t, i);
     for (int node = 0; node < t->nodes; node++)
-      for (int j = 0; j < g; j++) order[node * g + j] = node * g + (j + i) % g;
+      for (int j = 0; j < g; j++) order[node * g + j] = node * g + (j + rot) % g;
     for (int j = 0; j < n && r == KILN_SUCCESS; j++) {
       const int me = order[j], next = order[(j + 1) % n], prev = order[(j - 1 + n) % n];
       kilnThreadblock* tb = kilnPlanAddThreadblock(p, me, next, prev, i);
