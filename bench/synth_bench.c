@@ -142,7 +142,7 @@ static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t col
     if (!isnan(ring)) snprintf(rs, sizeof rs, "%.2fx", ring / ks);
     if (!isnan(tree)) snprintf(ts, sizeof ts, "%.2fx", tree / ks);
     /* r, d: the floor's plan (NCCL's ring on the NIC rails, its all-pairs alltoall) was faster than the sketch's */
-    printf(" | %7.2f %8.1f%c %6s %6s", el, ks, st.ring_floor ? 'r' : st.direct_floor ? 'd' : ' ', rs, ts);
+    printf(" | %7.2f %8.1f%c %6s %6s", el, ks, st.ring_floor ? 'r' : st.direct_floor ? 'd' : st.tree_floor ? 't' : ' ', rs, ts);
     if (!quiet)
       fprintf(stderr, "    stages: route %.2fs order %.2fs lower %.2fs verify %.2fs; %d transfers\n",
               st.stage_s[KILN_SYNTH_STAGE_ROUTE], st.stage_s[KILN_SYNTH_STAGE_ORDER], st.stage_s[KILN_SYNTH_STAGE_LOWER],

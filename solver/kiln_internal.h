@@ -52,6 +52,13 @@ struct kilnTopology;
  * through GPU 2i and leaves through GPU 2i - 1, so that 8 channels use all 8 NICs both ways), else
  * GPU i modulo the node's GPUs. */
 KILN_INTERNAL int kilnChannelEntryGpu(const struct kilnTopology* t, int i);
+/* The trees of NCCL's double binary tree as the simulator's baseline models them for an allreduce of
+ * `bytes` on t: *ntrees trees (two per NIC of a node, mirrored, each carrying 1 / *ntrees of the
+ * data), (*parents)[tree * nranks + rank] the rank's parent in that tree (-1 at its root), in
+ * *slices slices each (the baseline interpolates between that count and one fewer). *parents is
+ * malloc'ed. KILN_ERR_UNSUPPORTED where no chain runs through a node's links. */
+KILN_INTERNAL kilnResult_t kilnBaselineTrees(const struct kilnTopology* t, uint64_t bytes, int* ntrees, int* slices,
+                                             int** parents);
 
 #ifdef __cplusplus
 }

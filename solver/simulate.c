@@ -969,6 +969,27 @@ static kilnResult_t tree_run(const void* setup, double bytes, int slices, kilnSi
   return res;
 }
 
+/* The double binary tree's shape on t for an allreduce of `bytes`: the node's chain (path, g
+ * entries), the tree pairs and the slice (bytes of a tree's share). */
+static kilnResult_t tree_shape(const kilnTopology* t, uint64_t bytes, int* path, int* pairs, double* slice) {
+  const int g = t->gpus_per_node;
+  bool cycle;
+  if (!node_path(t, path, &cycle))
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no chain through the links of a node", t->name);
+  /* Tree pairs: one per NIC of a node. Pair k enters a node through GPU path[r] (first tree)
+   * and path[r-1] (mirror tree), r the rotation of channel k (kilnChannelEntryGpu), so every NIC
+   * carries one tree where its node is interior and one where it is a leaf: the NICs are evenly
+   * loaded, as in NCCL. */
+  *pairs = cycle ? nic_channels(t) : 1;
+  /* Slices as NCCL cuts them for trees: halve the 512 KiB slice (down to 128 KiB) until the
+   * pipeline holds at least 8 slices per level of the tree. */
+  const double part = (double)bytes / (2 * *pairs);
+  const int depth = g + (int)ceil(log2((double)t->nodes + 1));
+  *slice = KILN_SIM_SLICE_BYTES;
+  while (part / *slice < depth * 8.0 && *slice > KILN_SIM_SLICE_BYTES / 4) *slice /= 2;
+  return KILN_SUCCESS;
+}
+
 static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, kilnSimResult* out) {
   int n = t->nranks, g = t->gpus_per_node;
   int* path = malloc(sizeof(int) * (size_t)g);
@@ -978,28 +999,38 @@ static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, kilnSim
     res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
     goto out_free;
   }
-  bool cycle;
-  if (!node_path(t, path, &cycle)) {
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no chain through the links of a node",
-                       t->name);
-    goto out_free;
-  }
-  /* Tree pairs: one per NIC of a node. Pair k enters a node through GPU path[r] (first tree)
-   * and path[r-1] (mirror tree), r the rotation of channel k (kilnChannelEntryGpu), so every NIC
-   * carries one tree where its node is interior and one where it is a leaf: the NICs are evenly
-   * loaded, as in NCCL. */
-  int pairs = cycle ? nic_channels(t) : 1;
-  /* Slices as NCCL cuts them for trees: halve the 512 KiB slice (down to 128 KiB) until the
-   * pipeline holds at least 8 slices per level of the tree. */
-  double part = (double)bytes / (2 * pairs);
-  int depth = g + (int)ceil(log2((double)t->nodes + 1));
-  double slice = KILN_SIM_SLICE_BYTES;
-  while (part / slice < depth * 8.0 && slice > KILN_SIM_SLICE_BYTES / 4) slice /= 2;
+  int pairs;
+  double slice;
+  res = tree_shape(t, bytes, path, &pairs, &slice);
+  if (res != KILN_SUCCESS) goto out_free;
   treeSetup ts = {t, path, parent, pairs};
   res = sliced(tree_run, &ts, (double)bytes, 2.0 * pairs * slice, out);
 out_free:
   free(path);
   free(parent);
+  return res;
+}
+
+kilnResult_t kilnBaselineTrees(const kilnTopology* t, uint64_t bytes, int* ntrees, int* slices, int** parents) {
+  *parents = NULL;
+  *ntrees = *slices = 0;
+  const int n = t->nranks, g = t->gpus_per_node;
+  int* path = malloc(sizeof(int) * (size_t)g);
+  if (!path) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+  int pairs;
+  double slice;
+  kilnResult_t res = tree_shape(t, bytes, path, &pairs, &slice);
+  int* par = res == KILN_SUCCESS ? malloc(sizeof(int) * (size_t)n * 2 * (size_t)pairs) : NULL;
+  if (res == KILN_SUCCESS && !par) res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+  if (res == KILN_SUCCESS) {
+    for (int tree = 0; tree < 2 * pairs; tree++)
+      build_tree(t, path, channel_rot(t, path, tree / 2), tree % 2 == 1, &par[(size_t)tree * n]);
+    const double sd = ceil((double)bytes / (2.0 * pairs * slice));
+    *slices = sd < 1 ? 1 : sd > KILN_SIM_MAX_SLICES ? KILN_SIM_MAX_SLICES : (int)sd;
+    *ntrees = 2 * pairs;
+    *parents = par;
+  }
+  free(path);
   return res;
 }
 

@@ -768,6 +768,47 @@ Test(synth, ring_floor_where_the_routes_are_slower, .timeout = 120) {
   kilnTopologyFree(t);
 }
 
+/* The floor's tree: on two nodes of two GPUs sharing one NIC, the sketch's allreduce (a
+ * reduce-scatter and then an allgather, each through the NIC's GPU) simulates slower than NCCL's
+ * double binary tree at 1 GB; the synthesizer then returns the tree, which verifies and simulates
+ * as the baseline does - and at 1 MB, where the sketch's plan is faster, not. Without the floor
+ * the sketch's plan at 1 GB, slower than the tree. */
+Test(synth, tree_floor_where_the_composition_is_slower, .timeout = 120) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/plans/topologies/switch2-1nic.xml", KILN_SOURCE_DIR);
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyReadFile(path, &t), KILN_SUCCESS), "%s", kilnLastError());
+  t->nodes = 2;
+  cr_assert(eq(int, kilnTopologyExpand(t), KILN_SUCCESS), "%s", kilnLastError());
+  kilnSketch* s = load_sketch("switch2-sk-1");
+  for (int c = 0; c < 3; c++) {
+    kilnSynthOptions o = fast_options();
+    o.input_size = c == 1 ? 1u << 20 : 1u << 30;
+    o.floor = c != 2;
+    kilnPlan* p = NULL;
+    kilnSynthStats st;
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(eq(int, (int)st.tree_floor, c == 0), "case %d", c);
+    cr_expect(eq(int, (int)st.form, c == 0 ? KILN_SYNTH_FORM_TREE : KILN_SYNTH_FORM_SKETCH), "case %d", c);
+    kilnSimResult ks, tree;
+    cr_assert(eq(int, kilnPlanSimulate(p, t, o.input_size, &ks), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, o.input_size, &tree),
+                 KILN_SUCCESS));
+    if (c == 2)
+      cr_expect(gt(dbl, ks.time_us, tree.time_us * 1.02), "the sketch's: %.2f us, the tree %.2f us", ks.time_us,
+                tree.time_us);
+    else
+      cr_expect(le(dbl, ks.time_us, tree.time_us * 1.001), "case %d: %.2f us, the tree %.2f us", c, ks.time_us,
+                tree.time_us);
+    kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+    vo.fifo_depth = 1;
+    cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+    kilnPlanFree(p);
+  }
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
 /* The floor's all-pairs alltoall: the relay sketch dgx2-sk-2 sends alltoall chunks through relay
  * GPUs, whose extra hops cost latency at 1 KB; NCCL's all-pairs (the direct plan) is returned
  * there, and at 1 MB, where the relays tie with it, the sketch's plan. Without the floor the

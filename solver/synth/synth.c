@@ -900,14 +900,31 @@ out_done:
       goto out_free;
     }
   }
-  /* the floor: NCCL's ring on the NIC rails, and NCCL's all-pairs alltoall (the direct plan), where
-   * one simulates faster than the best synthesized plan */
+  /* the floor: NCCL's ring on the NIC rails, NCCL's all-pairs alltoall (the direct plan) and NCCL's
+   * double binary tree (allreduce across nodes), where one simulates faster than the best plan */
   if (!stopping(&o) && o.instances == 1 && o.floor && o.proto != KILN_PROTO_LL12) {
-    for (int f = 0; f < 2 && !stopping(&o); f++) {
+    for (int f = 0; f < 3 && !stopping(&o); f++) {
       kilnPlan* fp = NULL;
+      double fus = INFINITY;
       if (f == 0) {
         r = synRingPlan(t, coll, ref, o.inplace, name, &fp);
         if (fp) fp->proto = o.proto; /* Simple, or the protocol asked for */
+      } else if (f == 2) {
+        /* the baseline's slices, and one fewer (it interpolates between the two): the faster */
+        for (int d = 0; d >= -1 && r == KILN_SUCCESS && coll == KILN_COLL_ALLREDUCE; d--) {
+          kilnPlan* tp = NULL;
+          r = synTreePlan(t, ref, d, o.inplace, name, &tp);
+          if (!tp) continue;
+          tp->proto = o.proto;
+          const double tus = o.max_tbs == 0 || max_tbs(tp) <= o.max_tbs ? predict(tp, t, ref, INFINITY) : INFINITY;
+          if (tus < fus) {
+            kilnPlanFree(fp);
+            fp = tp;
+            fus = tus;
+          } else {
+            kilnPlanFree(tp);
+          }
+        }
       } else if (coll == KILN_COLL_ALLTOALL && (double)t->nranks * (t->nranks - 1) <= FLOOR_DIRECT_MAX) {
         kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
         co.proto = o.proto;
@@ -919,17 +936,18 @@ out_done:
         kilnPlanFree(fp);
         goto out_free;
       }
-      double fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || max_tbs(fp) <= o.max_tbs)
-                       ? predict(fp, t, ref, INFINITY)
-                       : INFINITY;
+      if (f != 2)
+        fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || max_tbs(fp) <= o.max_tbs) ? predict(fp, t, ref, INFINITY)
+                                                                                        : INFINITY;
       if (fp && fus < best_us * (1 - 1e-9)) {
         double t0 = synNow();
         plan_steps(&o, WORK_VERIFY, 1);
         step_begin(&o, WORK_VERIFY, 0);
         report(&o, KILN_SYNTH_STAGE_VERIFY,
-               f == 0 ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
-                      : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
-                        "verifying it",
+               f == 0   ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
+               : f == 2 ? "NCCL's double binary tree simulates faster than the synthesized plans: verifying it"
+                        : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
+                          "verifying it",
                0);
         r = verify(fp);
         step_end(&o);
@@ -941,8 +959,9 @@ out_done:
           best_us = fus;
           st->ring_floor = f == 0;
           st->direct_floor = f == 1;
-          st->fused = f == 0;
-          best_form = f == 0 ? KILN_SYNTH_FORM_RING : KILN_SYNTH_FORM_ALLPAIRS;
+          st->tree_floor = f == 2;
+          st->fused = f != 1;
+          best_form = f == 0 ? KILN_SYNTH_FORM_RING : f == 2 ? KILN_SYNTH_FORM_TREE : KILN_SYNTH_FORM_ALLPAIRS;
         }
       }
       kilnPlanFree(fp);

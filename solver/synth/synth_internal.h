@@ -187,6 +187,13 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
 kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, bool inplace, const char* name,
                          kilnPlan** out);
 
+/* NCCL's double binary tree as the simulator's baseline models it for an allreduce of ref bytes on
+ * t (kilnBaselineTrees), in the baseline's slices plus slice_delta (fewer where the plan would
+ * pass 4 million steps: dgx2 from 16 nodes at 1 GB), as a plan named name (tree.c). *out NULL
+ * without an error on one node and where the baseline has no tree. */
+kilnResult_t synTreePlan(const kilnTopology* t, uint64_t ref, int slice_delta, bool inplace, const char* name,
+                         kilnPlan** out);
+
 /* Whether topology t and the sketch's logical topology L form an NVLink domain: one node, every
  * ordered pair of ranks linked in L (every shortest path then one hop). */
 bool synNvlinkDomain(const kilnTopology* t, const synLogical* L);
