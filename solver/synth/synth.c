@@ -907,6 +907,12 @@ out_done:
       kilnPlan* fp = NULL;
       double fus = INFINITY;
       if (f == 0) {
+        /* a ring's steps follow each other around it, each at least half the smallest α: where that
+         * alone passes the best plan (large rings at small sizes), the ring is not lowered */
+        double amin = INFINITY;
+        for (int e = 0; e < t->nlinks; e++) amin = fmin(amin, t->links[e].alpha_us);
+        const double hops = (double)(t->nranks - 1) * (coll == KILN_COLL_ALLREDUCE ? 2 : 1);
+        if (!(hops * amin * 0.5 < best_us)) continue;
         r = synRingPlan(t, coll, ref, o.inplace, name, &fp);
         if (fp) fp->proto = o.proto; /* Simple, or the protocol asked for */
       } else if (f == 2) {
