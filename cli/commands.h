@@ -13,6 +13,7 @@
   X("bake", cmd_bake, "put a verified plan with its byte range under plans/baked")   \
   X("show", cmd_show, "summarize a topology, sketch or plan XML file")             \
   X("profile", cmd_profile, "measure alpha/beta of GPU pairs, write a topology")      \
+  X("tune", cmd_tune, "time candidate plans on the GPUs beside NCCL, keep the fastest")\
   X("params", cmd_params, "list the KILN_* settings the library reads, with their values")
 
 #define KILN_X_DECL(name, fn, summary) int fn(int argc, char** argv);

@@ -1,0 +1,508 @@
+/*
+ * kiln tune: on the local GPUs, times candidate plans of each collective beside NCCL, checks every
+ * result, keeps the fastest per size range and writes them, with the table they were chosen from,
+ * into a folder that KILN_PLANS loads and the build bakes (docs/TUNE.md).
+ *
+ * Candidates: the synthesizer's plans from a sketch (kilnSynthesize, in each protocol of send and
+ * receive steps and each instance count) and kiln classic's (solver/tune.h: forms, protocols,
+ * instances), each verified and runnable by kiln's runtime. The CPU side is solver/tune.c, the GPU
+ * side host/tune_gpu.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "kiln/plan.h"
+#include "kiln/sketch.h"
+#include "kiln/synth.h"
+#include "tune.h"
+
+#ifdef KILN_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "../host/tune_gpu.h"
+#endif
+
+#define TUNE_MAX_SIZES 64
+
+static void help(FILE* f) {
+  fprintf(f,
+          "usage: kiln tune --out DIR [--ranks N] [--colls LIST] [--min-bytes SIZE] [--max-bytes SIZE]\n"
+          "                 [--factor F] [--topo NAME|FILE.xml] [--sketch NAME|FILE.xml] [--no-synth]\n"
+          "                 [--forms LIST] [--protos LIST] [--instances LIST] [--inplace]\n"
+          "                 [--tolerance PCT] [--graph-calls N] [--reps N] [--seed S] [--list]\n"
+          "On the local GPUs, times every candidate plan of each collective beside NCCL in CUDA graphs\n"
+          "(one thread a rank; a call's time: the median of --reps launches of a graph of --graph-calls\n"
+          "calls, the slowest rank's), checks each result against a CPU reference on fresh random\n"
+          "floats (sum) - a candidate with a wrong result is refused - and keeps the fastest per size\n"
+          "range, where it beats NCCL (elsewhere NCCL serves). Writes DIR whole or not at all: each\n"
+          "kept plan with its byte range (minBytes, maxBytes) as XML, tune.csv (every time measured,\n"
+          "NCCL's beside it) and README (the machine: GPU, driver, NCCL, whether a rehearsal). Use\n"
+          "DIR as KILN_PLANS=DIR (the drop-in loads it at run time) or bake it (cmake\n"
+          "-DKILN_PLANS_DIR=DIR, or kiln bake DIR/FILE.xml). An existing DIR is replaced only when it\n"
+          "is empty or a folder kiln tune wrote (it holds tune.csv).\n"
+          "  --ranks N        ranks (default: the GPUs here, at least 2). More ranks than GPUs share\n"
+          "                   them (rank r on GPU r mod GPUs): a rehearsal, whose times say nothing\n"
+          "                   about speed and which has no NCCL; README and the output say so\n"
+          "  --colls LIST     of allreduce, allgather, reducescatter, alltoall (default all four)\n"
+          "  --min-bytes, --max-bytes, --factor  the sizes: 16 B to 1 GiB by default, each 4 times\n"
+          "                   the last (reference bytes: allreduce per-rank input, allgather total\n"
+          "                   output, reducescatter and alltoall total input)\n"
+          "  --topo, --sketch the synthesizer's topology and sketch (default: the built-in switchN for\n"
+          "                   N ranks and kiln's sketch switchN where it ships one, else the\n"
+          "                   topology's default sketch; kiln profile writes this machine's topology)\n"
+          "  --no-synth       kiln classic's plans only\n"
+          "  --forms LIST     kiln classic's forms (default ring,direct,oneshot,twoshot,staged)\n"
+          "  --protos LIST    protocols (default Simple,LL,LL128,LL12; plans of send and receive\n"
+          "                   steps take no LL12)\n"
+          "  --instances LIST instance counts (default 1,2,4,8,16,32)\n"
+          "  --inplace        tune in-place calls (plans of the in-place form) instead\n"
+          "  --tolerance PCT  keep the plan of the size below while within PCT%% of the fastest\n"
+          "                   (default 3: fewer ranges for differences timing cannot tell apart)\n"
+          "  --graph-calls N  calls captured in a graph (default 10); --reps N launches timed (default 7)\n"
+          "  --seed S         the inputs' seed (default: from the clock; printed)\n"
+          "  --list           print the candidates and exit (no GPU needed; give --ranks without one)\n"
+          "Needs the GPU runtime and a GPU; exits 1 saying why where one is missing.\n");
+}
+
+typedef struct tuneOpts {
+  int ranks;
+  bool colls[KILN_NUM_COLLS];
+  uint64_t minB, maxB;
+  int factor;
+  kilnTopoArgs ta;
+  const char* sketch;
+  bool synth, list;
+  kilnTuneSpace space;
+  double tolerance;
+  int graphCalls, reps;
+  uint64_t seed;
+  bool seedGiven;
+  const char* out;
+} tuneOpts;
+
+/* Splits a comma-separated list, calling one(item) on each; false at the first it refuses. */
+static bool eachItem(const char* list, bool (*one)(const char* item, void* user), void* user) {
+  char buf[256];
+  if (!list || strlen(list) >= sizeof buf) return false;
+  snprintf(buf, sizeof buf, "%s", list);
+  char* save = NULL;
+  bool any = false;
+  for (char* it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+    if (!one(it, user)) return false;
+    any = true;
+  }
+  return any;
+}
+
+static bool oneColl(const char* s, void* user) {
+  kilnColl_t c;
+  if (!kilnCollParse(s, &c) || c == KILN_COLL_CUSTOM) return false;
+  ((bool*)user)[c] = true;
+  return true;
+}
+static bool oneForm(const char* s, void* user) {
+  kilnTuneForm_t f;
+  if (!kilnTuneFormParse(s, &f)) return false;
+  *(unsigned*)user |= 1u << f;
+  return true;
+}
+static bool oneProto(const char* s, void* user) {
+  kilnProto_t p;
+  if (!kilnProtoParse(s, &p)) return false;
+  *(unsigned*)user |= 1u << p;
+  return true;
+}
+static bool oneInstances(const char* s, void* user) {
+  kilnTuneSpace* sp = user;
+  int v;
+  if (!cliParseInt(s, &v) || v < 1 || v > 64 || sp->ninstances == KILN_TUNE_MAX_INSTANCES) return false;
+  sp->instances[sp->ninstances++] = v;
+  return true;
+}
+
+static int parseArgs(int argc, char** argv, tuneOpts* o) {
+  memset(o, 0, sizeof *o);
+  o->minB = 16;
+  o->maxB = (uint64_t)1 << 30;
+  o->factor = 4;
+  o->synth = true;
+  o->space = (kilnTuneSpace)KILN_TUNE_SPACE_INIT;
+  o->tolerance = 0.03;
+  o->graphCalls = 10;
+  o->reps = 7;
+  bool anyColl = false, forms = false, protos = false, inst = false;
+  for (int i = 1; i < argc; i++) {
+    const int used = cliTopoArg(&o->ta, argc, argv, i);
+    if (used < 0) return 2;
+    if (used > 0) { i += used - 1; continue; }
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--no-synth")) { o->synth = false; continue; }
+    if (!strcmp(a, "--list")) { o->list = true; continue; }
+    if (!strcmp(a, "--inplace")) { o->space.inplace = true; continue; }
+    static const char* const valued[] = {"--out", "--ranks", "--colls", "--min-bytes", "--max-bytes", "--factor",
+                                         "--sketch", "--forms", "--protos", "--instances", "--tolerance",
+                                         "--graph-calls", "--reps", "--seed"};
+    bool known = false;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
+    if (!known) {
+      fprintf(stderr, "kiln tune: %s '%s'\n", a[0] == '-' ? "unknown option" : "unexpected argument", a);
+      help(stderr);
+      return 2;
+    }
+    if (!v) {
+      fprintf(stderr, "kiln tune: %s needs a value\n", a);
+      return 2;
+    }
+    i++;
+    bool ok = true;
+    if (!strcmp(a, "--out")) ok = cliOnce("tune", &o->out, a, v);
+    else if (!strcmp(a, "--ranks")) ok = cliParseInt(v, &o->ranks) && o->ranks >= 2 && o->ranks <= 64;
+    else if (!strcmp(a, "--colls")) ok = anyColl = eachItem(v, oneColl, o->colls);
+    else if (!strcmp(a, "--min-bytes")) ok = kilnParseSize(v, &o->minB) && o->minB >= 1;
+    else if (!strcmp(a, "--max-bytes")) ok = kilnParseSize(v, &o->maxB) && o->maxB >= 1;
+    else if (!strcmp(a, "--factor")) ok = cliParseInt(v, &o->factor) && o->factor >= 2;
+    else if (!strcmp(a, "--sketch")) ok = cliOnce("tune", &o->sketch, a, v);
+    else if (!strcmp(a, "--forms")) {
+      o->space.forms = 0;
+      ok = forms = eachItem(v, oneForm, &o->space.forms);
+    } else if (!strcmp(a, "--protos")) {
+      o->space.protos = 0;
+      ok = protos = eachItem(v, oneProto, &o->space.protos);
+    } else if (!strcmp(a, "--instances")) {
+      o->space.ninstances = 0;
+      ok = inst = eachItem(v, oneInstances, &o->space);
+    } else if (!strcmp(a, "--tolerance")) {
+      char* end;
+      o->tolerance = strtod(v, &end) / 100.0;
+      ok = !*end && o->tolerance >= 0 && o->tolerance < 10;
+    } else if (!strcmp(a, "--graph-calls")) ok = cliParseInt(v, &o->graphCalls) && o->graphCalls >= 1 && o->graphCalls <= 1000;
+    else if (!strcmp(a, "--reps")) ok = cliParseInt(v, &o->reps) && o->reps >= 1 && o->reps <= 64;
+    else if (!strcmp(a, "--seed")) {
+      char* end;
+      o->seed = strtoull(v, &end, 0);
+      ok = o->seedGiven = *v && !*end;
+    }
+    if (!ok) {
+      fprintf(stderr, "kiln tune: bad %s '%s' (see kiln tune --help)\n", a, v);
+      return 2;
+    }
+  }
+  (void)forms;
+  (void)protos;
+  (void)inst;
+  if (!anyColl)
+    for (int c = 0; c < KILN_NUM_COLLS; c++) o->colls[c] = c != KILN_COLL_CUSTOM;
+  if (!o->out && !o->list) {
+    fprintf(stderr, "kiln tune: --out DIR is required (the folder of plans it writes)\n");
+    return 2;
+  }
+  if (o->minB > o->maxB) {
+    fprintf(stderr, "kiln tune: --min-bytes %llu is above --max-bytes %llu\n", (unsigned long long)o->minB,
+            (unsigned long long)o->maxB);
+    return 2;
+  }
+  if (o->space.inplace && o->colls[KILN_COLL_ALLTOALL]) {
+    if (anyColl) {
+      fprintf(stderr, "kiln tune: --inplace: kiln's plans serve no in-place alltoall (leave it out of --colls)\n");
+      return 2;
+    }
+    o->colls[KILN_COLL_ALLTOALL] = false;
+  }
+  return 0;
+}
+
+static void noteSkip(const char* name, kilnResult_t r, const char* why, void* user) {
+  int* skipped = user;
+  (*skipped)++;
+  if (r != KILN_ERR_UNSUPPORTED) fprintf(stderr, "kiln tune: %s left out: %s\n", name, why);
+}
+
+/* The synthesizer's candidates for coll: the sketch's plan in each protocol of send and receive
+ * steps and each instance count, and where the synthesizer writes memory-step forms, those too. */
+static void synthCandidates(kilnTuneSet* set, const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
+                            const tuneOpts* o, int* added, int* skipped) {
+#ifdef KILN_SYNTH_FORM_BIT
+  static const kilnSynthForm_t forms[] = {KILN_SYNTH_FORM_SKETCH, KILN_SYNTH_FORM_ONEFLIGHT, KILN_SYNTH_FORM_TWOSHOT,
+                                          KILN_SYNTH_FORM_DIRECT};
+  const int nforms = 4;
+#else
+  const int nforms = 1;
+#endif
+  for (int f = 0; f < nforms; f++)
+    for (int p = 0; p < KILN_NUM_PROTOS; p++) {
+      if (!(o->space.protos >> p & 1u)) continue;
+      for (int i = 0; i < o->space.ninstances; i++) {
+        kilnSynthOptions so = KILN_SYNTH_OPTIONS_INIT;
+        so.time_limit_s = 20;
+        so.proto = (kilnProto_t)p;
+        so.instances = o->space.instances[i];
+        so.inplace = o->space.inplace;
+#ifdef KILN_SYNTH_FORM_BIT
+        so.forms = KILN_SYNTH_FORM_BIT(forms[f]);
+#endif
+        kilnPlan* plan = NULL;
+        kilnResult_t r = kilnSynthesize(t, s, coll, &so, &plan, NULL);
+        if (r == KILN_SUCCESS) {
+          char name[KILN_NAME_MAX];
+          snprintf(name, sizeof name, "%s", plan->name);
+          r = kilnTuneAdd(set, plan, "synth");
+          if (r == KILN_SUCCESS) (*added)++;
+          else if (r != KILN_ERR_INVALID_ARGUMENT) noteSkip(name, r, kilnLastError(), skipped);
+          else (*skipped)++; /* the same plan as another candidate (the floor's ring, say) */
+        } else {
+          char name[96];
+          snprintf(name, sizeof name, "synth %s %s x%d", kilnCollName(coll), kilnProtoName(so.proto), so.instances);
+          noteSkip(name, r, kilnLastError(), skipped);
+        }
+      }
+    }
+}
+
+/* The synthesizer's topology and sketch: given, or switchN and its sketch (or the default one). */
+static int synthInputs(const tuneOpts* o, int ranks, kilnTopology** t, kilnSketch** s) {
+  char topoName[32], sketchBuf[4096];
+  kilnTopoArgs ta = o->ta;
+  if (!ta.name) {
+    snprintf(topoName, sizeof topoName, "switch%d", ranks);
+    ta.name = topoName;
+  }
+  const int rc = cliLoadTopo(&ta, t);
+  if (rc) return rc;
+  if ((*t)->nranks != ranks) {
+    fprintf(stderr, "kiln tune: the topology %s has %d GPUs, the tune %d ranks\n", (*t)->name, (*t)->nranks, ranks);
+    return 2;
+  }
+  char shipped[32];
+  snprintf(shipped, sizeof shipped, "switch%d", ranks);
+  const char* path = cliSketchPath(o->sketch ? o->sketch : shipped, sketchBuf, sizeof sketchBuf);
+  if (!path && o->sketch) {
+    fprintf(stderr, "kiln tune: unknown sketch '%s': no file of that name here, nor a sketch kiln ships\n", o->sketch);
+    return 2;
+  }
+  kilnResult_t r = path ? kilnSketchReadFile(path, s) : kilnSketchDefault(*t, s);
+  if (r != KILN_SUCCESS) {
+    cliFileErrorTo(stderr, "kiln tune: ", path ? path : "default sketch", kilnLastError());
+    return 1;
+  }
+  if (!o->ta.name || !o->sketch)
+    printf("synthesizer: topology %s, sketch %s\n", (*t)->name, path ? path : "the topology's default");
+  return 0;
+}
+
+/* Every candidate of coll into set; prints how many. */
+static int candidates(const tuneOpts* o, int ranks, kilnColl_t coll, const kilnTopology* t, const kilnSketch* s,
+                      kilnTuneSet* set) {
+  int skipped = 0, synthAdded = 0, classicAdded = 0;
+  if (t && s) synthCandidates(set, t, s, coll, o, &synthAdded, &skipped);
+  if (kilnTuneClassic(set, coll, ranks, &o->space, noteSkip, &skipped, &classicAdded) != KILN_SUCCESS) {
+    fprintf(stderr, "kiln tune: %s\n", kilnLastError());
+    return 1;
+  }
+  printf("%s: %d candidates (%d synthesized, %d kiln classic), %d left out (forms, protocols or instances that do "
+         "not apply, plans the runtime does not run)\n",
+         kilnCollName(coll), set->n, synthAdded, classicAdded, skipped);
+  return 0;
+}
+
+#ifdef KILN_HAVE_CUDA
+static void joinArgs(int argc, char** argv, char* out, size_t n) {
+  size_t at = (size_t)snprintf(out, n, "kiln");
+  for (int i = 0; i < argc && at < n; i++) at += (size_t)snprintf(out + at, n - at, " %s", argv[i]);
+}
+
+static void formatSize(uint64_t b, char* buf, size_t n) {
+  if (b >= (1u << 30) && b % (1u << 30) == 0) snprintf(buf, n, "%lluG", (unsigned long long)(b >> 30));
+  else if (b >= (1u << 20) && b % (1u << 20) == 0) snprintf(buf, n, "%lluM", (unsigned long long)(b >> 20));
+  else if (b >= 1024 && b % 1024 == 0) snprintf(buf, n, "%lluK", (unsigned long long)(b >> 10));
+  else snprintf(buf, n, "%llu", (unsigned long long)b);
+}
+
+static uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Times and checks every candidate of coll at every size; fills us and nccl. */
+static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const kilnTuneSet* set, const uint64_t* sizes,
+                    int nsizes, double* us, double* nccl) {
+  const kilnTuneTiming tm = {2, o->graphCalls, o->reps};
+  for (int i = 0; i < set->n * nsizes; i++) us[i] = KILN_TUNE_NOT_RUN;
+  for (int k = 0; k < nsizes; k++) nccl[k] = KILN_TUNE_NOT_RUN;
+  for (int k = 0; k < nsizes; k++) {
+    char sz[32];
+    formatSize(sizes[k], sz, sizeof sz);
+    size_t count = 0;
+    if (kilnTuneGpuPrepare(g, coll, sizes[k], o->space.inplace, mix(o->seed ^ ((uint64_t)coll << 56) ^ (uint64_t)k),
+                           &count) != KILN_SUCCESS) {
+      printf("%-13s %6s: skipped: %s\n", kilnCollName(coll), sz, kilnLastError());
+      continue;
+    }
+    if (kilnTuneGpuHasNccl(g) && kilnTuneGpuRun(g, NULL, &tm, &nccl[k]) != KILN_SUCCESS) {
+      fprintf(stderr, "kiln tune: %s %s: NCCL: %s\n", kilnCollName(coll), sz, kilnLastError());
+      nccl[k] = KILN_TUNE_FAILED;
+    }
+    int best = -1, ran = 0;
+    for (int c = 0; c < set->n; c++) {
+      bool wrong = false;
+      for (int j = 0; j < k && !wrong; j++) wrong = us[c * nsizes + j] == KILN_TUNE_WRONG;
+      if (wrong) continue; /* refused already */
+      double t = -1;
+      const kilnResult_t r = kilnTuneGpuRun(g, set->c[c].plan, &tm, &t);
+      if (r == KILN_SUCCESS) {
+        us[c * nsizes + k] = t;
+        ran++;
+        if (best < 0 || t < us[best * nsizes + k]) best = c;
+      } else if (r == KILN_ERR_VERIFY) {
+        us[c * nsizes + k] = KILN_TUNE_WRONG;
+        fprintf(stderr, "kiln tune: %s refused: %s %s: %s\n", set->c[c].plan->name, kilnCollName(coll), sz,
+                kilnLastError());
+      } else if (r != KILN_ERR_UNSUPPORTED) {
+        us[c * nsizes + k] = KILN_TUNE_FAILED;
+        fprintf(stderr, "kiln tune: %s failed: %s %s: %s\n", set->c[c].plan->name, kilnCollName(coll), sz,
+                kilnLastError());
+      }
+    }
+    char ncclText[32] = "-";
+    if (nccl[k] >= 0) snprintf(ncclText, sizeof ncclText, "%.2f", nccl[k]);
+    if (best >= 0)
+      printf("%-13s %6s: NCCL %9s us, fastest %9.2f us %s (%d of %d ran)\n", kilnCollName(coll), sz, ncclText,
+             us[best * nsizes + k], set->c[best].plan->name, ran, set->n);
+    else printf("%-13s %6s: NCCL %9s us, no candidate ran\n", kilnCollName(coll), sz, ncclText);
+    fflush(stdout);
+  }
+}
+#endif
+
+int cmd_tune(int argc, char** argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+  tuneOpts o;
+  int rc = parseArgs(argc, argv, &o);
+  if (rc) return rc;
+  uint64_t sizes[TUNE_MAX_SIZES];
+  int nsizes = 0;
+  if (!kilnTuneSizes(o.minB, o.maxB, o.factor, sizes, TUNE_MAX_SIZES, &nsizes)) {
+    fprintf(stderr, "kiln tune: more than %d sizes from %llu to %llu bytes by %d\n", TUNE_MAX_SIZES,
+            (unsigned long long)o.minB, (unsigned long long)o.maxB, o.factor);
+    return 2;
+  }
+  if (o.out && !o.list && kilnTuneCheckDir(o.out) != KILN_SUCCESS) {
+    fprintf(stderr, "kiln tune: --out %s\n", kilnLastError());
+    return 2;
+  }
+#ifndef KILN_HAVE_CUDA
+  if (!o.list) {
+    fprintf(stderr, "kiln tune: no CUDA device: this kiln was built without the GPU runtime (CUDA, NCCL)\n");
+    return 1;
+  }
+  if (!o.ranks) {
+    fprintf(stderr, "kiln tune: --list without a GPU needs --ranks\n");
+    return 2;
+  }
+#else
+  int visible = 0;
+  const cudaError_t ce = cudaGetDeviceCount(&visible);
+  if (ce != cudaSuccess) visible = 0;
+  if (!o.ranks && visible < 1) {
+    if (o.list) {
+      fprintf(stderr, "kiln tune: --list without a GPU needs --ranks\n");
+      return 2;
+    }
+    fprintf(stderr, "kiln tune: no CUDA device: %s\n", ce != cudaSuccess ? cudaGetErrorString(ce) : "none visible");
+    return 1;
+  }
+  if (!o.ranks) o.ranks = visible < 2 ? 2 : visible > 64 ? 64 : visible;
+  kilnTuneGpu* g = NULL;
+  kilnTuneMachine m;
+  if (!o.list) {
+    if (kilnTuneGpuOpen(o.ranks, &m, &g) != KILN_SUCCESS) {
+      fprintf(stderr, "kiln tune: %s\n", kilnLastError());
+      return 1;
+    }
+    if (!o.seedGiven) o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    printf("%d ranks on %d x %s (driver %s, NCCL %s)%s; inputs from seed %llu\n", m.nranks, m.ngpus, m.gpu, m.driver,
+           m.nccl, m.rehearsal ? ": a REHEARSAL - ranks share GPUs, the times say nothing about speed, no NCCL" : "",
+           (unsigned long long)o.seed);
+  }
+#endif
+  kilnTopology* t = NULL;
+  kilnSketch* s = NULL;
+  if (o.synth && (rc = synthInputs(&o, o.ranks, &t, &s)) != 0) goto out_free;
+  kilnTuneSet sets[KILN_NUM_COLLS];
+  memset(sets, 0, sizeof sets);
+  double* times[KILN_NUM_COLLS] = {0};
+  double* ncclTimes[KILN_NUM_COLLS] = {0};
+  kilnTuneRange* ranges[KILN_NUM_COLLS] = {0};
+  kilnTuneResult results[KILN_NUM_COLLS];
+  int nresults = 0;
+  (void)results;
+  (void)nresults;
+  for (int c = 0; c < KILN_NUM_COLLS && rc == 0; c++) {
+    if (!o.colls[c]) continue;
+    if ((rc = candidates(&o, o.ranks, (kilnColl_t)c, t, s, &sets[c])) != 0) break;
+    if (o.list) {
+      for (int i = 0; i < sets[c].n; i++)
+        printf("  %-7s %s\n", sets[c].c[i].source, sets[c].c[i].plan->name);
+      continue;
+    }
+#ifdef KILN_HAVE_CUDA
+    times[c] = malloc((size_t)(sets[c].n ? sets[c].n : 1) * (size_t)nsizes * sizeof(double));
+    ncclTimes[c] = malloc((size_t)nsizes * sizeof(double));
+    ranges[c] = malloc((size_t)nsizes * sizeof(kilnTuneRange));
+    if (!times[c] || !ncclTimes[c] || !ranges[c]) {
+      fprintf(stderr, "kiln tune: out of memory\n");
+      rc = 1;
+      break;
+    }
+    measure(g, &o, (kilnColl_t)c, &sets[c], sizes, nsizes, times[c], ncclTimes[c]);
+    int nr = 0;
+    if (kilnTuneChoose(sizes, nsizes, times[c], sets[c].n, ncclTimes[c], o.tolerance, ranges[c], &nr) != KILN_SUCCESS) {
+      fprintf(stderr, "kiln tune: %s\n", kilnLastError());
+      rc = 1;
+      break;
+    }
+    results[nresults++] = (kilnTuneResult){(kilnColl_t)c, &sets[c], nsizes, sizes, times[c], ncclTimes[c], nr, ranges[c]};
+    printf("%s: chosen\n", kilnCollName((kilnColl_t)c));
+    for (int i = 0; i < nr; i++) {
+      const kilnTuneRange* r = &ranges[c][i];
+      printf("  %12llu .. %-12llu %s\n", (unsigned long long)r->min_bytes, (unsigned long long)r->max_bytes,
+             r->cand < 0 ? "NCCL" : sets[c].c[r->cand].plan->name);
+    }
+#endif
+  }
+#ifdef KILN_HAVE_CUDA
+  if (rc == 0 && !o.list) {
+    char command[2048];
+    joinArgs(argc, argv, command, sizeof command);
+    char seeded[2200];
+    snprintf(seeded, sizeof seeded, "%s (inputs from seed %llu)", command, (unsigned long long)o.seed);
+    if (kilnTuneWriteDir(o.out, &m, results, nresults, seeded) != KILN_SUCCESS) {
+      fprintf(stderr, "kiln tune: writing %s: %s\n", o.out, kilnLastError());
+      rc = 1;
+    } else {
+      printf("wrote %s%s (README, tune.csv, the plans): KILN_PLANS=%s\n", o.out,
+             m.rehearsal ? " from a rehearsal" : "", o.out);
+    }
+  }
+#endif
+  for (int c = 0; c < KILN_NUM_COLLS; c++) {
+    kilnTuneSetFree(&sets[c]);
+    free(times[c]);
+    free(ncclTimes[c]);
+    free(ranges[c]);
+  }
+out_free:
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+#ifdef KILN_HAVE_CUDA
+  kilnTuneGpuClose(g);
+#endif
+  return rc;
+}
