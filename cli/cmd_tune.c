@@ -56,7 +56,8 @@ static void help(FILE* f) {
           "                   N ranks and kiln's sketch switchN where it ships one, else the\n"
           "                   topology's default sketch; kiln profile writes this machine's topology)\n"
           "  --no-synth       kiln classic's plans only\n"
-          "  --forms LIST     kiln classic's forms (default ring,direct,oneshot,twoshot,staged)\n"
+          "  --forms LIST     kiln classic's forms (default ring,direct; with --no-synth also oneshot,\n"
+          "                   twoshot,staged, the memory-step forms the synthesizer writes otherwise)\n"
           "  --protos LIST    protocols (default Simple,LL,LL128,LL12; plans of send and receive\n"
           "                   steps take no LL12)\n"
           "  --instances LIST instance counts (default 1,2,4,8,16,32)\n"
@@ -193,9 +194,15 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
       return 2;
     }
   }
-  (void)forms;
   (void)protos;
   (void)inst;
+#ifdef KILN_SYNTH_FORM_BIT
+  /* The synthesizer writes the memory-step forms itself (one-flight, two-shot, direct puts): kiln
+   * classic adds its plans through FIFOs. */
+  if (o->synth && !forms) o->space.forms = 1u << KILN_TUNE_FORM_RING | 1u << KILN_TUNE_FORM_DIRECT;
+#else
+  (void)forms;
+#endif
   if (!anyColl)
     for (int c = 0; c < KILN_NUM_COLLS; c++) o->colls[c] = c != KILN_COLL_CUSTOM;
   if (!o->out && !o->list) {
