@@ -8,6 +8,7 @@
  * instances), each verified and runnable by kiln's runtime. The CPU side is solver/tune.c, the GPU
  * side host/tune_gpu.c.
  */
+#define _POSIX_C_SOURCE 200809L /* strtok_r, getpid */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +32,9 @@
 
 static void help(FILE* f) {
   fprintf(f,
-          "usage: kiln tune --out DIR [--ranks N] [--colls LIST] [--min-bytes SIZE] [--max-bytes SIZE]\n"
-          "                 [--factor F] [--topo NAME|FILE.xml] [--sketch NAME|FILE.xml] [--no-synth]\n"
-          "                 [--forms LIST] [--protos LIST] [--instances LIST] [--inplace]\n"
+          "usage: kiln tune --out DIR [--ranks N] [--gpus G] [--colls LIST] [--min-bytes SIZE]\n"
+          "                 [--max-bytes SIZE] [--factor F] [--topo NAME|FILE.xml] [--sketch NAME|FILE.xml]\n"
+          "                 [--no-synth] [--forms LIST] [--protos LIST] [--instances LIST] [--inplace]\n"
           "                 [--tolerance PCT] [--graph-calls N] [--reps N] [--seed S] [--list]\n"
           "On the local GPUs, times every candidate plan of each collective beside NCCL in CUDA graphs\n"
           "(one thread a rank; a call's time: the median of --reps launches of a graph of --graph-calls\n"
@@ -45,9 +46,10 @@ static void help(FILE* f) {
           "DIR as KILN_PLANS=DIR (the drop-in loads it at run time) or bake it (cmake\n"
           "-DKILN_PLANS_DIR=DIR, or kiln bake DIR/FILE.xml). An existing DIR is replaced only when it\n"
           "is empty or a folder kiln tune wrote (it holds tune.csv).\n"
-          "  --ranks N        ranks (default: the GPUs here, at least 2). More ranks than GPUs share\n"
+          "  --ranks N        ranks (default: the GPUs used, at least 2). More ranks than GPUs share\n"
           "                   them (rank r on GPU r mod GPUs): a rehearsal, whose times say nothing\n"
           "                   about speed and which has no NCCL; README and the output say so\n"
+          "  --gpus G         use the first G GPUs (default: every one visible)\n"
           "  --colls LIST     of allreduce, allgather, reducescatter, alltoall (default all four)\n"
           "  --min-bytes, --max-bytes, --factor  the sizes: 16 B to 1 GiB by default, each 4 times\n"
           "                   the last (reference bytes: allreduce per-rank input, allgather total\n"
@@ -71,7 +73,7 @@ static void help(FILE* f) {
 }
 
 typedef struct tuneOpts {
-  int ranks;
+  int ranks, gpus;
   bool colls[KILN_NUM_COLLS];
   uint64_t minB, maxB;
   int factor;
@@ -146,7 +148,7 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
     if (!strcmp(a, "--no-synth")) { o->synth = false; continue; }
     if (!strcmp(a, "--list")) { o->list = true; continue; }
     if (!strcmp(a, "--inplace")) { o->space.inplace = true; continue; }
-    static const char* const valued[] = {"--out", "--ranks", "--colls", "--min-bytes", "--max-bytes", "--factor",
+    static const char* const valued[] = {"--out", "--ranks", "--gpus", "--colls", "--min-bytes", "--max-bytes", "--factor",
                                          "--sketch", "--forms", "--protos", "--instances", "--tolerance",
                                          "--graph-calls", "--reps", "--seed"};
     bool known = false;
@@ -164,6 +166,7 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
     bool ok = true;
     if (!strcmp(a, "--out")) ok = cliOnce("tune", &o->out, a, v);
     else if (!strcmp(a, "--ranks")) ok = cliParseInt(v, &o->ranks) && o->ranks >= 2 && o->ranks <= 64;
+    else if (!strcmp(a, "--gpus")) ok = cliParseInt(v, &o->gpus) && o->gpus >= 1;
     else if (!strcmp(a, "--colls")) ok = anyColl = eachItem(v, oneColl, o->colls);
     else if (!strcmp(a, "--min-bytes")) ok = kilnParseSize(v, &o->minB) && o->minB >= 1;
     else if (!strcmp(a, "--max-bytes")) ok = kilnParseSize(v, &o->maxB) && o->maxB >= 1;
@@ -417,19 +420,24 @@ int cmd_tune(int argc, char** argv) {
   int visible = 0;
   const cudaError_t ce = cudaGetDeviceCount(&visible);
   if (ce != cudaSuccess) visible = 0;
-  if (!o.ranks && visible < 1) {
-    if (o.list) {
-      fprintf(stderr, "kiln tune: --list without a GPU needs --ranks\n");
-      return 2;
-    }
+  if (visible < 1 && !o.list) {
     fprintf(stderr, "kiln tune: no CUDA device: %s\n", ce != cudaSuccess ? cudaGetErrorString(ce) : "none visible");
     return 1;
   }
-  if (!o.ranks) o.ranks = visible < 2 ? 2 : visible > 64 ? 64 : visible;
+  if (!o.ranks && visible < 1) {
+    fprintf(stderr, "kiln tune: --list without a GPU needs --ranks\n");
+    return 2;
+  }
+  if (o.gpus > visible && !o.list) {
+    fprintf(stderr, "kiln tune: --gpus %d: %d visible here\n", o.gpus, visible);
+    return 1;
+  }
+  const int used = o.gpus ? o.gpus : visible;
+  if (!o.ranks) o.ranks = used < 2 ? 2 : used > 64 ? 64 : used;
   kilnTuneGpu* g = NULL;
   kilnTuneMachine m;
   if (!o.list) {
-    if (kilnTuneGpuOpen(o.ranks, &m, &g) != KILN_SUCCESS) {
+    if (kilnTuneGpuOpen(o.ranks, o.gpus, &m, &g) != KILN_SUCCESS) {
       fprintf(stderr, "kiln tune: %s\n", kilnLastError());
       return 1;
     }

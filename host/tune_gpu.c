@@ -159,7 +159,7 @@ static kilnResult_t makeKiln(kilnTuneGpu* g) {
   return r;
 }
 
-kilnResult_t kilnTuneGpuOpen(int nranks, kilnTuneMachine* m, kilnTuneGpu** out) {
+kilnResult_t kilnTuneGpuOpen(int nranks, int ngpus, kilnTuneMachine* m, kilnTuneGpu** out) {
   *out = NULL;
   int visible = 0;
   const cudaError_t ce = cudaGetDeviceCount(&visible);
@@ -167,6 +167,9 @@ kilnResult_t kilnTuneGpuOpen(int nranks, kilnTuneMachine* m, kilnTuneGpu** out) 
   if (visible < 1) return kilnSetError(KILN_ERR_CUDA, "no CUDA device: none visible");
   if (nranks < 2 || nranks > TUNE_MAX_RANKS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%d ranks: a tune takes 2..%d", nranks, TUNE_MAX_RANKS);
+  if (ngpus < 0 || ngpus > visible)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%d GPUs asked for, %d visible", ngpus, visible);
+  if (ngpus > 0) visible = ngpus;
   kilnTuneGpu* g = calloc(1, sizeof *g);
   if (!g) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
   g->n = nranks;

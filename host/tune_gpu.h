@@ -38,11 +38,11 @@ typedef struct kilnTuneTiming {
 } kilnTuneTiming;
 #define KILN_TUNE_TIMING_INIT {2, 10, 7}
 
-/* Sets up nranks ranks (>= 2) over the visible GPUs, as above, with one thread per rank for what
- * follows, and describes the machine into *m. KILN_ERR_CUDA "no CUDA device: ..." (CUDA's reason)
+/* Sets up nranks ranks (>= 2) over the first ngpus visible GPUs (0: all of them), as above, with one
+ * thread per rank for what follows, and describes the machine into *m. KILN_ERR_CUDA "no CUDA device: ..." (CUDA's reason)
  * where none is visible; KILN_ERR_NCCL or the runtime's error where the communicators cannot be made.
  * Blocks until they are. */
-KILN_INTERNAL kilnResult_t kilnTuneGpuOpen(int nranks, kilnTuneMachine* m, kilnTuneGpu** out);
+KILN_INTERNAL kilnResult_t kilnTuneGpuOpen(int nranks, int ngpus, kilnTuneMachine* m, kilnTuneGpu** out);
 KILN_INTERNAL void kilnTuneGpuClose(kilnTuneGpu* g);
 /* Whether the world has NCCL (false in a rehearsal). */
 KILN_INTERNAL bool kilnTuneGpuHasNccl(const kilnTuneGpu* g);

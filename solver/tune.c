@@ -297,7 +297,7 @@ static kilnResult_t writeReadme(const char* path, const char* dir, const kilnTun
             m->nranks, m->ngpus, m->ngpus == 1 ? "" : "s");
   else fprintf(f, "rehearsal: no (one rank a GPU)\n");
   fprintf(f, "command: %s\n\n", command ? command : "kiln tune");
-  fprintf(f, "Each plan's file names its byte range (minBytes, maxBytes; the collective's reference bytes:\n"
+  fprintf(f, "Each plan's file holds its byte range (minBytes, maxBytes: the collective's reference bytes,\n"
              "allreduce per-rank input, allgather total output, reducescatter and alltoall total input).\n"
              "Sizes no plan takes stay NCCL's. Use them without a rebuild (the drop-in libnccl.so.2):\n"
              "  KILN_PLANS=%s\n"
