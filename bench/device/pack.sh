@@ -1,10 +1,10 @@
 #!/bin/bash
 # Packs what the GPU machine needs from a CUDA build into one compressed file, .carry/pack.tar.xz
 # (the device's carry is capped at 64 MiB; the baked kernels are in libkiln.so and, again, in the
-# drop-in; xz with a 256 MiB dictionary packs the two copies as about one): the GPU suites,
-# coll_bench, prim_bench, host_bench, nvl_bench, the probes (pdl_probe, sym_probe), the drop-in
-# libnccl.so.2 and the shared libraries they need that the GPU machine lacks (libkiln.so,
-# Criterion, GLPK, ...).
+# drop-in; xz with a 256 MiB dictionary packs the two copies as about one): the GPU suites, the
+# kiln CLI (kiln tune, kiln profile), coll_bench, prim_bench, host_bench, nvl_bench, the probes
+# (pdl_probe, sym_probe), the drop-in libnccl.so.2 and the shared libraries they need that the GPU
+# machine lacks (libkiln.so, Criterion, GLPK, ...).
 # On the GPU machine: tar xJf .carry/pack.tar.xz -C .carry  -> .carry/{bin,lib,shim}
 #   bench/device/pack.sh BUILD_DIR [EXTRA_BINARY...]
 # EXTRA_BINARY: more executables for bin/ (an older build's coll_bench, copied aside, for an A/B
@@ -18,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/lib" "$tmp/shim" "$here/.carry"
 for b in tests/gpu/test_gpu_plans tests/gpu/test_gpu_sym tests/gpu/test_gpu_graphs tests/gpu/test_gpu_streams \
-  tests/gpu/test_gpu_faults tests/gpu/test_gpu_nodes bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench bench/pdl_probe \
+  tests/gpu/test_gpu_faults tests/gpu/test_gpu_nodes tests/gpu/test_gpu_tune kiln bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench bench/pdl_probe \
   bench/sym_probe; do
   [ -x "$build/$b" ] && cp "$build/$b" "$tmp/bin/"
 done
