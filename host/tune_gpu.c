@@ -130,7 +130,7 @@ static bool agree(kilnTuneGpu* g, int r) {
 static void describe(kilnTuneGpu* g, kilnTuneMachine* m) {
   memset(m, 0, sizeof *m);
   struct cudaDeviceProp prop;
-  if (cudaGetDeviceProperties(&prop, g->dev[0]) == cudaSuccess) snprintf(m->gpu, sizeof m->gpu, "%s", prop.name);
+  if (cudaGetDeviceProperties(&prop, g->dev[0]) == cudaSuccess) snprintf(m->gpu, sizeof m->gpu, "%.127s", prop.name);
   else snprintf(m->gpu, sizeof m->gpu, "unknown GPU");
   m->ngpus = g->ngpus;
   m->nranks = g->n;
