@@ -35,7 +35,8 @@ static void help(FILE* f) {
           "usage: kiln tune --out DIR [--ranks N] [--gpus G] [--colls LIST] [--min-bytes SIZE]\n"
           "                 [--max-bytes SIZE] [--factor F] [--topo NAME|FILE.xml] [--sketch NAME|FILE.xml]\n"
           "                 [--no-synth] [--forms LIST] [--protos LIST] [--instances LIST] [--inplace]\n"
-          "                 [--tolerance PCT] [--graph-calls N] [--reps N] [--seed S] [--list]\n"
+          "                 [--tolerance PCT] [--prune X] [--graph-calls N] [--reps N] [--seed S]\n"
+          "                 [--list]\n"
           "On the local GPUs, times every candidate plan of each collective beside NCCL in CUDA graphs\n"
           "(one thread a rank; a call's time: the median of --reps launches of a graph of --graph-calls\n"
           "calls, the slowest rank's), checks each result against a CPU reference on fresh random\n"
@@ -66,6 +67,8 @@ static void help(FILE* f) {
           "  --inplace        tune in-place calls (plans of the in-place form) instead\n"
           "  --tolerance PCT  keep the plan of the size below while within PCT%% of the fastest\n"
           "                   (default 3: fewer ranges for differences timing cannot tell apart)\n"
+          "  --prune X        a candidate X times slower than the fastest at a size is not timed at\n"
+          "                   the larger ones (default 4; 0: time every candidate at every size)\n"
           "  --graph-calls N  calls captured in a graph (default 10); --reps N launches timed (default 7)\n"
           "  --seed S         the inputs' seed (default: from the clock; printed)\n"
           "  --list           print the candidates and exit (no GPU needed; give --ranks without one)\n"
@@ -81,7 +84,7 @@ typedef struct tuneOpts {
   const char* sketch;
   bool synth, list;
   kilnTuneSpace space;
-  double tolerance;
+  double tolerance, prune;
   int graphCalls, reps;
   uint64_t seed;
   bool seedGiven;
@@ -136,6 +139,7 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
   o->synth = true;
   o->space = (kilnTuneSpace)KILN_TUNE_SPACE_INIT;
   o->tolerance = 0.03;
+  o->prune = 4;
   o->graphCalls = 10;
   o->reps = 7;
   bool anyColl = false, forms = false, protos = false, inst = false;
@@ -150,7 +154,7 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
     if (!strcmp(a, "--inplace")) { o->space.inplace = true; continue; }
     static const char* const valued[] = {"--out", "--ranks", "--gpus", "--colls", "--min-bytes", "--max-bytes", "--factor",
                                          "--sketch", "--forms", "--protos", "--instances", "--tolerance",
-                                         "--graph-calls", "--reps", "--seed"};
+                                         "--prune", "--graph-calls", "--reps", "--seed"};
     bool known = false;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
     if (!known) {
@@ -185,6 +189,10 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
       char* end;
       o->tolerance = strtod(v, &end) / 100.0;
       ok = !*end && o->tolerance >= 0 && o->tolerance < 10;
+    } else if (!strcmp(a, "--prune")) {
+      char* end;
+      o->prune = strtod(v, &end);
+      ok = !*end && (o->prune == 0 || o->prune >= 1);
     } else if (!strcmp(a, "--graph-calls")) ok = cliParseInt(v, &o->graphCalls) && o->graphCalls >= 1 && o->graphCalls <= 1000;
     else if (!strcmp(a, "--reps")) ok = cliParseInt(v, &o->reps) && o->reps >= 1 && o->reps <= 64;
     else if (!strcmp(a, "--seed")) {
@@ -339,9 +347,10 @@ static uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/* Times and checks every candidate of coll at every size; fills us and nccl. */
+/* Times and checks every candidate of coll at every size; fills us and nccl. dropped: [set->n]. */
 static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const kilnTuneSet* set, const uint64_t* sizes,
-                    int nsizes, double* us, double* nccl) {
+                    int nsizes, double* us, double* nccl, bool* dropped) {
+  for (int c = 0; c < set->n; c++) dropped[c] = false;
   const kilnTuneTiming tm = {2, o->graphCalls, o->reps};
   for (int i = 0; i < set->n * nsizes; i++) us[i] = KILN_TUNE_NOT_RUN;
   for (int k = 0; k < nsizes; k++) nccl[k] = KILN_TUNE_NOT_RUN;
@@ -360,6 +369,10 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
     }
     int best = -1, ran = 0;
     for (int c = 0; c < set->n; c++) {
+      if (dropped[c]) { /* far slower than the fastest at a smaller size */
+        us[c * nsizes + k] = KILN_TUNE_PRUNED;
+        continue;
+      }
       bool wrong = false;
       for (int j = 0; j < k && !wrong; j++) wrong = us[c * nsizes + j] == KILN_TUNE_WRONG;
       if (wrong) continue; /* refused already */
@@ -379,6 +392,9 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
                 kilnLastError());
       }
     }
+    if (best >= 0 && o->prune > 0)
+      for (int c = 0; c < set->n; c++)
+        dropped[c] = dropped[c] || us[c * nsizes + k] > o->prune * us[best * nsizes + k];
     char ncclText[32] = "-";
     if (nccl[k] >= 0) snprintf(ncclText, sizeof ncclText, "%.2f", nccl[k]);
     if (best >= 0)
@@ -476,7 +492,14 @@ int cmd_tune(int argc, char** argv) {
       rc = 1;
       break;
     }
-    measure(g, &o, (kilnColl_t)c, &sets[c], sizes, nsizes, times[c], ncclTimes[c]);
+    bool* dropped = calloc((size_t)sets[c].n + 1, sizeof(bool));
+    if (!dropped) {
+      fprintf(stderr, "kiln tune: out of memory\n");
+      rc = 1;
+      break;
+    }
+    measure(g, &o, (kilnColl_t)c, &sets[c], sizes, nsizes, times[c], ncclTimes[c], dropped);
+    free(dropped);
     int nr = 0;
     if (kilnTuneChoose(sizes, nsizes, times[c], sets[c].n, ncclTimes[c], o.tolerance, ranges[c], &nr) != KILN_SUCCESS) {
       fprintf(stderr, "kiln tune: %s\n", kilnLastError());

@@ -237,13 +237,18 @@ kilnResult_t kilnTuneCheckDir(const char* dir) {
 static const char* timeText(double us, char* buf, size_t n) {
   if (us == KILN_TUNE_WRONG) return "wrong";
   if (us == KILN_TUNE_FAILED) return "failed";
+  if (us == KILN_TUNE_PRUNED) return "pruned";
   if (us < 0) return "";
   snprintf(buf, n, "%.2f", us);
   return buf;
 }
 
 static const char* statusText(double us) {
-  return us == KILN_TUNE_WRONG ? "wrong" : us == KILN_TUNE_FAILED ? "failed" : us < 0 ? "not-run" : "ok";
+  return us == KILN_TUNE_WRONG    ? "wrong"
+         : us == KILN_TUNE_FAILED ? "failed"
+         : us == KILN_TUNE_PRUNED ? "pruned"
+         : us < 0                 ? "not-run"
+                                  : "ok";
 }
 
 /* The file name (without .xml) of range ri of a result: the candidate's plan name and -rN, cut to

@@ -93,10 +93,12 @@ KILN_INTERNAL void kilnTuneSetFree(kilnTuneSet* set);
 KILN_INTERNAL bool kilnTuneSizes(uint64_t min, uint64_t max, int factor, uint64_t* sizes, int cap, int* n);
 
 /* A time that is not one (kilnTuneChoose's us and nccl): the candidate did not run at that size
- * (its plan does not take the call: count, form), failed on the GPU, or gave a wrong result. */
+ * (its plan does not take the call: count, form), failed on the GPU, gave a wrong result, or was
+ * left out for being far slower than the fastest at a smaller size (kiln tune --prune). */
 #define KILN_TUNE_NOT_RUN (-1.0)
 #define KILN_TUNE_FAILED (-2.0)
 #define KILN_TUNE_WRONG (-3.0)
+#define KILN_TUNE_PRUNED (-4.0)
 
 /* What serves sizes[first..last]: candidate cand (-1: NCCL), for the call bytes
  * [min_bytes, max_bytes]. */

@@ -142,3 +142,38 @@ Test(gpu_tune, refuses_a_wrong_plan, .init = gpu_init_shared, .timeout = 300) {
   kilnPlanFree(ring);
   kilnPlanFree(p);
 }
+
+/* The tuner's check of every collective, out of place and in place (no in-place alltoall): a
+ * classic plan of each, on 2 ranks of one GPU at a size of many chunks, passes it. */
+Test(gpu_tune, checks_every_collective, .init = gpu_init_shared, .timeout = 300) {
+  static const struct {
+    const char* algo;
+    kilnColl_t coll;
+  } cases[] = {{"ring", KILN_COLL_ALLREDUCE},
+               {"ring", KILN_COLL_REDUCESCATTER},
+               {"ring", KILN_COLL_ALLGATHER},
+               {"direct", KILN_COLL_ALLTOALL}};
+  kilnTuneGpu* g = NULL;
+  kilnTuneMachine m;
+  cr_assert(eq(int, kilnTuneGpuOpen(2, 1, &m, &g), KILN_SUCCESS), "%s", kilnLastError());
+  const kilnTuneTiming tm = {1, 2, 2};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int ip = 0; ip < 2; ip++) {
+      if (ip && cases[i].coll == KILN_COLL_ALLTOALL) continue;
+      kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+      o.instances = 2;
+      o.inplace = ip == 1;
+      kilnPlan* p = NULL;
+      cr_assert(eq(int, kilnClassicPlan(cases[i].algo, cases[i].coll, 2, &o, &p), KILN_SUCCESS));
+      size_t count = 0;
+      cr_assert(eq(int, kilnTuneGpuPrepare(g, cases[i].coll, 65536, ip == 1, g_seed + i, &count), KILN_SUCCESS),
+                "%s", kilnLastError());
+      cr_expect(eq(sz, count, cases[i].coll == KILN_COLL_ALLREDUCE ? (size_t)16384 : (size_t)8192));
+      double us = 0;
+      cr_expect(eq(int, kilnTuneGpuRun(g, p, &tm, &us), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
+      kilnPlanFree(p);
+    }
+  cr_expect(eq(int, kilnTuneGpuPrepare(g, KILN_COLL_ALLTOALL, 65536, true, g_seed, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(eq(int, kilnTuneGpuPrepare(g, KILN_COLL_ALLGATHER, 4, false, g_seed, NULL), KILN_ERR_INVALID_ARGUMENT));
+  kilnTuneGpuClose(g);
+}
