@@ -397,9 +397,11 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
         dropped[c] = dropped[c] || us[c * nsizes + k] > o->prune * us[best * nsizes + k];
     char ncclText[32] = "-";
     if (nccl[k] >= 0) snprintf(ncclText, sizeof ncclText, "%.2f", nccl[k]);
+    char speed[32] = "";
+    if (best >= 0 && nccl[k] > 0) snprintf(speed, sizeof speed, " (%.2fx NCCL)", nccl[k] / us[best * nsizes + k]);
     if (best >= 0)
-      printf("%-13s %6s: NCCL %9s us, fastest %9.2f us %s (%d of %d ran)\n", kilnCollName(coll), sz, ncclText,
-             us[best * nsizes + k], set->c[best].plan->name, ran, set->n);
+      printf("%-13s %6s: NCCL %9s us, fastest %9.2f us%s %s (%d of %d ran)\n", kilnCollName(coll), sz, ncclText,
+             us[best * nsizes + k], speed, set->c[best].plan->name, ran, set->n);
     else printf("%-13s %6s: NCCL %9s us, no candidate ran\n", kilnCollName(coll), sz, ncclText);
     fflush(stdout);
   }
