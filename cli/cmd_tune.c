@@ -347,10 +347,11 @@ static uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/* Times and checks every candidate of coll at every size; fills us and nccl. dropped: [set->n]. */
+/* Times and checks every candidate of coll at every size; fills us and nccl. dropped: [set->n], what
+ * is no longer timed: 1 pruned, 2 failed on the GPU. */
 static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const kilnTuneSet* set, const uint64_t* sizes,
-                    int nsizes, double* us, double* nccl, bool* dropped) {
-  for (int c = 0; c < set->n; c++) dropped[c] = false;
+                    int nsizes, double* us, double* nccl, unsigned char* dropped) {
+  for (int c = 0; c < set->n; c++) dropped[c] = 0;
   const kilnTuneTiming tm = {2, o->graphCalls, o->reps};
   for (int i = 0; i < set->n * nsizes; i++) us[i] = KILN_TUNE_NOT_RUN;
   for (int k = 0; k < nsizes; k++) nccl[k] = KILN_TUNE_NOT_RUN;
@@ -369,8 +370,8 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
     }
     int best = -1, ran = 0;
     for (int c = 0; c < set->n; c++) {
-      if (dropped[c]) { /* far slower than the fastest at a smaller size */
-        us[c * nsizes + k] = KILN_TUNE_PRUNED;
+      if (dropped[c]) { /* far slower than the fastest at a smaller size, or failed at one */
+        us[c * nsizes + k] = dropped[c] == 1 ? KILN_TUNE_PRUNED : KILN_TUNE_NOT_RUN;
         continue;
       }
       bool wrong = false;
@@ -388,13 +389,14 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
                 kilnLastError());
       } else if (r != KILN_ERR_UNSUPPORTED) {
         us[c * nsizes + k] = KILN_TUNE_FAILED;
-        fprintf(stderr, "kiln tune: %s failed: %s %s: %s\n", set->c[c].plan->name, kilnCollName(coll), sz,
-                kilnLastError());
+        dropped[c] = 2;
+        fprintf(stderr, "kiln tune: %s failed: %s %s: %s (not tried at larger sizes)\n", set->c[c].plan->name,
+                kilnCollName(coll), sz, kilnLastError());
       }
     }
     if (best >= 0 && o->prune > 0)
       for (int c = 0; c < set->n; c++)
-        dropped[c] = dropped[c] || us[c * nsizes + k] > o->prune * us[best * nsizes + k];
+        if (!dropped[c] && us[c * nsizes + k] > o->prune * us[best * nsizes + k]) dropped[c] = 1;
     char ncclText[32] = "-";
     if (nccl[k] >= 0) snprintf(ncclText, sizeof ncclText, "%.2f", nccl[k]);
     char speed[32] = "";
@@ -494,7 +496,7 @@ int cmd_tune(int argc, char** argv) {
       rc = 1;
       break;
     }
-    bool* dropped = calloc((size_t)sets[c].n + 1, sizeof(bool));
+    unsigned char* dropped = calloc((size_t)sets[c].n + 1, 1);
     if (!dropped) {
       fprintf(stderr, "kiln tune: out of memory\n");
       rc = 1;
