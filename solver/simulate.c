@@ -8,22 +8,31 @@
  * an earlier gap (without that, tasks holding two ports, as all-to-all transfers do, leave most
  * of the ports idle).
  *
- * Cost model (the one of topology.h and the TACCL paper):
- * - a transfer of b bytes over link a->b takes alpha + beta * b / 1e6 µs from its start to the
- *   data's arrival; a link's `mult` lanes multiply its bandwidth (beta / mult);
- * - a link carries one transfer at a time, for beta * b / 1e6 µs: alpha is latency, not
- *   occupancy, so back-to-back transfers on a link overlap their alphas as pipelined hardware
- *   does (charging alpha as occupancy would bill NCCL's 512 KiB slicing 0.74 µs per slice and
- *   put a 64 MB ring allreduce on 8 H100s at 243 GB/s bus bandwidth, far below the ~350 GB/s
- *   NCCL reaches on this NVLink generation: baselines/ has 347 GB/s on 4 H200s);
+ * Cost model: the links' α and β of topology.h and the TACCL paper, and a table of the runtime's
+ * costs (kilnSimParams, topology.h: the topology's <costs>, else KILN_SIM_PARAMS_INIT, fitted to
+ * the H200 tables of bench/baselines by bench/sim_calibrate):
+ * - a transfer of b bytes in form f (a put or a get per protocol, an MSCCL send per protocol)
+ *   puts b / f.efficiency bytes on the wire and arrives f.alpha_scale * α + f.alpha_us after the
+ *   wire has carried them; a link's `mult` lanes multiply its bandwidth (beta / mult);
+ * - a link carries one transfer at a time, for beta * wire bytes: α is latency, not occupancy,
+ *   so back-to-back transfers on a link overlap their alphas as pipelined hardware does (charging
+ *   alpha as occupancy would bill NCCL's 512 KiB slicing 0.74 µs per slice and put a 64 MB ring
+ *   allreduce on 8 H100s at 243 GB/s bus bandwidth, far below the ~350 GB/s NCCL reaches on this
+ *   NVLink generation: baselines/ has 347 GB/s on 4 H200s);
+ * - the sending threadblock is busy for at least tb_us_per_mb * wire bytes (one block moves a
+ *   fraction of a link): the link is held for its own time and the block goes on after the
+ *   longer of the two, so many blocks share a link while one alone cannot fill it;
  * - a link through a switch holds the sender's egress port and the receiver's ingress port of
  *   that switch instead of the link itself (so two senders into one GPU serialize);
  * - an inter-node link holds the sender's NIC (egress) and the receiver's NIC (ingress), so GPUs
  *   sharing a NIC serialize;
- * - local steps (cpy, re, nop, and the local half of a receive) cost nothing: on the machines
- *   kiln targets memory bandwidth is several times link bandwidth, and the runtimes fuse the
- *   copy into the receive. TACCL's initial <copy>s (kilnGpu.copies) are local too: they cost
- *   nothing and delay no step, so the simulator reads only the steps.
+ * - every step but sig, wait and nop costs its threadblock step_us, a Simple send or receive
+ *   fifo_step_us more (its slot handshake); cpy, re and gre's reduction local_us_per_mb per MB of
+ *   chunks (0: free); the local half of a receive nothing (the runtimes fuse it). TACCL's initial
+ *   <copy>s (kilnGpu.copies) cost nothing and delay no step, so the simulator reads only the steps;
+ * - a call adds its launch: launch_us for a plan with memory steps, fifo_launch_us for one of
+ *   MSCCL's steps only, which runs in the runtime's iterations of at most a FIFO slot per step
+ *   (fifo_slot_bytes; host/exec.c), each after the one before in every threadblock.
  *
  * FIFOs are unbounded here (kiln verify --fifo-depth checks that a plan fits the runtime's).
  *
@@ -33,15 +42,17 @@
  * goes on. A sig costs sig_us locally (a run of sigs one sig_us: one fence serves them all) and
  * arrives after its flight; it follows the arrival of every
  * put its threadblock made since its previous sig (the fence), and its wait follows its arrival
- * plus wait_us. A step that reads lines follows the arrival of the line puts that write them. One
- * call and one iteration are simulated: scratch halves and the calls around it cost nothing.
+ * plus wait_us (a run of waits one wait_us: their flags are polled together). A step that reads
+ * lines follows the arrival of the line puts that write them. One call and one iteration are
+ * simulated: scratch halves and the calls around it cost nothing.
  *
- * Plans: one task per step, after the previous step of its threadblock and its dependency
- * (depid/deps) have completed and, for a receive, the matching send's data has arrived. A step
- * that sends holds the resources of its link for beta * bytes and completes locally then (the
- * runtimes keep several slices in flight, so a threadblock does not wait for alpha); its data
- * arrives alpha later. The chunk size is the reference bytes divided by the plan's reference
- * chunk count. The predicted time is the last arrival or completion.
+ * Plans: one task per step (and iteration), after the previous step of its threadblock and its
+ * dependency (depid/deps) have completed and, for a receive, the matching send's data has
+ * arrived. A step that sends holds the resources of its link for beta * wire bytes and completes
+ * locally then (the runtimes keep several slices in flight, so a threadblock does not wait for
+ * alpha); its data arrives its form's latency later. The chunk size is the reference bytes
+ * divided by the plan's reference chunk count. The predicted time is the last arrival or
+ * completion, and the launch.
  *
  * Baselines (NCCL's algorithms on the same model):
  * - ring: rings in node-major order: inside a node a Hamiltonian cycle over the node's links
@@ -63,6 +74,9 @@
  *   chain along the node's path (the second tree along the reversed path, so the trees use
  *   different GPUs to enter a node). Reduce up, then broadcast down, pipelined in slices of
  *   512 KiB halved (down to 128 KiB) until there are 8 slices per tree level, as NCCL does.
+ * Their steps are sends in NCCL's table (KILN_SIM_PARAMS_NCCL: its launch, and send forms per
+ * protocol); each is simulated in LL, LL128 and Simple and the fastest taken, as NCCL's tuner
+ * picks a protocol.
  */
 #include <math.h>
 #include <stdio.h>
@@ -75,10 +89,13 @@
 #define KILN_SIM_MAX_SLICES 256
 #define KILN_SIM_PATH_BUDGET 1000000 /* DFS steps when searching a ring through a node */
 #define KILN_SIM_MAX_RINGS 16         /* rings searched inside a node of point-to-point links */
+#define KILN_SIM_MAX_ITERS 64         /* a plan's iterations simulated one by one */
 
 typedef struct simTask {
   double ready, end;
-  double cost;   /* time the resources are held; local completion = start + cost */
+  double cost;   /* local completion = start + cost */
+  double hold;   /* time the resources are held from the start (<= cost; a threadblock slower than its
+                  * link holds the link for the link's time only, and others share the rest) */
   double lat;    /* the link's alpha: the data arrives at start + cost + lat */
   double arrive; /* start + cost + lat */
   int res[2];
@@ -108,7 +125,7 @@ static int graph_task(simGraph* g) {
     g->t = nt;
     g->cap = nc;
   }
-  g->t[g->ntasks] = (simTask){0, 0, 0, 0, 0, {-1, -1}, 0, 0, false};
+  g->t[g->ntasks] = (simTask){0, 0, 0, 0, 0, 0, {-1, -1}, 0, 0, false};
   return g->ntasks++;
 }
 
@@ -148,15 +165,21 @@ static int nresources(const kilnTopology* t) {
   return t->nlinks + 2 * t->nswitches * t->nranks + 2 * t->nnics;
 }
 
-/* Makes task x a transfer of `bytes` from topology rank a to b. */
-static kilnResult_t set_transfer(const kilnTopology* t, simTask* x, int a, int b, double bytes) {
+/* Makes task x a transfer of `bytes` of payload from topology rank a to b in form fm (NULL: the
+ * link's α and β alone): the link (or its switch or NIC ports) held for β * bytes / efficiency,
+ * the sending threadblock busy for at least tb_us_per_mb * bytes / efficiency, the data arriving
+ * alpha_scale * α + alpha_us after that. */
+static kilnResult_t set_transfer(const kilnTopology* t, simTask* x, int a, int b, double bytes, const kilnSimForm* fm,
+                                 double tb_us_per_mb) {
   const kilnLink* l = kilnTopologyLink(t, a, b);
   if (!l)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has no link from rank %d to rank %d",
                         t->name, a, b);
   int mult = l->mult > 0 ? l->mult : 1;
-  x->lat = l->alpha_us;
-  x->cost = l->beta_us_per_mb / mult * bytes / 1e6;
+  const double wire = fm ? bytes / fm->efficiency : bytes;
+  x->lat = fm ? l->alpha_us * fm->alpha_scale + fm->alpha_us : l->alpha_us;
+  x->hold = l->beta_us_per_mb / mult * wire / 1e6;
+  x->cost = tb_us_per_mb * wire / 1e6 > x->hold ? tb_us_per_mb * wire / 1e6 : x->hold;
   x->xfer = true;
   int li = (int)(l - t->links);
   int swbase = t->nlinks, nicbase = t->nlinks + 2 * t->nswitches * t->nranks;
@@ -319,7 +342,7 @@ static kilnResult_t graph_run(simGraph* g, const kilnTopology* t, kilnSimResult*
     for (bool moved = true; moved;) {
       moved = false;
       for (int i = 0; i < tk->nres; i++) {
-        double t2 = tl_conflict(&tl[tk->res[i]], start, tk->cost);
+        double t2 = tl_conflict(&tl[tk->res[i]], start, tk->hold);
         if (t2 > start) {
           start = t2;
           moved = true;
@@ -329,11 +352,11 @@ static kilnResult_t graph_run(simGraph* g, const kilnTopology* t, kilnSimResult*
     tk->end = start + tk->cost;
     tk->arrive = tk->end + tk->lat;
     for (int i = 0; i < tk->nres; i++) {
-      if (tk->cost > 0 && !tl_insert(&tl[tk->res[i]], start, start + tk->cost)) {
+      if (tk->hold > 0 && !tl_insert(&tl[tk->res[i]], start, start + tk->hold)) {
         res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
         goto out_free;
       }
-      busy[tk->res[i]] += tk->cost;
+      busy[tk->res[i]] += tk->hold;
     }
     if (tk->xfer) nsends++;
     if (tk->arrive > finish) finish = tk->arrive;
@@ -378,25 +401,68 @@ static int plan_ref_chunks(const kilnPlan* p) {
   return g->i_chunks > 0 ? g->i_chunks : g->o_chunks;
 }
 
-_Static_assert(KILN_NUM_PROTOS == 4, "KILN_SIM_PARAMS_INIT has a put form per protocol");
+_Static_assert(KILN_NUM_PROTOS == 4, "KILN_SIM_PARAMS_INIT has a put and a send form per protocol");
 
-/* Checks a parameter table (see plan.h). */
-static kilnResult_t check_params(const kilnSimParams* sp) {
-  const kilnSimForm* forms[KILN_NUM_PROTOS + 2] = {&sp->get, &sp->sig};
-  const char* names[KILN_NUM_PROTOS + 2] = {"get", "sig"};
-  for (int i = 0; i < KILN_NUM_PROTOS; i++) {
-    forms[2 + i] = &sp->put[i];
-    names[2 + i] = kilnProtoName((kilnProto_t)i);
+/* The table's knobs by name (plan.h): the scalars, then each form's three fields (the sig form's
+ * efficiency means nothing and has no name). */
+enum { SIM_SCALARS = 9, SIM_FORMS = 2 * KILN_NUM_PROTOS + 2, SIM_KNOBS = SIM_SCALARS + 3 * SIM_FORMS - 1 };
+static const char* const sim_scalar_names[SIM_SCALARS] = {"launch", "fifo_launch", "fifo_step", "fifo_slot", "step",
+                                                                 "sig",    "wait",        "local_beta", "tb_beta"};
+static const char* const sim_field_names[3] = {"alpha_scale", "alpha", "efficiency"};
+
+/* Form i of the table (put per protocol, send per protocol, get, sig) and its name. */
+static kilnSimForm* sim_form(kilnSimParams* sp, int i, char* name, size_t len) {
+  if (i < 2 * KILN_NUM_PROTOS) {
+    snprintf(name, len, "%s.%s", i < KILN_NUM_PROTOS ? "put" : "send", kilnProtoName((kilnProto_t)(i % KILN_NUM_PROTOS)));
+    return i < KILN_NUM_PROTOS ? &sp->put[i] : &sp->send[i - KILN_NUM_PROTOS];
   }
-  for (int i = 0; i < KILN_NUM_PROTOS + 2; i++) {
-    const kilnSimForm* f = forms[i];
-    if (!(f->alpha_scale >= 0) || !(f->alpha_us >= 0) || (i != 1 && !(f->efficiency > 0 && f->efficiency <= 1)))
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "simulator parameters: the %s%s form needs alpha_scale >= 0, "
-                          "alpha_us >= 0 and an efficiency in (0, 1]", i >= 2 ? "put " : "", names[i]);
+  snprintf(name, len, "%s", i == 2 * KILN_NUM_PROTOS ? "get" : "sig");
+  return i == 2 * KILN_NUM_PROTOS ? &sp->get : &sp->sig;
+}
+
+int kilnSimParamCount(void) { return SIM_KNOBS; }
+
+const char* kilnSimParamName(int i) {
+  static char names[SIM_KNOBS][32];
+  if (i < 0 || i >= SIM_KNOBS) return NULL;
+  if (i < SIM_SCALARS) return sim_scalar_names[i];
+  if (!names[i][0]) {
+    kilnSimParams sp;
+    char form[24];
+    sim_form(&sp, (i - SIM_SCALARS) / 3, form, sizeof form);
+    snprintf(names[i], sizeof names[i], "%s.%s", form, sim_field_names[(i - SIM_SCALARS) % 3]);
   }
-  if (!(sp->sig_us >= 0) || !(sp->wait_us >= 0) || !(sp->local_us_per_mb >= 0))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "simulator parameters: sig_us, wait_us and local_us_per_mb must "
-                        "be >= 0");
+  return names[i];
+}
+
+double* kilnSimParamRef(kilnSimParams* sp, int i) {
+  if (!sp || i < 0 || i >= SIM_KNOBS) return NULL;
+  double* const scalars[SIM_SCALARS] = {&sp->launch_us, &sp->fifo_launch_us, &sp->fifo_step_us, &sp->fifo_slot_bytes,
+                                        &sp->step_us,   &sp->sig_us,         &sp->wait_us,       &sp->local_us_per_mb,
+                                        &sp->tb_us_per_mb};
+  if (i < SIM_SCALARS) return scalars[i];
+  char form[24];
+  kilnSimForm* f = sim_form(sp, (i - SIM_SCALARS) / 3, form, sizeof form);
+  const int field = (i - SIM_SCALARS) % 3;
+  return field == 0 ? &f->alpha_scale : field == 1 ? &f->alpha_us : &f->efficiency;
+}
+
+int kilnSimParamFind(const char* name) {
+  for (int i = 0; name && i < SIM_KNOBS; i++)
+    if (!strcmp(name, kilnSimParamName(i))) return i;
+  return -1;
+}
+
+kilnResult_t kilnSimParamsCheck(const kilnSimParams* sp) {
+  if (!sp) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSimParamsCheck: NULL table");
+  kilnSimParams copy = *sp;
+  for (int i = 0; i < SIM_KNOBS; i++) {
+    const double v = *kilnSimParamRef(&copy, i);
+    const bool eff = i >= SIM_SCALARS && (i - SIM_SCALARS) % 3 == 2;
+    if (eff ? !(v > 0 && v <= 1) : !(v >= 0 && v < 1e9))
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "simulator parameters: %s is %g, needs %s", kilnSimParamName(i),
+                          v, eff ? "an efficiency in (0, 1]" : "a value >= 0");
+  }
   return KILN_SUCCESS;
 }
 
@@ -415,9 +481,8 @@ static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPl
     case KILN_PEER_READ: {
       const bool w = kilnStepPeerRole(st->type) == KILN_PEER_WRITE;
       const kilnSimForm* fm = w ? &sp->put[kilnStepProtocol(p, st)] : &sp->get;
-      res = set_transfer(t, x, w ? me : peer, w ? peer : me, chunk * st->cnt / fm->efficiency);
+      res = set_transfer(t, x, w ? me : peer, w ? peer : me, chunk * st->cnt, fm, sp->tb_us_per_mb);
       if (res != KILN_SUCCESS) return res;
-      x->lat = x->lat * fm->alpha_scale + fm->alpha_us;
       break;
     }
     case KILN_PEER_SIGNAL: {
@@ -433,7 +498,8 @@ static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPl
       break;
     }
     case KILN_PEER_WAIT:
-      x->cost = sp->wait_us;
+      /* A run of waits polls its flags together: the first pays. */
+      x->cost = s > 0 && kilnStepPeerRole(tb->steps[s - 1].type) == KILN_PEER_WAIT ? 0 : sp->wait_us;
       graph_edge(g, base + ix->sig_match[f], base + f, true);
       break;
     default:
@@ -446,10 +512,26 @@ static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPl
   return res;
 }
 
+/* Iterations the runtime cuts a call of a plan of MSCCL's steps into (host/exec.c): every step
+ * moves at most a FIFO slot of fifo_slot_bytes (its protocol's lines included) per iteration. A
+ * plan with memory steps, or a table without a slot size, runs in one. */
+static double plan_iterations(const kilnPlan* p, const kilnPlanIndex* ix, double chunk, const kilnSimParams* sp) {
+  if (ix->mem || sp->fifo_slot_bytes <= 0) return 1;
+  static const double payload[KILN_NUM_PROTOS] = {1.0, 8.0 / 16.0, 120.0 / 128.0, 12.0 / 16.0};
+  const double slice = floor(sp->fifo_slot_bytes * payload[(unsigned)p->proto < KILN_NUM_PROTOS ? p->proto : 0] /
+                             (ix->maxcnt > 0 ? ix->maxcnt : 1));
+  const double it = slice > 0 ? ceil(chunk / slice) : 1;
+  return it < 1 ? 1 : it;
+}
+
 /* Adds plan p's steps to the graph, for `bytes` of reference data, with plan rank r placed on
- * topology rank map[r] (identity if map is NULL); sp costs its memory steps. */
+ * topology rank map[r] (identity if map is NULL); sp costs its steps. A plan of MSCCL's steps runs
+ * in the runtime's iterations (plan_iterations; iterate false: in one, as the baselines' own
+ * slices are), each after the one before in every threadblock's program order; past
+ * KILN_SIM_MAX_ITERS iterations each simulated one stands for several, its steps' fixed costs
+ * multiplied. *iters (may be NULL) gets the iterations simulated, each a block of nsteps tasks. */
 static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology* t, double bytes,
-                             const int* map, const kilnSimParams* sp) {
+                             const int* map, const kilnSimParams* sp, bool iterate, int* iters) {
   kilnPlanIndex ix;
   kilnResult_t res = kilnPlanIndexBuild(p, &ix);
   if (res != KILN_SUCCESS) return res;
@@ -464,41 +546,55 @@ static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology*
                        p->name);
     goto out_free;
   }
-  double chunk = bytes / R;
-  int base = g->ntasks;
-  for (int f = 0; f < ix.nsteps; f++)
-    if (graph_task(g) < 0) break;
-  if (g->oom) {
-    res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d steps", ix.nsteps);
-    goto out_free;
-  }
-  for (int gt = 0; gt < ix.ntbs; gt++) {
-    int r = ix.tb_rank[gt];
-    const kilnThreadblock* tb = &p->gpus[r].tbs[kilnPlanIndexLocal(&ix, gt)];
-    for (int s = 0; s < tb->nsteps; s++) {
-      const kilnStep* st = &tb->steps[s];
-      int f = base + ix.stepbase[gt] + s;
-      /* A get's data must be there before what follows it, or waits on it, goes on. */
-      if (s > 0) graph_edge(g, f - 1, f, kilnStepPeerRole(tb->steps[s - 1].type) == KILN_PEER_READ);
-      if (st->depid >= 0)
-        graph_edge(g, base + ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f,
-                   kilnStepPeerRole(p->gpus[r].tbs[st->depid].steps[st->deps].type) == KILN_PEER_READ);
-      if (ix.match_tb[f - base] >= 0)
-        graph_edge(g, base + ix.stepbase[ix.match_tb[f - base]] + ix.match_step[f - base], f, true);
-      if (kilnStepSends(st->type)) {
-        int a = map ? map[r] : r, b = map ? map[tb->send] : tb->send;
-        res = set_transfer(t, &g->t[f], a, b, chunk * st->cnt);
-        if (res != KILN_SUCCESS) {
-          kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
-          goto out_free;
+  const double real = iterate ? plan_iterations(p, &ix, bytes / R, sp) : 1;
+  const int niter = real > KILN_SIM_MAX_ITERS ? KILN_SIM_MAX_ITERS : (int)real;
+  const double reps = real / niter; /* real iterations per simulated one */
+  const double chunk = bytes / R / niter;
+  if (iters) *iters = niter;
+  for (int it = 0; it < niter && res == KILN_SUCCESS; it++) {
+    const int base = g->ntasks;
+    for (int f = 0; f < ix.nsteps; f++)
+      if (graph_task(g) < 0) break;
+    if (g->oom) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d steps", ix.nsteps);
+      goto out_free;
+    }
+    for (int gt = 0; gt < ix.ntbs; gt++) {
+      int r = ix.tb_rank[gt];
+      const kilnThreadblock* tb = &p->gpus[r].tbs[kilnPlanIndexLocal(&ix, gt)];
+      /* the threadblock's iteration after its previous one */
+      if (it > 0 && tb->nsteps > 0) graph_edge(g, base - ix.nsteps + ix.stepbase[gt + 1] - 1, base + ix.stepbase[gt], false);
+      for (int s = 0; s < tb->nsteps; s++) {
+        const kilnStep* st = &tb->steps[s];
+        int f = base + ix.stepbase[gt] + s;
+        /* A get's data must be there before what follows it, or waits on it, goes on. */
+        if (s > 0) graph_edge(g, f - 1, f, kilnStepPeerRole(tb->steps[s - 1].type) == KILN_PEER_READ);
+        if (st->depid >= 0)
+          graph_edge(g, base + ix.stepbase[ix.tbbase[r] + st->depid] + st->deps, f,
+                     kilnStepPeerRole(p->gpus[r].tbs[st->depid].steps[st->deps].type) == KILN_PEER_READ);
+        if (ix.match_tb[f - base] >= 0)
+          graph_edge(g, base + ix.stepbase[ix.match_tb[f - base]] + ix.match_step[f - base], f, true);
+        if (kilnStepSends(st->type)) {
+          int a = map ? map[r] : r, b = map ? map[tb->send] : tb->send;
+          res = set_transfer(t, &g->t[f], a, b, chunk * st->cnt, &sp->send[p->proto], sp->tb_us_per_mb);
+          if (res != KILN_SUCCESS) {
+            kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
+            goto out_free;
+          }
         }
-      }
-      if (ix.mem || sp->local_us_per_mb > 0) { /* a send's source may be lines too */
-        res = add_memory_step(g, p, &ix, t, base, gt, s, chunk, map, sp);
-        if (res != KILN_SUCCESS) {
-          kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
-          goto out_free;
+        if (ix.mem || sp->local_us_per_mb > 0) { /* a send's source may be lines too */
+          res = add_memory_step(g, p, &ix, t, base, gt, s, chunk, map, sp);
+          if (res != KILN_SUCCESS) {
+            kilnPrefixError("rank %d tb %d step %d (%s): ", r, tb->id, s, kilnStepTypeName(st->type));
+            goto out_free;
+          }
         }
+        /* fixed costs of the step in its threadblock; a Simple FIFO step's slot handshake (the
+         * line protocols carry their flags in the lines) */
+        const bool handshake = p->proto == KILN_PROTO_SIMPLE && (kilnStepSends(st->type) || kilnStepReceives(st->type));
+        if (st->type != KILN_STEP_NOP && kilnStepPeerRole(st->type) != KILN_PEER_SIGNAL &&
+            kilnStepPeerRole(st->type) != KILN_PEER_WAIT)
+          g->t[f].cost += reps * (sp->step_us + (handshake ? sp->fifo_step_us : 0));
       }
     }
   }
@@ -506,6 +602,16 @@ static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology*
 out_free:
   kilnPlanIndexFree(&ix);
   return res;
+}
+
+/* A call's fixed cost: the memory-step runtime's, or the FIFO runtime's for a plan of MSCCL's
+ * steps only. */
+static double plan_launch(const kilnPlan* p, const kilnSimParams* sp) {
+  for (int r = 0; r < p->ngpus; r++)
+    for (int b = 0; b < p->gpus[r].ntbs; b++)
+      for (int s = 0; s < p->gpus[r].tbs[b].nsteps; s++)
+        if (kilnStepPeerRole(p->gpus[r].tbs[b].steps[s].type) != KILN_PEER_NONE) return sp->launch_us;
+  return sp->fifo_launch_us;
 }
 
 kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
@@ -518,13 +624,14 @@ kilnResult_t kilnPlanSimulateWith(const kilnPlan* p, const kilnTopology* t, uint
   if (!p || !t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulate: NULL argument");
   memset(out, 0, sizeof *out);
   const kilnSimParams defaults = KILN_SIM_PARAMS_INIT;
-  if (!params) params = &defaults;
-  kilnResult_t res = check_params(params);
+  if (!params) params = t->has_costs ? &t->costs : &defaults;
+  kilnResult_t res = kilnSimParamsCheck(params);
   if (res != KILN_SUCCESS) return res;
   simGraph g;
   memset(&g, 0, sizeof g);
-  res = add_plan(&g, p, t, (double)bytes, NULL, params);
+  res = add_plan(&g, p, t, (double)bytes, NULL, params, true, NULL);
   if (res == KILN_SUCCESS) res = graph_run(&g, t, out);
+  if (res == KILN_SUCCESS) out->time_us += plan_launch(p, params);
   graph_free(&g);
   return res;
 }
@@ -536,21 +643,28 @@ kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uin
   memset(out, 0, sizeof *out);
   *times = NULL;
   *ntimes = 0;
-  const kilnSimParams params = KILN_SIM_PARAMS_INIT;
+  const kilnSimParams defaults = KILN_SIM_PARAMS_INIT;
+  const kilnSimParams* params = t->has_costs ? &t->costs : &defaults;
   simGraph g;
   memset(&g, 0, sizeof g);
-  kilnResult_t res = add_plan(&g, p, t, (double)bytes, NULL, &params); /* the plan's steps: tasks 0.. */
+  int niter = 1;
+  kilnResult_t res = add_plan(&g, p, t, (double)bytes, NULL, params, true, &niter); /* iteration by iteration */
   if (res == KILN_SUCCESS) res = graph_run(&g, t, out);
+  if (res == KILN_SUCCESS) out->time_us += plan_launch(p, params);
   if (res == KILN_SUCCESS) {
-    /* add_plan makes one task per step, in kilnPlanIndex's order (rank, threadblock, step) */
-    kilnSimStepTime* tt = malloc(sizeof *tt * (size_t)(g.ntasks > 0 ? g.ntasks : 1));
+    /* add_plan makes one task per step and iteration, in kilnPlanIndex's order (rank,
+     * threadblock, step): a step begins with its first iteration and ends with its last */
+    const int nsteps = g.ntasks / niter, last = (niter - 1) * nsteps;
+    kilnSimStepTime* tt = malloc(sizeof *tt * (size_t)(nsteps > 0 ? nsteps : 1));
     if (!tt) {
-      res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d step times", g.ntasks);
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory for %d step times", nsteps);
     } else {
-      for (int i = 0; i < g.ntasks; i++)
-        tt[i] = (kilnSimStepTime){g.t[i].end - g.t[i].cost, g.t[i].end, g.t[i].xfer ? g.t[i].arrive : g.t[i].end};
+      for (int i = 0; i < nsteps; i++) {
+        const simTask* e = &g.t[last + i];
+        tt[i] = (kilnSimStepTime){g.t[i].end - g.t[i].cost, e->end, e->xfer ? e->arrive : e->end};
+      }
       *times = tt;
-      *ntimes = g.ntasks;
+      *ntimes = nsteps;
     }
   }
   graph_free(&g);
@@ -558,9 +672,6 @@ kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uin
 }
 
 /* ---- baselines ---- */
-
-/* NCCL's algorithms are MSCCL-step plans: the memory steps' table never applies to them. */
-static const kilnSimParams baseline_params = KILN_SIM_PARAMS_INIT;
 
 static bool linked(const kilnTopology* t, int a, int b) { return kilnTopologyLink(t, a, b) != NULL; }
 
@@ -784,6 +895,8 @@ typedef struct ringSetup {
   const int* path;
   int* order;
   int rings, distinct;
+  const kilnSimParams* sp;
+  kilnProto_t proto;
 } ringSetup;
 
 /* The rings carrying `bytes` in `slices` slices: the same ring plan on every ring, placed by each
@@ -798,10 +911,11 @@ static kilnResult_t ring_run(const void* setup, double bytes, int slices, kilnSi
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.chunks = slices;
   kilnResult_t res = kilnClassicPlan("ring", rs->coll, n, &o, &p);
+  if (res == KILN_SUCCESS) p->proto = rs->proto;
   for (int i = 0; i < rs->rings && res == KILN_SUCCESS; i++) {
     res = rs->distinct ? ring_order(t, &rs->path[i * g], 0, rs->order)
                        : ring_order(t, rs->path, channel_rot(t, rs->path, i), rs->order);
-    if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, bytes / rs->rings, rs->order, &baseline_params);
+    if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, bytes / rs->rings, rs->order, rs->sp, false, NULL);
   }
   kilnPlanFree(p);
   if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);
@@ -812,8 +926,8 @@ static kilnResult_t ring_run(const void* setup, double bytes, int slices, kilnSi
 /* NCCL's ring: one ring per NIC across nodes (each rotated inside the nodes so that every ring
  * leaves and enters a node through other GPUs and NICs: kilnChannelEntryGpu), each carrying its
  * share of the data. */
-static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
-                                  kilnSimResult* out) {
+static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64_t bytes, const kilnSimParams* sp,
+                                  kilnProto_t proto, kilnSimResult* out) {
   int n = t->nranks, g = t->gpus_per_node;
   int* order = malloc(sizeof(int) * (size_t)n);
   int* path = malloc(sizeof(int) * (size_t)g * KILN_SIM_MAX_RINGS);
@@ -840,7 +954,7 @@ static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64
       rings = distinct;
     }
   }
-  ringSetup rs = {coll, t, path, order, rings, distinct};
+  ringSetup rs = {coll, t, path, order, rings, distinct, sp, proto};
   /* a slice holds at most KILN_SIM_SLICE_BYTES of each rank's share of a ring */
   res = sliced(ring_run, &rs, (double)bytes, (double)rings * n * KILN_SIM_SLICE_BYTES, out);
 out_free:
@@ -849,23 +963,33 @@ out_free:
   return res;
 }
 
+/* What baseline_alltoall simulates: the topology, the costs and the protocol. */
+typedef struct pairsSetup {
+  const kilnTopology* t;
+  const kilnSimParams* sp;
+  kilnProto_t proto;
+} pairsSetup;
+
 static kilnResult_t alltoall_run(const void* setup, double bytes, int slices, kilnSimResult* out) {
-  const kilnTopology* t = setup;
+  const pairsSetup* ps = setup;
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.chunks = slices;
   kilnPlan* p = NULL;
   simGraph gr;
   memset(&gr, 0, sizeof gr);
-  kilnResult_t res = kilnClassicPlan("direct", KILN_COLL_ALLTOALL, t->nranks, &o, &p);
-  if (res == KILN_SUCCESS) res = add_plan(&gr, p, t, bytes, NULL, &baseline_params);
-  if (res == KILN_SUCCESS) res = graph_run(&gr, t, out);
+  kilnResult_t res = kilnClassicPlan("direct", KILN_COLL_ALLTOALL, ps->t->nranks, &o, &p);
+  if (res == KILN_SUCCESS) p->proto = ps->proto;
+  if (res == KILN_SUCCESS) res = add_plan(&gr, p, ps->t, bytes, NULL, ps->sp, false, NULL);
+  if (res == KILN_SUCCESS) res = graph_run(&gr, ps->t, out);
   graph_free(&gr);
   kilnPlanFree(p);
   return res;
 }
 
-static kilnResult_t baseline_alltoall(const kilnTopology* t, uint64_t bytes, kilnSimResult* out) {
-  kilnResult_t res = sliced(alltoall_run, t, (double)bytes, (double)t->nranks * KILN_SIM_SLICE_BYTES, out);
+static kilnResult_t baseline_alltoall(const kilnTopology* t, uint64_t bytes, const kilnSimParams* sp,
+                                      kilnProto_t proto, kilnSimResult* out) {
+  const pairsSetup ps = {t, sp, proto};
+  kilnResult_t res = sliced(alltoall_run, &ps, (double)bytes, (double)t->nranks * KILN_SIM_SLICE_BYTES, out);
   if (res != KILN_SUCCESS) kilnPrefixError("alltoall baseline (NCCL's all-pairs send/receive): ");
   return res;
 }
@@ -895,7 +1019,7 @@ static void build_tree(const kilnTopology* t, const int* path, int rot, bool mir
 
 /* Adds one tree's allreduce (reduce up, broadcast down) over C slices of `slice` bytes. */
 static kilnResult_t add_tree(simGraph* gr, const kilnTopology* t, const int* parent, int C,
-                             double slice) {
+                             double slice, const kilnSimParams* sp, kilnProto_t proto) {
   int n = t->nranks;
   int* up = malloc(sizeof(int) * (size_t)n * C);
   int* down = malloc(sizeof(int) * (size_t)n * C);
@@ -916,9 +1040,12 @@ static kilnResult_t add_tree(simGraph* gr, const kilnTopology* t, const int* par
         res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
         goto out_free;
       }
-      res = set_transfer(t, &gr->t[up[v * C + c]], v, parent[v], slice);
-      if (res == KILN_SUCCESS) res = set_transfer(t, &gr->t[down[v * C + c]], parent[v], v, slice);
+      res = set_transfer(t, &gr->t[up[v * C + c]], v, parent[v], slice, &sp->send[proto], sp->tb_us_per_mb);
+      if (res == KILN_SUCCESS)
+        res = set_transfer(t, &gr->t[down[v * C + c]], parent[v], v, slice, &sp->send[proto], sp->tb_us_per_mb);
       if (res != KILN_SUCCESS) goto out_free;
+      gr->t[up[v * C + c]].cost += sp->step_us;
+      gr->t[down[v * C + c]].cost += sp->step_us;
     }
   }
   for (int v = 0; v < n; v++) {
@@ -950,6 +1077,8 @@ typedef struct treeSetup {
   const int* path;
   int* parent;
   int pairs;
+  const kilnSimParams* sp;
+  kilnProto_t proto;
 } treeSetup;
 
 /* The 2 x pairs trees carrying `bytes` in `slices` slices each. */
@@ -961,7 +1090,7 @@ static kilnResult_t tree_run(const void* setup, double bytes, int slices, kilnSi
   kilnResult_t res = KILN_SUCCESS;
   for (int tree = 0; tree < 2 * ts->pairs && res == KILN_SUCCESS; tree++) {
     build_tree(ts->t, ts->path, channel_rot(ts->t, ts->path, tree / 2), tree % 2 == 1, ts->parent);
-    res = add_tree(&gr, ts->t, ts->parent, slices, part / slices);
+    res = add_tree(&gr, ts->t, ts->parent, slices, part / slices, ts->sp, ts->proto);
   }
   if (res == KILN_SUCCESS && gr.oom) res = kilnSetError(KILN_ERR_NO_MEMORY, "simulator: out of memory");
   if (res == KILN_SUCCESS) res = graph_run(&gr, ts->t, out);
@@ -990,7 +1119,8 @@ static kilnResult_t tree_shape(const kilnTopology* t, uint64_t bytes, int* path,
   return KILN_SUCCESS;
 }
 
-static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, kilnSimResult* out) {
+static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, const kilnSimParams* sp, kilnProto_t proto,
+                                  kilnSimResult* out) {
   int n = t->nranks, g = t->gpus_per_node;
   int* path = malloc(sizeof(int) * (size_t)g);
   int* parent = malloc(sizeof(int) * (size_t)n);
@@ -1003,7 +1133,7 @@ static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, kilnSim
   double slice;
   res = tree_shape(t, bytes, path, &pairs, &slice);
   if (res != KILN_SUCCESS) goto out_free;
-  treeSetup ts = {t, path, parent, pairs};
+  treeSetup ts = {t, path, parent, pairs, sp, proto};
   res = sliced(tree_run, &ts, (double)bytes, 2.0 * pairs * slice, out);
 out_free:
   free(path);
@@ -1034,8 +1164,21 @@ kilnResult_t kilnBaselineTrees(const kilnTopology* t, uint64_t bytes, int* ntree
   return res;
 }
 
+/* NCCL's algorithm b in protocol proto. */
+static kilnResult_t baseline_proto(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
+                                   const kilnSimParams* sp, kilnProto_t proto, kilnSimResult* out) {
+  if (b == KILN_BASELINE_TREE) return baseline_tree(t, bytes, sp, proto, out);
+  if (coll == KILN_COLL_ALLTOALL) return baseline_alltoall(t, bytes, sp, proto, out);
+  return baseline_ring(coll, t, bytes, sp, proto, out);
+}
+
 kilnResult_t kilnBaselineSimulate(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t,
                                   uint64_t bytes, kilnSimResult* out) {
+  return kilnBaselineSimulateWith(b, coll, t, bytes, NULL, out);
+}
+
+kilnResult_t kilnBaselineSimulateWith(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
+                                      const kilnSimParams* params, kilnSimResult* out) {
   if (!t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnBaselineSimulate: NULL argument");
   memset(out, 0, sizeof *out);
   if (t->nranks < 2)
@@ -1043,17 +1186,21 @@ kilnResult_t kilnBaselineSimulate(kilnBaseline_t b, kilnColl_t coll, const kilnT
                         t->name, t->nranks);
   if (coll == KILN_COLL_CUSTOM || (unsigned)coll >= KILN_NUM_COLLS)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "no NCCL baseline for collective %s", kilnCollName(coll));
-  switch (b) {
-    case KILN_BASELINE_RING:
-      if (coll == KILN_COLL_ALLTOALL) return baseline_alltoall(t, bytes, out);
-      return baseline_ring(coll, t, bytes, out);
-    case KILN_BASELINE_TREE:
-      if (coll != KILN_COLL_ALLREDUCE)
-        return kilnSetError(KILN_ERR_UNSUPPORTED,
-                            "NCCL's tree algorithm implements only allreduce, not %s (use ring)",
-                            kilnCollName(coll));
-      return baseline_tree(t, bytes, out);
-    default:
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown baseline %d", (int)b);
+  if (b != KILN_BASELINE_RING && b != KILN_BASELINE_TREE)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown baseline %d", (int)b);
+  if (b == KILN_BASELINE_TREE && coll != KILN_COLL_ALLREDUCE)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "NCCL's tree algorithm implements only allreduce, not %s (use ring)",
+                        kilnCollName(coll));
+  const kilnSimParams nccl = KILN_SIM_PARAMS_NCCL;
+  if (!params) params = &nccl;
+  kilnResult_t res = kilnSimParamsCheck(params);
+  /* NCCL's tuner picks the protocol it predicts fastest: so does the baseline. */
+  static const kilnProto_t protos[] = {KILN_PROTO_LL, KILN_PROTO_LL128, KILN_PROTO_SIMPLE};
+  for (int i = 0; i < 3 && res == KILN_SUCCESS; i++) {
+    kilnSimResult r;
+    res = baseline_proto(b, coll, t, bytes, params, protos[i], &r);
+    if (res == KILN_SUCCESS && (i == 0 || r.time_us < out->time_us)) *out = r;
   }
+  if (res == KILN_SUCCESS) out->time_us += params->fifo_launch_us;
+  return res;
 }

@@ -343,6 +343,16 @@ kilnResult_t kilnTopologyWriteMemory(const kilnTopology* t, char** out) {
     write_cost(&b, t->inter_alpha_us, t->inter_beta_us_per_mb);
     kilnBufPrintf(&b, " kind=\"%s\"/>\n", kilnLinkKindName(t->inter_kind));
   }
+  if (t->has_costs) {
+    kilnSimParams c = t->costs;
+    kilnBufPrintf(&b, "  <costs");
+    for (int i = 0; i < kilnSimParamCount(); i++) {
+      kilnBufPrintf(&b, "%s%s=\"", i % 4 == 3 ? "\n        " : " ", kilnSimParamName(i));
+      kilnBufDouble(&b, *kilnSimParamRef(&c, i));
+      kilnBufPrintf(&b, "\"");
+    }
+    kilnBufPrintf(&b, "/>\n");
+  }
   kilnBufPrintf(&b, "</topology>\n");
   return kilnBufFinish(&b, out);
 }
@@ -423,6 +433,29 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   return KILN_SUCCESS;
 }
 
+/* Reads <costs>: every attribute a knob of the simulator's table (kilnSimParamName), the others
+ * KILN_SIM_PARAMS_INIT's. */
+static kilnResult_t read_costs(xmlNodePtr n, const char* f, kilnTopology* t) {
+  static const char* const none[] = {NULL};
+  kilnResult_t r = kilnXmlCheckChildren(n, f, none);
+  if (r != KILN_SUCCESS) return r;
+  t->costs = (kilnSimParams)KILN_SIM_PARAMS_INIT;
+  t->has_costs = true;
+  for (xmlAttrPtr a = n->properties; a; a = a->next) {
+    const char* name = (const char*)a->name;
+    const int k = kilnSimParamFind(name);
+    if (k < 0)
+      return kilnXmlError(KILN_ERR_PARSE, f, n, "<costs> has no knob \"%s\" (kilnSimParamName: launch, step, sig, "
+                          "wait, local_beta, tb_beta, put.PROTO.alpha, send.PROTO.efficiency, ...)", name);
+    if ((r = kilnXmlGetDouble(n, f, name, true, 0, MAX_COST, 0, kilnSimParamRef(&t->costs, k)))) return r;
+  }
+  if (kilnSimParamsCheck(&t->costs) != KILN_SUCCESS) {
+    kilnPrefixError("%s:%ld: <costs>: ", f, kilnXmlLine(n));
+    return KILN_ERR_PARSE;
+  }
+  return KILN_SUCCESS;
+}
+
 /* The index-th child element of parent named name; NULL if it has fewer. */
 static xmlNodePtr nth_child(xmlNodePtr parent, const char* name, int index) {
   for (xmlNodePtr c = kilnXmlNextElement(parent->children); c; c = kilnXmlNextElement(c->next))
@@ -436,7 +469,8 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   xmlNodePtr root;
   kilnResult_t r = kilnXmlRoot(doc, f, "topology", &root);
   if (r != KILN_SUCCESS) return r;
-  static const char* const kids[] = {"node", "internode", NULL}, *const rootAttrs[] = {"name", "nodes", "gpus_per_node", NULL},
+  static const char* const kids[] = {"node", "internode", "costs", NULL},
+                           *const rootAttrs[] = {"name", "nodes", "gpus_per_node", NULL},
                            *const interAttrs[] = {"alpha", "beta", "kind", NULL};
   if ((r = kilnXmlCheckElement(root, f, kids, rootAttrs))) return r;
   kilnTopology* t = calloc(1, sizeof *t);
@@ -451,8 +485,9 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     goto out_free;
   }
   int nnode = kilnXmlCountChildren(root, "node"), ninter = kilnXmlCountChildren(root, "internode");
-  if (nnode != 1 || ninter > 1) {
-    r = kilnXmlError(KILN_ERR_PARSE, f, root, "<topology> needs exactly one <node> and at most one <internode>");
+  if (nnode != 1 || ninter > 1 || kilnXmlCountChildren(root, "costs") > 1) {
+    r = kilnXmlError(KILN_ERR_PARSE, f, root,
+                     "<topology> needs exactly one <node>, at most one <internode> and at most one <costs>");
     goto out_free;
   }
   xmlNodePtr node = NULL;
@@ -460,6 +495,8 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     if (!xmlStrcmp(c->name, (const xmlChar*)"node")) {
       node = c;
       if ((r = read_node(c, f, t))) goto out_free;
+    } else if (!xmlStrcmp(c->name, (const xmlChar*)"costs")) {
+      if ((r = read_costs(c, f, t))) goto out_free;
     } else {
       t->has_internode = true;
       if ((r = kilnXmlCheckElement(c, f, NULL, interAttrs)) ||

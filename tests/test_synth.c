@@ -737,12 +737,23 @@ Test(synth, multinode_plans_name_their_nodes_and_verify, .timeout = 120) {
   kilnTopologyFree(t);
 }
 
+/* The floor's tests run on the α-β model (the topology's costs: KILN_SIM_PARAMS_ALPHA_BETA), where
+ * the floor's plans simulate as NCCL's baselines do: with the calibrated costs kiln's runtime and
+ * NCCL's differ, and a floor plan is kiln's. */
+static const kilnSimParams alpha_beta = KILN_SIM_PARAMS_ALPHA_BETA;
+
+static void on_alpha_beta(kilnTopology* t) {
+  t->has_costs = true;
+  t->costs = alpha_beta;
+}
+
 /* The floor: on two HGX H100 nodes at 1 GB the sketch's rails simulate slower than NCCL's rings
  * (which put more of every GPU's traffic on its NIC); the synthesizer then returns the ring, which
  * verifies and simulates as the baseline does - and at 1 MB, where the rails are faster, not. */
 Test(synth, ring_floor_where_the_routes_are_slower, .timeout = 120) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
+  on_alpha_beta(t);
   kilnSketch* s = load_sketch("hgx-h100-rails");
   static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLREDUCE};
   for (size_t c = 0; c < 3; c++)
@@ -756,7 +767,7 @@ Test(synth, ring_floor_where_the_routes_are_slower, .timeout = 120) {
       cr_expect(eq(int, (int)st.ring_floor, big), "%s at %llu bytes", kilnCollName(colls[c]), (unsigned long long)ref);
       kilnSimResult ks, ring;
       cr_assert(eq(int, kilnPlanSimulate(p, t, ref, &ks), KILN_SUCCESS), "%s", kilnLastError());
-      cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, colls[c], t, ref, &ring), KILN_SUCCESS));
+      cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, colls[c], t, ref, &alpha_beta, &ring), KILN_SUCCESS));
       cr_expect(le(dbl, ks.time_us, ring.time_us * 1.001), "%s: %.2f us, the ring %.2f us", kilnCollName(colls[c]),
                 ks.time_us, ring.time_us);
       kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
@@ -816,6 +827,7 @@ Test(synth, tree_floor_where_the_composition_is_slower, .timeout = 120) {
 Test(synth, direct_floor_where_relays_cost_latency, .timeout = 120) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &t), KILN_SUCCESS));
+  on_alpha_beta(t);
   kilnSketch* s = load_sketch("dgx2-sk-2");
   for (int c = 0; c < 3; c++) {
     kilnSynthOptions o = fast_options();
@@ -828,7 +840,7 @@ Test(synth, direct_floor_where_relays_cost_latency, .timeout = 120) {
     cr_expect(not(st.ring_floor));
     kilnSimResult ks, a2a;
     cr_assert(eq(int, kilnPlanSimulate(p, t, o.input_size, &ks), KILN_SUCCESS), "%s", kilnLastError());
-    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, o.input_size, &a2a),
+    cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, o.input_size, &alpha_beta, &a2a),
                  KILN_SUCCESS));
     if (c == 2)
       cr_expect(gt(dbl, ks.time_us, a2a.time_us * 1.1), "the sketch's relays: %.2f us, all-pairs %.2f us", ks.time_us,

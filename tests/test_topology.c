@@ -267,6 +267,14 @@ static const struct bad_xml hostile_xml_cases[] = {
        "bad.xml:4: topology x: GPUs 0 and 1 are joined by switch u"}, /* no declaration: the root, on line 1, was named */
       {HDR "<topology name=\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" gpus_per_node=\"2\"><node/></topology>",
        "longer than 63"},
+      /* the simulator's costs: every attribute a knob, each in its range, one <costs> */
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs lunch=\"1\"/></topology>",
+       "bad.xml:3: <costs> has no knob \"lunch\""},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs launch=\"1\" put.LL.efficiency=\"1.5\"/></topology>",
+       "bad.xml:3: <costs>: simulator parameters: put.LL.efficiency is 1.5"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs sig=\"-1\"/></topology>", "bad.xml:3: attribute sig"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/><costs/><costs/></topology>", "at most one <costs>"},
+      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/><costs><form/></costs></topology>", "unexpected element <form>"},
 };
 #define N_hostile_xml (sizeof hostile_xml_cases / sizeof hostile_xml_cases[0])
 
@@ -281,6 +289,41 @@ ParameterizedTest(int* ci, topology, hostile_xml) {
   cr_assert(eq(ptr, t, NULL));
   cr_assert(contains(kilnLastError(), c->msg), "message: %s", kilnLastError());
   cr_assert(eq(int, strncmp(kilnLastError(), "bad.xml:", 8), 0), "message: %s", kilnLastError());
+}
+
+/* The simulator's costs of a topology: written with every knob, read back the same; the knobs a
+ * file leaves out keep the defaults. */
+Test(topology, costs_round_trip) {
+  const char* xml = HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>"
+                        "<switch name=\"s\" gpus=\"0 1\" alpha=\"0.74\" beta=\"2.7\"/></node>"
+                        "<costs launch=\"1.5\" put.LL128.efficiency=\"0.625\" tb_beta=\"30\"/></topology>";
+  kilnTopology *t = NULL, *u = NULL;
+  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "c.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(t->has_costs);
+  kilnSimParams want = KILN_SIM_PARAMS_INIT;
+  want.launch_us = 1.5;
+  want.put[KILN_PROTO_LL128].efficiency = 0.625;
+  want.tb_us_per_mb = 30;
+  for (int i = 0; i < kilnSimParamCount(); i++)
+    cr_expect(eq(dbl, *kilnSimParamRef(&t->costs, i), *kilnSimParamRef(&want, i)), "%s", kilnSimParamName(i));
+  char* a = topo_xml(t);
+  cr_assert(eq(int, kilnTopologyReadMemory(a, strlen(a), "rt.xml", &u), KILN_SUCCESS), "%s", kilnLastError());
+  char* b = topo_xml(u);
+  cr_expect(eq(str, a, b));
+  cr_expect(contains(a, "put.LL128.efficiency=\"0.625\""), "%s", a);
+  for (int i = 0; i < kilnSimParamCount(); i++)
+    cr_expect(eq(dbl, *kilnSimParamRef(&u->costs, i), *kilnSimParamRef(&want, i)), "%s", kilnSimParamName(i));
+  free(a);
+  free(b);
+  kilnTopologyFree(t);
+  kilnTopologyFree(u);
+  /* none given, none written */
+  cr_assert(eq(int, kilnTopologyBuiltin("switch2", 1, &t), KILN_SUCCESS));
+  cr_expect(not(t->has_costs));
+  a = topo_xml(t);
+  cr_expect(not(contains(a, "<costs")), "%s", a);
+  free(a);
+  kilnTopologyFree(t);
 }
 
 /* 10000 nested elements: libxml2's depth limit gives a clean error. */

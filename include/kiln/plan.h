@@ -388,52 +388,17 @@ typedef struct kilnSimResult {
   int nsends;            /* transfers simulated */
 } kilnSimResult;
 
-/* How the simulator costs one form of moving data between GPUs: the data arrives
- * alpha_scale * α + alpha_us after the link has carried it, and the link is held for
- * β * bytes / efficiency (α, β: the link's, topology.h). */
-typedef struct kilnSimForm {
-  double alpha_scale; /* times the link's α */
-  double alpha_us;    /* added latency, µs */
-  double efficiency;  /* payload bytes per byte the link carries, in (0, 1] */
-} kilnSimForm;
-
-/* The memory steps' costs (the MSCCL steps' are fixed: a send is a transfer of α + β·bytes, local
- * work is free unless local_us_per_mb says otherwise). Every field one knob, measured by a later
- * calibration; KILN_SIM_PARAMS_INIT holds the defaults kilnPlanSimulate takes. */
-typedef struct kilnSimParams {
-  kilnSimForm put[KILN_NUM_PROTOS]; /* a put per protocol (kilnProto_t order), over the link to the peer */
-  kilnSimForm get;                  /* get and gre: the peer's data over the link from the peer */
-  kilnSimForm sig;                  /* a signal's flight to the peer (efficiency unused) */
-  double sig_us;                    /* a sig's own cost before it leaves: barrier, fence, store (a
-                                     * sig right after another costs nothing: one fence serves a run) */
-  double wait_us;                   /* a wait's cost once its signal arrived: poll and barrier */
-  double local_us_per_mb;           /* cpy, re and gre's reduction per MB of chunks (0: free) */
-} kilnSimParams;
-/* Defaults, one line per knob:
- *   put Simple: the link's α, all of β's bytes payload;
- *   put LL:     8 data bytes per 16-byte line;
- *   put LL128:  120 per 128;
- *   put LL12:   12 per 16;
- *   get, gre:   a remote load's request and data: twice the link's α;
- *   sig:        its flight, the link's α; 1 µs before it leaves (system-scope fence after a barrier);
- *   wait:       0.2 µs after the signal lands (poll, then barrier);
- *   local work: free, as the MSCCL steps' (memory bandwidth is several times the links'). */
-#define KILN_SIM_PARAMS_INIT                                                               \
-  {{{1.0, 0.0, 1.0}, {1.0, 0.0, 8.0 / 16.0}, {1.0, 0.0, 120.0 / 128.0}, {1.0, 0.0, 12.0 / 16.0}}, \
-   {2.0, 0.0, 1.0},                                                                        \
-   {1.0, 0.0, 1.0},                                                                        \
-   1.0,                                                                                    \
-   0.2,                                                                                    \
-   0.0}
-
 /* Predicts the time of the plan on topology t for `bytes` (the collective's reference size:
  * allreduce: per-rank input; allgather: total output; reducescatter and alltoall: total input).
  * Plan rank r runs on topology rank r; a plan of another rank count than the topology's, or a
- * send between ranks with no link, is an error. Memory steps cost as KILN_SIM_PARAMS_INIT says. */
+ * send between ranks with no link, is an error. Steps cost as the topology's costs say where it
+ * has them (kiln/topology.h: <costs>), else KILN_SIM_PARAMS_INIT; the time includes the call's
+ * launch (launch_us for a plan with memory steps, fifo_launch_us for one of MSCCL's steps only,
+ * which runs in iterations of a FIFO slot). */
 KILN_API kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
                                        kilnSimResult* out);
-/* kilnPlanSimulate with the memory steps' costs given (NULL: the defaults). KILN_ERR_INVALID_ARGUMENT
- * for an efficiency outside (0, 1] or a negative time or scale. A put is a transfer from this
+/* kilnPlanSimulate with the costs given (NULL: the topology's or the defaults).
+ * KILN_ERR_INVALID_ARGUMENT for a table kilnSimParamsCheck refuses. A put is a transfer from this
  * rank to its peer, a get or gre one from the peer; a sig follows the arrival of every put its
  * threadblock made since its previous sig, and its wait follows the sig's arrival; a step that
  * reads lines follows the arrival of the line puts that write them. One call, one iteration. */
@@ -449,7 +414,8 @@ typedef struct kilnSimStepTime {
 } kilnSimStepTime;
 /* kilnPlanSimulate that also gives every step's times: *times (malloc'ed, the caller frees it)
  * holds *ntimes entries, rank by rank, in each rank threadblock by threadblock, in each step by step
- * (a plan's file order). For pictures of a schedule (kiln show --svg). */
+ * (a plan's file order); a step that runs in several iterations begins with its first and ends
+ * with its last. For pictures of a schedule (kiln show --svg). */
 KILN_API kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
                                             kilnSimResult* out, kilnSimStepTime** times, int* ntimes);
 
@@ -457,6 +423,11 @@ typedef enum { KILN_BASELINE_RING, KILN_BASELINE_TREE } kilnBaseline_t;
 /* Predicts NCCL's ring or tree algorithm for coll on t, on the same model. */
 KILN_API kilnResult_t kilnBaselineSimulate(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t,
                                            uint64_t bytes, kilnSimResult* out);
+/* kilnBaselineSimulate with NCCL's costs given (NULL: KILN_SIM_PARAMS_NCCL): its steps are sends
+ * (the table's send forms, step_us, tb_us_per_mb), its call costs fifo_launch_us, and of its
+ * protocols LL, LL128 and Simple the fastest predicted is taken, as NCCL's tuner does. */
+KILN_API kilnResult_t kilnBaselineSimulateWith(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t,
+                                               uint64_t bytes, const kilnSimParams* params, kilnSimResult* out);
 
 /* ---- Classic plans ---- */
 
