@@ -2,16 +2,23 @@
  * kiln profile: measures α (µs) and β (µs/MB) of every ordered GPU pair with kiln's own
  * primitives and writes a topology XML that kiln synth accepts.
  *
- * Per pair (i -> j), as the TACCL paper's profiler does (section 5.1): a plan that sends n chunks
- * one after another (n steps of one chunk) and one that sends the same n chunks at once (one step
- * of n chunks) in one threadblock. The difference of their times is (n-1)·α. β is the link's: the
- * at-once plan in PROF_LINK_TBS threadblocks (fewer on GPUs of fewer SMs) on channels of their own
- * (as a plan lowered in that many instances moves), timed at two sizes. One threadblock moves only
- * a fraction of a link (~40 GB/s on an H200's NVLink, ~8x less than 32 move): a β of one
- * threadblock would make the topology's link 8x slower than the built-in hgx-h100's, and the
- * simulator's predictions of plans in many instances 6x too slow (2x H200, 2026-11-29).
- * The table prints one threadblock's rate too.
- * Kernel launch costs cancel in the differences.
+ * Per pair (i -> j), with plans of kiln's own steps through FIFOs, each timed at two sizes or in
+ * two shapes so that launch costs cancel in the differences:
+ * - α, the link's latency: an LL chunk from i to j and back, against the one way (one hop more),
+ *   less the LL step's own latency (KILN_SIM_PARAMS_INIT's send.LL.alpha).
+ * - a Simple step's handshake, as the TACCL paper's profiler times a step (section 5.1): a plan
+ *   that sends n chunks one after another (n steps of one chunk) and one that sends the same n
+ *   chunks at once (one step of n chunks) in one threadblock, (n-1) steps apart.
+ * - β, the link's: the at-once plan in PROF_LINK_TBS threadblocks (fewer on GPUs of fewer SMs) on
+ *   channels of their own (as a plan lowered in that many instances moves), timed at two sizes;
+ *   in LL too, whose rate against Simple's is LL's efficiency.
+ * - one threadblock's rate: the at-once plan in one threadblock at two sizes. One moves only a
+ *   fraction of a link (~40 GB/s on an H200's NVLink, ~8x less than 32 move): a β of one
+ *   threadblock would make the topology's link 8x slower than the built-in hgx-h100's (2x H200,
+ *   2026-11-29).
+ * The links get α and β; the topology's <costs> (the simulator's table, kiln/topology.h) get the
+ * means of the rest over the pairs (fifo_step, send.LL.efficiency, tb_beta), every other knob
+ * KILN_SIM_PARAMS_INIT's (what plans of memory steps cost is not measured here).
  *
  * The machine's structure comes from the driver and sysfs (solver/machine.h): NVLinks between the
  * GPUs or to an NVSwitch (NVML), the NICs and the GPUs each is nearest to (PCI paths). The topology
@@ -19,6 +26,7 @@
  * elsewhere), replicated --nodes times, the NICs with their GPUs, and between nodes the α and β
  * given by --nic-alpha and --nic-beta. One GPU: its structure only, nothing to measure.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +47,12 @@ static void help(FILE* f) {
           "synth accepts: the first N GPUs (default: all), the NVLinks between them or to an NVSwitch\n"
           "(NVML), the NICs and the GPUs each is nearest to (PCI paths), and alpha (us) and beta\n"
           "(us/MB) of every ordered pair of GPUs measured with kiln's primitives (printed as a table).\n"
-          "alpha: one step's latency (one threadblock); beta: the link's, with %d threadblocks\n"
+          "alpha: the link's latency (an LL hop); beta: the link's, with %d threadblocks\n"
           "(at most the GPU's SMs) sending at once, as a plan lowered in that many\n"
           "instances does (one threadblock moves far less: its rate is printed too; kiln synth\n"
-          "--instances). One GPU: its structure only.\n"
+          "--instances). The simulator's costs measured beside them (a Simple step's handshake, LL's\n"
+          "rate against Simple's, one threadblock's rate) go into the topology's <costs>, which kiln\n"
+          "simulate and kiln synth take from it. One GPU: its structure only.\n"
           "  --uniform      the mean alpha and beta on every link (GPUs behind one switch: sketches\n"
           "                 with symmetry need equal costs)\n"
           "  --nodes M      M nodes like this one (default 1); their NIC links cost --nic-alpha A\n"
@@ -133,12 +143,14 @@ static double now_us(void) {
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-/* A plan on n ranks where only src sends to dst: ntbs threadblock pairs (channels 0..ntbs-1), each
- * PROF_CHUNKS chunks of its own, in PROF_CHUNKS steps of a chunk (atOnce false) or one step. */
-static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, int ntbs, kilnPlan** out) {
+/* A plan on n ranks where only src sends to dst in protocol proto: ntbs threadblock pairs
+ * (channels 0..ntbs-1), each PROF_CHUNKS chunks of its own, in PROF_CHUNKS steps of a chunk
+ * (atOnce false) or one step. */
+static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, int ntbs, kilnProto_t proto, kilnPlan** out) {
   kilnPlan* p = NULL;
   kilnResult_t r = kilnPlanCreate(atOnce ? "profile-once" : "profile-seq", KILN_COLL_ALLREDUCE, n, &p);
   if (r != KILN_SUCCESS) return r;
+  p->proto = proto;
   for (int g = 0; g < n; g++) p->gpus[g].i_chunks = p->gpus[g].o_chunks = PROF_CHUNKS * ntbs;
   p->nchunksperloop = PROF_CHUNKS * ntbs;
   p->nchannels = ntbs;
@@ -156,6 +168,33 @@ static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, int ntbs, ki
         return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       }
     }
+  }
+  *out = p;
+  return KILN_SUCCESS;
+}
+
+/* An LL chunk from a to b (back: and from b back to a), one threadblock a side. */
+static kilnResult_t hop_plan(int n, int a, int b, bool back, kilnPlan** out) {
+  kilnPlan* p = NULL;
+  kilnResult_t r = kilnPlanCreate(back ? "profile-hop2" : "profile-hop1", KILN_COLL_ALLREDUCE, n, &p);
+  if (r != KILN_SUCCESS) return r;
+  p->proto = KILN_PROTO_LL;
+  for (int g = 0; g < n; g++) p->gpus[g].i_chunks = p->gpus[g].o_chunks = 2;
+  p->nchunksperloop = 2;
+  p->nchannels = 1;
+  kilnThreadblock* ta = kilnPlanAddThreadblock(p, a, b, back ? b : -1, 0);
+  kilnThreadblock* tb = ta ? kilnPlanAddThreadblock(p, b, back ? a : -1, a, 0) : NULL;
+  bool ok = ta && tb && kilnPlanAddStep(ta, KILN_STEP_SEND, KILN_BUF_INPUT, 0, KILN_BUF_INPUT, 0, 1) &&
+            kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_OUTPUT, 0, KILN_BUF_OUTPUT, 0, 1);
+  if (ok && back) {
+    ta = &p->gpus[a].tbs[0];
+    tb = &p->gpus[b].tbs[0];
+    ok = kilnPlanAddStep(tb, KILN_STEP_SEND, KILN_BUF_OUTPUT, 0, KILN_BUF_OUTPUT, 1, 1) &&
+         kilnPlanAddStep(ta, KILN_STEP_RECV, KILN_BUF_OUTPUT, 1, KILN_BUF_OUTPUT, 1, 1);
+  }
+  if (!ok) {
+    kilnPlanFree(p);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
   }
   *out = p;
   return KILN_SUCCESS;
@@ -197,9 +236,17 @@ static void free_all(prof* P, kilnExec_t* ex) {
   for (int r = 0; r < P->n; r++) kilnExecFree(ex[r]);
 }
 
-/* Measures alpha and beta ([a * ngpus + b]) of every ordered pair of the first ngpus GPUs, printing
- * a table; 0, or the exit code after saying why. */
-static int measure(int ngpus, int reps, double* alpha, double* beta) {
+/* What measure() finds per ordered pair ([a * ngpus + b]): the link's α (an LL hop, µs) and β
+ * (Simple over the link's threadblocks, µs/MB), a Simple step's handshake (µs), LL's β over as
+ * many threadblocks and one threadblock's Simple β (µs/MB). */
+typedef struct profFigures {
+  double alpha[PROF_MAX * PROF_MAX], beta[PROF_MAX * PROF_MAX], step[PROF_MAX * PROF_MAX],
+      llBeta[PROF_MAX * PROF_MAX], blockBeta[PROF_MAX * PROF_MAX];
+} profFigures;
+
+/* Measures every ordered pair of the first ngpus GPUs into *pf, printing a table; 0, or the exit
+ * code after saying why. */
+static int measure(int ngpus, int reps, profFigures* pf) {
   prof P;
   memset(&P, 0, sizeof P);
   P.n = ngpus;
@@ -237,40 +284,54 @@ static int measure(int ngpus, int reps, double* alpha, double* beta) {
     cudaMalloc(&P.buf[r][1], bufElems * 4);
     cudaMemset(P.buf[r][0], 1, bufElems * 4);
   }
+  /* An LL hop is the link's α and the LL step's own latency (the simulator's send.LL.alpha). */
+  const kilnSimParams defaults = KILN_SIM_PARAMS_INIT;
+  const double llStep = defaults.send[KILN_PROTO_LL].alpha_us;
   int rc = 0;
-  printf("beta over %d threadblocks a pair\n%-6s %10s %12s %10s %14s\n", linkTbs, "pair", "alpha_us", "beta_us/MB",
-         "GB/s", "1 block GB/s");
+  printf("beta over %d threadblocks a pair\n%-6s %10s %12s %10s %10s %10s %14s\n", linkTbs, "pair", "alpha_us",
+         "beta_us/MB", "GB/s", "step_us", "LL GB/s", "1 block GB/s");
+  enum { SEQ, ONCE, LINK, LLLINK, HOP1, HOP2, NPLANS };
   for (int a = 0; a < ngpus && rc == 0; a++)
     for (int b = 0; b < ngpus && rc == 0; b++) {
       if (a == b) continue;
-      kilnPlan *seq = NULL, *once = NULL, *link = NULL;
-      kilnExec_t xs[PROF_MAX] = {0}, xo[PROF_MAX] = {0}, xl[PROF_MAX] = {0};
-      if (pair_plan(ngpus, a, b, false, 1, &seq) != KILN_SUCCESS || pair_plan(ngpus, a, b, true, 1, &once) != KILN_SUCCESS ||
-          pair_plan(ngpus, a, b, true, linkTbs, &link) != KILN_SUCCESS) {
+      kilnPlan* pl[NPLANS] = {NULL};
+      kilnExec_t x[NPLANS][PROF_MAX];
+      memset(x, 0, sizeof x);
+      if (pair_plan(ngpus, a, b, false, 1, KILN_PROTO_SIMPLE, &pl[SEQ]) != KILN_SUCCESS ||
+          pair_plan(ngpus, a, b, true, 1, KILN_PROTO_SIMPLE, &pl[ONCE]) != KILN_SUCCESS ||
+          pair_plan(ngpus, a, b, true, linkTbs, KILN_PROTO_SIMPLE, &pl[LINK]) != KILN_SUCCESS ||
+          pair_plan(ngpus, a, b, true, linkTbs, KILN_PROTO_LL, &pl[LLLINK]) != KILN_SUCCESS ||
+          hop_plan(ngpus, a, b, false, &pl[HOP1]) != KILN_SUCCESS || hop_plan(ngpus, a, b, true, &pl[HOP2]) != KILN_SUCCESS) {
         fprintf(stderr, "kiln profile: %s\n", kilnLastError());
         rc = 1;
-      } else if (load_all(&P, seq, xs) || load_all(&P, once, xo) || load_all(&P, link, xl)) {
-        rc = 1; /* load_all said why */
-      } else {
-        const double tSeq = time_pair(&P, xs, a, b, smallElems, reps);
-        const double tOnce = time_pair(&P, xo, a, b, smallElems, reps);
-        const double tBig = time_pair(&P, xo, a, b, bigElems, reps / 10 + 1);
-        const double tLink0 = time_pair(&P, xl, a, b, linkSmallElems, reps / 10 + 1);
-        const double tLink1 = time_pair(&P, xl, a, b, linkBigElems, reps / 10 + 1);
-        const double al = (tSeq - tOnce) / (PROF_CHUNKS - 1);
-        const double be1 = (tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6);
-        const double be = (tLink1 - tLink0) / ((linkBigElems - linkSmallElems) * 4 / 1e6);
-        alpha[a * ngpus + b] = al > 0 ? al : 0;
-        beta[a * ngpus + b] = be > 0 ? be : 0;
-        printf("%d->%d %10.3f %12.3f %10.1f %14.1f\n", a, b, alpha[a * ngpus + b], beta[a * ngpus + b],
-               beta[a * ngpus + b] > 0 ? 1e6 / beta[a * ngpus + b] / 1e3 : 0, be1 > 0 ? 1e6 / be1 / 1e3 : 0);
       }
-      free_all(&P, xs);
-      free_all(&P, xo);
-      free_all(&P, xl);
-      kilnPlanFree(seq);
-      kilnPlanFree(once);
-      kilnPlanFree(link);
+      for (int k = 0; k < NPLANS && rc == 0; k++) rc = load_all(&P, pl[k], x[k]); /* load_all says why */
+      if (rc == 0) {
+        const int few = reps / 10 + 1;
+        const double tSeq = time_pair(&P, x[SEQ], a, b, smallElems, reps);
+        const double tOnce = time_pair(&P, x[ONCE], a, b, smallElems, reps);
+        const double tBig = time_pair(&P, x[ONCE], a, b, bigElems, few);
+        const double tLink0 = time_pair(&P, x[LINK], a, b, linkSmallElems, few);
+        const double tLink1 = time_pair(&P, x[LINK], a, b, linkBigElems, few);
+        const double tLL0 = time_pair(&P, x[LLLINK], a, b, linkSmallElems, few);
+        const double tLL1 = time_pair(&P, x[LLLINK], a, b, linkBigElems, few);
+        const double tHop1 = time_pair(&P, x[HOP1], a, b, 16, reps);
+        const double tHop2 = time_pair(&P, x[HOP2], a, b, 16, reps);
+        const double linkMb = (linkBigElems - linkSmallElems) * 4 / 1e6;
+        const int i = a * ngpus + b;
+        pf->alpha[i] = fmax(tHop2 - tHop1 - llStep, 0);
+        pf->beta[i] = fmax((tLink1 - tLink0) / linkMb, 0);
+        pf->step[i] = fmax((tSeq - tOnce) / (PROF_CHUNKS - 1), 0);
+        pf->llBeta[i] = fmax((tLL1 - tLL0) / linkMb, 0);
+        pf->blockBeta[i] = fmax((tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6), 0);
+        printf("%d->%d %10.3f %12.3f %10.1f %10.3f %10.1f %14.1f\n", a, b, pf->alpha[i], pf->beta[i],
+               pf->beta[i] > 0 ? 1e3 / pf->beta[i] : 0, pf->step[i], pf->llBeta[i] > 0 ? 1e3 / pf->llBeta[i] : 0,
+               pf->blockBeta[i] > 0 ? 1e3 / pf->blockBeta[i] : 0);
+      }
+      for (int k = 0; k < NPLANS; k++) {
+        free_all(&P, x[k]);
+        kilnPlanFree(pl[k]);
+      }
     }
   for (int r = 0; r < ngpus; r++) {
     kilnResult_t ae = KILN_SUCCESS;
@@ -289,6 +350,30 @@ static int measure(int ngpus, int reps, double* alpha, double* beta) {
   kilnCommDestroyAll(ngpus, P.kc);
   for (int r = 0; r < ngpus; r++) ncclCommDestroy(nc[r]);
   return rc;
+}
+
+/* The simulator's costs measured (means over the pairs), the others KILN_SIM_PARAMS_INIT's: a
+ * Simple step's handshake, LL's efficiency (its rate over Simple's on the link), one
+ * threadblock's rate. */
+static void profile_costs(const profFigures* pf, int ngpus, kilnTopology* t) {
+  double step = 0, ll = 0, block = 0, simple = 0;
+  const int n = ngpus * (ngpus - 1);
+  for (int a = 0; a < ngpus; a++)
+    for (int b = 0; b < ngpus; b++)
+      if (a != b) {
+        step += pf->step[a * ngpus + b] / n;
+        ll += pf->llBeta[a * ngpus + b] / n;
+        block += pf->blockBeta[a * ngpus + b] / n;
+        simple += pf->beta[a * ngpus + b] / n;
+      }
+  t->costs = (kilnSimParams)KILN_SIM_PARAMS_INIT;
+  t->has_costs = true;
+  t->costs.fifo_step_us = step;
+  if (ll > 0 && simple > 0 && simple <= ll) t->costs.send[KILN_PROTO_LL].efficiency = simple / ll;
+  t->costs.send[KILN_PROTO_SIMPLE].efficiency = 1; /* the links' β is Simple's */
+  if (block > 0) t->costs.tb_us_per_mb = block;
+  printf("costs: Simple step %.3f us, LL efficiency %.3f, one threadblock %.1f GB/s\n", step,
+         t->costs.send[KILN_PROTO_LL].efficiency, block > 0 ? 1e3 / block : 0);
 }
 
 int cmd_profile(int argc, char** argv) {
@@ -327,8 +412,10 @@ int cmd_profile(int argc, char** argv) {
   if (!kilnMachineNvml(&m, why, sizeof why))
     fprintf(stderr, "kiln profile: %s: NVLinks unknown, every pair is measured as a link\n", why);
   kilnMachineDescribe(&m, stdout);
-  static double alpha[PROF_MAX * PROF_MAX], beta[PROF_MAX * PROF_MAX];
-  if (ngpus >= 2 && (rc = measure(ngpus, o.reps, alpha, beta)) != 0) return rc;
+  static profFigures pf;
+  double* alpha = pf.alpha;
+  double* beta = pf.beta;
+  if (ngpus >= 2 && (rc = measure(ngpus, o.reps, &pf)) != 0) return rc;
   if (ngpus >= 2 && o.uniform) {
     double sa = 0, sb = 0;
     for (int a = 0; a < ngpus; a++)
@@ -345,9 +432,10 @@ int cmd_profile(int argc, char** argv) {
     printf("uniform: alpha %.3f us, beta %.3f us/MB\n", sa / n, sb / n);
   }
   kilnTopology* t = NULL;
-  if (kilnMachineTopology(&m, "profiled", ngpus >= 2 ? alpha : NULL, ngpus >= 2 ? beta : NULL, o.nodes, o.nicAlpha,
-                          o.nicBeta, &t) != KILN_SUCCESS ||
-      kilnTopologyWriteFile(t, o.out ? o.out : "-") != KILN_SUCCESS) {
+  rc = kilnMachineTopology(&m, "profiled", ngpus >= 2 ? alpha : NULL, ngpus >= 2 ? beta : NULL, o.nodes, o.nicAlpha,
+                           o.nicBeta, &t) != KILN_SUCCESS;
+  if (rc == 0 && ngpus >= 2) profile_costs(&pf, ngpus, t);
+  if (rc || kilnTopologyWriteFile(t, o.out ? o.out : "-") != KILN_SUCCESS) {
     fprintf(stderr, "kiln profile: %s\n", kilnLastError());
     rc = 1;
   }
