@@ -282,14 +282,14 @@ Test(simulate, dgx2_channels_use_every_nic) {
   const uint64_t B = 1u << 30;
   const double nic8 = ((double)B / 1e6) * l->beta_us_per_mb / 8; /* B over 8 NICs, one way */
   kilnSimResult r;
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &r), KILN_SUCCESS));
+  cr_assert(eq(int, baseline(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &r), KILN_SUCCESS));
   cr_expect(ge(dbl, r.time_us, 31.0 / 32 * nic8 * (1 - EPS)), "allgather %f vs bound %f", r.time_us, 31.0 / 32 * nic8);
   cr_expect(lt(dbl, r.time_us, 31.0 / 32 * nic8 * 1.02), "allgather %f vs bound %f", r.time_us, 31.0 / 32 * nic8);
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
+  cr_assert(eq(int, baseline(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
   cr_expect(lt(dbl, r.time_us, 2 * 31.0 / 32 * nic8 * 1.02), "allreduce %f vs bound %f", r.time_us,
             2 * 31.0 / 32 * nic8);
   /* the tree: every byte up through one NIC and down through another, each tree pair on its own NIC */
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
+  cr_assert(eq(int, baseline(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
   cr_expect(ge(dbl, r.time_us, nic8 * (1 - EPS)), "tree %f vs bound %f", r.time_us, nic8);
   cr_expect(lt(dbl, r.time_us, nic8 * 1.2), "tree %f vs bound %f", r.time_us, nic8);
   kilnTopologyFree(t);

@@ -475,8 +475,9 @@ static void plan_name(char* name, size_t len, const char* sketch, kilnColl_t col
 /* Memory forms' instances tried where kilnSynthOptions.instances is 0: 1, 2, 4 .. this. One
  * threadblock moves a connection's data at a fraction of an NVLink port's rate (kiln profile: 38.5
  * GB/s on an H200 against 370), and the symmetric kernels take up to 64-128 blocks for large calls
- * (host/sym.c), so large calls want many of them. */
-#define FORMS_MAX_INSTANCES 64
+ * (host/sym.c), so large calls want many of them; a plan's channels stay under the runtime's
+ * default kilnCommConfig.maxChannels (32), so every instance is a channel the runtime has. */
+#define FORMS_MAX_INSTANCES 32
 /* Among memory-form plans predicted within this fraction of the fastest, the one of the fewest
  * instances (then the fewest chunks) is kept: the simulator is calibrated to 25% of measured times
  * (kiln/topology.h, KILN_SIM_PARAMS_INIT), and it charges nothing for a threadblock that has little
