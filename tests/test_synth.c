@@ -791,6 +791,10 @@ Test(synth, tree_floor_where_the_composition_is_slower, .timeout = 120) {
   cr_assert(eq(int, kilnTopologyReadFile(path, &t), KILN_SUCCESS), "%s", kilnLastError());
   t->nodes = 2;
   cr_assert(eq(int, kilnTopologyExpand(t), KILN_SUCCESS), "%s", kilnLastError());
+  /* the α-β table for the plans and for NCCL alike, so that the floor's tree is the baseline's */
+  const kilnSimParams ab = KILN_SIM_PARAMS_ALPHA_BETA;
+  t->has_costs = true;
+  t->costs = ab;
   kilnSketch* s = load_sketch("switch2-sk-1");
   for (int c = 0; c < 3; c++) {
     kilnSynthOptions o = fast_options();
@@ -803,7 +807,7 @@ Test(synth, tree_floor_where_the_composition_is_slower, .timeout = 120) {
     cr_expect(eq(int, (int)st.form, c == 0 ? KILN_SYNTH_FORM_TREE : KILN_SYNTH_FORM_SKETCH), "case %d", c);
     kilnSimResult ks, tree;
     cr_assert(eq(int, kilnPlanSimulate(p, t, o.input_size, &ks), KILN_SUCCESS), "%s", kilnLastError());
-    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, o.input_size, &tree),
+    cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, o.input_size, &ab, &tree),
                  KILN_SUCCESS));
     if (c == 2)
       cr_expect(gt(dbl, ks.time_us, tree.time_us * 1.02), "the sketch's: %.2f us, the tree %.2f us", ks.time_us,
