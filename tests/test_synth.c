@@ -407,6 +407,44 @@ Test(synth, max_tbs_respected) {
   kilnTopologyFree(t);
 }
 
+/* In an NVLink domain the simulator picks the allreduce's form by size, on its default costs (the
+ * calibrated table, KILN_SIM_PARAMS_INIT): the one-flight form for small calls, where a flight's
+ * latency and a call's fixed costs decide, and a bandwidth form (two-shot) at 1 MiB and 256 MiB,
+ * where one-flight moves and reduces every peer's whole input on each rank. On switch2 and switch4
+ * one-flight holds to 64 KiB; on 8 GPUs (switch8, one hgx-h100 node) to 32 KiB, and two-shot wins
+ * from 64 KiB (switch8: 3.96 against 4.32 us). With the sketch of the node and the synthesizer's
+ * defaults (every form, protocol and instance count). */
+Test(synth, oneflight_small_bandwidth_form_large, .timeout = 120) {
+  static const struct {
+    const char* topo;
+    uint64_t oneflight_to; /* the largest size tried that takes one-flight */
+  } cases[] = {{"switch2", 64u << 10}, {"switch4", 64u << 10}, {"switch8", 32u << 10}, {"hgx-h100", 32u << 10}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    kilnTopology* t = NULL;
+    cr_assert(eq(int, kilnTopologyBuiltin(cases[i].topo, 1, &t), KILN_SUCCESS));
+    kilnSketch* s = load_sketch(cases[i].topo);
+    const uint64_t sizes[] = {1024, cases[i].oneflight_to, 1u << 20, 256u << 20};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+      kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
+      o.input_size = sizes[z];
+      kilnPlan* p = NULL;
+      kilnSynthStats st;
+      cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+      cr_expect(st.nvlink_domain, "%s", cases[i].topo);
+      if (sizes[z] <= cases[i].oneflight_to)
+        cr_expect(eq(int, (int)st.form, (int)KILN_SYNTH_FORM_ONEFLIGHT), "%s at %llu bytes: %s", cases[i].topo,
+                  (unsigned long long)sizes[z], kilnSynthFormName(st.form));
+      else
+        cr_expect(eq(int, (int)st.form, (int)KILN_SYNTH_FORM_TWOSHOT), "%s at %llu bytes: %s in %s, %d instances",
+                  cases[i].topo, (unsigned long long)sizes[z], kilnSynthFormName(st.form), kilnProtoName(st.proto),
+                  st.instances);
+      kilnPlanFree(p);
+    }
+    kilnSketchFree(s);
+    kilnTopologyFree(t);
+  }
+}
+
 /* The plans the GPU suite synthesizes and runs (tests/gpu/synth_plans.h: switch2 / switch4, every
  * collective, Simple and LL, out of place and in place) verify with the runtime's default FIFO
  * depth, so the GPU test cannot deadlock on it, and fit the runtime's default channels and an
