@@ -5,6 +5,8 @@
  * usage: kiln_synth_bench [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet]
  *        kiln_synth_bench --scale [--min-nodes N] [--max-nodes N] [--sizes 1K,1M,1G] ...
  *        kiln_synth_bench --multinode [--write DIR] [--sizes 1K,1M,1G] ...
+ *        (any of them with --alpha-beta: kiln's plans and NCCL's on the alpha-beta table,
+ *        KILN_SIM_PARAMS_ALPHA_BETA, instead of their calibrated costs)
  * Default limits keep the Table 2 run under 10 minutes on 2 cores.
  * --scale: hgx-h100 and dgx2 on 2, 4, ... nodes (up to KILN_MAX_RANKS GPUs): each collective's
  * synthesis time and its plan's simulated time at 1 KB, 1 MB and 1 GB against NCCL's ring and tree
@@ -58,14 +60,30 @@ static void progress(const kilnSynthProgress* p, void* user) {
             p->cols, p->integers);
 }
 
+/* --alpha-beta: the topologies carry the alpha-beta table as their costs (kiln's plans are
+ * synthesized and simulated on it) and NCCL's baselines take it too; otherwise kiln's plans run on
+ * the calibrated table (KILN_SIM_PARAMS_INIT) and NCCL's on its own (KILN_SIM_PARAMS_NCCL). */
+static bool alpha_beta;
+static const kilnSimParams alpha_beta_params = KILN_SIM_PARAMS_ALPHA_BETA;
+
+static kilnResult_t baseline(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t, uint64_t ref, kilnSimResult* r) {
+  return kilnBaselineSimulateWith(b, coll, t, ref, alpha_beta ? &alpha_beta_params : NULL, r);
+}
+
+static void on_costs(kilnTopology* t) {
+  if (!alpha_beta) return;
+  t->has_costs = true;
+  t->costs = alpha_beta_params;
+}
+
 /* Simulated time of plan at ref bytes, and NCCL's ring and tree (tree: allreduce only; NAN where
  * the model has none). */
 static void sim_row(const kilnPlan* plan, const kilnTopology* t, kilnColl_t coll, uint64_t ref, double* ks,
                     double* ring, double* tree) {
   kilnSimResult r;
   *ks = kilnPlanSimulate(plan, t, ref, &r) == KILN_SUCCESS ? r.time_us : NAN;
-  *ring = kilnBaselineSimulate(KILN_BASELINE_RING, coll, t, ref, &r) == KILN_SUCCESS ? r.time_us : NAN;
-  *tree = coll == KILN_COLL_ALLREDUCE && kilnBaselineSimulate(KILN_BASELINE_TREE, coll, t, ref, &r) == KILN_SUCCESS
+  *ring = baseline(KILN_BASELINE_RING, coll, t, ref, &r) == KILN_SUCCESS ? r.time_us : NAN;
+  *tree = coll == KILN_COLL_ALLREDUCE && baseline(KILN_BASELINE_TREE, coll, t, ref, &r) == KILN_SUCCESS
               ? r.time_us
               : NAN;
 }
@@ -77,7 +95,10 @@ static const char* const size_names[] = {"1KB", "1MB", "1GB"};
 
 /* A topology: a built-in's name, or a file under plans/topologies/ (NAME.xml). */
 static kilnResult_t load_topo(const char* name, int nodes, kilnTopology** t) {
-  if (kilnTopologyBuiltin(name, nodes, t) == KILN_SUCCESS) return KILN_SUCCESS;
+  if (kilnTopologyBuiltin(name, nodes, t) == KILN_SUCCESS) {
+    on_costs(*t);
+    return KILN_SUCCESS;
+  }
   char path[1024];
   snprintf(path, sizeof path, "%s/plans/topologies/%s.xml", KILN_SOURCE_DIR, name);
   kilnResult_t r = kilnTopologyReadFile(path, t);
@@ -87,6 +108,8 @@ static kilnResult_t load_topo(const char* name, int nodes, kilnTopology** t) {
   if (r != KILN_SUCCESS) {
     kilnTopologyFree(*t);
     *t = NULL;
+  } else {
+    on_costs(*t);
   }
   return r;
 }
@@ -247,6 +270,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--stall") && i + 1 < argc) o.stall_s = atof(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--quiet")) quiet = true;
+    else if (!strcmp(argv[i], "--alpha-beta")) alpha_beta = true;
     else if (!strcmp(argv[i], "--scale")) scale = true;
     else if (!strcmp(argv[i], "--multinode")) multinode = true;
     else if (!strcmp(argv[i], "--write") && i + 1 < argc) write_dir = argv[++i];
@@ -257,7 +281,7 @@ int main(int argc, char** argv) {
       zmask = (strstr(v, "1K") ? 1u : 0u) | (strstr(v, "1M") ? 2u : 0u) | (strstr(v, "1G") ? 4u : 0u);
     }
     else {
-      fprintf(stderr, "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet]\n"
+      fprintf(stderr, "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet] [--alpha-beta]\n"
                       "       [--scale [--min-nodes N] [--max-nodes N] | --multinode [--write DIR]] [--sizes 1K,1M,1G]\n",
               argv[0]);
       return strcmp(argv[i], "--help") ? 2 : 0;
@@ -268,8 +292,9 @@ int main(int argc, char** argv) {
   if (multinode) return run_multinode(o, only, zmask, quiet, write_dir);
   printf("kiln synthesis benchmark (TACCL Table 2 cases); MILP time limit %.0fs, stall %.1fs\n",
          o.time_limit_s, o.stall_s);
-  printf("simulated times in us on the alpha-beta model; NCCL = best of ring and tree (alltoall: all-pairs;\n"
-         "n/a where the topology lacks a link between some pair)\n\n");
+  printf("simulated times in us on the %s; NCCL = best of ring and tree (alltoall: all-pairs;\n"
+         "n/a where the topology lacks a link between some pair)\n\n",
+         alpha_beta ? "alpha-beta table" : "calibrated tables (kiln's and NCCL's)");
   printf("%-13s %-10s %-7s %9s %9s %9s |", "collective", "sketch", "topo", "kiln s", "paper s", "speedup");
   for (int z = 0; z < 3; z++) printf(" %10s %10s %6s |", size_names[z], "NCCL", "x");
   printf("\n");
@@ -284,8 +309,7 @@ int main(int argc, char** argv) {
     kilnTopology* t = NULL;
     kilnSketch* s = NULL;
     kilnPlan* plan = NULL;
-    if (kilnTopologyBuiltin(bc->topo, bc->nodes, &t) != KILN_SUCCESS ||
-        kilnSketchReadFile(path, &s) != KILN_SUCCESS) {
+    if (load_topo(bc->topo, bc->nodes, &t) != KILN_SUCCESS || kilnSketchReadFile(path, &s) != KILN_SUCCESS) {
       printf("%-13s %-10s: %s\n", kilnCollName(bc->coll), bc->sketch, kilnLastError());
       failures++;
       if (t) kilnTopologyFree(t);
@@ -306,8 +330,8 @@ int main(int argc, char** argv) {
         uint64_t ref = sizes[z];
         kilnSimResult ks, ring, tree;
         double nccl = INFINITY;
-        if (kilnBaselineSimulate(KILN_BASELINE_RING, bc->coll, t, ref, &ring) == KILN_SUCCESS) nccl = ring.time_us;
-        if (kilnBaselineSimulate(KILN_BASELINE_TREE, bc->coll, t, ref, &tree) == KILN_SUCCESS && tree.time_us < nccl)
+        if (baseline(KILN_BASELINE_RING, bc->coll, t, ref, &ring) == KILN_SUCCESS) nccl = ring.time_us;
+        if (baseline(KILN_BASELINE_TREE, bc->coll, t, ref, &tree) == KILN_SUCCESS && tree.time_us < nccl)
           nccl = tree.time_us;
         bool have = kilnPlanSimulate(plan, t, ref, &ks) == KILN_SUCCESS;
         if (have && isfinite(nccl))

@@ -862,6 +862,46 @@ Test(synth, tree_floor_where_the_composition_is_slower, .timeout = 120) {
   kilnTopologyFree(t);
 }
 
+/* Plans through FIFOs take the protocol the calibrated simulator predicts fastest where the caller
+ * leaves it open (the default): on two HGX H100 nodes the rails' allreduce at 1 KB in LL, whose
+ * lines skip a Simple step's slot handshake, faster than the same plan in Simple and than NCCL's
+ * ring and tree; at 1 GB in Simple, whose bandwidth wins (the floor's tree there). */
+Test(synth, fifo_plans_take_the_fastest_protocol, .timeout = 120) {
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("hgx-h100-rails");
+  for (int big = 0; big < 2; big++) {
+    const uint64_t ref = big ? 1ull << 30 : 1024;
+    kilnSynthOptions o = fast_options();
+    o.input_size = ref;
+    kilnPlan *p = NULL, *simple = NULL;
+    kilnSynthStats st;
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(eq(int, (int)p->proto, big ? KILN_PROTO_SIMPLE : KILN_PROTO_LL), "%llu bytes: %s",
+              (unsigned long long)ref, kilnProtoName(p->proto));
+    cr_expect(eq(int, (int)st.proto, (int)p->proto));
+    o.proto = KILN_PROTO_SIMPLE;
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &simple, NULL), KILN_SUCCESS), "%s",
+              kilnLastError());
+    kilnSimResult a, b, ring, tree;
+    cr_assert(eq(int, kilnPlanSimulate(p, t, ref, &a), KILN_SUCCESS));
+    cr_assert(eq(int, kilnPlanSimulate(simple, t, ref, &b), KILN_SUCCESS));
+    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, ref, &ring), KILN_SUCCESS));
+    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, ref, &tree), KILN_SUCCESS));
+    if (!big) cr_expect(lt(dbl, a.time_us, b.time_us * 0.5), "LL %.2f us, Simple %.2f us", a.time_us, b.time_us);
+    cr_expect(le(dbl, a.time_us, b.time_us * (1 + 1e-9)));
+    cr_expect(lt(dbl, a.time_us, fmin(ring.time_us, tree.time_us)), "%.2f us; ring %.2f, tree %.2f", a.time_us,
+              ring.time_us, tree.time_us);
+    kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+    vo.fifo_depth = 1;
+    cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
+    kilnPlanFree(p);
+    kilnPlanFree(simple);
+  }
+  kilnSketchFree(s);
+  kilnTopologyFree(t);
+}
+
 /* The floor's all-pairs alltoall: the relay sketch dgx2-sk-2 sends alltoall chunks through relay
  * GPUs, whose extra hops cost latency at 1 KB; NCCL's all-pairs (the direct plan) is returned
  * there, and at 1 MB, where the relays tie with it, the sketch's plan. Without the floor the

@@ -14,6 +14,8 @@
  * 1 KB on some relay sketches, is 4-8x slower at 1 MB and 1 GB than the sketch's plan, and a plan
  * runs at every size. */
 #define FLOOR_DIRECT_MAX 32768.0
+/* Floor plans up to this many steps are tried in each protocol through FIFOs (fastest_fifo_proto). */
+#define FLOOR_PROTO_MAX_STEPS 1000000L
 
 static const char* const stage_names[] = {
 #define KILN_X_NAME(e, n) n,
@@ -472,6 +474,30 @@ static void plan_name(char* name, size_t len, const char* sketch, kilnColl_t col
   strncat(name, suffix, len - 1 - strlen(name));
 }
 
+/* Where the caller leaves the protocol to the synthesizer (KILN_SYNTH_PROTO_AUTO), a plan through
+ * FIFOs - the sketch's, a floor's - runs in the protocol the simulator predicts fastest for it,
+ * Simple or LL: on the calibrated costs a Simple step through a FIFO costs a slot's handshake
+ * (kiln/topology.h), which LL's lines do without (two HGX H100 nodes' allreduce at 1 KB: 36.6 us
+ * in Simple). Not LL128, whose FIFO sends the runtime runs as Simple unless asked (KILN_LL128) and
+ * whose costs the table holds at their nominal values, nor LL12, a protocol of puts. Sets
+ * p->proto; returns its time (us: in p's). */
+static double fastest_fifo_proto(kilnPlan* p, const kilnTopology* t, uint64_t ref, double us) {
+  static const kilnProto_t protos[] = {KILN_PROTO_SIMPLE, KILN_PROTO_LL};
+  const kilnProto_t was = p->proto;
+  kilnProto_t bp = was;
+  for (size_t i = 0; i < sizeof protos / sizeof protos[0]; i++) {
+    if (protos[i] == was) continue;
+    p->proto = protos[i];
+    const double u = predict(p, t, ref, INFINITY);
+    if (u < us * (1 - 1e-9)) {
+      us = u;
+      bp = protos[i];
+    }
+  }
+  p->proto = bp;
+  return us;
+}
+
 /* Memory forms' instances tried where kilnSynthOptions.instances is 0: 1, 2, 4 .. this. One
  * threadblock moves a connection's data at a fraction of an NVLink port's rate (kiln profile: 38.5
  * GB/s on an H200 against 370), and the symmetric kernels take up to 64-128 blocks for large calls
@@ -892,6 +918,10 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     }
   }
 out_done:
+  if (best && want_proto == KILN_SYNTH_PROTO_AUTO && !stopping(&o)) {
+    best_us = fastest_fifo_proto(best, t, ref, best_us);
+    plan_name(best->name, sizeof best->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, best->proto, o.instances);
+  }
   if (forms & ~KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH) && !(stopping(&o) && (best || !o.keep_on_stop))) {
     r = synth_forms(t, s, coll, insize, ref, &o, want_proto, want_inst, forms, st, &best, &best_us, &best_form);
     if (r != KILN_SUCCESS) goto out_free;
@@ -946,6 +976,12 @@ out_done:
       if (f != 2)
         fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || max_tbs(fp) <= o.max_tbs) ? predict(fp, t, ref, INFINITY)
                                                                                         : INFINITY;
+      /* in the fastest protocol; a plan of more than FLOOR_PROTO_MAX_STEPS steps keeps Simple (such
+       * floors come at sizes where Simple's bandwidth wins, and each simulation of one is seconds) */
+      if (fp && want_proto == KILN_SYNTH_PROTO_AUTO && isfinite(fus) && count_steps(fp) <= FLOOR_PROTO_MAX_STEPS) {
+        fus = fastest_fifo_proto(fp, t, ref, fus);
+        plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, 1);
+      }
       if (fp && fus < best_us * (1 - 1e-9)) {
         double t0 = synNow();
         plan_steps(&o, WORK_VERIFY, 1);
