@@ -25,8 +25,9 @@ extern "C" {
 
 /* Buffer ids as in plan.h (input, output, scratch). */
 enum { KILN_DEV_BUF_INPUT = 0, KILN_DEV_BUF_OUTPUT = 1, KILN_DEV_BUF_SCRATCH = 2, KILN_DEV_NBUFS = 3 };
-/* Protocols the kernels implement (kernels/primitives.cuh). */
-enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1, KILN_DEV_PROTO_LL128 = 2 };
+/* Protocols the kernels implement (kernels/protocols.cuh), numbered as kilnProto_t: the FIFO steps
+ * have Simple, LL and LL128, the plans' puts and the symmetric kernels LL12 too. */
+enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1, KILN_DEV_PROTO_LL128 = 2, KILN_DEV_PROTO_LL12 = 3 };
 /* Line geometry of the line protocols: LL carries 8 data bytes per 16-byte line, LL128 120 per
  * 128-byte line, the symmetric kernels' LL12 12 per 16-byte line. */
 enum {

@@ -1,29 +1,22 @@
 /*
- * kiln's device primitives: one generic routine, kilnPrim<T, Op, PROTO, FLAGS>, that moves one
- * piece of a plan step (a slice of one chunk) between a user/scratch buffer and a FIFO slot, and
- * short named wrappers over it (copy, reduce, send, recv, recvCopySend, recvReduceSend,
- * recvReduceCopy, recvReduceCopySend). Plans, the interpreter and generated kernels are written
- * in this vocabulary only.
+ * The FIFO vocabulary of the plans' send and receive steps: one generic routine,
+ * kilnPrim<T, Op, PROTO, FLAGS>, that moves one piece of a plan step (a slice of one chunk)
+ * between a user/scratch buffer and a FIFO slot, and short named wrappers over it (copy, reduce,
+ * send, recv, recvCopySend, recvReduceSend, recvReduceCopy, recvReduceCopySend). The protocols
+ * themselves (Simple, LL, LL128 lines: how they are stored and polled) are protocols.cuh's.
  *
  * The value of a piece is  A op B  where A is the source buffer (FLAG_SRC) and B is the received
  * data (FLAG_RECV) or, for `re`, the destination itself (FLAG_REDUCE_DST); it is written to the
  * destination (FLAG_DST) and/or the peer's FIFO slot (FLAG_SEND).
  *
- * Protocols:
- * - Simple: the slot holds raw data, written by the sender through a peer pointer in 16-byte
- *   stores; the block then publishes a counter (see interp.cuh). Receivers read with ld.cg.
- * - LL: the slot holds 16-byte lines {data0, flag, data1, flag ^ KILN_DEV_LL_FLAG_PAIR}; the receiver
- *   spins on the flags of each line, so no counter is needed before reading.
- * - LL128: the slot holds 128-byte lines of 15 data words and a flag word (120 of 128 bytes carry
- *   data, LL 8 of 16). A warp stores 4 lines with one 16-byte store per thread, the flag word
- *   being the 8th thread's second half; the receiver's warp loads the same way until every
- *   line's flag is there, then loads the lines again and uses that data. What makes it correct
- *   is the property NCCL's LL128 rests on (enabled by NCCL on Hopper over NVLink;
- *   NVIDIA/nccl#786): the 128 bytes one warp-wide store instruction writes reach the peer in ascending
- *   address order, so once the flag (the line's last word) is seen, a later load sees the data.
- *   A load is not atomic over the line: the poll that saw the flag can hold older lower words
- *   (using them returns stale elements). The runtime runs LL128 plans as
- *   Simple unless KILN_LL128=1 (host/exec.c, devProto, says why).
+ * In a slot:
+ * - Simple: raw data, written by the sender through a peer pointer in 16-byte stores; the block
+ *   then publishes a counter (see interp.cuh). Receivers read with ld.cg.
+ * - LL: 16-byte lines {data0, flag, data1, flag ^ KILN_DEV_LL_FLAG_PAIR}; the receiver spins on the
+ *   flags of each line, so no counter is needed before reading.
+ * - LL128: 128-byte lines of 15 data words and a flag word, a warp's 4 lines per store, polled
+ *   until every line's flag is there and loaded again (pollLines128). The runtime runs LL128
+ *   plans as Simple unless KILN_LL128=1 (host/exec.c, devProto, says why).
  * Flags derive from the slot's use number (the connection's count of slots sent, from 1): see
  * llFlag/ll128Flag.
  *
@@ -32,13 +25,7 @@
 #ifndef KILN_KERNELS_PRIMITIVES_CUH
 #define KILN_KERNELS_PRIMITIVES_CUH
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-#include <stdint.h>
-#include <string.h>
-
-#include "kiln_dev.h"
+#include "protocols.cuh"
 
 namespace kiln {
 
@@ -50,348 +37,6 @@ enum : int {
   FLAG_REDUCE_DST = 16, /* B = destination buffer (re: dst <- dst op src) */
 };
 
-/* ---- Numbers: every type computes in a wider type and rounds back once. ---- */
-template <typename T> struct Num {
-  typedef T W;
-  static __device__ __forceinline__ W to(T x) { return x; }
-  static __device__ __forceinline__ T from(W x) { return (T)x; }
-};
-template <> struct Num<int8_t> {
-  typedef int W;
-  static __device__ __forceinline__ W to(int8_t x) { return x; }
-  static __device__ __forceinline__ int8_t from(W x) { return (int8_t)x; }
-};
-template <> struct Num<uint8_t> {
-  typedef unsigned W;
-  static __device__ __forceinline__ W to(uint8_t x) { return x; }
-  static __device__ __forceinline__ uint8_t from(W x) { return (uint8_t)x; }
-};
-template <> struct Num<__half> {
-  typedef float W;
-  static __device__ __forceinline__ W to(__half x) { return __half2float(x); }
-  static __device__ __forceinline__ __half from(W x) { return __float2half_rn(x); }
-};
-template <> struct Num<__nv_bfloat16> {
-  typedef float W;
-  static __device__ __forceinline__ W to(__nv_bfloat16 x) { return __bfloat162float(x); }
-  static __device__ __forceinline__ __nv_bfloat16 from(W x) { return __float2bfloat16_rn(x); }
-};
-template <> struct Num<__nv_fp8_e4m3> {
-  typedef float W;
-  static __device__ __forceinline__ W to(__nv_fp8_e4m3 x) { return (float)x; }
-  static __device__ __forceinline__ __nv_fp8_e4m3 from(W x) { return __nv_fp8_e4m3(x); }
-};
-template <> struct Num<__nv_fp8_e5m2> {
-  typedef float W;
-  static __device__ __forceinline__ W to(__nv_fp8_e5m2 x) { return (float)x; }
-  static __device__ __forceinline__ __nv_fp8_e5m2 from(W x) { return __nv_fp8_e5m2(x); }
-};
-
-/* ---- Reduction ops (ids as kilnRedOp_t; avg reduces as sum, the division comes last). ---- */
-enum : int { OP_SUM = 0, OP_PROD = 1, OP_MAX = 2, OP_MIN = 3, OP_AVG = 4 };
-/* Whether op reduces as a sum (sum, and avg): what the kernels with the op fixed at compile time
- * (OpSum) serve. */
-__host__ __device__ __forceinline__ constexpr bool opSums(int op) { return op == OP_SUM || op == OP_AVG; }
-
-/* Op OP on two values widened to W (Num<T>::W): what every op type below computes. */
-template <int OP, typename W> __device__ __forceinline__ W opWide(W x, W y) {
-  return (OP == OP_PROD) ? (W)(x * y) : (OP == OP_MAX) ? (x > y ? x : y) : (OP == OP_MIN) ? (x < y ? x : y) : (W)(x + y);
-}
-
-template <int OP> struct OpStatic {
-  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
-    return Num<T>::from(opWide<OP>(Num<T>::to(a), Num<T>::to(b)));
-  }
-};
-typedef OpStatic<OP_SUM> OpSum;
-typedef OpStatic<OP_PROD> OpProd;
-typedef OpStatic<OP_MAX> OpMax;
-typedef OpStatic<OP_MIN> OpMin;
-
-/* The op chosen at run time by a uniform branch per element: what the symmetric flag forms reduce
- * 4- and 8-byte types with for ops other than sum and avg (kernels/sym.cuh reduceN). */
-struct OpDyn {
-  int op;
-  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
-    switch (op) {
-      case OP_PROD: return OpProd()(a, b);
-      case OP_MAX: return OpMax()(a, b);
-      case OP_MIN: return OpMin()(a, b);
-      default: return OpSum()(a, b);
-    }
-  }
-};
-
-/* The op chosen at run time without a branch: every op computed, the call's picked by selects.
- * What the symmetric line kernels reduce with for the ops other than sum and avg (kernels/sym.cuh
- * kernel<T, F, false>; there a branch per element costs more than the extra arithmetic).
- * 4x H200, the kernel alone: allreduce max 64 KiB as LL12 lines 3.44 us, 3.56 with OpDyn (2026-11-28). */
-struct OpSel {
-  int op;
-  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
-    typedef typename Num<T>::W W;
-    const W x = Num<T>::to(a), y = Num<T>::to(b);
-    const W s = opWide<OP_SUM>(x, y), p = opWide<OP_PROD>(x, y), mx = opWide<OP_MAX>(x, y), mn = opWide<OP_MIN>(x, y);
-    return Num<T>::from(op == OP_PROD ? p : op == OP_MAX ? mx : op == OP_MIN ? mn : s);
-  }
-};
-
-/* x / n in the type's arithmetic (integers truncate, as NCCL's avg does). */
-template <typename T> __device__ __forceinline__ T divide(T x, int n) {
-  typedef typename Num<T>::W W;
-  return Num<T>::from((W)(Num<T>::to(x) / (W)n));
-}
-
-/* ---- Loads and stores. Reads go through L2 (ld.cg): the data may come from another block or
- * from a peer's NVLink stores, which L1 does not see. ---- */
-template <typename T> __device__ __forceinline__ T ldcg(const T* p) {
-  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "size");
-  T out;
-  if (sizeof(T) == 1) {
-    unsigned short v;
-    asm volatile("ld.global.cg.u8 %0, [%1];" : "=h"(v) : "l"(p));
-    unsigned char c = (unsigned char)v;
-    memcpy(&out, &c, 1);
-  } else if (sizeof(T) == 2) {
-    unsigned short v = __ldcg((const unsigned short*)p);
-    memcpy(&out, &v, 2);
-  } else if (sizeof(T) == 4) {
-    unsigned v = __ldcg((const unsigned*)p);
-    memcpy(&out, &v, 4);
-  } else {
-    unsigned long long v = __ldcg((const unsigned long long*)p);
-    memcpy(&out, &v, 8);
-  }
-  return out;
-}
-
-/* Element-wise op over a pack P (uint4 or uint64_t) of T. */
-template <typename T, typename P, class Op>
-__device__ __forceinline__ P opPack(const Op& op, P a, P b) {
-  constexpr int E = sizeof(P) / sizeof(T);
-  T x[E], y[E];
-  memcpy(x, &a, sizeof(P));
-  memcpy(y, &b, sizeof(P));
-#pragma unroll
-  for (int e = 0; e < E; e++) x[e] = op(x[e], y[e]);
-  P r;
-  memcpy(&r, x, sizeof(P));
-  return r;
-}
-
-/* The W words of memory from byte address p, of which the first `bytes` (1 to 4 W) are valid and
- * the rest come back zero; p aligned to A bytes (1, 2 or 4: the element's size). Branch-free:
- * every word's load issued, those past the last word that holds a valid byte clamped to that word
- * (so no load reaches past the valid bytes' words, nor past the buffer), then funnel shifts. What
- * a line's partial or misaligned elements take (loadPart, load12) instead of a load per element
- * (with a load per element a reducescatter whose pieces lie at 4- but not 8-byte offsets, an odd
- * float count per rank, takes ~0.45 us more than an aligned one).
- * 4x H200, the kernel alone: branch-free words take 1-12% off every misaligned or partial case (2026-11-28). */
-template <int W, int A> __device__ __forceinline__ void loadWords(const void* p, int bytes, uint32_t (&w)[W]) {
-  static_assert(A == 1 || A == 2 || A == 4, "alignment");
-  const uintptr_t addr = (uintptr_t)p;
-  const int off = A == 4 ? 0 : (int)(addr & 3);
-  const unsigned* q = (const unsigned*)(addr - off);
-  const int last = (off + bytes - 1) >> 2;
-  constexpr int N = A == 4 ? W : W + 1;
-  uint32_t x[N];
-#pragma unroll
-  for (int k = 0; k < N; k++) x[k] = __ldcg(q + min(k, last));
-#pragma unroll
-  for (int k = 0; k < W; k++) {
-    const uint32_t v = A == 4 ? x[k] : __funnelshift_r(x[k], x[k + 1], off * 8);
-    const int b = bytes - 4 * k;
-    w[k] = b >= 4 ? v : b <= 0 ? 0u : v & ((1u << (8 * b)) - 1u);
-  }
-}
-
-/* Elements 0 to nv - 1 of the W words w to p (aligned to A bytes, the element's size), each store
- * predicated on its element's index, none past them. */
-template <int W, int A> __device__ __forceinline__ void storeWords(void* p, const uint32_t (&w)[W], int nv) {
-  static_assert(A == 1 || A == 2 || A == 4, "alignment");
-#pragma unroll
-  for (int e = 0; e < 4 * W / A; e++) {
-    if (e >= nv) continue;
-    const uint32_t v = w[e * A / 4] >> (8 * (e * A % 4));
-    if (A == 4) ((unsigned*)p)[e] = v;
-    else if (A == 2) ((unsigned short*)p)[e] = (unsigned short)v;
-    else ((unsigned char*)p)[e] = (unsigned char)v;
-  }
-}
-
-/* A whole pack P (8, 12 or 16 bytes: LL lines' data, LL12 lines' Pack12 in kernels/sym.cuh, a
- * uint4) from p, at P's alignment (12 bytes: a word's): a vector load through L2, or three word
- * loads (loadPart's and load12's fast path); storeWhole the store. The three words go straight
- * into r's: copied in from a word array they changed the LL12 kernels' code (87 registers -> 82,
- * float), in r's own words the kernels' instructions stay those of the loops this replaced. */
-template <typename P> __device__ __forceinline__ P loadWhole(const void* p) {
-  static_assert(sizeof(P) == 8 || sizeof(P) == 12 || sizeof(P) == 16, "an 8-, 12- or 16-byte pack");
-  P r;
-  if constexpr (sizeof(P) == 16) {
-    const uint4 v = __ldcg((const uint4*)p);
-    memcpy(&r, &v, sizeof(P));
-  } else if constexpr (sizeof(P) == 12) {
-    uint32_t* w = reinterpret_cast<uint32_t*>(&r);
-#pragma unroll
-    for (int k = 0; k < 3; k++) w[k] = __ldcg((const unsigned*)p + k);
-  } else {
-    const unsigned long long v = __ldcg((const unsigned long long*)p);
-    memcpy(&r, &v, sizeof(P));
-  }
-  return r;
-}
-template <typename P> __device__ __forceinline__ void storeWhole(void* p, const P& v) {
-  if constexpr (sizeof(P) == 12) {
-#pragma unroll
-    for (int k = 0; k < 3; k++) ((unsigned*)p)[k] = reinterpret_cast<const uint32_t*>(&v)[k];
-  } else {
-    *(P*)p = v;
-  }
-}
-
-/* Up to E = sizeof(P)/sizeof(T) elements from p (nv valid; the rest zero), any alignment. A whole
- * line at P's alignment is one vector load; any other line of 1- or 2-byte elements, its words
- * branch-free (loadWords: up to 4 or 5 loads for a line that took up to 8 or 16 element loads);
- * of 4- or 8-byte ones, a load per element (their words branch-free behind this branch take 1-4%
- * more, 2x H200, 2026-11-28; the line kernels take them branch-free on a branch per line instead,
- * kernels/sym.cuh LineData::loadBy). */
-template <typename T, typename P> __device__ __forceinline__ P loadPart(const T* p, int nv) {
-  constexpr int E = sizeof(P) / sizeof(T);
-  if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) return loadWhole<P>(p);
-  P r;
-  if constexpr (sizeof(T) < 4) {
-    constexpr int W = sizeof(P) / 4;
-    uint32_t w[W];
-    if (nv <= 0) {
-#pragma unroll
-      for (int k = 0; k < W; k++) w[k] = 0;
-    } else {
-      loadWords<W, sizeof(T)>(p, nv * (int)sizeof(T), w);
-    }
-    memcpy(&r, w, sizeof(P));
-  } else {
-    T x[E];
-    memset(x, 0, sizeof(x));
-    for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
-    memcpy(&r, x, sizeof(P));
-  }
-  return r;
-}
-
-template <typename T, typename P> __device__ __forceinline__ void storePart(T* p, P v, int nv) {
-  constexpr int E = sizeof(P) / sizeof(T);
-  if (nv == E && ((uintptr_t)p % sizeof(P)) == 0) {
-    storeWhole(p, v);
-    return;
-  }
-  if constexpr (sizeof(T) < 4) {
-    uint32_t w[sizeof(P) / 4];
-    memcpy(w, &v, sizeof(P));
-    storeWords<sizeof(P) / 4, sizeof(T)>(p, w, nv);
-  } else {
-    T x[E];
-    memcpy(x, &v, sizeof(P));
-    for (int e = 0; e < nv; e++) p[e] = x[e];
-  }
-}
-
-/* ---- Bounded spinning: every wait gives up after timeoutNs or when another block did. ---- */
-__device__ __forceinline__ uint64_t globaltimer() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-struct Spin {
-  uint64_t start, timeoutNs;
-  int* abortFlag;
-  int* errWord;
-  unsigned n;
-  __device__ Spin(uint64_t to, int* ab, int* err) : start(0), timeoutNs(to), abortFlag(ab), errWord(err), n(0) {}
-  /* true: give up (and the error is recorded). */
-  __device__ __forceinline__ bool tick() {
-    if ((++n & 1023) != 0) return false;
-    if (*(volatile int*)abortFlag) return true;
-    uint64_t now = globaltimer();
-    if (start == 0) { start = now; return false; }
-    if (now - start > timeoutNs) {
-      atomicExch(abortFlag, 1);
-      atomicCAS(errWord, KILN_DEV_OK, KILN_DEV_ERR_TIMEOUT);
-      __threadfence_system();
-      return true;
-    }
-    return false;
-  }
-};
-
-__device__ __forceinline__ uint64_t ldAcquireSys(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ uint64_t ldAcquireGpu(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void stReleaseSys(uint64_t* p, uint64_t v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void stRelaxedSys(uint64_t* p, uint64_t v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void stReleaseGpu(uint64_t* p, uint64_t v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-/* The flag of an LL / LL128 line for the slot's use number: the use number times an odd
- * constant. Successive uses of a slot get different flags (the map is one to one) and the flags
- * look nothing like the small integers user data often holds: a slot a Simple step of another
- * plan on this connection filled with raw data keeps that data, which an LL reader must not take
- * for this use's flags. */
-__device__ __forceinline__ uint32_t llFlag(uint64_t use) { return kilnDevLLFlag(use); }
-/* The plans' LL lines carry llFlag in their second word and llFlagPair of it (llFlag ^
- * KILN_DEV_LL_FLAG_PAIR, kiln_dev.h) in their fourth. A slot's
- * bytes may hold what a Simple piece left there (any data of the caller's): with the same flag in
- * both places, a constant run of the value llFlag(u) (an odd 2^-31 chance per use, but for every
- * use again) passed for lines of use u; now the stale words must also differ by this constant,
- * which no constant or repeated data does (the symmetric kernels keep each line form in staging of
- * its own instead: host/sym.c symLineAreas). */
-__device__ __forceinline__ uint32_t llFlagPair(uint32_t flag) { return flag ^ KILN_DEV_LL_FLAG_PAIR; }
-__device__ __forceinline__ uint64_t ll128Flag(uint64_t use) { return use * 0x9E3779B97F4A7C15ull; }
-
-/* LL line: 8 data bytes, each half guarded by a flag word (f0 after the low half, f1 after the
- * high one). */
-__device__ __forceinline__ void llStore2(uint4* p, uint64_t v, uint32_t f0, uint32_t f1) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"((uint32_t)v),
-               "r"(f0), "r"((uint32_t)(v >> 32)), "r"(f1)
-               : "memory");
-}
-/* The symmetric kernels' LL line: the same flag in both places. */
-__device__ __forceinline__ void llStore(uint4* p, uint64_t v, uint32_t flag) { llStore2(p, v, flag, flag); }
-/* One read of a line, no spinning (no "memory" clobber: several may be in flight at once; asm
- * volatile keeps each one a real load). */
-__device__ __forceinline__ void llLoadOnce(const uint4* p, uint32_t* d0, uint32_t* f0, uint32_t* d1,
-                                           uint32_t* f1) {
-  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(*d0), "=r"(*f0), "=r"(*d1), "=r"(*f1)
-               : "l"(p));
-}
-/* Spins until the line carries the flags want0 and want1 (llStore2); false when the spin gave up. */
-__device__ __forceinline__ bool llLoad(const uint4* p, uint32_t want0, uint32_t want1, Spin& spin, uint64_t* out) {
-  uint32_t d0, f0, d1, f1;
-  for (;;) {
-    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1)
-                 : "l"(p)
-                 : "memory");
-    if (f0 == want0 && f1 == want1) break;
-    if (spin.tick()) return false;
-  }
-  *out = (uint64_t)d0 | ((uint64_t)d1 << 32);
-  return true;
-}
-
 /* One piece: n elements of the slice, of which m are valid (the rest of a short last chunk). */
 template <typename T> struct Piece {
   const T* src;        /* A (FLAG_SRC) */
@@ -402,18 +47,12 @@ template <typename T> struct Piece {
   uint64_t ruse, suse; /* LL / LL128: the use numbers of the receive and send slots */
 };
 
-/* LL128 geometry: a line is 16 words, the last the flag; a warp stores 4 lines per instruction. */
 /* Warp stores per round (UL x 4 lines per warp): the loads of a round are in flight together.
  * 4, measured (prim_bench hop-ll128, 2x H200): 8 took 3.4 µs per hop at 8 B where 4 takes 1.8, and
  * 36.7 µs at 512 KiB where 4 takes 27.3 (registers: the 8 x 4 words of a round spill). */
 #ifndef KILN_LL128_UL
 #define KILN_LL128_UL 4
 #endif
-enum : int {
-  LL128_LINE_BYTES = KILN_DEV_LL128_LINE_BYTES,
-  LL128_DATA_BYTES = KILN_DEV_LL128_DATA_BYTES,
-  LL128_LINE_WORDS = LL128_LINE_BYTES / 8
-};
 
 /* Bytes one piece of `elems` elements of `esize` bytes takes in a slot (the host sizes pieces by
  * the inverse, kilnDevPieceElems in kiln_dev.h). */
@@ -424,18 +63,6 @@ template <int PROTO> __host__ __device__ constexpr uint64_t pieceBytes(uint64_t 
            : elems * esize;
 }
 
-__device__ __forceinline__ void ll128Store(uint64_t* p, uint64_t a, uint64_t b) {
-  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
-}
-/* No "memory" clobber: a round's loads are all in flight at once (asm volatile keeps each). */
-__device__ __forceinline__ void ll128Load(const uint64_t* p, uint64_t* a, uint64_t* b) {
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p));
-}
-/* The load of a line's data once its flag was seen: with a "memory" clobber, so that it stays
- * after the poll. */
-__device__ __forceinline__ void ll128LoadAgain(const uint64_t* p, uint64_t* a, uint64_t* b) {
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
-}
 
 /* Valid elements of a word of E elements that starts at element e0 of a piece of m. */
 __device__ __forceinline__ int wordValid(uint64_t e0, uint64_t m, int E) {
@@ -478,33 +105,15 @@ __device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin
   for (uint64_t base = (uint64_t)warp * 4 * UL; base < nl; base += (uint64_t)nwarps * 4 * UL) {
     uint64_t r0[UL], r1[UL], a0[UL], a1[UL];
     if (F & FLAG_RECV) {
+      /* The round's UL lines of this lane polled together, as a line of UL sources. */
+      unsigned pend = 0;
 #pragma unroll
-      for (int u = 0; u < UL; u++) r0[u] = r1[u] = 0;
+      for (int u = 0; u < UL; u++)
+        if (ok && ll128Line(base, u, lane) < nlValid) pend |= 1u << u;
       __syncwarp();
-      while (ok) {
-        bool reload = false;
-#pragma unroll
-        for (int u = 0; u < UL; u++) {
-          const uint64_t l = ll128Line(base, u, lane);
-          if (l < nlValid) {
-            ll128Load(rl + l * LL128_LINE_WORDS + 2 * j, &r0[u], &r1[u]);
-            reload |= flagLane && r1[u] != rflag;
-          }
-        }
-        if (!__any_sync(0xffffffffu, reload)) break;
-        if (__any_sync(0xffffffffu, spin.tick())) ok = false;
-      }
-      /* The poll that saw a line's flag may hold older data in the line's lower words (the load
-       * is served in 32-byte sectors; only the writer's order is guaranteed), so the data comes
-       * from a second load, ordered after the flags by the warp barrier: as NCCL's LL128 does. */
-      if (ok) {
-        __syncwarp();
-#pragma unroll
-        for (int u = 0; u < UL; u++) {
-          const uint64_t l = ll128Line(base, u, lane);
-          if (l < nlValid) ll128LoadAgain(rl + l * LL128_LINE_WORDS + 2 * j, &r0[u], &r1[u]);
-        }
-      }
+      ok = pollLines128<UL>(pend, [&](int u) { return rl + ll128Line(base, u, lane) * LL128_LINE_WORDS + 2 * j; },
+                            rflag, spin, r0, r1) &&
+           ok;
     }
     if (F & (FLAG_SRC | FLAG_REDUCE_DST)) {
 #pragma unroll

@@ -48,25 +48,15 @@ struct Shared {
   int abort;
 };
 
-/* The LL flag of call seq: llFlag with the low bit set, so never 0 (zeroed staging, or zeros a
- * flag-form call left, never pass for a line), and still different for calls s and s - 2k that
- * share a half (llFlag's values for them differ by an even multiple of an odd constant). */
-__device__ __forceinline__ uint32_t symFlag(uint64_t seq) { return kilnDevSymFlag(seq); }
-/* The LL128 flag word of call seq: symFlag in both halves (LL128 lines, below). */
-__device__ __forceinline__ uint64_t symFlag128(uint64_t seq) {
-  const uint64_t f = symFlag(seq);
-  return f << 32 | f;
-}
+/* The LL flag of call seq (protocols.cuh lineFlag: never 0, different for calls s and s - 2k that
+ * share a half) and the LL128 flag word (lineFlag128: it in both halves). */
+__device__ __forceinline__ uint32_t symFlag(uint64_t seq) { return lineFlag(seq); }
+__device__ __forceinline__ uint64_t symFlag128(uint64_t seq) { return lineFlag128(seq); }
 
-template <typename T, typename P = uint4> __device__ __forceinline__ P dividePack(P v, int n) {
-  constexpr int E = sizeof(P) / sizeof(T);
-  T x[E];
-  memcpy(x, &v, sizeof(P));
-#pragma unroll
-  for (int e = 0; e < E; e++) x[e] = divide(x[e], n);
-  memcpy(&v, x, sizeof(P));
-  return v;
-}
+/* The line forms of kilnSymArgs.ll are the protocols of kiln_dev.h by number (LineData takes them). */
+static_assert(KILN_SYM_LINES_LL == KILN_DEV_PROTO_LL && KILN_SYM_LINES_LL12 == KILN_DEV_PROTO_LL12 &&
+                  KILN_SYM_LINES_LL128 == KILN_DEV_PROTO_LL128,
+              "line forms numbered as the protocols");
 
 /* This block's range [lo, hi) of a segment of a.seg elements: ranges start at 16-byte multiples,
  * the last ones may be empty. */
@@ -145,61 +135,32 @@ template <typename T, int R, int L, class Op> struct LineCall {
   }
 };
 
-/* How LL lines carry data: 8 bytes a line (P), stored with the flag twice (llStore), received by
- * recvLines. LinesLL12 (below bodyLL's helpers) is the LL12 form's. */
-struct LinesLL {
-  using P = uint64_t;
-  __device__ __forceinline__ static void put(uint4* p, P v, uint32_t flag) { llStore(p, v, flag); }
-};
-
 /* Line l of every peer p's part (part(p): its line's data, D::P) into this rank's region of peer
- * p, every part loaded before the first line goes out: llStore's "memory" clobber keeps a load
- * written after a store behind it, a memory latency per peer. Alltoall does not use it (bodyLL
- * says why).
- * 4x H200, graphs, reducescatter: 64 B-64 KiB up to 6% less time, 256 KiB up to 4% more (2026-11-27). */
+ * p (protocols.cuh putLines: every part loaded before the first line goes out). Alltoall does not
+ * use it (bodyLL says why). */
 template <int R, class D = LinesLL, class Part>
 __device__ __forceinline__ void sendLines(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag,
                                           const Part& part) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank;
-  typename D::P v[R];
-#pragma unroll
-  for (int p = 0; p < R; p++)
-    if (p < n && p != me) v[p] = part(p);
-#pragma unroll
-  for (int p = 0; p < R; p++)
-    if (p < n && p != me) D::put((uint4*)region(a, seq, p, me) + l, v[p], flag);
+  putLines<R, D>(n, me, flag, part, [&](int p) { return (uint4*)region(a, seq, p, me) + l; });
 }
 
-/* Line l of every peer q's region (idx0 + q) of this rank, into v[q]: all loads in flight at once;
- * the lines whose flags were not there yet are read again, all of them together, until every one
- * is (spinning on one peer's line after another leaves a load's latency per later peer after the
- * last line has arrived). false: timeout or abort.
- * 4x H200, graphs, against one peer after another: allreduce 16 KiB 4.31 vs 5.53 us (2026-11-27). */
-template <int R> __device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l,
-                                          uint32_t flag, Spin& spin, uint64_t* v) {
+/* The peers of this rank (q < n but me) as a mask of sources. */
+template <int R> __device__ __forceinline__ unsigned peerMask(const kilnSymArgs& a) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank;
-  uint32_t d0[R], f0[R], d1[R], f1[R];
-  const uint4* p[R];
   unsigned pend = 0;
 #pragma unroll
-  for (int q = 0; q < R; q++) {
-    f0[q] = f1[q] = flag;
-    d0[q] = d1[q] = 0;
-    p[q] = (const uint4*)region(a, seq, me, idx0 + q) + l;
+  for (int q = 0; q < R; q++)
     if (q < n && q != me) pend |= 1u << q;
-  }
-  while (pend) {
-#pragma unroll
-    for (int q = 0; q < R; q++)
-      if (pend >> q & 1) llLoadOnce(p[q], &d0[q], &f0[q], &d1[q], &f1[q]);
-#pragma unroll
-    for (int q = 0; q < R; q++)
-      if (f0[q] == flag && f1[q] == flag) pend &= ~(1u << q);
-    if (pend && spin.tick()) return false;
-  }
-#pragma unroll
-  for (int q = 0; q < R; q++) v[q] = (uint64_t)d0[q] | ((uint64_t)d1[q] << 32);
-  return true;
+  return pend;
+}
+
+/* Line l of every peer q's region (idx0 + q) of this rank, into v[q] (protocols.cuh pollLines:
+ * all loads in flight at once). false: timeout or abort. */
+template <int R> __device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l,
+                                          uint32_t flag, Spin& spin, uint64_t* v) {
+  return pollLines<R>(peerMask<R>(a), [&](int q) { return (const uint4*)region(a, seq, a.rank, idx0 + q) + l; },
+                      flag, spin, v);
 }
 
 /* The reduction of one line in rank order: v[q] from peer q, mine in this rank's place (P: the
@@ -212,63 +173,6 @@ __device__ __forceinline__ P reduceLine(const kilnSymArgs& a, const Op& op, cons
   for (int q = 1; q < R; q++)
     if (q < n) acc = opPack<T>(op, acc, q == me ? mine : v[q]);
   return a.op == OP_AVG ? dividePack<T, P>(acc, n) : acc;
-}
-
-/* For every i < m: r = srcs[0][i] op srcs[1][i] op ... op srcs[NS-1][i] (divided by avgN when
- * avgN > 0), stored to dsts[d][i] for every non-null dsts[d] (ND of them). All the loads of a
- * round (NS operands x U packs) are in flight together. 16-byte packs when every pointer allows
- * it, elements otherwise. */
-template <typename T, int NS, class Op, int ND = MAXR>
-__device__ __forceinline__ void combine(T* const* dsts, const T* const* srcs, uint64_t m, const Op& op,
-                                        int avgN) {
-  constexpr int E = 16 / sizeof(T);
-  constexpr int U = NS <= 1 ? 8 : NS == 2 ? 4 : NS <= 4 ? 2 : 1;
-  const int tid = threadIdx.x, nthr = blockDim.x;
-  uintptr_t mis = 0;
-#pragma unroll
-  for (int s = 0; s < NS; s++) mis |= (uintptr_t)srcs[s];
-#pragma unroll
-  for (int d = 0; d < ND; d++) mis |= (uintptr_t)dsts[d];
-  const uint64_t nvec = (mis % 16 == 0) ? m / E : 0;
-  uint64_t i = tid;
-  for (; i + (uint64_t)(U - 1) * nthr < nvec; i += (uint64_t)U * nthr) {
-    uint4 v[NS][U];
-#pragma unroll
-    for (int s = 0; s < NS; s++)
-#pragma unroll
-      for (int u = 0; u < U; u++) v[s][u] = __ldcg((const uint4*)srcs[s] + i + (uint64_t)u * nthr);
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      uint4 r = v[0][u];
-#pragma unroll
-      for (int s = 1; s < NS; s++) r = opPack<T>(op, r, v[s][u]);
-      if (avgN > 0) r = dividePack<T>(r, avgN);
-#pragma unroll
-      for (int d = 0; d < ND; d++)
-        if (dsts[d]) ((uint4*)dsts[d])[i + (uint64_t)u * nthr] = r;
-    }
-  }
-  for (; i < nvec; i += nthr) {
-    uint4 v[NS];
-#pragma unroll
-    for (int s = 0; s < NS; s++) v[s] = __ldcg((const uint4*)srcs[s] + i);
-    uint4 r = v[0];
-#pragma unroll
-    for (int s = 1; s < NS; s++) r = opPack<T>(op, r, v[s]);
-    if (avgN > 0) r = dividePack<T>(r, avgN);
-#pragma unroll
-    for (int d = 0; d < ND; d++)
-      if (dsts[d]) ((uint4*)dsts[d])[i] = r;
-  }
-  for (uint64_t e = nvec * E + tid; e < m; e += nthr) {
-    T r = ldcg(srcs[0] + e);
-#pragma unroll
-    for (int s = 1; s < NS; s++) r = op(r, ldcg(srcs[s] + e));
-    if (avgN > 0) r = divide(r, avgN);
-#pragma unroll
-    for (int d = 0; d < ND; d++)
-      if (dsts[d]) dsts[d][e] = r;
-  }
 }
 
 /* combine over the n sources of a reduction: NR of them (MAXR: n, known at run time only). */
@@ -569,153 +473,14 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
   await(a, 0, seq, sh);
 }
 
-/* LL12 lines (KILN_SYM_LINES_LL12): 12 data bytes and the call's flag (symFlag) in the fourth
- * word of a 16-byte line, which one thread stores with one instruction and the receiver loads with
- * one; a line is taken once its fourth word holds the flag. Where LL trusts 8 bytes (each data
- * word beside a flag word of its own: an 8-byte access is single-copy atomic in the PTX memory
- * model), this trusts the 16 bytes of one aligned vector store and load to arrive together, which
- * PTX does not promise; NVLink and L2 move them in one 32-byte sector, and kiln's LL128 lines on
- * the same links trust more (a warp's 128 bytes behind one flag word). KILN_SYM_LL12=0 turns LL12
- * off (host/sym.c), as KILN_SYM_LL128_BYTES=0 and KILN_SYM_LL2_128_BYTES=0 turn off LL128. A third
- * less line traffic than LL for the same data. Lines live in the LL lines' staging: an LL line of
- * an earlier call holds that call's flag in the fourth word too, and an LL12 line holds data in LL's
- * second word but an older flag in its fourth, so neither passes for a line of the other
- * (host/sym.c symLineAreas). Elements of at most 4 bytes (12 / sizeof(T) per line). The host
- * takes it past 8 KiB of segment (host/sym.c symLL12Bytes).
- * 4x H200, the kernel alone, LL12 vs LL: allreduce 16 KiB 2.36 vs 2.44 us, 1 KiB 2.15 vs 2.04 (2026-11-28). */
-struct Pack12 {
-  uint32_t w[3];
-};
-/* Up to 12 / sizeof(T) elements from p (nv valid; the rest zero), any alignment: a whole line at
- * a word's alignment as three word loads, any other line of 1- or 2-byte elements its words
- * branch-free (loadWords), of 4-byte ones a load per element (as loadPart). */
-template <typename T> __device__ __forceinline__ Pack12 load12(const T* p, int nv) {
-  static_assert(sizeof(T) <= 4, "LL12 lines hold elements of at most 4 bytes");
-  constexpr int E = 12 / sizeof(T);
-  if (nv == E && ((uintptr_t)p & 3) == 0) return loadWhole<Pack12>(p);
-  Pack12 r;
-  if constexpr (sizeof(T) < 4) {
-    if (nv <= 0) r.w[0] = r.w[1] = r.w[2] = 0;
-    else loadWords<3, sizeof(T)>(p, nv * (int)sizeof(T), r.w);
-  } else {
-    T x[E];
-    memset(x, 0, sizeof(x));
-    for (int e = 0; e < nv; e++) x[e] = ldcg(p + e);
-    memcpy(&r, x, sizeof(r));
-  }
-  return r;
+/* Line l of every peer q's region q of this rank as lines of form L (LL or LL12; LineData's
+ * poll), into v[q]. */
+template <int L, int R, class P>
+__device__ __forceinline__ bool recvLinesOf(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag, Spin& spin,
+                                            P* v) {
+  return LineData<uint32_t, L>::template poll<R>(
+      peerMask<R>(a), [&](int q) { return (const uint4*)region(a, seq, a.rank, q) + l; }, flag, spin, v);
 }
-template <typename T> __device__ __forceinline__ void store12(T* p, const Pack12& v, int nv) {
-  static_assert(sizeof(T) <= 4, "LL12 lines hold elements of at most 4 bytes");
-  constexpr int E = 12 / sizeof(T);
-  if (nv == E && ((uintptr_t)p & 3) == 0) {
-    storeWhole(p, v);
-    return;
-  }
-  if constexpr (sizeof(T) < 4) {
-    storeWords<3, sizeof(T)>(p, v.w, nv);
-  } else {
-    T x[E];
-    memcpy(x, &v, sizeof(v));
-    for (int e = 0; e < nv; e++) p[e] = x[e];
-  }
-}
-__device__ __forceinline__ void llStore12(uint4* p, const Pack12& v, uint32_t flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]), "r"(v.w[1]), "r"(v.w[2]),
-               "r"(flag)
-               : "memory");
-}
-/* Line l of every peer q's region q of this rank, into v[q]: recvLines with one flag word. */
-template <int R> __device__ __forceinline__ bool recvLines12(const kilnSymArgs& a, uint64_t seq, uint64_t l,
-                                                            uint32_t flag, Spin& spin, Pack12* v) {
-  const int n = R == MAXR ? a.nranks : R, me = a.rank;
-  uint32_t f[R];
-  const uint4* p[R];
-  unsigned pend = 0;
-#pragma unroll
-  for (int q = 0; q < R; q++) {
-    f[q] = flag;
-    v[q].w[0] = v[q].w[1] = v[q].w[2] = 0;
-    p[q] = (const uint4*)region(a, seq, me, q) + l;
-    if (q < n && q != me) pend |= 1u << q;
-  }
-  while (pend) {
-#pragma unroll
-    for (int q = 0; q < R; q++)
-      if (pend >> q & 1) llLoadOnce(p[q], &v[q].w[0], &v[q].w[1], &v[q].w[2], &f[q]);
-#pragma unroll
-    for (int q = 0; q < R; q++)
-      if (f[q] == flag) pend &= ~(1u << q);
-    if (pend && spin.tick()) return false;
-  }
-  return true;
-}
-
-/* How LL12 lines carry data (sendLines, bodyLL). */
-struct LinesLL12 {
-  using P = Pack12;
-  __device__ __forceinline__ static void put(uint4* p, const P& v, uint32_t flag) { llStore12(p, v, flag); }
-};
-
-/* How a line's elements are loaded and stored where bodyLL takes a line of every peer's piece
- * (LineData::loadBy, storeBy): LINE_WHOLE a whole line at the line's alignment with no test,
- * LINE_ANY any line of 1 to E elements branch-free (loadWords, storeWords). */
-enum LineHow : int { LINE_WHOLE, LINE_ANY };
-template <int H> using LineHowT = std::integral_constant<int, H>;
-
-/* A line form's data for elements T (L: KILN_SYM_LINES_LL or _LL12): E elements a line, loaded
- * and stored at any alignment (nv valid), and the receive of line l from every peer. Where a line
- * is loaded or stored for every peer (reducescatter's and alltoall's sends, allgather's and
- * alltoall's receives), bodyLL picks LINE_WHOLE or LINE_ANY once per line (loadBy, storeBy): each
- * peer's load behind a test of its own (load, store) keeps the loads of a misaligned line's peers
- * from being issued together (2x H200, the kernel alone, 2026-11-28). */
-template <typename T, int L>
-struct LineData : std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type {
-  using P = typename std::conditional<L == KILN_SYM_LINES_LL12, LinesLL12, LinesLL>::type::P;
-  static constexpr int E = (int)sizeof(P) / (int)sizeof(T);
-  static constexpr int W = (int)sizeof(P) / 4; /* data words a line */
-  __device__ __forceinline__ static P load(const T* p, int nv) {
-    if constexpr (L == KILN_SYM_LINES_LL12) return load12<T>(p, nv);
-    else return loadPart<T, uint64_t>(p, nv);
-  }
-  __device__ __forceinline__ static void store(T* p, const P& v, int nv) {
-    if constexpr (L == KILN_SYM_LINES_LL12) store12<T>(p, v, nv);
-    else storePart<T, uint64_t>(p, v, nv);
-  }
-  __device__ __forceinline__ static bool aligned(const void* p) {
-    return (uintptr_t)p % (L == KILN_SYM_LINES_LL12 ? 4 : 8) == 0;
-  }
-  template <int H> __device__ __forceinline__ static P loadBy(const T* p, int nv) {
-    if constexpr (sizeof(T) > 4) {
-      return load(p, nv); /* 8-byte elements: one a line, always whole */
-    } else if constexpr (H == LINE_WHOLE) {
-      return loadWhole<P>(p);
-    } else {
-      uint32_t w[W];
-      loadWords<W, sizeof(T)>(p, nv * (int)sizeof(T), w);
-      P r;
-      memcpy(&r, w, sizeof(w));
-      return r;
-    }
-  }
-  template <int H> __device__ __forceinline__ static void storeBy(T* p, const P& v, int nv) {
-    if constexpr (sizeof(T) > 4) {
-      store(p, v, nv);
-    } else if constexpr (H == LINE_WHOLE) {
-      storeWhole(p, v);
-    } else {
-      uint32_t w[W];
-      memcpy(w, &v, sizeof(w));
-      storeWords<W, sizeof(T)>(p, w, nv);
-    }
-  }
-  template <int R>
-  __device__ __forceinline__ static bool recv(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag, Spin& spin,
-                                              P* v) {
-    if constexpr (L == KILN_SYM_LINES_LL12) return recvLines12<R>(a, seq, l, flag, spin, v);
-    else return recvLines<R>(a, seq, 0, l, flag, spin, v);
-  }
-};
 
 /* Small calls (kilnSymArgs.ll): the same exchange with the data as LL lines (primitives.cuh:
  * 8 data bytes and the flag twice per 16-byte line, the flag made from the call's sequence
@@ -794,7 +559,7 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
      * the peers' lines instead of following it. */
     const P mine = reduces ? D::load(c.in + own + e0, nv) : P{};
     P v[MAXR];
-    if (!D::template recv<R>(a, c.seq, l, c.flag, spin, v)) return;
+    if (!recvLinesOf<L, R>(a, c.seq, l, c.flag, spin, v)) return;
     if (reduces) {
       D::store(c.out + e0, reduceLine<T, R, P>(a, c.op, v, mine), nv);
     } else {
@@ -859,14 +624,14 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL2(cons
  * Lane j (0-7) of each 8-lane group of a warp holds words 2j and 2j + 1 of one line (lane 7: word
  * 14 and the flag); a warp moves 4 lines per 16-byte store or load. An LL line carries 8 data
  * bytes in 16, this 120 in 128: one-shot allreduce 64 KiB on 4 ranks sends 3 x 70 KiB of lines per
- * GPU instead of 3 x 128 KiB. What makes it correct is the property kernels/primitives.cuh's LL128
- * names (the 128 bytes one warp-wide store writes reach the peer together, the flag word with the
+ * GPU instead of 3 x 128 KiB. What makes it correct is the property protocols.cuh's LL128 names
+ * (the 128 bytes one warp-wide store writes reach the peer together, the flag word with the
  * data), and the receiver takes the data from a load after the one that saw every flag
- * (KILN_SYM_LL128_RELOAD; the poll's own load may hold older data in a line's lower sectors).
+ * (pollLines128; the poll's own load may hold older data in a line's lower sectors).
  *
  * LL128 takes more time than LL up to 64 KiB of segment, the same at 128 KiB, less above, so
  * host/sym.c sends only the larger one-shot segments this way. The second load costs 0.15-0.4 us
- * a call and no run without it has read a stale element; it stays, as in the plans' LL128, until
+ * a call and no run without it has read a stale element; it stays, as in every LL128 line, until
  * a reason to trust the poll's data is stronger than runs without a failure. The kernel's code
  * size is not what costs the extra time (built for one rank count, 30 KB of code instead of 104,
  * it takes as long).
@@ -877,70 +642,20 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL2(cons
  * its own call's flag word: the flags of calls s and s - 2k differ. (Were the flag form's data
  * and the lines to share bytes, data equal to the flag would pass for a line:
  * gpu_sym/sym_lines_apart.) */
-#ifndef KILN_SYM_LL128_RELOAD
-#define KILN_SYM_LL128_RELOAD 1
-#endif
-
-/* A lane's place in its warp's LL128 lines (bodyLL128, bodyLL128x2): lane j (0-7) of each 8-lane
- * group holds words 2j and 2j + 1 of one line, the flag lane (7) word 14 and the flag; the warp's
- * rounds start at line l0 + 4 warp and step by 4 nwarps. */
-struct Lane128 {
-  int lane, j, warp, nwarps;
-  bool flagLane;
-  __device__ __forceinline__ Lane128()
-      : lane(threadIdx.x & 31), j(lane & 7), warp(threadIdx.x >> 5), nwarps(blockDim.x >> 5), flagLane(j == 7) {}
-  /* This lane's first word of line l of rank p's region idx in call seq's half. */
-  __device__ __forceinline__ uint64_t* word(const kilnSymArgs& a, uint64_t seq, int p, int idx, uint64_t l) const {
-    return (uint64_t*)region(a, seq, p, idx) + l * 16 + 2 * j;
-  }
-};
-
-/* A lane's two words at o: nv0 and nv1 valid elements of each (none: not stored). */
-template <typename T>
-__device__ __forceinline__ void storeWords128(T* o, uint64_t v0, uint64_t v1, int nv0, int nv1) {
-  if (nv0 > 0) storePart<T, uint64_t>(o, v0, nv0);
-  if (nv1 > 0) storePart<T, uint64_t>(o + 8 / sizeof(T), v1, nv1);
-}
-
-/* This lane's 16 bytes of line l of every peer q's region idx0 + q of this rank, into r0[q] and r1[q]
- * (has: the lane's line is one of the block's). Every lane of the warp calls it: the 8 lanes of a
- * line poll together until lane 7 has seen the flag of every peer (its pending peers go to the
- * other 7 by a shuffle), the warp until every line of it is complete; then, after a warp barrier,
- * the data is loaded again. false (the whole warp): timeout or abort. */
+/* This lane's 16 bytes of line l of every peer q's region idx0 + q of this rank, into r0[q] and
+ * r1[q] (has: the lane's line is one of the block's; protocols.cuh pollLines128). Every lane of
+ * the warp calls it. false (the whole warp): timeout or abort. */
 template <int R>
 __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l, bool has,
                                              uint64_t flag, Spin& spin, uint64_t* r0, uint64_t* r1) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31;
-  const uint64_t* p[R];
   unsigned pend = 0;
 #pragma unroll
-  for (int q = 0; q < R; q++) {
-    r0[q] = r1[q] = 0;
-    p[q] = (const uint64_t*)region(a, seq, me, idx0 + q) + l * 16 + 2 * (lane & 7);
-    if (has && q < n && q != me) pend |= 1u << q;
-  }
-  const unsigned all = pend;
-  for (;;) {
-#pragma unroll
-    for (int q = 0; q < R; q++)
-      if (pend >> q & 1) ll128Load(p[q], &r0[q], &r1[q]);
-    unsigned miss = 0;
-#pragma unroll
-    for (int q = 0; q < R; q++)
-      if ((pend >> q & 1) && r1[q] != flag) miss |= 1u << q;
-    pend = __shfl_sync(0xffffffffu, miss, lane | 7);
-    if (!__any_sync(0xffffffffu, pend != 0)) break;
-    if (__any_sync(0xffffffffu, spin.tick())) return false;
-  }
-#if KILN_SYM_LL128_RELOAD
-  __syncwarp();
-#pragma unroll
   for (int q = 0; q < R; q++)
-    if (all >> q & 1) ll128LoadAgain(p[q], &r0[q], &r1[q]);
-#else
-  (void)all;
-#endif
-  return true;
+    if (has && q < n && q != me) pend |= 1u << q;
+  return pollLines128<R>(
+      pend, [&](int q) { return (const uint64_t*)region(a, seq, me, idx0 + q) + l * 16 + 2 * (lane & 7); }, flag, spin,
+      r0, r1);
 }
 
 /* One-shot allreduce, reducescatter, allgather and alltoall as LL128 lines: bodyLL's exchange, a
@@ -973,7 +688,7 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128(co
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0, flagLane ? c.flag : v1);
+        if (has && p < n && p != me) ll128Store(ln.word(region(a, c.seq, p, me), l), v0, flagLane ? c.flag : v1);
       if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count) {
         storeWords128<T>(c.out + (uint64_t)me * c.count + e0, v0, v1, nv0, nv1);
       }
@@ -986,7 +701,7 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128(co
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0[p], flagLane ? c.flag : v1[p]);
+        if (has && p < n && p != me) ll128Store(ln.word(region(a, c.seq, p, me), l), v0[p], flagLane ? c.flag : v1[p]);
       if (a.algo == KILN_SYM_A2A && c.in != c.out) {
         uint64_t m0, m1;
         const uint64_t mine = (uint64_t)me * c.count;
@@ -1059,7 +774,7 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128x2(
     __syncwarp();
 #pragma unroll
     for (int p = 0; p < R; p++)
-      if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, me, l), v0[p], flagLane ? c.flag : v1[p]);
+      if (has && p < n && p != me) ll128Store(ln.word(region(a, c.seq, p, me), l), v0[p], flagLane ? c.flag : v1[p]);
   }
   st.sent();
   if (!c.go) return;
@@ -1080,7 +795,7 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128x2(
         __syncwarp();
 #pragma unroll
         for (int p = 0; p < R; p++)
-          if (has && p < n && p != me) ll128Store(ln.word(a, c.seq, p, n + me, l), acc0, flagLane ? c.flag : acc1);
+          if (has && p < n && p != me) ll128Store(ln.word(region(a, c.seq, p, n + me), l), acc0, flagLane ? c.flag : acc1);
       } else {
 #pragma unroll
         for (int q = 0; q < R; q++)
