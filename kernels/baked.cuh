@@ -27,6 +27,8 @@
 #include <utility>
 
 #include "interp.cuh"
+#include "launch_driver.cuh"
+#include "mem.cuh"
 
 namespace kiln {
 namespace baked {
@@ -229,8 +231,138 @@ template <class P, typename T> int launch(const void* args, int threads, void* s
   return (int)cudaGetLastError();
 }
 
+/* ---- Plans with memory steps: their passes (kiln/passes.h) unrolled ----
+ * gen/ writes, for such a plan, tbs[] (rank, tb, first pass, passes, steps), passes[] (kilnDevPass's
+ * fields) and ops[] (kilnDevOpnd's fields) of every rank, and one KILN_BAKED_MEM_KERNEL line per
+ * data type. Block b of rank r runs row rankTb[r] + b: every pass of the row inlined with its
+ * shape (kernels/mem.cuh ShapeCt: its count and which operands are lines) and its operands as
+ * constants, so a pass compiles to the symmetric kernels' bodies: a one-shot send is one loop that
+ * loads each line once and stores it to every peer, a reduction one loop with every peer's line in
+ * flight. The frame (epochs, the first meeting, dependencies, the end) is kernels/mem.cuh's, the
+ * same as the interpreter's. */
+enum : int {
+  PASS_PUT = KILN_DEV_PASS_PUT, PASS_REDUCE = KILN_DEV_PASS_REDUCE, PASS_COPY = KILN_DEV_PASS_COPY,
+  PASS_SIGNAL = KILN_DEV_PASS_SIGNAL, PASS_WAIT = KILN_DEV_PASS_WAIT, PASS_NOP = KILN_DEV_PASS_NOP
+};
+enum : int {
+  OP_USER = KILN_DEV_OPND_USER, OP_SCRATCH = KILN_DEV_OPND_SCRATCH, OP_LINES = KILN_DEV_OPND_LINES,
+  OP_SIGNAL = KILN_DEV_OPND_SIGNAL
+};
+struct MemTb {
+  int rank, id, first, npasses, nsteps;
+};
+struct MemPass {
+  int kind, proto, nops, flags, cnt, firstOp, lastStep, depid, deps, depNsteps;
+  unsigned lineMask;
+};
+struct MemOp {
+  int kind, rank, buf, off;
+};
+
+/* Operand K as constants device code may use. */
+template <class P, int K> struct OpAt {
+  static constexpr int kind = P::ops[K].kind, rank = P::ops[K].rank, buf = P::ops[K].buf, off = P::ops[K].off;
+};
+template <class P, int F, int... Q>
+__device__ __forceinline__ void opsOf(kilnDevOpnd* v, std::integer_sequence<int, Q...>) {
+  (void)v;
+  ((v[Q].kind = (uint8_t)OpAt<P, F + Q>::kind, v[Q].rank = (uint8_t)OpAt<P, F + Q>::rank,
+    v[Q].buf = (uint8_t)OpAt<P, F + Q>::buf, v[Q].pad = 0, v[Q].off = OpAt<P, F + Q>::off),
+   ...);
+}
+
+/* Pass J as constants. */
+template <class P, int J> struct PassAt {
+  static constexpr int kind = P::passes[J].kind, proto = P::passes[J].proto, nops = P::passes[J].nops,
+                       flags = P::passes[J].flags, cnt = P::passes[J].cnt, firstOp = P::passes[J].firstOp,
+                       lastStep = P::passes[J].lastStep, depid = P::passes[J].depid, deps = P::passes[J].deps,
+                       depNsteps = P::passes[J].depNsteps;
+  static constexpr unsigned lineMask = P::passes[J].lineMask;
+  /* The shape's count: a reduction's operands after dst, the pairs of a put or copy, else the
+   * operands. */
+  static constexpr int count = kind == PASS_REDUCE                      ? nops - 1
+                               : kind == PASS_PUT || kind == PASS_COPY ? nops / 2
+                                                                       : nops;
+};
+
+/* Pass J of a row, iteration k. */
+template <class P, int J, typename T>
+__device__ __forceinline__ void memPass(const kilnDevArgs& a, const mem::Iter& k, mem::Block& b, int it, Spin& spin,
+                                        int nsteps) {
+  using Q = PassAt<P, J>;
+  kilnDevPass ps;
+  ps.kind = (uint8_t)Q::kind;
+  ps.proto = (uint8_t)Q::proto;
+  ps.nops = (uint8_t)Q::nops;
+  ps.flags = (uint8_t)Q::flags;
+  ps.cnt = Q::cnt;
+  ps.firstOp = Q::firstOp;
+  ps.lastStep = Q::lastStep;
+  ps.depid = Q::depid;
+  ps.deps = Q::deps;
+  ps.depNsteps = Q::depNsteps;
+  ps.lineMask = Q::lineMask;
+  kilnDevOpnd ops[Q::nops > 0 ? Q::nops : 1];
+  opsOf<P, Q::firstOp>(ops, std::make_integer_sequence<int, Q::nops>());
+  using Sh = mem::ShapeCt<Q::count, Q::lineMask>;
+  constexpr int R = Q::count > 0 ? Q::count : 1;
+  OpSum op;
+  mem::beforePass(a, ps, b, it, spin);
+  mem::runPass<T, P::proto, R>(a, k, ps, ops, Sh(), op, spin, b.ok);
+  if (Q::flags & KILN_DEV_PASS_PUBLISH) mem::publish(a, ps, b, it, nsteps);
+}
+
+/* Row R: every iteration runs the row's passes in order, unrolled. */
+template <class P, int R, typename T, int... J>
+__device__ void memRow(const kilnDevArgs& a, mem::Block& b, Spin& spin, std::integer_sequence<int, J...>) {
+  for (int it = 0; it < a.niter; it++) {
+    const mem::Iter k = mem::iterOf(a, b, it);
+    (memPass<P, P::tbs[R].first + J, T>(a, k, b, it, spin, P::tbs[R].nsteps), ...);
+  }
+}
+
+template <class P, typename T, int... R>
+__device__ __forceinline__ void memDispatch(const kilnDevArgs& a, mem::Block& b, Spin& spin, int r,
+                                            std::integer_sequence<int, R...>) {
+  (void)(false || ... ||
+         (r == R ? (memRow<P, R, T>(a, b, spin, std::make_integer_sequence<int, P::tbs[R].npasses>()), true) : false));
+}
+
+template <class P, typename T>
+__global__ void __launch_bounds__(512) memKernel(const __grid_constant__ kilnDevArgs a) {
+  __shared__ mem::Shared sh;
+  Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
+  mem::Block b;
+  mem::begin(a, b, &sh, spin);
+  memDispatch<P, T>(a, b, spin, rowOf<P>(a.rank, std::make_integer_sequence<int, P::nranks>()),
+                    std::make_integer_sequence<int, P::ntbs>());
+  mem::end<T>(a, b, &sh);
+}
+
+/* Launches P's memory-step kernel for T through the driver (kilnLaunchKernel), with programmatic
+ * stream serialization where args->mem.pdl says; refuses arguments made for another plan shape.
+ * args NULL: only loads the kernel on the current device. */
+template <class P, typename T> int memLaunch(const void* args, int threads, void* stream) {
+  static KilnDriverFn fn;
+  const kilnDevArgs* a = (const kilnDevArgs*)args;
+  if (!a) {
+    cudaFuncAttributes attr;
+    return (int)cudaFuncGetAttributes(&attr, memKernel<P, T>);
+  }
+  if (a->nranks != P::nranks || a->rank < 0 || a->rank >= P::nranks || a->proto != P::proto ||
+      a->ntbs != P::rankTb[a->rank + 1] - P::rankTb[a->rank])
+    return (int)cudaErrorInvalidValue;
+  return kilnLaunchKernel(&fn, (const void*)memKernel<P, T>, (unsigned)a->ntbs, (unsigned)threads, stream, a->mem.pdl,
+                          a);
+}
+
 } /* namespace baked */
 } /* namespace kiln */
+
+#define KILN_BAKED_MEM_KERNEL(ident, tname, ctype)                                          \
+  extern "C" int kilnBaked_##ident##_##tname(const void* args, int threads, void* stream) { \
+    return ::kiln::baked::memLaunch<::kiln_baked::plan_##ident, ctype>(args, threads, stream); \
+  }
 
 #define KILN_BAKED_KERNEL(ident, tname, ctype)                                          \
   extern "C" int kilnBaked_##ident##_##tname(const void* args, int threads, void* stream) { \

@@ -73,9 +73,97 @@ typedef struct kilnDevTb {
   int32_t firstStep;     /* index into the step array */
   int32_t nsteps;
   int32_t sendPeer, recvPeer; /* -1: none */
+  int32_t firstPass;     /* plans with memory steps: index into the pass array (kilnDevPass) */
+  int32_t npasses;
+  int32_t firstOp;       /* ... and into the operand array (kilnDevOpnd): its passes' operands */
+  int32_t nops;
 } kilnDevTb;
-KILN_STATIC_ASSERT(sizeof(kilnDevTb) == 80, "kilnDevTb is 80 bytes");
+KILN_STATIC_ASSERT(sizeof(kilnDevTb) == 96, "kilnDevTb is 96 bytes");
 KILN_STATIC_ASSERT(offsetof(kilnDevTb, firstStep) == 64, "kilnDevTb.firstStep at 64");
+KILN_STATIC_ASSERT(offsetof(kilnDevTb, firstPass) == 80, "kilnDevTb.firstPass at 80");
+
+/* ---- Plans with memory steps (put, get, gre, sig, wait; kernels/mem.cuh) ----
+ * Such a plan runs as passes (kiln/passes.h): consecutive steps of a threadblock that one sweep
+ * over their chunks runs, every operand an address in this rank's or a peer's memory. */
+
+/* The most ranks a plan with memory steps has (kilnDevMem's arrays), and the most operands of a
+ * pass (kiln/passes.h KILN_PASS_MAX_OPS: a reduction's dst and 8 operands, or 8 pairs). */
+#define KILN_DEV_MEM_MAX_RANKS 8
+#define KILN_DEV_PASS_MAX_OPS 16
+/* Per-block words of a communicator's plans with memory steps (kilnDevMem.slots): a plan's
+ * threadblocks are at most this many. */
+#define KILN_DEV_MEM_SLOTS 256
+/* The signal value of a plan's k-th sig of a stream in epoch e: (e << KILN_DEV_SIG_SHIFT) + k + 1
+ * (at most 2^KILN_DEV_SIG_SHIFT - 1 sigs a stream and epoch), so that the values of every plan on
+ * a communicator grow with its epochs. */
+#define KILN_DEV_SIG_SHIFT 20
+
+/* Where an operand lives: a user buffer (input or output) of some rank, a plain scratch chunk in
+ * some rank's window, line chunks in some rank's window (the pass's protocol), or a signal word. */
+enum { KILN_DEV_OPND_USER = 0, KILN_DEV_OPND_SCRATCH = 1, KILN_DEV_OPND_LINES = 2, KILN_DEV_OPND_SIGNAL = 3 };
+/* Line areas of the window: 16-byte lines (LL and LL12 chunks) and LL128 lines. */
+enum { KILN_DEV_LINES16 = 0, KILN_DEV_LINES128 = 1, KILN_DEV_NLINEAREAS = 2 };
+typedef struct kilnDevOpnd {
+  uint8_t kind;   /* KILN_DEV_OPND_* */
+  uint8_t rank;   /* whose memory: this rank or a peer */
+  uint8_t buf;    /* USER: KILN_DEV_BUF_INPUT or _OUTPUT; LINES: KILN_DEV_LINES16 or _LINES128; SIGNAL: channel */
+  uint8_t pad;
+  int32_t off;    /* USER: chunk of the buffer; SCRATCH, LINES: index among that rank's plain / line chunks
+                   * of that area (kiln/passes.h); SIGNAL: the sig's or wait's ordinal in its epoch */
+} kilnDevOpnd;
+KILN_STATIC_ASSERT(sizeof(kilnDevOpnd) == 8, "kilnDevOpnd is 8 bytes");
+
+/* What a pass does (kiln/passes.h kilnPassKind_t, the same numbers). */
+enum {
+  KILN_DEV_PASS_PUT = 0,    /* pairs (dst in a peer's memory, src): stores */
+  KILN_DEV_PASS_REDUCE = 1, /* dst, then operands: dst <- o0 op o1 op ... */
+  KILN_DEV_PASS_COPY = 2,   /* pairs (dst, src): copies */
+  KILN_DEV_PASS_SIGNAL = 3, /* signal words: raise */
+  KILN_DEV_PASS_WAIT = 4,   /* signal words: wait */
+  KILN_DEV_PASS_NOP = 5     /* only a dependency or a publication */
+};
+/* kilnDevPass.flags */
+enum {
+  KILN_DEV_PASS_BARRIER = 1,  /* the block meets before it (local data an earlier pass touched) */
+  KILN_DEV_PASS_PUBLISH = 2,  /* publishes progress after it (a step waits on its last step) */
+  KILN_DEV_PASS_SAME_SRC = 4, /* PUT: every pair reads the same source */
+  KILN_DEV_PASS_POLLS = 8     /* it waits for a peer (lines or a signal) */
+};
+typedef struct kilnDevPass {
+  KILN_ALIGN16 uint8_t kind; /* KILN_DEV_PASS_* */
+  uint8_t proto;       /* KILN_DEV_PROTO_* of the lines it reads or writes (Simple: none) */
+  uint8_t nops;        /* operands: kilnDevOpnd[firstOp .. firstOp + nops) */
+  uint8_t flags;       /* KILN_DEV_PASS_* flags */
+  int32_t cnt;         /* chunks every operand covers */
+  int32_t firstOp;     /* into the rank's operand array */
+  int32_t lastStep;    /* the threadblock's index of its last step (progress: lastStep + 1 done) */
+  int32_t depid, deps; /* its first step's dependency (depid -1: none) */
+  int32_t depNsteps;   /* the steps of threadblock depid */
+  uint32_t lineMask;   /* REDUCE: bit q: operand q (after dst) is lines; PUT, COPY: bit j: pair j's source */
+} kilnDevPass;
+KILN_STATIC_ASSERT(sizeof(kilnDevPass) == 32, "kilnDevPass is 32 bytes");
+
+/* A call's memory: every rank's window and user buffers as mapped here, and where the plans'
+ * areas lie in a window (the same offsets on every rank). */
+typedef struct kilnDevMem {
+  KILN_ALIGN16 char* win[KILN_DEV_MEM_MAX_RANKS];      /* every rank's window base as mapped here */
+  char* user[KILN_DEV_MEM_MAX_RANKS][2];                /* every rank's input and output as mapped here
+                                                          * (NULL where the plan does not reach it) */
+  uint64_t* slots;          /* device, [KILN_DEV_MEM_SLOTS][2]: per block, the communicator's next epoch and
+                             * the hash of the plan that last ran (kernels/mem.cuh) */
+  uint64_t plainOff, plainHalf;        /* plain scratch: half 0's offset, bytes of a half */
+  uint64_t lineOff[KILN_DEV_NLINEAREAS], lineHalf[KILN_DEV_NLINEAREAS];
+  uint64_t lineChunk[KILN_DEV_NLINEAREAS]; /* bytes of one chunk's slice as lines of that area */
+  uint64_t sigOff;          /* signal words [source rank][channel], 8 bytes each */
+  uint64_t arriveOff;       /* arrival words [source rank], 8 bytes each */
+  uint64_t planHash;        /* the plan's hash (kiln/passes.h): a new plan meets its peers first */
+  int32_t maxChannels;
+  int32_t earlyTrigger;     /* the next kernel may launch once this one first waits for a peer */
+  int32_t hasDeps;          /* the plan has dependencies (progress words, the call's number) */
+  int32_t pdl;              /* launched with programmatic stream serialization (a baked kernel's launch
+                             * reads it; kilnMemLaunch takes it as an argument) */
+} kilnDevMem;
+KILN_STATIC_ASSERT(sizeof(kilnDevMem) % 16 == 0, "kilnDevMem is a multiple of 16 bytes");
 
 /* Kernel argument block (passed by value). Element counts are in elements of the call's type. */
 typedef struct kilnDevArgs {
@@ -101,6 +189,9 @@ typedef struct kilnDevArgs {
   int32_t nranks, rank;
   int32_t proto;             /* KILN_DEV_PROTO_* */
   int32_t ntbs;
+  const kilnDevPass* passes; /* plans with memory steps: the rank's passes and their operands */
+  const kilnDevOpnd* opnds;
+  kilnDevMem mem;
 } kilnDevArgs;
 KILN_STATIC_ASSERT(sizeof(kilnDevArgs) % 16 == 0, "kilnDevArgs is a multiple of 16 bytes");
 
@@ -241,6 +332,11 @@ int kilnInterpLaunch(int dtype, const kilnDevArgs* args, int threads, void* stre
 /* Loads every interpreter kernel on the current device (see interp_dtype.cu.in: lazy loading
  * during a spinning kernel can deadlock). Returns a cudaError_t value. */
 int kilnInterpPreload(void);
+/* Launches the interpreter of plans with memory steps (kernels/mem.cuh) for `dtype` with
+ * args->ntbs blocks of `threads` threads on `stream`, lines of protocol `lines` (KILN_DEV_PROTO_LL,
+ * _LL12 or _LL128; Simple: none), through the driver with programmatic stream serialization when
+ * pdl (as kilnSymLaunch). Returns a cudaError_t value. */
+int kilnMemLaunch(int dtype, int lines, const kilnDevArgs* args, int threads, void* stream, int pdl);
 
 /* Elements of `esize` bytes a piece of one step may hold in `bytes` of a slot under protocol
  * `proto` (the host's side of primitives.cuh's pieceBytes: the bytes a piece takes). */

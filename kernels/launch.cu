@@ -1,4 +1,5 @@
-/* Launch table of the interpreter: one instantiation per data type (ids as kilnDataType_t). */
+/* Launch tables of the interpreters and the symmetric kernels: one instantiation per data type (ids
+ * as kilnDataType_t). */
 #include <cuda_runtime.h>
 
 #include "kiln_dev.h"
@@ -13,7 +14,8 @@
   extern "C" int kilnInterpLaunch_##name(const kilnDevArgs*, int, void*);         \
   extern "C" int kilnInterpPreload_##name(void);                                  \
   extern "C" int kilnSymLaunch_##name(const kilnSymArgs*, int, void*, int);       \
-  extern "C" int kilnSymHasKernel_##name(const kilnSymArgs*);
+  extern "C" int kilnSymHasKernel_##name(const kilnSymArgs*);                     \
+  extern "C" int kilnMemLaunch_##name(int, const kilnDevArgs*, int, void*, int);
 KILN_DEV_DTYPES(KILN_X_DECL)
 #undef KILN_X_DECL
 
@@ -39,6 +41,18 @@ static const kilnSymLaunchFn kSymLaunch[] = {
 extern "C" int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream, int pdl) {
   if (dtype < 0 || dtype >= (int)(sizeof(kSymLaunch) / sizeof(kSymLaunch[0]))) return (int)cudaErrorInvalidValue;
   return kSymLaunch[dtype](args, threads, stream, pdl);
+}
+
+typedef int (*kilnMemLaunchFn)(int, const kilnDevArgs*, int, void*, int);
+static const kilnMemLaunchFn kMemLaunch[] = {
+#define KILN_X_ROW(id, name) /* id */ kilnMemLaunch_##name,
+    KILN_DEV_DTYPES(KILN_X_ROW)
+#undef KILN_X_ROW
+};
+
+extern "C" int kilnMemLaunch(int dtype, int lines, const kilnDevArgs* args, int threads, void* stream, int pdl) {
+  if (dtype < 0 || dtype >= (int)(sizeof(kMemLaunch) / sizeof(kMemLaunch[0]))) return (int)cudaErrorInvalidValue;
+  return kMemLaunch[dtype](lines, args, threads, stream, pdl);
 }
 
 typedef int (*kilnSymHasFn)(const kilnSymArgs*);

@@ -54,8 +54,8 @@ __device__ __forceinline__ uint32_t symFlag(uint64_t seq) { return lineFlag(seq)
 __device__ __forceinline__ uint64_t symFlag128(uint64_t seq) { return lineFlag128(seq); }
 
 /* The line forms of kilnSymArgs.ll are the protocols of kiln_dev.h by number (LineData takes them). */
-static_assert(KILN_SYM_LINES_LL == KILN_DEV_PROTO_LL && KILN_SYM_LINES_LL12 == KILN_DEV_PROTO_LL12 &&
-                  KILN_SYM_LINES_LL128 == KILN_DEV_PROTO_LL128,
+static_assert((int)KILN_SYM_LINES_LL == (int)KILN_DEV_PROTO_LL && (int)KILN_SYM_LINES_LL12 == (int)KILN_DEV_PROTO_LL12 &&
+                  (int)KILN_SYM_LINES_LL128 == (int)KILN_DEV_PROTO_LL128,
               "line forms numbered as the protocols");
 
 /* This block's range [lo, hi) of a segment of a.seg elements: ranges start at 16-byte multiples,
