@@ -12,6 +12,7 @@
 #include "../solver/params.h"
 #include "../solver/phases.h" /* kilnEmulateNodesSetting */
 #include "kiln_dev.h"
+#include "memplan.h"
 #include "runtime_internal.h"
 
 #define CUDA_TRY(call, label)                                                              \
@@ -86,6 +87,7 @@ static void commFree(struct kilnComm* c) {
   else if (c->win) ncclMemFree(c->win);
   if (c->state) cudaFree(c->state);
   if (c->symState) cudaFree(c->symState);
+  if (c->memSlots) cudaFree(c->memSlots);
   if (c->peerScratch) cudaFree(c->peerScratch);
   if (c->abortFlag) cudaFree(c->abortFlag);
   if (c->errHost) cudaFreeHost(c->errHost);
@@ -122,7 +124,8 @@ static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
   c->symStageBase = (c->symFlagBase + KILN_SYM_FLAG_WORDS * sizeof(uint64_t) + 4095) & ~(size_t)4095;
   c->symHalf = cfg->symBytes / 2;
   kilnSymConfigure(c); /* also the line forms' staging after the flag form's (host/sym.c symLineAreas) */
-  c->winBytes = (c->symLL128Base + 2 * c->symLL128Half + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
+  kilnMemPlanAreas(c, c->symLL128Base + 2 * c->symLL128Half); /* the plans' areas after them (memplan.c) */
+  c->winBytes = (c->memArriveBase + (size_t)c->nranks * sizeof(uint64_t) + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
   if (c->sharedWin) {
     CUDA_TRY(cudaMalloc((void**)&c->win, c->winBytes), out);
   } else if (kilnFaultAt("window", c->rank) || ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
@@ -136,6 +139,8 @@ static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
   CUDA_TRY(cudaMalloc((void**)&c->peerScratch, (size_t)c->nranks * sizeof(void*)), out);
   CUDA_TRY(cudaMalloc((void**)&c->symState, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out);
   CUDA_TRY(cudaMemset(c->symState, 0, KILN_SYM_MAX_BLOCKS * sizeof(uint64_t)), out);
+  CUDA_TRY(cudaMalloc((void**)&c->memSlots, 2 * KILN_DEV_MEM_SLOTS * sizeof(uint64_t)), out);
+  CUDA_TRY(cudaMemset(c->memSlots, 0, 2 * KILN_DEV_MEM_SLOTS * sizeof(uint64_t)), out);
   CUDA_TRY(cudaMalloc((void**)&c->abortFlag, sizeof(int)), out);
   CUDA_TRY(cudaMemset(c->abortFlag, 0, sizeof(int)), out);
   CUDA_TRY(cudaHostAlloc((void**)&c->errHost, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable), out);

@@ -12,6 +12,7 @@
 #include "kiln/registry.h"
 #include "kiln_dev.h"
 #include "launch.h"
+#include "memplan.h"
 #include "runtime_internal.h"
 #include "runtime_test.h"
 
@@ -36,6 +37,7 @@ struct kilnExec {
   bool useBaked;
   struct kilnPhased* phased; /* a communicator of several nodes: the plan cut into phases
                               * (internode.c), whose kernel phases are execs of their own */
+  struct kilnMemPlan* mem;   /* a plan with memory steps: all of it there (memplan.c) */
 };
 
 #define CUDA_TRY(call, label)                                                                   \
@@ -129,15 +131,23 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
         return kilnSetError(KILN_ERR_UNSUPPORTED,
                             "plan %s: rank %d tb %d step %d: type or peer does not fit", p->name,
                             rank, t, s);
+      /* A memory step's src (get, gre) or dst (put) is its peer's, in the peer's scratch. */
+      const kilnStepPeer_t role = kilnStepPeerRole(st->type);
+      if (role != KILN_PEER_NONE && (st->peer < 0 || st->peer >= p->ngpus || st->peer == rank))
+        return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: rank %d tb %d step %d: peer %d out of range", p->name,
+                            rank, t, s, st->peer);
+      const int srcS = role == KILN_PEER_READ ? p->gpus[st->peer].s_chunks : g->s_chunks;
+      const int dstS = role == KILN_PEER_WRITE ? p->gpus[st->peer].s_chunks : g->s_chunks;
+      if (role == KILN_PEER_SIGNAL || role == KILN_PEER_WAIT) continue;
       if (kilnStepReadsSrc(st->type) || st->type == KILN_STEP_REDUCE) {
-        int nb = bufChunks(st->srcbuf, inN, outN, g->s_chunks);
+        int nb = bufChunks(st->srcbuf, inN, outN, srcS);
         if ((int)st->srcbuf < 0 || st->srcbuf >= KILN_NUM_BUFFERS || st->srcoff < 0 || st->srcoff + st->cnt > nb)
           return kilnSetError(KILN_ERR_UNSUPPORTED,
                               "plan %s: rank %d tb %d step %d: source chunks %d+%d outside %s (%d)",
                               p->name, rank, t, s, st->srcoff, st->cnt, kilnBufferName(st->srcbuf), nb);
       }
       if (kilnStepWritesDst(st->type)) {
-        int nb = bufChunks(st->dstbuf, inN, outN, g->s_chunks);
+        int nb = bufChunks(st->dstbuf, inN, outN, dstS);
         if ((int)st->dstbuf < 0 || st->dstbuf >= KILN_NUM_BUFFERS || st->dstoff < 0 || st->dstoff + st->cnt > nb)
           return kilnSetError(KILN_ERR_UNSUPPORTED,
                               "plan %s: rank %d tb %d step %d: destination chunks %d+%d outside %s (%d)",
@@ -183,6 +193,11 @@ void kilnExecFree(kilnExec_t x) {
   if (!x) return;
   if (x->phased) {
     kilnPhasedFree(x->phased);
+    free(x);
+    return;
+  }
+  if (x->mem) {
+    kilnMemPlanFree(x->mem);
     free(x);
     return;
   }
@@ -249,6 +264,24 @@ kilnResult_t kilnScratchGrow(kilnScratch* s, size_t need, int rank) {
   return KILN_SUCCESS;
 }
 
+/* kilnPlanLoad of a plan with memory steps (memplan.c holds it). */
+static kilnResult_t memLoad(kilnComm_t c, const kilnPlan* p, int k, kilnExec_t* out) {
+  struct kilnExec* x = calloc(1, sizeof(*x));
+  if (!x) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory loading plan %s", p->name);
+  x->comm = c;
+  x->coll = p->coll;
+  x->inplaceForm = kilnPlanInPlaceOnly(p);
+  x->serves[0] = kilnPlanServes(p, false);
+  x->serves[1] = kilnPlanServes(p, true);
+  const kilnResult_t res = kilnMemPlanLoad(c, p, k, x->inplaceForm, x->serves, &x->mem);
+  if (res != KILN_SUCCESS) {
+    free(x);
+    return res;
+  }
+  *out = x;
+  return KILN_SUCCESS;
+}
+
 kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   if (!c || !p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanLoad: NULL argument");
   if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
@@ -289,6 +322,7 @@ kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) 
   kilnResult_t res = planGeometry(p, &inN, &outN, &k, false);
   if (res != KILN_SUCCESS) return res;
   if ((res = checkRank(p, c, inN, outN)) != KILN_SUCCESS) return res;
+  if (kilnPlanHasMemorySteps(p)) return memLoad(c, p, k, out);
   int maxcnt = 1, maxTbSteps = 1; /* over every rank: each rank then refuses the same calls */
   for (int r = 0; r < p->ngpus; r++)
     for (int t = 0; t < p->gpus[r].ntbs; t++) {
@@ -520,6 +554,9 @@ static void launchOf(kilnExec_t x, kilnDataType_t dtype, kilnRedOp_t op, cudaStr
 
 kilnResult_t kilnExecPartLaunch(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
                                 kilnRedOp_t op, cudaStream_t stream, char* scratch, kilnLaunch* l, bool* none) {
+  if (x->mem)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: a phase of memory steps of a plan across nodes",
+                        x->comm->rank);
   kilnDevArgs a;
   size_t need = 0;
   const kilnResult_t res = callArgs(x, sendbuf, recvbuf, count, dtype, op, &a, &need, none);
@@ -533,6 +570,7 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
                             kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: NULL exec");
   if (x->phased) return kilnPhasedRun(x->phased, sendbuf, recvbuf, count, dtype, op, stream);
+  if (x->mem) return kilnMemPlanRun(x->mem, sendbuf, recvbuf, count, dtype, op, stream);
   struct kilnComm* c = x->comm;
   kilnDevArgs a;
   size_t need = 0;
@@ -612,6 +650,7 @@ kilnResult_t kilnLaunchIssue(kilnLaunch* l) {
   {
     int e = l->sym     ? kilnSymIssue(l)
             : l->baked ? l->baked(&l->args, l->threads, (void*)l->stream)
+            : l->mem   ? kilnMemLaunch(l->dtype, l->memLines, &l->args, l->threads, (void*)l->stream, l->args.mem.pdl)
                        : kilnInterpLaunch(l->dtype, &l->args, l->threads, (void*)l->stream);
     if (e != 0) {
       res = kilnSetError(KILN_ERR_CUDA, "rank %d: launching the %s kernel: %s", rank,
@@ -631,6 +670,7 @@ out:
 
 bool kilnExecUseBaked(kilnExec_t x, bool on) {
   if (!x || x->phased) return false;
+  if (x->mem) return kilnMemPlanUseBaked(x->mem, on);
   x->useBaked = on && x->baked != NULL;
   return x->baked != NULL;
 }
@@ -638,6 +678,8 @@ bool kilnExecUseBaked(kilnExec_t x, bool on) {
 kilnResult_t kilnExecSetCalls(kilnExec_t x, uint64_t calls) {
   if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnExecSetCalls: NULL exec");
   if (x->phased) return kilnSetError(KILN_ERR_UNSUPPORTED, "kilnExecSetCalls: a plan cut into phases");
+  if (x->mem)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "kilnExecSetCalls: a plan with memory steps counts epochs, not calls");
   struct kilnComm* c = x->comm;
   const int rank = c->rank;
   const size_t ntb = (size_t)x->ntbs + 1;

@@ -382,7 +382,8 @@ static bool same_shape(const kilnPlan* a, const kilnPlan* b) {
       for (int s = 0; s < ta->nsteps; s++) {
         const kilnStep *x = &ta->steps[s], *y = &tb->steps[s];
         if (x->type != y->type || x->srcbuf != y->srcbuf || x->srcoff != y->srcoff ||
-            x->dstbuf != y->dstbuf || x->dstoff != y->dstoff || x->cnt != y->cnt)
+            x->dstbuf != y->dstbuf || x->dstoff != y->dstoff || x->cnt != y->cnt || x->peer != y->peer ||
+            x->proto != y->proto)
           return false;
         int dx = x->depid >= 0 ? x->depid : -1, dy = y->depid >= 0 ? y->depid : -1;
         if (dx != dy || (dx >= 0 && x->deps != y->deps)) return false;

@@ -32,7 +32,12 @@ int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch, void** ho
  *   sym flags  [phase][src rank][block] one word each (kernels/sym.cuh)
  *   sym staging  two halves of symBytes / 2  (the flag form's)
  *   LL lines     two halves of symLLHalf     (host/sym.c symLineAreas: the line forms' staging,
- *   LL128 lines  two halves of symLL128Half   apart from the flag form's and from each other's) */
+ *   LL128 lines  two halves of symLL128Half   apart from the flag form's and from each other's)
+ *   plans' plain scratch    two halves of memHalf       (plans with memory steps, host/memplan.c:
+ *   plans' 16-byte lines    two halves of memLineHalf[0]  every kind of chunk in an area of its own,
+ *   plans' LL128 lines      two halves of memLineHalf[1]  as the symmetric kernels' staging)
+ *   plans' signal words     [src rank][chan], 8 bytes each
+ *   plans' arrival words    [src rank], 8 bytes each */
 struct kilnComm {
   ncclComm_t nccl;
   int rank, nranks, dev, nsm;
@@ -47,6 +52,13 @@ struct kilnComm {
   size_t symFlagBase, symStageBase, symHalf; /* symHalf 0: no symmetric-memory kernels */
   size_t symLLBase, symLLHalf, symLL128Base, symLL128Half; /* the line forms' staging */
   uint64_t* symState;       /* device: the symmetric calls' sequence number, one per block */
+  /* Plans with memory steps (host/memplan.c): their areas of the window (offsets from its base;
+   * memHalf 0: none, such plans are refused) and the per-block epoch slots (device,
+   * [KILN_DEV_MEM_SLOTS][2], kernels/mem.cuh). */
+  size_t memPlainBase, memHalf;
+  size_t memLineBase[2], memLineHalf[2];
+  size_t memSigBase, memArriveBase;
+  uint64_t* memSlots;
   /* The symmetric kernels' settings, read once at creation (host/sym.c, kilnSymConfigure): every
    * rank must have the same (the kernels of a call meet block by block). */
   bool symOff;              /* KILN_SYM=0 */

@@ -467,12 +467,20 @@ kilnResult_t kilnPlanCheckRuntime(const kilnPlan* p) {
         const kilnStepType_t ty = p->gpus[r].tbs[t].steps[s].type;
         if ((unsigned)ty < KILN_NUM_STEP_TYPES && !kilnStepRuntimeRuns(ty))
           return kilnSetError(KILN_ERR_UNSUPPORTED,
-                              "plan %s rank %d tb %d step %d: kiln's GPU runtime does not run %s steps (memory "
-                              "steps are verified and simulated on the CPU only)",
+                              "plan %s rank %d tb %d step %d: kiln's GPU runtime does not run %s steps",
                               p->name, r, t, s, kilnStepTypeName(ty));
       }
-  if (p->proto == KILN_PROTO_LL12)
-    return kilnSetError(KILN_ERR_UNSUPPORTED,
-                        "plan %s: kiln's GPU runtime has no LL12 protocol for send and receive steps", p->name);
+  /* LL12 is a protocol of put steps (lines in the peer's scratch): a plan of LL12 with send or
+   * receive steps would need FIFO lines of it. */
+  for (int r = 0; p->proto == KILN_PROTO_LL12 && p->gpus && r < p->ngpus; r++)
+    for (int t = 0; p->gpus[r].tbs && t < p->gpus[r].ntbs; t++)
+      for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
+        const kilnStepType_t ty = p->gpus[r].tbs[t].steps[s].type;
+        if ((unsigned)ty < KILN_NUM_STEP_TYPES && (kilnStepSends(ty) || kilnStepReceives(ty)))
+          return kilnSetError(KILN_ERR_UNSUPPORTED,
+                              "plan %s rank %d tb %d step %d: kiln's GPU runtime has no LL12 protocol for send and "
+                              "receive steps (LL12 is a protocol of put steps)",
+                              p->name, r, t, s);
+      }
   return KILN_SUCCESS;
 }

@@ -141,11 +141,11 @@ typedef enum {
   X(KILN_STEP_COPY, "cpy", 0, 0, 0, 1, 1, 1, KILN_PEER_NONE)                      \
   X(KILN_STEP_REDUCE, "re", 0, 0, 1, 1, 1, 1, KILN_PEER_NONE)                     \
   X(KILN_STEP_NOP, "nop", 0, 0, 0, 0, 0, 1, KILN_PEER_NONE)                       \
-  X(KILN_STEP_PUT, "put", 0, 0, 0, 1, 1, 0, KILN_PEER_WRITE)                      \
-  X(KILN_STEP_GET, "get", 0, 0, 0, 1, 1, 0, KILN_PEER_READ)                       \
-  X(KILN_STEP_GET_REDUCE, "gre", 0, 0, 1, 1, 1, 0, KILN_PEER_READ)                \
-  X(KILN_STEP_SIGNAL, "sig", 0, 0, 0, 0, 0, 0, KILN_PEER_SIGNAL)                  \
-  X(KILN_STEP_WAIT, "wait", 0, 0, 0, 0, 0, 0, KILN_PEER_WAIT)
+  X(KILN_STEP_PUT, "put", 0, 0, 0, 1, 1, 1, KILN_PEER_WRITE)                      \
+  X(KILN_STEP_GET, "get", 0, 0, 0, 1, 1, 1, KILN_PEER_READ)                       \
+  X(KILN_STEP_GET_REDUCE, "gre", 0, 0, 1, 1, 1, 1, KILN_PEER_READ)                \
+  X(KILN_STEP_SIGNAL, "sig", 0, 0, 0, 0, 0, 1, KILN_PEER_SIGNAL)                  \
+  X(KILN_STEP_WAIT, "wait", 0, 0, 0, 0, 0, 1, KILN_PEER_WAIT)
 
 typedef enum {
 #define KILN_X_ENUM(e, n, rv, sd, rd, rs, wd, rt, pe) e,
