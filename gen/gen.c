@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kiln/passes.h"
+
 /* ---- A growing string. ---- */
 
 typedef struct strbuf {
@@ -68,6 +70,10 @@ static kilnResult_t sb_finish(strbuf* b, char** out) {
  * kernels were slower than the interpreter at every size measured (gen/README.md). */
 #define KILN_GEN_KERNEL_STEPS 1024
 
+/* Plans with memory steps get a kernel when their passes (kiln/passes.h, all ranks) are at most
+ * this many; every pass is inlined, its operands constants. More passes: the interpreter. */
+#define KILN_GEN_MEM_KERNEL_PASSES 512
+
 /* Steps of the plan, all ranks. */
 static int plan_nsteps(const kilnPlan* p) {
   int nsteps = 0;
@@ -76,13 +82,32 @@ static int plan_nsteps(const kilnPlan* p) {
   return nsteps;
 }
 
-/* Whether the plan's steps are inlined (its registry row's `inlined`). */
+/* Passes of a plan with memory steps, all ranks; -1 where a rank's passes cannot be made. */
+static int plan_npasses(const kilnPlan* p) {
+  int n = 0;
+  for (int r = 0; r < p->ngpus; r++) {
+    kilnRankPasses rp;
+    if (kilnPlanMemPasses(p, r, &rp) != KILN_SUCCESS) return -1;
+    n += rp.npasses;
+    kilnRankPassesFree(&rp);
+  }
+  return n;
+}
+
+/* Whether the plan's steps are inlined (its registry row's `inlined`): a plan with memory steps
+ * always (its passes). */
 static bool plan_inlined(const kilnPlan* p, int nsteps) {
+  if (kilnPlanHasMemorySteps(p)) return true;
   return nsteps <= (p->proto != KILN_PROTO_SIMPLE ? KILN_GEN_INLINE_STEPS_LL : KILN_GEN_INLINE_STEPS);
 }
 
-/* Whether the plan gets kernels at all (else its registry row has no launch functions). */
+/* Whether the plan gets kernels at all (else its registry row has no launch functions): a plan
+ * with memory steps up to KILN_GEN_MEM_KERNEL_PASSES passes (always inlined). */
 static bool plan_has_kernels(const kilnPlan* p, const kilnGenOptions* o) {
+  if (kilnPlanHasMemorySteps(p)) {
+    const int np = plan_npasses(p);
+    return np >= 0 && np <= KILN_GEN_MEM_KERNEL_PASSES;
+  }
   const int nsteps = plan_nsteps(p);
   return nsteps <= KILN_GEN_KERNEL_STEPS && (!o->inlinedOnly || plan_inlined(p, nsteps));
 }
@@ -218,7 +243,158 @@ static kilnResult_t check_bakeable(const kilnGenUnit* u) {
       if (p->gpus[r].tbs[t].id != t)
         return kilnSetError(KILN_ERR_UNSUPPORTED, "%s: plan %s rank %d: threadblock %d has id %d",
                             base_name(u->origin), p->name, r, t, p->gpus[r].tbs[t].id);
+  /* Memory steps run as passes (kiln/passes.h): every rank's must exist. */
+  for (int r = 0; kilnPlanHasMemorySteps(p) && r < p->ngpus; r++) {
+    kilnRankPasses rp;
+    if (kilnPlanMemPasses(p, r, &rp) != KILN_SUCCESS) {
+      kilnPrefixError("%s: ", base_name(u->origin));
+      return KILN_ERR_UNSUPPORTED;
+    }
+    const int lp = rp.lineProtos;
+    kilnRankPassesFree(&rp);
+    if (lp & (lp - 1))
+      return kilnSetError(KILN_ERR_UNSUPPORTED, "%s: plan %s: its puts write lines of two protocols; kiln runs one "
+                          "line protocol a plan", base_name(u->origin), p->name);
+  }
   return KILN_SUCCESS;
+}
+
+static const char* dev_proto(int proto) {
+  return proto == KILN_PROTO_LL      ? "KILN_DEV_PROTO_LL"
+         : proto == KILN_PROTO_LL128 ? "KILN_DEV_PROTO_LL128"
+         : proto == KILN_PROTO_LL12  ? "KILN_DEV_PROTO_LL12"
+                                     : "KILN_DEV_PROTO_SIMPLE";
+}
+
+static const char* const pass_enum[] = {"PASS_PUT", "PASS_REDUCE", "PASS_COPY", "PASS_SIGNAL", "PASS_WAIT", "PASS_NOP"};
+static const char* const opnd_enum[] = {"OP_USER", "OP_SCRATCH", "OP_LINES", "OP_SIGNAL"};
+
+static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[KILN_NUM_DTYPES], bool sizes[9]);
+
+/* The kernels' lines (one per dtype baked, or per element size) of unit u. */
+static void kernel_lines(strbuf* b, const kilnGenUnit* u, const kilnGenOptions* o, const char* macro) {
+  const kilnPlan* p = u->plan;
+  bool which[KILN_NUM_DTYPES], sizes[9];
+  baked_dtypes(p, o, which, sizes);
+  if (!plan_has_kernels(p, o)) {
+    sb_printf(b, "/* No kernel: too many %s (the interpreter runs this plan). */\n",
+              kilnPlanHasMemorySteps(p) ? "passes" : "steps");
+  } else if (plan_reduces(p)) {
+    sb_printf(b, "/* Kernels: dtype x sum (avg divides after a sum). */\n");
+    for (int t = 0; t < KILN_NUM_DTYPES; t++)
+      if (which[t])
+        sb_printf(b, "%s(%s, %s, %s)\n", macro, u->ident, kilnDataTypeName((kilnDataType_t)t), dtype_ctype[t]);
+  } else {
+    sb_printf(b, "/* Kernels: one per element size (the plan only moves data). */\n");
+    for (int es = 1; es <= 8; es *= 2)
+      if (sizes[es]) sb_printf(b, "%s(%s, b%d, %s)\n", macro, u->ident, es, size_ctype((size_t)es));
+  }
+}
+
+/* The source of a plan with memory steps: its passes (kiln/passes.h) and their operands as tables,
+ * every rank's, and kernels/baked.cuh's memory-step template instantiated. */
+static kilnResult_t mem_plan_source(const kilnGenUnit* u, const kilnGenOptions* o, char** out) {
+  const kilnPlan* p = u->plan;
+  const char* id = u->ident;
+  strbuf b = {0};
+  kilnRankPasses* rp = calloc((size_t)p->ngpus, sizeof *rp);
+  if (!rp) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory generating %s", id);
+  kilnResult_t res = KILN_SUCCESS;
+  for (int r = 0; r < p->ngpus && res == KILN_SUCCESS; r++) res = kilnPlanMemPasses(p, r, &rp[r]);
+  if (res != KILN_SUCCESS) goto out;
+  int ntbs = 0, lines = KILN_PROTO_SIMPLE;
+  for (int r = 0; r < p->ngpus; r++) ntbs += p->gpus[r].ntbs;
+  for (int q = KILN_PROTO_LL; q < KILN_NUM_PROTOS; q++)
+    if (rp[0].lineProtos >> q & 1) lines = q;
+  sb_printf(&b, "/* Generated by `kiln gen` from ");
+  sb_cstring(&b, base_name(u->origin));
+  sb_printf(&b, " (plan \"");
+  sb_cstring(&b, p->name);
+  sb_printf(&b,
+            "\"). Do not edit: change the plan\n"
+            " * and rebuild. Tables only (the passes of kiln/passes.h); the code that runs them is\n"
+            " * kernels/baked.cuh's memory-step template over kernels/mem.cuh. */\n"
+            "#include \"baked.cuh\"\n\n"
+            "namespace kiln_baked {\n"
+            "using namespace kiln::baked;\n\n"
+            "struct plan_%s {\n"
+            "  static constexpr int nranks = %d;\n"
+            "  static constexpr int proto = %s; /* the kernel's lines (kilnDevArgs.proto) */\n"
+            "  static constexpr int ntbs = %d; /* all ranks */\n"
+            "  /* first row of each rank in tbs[], then ntbs */\n"
+            "  static constexpr int rankTb[] = {",
+            id, p->ngpus, dev_proto(lines), ntbs);
+  for (int r = 0, row = 0; r <= p->ngpus; r++) {
+    sb_printf(&b, "%s%d", r ? ", " : "", row);
+    if (r < p->ngpus) row += p->gpus[r].ntbs;
+  }
+  sb_printf(&b, "};\n  /* rank, tb, first pass, passes, steps */\n  static constexpr MemTb tbs[] = {\n");
+  int row = 0, pbase = 0, obase = 0;
+  for (int r = 0; r < p->ngpus; r++) {
+    for (int t = 0; t < p->gpus[r].ntbs; t++, row++) {
+      int first = pbase + rp[r].npasses, np = 0;
+      for (int i = 0; i < rp[r].npasses; i++)
+        if (rp[r].passes[i].tb == t) {
+          if (np == 0) first = pbase + i;
+          np++;
+        }
+      sb_printf(&b, "    /* %d */ {%d, %d, %d, %d, %d},\n", row, r, t, first, np, p->gpus[r].tbs[t].nsteps);
+    }
+    pbase += rp[r].npasses;
+  }
+  if (ntbs == 0) sb_printf(&b, "    {0, 0, 0, 0, 0},\n");
+  sb_printf(&b, "  };\n  /* kind, protocol, operands, flags, chunks, first operand, last step, depid, deps, its "
+                "steps, line mask */\n  static constexpr MemPass passes[] = {\n");
+  pbase = 0;
+  for (int r = 0; r < p->ngpus; r++) {
+    for (int i = 0; i < rp[r].npasses; i++) {
+      const kilnPass* ps = &rp[r].passes[i];
+      unsigned mask = 0;
+      for (int k = 0; k < ps->nops; k++) {
+        if (rp[r].ops[ps->firstOp + k].kind != KILN_OPND_LINES) continue;
+        if (ps->kind == KILN_PASS_REDUCE && k > 0) mask |= 1u << (k - 1);
+        if ((ps->kind == KILN_PASS_PUT || ps->kind == KILN_PASS_COPY) && k % 2 == 1) mask |= 1u << (k / 2);
+      }
+      const int flags = (ps->barrier ? 1 : 0) | (ps->publishes ? 2 : 0) | (ps->sameSrc ? 4 : 0) | (ps->polls ? 8 : 0);
+      sb_printf(&b, "    /* %d */ {%s, %s, %d, %d, %d, %d, %d, %d, %d, %d, 0x%xu}, /* rank %d tb %d, %d step%s */\n",
+                pbase + i, pass_enum[ps->kind], dev_proto(ps->proto), ps->nops, flags, ps->cnt, obase + ps->firstOp,
+                ps->last, ps->depid, ps->deps, ps->depid >= 0 ? p->gpus[r].tbs[ps->depid].nsteps : 0, mask, r, ps->tb,
+                ps->nsteps, ps->nsteps == 1 ? "" : "s");
+    }
+    pbase += rp[r].npasses;
+    obase += rp[r].nops;
+  }
+  if (pbase == 0) sb_printf(&b, "    {PASS_NOP, KILN_DEV_PROTO_SIMPLE, 0, 0, 0, 0, 0, -1, -1, 0, 0u},\n");
+  sb_printf(&b, "  };\n  /* kind, rank, buffer (lines: area; signal: channel), offset */\n"
+                "  static constexpr MemOp ops[] = {\n");
+  obase = 0;
+  for (int r = 0; r < p->ngpus; r++) {
+    for (int i = 0; i < rp[r].nops; i++) {
+      const kilnPassOperand* op = &rp[r].ops[i];
+      sb_printf(&b, "    /* %d */ {%s, %d, %d, %d},\n", obase + i, opnd_enum[op->kind], op->rank, op->buf, op->off);
+    }
+    obase += rp[r].nops;
+  }
+  if (obase == 0) sb_printf(&b, "    {OP_USER, 0, 0, 0},\n");
+  sb_printf(&b, "  };\n};\n\n} /* namespace kiln_baked */\n\n");
+  kernel_lines(&b, u, o, "KILN_BAKED_MEM_KERNEL");
+  res = sb_finish(&b, out);
+  b.s = NULL;
+out:
+  for (int r = 0; r < p->ngpus; r++) kilnRankPassesFree(&rp[r]);
+  free(rp);
+  free(b.s);
+  return res;
+}
+
+/* The line protocols of a plan with memory steps (kilnRankPasses.lineProtos), 0 when none or its
+ * passes cannot be made. */
+static int plan_line_protos(const kilnPlan* p) {
+  kilnRankPasses rp;
+  if (kilnPlanMemPasses(p, 0, &rp) != KILN_SUCCESS) return 0;
+  const int lp = rp.lineProtos;
+  kilnRankPassesFree(&rp);
+  return lp;
 }
 
 /* The dtypes (or element sizes) baked for a plan: fills which[] with true per dtype that gets a
@@ -228,8 +404,10 @@ static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[
   memset(which, 0, sizeof(bool) * KILN_NUM_DTYPES);
   memset(sizes, 0, sizeof(bool) * 9);
   if (!plan_has_kernels(p, o)) return; /* interpreter only */
+  /* LL12 lines hold elements of at most 4 bytes. */
+  const bool ll12 = kilnPlanHasMemorySteps(p) && plan_line_protos(p) >> KILN_PROTO_LL12 & 1;
   for (int t = 0; t < KILN_NUM_DTYPES; t++) {
-    if (!o->dtypes[t]) continue;
+    if (!o->dtypes[t] || (ll12 && kilnDataTypeSize((kilnDataType_t)t) > 4)) continue;
     if (plan_reduces(p)) which[t] = true;
     else sizes[kilnDataTypeSize((kilnDataType_t)t)] = true;
   }
@@ -244,6 +422,7 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
   *out = NULL;
   kilnResult_t res = check_bakeable(u);
   if (res != KILN_SUCCESS) return res;
+  if (kilnPlanHasMemorySteps(u->plan)) return mem_plan_source(u, o, out);
   const kilnPlan* p = u->plan;
   const char* id = u->ident;
   strbuf b = {0};
