@@ -227,9 +227,9 @@ static kilnResult_t commSettle(struct kilnComm* c, const char* what) {
 
 /* The nodes of a communicator whose ranks do not all share memory, or that asked for a split:
  * those of more than one node run plans in phases (internode.c) and have no symmetric-memory
- * kernels (their staging stays unused) and no clique. */
+ * kernels (their staging stays unused), no plans with memory steps and no clique. */
 static void commNodesSettled(struct kilnComm* c) {
-  if (c->nnodes > 1) c->symHalf = 0;
+  if (c->nnodes > 1) c->symHalf = c->memHalf = 0;
   if (kilnDebugLevel() >= KILN_DEBUG_INFO)
     fprintf(stderr, "kiln: rank %d: %d node%s of %d ranks (%s)%s\n", c->rank, c->nnodes, c->nnodes > 1 ? "s" : "",
             c->nodeSize, c->emulatedNodes ? "emulated: kilnCommConfig.nodes or KILN_EMULATE_NODES" : "NCCL's load/store teams",
