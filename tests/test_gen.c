@@ -489,12 +489,13 @@ Test(gen, names_stay_text) {
   kilnPlanFree(p);
 }
 
-/* Plans with memory steps verify, but the GPU runtime does not run them: gen bakes none (naming the
- * step type) and writes nothing, and the registry refuses to load one. */
-Test(gen, memory_step_plans_refused_by_the_runtime) {
+/* Plans with memory steps bake as tables of their passes (kiln/passes.h): a one-shot LL allreduce
+ * of 2 ranks has, per rank, one put pass and one reduction of two operands (the peer's lines in
+ * rank order), and a memory-step kernel per baked dtype; the registry loads it. */
+Test(gen, memory_step_plans_bake_as_passes) {
   char dir[] = "/tmp/kiln-gen-XXXXXX";
   cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
-  char path[300];
+  char path[300], out[320];
   snprintf(path, sizeof path, "%s/oneshot.xml", dir);
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.proto = KILN_PROTO_LL;
@@ -502,18 +503,22 @@ Test(gen, memory_step_plans_refused_by_the_runtime) {
   cr_assert(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLREDUCE, 2, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS));
   const char* paths[] = {path};
-  cr_assert(eq(int, kilnGenFiles(dir, paths, 1, NULL), KILN_ERR_UNSUPPORTED));
-  cr_expect(contains(kilnLastError(), "oneshot.xml: plan oneshot-allreduce-n2-c1-i1-LL rank 0 tb 0 step 0: kiln's GPU "
-                                      "runtime does not run put steps"), "%s", kilnLastError());
-  cr_expect(eq(int, count_files(dir), 1), "nothing written");
+  cr_assert(eq(int, kilnGenFiles(dir, paths, 1, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  snprintf(out, sizeof out, "%s/plan_oneshot.cu", dir);
+  char* src = read_all(out);
+  cr_assert(not(eq(ptr, src, NULL)));
+  cr_expect(contains(src, "static constexpr int proto = KILN_DEV_PROTO_LL;"), "%s", src);
+  cr_expect(contains(src, "static constexpr MemPass passes[] = {\n"
+                          "    /* 0 */ {PASS_PUT, KILN_DEV_PROTO_LL, 2, 4, 1, 0, 0, -1, -1, 0, 0x0u}, /* rank 0 tb 0, 1 step */\n"
+                          "    /* 1 */ {PASS_REDUCE, KILN_DEV_PROTO_LL, 3, 8, 1, 2, 2, -1, -1, 0, 0x2u}, /* rank 0 tb 0, 2 steps */\n"),
+            "%s", src);
+  cr_expect(contains(src, "    /* 0 */ {OP_LINES, 1, 0, 0},\n    /* 1 */ {OP_USER, 0, 0, 0},\n"), "%s", src);
+  cr_expect(contains(src, "KILN_BAKED_MEM_KERNEL(oneshot, float, float)\n"), "%s", src);
+  cr_expect(not(contains(src, "KILN_BAKED_KERNEL(")), "%s", src);
+  free(src);
   const kilnRegistryEntry* e = NULL;
-  const int before = kilnRegistryCount();
-  cr_expect(eq(int, kilnRegistryAddPlan(p, &e), KILN_ERR_UNSUPPORTED));
-  cr_expect(contains(kilnLastError(), "does not run put steps"), "%s", kilnLastError());
-  cr_expect(eq(int, kilnRegistryLoadFile(path, &e), KILN_ERR_UNSUPPORTED));
-  cr_expect(contains(kilnLastError(), "oneshot.xml refused: plan oneshot-allreduce-n2-c1-i1-LL rank 0 tb 0 step 0"),
-            "%s", kilnLastError());
-  cr_expect(eq(int, kilnRegistryCount(), before));
+  cr_expect(eq(int, kilnRegistryLoadFile(path, &e), KILN_SUCCESS), "%s", kilnLastError());
+  kilnRegistryReset();
   kilnPlanFree(p);
   rm_tree(dir);
 }
