@@ -8,6 +8,7 @@
  *              [--no-check] [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]
  *              [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N] [--sym-bytes SIZE]
  *              [--sym auto|off|oneshot|twoshot] [--window] [--shared G]
+ *              [--classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]]] [--mirror]
  *
  * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
@@ -21,7 +22,16 @@
  * ncclGroupStart/End, kilnGroupStart/End); --mp forks one process per GPU (NCCL id through a
  * pipe, results gathered by rank 0).
  * Plan choice: the selector's (kilnSelect: what kiln runs by default, as the drop-in asks it) where
- * it picks a plan, else the registry's first (kilnRegistrySelect), or --plan NAME for every size. The
+ * it picks a plan, else the registry's first (kilnRegistrySelect), or --plan NAME for every size, or
+ * --classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]] (kiln classic's plan of that algorithm for each
+ * collective it has, made here and added to the registry: e.g. oneshot:LL:4, staged:LL128:8,
+ * twoshot:Simple:32, zerocopy), or --mirror: at each size the plan of kiln classic that has the
+ * symmetric kernel's form for the call (the sym column's algorithm: oneshot, twoshot, staged, or
+ * zerocopy where that kernel goes direct; its protocol: LL, LL12, LL128 or Simple for its flag
+ * form; an instance per block of it), so that the plan path and the symmetric kernels run the
+ * same algorithm side by side on the same buffers (the A/B of the plan path; its "plan/sym" column
+ * is the plan's time, baked where the build baked that plan's shape, else interpreted, over the
+ * sym kernel's). The
  * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
  * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
  * byte range, one row per plan and size, baked kernels only (to choose the ranges of plans/baked).
@@ -79,6 +89,7 @@
 #include "bench_svg.h"
 #include "kiln/registry.h"
 #include "kiln/runtime.h"
+#include "launch.h"           /* kilnSymStagedGeometry: the sym kernel's form, for --mirror */
 #include "runtime_internal.h" /* kilnCommCreateShared */
 
 #define MAXR 8
@@ -105,6 +116,8 @@ struct Options {
   long long symBytes = -1; /* kilnCommConfig.symBytes (-1: runtime default) */
   int sym = 1;             /* 0 off, 1 auto, 2 one-shot, 3 two-shot (allreduce) */
   bool window = false;     /* buffers from ncclMemAlloc in symmetric windows (NCCL and kiln) */
+  const char* classic = nullptr; /* --classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]] */
+  bool mirror = false;           /* --mirror: the classic plan of the sym kernel's form per size */
   int shared = 0;          /* > 0: the ranks on this many GPUs, no NCCL (kilnCommCreateShared) */
 };
 
@@ -721,6 +734,68 @@ static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint6
   return a;
 }
 
+/* The registry's entry of kiln classic's plan (algo, coll, the bench's ranks, proto, instances,
+ * chunks, o.inplace), made and added on first use (nullptr with a message where classic has no
+ * such plan or the registry refuses it). */
+static const kilnRegistryEntry* classicEntry(const Bench& b, const char* algo, kilnColl_t c, kilnProto_t proto,
+                                             int instances, int chunks) {
+  kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
+  co.proto = proto;
+  co.instances = instances;
+  co.chunks = chunks;
+  co.inplace = b.o.inplace;
+  kilnPlan* p = nullptr;
+  if (kilnClassicPlan(algo, c, b.n, &co, &p) != KILN_SUCCESS) {
+    fprintf(stderr, "coll_bench: kiln classic %s %s: %s\n", algo, kilnCollName(c), kilnLastError());
+    return nullptr;
+  }
+  const kilnRegistryEntry* e = kilnRegistryFind(p->name);
+  if (!e && kilnRegistryAddPlan(p, &e) != KILN_SUCCESS) {
+    fprintf(stderr, "coll_bench: plan %s: %s\n", p->name, kilnLastError());
+    e = nullptr;
+  }
+  kilnPlanFree(p);
+  return e;
+}
+
+/* --classic: the plan of the spec for collective c (nullptr where the algorithm has none). */
+static const kilnRegistryEntry* classicSpecEntry(const Bench& b, kilnColl_t c) {
+  char algo[32] = "", proto[16] = "Simple";
+  int instances = 1, chunks = 1;
+  sscanf(b.o.classic, "%31[^:]:%15[^:]:%d:%d", algo, proto, &instances, &chunks);
+  kilnProto_t pr = KILN_PROTO_SIMPLE;
+  if (!kilnProtoParse(proto, &pr)) die("--classic %s: protocol %s unknown", b.o.classic, proto);
+  return classicEntry(b, algo, c, pr, instances, chunks);
+}
+
+/* --mirror: kiln classic's plan of the form the sym column runs for this call (symColumn's
+ * algorithm, the protocol of its lines or Simple for its flag form, an instance per block; the
+ * zerocopy form where that kernel goes direct), or nullptr where there is none. */
+static const kilnRegistryEntry* mirrorEntry(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
+                                            const kilnChoice& choice) {
+  bool isDefault = false;
+  const kilnSymAlgo_t a = symColumn(b, c, count, bytes, choice, &isDefault);
+  if (a == KILN_SYM_NONE) return nullptr;
+  Rank& R = const_cast<Rank&>(b.ranks[0]);
+  const size_t es = kilnDataTypeSize(b.o.dtype);
+  const void* sb;
+  void* rb;
+  callBuffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rb);
+  const int direct = kilnSymDirectForm(R.kc, a, sb, rb, count, b.o.dtype);
+  if (direct && (c == KILN_COLL_ALLGATHER || c == KILN_COLL_ALLTOALL))
+    return classicEntry(b, "zerocopy", c, KILN_PROTO_SIMPLE, kilnSymDirectBlocks(R.kc, a, sb, rb, count, b.o.dtype), 1);
+  kilnSymArgs g;
+  if (!kilnSymStagedGeometry(R.kc, a, count, b.o.dtype, b.o.inplace, &g)) return nullptr;
+  const kilnProto_t proto = g.ll == KILN_SYM_LINES_LL     ? KILN_PROTO_LL
+                            : g.ll == KILN_SYM_LINES_LL12  ? KILN_PROTO_LL12
+                            : g.ll == KILN_SYM_LINES_LL128 ? KILN_PROTO_LL128
+                                                           : KILN_PROTO_SIMPLE;
+  const char* algo = a == KILN_SYM_ALLREDUCE_TWOSHOT ? "twoshot"
+                     : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? "oneshot"
+                                                                                     : "staged";
+  return classicEntry(b, algo, c, proto, g.nblocks, 1);
+}
+
 static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
   const Options& o = b.o;
   const size_t es = kilnDataTypeSize(o.dtype);
@@ -731,9 +806,9 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
            o.graph ? ", CUDA graphs" : "");
     if (o.shared && !referenceExact(c, o.op, o.dtype))
       printf("# %s %s results not checked (no exact reference)\n", kilnDataTypeName(o.dtype), kilnRedOpName(o.op));
-    printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s\n",
+    printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s  %8s\n",
            "size(B)", "count", "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw",
-           "err", "interp(us)", "algbw", "busbw", "err", "sym(us)", "algbw", "busbw", "err", "speedup");
+           "err", "interp(us)", "algbw", "busbw", "err", "sym(us)", "algbw", "busbw", "err", "speedup", "plan/sym");
   }
   for (uint64_t bytes = o.minB; bytes <= o.maxB; bytes *= (uint64_t)o.factor) {
     const size_t count = callCount(c, b.n, bytes, es);
@@ -750,8 +825,10 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
       }
     } else {
       /* The selector's plan where it picks one, else the plan the registry ranks first (measured
-       * beside the default: the A/B of the plan path). */
-      const kilnRegistryEntry* e = o.plan                                ? kilnRegistryFind(o.plan)
+       * beside the default: the A/B of the plan path); --classic and --mirror: kiln classic's. */
+      const kilnRegistryEntry* e = o.plan                              ? kilnRegistryFind(o.plan)
+                                   : o.classic                         ? classicSpecEntry(b, c)
+                                   : o.mirror                          ? mirrorEntry(b, c, count, real, choice)
                                    : choice.serve == KILN_SERVE_PLAN ? choice.entry
                                                                      : kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
       if (e && (e->coll != c || e->nranks != b.n)) e = nullptr;
@@ -816,8 +893,13 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
         else printf(" %5lld", row.err[v]);
       }
     }
-    if (speedup(row) > 0) printf("  %6.2fx\n", speedup(row));
-    else printf("  %7s\n", "-");
+    if (speedup(row) > 0) printf("  %6.2fx", speedup(row));
+    else printf("  %7s", "-");
+    /* The plan path against the symmetric kernel on the same call: the plan's baked time where it
+     * ran, else its interpreted time, over the sym column's. */
+    const double planUs = row.us[V_BAKED] > 0 ? row.us[V_BAKED] : row.us[V_INTERP];
+    if (planUs > 0 && row.us[V_SYM] > 0) printf("  %7.3fx\n", planUs / row.us[V_SYM]);
+    else printf("  %8s\n", "-");
     fflush(stdout);
     }
   }
@@ -895,7 +977,7 @@ static void usage(FILE* f) {
           "                  [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]\n"
           "                  [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]\n"
           "                  [--sym-bytes SIZE] [--sym auto|off|oneshot|twoshot] [--window]\n"
-          "                  [--shared G]\n"
+          "                  [--shared G] [--classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]]] [--mirror]\n"
           "Measures NCCL, kiln baked, kiln interpreted and kiln's symmetric-memory kernels side by\n"
           "side (see bench/coll_bench.cu).\n");
 }
@@ -953,6 +1035,8 @@ static void parseArgs(int argc, char** argv, Options& o) {
     else if (!strcmp(a, "--host-time")) o.hostTime = true;
     else if (!strcmp(a, "--plan")) o.plan = need(a);
     else if (!strcmp(a, "--plans")) o.plans = need(a);
+    else if (!strcmp(a, "--classic")) o.classic = need(a);
+    else if (!strcmp(a, "--mirror")) o.mirror = true;
     else if (!strcmp(a, "--csv")) o.csv = need(a);
     else if (!strcmp(a, "--svg")) o.svg = need(a);
     else { usage(stderr); fprintf(stderr, "coll_bench: unexpected argument '%s'\n", a); exit(2); }
@@ -968,6 +1052,11 @@ static void parseArgs(int argc, char** argv, Options& o) {
   if (o.shared && (o.mp || o.window)) {
     usage(stderr);
     fprintf(stderr, "coll_bench: --shared: one process, plain buffers (not with --mp or --window)\n");
+    exit(2);
+  }
+  if ((o.plan != nullptr) + (o.classic != nullptr) + o.mirror + o.sweep > 1) {
+    usage(stderr);
+    fprintf(stderr, "coll_bench: one of --plan, --classic, --mirror and --sweep\n");
     exit(2);
   }
   if (o.batch && o.graph > 0) {

@@ -19,23 +19,27 @@
 
 _Static_assert(KILN_PASS_MAX_RANKS == KILN_DEV_MEM_MAX_RANKS, "one rank bound for passes and kernels");
 _Static_assert(KILN_PASS_SIG_BITS == KILN_DEV_SIG_SHIFT, "one signal value for passes and kernels");
-_Static_assert(2 * KILN_PASS_MAX_PAIRS <= KILN_DEV_PASS_MAX_OPS && KILN_PASS_MAX_OPS + 1 <= KILN_DEV_PASS_MAX_OPS,
+_Static_assert(2 * KILN_PASS_MAX_PAIRS <= KILN_DEV_PASS_MAX_OPS &&
+                   KILN_PASS_MAX_OPS + 1 <= KILN_DEV_PASS_MAX_OPS,
                "a pass's operands fit the kernels' bound");
 _Static_assert((int)KILN_PASS_PUT == KILN_DEV_PASS_PUT && (int)KILN_PASS_REDUCE == KILN_DEV_PASS_REDUCE &&
-                   (int)KILN_PASS_COPY == KILN_DEV_PASS_COPY && (int)KILN_PASS_SIGNAL == KILN_DEV_PASS_SIGNAL &&
+                   (int)KILN_PASS_COPY == KILN_DEV_PASS_COPY &&
+                   (int)KILN_PASS_SIGNAL == KILN_DEV_PASS_SIGNAL &&
                    (int)KILN_PASS_WAIT == KILN_DEV_PASS_WAIT && (int)KILN_PASS_NOP == KILN_DEV_PASS_NOP,
                "pass kinds numbered alike");
 _Static_assert((int)KILN_OPND_USER == KILN_DEV_OPND_USER && (int)KILN_OPND_SCRATCH == KILN_DEV_OPND_SCRATCH &&
-                   (int)KILN_OPND_LINES == KILN_DEV_OPND_LINES && (int)KILN_OPND_SIGNAL == KILN_DEV_OPND_SIGNAL &&
-                   (int)KILN_LINES_16 == KILN_DEV_LINES16 && (int)KILN_LINES_128 == KILN_DEV_LINES128,
+                   (int)KILN_OPND_LINES == KILN_DEV_OPND_LINES &&
+                   (int)KILN_OPND_SIGNAL == KILN_DEV_OPND_SIGNAL && (int)KILN_LINES_16 == KILN_DEV_LINES16 &&
+                   (int)KILN_LINES_128 == KILN_DEV_LINES128,
                "operands numbered alike");
 _Static_assert((int)KILN_PROTO_LL12 == KILN_DEV_PROTO_LL12 && (int)KILN_PROTO_LL128 == KILN_DEV_PROTO_LL128 &&
                    (int)KILN_PROTO_LL == KILN_DEV_PROTO_LL && (int)KILN_PROTO_SIMPLE == KILN_DEV_PROTO_SIMPLE,
                "protocols numbered alike");
 
-/* The plans' line areas: a half of 16-byte lines and a half of LL128 lines each this large (where
- * the communicator has staging at all): room for the lines of every chunk of a call up to 2 MiB of
- * data per peer (16-byte lines: LL's 2 bytes per data byte), more in slices. */
+/* The plans' line areas: a half of 16-byte lines and a half of LL128 lines each this large, at
+ * most a plain half (kilnCommConfig.symBytes / 2): room for the lines of every chunk of a call up
+ * to 2 MiB of data per peer at 4 ranks (16-byte lines: LL's 2 bytes per data byte), more in
+ * slices. */
 #define KILN_MEM_LINE_HALF ((size_t)8 << 20)
 
 struct kilnMemPlan {
@@ -43,15 +47,15 @@ struct kilnMemPlan {
   kilnColl_t coll;
   int ntbs, chunksPerBlock, nranks;
   bool inplaceForm, serves[2];
-  int scratch[3];        /* the most chunks of each kind (plain, 16-byte lines, LL128) of any rank */
-  int maxCnt[4];         /* the most chunks a pass covers, by its protocol (KILN_DEV_PROTO_*) */
-  int lines;             /* the line protocol of the plan (Simple: none): the interpreter's kernel */
-  bool linesOnly;        /* every pass that moves data between ranks moves lines */
-  bool reaches[2];       /* some pass reaches a peer's input / output */
+  int scratch[3];  /* the most chunks of each kind (plain, 16-byte lines, LL128) of any rank */
+  int maxCnt[4];   /* the most chunks a pass covers, by its protocol (KILN_DEV_PROTO_*) */
+  int lines;       /* the line protocol of the plan (Simple: none): the interpreter's kernel */
+  bool linesOnly;  /* every pass that moves data between ranks moves lines */
+  bool reaches[2]; /* some pass reaches a peer's input / output */
   bool hasDeps;
   int maxTbSteps;
   uint64_t hash;
-  kilnDevTb* tbs;        /* device */
+  kilnDevTb* tbs; /* device */
   kilnDevPass* passes;
   kilnDevOpnd* opnds;
   uint64_t* progress;
@@ -61,18 +65,18 @@ struct kilnMemPlan {
   bool useBaked;
 };
 
-#define CUDA_TRY(call, label)                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (call);                                                                    \
-    if (e_ != cudaSuccess) {                                                                    \
+#define CUDA_TRY(call, label)                                                                    \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
       res = kilnSetError(KILN_ERR_CUDA, "rank %d: %s: %s", rank, #call, cudaGetErrorString(e_)); \
-      goto label;                                                                               \
-    }                                                                                           \
+      goto label;                                                                                \
+    }                                                                                            \
   } while (0)
 
 void kilnMemPlanAreas(struct kilnComm* c, size_t at) {
   const size_t half = c->nranks <= KILN_DEV_MEM_MAX_RANKS ? c->symHalf : 0;
-  const size_t lines = half ? KILN_MEM_LINE_HALF : 0;
+  const size_t lines = half < KILN_MEM_LINE_HALF ? half : KILN_MEM_LINE_HALF;
   c->memHalf = half;
   c->memPlainBase = (at + 4095) & ~(size_t)4095;
   c->memLineHalf[0] = c->memLineHalf[1] = lines;
@@ -110,8 +114,8 @@ static int passClass(const kilnPass* ps) {
   return ps->proto == KILN_PROTO_SIMPLE ? KILN_DEV_PROTO_SIMPLE : (int)ps->proto;
 }
 
-kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool inplaceForm, const bool serves[2],
-                             struct kilnMemPlan** out) {
+kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool inplaceForm,
+                             const bool serves[2], struct kilnMemPlan** out) {
   const int rank = c->rank;
   kilnResult_t res = KILN_SUCCESS;
   if (c->memHalf == 0)
@@ -121,10 +125,11 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
                         p->name, rank, KILN_DEV_MEM_MAX_RANKS);
   const kilnGpu* g = &p->gpus[rank];
   if (g->ntbs > KILN_DEV_MEM_SLOTS || g->ntbs > c->nsm)
-    return kilnSetError(KILN_ERR_UNSUPPORTED,
-                        "plan %s: rank %d has %d threadblocks; a plan with memory steps takes at most %d here (its "
-                        "blocks must all be resident)",
-                        p->name, rank, g->ntbs, c->nsm < KILN_DEV_MEM_SLOTS ? c->nsm : KILN_DEV_MEM_SLOTS);
+    return kilnSetError(
+        KILN_ERR_UNSUPPORTED,
+        "plan %s: rank %d has %d threadblocks; a plan with memory steps takes at most %d here (its "
+        "blocks must all be resident)",
+        p->name, rank, g->ntbs, c->nsm < KILN_DEV_MEM_SLOTS ? c->nsm : KILN_DEV_MEM_SLOTS);
   struct kilnMemPlan* m = calloc(1, sizeof *m);
   kilnRankPasses mine;
   memset(&mine, 0, sizeof mine);
@@ -163,13 +168,17 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
       }
     }
     m->hash = rp.hash;
-    if (r == rank) mine = rp;
-    else kilnRankPassesFree(&rp);
+    if (r == rank)
+      mine = rp;
+    else
+      kilnRankPassesFree(&rp);
   }
   if (res != KILN_SUCCESS) goto out_free;
   if (mine.lineProtos & (mine.lineProtos - 1)) {
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: its puts write lines of two protocols; kiln's interpreter runs "
-                       "one line protocol a plan", p->name);
+    res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                       "plan %s: its puts write lines of two protocols; kiln's interpreter runs "
+                       "one line protocol a plan",
+                       p->name);
     goto out_free;
   }
   for (int q = KILN_PROTO_LL; q < KILN_NUM_PROTOS; q++)
@@ -214,8 +223,9 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
     d->kind = (uint8_t)ps->kind;
     d->proto = (uint8_t)ps->proto;
     d->nops = (uint8_t)ps->nops;
-    d->flags = (uint8_t)((ps->barrier ? KILN_DEV_PASS_BARRIER : 0) | (ps->publishes ? KILN_DEV_PASS_PUBLISH : 0) |
-                         (ps->sameSrc ? KILN_DEV_PASS_SAME_SRC : 0) | (ps->polls ? KILN_DEV_PASS_POLLS : 0));
+    d->flags =
+        (uint8_t)((ps->barrier ? KILN_DEV_PASS_BARRIER : 0) | (ps->publishes ? KILN_DEV_PASS_PUBLISH : 0) |
+                  (ps->sameSrc ? KILN_DEV_PASS_SAME_SRC : 0) | (ps->polls ? KILN_DEV_PASS_POLLS : 0));
     d->cnt = ps->cnt;
     d->firstOp = ps->firstOp;
     d->lastStep = ps->last;
@@ -253,10 +263,12 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
     CUDA_TRY(cudaMalloc((void**)&m->callSeq, ntb * sizeof(uint64_t)), out_free);
     CUDA_TRY(cudaMalloc((void**)&m->done, sizeof(unsigned long long)), out_free);
     CUDA_TRY(cudaMemcpy(m->tbs, htbs, ntb * sizeof(kilnDevTb), cudaMemcpyHostToDevice), out_free);
-    CUDA_TRY(cudaMemcpy(m->passes, hpasses, ((size_t)mine.npasses + 1) * sizeof(kilnDevPass), cudaMemcpyHostToDevice),
+    CUDA_TRY(cudaMemcpy(m->passes, hpasses, ((size_t)mine.npasses + 1) * sizeof(kilnDevPass),
+                        cudaMemcpyHostToDevice),
              out_free);
-    CUDA_TRY(cudaMemcpy(m->opnds, hops, ((size_t)mine.nops + 1) * sizeof(kilnDevOpnd), cudaMemcpyHostToDevice),
-             out_free);
+    CUDA_TRY(
+        cudaMemcpy(m->opnds, hops, ((size_t)mine.nops + 1) * sizeof(kilnDevOpnd), cudaMemcpyHostToDevice),
+        out_free);
     CUDA_TRY(cudaMemset(m->progress, 0, ntb * sizeof(uint64_t)), out_free);
     CUDA_TRY(cudaMemset(m->callSeq, 0, ntb * sizeof(uint64_t)), out_free);
     CUDA_TRY(cudaMemset(m->done, 0, sizeof(unsigned long long)), out_free);
@@ -318,10 +330,12 @@ static int threadsFor(const struct kilnMemPlan* m, size_t es, uint64_t s) {
   uint64_t t = 32;
   const uint64_t need[4] = {
       (uint64_t)m->maxCnt[KILN_DEV_PROTO_SIMPLE] * ((bytes + 15) / 16),
-      (uint64_t)m->maxCnt[KILN_DEV_PROTO_LL] * ((bytes + KILN_DEV_LL_DATA_BYTES - 1) / KILN_DEV_LL_DATA_BYTES),
+      (uint64_t)m->maxCnt[KILN_DEV_PROTO_LL] *
+          ((bytes + KILN_DEV_LL_DATA_BYTES - 1) / KILN_DEV_LL_DATA_BYTES),
       (uint64_t)m->maxCnt[KILN_DEV_PROTO_LL128] *
           (((bytes + KILN_DEV_LL128_DATA_BYTES - 1) / KILN_DEV_LL128_DATA_BYTES + 3) / 4 * 32),
-      (uint64_t)m->maxCnt[KILN_DEV_PROTO_LL12] * ((bytes + KILN_DEV_LL12_DATA_BYTES - 1) / KILN_DEV_LL12_DATA_BYTES)};
+      (uint64_t)m->maxCnt[KILN_DEV_PROTO_LL12] *
+          ((bytes + KILN_DEV_LL12_DATA_BYTES - 1) / KILN_DEV_LL12_DATA_BYTES)};
   for (int i = 0; i < 4; i++)
     if (need[i] > t) t = need[i];
   t = (t + 31) / 32 * 32;
@@ -334,7 +348,8 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
   const int rank = c->rank, n = c->nranks;
   const size_t es = kilnDataTypeSize(dtype);
   if (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype, (int)op);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype,
+                        (int)op);
   kilnResult_t res = kilnCommCallCheck(c, count, sendbuf, recvbuf);
   if (res != KILN_SUCCESS) return res;
   if (count == 0 || m->ntbs == 0) return KILN_SUCCESS;
@@ -350,8 +365,8 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
                         inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
   }
   if (m->lines == KILN_DEV_PROTO_LL12 && es > 4)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: LL12 lines hold elements of at most 4 bytes, not %s", rank,
-                        kilnDataTypeName(dtype));
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: LL12 lines hold elements of at most 4 bytes, not %s",
+                        rank, kilnDataTypeName(dtype));
   kilnLaunch l;
   memset(&l, 0, sizeof l);
   kilnDevArgs* a = &l.args;
@@ -359,12 +374,15 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
   const uint64_t L = (count + k - 1) / k, vec = 16 / es, lr = (L + vec - 1) / vec * vec;
   const uint64_t S = sliceFor(m, es, vec, lr);
   if (S == 0)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan's scratch chunks do not fit the communicator's plan "
-                        "areas (%zu bytes a half)", rank, c->memHalf);
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "rank %d: the plan's scratch chunks do not fit the communicator's plan "
+                        "areas (%zu bytes a half)",
+                        rank, c->memHalf);
   const uint64_t niter = (L + S - 1) / S;
   if (niter > (uint64_t)INT32_MAX / (uint64_t)m->maxTbSteps)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: a call of %zu elements takes %llu iterations of up to %d steps",
-                        rank, count, (unsigned long long)niter, m->maxTbSteps);
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "rank %d: a call of %zu elements takes %llu iterations of up to %d steps", rank,
+                        count, (unsigned long long)niter, m->maxTbSteps);
   a->tbs = m->tbs;
   a->passes = m->passes;
   a->opnds = m->opnds;
@@ -400,10 +418,11 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
     if (!m->reaches[b]) continue;
     char* peers[KILN_DEV_MEM_MAX_RANKS] = {0};
     if (!kilnUserWindowPeers(c, mem->user[rank][b], userBytes(m->coll, n, count, es, b), peers))
-      return kilnSetError(KILN_ERR_UNSUPPORTED,
-                          "rank %d: the plan reaches the peers' %s buffers, and this call's %s buffer is not in a "
-                          "symmetric window added to the communicator (kilnCommWindowAdd)",
-                          rank, b ? "output" : "input", b ? "output" : "input");
+      return kilnSetError(
+          KILN_ERR_UNSUPPORTED,
+          "rank %d: the plan reaches the peers' %s buffers, and this call's %s buffer is not in a "
+          "symmetric window added to the communicator (kilnCommWindowAdd)",
+          rank, b ? "output" : "input", b ? "output" : "input");
     for (int q = 0; q < n; q++)
       if (q != rank) mem->user[q][b] = peers[q];
   }
@@ -414,7 +433,8 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
     mem->lineOff[x] = c->memLineBase[x];
     mem->lineHalf[x] = c->memLineHalf[x];
   }
-  mem->lineChunk[KILN_DEV_LINES16] = (S * es + KILN_DEV_LL_DATA_BYTES - 1) / KILN_DEV_LL_DATA_BYTES * KILN_DEV_LL_LINE_BYTES;
+  mem->lineChunk[KILN_DEV_LINES16] =
+      (S * es + KILN_DEV_LL_DATA_BYTES - 1) / KILN_DEV_LL_DATA_BYTES * KILN_DEV_LL_LINE_BYTES;
   mem->lineChunk[KILN_DEV_LINES128] =
       (S * es + KILN_DEV_LL128_DATA_BYTES - 1) / KILN_DEV_LL128_DATA_BYTES * KILN_DEV_LL128_LINE_BYTES;
   mem->sigOff = c->memSigBase;

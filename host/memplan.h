@@ -21,8 +21,8 @@ void kilnMemPlanAreas(struct kilnComm* c, size_t at);
  * keeps them. KILN_ERR_UNSUPPORTED where this communicator cannot run the plan (no plan areas,
  * more ranks or threadblocks than the kernels take, steps kiln/passes.h does not run, lines of two
  * protocols). */
-kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool inplaceForm, const bool serves[2],
-                             struct kilnMemPlan** out);
+kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool inplaceForm,
+                             const bool serves[2], struct kilnMemPlan** out);
 /* kilnRun of such an exec: one kernel on `stream` (queued in a group as kilnRun's). Refuses
  * (KILN_ERR_UNSUPPORTED) a call whose plan reaches a peer's input or output where that buffer is
  * not in a symmetric window added to the communicator (kilnCommWindowAdd), LL12 lines of elements

@@ -62,7 +62,7 @@ template <int N, unsigned LINES> struct ShapeCt {
 /* What every pass of an iteration shares. */
 struct Iter {
   uint64_t epoch;
-  uint64_t n;       /* elements of every chunk's slice in this iteration */
+  uint64_t n; /* elements of every chunk's slice in this iteration */
   int it;
   int half;
   uint32_t flag;    /* lineFlag(epoch) */
@@ -70,8 +70,8 @@ struct Iter {
 };
 
 /* The address of operand o's chunk c in this iteration and its valid elements there. */
-template <typename T>
-__device__ __forceinline__ T* addr(const kilnDevArgs& a, const Iter& k, const kilnDevOpnd& o, int c, uint64_t* valid) {
+template <typename T> __device__ __forceinline__ T* addr(const kilnDevArgs& a, const Iter& k,
+                                                         const kilnDevOpnd& o, int c, uint64_t* valid) {
   if (o.kind == KILN_DEV_OPND_USER) {
     uint64_t off, v;
     chunkSlice(a, o.buf, (int64_t)o.off + c, k.it, k.n, &off, &v);
@@ -93,8 +93,8 @@ __device__ __forceinline__ T* addr(const kilnDevArgs& a, const Iter& k, const ki
  * nobody writes. Sources loaded once each (all the same: once), lines of sources polled together,
  * then every line stored. */
 template <typename T, int L, int R, class Sh>
-__device__ __forceinline__ void putLines16(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops, const Sh& sh,
-                                           Spin& spin, bool& ok) {
+__device__ __forceinline__ void putLines16(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                           const kilnDevOpnd* ops, const Sh& sh, Spin& spin, bool& ok) {
   using D = LineData<T, L>;
   using P = typename D::P;
   constexpr int E = D::E;
@@ -120,7 +120,8 @@ __device__ __forceinline__ void putLines16(const kilnDevArgs& a, const Iter& k, 
       P v[R];
       if (same) {
         if (sh.line(0)) {
-          ok = D::template poll<1>(1u, [&](int) { return (const uint4*)src[0] + l; }, k.flag, spin, v);
+          ok = D::template poll<1>(
+              1u, [&](int) { return (const uint4*)src[0] + l; }, k.flag, spin, v);
         } else {
           const int nv = e0 < m[0] ? (int)min((uint64_t)E, m[0] - e0) : 0;
           v[0] = nv > 0 ? D::load(src[0] + e0, nv) : P{};
@@ -136,7 +137,9 @@ __device__ __forceinline__ void putLines16(const kilnDevArgs& a, const Iter& k, 
             const int nv = e0 < m[j] ? (int)min((uint64_t)E, m[j] - e0) : 0;
             v[j] = nv > 0 ? D::load(src[j] + e0, nv) : P{};
           }
-        if (sh.mask()) ok = D::template poll<R>(sh.mask(), [&](int j) { return (const uint4*)src[j] + l; }, k.flag, spin, w);
+        if (sh.mask())
+          ok = D::template poll<R>(
+              sh.mask(), [&](int j) { return (const uint4*)src[j] + l; }, k.flag, spin, w);
 #pragma unroll
         for (int j = 0; j < R; j++)
           if (j < sh.n()) D::put(tg[j] + l, sh.line(j) ? w[j] : v[j], k.flag);
@@ -148,8 +151,9 @@ __device__ __forceinline__ void putLines16(const kilnDevArgs& a, const Iter& k, 
 /* REDUCE: ops[0] <- ops[1] op ops[2] op ... (sh.n() operands after dst), lines of protocol L among
  * them. This rank's plain operands are loaded before the lines are polled, all of them at once. */
 template <typename T, int L, int R, class Sh, class Op>
-__device__ __forceinline__ void reduceLines16(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops,
-                                              const Sh& sh, const Op& op, Spin& spin, bool& ok) {
+__device__ __forceinline__ void reduceLines16(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                              const kilnDevOpnd* ops, const Sh& sh, const Op& op, Spin& spin,
+                                              bool& ok) {
   using D = LineData<T, L>;
   using P = typename D::P;
   constexpr int E = D::E;
@@ -173,7 +177,8 @@ __device__ __forceinline__ void reduceLines16(const kilnDevArgs& a, const Iter& 
 #pragma unroll
       for (int q = 0; q < R; q++)
         if (q < sh.n() && !sh.line(q)) v[q] = D::load(o[q] + e0, nv);
-      ok = D::template poll<R>(sh.mask(), [&](int q) { return (const uint4*)o[q] + l; }, k.flag, spin, w);
+      ok = D::template poll<R>(
+          sh.mask(), [&](int q) { return (const uint4*)o[q] + l; }, k.flag, spin, w);
       P acc = sh.line(0) ? w[0] : v[0];
 #pragma unroll
       for (int q = 1; q < R; q++)
@@ -186,8 +191,8 @@ __device__ __forceinline__ void reduceLines16(const kilnDevArgs& a, const Iter& 
 /* COPY: pairs (ops[2j]: this rank's chunk, ops[2j+1]: the source), the sources' lines polled
  * together. */
 template <typename T, int L, int R, class Sh>
-__device__ __forceinline__ void copyLines16(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops,
-                                            const Sh& sh, Spin& spin, bool& ok) {
+__device__ __forceinline__ void copyLines16(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                            const kilnDevOpnd* ops, const Sh& sh, Spin& spin, bool& ok) {
   using D = LineData<T, L>;
   using P = typename D::P;
   constexpr int E = D::E;
@@ -213,13 +218,17 @@ __device__ __forceinline__ void copyLines16(const kilnDevArgs& a, const Iter& k,
 #pragma unroll
       for (int j = 0; j < R; j++)
         if (j < sh.n() && e0 < m[j]) {
-          if (sh.line(j)) pend |= 1u << j;
-          else v[j] = D::load(src[j] + e0, (int)min((uint64_t)E, m[j] - e0));
+          if (sh.line(j))
+            pend |= 1u << j;
+          else
+            v[j] = D::load(src[j] + e0, (int)min((uint64_t)E, m[j] - e0));
         }
-      ok = D::template poll<R>(pend, [&](int j) { return (const uint4*)src[j] + l; }, k.flag, spin, w);
+      ok = D::template poll<R>(
+          pend, [&](int j) { return (const uint4*)src[j] + l; }, k.flag, spin, w);
 #pragma unroll
       for (int j = 0; j < R; j++)
-        if (j < sh.n() && e0 < m[j]) D::store(dst[j] + e0, sh.line(j) ? w[j] : v[j], (int)min((uint64_t)E, m[j] - e0));
+        if (j < sh.n() && e0 < m[j])
+          D::store(dst[j] + e0, sh.line(j) ? w[j] : v[j], (int)min((uint64_t)E, m[j] - e0));
     }
   }
 }
@@ -238,16 +247,16 @@ template <typename T> __device__ __forceinline__ uint64_t lines128(uint64_t m) {
 }
 
 /* This lane's two words of the chunk's plain data at p (zeros where not valid). */
-template <typename T>
-__device__ __forceinline__ void load128(const T* p, uint64_t e0, int nv0, int nv1, uint64_t* v0, uint64_t* v1) {
+template <typename T> __device__ __forceinline__ void load128(const T* p, uint64_t e0, int nv0, int nv1,
+                                                              uint64_t* v0, uint64_t* v1) {
   constexpr int E8 = 8 / sizeof(T);
   *v0 = nv0 > 0 ? loadPart<T, uint64_t>(p + e0, nv0) : 0;
   *v1 = nv1 > 0 ? loadPart<T, uint64_t>(p + e0 + E8, nv1) : 0;
 }
 
 template <typename T, int R, class Sh>
-__device__ __forceinline__ void putLines128(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops,
-                                            const Sh& sh, Spin& spin, bool& ok) {
+__device__ __forceinline__ void putLines128(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                            const kilnDevOpnd* ops, const Sh& sh, Spin& spin, bool& ok) {
   constexpr int E8 = 8 / sizeof(T);
   const bool same = ps.flags & KILN_DEV_PASS_SAME_SRC;
   ok = __all_sync(0xffffffffu, ok); /* the warp polls and stores together */
@@ -275,13 +284,15 @@ __device__ __forceinline__ void putLines128(const kilnDevArgs& a, const Iter& k,
           if (sh.line(j)) {
             if (has) pend |= 1u << j;
           } else {
-            const int nv0 = has ? word128Valid<T>(w, m[j]) : 0, nv1 = has && !ln.flagLane ? word128Valid<T>(w + 1, m[j]) : 0;
+            const int nv0 = has ? word128Valid<T>(w, m[j]) : 0,
+                      nv1 = has && !ln.flagLane ? word128Valid<T>(w + 1, m[j]) : 0;
             load128<T>(src[j], e0, nv0, nv1, &v0[j], &v1[j]);
           }
         }
       if (sh.mask())
-        ok = pollLines128<R>(pend, [&](int j) { return (const uint64_t*)src[j] + l * 16 + 2 * ln.j; }, k.flag128,
-                             spin, r0, r1);
+        ok = pollLines128<R>(
+            pend, [&](int j) { return (const uint64_t*)src[j] + l * 16 + 2 * ln.j; }, k.flag128, spin, r0,
+            r1);
       __syncwarp();
 #pragma unroll
       for (int j = 0; j < R; j++)
@@ -295,8 +306,9 @@ __device__ __forceinline__ void putLines128(const kilnDevArgs& a, const Iter& k,
 }
 
 template <typename T, int R, class Sh, class Op>
-__device__ __forceinline__ void reduceLines128(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops,
-                                               const Sh& sh, const Op& op, Spin& spin, bool& ok) {
+__device__ __forceinline__ void reduceLines128(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                               const kilnDevOpnd* ops, const Sh& sh, const Op& op, Spin& spin,
+                                               bool& ok) {
   constexpr int E8 = 8 / sizeof(T);
   ok = __all_sync(0xffffffffu, ok); /* the warp polls and stores together */
   const Lane128 ln;
@@ -315,13 +327,15 @@ __device__ __forceinline__ void reduceLines128(const kilnDevArgs& a, const Iter&
     for (uint64_t base = (uint64_t)ln.warp * 4; base < nl && ok; base += (uint64_t)ln.nwarps * 4) {
       const uint64_t l = base + (ln.lane >> 3), w = l * 15 + 2 * ln.j, e0 = w * E8;
       const bool has = l < nl;
-      const int nv0 = has ? word128Valid<T>(w, m) : 0, nv1 = has && !ln.flagLane ? word128Valid<T>(w + 1, m) : 0;
+      const int nv0 = has ? word128Valid<T>(w, m) : 0,
+                nv1 = has && !ln.flagLane ? word128Valid<T>(w + 1, m) : 0;
       uint64_t v0[R], v1[R], r0[R], r1[R];
 #pragma unroll
       for (int q = 0; q < R; q++)
         if (q < sh.n() && !sh.line(q)) load128<T>(o[q], e0, nv0, nv1, &v0[q], &v1[q]);
-      ok = pollLines128<R>(has ? sh.mask() : 0u, [&](int q) { return (const uint64_t*)o[q] + l * 16 + 2 * ln.j; },
-                           k.flag128, spin, r0, r1);
+      ok = pollLines128<R>(
+          has ? sh.mask() : 0u, [&](int q) { return (const uint64_t*)o[q] + l * 16 + 2 * ln.j; }, k.flag128,
+          spin, r0, r1);
       uint64_t a0 = sh.line(0) ? r0[0] : v0[0], a1 = sh.line(0) ? r1[0] : v1[0];
 #pragma unroll
       for (int q = 1; q < R; q++)
@@ -335,8 +349,8 @@ __device__ __forceinline__ void reduceLines128(const kilnDevArgs& a, const Iter&
 }
 
 template <typename T, int R, class Sh>
-__device__ __forceinline__ void copyLines128(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops,
-                                             const Sh& sh, Spin& spin, bool& ok) {
+__device__ __forceinline__ void copyLines128(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                             const kilnDevOpnd* ops, const Sh& sh, Spin& spin, bool& ok) {
   constexpr int E8 = 8 / sizeof(T);
   ok = __all_sync(0xffffffffu, ok); /* the warp polls and stores together */
   const Lane128 ln;
@@ -371,12 +385,13 @@ __device__ __forceinline__ void copyLines128(const kilnDevArgs& a, const Iter& k
             load128<T>(src[j], e0, nv0[j], nv1[j], &v0[j], &v1[j]);
           }
         }
-      ok = pollLines128<R>(pend, [&](int j) { return (const uint64_t*)src[j] + l * 16 + 2 * ln.j; }, k.flag128, spin,
-                           r0, r1);
+      ok = pollLines128<R>(
+          pend, [&](int j) { return (const uint64_t*)src[j] + l * 16 + 2 * ln.j; }, k.flag128, spin, r0, r1);
 #pragma unroll
       for (int j = 0; j < R; j++)
         if (j < sh.n())
-          storeWords128<T>(dst[j] + e0, sh.line(j) ? r0[j] : v0[j], sh.line(j) ? r1[j] : v1[j], nv0[j], nv1[j]);
+          storeWords128<T>(dst[j] + e0, sh.line(j) ? r0[j] : v0[j], sh.line(j) ? r1[j] : v1[j], nv0[j],
+                           nv1[j]);
     }
   }
 }
@@ -385,7 +400,8 @@ __device__ __forceinline__ void copyLines128(const kilnDevArgs& a, const Iter& k
 
 /* combine over NS sources, NS known at run time up to R. */
 template <typename T, int R, int ND, class Op, int NS = 1>
-__device__ __forceinline__ void combineN(int ns, T* const* dsts, const T* const* srcs, uint64_t m, const Op& op) {
+__device__ __forceinline__ void combineN(int ns, T* const* dsts, const T* const* srcs, uint64_t m,
+                                         const Op& op) {
   if constexpr (NS < R) {
     if (ns > NS) {
       combineN<T, R, ND, Op, NS + 1>(ns, dsts, srcs, m, op);
@@ -398,8 +414,8 @@ __device__ __forceinline__ void combineN(int ns, T* const* dsts, const T* const*
 /* PUT of plain data: one source to every peer in one pass (each pack loaded once), else each pair
  * in turn. */
 template <typename T, int R, class Sh, class Op>
-__device__ __forceinline__ void putSimple(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops, const Sh& sh,
-                                          const Op& op) {
+__device__ __forceinline__ void putSimple(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                          const kilnDevOpnd* ops, const Sh& sh, const Op& op) {
   const bool same = ps.flags & KILN_DEV_PASS_SAME_SRC;
   for (int c = 0; c < ps.cnt; c++) {
     if (same) {
@@ -429,8 +445,8 @@ __device__ __forceinline__ void putSimple(const kilnDevArgs& a, const Iter& k, c
 }
 
 template <typename T, int R, class Sh, class Op>
-__device__ __forceinline__ void reduceSimple(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops,
-                                             const Sh& sh, const Op& op) {
+__device__ __forceinline__ void reduceSimple(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                             const kilnDevOpnd* ops, const Sh& sh, const Op& op) {
   for (int c = 0; c < ps.cnt; c++) {
     uint64_t m;
     T* dst[1] = {addr<T>(a, k, ops[0], c, &m)};
@@ -447,8 +463,8 @@ __device__ __forceinline__ void reduceSimple(const kilnDevArgs& a, const Iter& k
 }
 
 template <typename T, class Sh, class Op>
-__device__ __forceinline__ void copySimple(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops, const Sh& sh,
-                                           const Op& op) {
+__device__ __forceinline__ void copySimple(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                           const kilnDevOpnd* ops, const Sh& sh, const Op& op) {
   for (int c = 0; c < ps.cnt; c++)
 #pragma unroll 1
     for (int j = 0; j < sh.n(); j++) {
@@ -471,9 +487,9 @@ __device__ __forceinline__ uint64_t sigValue(uint64_t epoch, int ord) {
 
 /* SIGNAL: after a barrier (every thread's earlier stores come first: the release is cumulative
  * over them, interp.cuh says why), lane j of warp 0 raises the j-th signal. */
-template <class Sh>
-__device__ __forceinline__ void signalPass(const kilnDevArgs& a, const Iter& k, const kilnDevOpnd* ops, const Sh& sh,
-                                           bool ok) {
+template <class Sh> __device__ __forceinline__ void signalPass(const kilnDevArgs& a, const Iter& k,
+                                                               const kilnDevOpnd* ops, const Sh& sh,
+                                                               bool ok) {
   __syncthreads();
   const int j = threadIdx.x;
   if (j < sh.n() && ok) {
@@ -483,8 +499,9 @@ __device__ __forceinline__ void signalPass(const kilnDevArgs& a, const Iter& k, 
 }
 
 /* WAIT: lane j of warp 0 waits for the j-th signal (acquire), then the block meets. */
-template <class Sh>
-__device__ __forceinline__ void waitPass(const kilnDevArgs& a, const Iter& k, const kilnDevOpnd* ops, const Sh& sh, Spin& spin, bool& ok) {
+template <class Sh> __device__ __forceinline__ void waitPass(const kilnDevArgs& a, const Iter& k,
+                                                             const kilnDevOpnd* ops, const Sh& sh, Spin& spin,
+                                                             bool& ok) {
   const int j = threadIdx.x;
   if (j < sh.n() && ok) {
     const kilnDevOpnd o = ops[j];
@@ -504,31 +521,50 @@ __device__ __forceinline__ void waitPass(const kilnDevArgs& a, const Iter& k, co
 /* Runs pass ps (operands ops, shape sh) of protocol L: R bounds the shape's count at compile
  * time. LP: the line protocol this kernel has code for (the pass's, or Simple). */
 template <typename T, int LP, int R, class Sh, class Op>
-__device__ __forceinline__ void runPass(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps, const kilnDevOpnd* ops, const Sh& sh,
-                                        const Op& op, Spin& spin, bool& ok) {
+__device__ __forceinline__ void runPass(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                        const kilnDevOpnd* ops, const Sh& sh, const Op& op, Spin& spin,
+                                        bool& ok) {
   const bool lines = LP != KILN_DEV_PROTO_SIMPLE && ps.proto == LP;
   switch (ps.kind) {
     case KILN_DEV_PASS_PUT:
       if constexpr (LP == KILN_DEV_PROTO_LL128) {
-        if (lines) { putLines128<T, R>(a, k, ps, ops, sh, spin, ok); break; }
+        if (lines) {
+          putLines128<T, R>(a, k, ps, ops, sh, spin, ok);
+          break;
+        }
       } else if constexpr (LP == KILN_DEV_PROTO_LL || (LP == KILN_DEV_PROTO_LL12 && sizeof(T) <= 4)) {
-        if (lines) { putLines16<T, LP, R>(a, k, ps, ops, sh, spin, ok); break; }
+        if (lines) {
+          putLines16<T, LP, R>(a, k, ps, ops, sh, spin, ok);
+          break;
+        }
       }
       putSimple<T, R>(a, k, ps, ops, sh, op);
       break;
     case KILN_DEV_PASS_REDUCE:
       if constexpr (LP == KILN_DEV_PROTO_LL128) {
-        if (lines) { reduceLines128<T, R>(a, k, ps, ops, sh, op, spin, ok); break; }
+        if (lines) {
+          reduceLines128<T, R>(a, k, ps, ops, sh, op, spin, ok);
+          break;
+        }
       } else if constexpr (LP == KILN_DEV_PROTO_LL || (LP == KILN_DEV_PROTO_LL12 && sizeof(T) <= 4)) {
-        if (lines) { reduceLines16<T, LP, R>(a, k, ps, ops, sh, op, spin, ok); break; }
+        if (lines) {
+          reduceLines16<T, LP, R>(a, k, ps, ops, sh, op, spin, ok);
+          break;
+        }
       }
       reduceSimple<T, R>(a, k, ps, ops, sh, op);
       break;
     case KILN_DEV_PASS_COPY:
       if constexpr (LP == KILN_DEV_PROTO_LL128) {
-        if (lines) { copyLines128<T, R>(a, k, ps, ops, sh, spin, ok); break; }
+        if (lines) {
+          copyLines128<T, R>(a, k, ps, ops, sh, spin, ok);
+          break;
+        }
       } else if constexpr (LP == KILN_DEV_PROTO_LL || (LP == KILN_DEV_PROTO_LL12 && sizeof(T) <= 4)) {
-        if (lines) { copyLines16<T, LP, R>(a, k, ps, ops, sh, spin, ok); break; }
+        if (lines) {
+          copyLines16<T, LP, R>(a, k, ps, ops, sh, spin, ok);
+          break;
+        }
       }
       copySimple<T>(a, k, ps, ops, sh, op);
       break;
@@ -542,10 +578,10 @@ __device__ __forceinline__ void runPass(const kilnDevArgs& a, const Iter& k, con
 
 /* What a block keeps between passes. */
 struct Block {
-  uint64_t e0;     /* the call's first epoch */
-  uint64_t seq;    /* the exec's call number (progress words, avg's count); only with deps or avg */
-  bool ok;         /* this thread has not given up */
-  bool triggered;  /* the next kernel may launch */
+  uint64_t e0;    /* the call's first epoch */
+  uint64_t seq;   /* the exec's call number (progress words, avg's count); only with deps or avg */
+  bool ok;        /* this thread has not given up */
+  bool triggered; /* the next kernel may launch */
 };
 struct Shared {
   uint64_t seq;
@@ -615,15 +651,19 @@ __device__ __forceinline__ void awaitDep(const kilnDevArgs& a, const kilnDevPass
 __device__ __forceinline__ void publish(const kilnDevArgs& a, const kilnDevPass& ps, const Block& b, int it,
                                         int nsteps) {
   __syncthreads();
-  if (threadIdx.x == 0) stReleaseGpu(a.progress + blockIdx.x, progressWord(b.seq, it, nsteps, ps.lastStep + 1));
+  if (threadIdx.x == 0)
+    stReleaseGpu(a.progress + blockIdx.x, progressWord(b.seq, it, nsteps, ps.lastStep + 1));
 }
 
 /* Before and after a pass: its meeting, its dependency, the early trigger; after: its
  * publication. */
-__device__ __forceinline__ void beforePass(const kilnDevArgs& a, const kilnDevPass& ps, Block& b, int it, Spin& spin) {
+__device__ __forceinline__ void beforePass(const kilnDevArgs& a, const kilnDevPass& ps, Block& b, int it,
+                                           Spin& spin) {
   if ((ps.flags & KILN_DEV_PASS_POLLS) && a.mem.earlyTrigger) trigger(b);
-  if (ps.depid >= 0) awaitDep(a, ps, b, it, spin, b.ok);
-  else if (ps.flags & KILN_DEV_PASS_BARRIER) __syncthreads();
+  if (ps.depid >= 0)
+    awaitDep(a, ps, b, it, spin, b.ok);
+  else if (ps.flags & KILN_DEV_PASS_BARRIER)
+    __syncthreads();
 }
 
 /* The end of a block: the next epoch and this plan's hash into the block's slot (block 0: also
@@ -685,8 +725,8 @@ __device__ __forceinline__ Iter iterOf(const kilnDevArgs& a, const Block& b, int
  * its own per R (not inlined), so that each gets the registers its widest pass needs and the
  * others' stay free (inlined into one loop, R = 8's arrays spilled every path's registers). */
 template <typename T, int LP, int KIND, int R, class Op>
-__device__ __noinline__ bool passCall(const kilnDevArgs& a, const Iter k, const kilnDevPass ps, const kilnDevOpnd* ops,
-                                      int n, const Op op, Spin* spin, bool ok) {
+__device__ __noinline__ bool passCall(const kilnDevArgs& a, const Iter k, const kilnDevPass ps,
+                                      const kilnDevOpnd* ops, int n, const Op op, Spin* spin, bool ok) {
   const ShapeRt sh{n, ps.lineMask};
   const bool lines = LP != KILN_DEV_PROTO_SIMPLE && ps.proto == LP;
   constexpr bool l16 = LP == KILN_DEV_PROTO_LL || (LP == KILN_DEV_PROTO_LL12 && sizeof(T) <= 4);
@@ -719,7 +759,6 @@ __device__ __noinline__ bool passCall(const kilnDevArgs& a, const Iter k, const 
 template <typename T, int LP, int KIND, class Op>
 __device__ __forceinline__ bool passCallN(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
                                           const kilnDevOpnd* ops, int n, const Op& op, Spin& spin, bool ok) {
-  if (n <= 1) return passCall<T, LP, KIND, 1>(a, k, ps, ops, n, op, &spin, ok);
   if (n <= 2) return passCall<T, LP, KIND, 2>(a, k, ps, ops, n, op, &spin, ok);
   if (n <= 4) return passCall<T, LP, KIND, 4>(a, k, ps, ops, n, op, &spin, ok);
   return passCall<T, LP, KIND, MAXP>(a, k, ps, ops, n, op, &spin, ok);
@@ -729,11 +768,15 @@ template <typename T, int LP, class Op>
 __device__ __forceinline__ void runPassRt(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
                                           const kilnDevOpnd* ops, const Op& op, Spin& spin, bool& ok) {
   switch (ps.kind) {
-    case KILN_DEV_PASS_PUT: ok = passCallN<T, LP, KILN_DEV_PASS_PUT>(a, k, ps, ops, ps.nops / 2, op, spin, ok); break;
+    case KILN_DEV_PASS_PUT:
+      ok = passCallN<T, LP, KILN_DEV_PASS_PUT>(a, k, ps, ops, ps.nops / 2, op, spin, ok);
+      break;
     case KILN_DEV_PASS_REDUCE:
       ok = passCallN<T, LP, KILN_DEV_PASS_REDUCE>(a, k, ps, ops, ps.nops - 1, op, spin, ok);
       break;
-    case KILN_DEV_PASS_COPY: ok = passCallN<T, LP, KILN_DEV_PASS_COPY>(a, k, ps, ops, ps.nops / 2, op, spin, ok); break;
+    case KILN_DEV_PASS_COPY:
+      ok = passCallN<T, LP, KILN_DEV_PASS_COPY>(a, k, ps, ops, ps.nops / 2, op, spin, ok);
+      break;
     case KILN_DEV_PASS_SIGNAL: signalPass(a, k, ops, ShapeRt{ps.nops, 0}, ok); break;
     case KILN_DEV_PASS_WAIT: waitPass(a, k, ops, ShapeRt{ps.nops, 0}, spin, ok); break;
     default: break;
@@ -746,8 +789,8 @@ enum : int { SMEM_PASSES = 32, SMEM_OPS = 256 };
 /* The interpreter of plans with memory steps: one block per threadblock of the plan's rank, its
  * passes (and operands) copied to shared memory when they fit. LP: the protocol of the lines the
  * plan has (Simple: none); S: sum and avg with the op fixed at compile time, else selects. */
-template <typename T, int LP, bool S>
-__global__ void __launch_bounds__(512) memKernel(const __grid_constant__ kilnDevArgs a) {
+template <typename T, int LP, bool S> __global__ void __launch_bounds__(512)
+    memKernel(const __grid_constant__ kilnDevArgs a) {
   __shared__ Shared sh;
   __shared__ kilnDevPass spass[SMEM_PASSES];
   __shared__ kilnDevOpnd sops[SMEM_OPS];
@@ -798,7 +841,10 @@ template <typename T> inline const void* kernelAt(int i) {
   }
 }
 __host__ __device__ __forceinline__ int kernelIndexOf(int lines, int op) {
-  const int p = lines == KILN_DEV_PROTO_LL ? 1 : lines == KILN_DEV_PROTO_LL128 ? 2 : lines == KILN_DEV_PROTO_LL12 ? 3 : 0;
+  const int p = lines == KILN_DEV_PROTO_LL      ? 1
+                : lines == KILN_DEV_PROTO_LL128 ? 2
+                : lines == KILN_DEV_PROTO_LL12  ? 3
+                                                : 0;
   return 2 * p + (opSums(op) ? 1 : 0);
 }
 

@@ -84,7 +84,10 @@ __host__ __device__ __forceinline__ constexpr bool opSums(int op) { return op ==
 
 /* Op OP on two values widened to W (Num<T>::W): what every op type below computes. */
 template <int OP, typename W> __device__ __forceinline__ W opWide(W x, W y) {
-  return (OP == OP_PROD) ? (W)(x * y) : (OP == OP_MAX) ? (x > y ? x : y) : (OP == OP_MIN) ? (x < y ? x : y) : (W)(x + y);
+  return (OP == OP_PROD)  ? (W)(x * y)
+         : (OP == OP_MAX) ? (x > y ? x : y)
+         : (OP == OP_MIN) ? (x < y ? x : y)
+                          : (W)(x + y);
 }
 
 template <int OP> struct OpStatic {
@@ -120,7 +123,8 @@ struct OpSel {
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
     typedef typename Num<T>::W W;
     const W x = Num<T>::to(a), y = Num<T>::to(b);
-    const W s = opWide<OP_SUM>(x, y), p = opWide<OP_PROD>(x, y), mx = opWide<OP_MAX>(x, y), mn = opWide<OP_MIN>(x, y);
+    const W s = opWide<OP_SUM>(x, y), p = opWide<OP_PROD>(x, y), mx = opWide<OP_MAX>(x, y),
+            mn = opWide<OP_MIN>(x, y);
     return Num<T>::from(op == OP_PROD ? p : op == OP_MAX ? mx : op == OP_MIN ? mn : s);
   }
 };
@@ -155,8 +159,7 @@ template <typename T> __device__ __forceinline__ T ldcg(const T* p) {
 }
 
 /* Element-wise op over a pack P (uint4 or uint64_t) of T. */
-template <typename T, typename P, class Op>
-__device__ __forceinline__ P opPack(const Op& op, P a, P b) {
+template <typename T, typename P, class Op> __device__ __forceinline__ P opPack(const Op& op, P a, P b) {
   constexpr int E = sizeof(P) / sizeof(T);
   T x[E], y[E];
   memcpy(x, &a, sizeof(P));
@@ -176,7 +179,8 @@ __device__ __forceinline__ P opPack(const Op& op, P a, P b) {
  * (with a load per element a reducescatter whose pieces lie at 4- but not 8-byte offsets, an odd
  * float count per rank, takes ~0.45 us more than an aligned one).
  * 4x H200, the kernel alone: branch-free words take 1-12% off every misaligned or partial case (2026-11-28). */
-template <int W, int A> __device__ __forceinline__ void loadWords(const void* p, int bytes, uint32_t (&w)[W]) {
+template <int W, int A>
+__device__ __forceinline__ void loadWords(const void* p, int bytes, uint32_t (&w)[W]) {
   static_assert(A == 1 || A == 2 || A == 4, "alignment");
   const uintptr_t addr = (uintptr_t)p;
   const int off = A == 4 ? 0 : (int)(addr & 3);
@@ -202,9 +206,12 @@ template <int W, int A> __device__ __forceinline__ void storeWords(void* p, cons
   for (int e = 0; e < 4 * W / A; e++) {
     if (e >= nv) continue;
     const uint32_t v = w[e * A / 4] >> (8 * (e * A % 4));
-    if (A == 4) ((unsigned*)p)[e] = v;
-    else if (A == 2) ((unsigned short*)p)[e] = (unsigned short)v;
-    else ((unsigned char*)p)[e] = (unsigned char)v;
+    if (A == 4)
+      ((unsigned*)p)[e] = v;
+    else if (A == 2)
+      ((unsigned short*)p)[e] = (unsigned short)v;
+    else
+      ((unsigned char*)p)[e] = (unsigned char)v;
   }
 }
 
@@ -296,13 +303,17 @@ struct Spin {
   int* abortFlag;
   int* errWord;
   unsigned n;
-  __device__ Spin(uint64_t to, int* ab, int* err) : start(0), timeoutNs(to), abortFlag(ab), errWord(err), n(0) {}
+  __device__ Spin(uint64_t to, int* ab, int* err)
+      : start(0), timeoutNs(to), abortFlag(ab), errWord(err), n(0) {}
   /* true: give up (and the error is recorded). */
   __device__ __forceinline__ bool tick() {
     if ((++n & 1023) != 0) return false;
     if (*(volatile int*)abortFlag) return true;
     uint64_t now = globaltimer();
-    if (start == 0) { start = now; return false; }
+    if (start == 0) {
+      start = now;
+      return false;
+    }
     if (now - start > timeoutNs) {
       atomicExch(abortFlag, 1);
       atomicCAS(errWord, KILN_DEV_OK, KILN_DEV_ERR_TIMEOUT);
@@ -352,8 +363,8 @@ __device__ __forceinline__ uint64_t ll128Flag(uint64_t use) { return use * 0x9E3
 /* LL line: 8 data bytes, each half guarded by a flag word (f0 after the low half, f1 after the
  * high one). */
 __device__ __forceinline__ void llStore2(uint4* p, uint64_t v, uint32_t f0, uint32_t f1) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"((uint32_t)v),
-               "r"(f0), "r"((uint32_t)(v >> 32)), "r"(f1)
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"((uint32_t)v), "r"(f0),
+               "r"((uint32_t)(v >> 32)), "r"(f1)
                : "memory");
 }
 /* The symmetric kernels' LL line: the same flag in both places. */
@@ -367,7 +378,8 @@ __device__ __forceinline__ void llLoadOnce(const uint4* p, uint32_t* d0, uint32_
                : "l"(p));
 }
 /* Spins until the line carries the flags want0 and want1 (llStore2); false when the spin gave up. */
-__device__ __forceinline__ bool llLoad(const uint4* p, uint32_t want0, uint32_t want1, Spin& spin, uint64_t* out) {
+__device__ __forceinline__ bool llLoad(const uint4* p, uint32_t want0, uint32_t want1, Spin& spin,
+                                       uint64_t* out) {
   uint32_t d0, f0, d1, f1;
   for (;;) {
     asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -458,8 +470,9 @@ __device__ __forceinline__ void putLines(int n, int me, uint32_t flag, const Par
  * another leaves a load's latency per later source after the last line has arrived). false:
  * timeout or abort.
  * 4x H200, graphs, against one peer after another: allreduce 16 KiB 4.31 vs 5.53 us (2026-11-27). */
-template <int R, class Src>
-__device__ __forceinline__ bool pollLines(unsigned pend, const Src& src, uint32_t flag, Spin& spin, uint64_t* v) {
+template <int R, class Src> __device__ __forceinline__ bool pollLines(unsigned pend, const Src& src,
+                                                                      uint32_t flag, Spin& spin,
+                                                                      uint64_t* v) {
   uint32_t d0[R], f0[R], d1[R], f1[R];
   const uint4* p[R];
 #pragma unroll
@@ -481,8 +494,8 @@ __device__ __forceinline__ bool pollLines(unsigned pend, const Src& src, uint32_
   for (int q = 0; q < R; q++) v[q] = (uint64_t)d0[q] | ((uint64_t)d1[q] << 32);
   return true;
 }
-template <int R, class Src>
-__device__ __forceinline__ bool LinesLL::poll(unsigned pend, const Src& src, uint32_t flag, Spin& spin, P* v) {
+template <int R, class Src> __device__ __forceinline__ bool LinesLL::poll(unsigned pend, const Src& src,
+                                                                          uint32_t flag, Spin& spin, P* v) {
   return pollLines<R>(pend, src, flag, spin, v);
 }
 
@@ -512,8 +525,10 @@ template <typename T> __device__ __forceinline__ Pack12 load12(const T* p, int n
   if (nv == E && ((uintptr_t)p & 3) == 0) return loadWhole<Pack12>(p);
   Pack12 r;
   if constexpr (sizeof(T) < 4) {
-    if (nv <= 0) r.w[0] = r.w[1] = r.w[2] = 0;
-    else loadWords<3, sizeof(T)>(p, nv * (int)sizeof(T), r.w);
+    if (nv <= 0)
+      r.w[0] = r.w[1] = r.w[2] = 0;
+    else
+      loadWords<3, sizeof(T)>(p, nv * (int)sizeof(T), r.w);
   } else {
     T x[E];
     memset(x, 0, sizeof(x));
@@ -538,14 +553,15 @@ template <typename T> __device__ __forceinline__ void store12(T* p, const Pack12
   }
 }
 __device__ __forceinline__ void llStore12(uint4* p, const Pack12& v, uint32_t flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]), "r"(v.w[1]), "r"(v.w[2]),
-               "r"(flag)
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]), "r"(v.w[1]),
+               "r"(v.w[2]), "r"(flag)
                : "memory");
 }
 /* The LL12 line at src(q) of every source q of the mask pend, into v[q]: pollLines with one flag
  * word. */
-template <int R, class Src>
-__device__ __forceinline__ bool pollLines12(unsigned pend, const Src& src, uint32_t flag, Spin& spin, Pack12* v) {
+template <int R, class Src> __device__ __forceinline__ bool pollLines12(unsigned pend, const Src& src,
+                                                                        uint32_t flag, Spin& spin,
+                                                                        Pack12* v) {
   uint32_t f[R];
   const uint4* p[R];
 #pragma unroll
@@ -570,8 +586,8 @@ __device__ __forceinline__ bool pollLines12(unsigned pend, const Src& src, uint3
 struct LinesLL12 {
   using P = Pack12;
   __device__ __forceinline__ static void put(uint4* p, const P& v, uint32_t flag) { llStore12(p, v, flag); }
-  template <int R, class Src>
-  __device__ __forceinline__ static bool poll(unsigned pend, const Src& src, uint32_t flag, Spin& spin, P* v) {
+  template <int R, class Src> __device__ __forceinline__ static bool poll(unsigned pend, const Src& src,
+                                                                          uint32_t flag, Spin& spin, P* v) {
     return pollLines12<R>(pend, src, flag, spin, v);
   }
 };
@@ -589,18 +605,22 @@ template <int H> using LineHowT = std::integral_constant<int, H>;
  * once per line (loadBy, storeBy): each peer's load behind a test of its own (load, store) keeps
  * the loads of a misaligned line's peers from being issued together (2x H200, the kernel alone,
  * 2026-11-28). */
-template <typename T, int L>
-struct LineData : std::conditional<L == KILN_DEV_PROTO_LL12, LinesLL12, LinesLL>::type {
+template <typename T, int L> struct LineData
+    : std::conditional<L == KILN_DEV_PROTO_LL12, LinesLL12, LinesLL>::type {
   using P = typename std::conditional<L == KILN_DEV_PROTO_LL12, LinesLL12, LinesLL>::type::P;
   static constexpr int E = (int)sizeof(P) / (int)sizeof(T);
   static constexpr int W = (int)sizeof(P) / 4; /* data words a line */
   __device__ __forceinline__ static P load(const T* p, int nv) {
-    if constexpr (L == KILN_DEV_PROTO_LL12) return load12<T>(p, nv);
-    else return loadPart<T, uint64_t>(p, nv);
+    if constexpr (L == KILN_DEV_PROTO_LL12)
+      return load12<T>(p, nv);
+    else
+      return loadPart<T, uint64_t>(p, nv);
   }
   __device__ __forceinline__ static void store(T* p, const P& v, int nv) {
-    if constexpr (L == KILN_DEV_PROTO_LL12) store12<T>(p, v, nv);
-    else storePart<T, uint64_t>(p, v, nv);
+    if constexpr (L == KILN_DEV_PROTO_LL12)
+      store12<T>(p, v, nv);
+    else
+      storePart<T, uint64_t>(p, v, nv);
   }
   __device__ __forceinline__ static bool aligned(const void* p) {
     return (uintptr_t)p % (L == KILN_DEV_PROTO_LL12 ? 4 : 8) == 0;
@@ -640,9 +660,15 @@ struct Lane128 {
   int lane, j, warp, nwarps;
   bool flagLane;
   __device__ __forceinline__ Lane128()
-      : lane(threadIdx.x & 31), j(lane & 7), warp(threadIdx.x >> 5), nwarps(blockDim.x >> 5), flagLane(j == 7) {}
+      : lane(threadIdx.x & 31),
+        j(lane & 7),
+        warp(threadIdx.x >> 5),
+        nwarps(blockDim.x >> 5),
+        flagLane(j == 7) {}
   /* This lane's first word of line l of the lines at base. */
-  __device__ __forceinline__ uint64_t* word(void* base, uint64_t l) const { return (uint64_t*)base + l * 16 + 2 * j; }
+  __device__ __forceinline__ uint64_t* word(void* base, uint64_t l) const {
+    return (uint64_t*)base + l * 16 + 2 * j;
+  }
 };
 
 /* A lane's two words at o: nv0 and nv1 valid elements of each (none: not stored). */
@@ -660,9 +686,9 @@ __device__ __forceinline__ void storeWords128(T* o, uint64_t v0, uint64_t v1, in
  * data is loaded again (the poll that saw a line's flag may hold older data in the line's lower
  * words: the load is served in 32-byte sectors, only the writer's order is guaranteed). false
  * (the whole warp): timeout or abort. */
-template <int R, class Src>
-__device__ __forceinline__ bool pollLines128(unsigned pend, const Src& src, uint64_t flag, Spin& spin, uint64_t* r0,
-                                             uint64_t* r1) {
+template <int R, class Src> __device__ __forceinline__ bool pollLines128(unsigned pend, const Src& src,
+                                                                         uint64_t flag, Spin& spin,
+                                                                         uint64_t* r0, uint64_t* r1) {
   const int lane = threadIdx.x & 31;
   const uint64_t* p[R];
 #pragma unroll

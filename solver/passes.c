@@ -10,7 +10,7 @@ typedef struct layout {
   int n;
   int** cls;
   int** idx;
-  int** proto;      /* kilnPlanLineChunks: the line protocol of each chunk, or -1 */
+  int** proto; /* kilnPlanLineChunks: the line protocol of each chunk, or -1 */
   int (*count)[3];
 } layout;
 
@@ -138,7 +138,8 @@ static bool sameOperand(const kilnPassOperand* a, const kilnPassOperand* b) {
 
 /* Whether two operands of cnt chunks (plain memory) may overlap. */
 static bool overlaps(const kilnPassOperand* a, const kilnPassOperand* b, int cnt, bool inPlace) {
-  if (a->kind == KILN_OPND_LINES || b->kind == KILN_OPND_LINES) return false; /* lines: one writer, read only */
+  if (a->kind == KILN_OPND_LINES || b->kind == KILN_OPND_LINES)
+    return false; /* lines: one writer, read only */
   if (a->kind != b->kind || a->rank != b->rank) return false;
   if (a->kind == KILN_OPND_USER && a->buf != b->buf) return inPlace;
   return a->off < b->off + cnt && b->off < a->off + cnt;
@@ -197,7 +198,8 @@ static int passAccesses(const kilnRankPasses* o, const kilnPass* ps, access* acc
       case KILN_PASS_REDUCE: write = k == 0; break;
       default: write = false; break;
     }
-    acc[n++] = (access){op->kind, op->rank, op->kind == KILN_OPND_USER ? op->buf : 0, op->off, op->off + ps->cnt, write};
+    acc[n++] = (access){op->kind, op->rank,          op->kind == KILN_OPND_USER ? op->buf : 0,
+                        op->off,  op->off + ps->cnt, write};
   }
   return n;
 }
@@ -243,8 +245,9 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanMemPasses: no plan or no rank %d", r);
   memset(out, 0, sizeof *out);
   if (p->ngpus > KILN_PASS_MAX_RANKS)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: %d ranks; kiln's runtime runs memory steps on up to %d",
-                        p->name, p->ngpus, KILN_PASS_MAX_RANKS);
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "plan %s: %d ranks; kiln's runtime runs memory steps on up to %d", p->name, p->ngpus,
+                        KILN_PASS_MAX_RANKS);
   const kilnGpu* g = &p->gpus[r];
   const bool inPlace = p->inplace || g->o_chunks == 0 || kilnPlanInPlaceOnly(p);
   int nsteps = 0;
@@ -274,12 +277,16 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
     nacc = 0;
     for (int s = 0; s < tb->nsteps && res == KILN_SUCCESS;) {
       const kilnStep* h = &tb->steps[ord[s]];
-      /* Whether the step at position j may join a pass that began before it: no dependency of its
+/* Whether the step at position j may join a pass that began before it: no dependency of its
        * own, nobody waits on the step before it, the pass's count. */
-      #define JOINS(j) ((j) < tb->nsteps && tb->steps[ord[j]].depid < 0 && !publishes[base + ord[(j) - 1]] && \
-                        tb->steps[ord[j]].cnt == h->cnt)
+#define JOINS(j)                                                                       \
+  ((j) < tb->nsteps && tb->steps[ord[j]].depid < 0 && !publishes[base + ord[(j)-1]] && \
+   tb->steps[ord[j]].cnt == h->cnt)
       kilnPass* ps = addPass(&b);
-      if (!ps) { res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name); break; }
+      if (!ps) {
+        res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+        break;
+      }
       ps->tb = t;
       ps->first = s;
       ps->cnt = h->cnt;
@@ -298,12 +305,16 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
             const kilnStep* st = &tb->steps[ord[s + k]];
             if (st->type != KILN_STEP_PUT || kilnStepProtocol(p, st) != ps->proto) break;
             kilnPassOperand* two = addOps(&b, 2);
-            if (!two) { res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name); break; }
+            if (!two) {
+              res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+              break;
+            }
             int tp, sp;
             two[0] = operandOf(&L, st->peer, st->dstbuf, st->dstoff, &tp);
             two[1] = operandOf(&L, r, st->srcbuf, st->srcoff, &sp);
             if (sp >= 0 && sp != (int)ps->proto) {
-              res = unsupported(p, r, t, ord[s + k], "a put whose source holds lines of another protocol than it writes");
+              res = unsupported(p, r, t, ord[s + k],
+                                "a put whose source holds lines of another protocol than it writes");
               break;
             }
             if (sp >= 0) ps->polls = true;
@@ -316,8 +327,9 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
         case KILN_STEP_WAIT: {
           ps->kind = h->type == KILN_STEP_SIGNAL ? KILN_PASS_SIGNAL : KILN_PASS_WAIT;
           ps->polls = h->type == KILN_STEP_WAIT;
-          for (k = 0; k < KILN_PASS_MAX_PAIRS && (k == 0 || (s + k < tb->nsteps && tb->steps[ord[s + k]].depid < 0 &&
-                                                             !publishes[base + ord[s + k - 1]]));
+          for (k = 0;
+               k < KILN_PASS_MAX_PAIRS && (k == 0 || (s + k < tb->nsteps && tb->steps[ord[s + k]].depid < 0 &&
+                                                      !publishes[base + ord[s + k - 1]]));
                k++) {
             const kilnStep* st = &tb->steps[ord[s + k]];
             if (st->type != h->type) break;
@@ -326,7 +338,10 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
               break;
             }
             kilnPassOperand* one = addOps(&b, 1);
-            if (!one) { res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name); break; }
+            if (!one) {
+              res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+              break;
+            }
             *one = (kilnPassOperand){KILN_OPND_SIGNAL, st->peer, tb->chan, sigk[base + ord[s + k]]};
             ps->nops++;
           }
@@ -370,7 +385,10 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
             k = j - s;
             if (!headApart) k = 1, nop = readsDst ? 2 : 1;
             kilnPassOperand* v = addOps(&b, nop + 1);
-            if (!v) { res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name); break; }
+            if (!v) {
+              res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+              break;
+            }
             v[0] = dst;
             memcpy(v + 1, opv, sizeof opv[0] * (size_t)nop);
             ps->nops = nop + 1;
@@ -398,7 +416,10 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
               sv[k] = fs;
             }
             kilnPassOperand* v = addOps(&b, 2 * k);
-            if (!v) { res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name); break; }
+            if (!v) {
+              res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+              break;
+            }
             for (int q = 0; q < k; q++) v[2 * q] = dv[q], v[2 * q + 1] = sv[q];
             ps->nops = 2 * k;
           }
@@ -413,12 +434,13 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
           ps->cnt = 0;
           break;
         default:
-          res = unsupported(p, r, t, ord[s],
-                            "a send or receive step in a plan with memory steps (kiln's runtime runs a plan's "
-                            "FIFO steps or its memory steps, not both)");
+          res =
+              unsupported(p, r, t, ord[s],
+                          "a send or receive step in a plan with memory steps (kiln's runtime runs a plan's "
+                          "FIFO steps or its memory steps, not both)");
           break;
       }
-      #undef JOINS
+#undef JOINS
       if (res != KILN_SUCCESS) break;
       ps->nsteps = k;
       ps->last = ord[s + k - 1];
@@ -429,7 +451,10 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
       if (capacc < nacc + 2 * KILN_PASS_MAX_OPS + 2) {
         capacc = (nacc + 2 * KILN_PASS_MAX_OPS + 2) * 2;
         access* v = realloc(acc, sizeof *v * (size_t)capacc);
-        if (!v) { res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name); break; }
+        if (!v) {
+          res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+          break;
+        }
         acc = v;
       }
       access* mine = acc + nacc;

@@ -7,8 +7,8 @@
 /* Rank p's scratch region of source rank q (the sources in rank order, p skipped). */
 static int region(int p, int q) { return q < p ? q : q - 1; }
 
-static kilnStep* memStep(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t sb, int so, kilnBuffer_t db, int dof,
-                         int cnt, int peer) {
+static kilnStep* memStep(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t sb, int so, kilnBuffer_t db,
+                         int dof, int cnt, int peer) {
   kilnStep* s = kilnPlanAddStep(tb, type, sb, so, db, dof, cnt);
   cr_assert(s != NULL);
   s->peer = peer;
@@ -83,7 +83,8 @@ Test(passes, oneshot_ll_is_one_put_and_one_reduction) {
     cr_expect(eq(int, red->last, 6));
     for (int q = 0; q < 4; q++) {
       const kilnPassOperand* o = &rp.ops[red->firstOp + 1 + q];
-      cr_expect(eq(int, o->kind, q == r ? KILN_OPND_USER : KILN_OPND_LINES), "rank %d operand %d in rank order", r, q);
+      cr_expect(eq(int, o->kind, q == r ? KILN_OPND_USER : KILN_OPND_LINES),
+                "rank %d operand %d in rank order", r, q);
       if (q != r) cr_expect(eq(int, o->off, region(r, q)));
     }
     cr_expect(ne(u64, rp.hash, 0));
@@ -135,8 +136,8 @@ Test(passes, in_place_reduction_meets_after_the_copy_it_overwrites) {
     kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
     memStep(tb, KILN_STEP_PUT, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0, 1, 1 - r);
     kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 1, 1);
-    kilnPlanAddStep(tb, KILN_STEP_COPY, r == 0 ? KILN_BUF_SCRATCH : KILN_BUF_SCRATCH, r == 0 ? 1 : 0, KILN_BUF_INPUT,
-                    0, 1);
+    kilnPlanAddStep(tb, KILN_STEP_COPY, r == 0 ? KILN_BUF_SCRATCH : KILN_BUF_SCRATCH, r == 0 ? 1 : 0,
+                    KILN_BUF_INPUT, 0, 1);
     kilnPlanAddStep(tb, KILN_STEP_REDUCE, KILN_BUF_SCRATCH, r == 0 ? 0 : 1, KILN_BUF_INPUT, 0, 1);
   }
   kilnRankPasses rp;
@@ -162,9 +163,10 @@ Test(passes, fifo_steps_beside_memory_steps_are_refused) {
   kilnPlanAddStep(tb, KILN_STEP_RECV, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0, 1);
   kilnRankPasses rp;
   cr_expect(eq(int, kilnPlanMemPasses(p, 0, &rp), KILN_ERR_UNSUPPORTED));
-  cr_expect(eq(str, (char*)kilnLastError(),
-               "plan oneshot rank 0 tb 1 step 0: a send or receive step in a plan with memory steps (kiln's runtime "
-               "runs a plan's FIFO steps or its memory steps, not both)"));
+  cr_expect(eq(
+      str, (char*)kilnLastError(),
+      "plan oneshot rank 0 tb 1 step 0: a send or receive step in a plan with memory steps (kiln's runtime "
+      "runs a plan's FIFO steps or its memory steps, not both)"));
   cr_expect(eq(int, kilnPlanMemPasses(p, 5, &rp), KILN_ERR_INVALID_ARGUMENT));
   kilnPlanFree(p);
 }

@@ -84,19 +84,19 @@ typedef struct kilnPassOperand {
 
 typedef struct kilnPass {
   kilnPassKind_t kind;
-  kilnProto_t proto;  /* the protocol of the lines it reads or writes; KILN_PROTO_SIMPLE: none */
-  int tb;             /* threadblock */
-  int first, nsteps;  /* its steps: positions first .. first + nsteps - 1 of the threadblock's steps in
+  kilnProto_t proto; /* the protocol of the lines it reads or writes; KILN_PROTO_SIMPLE: none */
+  int tb;            /* threadblock */
+  int first, nsteps; /* its steps: positions first .. first + nsteps - 1 of the threadblock's steps in
                        * the order the runtime runs them (below) */
-  int last;           /* the index of its last step in the threadblock (what a publication counts) */
-  int cnt;            /* chunks every operand covers */
-  int firstOp, nops;  /* operands: PUT, COPY pairs (dst, src); REDUCE dst, then o0, o1, ...;
+  int last;          /* the index of its last step in the threadblock (what a publication counts) */
+  int cnt;           /* chunks every operand covers */
+  int firstOp, nops; /* operands: PUT, COPY pairs (dst, src); REDUCE dst, then o0, o1, ...;
                        * SIGNAL, WAIT one per step */
-  int depid, deps;    /* the first step's dependency (-1, -1: none) */
-  bool publishes;     /* some step waits on its last step (or it has hasdep) */
-  bool barrier;       /* the block meets before it */
-  bool sameSrc;       /* PUT: every pair reads the same source */
-  bool polls;         /* it waits for a peer: reads lines, or waits for a signal */
+  int depid, deps;   /* the first step's dependency (-1, -1: none) */
+  bool publishes;    /* some step waits on its last step (or it has hasdep) */
+  bool barrier;      /* the block meets before it */
+  bool sameSrc;      /* PUT: every pair reads the same source */
+  bool polls;        /* it waits for a peer: reads lines, or waits for a signal */
 } kilnPass;
 
 /* One rank's passes, threadblock by threadblock in order. */
@@ -104,9 +104,9 @@ typedef struct kilnRankPasses {
   int npasses, nops;
   kilnPass* passes;
   kilnPassOperand* ops;
-  int scratch[3];     /* this rank's scratch chunks: plain, 16-byte line, LL128 line */
-  int lineProtos;     /* bit p: some put of the plan writes lines of protocol p (any rank) */
-  uint64_t hash;      /* the plan's hash (the same on every rank; never 0) */
+  int scratch[3]; /* this rank's scratch chunks: plain, 16-byte line, LL128 line */
+  int lineProtos; /* bit p: some put of the plan writes lines of protocol p (any rank) */
+  uint64_t hash;  /* the plan's hash (the same on every rank; never 0) */
 } kilnRankPasses;
 
 /* Rank r's passes. The plan must pass kilnPlanVerify (its memory steps' rules). KILN_ERR_UNSUPPORTED

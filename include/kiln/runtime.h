@@ -147,8 +147,15 @@ KILN_API kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* async
 
 /* Checks that this rank can run the plan on this communicator (ranks, channels, threadblocks,
  * steps, FIFO sizes) and uploads its part of the plan. Not collective; does not block the GPU.
- * Protocols: Simple and LL run as the plan says; LL128 plans run as Simple unless the environment
- * has KILN_LL128=1 (the kernels' LL128 is experimental: kernels/README.md). */
+ * Protocols: Simple and LL run as the plan says; LL128 plans of send and receive steps run as
+ * Simple unless the environment has KILN_LL128=1 (the kernels' LL128 is experimental:
+ * kernels/README.md). A plan with memory steps (plan.h: put, get, gre, sig, wait) runs in the
+ * communicator's plan areas of its window (their size follows kilnCommConfig.symBytes; none on a
+ * communicator of several nodes or more than 8 ranks: KILN_ERR_UNSUPPORTED), its put steps in
+ * their own protocols (Simple, LL, LL12, LL128); its calls are refused (KILN_ERR_UNSUPPORTED) where
+ * it reaches a peer's input or output that is not in a symmetric window every rank added
+ * (kilnCommWindowAdd), and for LL12 lines of elements wider than 4 bytes. Every rank must run the
+ * same calls of such plans in the same order (as NCCL's collectives): they count epochs together. */
 KILN_API kilnResult_t kilnPlanLoad(kilnComm_t comm, const kilnPlan* plan, kilnExec_t* out);
 KILN_API void kilnExecFree(kilnExec_t exec);
 
