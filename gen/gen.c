@@ -328,21 +328,32 @@ static kilnResult_t mem_plan_source(const kilnGenUnit* u, const kilnGenOptions* 
     sb_printf(&b, "%s%d", r ? ", " : "", row);
     if (r < p->ngpus) row += p->gpus[r].ntbs;
   }
-  sb_printf(&b, "};\n  /* rank, tb, first pass, passes, steps */\n  static constexpr MemTb tbs[] = {\n");
+  sb_printf(&b, "};\n  /* rank, tb, first pass, passes, steps, the row whose code it runs (its passes but for its\n"
+                "   * operands' offsets: kilnPlanMemRowClasses) */\n  static constexpr MemTb tbs[] = {\n");
   int row = 0, pbase = 0, obase = 0;
-  for (int r = 0; r < p->ngpus; r++) {
-    for (int t = 0; t < p->gpus[r].ntbs; t++, row++) {
+  for (int r = 0; r < p->ngpus && res == KILN_SUCCESS; r++) {
+    const int nt = p->gpus[r].ntbs;
+    int* cls = malloc(sizeof(int) * 3 * (size_t)(nt + 1));
+    if (!cls) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory generating %s", id);
+      break;
+    }
+    kilnPlanMemRowClasses(&rp[r], nt, cls, cls + nt + 1, cls + 2 * (nt + 1));
+    for (int t = 0; t < nt; t++, row++) {
       int first = pbase + rp[r].npasses, np = 0;
       for (int i = 0; i < rp[r].npasses; i++)
         if (rp[r].passes[i].tb == t) {
           if (np == 0) first = pbase + i;
           np++;
         }
-      sb_printf(&b, "    /* %d */ {%d, %d, %d, %d, %d},\n", row, r, t, first, np, p->gpus[r].tbs[t].nsteps);
+      sb_printf(&b, "    /* %d */ {%d, %d, %d, %d, %d, %d},\n", row, r, t, first, np, p->gpus[r].tbs[t].nsteps,
+                row - t + cls[t]);
     }
+    free(cls);
     pbase += rp[r].npasses;
   }
-  if (ntbs == 0) sb_printf(&b, "    {0, 0, 0, 0, 0},\n");
+  if (res != KILN_SUCCESS) goto out;
+  if (ntbs == 0) sb_printf(&b, "    {0, 0, 0, 0, 0, 0},\n");
   sb_printf(&b, "  };\n  /* kind, protocol, operands, flags, chunks, first operand, last step, depid, deps, its "
                 "steps, line mask */\n  static constexpr MemPass passes[] = {\n");
   pbase = 0;

@@ -212,6 +212,20 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
     htbs[ps->tb].firstPass = i;
     htbs[ps->tb].npasses++;
   }
+  {
+    int* cls = malloc(sizeof(int) * 3 * (size_t)(g->ntbs + 1));
+    if (!cls) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory loading plan %s", p->name);
+      goto out_free;
+    }
+    kilnPlanMemRowClasses(&mine, g->ntbs, cls, cls + g->ntbs + 1, cls + 2 * (g->ntbs + 1));
+    for (int t = 0; t < g->ntbs; t++) {
+      htbs[t].tmpl = cls[t];
+      htbs[t].shift = cls[g->ntbs + 1 + t];
+      htbs[t].chanShift = cls[2 * (g->ntbs + 1) + t];
+    }
+    free(cls);
+  }
   for (int t = 0; t < g->ntbs; t++) {
     const int f = htbs[t].firstPass, n = htbs[t].npasses;
     htbs[t].firstOp = n ? mine.passes[f].firstOp : 0;
@@ -324,7 +338,8 @@ static uint64_t sliceFor(const struct kilnMemPlan* m, size_t es, uint64_t vec, u
 /* Threads a block of the call takes: what its widest pass needs for slices of s elements (LL and
  * LL12 a thread per line, LL128 8 per line in whole warps of 4 lines, Simple a thread per 16-byte
  * pack), in whole warps, at most the communicator's threads: a small call's block needs no more
- * warps than it has lines (as the symmetric kernels' LL blocks). */
+ * warps than it has lines (as the symmetric kernels' LL blocks); a plan with lines at most
+ * KILN_DEV_MEM_LINE_THREADS (its interpreter's bound). */
 static int threadsFor(const struct kilnMemPlan* m, size_t es, uint64_t s) {
   const uint64_t bytes = s * es;
   uint64_t t = 32;
@@ -339,7 +354,9 @@ static int threadsFor(const struct kilnMemPlan* m, size_t es, uint64_t s) {
   for (int i = 0; i < 4; i++)
     if (need[i] > t) t = need[i];
   t = (t + 31) / 32 * 32;
-  return t < (uint64_t)m->comm->cfg.threads ? (int)t : m->comm->cfg.threads;
+  uint64_t cap = (uint64_t)m->comm->cfg.threads;
+  if (m->lines != KILN_DEV_PROTO_SIMPLE && cap > KILN_DEV_MEM_LINE_THREADS) cap = KILN_DEV_MEM_LINE_THREADS;
+  return t < cap ? (int)t : (int)cap;
 }
 
 static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* recvbuf, size_t count,

@@ -250,6 +250,7 @@ enum : int {
 };
 struct MemTb {
   int rank, id, first, npasses, nsteps;
+  int tmpl; /* the row whose code runs this one (itself, or an earlier row of its class) */
 };
 struct MemPass {
   int kind, proto, nops, flags, cnt, firstOp, lastStep, depid, deps, depNsteps;
@@ -285,10 +286,11 @@ template <class P, int J> struct PassAt {
                                                                        : nops;
 };
 
-/* Pass J of a row, iteration k. */
+/* Pass J of a row, iteration k; the row's operands' offsets moved by shift, its signals' channels
+ * by chanShift (its class: kilnDevTb.shift). */
 template <class P, int J, typename T>
 __device__ __forceinline__ void memPass(const kilnDevArgs& a, const mem::Iter& k, mem::Block& b, int it, Spin& spin,
-                                        int nsteps) {
+                                        int nsteps, int shift, int chanShift) {
   using Q = PassAt<P, J>;
   kilnDevPass ps;
   ps.kind = (uint8_t)Q::kind;
@@ -304,6 +306,11 @@ __device__ __forceinline__ void memPass(const kilnDevArgs& a, const mem::Iter& k
   ps.lineMask = Q::lineMask;
   kilnDevOpnd ops[Q::nops > 0 ? Q::nops : 1];
   opsOf<P, Q::firstOp>(ops, std::make_integer_sequence<int, Q::nops>());
+#pragma unroll
+  for (int q = 0; q < Q::nops; q++) {
+    if (ops[q].kind == OP_SIGNAL) ops[q].buf = (uint8_t)(ops[q].buf + chanShift);
+    else ops[q].off += shift;
+  }
   using Sh = mem::ShapeCt<Q::count, Q::lineMask>;
   constexpr int R = Q::count > 0 ? Q::count : 1;
   OpSum op;
@@ -312,20 +319,33 @@ __device__ __forceinline__ void memPass(const kilnDevArgs& a, const mem::Iter& k
   if (Q::flags & KILN_DEV_PASS_PUBLISH) mem::publish(a, ps, b, it, nsteps);
 }
 
-/* Row R: every iteration runs the row's passes in order, unrolled. */
+/* Row R (the code of its class): every iteration runs the row's passes in order, unrolled. */
 template <class P, int R, typename T, int... J>
-__device__ void memRow(const kilnDevArgs& a, mem::Block& b, Spin& spin, std::integer_sequence<int, J...>) {
+__device__ void memRow(const kilnDevArgs& a, mem::Block& b, Spin& spin, int shift, int chanShift,
+                       std::integer_sequence<int, J...>) {
   for (int it = 0; it < a.niter; it++) {
     const mem::Iter k = mem::iterOf(a, b, it);
-    (memPass<P, P::tbs[R].first + J, T>(a, k, b, it, spin, P::tbs[R].nsteps), ...);
+    (memPass<P, P::tbs[R].first + J, T>(a, k, b, it, spin, P::tbs[R].nsteps, shift, chanShift), ...);
+  }
+}
+
+/* Runs row r when R is r and has code of its own (the first row of its class). */
+template <class P, int R, typename T>
+__device__ __forceinline__ bool memRowIf(const kilnDevArgs& a, mem::Block& b, Spin& spin, int r, int shift,
+                                         int chanShift) {
+  if constexpr (P::tbs[R].tmpl == R) {
+    if (r != R) return false;
+    memRow<P, R, T>(a, b, spin, shift, chanShift, std::make_integer_sequence<int, P::tbs[R].npasses>());
+    return true;
+  } else {
+    return false;
   }
 }
 
 template <class P, typename T, int... R>
-__device__ __forceinline__ void memDispatch(const kilnDevArgs& a, mem::Block& b, Spin& spin, int r,
-                                            std::integer_sequence<int, R...>) {
-  (void)(false || ... ||
-         (r == R ? (memRow<P, R, T>(a, b, spin, std::make_integer_sequence<int, P::tbs[R].npasses>()), true) : false));
+__device__ __forceinline__ void memDispatch(const kilnDevArgs& a, mem::Block& b, Spin& spin, int r, int shift,
+                                            int chanShift, std::integer_sequence<int, R...>) {
+  (void)(false || ... || memRowIf<P, R, T>(a, b, spin, r, shift, chanShift));
 }
 
 template <class P, typename T>
@@ -333,9 +353,13 @@ __global__ void __launch_bounds__(512) memKernel(const __grid_constant__ kilnDev
   __shared__ mem::Shared sh;
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   mem::Block b;
+  /* This block's class: the row whose code it runs and how its operands move (host/memplan.c
+   * fills them from kilnPlanMemRowClasses, as gen/ did for these tables). */
+  const kilnDevTb& tb = a.tbs[blockIdx.x];
+  const int tmpl = tb.tmpl, shift = tb.shift, chanShift = tb.chanShift;
   mem::begin(a, b, &sh, spin);
-  memDispatch<P, T>(a, b, spin, rowOf<P>(a.rank, std::make_integer_sequence<int, P::nranks>()),
-                    std::make_integer_sequence<int, P::ntbs>());
+  memDispatch<P, T>(a, b, spin, rowOf<P>(a.rank, std::make_integer_sequence<int, P::nranks>()) - (int)blockIdx.x + tmpl,
+                    shift, chanShift, std::make_integer_sequence<int, P::ntbs>());
   mem::end<T>(a, b, &sh);
 }
 

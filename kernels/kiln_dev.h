@@ -77,8 +77,13 @@ typedef struct kilnDevTb {
   int32_t npasses;
   int32_t firstOp;       /* ... and into the operand array (kilnDevOpnd): its passes' operands */
   int32_t nops;
+  int32_t tmpl;          /* the threadblock whose passes it runs with its operands' offsets moved
+                          * by shift (channels by chanShift): kiln/passes.h kilnPlanMemRowClasses
+                          * (a baked kernel has code for those threadblocks only) */
+  int32_t shift, chanShift;
+  int32_t pad;
 } kilnDevTb;
-KILN_STATIC_ASSERT(sizeof(kilnDevTb) == 96, "kilnDevTb is 96 bytes");
+KILN_STATIC_ASSERT(sizeof(kilnDevTb) == 112, "kilnDevTb is 112 bytes");
 KILN_STATIC_ASSERT(offsetof(kilnDevTb, firstStep) == 64, "kilnDevTb.firstStep at 64");
 KILN_STATIC_ASSERT(offsetof(kilnDevTb, firstPass) == 80, "kilnDevTb.firstPass at 80");
 
@@ -93,6 +98,9 @@ KILN_STATIC_ASSERT(offsetof(kilnDevTb, firstPass) == 80, "kilnDevTb.firstPass at
 /* Per-block words of a communicator's plans with memory steps (kilnDevMem.slots): a plan's
  * threadblocks are at most this many. */
 #define KILN_DEV_MEM_SLOTS 256
+/* The most threads a block of a plan with lines takes in the interpreter (kernels/mem.cuh
+ * memKernel's launch bounds; host/memplan.c sizes blocks within it). */
+#define KILN_DEV_MEM_LINE_THREADS 256
 /* The signal value of a plan's k-th sig of a stream in epoch e: (e << KILN_DEV_SIG_SHIFT) + k + 1
  * (at most 2^KILN_DEV_SIG_SHIFT - 1 sigs a stream and epoch), so that the values of every plan on
  * a communicator grow with its epochs. */

@@ -47,6 +47,7 @@ enum : int { MAXR = KILN_DEV_MEM_MAX_RANKS, MAXP = 8 /* pairs or operands a pass
  * interpreter (ShapeRt), compile time for the baked kernels (ShapeCt), so that one routine serves
  * both and a baked pass's loops and branches fold away. */
 struct ShapeRt {
+  static constexpr bool fixed = false;
   int count;
   unsigned lines;
   __device__ __forceinline__ int n() const { return count; }
@@ -54,6 +55,7 @@ struct ShapeRt {
   __device__ __forceinline__ unsigned mask() const { return lines; }
 };
 template <int N, unsigned LINES> struct ShapeCt {
+  static constexpr bool fixed = true;
   __device__ __forceinline__ static constexpr int n() { return N; }
   __device__ __forceinline__ static constexpr bool line(int q) { return (LINES >> q) & 1u; }
   __device__ __forceinline__ static constexpr unsigned mask() { return LINES; }
@@ -398,19 +400,6 @@ __device__ __forceinline__ void copyLines128(const kilnDevArgs& a, const Iter& k
 
 /* ---- Simple: 16-byte packs, several in flight (combine) ---- */
 
-/* combine over NS sources, NS known at run time up to R. */
-template <typename T, int R, int ND, class Op, int NS = 1>
-__device__ __forceinline__ void combineN(int ns, T* const* dsts, const T* const* srcs, uint64_t m,
-                                         const Op& op) {
-  if constexpr (NS < R) {
-    if (ns > NS) {
-      combineN<T, R, ND, Op, NS + 1>(ns, dsts, srcs, m, op);
-      return;
-    }
-  }
-  combine<T, NS, Op, ND>(dsts, srcs, m, op, 0);
-}
-
 /* PUT of plain data: one source to every peer in one pass (each pack loaded once), else each pair
  * in turn. */
 template <typename T, int R, class Sh, class Op>
@@ -458,7 +447,13 @@ __device__ __forceinline__ void reduceSimple(const kilnDevArgs& a, const Iter& k
         o[q] = addr<T>(a, k, ops[1 + q], c, &v);
         m = min(m, v);
       }
-    combineN<T, R, 1, Op>(sh.n(), dst, o, m, op);
+    /* A shape known at compile time (baked): combine's loads of every operand in flight; else
+     * the interpreter's folded reduction (reduceMany: groups of operands in flight), one routine
+     * for every count instead of a combine per count. */
+    if constexpr (Sh::fixed)
+      combine<T, (R > 0 ? R : 1), Op, 1>(dst, o, m, op, 0);
+    else
+      reduceMany<T, Op, MAXP>(dst[0], o, sh.n(), m, op);
   }
 }
 
@@ -721,47 +716,43 @@ __device__ __forceinline__ Iter iterOf(const kilnDevArgs& a, const Block& b, int
 
 /* ---- the interpreter ---- */
 
-/* A pass with its shape from the table, R the bound of its count at compile time: a function of
- * its own per R (not inlined), so that each gets the registers its widest pass needs and the
- * others' stay free (inlined into one loop, R = 8's arrays spilled every path's registers). */
-template <typename T, int LP, int KIND, int R, class Op>
-__device__ __noinline__ bool passCall(const kilnDevArgs& a, const Iter k, const kilnDevPass ps,
-                                      const kilnDevOpnd* ops, int n, const Op op, Spin* spin, bool ok) {
-  const ShapeRt sh{n, ps.lineMask};
+/* The interpreter runs a pass's pairs or operands GROUP at a time (a larger pass as several
+ * sweeps: every GROUP operands' loads in flight, fewer registers than 8 need): one code path per
+ * pass kind, inlined, instead of one per count (a function per kind and count took 10 minutes of
+ * compiling a type and spilled 0.3-2.5 KB each). A reduction's later groups reduce into dst
+ * (dst op the group's operands, in order). */
+enum : int { GROUP = 4 };
+
+template <typename T, int LP, int KIND, class Op>
+__device__ __forceinline__ void passGroup(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
+                                          const kilnDevOpnd* ops, int n, unsigned mask, const Op& op,
+                                          Spin& spin, bool& ok) {
+  constexpr int R = GROUP;
+  const ShapeRt sh{n, mask};
   const bool lines = LP != KILN_DEV_PROTO_SIMPLE && ps.proto == LP;
   constexpr bool l16 = LP == KILN_DEV_PROTO_LL || (LP == KILN_DEV_PROTO_LL12 && sizeof(T) <= 4);
   if constexpr (KIND == KILN_DEV_PASS_PUT) {
     if constexpr (LP == KILN_DEV_PROTO_LL128) {
-      if (lines) return putLines128<T, R>(a, k, ps, ops, sh, *spin, ok), ok;
+      if (lines) return putLines128<T, R>(a, k, ps, ops, sh, spin, ok);
     } else if constexpr (l16) {
-      if (lines) return putLines16<T, LP, R>(a, k, ps, ops, sh, *spin, ok), ok;
+      if (lines) return putLines16<T, LP, R>(a, k, ps, ops, sh, spin, ok);
     }
     putSimple<T, R>(a, k, ps, ops, sh, op);
   } else if constexpr (KIND == KILN_DEV_PASS_REDUCE) {
     if constexpr (LP == KILN_DEV_PROTO_LL128) {
-      if (lines) return reduceLines128<T, R>(a, k, ps, ops, sh, op, *spin, ok), ok;
+      if (lines) return reduceLines128<T, R>(a, k, ps, ops, sh, op, spin, ok);
     } else if constexpr (l16) {
-      if (lines) return reduceLines16<T, LP, R>(a, k, ps, ops, sh, op, *spin, ok), ok;
+      if (lines) return reduceLines16<T, LP, R>(a, k, ps, ops, sh, op, spin, ok);
     }
     reduceSimple<T, R>(a, k, ps, ops, sh, op);
   } else {
     if constexpr (LP == KILN_DEV_PROTO_LL128) {
-      if (lines) return copyLines128<T, R>(a, k, ps, ops, sh, *spin, ok), ok;
+      if (lines) return copyLines128<T, R>(a, k, ps, ops, sh, spin, ok);
     } else if constexpr (l16) {
-      if (lines) return copyLines16<T, LP, R>(a, k, ps, ops, sh, *spin, ok), ok;
+      if (lines) return copyLines16<T, LP, R>(a, k, ps, ops, sh, spin, ok);
     }
     copySimple<T>(a, k, ps, ops, sh, op);
   }
-  return ok;
-}
-
-/* A pass kind's call for a count of n: R the bound at compile time. */
-template <typename T, int LP, int KIND, class Op>
-__device__ __forceinline__ bool passCallN(const kilnDevArgs& a, const Iter& k, const kilnDevPass& ps,
-                                          const kilnDevOpnd* ops, int n, const Op& op, Spin& spin, bool ok) {
-  if (n <= 2) return passCall<T, LP, KIND, 2>(a, k, ps, ops, n, op, &spin, ok);
-  if (n <= 4) return passCall<T, LP, KIND, 4>(a, k, ps, ops, n, op, &spin, ok);
-  return passCall<T, LP, KIND, MAXP>(a, k, ps, ops, n, op, &spin, ok);
 }
 
 template <typename T, int LP, class Op>
@@ -769,14 +760,36 @@ __device__ __forceinline__ void runPassRt(const kilnDevArgs& a, const Iter& k, c
                                           const kilnDevOpnd* ops, const Op& op, Spin& spin, bool& ok) {
   switch (ps.kind) {
     case KILN_DEV_PASS_PUT:
-      ok = passCallN<T, LP, KILN_DEV_PASS_PUT>(a, k, ps, ops, ps.nops / 2, op, spin, ok);
+    case KILN_DEV_PASS_COPY: {
+      const int n = ps.nops / 2;
+      for (int g = 0; g < n; g += GROUP) {
+        const int m = min(GROUP, n - g);
+        const unsigned mask = (ps.lineMask >> g) & ((1u << m) - 1u);
+        if (ps.kind == KILN_DEV_PASS_PUT)
+          passGroup<T, LP, KILN_DEV_PASS_PUT>(a, k, ps, ops + 2 * g, m, mask, op, spin, ok);
+        else
+          passGroup<T, LP, KILN_DEV_PASS_COPY>(a, k, ps, ops + 2 * g, m, mask, op, spin, ok);
+      }
       break;
-    case KILN_DEV_PASS_REDUCE:
-      ok = passCallN<T, LP, KILN_DEV_PASS_REDUCE>(a, k, ps, ops, ps.nops - 1, op, spin, ok);
+    }
+    case KILN_DEV_PASS_REDUCE: {
+      const int n = ps.nops - 1;
+      const int m0 = min(GROUP, n);
+      passGroup<T, LP, KILN_DEV_PASS_REDUCE>(a, k, ps, ops, m0, ps.lineMask & ((1u << m0) - 1u), op, spin,
+                                             ok);
+      for (int g = m0; g < n; g += GROUP - 1) {
+        /* dst, then dst as the first operand, then up to GROUP - 1 more; after a meeting (a
+         * misaligned operand makes a sweep take elements where the one before took packs). */
+        __syncthreads();
+        kilnDevOpnd grp[GROUP + 1];
+        const int m = min(GROUP - 1, n - g);
+        grp[0] = grp[1] = ops[0];
+        for (int q = 0; q < m; q++) grp[2 + q] = ops[1 + g + q];
+        const unsigned mask = ((ps.lineMask >> g) & ((1u << m) - 1u)) << 1;
+        passGroup<T, LP, KILN_DEV_PASS_REDUCE>(a, k, ps, grp, m + 1, mask, op, spin, ok);
+      }
       break;
-    case KILN_DEV_PASS_COPY:
-      ok = passCallN<T, LP, KILN_DEV_PASS_COPY>(a, k, ps, ops, ps.nops / 2, op, spin, ok);
-      break;
+    }
     case KILN_DEV_PASS_SIGNAL: signalPass(a, k, ops, ShapeRt{ps.nops, 0}, ok); break;
     case KILN_DEV_PASS_WAIT: waitPass(a, k, ops, ShapeRt{ps.nops, 0}, spin, ok); break;
     default: break;
@@ -788,8 +801,11 @@ enum : int { SMEM_PASSES = 32, SMEM_OPS = 256 };
 
 /* The interpreter of plans with memory steps: one block per threadblock of the plan's rank, its
  * passes (and operands) copied to shared memory when they fit. LP: the protocol of the lines the
- * plan has (Simple: none); S: sum and avg with the op fixed at compile time, else selects. */
-template <typename T, int LP, bool S> __global__ void __launch_bounds__(512)
+ * plan has (Simple: none), whose kernels take blocks of at most KILN_DEV_MEM_LINE_THREADS threads
+ * and so up to 255 registers (at 512 the LL128 kernel spilled 480 bytes); S: sum and avg with the
+ * op fixed at compile time, else selects. */
+template <typename T, int LP, bool S>
+__global__ void __launch_bounds__(LP == KILN_DEV_PROTO_SIMPLE ? 512 : KILN_DEV_MEM_LINE_THREADS)
     memKernel(const __grid_constant__ kilnDevArgs a) {
   __shared__ Shared sh;
   __shared__ kilnDevPass spass[SMEM_PASSES];

@@ -495,3 +495,68 @@ void kilnRankPassesFree(kilnRankPasses* rp) {
   free(rp->ops);
   memset(rp, 0, sizeof *rp);
 }
+
+/* Whether threadblock t's passes are t0's with every operand offset moved by the same amount (a
+ * signal's channel by one of its own); the amounts into *shift, *chanShift. */
+static bool sameButShifted(const kilnRankPasses* rp, int t0, int f0, int t, int f, int n, int* shift,
+                           int* chanShift) {
+  bool haveShift = false, haveChan = false;
+  *shift = *chanShift = 0;
+  for (int i = 0; i < n; i++) {
+    const kilnPass *a = &rp->passes[f0 + i], *b = &rp->passes[f + i];
+    if (a->tb != t0 || b->tb != t || a->kind != b->kind || a->proto != b->proto || a->first != b->first ||
+        a->nsteps != b->nsteps || a->last != b->last || a->cnt != b->cnt || a->nops != b->nops ||
+        a->depid != b->depid || a->deps != b->deps || a->publishes != b->publishes ||
+        a->barrier != b->barrier || a->sameSrc != b->sameSrc || a->polls != b->polls)
+      return false;
+    for (int k = 0; k < a->nops; k++) {
+      const kilnPassOperand *x = &rp->ops[a->firstOp + k], *y = &rp->ops[b->firstOp + k];
+      if (x->kind != y->kind || x->rank != y->rank) return false;
+      if (x->kind == KILN_OPND_SIGNAL) {
+        if (x->off != y->off) return false;
+        if (!haveChan) *chanShift = y->buf - x->buf, haveChan = true;
+        if (y->buf - x->buf != *chanShift) return false;
+      } else {
+        if (x->buf != y->buf) return false;
+        if (!haveShift) *shift = y->off - x->off, haveShift = true;
+        if (y->off - x->off != *shift) return false;
+      }
+    }
+  }
+  return true;
+}
+
+void kilnPlanMemRowClasses(const kilnRankPasses* rp, int ntbs, int* tmpl, int* shift, int* chanShift) {
+  for (int t = 0; t < ntbs; t++) {
+    tmpl[t] = t;
+    shift[t] = chanShift[t] = 0;
+  }
+  /* Each threadblock's first pass and count (the passes are in threadblock order). */
+  int* first = malloc(sizeof(int) * (size_t)(ntbs + 1));
+  int* count = calloc((size_t)(ntbs + 1), sizeof(int));
+  if (!first || !count) { /* no classes: every threadblock its own, always right */
+    free(first);
+    free(count);
+    return;
+  }
+  for (int t = 0; t < ntbs; t++) first[t] = rp->npasses;
+  for (int i = rp->npasses - 1; i >= 0; i--) {
+    const int t = rp->passes[i].tb;
+    if (t < 0 || t >= ntbs) continue;
+    first[t] = i;
+    count[t]++;
+  }
+  for (int t = 1; t < ntbs; t++)
+    for (int t0 = 0; t0 < t; t0++) {
+      if (tmpl[t0] != t0 || count[t0] != count[t]) continue;
+      int sh, ch;
+      if (sameButShifted(rp, t0, first[t0], t, first[t], count[t], &sh, &ch)) {
+        tmpl[t] = t0;
+        shift[t] = sh;
+        chanShift[t] = ch;
+        break;
+      }
+    }
+  free(first);
+  free(count);
+}

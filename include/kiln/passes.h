@@ -115,6 +115,15 @@ typedef struct kilnRankPasses {
  * protocol than it writes, more than KILN_PASS_MAX_RANKS ranks, or a stream of more than
  * 2^20 - 1 signals an epoch. */
 KILN_API kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out);
+/* Threadblocks of a rank that run the same passes but for their chunks (a plan's instances, as
+ * kiln classic writes them): tmpl[t] is the first threadblock t0 <= t whose passes equal t's in
+ * everything (kinds, protocols, flags, counts, steps, dependencies, operands' kinds, ranks and
+ * buffers) but the operands' offsets, which all differ by shift[t] (a signal's channel by
+ * chanShift[t] instead, its ordinal not at all); tmpl[t] = t, shifts 0, for the first of each
+ * class. A runtime can then run one code path per class with the shift added at run time (gen/'s
+ * baked kernels do). rp holds the rank's passes (kilnPlanMemPasses), ntbs its threadblocks. */
+KILN_API void kilnPlanMemRowClasses(const kilnRankPasses* rp, int ntbs, int* tmpl, int* shift,
+                                    int* chanShift);
 KILN_API void kilnRankPassesFree(kilnRankPasses* rp);
 
 #ifdef __cplusplus
