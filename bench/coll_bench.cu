@@ -8,7 +8,7 @@
  *              [--no-check] [--timeout-ms MS] [--sweep] [--graph N] [--batch [--host-time]]
  *              [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N] [--sym-bytes SIZE]
  *              [--sym auto|off|oneshot|twoshot] [--window] [--shared G]
- *              [--classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]]] [--mirror]
+ *              [--classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]]] [--mirror] [--write-plans DIR]
  *
  * Sizes are the collective's reference bytes (nccl-tests' "size"): allreduce per-rank input,
  * allgather total output, reducescatter and alltoall total input. Per size and variant: warmup
@@ -31,7 +31,8 @@
  * form; an instance per block of it), so that the plan path and the symmetric kernels run the
  * same algorithm side by side on the same buffers (the A/B of the plan path; its "plan/sym" column
  * is the plan's time, baked where the build baked that plan's shape, else interpreted, over the
- * sym kernel's). The
+ * sym kernel's); --write-plans DIR also writes each of those plans to DIR/NAME.xml, for a build
+ * that bakes them (KILN_PLANS_DIR: gen/README.md), so that the plan path runs generated kernels. The
  * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
  * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
  * byte range, one row per plan and size, baked kernels only (to choose the ranges of plans/baked).
@@ -118,6 +119,7 @@ struct Options {
   bool window = false;     /* buffers from ncclMemAlloc in symmetric windows (NCCL and kiln) */
   const char* classic = nullptr; /* --classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]] */
   bool mirror = false;           /* --mirror: the classic plan of the sym kernel's form per size */
+  const char* writePlans = nullptr; /* --write-plans DIR: the --classic / --mirror plans as XML there */
   int shared = 0;          /* > 0: the ranks on this many GPUs, no NCCL (kilnCommCreateShared) */
 };
 
@@ -754,6 +756,11 @@ static const kilnRegistryEntry* classicEntry(const Bench& b, const char* algo, k
     fprintf(stderr, "coll_bench: plan %s: %s\n", p->name, kilnLastError());
     e = nullptr;
   }
+  if (e && b.o.writePlans && b.ranks[0].rank == 0) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.xml", b.o.writePlans, p->name);
+    if (kilnPlanWriteFile(p, path) != KILN_SUCCESS) die("--write-plans: %s", kilnLastError());
+  }
   kilnPlanFree(p);
   return e;
 }
@@ -978,6 +985,7 @@ static void usage(FILE* f) {
           "                  [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]\n"
           "                  [--sym-bytes SIZE] [--sym auto|off|oneshot|twoshot] [--window]\n"
           "                  [--shared G] [--classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]]] [--mirror]\n"
+          "                  [--write-plans DIR]\n"
           "Measures NCCL, kiln baked, kiln interpreted and kiln's symmetric-memory kernels side by\n"
           "side (see bench/coll_bench.cu).\n");
 }
@@ -1037,6 +1045,7 @@ static void parseArgs(int argc, char** argv, Options& o) {
     else if (!strcmp(a, "--plans")) o.plans = need(a);
     else if (!strcmp(a, "--classic")) o.classic = need(a);
     else if (!strcmp(a, "--mirror")) o.mirror = true;
+    else if (!strcmp(a, "--write-plans")) o.writePlans = need(a);
     else if (!strcmp(a, "--csv")) o.csv = need(a);
     else if (!strcmp(a, "--svg")) o.svg = need(a);
     else { usage(stderr); fprintf(stderr, "coll_bench: unexpected argument '%s'\n", a); exit(2); }

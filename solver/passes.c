@@ -204,38 +204,44 @@ static int passAccesses(const kilnRankPasses* o, const kilnPass* ps, access* acc
   return n;
 }
 
-static bool isLocal(kilnStepType_t t) {
-  return t == KILN_STEP_COPY || t == KILN_STEP_REDUCE || t == KILN_STEP_GET || t == KILN_STEP_GET_REDUCE;
+/* Steps a wait may move ahead of: local steps (cpy, re, get, gre) and Simple puts; none of them
+ * raises anything a peer waits for (a Simple put's data reaches a peer only through a sig after
+ * it, which stays after it). */
+static bool passable(const kilnPlan* p, const kilnStep* st) {
+  const kilnStepType_t t = st->type;
+  return t == KILN_STEP_COPY || t == KILN_STEP_REDUCE || t == KILN_STEP_GET || t == KILN_STEP_GET_REDUCE ||
+         (t == KILN_STEP_PUT && kilnStepProtocol(p, st) == KILN_PROTO_SIMPLE);
 }
 
 /* The order the runtime runs a threadblock's steps in (ord[position] = step index): the plan's,
- * but in every run of waits and local steps (cpy, re, get, gre) without dependencies, published
- * only at its end, the waits that come before a local step move to the run's front (keeping
- * their order), so that the run's waits are one pass and its local steps fold. A wait only moves
- * earlier, past steps that raise nothing a peer waits for (no put, no sig): no peer can be left
- * waiting for this threadblock. The run's last step stays last (its publication counts it). */
-static void hoistWaits(const kilnThreadblock* tb, const bool* publishes, int* ord) {
+ * but in every run of waits and steps a wait may pass (passable) without dependencies, published
+ * only at its end, the waits that come before the run's last other step move to the run's front
+ * (keeping their order), so that the run's waits are one pass and its other steps fold. A wait
+ * only moves earlier, past steps that raise nothing a peer waits for (no sig, no line put): no
+ * peer can be left waiting for this threadblock. The run's last step stays last (its publication
+ * counts it). */
+static void hoistWaits(const kilnPlan* p, const kilnThreadblock* tb, const bool* publishes, int* ord) {
   for (int s = 0; s < tb->nsteps; s++) ord[s] = s;
   for (int a = 0; a < tb->nsteps;) {
-    const kilnStepType_t t0 = tb->steps[a].type;
-    if ((t0 != KILN_STEP_WAIT && !isLocal(t0)) || tb->steps[a].depid >= 0) {
+    const kilnStep* s0 = &tb->steps[a];
+    if ((s0->type != KILN_STEP_WAIT && !passable(p, s0)) || s0->depid >= 0) {
       a++;
       continue;
     }
     int b = a; /* the run: a..b */
     while (b + 1 < tb->nsteps && !publishes[b] && tb->steps[b + 1].depid < 0 &&
-           (tb->steps[b + 1].type == KILN_STEP_WAIT || isLocal(tb->steps[b + 1].type)))
+           (tb->steps[b + 1].type == KILN_STEP_WAIT || passable(p, &tb->steps[b + 1])))
       b++;
-    int lastLocal = -1;
+    int last = -1; /* the run's last step other than a wait */
     for (int x = a; x <= b; x++)
-      if (isLocal(tb->steps[x].type)) lastLocal = x;
-    /* Waits up to the last local step first, then the local steps, then the waits after it. */
+      if (tb->steps[x].type != KILN_STEP_WAIT) last = x;
+    /* Waits up to that step first, then the other steps, then the waits after it. */
     int at = a;
-    for (int x = a; x <= lastLocal; x++)
+    for (int x = a; x <= last; x++)
       if (tb->steps[x].type == KILN_STEP_WAIT) ord[at++] = x;
-    for (int x = a; x <= lastLocal; x++)
+    for (int x = a; x <= last; x++)
       if (tb->steps[x].type != KILN_STEP_WAIT) ord[at++] = x;
-    for (int x = lastLocal < a ? a : lastLocal + 1; x <= b; x++) ord[at++] = x;
+    for (int x = last < a ? a : last + 1; x <= b; x++) ord[at++] = x;
     a = b + 1;
   }
 }
@@ -273,7 +279,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
   for (int t = 0, base = 0; t < g->ntbs && res == KILN_SUCCESS; base += g->tbs[t].nsteps, t++) {
     const kilnThreadblock* tb = &g->tbs[t];
     int* ord = order + base;
-    hoistWaits(tb, publishes + base, ord);
+    hoistWaits(p, tb, publishes + base, ord);
     nacc = 0;
     for (int s = 0; s < tb->nsteps && res == KILN_SUCCESS;) {
       const kilnStep* h = &tb->steps[ord[s]];

@@ -189,3 +189,55 @@ Test(passes, hash_tells_plans_apart) {
   kilnPlanFree(b);
   kilnPlanFree(c);
 }
+
+/* kiln classic's zerocopy allgather: the arrival signals, every peer's arrival awaited in one pass
+ * (the waits move ahead of the own copy and the puts), the own piece copied, one put pass of the
+ * one source to every peer's output, then the done signals and waits. */
+Test(passes, zerocopy_waits_for_every_arrival_then_puts_once) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("zerocopy", KILN_COLL_ALLGATHER, 4, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
+  for (int r = 0; r < 4; r++) {
+    kilnRankPasses rp;
+    cr_assert(eq(int, kilnPlanMemPasses(p, r, &rp), KILN_SUCCESS), "%s", kilnLastError());
+    const kilnPassKind_t want[] = {KILN_PASS_SIGNAL, KILN_PASS_WAIT,   KILN_PASS_COPY,
+                                   KILN_PASS_PUT,    KILN_PASS_SIGNAL, KILN_PASS_WAIT};
+    cr_assert(eq(int, rp.npasses, 6), "rank %d has %d passes", r, rp.npasses);
+    for (int i = 0; i < 6; i++) cr_expect(eq(int, rp.passes[i].kind, want[i]), "rank %d pass %d", r, i);
+    const kilnPass* put = &rp.passes[3];
+    cr_expect(eq(int, put->nops, 6));
+    cr_expect(put->sameSrc && !put->barrier);
+    for (int j = 0; j < 3; j++) {
+      const kilnPassOperand* d = &rp.ops[put->firstOp + 2 * j];
+      cr_expect(eq(int, d->kind, KILN_OPND_USER));
+      cr_expect(eq(int, d->buf, KILN_BUF_OUTPUT));
+      cr_expect(eq(int, d->rank, (r + 1 + j) % 4), "rank %d pair %d: peers in the order r+1, r+2, ...", r, j);
+      cr_expect(eq(int, d->off, r), "rank %d pair %d: this rank's piece of the peer's output", r, j);
+    }
+    cr_expect(eq(int, rp.passes[1].nops, 3));
+    kilnRankPassesFree(&rp);
+  }
+  kilnPlanFree(p);
+}
+
+/* The instances of a classic plan are one class: the same passes, offsets moved by the instance
+ * (signals by a channel each). */
+Test(passes, instances_are_one_class) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.instances = 4;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
+  kilnRankPasses rp;
+  cr_assert(eq(int, kilnPlanMemPasses(p, 2, &rp), KILN_SUCCESS), "%s", kilnLastError());
+  int tmpl[4], shift[4], chan[4];
+  kilnPlanMemRowClasses(&rp, 4, tmpl, shift, chan);
+  for (int t = 0; t < 4; t++) {
+    cr_expect(eq(int, tmpl[t], 0), "tb %d", t);
+    cr_expect(eq(int, shift[t], t), "tb %d", t);
+    cr_expect(eq(int, chan[t], t), "tb %d", t);
+  }
+  kilnRankPassesFree(&rp);
+  kilnPlanFree(p);
+}

@@ -16,11 +16,12 @@
  * - NOP: a nop step (its dependency, its publication).
  * A pass runs only steps that nothing else waits on in between (a step another waits on ends its
  * pass), and its first step carries the pass's dependency; every later step has none.
- * Steps run in the plan's order, but in a run of waits and local steps (cpy, re, get, gre) with no
- * dependency and no publication before its end, the waits before its last local step move to its
- * front: a plan that waits for each peer right before reading that peer's chunk (kiln classic's
- * Simple forms) then waits for them all in one pass and reduces or copies in one. A wait only
- * moves earlier, past steps that raise nothing a peer waits for.
+ * Steps run in the plan's order, but in a run of waits, local steps (cpy, re, get, gre) and Simple
+ * puts with no dependency and no publication before its end, the waits before its last other step
+ * move to its front: a plan that waits for each peer right before reading that peer's chunk or
+ * writing its buffer (kiln classic's Simple forms) then waits for them all in one pass and
+ * reduces, copies or puts in one. A wait only moves earlier, past steps that raise nothing a peer
+ * waits for (no sig, no line put).
  *
  * Operands name memory as a runtime lays it out: user buffers by chunk; each rank's scratch
  * chunks split into plain chunks (KILN_OPND_SCRATCH, numbered among the rank's plain chunks) and
