@@ -668,6 +668,17 @@ out:
   return res;
 }
 
+bool kilnExecServes(kilnExec_t x, const void* sendbuf, const void* recvbuf, size_t count, kilnDataType_t dtype,
+                    kilnRedOp_t op) {
+  if (!x || (int)dtype < 0 || dtype >= KILN_NUM_DTYPES || (int)op < 0 || op >= KILN_NUM_REDOPS ||
+      count > KILN_MAX_CALL_COUNT)
+    return false;
+  if (x->mem) return kilnMemPlanServes(x->mem, sendbuf, recvbuf, count, dtype);
+  if (x->phased || count == 0) return true;
+  const bool inplace = kilnRegistryCallInPlace(x->coll, x->comm->rank, sendbuf, recvbuf, count, dtype);
+  return x->serves[inplace] && !(x->coll == KILN_COLL_ALLTOALL && inplace);
+}
+
 bool kilnExecUseBaked(kilnExec_t x, bool on) {
   if (!x || x->phased) return false;
   if (x->mem) return kilnMemPlanUseBaked(x->mem, on);

@@ -359,6 +359,62 @@ static int threadsFor(const struct kilnMemPlan* m, size_t es, uint64_t s) {
   return t < cap ? (int)t : (int)cap;
 }
 
+/* What a call needs beyond the communicator's checks, decided alike on every rank: its form, its
+ * type, slices of S elements (niter of them) whose scratch fits the plan areas, and the peers'
+ * buffers the plan reaches (in windows every rank added, at the same offsets) into user. quiet: no
+ * error text (kilnMemPlanServes). */
+static kilnResult_t callPlan(const struct kilnMemPlan* m, const char* sb, char* rb, size_t count,
+                             kilnDataType_t dtype, bool quiet, uint64_t* S, uint64_t* niter,
+                             char* user[KILN_DEV_MEM_MAX_RANKS][2]) {
+#define REFUSE(...) return quiet ? KILN_ERR_UNSUPPORTED : kilnSetError(KILN_ERR_UNSUPPORTED, __VA_ARGS__)
+  const struct kilnComm* c = m->comm;
+  const int rank = c->rank, n = c->nranks;
+  const size_t es = kilnDataTypeSize(dtype);
+  const bool inplace = kilnRegistryCallInPlace(m->coll, rank, sb, rb, count, dtype);
+  if (m->coll == KILN_COLL_ALLTOALL && inplace) REFUSE("rank %d: in-place alltoall", rank);
+  if (!m->serves[inplace]) {
+    if (m->inplaceForm) REFUSE("rank %d: an in-place plan called out of place", rank);
+    REFUSE("rank %d: the plan serves %s calls only, this one is %s", rank,
+           inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
+  }
+  if (m->lines == KILN_DEV_PROTO_LL12 && es > 4)
+    REFUSE("rank %d: LL12 lines hold elements of at most 4 bytes, not %s", rank, kilnDataTypeName(dtype));
+  const size_t k = (size_t)m->chunksPerBlock;
+  const uint64_t L = (count + k - 1) / k, vec = 16 / es, lr = (L + vec - 1) / vec * vec;
+  *S = sliceFor(m, es, vec, lr);
+  if (*S == 0)
+    REFUSE("rank %d: the plan's scratch chunks do not fit the communicator's plan areas (%zu bytes a half)",
+           rank, c->memHalf);
+  *niter = (L + *S - 1) / *S;
+  if (*niter > (uint64_t)INT32_MAX / (uint64_t)m->maxTbSteps)
+    REFUSE("rank %d: a call of %zu elements takes %llu iterations of up to %d steps", rank, count,
+           (unsigned long long)*niter, m->maxTbSteps);
+  user[rank][0] = (char*)sb;
+  user[rank][1] = m->inplaceForm && m->coll == KILN_COLL_ALLREDUCE ? (char*)sb : rb;
+  for (int b = 0; b < 2; b++) {
+    if (!m->reaches[b]) continue;
+    char* peers[KILN_DEV_MEM_MAX_RANKS] = {0};
+    if (!kilnUserWindowPeers(c, user[rank][b], userBytes(m->coll, n, count, es, b), peers))
+      REFUSE(
+          "rank %d: the plan reaches the peers' %s buffers, and this call's %s buffer is not in a symmetric "
+          "window added to the communicator (kilnCommWindowAdd)",
+          rank, b ? "output" : "input", b ? "output" : "input");
+    for (int q = 0; q < n; q++)
+      if (q != rank) user[q][b] = peers[q];
+  }
+  return KILN_SUCCESS;
+#undef REFUSE
+}
+
+bool kilnMemPlanServes(const struct kilnMemPlan* m, const void* sendbuf, const void* recvbuf, size_t count,
+                       kilnDataType_t dtype) {
+  uint64_t S, niter;
+  char* user[KILN_DEV_MEM_MAX_RANKS][2];
+  if (!m || kilnDataTypeSize(dtype) == 0) return false;
+  return count == 0 || callPlan(m, (const char*)sendbuf, (char*)recvbuf, count, dtype, true, &S, &niter,
+                                user) == KILN_SUCCESS;
+}
+
 static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* recvbuf, size_t count,
                             kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   struct kilnComm* c = m->comm;
@@ -372,34 +428,13 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
   if (count == 0 || m->ntbs == 0) return KILN_SUCCESS;
   const char* sb = (const char*)sendbuf;
   char* rb = (char*)recvbuf;
-  const bool inplace = kilnRegistryCallInPlace(m->coll, rank, sb, rb, count, dtype);
-  if (m->coll == KILN_COLL_ALLTOALL && inplace)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: in-place alltoall", rank);
-  if (!m->serves[inplace]) {
-    if (m->inplaceForm)
-      return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: an in-place plan called out of place", rank);
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan serves %s calls only, this one is %s", rank,
-                        inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
-  }
-  if (m->lines == KILN_DEV_PROTO_LL12 && es > 4)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: LL12 lines hold elements of at most 4 bytes, not %s",
-                        rank, kilnDataTypeName(dtype));
   kilnLaunch l;
   memset(&l, 0, sizeof l);
   kilnDevArgs* a = &l.args;
   const size_t k = (size_t)m->chunksPerBlock;
-  const uint64_t L = (count + k - 1) / k, vec = 16 / es, lr = (L + vec - 1) / vec * vec;
-  const uint64_t S = sliceFor(m, es, vec, lr);
-  if (S == 0)
-    return kilnSetError(KILN_ERR_UNSUPPORTED,
-                        "rank %d: the plan's scratch chunks do not fit the communicator's plan "
-                        "areas (%zu bytes a half)",
-                        rank, c->memHalf);
-  const uint64_t niter = (L + S - 1) / S;
-  if (niter > (uint64_t)INT32_MAX / (uint64_t)m->maxTbSteps)
-    return kilnSetError(KILN_ERR_UNSUPPORTED,
-                        "rank %d: a call of %zu elements takes %llu iterations of up to %d steps", rank,
-                        count, (unsigned long long)niter, m->maxTbSteps);
+  const uint64_t L = (count + k - 1) / k;
+  uint64_t S = 0, niter = 0;
+  if ((res = callPlan(m, sb, rb, count, dtype, false, &S, &niter, a->mem.user)) != KILN_SUCCESS) return res;
   a->tbs = m->tbs;
   a->passes = m->passes;
   a->opnds = m->opnds;
@@ -428,21 +463,6 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
   }
   kilnDevMem* mem = &a->mem;
   for (int q = 0; q < n; q++) mem->win[q] = q == rank ? c->win : c->peers[q];
-  mem->user[rank][0] = a->bufs[KILN_DEV_BUF_INPUT];
-  mem->user[rank][1] = a->bufs[KILN_DEV_BUF_OUTPUT];
-  /* The peers' buffers the plan reaches: in a window every rank added, at the same offset. */
-  for (int b = 0; b < 2; b++) {
-    if (!m->reaches[b]) continue;
-    char* peers[KILN_DEV_MEM_MAX_RANKS] = {0};
-    if (!kilnUserWindowPeers(c, mem->user[rank][b], userBytes(m->coll, n, count, es, b), peers))
-      return kilnSetError(
-          KILN_ERR_UNSUPPORTED,
-          "rank %d: the plan reaches the peers' %s buffers, and this call's %s buffer is not in a "
-          "symmetric window added to the communicator (kilnCommWindowAdd)",
-          rank, b ? "output" : "input", b ? "output" : "input");
-    for (int q = 0; q < n; q++)
-      if (q != rank) mem->user[q][b] = peers[q];
-  }
   mem->slots = c->memSlots;
   mem->plainOff = c->memPlainBase;
   mem->plainHalf = c->memHalf;

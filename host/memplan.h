@@ -29,6 +29,9 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
  * wider than 4 bytes, and a chunk too large for the plan areas even sliced. */
 kilnResult_t kilnMemPlanRun(struct kilnMemPlan* m, const void* sendbuf, void* recvbuf, size_t count,
                             kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream);
+/* Whether kilnMemPlanRun would take such a call (the checks above; a predicate, no error text). */
+bool kilnMemPlanServes(const struct kilnMemPlan* m, const void* sendbuf, const void* recvbuf, size_t count,
+                       kilnDataType_t dtype);
 /* Waits for the communicator's last call and frees m. */
 void kilnMemPlanFree(struct kilnMemPlan* m);
 /* kilnExecUseBaked for such an exec. */

@@ -33,7 +33,11 @@ static bool planRuns(void* ctx, int i) {
   const kilnPlan* p = q->set->plans ? q->set->plans[i] : NULL;
   if (!p && kilnRegistryPlan(q->set->entries[i], &p) != KILN_SUCCESS) return false;
   if (!kilnPlanSupports(p, q->call->count, q->call->dtype, q->call->op, q->inplace)) return false;
-  return !q->set->execs || q->set->execs[i];
+  if (!q->set->execs) return true;
+  /* What the exec needs of the buffers too (a plan reaching the peers' buffers needs them in
+   * added windows): alike on every rank that added the same windows. */
+  return q->set->execs[i] && kilnExecServes(q->set->execs[i], q->call->sendbuf, q->call->recvbuf,
+                                            q->call->count, q->call->dtype, q->call->op);
 }
 
 static bool planHolds(void* ctx, int i) {

@@ -181,6 +181,13 @@ KILN_API bool kilnPlanSupports(const kilnPlan* plan, size_t count, kilnDataType_
  * where the answer is no (kiln/registry.h, "The selector"). A predicate: sets no error. */
 KILN_API bool kilnExecScratchHolds(kilnExec_t x, size_t count, kilnDataType_t dtype);
 
+/* True when kilnRun would take this call on this exec: kilnPlanSupports' conditions, and what the
+ * exec needs of the buffers (a plan with memory steps that reaches the peers' input or output needs
+ * it in a symmetric window added to the communicator; its slices must fit the plan areas). The same
+ * on every rank that added the same windows. A predicate: sets no error. */
+KILN_API bool kilnExecServes(kilnExec_t exec, const void* sendbuf, const void* recvbuf, size_t count,
+                             kilnDataType_t dtype, kilnRedOp_t op);
+
 /* Runs the loaded plan on `stream`. count follows NCCL: allreduce: elements per rank;
  * allgather: sendcount; reducescatter: recvcount; alltoall: elements per peer. In place when the
  * buffers alias as NCCL defines (allreduce: sendbuf == recvbuf; allgather: sendbuf == recvbuf +
