@@ -349,7 +349,7 @@ __device__ __forceinline__ void memDispatch(const kilnDevArgs& a, mem::Block& b,
 }
 
 template <class P, typename T>
-__global__ void __launch_bounds__(512) memKernel(const __grid_constant__ kilnDevArgs a) {
+__global__ void __launch_bounds__(512, 1) memKernel(const __grid_constant__ kilnDevArgs a) {
   __shared__ mem::Shared sh;
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   mem::Block b;
