@@ -90,8 +90,8 @@
 #include "bench_svg.h"
 #include "kiln/registry.h"
 #include "kiln/runtime.h"
-#include "launch.h"           /* kilnSymStagedGeometry: the sym kernel's form, for --mirror */
-#include "runtime_internal.h" /* kilnCommCreateShared */
+#include "kiln_dev.h"         /* KILN_SYM_LINES_*: the sym kernel's line forms, for --mirror */
+#include "runtime_internal.h" /* kilnCommCreateShared, kilnSymCallShape */
 
 #define MAXR 8
 
@@ -788,19 +788,18 @@ static const kilnRegistryEntry* mirrorEntry(const Bench& b, kilnColl_t c, size_t
   const void* sb;
   void* rb;
   callBuffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rb);
-  const int direct = kilnSymDirectForm(R.kc, a, sb, rb, count, b.o.dtype);
+  int direct = 0, lines = 0, blocks = 1;
+  if (!kilnSymCallShape(R.kc, a, sb, rb, count, b.o.dtype, &direct, &lines, &blocks)) return nullptr;
   if (direct && (c == KILN_COLL_ALLGATHER || c == KILN_COLL_ALLTOALL))
-    return classicEntry(b, "zerocopy", c, KILN_PROTO_SIMPLE, kilnSymDirectBlocks(R.kc, a, sb, rb, count, b.o.dtype), 1);
-  kilnSymArgs g;
-  if (!kilnSymStagedGeometry(R.kc, a, count, b.o.dtype, b.o.inplace, &g)) return nullptr;
-  const kilnProto_t proto = g.ll == KILN_SYM_LINES_LL     ? KILN_PROTO_LL
-                            : g.ll == KILN_SYM_LINES_LL12  ? KILN_PROTO_LL12
-                            : g.ll == KILN_SYM_LINES_LL128 ? KILN_PROTO_LL128
-                                                           : KILN_PROTO_SIMPLE;
+    return classicEntry(b, "zerocopy", c, KILN_PROTO_SIMPLE, blocks, 1);
+  const kilnProto_t proto = lines == KILN_SYM_LINES_LL     ? KILN_PROTO_LL
+                            : lines == KILN_SYM_LINES_LL12  ? KILN_PROTO_LL12
+                            : lines == KILN_SYM_LINES_LL128 ? KILN_PROTO_LL128
+                                                            : KILN_PROTO_SIMPLE;
   const char* algo = a == KILN_SYM_ALLREDUCE_TWOSHOT ? "twoshot"
                      : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? "oneshot"
                                                                                      : "staged";
-  return classicEntry(b, algo, c, proto, g.nblocks, 1);
+  return classicEntry(b, algo, c, proto, blocks, 1);
 }
 
 static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {

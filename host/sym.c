@@ -465,6 +465,23 @@ int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const 
   return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.direct : 0;
 }
 
+bool kilnSymCallShape(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                      kilnDataType_t dtype, int* direct, int* lines, int* blocks) {
+  kilnSymArgs g;
+  if (directArgs(c, a, sendbuf, recvbuf, count, dtype, &g)) {
+    *direct = g.direct;
+    *lines = g.ll;
+    *blocks = g.nblocks;
+    return true;
+  }
+  const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
+  if (!kilnSymStagedGeometry(c, a, count, dtype, inplace, &g)) return false;
+  *direct = 0;
+  *lines = g.ll;
+  *blocks = g.nblocks;
+  return true;
+}
+
 int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                         kilnDataType_t dtype) {
   kilnSymArgs g;
