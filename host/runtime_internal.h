@@ -195,7 +195,7 @@ KILN_INTERNAL kilnResult_t kilnCommCreateShared(int n, const int* devs, const ki
 /* sym.c, for coll_bench --mirror: how kilnSymRun runs this call (plain ints, so that CUDA sources
  * can ask): *direct its kilnSymArgs.direct (0: staged), *lines its KILN_SYM_LINES_* form (staged
  * calls), *blocks its kernel's blocks. false where the call does not fit the communicator. */
-bool kilnSymCallShape(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+KILN_INTERNAL bool kilnSymCallShape(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                       kilnDataType_t dtype, int* direct, int* lines, int* blocks);
 
 /* The most elements a call may have (kilnRun, kilnSymRun, kilnPlanSupports): far past any buffer,

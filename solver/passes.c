@@ -1,5 +1,6 @@
 /* Plans with memory steps as passes (kiln/passes.h). */
 #include "kiln/passes.h"
+#include "kiln_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

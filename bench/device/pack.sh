@@ -18,7 +18,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/lib" "$tmp/shim" "$here/.carry"
 for b in tests/gpu/test_gpu_plans tests/gpu/test_gpu_sym tests/gpu/test_gpu_graphs tests/gpu/test_gpu_streams \
-  tests/gpu/test_gpu_faults tests/gpu/test_gpu_nodes tests/gpu/test_gpu_tune kiln bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench bench/pdl_probe \
+  tests/gpu/test_gpu_faults tests/gpu/test_gpu_nodes tests/gpu/test_gpu_memsteps tests/gpu/test_gpu_tune kiln \
+  bench/coll_bench bench/prim_bench bench/host_bench bench/nvl_bench bench/pdl_probe \
   bench/sym_probe; do
   [ -x "$build/$b" ] && cp "$build/$b" "$tmp/bin/"
 done

@@ -25,15 +25,6 @@
 #include "gpu_common.h"
 #include "kiln/plan.h"
 
-#define ALL_DTYPES 12
-
-static void gpu_env(void) {
-  const char* n = getenv("KILN_TEST_GPUS");
-  const char* s = getenv("KILN_TEST_SEED");
-  g_ngpus = n ? atoi(n) : 0;
-  g_seed = s ? strtoull(s, NULL, 0) : 1;
-}
-
 static void need_one(void) {
   gpu_env();
   if (g_ngpus < 1) cr_skip_test("skipped: no GPU");
@@ -76,11 +67,6 @@ static kilnPlan* classic(const form* f, int n, kilnProto_t proto, bool inplace, 
   return kilnClassicPlan(f->algo, f->coll, n, &o, &p) == KILN_SUCCESS ? p : NULL;
 }
 
-typedef struct loaded {
-  kilnPlan* plan;
-  kilnExec_t ex[GPU_MAX];
-} loaded;
-
 static void load_on(loaded* l, const world* w, kilnPlan* p) {
   memset(l, 0, sizeof *l);
   l->plan = p;
@@ -88,12 +74,6 @@ static void load_on(loaded* l, const world* w, kilnPlan* p) {
   for (int r = 0; r < w->n; r++)
     cr_assert(eq(int, kilnPlanLoad(w->kc[r], p, &l->ex[r]), KILN_SUCCESS), "plan %s rank %d: %s", p->name, r,
               kilnLastError());
-}
-
-static void unload(loaded* l, const world* w) {
-  for (int r = 0; r < w->n; r++) kilnExecFree(l->ex[r]);
-  kilnPlanFree(l->plan);
-  memset(l, 0, sizeof *l);
 }
 
 /* The plan's count unit: elements of a user buffer's block per chunk index. */
@@ -104,7 +84,7 @@ static size_t chunks_per_block(const kilnPlan* p) {
                                           : (size_t)p->gpus[0].i_chunks / (size_t)n;
 }
 
-static void assert_no_async_error(const world* w, const char* what) {
+static void assert_no_async_error_at(const world* w, const char* what) {
   for (int r = 0; r < w->n; r++) {
     kilnResult_t ae = KILN_SUCCESS;
     kilnCommGetAsyncError(w->kc[r], &ae);
@@ -204,7 +184,7 @@ static void every_form(const world* w, const char* name, int instances) {
             call_free(&c, w);
           }
         }
-        assert_no_async_error(w, p->name);
+        assert_no_async_error_at(w, p->name);
         unload(&l, w);
       }
 }
@@ -257,7 +237,7 @@ static void graphs(const world* w, const char* name) {
                   p->name, name, rep, msg, (unsigned long long)g_seed);
       }
       for (int r = 0; r < w->n; r++) cudaGraphExecDestroy(ge[r]);
-      assert_no_async_error(w, p->name);
+      assert_no_async_error_at(w, p->name);
       call_free(&c, w);
       unload(&l, w);
     }
@@ -310,7 +290,7 @@ Test(gpu_memsteps, plans_alternating_call_by_call, .init = need_one, .timeout = 
     run_once(l, &w, &c, k % 4 == 3 ? KILN_MAX : KILN_SUM, false, &rng, "4 ranks on one GPU, alternating");
     call_free(&c, &w);
   }
-  assert_no_async_error(&w, "alternating plans");
+  assert_no_async_error_at(&w, "alternating plans");
   unload(&a, &w);
   unload(&b, &w);
   world_fini(&w);
@@ -392,7 +372,7 @@ Test(gpu_memsteps, zerocopy_on_windows, .init = need_one, .timeout = 1800) {
         cr_assert(strstr(kilnLastError(), "is not in a symmetric window added to the communicator") != NULL,
                   "%s", kilnLastError());
         call_free(&c, &w);
-        assert_no_async_error(&w, l.plan->name);
+        assert_no_async_error_at(&w, l.plan->name);
         unload(&l, &w);
       }
     for (int r = 0; r < n; r++) cr_assert(eq(int, kilnCommWindowRemove(w.kc[r], win[r]), KILN_SUCCESS));
@@ -425,3 +405,5 @@ ReportHook(PRE_ALL)(struct criterion_test_set* set) {
            getenv("KILN_TEST_SEED"), n < 2 ? ": only the suites of ranks sharing a GPU run" : "");
   fflush(stdout);
 }
+
+GPU_SUITE_HOOK("test_gpu_memsteps")
