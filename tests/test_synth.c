@@ -862,10 +862,12 @@ Test(synth, tree_floor_where_the_composition_is_slower, .timeout = 120) {
   kilnTopologyFree(t);
 }
 
-/* Plans through FIFOs take the protocol the calibrated simulator predicts fastest where the caller
- * leaves it open (the default): on two HGX H100 nodes the rails' allreduce at 1 KB in LL, whose
- * lines skip a Simple step's slot handshake, faster than the same plan in Simple and than NCCL's
- * ring and tree; at 1 GB in Simple, whose bandwidth wins (the floor's tree there). */
+/* Plans through FIFOs take the protocol and instances the calibrated simulator predicts fastest
+ * where the caller leaves them open (the default): on two HGX H100 nodes the rails' allreduce at 1
+ * KB in LL, whose lines skip a Simple step's slot handshake, faster than the same plan in Simple and
+ * than NCCL's ring and tree; at 1 GB in Simple, whose bandwidth wins (the floor's tree there); the
+ * allgather at 1 GB in several instances (one threadblock moves 38.5 GB/s a connection), faster
+ * than in one and than NCCL's ring. */
 Test(synth, fifo_plans_take_the_fastest_protocol, .timeout = 120) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
@@ -898,6 +900,23 @@ Test(synth, fifo_plans_take_the_fastest_protocol, .timeout = 120) {
     kilnPlanFree(p);
     kilnPlanFree(simple);
   }
+  kilnSynthOptions o = fast_options();
+  o.input_size = (1u << 30) / 16;
+  kilnPlan *p = NULL, *one = NULL;
+  kilnSynthStats st;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+  cr_expect(gt(int, st.instances, 1));
+  cr_expect(eq(int, p->nchannels, st.instances));
+  o.instances = 1;
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &one, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  kilnSimResult a, b, ring;
+  cr_assert(eq(int, kilnPlanSimulate(p, t, 1u << 30, &a), KILN_SUCCESS));
+  cr_assert(eq(int, kilnPlanSimulate(one, t, 1u << 30, &b), KILN_SUCCESS));
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 1u << 30, &ring), KILN_SUCCESS));
+  cr_expect(lt(dbl, a.time_us, b.time_us), "%d instances %.1f us, one %.1f us", st.instances, a.time_us, b.time_us);
+  cr_expect(lt(dbl, a.time_us, ring.time_us), "%.1f us, NCCL's ring %.1f us", a.time_us, ring.time_us);
+  kilnPlanFree(p);
+  kilnPlanFree(one);
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }

@@ -14,6 +14,8 @@
  * 1 KB on some relay sketches, is 4-8x slower at 1 MB and 1 GB than the sketch's plan, and a plan
  * runs at every size. */
 #define FLOOR_DIRECT_MAX 32768.0
+/* Plans through FIFOs are tried in instances up to this many steps in all (instances.c). */
+#define INSTANCES_MAX_STEPS 2000000.0
 /* Floor plans up to this many steps are tried in each protocol through FIFOs (fastest_fifo_proto). */
 #define FLOOR_PROTO_MAX_STEPS 1000000L
 
@@ -1011,6 +1013,57 @@ out_done:
       r = KILN_SUCCESS;
     }
   }
+  /* a plan through FIFOs - the sketch's, a floor's - in instances where the caller leaves them open:
+   * 1, 2, 4 .. while each doubling is faster by more than FORMS_TIE (instances.c) */
+  int fifo_inst = o.instances;
+  const bool fifo_form = best_form == KILN_SYNTH_FORM_SKETCH || best_form >= KILN_SYNTH_FORM_RING;
+  if (best && fifo_form && want_inst == 0 && !stopping(&o)) {
+    kilnPlan* win = NULL;
+    double wus = best_us;
+    int wk = 1;
+    for (int k = 2; (long long)best->nchannels * k <= FORMS_MAX_INSTANCES &&
+                    (double)count_steps(best) * k <= INSTANCES_MAX_STEPS &&
+                    (double)ref >= (double)best->nchunksperloop * k;
+         k *= 2) {
+      kilnPlan* q = NULL;
+      r = synReplicate(best, k, &q);
+      if (r != KILN_SUCCESS) goto out_free;
+      if (!q) break;
+      const double u = o.max_tbs == 0 || max_tbs(q) <= o.max_tbs ? predict(q, t, ref, INFINITY) : INFINITY;
+      if (u < wus * (1 - FORMS_TIE)) {
+        kilnPlanFree(win);
+        win = q;
+        wus = u;
+        wk = k;
+      } else {
+        kilnPlanFree(q);
+        break;
+      }
+    }
+    if (win) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", wk, wus,
+               best_us);
+      const double t0 = synNow();
+      plan_steps(&o, WORK_VERIFY, 1);
+      step_begin(&o, WORK_VERIFY, 0);
+      report(&o, KILN_SYNTH_STAGE_VERIFY, msg, 0);
+      r = verify(win);
+      step_end(&o);
+      st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+      if (r == KILN_SUCCESS) {
+        plan_name(win->name, sizeof win->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, win->proto, wk);
+        kilnPlanFree(best);
+        best = win;
+        best_us = wus;
+        fifo_inst = wk;
+      } else {
+        kilnPlanFree(win);
+        report(&o, KILN_SYNTH_STAGE_VERIFY, "the plan in instances failed verification; one instance kept", 0);
+      }
+      r = KILN_SUCCESS;
+    }
+  }
   if (stopping(&o)) {
     if (!o.keep_on_stop || !best) {
       r = kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted%s", best ? "" : " before any plan was verified");
@@ -1022,7 +1075,7 @@ out_done:
   if (t->nodes > 1) best->nnodes = t->nodes; /* runtimes cut it into phases on that many nodes */
   st->form = best_form;
   st->proto = best->proto;
-  st->instances = best_form == KILN_SYNTH_FORM_SKETCH ? o.instances : best_form <= KILN_SYNTH_FORM_DIRECT ? best->nchannels : 1;
+  st->instances = fifo_form ? fifo_inst : best->nchannels;
   st->predicted_us = best_us;
   st->pipelined_model = best_pipelined;
   st->total_s = synNow() - t_all;

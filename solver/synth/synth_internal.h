@@ -194,6 +194,12 @@ kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, b
 kilnResult_t synTreePlan(const kilnTopology* t, uint64_t ref, int slice_delta, bool inplace, const char* name,
                          kilnPlan** out);
 
+/* Plan p (through FIFOs, without copies) in k instances: every threadblock copied k times, copy i on
+ * channels of its own moving its k-th of each rank's piece of every buffer (instances.c). *out
+ * NULL without an error where a step's chunks would not stay together, the plan has copies, or
+ * the channels would pass KILN_PLAN_MAX_CHANNELS. */
+kilnResult_t synReplicate(const kilnPlan* p, int k, kilnPlan** out);
+
 /* Whether topology t and the sketch's logical topology L form an NVLink domain: one node, every
  * ordered pair of ranks linked in L (every shortest path then one hop). */
 bool synNvlinkDomain(const kilnTopology* t, const synLogical* L);
