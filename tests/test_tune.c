@@ -311,6 +311,24 @@ Test(tune, writes_a_folder_the_registry_loads) {
   rm_tree(tmp);
 }
 
+/* Each plan of the folder is input to kiln bake, which keeps its range. */
+Test(tune, folder_plans_bake_with_their_ranges) {
+  fixture f;
+  make_fixture(&f);
+  char tmp[64], dir[128], baked[128], out[8192];
+  make_tmpdir(tmp, sizeof tmp);
+  snprintf(dir, sizeof dir, "%s/plans", tmp);
+  snprintf(baked, sizeof baked, "%s/baked", tmp);
+  cr_assert(eq(int, mkdir(baked, 0755), 0));
+  cr_assert(eq(int, kilnTuneWriteDir(dir, &f.m, &f.res, 1, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  if (expect_kiln(out, sizeof out, 0, NULL, "bake -d %s %s/ring-allgather-n2-c1-i1-r2.xml", baked, dir) < 0)
+    cr_skip_test("the kiln CLI is not built");
+  expect_kiln(out, sizeof out, 0, "ring-allgather-n2-c1-i1-r2.xml", "bake --list -d %s", baked);
+  cr_expect(contains(out, "513") && contains(out, "1024"), "%s", out);
+  kilnTuneSetFree(&f.set);
+  rm_tree(tmp);
+}
+
 /* A folder kiln tune wrote is replaced whole; any other folder with files is refused and kept. */
 Test(tune, replaces_only_its_own_folders) {
   fixture f;
