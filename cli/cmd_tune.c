@@ -261,6 +261,7 @@ static void synthCandidates(kilnTuneSet* set, const kilnTopology* t, const kilnS
         so.proto = (kilnProto_t)p;
         so.instances = o->space.instances[i];
         so.inplace = o->space.inplace;
+        so.floor = false; /* NCCL's own algorithms are timed as NCCL, and kiln classic's ring is a candidate */
 #ifdef KILN_SYNTH_FORM_BIT
         so.forms = KILN_SYNTH_FORM_BIT(forms[f]);
 #endif
