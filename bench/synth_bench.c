@@ -6,7 +6,8 @@
  *        kiln_synth_bench --scale [--min-nodes N] [--max-nodes N] [--sizes 1K,1M,1G] ...
  *        kiln_synth_bench --multinode [--write DIR] [--sizes 1K,1M,1G] ...
  *        (any of them with --alpha-beta: kiln's plans and NCCL's on the alpha-beta table,
- *        KILN_SIM_PARAMS_ALPHA_BETA, instead of their calibrated costs)
+ *        KILN_SIM_PARAMS_ALPHA_BETA, instead of their calibrated costs; --instances N: the plans
+ *        in N instances, where by default the synthesizer chooses)
  * Default limits keep the Table 2 run under 10 minutes on 2 cores.
  * --scale: hgx-h100 and dgx2 on 2, 4, ... nodes (up to KILN_MAX_RANKS GPUs): each collective's
  * synthesis time and its plan's simulated time at 1 KB, 1 MB and 1 GB against NCCL's ring and tree
@@ -271,6 +272,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--quiet")) quiet = true;
     else if (!strcmp(argv[i], "--alpha-beta")) alpha_beta = true;
+    else if (!strcmp(argv[i], "--instances") && i + 1 < argc) o.instances = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--scale")) scale = true;
     else if (!strcmp(argv[i], "--multinode")) multinode = true;
     else if (!strcmp(argv[i], "--write") && i + 1 < argc) write_dir = argv[++i];
@@ -281,7 +283,7 @@ int main(int argc, char** argv) {
       zmask = (strstr(v, "1K") ? 1u : 0u) | (strstr(v, "1M") ? 2u : 0u) | (strstr(v, "1G") ? 4u : 0u);
     }
     else {
-      fprintf(stderr, "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet] [--alpha-beta]\n"
+      fprintf(stderr, "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet] [--alpha-beta] [--instances N]\n"
                       "       [--scale [--min-nodes N] [--max-nodes N] | --multinode [--write DIR]] [--sizes 1K,1M,1G]\n",
               argv[0]);
       return strcmp(argv[i], "--help") ? 2 : 0;
