@@ -866,8 +866,8 @@ Test(synth, tree_floor_where_the_composition_is_slower, .timeout = 120) {
  * where the caller leaves them open (the default): on two HGX H100 nodes the rails' allreduce at 1
  * KB in LL, whose lines skip a Simple step's slot handshake, faster than the same plan in Simple and
  * than NCCL's ring and tree; at 1 GB in Simple, whose bandwidth wins (the floor's tree there); the
- * allgather at 1 GB in several instances (one threadblock moves 38.5 GB/s a connection), faster
- * than in one and than NCCL's ring. */
+ * allgather at 1 GB in several instances (one threadblock moves 38.5 GB/s a connection: the
+ * floor's ring in 4), faster than in one and than NCCL's ring. */
 Test(synth, fifo_plans_take_the_fastest_protocol, .timeout = 120) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
@@ -906,7 +906,7 @@ Test(synth, fifo_plans_take_the_fastest_protocol, .timeout = 120) {
   kilnSynthStats st;
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
   cr_expect(gt(int, st.instances, 1));
-  cr_expect(eq(int, p->nchannels, st.instances));
+  cr_expect(eq(int, p->nchannels % st.instances, 0), "%d channels, %d instances", p->nchannels, st.instances);
   o.instances = 1;
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &one, NULL), KILN_SUCCESS), "%s", kilnLastError());
   kilnSimResult a, b, ring;

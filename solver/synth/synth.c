@@ -512,6 +512,45 @@ static double fastest_fifo_proto(kilnPlan* p, const kilnTopology* t, uint64_t re
  * to do, where a GPU does (1 KB on switch8: 2.74 us in 1 instance, 2.36 in 8, 2.32 in 32). */
 #define FORMS_TIE 0.03
 
+/* Where the caller leaves the instances open, plan *p through FIFOs (the sketch's, a floor's;
+ * predicted *us) in 2, 4 .. instances (synReplicate) while each doubling predicts faster by more
+ * than FORMS_TIE, up to FORMS_MAX_INSTANCES channels, INSTANCES_MAX_STEPS steps and a byte a chunk:
+ * on the calibrated costs one threadblock moves 38.5 GB/s a connection. *p becomes the fastest copy
+ * (not verified yet; the one-instance plan freed), *us its time and *k its instances (1: *p as it
+ * was). */
+static kilnResult_t fastest_instances(kilnPlan** p, const kilnTopology* t, uint64_t ref, int tbs_cap, double* us,
+                                      int* k) {
+  *k = 1;
+  kilnPlan* win = NULL;
+  double wus = *us;
+  for (int c = 2; (long long)(*p)->nchannels * c <= FORMS_MAX_INSTANCES &&
+                  (double)count_steps(*p) * c <= INSTANCES_MAX_STEPS && (double)ref >= (double)(*p)->nchunksperloop * c;
+       c *= 2) {
+    kilnPlan* q = NULL;
+    kilnResult_t r = synReplicate(*p, c, &q);
+    if (r != KILN_SUCCESS) {
+      kilnPlanFree(win);
+      return r;
+    }
+    if (!q) break;
+    const double u = tbs_cap == 0 || max_tbs(q) <= tbs_cap ? predict(q, t, ref, INFINITY) : INFINITY;
+    if (!(u < wus * (1 - FORMS_TIE))) {
+      kilnPlanFree(q);
+      break;
+    }
+    kilnPlanFree(win);
+    win = q;
+    wus = u;
+    *k = c;
+  }
+  if (win) {
+    kilnPlanFree(*p);
+    *p = win;
+    *us = wus;
+  }
+  return KILN_SUCCESS;
+}
+
 /* A memory form lowered and simulated: form, protocol, instances, chunks per piece, predicted µs. */
 typedef struct formCand {
   kilnSynthForm_t f;
@@ -933,8 +972,47 @@ out_done:
       goto out_free;
     }
   }
+  /* the sketch's plan in instances (fastest_instances), verified */
+  int fifo_inst = o.instances;
+  if (best && best_form == KILN_SYNTH_FORM_SKETCH && want_inst == 0 && !stopping(&o)) {
+    kilnPlan* one = NULL;
+    r = kilnPlanClone(best, &one);
+    if (r != KILN_SUCCESS) goto out_free;
+    const double one_us = best_us;
+    int k = 1;
+    r = fastest_instances(&best, t, ref, o.max_tbs, &best_us, &k);
+    if (r != KILN_SUCCESS) {
+      kilnPlanFree(one);
+      goto out_free;
+    }
+    if (k > 1) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", k,
+               best_us, one_us);
+      const double t0 = synNow();
+      plan_steps(&o, WORK_VERIFY, 1);
+      step_begin(&o, WORK_VERIFY, 0);
+      report(&o, KILN_SYNTH_STAGE_VERIFY, msg, 0);
+      r = verify(best);
+      step_end(&o);
+      st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+      if (r == KILN_SUCCESS) {
+        plan_name(best->name, sizeof best->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, best->proto, k);
+        fifo_inst = k;
+      } else {
+        report(&o, KILN_SYNTH_STAGE_VERIFY, "the plan in instances failed verification; one instance kept", 0);
+        kilnPlanFree(best);
+        best = one;
+        one = NULL;
+        best_us = one_us;
+        r = KILN_SUCCESS;
+      }
+    }
+    kilnPlanFree(one);
+  }
   /* the floor: NCCL's ring on the NIC rails, NCCL's all-pairs alltoall (the direct plan) and NCCL's
-   * double binary tree (allreduce across nodes), where one simulates faster than the best plan */
+   * double binary tree (allreduce across nodes), in the protocol and instances as above, where one
+   * simulates faster than the best plan */
   if (!stopping(&o) && o.instances == 1 && o.floor && o.proto != KILN_PROTO_LL12) {
     for (int f = 0; f < 3 && !stopping(&o); f++) {
       kilnPlan* fp = NULL;
@@ -984,6 +1062,15 @@ out_done:
         fus = fastest_fifo_proto(fp, t, ref, fus);
         plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, 1);
       }
+      int fk = 1;
+      if (fp && want_inst == 0 && isfinite(fus)) {
+        r = fastest_instances(&fp, t, ref, o.max_tbs, &fus, &fk);
+        if (r != KILN_SUCCESS) {
+          kilnPlanFree(fp);
+          goto out_free;
+        }
+        if (fk > 1) plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, fk);
+      }
       if (fp && fus < best_us * (1 - 1e-9)) {
         double t0 = synNow();
         plan_steps(&o, WORK_VERIFY, 1);
@@ -1007,63 +1094,14 @@ out_done:
           st->tree_floor = f == 2;
           st->fused = f != 1;
           best_form = f == 0 ? KILN_SYNTH_FORM_RING : f == 2 ? KILN_SYNTH_FORM_TREE : KILN_SYNTH_FORM_ALLPAIRS;
+          fifo_inst = fk;
         }
       }
       kilnPlanFree(fp);
       r = KILN_SUCCESS;
     }
   }
-  /* a plan through FIFOs - the sketch's, a floor's - in instances where the caller leaves them open:
-   * 1, 2, 4 .. while each doubling is faster by more than FORMS_TIE (instances.c) */
-  int fifo_inst = o.instances;
   const bool fifo_form = best_form == KILN_SYNTH_FORM_SKETCH || best_form >= KILN_SYNTH_FORM_RING;
-  if (best && fifo_form && want_inst == 0 && !stopping(&o)) {
-    kilnPlan* win = NULL;
-    double wus = best_us;
-    int wk = 1;
-    for (int k = 2; (long long)best->nchannels * k <= FORMS_MAX_INSTANCES &&
-                    (double)count_steps(best) * k <= INSTANCES_MAX_STEPS &&
-                    (double)ref >= (double)best->nchunksperloop * k;
-         k *= 2) {
-      kilnPlan* q = NULL;
-      r = synReplicate(best, k, &q);
-      if (r != KILN_SUCCESS) goto out_free;
-      if (!q) break;
-      const double u = o.max_tbs == 0 || max_tbs(q) <= o.max_tbs ? predict(q, t, ref, INFINITY) : INFINITY;
-      if (u < wus * (1 - FORMS_TIE)) {
-        kilnPlanFree(win);
-        win = q;
-        wus = u;
-        wk = k;
-      } else {
-        kilnPlanFree(q);
-        break;
-      }
-    }
-    if (win) {
-      char msg[160];
-      snprintf(msg, sizeof msg, "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", wk, wus,
-               best_us);
-      const double t0 = synNow();
-      plan_steps(&o, WORK_VERIFY, 1);
-      step_begin(&o, WORK_VERIFY, 0);
-      report(&o, KILN_SYNTH_STAGE_VERIFY, msg, 0);
-      r = verify(win);
-      step_end(&o);
-      st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
-      if (r == KILN_SUCCESS) {
-        plan_name(win->name, sizeof win->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, win->proto, wk);
-        kilnPlanFree(best);
-        best = win;
-        best_us = wus;
-        fifo_inst = wk;
-      } else {
-        kilnPlanFree(win);
-        report(&o, KILN_SYNTH_STAGE_VERIFY, "the plan in instances failed verification; one instance kept", 0);
-      }
-      r = KILN_SUCCESS;
-    }
-  }
   if (stopping(&o)) {
     if (!o.keep_on_stop || !best) {
       r = kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted%s", best ? "" : " before any plan was verified");
