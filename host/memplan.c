@@ -167,6 +167,12 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
             m->linesOnly = false; /* plain data moved between ranks */
       }
     }
+    /* a buffer any rank reaches on a peer: every rank asks for it alike (kilnMemPlanServes), so
+     * that no rank runs a call that another refuses */
+    for (int i = 0; i < rp.nops; i++) {
+      const kilnPassOperand* o = &rp.ops[i];
+      if (o->kind == KILN_OPND_USER && o->rank != r) m->reaches[o->buf == KILN_BUF_OUTPUT] = true;
+    }
     m->hash = rp.hash;
     if (r == rank)
       mine = rp;
@@ -190,10 +196,6 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
       for (int s = 0; s < tb->nsteps; s++) m->hasDeps = m->hasDeps || tb->steps[s].depid >= 0;
     }
   if (m->maxTbSteps < 1) m->maxTbSteps = 1;
-  for (int i = 0; i < mine.nops; i++) {
-    const kilnPassOperand* o = &mine.ops[i];
-    if (o->kind == KILN_OPND_USER && o->rank != rank) m->reaches[o->buf == KILN_BUF_OUTPUT] = true;
-  }
   /* The tables. */
   htbs = calloc((size_t)g->ntbs + 1, sizeof *htbs);
   hpasses = calloc((size_t)mine.npasses + 1, sizeof *hpasses);

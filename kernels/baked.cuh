@@ -324,6 +324,7 @@ template <class P, int R, typename T, int... J>
 __device__ void memRow(const kilnDevArgs& a, mem::Block& b, Spin& spin, int shift, int chanShift,
                        std::integer_sequence<int, J...>) {
   for (int it = 0; it < a.niter; it++) {
+    if (it > 0) __syncthreads(); /* the last iteration's reads done before this one's puts */
     const mem::Iter k = mem::iterOf(a, b, it);
     (memPass<P, P::tbs[R].first + J, T>(a, k, b, it, spin, P::tbs[R].nsteps, shift, chanShift), ...);
   }

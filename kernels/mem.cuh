@@ -828,6 +828,7 @@ __global__ void __launch_bounds__(LP == KILN_DEV_PROTO_SIMPLE ? 512 : KILN_DEV_M
   const kilnDevPass* pp = inSmem ? spass : passes;
   const kilnDevOpnd* po = inSmem ? sops : a.opnds + firstOp;
   for (int it = 0; it < a.niter; it++) {
+    if (it > 0) __syncthreads(); /* the last iteration's reads done before this one's puts */
     const Iter k = iterOf(a, b, it);
     for (int i = 0; i < np; i++) {
       const kilnDevPass ps = pp[i];

@@ -268,6 +268,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
   int* per = malloc(sizeof(int) * (size_t)(nsteps + 1));
   access* acc = NULL;
   int nacc = 0, capacc = 0;
+  bool ranSinceMeet = false;
   builder b = {p, r, out, 0, 0};
   if (!publishes || !sigk || !per || !order) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
@@ -282,6 +283,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
     int* ord = order + base;
     hoistWaits(p, tb, publishes + base, ord);
     nacc = 0;
+    ranSinceMeet = false; /* a call's start, or a new iteration's: the kernel meets there */
     for (int s = 0; s < tb->nsteps && res == KILN_SUCCESS;) {
       const kilnStep* h = &tb->steps[ord[s]];
 /* Whether the step at position j may join a pass that began before it: no dependency of its
@@ -340,6 +342,12 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
                k++) {
             const kilnStep* st = &tb->steps[ord[s + k]];
             if (st->type != h->type) break;
+            /* two signals of one stream in one pass would store their values from two lanes at
+             * once, and the lower could land last: each signal of a stream its own pass */
+            bool again = false;
+            for (int q = 0; q < k && h->type == KILN_STEP_SIGNAL; q++)
+              again = again || out->ops[ps->firstOp + q].rank == st->peer;
+            if (again) break;
             if (per[base + ord[s + k]] >= (1 << KILN_PASS_SIG_BITS)) {
               res = unsupported(p, r, t, ord[s + k], "more than 2^20 - 1 signals of one stream an epoch");
               break;
@@ -466,6 +474,10 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
       }
       access* mine = acc + nacc;
       const int nm = passAccesses(out, ps, mine);
+      /* A put of lines tells its peer that this block is done with what it read before (the
+       * verifier's rule), but its lanes store on their own: the block meets first where any pass
+       * ran since the last meeting, so that every thread's reads are complete. */
+      if (ps->kind == KILN_PASS_PUT && ps->proto != KILN_PROTO_SIMPLE && ranSinceMeet) ps->barrier = true;
       if (ps->kind == KILN_PASS_SIGNAL || ps->kind == KILN_PASS_WAIT || ps->depid >= 0) {
         memmove(acc, mine, sizeof *mine * (size_t)nm);
         nacc = nm;
@@ -473,7 +485,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
         bool meet = false;
         for (int x = 0; x < nacc && !meet; x++)
           for (int y = 0; y < nm && !meet; y++) meet = conflicts(&acc[x], &mine[y], inPlace);
-        if (meet) {
+        if (meet || ps->barrier) {
           ps->barrier = true;
           memmove(acc, mine, sizeof *mine * (size_t)nm);
           nacc = nm;
@@ -482,6 +494,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
         }
       }
       if (ps->publishes) nacc = 0;
+      ranSinceMeet = !(ps->publishes || ps->kind == KILN_PASS_SIGNAL || ps->kind == KILN_PASS_WAIT);
       s += k;
     }
   }

@@ -241,3 +241,72 @@ Test(passes, instances_are_one_class) {
   kilnRankPassesFree(&rp);
   kilnPlanFree(p);
 }
+
+/* A put of lines after other passes of its block meets first (its peer takes the lines as word that
+ * the block is done with what it read): the two-shot allreduce's LL put of the reduced piece comes
+ * after the reduction, with a barrier; a block's first pass does not meet. */
+Test(passes, line_put_after_reads_meets_first) {
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  o.proto = KILN_PROTO_LL;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("twoshot", KILN_COLL_ALLREDUCE, 4, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
+  for (int r = 0; r < 4; r++) {
+    kilnRankPasses rp;
+    cr_assert(eq(int, kilnPlanMemPasses(p, r, &rp), KILN_SUCCESS), "%s", kilnLastError());
+    int puts = 0, late = 0;
+    for (int i = 0; i < rp.npasses; i++) {
+      const kilnPass* ps = &rp.passes[i];
+      if (ps->kind != KILN_PASS_PUT || ps->proto == KILN_PROTO_SIMPLE) continue;
+      puts++;
+      if (i == 0) {
+        cr_expect(not(ps->barrier), "rank %d: the first pass", r);
+      } else if (rp.passes[i - 1].kind != KILN_PASS_SIGNAL && rp.passes[i - 1].kind != KILN_PASS_WAIT &&
+                 !rp.passes[i - 1].publishes) {
+        late++;
+        cr_expect(ps->barrier, "rank %d pass %d: a line put after a pass that read", r, i);
+      }
+    }
+    cr_expect(eq(int, puts, 2), "rank %d: the scatter's put and the gather's", r);
+    cr_expect(eq(int, late, 1), "rank %d", r);
+    kilnRankPassesFree(&rp);
+  }
+  kilnPlanFree(p);
+}
+
+/* Two signals of one stream are two passes: in one, two lanes would store the stream's two values
+ * at once, and the lower could land last. Signals to different peers share a pass. */
+Test(passes, signals_of_one_stream_are_passes_of_their_own) {
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnPlanCreate("sigs", KILN_COLL_ALLGATHER, 3, &p), KILN_SUCCESS));
+  p->proto = KILN_PROTO_SIMPLE;
+  p->nchunksperloop = 3;
+  p->outofplace = true;
+  for (int r = 0; r < 3; r++) {
+    p->gpus[r].i_chunks = 1;
+    p->gpus[r].o_chunks = 3;
+    kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
+    const int a = (r + 1) % 3, b = (r + 2) % 3;
+    for (int twice = 0; twice < 2; twice++) {
+      memStep(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, a);
+      memStep(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, b);
+    }
+    for (int twice = 0; twice < 2; twice++) {
+      memStep(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, a);
+      memStep(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, b);
+    }
+  }
+  for (int r = 0; r < 3; r++) {
+    kilnRankPasses rp;
+    cr_assert(eq(int, kilnPlanMemPasses(p, r, &rp), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, rp.npasses, 3), "rank %d has %d passes", r, rp.npasses);
+    cr_expect(eq(int, rp.passes[0].kind, KILN_PASS_SIGNAL));
+    cr_expect(eq(int, rp.passes[0].nops, 2), "rank %d: the signals to two peers in one pass", r);
+    cr_expect(eq(int, rp.passes[1].kind, KILN_PASS_SIGNAL));
+    cr_expect(eq(int, rp.passes[1].nops, 2), "rank %d: the second signal to each peer in a pass after it", r);
+    cr_expect(eq(int, rp.passes[2].kind, KILN_PASS_WAIT));
+    cr_expect(eq(int, rp.passes[2].nops, 4), "rank %d: waits for one stream share a pass", r);
+    kilnRankPassesFree(&rp);
+  }
+  kilnPlanFree(p);
+}
