@@ -16,7 +16,7 @@
 
 #define RING_SLICE_BYTES (512.0 * 1024.0) /* NCCL's Simple step, as the simulator's baseline cuts */
 #define RING_MAX_SLICES 256
-#define RING_MAX_STEPS 4500000.0 /* larger ring plans are not tried */
+#define RING_MAX_STEPS 9000000.0 /* larger ring plans are not tried */
 
 /* Whether every pair of a node's GPUs talks through a switch (the baseline's ring is then the
  * node's GPUs in order, rotated per ring). */
