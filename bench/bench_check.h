@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CUDA_CHECK(x)                                                                            \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
+#define CUDA_CHECK(x)                                                                              \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
       fprintf(stderr, "%s: %s:%d %s: %s\n", program_invocation_short_name, __FILE__, __LINE__, #x, \
-              cudaGetErrorString(e_));                                                           \
-      exit(1);                                                                                   \
-    }                                                                                            \
+              cudaGetErrorString(e_));                                                             \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 #endif

@@ -8,9 +8,9 @@ extern "C" {
 #endif
 
 typedef struct benchSeries {
-  const char* name;  /* legend */
-  const double* x;   /* bytes (log2 axis) */
-  const double* y;   /* GB/s (log10 axis); values <= 0 are skipped */
+  const char* name; /* legend */
+  const double* x;  /* bytes (log2 axis) */
+  const double* y;  /* GB/s (log10 axis); values <= 0 are skipped */
   int n;
 } benchSeries;
 

@@ -103,8 +103,8 @@ struct Options {
   kilnRedOp_t op = KILN_SUM;
   uint64_t minB = 8, maxB = 1ull << 30;
   int factor = 4, iters = 20, warmup = 5;
-  int graph = 0; /* > 0: time CUDA graphs of this many captured calls */
-  bool batch = false; /* eager, nccl-tests' way: one event pair around `iters` back-to-back calls */
+  int graph = 0;         /* > 0: time CUDA graphs of this many captured calls */
+  bool batch = false;    /* eager, nccl-tests' way: one event pair around `iters` back-to-back calls */
   bool hostTime = false; /* --batch: also print the host's time to issue a call */
   bool inplace = false, check = true, mp = false, sweep = false;
   const char* plan = nullptr;
@@ -114,13 +114,13 @@ struct Options {
   int timeoutMs = 3000;
   uint64_t slotBytes = 0; /* kilnCommConfig overrides (0: runtime default) */
   int nslots = 0, threads = 0, channels = 0;
-  long long symBytes = -1; /* kilnCommConfig.symBytes (-1: runtime default) */
-  int sym = 1;             /* 0 off, 1 auto, 2 one-shot, 3 two-shot (allreduce) */
-  bool window = false;     /* buffers from ncclMemAlloc in symmetric windows (NCCL and kiln) */
-  const char* classic = nullptr; /* --classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]] */
-  bool mirror = false;           /* --mirror: the classic plan of the sym kernel's form per size */
+  long long symBytes = -1;          /* kilnCommConfig.symBytes (-1: runtime default) */
+  int sym = 1;                      /* 0 off, 1 auto, 2 one-shot, 3 two-shot (allreduce) */
+  bool window = false;              /* buffers from ncclMemAlloc in symmetric windows (NCCL and kiln) */
+  const char* classic = nullptr;    /* --classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]] */
+  bool mirror = false;              /* --mirror: the classic plan of the sym kernel's form per size */
   const char* writePlans = nullptr; /* --write-plans DIR: the --classic / --mirror plans as XML there */
-  int shared = 0;          /* > 0: the ranks on this many GPUs, no NCCL (kilnCommCreateShared) */
+  int shared = 0;                   /* > 0: the ranks on this many GPUs, no NCCL (kilnCommCreateShared) */
 };
 
 enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, V_SYM = 3, NV = 4 };
@@ -131,12 +131,12 @@ struct Row {
   kilnColl_t coll;
   uint64_t bytes, count;
   char plan[64];
-  double us[NV];      /* median time, <0: not run */
-  long long err[NV];  /* differing elements vs NCCL, -1: not checked */
-  bool bakedDefault;  /* kiln runs the plan's baked kernel by default (inlined), else the interpreter */
-  char sym[32];       /* the sym column's algorithm ("-": none) */
-  bool symDefault;    /* kiln runs it by default (the selector, kilnSelect) */
-  bool ncclDefault;   /* the selector hands the call to NCCL: no speed-up to show */
+  double us[NV];     /* median time, <0: not run */
+  long long err[NV]; /* differing elements vs NCCL, -1: not checked */
+  bool bakedDefault; /* kiln runs the plan's baked kernel by default (inlined), else the interpreter */
+  char sym[32];      /* the sym column's algorithm ("-": none) */
+  bool symDefault;   /* kiln runs it by default (the selector, kilnSelect) */
+  bool ncclDefault;  /* the selector hands the call to NCCL: no speed-up to show */
 };
 
 /* The speed-up column: NCCL's time over the time of what kiln runs by default (the selector): the
@@ -161,9 +161,9 @@ static void die(const char* fmt, ...) {
   exit(1);
 }
 
-#define NCCL_CHECK(x)                                                                   \
-  do {                                                                                  \
-    ncclResult_t r_ = (x);                                                              \
+#define NCCL_CHECK(x)                                                                           \
+  do {                                                                                          \
+    ncclResult_t r_ = (x);                                                                      \
     if (r_ != ncclSuccess) die("%s:%d %s: %s", __FILE__, __LINE__, #x, ncclGetErrorString(r_)); \
   } while (0)
 
@@ -183,13 +183,15 @@ template <typename T> __global__ void fillKernel(T* p, size_t n, int rank) {
     p[i] = (T)(float)((i * 7 + (size_t)rank * 3) % 13);
 }
 __global__ void fillBytes(unsigned char* p, size_t n, unsigned char v) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = v;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    p[i] = v;
 }
 /* Counts elements of es bytes that differ. */
 __global__ void diffKernel(const unsigned char* a, const unsigned char* b, size_t nelem, int es,
                            unsigned long long* out) {
   unsigned long long bad = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nelem; i += (size_t)gridDim.x * blockDim.x) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nelem;
+       i += (size_t)gridDim.x * blockDim.x) {
     bool d = false;
     for (int k = 0; k < es; k++) d |= a[i * es + k] != b[i * es + k];
     bad += d;
@@ -198,14 +200,17 @@ __global__ void diffKernel(const unsigned char* a, const unsigned char* b, size_
 }
 
 /* --shared: what fillKernel put in input element i of rank q. */
-__device__ __forceinline__ double fillValue(size_t i, int q) { return (double)((i * 7 + (size_t)q * 3) % 13); }
+__device__ __forceinline__ double fillValue(size_t i, int q) {
+  return (double)((i * 7 + (size_t)q * 3) % 13);
+}
 
 /* --shared: rank `rank`'s expected output (nout elements) of collective `coll` over n ranks
  * (`count` elements a rank as NCCL counts them), from fillValue; reductions by op (sum, max or
  * min: exact for these small integers in every type, whatever the order). */
 template <typename T>
 __global__ void refKernel(T* out, size_t nout, int coll, size_t count, int n, int rank, int op) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nout; i += (size_t)gridDim.x * blockDim.x) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nout;
+       i += (size_t)gridDim.x * blockDim.x) {
     double v = 0;
     if (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER) {
       const size_t at = coll == KILN_COLL_ALLREDUCE ? i : (size_t)rank * count + i;
@@ -247,7 +252,9 @@ static void fill(kilnDataType_t t, void* p, size_t n, int rank, cudaStream_t s) 
 /* --shared: rank's expected output of (coll, count) at p (nout elements); see refKernel. */
 static void reference(kilnDataType_t t, void* p, size_t nout, kilnColl_t c, size_t count, int n, int rank,
                       kilnRedOp_t op, cudaStream_t s) {
-  withType(t, [&](auto* as) { refKernel<<<256, 256, 0, s>>>((decltype(as))p, nout, (int)c, count, n, rank, (int)op); });
+  withType(t, [&](auto* as) {
+    refKernel<<<256, 256, 0, s>>>((decltype(as))p, nout, (int)c, count, n, rank, (int)op);
+  });
 }
 
 /* ---- one rank's state ---- */
@@ -262,7 +269,7 @@ struct Rank {
   /* Buffer k of send, recvN, recvK, and its bytes. */
   char* buf(int k) const { return k == 0 ? send : k == 1 ? recvN : recvK; }
   size_t bufBytes(int k) const { return k == 0 ? sendBytes : recvBytes; }
-  cudaEvent_t *ev0, *ev1;     /* per timed call */
+  cudaEvent_t *ev0, *ev1; /* per timed call */
   unsigned long long* dcount;
 };
 
@@ -270,8 +277,14 @@ struct Rank {
 static void bufferBytes(kilnColl_t c, int n, uint64_t bytes, size_t* sendB, size_t* recvB) {
   switch (c) {
     case KILN_COLL_ALLREDUCE: *sendB = *recvB = bytes; break;
-    case KILN_COLL_ALLGATHER: *sendB = bytes / n; *recvB = bytes; break;
-    case KILN_COLL_REDUCESCATTER: *sendB = bytes; *recvB = bytes / n; break;
+    case KILN_COLL_ALLGATHER:
+      *sendB = bytes / n;
+      *recvB = bytes;
+      break;
+    case KILN_COLL_REDUCESCATTER:
+      *sendB = bytes;
+      *recvB = bytes / n;
+      break;
     default: *sendB = *recvB = bytes; break;
   }
 }
@@ -286,9 +299,15 @@ static ncclRedOp_t ncclOp(kilnRedOp_t o) { return (ncclRedOp_t)o; }
 
 static void ncclCall(kilnColl_t c, Rank& R, const void* sb, void* rb, size_t count, const Options& o) {
   switch (c) {
-    case KILN_COLL_ALLREDUCE: NCCL_CHECK(ncclAllReduce(sb, rb, count, ncclType(o.dtype), ncclOp(o.op), R.nccl, R.stream)); break;
-    case KILN_COLL_ALLGATHER: NCCL_CHECK(ncclAllGather(sb, rb, count, ncclType(o.dtype), R.nccl, R.stream)); break;
-    case KILN_COLL_REDUCESCATTER: NCCL_CHECK(ncclReduceScatter(sb, rb, count, ncclType(o.dtype), ncclOp(o.op), R.nccl, R.stream)); break;
+    case KILN_COLL_ALLREDUCE:
+      NCCL_CHECK(ncclAllReduce(sb, rb, count, ncclType(o.dtype), ncclOp(o.op), R.nccl, R.stream));
+      break;
+    case KILN_COLL_ALLGATHER:
+      NCCL_CHECK(ncclAllGather(sb, rb, count, ncclType(o.dtype), R.nccl, R.stream));
+      break;
+    case KILN_COLL_REDUCESCATTER:
+      NCCL_CHECK(ncclReduceScatter(sb, rb, count, ncclType(o.dtype), ncclOp(o.op), R.nccl, R.stream));
+      break;
     default: NCCL_CHECK(ncclAlltoAll(sb, rb, count, ncclType(o.dtype), R.nccl, R.stream)); break;
   }
 }
@@ -301,7 +320,10 @@ static void callBuffers(kilnColl_t c, Rank& R, char* out, size_t count, size_t e
   if (!inplace) return;
   switch (c) {
     case KILN_COLL_ALLGATHER: *sb = out + (size_t)R.rank * count * es; break;
-    case KILN_COLL_REDUCESCATTER: *sb = out; *rb = out + (size_t)R.rank * count * es; break;
+    case KILN_COLL_REDUCESCATTER:
+      *sb = out;
+      *rb = out + (size_t)R.rank * count * es;
+      break;
     default: *sb = out; break;
   }
 }
@@ -309,7 +331,7 @@ static void callBuffers(kilnColl_t c, Rank& R, char* out, size_t count, size_t e
 /* ---- the run over every rank this process drives ---- */
 struct Bench {
   Options o;
-  int n;          /* ranks in the communicator */
+  int n;                   /* ranks in the communicator */
   std::vector<Rank> ranks; /* those this process drives (all, or one with --mp) */
   bool kilnOk = true;
   /* Execs per registry entry, per local rank. */
@@ -329,7 +351,10 @@ static std::vector<kilnExec_t>* execsFor(Bench& b, const kilnRegistryEntry* e) {
     for (size_t r = 0; r < b.ranks.size(); r++)
       if (kilnPlanLoad(b.ranks[r].kc, p, &v[r]) != KILN_SUCCESS) {
         fprintf(stderr, "coll_bench: rank %d: plan %s: %s\n", b.ranks[r].rank, e->name, kilnLastError());
-        for (auto& x : v) { kilnExecFree(x); x = nullptr; }
+        for (auto& x : v) {
+          kilnExecFree(x);
+          x = nullptr;
+        }
         break;
       }
   }
@@ -379,8 +404,10 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
   bool ok = true;
   const double t0 = b.o.hostTime ? monoUs() : 0;
   /* Both grouped: NCCL and kiln issue the GPUs' launches at the group's end. */
-  if (v == V_NCCL) NCCL_CHECK(ncclGroupStart());
-  else kilnGroupStart();
+  if (v == V_NCCL)
+    NCCL_CHECK(ncclGroupStart());
+  else
+    kilnGroupStart();
   for (size_t r = 0; r < b.ranks.size(); r++) {
     Rank& R = b.ranks[r];
     CUDA_CHECK(cudaSetDevice(R.dev));
@@ -388,7 +415,8 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
     const void* sb;
     void* rb;
     callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, b.o.inplace, &sb, &rb);
-    if (v == V_NCCL) ncclCall(c, R, sb, rb, count, b.o);
+    if (v == V_NCCL)
+      ncclCall(c, R, sb, rb, count, b.o);
     else if (v == V_SYM) {
       if (kilnSymRun(R.kc, b.symAlgo, sb, rb, count, b.o.dtype, b.o.op, R.stream) != KILN_SUCCESS) {
         fprintf(stderr, "coll_bench: rank %d: %s\n", R.rank, kilnLastError());
@@ -403,7 +431,8 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
     }
   }
   const double t1 = b.o.hostTime ? monoUs() : 0;
-  if (v == V_NCCL) NCCL_CHECK(ncclGroupEnd());
+  if (v == V_NCCL)
+    NCCL_CHECK(ncclGroupEnd());
   else if (kilnGroupEnd() != KILN_SUCCESS) {
     fprintf(stderr, "coll_bench: %s\n", kilnLastError());
     ok = false;
@@ -457,10 +486,13 @@ static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
     CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
     cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     cudaStreamIsCapturing(b.ranks[r].stream, &st);
-    if (st != cudaStreamCaptureStatusNone && cudaStreamEndCapture(b.ranks[r].stream, &g[r]) != cudaSuccess) ok = false;
+    if (st != cudaStreamCaptureStatusNone && cudaStreamEndCapture(b.ranks[r].stream, &g[r]) != cudaSuccess)
+      ok = false;
     if (ok && g[r] && cudaGraphInstantiate(&ge[r], g[r], 0) != cudaSuccess) ok = false;
   }
-  if (!ok) fprintf(stderr, "coll_bench: %s: graph capture failed (%s)\n", vname[v], cudaGetErrorString(cudaGetLastError()));
+  if (!ok)
+    fprintf(stderr, "coll_bench: %s: graph capture failed (%s)\n", vname[v],
+            cudaGetErrorString(cudaGetLastError()));
   std::vector<std::vector<float>> per(nr, std::vector<float>(o.iters, 0.f));
   for (int it = -1; it < o.iters && ok; it++) {
     for (size_t r = 0; r < nr; r++) {
@@ -479,14 +511,13 @@ static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
       kilnResult_t ae = KILN_SUCCESS;
       kilnCommGetAsyncError(R.kc, &ae);
       if (ae != KILN_SUCCESS) {
-        fprintf(stderr, "coll_bench: rank %d: kiln failed on the GPU (%s); kiln is off from here\n",
-                R.rank, kilnResultName(ae));
+        fprintf(stderr, "coll_bench: rank %d: kiln failed on the GPU (%s); kiln is off from here\n", R.rank,
+                kilnResultName(ae));
         b.kilnOk = false;
         ok = false;
       }
     }
-    for (int i = 0; i < o.iters && ok; i++)
-      CUDA_CHECK(cudaEventElapsedTime(&per[r][i], R.ev0[i], R.ev1[i]));
+    for (int i = 0; i < o.iters && ok; i++) CUDA_CHECK(cudaEventElapsedTime(&per[r][i], R.ev0[i], R.ev1[i]));
     if (ge[r]) cudaGraphExecDestroy(ge[r]);
     if (g[r]) cudaGraphDestroy(g[r]);
   }
@@ -554,8 +585,10 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   if (o.hostTime && b.ranks[0].rank == 0) {
     std::sort(host.begin(), host.end());
     const double calls = (double)reps * o.iters;
-    printf("#   host: %s %zu elements %s: %.2f us per call to issue (GPU: %.2f; queueing %.2f, group end %.2f)\n",
-           kilnCollName(c), count, vname[v], host[host.size() / 2], us, gQueueUs / calls, gEndUs / calls);
+    printf(
+        "#   host: %s %zu elements %s: %.2f us per call to issue (GPU: %.2f; queueing %.2f, group end "
+        "%.2f)\n",
+        kilnCollName(c), count, vname[v], host[host.size() / 2], us, gQueueUs / calls, gEndUs / calls);
   }
   return us;
 }
@@ -598,8 +631,8 @@ static long long compareOutputs(Bench& b, kilnColl_t c, size_t count, size_t rec
     callBuffers(c, R, R.recvN, count, es, b.o.inplace, &sb, &rn);
     callBuffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rk);
     CUDA_CHECK(cudaMemsetAsync(R.dcount, 0, sizeof(unsigned long long), R.stream));
-    diffKernel<<<256, 256, 0, R.stream>>>((const unsigned char*)rn, (const unsigned char*)rk,
-                                          recvBytes / es, (int)es, R.dcount);
+    diffKernel<<<256, 256, 0, R.stream>>>((const unsigned char*)rn, (const unsigned char*)rk, recvBytes / es,
+                                          (int)es, R.dcount);
     unsigned long long h = 0;
     CUDA_CHECK(cudaMemcpyAsync(&h, R.dcount, sizeof h, cudaMemcpyDeviceToHost, R.stream));
     CUDA_CHECK(cudaStreamSynchronize(R.stream));
@@ -667,11 +700,14 @@ static bool referenceExact(kilnColl_t c, kilnRedOp_t op, kilnDataType_t t) {
 static const char* modelName(const Options& o, bool csv) {
   static char buf[96];
   const char* timing = o.graph ? "+graph" : o.batch ? "+batch" : "";
-  if (o.shared && csv) snprintf(buf, sizeof buf, "shared%d%s", o.shared, timing);
+  if (o.shared && csv)
+    snprintf(buf, sizeof buf, "shared%d%s", o.shared, timing);
   else if (o.shared)
     snprintf(buf, sizeof buf, "one process, ranks sharing %d GPU%s (no NCCL)", o.shared, plural(o.shared));
-  else if (csv) snprintf(buf, sizeof buf, "%s%s", o.mp ? "mp" : "single", timing);
-  else snprintf(buf, sizeof buf, "%s", o.mp ? "one process per GPU" : "one process driving all GPUs");
+  else if (csv)
+    snprintf(buf, sizeof buf, "%s%s", o.mp ? "mp" : "single", timing);
+  else
+    snprintf(buf, sizeof buf, "%s", o.mp ? "one process per GPU" : "one process driving all GPUs");
   return buf;
 }
 
@@ -698,7 +734,10 @@ static bool oneCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, 
     if (v != V_NCCL) {
       kilnResult_t ae = KILN_SUCCESS;
       kilnCommGetAsyncError(R.kc, &ae);
-      if (ae != KILN_SUCCESS) { b.kilnOk = false; ok = false; }
+      if (ae != KILN_SUCCESS) {
+        b.kilnOk = false;
+        ok = false;
+      }
     }
   }
   return ok;
@@ -719,18 +758,19 @@ static kilnChoice selected(const Bench& b, kilnColl_t c, size_t count) {
  * selector's choice where it is a symmetric algorithm, else the collective's algorithm
  * (allreduce: one-shot to 256 KiB, two-shot above; --sym oneshot|twoshot forces one).
  * *isDefault: kiln runs it by default. */
-static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes, const kilnChoice& ch,
-                               bool* isDefault) {
+static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
+                               const kilnChoice& ch, bool* isDefault) {
   const Options& o = b.o;
   const kilnSymAlgo_t def = ch.serve == KILN_SERVE_SYM ? ch.sym : KILN_SYM_NONE;
   kilnSymAlgo_t a = def;
   if (c == KILN_COLL_ALLREDUCE && o.sym >= 2)
     a = o.sym == 2 ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT;
   else if (a == KILN_SYM_NONE)
-    a = c == KILN_COLL_ALLREDUCE     ? (bytes <= (256u << 10) ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT)
-      : c == KILN_COLL_REDUCESCATTER ? KILN_SYM_REDUCESCATTER
-      : c == KILN_COLL_ALLGATHER     ? KILN_SYM_ALLGATHER
-                                     : KILN_SYM_ALLTOALL;
+    a = c == KILN_COLL_ALLREDUCE
+            ? (bytes <= (256u << 10) ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT)
+        : c == KILN_COLL_REDUCESCATTER ? KILN_SYM_REDUCESCATTER
+        : c == KILN_COLL_ALLGATHER     ? KILN_SYM_ALLGATHER
+                                       : KILN_SYM_ALLTOALL;
   if (!kilnSymFits(b.ranks[0].kc, a, count, o.dtype, o.inplace)) return KILN_SYM_NONE;
   *isDefault = a == def;
   return a;
@@ -739,8 +779,8 @@ static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint6
 /* The registry's entry of kiln classic's plan (algo, coll, the bench's ranks, proto, instances,
  * chunks, o.inplace), made and added on first use (nullptr with a message where classic has no
  * such plan or the registry refuses it). */
-static const kilnRegistryEntry* classicEntry(const Bench& b, const char* algo, kilnColl_t c, kilnProto_t proto,
-                                             int instances, int chunks) {
+static const kilnRegistryEntry* classicEntry(const Bench& b, const char* algo, kilnColl_t c,
+                                             kilnProto_t proto, int instances, int chunks) {
   kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
   co.proto = proto;
   co.instances = instances;
@@ -792,13 +832,13 @@ static const kilnRegistryEntry* mirrorEntry(const Bench& b, kilnColl_t c, size_t
   if (!kilnSymCallShape(R.kc, a, sb, rb, count, b.o.dtype, &direct, &lines, &blocks)) return nullptr;
   if (direct && (c == KILN_COLL_ALLGATHER || c == KILN_COLL_ALLTOALL))
     return classicEntry(b, "zerocopy", c, KILN_PROTO_SIMPLE, blocks, 1);
-  const kilnProto_t proto = lines == KILN_SYM_LINES_LL     ? KILN_PROTO_LL
+  const kilnProto_t proto = lines == KILN_SYM_LINES_LL      ? KILN_PROTO_LL
                             : lines == KILN_SYM_LINES_LL12  ? KILN_PROTO_LL12
                             : lines == KILN_SYM_LINES_LL128 ? KILN_PROTO_LL128
                                                             : KILN_PROTO_SIMPLE;
-  const char* algo = a == KILN_SYM_ALLREDUCE_TWOSHOT ? "twoshot"
+  const char* algo = a == KILN_SYM_ALLREDUCE_TWOSHOT                                  ? "twoshot"
                      : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? "oneshot"
-                                                                                     : "staged";
+                                                                                      : "staged";
   return classicEntry(b, algo, c, proto, blocks, 1);
 }
 
@@ -811,102 +851,120 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
            reduces(c) ? kilnRedOpName(o.op) : "-", o.inplace ? ", in place" : "", modelName(o, false),
            o.graph ? ", CUDA graphs" : "");
     if (o.shared && !referenceExact(c, o.op, o.dtype))
-      printf("# %s %s results not checked (no exact reference)\n", kilnDataTypeName(o.dtype), kilnRedOpName(o.op));
-    printf("# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s  %8s\n",
-           "size(B)", "count", "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw",
-           "err", "interp(us)", "algbw", "busbw", "err", "sym(us)", "algbw", "busbw", "err", "speedup", "plan/sym");
+      printf("# %s %s results not checked (no exact reference)\n", kilnDataTypeName(o.dtype),
+             kilnRedOpName(o.op));
+    printf(
+        "# %12s %12s %6s  %-30s %9s %7s %7s  %9s %7s %7s %5s  %9s %7s %7s %5s  %9s %7s %7s %5s  %7s  %8s\n",
+        "size(B)", "count", "type", "plan", "nccl(us)", "algbw", "busbw", "baked(us)", "algbw", "busbw",
+        "err", "interp(us)", "algbw", "busbw", "err", "sym(us)", "algbw", "busbw", "err", "speedup",
+        "plan/sym");
   }
   for (uint64_t bytes = o.minB; bytes <= o.maxB; bytes *= (uint64_t)o.factor) {
     const size_t count = callCount(c, b.n, bytes, es);
     if (count == 0) continue;
     const uint64_t real = kilnRegistryCallBytes(c, b.n, count, o.dtype);
-    const kilnChoice choice = b.kilnOk ? selected(b, c, count) : kilnChoice{KILN_SERVE_NCCL, -1, nullptr, KILN_SYM_NONE,
-                                                                            KILN_SELECT_NO_KILN};
+    const kilnChoice choice =
+        b.kilnOk ? selected(b, c, count)
+                 : kilnChoice{KILN_SERVE_NCCL, -1, nullptr, KILN_SYM_NONE, KILN_SELECT_NO_KILN};
     /* The plans to measure at this size. */
     std::vector<const kilnRegistryEntry*> cands;
     if (o.sweep) {
       for (int i = 0; i < kilnRegistryCount(); i++) {
         const kilnRegistryEntry* x = kilnRegistryAt(i);
-        if (x && x->coll == c && x->nranks == b.n && (o.inplace ? x->inplace : x->outofplace)) cands.push_back(x);
+        if (x && x->coll == c && x->nranks == b.n && (o.inplace ? x->inplace : x->outofplace))
+          cands.push_back(x);
       }
     } else {
       /* The selector's plan where it picks one, else the plan the registry ranks first (measured
        * beside the default: the A/B of the plan path); --classic and --mirror: kiln classic's. */
-      const kilnRegistryEntry* e = o.plan                              ? kilnRegistryFind(o.plan)
-                                   : o.classic                         ? classicSpecEntry(b, c)
-                                   : o.mirror                          ? mirrorEntry(b, c, count, real, choice)
-                                   : choice.serve == KILN_SERVE_PLAN ? choice.entry
-                                                                     : kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
+      const kilnRegistryEntry* e = o.plan      ? kilnRegistryFind(o.plan)
+                                   : o.classic ? classicSpecEntry(b, c)
+                                   : o.mirror  ? mirrorEntry(b, c, count, real, choice)
+                                   : choice.serve == KILN_SERVE_PLAN
+                                       ? choice.entry
+                                       : kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
       if (e && (e->coll != c || e->nranks != b.n)) e = nullptr;
       cands.push_back(e);
     }
     resetBuffers(b, c, count, false);
     const double ncclUs = o.shared ? -1 : timeVariant(b, c, V_NCCL, nullptr, count);
     for (const kilnRegistryEntry* e : cands) {
-    Row row;
-    memset(&row, 0, sizeof row);
-    row.coll = c;
-    row.bytes = real;
-    row.count = count;
-    for (int v = 0; v < NV; v++) { row.us[v] = -1; row.err[v] = -1; }
-    snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
-    row.bakedDefault = e && e->inlined;
-    row.ncclDefault = choice.serve == KILN_SERVE_NCCL && !o.plan && !o.sweep;
-    b.kilnOk = agreeAll(b, b.kilnOk);
-    std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
-    if (ex && !(*ex)[0]) ex = nullptr;
-    if (!agreeAll(b, ex != nullptr || !e)) ex = nullptr;
-    bool hasBaked = e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex &&
-                    kilnExecUseBaked((*ex)[0], true);
-    row.us[V_NCCL] = ncclUs;
-    /* The sym column: once per size (the first candidate's row). */
-    b.symAlgo = o.sym && e == cands[0] && b.kilnOk ? symColumn(b, c, count, real, choice, &row.symDefault)
-                                                  : KILN_SYM_NONE;
-    snprintf(row.sym, sizeof row.sym, "%s", b.symAlgo == KILN_SYM_NONE ? "-" : kilnSymAlgoName(b.symAlgo));
-    for (int v = V_BAKED; v < NV; v++) {
+      Row row;
+      memset(&row, 0, sizeof row);
+      row.coll = c;
+      row.bytes = real;
+      row.count = count;
+      for (int v = 0; v < NV; v++) {
+        row.us[v] = -1;
+        row.err[v] = -1;
+      }
+      snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
+      row.bakedDefault = e && e->inlined;
+      row.ncclDefault = choice.serve == KILN_SERVE_NCCL && !o.plan && !o.sweep;
       b.kilnOk = agreeAll(b, b.kilnOk);
-      if (!b.kilnOk) break;
-      if (v != V_SYM && !ex) continue;
-      if (v == V_SYM && b.symAlgo == KILN_SYM_NONE) continue;
-      if (v == V_BAKED && !hasBaked) continue;
-      if (v == V_INTERP && o.sweep) continue;
-      resetBuffers(b, c, count, true);
-      row.us[v] = timeVariant(b, c, v, ex, count);
-      if (row.us[v] < 0 || !o.check || (o.shared && !referenceExact(c, o.op, o.dtype))) continue;
-      resetBuffers(b, c, count, false);
-      if (o.shared) referenceOutputs(b, c, count);
-      else oneCall(b, c, V_NCCL, nullptr, count);
-      resetBuffers(b, c, count, true);
-      const bool called = oneCall(b, c, v, ex, count);
-      size_t sendB, recvB;
-      bufferBytes(c, b.n, real, &sendB, &recvB);
-      row.err[v] = compareOutputs(b, c, count, recvB);
-      if (!called) row.us[v] = -1, row.err[v] = -1;
-    }
-    rows.push_back(row);
-    if (!lead) continue;
-    const double f = busFactor(c, b.n);
-    printf("  %12llu %12zu %6s  %-30.30s", (unsigned long long)real, count, kilnDataTypeName(o.dtype), row.plan);
-    for (int v = 0; v < NV; v++) {
-      if (row.us[v] < 0) {
-        printf(v == 0 ? " %9s %7s %7s" : "  %9s %7s %7s %5s", "-", "-", "-", "-");
-        continue;
+      std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
+      if (ex && !(*ex)[0]) ex = nullptr;
+      if (!agreeAll(b, ex != nullptr || !e)) ex = nullptr;
+      bool hasBaked =
+          e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex && kilnExecUseBaked((*ex)[0], true);
+      row.us[V_NCCL] = ncclUs;
+      /* The sym column: once per size (the first candidate's row). */
+      b.symAlgo = o.sym && e == cands[0] && b.kilnOk ? symColumn(b, c, count, real, choice, &row.symDefault)
+                                                     : KILN_SYM_NONE;
+      snprintf(row.sym, sizeof row.sym, "%s", b.symAlgo == KILN_SYM_NONE ? "-" : kilnSymAlgoName(b.symAlgo));
+      for (int v = V_BAKED; v < NV; v++) {
+        b.kilnOk = agreeAll(b, b.kilnOk);
+        if (!b.kilnOk) break;
+        if (v != V_SYM && !ex) continue;
+        if (v == V_SYM && b.symAlgo == KILN_SYM_NONE) continue;
+        if (v == V_BAKED && !hasBaked) continue;
+        if (v == V_INTERP && o.sweep) continue;
+        resetBuffers(b, c, count, true);
+        row.us[v] = timeVariant(b, c, v, ex, count);
+        if (row.us[v] < 0 || !o.check || (o.shared && !referenceExact(c, o.op, o.dtype))) continue;
+        resetBuffers(b, c, count, false);
+        if (o.shared)
+          referenceOutputs(b, c, count);
+        else
+          oneCall(b, c, V_NCCL, nullptr, count);
+        resetBuffers(b, c, count, true);
+        const bool called = oneCall(b, c, v, ex, count);
+        size_t sendB, recvB;
+        bufferBytes(c, b.n, real, &sendB, &recvB);
+        row.err[v] = compareOutputs(b, c, count, recvB);
+        if (!called) row.us[v] = -1, row.err[v] = -1;
       }
-      const double alg = (double)real / (row.us[v] * 1e3);
-      printf(v == 0 ? " %9.2f %7.2f %7.2f" : "  %9.2f %7.2f %7.2f", row.us[v], alg, alg * f);
-      if (v) {
-        if (row.err[v] < 0) printf(" %5s", "-");
-        else printf(" %5lld", row.err[v]);
+      rows.push_back(row);
+      if (!lead) continue;
+      const double f = busFactor(c, b.n);
+      printf("  %12llu %12zu %6s  %-30.30s", (unsigned long long)real, count, kilnDataTypeName(o.dtype),
+             row.plan);
+      for (int v = 0; v < NV; v++) {
+        if (row.us[v] < 0) {
+          printf(v == 0 ? " %9s %7s %7s" : "  %9s %7s %7s %5s", "-", "-", "-", "-");
+          continue;
+        }
+        const double alg = (double)real / (row.us[v] * 1e3);
+        printf(v == 0 ? " %9.2f %7.2f %7.2f" : "  %9.2f %7.2f %7.2f", row.us[v], alg, alg * f);
+        if (v) {
+          if (row.err[v] < 0)
+            printf(" %5s", "-");
+          else
+            printf(" %5lld", row.err[v]);
+        }
       }
-    }
-    if (speedup(row) > 0) printf("  %6.2fx", speedup(row));
-    else printf("  %7s", "-");
-    /* The plan path against the symmetric kernel on the same call: the plan's baked time where it
+      if (speedup(row) > 0)
+        printf("  %6.2fx", speedup(row));
+      else
+        printf("  %7s", "-");
+      /* The plan path against the symmetric kernel on the same call: the plan's baked time where it
      * ran, else its interpreted time, over the sym column's. */
-    const double planUs = row.us[V_BAKED] > 0 ? row.us[V_BAKED] : row.us[V_INTERP];
-    if (planUs > 0 && row.us[V_SYM] > 0) printf("  %7.3fx\n", planUs / row.us[V_SYM]);
-    else printf("  %8s\n", "-");
-    fflush(stdout);
+      const double planUs = row.us[V_BAKED] > 0 ? row.us[V_BAKED] : row.us[V_INTERP];
+      if (planUs > 0 && row.us[V_SYM] > 0)
+        printf("  %7.3fx\n", planUs / row.us[V_SYM]);
+      else
+        printf("  %8s\n", "-");
+      fflush(stdout);
     }
   }
 }
@@ -915,20 +973,26 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
   FILE* f = fopen(b.o.csv, "w");
   if (!f) die("cannot write %s", b.o.csv);
   fprintf(f, "coll,nranks,model,dtype,op,inplace,size,count,plan");
-  for (int v = 0; v < NV; v++) fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
+  for (int v = 0; v < NV; v++)
+    fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
   fprintf(f, ",speedup,sym\n");
   for (const Row& r : rows) {
     fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, modelName(b.o, true),
             kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
             (unsigned long long)r.count, r.plan);
     for (int v = 0; v < NV; v++) {
-      if (r.us[v] < 0) { fprintf(f, ",,,,"); continue; }
+      if (r.us[v] < 0) {
+        fprintf(f, ",,,,");
+        continue;
+      }
       double alg = (double)r.bytes / (r.us[v] * 1e3);
       fprintf(f, ",%.3f,%.3f,%.3f,", r.us[v], alg, alg * busFactor(r.coll, b.n));
       if (v && r.err[v] >= 0) fprintf(f, "%lld", r.err[v]);
     }
-    if (speedup(r) > 0) fprintf(f, ",%.3f", speedup(r));
-    else fprintf(f, ",");
+    if (speedup(r) > 0)
+      fprintf(f, ",%.3f", speedup(r));
+    else
+      fprintf(f, ",");
     fprintf(f, ",%s%s\n", r.sym, r.symDefault ? "*" : "");
   }
   fclose(f);
@@ -959,8 +1023,8 @@ static void writeSvg(const Bench& b, const std::vector<Row>& rows) {
       series[k].push_back(benchSeries{vname[v], xs[k][v].data(), ys[k][v].data(), (int)xs[k][v].size()});
     benchPanel p;
     if (b.o.shared)
-      snprintf(p.title, sizeof p.title, "%s, %d ranks on %d GPU%s", kilnCollName((kilnColl_t)c), b.n, b.o.shared,
-               plural(b.o.shared));
+      snprintf(p.title, sizeof p.title, "%s, %d ranks on %d GPU%s", kilnCollName((kilnColl_t)c), b.n,
+               b.o.shared, plural(b.o.shared));
     else
       snprintf(p.title, sizeof p.title, "%s, %d GPUs%s", kilnCollName((kilnColl_t)c), b.n,
                b.o.mp ? " (one process per GPU)" : "");
@@ -993,66 +1057,114 @@ static void parseArgs(int argc, char** argv, Options& o) {
   bool anyColl = false;
   for (int i = 1; i < argc; i++) {
     auto need = [&](const char* what) -> const char* {
-      if (i + 1 >= argc) { usage(stderr); die("%s needs a value", what); }
+      if (i + 1 >= argc) {
+        usage(stderr);
+        die("%s needs a value", what);
+      }
       return argv[++i];
     };
     const char* a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
-    else if (!strcmp(a, "--ranks")) o.nranks = atoi(need(a));
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      exit(0);
+    } else if (!strcmp(a, "--ranks"))
+      o.nranks = atoi(need(a));
     else if (!strcmp(a, "--colls")) {
       char* list = strdup(need(a));
       for (char* s = strtok(list, ","); s; s = strtok(NULL, ",")) {
         kilnColl_t c;
-        if (!kilnCollParse(s, &c) || c == KILN_COLL_CUSTOM) { usage(stderr); die("unknown collective %s", s); }
+        if (!kilnCollParse(s, &c) || c == KILN_COLL_CUSTOM) {
+          usage(stderr);
+          die("unknown collective %s", s);
+        }
         o.colls[c] = anyColl = true;
       }
       free(list);
-    } else if (!strcmp(a, "--dtype")) { if (!kilnDataTypeParse(need(a), &o.dtype)) die("unknown dtype %s", argv[i]); }
-    else if (!strcmp(a, "--op")) { if (!kilnRedOpParse(need(a), &o.op)) die("unknown op %s", argv[i]); }
-    else if (!strcmp(a, "--min")) { if (!kilnParseSize(need(a), &o.minB)) die("bad size %s", argv[i]); }
-    else if (!strcmp(a, "--max")) { if (!kilnParseSize(need(a), &o.maxB)) die("bad size %s", argv[i]); }
-    else if (!strcmp(a, "--factor")) o.factor = atoi(need(a));
-    else if (!strcmp(a, "--iters")) o.iters = atoi(need(a));
-    else if (!strcmp(a, "--warmup")) o.warmup = atoi(need(a));
-    else if (!strcmp(a, "--timeout-ms")) o.timeoutMs = atoi(need(a));
-    else if (!strcmp(a, "--slot-bytes")) { if (!kilnParseSize(need(a), &o.slotBytes)) die("bad size %s", argv[i]); }
-    else if (!strcmp(a, "--nslots")) o.nslots = atoi(need(a));
-    else if (!strcmp(a, "--channels")) o.channels = atoi(need(a));
-    else if (!strcmp(a, "--threads")) o.threads = atoi(need(a));
+    } else if (!strcmp(a, "--dtype")) {
+      if (!kilnDataTypeParse(need(a), &o.dtype)) die("unknown dtype %s", argv[i]);
+    } else if (!strcmp(a, "--op")) {
+      if (!kilnRedOpParse(need(a), &o.op)) die("unknown op %s", argv[i]);
+    } else if (!strcmp(a, "--min")) {
+      if (!kilnParseSize(need(a), &o.minB)) die("bad size %s", argv[i]);
+    } else if (!strcmp(a, "--max")) {
+      if (!kilnParseSize(need(a), &o.maxB)) die("bad size %s", argv[i]);
+    } else if (!strcmp(a, "--factor"))
+      o.factor = atoi(need(a));
+    else if (!strcmp(a, "--iters"))
+      o.iters = atoi(need(a));
+    else if (!strcmp(a, "--warmup"))
+      o.warmup = atoi(need(a));
+    else if (!strcmp(a, "--timeout-ms"))
+      o.timeoutMs = atoi(need(a));
+    else if (!strcmp(a, "--slot-bytes")) {
+      if (!kilnParseSize(need(a), &o.slotBytes)) die("bad size %s", argv[i]);
+    } else if (!strcmp(a, "--nslots"))
+      o.nslots = atoi(need(a));
+    else if (!strcmp(a, "--channels"))
+      o.channels = atoi(need(a));
+    else if (!strcmp(a, "--threads"))
+      o.threads = atoi(need(a));
     else if (!strcmp(a, "--sym-bytes")) {
       uint64_t v = 0;
       if (!kilnParseSize(need(a), &v)) die("bad size %s", argv[i]);
       o.symBytes = (long long)v;
     } else if (!strcmp(a, "--sym")) {
       const char* v = need(a);
-      o.sym = !strcmp(v, "off") ? 0 : !strcmp(v, "auto") ? 1 : !strcmp(v, "oneshot") ? 2 : !strcmp(v, "twoshot") ? 3 : -1;
-      if (o.sym < 0) { usage(stderr); die("--sym: auto, off, oneshot or twoshot, not %s", v); }
-    }
-    else if (!strcmp(a, "--inplace")) o.inplace = true;
-    else if (!strcmp(a, "--window")) o.window = true;
-    else if (!strcmp(a, "--no-check")) o.check = false;
-    else if (!strcmp(a, "--mp")) o.mp = true;
+      o.sym = !strcmp(v, "off")       ? 0
+              : !strcmp(v, "auto")    ? 1
+              : !strcmp(v, "oneshot") ? 2
+              : !strcmp(v, "twoshot") ? 3
+                                      : -1;
+      if (o.sym < 0) {
+        usage(stderr);
+        die("--sym: auto, off, oneshot or twoshot, not %s", v);
+      }
+    } else if (!strcmp(a, "--inplace"))
+      o.inplace = true;
+    else if (!strcmp(a, "--window"))
+      o.window = true;
+    else if (!strcmp(a, "--no-check"))
+      o.check = false;
+    else if (!strcmp(a, "--mp"))
+      o.mp = true;
     else if (!strcmp(a, "--shared")) {
       o.shared = atoi(need(a));
-      if (o.shared < 1) { usage(stderr); die("--shared: a GPU count of 1 or more, not %s", argv[i]); }
+      if (o.shared < 1) {
+        usage(stderr);
+        die("--shared: a GPU count of 1 or more, not %s", argv[i]);
+      }
+    } else if (!strcmp(a, "--sweep"))
+      o.sweep = true;
+    else if (!strcmp(a, "--graph"))
+      o.graph = atoi(need(a));
+    else if (!strcmp(a, "--batch"))
+      o.batch = true;
+    else if (!strcmp(a, "--host-time"))
+      o.hostTime = true;
+    else if (!strcmp(a, "--plan"))
+      o.plan = need(a);
+    else if (!strcmp(a, "--plans"))
+      o.plans = need(a);
+    else if (!strcmp(a, "--classic"))
+      o.classic = need(a);
+    else if (!strcmp(a, "--mirror"))
+      o.mirror = true;
+    else if (!strcmp(a, "--write-plans"))
+      o.writePlans = need(a);
+    else if (!strcmp(a, "--csv"))
+      o.csv = need(a);
+    else if (!strcmp(a, "--svg"))
+      o.svg = need(a);
+    else {
+      usage(stderr);
+      fprintf(stderr, "coll_bench: unexpected argument '%s'\n", a);
+      exit(2);
     }
-    else if (!strcmp(a, "--sweep")) o.sweep = true;
-    else if (!strcmp(a, "--graph")) o.graph = atoi(need(a));
-    else if (!strcmp(a, "--batch")) o.batch = true;
-    else if (!strcmp(a, "--host-time")) o.hostTime = true;
-    else if (!strcmp(a, "--plan")) o.plan = need(a);
-    else if (!strcmp(a, "--plans")) o.plans = need(a);
-    else if (!strcmp(a, "--classic")) o.classic = need(a);
-    else if (!strcmp(a, "--mirror")) o.mirror = true;
-    else if (!strcmp(a, "--write-plans")) o.writePlans = need(a);
-    else if (!strcmp(a, "--csv")) o.csv = need(a);
-    else if (!strcmp(a, "--svg")) o.svg = need(a);
-    else { usage(stderr); fprintf(stderr, "coll_bench: unexpected argument '%s'\n", a); exit(2); }
   }
   if (!anyColl)
     for (int c = 0; c < KILN_NUM_COLLS; c++) o.colls[c] = c != KILN_COLL_CUSTOM;
-  if (o.graph < 0 || o.graph > 1000 || o.factor < 2 || o.iters < 1 || o.iters > 1024 || o.warmup < 0 || o.minB < 1 || o.minB > o.maxB ||
-      o.timeoutMs < 1) {
+  if (o.graph < 0 || o.graph > 1000 || o.factor < 2 || o.iters < 1 || o.iters > 1024 || o.warmup < 0 ||
+      o.minB < 1 || o.minB > o.maxB || o.timeoutMs < 1) {
     usage(stderr);
     fprintf(stderr, "coll_bench: bad --factor/--iters/--warmup/--min/--max/--timeout-ms\n");
     exit(2);
@@ -1108,8 +1220,10 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
     R.recvBytes = maxRecv;
     char** slots[3] = {&R.send, &R.recvN, &R.recvK};
     for (int k = 0; k < 3; k++) {
-      if (o.window) NCCL_CHECK(ncclMemAlloc((void**)slots[k], R.bufBytes(k)));
-      else CUDA_CHECK(cudaMalloc((void**)slots[k], R.bufBytes(k)));
+      if (o.window)
+        NCCL_CHECK(ncclMemAlloc((void**)slots[k], R.bufBytes(k)));
+      else
+        CUDA_CHECK(cudaMalloc((void**)slots[k], R.bufBytes(k)));
     }
     CUDA_CHECK(cudaMalloc(&R.dcount, sizeof(unsigned long long)));
     R.ev0 = (cudaEvent_t*)calloc(o.iters, sizeof(cudaEvent_t));
@@ -1129,7 +1243,7 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
   std::vector<kilnComm_t> kc(myRanks.size(), nullptr);
   std::vector<int> devs;
   for (const Rank& R : b.ranks) devs.push_back(R.dev);
-  kilnResult_t kr = o.shared               ? kilnCommCreateShared(b.n, devs.data(), &cfg, kc.data())
+  kilnResult_t kr = o.shared              ? kilnCommCreateShared(b.n, devs.data(), &cfg, kc.data())
                     : myRanks.size() == 1 ? kilnCommCreate(nc[0], &cfg, &kc[0])
                                           : kilnCommCreateAll((int)nc.size(), nc.data(), &cfg, kc.data());
   if (kr != KILN_SUCCESS) {
@@ -1178,8 +1292,10 @@ static void teardown(Bench& b) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     if (R.nccl) ncclCommDestroy(R.nccl);
     for (int k = 0; k < 3; k++) {
-      if (b.o.window) ncclMemFree(R.buf(k));
-      else cudaFree(R.buf(k));
+      if (b.o.window)
+        ncclMemFree(R.buf(k));
+      else
+        cudaFree(R.buf(k));
     }
     cudaFree(R.dcount);
     cudaStreamDestroy(R.stream);
@@ -1208,7 +1324,8 @@ int main(int argc, char** argv) {
   if (b.o.plans && kilnRegistryLoadPath(b.o.plans) != KILN_SUCCESS) die("%s", kilnLastError());
   if (b.o.plan && !kilnRegistryFind(b.o.plan)) die("no plan named %s in the registry", b.o.plan);
   int ngpu = 0;
-  if (!b.o.mp) CUDA_CHECK(cudaGetDeviceCount(&ngpu));
+  if (!b.o.mp)
+    CUDA_CHECK(cudaGetDeviceCount(&ngpu));
   else {
     /* CUDA must not be initialized before fork: ask a child. */
     int fd[2];

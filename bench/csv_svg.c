@@ -29,8 +29,9 @@ typedef struct {
 } collPlot;
 
 static void usage(FILE* f) {
-  fprintf(f, "usage: csv_svg [--title TEXT] TABLE.csv OUT.svg\n"
-             "  plots a coll_bench --csv table: algbw against size, a panel per collective\n");
+  fprintf(f,
+          "usage: csv_svg [--title TEXT] TABLE.csv OUT.svg\n"
+          "  plots a coll_bench --csv table: algbw against size, a panel per collective\n");
 }
 
 int main(int argc, char** argv) {
@@ -42,12 +43,14 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     }
-    if (!strcmp(argv[i], "--title") && i + 1 < argc) title = argv[++i];
+    if (!strcmp(argv[i], "--title") && i + 1 < argc)
+      title = argv[++i];
     else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "csv_svg: unknown option %s\n", argv[i]);
       usage(stderr);
       return 1;
-    } else if (npaths < 2) path[npaths++] = argv[i];
+    } else if (npaths < 2)
+      path[npaths++] = argv[i];
     else {
       usage(stderr);
       return 1;
@@ -78,7 +81,8 @@ int main(int argc, char** argv) {
     cUs[v] = benchCsvColumn(&t, name);
   }
   if (cColl < 0 || cRanks < 0 || cModel < 0 || cDtype < 0 || cSize < 0) {
-    fprintf(stderr, "csv_svg: %s: not a coll_bench table (no coll, nranks, model, dtype or size column)\n", path[0]);
+    fprintf(stderr, "csv_svg: %s: not a coll_bench table (no coll, nranks, model, dtype or size column)\n",
+            path[0]);
     goto out;
   }
   if (t.nrows == 0) {
@@ -91,8 +95,8 @@ int main(int argc, char** argv) {
     while (k < ncolls && strcmp(colls[k].name, c) != 0) k++;
     if (k == ncolls) {
       if (ncolls == MAX_COLLS || strlen(c) >= sizeof colls[k].name) {
-        fprintf(stderr, "csv_svg: %s:%d: collective '%s': more than %d collectives or a name too long\n", path[0],
-                t.lines[r], c, MAX_COLLS);
+        fprintf(stderr, "csv_svg: %s:%d: collective '%s': more than %d collectives or a name too long\n",
+                path[0], t.lines[r], c, MAX_COLLS);
         goto out;
       }
       snprintf(colls[k].name, sizeof colls[k].name, "%s", c);
@@ -118,7 +122,8 @@ int main(int argc, char** argv) {
       const char* f = benchCsvCell(&t, r, cUs[v]);
       if (!f[0]) continue; /* not measured */
       if (!benchCsvNumber(f, &us) || us <= 0) {
-        fprintf(stderr, "csv_svg: %s:%d: %s_us '%s' is not a positive number\n", path[0], t.lines[r], vname[v], f);
+        fprintf(stderr, "csv_svg: %s:%d: %s_us '%s' is not a positive number\n", path[0], t.lines[r],
+                vname[v], f);
         goto out;
       }
       collPlot* p = &colls[k];
@@ -137,8 +142,8 @@ int main(int argc, char** argv) {
     for (int v = 0; v < NV; v++)
       colls[k].series[v] = (benchSeries){vname[v], colls[k].x[v], colls[k].y[v], colls[k].n[v]};
     if (sharedGpus)
-      snprintf(panels[k].title, sizeof panels[k].title, "%.31s, %d ranks on %d GPU%s", colls[k].name, ranks, sharedGpus,
-               sharedGpus == 1 ? "" : "s");
+      snprintf(panels[k].title, sizeof panels[k].title, "%.31s, %d ranks on %d GPU%s", colls[k].name, ranks,
+               sharedGpus, sharedGpus == 1 ? "" : "s");
     else
       snprintf(panels[k].title, sizeof panels[k].title, "%.31s, %d GPUs%s", colls[k].name, ranks,
                mp ? " (one process per GPU)" : "");
@@ -146,7 +151,8 @@ int main(int argc, char** argv) {
     panels[k].nseries = NV;
   }
   char figure[512];
-  snprintf(figure, sizeof figure, "algbw (GB/s) vs size: NCCL, kiln baked, kiln interpreted, kiln sym (%s)%s%s",
+  snprintf(figure, sizeof figure,
+           "algbw (GB/s) vs size: NCCL, kiln baked, kiln interpreted, kiln sym (%s)%s%s",
            benchCsvCell(&t, 0, cDtype), title ? ", " : "", title ? title : "");
   if (benchSvgWrite(path[1], figure, panels, ncolls) != 0) {
     fprintf(stderr, "csv_svg: cannot write %s\n", path[1]);

@@ -87,16 +87,46 @@ struct Gpu {
 static KilnDriverFn gKilnFn; /* emptyKernel's handle for kiln's launch (kilnLaunchKernel) */
 
 enum What {
-  SET_DEVICE, GET_DEVICE, IS_CAPTURING, STREAM_ID, EVENT_RECORD, WAIT_EVENT, LAUNCH, KILN_PATH,
-  LAUNCH_SMALL_ARGS, LAUNCH_ONE_WARP, LAUNCH_NO_SWITCH, LAUNCH_DRIVER, LAUNCH_THREADS, THREADS_DRIVER,
-  THREADS_PDL, THREADS_KILN, THREADS_KILN_NO_EVENT, THREADS_KILN_DRIVER, THREADS_KILN_DRIVER_EVENT, NWHAT
+  SET_DEVICE,
+  GET_DEVICE,
+  IS_CAPTURING,
+  STREAM_ID,
+  EVENT_RECORD,
+  WAIT_EVENT,
+  LAUNCH,
+  KILN_PATH,
+  LAUNCH_SMALL_ARGS,
+  LAUNCH_ONE_WARP,
+  LAUNCH_NO_SWITCH,
+  LAUNCH_DRIVER,
+  LAUNCH_THREADS,
+  THREADS_DRIVER,
+  THREADS_PDL,
+  THREADS_KILN,
+  THREADS_KILN_NO_EVENT,
+  THREADS_KILN_DRIVER,
+  THREADS_KILN_DRIVER_EVENT,
+  NWHAT
 };
-static const char* kName[NWHAT] = {
-    "cudaSetDevice (switch)", "cudaGetDevice", "cudaStreamIsCapturing", "cudaStreamGetId",
-    "cudaEventRecord", "cudaStreamWaitEvent", "kernel launch", "kilnRun's CUDA calls",
-    "launch, 16 B arguments", "launch, 1 block x 32", "launch, device 0 only", "cuLaunchKernel+ctx",
-    "launch, thread per GPU", "cuLaunchKernel, thread/GPU", "launch PDL, thread/GPU",
-    "kiln's calls, thread/GPU", "kiln's, no event, thr/GPU", "driver, no event, thr/GPU", "kiln's calls (driver), t/G"};
+static const char* kName[NWHAT] = {"cudaSetDevice (switch)",
+                                   "cudaGetDevice",
+                                   "cudaStreamIsCapturing",
+                                   "cudaStreamGetId",
+                                   "cudaEventRecord",
+                                   "cudaStreamWaitEvent",
+                                   "kernel launch",
+                                   "kilnRun's CUDA calls",
+                                   "launch, 16 B arguments",
+                                   "launch, 1 block x 32",
+                                   "launch, device 0 only",
+                                   "cuLaunchKernel+ctx",
+                                   "launch, thread per GPU",
+                                   "cuLaunchKernel, thread/GPU",
+                                   "launch PDL, thread/GPU",
+                                   "kiln's calls, thread/GPU",
+                                   "kiln's, no event, thr/GPU",
+                                   "driver, no event, thr/GPU",
+                                   "kiln's calls (driver), t/G"};
 static bool isLaunch(int w) { return w == LAUNCH || w == KILN_PATH || w >= LAUNCH_SMALL_ARGS; }
 static bool threaded(int w) { return w >= LAUNCH_THREADS; }
 
@@ -159,18 +189,32 @@ static void round(std::vector<Gpu>& g, What w, const Args& a) {
     gRound.fetch_add(1, std::memory_order_acq_rel);
     CUDA_CHECK(cudaSetDevice(g[0].dev));
     issueThreaded(g[0], w, a);
-    while (gDone.load(std::memory_order_acquire) < want) {
-    }
+    while (gDone.load(std::memory_order_acquire) < want) {}
     return;
   }
   for (Gpu& x : g) {
     switch (w) {
       case SET_DEVICE: CUDA_CHECK(cudaSetDevice(x.dev)); break;
-      case GET_DEVICE: { int d; CUDA_CHECK(cudaGetDevice(&d)); } break;
-      case IS_CAPTURING: { cudaStreamCaptureStatus st; CUDA_CHECK(cudaStreamIsCapturing(x.s, &st)); } break;
-      case STREAM_ID: { unsigned long long id; CUDA_CHECK(cudaStreamGetId(x.s, &id)); } break;
-      case EVENT_RECORD: CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaEventRecord(x.ev, x.s)); break;
-      case WAIT_EVENT: CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaStreamWaitEvent(x.s2, x.ev, 0)); break;
+      case GET_DEVICE: {
+        int d;
+        CUDA_CHECK(cudaGetDevice(&d));
+      } break;
+      case IS_CAPTURING: {
+        cudaStreamCaptureStatus st;
+        CUDA_CHECK(cudaStreamIsCapturing(x.s, &st));
+      } break;
+      case STREAM_ID: {
+        unsigned long long id;
+        CUDA_CHECK(cudaStreamGetId(x.s, &id));
+      } break;
+      case EVENT_RECORD:
+        CUDA_CHECK(cudaSetDevice(x.dev));
+        CUDA_CHECK(cudaEventRecord(x.ev, x.s));
+        break;
+      case WAIT_EVENT:
+        CUDA_CHECK(cudaSetDevice(x.dev));
+        CUDA_CHECK(cudaStreamWaitEvent(x.s2, x.ev, 0));
+        break;
       case LAUNCH:
         CUDA_CHECK(cudaSetDevice(x.dev));
         emptyKernel<<<4, 512, 0, x.s>>>(a);
@@ -210,8 +254,10 @@ static void round(std::vector<Gpu>& g, What w, const Args& a) {
 int main(int argc, char** argv) {
   int iters = 20000, ngpu = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--gpus") && i + 1 < argc) ngpu = atoi(argv[++i]);
+    if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--gpus") && i + 1 < argc)
+      ngpu = atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: host_bench [--iters N] [--gpus N]\n");
       return 2;
@@ -250,17 +296,22 @@ int main(int argc, char** argv) {
       gStop.store(false, std::memory_order_release);
       for (int i = 1; i < ngpu; i++) workers.emplace_back(worker, &g[i], (What)w, &a, gRound.load());
     }
-    CUDA_CHECK(cudaSetDevice(0)); /* LAUNCH_NO_SWITCH launches on GPU 0's stream */
+    CUDA_CHECK(cudaSetDevice(0));                       /* LAUNCH_NO_SWITCH launches on GPU 0's stream */
     for (int i = 0; i < 200; i++) round(g, (What)w, a); /* warm up */
-    for (Gpu& x : g) { CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaDeviceSynchronize()); }
+    for (Gpu& x : g) {
+      CUDA_CHECK(cudaSetDevice(x.dev));
+      CUDA_CHECK(cudaDeviceSynchronize());
+    }
     CUDA_CHECK(cudaSetDevice(0));
     double t0 = nowUs();
     for (int i = 0; i < iters; i++) {
       round(g, (What)w, a);
       /* Keep the queues short: a full launch queue would block the host and measure the GPU. */
-      if (isLaunch(w) && i % 256 == 255)
-      {
-        for (Gpu& x : g) { CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaStreamSynchronize(x.s)); }
+      if (isLaunch(w) && i % 256 == 255) {
+        for (Gpu& x : g) {
+          CUDA_CHECK(cudaSetDevice(x.dev));
+          CUDA_CHECK(cudaStreamSynchronize(x.s));
+        }
         CUDA_CHECK(cudaSetDevice(0));
       }
     }
@@ -269,7 +320,10 @@ int main(int argc, char** argv) {
     printf("%-26s %10.3f\n", kName[w], (t1 - t0) / iters / ngpu);
     gStop.store(true, std::memory_order_release);
     for (std::thread& t : workers) t.join();
-    for (Gpu& x : g) { CUDA_CHECK(cudaSetDevice(x.dev)); CUDA_CHECK(cudaDeviceSynchronize()); }
+    for (Gpu& x : g) {
+      CUDA_CHECK(cudaSetDevice(x.dev));
+      CUDA_CHECK(cudaDeviceSynchronize());
+    }
   }
   return 0;
 }

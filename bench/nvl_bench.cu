@@ -103,13 +103,18 @@ __device__ __forceinline__ int peerOf(const Targets& t, int k) { return (t.me + 
  * HINT 0: plain 16-byte stores, loads through L2 only (kiln's copy1); 1: streaming stores
  * (st.global.cs) and non-caching loads; 2: write-through stores (st.global.wt). ---- */
 template <int HINT> __device__ __forceinline__ void store16(uint4* d, uint4 v) {
-  if constexpr (HINT == 0) *d = v;
-  else if constexpr (HINT == 1) __stcs(d, v);
-  else __stwt(d, v);
+  if constexpr (HINT == 0)
+    *d = v;
+  else if constexpr (HINT == 1)
+    __stcs(d, v);
+  else
+    __stwt(d, v);
 }
 template <int HINT> __device__ __forceinline__ uint4 load16(const uint4* s) {
-  if constexpr (HINT == 1) return __ldcs(s);
-  else return __ldcg(s);
+  if constexpr (HINT == 1)
+    return __ldcs(s);
+  else
+    return __ldcg(s);
 }
 
 /* Vectors [lo, hi) of s into d, block-strided, U loads in flight per thread. */
@@ -126,8 +131,8 @@ __device__ __forceinline__ void copyRange(uint4* d, const uint4* s, size_t lo, s
   for (; i < hi; i += blockDim.x) store16<HINT>(d + i, load16<HINT>(s + i));
 }
 
-template <int U, int HINT>
-__global__ void __launch_bounds__(1024) smPush(Targets t, const char* src, size_t bytes) {
+template <int U, int HINT> __global__ void __launch_bounds__(1024)
+    smPush(Targets t, const char* src, size_t bytes) {
   const size_t nvec = bytes / 16;
   const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
   const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
@@ -170,8 +175,7 @@ struct Sources {
   int n, me;
 };
 
-template <int U>
-__global__ void __launch_bounds__(1024) smPull(Sources t, char* dst, size_t bytes) {
+template <int U> __global__ void __launch_bounds__(1024) smPull(Sources t, char* dst, size_t bytes) {
   const size_t nvec = bytes / 16;
   const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
   const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
@@ -190,8 +194,7 @@ __device__ __forceinline__ void add4(uint4& a, const uint4& b) {
   a.w += b.w;
 }
 
-template <int U>
-__global__ void __launch_bounds__(1024) rsPull(Sources t, uint32_t* out, size_t bytes) {
+template <int U> __global__ void __launch_bounds__(1024) rsPull(Sources t, uint32_t* out, size_t bytes) {
   const size_t nvec = bytes / 16;
   const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
   const size_t lo = lmin(nvec, per * blockIdx.x), hi = lmin(nvec, lo + per);
@@ -226,23 +229,26 @@ __device__ __forceinline__ void mbarInit(uint64_t* bar) {
 }
 
 __device__ __forceinline__ void bulkLoad(void* smem, const void* gmem, uint32_t bytes, uint64_t* bar) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smemAddr(bar)), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smemAddr(smem)),
-               "l"(gmem), "r"(bytes), "r"(smemAddr(bar))
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smemAddr(bar)), "r"(bytes)
                : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          smemAddr(smem)),
+      "l"(gmem), "r"(bytes), "r"(smemAddr(bar))
+      : "memory");
 }
 
 __device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
   asm volatile(
-      "{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT_%=;\n}\n" ::"r"(
-          smemAddr(bar)),
+      "{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra "
+      "WAIT_%=;\n}\n" ::"r"(smemAddr(bar)),
       "r"(parity)
       : "memory");
 }
 
 __device__ __forceinline__ void bulkStore(void* gmem, const void* smem, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem), "r"(smemAddr(smem)), "r"(bytes)
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem), "r"(smemAddr(smem)),
+               "r"(bytes)
                : "memory");
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
@@ -253,8 +259,7 @@ template <int N> __device__ __forceinline__ void storesRead() {
 }
 __device__ __forceinline__ void storesDone() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
-template <int S>
-__global__ void tmaPush(Targets t, const char* src, size_t bytes, uint32_t chunk) {
+template <int S> __global__ void tmaPush(Targets t, const char* src, size_t bytes, uint32_t chunk) {
   extern __shared__ __align__(128) char stage[];
   __shared__ uint64_t bars[S];
   if (threadIdx.x != 0) return;
@@ -304,10 +309,11 @@ __global__ void tmaPush(Targets t, const char* src, size_t bytes, uint32_t chunk
 }
 
 /* ---- rsce: out[i] = own[i] + the n - 1 pulled parts (32-bit adds), 16 bytes a thread ---- */
-__global__ void __launch_bounds__(512) reduceParts(uint32_t* out, const uint32_t* own, const uint32_t* parts, int nparts,
-                                                  size_t partWords, size_t words) {
+__global__ void __launch_bounds__(512) reduceParts(uint32_t* out, const uint32_t* own, const uint32_t* parts,
+                                                   int nparts, size_t partWords, size_t words) {
   const size_t nv = words / 4;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nv; i += (size_t)gridDim.x * blockDim.x) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nv;
+       i += (size_t)gridDim.x * blockDim.x) {
     uint4 a = __ldcg((const uint4*)own + i);
     for (int k = 0; k < nparts; k++) {
       const uint4 b = __ldcg((const uint4*)(parts + (size_t)k * partWords) + i);
@@ -320,7 +326,9 @@ __global__ void __launch_bounds__(512) reduceParts(uint32_t* out, const uint32_t
   }
 }
 
-__host__ __device__ __forceinline__ uint32_t pattern(size_t i, uint32_t seed) { return (uint32_t)(i * 2654435761u) ^ seed; }
+__host__ __device__ __forceinline__ uint32_t pattern(size_t i, uint32_t seed) {
+  return (uint32_t)(i * 2654435761u) ^ seed;
+}
 
 /* Holds the stream for ns nanoseconds (the GPU's clock). */
 __global__ void holdFor(unsigned long long ns) {
@@ -331,9 +339,11 @@ __global__ void holdFor(unsigned long long ns) {
 }
 
 /* out (words of GPU g's piece) against the sum of every GPU's piece g. */
-__global__ void countWrongSum(const uint32_t* out, size_t words, size_t base, int n, unsigned long long* bad) {
+__global__ void countWrongSum(const uint32_t* out, size_t words, size_t base, int n,
+                              unsigned long long* bad) {
   unsigned long long b = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;
+       i += (size_t)gridDim.x * blockDim.x) {
     uint32_t want = 0;
     for (int q = 0; q < n; q++) want += pattern(base + i, 0x9e3779b9u * (q + 1));
     b += out[i] != want;
@@ -381,7 +391,8 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
     CUDA_CHECK(cudaStreamCreateWithFlags(&side[g], cudaStreamNonBlocking));
     for (cudaEvent_t* e : {&e0[g], &e1[g]}) CUDA_CHECK(cudaEventCreate(e));
-    for (cudaEvent_t* e : {&fork[g], &join[g]}) CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    for (cudaEvent_t* e : {&fork[g], &join[g]})
+      CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     for (int s = 0; s < MAXS; s++) {
       CUDA_CHECK(cudaEventCreateWithFlags(&copied[g][s], cudaEventDisableTiming));
       CUDA_CHECK(cudaEventCreateWithFlags(&reduced[g][s], cudaEventDisableTiming));
@@ -428,10 +439,12 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
             const int p = (g + 1 + k) % gpus;
             if (push) /* into p's part (g - p - 1) mod n: p's part k' holds rank p + 1 + k' */
               CUDA_CHECK(cudaMemcpyAsync(slot(p) + (size_t)((g - p - 1 + gpus) % gpus) * w.chunk,
-                                         (const char*)in[g] + (size_t)p * bytes + off, len, cudaMemcpyDefault, side[g]));
+                                         (const char*)in[g] + (size_t)p * bytes + off, len, cudaMemcpyDefault,
+                                         side[g]));
             else
-              CUDA_CHECK(cudaMemcpyAsync(slot(g) + (size_t)k * w.chunk, (const char*)in[p] + (size_t)g * bytes + off, len,
-                                         cudaMemcpyDefault, side[g]));
+              CUDA_CHECK(cudaMemcpyAsync(slot(g) + (size_t)k * w.chunk,
+                                         (const char*)in[p] + (size_t)g * bytes + off, len, cudaMemcpyDefault,
+                                         side[g]));
           }
           CUDA_CHECK(cudaEventRecord(copied[g][s], side[g]));
         }
@@ -439,9 +452,10 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
           CUDA_CHECK(cudaSetDevice(g));
           for (int k = 0; k < (push ? np : 1); k++)
             CUDA_CHECK(cudaStreamWaitEvent(st[g], copied[push ? (g + 1 + k) % gpus : g][s], 0));
-          reduceParts<<<w.blocks, 512, 0, st[g]>>>((uint32_t*)((char*)out[g] + off),
-                                                  (const uint32_t*)((const char*)in[g] + (size_t)g * bytes + off),
-                                                  (const uint32_t*)slot(g), np, w.chunk / 4, len / 4);
+          reduceParts<<<w.blocks, 512, 0, st[g]>>>(
+              (uint32_t*)((char*)out[g] + off),
+              (const uint32_t*)((const char*)in[g] + (size_t)g * bytes + off), (const uint32_t*)slot(g), np,
+              w.chunk / 4, len / 4);
           CUDA_CHECK(cudaEventRecord(reduced[g][s], st[g]));
         }
       }
@@ -478,8 +492,8 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
     const double us = median(times);
     const unsigned long long wrong = rsWrong(gpus, st.data(), out.data(), words);
     fails += wrong != 0;
-    printf("%-6s %9zu %6d %7d %10.1f %9.1f%s\n", push ? "rspush" : "rsce", w.chunk >> 10, w.slots, w.blocks, us,
-           (double)bytes * np / us / 1e3, wrong ? "  WRONG" : "");
+    printf("%-6s %9zu %6d %7d %10.1f %9.1f%s\n", push ? "rspush" : "rsce", w.chunk >> 10, w.slots, w.blocks,
+           us, (double)bytes * np / us / 1e3, wrong ? "  WRONG" : "");
     fflush(stdout);
   }
   for (int g = 0; g < gpus; g++) {
@@ -497,27 +511,36 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
  * (or i - 1), so a line is never overwritten before it was read. Store and poll instructions vary:
  * ST 0 st.volatile (kiln's), 1 st.relaxed.sys, 2 st.global (weak); LD 0 ld.volatile (kiln's), 1
  * ld.relaxed.sys. Every line's data is checked. ---- */
-template <int ST>
-__device__ __forceinline__ void llPut(uint4* p, uint32_t d0, uint32_t d1, uint32_t f) {
+template <int ST> __device__ __forceinline__ void llPut(uint4* p, uint32_t d0, uint32_t d1, uint32_t f) {
   if constexpr (ST == 1)
-    asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1), "r"(f) : "memory");
+    asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1),
+                 "r"(f)
+                 : "memory");
   else if constexpr (ST == 2)
-    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1), "r"(f) : "memory");
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1), "r"(f)
+                 : "memory");
   else
-    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1), "r"(f) : "memory");
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1),
+                 "r"(f)
+                 : "memory");
 }
 template <int LD> __device__ __forceinline__ uint4 llGet(const uint4* p) {
   uint4 v;
   if constexpr (LD == 1)
-    asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
   else
-    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
   return v;
 }
 
-template <int ST, int LD>
-__global__ void __launch_bounds__(512) llPingPong(uint4* mine, uint4* theirs, size_t nlines, int rounds, bool first,
-                                                 unsigned long long* bad) {
+template <int ST, int LD> __global__ void __launch_bounds__(512)
+    llPingPong(uint4* mine, uint4* theirs, size_t nlines, int rounds, bool first, unsigned long long* bad) {
   const size_t T = (size_t)gridDim.x * blockDim.x, t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   unsigned long long wrong = 0;
   auto send = [&](uint32_t f) {
@@ -560,8 +583,9 @@ static int rspull(int gpus, size_t bytes, int iters) {
     fillPattern<<<264, 512, 0, st[g]>>>(in[g], words * gpus, 0x9e3779b9u * (g + 1));
     CUDA_CHECK(cudaStreamSynchronize(st[g]));
   }
-  printf("# rspull: %d GPUs, reducescatter of %zu MiB pieces, SM loads from the peers' inputs; GB/s = busbw\n", gpus,
-         bytes >> 20);
+  printf(
+      "# rspull: %d GPUs, reducescatter of %zu MiB pieces, SM loads from the peers' inputs; GB/s = busbw\n",
+      gpus, bytes >> 20);
   printf("%-6s %7s %7s %3s %10s %9s\n", "way", "blocks", "threads", "U", "us", "GB/s");
   struct W {
     int blocks, threads, u;
@@ -594,8 +618,10 @@ static int rspull(int gpus, size_t bytes, int iters) {
       for (int g = 0; g < gpus; g++) {
         CUDA_CHECK(cudaSetDevice(g));
         CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
-        if (w.u == 8) rsPull<8><<<w.blocks, w.threads, 0, st[g]>>>(src[g], out[g], bytes);
-        else rsPull<4><<<w.blocks, w.threads, 0, st[g]>>>(src[g], out[g], bytes);
+        if (w.u == 8)
+          rsPull<8><<<w.blocks, w.threads, 0, st[g]>>>(src[g], out[g], bytes);
+        else
+          rsPull<4><<<w.blocks, w.threads, 0, st[g]>>>(src[g], out[g], bytes);
         CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
       }
       const double worst = slowestUs(gpus, e0.data(), e1.data());
@@ -646,10 +672,14 @@ static int llhop(int iters) {
   const int rounds = 1000;
   for (int st_ld = 0; st_ld < 4; st_ld++)
     for (int blocks : {1, 4, 16, 64})
-      for (size_t bytes : {(size_t)8, (size_t)1024, (size_t)4096, (size_t)16384, (size_t)65536, (size_t)262144}) {
+      for (size_t bytes :
+           {(size_t)8, (size_t)1024, (size_t)4096, (size_t)16384, (size_t)65536, (size_t)262144}) {
         const size_t nlines = (bytes + 7) / 8;
         if ((size_t)blocks * 512 > nlines * 8 && blocks > 1) continue; /* more blocks than lines x 8 */
-        auto k = st_ld == 0 ? llPingPong<0, 0> : st_ld == 1 ? llPingPong<1, 0> : st_ld == 2 ? llPingPong<2, 0> : llPingPong<0, 1>;
+        auto k = st_ld == 0   ? llPingPong<0, 0>
+                 : st_ld == 1 ? llPingPong<1, 0>
+                 : st_ld == 2 ? llPingPong<2, 0>
+                              : llPingPong<0, 1>;
         *bad[0] = *bad[1] = 0; /* this way's wrong lines only */
         std::vector<double> times;
         for (int it = 0; it < iters + 1; it++) {
@@ -723,11 +753,13 @@ template <class Src> __device__ __forceinline__ uint2 llxReduce(int n, int me, u
   return make_uint2(s0, s1);
 }
 
-template <int V>
-__global__ void __launch_bounds__(512) llxKernel(LLX x, const uint2* in, uint2* out, int rounds) {
+template <int V> __global__ void __launch_bounds__(512)
+    llxKernel(LLX x, const uint2* in, uint2* out, int rounds) {
   const int n = x.n, me = x.me;
   const size_t T = (size_t)gridDim.x * blockDim.x, t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  auto at = [&](int p, int i, int src, size_t l) { return x.area[p] + ((size_t)(i * n + src) * x.lines + l); };
+  auto at = [&](int p, int i, int src, size_t l) {
+    return x.area[p] + ((size_t)(i * n + src) * x.lines + l);
+  };
   for (int i = 0; i < rounds; i++) {
     const uint32_t f = (uint32_t)i * 2u + 1u;
     if constexpr (V == 0) {
@@ -774,8 +806,7 @@ __global__ void __launch_bounds__(512) llxKernel(LLX x, const uint2* in, uint2* 
         const int p = (me + 1 + role) % n;
         if (i > 0) {
           if (threadIdx.x == 0)
-            while (*(volatile unsigned*)&x.done[j] < (unsigned)i) {
-            }
+            while (*(volatile unsigned*)&x.done[j] < (unsigned)i) {}
           __syncthreads();
         }
         for (size_t l = lo + threadIdx.x; l < hi; l += blockDim.x) {
@@ -797,7 +828,8 @@ __global__ void __launch_bounds__(512) llxKernel(LLX x, const uint2* in, uint2* 
 
 __global__ void llxCheck(const uint2* out, size_t lines, int n, unsigned long long* bad) {
   unsigned long long b = 0;
-  for (size_t l = blockIdx.x * (size_t)blockDim.x + threadIdx.x; l < lines; l += (size_t)gridDim.x * blockDim.x) {
+  for (size_t l = blockIdx.x * (size_t)blockDim.x + threadIdx.x; l < lines;
+       l += (size_t)gridDim.x * blockDim.x) {
     uint32_t s0 = 0, s1 = 0;
     for (int q = 0; q < n; q++) {
       s0 += pattern(2 * l, 0x9e3779b9u * (q + 1));
@@ -866,7 +898,8 @@ static int llx(int gpus, int iters) {
   auto& e0 = G.e0;
   auto& e1 = G.e1;
   auto& out = G.out;
-  printf("# llx: one-shot allreduce of LL lines among %d GPUs; us per call (%d rounds back to back)\n", gpus, rounds);
+  printf("# llx: one-shot allreduce of LL lines among %d GPUs; us per call (%d rounds back to back)\n", gpus,
+         rounds);
   printf("%-5s %2s %6s %7s %9s %9s\n", "way", "V", "lpb", "blocks", "bytes", "us");
   int fails = 0;
   struct W {
@@ -889,9 +922,12 @@ static int llx(int gpus, int iters) {
           CUDA_CHECK(cudaSetDevice(g));
           const LLX x = G.args(g, lines, w.lpb);
           CUDA_CHECK(cudaEventRecord(e0[g], st[g]));
-          if (w.v == 0) llxKernel<0><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
-          else if (w.v == 1) llxKernel<1><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
-          else llxKernel<2><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
+          if (w.v == 0)
+            llxKernel<0><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
+          else if (w.v == 1)
+            llxKernel<1><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
+          else
+            llxKernel<2><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
           CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
         }
         const double worst = slowestUs(gpus, e0.data(), e1.data());
@@ -916,8 +952,8 @@ static int llx(int gpus, int iters) {
  * role n - 1 polling and reducing. A call's lines go out after the call before ended on this GPU,
  * in which every peer's lines of that call were received (so the peer had ended the call before,
  * the last reader of the area this call writes). ---- */
-template <int V>
-__global__ void __launch_bounds__(512) llgKernel(LLX x, const uint2* in, uint2* out, unsigned* seq) {
+template <int V> __global__ void __launch_bounds__(512)
+    llgKernel(LLX x, const uint2* in, uint2* out, unsigned* seq) {
   const int n = x.n, me = x.me;
   __shared__ unsigned call;
   if (threadIdx.x == 0) call = *(volatile unsigned*)&seq[blockIdx.x] + 1;
@@ -959,8 +995,10 @@ static int llg(int gpus, int iters) {
   auto& e0 = G.e0;
   auto& e1 = G.e1;
   auto& out = G.out;
-  printf("# llg: one-shot LL allreduce among %d GPUs, one call per launch, %d launches per CUDA graph; us per call\n",
-         gpus, K);
+  printf(
+      "# llg: one-shot LL allreduce among %d GPUs, one call per launch, %d launches per CUDA graph; us per "
+      "call\n",
+      gpus, K);
   printf("%-5s %2s %6s %7s %9s %9s\n", "way", "V", "lpb", "blocks", "bytes", "us");
   int fails = 0;
   struct W {
@@ -982,8 +1020,10 @@ static int llg(int gpus, int iters) {
         cudaGraph_t graph;
         CUDA_CHECK(cudaStreamBeginCapture(st[g], cudaStreamCaptureModeThreadLocal));
         for (int k = 0; k < K; k++) {
-          if (w.v == 0) llgKernel<0><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], G.words[g]);
-          else llgKernel<2><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], G.words[g]);
+          if (w.v == 0)
+            llgKernel<0><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], G.words[g]);
+          else
+            llgKernel<2><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], G.words[g]);
         }
         CUDA_CHECK(cudaStreamEndCapture(st[g], &graph));
         CUDA_CHECK(cudaGraphInstantiate(&exec[g], graph, 0));
@@ -1017,16 +1057,21 @@ int main(int argc, char** argv) {
   size_t bytes = (size_t)256 << 20;
   const char* only = NULL; /* --only WAY[,WAY...]: just these (names as printed, rsce included) */
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--gpus") && i + 1 < argc) gpus = atoi(argv[++i]);
+    if (!strcmp(argv[i], "--gpus") && i + 1 < argc)
+      gpus = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--bytes") && i + 1 < argc) {
       char* end = NULL;
       bytes = strtoull(argv[++i], &end, 0);
-      if (end && (*end == 'K' || *end == 'k')) bytes <<= 10;
-      else if (end && (*end == 'M' || *end == 'm')) bytes <<= 20;
-      else if (end && (*end == 'G' || *end == 'g')) bytes <<= 30;
-    }
-    else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+      if (end && (*end == 'K' || *end == 'k'))
+        bytes <<= 10;
+      else if (end && (*end == 'M' || *end == 'm'))
+        bytes <<= 20;
+      else if (end && (*end == 'G' || *end == 'g'))
+        bytes <<= 30;
+    } else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
     else {
       fprintf(stderr, "usage: nvl_bench [--gpus N] [--bytes PER_PEER] [--iters N] [--only WAY,...]\n");
       return 2;
@@ -1069,12 +1114,12 @@ int main(int argc, char** argv) {
     return t;
   };
   auto sources = [&](int g) { /* smpull: every GPU's piece, each in its own memory */
-    Sources s;
-    memset(&s, 0, sizeof s);
-    s.n = gpus;
-    s.me = g;
-    for (int p = 0; p < gpus; p++) s.src[p] = src[p];
-    return s;
+                              Sources s;
+                              memset(&s, 0, sizeof s);
+                              s.n = gpus;
+                              s.me = g;
+                              for (int p = 0; p < gpus; p++) s.src[p] = src[p];
+                              return s;
   };
   struct Way {
     const char* name;
@@ -1102,12 +1147,15 @@ int main(int argc, char** argv) {
     for (int b : {32, 64}) ways.push_back({"cesm", b, 512, 8, 0, (uint32_t)k, 0});
   for (int g = 0; g < gpus; g++) { /* per device */
     CUDA_CHECK(cudaSetDevice(g));
-    CUDA_CHECK(cudaFuncSetAttribute((const void*)tmaPush<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
-    CUDA_CHECK(cudaFuncSetAttribute((const void*)tmaPush<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    CUDA_CHECK(cudaFuncSetAttribute((const void*)tmaPush<4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    200 * 1024));
+    CUDA_CHECK(cudaFuncSetAttribute((const void*)tmaPush<8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    200 * 1024));
   }
-  printf("# nvl_bench: %d GPUs each pushing %zu MiB to every peer at once; GB/s = bytes a GPU sends / time\n", gpus,
-         bytes >> 20);
-  printf("%-6s %7s %7s %3s %4s %7s %7s %10s %9s\n", "way", "blocks", "threads", "U", "hint", "chunk", "stages", "us", "GB/s");
+  printf("# nvl_bench: %d GPUs each pushing %zu MiB to every peer at once; GB/s = bytes a GPU sends / time\n",
+         gpus, bytes >> 20);
+  printf("%-6s %7s %7s %3s %4s %7s %7s %10s %9s\n", "way", "blocks", "threads", "U", "hint", "chunk",
+         "stages", "us", "GB/s");
   int fails = 0;
   auto chosen = [&](const char* name) {
     if (!only) return true;
@@ -1136,14 +1184,20 @@ int main(int argc, char** argv) {
     auto launch = [&](int g) {
       Targets t = targets(g);
       if (!strcmp(w.name, "sm")) {
-        auto k = w.u == 4 ? smPush<4, 0> : w.u == 16 ? smPush<16, 0> : w.hint == 1 ? smPush<8, 1> : w.hint == 2 ? smPush<8, 2> : smPush<8, 0>;
+        auto k = w.u == 4      ? smPush<4, 0>
+                 : w.u == 16   ? smPush<16, 0>
+                 : w.hint == 1 ? smPush<8, 1>
+                 : w.hint == 2 ? smPush<8, 2>
+                               : smPush<8, 0>;
         k<<<w.blocks, w.threads, 0, st[g]>>>(t, src[g], bytes);
       } else if (!strcmp(w.name, "warps")) {
         smPushWarps<<<w.blocks, w.threads, 0, st[g]>>>(t, src[g], bytes);
       } else if (!strcmp(w.name, "tma")) {
         const size_t sm = (size_t)w.chunk * w.stages;
-        if (w.stages == 4) tmaPush<4><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
-        else tmaPush<8><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
+        if (w.stages == 4)
+          tmaPush<4><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
+        else
+          tmaPush<8><<<w.blocks, w.threads, sm, st[g]>>>(t, src[g], bytes, w.chunk);
       } else if (!strcmp(w.name, "cesm")) {
         const size_t ce = bytes / 8 * (8 - w.chunk) / 16 * 16;
         Targets tail = t;
@@ -1170,8 +1224,10 @@ int main(int argc, char** argv) {
         CUDA_CHECK(cudaMemcpyBatchAsync(ds, ss, sz, (size_t)(gpus - 1), &at, &idx, 1, st[g]));
       } else if (!strcmp(w.name, "smpull")) {
         const Sources so = sources(g);
-        if (w.u == 4) smPull<4><<<w.blocks, w.threads, 0, st[g]>>>(so, dst[g], bytes);
-        else smPull<8><<<w.blocks, w.threads, 0, st[g]>>>(so, dst[g], bytes);
+        if (w.u == 4)
+          smPull<4><<<w.blocks, w.threads, 0, st[g]>>>(so, dst[g], bytes);
+        else
+          smPull<8><<<w.blocks, w.threads, 0, st[g]>>>(so, dst[g], bytes);
       } else if (!strcmp(w.name, "pull")) {
         for (int k = 0; k < gpus - 1; k++) {
           const int p = (g + 1 + k) % gpus;
@@ -1196,11 +1252,13 @@ int main(int argc, char** argv) {
     /* Every region from a peer must hold that peer's pattern. */
     const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
       for (int q = 0; q < gpus; q++)
-        if (q != g) countWrong<<<264, 512, 0, st[g]>>>((uint32_t*)(dst[g] + (size_t)q * bytes), bytes / 4, 0x9e3779b9u * (q + 1), bad);
+        if (q != g)
+          countWrong<<<264, 512, 0, st[g]>>>((uint32_t*)(dst[g] + (size_t)q * bytes), bytes / 4,
+                                             0x9e3779b9u * (q + 1), bad);
     });
     fails += wrong != 0;
-    printf("%-6s %7d %7d %3d %4d %7u %7d %10.1f %9.1f%s\n", w.name, w.blocks, w.threads, w.u, w.hint, w.chunk, w.stages, us,
-           (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");
+    printf("%-6s %7d %7d %3d %4d %7u %7d %10.1f %9.1f%s\n", w.name, w.blocks, w.threads, w.u, w.hint, w.chunk,
+           w.stages, us, (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");
     fflush(stdout);
   }
   if (chosen("rsce")) fails += rsce(gpus, bytes, iters, false);

@@ -35,9 +35,9 @@ typedef struct {
   benchCsv t;
   int key[NKEYS];
   int plan;
-  int nccl, speedup, sym;             /* for the default column */
-  int baked, interp, symUs;           /* kiln's times */
-  int col;                            /* --col's time column (-1: kiln's default) */
+  int nccl, speedup, sym;   /* for the default column */
+  int baked, interp, symUs; /* kiln's times */
+  int col;                  /* --col's time column (-1: kiln's default) */
 } table;
 
 static void usage(FILE* f) {
@@ -108,12 +108,15 @@ static int timeOf(const table* x, int r, double* us, int* from) {
     return 1;
   }
   double nccl, speedup;
-  if (!benchCsvNumber(benchCsvCell(t, r, x->nccl), &nccl) || !benchCsvNumber(benchCsvCell(t, r, x->speedup), &speedup) ||
-      speedup <= 0) {
+  if (!benchCsvNumber(benchCsvCell(t, r, x->nccl), &nccl) ||
+      !benchCsvNumber(benchCsvCell(t, r, x->speedup), &speedup) || speedup <= 0) {
     double b, i;
-    if (!benchCsvNumber(benchCsvCell(t, r, x->baked), &b) && !benchCsvNumber(benchCsvCell(t, r, x->interp), &i))
+    if (!benchCsvNumber(benchCsvCell(t, r, x->baked), &b) &&
+        !benchCsvNumber(benchCsvCell(t, r, x->interp), &i))
       return 0; /* kiln ran nothing there */
-    fprintf(stderr, "perf_compare: %s:%d: no NCCL time and speedup to tell kiln's default time by: name a column (--col)\n",
+    fprintf(stderr,
+            "perf_compare: %s:%d: no NCCL time and speedup to tell kiln's default time by: name a column "
+            "(--col)\n",
             x->path, t->lines[r]);
     return -1;
   }
@@ -158,7 +161,8 @@ static void describe(const table* x, int r, char* out, size_t n) {
                    benchCsvCell(t, r, x->key[KEY_DTYPE]), benchCsvCell(t, r, x->key[KEY_OP]),
                    benchCsvCell(t, r, x->key[KEY_SIZE]),
                    strcmp(benchCsvCell(t, r, x->key[KEY_INPLACE]), "0") ? ", in place" : "");
-  if (withPlanNames && l >= 0 && (size_t)l < n) snprintf(out + l, n - (size_t)l, ", %s", benchCsvCell(t, r, x->plan));
+  if (withPlanNames && l >= 0 && (size_t)l < n)
+    snprintf(out + l, n - (size_t)l, ", %s", benchCsvCell(t, r, x->plan));
 }
 
 int main(int argc, char** argv) {
@@ -228,7 +232,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < x->t.nrows; r++)
       for (int s = 0; s < r; s++)
         if (sameKey(x, r, x, s, withPlan)) {
-          fprintf(stderr, "perf_compare: %s:%d: the same call as line %d\n", x->path, x->t.lines[r], x->t.lines[s]);
+          fprintf(stderr, "perf_compare: %s:%d: the same call as line %d\n", x->path, x->t.lines[r],
+                  x->t.lines[s]);
           goto out;
         }
   }
@@ -278,8 +283,8 @@ int main(int argc, char** argv) {
       wrong++;
     }
   }
-  printf("perf_compare: %s (%s time) against %s: %d rows compared, %d more than %g%% slower", cur.path, col, base.path,
-         matched, slower, threshold);
+  printf("perf_compare: %s (%s time) against %s: %d rows compared, %d more than %g%% slower", cur.path, col,
+         base.path, matched, slower, threshold);
   if (missing) printf(", %d missing", missing);
   if (wrong) printf(", %d with wrong results", wrong);
   if (worstRow >= 0) {

@@ -25,7 +25,6 @@
 #include "kiln/kiln.h"
 #include "primitives.cuh"
 
-
 using namespace kiln;
 
 /* The waits' abort and error words (device globals: atomics need global memory). */
@@ -48,8 +47,8 @@ __global__ void pingKernel(volatile uint64_t* mine, volatile uint64_t* theirs, i
 }
 
 /* A piece of n floats whose receive and send slots have the same use number. */
-__device__ __forceinline__ Piece<float> makePiece(const float* src, float* dst, const void* rslot, void* sslot,
-                                                  size_t n, uint64_t use) {
+__device__ __forceinline__ Piece<float> makePiece(const float* src, float* dst, const void* rslot,
+                                                  void* sslot, size_t n, uint64_t use) {
   Piece<float> pc;
   pc.src = src;
   pc.dst = dst;
@@ -61,8 +60,7 @@ __device__ __forceinline__ Piece<float> makePiece(const float* src, float* dst, 
 }
 
 /* ---- Simple copy / reduce: each block moves its share of n floats ---- */
-template <int F>
-__global__ void simpleKernel(const float* src, float* dst, size_t n) {
+template <int F> __global__ void simpleKernel(const float* src, float* dst, size_t n) {
   Spin spin(1000000000ull, &gAbort, &gErr); /* Simple pieces never wait */
   const size_t per = (n + gridDim.x - 1) / gridDim.x;
   const size_t lo = min(n, per * blockIdx.x), hi = min(n, lo + per);
@@ -117,13 +115,15 @@ __device__ __forceinline__ float pattern(int round, bool first, int block, size_
 
 /* One piece of a hop (UL: LL128's warp stores per round). */
 template <int PROTO, int UL, int F> __device__ void hopPiece(const Piece<float>& pc, Spin& spin) {
-  if (PROTO == KILN_DEV_PROTO_LL128) ll128Prim<float, OpSum, F, UL>(pc, OpSum(), spin);
-  else kilnPrim<float, OpSum, PROTO, F>(pc, OpSum(), spin);
+  if (PROTO == KILN_DEV_PROTO_LL128)
+    ll128Prim<float, OpSum, F, UL>(pc, OpSum(), spin);
+  else
+    kilnPrim<float, OpSum, PROTO, F>(pc, OpSum(), spin);
 }
 
 template <int PROTO, bool CHECK, int UL = KILN_LL128_UL>
-__global__ void hopKernel(char* mySlots, char* peerSlots, uint64_t* myHeads, uint64_t* peerHeads,
-                          float* buf, size_t n, size_t stride, int rounds, uint64_t use0, bool first,
+__global__ void hopKernel(char* mySlots, char* peerSlots, uint64_t* myHeads, uint64_t* peerHeads, float* buf,
+                          size_t n, size_t stride, int rounds, uint64_t use0, bool first,
                           unsigned long long* ns) {
   Spin spin(2000000000ull, &gAbort, &gErr);
   char* mine = mySlots + blockIdx.x * stride;
@@ -229,12 +229,19 @@ int main(int argc, char** argv) {
   int iters = 20;
   uint64_t maxB = 256ull << 20;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+    if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--max") && i + 1 < argc) {
-      if (!kilnParseSize(argv[++i], &maxB)) { fprintf(stderr, "prim_bench: bad size %s\n", argv[i]); return 2; }
+      if (!kilnParseSize(argv[++i], &maxB)) {
+        fprintf(stderr, "prim_bench: bad size %s\n", argv[i]);
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       csv = fopen(argv[++i], "w");
-      if (!csv) { fprintf(stderr, "prim_bench: cannot write %s\n", argv[i]); return 1; }
+      if (!csv) {
+        fprintf(stderr, "prim_bench: cannot write %s\n", argv[i]);
+        return 1;
+      }
       fprintf(csv, "test,where,blocks,bytes,us,GBps\n");
     } else if (!strcmp(argv[i], "--help")) {
       printf("usage: prim_bench [--iters N] [--max SIZE] [--csv FILE]\n");
@@ -247,7 +254,10 @@ int main(int argc, char** argv) {
   if (iters < 1) iters = 1;
   int ngpu = 0;
   CUDA_CHECK(cudaGetDeviceCount(&ngpu));
-  if (ngpu < 2) { fprintf(stderr, "prim_bench: needs 2 GPUs\n"); return 1; }
+  if (ngpu < 2) {
+    fprintf(stderr, "prim_bench: needs 2 GPUs\n");
+    return 1;
+  }
   cudaStream_t s[2];
   for (int d = 0; d < 2; d++) {
     CUDA_CHECK(cudaSetDevice(d));
@@ -317,10 +327,12 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaSetDevice(1));
       CUDA_CHECK(cudaMemset(f1, 0, 4096));
       CUDA_CHECK(cudaDeviceSynchronize());
-      k<<<nb, 512, 0, s[1]>>>((char*)b1, (char*)b0, f1, f0, b1 + maxN / 2, n, stride, nrounds, use0, false, nullptr);
+      k<<<nb, 512, 0, s[1]>>>((char*)b1, (char*)b0, f1, f0, b1 + maxN / 2, n, stride, nrounds, use0, false,
+                              nullptr);
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaSetDevice(0));
-      k<<<nb, 512, 0, s[0]>>>((char*)b0, (char*)b1, f0, f1, b0 + maxN / 2, n, stride, nrounds, use0, true, cyc);
+      k<<<nb, 512, 0, s[0]>>>((char*)b0, (char*)b1, f0, f1, b0 + maxN / 2, n, stride, nrounds, use0, true,
+                              cyc);
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaDeviceSynchronize());
       CUDA_CHECK(cudaSetDevice(1));
@@ -331,7 +343,8 @@ int main(int argc, char** argv) {
       return ns;
     };
     auto hop = [&](const char* name, auto timedK, auto checkedK) {
-      for (size_t bytes : {(size_t)8, (size_t)1 << 10, (size_t)8 << 10, (size_t)64 << 10, (size_t)512 << 10}) {
+      for (size_t bytes :
+           {(size_t)8, (size_t)1 << 10, (size_t)8 << 10, (size_t)64 << 10, (size_t)512 << 10}) {
         for (int nb : {1, 4, 16}) {
           if ((size_t)nb * stride * 2 > maxB) continue;
           const size_t n = bytes / sizeof(float);
@@ -340,7 +353,8 @@ int main(int argc, char** argv) {
           runHop(checkedK, nb, n, checkedRounds);
           const unsigned long long bad = takeBad();
           if (bad != 0) {
-            fprintf(stderr, "prim_bench: %s, %d blocks, %zu bytes: %llu elements received were not what was sent\n",
+            fprintf(stderr,
+                    "prim_bench: %s, %d blocks, %zu bytes: %llu elements received were not what was sent\n",
                     name, nb, bytes, bad);
             hopFailures++;
           }
@@ -361,17 +375,17 @@ int main(int argc, char** argv) {
     if (n > maxN) break;
     for (int nb : blockSet) {
       row("copy", "local", nb, bytes, timeIt(0, s[0], iters, [&] {
-        simpleKernel<FLAG_SRC | FLAG_DST><<<nb, 512, 0, s[0]>>>(a0, b0, n);
-      }));
+            simpleKernel<FLAG_SRC | FLAG_DST><<<nb, 512, 0, s[0]>>>(a0, b0, n);
+          }));
       row("copy", "nvlink", nb, bytes, timeIt(0, s[0], iters, [&] {
-        simpleKernel<FLAG_SRC | FLAG_DST><<<nb, 512, 0, s[0]>>>(a0, b1, n);
-      }));
+            simpleKernel<FLAG_SRC | FLAG_DST><<<nb, 512, 0, s[0]>>>(a0, b1, n);
+          }));
       row("reduce", "local", nb, bytes, timeIt(0, s[0], iters, [&] {
-        simpleKernel<FLAG_SRC | FLAG_REDUCE_DST><<<nb, 512, 0, s[0]>>>(a0, b0, n);
-      }));
+            simpleKernel<FLAG_SRC | FLAG_REDUCE_DST><<<nb, 512, 0, s[0]>>>(a0, b0, n);
+          }));
       row("reduce", "nvlink", nb, bytes, timeIt(0, s[0], iters, [&] {
-        simpleKernel<FLAG_SRC | FLAG_REDUCE_DST><<<nb, 512, 0, s[0]>>>(b1, b0, n);
-      }));
+            simpleKernel<FLAG_SRC | FLAG_REDUCE_DST><<<nb, 512, 0, s[0]>>>(b1, b0, n);
+          }));
     }
   }
   /* LL and LL128 pipes: sender and receiver concurrently; time on the receiver (which also waits
@@ -411,8 +425,10 @@ int main(int argc, char** argv) {
         cudaEventDestroy(e1);
         const unsigned long long bad = takeBad();
         if (bad != 0) {
-          fprintf(stderr, "prim_bench: %s pipe, %d blocks, %zu bytes: %llu elements received were not what was sent\n",
-                  name, nb, bytes, bad);
+          fprintf(
+              stderr,
+              "prim_bench: %s pipe, %d blocks, %zu bytes: %llu elements received were not what was sent\n",
+              name, nb, bytes, bad);
           exit(1);
         }
         checkNoTimeout(name);
@@ -420,7 +436,8 @@ int main(int argc, char** argv) {
       }
     }
   };
-  pipe("ll", pipeKernel<KILN_DEV_PROTO_LL, FLAG_SRC | FLAG_SEND>, pipeKernel<KILN_DEV_PROTO_LL, FLAG_RECV | FLAG_DST>);
+  pipe("ll", pipeKernel<KILN_DEV_PROTO_LL, FLAG_SRC | FLAG_SEND>,
+       pipeKernel<KILN_DEV_PROTO_LL, FLAG_RECV | FLAG_DST>);
   pipe("ll128", pipeKernel<KILN_DEV_PROTO_LL128, FLAG_SRC | FLAG_SEND>,
        pipeKernel<KILN_DEV_PROTO_LL128, FLAG_RECV | FLAG_DST>);
   if (csv) fclose(csv);

@@ -67,7 +67,8 @@ static void progress(const kilnSynthProgress* p, void* user) {
 static bool alpha_beta;
 static const kilnSimParams alpha_beta_params = KILN_SIM_PARAMS_ALPHA_BETA;
 
-static kilnResult_t baseline(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t, uint64_t ref, kilnSimResult* r) {
+static kilnResult_t baseline(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t, uint64_t ref,
+                             kilnSimResult* r) {
   return kilnBaselineSimulateWith(b, coll, t, ref, alpha_beta ? &alpha_beta_params : NULL, r);
 }
 
@@ -117,7 +118,8 @@ static kilnResult_t load_topo(const char* name, int nodes, kilnTopology** t) {
 
 static void table_header(void) {
   printf("%-13s %5s %5s %-13s %-16s", "topo", "nodes", "GPUs", "collective", "sketch");
-  for (int z = 0; z < 3; z++) printf(" | %s: %7s %9s %6s %6s", size_names[z], "synth s", "kiln us", "ring", "tree");
+  for (int z = 0; z < 3; z++)
+    printf(" | %s: %7s %9s %6s %6s", size_names[z], "synth s", "kiln us", "ring", "tree");
   printf("\n");
 }
 
@@ -127,8 +129,8 @@ static void table_header(void) {
  * links; r or d after kiln's time: the floor's plan, NCCL's ring or its all-pairs alltoall,
  * simulated faster than the sketch's and is the one timed). With write_dir, the 1 MB column's plan
  * of at most 8 ranks is written there. Returns the failures. */
-static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t coll, const char* sketch, unsigned zmask,
-                     bool quiet, const char* write_dir) {
+static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t coll, const char* sketch,
+                     unsigned zmask, bool quiet, const char* write_dir) {
   kilnTopology* t = NULL;
   kilnSketch* s = NULL;
   char path[1024];
@@ -146,10 +148,12 @@ static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t col
       continue;
     }
     kilnSynthOptions oz = o;
-    const uint64_t per = coll == KILN_COLL_ALLGATHER ? 1 : (uint64_t)t->nranks; /* chunks a rank's input needs */
+    const uint64_t per =
+        coll == KILN_COLL_ALLGATHER ? 1 : (uint64_t)t->nranks; /* chunks a rank's input needs */
     oz.input_size = coll == KILN_COLL_ALLGATHER ? sizes[z] / (uint64_t)t->nranks : sizes[z];
     if (oz.input_size < (uint64_t)s->input_chunkup * per) oz.input_size = (uint64_t)s->input_chunkup * per;
-    if (!quiet) fprintf(stderr, "  %s x%d %s %s at %s ...\n", topo, N, kilnCollName(coll), sketch, size_names[z]);
+    if (!quiet)
+      fprintf(stderr, "  %s x%d %s %s at %s ...\n", topo, N, kilnCollName(coll), sketch, size_names[z]);
     kilnSynthStats st;
     kilnPlan* plan = NULL;
     double t0 = now_s();
@@ -166,14 +170,20 @@ static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t col
     if (!isnan(ring)) snprintf(rs, sizeof rs, "%.2fx", ring / ks);
     if (!isnan(tree)) snprintf(ts, sizeof ts, "%.2fx", tree / ks);
     /* r, d: the floor's plan (NCCL's ring on the NIC rails, its all-pairs alltoall) was faster than the sketch's */
-    printf(" | %7.2f %8.1f%c %6s %6s", el, ks, st.ring_floor ? 'r' : st.direct_floor ? 'd' : st.tree_floor ? 't' : ' ', rs, ts);
+    printf(" | %7.2f %8.1f%c %6s %6s", el, ks,
+           st.ring_floor     ? 'r'
+           : st.direct_floor ? 'd'
+           : st.tree_floor   ? 't'
+                             : ' ',
+           rs, ts);
     if (!quiet)
       fprintf(stderr, "    stages: route %.2fs order %.2fs lower %.2fs verify %.2fs; %d transfers\n",
-              st.stage_s[KILN_SYNTH_STAGE_ROUTE], st.stage_s[KILN_SYNTH_STAGE_ORDER], st.stage_s[KILN_SYNTH_STAGE_LOWER],
-              st.stage_s[KILN_SYNTH_STAGE_VERIFY], st.transfers);
+              st.stage_s[KILN_SYNTH_STAGE_ROUTE], st.stage_s[KILN_SYNTH_STAGE_ORDER],
+              st.stage_s[KILN_SYNTH_STAGE_LOWER], st.stage_s[KILN_SYNTH_STAGE_VERIFY], st.transfers);
     if (write_dir && z == 1 && t->nranks <= 8) { /* the plans one machine of the lent ones runs */
       char out[1200];
-      snprintf(out, sizeof out, "%s/%s-%s-%dx%d.xml", write_dir, sketch, kilnCollName(coll), N, t->gpus_per_node);
+      snprintf(out, sizeof out, "%s/%s-%s-%dx%d.xml", write_dir, sketch, kilnCollName(coll), N,
+               t->gpus_per_node);
       if (kilnPlanWriteFile(plan, out) != KILN_SUCCESS) {
         fprintf(stderr, "%s\n", kilnLastError());
         failures++;
@@ -189,7 +199,8 @@ static int table_row(kilnSynthOptions o, const char* topo, int N, kilnColl_t col
 }
 
 /* Synthesis time against node count, and the plans' simulated times against NCCL's. */
-static int run_scale(kilnSynthOptions o, const char* only, int minnodes, int maxnodes, unsigned zmask, bool quiet) {
+static int run_scale(kilnSynthOptions o, const char* only, int minnodes, int maxnodes, unsigned zmask,
+                     bool quiet) {
   static const struct {
     const char* topo;
     const char* sketch[4]; /* per collective: allgather, alltoall, reducescatter, allreduce */
@@ -203,10 +214,12 @@ static int run_scale(kilnSynthOptions o, const char* only, int minnodes, int max
     for (int N = minnodes; N <= maxnodes; N *= 2)
       for (int c = 0; c < 4; c++) {
         char label[160];
-        snprintf(label, sizeof label, "%s x%d %s %s", topos[ti].topo, N, kilnCollName(all_colls[c]), topos[ti].sketch[c]);
+        snprintf(label, sizeof label, "%s x%d %s %s", topos[ti].topo, N, kilnCollName(all_colls[c]),
+                 topos[ti].sketch[c]);
         if (only && !strstr(label, only)) continue;
         kilnTopology* probe = NULL;
-        if (kilnTopologyBuiltin(topos[ti].topo, N, &probe) != KILN_SUCCESS) continue; /* past KILN_MAX_RANKS */
+        if (kilnTopologyBuiltin(topos[ti].topo, N, &probe) != KILN_SUCCESS)
+          continue; /* past KILN_MAX_RANKS */
         kilnTopologyFree(probe);
         failures += table_row(o, topos[ti].topo, N, all_colls[c], topos[ti].sketch[c], zmask, quiet, NULL);
       }
@@ -215,7 +228,8 @@ static int run_scale(kilnSynthOptions o, const char* only, int minnodes, int max
 
 /* The plans across nodes (the paper's multi-node sketches at full size, and scaled down to the
  * machines that run them: nodes of 1, 2 and 4 GPUs), against NCCL's ring and tree. */
-static int run_multinode(kilnSynthOptions o, const char* only, unsigned zmask, bool quiet, const char* write_dir) {
+static int run_multinode(kilnSynthOptions o, const char* only, unsigned zmask, bool quiet,
+                         const char* write_dir) {
   static const struct {
     const char* topo;
     int nodes;
@@ -250,9 +264,11 @@ static int run_multinode(kilnSynthOptions o, const char* only, unsigned zmask, b
     for (int c = 0; c < 4; c++) {
       if (!(rows[i].colls & (1u << c))) continue;
       char label[160];
-      snprintf(label, sizeof label, "%s x%d %s %s", rows[i].topo, rows[i].nodes, kilnCollName(all_colls[c]), rows[i].sketch);
+      snprintf(label, sizeof label, "%s x%d %s %s", rows[i].topo, rows[i].nodes, kilnCollName(all_colls[c]),
+               rows[i].sketch);
       if (only && !strstr(label, only)) continue;
-      failures += table_row(o, rows[i].topo, rows[i].nodes, all_colls[c], rows[i].sketch, zmask, quiet, write_dir);
+      failures +=
+          table_row(o, rows[i].topo, rows[i].nodes, all_colls[c], rows[i].sketch, zmask, quiet, write_dir);
     }
   return failures ? 1 : 0;
 }
@@ -267,25 +283,38 @@ int main(int argc, char** argv) {
   int minnodes = 2, maxnodes = 128;
   unsigned zmask = 7;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) o.time_limit_s = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--stall") && i + 1 < argc) o.stall_s = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else if (!strcmp(argv[i], "--quiet")) quiet = true;
-    else if (!strcmp(argv[i], "--alpha-beta")) alpha_beta = true;
-    else if (!strcmp(argv[i], "--instances") && i + 1 < argc) o.instances = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--scale")) scale = true;
-    else if (!strcmp(argv[i], "--multinode")) multinode = true;
-    else if (!strcmp(argv[i], "--write") && i + 1 < argc) write_dir = argv[++i];
-    else if (!strcmp(argv[i], "--max-nodes") && i + 1 < argc) maxnodes = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--min-nodes") && i + 1 < argc) minnodes = atoi(argv[++i]);
+    if (!strcmp(argv[i], "--time-limit") && i + 1 < argc)
+      o.time_limit_s = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--stall") && i + 1 < argc)
+      o.stall_s = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
+    else if (!strcmp(argv[i], "--quiet"))
+      quiet = true;
+    else if (!strcmp(argv[i], "--alpha-beta"))
+      alpha_beta = true;
+    else if (!strcmp(argv[i], "--instances") && i + 1 < argc)
+      o.instances = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--scale"))
+      scale = true;
+    else if (!strcmp(argv[i], "--multinode"))
+      multinode = true;
+    else if (!strcmp(argv[i], "--write") && i + 1 < argc)
+      write_dir = argv[++i];
+    else if (!strcmp(argv[i], "--max-nodes") && i + 1 < argc)
+      maxnodes = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--min-nodes") && i + 1 < argc)
+      minnodes = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
       const char* v = argv[++i];
       zmask = (strstr(v, "1K") ? 1u : 0u) | (strstr(v, "1M") ? 2u : 0u) | (strstr(v, "1G") ? 4u : 0u);
-    }
-    else {
-      fprintf(stderr, "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet] [--alpha-beta] [--instances N]\n"
-                      "       [--scale [--min-nodes N] [--max-nodes N] | --multinode [--write DIR]] [--sizes 1K,1M,1G]\n",
-              argv[0]);
+    } else {
+      fprintf(
+          stderr,
+          "usage: %s [--time-limit S] [--stall S] [--only SUBSTRING] [--quiet] [--alpha-beta] [--instances "
+          "N]\n"
+          "       [--scale [--min-nodes N] [--max-nodes N] | --multinode [--write DIR]] [--sizes 1K,1M,1G]\n",
+          argv[0]);
       return strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
@@ -294,9 +323,10 @@ int main(int argc, char** argv) {
   if (multinode) return run_multinode(o, only, zmask, quiet, write_dir);
   printf("kiln synthesis benchmark (TACCL Table 2 cases); MILP time limit %.0fs, stall %.1fs\n",
          o.time_limit_s, o.stall_s);
-  printf("simulated times in us on the %s; NCCL = best of ring and tree (alltoall: all-pairs;\n"
-         "n/a where the topology lacks a link between some pair)\n\n",
-         alpha_beta ? "alpha-beta table" : "calibrated tables (kiln's and NCCL's)");
+  printf(
+      "simulated times in us on the %s; NCCL = best of ring and tree (alltoall: all-pairs;\n"
+      "n/a where the topology lacks a link between some pair)\n\n",
+      alpha_beta ? "alpha-beta table" : "calibrated tables (kiln's and NCCL's)");
   printf("%-13s %-10s %-7s %9s %9s %9s |", "collective", "sketch", "topo", "kiln s", "paper s", "speedup");
   for (int z = 0; z < 3; z++) printf(" %10s %10s %6s |", size_names[z], "NCCL", "x");
   printf("\n");
@@ -348,7 +378,8 @@ int main(int argc, char** argv) {
         fprintf(stderr, "    stages: route %.2fs order %.2fs schedule %.2fs lower %.2fs verify %.2fs; %s%s\n",
                 st.stage_s[KILN_SYNTH_STAGE_ROUTE], st.stage_s[KILN_SYNTH_STAGE_ORDER],
                 st.stage_s[KILN_SYNTH_STAGE_SCHEDULE], st.stage_s[KILN_SYNTH_STAGE_LOWER],
-                st.stage_s[KILN_SYNTH_STAGE_VERIFY], st.route_optimal ? "routes optimal" : "routes stopped early",
+                st.stage_s[KILN_SYNTH_STAGE_VERIFY],
+                st.route_optimal ? "routes optimal" : "routes stopped early",
                 st.sched_used_greedy ? ", greedy schedule" : ", contiguity schedule");
       fflush(stdout);
       kilnPlanFree(plan);

@@ -142,7 +142,7 @@ bool cliOutputWritable(const char* cmd, const char* out) {
       return false;
     }
     if (!S_ISREG(st.st_mode)) return true; /* a device or pipe: written straight, as opened then */
-    if (access(out, W_OK) != 0) { /* the writer would not replace it */
+    if (access(out, W_OK) != 0) {          /* the writer would not replace it */
       fprintf(stderr, "kiln %s: cannot write %s: %s\n", cmd, out, strerror(errno));
       return false;
     }
@@ -154,9 +154,12 @@ bool cliOutputWritable(const char* cmd, const char* out) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", out);
   char* slash = strrchr(dir, '/');
-  if (!slash) snprintf(dir, sizeof dir, ".");
-  else if (slash == dir) dir[1] = '\0';
-  else *slash = '\0';
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == dir)
+    dir[1] = '\0';
+  else
+    *slash = '\0';
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
     fprintf(stderr, "kiln %s: cannot write %s: no folder %s\n", cmd, out, dir);
     return false;
@@ -170,8 +173,10 @@ bool cliOutputWritable(const char* cmd, const char* out) {
 
 void cliFileErrorTo(FILE* f, const char* lead, const char* path, const char* msg) {
   size_t n = strlen(path);
-  if (!strncmp(msg, path, n) && msg[n] == ':') fprintf(f, "%s%s\n", lead, msg);
-  else fprintf(f, "%s%s: %s\n", lead, path, msg);
+  if (!strncmp(msg, path, n) && msg[n] == ':')
+    fprintf(f, "%s%s\n", lead, msg);
+  else
+    fprintf(f, "%s%s: %s\n", lead, path, msg);
 }
 
 void cliPrintFileError(const char* path, const char* msg) { cliFileErrorTo(stdout, "", path, msg); }

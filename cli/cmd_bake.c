@@ -30,11 +30,15 @@ typedef struct row {
   kilnPlan* p;
 } row;
 
-static int cmp_row(const void* a, const void* b) { return strcmp(((const row*)a)->file, ((const row*)b)->file); }
+static int cmp_row(const void* a, const void* b) {
+  return strcmp(((const row*)a)->file, ((const row*)b)->file);
+}
 
 static void print_size(uint64_t v) {
-  if (v == UINT64_MAX || v >= 9223372036854775807ull) printf("%10s", "inf");
-  else printf("%10llu", (unsigned long long)v);
+  if (v == UINT64_MAX || v >= 9223372036854775807ull)
+    printf("%10s", "inf");
+  else
+    printf("%10llu", (unsigned long long)v);
 }
 
 /* Lists DIR's plans; 0 on success, 1 when a plan cannot be read. */
@@ -53,7 +57,11 @@ static int list_dir(const char* dir) {
     if (n == cap) {
       cap = cap ? cap * 2 : 16;
       row* nr = realloc(rows, (size_t)cap * sizeof *nr);
-      if (!nr) { fprintf(stderr, "kiln bake: out of memory\n"); rc = 1; goto out_free; }
+      if (!nr) {
+        fprintf(stderr, "kiln bake: out of memory\n");
+        rc = 1;
+        goto out_free;
+      }
       rows = nr;
     }
     snprintf(rows[n].file, sizeof rows[n].file, "%s", de->d_name);
@@ -61,7 +69,8 @@ static int list_dir(const char* dir) {
     n++;
   }
   if (n > 1) qsort(rows, (size_t)n, sizeof *rows, cmp_row);
-  printf("%-40s %-13s %5s %10s %10s %-8s %-6s\n", "file", "collective", "ranks", "min", "max", "form", "proto");
+  printf("%-40s %-13s %5s %10s %10s %-8s %-6s\n", "file", "collective", "ranks", "min", "max", "form",
+         "proto");
   for (int i = 0; i < n; i++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, rows[i].file);
@@ -76,7 +85,12 @@ static int list_dir(const char* dir) {
     printf(" ");
     print_size(p->max_bytes);
     const bool in = kilnPlanServes(p, true), out = kilnPlanServes(p, false);
-    printf(" %-8s %-6s\n", in && out ? "both" : in ? "inplace" : out ? "outplace" : "none", kilnProtoName(p->proto));
+    printf(" %-8s %-6s\n",
+           in && out ? "both"
+           : in      ? "inplace"
+           : out     ? "outplace"
+                     : "none",
+           kilnProtoName(p->proto));
   }
   for (int i = 0; i < n; i++)
     for (int j = i + 1; j < n; j++) {
@@ -112,8 +126,8 @@ static bool bakeableName(const char* dir, const char* out) {
     const size_t l = strlen(e->d_name);
     if (l <= 4 || strcmp(e->d_name + l - 4, ".xml") || !strcmp(e->d_name, base)) continue;
     if (kilnGenIdent(e->d_name, other) == KILN_SUCCESS && !strcmp(other, ident)) {
-      fprintf(stderr, "kiln bake: %s would be baked as %s, as %s/%s is: give it another --name\n", base, ident, dir,
-              e->d_name);
+      fprintf(stderr, "kiln bake: %s would be baked as %s, as %s/%s is: give it another --name\n", base,
+              ident, dir, e->d_name);
       ok = false;
     }
   }
@@ -133,8 +147,14 @@ int cmd_bake(int argc, char** argv) {
   bool list = false, setMin = false, setMax = false;
   uint64_t minB = 0, maxB = UINT64_MAX;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
-    if (!strcmp(argv[i], "--list")) { list = true; continue; }
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      help(stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--list")) {
+      list = true;
+      continue;
+    }
     if (i + 1 >= argc && (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--name") || !strcmp(argv[i], "--min") ||
                           !strcmp(argv[i], "--max"))) {
       fprintf(stderr, "kiln bake: %s needs a value\n", argv[i]);
@@ -171,20 +191,29 @@ int cmd_bake(int argc, char** argv) {
       continue;
     }
     if (argv[i][0] == '-' || in) {
-      fprintf(stderr, "kiln bake: %s '%s'\n", argv[i][0] == '-' ? "unknown option" : "one plan only; unexpected argument",
-              argv[i]);
+      fprintf(stderr, "kiln bake: %s '%s'\n",
+              argv[i][0] == '-' ? "unknown option" : "one plan only; unexpected argument", argv[i]);
       help(stderr);
       return 2;
     }
     in = argv[i];
   }
   if (list) {
-    if (in) { fprintf(stderr, "kiln bake: --list takes no plan\n"); help(stderr); return 2; }
+    if (in) {
+      fprintf(stderr, "kiln bake: --list takes no plan\n");
+      help(stderr);
+      return 2;
+    }
     return list_dir(dir);
   }
-  if (!in) { fprintf(stderr, "kiln bake: no plan given\n"); help(stderr); return 2; }
+  if (!in) {
+    fprintf(stderr, "kiln bake: no plan given\n");
+    help(stderr);
+    return 2;
+  }
   if (name && (!*name || strchr(name, '/') || strlen(name) > 200)) {
-    fprintf(stderr, "kiln bake: bad --name '%s' (a file name of 1 to 200 characters, without folders)\n", name);
+    fprintf(stderr, "kiln bake: bad --name '%s' (a file name of 1 to 200 characters, without folders)\n",
+            name);
     return 2;
   }
   kilnPlan* p = NULL;
@@ -195,8 +224,10 @@ int cmd_bake(int argc, char** argv) {
   int rc = 1;
   if (setMin) p->min_bytes = minB;
   if (setMax) p->max_bytes = maxB;
-  if ((setMin && minB > (uint64_t)INT64_MAX) || (setMax && maxB != UINT64_MAX && maxB > (uint64_t)INT64_MAX)) {
-    fprintf(stderr, "kiln bake: --min/--max above 2^63 - 1 bytes (a plan file's limit; --max inf: no limit)\n");
+  if ((setMin && minB > (uint64_t)INT64_MAX) ||
+      (setMax && maxB != UINT64_MAX && maxB > (uint64_t)INT64_MAX)) {
+    fprintf(stderr,
+            "kiln bake: --min/--max above 2^63 - 1 bytes (a plan file's limit; --max inf: no limit)\n");
     rc = 2;
     goto out_free;
   }
@@ -216,9 +247,12 @@ int cmd_bake(int argc, char** argv) {
     base = base ? base + 1 : in;
     char out[4096];
     size_t bl = strlen(base);
-    if (name) snprintf(out, sizeof out, "%s/%s%s", dir, name,
-                       (strlen(name) > 4 && !strcmp(name + strlen(name) - 4, ".xml")) ? "" : ".xml");
-    else snprintf(out, sizeof out, "%s/%.*s.xml", dir, (int)(bl > 4 && !strcmp(base + bl - 4, ".xml") ? bl - 4 : bl), base);
+    if (name)
+      snprintf(out, sizeof out, "%s/%s%s", dir, name,
+               (strlen(name) > 4 && !strcmp(name + strlen(name) - 4, ".xml")) ? "" : ".xml");
+    else
+      snprintf(out, sizeof out, "%s/%.*s.xml", dir,
+               (int)(bl > 4 && !strcmp(base + bl - 4, ".xml") ? bl - 4 : bl), base);
     if (!bakeableName(dir, out) || !cliOutputWritable("bake", out)) {
       rc = 2;
       goto out_free;

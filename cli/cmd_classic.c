@@ -53,8 +53,14 @@ int cmd_classic(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
-    if (!strcmp(a, "--inplace")) { o.inplace = true; continue; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      help(stdout);
+      return 0;
+    }
+    if (!strcmp(a, "--inplace")) {
+      o.inplace = true;
+      continue;
+    }
     if (!strcmp(a, "--coll") || !strcmp(a, "--ranks") || !strcmp(a, "--chunks") ||
         !strcmp(a, "--instances") || !strcmp(a, "--proto") || !strcmp(a, "--fifo-depth") ||
         !strcmp(a, "--nodes") || !strcmp(a, "-o")) {
@@ -65,14 +71,22 @@ int cmd_classic(int argc, char** argv) {
       }
       i++;
       bool ok = true;
-      if (!strcmp(a, "--coll")) ok = kilnCollParse(v, &coll) && coll != KILN_COLL_CUSTOM;
-      else if (!strcmp(a, "--ranks")) ok = cliParseInt(v, &ranks) && ranks >= 2;
-      else if (!strcmp(a, "--chunks")) ok = cliParseInt(v, &o.chunks) && o.chunks >= 1;
-      else if (!strcmp(a, "--instances")) ok = cliParseInt(v, &o.instances) && o.instances >= 1;
-      else if (!strcmp(a, "--proto")) ok = kilnProtoParse(v, &o.proto);
-      else if (!strcmp(a, "--fifo-depth")) ok = cliParseInt(v, &fifo_depth);
-      else if (!strcmp(a, "--nodes")) ok = cliParseInt(v, &nodes) && nodes >= 1;
-      else if (!cliOnce("classic", &out, "-o", v)) return 2;
+      if (!strcmp(a, "--coll"))
+        ok = kilnCollParse(v, &coll) && coll != KILN_COLL_CUSTOM;
+      else if (!strcmp(a, "--ranks"))
+        ok = cliParseInt(v, &ranks) && ranks >= 2;
+      else if (!strcmp(a, "--chunks"))
+        ok = cliParseInt(v, &o.chunks) && o.chunks >= 1;
+      else if (!strcmp(a, "--instances"))
+        ok = cliParseInt(v, &o.instances) && o.instances >= 1;
+      else if (!strcmp(a, "--proto"))
+        ok = kilnProtoParse(v, &o.proto);
+      else if (!strcmp(a, "--fifo-depth"))
+        ok = cliParseInt(v, &fifo_depth);
+      else if (!strcmp(a, "--nodes"))
+        ok = cliParseInt(v, &nodes) && nodes >= 1;
+      else if (!cliOnce("classic", &out, "-o", v))
+        return 2;
       if (!ok) {
         fprintf(stderr, "kiln classic: bad value '%s' for %s\n", v, a);
         help(stderr);
@@ -116,8 +130,10 @@ int cmd_classic(int argc, char** argv) {
   }
   const size_t docBytes = strlen(doc);
   if (docBytes > KILN_PLAN_DOC_MAX_BYTES) {
-    fprintf(stderr, "kiln classic: plan %s: a document of %zu bytes, more than the %zu kiln writes and reads "
-            "(use fewer ranks, instances or chunks)\n", p->name, docBytes, KILN_PLAN_DOC_MAX_BYTES);
+    fprintf(stderr,
+            "kiln classic: plan %s: a document of %zu bytes, more than the %zu kiln writes and reads "
+            "(use fewer ranks, instances or chunks)\n",
+            p->name, docBytes, KILN_PLAN_DOC_MAX_BYTES);
     free(doc);
     kilnPlanFree(p);
     return 2;
@@ -135,11 +151,15 @@ int cmd_classic(int argc, char** argv) {
     const int need = o.chunks + (has_fused_steps(p) ? 1 : 0);
     if (fifo_depth > 0 && kilnPlanVerify(p, &unbounded) == KILN_SUCCESS) {
       if (need > fifo_depth)
-        fprintf(stderr, "kiln classic: %s needs %d FIFO slots per connection, more than %d: use fewer "
-                "chunks (more instances) or --fifo-depth\n", p->name, need, fifo_depth);
+        fprintf(stderr,
+                "kiln classic: %s needs %d FIFO slots per connection, more than %d: use fewer "
+                "chunks (more instances) or --fifo-depth\n",
+                p->name, need, fifo_depth);
       else
-        fprintf(stderr, "kiln classic: %s deadlocks with %d FIFO slots per connection (it verifies with "
-                "unbounded ones): use fewer chunks (more instances) or --fifo-depth\n", p->name, fifo_depth);
+        fprintf(stderr,
+                "kiln classic: %s deadlocks with %d FIFO slots per connection (it verifies with "
+                "unbounded ones): use fewer chunks (more instances) or --fifo-depth\n",
+                p->name, fifo_depth);
       rc = 2;
     } else {
       fprintf(stderr, "kiln classic: internal error, plan %s fails verification: %s\n", p->name,

@@ -43,8 +43,8 @@ int cmd_gen(int argc, char** argv) {
       help(stdout);
       rc = 0;
       goto out_free;
-    } else if (i + 1 >= argc && (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--dtypes") ||
-                                 !strcmp(argv[i], "--schedules"))) {
+    } else if (i + 1 >= argc &&
+               (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--dtypes") || !strcmp(argv[i], "--schedules"))) {
       fprintf(stderr, "kiln gen: %s needs a value\n", argv[i]);
       goto out_usage;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {

@@ -39,8 +39,8 @@ static void listing(void) {
   for (int i = 0; i < kilnParamCount(); i++) {
     kilnParamInfo p;
     if (!kilnParamGetInfo(i, &p)) continue;
-    printf("%-32s %-6s %-8s %-12s %s\n", p.env, kilnParamTypeName(p.type), p.defaultText ? p.defaultText : "-",
-           p.value ? p.value : "-", p.description);
+    printf("%-32s %-6s %-8s %-12s %s\n", p.env, kilnParamTypeName(p.type),
+           p.defaultText ? p.defaultText : "-", p.value ? p.value : "-", p.description);
     if (p.problem) printf("%-32s   ^ %s=%s is ignored: %s\n", "", p.env, p.value, p.problem);
   }
 }
@@ -60,7 +60,9 @@ int cmd_params(int argc, char** argv) {
     help(stderr);
     return 2;
   }
-  if (md) markdown();
-  else listing();
+  if (md)
+    markdown();
+  else
+    listing();
   return 0;
 }

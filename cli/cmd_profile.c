@@ -81,20 +81,37 @@ static int parseArgs(int argc, char** argv, profOpts* o) {
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--gpus") && v && cliParseInt(v, &o->ngpus) && o->ngpus >= 1) { i++; continue; }
-    if (!strcmp(a, "--reps") && v && cliParseInt(v, &o->reps)) { i++; continue; }
-    if (!strcmp(a, "--nodes") && v && cliParseInt(v, &o->nodes) && o->nodes >= 1 && o->nodes <= KILN_MAX_RANKS) {
+    if (!strcmp(a, "--gpus") && v && cliParseInt(v, &o->ngpus) && o->ngpus >= 1) {
       i++;
       continue;
     }
-    if (!strcmp(a, "--nic-alpha") && parseUs(v, &o->nicAlpha)) { i++; continue; }
-    if (!strcmp(a, "--nic-beta") && parseUs(v, &o->nicBeta)) { i++; continue; }
+    if (!strcmp(a, "--reps") && v && cliParseInt(v, &o->reps)) {
+      i++;
+      continue;
+    }
+    if (!strcmp(a, "--nodes") && v && cliParseInt(v, &o->nodes) && o->nodes >= 1 &&
+        o->nodes <= KILN_MAX_RANKS) {
+      i++;
+      continue;
+    }
+    if (!strcmp(a, "--nic-alpha") && parseUs(v, &o->nicAlpha)) {
+      i++;
+      continue;
+    }
+    if (!strcmp(a, "--nic-beta") && parseUs(v, &o->nicBeta)) {
+      i++;
+      continue;
+    }
     if (!strcmp(a, "-o") && v) {
       if (!cliOnce("profile", &o->out, "-o", argv[++i])) return 2;
       continue;
     }
-    if (!strcmp(a, "--uniform")) { o->uniform = true; continue; }
-    fprintf(stderr, "kiln profile: unexpected or bad argument '%s'%s\n", a, v && a[0] == '-' ? " (or its value)" : "");
+    if (!strcmp(a, "--uniform")) {
+      o->uniform = true;
+      continue;
+    }
+    fprintf(stderr, "kiln profile: unexpected or bad argument '%s'%s\n", a,
+            v && a[0] == '-' ? " (or its value)" : "");
     help(stderr);
     return 2;
   }
@@ -107,12 +124,15 @@ static int parseArgs(int argc, char** argv, profOpts* o) {
     return 2;
   }
   if (o->nodes > 1 && (o->nicAlpha < 0 || o->nicBeta < 0)) {
-    fprintf(stderr, "kiln profile: --nodes %d: the links between nodes need --nic-alpha and --nic-beta (us, us/MB), "
-            "measured between two nodes (NCCL's sendrecv) or taken from the network's rate\n", o->nodes);
+    fprintf(stderr,
+            "kiln profile: --nodes %d: the links between nodes need --nic-alpha and --nic-beta (us, us/MB), "
+            "measured between two nodes (NCCL's sendrecv) or taken from the network's rate\n",
+            o->nodes);
     return 2;
   }
   if (o->nodes == 1 && (o->nicAlpha >= 0 || o->nicBeta >= 0)) {
-    fprintf(stderr, "kiln profile: --nic-alpha and --nic-beta describe the links between nodes: give --nodes too\n");
+    fprintf(stderr,
+            "kiln profile: --nic-alpha and --nic-beta describe the links between nodes: give --nodes too\n");
     return 2;
   }
   return 0;
@@ -121,7 +141,10 @@ static int parseArgs(int argc, char** argv, profOpts* o) {
 #ifndef KILN_HAVE_CUDA
 int cmd_profile(int argc, char** argv) {
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      help(stdout);
+      return 0;
+    }
   profOpts o;
   const int rc = parseArgs(argc, argv, &o);
   if (rc) return rc;
@@ -146,7 +169,8 @@ static double now_us(void) {
 /* A plan on n ranks where only src sends to dst in protocol proto: ntbs threadblock pairs
  * (channels 0..ntbs-1), each PROF_CHUNKS chunks of its own, in PROF_CHUNKS steps of a chunk
  * (atOnce false) or one step. */
-static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, int ntbs, kilnProto_t proto, kilnPlan** out) {
+static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, int ntbs, kilnProto_t proto,
+                              kilnPlan** out) {
   kilnPlan* p = NULL;
   kilnResult_t r = kilnPlanCreate(atOnce ? "profile-once" : "profile-seq", KILN_COLL_ALLREDUCE, n, &p);
   if (r != KILN_SUCCESS) return r;
@@ -162,8 +186,10 @@ static kilnResult_t pair_plan(int n, int src, int dst, bool atOnce, int ntbs, ki
     }
     for (int c = 0; c < steps; c++) {
       const int off = k * PROF_CHUNKS + c * cnt;
-      if (!kilnPlanAddStep(&p->gpus[src].tbs[k], KILN_STEP_SEND, KILN_BUF_INPUT, off, KILN_BUF_INPUT, off, cnt) ||
-          !kilnPlanAddStep(&p->gpus[dst].tbs[k], KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off, cnt)) {
+      if (!kilnPlanAddStep(&p->gpus[src].tbs[k], KILN_STEP_SEND, KILN_BUF_INPUT, off, KILN_BUF_INPUT, off,
+                           cnt) ||
+          !kilnPlanAddStep(&p->gpus[dst].tbs[k], KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off,
+                           cnt)) {
         kilnPlanFree(p);
         return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       }
@@ -213,13 +239,19 @@ static double time_pair(prof* P, kilnExec_t* ex, int a, int b, size_t count, int
   double t0 = 0;
   for (int it = -3; it < reps; it++) {
     if (it == 0) {
-      for (int q = 0; q < 2; q++) { cudaSetDevice(rk[q]); cudaStreamSynchronize(P->st[rk[q]]); }
+      for (int q = 0; q < 2; q++) {
+        cudaSetDevice(rk[q]);
+        cudaStreamSynchronize(P->st[rk[q]]);
+      }
       t0 = now_us();
     }
     for (int q = 0; q < 2; q++)
       kilnRun(ex[rk[q]], P->buf[rk[q]][0], P->buf[rk[q]][1], count, KILN_FLOAT32, KILN_SUM, P->st[rk[q]]);
   }
-  for (int q = 0; q < 2; q++) { cudaSetDevice(rk[q]); cudaStreamSynchronize(P->st[rk[q]]); }
+  for (int q = 0; q < 2; q++) {
+    cudaSetDevice(rk[q]);
+    cudaStreamSynchronize(P->st[rk[q]]);
+  }
   return (now_us() - t0) / reps;
 }
 
@@ -272,7 +304,8 @@ static int measure(int ngpus, int reps, profFigures* pf) {
   int linkTbs = PROF_LINK_TBS;
   for (int r = 0; r < ngpus; r++) {
     int sms = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r) == cudaSuccess && sms > 0 && sms < linkTbs)
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r) == cudaSuccess && sms > 0 &&
+        sms < linkTbs)
       linkTbs = sms;
   }
   const size_t smallElems = PROF_CHUNKS * 1024, bigElems = PROF_CHUNKS * (256u << 10);
@@ -288,8 +321,8 @@ static int measure(int ngpus, int reps, profFigures* pf) {
   const kilnSimParams defaults = KILN_SIM_PARAMS_INIT;
   const double llStep = defaults.send[KILN_PROTO_LL].alpha_us;
   int rc = 0;
-  printf("beta over %d threadblocks a pair\n%-6s %10s %12s %10s %10s %10s %14s\n", linkTbs, "pair", "alpha_us",
-         "beta_us/MB", "GB/s", "step_us", "LL GB/s", "1 block GB/s");
+  printf("beta over %d threadblocks a pair\n%-6s %10s %12s %10s %10s %10s %14s\n", linkTbs, "pair",
+         "alpha_us", "beta_us/MB", "GB/s", "step_us", "LL GB/s", "1 block GB/s");
   enum { SEQ, ONCE, LINK, LLLINK, HOP1, HOP2, NPLANS };
   for (int a = 0; a < ngpus && rc == 0; a++)
     for (int b = 0; b < ngpus && rc == 0; b++) {
@@ -301,7 +334,8 @@ static int measure(int ngpus, int reps, profFigures* pf) {
           pair_plan(ngpus, a, b, true, 1, KILN_PROTO_SIMPLE, &pl[ONCE]) != KILN_SUCCESS ||
           pair_plan(ngpus, a, b, true, linkTbs, KILN_PROTO_SIMPLE, &pl[LINK]) != KILN_SUCCESS ||
           pair_plan(ngpus, a, b, true, linkTbs, KILN_PROTO_LL, &pl[LLLINK]) != KILN_SUCCESS ||
-          hop_plan(ngpus, a, b, false, &pl[HOP1]) != KILN_SUCCESS || hop_plan(ngpus, a, b, true, &pl[HOP2]) != KILN_SUCCESS) {
+          hop_plan(ngpus, a, b, false, &pl[HOP1]) != KILN_SUCCESS ||
+          hop_plan(ngpus, a, b, true, &pl[HOP2]) != KILN_SUCCESS) {
         fprintf(stderr, "kiln profile: %s\n", kilnLastError());
         rc = 1;
       }
@@ -325,7 +359,8 @@ static int measure(int ngpus, int reps, profFigures* pf) {
         pf->llBeta[i] = fmax((tLL1 - tLL0) / linkMb, 0);
         pf->blockBeta[i] = fmax((tBig - tOnce) / ((bigElems - smallElems) * 4 / 1e6), 0);
         printf("%d->%d %10.3f %12.3f %10.1f %10.3f %10.1f %14.1f\n", a, b, pf->alpha[i], pf->beta[i],
-               pf->beta[i] > 0 ? 1e3 / pf->beta[i] : 0, pf->step[i], pf->llBeta[i] > 0 ? 1e3 / pf->llBeta[i] : 0,
+               pf->beta[i] > 0 ? 1e3 / pf->beta[i] : 0, pf->step[i],
+               pf->llBeta[i] > 0 ? 1e3 / pf->llBeta[i] : 0,
                pf->blockBeta[i] > 0 ? 1e3 / pf->blockBeta[i] : 0);
       }
       for (int k = 0; k < NPLANS; k++) {
@@ -378,7 +413,10 @@ static void profile_costs(const profFigures* pf, int ngpus, kilnTopology* t) {
 
 int cmd_profile(int argc, char** argv) {
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      help(stdout);
+      return 0;
+    }
   profOpts o;
   int rc = parseArgs(argc, argv, &o);
   if (rc) return rc;
@@ -432,8 +470,8 @@ int cmd_profile(int argc, char** argv) {
     printf("uniform: alpha %.3f us, beta %.3f us/MB\n", sa / n, sb / n);
   }
   kilnTopology* t = NULL;
-  rc = kilnMachineTopology(&m, "profiled", ngpus >= 2 ? alpha : NULL, ngpus >= 2 ? beta : NULL, o.nodes, o.nicAlpha,
-                           o.nicBeta, &t) != KILN_SUCCESS;
+  rc = kilnMachineTopology(&m, "profiled", ngpus >= 2 ? alpha : NULL, ngpus >= 2 ? beta : NULL, o.nodes,
+                           o.nicAlpha, o.nicBeta, &t) != KILN_SUCCESS;
   if (rc == 0 && ngpus >= 2) profile_costs(&pf, ngpus, t);
   if (rc || kilnTopologyWriteFile(t, o.out ? o.out : "-") != KILN_SUCCESS) {
     fprintf(stderr, "kiln profile: %s\n", kilnLastError());

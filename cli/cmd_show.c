@@ -32,10 +32,11 @@ static void show_topology(const kilnTopology* t) {
          t->gpus_per_node, t->nranks);
   int intra = 0, inter = 0;
   for (int i = 0; i < t->nlinks; i++) t->links[i].internode ? inter++ : intra++;
-  printf("expanded: %d directed links (%d within nodes, %d between nodes), %d switches, %d NICs\n", t->nlinks, intra,
-         inter, t->nswitches, t->nnics);
+  printf("expanded: %d directed links (%d within nodes, %d between nodes), %d switches, %d NICs\n", t->nlinks,
+         intra, inter, t->nswitches, t->nnics);
   if (t->ntlinks > 0) {
-    printf("\nlinks per node:\n  %4s %4s %9s %12s %5s  %s\n", "src", "dst", "alpha(us)", "beta(us/MB)", "mult", "kind");
+    printf("\nlinks per node:\n  %4s %4s %9s %12s %5s  %s\n", "src", "dst", "alpha(us)", "beta(us/MB)",
+           "mult", "kind");
     for (int i = 0; i < t->ntlinks; i++) {
       const kilnLink* l = &t->tlinks[i];
       printf("  %4d %4d %9g %12g %5d  %s\n", l->src, l->dst, l->alpha_us, l->beta_us_per_mb, l->mult,
@@ -43,7 +44,8 @@ static void show_topology(const kilnTopology* t) {
     }
   }
   if (t->ntswitches > 0) {
-    printf("\nswitches per node:\n  %-12s %9s %12s %-7s %s\n", "name", "alpha(us)", "beta(us/MB)", "kind", "GPUs");
+    printf("\nswitches per node:\n  %-12s %9s %12s %-7s %s\n", "name", "alpha(us)", "beta(us/MB)", "kind",
+           "GPUs");
     for (int s = 0; s < t->ntswitches; s++) {
       const kilnSwitch* sw = &t->tswitches[s];
       printf("  %-12s %9g %12g %-7s", sw->name, sw->alpha_us, sw->beta_us_per_mb, kilnLinkKindName(sw->kind));
@@ -80,7 +82,9 @@ static int show_plan(const kilnPlan* p) {
          p->has_coll ? kilnCollName(p->coll) : "(no coll)", p->ngpus, kilnProtoName(p->proto), p->nchannels,
          p->nchannels == 1 ? "" : "s", p->nchunksperloop);
   if (p->has_inplace || p->has_outofplace)
-    printf(", %s", p->inplace && p->outofplace ? "in and out of place" : p->inplace ? "in place" : "out of place");
+    printf(", %s", p->inplace && p->outofplace ? "in and out of place"
+                   : p->inplace                ? "in place"
+                                               : "out of place");
   if (p->has_minmax) {
     if (p->max_bytes == UINT64_MAX)
       printf(", %llu B and up", (unsigned long long)p->min_bytes);
@@ -113,7 +117,8 @@ static int show_plan(const kilnPlan* p) {
     print_peers("sends to", sends, p->ngpus);
     printf(",");
     print_peers("receives from", recvs, p->ngpus);
-    if (g->ncopies > 0) printf(", %d copy element%s (input to output first)", g->ncopies, g->ncopies == 1 ? "" : "s");
+    if (g->ncopies > 0)
+      printf(", %d copy element%s (input to output first)", g->ncopies, g->ncopies == 1 ? "" : "s");
     printf("\n");
     total_tbs += g->ntbs;
     total_steps += steps;
@@ -148,8 +153,8 @@ static void show_sketch(const kilnSketch* s) {
     printf("    chunk of rank p leaves through GPU (p/%d)*%d + %d\n", s->relay_r1, s->relay_r1, s->relay_r2);
   for (int i = 0; i < s->nsymmetry; i++)
     printf("  symmetry: offset %d, group %d\n", s->symmetry[i].offset, s->symmetry[i].group);
-  printf("  input: %d chunk%s per rank, %llu bytes; ordering %s\n", s->input_chunkup, s->input_chunkup == 1 ? "" : "s",
-         (unsigned long long)s->input_size, kilnOrderingName(s->ordering));
+  printf("  input: %d chunk%s per rank, %llu bytes; ordering %s\n", s->input_chunkup,
+         s->input_chunkup == 1 ? "" : "s", (unsigned long long)s->input_size, kilnOrderingName(s->ordering));
 }
 
 /* kiln show PLAN --svg OUT: the plan's schedule on a topology (--topo, or switchN nodes). */
@@ -169,14 +174,15 @@ static int show_svg(const char* file, kilnTopoArgs* ta, const char* svg, uint64_
     char name[32];
     snprintf(name, sizeof name, "switch%d", g);
     if (g < 2 || kilnTopologyBuiltin(name, nodes, &t) != KILN_SUCCESS) {
-      fprintf(stderr, "kiln show: %s: no built-in topology fits %d ranks on %d node%s; give --topo\n", file, p->ngpus,
-              nodes, nodes == 1 ? "" : "s");
+      fprintf(stderr, "kiln show: %s: no built-in topology fits %d ranks on %d node%s; give --topo\n", file,
+              p->ngpus, nodes, nodes == 1 ? "" : "s");
       rc = 2;
       goto out_free;
     }
   }
   if (t->nranks != p->ngpus) {
-    fprintf(stderr, "kiln show: %s has %d ranks but topology %s has %d\n", file, p->ngpus, t->name, t->nranks);
+    fprintf(stderr, "kiln show: %s has %d ranks but topology %s has %d\n", file, p->ngpus, t->name,
+            t->nranks);
     rc = 2;
     goto out_free;
   }

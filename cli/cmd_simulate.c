@@ -32,8 +32,8 @@ static void help(FILE* f) {
 static void report(const char* what, kilnColl_t coll, int n, uint64_t bytes, const kilnSimResult* r) {
   double algbw = r->time_us > 0 ? (double)bytes / (r->time_us * 1e3) : 0; /* GB/s */
   double factor = coll == KILN_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
-  printf("%s: %.2f us, algbw %.2f GB/s, busbw %.2f GB/s (%d transfers, busiest resource %.2f us)\n",
-         what, r->time_us, algbw, algbw * factor, r->nsends, r->busiest_link_us);
+  printf("%s: %.2f us, algbw %.2f GB/s, busbw %.2f GB/s (%d transfers, busiest resource %.2f us)\n", what,
+         r->time_us, algbw, algbw * factor, r->nsends, r->busiest_link_us);
 }
 
 int cmd_simulate(int argc, char** argv) {
@@ -46,13 +46,20 @@ int cmd_simulate(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     int used = cliTopoArg(&ta, argc, argv, i);
     if (used < 0) return 2;
-    if (used > 0) { i += used - 1; continue; }
+    if (used > 0) {
+      i += used - 1;
+      continue;
+    }
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      help(stdout);
+      return 0;
+    }
     if (!strcmp(a, "--bytes")) {
       if (!v || !kilnParseSize(v, &bytes) || bytes == 0) {
-        fprintf(stderr, "kiln simulate: --bytes '%s': needs a size above 0, like 1M, 64KB or 1048576\n", v ? v : "");
+        fprintf(stderr, "kiln simulate: --bytes '%s': needs a size above 0, like 1M, 64KB or 1048576\n",
+                v ? v : "");
         return 2;
       }
       have_bytes = true;

@@ -21,8 +21,14 @@ int cmd_topo(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     int used = cliTopoArg(&ta, argc, argv, i);
     if (used < 0) return 2;
-    if (used > 0) { i += used - 1; continue; }
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+    if (used > 0) {
+      i += used - 1;
+      continue;
+    }
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      help(stdout);
+      return 0;
+    }
     if (!strcmp(argv[i], "-o")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "kiln topo: -o needs a value\n");

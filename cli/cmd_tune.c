@@ -146,15 +146,28 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
   for (int i = 1; i < argc; i++) {
     const int used = cliTopoArg(&o->ta, argc, argv, i);
     if (used < 0) return 2;
-    if (used > 0) { i += used - 1; continue; }
+    if (used > 0) {
+      i += used - 1;
+      continue;
+    }
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--no-synth")) { o->synth = false; continue; }
-    if (!strcmp(a, "--list")) { o->list = true; continue; }
-    if (!strcmp(a, "--inplace")) { o->space.inplace = true; continue; }
-    static const char* const valued[] = {"--out", "--ranks", "--gpus", "--colls", "--min-bytes", "--max-bytes", "--factor",
-                                         "--sketch", "--forms", "--protos", "--instances", "--tolerance",
-                                         "--prune", "--graph-calls", "--reps", "--seed"};
+    if (!strcmp(a, "--no-synth")) {
+      o->synth = false;
+      continue;
+    }
+    if (!strcmp(a, "--list")) {
+      o->list = true;
+      continue;
+    }
+    if (!strcmp(a, "--inplace")) {
+      o->space.inplace = true;
+      continue;
+    }
+    static const char* const valued[] = {"--out",       "--ranks",       "--gpus",      "--colls",
+                                         "--min-bytes", "--max-bytes",   "--factor",    "--sketch",
+                                         "--forms",     "--protos",      "--instances", "--tolerance",
+                                         "--prune",     "--graph-calls", "--reps",      "--seed"};
     bool known = false;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
     if (!known) {
@@ -168,14 +181,22 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
     }
     i++;
     bool ok = true;
-    if (!strcmp(a, "--out")) ok = cliOnce("tune", &o->out, a, v);
-    else if (!strcmp(a, "--ranks")) ok = cliParseInt(v, &o->ranks) && o->ranks >= 2 && o->ranks <= 64;
-    else if (!strcmp(a, "--gpus")) ok = cliParseInt(v, &o->gpus) && o->gpus >= 1;
-    else if (!strcmp(a, "--colls")) ok = anyColl = eachItem(v, oneColl, o->colls);
-    else if (!strcmp(a, "--min-bytes")) ok = kilnParseSize(v, &o->minB) && o->minB >= 1;
-    else if (!strcmp(a, "--max-bytes")) ok = kilnParseSize(v, &o->maxB) && o->maxB >= 1;
-    else if (!strcmp(a, "--factor")) ok = cliParseInt(v, &o->factor) && o->factor >= 2;
-    else if (!strcmp(a, "--sketch")) ok = cliOnce("tune", &o->sketch, a, v);
+    if (!strcmp(a, "--out"))
+      ok = cliOnce("tune", &o->out, a, v);
+    else if (!strcmp(a, "--ranks"))
+      ok = cliParseInt(v, &o->ranks) && o->ranks >= 2 && o->ranks <= 64;
+    else if (!strcmp(a, "--gpus"))
+      ok = cliParseInt(v, &o->gpus) && o->gpus >= 1;
+    else if (!strcmp(a, "--colls"))
+      ok = anyColl = eachItem(v, oneColl, o->colls);
+    else if (!strcmp(a, "--min-bytes"))
+      ok = kilnParseSize(v, &o->minB) && o->minB >= 1;
+    else if (!strcmp(a, "--max-bytes"))
+      ok = kilnParseSize(v, &o->maxB) && o->maxB >= 1;
+    else if (!strcmp(a, "--factor"))
+      ok = cliParseInt(v, &o->factor) && o->factor >= 2;
+    else if (!strcmp(a, "--sketch"))
+      ok = cliOnce("tune", &o->sketch, a, v);
     else if (!strcmp(a, "--forms")) {
       o->space.forms = 0;
       ok = forms = eachItem(v, oneForm, &o->space.forms);
@@ -193,8 +214,10 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
       char* end;
       o->prune = strtod(v, &end);
       ok = !*end && (o->prune == 0 || o->prune >= 1);
-    } else if (!strcmp(a, "--graph-calls")) ok = cliParseInt(v, &o->graphCalls) && o->graphCalls >= 1 && o->graphCalls <= 1000;
-    else if (!strcmp(a, "--reps")) ok = cliParseInt(v, &o->reps) && o->reps >= 1 && o->reps <= 64;
+    } else if (!strcmp(a, "--graph-calls"))
+      ok = cliParseInt(v, &o->graphCalls) && o->graphCalls >= 1 && o->graphCalls <= 1000;
+    else if (!strcmp(a, "--reps"))
+      ok = cliParseInt(v, &o->reps) && o->reps >= 1 && o->reps <= 64;
     else if (!strcmp(a, "--seed")) {
       char* end;
       o->seed = strtoull(v, &end, 0);
@@ -227,7 +250,8 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
   }
   if (o->space.inplace && o->colls[KILN_COLL_ALLTOALL]) {
     if (anyColl) {
-      fprintf(stderr, "kiln tune: --inplace: kiln's plans serve no in-place alltoall (leave it out of --colls)\n");
+      fprintf(stderr,
+              "kiln tune: --inplace: kiln's plans serve no in-place alltoall (leave it out of --colls)\n");
       return 2;
     }
     o->colls[KILN_COLL_ALLTOALL] = false;
@@ -246,8 +270,8 @@ static void noteSkip(const char* name, kilnResult_t r, const char* why, void* us
 static void synthCandidates(kilnTuneSet* set, const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                             const tuneOpts* o, int* added, int* skipped) {
 #ifdef KILN_SYNTH_FORM_BIT
-  static const kilnSynthForm_t forms[] = {KILN_SYNTH_FORM_SKETCH, KILN_SYNTH_FORM_ONEFLIGHT, KILN_SYNTH_FORM_TWOSHOT,
-                                          KILN_SYNTH_FORM_DIRECT};
+  static const kilnSynthForm_t forms[] = {KILN_SYNTH_FORM_SKETCH, KILN_SYNTH_FORM_ONEFLIGHT,
+                                          KILN_SYNTH_FORM_TWOSHOT, KILN_SYNTH_FORM_DIRECT};
   const int nforms = 4;
 #else
   const int nforms = 1;
@@ -261,7 +285,8 @@ static void synthCandidates(kilnTuneSet* set, const kilnTopology* t, const kilnS
         so.proto = (kilnProto_t)p;
         so.instances = o->space.instances[i];
         so.inplace = o->space.inplace;
-        so.floor = false; /* NCCL's own algorithms are timed as NCCL, and kiln classic's ring is a candidate */
+        so.floor =
+            false; /* NCCL's own algorithms are timed as NCCL, and kiln classic's ring is a candidate */
 #ifdef KILN_SYNTH_FORM_BIT
         so.forms = KILN_SYNTH_FORM_BIT(forms[f]);
 #endif
@@ -271,12 +296,16 @@ static void synthCandidates(kilnTuneSet* set, const kilnTopology* t, const kilnS
           char name[KILN_NAME_MAX];
           snprintf(name, sizeof name, "%s", plan->name);
           r = kilnTuneAdd(set, plan, "synth");
-          if (r == KILN_SUCCESS) (*added)++;
-          else if (r != KILN_ERR_INVALID_ARGUMENT) noteSkip(name, r, kilnLastError(), skipped);
-          else (*skipped)++; /* the same plan as another candidate (the floor's ring, say) */
+          if (r == KILN_SUCCESS)
+            (*added)++;
+          else if (r != KILN_ERR_INVALID_ARGUMENT)
+            noteSkip(name, r, kilnLastError(), skipped);
+          else
+            (*skipped)++; /* the same plan as another candidate (the floor's ring, say) */
         } else {
           char name[96];
-          snprintf(name, sizeof name, "synth %s %s x%d", kilnCollName(coll), kilnProtoName(so.proto), so.instances);
+          snprintf(name, sizeof name, "synth %s %s x%d", kilnCollName(coll), kilnProtoName(so.proto),
+                   so.instances);
           noteSkip(name, r, kilnLastError(), skipped);
         }
       }
@@ -294,14 +323,16 @@ static int synthInputs(const tuneOpts* o, int ranks, kilnTopology** t, kilnSketc
   const int rc = cliLoadTopo(&ta, t);
   if (rc) return rc;
   if ((*t)->nranks != ranks) {
-    fprintf(stderr, "kiln tune: the topology %s has %d GPUs, the tune %d ranks\n", (*t)->name, (*t)->nranks, ranks);
+    fprintf(stderr, "kiln tune: the topology %s has %d GPUs, the tune %d ranks\n", (*t)->name, (*t)->nranks,
+            ranks);
     return 2;
   }
   char shipped[32];
   snprintf(shipped, sizeof shipped, "switch%d", ranks);
   const char* path = cliSketchPath(o->sketch ? o->sketch : shipped, sketchBuf, sizeof sketchBuf);
   if (!path && o->sketch) {
-    fprintf(stderr, "kiln tune: unknown sketch '%s': no file of that name here, nor a sketch kiln ships\n", o->sketch);
+    fprintf(stderr, "kiln tune: unknown sketch '%s': no file of that name here, nor a sketch kiln ships\n",
+            o->sketch);
     return 2;
   }
   kilnResult_t r = path ? kilnSketchReadFile(path, s) : kilnSketchDefault(*t, s);
@@ -315,17 +346,19 @@ static int synthInputs(const tuneOpts* o, int ranks, kilnTopology** t, kilnSketc
 }
 
 /* Every candidate of coll into set; prints how many. */
-static int candidates(const tuneOpts* o, int ranks, kilnColl_t coll, const kilnTopology* t, const kilnSketch* s,
-                      kilnTuneSet* set) {
+static int candidates(const tuneOpts* o, int ranks, kilnColl_t coll, const kilnTopology* t,
+                      const kilnSketch* s, kilnTuneSet* set) {
   int skipped = 0, synthAdded = 0, classicAdded = 0;
   if (t && s) synthCandidates(set, t, s, coll, o, &synthAdded, &skipped);
   if (kilnTuneClassic(set, coll, ranks, &o->space, noteSkip, &skipped, &classicAdded) != KILN_SUCCESS) {
     fprintf(stderr, "kiln tune: %s\n", kilnLastError());
     return 1;
   }
-  printf("%s: %d candidates (%d synthesized, %d kiln classic), %d left out (forms, protocols or instances that do "
-         "not apply, plans the runtime does not run)\n",
-         kilnCollName(coll), set->n, synthAdded, classicAdded, skipped);
+  printf(
+      "%s: %d candidates (%d synthesized, %d kiln classic), %d left out (forms, protocols or instances that "
+      "do "
+      "not apply, plans the runtime does not run)\n",
+      kilnCollName(coll), set->n, synthAdded, classicAdded, skipped);
   return 0;
 }
 
@@ -336,10 +369,14 @@ static void joinArgs(int argc, char** argv, char* out, size_t n) {
 }
 
 static void formatSize(uint64_t b, char* buf, size_t n) {
-  if (b >= (1u << 30) && b % (1u << 30) == 0) snprintf(buf, n, "%lluG", (unsigned long long)(b >> 30));
-  else if (b >= (1u << 20) && b % (1u << 20) == 0) snprintf(buf, n, "%lluM", (unsigned long long)(b >> 20));
-  else if (b >= 1024 && b % 1024 == 0) snprintf(buf, n, "%lluK", (unsigned long long)(b >> 10));
-  else snprintf(buf, n, "%llu", (unsigned long long)b);
+  if (b >= (1u << 30) && b % (1u << 30) == 0)
+    snprintf(buf, n, "%lluG", (unsigned long long)(b >> 30));
+  else if (b >= (1u << 20) && b % (1u << 20) == 0)
+    snprintf(buf, n, "%lluM", (unsigned long long)(b >> 20));
+  else if (b >= 1024 && b % 1024 == 0)
+    snprintf(buf, n, "%lluK", (unsigned long long)(b >> 10));
+  else
+    snprintf(buf, n, "%llu", (unsigned long long)b);
 }
 
 static uint64_t mix(uint64_t z) {
@@ -350,8 +387,8 @@ static uint64_t mix(uint64_t z) {
 
 /* Times and checks every candidate of coll at every size; fills us and nccl. dropped: [set->n], what
  * is no longer timed: 1 pruned, 2 failed on the GPU. */
-static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const kilnTuneSet* set, const uint64_t* sizes,
-                    int nsizes, double* us, double* nccl, unsigned char* dropped) {
+static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const kilnTuneSet* set,
+                    const uint64_t* sizes, int nsizes, double* us, double* nccl, unsigned char* dropped) {
   for (int c = 0; c < set->n; c++) dropped[c] = 0;
   const kilnTuneTiming tm = {2, o->graphCalls, o->reps};
   for (int i = 0; i < set->n * nsizes; i++) us[i] = KILN_TUNE_NOT_RUN;
@@ -360,8 +397,8 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
     char sz[32];
     formatSize(sizes[k], sz, sizeof sz);
     size_t count = 0;
-    if (kilnTuneGpuPrepare(g, coll, sizes[k], o->space.inplace, mix(o->seed ^ ((uint64_t)coll << 56) ^ (uint64_t)k),
-                           &count) != KILN_SUCCESS) {
+    if (kilnTuneGpuPrepare(g, coll, sizes[k], o->space.inplace,
+                           mix(o->seed ^ ((uint64_t)coll << 56) ^ (uint64_t)k), &count) != KILN_SUCCESS) {
       printf("%-13s %6s: skipped: %s\n", kilnCollName(coll), sz, kilnLastError());
       continue;
     }
@@ -401,11 +438,13 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
     char ncclText[32] = "-";
     if (nccl[k] >= 0) snprintf(ncclText, sizeof ncclText, "%.2f", nccl[k]);
     char speed[32] = "";
-    if (best >= 0 && nccl[k] > 0) snprintf(speed, sizeof speed, " (%.2fx NCCL)", nccl[k] / us[best * nsizes + k]);
+    if (best >= 0 && nccl[k] > 0)
+      snprintf(speed, sizeof speed, " (%.2fx NCCL)", nccl[k] / us[best * nsizes + k]);
     if (best >= 0)
-      printf("%-13s %6s: NCCL %9s us, fastest %9.2f us%s %s (%d of %d ran)\n", kilnCollName(coll), sz, ncclText,
-             us[best * nsizes + k], speed, set->c[best].plan->name, ran, set->n);
-    else printf("%-13s %6s: NCCL %9s us, no candidate ran\n", kilnCollName(coll), sz, ncclText);
+      printf("%-13s %6s: NCCL %9s us, fastest %9.2f us%s %s (%d of %d ran)\n", kilnCollName(coll), sz,
+             ncclText, us[best * nsizes + k], speed, set->c[best].plan->name, ran, set->n);
+    else
+      printf("%-13s %6s: NCCL %9s us, no candidate ran\n", kilnCollName(coll), sz, ncclText);
     fflush(stdout);
   }
 }
@@ -413,7 +452,10 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
 
 int cmd_tune(int argc, char** argv) {
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help(stdout); return 0; }
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      help(stdout);
+      return 0;
+    }
   tuneOpts o;
   int rc = parseArgs(argc, argv, &o);
   if (rc) return rc;
@@ -442,7 +484,8 @@ int cmd_tune(int argc, char** argv) {
   const cudaError_t ce = cudaGetDeviceCount(&visible);
   if (ce != cudaSuccess) visible = 0;
   if (visible < 1 && !o.list) {
-    fprintf(stderr, "kiln tune: no CUDA device: %s\n", ce != cudaSuccess ? cudaGetErrorString(ce) : "none visible");
+    fprintf(stderr, "kiln tune: no CUDA device: %s\n",
+            ce != cudaSuccess ? cudaGetErrorString(ce) : "none visible");
     return 1;
   }
   if (!o.ranks && visible < 1) {
@@ -463,8 +506,9 @@ int cmd_tune(int argc, char** argv) {
       return 1;
     }
     if (!o.seedGiven) o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    printf("%d ranks on %d x %s (driver %s, NCCL %s)%s; inputs from seed %llu\n", m.nranks, m.ngpus, m.gpu, m.driver,
-           m.nccl, m.rehearsal ? ": a REHEARSAL - ranks share GPUs, the times say nothing about speed, no NCCL" : "",
+    printf("%d ranks on %d x %s (driver %s, NCCL %s)%s; inputs from seed %llu\n", m.nranks, m.ngpus, m.gpu,
+           m.driver, m.nccl,
+           m.rehearsal ? ": a REHEARSAL - ranks share GPUs, the times say nothing about speed, no NCCL" : "",
            (unsigned long long)o.seed);
   }
 #endif
@@ -484,8 +528,7 @@ int cmd_tune(int argc, char** argv) {
     if (!o.colls[c]) continue;
     if ((rc = candidates(&o, o.ranks, (kilnColl_t)c, t, s, &sets[c])) != 0) break;
     if (o.list) {
-      for (int i = 0; i < sets[c].n; i++)
-        printf("  %-7s %s\n", sets[c].c[i].source, sets[c].c[i].plan->name);
+      for (int i = 0; i < sets[c].n; i++) printf("  %-7s %s\n", sets[c].c[i].source, sets[c].c[i].plan->name);
       continue;
     }
 #ifdef KILN_HAVE_CUDA
@@ -506,12 +549,14 @@ int cmd_tune(int argc, char** argv) {
     measure(g, &o, (kilnColl_t)c, &sets[c], sizes, nsizes, times[c], ncclTimes[c], dropped);
     free(dropped);
     int nr = 0;
-    if (kilnTuneChoose(sizes, nsizes, times[c], sets[c].n, ncclTimes[c], o.tolerance, ranges[c], &nr) != KILN_SUCCESS) {
+    if (kilnTuneChoose(sizes, nsizes, times[c], sets[c].n, ncclTimes[c], o.tolerance, ranges[c], &nr) !=
+        KILN_SUCCESS) {
       fprintf(stderr, "kiln tune: %s\n", kilnLastError());
       rc = 1;
       break;
     }
-    results[nresults++] = (kilnTuneResult){(kilnColl_t)c, &sets[c], nsizes, sizes, times[c], ncclTimes[c], nr, ranges[c]};
+    results[nresults++] =
+        (kilnTuneResult){(kilnColl_t)c, &sets[c], nsizes, sizes, times[c], ncclTimes[c], nr, ranges[c]};
     printf("%s: chosen\n", kilnCollName((kilnColl_t)c));
     for (int i = 0; i < nr; i++) {
       const kilnTuneRange* r = &ranges[c][i];

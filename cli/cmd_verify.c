@@ -41,7 +41,8 @@ static bool parse_u64(const char* s, uint64_t* out) {
 }
 
 /* Cuts p for `nodes` nodes and runs the phases (solver/phases.h); appends what it found to buf. */
-static kilnResult_t verify_nodes(const kilnPlan* p, int nodes, const kilnVerifyOptions* vo, char* buf, size_t len) {
+static kilnResult_t verify_nodes(const kilnPlan* p, int nodes, const kilnVerifyOptions* vo, char* buf,
+                                 size_t len) {
   kilnPlan* q = NULL;
   kilnResult_t r = kilnPlanClone(p, &q);
   if (r == KILN_SUCCESS && kilnPlanHasCopies(q)) r = kilnPlanLowerCopies(q);
@@ -66,8 +67,10 @@ static kilnResult_t verify_nodes(const kilnPlan* p, int nodes, const kilnVerifyO
   if (r == KILN_SUCCESS) {
     int groups = 0;
     for (int i = 0; i < ph->nphases; i++) groups += ph->phases[i].p2p;
-    snprintf(buf, len, "; cut for %d nodes: %d phases (%d kernel, %d groups of NCCL calls), %d messages through "
-             "NCCL (%d received apart)%s", nodes, ph->nphases, ph->nphases - groups, groups, ph->nmessages, ph->napart,
+    snprintf(buf, len,
+             "; cut for %d nodes: %d phases (%d kernel, %d groups of NCCL calls), %d messages through "
+             "NCCL (%d received apart)%s",
+             nodes, ph->nphases, ph->nphases - groups, groups, ph->nmessages, ph->napart,
              memory ? "; its memory steps keep the phases from being run on the CPU" : "");
   }
   kilnPhasesFree(ph);
@@ -80,9 +83,13 @@ int cmd_verify(int argc, char** argv) {
   int nfiles = 0, nodes = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      help(stdout);
+      return 0;
+    }
     if (!strcmp(a, "--schedules")) {
-      if (i + 1 >= argc || !cliParseInt(argv[i + 1], &vo.schedules) || vo.schedules < 1 || vo.schedules > 100000) {
+      if (i + 1 >= argc || !cliParseInt(argv[i + 1], &vo.schedules) || vo.schedules < 1 ||
+          vo.schedules > 100000) {
         fprintf(stderr, "kiln verify: --schedules wants 1..100000\n");
         return 2;
       }
@@ -136,7 +143,8 @@ int cmd_verify(int argc, char** argv) {
     }
     const int k = nodes > 0 ? nodes : p->nnodes;
     char cut[256] = "";
-    if (kilnPlanVerify(p, &vo) == KILN_SUCCESS && (k <= 1 || verify_nodes(p, k, &vo, cut, sizeof cut) == KILN_SUCCESS)) {
+    if (kilnPlanVerify(p, &vo) == KILN_SUCCESS &&
+        (k <= 1 || verify_nodes(p, k, &vo, cut, sizeof cut) == KILN_SUCCESS)) {
       int tbs = 0, steps = 0;
       for (int r = 0; r < p->ngpus; r++) {
         tbs += p->gpus[r].ntbs;
@@ -145,15 +153,20 @@ int cmd_verify(int argc, char** argv) {
       char races[160] = "";
       const bool mem = kilnPlanHasMemorySteps(p);
       if (mem && !KILN_VERIFY_MEMORY_CHECKS_ALL_RACES(tbs, p->ngpus, steps))
-        snprintf(races, sizeof races, "; data races checked only on the %d interleavings run, not on all: the plan is "
-                 "too large for the clocks; --schedules N runs more", vo.schedules);
+        snprintf(races, sizeof races,
+                 "; data races checked only on the %d interleavings run, not on all: the plan is "
+                 "too large for the clocks; --schedules N runs more",
+                 vo.schedules);
       else if (!mem && !KILN_VERIFY_CHECKS_ALL_RACES(tbs, steps))
-        snprintf(races, sizeof races, "; data races checked rank by rank (each rank's own order settles its "
+        snprintf(races, sizeof races,
+                 "; data races checked rank by rank (each rank's own order settles its "
                  "accesses): the plan is too large for the clocks of all");
       char epochs[64] = "";
-      if (mem) snprintf(epochs, sizeof epochs, ", %d calls of %d iterations", KILN_VERIFY_CALLS, KILN_VERIFY_ITERATIONS);
-      printf("%s: OK (%s, %d ranks, %d tbs, %d steps%s%s%s)\n", path, kilnCollName(p->coll), p->ngpus, tbs, steps,
-             epochs, races, cut);
+      if (mem)
+        snprintf(epochs, sizeof epochs, ", %d calls of %d iterations", KILN_VERIFY_CALLS,
+                 KILN_VERIFY_ITERATIONS);
+      printf("%s: OK (%s, %d ranks, %d tbs, %d steps%s%s%s)\n", path, kilnCollName(p->coll), p->ngpus, tbs,
+             steps, epochs, races, cut);
     } else {
       printf("%s: %s\n", path, kilnLastError());
       failed++;

@@ -19,8 +19,9 @@ static const struct {
 };
 
 static void usage(FILE* f) {
-  fprintf(f, "usage: kiln COMMAND [ARGS...]   (kiln COMMAND --help or kiln help COMMAND for details)\n"
-             "       kiln --version\n\ncommands:\n");
+  fprintf(f,
+          "usage: kiln COMMAND [ARGS...]   (kiln COMMAND --help or kiln help COMMAND for details)\n"
+          "       kiln --version\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }

@@ -10,6 +10,7 @@
 /* Simulates plan p on topology t for `bytes` (the collective's reference size, as kiln simulate
  * takes) and writes the picture to path (whole, or not at all; "-": stdout). 0 on success, else 1
  * with the reason in err. */
-int cliPlanSvg(const kilnPlan* p, const kilnTopology* t, uint64_t bytes, const char* path, char* err, size_t errlen);
+int cliPlanSvg(const kilnPlan* p, const kilnTopology* t, uint64_t bytes, const char* path, char* err,
+               size_t errlen);
 
 #endif

@@ -20,7 +20,8 @@ static bool small(const kilnPlan* p) {
   int tbs = 0, steps = 0;
   for (int r = 0; r < p->ngpus; r++) {
     const kilnGpu* g = &p->gpus[r];
-    if (g->i_chunks > FUZZ_MAX_CHUNKS || g->o_chunks > FUZZ_MAX_CHUNKS || g->s_chunks > FUZZ_MAX_CHUNKS) return false;
+    if (g->i_chunks > FUZZ_MAX_CHUNKS || g->o_chunks > FUZZ_MAX_CHUNKS || g->s_chunks > FUZZ_MAX_CHUNKS)
+      return false;
     tbs += g->ntbs;
     for (int t = 0; t < g->ntbs; t++) {
       steps += g->tbs[t].nsteps;
@@ -68,10 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   snprintf(name, sizeof name, "switch%d", p->ngpus);
   if (p->ngpus >= 2 && kilnTopologyBuiltin(name, 1, &t) == KILN_SUCCESS) {
     kilnSimResult sr;
-    expect(kilnPlanSimulate(p, t, 1 << 20, &sr), KILN_ERR_VERIFY, KILN_ERR_INVALID_ARGUMENT, KILN_ERR_NO_MEMORY);
+    expect(kilnPlanSimulate(p, t, 1 << 20, &sr), KILN_ERR_VERIFY, KILN_ERR_INVALID_ARGUMENT,
+           KILN_ERR_NO_MEMORY);
     kilnSimParams sp = KILN_SIM_PARAMS_INIT;
     sp.local_us_per_mb = 1.0; /* the local-work path too */
-    expect(kilnPlanSimulateWith(p, t, 1 << 20, &sp, &sr), KILN_ERR_VERIFY, KILN_ERR_INVALID_ARGUMENT, KILN_ERR_NO_MEMORY);
+    expect(kilnPlanSimulateWith(p, t, 1 << 20, &sp, &sr), KILN_ERR_VERIFY, KILN_ERR_INVALID_ARGUMENT,
+           KILN_ERR_NO_MEMORY);
     kilnTopologyFree(t);
   }
   kilnPlanFree(p);

@@ -36,12 +36,21 @@ static void sb_printf(strbuf* b, const char* fmt, ...) {
     size_t room = b->cap - b->len;
     int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
     va_end(ap);
-    if (n < 0) { b->oom = true; return; }
-    if ((size_t)n < room && b->s) { b->len += (size_t)n; return; }
+    if (n < 0) {
+      b->oom = true;
+      return;
+    }
+    if ((size_t)n < room && b->s) {
+      b->len += (size_t)n;
+      return;
+    }
     size_t cap = b->cap ? b->cap * 2 : 4096;
     while (cap < b->len + (size_t)n + 1) cap *= 2;
     char* s = realloc(b->s, cap);
-    if (!s) { b->oom = true; return; }
+    if (!s) {
+      b->oom = true;
+      return;
+    }
     b->s = s;
     b->cap = cap;
   }
@@ -118,17 +127,15 @@ static bool plan_has_kernels(const kilnPlan* p, const kilnGenOptions* o) {
 static const char* const step_enum[] = {"ST_SEND", "ST_RECV", "ST_RCS", "ST_RRS", "ST_RRC",
                                         "ST_RRCS", "ST_CPY",  "ST_RE",  "ST_NOP", "ST_PUT",
                                         "ST_GET",  "ST_GRE",  "ST_SIG", "ST_WAIT"};
-_Static_assert(sizeof step_enum / sizeof step_enum[0] == KILN_NUM_STEP_TYPES,
-               "one spelling per step type");
+_Static_assert(sizeof step_enum / sizeof step_enum[0] == KILN_NUM_STEP_TYPES, "one spelling per step type");
 static const char* const buf_enum[] = {"BUF_I", "BUF_O", "BUF_S"};
 _Static_assert(sizeof buf_enum / sizeof buf_enum[0] == KILN_NUM_BUFFERS, "one spelling per buffer");
 
 /* CUDA type of each dtype (kilnDataType_t order), and the unsigned type of each element size
  * that plans without reduction are baked for. */
-static const char* const dtype_ctype[] = {"int8_t",   "uint8_t", "int32_t",       "uint32_t",
-                                          "int64_t",  "uint64_t", "__half",       "float",
-                                          "double",   "__nv_bfloat16", "__nv_fp8_e4m3",
-                                          "__nv_fp8_e5m2"};
+static const char* const dtype_ctype[] = {"int8_t",  "uint8_t",       "int32_t",       "uint32_t",
+                                          "int64_t", "uint64_t",      "__half",        "float",
+                                          "double",  "__nv_bfloat16", "__nv_fp8_e4m3", "__nv_fp8_e5m2"};
 _Static_assert(sizeof dtype_ctype / sizeof dtype_ctype[0] == KILN_NUM_DTYPES, "one C type per dtype");
 
 static const char* size_ctype(size_t es) {
@@ -171,7 +178,8 @@ kilnResult_t kilnGenParseDtypes(kilnGenOptions* o, const char* list) {
       for (int d = 0; d < KILN_NUM_DTYPES; d++)
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", d ? ", " : "",
                  kilnDataTypeName((kilnDataType_t)d));
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown dtype '%s' in '%s' (known: %s)", item, list, known);
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown dtype '%s' in '%s' (known: %s)", item, list,
+                          known);
     }
     want[t] = true;
     p += n;
@@ -213,10 +221,14 @@ static const char* base_name(const char* path) {
 static void sb_cstring(strbuf* b, const char* s) {
   for (const char* q = s; *q; q++) {
     unsigned char c = (unsigned char)*q;
-    if (c == '"' || c == '\\' || c == '?') sb_printf(b, "\\%c", c);
-    else if (c == '\n') sb_printf(b, "\\n");
-    else if (c < 32 || c >= 127 || (c == '/' && q > s && q[-1] == '*')) sb_printf(b, "\\%03o", c);
-    else sb_printf(b, "%c", c);
+    if (c == '"' || c == '\\' || c == '?')
+      sb_printf(b, "\\%c", c);
+    else if (c == '\n')
+      sb_printf(b, "\\n");
+    else if (c < 32 || c >= 127 || (c == '/' && q > s && q[-1] == '*'))
+      sb_printf(b, "\\%03o", c);
+    else
+      sb_printf(b, "%c", c);
   }
 }
 
@@ -224,8 +236,8 @@ static void sb_cstring(strbuf* b, const char* s) {
 static kilnResult_t check_bakeable(const kilnGenUnit* u) {
   const kilnPlan* p = u->plan;
   if ((unsigned)p->proto >= KILN_NUM_PROTOS)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "%s: plan %s has an unknown protocol",
-                        base_name(u->origin), p->name);
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "%s: plan %s has an unknown protocol", base_name(u->origin),
+                        p->name);
   if (kilnPlanCheckRuntime(p) != KILN_SUCCESS) {
     kilnPrefixError("%s: ", base_name(u->origin));
     return KILN_ERR_UNSUPPORTED;
@@ -233,7 +245,8 @@ static kilnResult_t check_bakeable(const kilnGenUnit* u) {
   if (p->coll == KILN_COLL_CUSTOM)
     return kilnSetError(KILN_ERR_UNSUPPORTED,
                         "%s: plan %s is a custom collective; the runtime bakes allgather, "
-                        "alltoall, reducescatter and allreduce", base_name(u->origin), p->name);
+                        "alltoall, reducescatter and allreduce",
+                        base_name(u->origin), p->name);
   if (kilnPlanHasCopies(p))
     return kilnSetError(KILN_ERR_UNSUPPORTED,
                         "%s: plan %s has TACCL <copy> elements; bake its kilnPlanLowerCopies form",
@@ -253,8 +266,10 @@ static kilnResult_t check_bakeable(const kilnGenUnit* u) {
     const int lp = rp.lineProtos;
     kilnRankPassesFree(&rp);
     if (lp & (lp - 1))
-      return kilnSetError(KILN_ERR_UNSUPPORTED, "%s: plan %s: its puts write lines of two protocols; kiln runs one "
-                          "line protocol a plan", base_name(u->origin), p->name);
+      return kilnSetError(KILN_ERR_UNSUPPORTED,
+                          "%s: plan %s: its puts write lines of two protocols; kiln runs one "
+                          "line protocol a plan",
+                          base_name(u->origin), p->name);
   }
   return KILN_SUCCESS;
 }
@@ -266,10 +281,12 @@ static const char* dev_proto(int proto) {
                                      : "KILN_DEV_PROTO_SIMPLE";
 }
 
-static const char* const pass_enum[] = {"PASS_PUT", "PASS_REDUCE", "PASS_COPY", "PASS_SIGNAL", "PASS_WAIT", "PASS_NOP"};
+static const char* const pass_enum[] = {"PASS_PUT",    "PASS_REDUCE", "PASS_COPY",
+                                        "PASS_SIGNAL", "PASS_WAIT",   "PASS_NOP"};
 static const char* const opnd_enum[] = {"OP_USER", "OP_SCRATCH", "OP_LINES", "OP_SIGNAL"};
 
-static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[KILN_NUM_DTYPES], bool sizes[9]);
+static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[KILN_NUM_DTYPES],
+                         bool sizes[9]);
 
 /* The kernels' lines (one per dtype baked, or per element size) of unit u. */
 static void kernel_lines(strbuf* b, const kilnGenUnit* u, const kilnGenOptions* o, const char* macro) {
@@ -283,7 +300,8 @@ static void kernel_lines(strbuf* b, const kilnGenUnit* u, const kilnGenOptions* 
     sb_printf(b, "/* Kernels: dtype x sum (avg divides after a sum). */\n");
     for (int t = 0; t < KILN_NUM_DTYPES; t++)
       if (which[t])
-        sb_printf(b, "%s(%s, %s, %s)\n", macro, u->ident, kilnDataTypeName((kilnDataType_t)t), dtype_ctype[t]);
+        sb_printf(b, "%s(%s, %s, %s)\n", macro, u->ident, kilnDataTypeName((kilnDataType_t)t),
+                  dtype_ctype[t]);
   } else {
     sb_printf(b, "/* Kernels: one per element size (the plan only moves data). */\n");
     for (int es = 1; es <= 8; es *= 2)
@@ -328,8 +346,10 @@ static kilnResult_t mem_plan_source(const kilnGenUnit* u, const kilnGenOptions* 
     sb_printf(&b, "%s%d", r ? ", " : "", row);
     if (r < p->ngpus) row += p->gpus[r].ntbs;
   }
-  sb_printf(&b, "};\n  /* rank, tb, first pass, passes, steps, the row whose code it runs (its passes but for its\n"
-                "   * operands' offsets: kilnPlanMemRowClasses) */\n  static constexpr MemTb tbs[] = {\n");
+  sb_printf(
+      &b,
+      "};\n  /* rank, tb, first pass, passes, steps, the row whose code it runs (its passes but for its\n"
+      "   * operands' offsets: kilnPlanMemRowClasses) */\n  static constexpr MemTb tbs[] = {\n");
   int row = 0, pbase = 0, obase = 0;
   for (int r = 0; r < p->ngpus && res == KILN_SUCCESS; r++) {
     const int nt = p->gpus[r].ntbs;
@@ -346,16 +366,17 @@ static kilnResult_t mem_plan_source(const kilnGenUnit* u, const kilnGenOptions* 
           if (np == 0) first = pbase + i;
           np++;
         }
-      sb_printf(&b, "    /* %d */ {%d, %d, %d, %d, %d, %d},\n", row, r, t, first, np, p->gpus[r].tbs[t].nsteps,
-                row - t + cls[t]);
+      sb_printf(&b, "    /* %d */ {%d, %d, %d, %d, %d, %d},\n", row, r, t, first, np,
+                p->gpus[r].tbs[t].nsteps, row - t + cls[t]);
     }
     free(cls);
     pbase += rp[r].npasses;
   }
   if (res != KILN_SUCCESS) goto out;
   if (ntbs == 0) sb_printf(&b, "    {0, 0, 0, 0, 0, 0},\n");
-  sb_printf(&b, "  };\n  /* kind, protocol, operands, flags, chunks, first operand, last step, depid, deps, its "
-                "steps, line mask */\n  static constexpr MemPass passes[] = {\n");
+  sb_printf(&b,
+            "  };\n  /* kind, protocol, operands, flags, chunks, first operand, last step, depid, deps, its "
+            "steps, line mask */\n  static constexpr MemPass passes[] = {\n");
   pbase = 0;
   for (int r = 0; r < p->ngpus; r++) {
     for (int i = 0; i < rp[r].npasses; i++) {
@@ -366,23 +387,28 @@ static kilnResult_t mem_plan_source(const kilnGenUnit* u, const kilnGenOptions* 
         if (ps->kind == KILN_PASS_REDUCE && k > 0) mask |= 1u << (k - 1);
         if ((ps->kind == KILN_PASS_PUT || ps->kind == KILN_PASS_COPY) && k % 2 == 1) mask |= 1u << (k / 2);
       }
-      const int flags = (ps->barrier ? 1 : 0) | (ps->publishes ? 2 : 0) | (ps->sameSrc ? 4 : 0) | (ps->polls ? 8 : 0);
-      sb_printf(&b, "    /* %d */ {%s, %s, %d, %d, %d, %d, %d, %d, %d, %d, 0x%xu}, /* rank %d tb %d, %d step%s */\n",
-                pbase + i, pass_enum[ps->kind], dev_proto(ps->proto), ps->nops, flags, ps->cnt, obase + ps->firstOp,
-                ps->last, ps->depid, ps->deps, ps->depid >= 0 ? p->gpus[r].tbs[ps->depid].nsteps : 0, mask, r, ps->tb,
-                ps->nsteps, ps->nsteps == 1 ? "" : "s");
+      const int flags =
+          (ps->barrier ? 1 : 0) | (ps->publishes ? 2 : 0) | (ps->sameSrc ? 4 : 0) | (ps->polls ? 8 : 0);
+      sb_printf(
+          &b,
+          "    /* %d */ {%s, %s, %d, %d, %d, %d, %d, %d, %d, %d, 0x%xu}, /* rank %d tb %d, %d step%s */\n",
+          pbase + i, pass_enum[ps->kind], dev_proto(ps->proto), ps->nops, flags, ps->cnt, obase + ps->firstOp,
+          ps->last, ps->depid, ps->deps, ps->depid >= 0 ? p->gpus[r].tbs[ps->depid].nsteps : 0, mask, r,
+          ps->tb, ps->nsteps, ps->nsteps == 1 ? "" : "s");
     }
     pbase += rp[r].npasses;
     obase += rp[r].nops;
   }
   if (pbase == 0) sb_printf(&b, "    {PASS_NOP, KILN_DEV_PROTO_SIMPLE, 0, 0, 0, 0, 0, -1, -1, 0, 0u},\n");
-  sb_printf(&b, "  };\n  /* kind, rank, buffer (lines: area; signal: channel), offset */\n"
-                "  static constexpr MemOp ops[] = {\n");
+  sb_printf(&b,
+            "  };\n  /* kind, rank, buffer (lines: area; signal: channel), offset */\n"
+            "  static constexpr MemOp ops[] = {\n");
   obase = 0;
   for (int r = 0; r < p->ngpus; r++) {
     for (int i = 0; i < rp[r].nops; i++) {
       const kilnPassOperand* op = &rp[r].ops[i];
-      sb_printf(&b, "    /* %d */ {%s, %d, %d, %d},\n", obase + i, opnd_enum[op->kind], op->rank, op->buf, op->off);
+      sb_printf(&b, "    /* %d */ {%s, %d, %d, %d},\n", obase + i, opnd_enum[op->kind], op->rank, op->buf,
+                op->off);
     }
     obase += rp[r].nops;
   }
@@ -419,8 +445,10 @@ static void baked_dtypes(const kilnPlan* p, const kilnGenOptions* o, bool which[
   const bool ll12 = kilnPlanHasMemorySteps(p) && plan_line_protos(p) >> KILN_PROTO_LL12 & 1;
   for (int t = 0; t < KILN_NUM_DTYPES; t++) {
     if (!o->dtypes[t] || (ll12 && kilnDataTypeSize((kilnDataType_t)t) > 4)) continue;
-    if (plan_reduces(p)) which[t] = true;
-    else sizes[kilnDataTypeSize((kilnDataType_t)t)] = true;
+    if (plan_reduces(p))
+      which[t] = true;
+    else
+      sizes[kilnDataTypeSize((kilnDataType_t)t)] = true;
   }
   if (!plan_reduces(p))
     for (int t = 0; t < KILN_NUM_DTYPES; t++)
@@ -460,26 +488,29 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
             "  /* first row of each rank in tbs[], then ntbs */\n"
             "  static constexpr int rankTb[] = {",
             id, p->ngpus,
-            p->proto == KILN_PROTO_LL ? "KILN_DEV_PROTO_LL"
-            : p->proto == KILN_PROTO_LL128 ? "KILN_DEV_PROTO_LL128" : "KILN_DEV_PROTO_SIMPLE",
+            p->proto == KILN_PROTO_LL      ? "KILN_DEV_PROTO_LL"
+            : p->proto == KILN_PROTO_LL128 ? "KILN_DEV_PROTO_LL128"
+                                           : "KILN_DEV_PROTO_SIMPLE",
             ntbs, plan_inlined(p, nsteps) ? "true" : "false");
   for (int r = 0, row = 0; r <= p->ngpus; r++) {
     sb_printf(&b, "%s%d", r ? ", " : "", row);
     if (r < p->ngpus) row += p->gpus[r].ntbs;
   }
-  sb_printf(&b, "};\n  /* rank, tb, send, recv, chan, first step, steps */\n"
-                "  static constexpr Tb tbs[] = {\n");
+  sb_printf(&b,
+            "};\n  /* rank, tb, send, recv, chan, first step, steps */\n"
+            "  static constexpr Tb tbs[] = {\n");
   int row = 0, first = 0;
   for (int r = 0; r < p->ngpus; r++)
     for (int t = 0; t < p->gpus[r].ntbs; t++, row++) {
       const kilnThreadblock* tb = &p->gpus[r].tbs[t];
-      sb_printf(&b, "    /* %d */ {%d, %d, %d, %d, %d, %d, %d},\n", row, r, t, tb->send, tb->recv,
-                tb->chan, first, tb->nsteps);
+      sb_printf(&b, "    /* %d */ {%d, %d, %d, %d, %d, %d, %d},\n", row, r, t, tb->send, tb->recv, tb->chan,
+                first, tb->nsteps);
       first += tb->nsteps;
     }
   if (ntbs == 0) sb_printf(&b, "    {0, 0, -1, -1, 0, 0, 0},\n");
-  sb_printf(&b, "  };\n  /* type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep, fold, folded */\n"
-                "  static constexpr Step steps[] = {\n");
+  sb_printf(&b,
+            "  };\n  /* type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep, fold, folded */\n"
+            "  static constexpr Step steps[] = {\n");
   /* What each step publishes and which steps fold, as the runtime's loader finds them
    * (kilnPlanRankSteps, host/exec.c). */
   bool* publishes = malloc((size_t)(nsteps > 0 ? nsteps : 1) * sizeof(bool));
@@ -498,10 +529,10 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
       for (int s = 0; s < tb->nsteps; s++, idx++) {
         const kilnStep* st = &tb->steps[s];
         sb_printf(&b, "    /* %d */ {%s, %s, %d, %s, %d, %d, %d, %d, %d, %d, %d},%s", idx,
-                  step_enum[st->type], buf_enum[st->srcbuf], st->srcoff, buf_enum[st->dstbuf],
-                  st->dstoff, st->cnt, st->depid >= 0 ? st->depid : -1,
-                  st->depid >= 0 ? st->deps : -1, publishes[idx] ? 1 : 0, fold[idx] > 0 ? fold[idx] : 0,
-                  fold[idx] < 0 ? 1 : 0, s == 0 ? "" : "\n");
+                  step_enum[st->type], buf_enum[st->srcbuf], st->srcoff, buf_enum[st->dstbuf], st->dstoff,
+                  st->cnt, st->depid >= 0 ? st->depid : -1, st->depid >= 0 ? st->deps : -1,
+                  publishes[idx] ? 1 : 0, fold[idx] > 0 ? fold[idx] : 0, fold[idx] < 0 ? 1 : 0,
+                  s == 0 ? "" : "\n");
         if (s == 0) sb_printf(&b, " /* rank %d tb %d */\n", r, t);
       }
     }
@@ -521,8 +552,9 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
     sb_printf(&b, "/* No kernel: more than %d steps (the interpreter runs this plan). */\n",
               KILN_GEN_KERNEL_STEPS);
   } else if (!plan_has_kernels(p, o)) {
-    sb_printf(&b, "/* No kernel: steps not inlined, baked with --inlined-only (the interpreter runs "
-                  "this plan). */\n");
+    sb_printf(&b,
+              "/* No kernel: steps not inlined, baked with --inlined-only (the interpreter runs "
+              "this plan). */\n");
   } else if (plan_reduces(p)) {
     sb_printf(&b, "/* Kernels: dtype x sum (avg divides after a sum). */\n");
     for (int t = 0; t < KILN_NUM_DTYPES; t++)
@@ -539,12 +571,13 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
 
 /* Launch symbol of dtype t for a unit ("kilnBaked_<ident>_<dtype or bN>"). */
 static void launch_symbol(strbuf* b, const kilnGenUnit* u, int t) {
-  if (plan_reduces(u->plan)) sb_printf(b, "kilnBaked_%s_%s", u->ident, kilnDataTypeName((kilnDataType_t)t));
-  else sb_printf(b, "kilnBaked_%s_b%d", u->ident, (int)kilnDataTypeSize((kilnDataType_t)t));
+  if (plan_reduces(u->plan))
+    sb_printf(b, "kilnBaked_%s_%s", u->ident, kilnDataTypeName((kilnDataType_t)t));
+  else
+    sb_printf(b, "kilnBaked_%s_b%d", u->ident, (int)kilnDataTypeSize((kilnDataType_t)t));
 }
 
-kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGenOptions* o,
-                                   char** out) {
+kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGenOptions* o, char** out) {
   if ((n > 0 && !units) || !o || !out || n < 0)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnGenRegistrySource: bad argument");
   *out = NULL;
@@ -587,7 +620,10 @@ kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGe
       const char* nl = strchr(line, '\n');
       size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
       char* one = malloc(len + 1);
-      if (!one) { b.oom = true; break; }
+      if (!one) {
+        b.oom = true;
+        break;
+      }
       memcpy(one, line, len);
       one[len] = 0;
       sb_printf(&b, "    \"");
@@ -606,28 +642,40 @@ kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGe
     baked_dtypes(p, o, which, sizes);
     sb_printf(&b, "    /* %d */ {\"", i);
     sb_cstring(&b, p->name);
-    sb_printf(&b, "\", \"%s\", KILN_COLL_%s, %d, %lluull, %lluull, %s, %s, KILN_PROTO_%s, %s, xml_%s,\n"
-                  "        {",
+    sb_printf(&b,
+              "\", \"%s\", KILN_COLL_%s, %d, %lluull, %lluull, %s, %s, KILN_PROTO_%s, %s, xml_%s,\n"
+              "        {",
               units[i].ident,
-              p->coll == KILN_COLL_ALLGATHER ? "ALLGATHER" : p->coll == KILN_COLL_ALLTOALL ? "ALLTOALL"
-              : p->coll == KILN_COLL_REDUCESCATTER ? "REDUCESCATTER" : "ALLREDUCE",
+              p->coll == KILN_COLL_ALLGATHER       ? "ALLGATHER"
+              : p->coll == KILN_COLL_ALLTOALL      ? "ALLTOALL"
+              : p->coll == KILN_COLL_REDUCESCATTER ? "REDUCESCATTER"
+                                                   : "ALLREDUCE",
               p->ngpus, (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
               kilnPlanServes(p, true) ? "true" : "false", kilnPlanServes(p, false) ? "true" : "false",
-              p->proto == KILN_PROTO_LL ? "LL" : p->proto == KILN_PROTO_LL128 ? "LL128" : "SIMPLE",
+              p->proto == KILN_PROTO_LL      ? "LL"
+              : p->proto == KILN_PROTO_LL128 ? "LL128"
+                                             : "SIMPLE",
               plan_reduces(p) ? "true" : "false", units[i].ident);
     for (int t = 0; t < KILN_NUM_DTYPES; t++) {
       if (t) sb_printf(&b, ", ");
-      if (which[t]) launch_symbol(&b, &units[i], t);
-      else sb_printf(&b, "NULL");
+      if (which[t])
+        launch_symbol(&b, &units[i], t);
+      else
+        sb_printf(&b, "NULL");
     }
     sb_printf(&b, "}, %s},\n", plan_inlined(p, plan_nsteps(p)) ? "true" : "false");
   }
-  if (n == 0) sb_printf(&b, "    {NULL, NULL, KILN_COLL_ALLREDUCE, 0, 0, 0, false, false, KILN_PROTO_SIMPLE, false, NULL, {NULL}, false},\n");
-  sb_printf(&b, "};\n\n"
-                "const kilnRegistryEntry* kilnBakedTable(int* n) {\n"
-                "  *n = %d;\n"
-                "  return entries;\n"
-                "}\n", n);
+  if (n == 0)
+    sb_printf(&b,
+              "    {NULL, NULL, KILN_COLL_ALLREDUCE, 0, 0, 0, false, false, KILN_PROTO_SIMPLE, false, NULL, "
+              "{NULL}, false},\n");
+  sb_printf(&b,
+            "};\n\n"
+            "const kilnRegistryEntry* kilnBakedTable(int* n) {\n"
+            "  *n = %d;\n"
+            "  return entries;\n"
+            "}\n",
+            n);
   return sb_finish(&b, out);
 }
 
@@ -661,8 +709,8 @@ static kilnResult_t stage_file(genOut* o, const char* text) {
   }
   f = fopen(o->tmp, "wb");
   if (!f) {
-    kilnResult_t r = kilnSetError(KILN_ERR_IO, "%s: cannot create it (a temporary file beside it): %s", o->path,
-                                  strerror(errno));
+    kilnResult_t r = kilnSetError(KILN_ERR_IO, "%s: cannot create it (a temporary file beside it): %s",
+                                  o->path, strerror(errno));
     o->tmp[0] = '\0';
     return r;
   }
@@ -707,8 +755,8 @@ kilnResult_t kilnGenFiles(const char* dir, const char* const* paths, int n, cons
     if ((res = kilnGenIdent(paths[i], units[i].ident)) != KILN_SUCCESS) goto out_free;
     for (int j = 0; j < i; j++)
       if (!strcmp(units[j].ident, units[i].ident)) {
-        res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s and %s would both be baked as %s",
-                           paths[j], paths[i], units[i].ident);
+        res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s and %s would both be baked as %s", paths[j],
+                           paths[i], units[i].ident);
         goto out_free;
       }
     if ((res = kilnPlanReadFile(paths[i], &p)) != KILN_SUCCESS) {

@@ -67,8 +67,7 @@ typedef struct kilnGenUnit {
 kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, char** out);
 
 /* The registry source (C) listing the units in order; *out is malloc'd, freed by the caller. */
-kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGenOptions* o,
-                                   char** out);
+kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGenOptions* o, char** out);
 
 /* Reads, verifies and bakes the plan files: writes DIR/plan_<ident>.cu per plan and
  * DIR/baked_registry.c. Every plan is read and verified before anything is written; a plan that

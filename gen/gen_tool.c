@@ -2,6 +2,4 @@
  * that does not link the runtime, since the runtime is built from its output. */
 #include "commands.h"
 
-int main(int argc, char** argv) {
-  return cmd_gen(argc, argv);
-}
+int main(int argc, char** argv) { return cmd_gen(argc, argv); }

@@ -15,13 +15,13 @@
 #include "memplan.h"
 #include "runtime_internal.h"
 
-#define CUDA_TRY(call, label)                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
+#define CUDA_TRY(call, label)                                                                       \
+  do {                                                                                              \
+    cudaError_t e_ = (call);                                                                        \
+    if (e_ != cudaSuccess) {                                                                        \
       res = kilnSetError(KILN_ERR_CUDA, "rank %d: %s: %s", c->rank, #call, cudaGetErrorString(e_)); \
-      goto label;                                                                          \
-    }                                                                                      \
+      goto label;                                                                                   \
+    }                                                                                               \
   } while (0)
 
 int kilnCommRank(kilnComm_t comm) { return comm ? comm->rank : -1; }
@@ -35,24 +35,27 @@ static kilnResult_t askedNodes(const kilnCommConfig* cfg, int rank, int nranks, 
   if (*k == 0) {
     *k = kilnEmulateNodesSetting();
     if (*k < 0)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: KILN_EMULATE_NODES=%s is not a positive integer", rank,
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "rank %d: KILN_EMULATE_NODES=%s is not a positive integer", rank,
                           kilnParamRaw(KILN_PARAM_EmulateNodes));
   }
   if (*k > 0 && nranks % *k != 0)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: %d ranks do not split into %d nodes of equal size "
-                        "(kilnCommConfig.nodes or KILN_EMULATE_NODES)", rank, nranks, *k);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "rank %d: %d ranks do not split into %d nodes of equal size "
+                        "(kilnCommConfig.nodes or KILN_EMULATE_NODES)",
+                        rank, nranks, *k);
   return KILN_SUCCESS;
 }
 
 /* The device API of NCCL has no stable ABI: only the NCCL these headers come from will do. */
 static kilnResult_t checkNcclVersion(void) {
   int v = 0;
-  if (ncclGetVersion(&v) != ncclSuccess)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "ncclGetVersion failed");
+  if (ncclGetVersion(&v) != ncclSuccess) return kilnSetError(KILN_ERR_UNSUPPORTED, "ncclGetVersion failed");
   if (v != NCCL_VERSION_CODE)
     return kilnSetError(KILN_ERR_UNSUPPORTED,
                         "NCCL at run time is %d but kiln was built against %d: the device API "
-                        "has no stable ABI, use NCCL instead", v, NCCL_VERSION_CODE);
+                        "has no stable ABI, use NCCL instead",
+                        v, NCCL_VERSION_CODE);
   return KILN_SUCCESS;
 }
 
@@ -83,8 +86,10 @@ static void commFree(struct kilnComm* c) {
    * communicator and the window's registration with it): no NCCL call. */
   if (c->devComm && !c->aborted) kilnNcclDevCommDestroy(c->nccl, c->devComm);
   if (c->registered && !c->aborted) ncclCommWindowDeregister(c->nccl, c->window);
-  if (c->win && c->sharedWin) cudaFree(c->win);
-  else if (c->win) ncclMemFree(c->win);
+  if (c->win && c->sharedWin)
+    cudaFree(c->win);
+  else if (c->win)
+    ncclMemFree(c->win);
   if (c->state) cudaFree(c->state);
   if (c->symState) cudaFree(c->symState);
   if (c->memSlots) cudaFree(c->memSlots);
@@ -125,7 +130,8 @@ static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
   c->symHalf = cfg->symBytes / 2;
   kilnSymConfigure(c); /* also the line forms' staging after the flag form's (host/sym.c symLineAreas) */
   kilnMemPlanAreas(c, c->symLL128Base + 2 * c->symLL128Half); /* the plans' areas after them (memplan.c) */
-  c->winBytes = (c->memArriveBase + (size_t)c->nranks * sizeof(uint64_t) + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
+  c->winBytes =
+      (c->memArriveBase + (size_t)c->nranks * sizeof(uint64_t) + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
   if (c->sharedWin) {
     CUDA_TRY(cudaMalloc((void**)&c->win, c->winBytes), out);
   } else if (kilnFaultAt("window", c->rank) || ncclMemAlloc((void**)&c->win, c->winBytes) != ncclSuccess) {
@@ -192,8 +198,8 @@ static kilnResult_t commRegister(struct kilnComm* c) {
   cudaSetDevice(c->dev);
   ncclResult_t r = ncclCommWindowRegister(c->nccl, c->win, c->winBytes, &c->window, NCCL_WIN_COLL_SYMMETRIC);
   if (r != ncclSuccess && r != ncclInProgress)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclCommWindowRegister failed: %s",
-                        c->rank, ncclGetErrorString(r));
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: ncclCommWindowRegister failed: %s", c->rank,
+                        ncclGetErrorString(r));
   c->registered = true;
   return KILN_SUCCESS;
 }
@@ -204,8 +210,8 @@ static kilnResult_t commDevComm(struct kilnComm* c) {
   int r = kilnNcclDevCommCreate(c->nccl, &c->devComm);
   if (r != ncclSuccess)
     return kilnSetError(KILN_ERR_UNSUPPORTED,
-                        "rank %d: ncclDevCommCreate failed (%s): no symmetric memory support",
-                        c->rank, ncclGetErrorString((ncclResult_t)r));
+                        "rank %d: ncclDevCommCreate failed (%s): no symmetric memory support", c->rank,
+                        ncclGetErrorString((ncclResult_t)r));
   return KILN_SUCCESS;
 }
 
@@ -231,9 +237,11 @@ static kilnResult_t commSettle(struct kilnComm* c, const char* what) {
 static void commNodesSettled(struct kilnComm* c) {
   if (c->nnodes > 1) c->symHalf = c->memHalf = 0;
   if (kilnDebugLevel() >= KILN_DEBUG_INFO)
-    fprintf(stderr, "kiln: rank %d: %d node%s of %d ranks (%s)%s\n", c->rank, c->nnodes, c->nnodes > 1 ? "s" : "",
-            c->nodeSize, c->emulatedNodes ? "emulated: kilnCommConfig.nodes or KILN_EMULATE_NODES" : "NCCL's load/store teams",
-            c->nnodes > 1 ? ": steps between nodes go through NCCL's point-to-point calls" : "");
+    fprintf(
+        stderr, "kiln: rank %d: %d node%s of %d ranks (%s)%s\n", c->rank, c->nnodes, c->nnodes > 1 ? "s" : "",
+        c->nodeSize,
+        c->emulatedNodes ? "emulated: kilnCommConfig.nodes or KILN_EMULATE_NODES" : "NCCL's load/store teams",
+        c->nnodes > 1 ? ": steps between nodes go through NCCL's point-to-point calls" : "");
 }
 
 /* Step 4 (local): the nodes (NCCL's load/store team, or the split asked for, which must lie
@@ -245,18 +253,21 @@ static kilnResult_t commFinish(struct kilnComm* c) {
   const int lsaFirst = c->rank - lsaRank;
   if (!c->emulatedNodes) {
     if (lsaSize < 1 || c->nranks % lsaSize != 0 || lsaFirst != c->rank / lsaSize * lsaSize)
-      return kilnSetError(KILN_ERR_UNSUPPORTED,
-                          "rank %d: NCCL's load/store team of this rank is ranks %d..%d of %d: kiln needs nodes of "
-                          "consecutive ranks, as many on each", c->rank, lsaFirst, lsaFirst + lsaSize - 1, c->nranks);
+      return kilnSetError(
+          KILN_ERR_UNSUPPORTED,
+          "rank %d: NCCL's load/store team of this rank is ranks %d..%d of %d: kiln needs nodes of "
+          "consecutive ranks, as many on each",
+          c->rank, lsaFirst, lsaFirst + lsaSize - 1, c->nranks);
     c->nnodes = c->nranks / lsaSize;
     c->nodeSize = lsaSize;
   }
   const int first = c->rank / c->nodeSize * c->nodeSize;
   if (first < lsaFirst || first + c->nodeSize > lsaFirst + lsaSize)
-    return kilnSetError(KILN_ERR_UNSUPPORTED,
-                        "rank %d: its node of ranks %d..%d (%d nodes asked for) reaches past NCCL's load/store team "
-                        "(ranks %d..%d): ranks of a node must share memory",
-                        c->rank, first, first + c->nodeSize - 1, c->nnodes, lsaFirst, lsaFirst + lsaSize - 1);
+    return kilnSetError(
+        KILN_ERR_UNSUPPORTED,
+        "rank %d: its node of ranks %d..%d (%d nodes asked for) reaches past NCCL's load/store team "
+        "(ranks %d..%d): ranks of a node must share memory",
+        c->rank, first, first + c->nodeSize - 1, c->nnodes, lsaFirst, lsaFirst + lsaSize - 1);
   int e = kilnNcclPeerPointers(c->window, c->nranks, c->peerScratch, (void**)c->peers);
   if (e != 0)
     return kilnSetError(KILN_ERR_CUDA, "rank %d: reading peer addresses: %s", c->rank,
@@ -309,9 +320,11 @@ kilnResult_t kilnAgreeOpen(kilnAgreement* g, int n, const ncclComm_t* nccls, int
   cudaGetDevice(&save);
   cudaError_t e = cudaSuccess;
   for (int i = 0; i < n && e == cudaSuccess; i++) {
-    e = ncclCommCuDevice(nccls[i], &g->dev[i]) == ncclSuccess ? cudaSetDevice(g->dev[i]) : cudaErrorInvalidDevice;
+    e = ncclCommCuDevice(nccls[i], &g->dev[i]) == ncclSuccess ? cudaSetDevice(g->dev[i])
+                                                              : cudaErrorInvalidDevice;
     if (e == cudaSuccess) e = cudaMalloc((void**)&g->buf[i], (size_t)m * sizeof(int));
-    if (e == cudaSuccess) e = cudaMemset(g->buf[i], 0, (size_t)m * sizeof(int)); /* what a failed upload sends */
+    if (e == cudaSuccess)
+      e = cudaMemset(g->buf[i], 0, (size_t)m * sizeof(int)); /* what a failed upload sends */
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->st[i], cudaStreamNonBlocking);
   }
   cudaSetDevice(save);
@@ -406,8 +419,10 @@ static kilnResult_t commAgreed(kilnAgreement* g, kilnResult_t own, const char* s
     } else if (res == KILN_SUCCESS && !all) {
       int rank = -1;
       ncclCommUserRank(g->nccls[0], &rank);
-      res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: another rank could not %s (its own error says why): "
-                         "no rank has a kiln communicator", rank, step);
+      res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                         "rank %d: another rank could not %s (its own error says why): "
+                         "no rank has a kiln communicator",
+                         rank, step);
     }
   }
   free(ok);
@@ -420,8 +435,9 @@ static kilnResult_t commAgreed(kilnAgreement* g, kilnResult_t own, const char* s
  * could not do). call names the NCCL call in the errors. Failed somewhere: no rank makes an NCCL
  * call at the teardown (as after an abort: a deregistration may be collective, and not every rank
  * has a registration or a device communicator; NCCL frees them with its communicator). */
-static kilnResult_t commCollective(kilnAgreement* g, struct kilnComm** cs, kilnResult_t (*step)(struct kilnComm*),
-                                   const char* call, const char* agreed) {
+static kilnResult_t commCollective(kilnAgreement* g, struct kilnComm** cs,
+                                   kilnResult_t (*step)(struct kilnComm*), const char* call,
+                                   const char* agreed) {
   const int n = g->n;
   kilnResult_t res = KILN_SUCCESS;
   ncclGroupStart();
@@ -446,7 +462,8 @@ static kilnResult_t commSteps(kilnAgreement* g, const ncclComm_t* nccls, const k
   kilnResult_t res = KILN_SUCCESS;
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commBegin(nccls[i], cfg, &cs[i]);
   if ((res = commAgreed(g, res, "set up its part (buffers, window)")) != KILN_SUCCESS) return res;
-  if ((res = commCollective(g, cs, commRegister, "ncclCommWindowRegister", "register its window")) != KILN_SUCCESS)
+  if ((res = commCollective(g, cs, commRegister, "ncclCommWindowRegister", "register its window")) !=
+      KILN_SUCCESS)
     return res;
   if ((res = commCollective(g, cs, commDevComm, "ncclDevCommCreate", "create its device communicator")) !=
       KILN_SUCCESS)
@@ -467,8 +484,10 @@ kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm
     res = commSteps(&g, &nccl, cfg, &c);
     kilnAgreeClose(&g);
   }
-  if (res == KILN_SUCCESS) *out = c;
-  else commFree(c);
+  if (res == KILN_SUCCESS)
+    *out = c;
+  else
+    commFree(c);
   cudaSetDevice(saveDev);
   return res;
 }
@@ -517,12 +536,15 @@ static void commClique(int n, struct kilnComm** cs) {
     byRank[p]->clique = k;
   }
   if (kilnDebugLevel() >= KILN_DEBUG_INFO)
-    fprintf(stderr, "kiln: ranks 0-%d in one process with peer access: grouped calls of all of them may go "
-            "zero copy\n", n - 1);
+    fprintf(stderr,
+            "kiln: ranks 0-%d in one process with peer access: grouped calls of all of them may go "
+            "zero copy\n",
+            n - 1);
 }
 
 kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommConfig* cfg, kilnComm_t* out) {
-  if (n < 1 || !nccls || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreateAll: bad arguments");
+  if (n < 1 || !nccls || !out)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreateAll: bad arguments");
   int saveDev = 0;
   cudaGetDevice(&saveDev);
   struct kilnComm** cs = calloc((size_t)n, sizeof(*cs));
@@ -560,8 +582,8 @@ kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommCon
  * (kilnCommDestroyAll): each rank's peers[] points into the others' windows. */
 kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* cfg, kilnComm_t* out) {
   if (n < 1 || n > KILN_SYM_MAX_RANKS || !devs || !out)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommCreateShared: bad arguments (%d ranks, at most %d)", n,
-                        KILN_SYM_MAX_RANKS);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "kilnCommCreateShared: bad arguments (%d ranks, at most %d)", n, KILN_SYM_MAX_RANKS);
   kilnCommConfig def = KILN_COMM_CONFIG_INITIALIZER;
   if (!cfg) cfg = &def;
   kilnResult_t res = checkConfig(cfg);
@@ -574,10 +596,11 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) {
     int sms = 0, here = 0;
     for (int j = 0; j < n; j++) here += devs[j] == devs[i];
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, devs[i]) != cudaSuccess || sms / here < 1) {
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, devs[i]) != cudaSuccess ||
+        sms / here < 1) {
       cudaGetLastError();
-      res = kilnSetError(KILN_ERR_CUDA, "kilnCommCreateShared: rank %d: GPU %d unusable (or %d ranks on it)", i,
-                         devs[i], here);
+      res = kilnSetError(KILN_ERR_CUDA, "kilnCommCreateShared: rank %d: GPU %d unusable (or %d ranks on it)",
+                         i, devs[i], here);
       break;
     }
     for (int j = 0; j < n && res == KILN_SUCCESS; j++) {
@@ -615,8 +638,10 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
     if (i == 0 || cs[i]->nnodes > 1) commNodesSettled(cs[i]);
   }
   for (int i = 0; i < n; i++) {
-    if (res == KILN_SUCCESS) out[i] = cs[i];
-    else commFree(cs[i]);
+    if (res == KILN_SUCCESS)
+      out[i] = cs[i];
+    else
+      commFree(cs[i]);
   }
   cudaSetDevice(saveDev);
   return res;
@@ -655,8 +680,10 @@ kilnResult_t kilnCommAbort(kilnComm_t comm) {
   cudaSetDevice(save);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    return kilnSetError(KILN_ERR_CUDA, "rank %d: raising the abort word: %s (calls on the communicator are "
-                        "refused; kernels waiting for a peer wait out their timeout)", c->rank, cudaGetErrorString(e));
+    return kilnSetError(KILN_ERR_CUDA,
+                        "rank %d: raising the abort word: %s (calls on the communicator are "
+                        "refused; kernels waiting for a peer wait out their timeout)",
+                        c->rank, cudaGetErrorString(e));
   }
   return KILN_SUCCESS;
 }
@@ -664,7 +691,8 @@ kilnResult_t kilnCommAbort(kilnComm_t comm) {
 kilnResult_t kilnCommAbortRelease(kilnComm_t c, int waitMs) {
   if (!c) return KILN_SUCCESS;
   if (!__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommAbortRelease before kilnCommAbort", c->rank);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommAbortRelease before kilnCommAbort",
+                        c->rank);
   if (!c->registered || c->sharedWin) return KILN_SUCCESS;
   kilnResult_t res = KILN_SUCCESS;
   int save = 0;
@@ -683,8 +711,10 @@ kilnResult_t kilnCommAbortRelease(kilnComm_t c, int waitMs) {
   }
   if (e != cudaSuccess) {
     cudaGetLastError();
-    res = kilnSetError(KILN_ERR_TIMEOUT, "rank %d: kiln's kernels on the aborted communicator are still on the GPU "
-                       "after %d ms (%s): its window stays registered", c->rank, waitMs, cudaGetErrorString(e));
+    res = kilnSetError(KILN_ERR_TIMEOUT,
+                       "rank %d: kiln's kernels on the aborted communicator are still on the GPU "
+                       "after %d ms (%s): its window stays registered",
+                       c->rank, waitMs, cudaGetErrorString(e));
     goto out;
   }
   /* Local in NCCL 2.28 (this rank's mappings and its reference to the memory; no peer takes part). */
@@ -736,16 +766,19 @@ kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
   return KILN_SUCCESS;
 }
 
-kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count, const void* sendbuf, const void* recvbuf) {
+kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count, const void* sendbuf,
+                               const void* recvbuf) {
   if (count > KILN_MAX_CALL_COUNT)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements, more than 2^40", c->rank, count);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements, more than 2^40", c->rank,
+                        count);
   if (count > 0 && (!sendbuf || !recvbuf))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements with a NULL %s buffer", c->rank,
-                        count, !sendbuf ? "send" : "receive");
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements with a NULL %s buffer",
+                        c->rank, count, !sendbuf ? "send" : "receive");
   if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "rank %d: the communicator was aborted (kilnCommAbort): no call runs on it any more; "
-                        "destroy it", c->rank);
+                        "destroy it",
+                        c->rank);
   if (c->errHost && *(volatile int*)c->errHost != 0) /* a host-only communicator (tests) has none */
     return kilnSetError(KILN_ERR_TIMEOUT,
                         "rank %d: the communicator failed before (a kiln kernel gave up waiting for a peer): "
@@ -755,7 +788,8 @@ kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count, const voi
 }
 
 kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError) {
-  if (!comm || !asyncError) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommGetAsyncError: NULL argument");
+  if (!comm || !asyncError)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommGetAsyncError: NULL argument");
   int e = *(volatile int*)comm->errHost;
   *asyncError = e == 0 ? KILN_SUCCESS : KILN_ERR_TIMEOUT;
   if (e != 0) {
@@ -779,22 +813,30 @@ kilnResult_t kilnCommGetAsyncError(kilnComm_t comm, kilnResult_t* asyncError) {
 
 kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_t bytes) {
   if (!c || !win || !base || bytes == 0 || (uintptr_t)base > UINTPTR_MAX - bytes)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowAdd: NULL communicator, window or "
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "kilnCommWindowAdd: NULL communicator, window or "
                         "buffer, 0 bytes, or a range past the address space");
   if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd on an aborted communicator", c->rank);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd on an aborted communicator",
+                        c->rank);
   if (c->sharedWin)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: kilnCommWindowAdd: a communicator made without NCCL "
-                        "(kilnCommCreateShared) has no NCCL windows", c->rank);
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "rank %d: kilnCommWindowAdd: a communicator made without NCCL "
+                        "(kilnCommCreateShared) has no NCCL windows",
+                        c->rank);
   if (c->nnodes > 1)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: kilnCommWindowAdd: a communicator of %d nodes has no "
-                        "symmetric-memory kernels to use the window", c->rank, c->nnodes);
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "rank %d: kilnCommWindowAdd: a communicator of %d nodes has no "
+                        "symmetric-memory kernels to use the window",
+                        c->rank, c->nnodes);
   /* Windows may overlap (PyTorch's symmetric memory registers one per tensor, several in one
    * segment): a call takes the newest that holds its buffer (kilnUserWindowPeers). */
   for (int i = 0; i < c->nuwins; i++)
     if (c->uwins[i].win == win)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowAdd: window %p already "
-                          "added", c->rank, (void*)win);
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "rank %d: kilnCommWindowAdd: window %p already "
+                          "added",
+                          c->rank, (void*)win);
   if (c->nuwins == c->capuwins) {
     const int cap = c->capuwins ? 2 * c->capuwins : 8;
     struct kilnUserWindow* w = realloc(c->uwins, (size_t)cap * sizeof(*w));
@@ -811,11 +853,14 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
   cudaSetDevice(saveDev);
   kilnResult_t res = KILN_SUCCESS;
   if (e != 0)
-    res = kilnSetError(KILN_ERR_CUDA, "rank %d: kilnCommWindowAdd: reading the peers' addresses of window "
-                       "%p: %s", c->rank, (void*)win, cudaGetErrorString((cudaError_t)e));
+    res = kilnSetError(KILN_ERR_CUDA,
+                       "rank %d: kilnCommWindowAdd: reading the peers' addresses of window "
+                       "%p: %s",
+                       c->rank, (void*)win, cudaGetErrorString((cudaError_t)e));
   for (int p = 0; p < c->nranks && res == KILN_SUCCESS; p++)
     if (!peers[p])
-      res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: kilnCommWindowAdd: window %p has no address for "
+      res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                         "rank %d: kilnCommWindowAdd: window %p has no address for "
                          "rank %d (registered without NCCL_WIN_COLL_SYMMETRIC, or on another communicator?)",
                          c->rank, (void*)win, p);
   if (res != KILN_SUCCESS) {

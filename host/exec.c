@@ -19,16 +19,16 @@
 struct kilnExec {
   struct kilnComm* comm;
   kilnColl_t coll;
-  int proto;              /* KILN_DEV_PROTO_* */
+  int proto; /* KILN_DEV_PROTO_* */
   int ntbs;
-  int chunksPerBlock;     /* k */
+  int chunksPerBlock; /* k */
   int scratchChunks;
-  int maxcnt;             /* largest step cnt over the whole plan (same on every rank) */
-  int maxTbSteps;         /* most steps of one threadblock over the whole plan (same on every rank) */
-  bool inplaceForm;       /* the plan leaves out a buffer (kilnPlanInPlaceOnly) */
-  bool serves[2];         /* [inplace]: whether it serves that form (kilnPlanServes) */
-  kilnDevTb* tbs;         /* device */
-  kilnDevStep* steps;     /* device */
+  int maxcnt;         /* largest step cnt over the whole plan (same on every rank) */
+  int maxTbSteps;     /* most steps of one threadblock over the whole plan (same on every rank) */
+  bool inplaceForm;   /* the plan leaves out a buffer (kilnPlanInPlaceOnly) */
+  bool serves[2];     /* [inplace]: whether it serves that form (kilnPlanServes) */
+  kilnDevTb* tbs;     /* device */
+  kilnDevStep* steps; /* device */
   uint64_t* progress;
   uint64_t* callSeq;
   unsigned long long* done;
@@ -40,20 +40,21 @@ struct kilnExec {
   struct kilnMemPlan* mem;   /* a plan with memory steps: all of it there (memplan.c) */
 };
 
-#define CUDA_TRY(call, label)                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (call);                                                                    \
-    if (e_ != cudaSuccess) {                                                                    \
+#define CUDA_TRY(call, label)                                                                    \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
       res = kilnSetError(KILN_ERR_CUDA, "rank %d: %s: %s", rank, #call, cudaGetErrorString(e_)); \
-      goto label;                                                                               \
-    }                                                                                           \
+      goto label;                                                                                \
+    }                                                                                            \
   } while (0)
 
 /* Chunk counts of input and output as the call sees them (a missing in-place buffer aliases
  * part of the other) and k, the chunks per block of a user buffer. */
 /* quiet: no error text (kilnPlanSupports asks on every call the drop-in library sees). */
 static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k, bool quiet) {
-#define GEOMETRY_FAIL(...) return quiet ? KILN_ERR_UNSUPPORTED : kilnSetError(KILN_ERR_UNSUPPORTED, __VA_ARGS__)
+#define GEOMETRY_FAIL(...) \
+  return quiet ? KILN_ERR_UNSUPPORTED : kilnSetError(KILN_ERR_UNSUPPORTED, __VA_ARGS__)
   const int n = p->ngpus;
   const kilnGpu* g = &p->gpus[0];
   int i = g->i_chunks, o = g->o_chunks;
@@ -79,8 +80,7 @@ static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k,
       if (i % n || o != i) goto bad;
       *k = i / n;
       break;
-    default:
-      GEOMETRY_FAIL("plan %s: collective %s has no runtime mapping", p->name, kilnCollName(p->coll));
+    default: GEOMETRY_FAIL("plan %s: collective %s has no runtime mapping", p->name, kilnCollName(p->coll));
   }
   if (*k < 1) goto bad;
   for (int r = 1; r < n; r++)
@@ -94,7 +94,6 @@ bad:
                 g->o_chunks, kilnCollName(p->coll), n);
 #undef GEOMETRY_FAIL
 }
-
 
 static int bufChunks(int buf, int inN, int outN, int sN) {
   return buf == KILN_BUF_INPUT ? inN : buf == KILN_BUF_OUTPUT ? outN : sN;
@@ -121,43 +120,44 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
       if ((tb->send >= 0 && o->send == tb->send && o->chan == tb->chan) ||
           (tb->recv >= 0 && o->recv == tb->recv && o->chan == tb->chan))
         return kilnSetError(KILN_ERR_UNSUPPORTED,
-                            "plan %s: rank %d tbs %d and %d share a connection (chan %d)", p->name,
-                            rank, u, t, tb->chan);
+                            "plan %s: rank %d tbs %d and %d share a connection (chan %d)", p->name, rank, u,
+                            t, tb->chan);
     }
     for (int s = 0; s < tb->nsteps; s++) {
       const kilnStep* st = &tb->steps[s];
       if ((int)st->type < 0 || st->type >= KILN_NUM_STEP_TYPES || st->cnt < 0 ||
           (kilnStepSends(st->type) && tb->send < 0) || (kilnStepReceives(st->type) && tb->recv < 0))
-        return kilnSetError(KILN_ERR_UNSUPPORTED,
-                            "plan %s: rank %d tb %d step %d: type or peer does not fit", p->name,
-                            rank, t, s);
+        return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: rank %d tb %d step %d: type or peer does not fit",
+                            p->name, rank, t, s);
       /* A memory step's src (get, gre) or dst (put) is its peer's, in the peer's scratch. */
       const kilnStepPeer_t role = kilnStepPeerRole(st->type);
       if (role != KILN_PEER_NONE && (st->peer < 0 || st->peer >= p->ngpus || st->peer == rank))
-        return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: rank %d tb %d step %d: peer %d out of range", p->name,
-                            rank, t, s, st->peer);
+        return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: rank %d tb %d step %d: peer %d out of range",
+                            p->name, rank, t, s, st->peer);
       const int srcS = role == KILN_PEER_READ ? p->gpus[st->peer].s_chunks : g->s_chunks;
       const int dstS = role == KILN_PEER_WRITE ? p->gpus[st->peer].s_chunks : g->s_chunks;
       if (role == KILN_PEER_SIGNAL || role == KILN_PEER_WAIT) continue;
       if (kilnStepReadsSrc(st->type) || st->type == KILN_STEP_REDUCE) {
         int nb = bufChunks(st->srcbuf, inN, outN, srcS);
-        if ((int)st->srcbuf < 0 || st->srcbuf >= KILN_NUM_BUFFERS || st->srcoff < 0 || st->srcoff + st->cnt > nb)
+        if ((int)st->srcbuf < 0 || st->srcbuf >= KILN_NUM_BUFFERS || st->srcoff < 0 ||
+            st->srcoff + st->cnt > nb)
           return kilnSetError(KILN_ERR_UNSUPPORTED,
-                              "plan %s: rank %d tb %d step %d: source chunks %d+%d outside %s (%d)",
-                              p->name, rank, t, s, st->srcoff, st->cnt, kilnBufferName(st->srcbuf), nb);
+                              "plan %s: rank %d tb %d step %d: source chunks %d+%d outside %s (%d)", p->name,
+                              rank, t, s, st->srcoff, st->cnt, kilnBufferName(st->srcbuf), nb);
       }
       if (kilnStepWritesDst(st->type)) {
         int nb = bufChunks(st->dstbuf, inN, outN, dstS);
-        if ((int)st->dstbuf < 0 || st->dstbuf >= KILN_NUM_BUFFERS || st->dstoff < 0 || st->dstoff + st->cnt > nb)
+        if ((int)st->dstbuf < 0 || st->dstbuf >= KILN_NUM_BUFFERS || st->dstoff < 0 ||
+            st->dstoff + st->cnt > nb)
           return kilnSetError(KILN_ERR_UNSUPPORTED,
                               "plan %s: rank %d tb %d step %d: destination chunks %d+%d outside %s (%d)",
                               p->name, rank, t, s, st->dstoff, st->cnt, kilnBufferName(st->dstbuf), nb);
       }
-      if (st->depid >= 0 && (st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps ||
-                             st->depid == t))
+      if (st->depid >= 0 &&
+          (st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps || st->depid == t))
         return kilnSetError(KILN_ERR_UNSUPPORTED,
-                            "plan %s: rank %d tb %d step %d: dependency (%d, %d) does not exist",
-                            p->name, rank, t, s, st->depid, st->deps);
+                            "plan %s: rank %d tb %d step %d: dependency (%d, %d) does not exist", p->name,
+                            rank, t, s, st->depid, st->deps);
     }
   }
   return KILN_SUCCESS;
@@ -166,8 +166,9 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
 /* The kernel protocol of a plan's protocol (kernels/kiln_dev.h): what a baked kernel of the plan
  * was generated for. */
 static int kernelProto(kilnProto_t p) {
-  return p == KILN_PROTO_LL ? KILN_DEV_PROTO_LL
-       : p == KILN_PROTO_LL128 ? KILN_DEV_PROTO_LL128 : KILN_DEV_PROTO_SIMPLE;
+  return p == KILN_PROTO_LL      ? KILN_DEV_PROTO_LL
+         : p == KILN_PROTO_LL128 ? KILN_DEV_PROTO_LL128
+                                 : KILN_DEV_PROTO_SIMPLE;
 }
 
 /* The protocol a plan runs with. LL128 plans run as Simple unless KILN_LL128=1: the first LL128
@@ -255,8 +256,8 @@ kilnResult_t kilnScratchGrow(kilnScratch* s, size_t need, int rank) {
   cudaThreadExchangeStreamCaptureMode(&mode);
   if (ge != cudaSuccess) {
     cudaGetLastError();
-    return kilnSetError(KILN_ERR_CUDA, "rank %d: %zu bytes of scratch for the plan: cudaMalloc: %s", rank, want,
-                        cudaGetErrorString(ge));
+    return kilnSetError(KILN_ERR_CUDA, "rank %d: %zu bytes of scratch for the plan: cudaMalloc: %s", rank,
+                        want, cudaGetErrorString(ge));
   }
   if (s->p) s->retired[s->nretired++] = s->p;
   s->p = grown;
@@ -285,7 +286,8 @@ static kilnResult_t memLoad(kilnComm_t c, const kilnPlan* p, int k, kilnExec_t* 
 kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   if (!c || !p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanLoad: NULL argument");
   if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnPlanLoad on an aborted communicator", c->rank);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnPlanLoad on an aborted communicator",
+                        c->rank);
   if (kilnPlanHasCopies(p)) {
     /* TACCL's <copy>s run as the cpy threadblock kilnPlanLowerCopies makes of them (as gen
      * bakes them), so a baked kernel of the lowered plan is found too. */
@@ -434,7 +436,8 @@ kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) 
   CUDA_TRY(cudaMalloc((void**)&x->callSeq, ntb * sizeof(uint64_t)), out_free_dev);
   CUDA_TRY(cudaMalloc((void**)&x->done, sizeof(unsigned long long)), out_free_dev);
   CUDA_TRY(cudaMemcpy(x->tbs, htbs, ntb * sizeof(kilnDevTb), cudaMemcpyHostToDevice), out_free_dev);
-  CUDA_TRY(cudaMemcpy(x->steps, hsteps, ((size_t)nsteps + 1) * sizeof(kilnDevStep), cudaMemcpyHostToDevice), out_free_dev);
+  CUDA_TRY(cudaMemcpy(x->steps, hsteps, ((size_t)nsteps + 1) * sizeof(kilnDevStep), cudaMemcpyHostToDevice),
+           out_free_dev);
   CUDA_TRY(cudaMemset(x->progress, 0, ntb * sizeof(uint64_t)), out_free_dev);
   CUDA_TRY(cudaMemset(x->callSeq, 0, ntb * sizeof(uint64_t)), out_free_dev);
   CUDA_TRY(cudaMemset(x->done, 0, sizeof(unsigned long long)), out_free_dev);
@@ -466,14 +469,16 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
 
 /* kilnRun's checks and the launch's arguments, scratch aside: *need the scratch bytes the call
  * takes; *none when there is nothing to launch (no elements, or no threadblock on this rank). */
-static kilnResult_t callArgs(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
-                             kilnRedOp_t op, kilnDevArgs* out, size_t* need, bool* none) {
+static kilnResult_t callArgs(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                             kilnDataType_t dtype, kilnRedOp_t op, kilnDevArgs* out, size_t* need,
+                             bool* none) {
   struct kilnComm* c = x->comm;
   const int rank = c->rank, n = c->nranks;
   const size_t es = kilnDataTypeSize(dtype);
   *none = true;
   if (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype, (int)op);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype,
+                        (int)op);
   kilnResult_t checked = kilnCommCallCheck(c, count, sendbuf, recvbuf);
   if (checked != KILN_SUCCESS) return checked;
   if (count == 0 || x->ntbs == 0) return KILN_SUCCESS;
@@ -540,8 +545,8 @@ static kilnResult_t callArgs(kilnExec_t x, const void* sendbuf, void* recvbuf, s
 }
 
 /* The launch of x's kernel for a call (l->capturing left to the caller). */
-static void launchOf(kilnExec_t x, kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream, const kilnDevArgs* a,
-                     kilnLaunch* l) {
+static void launchOf(kilnExec_t x, kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream,
+                     const kilnDevArgs* a, kilnLaunch* l) {
   memset(l, 0, sizeof *l);
   l->comm = x->comm;
   l->stream = stream;
@@ -552,8 +557,9 @@ static void launchOf(kilnExec_t x, kilnDataType_t dtype, kilnRedOp_t op, cudaStr
   l->args = *a;
 }
 
-kilnResult_t kilnExecPartLaunch(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
-                                kilnRedOp_t op, cudaStream_t stream, char* scratch, kilnLaunch* l, bool* none) {
+kilnResult_t kilnExecPartLaunch(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                                kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream, char* scratch,
+                                kilnLaunch* l, bool* none) {
   if (x->mem)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: a phase of memory steps of a plan across nodes",
                         x->comm->rank);
@@ -594,8 +600,8 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   return res;
 }
 
-kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
-                     kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
+kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
+                     kilnRedOp_t op, cudaStream_t stream) {
   kilnResult_t res = runCall(x, sendbuf, recvbuf, count, dtype, op, stream);
   /* A failed call fails its group: kilnGroupEnd then launches nothing of it (as NCCL). */
   if (res != KILN_SUCCESS) kilnGroupFail(res);
@@ -619,7 +625,8 @@ kilnResult_t kilnLaunchCapture(kilnLaunch* l) {
   enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   const cudaError_t e = cudaStreamIsCapturing(l->stream, &cs);
   if (e != cudaSuccess)
-    return kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamIsCapturing: %s", l->comm->rank, cudaGetErrorString(e));
+    return kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamIsCapturing: %s", l->comm->rank,
+                        cudaGetErrorString(e));
   l->capturing = cs != cudaStreamCaptureStatusNone;
   return KILN_SUCCESS;
 }
@@ -637,8 +644,10 @@ kilnResult_t kilnLaunchIssue(kilnLaunch* l) {
   /* A call queued in a group before kilnCommAbort, issued after it: its kernel would store to the
    * peers, whose memory NCCL's abort may have unmapped by the time it starts. */
   if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: the communicator was aborted (kilnCommAbort) before "
-                        "the group's end: its call is not launched", rank);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "rank %d: the communicator was aborted (kilnCommAbort) before "
+                        "the group's end: its call is not launched",
+                        rank);
   /* Calls on one communicator run in issue order, also across streams: a call on another stream
    * than the previous call's waits for its end. Streams are told apart by their unique id, not
    * their handle (a stream destroyed with work pending and created again can get the same one). */
@@ -650,11 +659,14 @@ kilnResult_t kilnLaunchIssue(kilnLaunch* l) {
   {
     int e = l->sym     ? kilnSymIssue(l)
             : l->baked ? l->baked(&l->args, l->threads, (void*)l->stream)
-            : l->mem   ? kilnMemLaunch(l->dtype, l->memLines, &l->args, l->threads, (void*)l->stream, l->args.mem.pdl)
+            : l->mem   ? kilnMemLaunch(l->dtype, l->memLines, &l->args, l->threads, (void*)l->stream,
+                                       l->args.mem.pdl)
                        : kilnInterpLaunch(l->dtype, &l->args, l->threads, (void*)l->stream);
     if (e != 0) {
       res = kilnSetError(KILN_ERR_CUDA, "rank %d: launching the %s kernel: %s", rank,
-                         l->sym ? "symmetric-memory" : l->baked ? "baked" : "interpreter",
+                         l->sym     ? "symmetric-memory"
+                         : l->baked ? "baked"
+                                    : "interpreter",
                          cudaGetErrorString((cudaError_t)e));
       goto out;
     }
@@ -668,8 +680,8 @@ out:
   return res;
 }
 
-bool kilnExecServes(kilnExec_t x, const void* sendbuf, const void* recvbuf, size_t count, kilnDataType_t dtype,
-                    kilnRedOp_t op) {
+bool kilnExecServes(kilnExec_t x, const void* sendbuf, const void* recvbuf, size_t count,
+                    kilnDataType_t dtype, kilnRedOp_t op) {
   if (!x || (int)dtype < 0 || dtype >= KILN_NUM_DTYPES || (int)op < 0 || op >= KILN_NUM_REDOPS ||
       count > KILN_MAX_CALL_COUNT)
     return false;
@@ -690,7 +702,8 @@ kilnResult_t kilnExecSetCalls(kilnExec_t x, uint64_t calls) {
   if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnExecSetCalls: NULL exec");
   if (x->phased) return kilnSetError(KILN_ERR_UNSUPPORTED, "kilnExecSetCalls: a plan cut into phases");
   if (x->mem)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "kilnExecSetCalls: a plan with memory steps counts epochs, not calls");
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "kilnExecSetCalls: a plan with memory steps counts epochs, not calls");
   struct kilnComm* c = x->comm;
   const int rank = c->rank;
   const size_t ntb = (size_t)x->ntbs + 1;

@@ -47,7 +47,7 @@ typedef struct {
 
 static _Thread_local int depth;
 static _Thread_local launchList queued, byDev, phased;
-static _Thread_local kilnResult_t groupErr;         /* first failed call of the open group */
+static _Thread_local kilnResult_t groupErr; /* first failed call of the open group */
 static _Thread_local char groupErrMsg[KILN_GROUP_MSG];
 
 typedef struct {
@@ -58,9 +58,9 @@ typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   uint_fast64_t seen0; /* `posted` when the thread was started */
-  kilnLaunch* items; /* written by the poster before `posted` */
+  kilnLaunch* items;   /* written by the poster before `posted` */
   size_t n;
-  kilnResult_t res;  /* written by the launcher before `done` */
+  kilnResult_t res; /* written by the launcher before `done` */
   char msg[KILN_GROUP_MSG];
 } launcher;
 

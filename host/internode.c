@@ -44,15 +44,15 @@ struct kilnPhased {
   struct kilnComm* comm;
   kilnPhases* ph;
   kilnColl_t coll;
-  bool inplaceForm;   /* the plan leaves out a buffer (kilnPlanInPlaceOnly) */
-  bool serves[2];     /* [inplace] (kilnPlanServes) */
-  kilnExec_t* execs;  /* [nphases]: this rank's kernel phases (NULL: a group, or no work here) */
-  int* mine;          /* this rank's phases, in order */
+  bool inplaceForm;  /* the plan leaves out a buffer (kilnPlanInPlaceOnly) */
+  bool serves[2];    /* [inplace] (kilnPlanServes) */
+  kilnExec_t* execs; /* [nphases]: this rank's kernel phases (NULL: a group, or no work here) */
+  int* mine;         /* this rank's phases, in order */
   int nmine;
-  kilnExec_t divide;  /* reducing collectives whose rank ends on a group: a kernel of a nop step,
+  kilnExec_t divide; /* reducing collectives whose rank ends on a group: a kernel of a nop step,
                        * for avg's division */
   kilnScratch scratch;
-  cudaEvent_t event;  /* the copy transport's (communicators made without NCCL) */
+  cudaEvent_t event; /* the copy transport's (communicators made without NCCL) */
 };
 
 void kilnPhasedFree(struct kilnPhased* px) {
@@ -139,9 +139,11 @@ kilnResult_t kilnPhasedLoad(struct kilnComm* c, const kilnPlan* p, struct kilnPh
     int groups = 0, mineGroups = 0;
     for (int i = 0; i < ph->nphases; i++) groups += ph->phases[i].p2p;
     for (int j = 0; j < px->nmine; j++) mineGroups += ph->phases[px->mine[j]].p2p;
-    fprintf(stderr, "kiln: rank %d: plan %s on %d nodes of %d ranks: %d phases (%d groups of NCCL calls), this rank "
-            "in %d (%d groups); %d messages between nodes or through NCCL (%d received apart)\n", rank, p->name,
-            c->nnodes, c->nodeSize, ph->nphases, groups, px->nmine, mineGroups, ph->nmessages, ph->napart);
+    fprintf(stderr,
+            "kiln: rank %d: plan %s on %d nodes of %d ranks: %d phases (%d groups of NCCL calls), this rank "
+            "in %d (%d groups); %d messages between nodes or through NCCL (%d received apart)\n",
+            rank, p->name, c->nnodes, c->nodeSize, ph->nphases, groups, px->nmine, mineGroups, ph->nmessages,
+            ph->napart);
   }
   *out = px;
   return KILN_SUCCESS;
@@ -154,7 +156,8 @@ fail:
 static char* bufBase(const kilnPhasedCall* call, kilnBuffer_t buf) {
   const struct kilnPhased* px = call->px;
   if (buf == KILN_BUF_SCRATCH) return px->scratch.p;
-  if (buf == KILN_BUF_OUTPUT && !(px->inplaceForm && px->coll == KILN_COLL_ALLREDUCE)) return (char*)call->recvbuf;
+  if (buf == KILN_BUF_OUTPUT && !(px->inplaceForm && px->coll == KILN_COLL_ALLREDUCE))
+    return (char*)call->recvbuf;
   return (char*)call->sendbuf;
 }
 
@@ -164,15 +167,17 @@ static kilnResult_t callCheck(struct kilnPhased* px, const void* sendbuf, void* 
   const struct kilnComm* c = px->comm;
   *none = true;
   if (kilnDataTypeSize(dtype) == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype, (int)op);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype,
+                        (int)op);
   kilnResult_t res = kilnCommCallCheck(c, count, sendbuf, recvbuf);
   if (res != KILN_SUCCESS || count == 0) return res;
   const bool inplace = kilnRegistryCallInPlace(px->coll, c->rank, sendbuf, recvbuf, count, dtype);
   if (px->coll == KILN_COLL_ALLTOALL && inplace)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: in-place alltoall", c->rank);
   if (!px->serves[inplace])
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan serves %s calls only, this one is %s", c->rank,
-                        inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan serves %s calls only, this one is %s",
+                        c->rank, inplace ? "out-of-place" : "in-place",
+                        inplace ? "in place" : "out of place");
   *none = false;
   return KILN_SUCCESS;
 }
@@ -210,8 +215,10 @@ kilnResult_t kilnPhasedRun(struct kilnPhased* px, const void* sendbuf, void* rec
     if (kilnGroupActive()) {
       res = kilnGroupQueue(&l);
     } else if (c->sharedWin) {
-      res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: a communicator made without NCCL runs a plan across nodes "
-                         "only in a kiln group that holds every rank's call", c->rank);
+      res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                         "rank %d: a communicator made without NCCL runs a plan across nodes "
+                         "only in a kiln group that holds every rank's call",
+                         c->rank);
     } else if ((res = kilnLaunchCapture(&l)) == KILN_SUCCESS) {
       res = kilnPhasedIssue(&l, 1);
     }
@@ -224,8 +231,8 @@ kilnResult_t kilnPhasedRun(struct kilnPhased* px, const void* sendbuf, void* rec
 
 typedef struct {
   kilnLaunch* l;
-  int round;     /* its place among the calls of its communicator */
-  int next;      /* next of its phases (index into px->mine) */
+  int round; /* its place among the calls of its communicator */
+  int next;  /* next of its phases (index into px->mine) */
 } callState;
 
 /* Rank's NCCL calls of phase i, recorded (the copy transport pairs them as NCCL would). */
@@ -288,8 +295,9 @@ static kilnResult_t copyPhase(callState* const* cs, int m, int i) {
       int a = 0;
       while (a < m && cs[a]->l->call.px->comm->rank != r->peer) a++;
       if (a == m) {
-        res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: its peer %d of another node has no call in the group",
-                           cb->rank, r->peer);
+        res =
+            kilnSetError(KILN_ERR_UNSUPPORTED,
+                         "rank %d: its peer %d of another node has no call in the group", cb->rank, r->peer);
         break;
       }
       int k = 0; /* which receive from that peer this is */
@@ -298,13 +306,15 @@ static kilnResult_t copyPhase(callState* const* cs, int m, int i) {
       for (int t = 0; t < lists[a].n && !s; t++)
         if (lists[a].v[t].send && lists[a].v[t].peer == cb->rank && k-- == 0) s = &lists[a].v[t];
       if (!s || s->n != r->n) {
-        res = kilnSetError(KILN_ERR_INTERNAL, "rank %d: receive %d of phase %d from rank %d has no send of its size",
-                           cb->rank, j, i, r->peer);
+        res = kilnSetError(KILN_ERR_INTERNAL,
+                           "rank %d: receive %d of phase %d from rank %d has no send of its size", cb->rank,
+                           j, i, r->peer);
         break;
       }
       if (cudaStreamWaitEvent(cs[b]->l->stream, cs[a]->l->call.px->event, 0) != cudaSuccess ||
           cudaMemcpyAsync(r->p, s->p, r->n * lists[b].es, cudaMemcpyDefault, cs[b]->l->stream) != cudaSuccess)
-        res = kilnSetError(KILN_ERR_CUDA, "rank %d: copying phase %d's piece from rank %d failed", cb->rank, i, r->peer);
+        res = kilnSetError(KILN_ERR_CUDA, "rank %d: copying phase %d's piece from rank %d failed", cb->rank,
+                           i, r->peer);
     }
   }
   /* Each sender waits for its receivers' copies. */
@@ -335,8 +345,9 @@ static kilnResult_t kernelPhase(const kilnLaunch* l, kilnExec_t x, kilnRedOp_t o
   kilnLaunch k;
   bool none = true;
   cudaSetDevice(call->px->comm->dev);
-  kilnResult_t res = kilnExecPartLaunch(x, call->sendbuf, call->recvbuf, call->count, (kilnDataType_t)l->dtype, op,
-                                        l->stream, call->px->scratch.p, &k, &none);
+  kilnResult_t res =
+      kilnExecPartLaunch(x, call->sendbuf, call->recvbuf, call->count, (kilnDataType_t)l->dtype, op,
+                         l->stream, call->px->scratch.p, &k, &none);
   if (res != KILN_SUCCESS || none) return res;
   k.capturing = l->capturing;
   return kilnLaunchIssue(&k);
@@ -360,8 +371,8 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
     /* Calls on one communicator run in issue order, across streams too (exec.c's rule). */
     cudaSetDevice(c->dev);
     unsigned long long sid = 0;
-    if (!l->capturing && c->haveLast && cudaStreamGetId(l->stream, &sid) == cudaSuccess && sid != c->lastStream &&
-        cudaStreamWaitEvent(l->stream, c->last, 0) != cudaSuccess)
+    if (!l->capturing && c->haveLast && cudaStreamGetId(l->stream, &sid) == cudaSuccess &&
+        sid != c->lastStream && cudaStreamWaitEvent(l->stream, c->last, 0) != cudaSuccess)
       keepFirst(kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamWaitEvent failed", c->rank), first, msg, len);
   }
   for (int i = 0; i < maxPhases; i++) {
@@ -396,7 +407,8 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
       if (!open) {
         ncclResult_t g = ncclGroupStart();
         if (g != ncclSuccess)
-          keepFirst(kilnSetError(KILN_ERR_NCCL, "ncclGroupStart: %s", ncclGetErrorString(g)), first, msg, len);
+          keepFirst(kilnSetError(KILN_ERR_NCCL, "ncclGroupStart: %s", ncclGetErrorString(g)), first, msg,
+                    len);
         open = true;
       }
       cudaSetDevice(px->comm->dev);
@@ -415,7 +427,8 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
     if (open) {
       const ncclResult_t g = ncclGroupEnd();
       if (g != ncclSuccess && g != ncclInProgress)
-        keepFirst(kilnSetError(KILN_ERR_NCCL, "phase %d: ncclGroupEnd: %s", i, ncclGetErrorString(g)), first, msg, len);
+        keepFirst(kilnSetError(KILN_ERR_NCCL, "phase %d: ncclGroupEnd: %s", i, ncclGetErrorString(g)), first,
+                  msg, len);
     }
     if (npCopy > 0) keepFirst(copyPhase(part, npCopy, i), first, msg, len);
   }
@@ -424,7 +437,8 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
     const kilnLaunch* l = cs[a]->l;
     struct kilnPhased* px = l->call.px;
     struct kilnComm* c = px->comm;
-    if (px->divide && l->call.op == KILN_AVG) keepFirst(kernelPhase(l, px->divide, KILN_AVG), first, msg, len);
+    if (px->divide && l->call.op == KILN_AVG)
+      keepFirst(kernelPhase(l, px->divide, KILN_AVG), first, msg, len);
     cudaSetDevice(c->dev);
     unsigned long long sid = 0;
     if (!l->capturing && cudaStreamGetId(l->stream, &sid) == cudaSuccess &&
@@ -462,8 +476,10 @@ kilnResult_t kilnPhasedIssue(kilnLaunch* v, size_t n) {
       if (st[j].round == r) {
         /* A call queued before the communicator was aborted is not issued (exec.c's rule). */
         if (__atomic_load_n(&v[j].comm->aborted, __ATOMIC_ACQUIRE)) {
-          keepFirst(kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: the communicator was aborted (kilnCommAbort) "
-                                 "before the group's end: its call is not launched", v[j].comm->rank),
+          keepFirst(kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                                 "rank %d: the communicator was aborted (kilnCommAbort) "
+                                 "before the group's end: its call is not launched",
+                                 v[j].comm->rank),
                     &first, msg, sizeof msg);
           continue;
         }

@@ -13,13 +13,14 @@
 typedef struct kilnNcclIssue {
   char* bases[KILN_NUM_BUFFERS]; /* the call's input, output and scratch as the plan's buffers */
   size_t esize;
-  ncclDataType_t dtype;          /* kilnDataType_t numbers types as NCCL */
+  ncclDataType_t dtype; /* kilnDataType_t numbers types as NCCL */
   ncclComm_t comm;
   cudaStream_t stream;
-  ncclResult_t failed;           /* the NCCL error that stopped the calls */
+  ncclResult_t failed; /* the NCCL error that stopped the calls */
 } kilnNcclIssue;
 
-static inline int kilnNcclIssueOne(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t off, uint64_t n) {
+static inline int kilnNcclIssueOne(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t off,
+                                   uint64_t n) {
   kilnNcclIssue* x = (kilnNcclIssue*)ctx;
   char* p = x->bases[buf] + off * x->esize;
   x->failed = send ? ncclSend(p, (size_t)n, x->dtype, peer, x->comm, x->stream)

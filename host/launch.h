@@ -22,17 +22,17 @@ typedef struct kilnLaunch {
   cudaStream_t stream;
   kilnBakedLaunch_t baked; /* the plan's generated kernel, NULL: the interpreter for dtype */
   int dtype, threads;
-  bool capturing;          /* stream capture: no ordering event; issued by the calling thread (read
+  bool capturing; /* stream capture: no ordering event; issued by the calling thread (read
                             * when issued alone, at the group's end in a group) */
-  bool sym;                /* the symmetric-memory kernel with symArgs, else a plan with args */
-  bool phased;             /* a call of a plan cut into phases (call): its kernels and NCCL groups,
+  bool sym;       /* the symmetric-memory kernel with symArgs, else a plan with args */
+  bool phased;    /* a call of a plan cut into phases (call): its kernels and NCCL groups,
                             * issued at the group's end after the other launches (kilnPhasedIssue) */
-  bool mem;                /* a plan with memory steps (kernels/mem.cuh): baked, or the interpreter of
+  bool mem;       /* a plan with memory steps (kernels/mem.cuh): baked, or the interpreter of
                             * lines memLines (KILN_DEV_PROTO_*) */
   int memLines;
-  bool peerCand;           /* sym, staged: may go direct into the clique's buffers at the group's
+  bool peerCand; /* sym, staged: may go direct into the clique's buffers at the group's
                             * end (kilnSymGroupPeers) */
-  int symAlgo;             /* sym: the caller's algorithm */
+  int symAlgo;   /* sym: the caller's algorithm */
   union {
     kilnDevArgs args;
     kilnSymArgs symArgs;
@@ -67,15 +67,18 @@ static inline size_t kilnScratchPiece(size_t count, size_t k, size_t es) {
 static inline void kilnScratchNote(kilnScratch* s, size_t piece) {
   if (piece > s->piece) s->piece = piece;
 }
-static inline bool kilnScratchHolds(const kilnScratch* s, size_t piece) { return !s->any || piece <= s->piece; }
+static inline bool kilnScratchHolds(const kilnScratch* s, size_t piece) {
+  return !s->any || piece <= s->piece;
+}
 
 /* exec.c: loads p as one kernel on c, whatever c's nodes (kilnPlanLoad's work for a communicator
  * of one node; internode.c loads each kernel phase with it). */
 kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out);
 /* exec.c: kilnRun's checks and launch for x with the scratch buffer given (sized by the caller),
  * not issued; *none when there is nothing to launch on this rank. l->capturing is the caller's. */
-kilnResult_t kilnExecPartLaunch(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
-                                kilnRedOp_t op, cudaStream_t stream, char* scratch, kilnLaunch* l, bool* none);
+kilnResult_t kilnExecPartLaunch(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                                kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream, char* scratch,
+                                kilnLaunch* l, bool* none);
 
 /* internode.c: a plan cut into phases on a communicator of several nodes (solver/phases.h).
  * kilnPhasedLoad cuts it for c's nodes and loads this rank's kernel phases; kilnPhasedRun is

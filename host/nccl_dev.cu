@@ -52,7 +52,8 @@ extern "C" int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch
   if (e != cudaSuccess) return (int)e;
   kilnReadPeersKernel<<<1, 32, 0, s>>>(win, nranks, scratch);
   e = cudaGetLastError();
-  if (e == cudaSuccess) e = cudaMemcpyAsync(hostOut, scratch, sizeof(void*) * nranks, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess)
+    e = cudaMemcpyAsync(hostOut, scratch, sizeof(void*) * nranks, cudaMemcpyDeviceToHost, s);
   cudaError_t f = cudaStreamSynchronize(s);
   if (e == cudaSuccess) e = f;
   cudaStreamDestroy(s);

@@ -18,7 +18,7 @@ typedef struct loaded {
 } loaded;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static loaded** loads;      /* in load order */
+static loaded** loads; /* in load order */
 static int nloads, caploads;
 static kilnPlan** bakedPlans; /* parsed on demand, parallel to the baked table */
 static int nbaked = -1;
@@ -95,7 +95,8 @@ static int loadIndex(const kilnRegistryEntry* e) {
 
 /* Called with the lock held: kilnRegistryPrefer. Entries of a caller's own array that are not
  * the registry's count as baked ones, in array order. */
-static bool prefer(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnDataType_t dtype, kilnRedOp_t op) {
+static bool prefer(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnDataType_t dtype,
+                   kilnRedOp_t op) {
   const int la = loadIndex(a), lb = loadIndex(b);
   if ((la >= 0) != (lb >= 0)) return la >= 0;
   const uint64_t wa = a->maxBytes - a->minBytes, wb = b->maxBytes - b->minBytes;
@@ -126,8 +127,8 @@ bool kilnRegistryPrefer(const kilnRegistryEntry* a, const kilnRegistryEntry* b, 
 
 /* Called with the lock held: the index of the first of entries[0..n) by prefer that fits the
  * call, or -1. */
-static int pick(const kilnRegistryEntry* entries, int n, kilnColl_t coll, int nranks, uint64_t bytes, bool inplace,
-                kilnDataType_t dtype, kilnRedOp_t op) {
+static int pick(const kilnRegistryEntry* entries, int n, kilnColl_t coll, int nranks, uint64_t bytes,
+                bool inplace, kilnDataType_t dtype, kilnRedOp_t op) {
   int best = -1;
   for (int i = 0; entries && i < n; i++) {
     if (!kilnRegistryFits(&entries[i], coll, nranks, bytes, inplace)) continue;
@@ -136,8 +137,8 @@ static int pick(const kilnRegistryEntry* entries, int n, kilnColl_t coll, int nr
   return best;
 }
 
-int kilnRegistryPick(const kilnRegistryEntry* entries, int n, kilnColl_t coll, int nranks,
-                     uint64_t bytes, bool inplace, kilnDataType_t dtype, kilnRedOp_t op) {
+int kilnRegistryPick(const kilnRegistryEntry* entries, int n, kilnColl_t coll, int nranks, uint64_t bytes,
+                     bool inplace, kilnDataType_t dtype, kilnRedOp_t op) {
   pthread_mutex_lock(&lock);
   const int best = pick(entries, n, coll, nranks, bytes, inplace, dtype, op);
   pthread_mutex_unlock(&lock);
@@ -263,9 +264,7 @@ kilnResult_t kilnRegistryLoadFile(const char* path, const kilnRegistryEntry** ou
   return add_loaded(p, copy, out);
 }
 
-static int cmp_str(const void* a, const void* b) {
-  return strcmp(*(char* const*)a, *(char* const*)b);
-}
+static int cmp_str(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
 /* Loads the *.xml files of a folder in name order. */
 static kilnResult_t load_dir(const char* dir, DIR* d) {
@@ -279,11 +278,17 @@ static kilnResult_t load_dir(const char* dir, DIR* d) {
     if (n == cap) {
       cap = cap ? cap * 2 : 16;
       char** nn = realloc(names, (size_t)cap * sizeof *nn);
-      if (!nn) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory listing %s", dir); goto out_free; }
+      if (!nn) {
+        res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory listing %s", dir);
+        goto out_free;
+      }
       names = nn;
     }
     size_t need = strlen(dir) + len + 2;
-    if (!(names[n] = malloc(need))) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory listing %s", dir); goto out_free; }
+    if (!(names[n] = malloc(need))) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory listing %s", dir);
+      goto out_free;
+    }
     snprintf(names[n], need, "%s/%s", dir, de->d_name);
     n++;
   }
@@ -340,8 +345,10 @@ const kilnRegistryEntry* kilnRegistryAt(int i) {
   const kilnRegistryEntry* e = NULL;
   pthread_mutex_lock(&lock);
   init_baked();
-  if (i >= 0 && i < nbaked) e = &baked[i];
-  else if (i >= nbaked && i < nbaked + nloads) e = &loads[i - nbaked]->e;
+  if (i >= 0 && i < nbaked)
+    e = &baked[i];
+  else if (i >= nbaked && i < nbaked + nloads)
+    e = &loads[i - nbaked]->e;
   pthread_mutex_unlock(&lock);
   return e;
 }

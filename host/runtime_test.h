@@ -21,10 +21,10 @@ extern "C" {
 /* What the tests read of a communicator (kilnTestCommRead). */
 typedef struct kilnTestCommView {
   int rank, nranks;
-  kilnCommConfig cfg;       /* the settings it was made with */
-  const void* counts;       /* device: the plans' slot counts, sendCount[nranks * maxChannels], then
+  kilnCommConfig cfg; /* the settings it was made with */
+  const void* counts; /* device: the plans' slot counts, sendCount[nranks * maxChannels], then
                              * recvCount[nranks * maxChannels] (uint64_t each) */
-  size_t winBytes; /* its window */
+  size_t winBytes;    /* its window */
   /* The symmetric kernels' staging: the flag form's two halves, then the line forms' */
   size_t symStageBase, symHalf, symLLBase, symLLHalf, symLL128Base, symLL128Half;
   bool symPdl;           /* KILN_SYM_PDL as read at creation */

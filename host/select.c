@@ -116,12 +116,14 @@ bool kilnSelectSymServes(int nranks) {
 /* The first by kilnRegistryPrefer of plans[0..n) that are loaded (or baked), take the call and can
  * run it; -1 when none, with *why the most telling reason none could (left alone when none took
  * the call at all). */
-static int pickPlans(const kilnSelectView* v, const kilnRegistryEntry* const* plans, int n, const kilnCall* call,
-                     uint64_t bytes, bool inplace, bool loaded, kilnSelectReason_t* why) {
+static int pickPlans(const kilnSelectView* v, const kilnRegistryEntry* const* plans, int n,
+                     const kilnCall* call, uint64_t bytes, bool inplace, bool loaded,
+                     kilnSelectReason_t* why) {
   int best = -1;
   for (int i = 0; i < n; i++) {
     const kilnRegistryEntry* e = plans[i];
-    if (!kilnRegistryFits(e, call->coll, v->nranks, bytes, inplace) || kilnRegistryIsLoaded(e) != loaded) continue;
+    if (!kilnRegistryFits(e, call->coll, v->nranks, bytes, inplace) || kilnRegistryIsLoaded(e) != loaded)
+      continue;
     if (v->planRuns && !v->planRuns(v->ctx, i)) {
       if (*why != KILN_SELECT_CAPTURE_GROW) *why = KILN_SELECT_CANNOT_RUN;
       continue;
@@ -145,15 +147,15 @@ kilnChoice kilnSelectRule(const kilnSelectView* v, const kilnRegistryEntry* cons
                           const kilnCall* call) {
   const kilnChoice nccl = choice(KILN_SERVE_NCCL, -1, NULL, KILN_SYM_NONE, KILN_SELECT_NO_PLAN);
   /* 1. What kiln does not have. */
-  if ((int)call->op < 0 || call->op >= KILN_NUM_REDOPS || (int)call->dtype < 0 || call->dtype >= KILN_NUM_DTYPES ||
-      (int)call->coll < 0 || call->coll >= KILN_NUM_COLLS) {
+  if ((int)call->op < 0 || call->op >= KILN_NUM_REDOPS || (int)call->dtype < 0 ||
+      call->dtype >= KILN_NUM_DTYPES || (int)call->coll < 0 || call->coll >= KILN_NUM_COLLS) {
     kilnChoice c = nccl;
     c.reason = KILN_SELECT_OP_UNKNOWN;
     return c;
   }
   const uint64_t bytes = kilnRegistryCallBytes(call->coll, v->nranks, call->count, call->dtype);
-  const bool inplace = kilnRegistryCallInPlace(call->coll, v->rank, call->sendbuf, call->recvbuf, call->count,
-                                               call->dtype);
+  const bool inplace =
+      kilnRegistryCallInPlace(call->coll, v->rank, call->sendbuf, call->recvbuf, call->count, call->dtype);
   kilnSelectReason_t why = KILN_SELECT_NO_PLAN;
   /* 2. Loaded plans first: the user asked for them. */
   int i = pickPlans(v, plans, nplans, call, bytes, inplace, true, &why);
@@ -168,7 +170,8 @@ kilnChoice kilnSelectRule(const kilnSelectView* v, const kilnRegistryEntry* cons
   /* 4. The defaults, kind by kind. */
   for (size_t k = 0; k < sizeof kDefaults / sizeof kDefaults[0]; k++) {
     if (kDefaults[k] == DEFAULT_SYM) {
-      const kilnSymAlgo_t a = v->symOn ? kilnSelectSymRange(call->coll, v->nranks, bytes, inplace) : KILN_SYM_NONE;
+      const kilnSymAlgo_t a =
+          v->symOn ? kilnSelectSymRange(call->coll, v->nranks, bytes, inplace) : KILN_SYM_NONE;
       if (a != KILN_SYM_NONE && (!v->symFits || v->symFits(v->ctx, a)))
         return choice(KILN_SERVE_SYM, -1, NULL, a, KILN_SELECT_SYM_RANGE);
     } else {

@@ -17,12 +17,12 @@ extern "C" {
  * the same call (each says why it is). */
 typedef struct kilnSelectView {
   int nranks, rank;
-  bool symOn;        /* the communicator has the symmetric kernels (staging, KILN_SYM, one node): a
+  bool symOn; /* the communicator has the symmetric kernels (staging, KILN_SYM, one node): a
                         setting every rank has alike */
-  bool alone;        /* no other rank of the communicator lives in this process (no clique):
+  bool alone; /* no other rank of the communicator lives in this process (no clique):
                         every rank of a communicator is made alike, kilnCommCreate or
                         kilnCommCreateAll of all its ranks */
-  void* ctx;         /* the caller's, handed to the questions */
+  void* ctx;  /* the caller's, handed to the questions */
   /* Whether algorithm a's staging holds the call (geometry from settings every rank shares).
    * NULL: it does. */
   bool (*symFits)(void* ctx, kilnSymAlgo_t a);
@@ -38,8 +38,8 @@ typedef struct kilnSelectView {
 
 /* The rule: what serves `call` among the candidate plans[0..nplans) (registry entries; loaded
  * and baked ones alike, told apart by kilnRegistryIsLoaded) and the symmetric kernels. */
-KILN_INTERNAL kilnChoice kilnSelectRule(const kilnSelectView* v, const kilnRegistryEntry* const* plans, int nplans,
-                          const kilnCall* call);
+KILN_INTERNAL kilnChoice kilnSelectRule(const kilnSelectView* v, const kilnRegistryEntry* const* plans,
+                                        int nplans, const kilnCall* call);
 
 /* The symmetric algorithm whose measured range takes a call of (coll, nranks, bytes, inplace)
  * (host/select.c kSymRanges), or KILN_SYM_NONE: kilnSymSelect's table. */

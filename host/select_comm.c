@@ -72,7 +72,8 @@ kilnChoice kilnSelect(kilnComm_t c, const kilnPlanSet* plans, const kilnCall* ca
   }
   asked q = {c, call, plans, false};
   if ((unsigned)call->coll < KILN_NUM_COLLS && (unsigned)call->dtype < KILN_NUM_DTYPES)
-    q.inplace = kilnRegistryCallInPlace(call->coll, c->rank, call->sendbuf, call->recvbuf, call->count, call->dtype);
+    q.inplace =
+        kilnRegistryCallInPlace(call->coll, c->rank, call->sendbuf, call->recvbuf, call->count, call->dtype);
   kilnSelectView v = {
       .nranks = c->nranks,
       .rank = c->rank,

@@ -28,7 +28,9 @@ static kilnColl_t symColl(kilnSymAlgo_t a) { return kilnSymAlgoColl(a); }
 
 /* A setting whose default the code decides (the table's row has none: params.h): its value where
  * the environment sets it, else def. */
-static long long setOr(kilnParamId id, long long def) { return kilnParamIsSet(id) ? (long long)kilnParam(id) : def; }
+static long long setOr(kilnParamId id, long long def) {
+  return kilnParamIsSet(id) ? (long long)kilnParam(id) : def;
+}
 
 /* A setting of the table, clamped to [lo, hi]. */
 static long long clamped(long long v, long long lo, long long hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -75,13 +77,14 @@ static void symLineAreas(struct kilnComm* c) {
   const uint64_t n = (uint64_t)c->nranks;
   /* None where no symmetric call can run (geometry: 2 to KILN_SYM_MAX_RANKS ranks). */
   const uint64_t half = c->nranks >= 2 && c->nranks <= KILN_SYM_MAX_RANKS ? c->symHalf : 0;
-  uint64_t ll = lineAreaNeed(KILN_SYM_LINES_LL, c->symLLBytes > c->symLLReduceBytes ? c->symLLBytes : c->symLLReduceBytes,
-                             n, half);
+  uint64_t ll = lineAreaNeed(
+      KILN_SYM_LINES_LL, c->symLLBytes > c->symLLReduceBytes ? c->symLLBytes : c->symLLReduceBytes, n, half);
   const uint64_t ll2 = lineAreaNeed(KILN_SYM_LINES_LL, c->symLL2Bytes, 2 * n, half);
   if (ll2 > ll) ll = ll2;
   uint64_t l128 = c->symLL128Bytes ? lineAreaNeed(KILN_SYM_LINES_LL128, c->symLL128MaxBytes, n, half) : 0;
-  const uint64_t l128x2 =
-      c->symLL128TwoShotBytes ? lineAreaNeed(KILN_SYM_LINES_LL128, c->symLL128TwoShotMaxBytes, 2 * n, half) : 0;
+  const uint64_t l128x2 = c->symLL128TwoShotBytes
+                              ? lineAreaNeed(KILN_SYM_LINES_LL128, c->symLL128TwoShotMaxBytes, 2 * n, half)
+                              : 0;
   if (l128x2 > l128) l128 = l128x2;
   c->symLLHalf = (size_t)roundUp(ll, 4096);
   c->symLL128Half = (size_t)roundUp(l128, 4096);
@@ -118,8 +121,10 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* One-shot allreduce and reducescatter (the reductions) up to 256 KiB on 4 ranks
    * (KILN_SYM_LL_REDUCE_BYTES; else KILN_SYM_LL_BYTES as set, or symLLBytes); the copies stay at 128 KiB.
    * 4x H200, graphs, to 256 vs 128 KiB: allreduce 256 KiB 7.5 vs 9.0 us; alltoall 1 MiB 9.6% slower (2026-11-27). */
-  c->symLLReduceBytes = (uint64_t)setOr(KILN_PARAM_SymLLReduceBytes,
-                                         ll >= 0 ? ll : c->nranks == 4 ? 256 << 10 : (long long)c->symLLBytes);
+  c->symLLReduceBytes =
+      (uint64_t)setOr(KILN_PARAM_SymLLReduceBytes, ll >= 0          ? ll
+                                                   : c->nranks == 4 ? 256 << 10
+                                                                    : (long long)c->symLLBytes);
   /* Two-shot shares up to 128 KiB as lines (KILN_SYM_LL2_BYTES; 0: never).
    * 4 GPUs, graphs: allreduce 512 KiB 13.3 us as lines, 14.0 with flags; 1 MiB 18.6 vs 17.2 (2026-11-26). */
   c->symLL2Bytes = (uint64_t)kilnParam(KILN_PARAM_SymLL2Bytes);
@@ -127,7 +132,8 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 12 data bytes per 16-byte line instead of 8) where their segment is larger than
    * KILN_SYM_LL12_BYTES and their elements are at most 4 bytes (KILN_SYM_LL12=0: never).
    * 4x H200, graphs, past 8 vs past 32 KiB: allreduce 16 KiB 2.77 vs 2.85 us, 32 KiB 2.96 vs 3.13 (2026-11-28). */
-  c->symLL12Bytes = threshold(KILN_PARAM_SymLL12, KILN_PARAM_SymLL12Bytes, kilnParam(KILN_PARAM_SymLL12Bytes));
+  c->symLL12Bytes =
+      threshold(KILN_PARAM_SymLL12, KILN_PARAM_SymLL12Bytes, kilnParam(KILN_PARAM_SymLL12Bytes));
   /* One-shot segments larger than KILN_SYM_LL128_BYTES (0: never) and up to
    * KILN_SYM_LL128_MAX_BYTES travel as LL128 lines (kernels/sym.cuh bodyLL128: 120 data bytes per
    * 128-byte line, LL 8 per 16), whatever symLLBytes says; on 4 ranks 512 KiB segments go faster with flags.
@@ -158,29 +164,33 @@ void kilnSymConfigure(struct kilnComm* c) {
    * blocks (symBlocks); on 2 GPUs rounds that did not grow take them too. More than 4 ranks (not
    * measured): rounds of KILN_SYM_COPY_ROUND_BYTES and KILN_SYM_BLOCKS blocks.
    * 4x H200, graphs: allgather 1 GiB 2344 us grown with 128 blocks, 2470 in 16 MiB rounds with 64 (2026-11-26). */
-  c->symCopyRoundMaxBytes = (uint64_t)setOr(KILN_PARAM_SymCopyRoundMaxBytes,
-                                             c->nranks <= 4 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
+  c->symCopyRoundMaxBytes =
+      (uint64_t)setOr(KILN_PARAM_SymCopyRoundMaxBytes,
+                      c->nranks <= 4 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
   c->symCopyBlocks = (int)clamped(setOr(KILN_PARAM_SymCopyBlocks, c->nranks <= 4 ? 128 : c->symMaxBlocks), 1,
                                   KILN_SYM_MAX_BLOCKS);
   /* Alltoall goes as a copy up to pieces of 128 MiB, at every size on 2 GPUs (KILN_SYM_A2A_BIG_BYTES).
    * 2x H100, graphs: alltoall 1 GiB 1519 us as a copy, 1580 as a reduction, NCCL 1709 (2026-11-26). */
-  c->symA2ABigBytes = (uint64_t)setOr(KILN_PARAM_SymA2ABigBytes, c->nranks == 2 ? LLONG_MAX : (long long)128 << 20);
+  c->symA2ABigBytes =
+      (uint64_t)setOr(KILN_PARAM_SymA2ABigBytes, c->nranks == 2 ? LLONG_MAX : (long long)128 << 20);
   /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds, which overlap.
    * 4 GPUs: reducescatter 64 MiB 166 us in rounds of 16 MiB (4x H100), 182 in one (4x H200) (2026-11-26). */
   c->symMinRounds = (int)clamped(kilnParam(KILN_PARAM_SymMinRounds), 0, 64); /* 0: rounds of a half */
   /* Outputs in the caller's symmetric windows go direct from KILN_SYM_DIRECT_BYTES of reference
    * bytes (KILN_SYM_DIRECT=0: never): 16 MiB on 2 ranks, 1 MiB on 4, off on 8 (not measured).
    * 4x H200, graphs, direct vs staged: allgather 1 MiB 9.36 vs 10.35 us, 256 KiB 8.18 vs 7.32 (2026-11-26). */
-  c->symDirectBytes =
-      threshold(KILN_PARAM_SymDirect, KILN_PARAM_SymDirectBytes,
-                   c->nranks == 2 ? (long long)16 << 20 : c->nranks == 4 ? (long long)1 << 20 : LLONG_MAX);
+  c->symDirectBytes = threshold(KILN_PARAM_SymDirect, KILN_PARAM_SymDirectBytes,
+                                c->nranks == 2   ? (long long)16 << 20
+                                : c->nranks == 4 ? (long long)1 << 20
+                                                 : LLONG_MAX);
   /* Alltoall from KILN_SYM_DIRECT_A2A_BYTES (default: where KILN_SYM_DIRECT_BYTES says when that is
    * set, else 4 MiB on 4 ranks).
    * 4x H200, graphs, direct vs staged: alltoall 1 MiB 9.68 vs 8.51 us, 4 MiB 15.76 vs 16.76 (2026-11-26). */
   uint64_t a2a = c->symDirectBytes;
-  if (!kilnParamIsSet(KILN_PARAM_SymDirectBytes) && c->nranks == 4 && a2a < ((uint64_t)4 << 20)) a2a = (uint64_t)4 << 20;
-  c->symDirectA2ABytes =
-      threshold(KILN_PARAM_SymDirect, KILN_PARAM_SymDirectA2ABytes, a2a > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)a2a);
+  if (!kilnParamIsSet(KILN_PARAM_SymDirectBytes) && c->nranks == 4 && a2a < ((uint64_t)4 << 20))
+    a2a = (uint64_t)4 << 20;
+  c->symDirectA2ABytes = threshold(KILN_PARAM_SymDirect, KILN_PARAM_SymDirectA2ABytes,
+                                   a2a > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)a2a);
   /* Direct allgather and alltoall take up to KILN_SYM_DIRECT_BLOCKS blocks.
    * 2x H100, graphs: allgather 1 GiB 1518 us with 128 blocks, 1646 with 64 (2026-11-26). */
   c->symDirectBlocks = (int)clamped(kilnParam(KILN_PARAM_SymDirectBlocks), 1, KILN_SYM_MAX_BLOCKS);
@@ -203,14 +213,14 @@ void kilnSymConfigure(struct kilnComm* c) {
    * on 2 and 4 GPUs, off for other counts.
    * 4x H200, graphs, engine vs SM stores: allgather 1 GiB 2087 vs 2289 us, 128 MiB 293 vs 295 (2026-11-26). */
   c->symCEBytes = threshold(KILN_PARAM_SymCE, KILN_PARAM_SymCEBytes,
-                               c->nranks == 2 || c->nranks == 4 ? (long long)128 << 20 : LLONG_MAX);
+                            c->nranks == 2 || c->nranks == 4 ? (long long)128 << 20 : LLONG_MAX);
   c->symCEBlocks = (int)clamped(kilnParam(KILN_PARAM_SymCEBlocks), 1, 1024);
   /* Direct allreduce as a staged reducescatter of this rank's share, then the engine's copies of it
    * into the peers' outputs, from KILN_SYM_AR_CE_BYTES (KILN_SYM_AR_CE=0: never): the reduced
    * shares go out at the engine's rate instead of the SM stores'; from 512 MiB on 2 and 4 GPUs.
    * 4x H200, graphs, against two-shot direct: allreduce 1 GiB 4408 vs 4582 us, 256 MiB 1138 vs 1151 (2026-11-26). */
   c->symARCEBytes = threshold(KILN_PARAM_SymARCE, KILN_PARAM_SymARCEBytes,
-                                 c->nranks == 2 || c->nranks == 4 ? (long long)512 << 20 : LLONG_MAX);
+                              c->nranks == 2 || c->nranks == 4 ? (long long)512 << 20 : LLONG_MAX);
   /* The kernels are launched with programmatic stream serialization (KILN_SYM_PDL=0: without):
    * one may be scheduled while the kernel before it on the stream runs, and waits on the GPU for
    * its end (kernels/sym.cuh), so back-to-back calls do not pay a launch between them.
@@ -276,10 +286,12 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   /* Bytes one rank's region of the flag form's half may take (lines: linesFit). */
   const uint64_t cap = perRegion(c, a, c->symHalf);
   /* LL lines only where they fit a region (small staging, many ranks: the flag form, in rounds). */
-  const uint64_t llMax = a == KILN_SYM_ALLREDUCE_TWOSHOT                               ? c->symLL2Bytes
-                        : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? c->symLLReduceBytes
-                                                                                         : c->symLLBytes;
-  int lines = s * es <= llMax && linesFit(c, a, KILN_SYM_LINES_LL, s, es) ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
+  const uint64_t llMax = a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes
+                         : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER
+                             ? c->symLLReduceBytes
+                             : c->symLLBytes;
+  int lines =
+      s * es <= llMax && linesFit(c, a, KILN_SYM_LINES_LL, s, es) ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
   const bool two = a == KILN_SYM_ALLREDUCE_TWOSHOT;
   const uint64_t lo128 = two ? c->symLL128TwoShotBytes : c->symLL128Bytes;
   const uint64_t hi128 = two ? c->symLL128TwoShotMaxBytes : c->symLL128MaxBytes;
@@ -347,10 +359,12 @@ static bool directWanted(const struct kilnComm* c, kilnSymAlgo_t a, size_t count
     return false;
   const size_t es = kilnDataTypeSize(dtype);
   const int n = c->nranks;
-  if (es == 0 || n < 2 || n > KILN_SYM_MAX_RANKS || count == 0 || count > UINT64_MAX / es / (uint64_t)n) return false;
+  if (es == 0 || n < 2 || n > KILN_SYM_MAX_RANKS || count == 0 || count > UINT64_MAX / es / (uint64_t)n)
+    return false;
   const kilnColl_t coll = symColl(a);
   const bool a2a = coll == KILN_COLL_ALLTOALL;
-  if (kilnRegistryCallBytes(coll, n, count, dtype) < (a2a ? c->symDirectA2ABytes : c->symDirectBytes)) return false;
+  if (kilnRegistryCallBytes(coll, n, count, dtype) < (a2a ? c->symDirectA2ABytes : c->symDirectBytes))
+    return false;
   return !(a2a && inplace);
 }
 
@@ -428,18 +442,18 @@ static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSym
   if (a->direct == KILN_SYM_DIRECT_ARRIVE) return 1; /* the copy-engine form's meeting kernels */
   const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
   const uint64_t piece = a->seg * es;
-  const uint64_t bb = !copyDirect                       ? c->symBlockBytes
+  const uint64_t bb = !copyDirect                          ? c->symBlockBytes
                       : piece >= KILN_SYM_DIRECT_BIG_PIECE ? c->symDirectBigBlockBytes
-                                                          : c->symDirectBlockBytes;
+                                                           : c->symDirectBlockBytes;
   uint64_t nb = (piece + bb - 1) / bb;
   const bool copies = symCopies(c, algo, a->total * es);
   /* Copies in rounds that grew (kilnSymConfigure; on 2 ranks any in rounds) take symCopyBlocks. */
   const uint64_t cc = copyRegion(c, algo);
   const bool grown = a->rounds > 1 && (c->nranks == 2 || (cc && a->region > cc));
   const int cap = copyDirect                 ? c->symDirectBlocks
-                : a->rounds > 1 && !copies    ? c->symReduceBlocks
-                : grown                       ? c->symCopyBlocks
-                                              : c->symMaxBlocks;
+                  : a->rounds > 1 && !copies ? c->symReduceBlocks
+                  : grown                    ? c->symCopyBlocks
+                                             : c->symMaxBlocks;
   if (nb < 1) nb = 1;
   if (nb > (uint64_t)cap) nb = (uint64_t)cap;
   if (nb > (uint64_t)c->nsm) nb = (uint64_t)c->nsm;
@@ -511,7 +525,8 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   if (!c) res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: NULL communicator");
   const size_t es = c ? kilnDataTypeSize(dtype) : 0;
   if (res == KILN_SUCCESS && (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS))
-    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: data type %d or op %d unknown", (int)dtype, (int)op);
+    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: data type %d or op %d unknown", (int)dtype,
+                       (int)op);
   if (res == KILN_SUCCESS && ((int)algo < KILN_SYM_ALLREDUCE_ONESHOT || algo > KILN_SYM_ALLTOALL))
     res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: algorithm %d unknown", (int)algo);
   if (res == KILN_SUCCESS) res = kilnCommCallCheck(c, count, sendbuf, recvbuf);
@@ -527,8 +542,9 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   memset(&l, 0, sizeof(l));
   kilnSymArgs* a = &l.symArgs;
   if (algo == KILN_SYM_ALLTOALL && inplace) {
-    res = kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: %s of %zu %s elements: not in place (sendbuff == recvbuff)",
-                       rank, kilnSymAlgoName(algo), count, kilnDataTypeName(dtype));
+    res = kilnSetError(KILN_ERR_UNSUPPORTED,
+                       "rank %d: %s of %zu %s elements: not in place (sendbuff == recvbuff)", rank,
+                       kilnSymAlgoName(algo), count, kilnDataTypeName(dtype));
     kilnGroupFail(res);
     return res;
   }
@@ -538,8 +554,9 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
       !geometry(c, algo, count, dtype, inplace, a)) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED,
                        "rank %d: %s of %zu %s elements%s does not fit this communicator (%d ranks, "
-                       "%zu bytes of staging per half)", rank, kilnSymAlgoName(algo), count,
-                       kilnDataTypeName(dtype), inplace ? " in place" : "", n, c->symHalf);
+                       "%zu bytes of staging per half)",
+                       rank, kilnSymAlgoName(algo), count, kilnDataTypeName(dtype),
+                       inplace ? " in place" : "", n, c->symHalf);
     kilnGroupFail(res);
     return res;
   }
@@ -668,9 +685,9 @@ bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes) {
   /* Zeroed wider than the attributes' types (booleans, an unsigned int): any value set is nonzero. */
   unsigned long long id = 0, type = 0, managed = 0, ipc = 0;
   void* pool = NULL;
-  CUpointer_attribute what[] = {CU_POINTER_ATTRIBUTE_BUFFER_ID, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
-                                CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE};
+  CUpointer_attribute what[] = {
+      CU_POINTER_ATTRIBUTE_BUFFER_ID, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE};
   void* into[] = {&id, &type, &managed, &ipc, &pool};
   bool ok = drvPointerGetAttributes(5, what, into, at) == CUDA_SUCCESS &&
             (type & 0xffffffffull) == CU_MEMORYTYPE_DEVICE && !managed;
@@ -767,7 +784,8 @@ static bool peerSet(kilnLaunch* v, size_t i, kilnLaunch** set, char** pout) {
 }
 
 /* Whether every rank's GPU may write every other rank's output (`bytes` at pout[q]). */
-static bool peersReach(kilnLaunch* const* set, char* const* pout, int nr, uint64_t bytes, kilnPeerAccessFn access) {
+static bool peersReach(kilnLaunch* const* set, char* const* pout, int nr, uint64_t bytes,
+                       kilnPeerAccessFn access) {
   for (int q = 0; q < nr; q++) {
     int devs[KILN_SYM_MAX_RANKS], nd = 0;
     for (int p = 0; p < nr; p++)
@@ -787,8 +805,8 @@ static bool setGeometry(kilnLaunch* const* set, char* const* pout, int nr, kilnS
     const kilnDataType_t dt = (kilnDataType_t)m->dtype;
     g[p] = m->symArgs;
     g[p].algo = m->symAlgo;
-    const bool inplace = kilnRegistryCallInPlace(symColl(a), mc->rank, m->symArgs.in, m->symArgs.out,
-                                                 m->symArgs.count, dt);
+    const bool inplace =
+        kilnRegistryCallInPlace(symColl(a), mc->rank, m->symArgs.in, m->symArgs.out, m->symArgs.count, dt);
     if (!directGeometry(mc, a, m->symArgs.count, dt, inplace, pout, &g[p])) return false;
     symStaging(mc, &g[p]);
     g[p].nblocks = symBlocks(mc, (kilnSymAlgo_t)g[p].algo, &g[p], kilnDataTypeSize(dt));
@@ -813,10 +831,12 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
     /* Every rank's GPU must reach every peer's output (plain cudaMalloc memory with peer access;
      * not a pool or a mapping without access for it). */
     kilnSymArgs g[KILN_SYM_MAX_RANKS];
-    const bool all = peerSet(v, i, set, pout) &&
-                     peersReach(set, pout, nr, outBytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count,
-                                                        (kilnDataType_t)v[i].dtype), access) &&
-                     setGeometry(set, pout, nr, g);
+    const bool all =
+        peerSet(v, i, set, pout) &&
+        peersReach(set, pout, nr,
+                   outBytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count, (kilnDataType_t)v[i].dtype),
+                   access) &&
+        setGeometry(set, pout, nr, g);
     /* Decided for the whole set, whichever way. */
     v[i].peerCand = false;
     for (int p = 0; p < nr; p++)
@@ -858,8 +878,8 @@ static int copyToPeers(const kilnLaunch* l, const char* src, size_t srcStep, siz
   int e = 0;
   for (int k = 1; k < n && e == 0; k++) {
     const int p = (me + k) % n;
-    e = cudaMemcpyAsync(a->peerOut[p] + (size_t)me * bytes, src + (size_t)p * srcStep, bytes, cudaMemcpyDefault,
-                        l->stream);
+    e = cudaMemcpyAsync(a->peerOut[p] + (size_t)me * bytes, src + (size_t)p * srcStep, bytes,
+                        cudaMemcpyDefault, l->stream);
   }
   return e;
 }

@@ -33,9 +33,9 @@ struct kilnTuneGpu {
   size_t count, sendElems, recvElems;
   float* dsend[TUNE_MAX_RANKS];
   float* drecv[TUNE_MAX_RANKS];
-  size_t sendCap, recvCap;   /* elements each rank's device buffers hold */
-  float* hin;                /* [n * sendElems]: every rank's input */
-  float* ref;                /* [sendElems]: the sum of the inputs (allreduce, reducescatter) */
+  size_t sendCap, recvCap;     /* elements each rank's device buffers hold */
+  float* hin;                  /* [n * sendElems]: every rank's input */
+  float* ref;                  /* [sendElems]: the sum of the inputs (allreduce, reducescatter) */
   float* hout[TUNE_MAX_RANKS]; /* [recvElems]: an output read back */
   size_t hinCap, refCap, houtCap;
   uint64_t seed;
@@ -50,7 +50,8 @@ struct kilnTuneGpu {
 };
 
 /* Records rank r's first failure. */
-__attribute__((format(printf, 4, 5))) static void fail(kilnTuneGpu* g, int r, kilnResult_t res, const char* fmt, ...) {
+__attribute__((format(printf, 4, 5))) static void fail(kilnTuneGpu* g, int r, kilnResult_t res,
+                                                       const char* fmt, ...) {
   if (g->res[r] != KILN_SUCCESS) return;
   g->res[r] = res;
   va_list ap;
@@ -130,8 +131,10 @@ static bool agree(kilnTuneGpu* g, int r) {
 static void describe(kilnTuneGpu* g, kilnTuneMachine* m) {
   memset(m, 0, sizeof *m);
   struct cudaDeviceProp prop;
-  if (cudaGetDeviceProperties(&prop, g->dev[0]) == cudaSuccess) snprintf(m->gpu, sizeof m->gpu, "%.127s", prop.name);
-  else snprintf(m->gpu, sizeof m->gpu, "unknown GPU");
+  if (cudaGetDeviceProperties(&prop, g->dev[0]) == cudaSuccess)
+    snprintf(m->gpu, sizeof m->gpu, "%.127s", prop.name);
+  else
+    snprintf(m->gpu, sizeof m->gpu, "unknown GPU");
   m->ngpus = g->ngpus;
   m->nranks = g->n;
   m->rehearsal = g->shared;
@@ -145,8 +148,10 @@ static void describe(kilnTuneGpu* g, kilnTuneMachine* m) {
   int v = 0;
   if (!m->driver[0] && cudaDriverGetVersion(&v) == cudaSuccess)
     snprintf(m->driver, sizeof m->driver, "CUDA %d.%d", v / 1000, v % 1000 / 10);
-  if (ncclGetVersion(&v) == ncclSuccess) snprintf(m->nccl, sizeof m->nccl, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
-  else snprintf(m->nccl, sizeof m->nccl, "unknown");
+  if (ncclGetVersion(&v) == ncclSuccess)
+    snprintf(m->nccl, sizeof m->nccl, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
+  else
+    snprintf(m->nccl, sizeof m->nccl, "unknown");
 }
 
 static kilnResult_t makeKiln(kilnTuneGpu* g) {
@@ -267,7 +272,8 @@ static float inputValue(uint64_t seed, int q, size_t i) {
 static bool reduces(kilnColl_t c) { return c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER; }
 
 /* Where rank r's call reads and writes, and which part of which buffer holds its output. */
-static void callBuffers(const kilnTuneGpu* g, int r, const void** sendp, void** recvp, float** outp, size_t* outElems) {
+static void callBuffers(const kilnTuneGpu* g, int r, const void** sendp, void** recvp, float** outp,
+                        size_t* outElems) {
   const size_t cnt = g->count;
   *sendp = g->dsend[r];
   *recvp = g->drecv[r];
@@ -296,7 +302,8 @@ static void fillRank(kilnTuneGpu* g, int r) {
 }
 
 static void refRank(kilnTuneGpu* g, int r) {
-  const size_t lo = g->sendElems * (size_t)r / (size_t)g->n, hi = g->sendElems * (size_t)(r + 1) / (size_t)g->n;
+  const size_t lo = g->sendElems * (size_t)r / (size_t)g->n,
+               hi = g->sendElems * (size_t)(r + 1) / (size_t)g->n;
   for (size_t i = lo; i < hi; i++) {
     float s = 0;
     for (int q = 0; q < g->n; q++) s += g->hin[(size_t)q * g->sendElems + i];
@@ -305,8 +312,9 @@ static void refRank(kilnTuneGpu* g, int r) {
 }
 
 static bool upload(kilnTuneGpu* g, int r) {
-  return cudaOk(g, r, cudaMemcpyAsync(inputAt(g, r), g->hin + (size_t)r * g->sendElems, g->sendElems * sizeof(float),
-                                      cudaMemcpyHostToDevice, g->st[r]),
+  return cudaOk(g, r,
+                cudaMemcpyAsync(inputAt(g, r), g->hin + (size_t)r * g->sendElems,
+                                g->sendElems * sizeof(float), cudaMemcpyHostToDevice, g->st[r]),
                 "copying the input") &&
          cudaOk(g, r, cudaStreamSynchronize(g->st[r]), "copying the input");
 }
@@ -330,8 +338,8 @@ kilnResult_t kilnTuneGpuPrepare(kilnTuneGpu* g, kilnColl_t coll, uint64_t bytes,
   const size_t cnt = coll == KILN_COLL_ALLREDUCE ? bytes / 4 : bytes / 4 / (uint64_t)n;
   g->prepared = false;
   if (cnt == 0)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s of %llu bytes on %d ranks: no element of float", kilnCollName(coll),
-                        (unsigned long long)bytes, n);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s of %llu bytes on %d ranks: no element of float",
+                        kilnCollName(coll), (unsigned long long)bytes, n);
   if (inplace && coll == KILN_COLL_ALLTOALL)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "an in-place alltoall: kiln's plans serve none");
   g->coll = coll;
@@ -396,7 +404,9 @@ static bool issue(kilnTuneGpu* g, int r) {
     case KILN_COLL_ALLREDUCE:
       nr = ncclAllReduce(sendp, recvp, g->count, ncclFloat32, ncclSum, g->nccl[r], g->st[r]);
       break;
-    case KILN_COLL_ALLGATHER: nr = ncclAllGather(sendp, recvp, g->count, ncclFloat32, g->nccl[r], g->st[r]); break;
+    case KILN_COLL_ALLGATHER:
+      nr = ncclAllGather(sendp, recvp, g->count, ncclFloat32, g->nccl[r], g->st[r]);
+      break;
     case KILN_COLL_REDUCESCATTER:
       nr = ncclReduceScatter(sendp, recvp, g->count, ncclFloat32, ncclSum, g->nccl[r], g->st[r]);
       break;
@@ -425,7 +435,8 @@ static bool check(kilnTuneGpu* g, int r) {
   size_t outElems;
   callBuffers(g, r, &sendp, &recvp, &outp, &outElems);
   float* h = g->hout[r];
-  if (!cudaOk(g, r, cudaMemcpy(h, outp, outElems * sizeof(float), cudaMemcpyDeviceToHost), "reading the output"))
+  if (!cudaOk(g, r, cudaMemcpy(h, outp, outElems * sizeof(float), cudaMemcpyDeviceToHost),
+              "reading the output"))
     return false;
   const size_t cnt = g->count;
   for (size_t i = 0; i < outElems; i++) {
@@ -437,8 +448,8 @@ static bool check(kilnTuneGpu* g, int r) {
       default: want = g->hin[(i / cnt) * g->sendElems + (size_t)r * cnt + i % cnt]; break;
     }
     if (memcmp(&want, &h[i], sizeof want) != 0) {
-      fail(g, r, KILN_ERR_VERIFY, "wrong result: output element %zu of %zu is %g, the CPU reference says %g", i,
-           outElems, (double)h[i], (double)want);
+      fail(g, r, KILN_ERR_VERIFY, "wrong result: output element %zu of %zu is %g, the CPU reference says %g",
+           i, outElems, (double)h[i], (double)want);
       return false;
     }
   }
@@ -465,7 +476,8 @@ static void runRank(kilnTuneGpu* g, int r) {
   cudaGraphExec_t exec = NULL;
   const kilnTuneTiming* t = &g->t;
   g->ex[r] = NULL;
-  if (cudaOk(g, r, cudaSetDevice(g->dev[r]), "cudaSetDevice") && g->plan && kilnPlanLoad(g->kc[r], g->plan, &g->ex[r]) != KILN_SUCCESS) {
+  if (cudaOk(g, r, cudaSetDevice(g->dev[r]), "cudaSetDevice") && g->plan &&
+      kilnPlanLoad(g->kc[r], g->plan, &g->ex[r]) != KILN_SUCCESS) {
     g->ex[r] = NULL;
     fail(g, r, KILN_ERR_UNSUPPORTED, "the runtime cannot load it: %s", kilnLastError());
   }
@@ -492,7 +504,9 @@ static void runRank(kilnTuneGpu* g, int r) {
   }
   if (finish(g, r))
     for (int it = 0; it < t->reps; it++)
-      if (!cudaOk(g, r, cudaEventElapsedTime(&g->ms[r][it], g->ev0[r][it], g->ev1[r][it]), "reading an event")) break;
+      if (!cudaOk(g, r, cudaEventElapsedTime(&g->ms[r][it], g->ev0[r][it], g->ev1[r][it]),
+                  "reading an event"))
+        break;
   if (!agree(g, r)) goto out_free;
   if (!g->inplace && reset(g, r) && cudaOk(g, r, cudaGraphLaunch(exec, g->st[r]), "launching the graph") &&
       finish(g, r))
@@ -516,10 +530,12 @@ kilnResult_t kilnTuneGpuRun(kilnTuneGpu* g, const kilnPlan* plan, const kilnTune
   if (!g || !g->prepared) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneGpuRun: no call prepared");
   g->t = t ? *t : (kilnTuneTiming)KILN_TUNE_TIMING_INIT;
   if (g->t.warmup < 0 || g->t.graph_calls < 1 || g->t.reps < 1 || g->t.reps > TUNE_MAX_REPS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "timing: %d warmup calls, %d calls a graph, %d launches (1..%d)",
-                        g->t.warmup, g->t.graph_calls, g->t.reps, TUNE_MAX_REPS);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "timing: %d warmup calls, %d calls a graph, %d launches (1..%d)", g->t.warmup,
+                        g->t.graph_calls, g->t.reps, TUNE_MAX_REPS);
   if (!plan && g->shared)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "no NCCL: %d ranks share %d GPU%s", g->n, g->ngpus, g->ngpus == 1 ? "" : "s");
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "no NCCL: %d ranks share %d GPU%s", g->n, g->ngpus,
+                        g->ngpus == 1 ? "" : "s");
   if (plan && !kilnPlanSupports(plan, g->count, KILN_FLOAT32, KILN_SUM, g->inplace))
     return kilnSetError(KILN_ERR_UNSUPPORTED, "%s does not take a%s %s of %zu floats", plan->name,
                         g->inplace ? "n in-place" : "n out-of-place", kilnCollName(g->coll), g->count);

@@ -36,7 +36,8 @@ typedef struct kilnTuneTiming {
   int graph_calls; /* default 10 */
   int reps;        /* default 7 */
 } kilnTuneTiming;
-#define KILN_TUNE_TIMING_INIT {2, 10, 7}
+#define KILN_TUNE_TIMING_INIT \
+  { 2, 10, 7 }
 
 /* Sets up nranks ranks (>= 2) over the first ngpus visible GPUs (0: all of them), as above, with one
  * thread per rank for what follows, and describes the machine into *m. KILN_ERR_CUDA "no CUDA device: ..." (CUDA's reason)
@@ -60,7 +61,8 @@ KILN_INTERNAL kilnResult_t kilnTuneGpuPrepare(kilnTuneGpu* g, kilnColl_t coll, u
  * runtime cannot load it (kilnPlanLoad's reason); KILN_ERR_VERIFY: a wrong result (the message names
  * rank, element, expected and got); another error: the call failed (on the GPU: the communicators
  * are made again, so the next call starts clean). Blocks. */
-KILN_INTERNAL kilnResult_t kilnTuneGpuRun(kilnTuneGpu* g, const kilnPlan* plan, const kilnTuneTiming* t, double* us);
+KILN_INTERNAL kilnResult_t kilnTuneGpuRun(kilnTuneGpu* g, const kilnPlan* plan, const kilnTuneTiming* t,
+                                          double* us);
 
 #ifdef __cplusplus
 }

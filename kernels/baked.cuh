@@ -33,24 +33,20 @@
 namespace kiln {
 namespace baked {
 
-using ::kiln::ST_SEND;
-using ::kiln::ST_RECV;
+using ::kiln::ST_CPY;
+using ::kiln::ST_NOP;
 using ::kiln::ST_RCS;
-using ::kiln::ST_RRS;
+using ::kiln::ST_RE;
+using ::kiln::ST_RECV;
 using ::kiln::ST_RRC;
 using ::kiln::ST_RRCS;
-using ::kiln::ST_CPY;
-using ::kiln::ST_RE;
-using ::kiln::ST_NOP;
+using ::kiln::ST_RRS;
+using ::kiln::ST_SEND;
+using ::kiln::stepReadsSrc;
 using ::kiln::stepReceives;
 using ::kiln::stepSends;
-using ::kiln::stepReadsSrc;
 using ::kiln::stepUsesDst;
-enum : int {
-  BUF_I = KILN_DEV_BUF_INPUT,
-  BUF_O = KILN_DEV_BUF_OUTPUT,
-  BUF_S = KILN_DEV_BUF_SCRATCH
-};
+enum : int { BUF_I = KILN_DEV_BUF_INPUT, BUF_O = KILN_DEV_BUF_OUTPUT, BUF_S = KILN_DEV_BUF_SCRATCH };
 
 /* One threadblock row and one step row of a generated table. */
 struct Tb {
@@ -65,8 +61,7 @@ struct Step {
 /* One piece of a step of type TYPE: one out-of-line body per (T, PROTO, TYPE), shared by every
  * step that has that type, so a plan's size costs calls, not copies of the primitive (compile
  * time stays linear in steps and small). */
-template <typename T, int PROTO, int TYPE>
-__device__ __noinline__ bool piece(Piece<T> pc, Spin* spin) {
+template <typename T, int PROTO, int TYPE> __device__ __noinline__ bool piece(Piece<T> pc, Spin* spin) {
   OpSum op;
   return runPiece<T, OpSum, PROTO>(TYPE, pc, op, *spin);
 }
@@ -80,9 +75,8 @@ struct StepArgs {
  * Inlined with constant operands (small plans) or called with them as immediates (large plans).
  * false: give up (timeout/abort). */
 template <typename T, int PROTO, int TYPE>
-__device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& tb, int it,
-                                         uint64_t n, BlockState* bs, Spin& spin,
-                                         const StepArgs st) {
+__device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& tb, int it, uint64_t n,
+                                         BlockState* bs, Spin& spin, const StepArgs st) {
   constexpr bool rv = stepReceives(TYPE), sd = stepSends(TYPE);
   constexpr bool rs = stepReadsSrc(TYPE), ud = stepUsesDst(TYPE);
   const uint64_t pieceLen = pieceBytes<PROTO>(a.sliceElems, sizeof(T));
@@ -95,8 +89,8 @@ __device__ __forceinline__ bool stepBody(const kilnDevArgs& a, const kilnDevTb& 
     bool ok = true;
 #pragma unroll
     for (int c = 0; c < st.cnt; c++) {
-      const Piece<T> pc = stepPiece<T>(a, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, rs, ud, c, it, n,
-                                       rslot, sslot, pieceLen, bs);
+      const Piece<T> pc = stepPiece<T>(a, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, rs, ud, c, it, n, rslot,
+                                       sslot, pieceLen, bs);
       ok = piece<T, PROTO, TYPE>(pc, &spin) && ok;
     }
     if (!ok) bs->abort = 1; /* benign race: every writer stores 1 */
@@ -116,8 +110,8 @@ __device__ __forceinline__ bool foldBody(const kilnDevArgs& a, const kilnDevTb& 
                                          const int* fbuf, const int* foff, int fold, int hasdepLast) {
   if (!beginStep<PROTO>(a, tb, st.depid, st.deps, st.depNsteps, it, bs, spin, false, false)) return false;
   OpSum op;
-  runFolded<T, OpSum>(a, type, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt, fbuf, foff, fold,
-                      it, n, op);
+  runFolded<T, OpSum>(a, type, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt, fbuf, foff, fold, it, n,
+                      op);
   __syncthreads();
   publishStep<PROTO>(tb, bs, false, false, hasdepLast != 0, a.progress + blockIdx.x,
                      progressWord(bs->seq, it, st.tbSteps, st.s + fold + 1));
@@ -151,10 +145,12 @@ __device__ __forceinline__ bool step(const kilnDevArgs& a, const kilnDevTb& tb, 
   constexpr int depid = P::steps[I].depid;
   constexpr int depNsteps =
       depid >= 0 ? P::tbs[P::rankTb[P::tbs[R].rank] + (depid >= 0 ? depid : 0)].nsteps : 0;
-  constexpr StepArgs st = {P::steps[I].srcbuf, P::steps[I].srcoff, P::steps[I].dstbuf,
-                           P::steps[I].dstoff, P::steps[I].cnt,    depid,
-                           P::steps[I].deps,   depNsteps,          P::steps[I].hasdep,
-                           S,                  P::tbs[R].nsteps};
+  constexpr StepArgs st = {P::steps[I].srcbuf, P::steps[I].srcoff,
+                           P::steps[I].dstbuf, P::steps[I].dstoff,
+                           P::steps[I].cnt,    depid,
+                           P::steps[I].deps,   depNsteps,
+                           P::steps[I].hasdep, S,
+                           P::tbs[R].nsteps};
   constexpr int fold = P::steps[I].fold;
   if constexpr (P::steps[I].folded != 0) {
     return true;
@@ -189,14 +185,11 @@ template <class P, typename T, int... R>
 __device__ __forceinline__ void dispatch(const kilnDevArgs& a, BlockState* bs, int r,
                                          std::integer_sequence<int, R...>) {
   (void)(false || ... ||
-         (r == R ? (row<P, R, T>(a, bs, std::make_integer_sequence<int, P::tbs[R].nsteps>()), true)
-                 : false));
+         (r == R ? (row<P, R, T>(a, bs, std::make_integer_sequence<int, P::tbs[R].nsteps>()), true) : false));
 }
 
 /* rankTb[K] as a scalar constant (device code may use those, not host arrays). */
-template <class P, int K> struct RankFirst {
-  static constexpr int v = P::rankTb[K];
-};
+template <class P, int K> struct RankFirst { static constexpr int v = P::rankTb[K]; };
 
 /* This block's row: rankTb[rank] + blockIdx.x (-1 for a rank the plan does not have). */
 template <class P, int... K>
@@ -241,11 +234,17 @@ template <class P, typename T> int launch(const void* args, int threads, void* s
  * flight. The frame (epochs, the first meeting, dependencies, the end) is kernels/mem.cuh's, the
  * same as the interpreter's. */
 enum : int {
-  PASS_PUT = KILN_DEV_PASS_PUT, PASS_REDUCE = KILN_DEV_PASS_REDUCE, PASS_COPY = KILN_DEV_PASS_COPY,
-  PASS_SIGNAL = KILN_DEV_PASS_SIGNAL, PASS_WAIT = KILN_DEV_PASS_WAIT, PASS_NOP = KILN_DEV_PASS_NOP
+  PASS_PUT = KILN_DEV_PASS_PUT,
+  PASS_REDUCE = KILN_DEV_PASS_REDUCE,
+  PASS_COPY = KILN_DEV_PASS_COPY,
+  PASS_SIGNAL = KILN_DEV_PASS_SIGNAL,
+  PASS_WAIT = KILN_DEV_PASS_WAIT,
+  PASS_NOP = KILN_DEV_PASS_NOP
 };
 enum : int {
-  OP_USER = KILN_DEV_OPND_USER, OP_SCRATCH = KILN_DEV_OPND_SCRATCH, OP_LINES = KILN_DEV_OPND_LINES,
+  OP_USER = KILN_DEV_OPND_USER,
+  OP_SCRATCH = KILN_DEV_OPND_SCRATCH,
+  OP_LINES = KILN_DEV_OPND_LINES,
   OP_SIGNAL = KILN_DEV_OPND_SIGNAL
 };
 struct MemTb {
@@ -281,7 +280,7 @@ template <class P, int J> struct PassAt {
   static constexpr unsigned lineMask = P::passes[J].lineMask;
   /* The shape's count: a reduction's operands after dst, the pairs of a put or copy, else the
    * operands. */
-  static constexpr int count = kind == PASS_REDUCE                      ? nops - 1
+  static constexpr int count = kind == PASS_REDUCE                     ? nops - 1
                                : kind == PASS_PUT || kind == PASS_COPY ? nops / 2
                                                                        : nops;
 };
@@ -289,8 +288,8 @@ template <class P, int J> struct PassAt {
 /* Pass J of a row, iteration k; the row's operands' offsets moved by shift, its signals' channels
  * by chanShift (its class: kilnDevTb.shift). */
 template <class P, int J, typename T>
-__device__ __forceinline__ void memPass(const kilnDevArgs& a, const mem::Iter& k, mem::Block& b, int it, Spin& spin,
-                                        int nsteps, int shift, int chanShift) {
+__device__ __forceinline__ void memPass(const kilnDevArgs& a, const mem::Iter& k, mem::Block& b, int it,
+                                        Spin& spin, int nsteps, int shift, int chanShift) {
   using Q = PassAt<P, J>;
   kilnDevPass ps;
   ps.kind = (uint8_t)Q::kind;
@@ -308,8 +307,10 @@ __device__ __forceinline__ void memPass(const kilnDevArgs& a, const mem::Iter& k
   opsOf<P, Q::firstOp>(ops, std::make_integer_sequence<int, Q::nops>());
 #pragma unroll
   for (int q = 0; q < Q::nops; q++) {
-    if (ops[q].kind == OP_SIGNAL) ops[q].buf = (uint8_t)(ops[q].buf + chanShift);
-    else ops[q].off += shift;
+    if (ops[q].kind == OP_SIGNAL)
+      ops[q].buf = (uint8_t)(ops[q].buf + chanShift);
+    else
+      ops[q].off += shift;
   }
   using Sh = mem::ShapeCt<Q::count, Q::lineMask>;
   constexpr int R = Q::count > 0 ? Q::count : 1;
@@ -320,9 +321,9 @@ __device__ __forceinline__ void memPass(const kilnDevArgs& a, const mem::Iter& k
 }
 
 /* Row R (the code of its class): every iteration runs the row's passes in order, unrolled. */
-template <class P, int R, typename T, int... J>
-__device__ void memRow(const kilnDevArgs& a, mem::Block& b, Spin& spin, int shift, int chanShift,
-                       std::integer_sequence<int, J...>) {
+template <class P, int R, typename T, int... J> __device__ void memRow(const kilnDevArgs& a, mem::Block& b,
+                                                                       Spin& spin, int shift, int chanShift,
+                                                                       std::integer_sequence<int, J...>) {
   for (int it = 0; it < a.niter; it++) {
     if (it > 0) __syncthreads(); /* the last iteration's reads done before this one's puts */
     const mem::Iter k = mem::iterOf(a, b, it);
@@ -349,8 +350,8 @@ __device__ __forceinline__ void memDispatch(const kilnDevArgs& a, mem::Block& b,
   (void)(false || ... || memRowIf<P, R, T>(a, b, spin, r, shift, chanShift));
 }
 
-template <class P, typename T>
-__global__ void __launch_bounds__(512, 1) memKernel(const __grid_constant__ kilnDevArgs a) {
+template <class P, typename T> __global__ void __launch_bounds__(512, 1)
+    memKernel(const __grid_constant__ kilnDevArgs a) {
   __shared__ mem::Shared sh;
   Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
   mem::Block b;
@@ -359,7 +360,8 @@ __global__ void __launch_bounds__(512, 1) memKernel(const __grid_constant__ kiln
   const kilnDevTb& tb = a.tbs[blockIdx.x];
   const int tmpl = tb.tmpl, shift = tb.shift, chanShift = tb.chanShift;
   mem::begin(a, b, &sh, spin);
-  memDispatch<P, T>(a, b, spin, rowOf<P>(a.rank, std::make_integer_sequence<int, P::nranks>()) - (int)blockIdx.x + tmpl,
+  memDispatch<P, T>(a, b, spin,
+                    rowOf<P>(a.rank, std::make_integer_sequence<int, P::nranks>()) - (int)blockIdx.x + tmpl,
                     shift, chanShift, std::make_integer_sequence<int, P::ntbs>());
   mem::end<T>(a, b, &sh);
 }
@@ -377,19 +379,19 @@ template <class P, typename T> int memLaunch(const void* args, int threads, void
   if (a->nranks != P::nranks || a->rank < 0 || a->rank >= P::nranks || a->proto != P::proto ||
       a->ntbs != P::rankTb[a->rank + 1] - P::rankTb[a->rank])
     return (int)cudaErrorInvalidValue;
-  return kilnLaunchKernel(&fn, (const void*)memKernel<P, T>, (unsigned)a->ntbs, (unsigned)threads, stream, a->mem.pdl,
-                          a);
+  return kilnLaunchKernel(&fn, (const void*)memKernel<P, T>, (unsigned)a->ntbs, (unsigned)threads, stream,
+                          a->mem.pdl, a);
 }
 
 } /* namespace baked */
 } /* namespace kiln */
 
-#define KILN_BAKED_MEM_KERNEL(ident, tname, ctype)                                          \
-  extern "C" int kilnBaked_##ident##_##tname(const void* args, int threads, void* stream) { \
+#define KILN_BAKED_MEM_KERNEL(ident, tname, ctype)                                             \
+  extern "C" int kilnBaked_##ident##_##tname(const void* args, int threads, void* stream) {    \
     return ::kiln::baked::memLaunch<::kiln_baked::plan_##ident, ctype>(args, threads, stream); \
   }
 
-#define KILN_BAKED_KERNEL(ident, tname, ctype)                                          \
+#define KILN_BAKED_KERNEL(ident, tname, ctype)                                              \
   extern "C" int kilnBaked_##ident##_##tname(const void* args, int threads, void* stream) { \
     return ::kiln::baked::launch<::kiln_baked::plan_##ident, ctype>(args, threads, stream); \
   }

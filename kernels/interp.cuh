@@ -19,9 +19,7 @@
 namespace kiln {
 
 /* plan.h's step types, in its order (the table there is the authority; checked on the host). */
-enum : int {
-  ST_SEND = 0, ST_RECV, ST_RCS, ST_RRS, ST_RRC, ST_RRCS, ST_CPY, ST_RE, ST_NOP
-};
+enum : int { ST_SEND = 0, ST_RECV, ST_RCS, ST_RRS, ST_RRC, ST_RRCS, ST_CPY, ST_RE, ST_NOP };
 
 /* What a step type touches (the interpreter and the baked kernels, kernels/baked.cuh). */
 __host__ __device__ constexpr bool stepReceives(int t) { return t >= ST_RECV && t <= ST_RRCS; }
@@ -73,7 +71,7 @@ __device__ __forceinline__ bool runPiece(int type, const Piece<T>& pc, const Op&
 struct BlockState {
   uint64_t sent, rcvd;
   uint64_t tail; /* the send connection's `tail` as last loaded (it only grows) */
-  uint64_t seq; /* this call's number (calls of this exec since its load, this one included) */
+  uint64_t seq;  /* this call's number (calls of this exec since its load, this one included) */
   int abort;
 };
 
@@ -146,10 +144,9 @@ __device__ __forceinline__ bool progressBefore(uint64_t word, uint64_t want) {
 }
 
 /* depid/deps: the step this one waits on (depid < 0: none), depNsteps: its block's steps. */
-template <int PROTO>
-__device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& tb, int depid, int deps,
-                                         int depNsteps, int it, BlockState* bs, Spin& spin, bool sd,
-                                         bool rv) {
+template <int PROTO> __device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& tb,
+                                                              int depid, int deps, int depNsteps, int it,
+                                                              BlockState* bs, Spin& spin, bool sd, bool rv) {
   const int tid = threadIdx.x;
   bool bad = false;
   if (tid == 0) {
@@ -170,18 +167,17 @@ __device__ __forceinline__ bool waitStep(const kilnDevArgs& a, const kilnDevTb& 
 
 /* The start of every step: its waits, then a barrier. false: the block gives up (timeout or
  * abort, here or in another thread of the block). */
-template <int PROTO>
-__device__ __forceinline__ bool beginStep(const kilnDevArgs& a, const kilnDevTb& tb, int depid, int deps,
-                                          int depNsteps, int it, BlockState* bs, Spin& spin, bool sd,
-                                          bool rv) {
+template <int PROTO> __device__ __forceinline__ bool beginStep(const kilnDevArgs& a, const kilnDevTb& tb,
+                                                               int depid, int deps, int depNsteps, int it,
+                                                               BlockState* bs, Spin& spin, bool sd, bool rv) {
   if (!waitStep<PROTO>(a, tb, depid, deps, depNsteps, it, bs, spin, sd, rv)) bs->abort = 1;
   __syncthreads();
   return !bs->abort;
 }
 
-template <int PROTO>
-__device__ __forceinline__ void publishStep(const kilnDevTb& tb, BlockState* bs, bool sd, bool rv,
-                                            bool hasdep, uint64_t* progress, uint64_t progressVal) {
+template <int PROTO> __device__ __forceinline__ void publishStep(const kilnDevTb& tb, BlockState* bs, bool sd,
+                                                                 bool rv, bool hasdep, uint64_t* progress,
+                                                                 uint64_t progressVal) {
   const int tid = threadIdx.x;
   if (tid == 0) {
     if (sd) {
@@ -198,9 +194,9 @@ __device__ __forceinline__ void publishStep(const kilnDevTb& tb, BlockState* bs,
 /* A folded run (kilnStepFoldable) for iteration `it`: head step (type, operands) and the
  * sources of the `fold` re steps after it, one pass per chunk of the head's count. */
 template <typename T, class Op>
-__device__ __forceinline__ void runFolded(const kilnDevArgs& a, int type, int srcbuf, int srcoff,
-                                          int dstbuf, int dstoff, int cnt, const int* fbuf,
-                                          const int* foff, int fold, int it, uint64_t n, const Op& op) {
+__device__ __forceinline__ void runFolded(const kilnDevArgs& a, int type, int srcbuf, int srcoff, int dstbuf,
+                                          int dstoff, int cnt, const int* fbuf, const int* foff, int fold,
+                                          int it, uint64_t n, const Op& op) {
   for (int c = 0; c < cnt; c++) {
     const T* ops[KILN_DEV_FOLD_MAX + 1];
     uint64_t off, val;
@@ -253,8 +249,8 @@ __device__ void interpBody(const kilnDevArgs& a, const kilnDevTb& tb, const Op& 
           fbuf[f] = steps[s + 1 + f].srcbuf;
           foff[f] = steps[s + 1 + f].srcoff;
         }
-        runFolded<T, Op>(a, st.type, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt, fbuf, foff,
-                         st.fold, it, n, op);
+        runFolded<T, Op>(a, st.type, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt, fbuf, foff, st.fold,
+                         it, n, op);
         __syncthreads();
         s += st.fold;
         publishStep<PROTO>(tb, bs, false, false, steps[s].hasdep, a.progress + blockIdx.x,
@@ -326,7 +322,10 @@ __device__ __forceinline__ void blockEnd(const kilnDevArgs& a, const kilnDevTb& 
     Spin spin(a.timeoutNs, a.abortFlag, a.errWord);
     const unsigned long long want = (unsigned long long)bs->seq * (unsigned long long)a.ntbs;
     while (*(volatile unsigned long long*)a.done < want)
-      if (spin.tick()) { bs->abort = 1; break; }
+      if (spin.tick()) {
+        bs->abort = 1;
+        break;
+      }
     __threadfence();
   }
   __syncthreads();
@@ -346,16 +345,20 @@ __device__ __forceinline__ void blockEnd(const kilnDevArgs& a, const kilnDevTb& 
  * spill stores, 756 of loads; Simple/LL 32 and 48).
  * 2 ranks on one H200, selects vs OpDyn: float allreduce 4-256 MiB 0.83-0.94x the time (2026-11-29).
  * Same, the sum fixed vs selects: float reducescatter 4-256 MiB 0.89-0.95x the time (2026-11-29). */
-template <typename T, bool LL128, bool S> __global__ void __launch_bounds__(512) kilnInterpKernel(kilnDevArgs a) {
+template <typename T, bool LL128, bool S> __global__ void __launch_bounds__(512)
+    kilnInterpKernel(kilnDevArgs a) {
   __shared__ BlockState bs;
   const kilnDevTb& tb = a.tbs[blockIdx.x];
   if (!blockBegin(a, tb, &bs)) return;
   using Op = typename std::conditional<S, OpSum, OpSel>::type;
   Op op;
   if constexpr (!S) op.op = a.op;
-  if constexpr (LL128) interpBody<T, Op, KILN_DEV_PROTO_LL128>(a, tb, op, &bs);
-  else if (a.proto == KILN_DEV_PROTO_LL) interpBody<T, Op, KILN_DEV_PROTO_LL>(a, tb, op, &bs);
-  else interpBody<T, Op, KILN_DEV_PROTO_SIMPLE>(a, tb, op, &bs);
+  if constexpr (LL128)
+    interpBody<T, Op, KILN_DEV_PROTO_LL128>(a, tb, op, &bs);
+  else if (a.proto == KILN_DEV_PROTO_LL)
+    interpBody<T, Op, KILN_DEV_PROTO_LL>(a, tb, op, &bs);
+  else
+    interpBody<T, Op, KILN_DEV_PROTO_SIMPLE>(a, tb, op, &bs);
   blockEnd<T>(a, tb, &bs);
 }
 

@@ -31,8 +31,10 @@ enum { KILN_DEV_PROTO_SIMPLE = 0, KILN_DEV_PROTO_LL = 1, KILN_DEV_PROTO_LL128 = 
 /* Line geometry of the line protocols: LL carries 8 data bytes per 16-byte line, LL128 120 per
  * 128-byte line, the symmetric kernels' LL12 12 per 16-byte line. */
 enum {
-  KILN_DEV_LL_LINE_BYTES = 16, KILN_DEV_LL_DATA_BYTES = 8,
-  KILN_DEV_LL128_LINE_BYTES = 128, KILN_DEV_LL128_DATA_BYTES = 120,
+  KILN_DEV_LL_LINE_BYTES = 16,
+  KILN_DEV_LL_DATA_BYTES = 8,
+  KILN_DEV_LL128_LINE_BYTES = 128,
+  KILN_DEV_LL128_DATA_BYTES = 120,
   KILN_DEV_LL12_DATA_BYTES = 12
 };
 /* Error codes the kernel leaves in the communicator's error word. */
@@ -45,16 +47,16 @@ enum { KILN_DEV_OK = 0, KILN_DEV_ERR_TIMEOUT = 1 };
 
 /* One plan step, as plan.h's kilnStep with the dependency target's length resolved. */
 typedef struct kilnDevStep {
-  KILN_ALIGN16 uint8_t type;       /* kilnStepType_t */
-  uint8_t srcbuf;      /* KILN_DEV_BUF_* */
+  KILN_ALIGN16 uint8_t type; /* kilnStepType_t */
+  uint8_t srcbuf;            /* KILN_DEV_BUF_* */
   uint8_t dstbuf;
-  uint8_t hasdep;      /* 1: publish progress after this step */
-  int32_t cnt;         /* chunks */
+  uint8_t hasdep; /* 1: publish progress after this step */
+  int32_t cnt;    /* chunks */
   int32_t srcoff, dstoff;
-  int32_t depid;       /* threadblock index of the same rank, or -1 */
-  int32_t deps;        /* its step index */
-  int32_t depNsteps;   /* its number of steps (progress counts steps across iterations) */
-  int32_t fold;        /* steps right after this one that it runs in the same pass
+  int32_t depid;     /* threadblock index of the same rank, or -1 */
+  int32_t deps;      /* its step index */
+  int32_t depNsteps; /* its number of steps (progress counts steps across iterations) */
+  int32_t fold;      /* steps right after this one that it runs in the same pass
                         * (kilnStepFoldable); they are skipped */
 } kilnDevStep;
 KILN_STATIC_ASSERT(sizeof(kilnDevStep) == 32, "kilnDevStep is 32 bytes");
@@ -62,22 +64,22 @@ KILN_STATIC_ASSERT(offsetof(kilnDevStep, cnt) == 4, "kilnDevStep.cnt at 4");
 
 /* One threadblock of this rank's part of a plan, with its connections resolved to pointers. */
 typedef struct kilnDevTb {
-  KILN_ALIGN16 char* sendFifo;       /* peer's FIFO for (this rank -> send peer, chan): remote memory */
-  uint64_t* sendHead;    /* next to it, in the peer's window: slots filled */
-  uint64_t* sendTail;    /* in this rank's window: slots the peer has drained */
-  uint64_t* sendCount;   /* this rank's private state: slots sent so far */
-  char* recvFifo;        /* this rank's FIFO for (recv peer -> this rank, chan) */
-  uint64_t* recvHead;    /* local: slots the peer has filled */
-  uint64_t* recvTail;    /* in the peer's window: slots drained (written by us) */
-  uint64_t* recvCount;   /* private state: slots received so far */
-  int32_t firstStep;     /* index into the step array */
+  KILN_ALIGN16 char* sendFifo; /* peer's FIFO for (this rank -> send peer, chan): remote memory */
+  uint64_t* sendHead;          /* next to it, in the peer's window: slots filled */
+  uint64_t* sendTail;          /* in this rank's window: slots the peer has drained */
+  uint64_t* sendCount;         /* this rank's private state: slots sent so far */
+  char* recvFifo;              /* this rank's FIFO for (recv peer -> this rank, chan) */
+  uint64_t* recvHead;          /* local: slots the peer has filled */
+  uint64_t* recvTail;          /* in the peer's window: slots drained (written by us) */
+  uint64_t* recvCount;         /* private state: slots received so far */
+  int32_t firstStep;           /* index into the step array */
   int32_t nsteps;
   int32_t sendPeer, recvPeer; /* -1: none */
-  int32_t firstPass;     /* plans with memory steps: index into the pass array (kilnDevPass) */
+  int32_t firstPass;          /* plans with memory steps: index into the pass array (kilnDevPass) */
   int32_t npasses;
-  int32_t firstOp;       /* ... and into the operand array (kilnDevOpnd): its passes' operands */
+  int32_t firstOp; /* ... and into the operand array (kilnDevOpnd): its passes' operands */
   int32_t nops;
-  int32_t tmpl;          /* the threadblock whose passes it runs with its operands' offsets moved
+  int32_t tmpl; /* the threadblock whose passes it runs with its operands' offsets moved
                           * by shift (channels by chanShift): kiln/passes.h kilnPlanMemRowClasses
                           * (a baked kernel has code for those threadblocks only) */
   int32_t shift, chanShift;
@@ -112,11 +114,12 @@ enum { KILN_DEV_OPND_USER = 0, KILN_DEV_OPND_SCRATCH = 1, KILN_DEV_OPND_LINES = 
 /* Line areas of the window: 16-byte lines (LL and LL12 chunks) and LL128 lines. */
 enum { KILN_DEV_LINES16 = 0, KILN_DEV_LINES128 = 1, KILN_DEV_NLINEAREAS = 2 };
 typedef struct kilnDevOpnd {
-  uint8_t kind;   /* KILN_DEV_OPND_* */
-  uint8_t rank;   /* whose memory: this rank or a peer */
-  uint8_t buf;    /* USER: KILN_DEV_BUF_INPUT or _OUTPUT; LINES: KILN_DEV_LINES16 or _LINES128; SIGNAL: channel */
+  uint8_t kind; /* KILN_DEV_OPND_* */
+  uint8_t rank; /* whose memory: this rank or a peer */
+  uint8_t
+      buf; /* USER: KILN_DEV_BUF_INPUT or _OUTPUT; LINES: KILN_DEV_LINES16 or _LINES128; SIGNAL: channel */
   uint8_t pad;
-  int32_t off;    /* USER: chunk of the buffer; SCRATCH, LINES: index among that rank's plain / line chunks
+  int32_t off; /* USER: chunk of the buffer; SCRATCH, LINES: index among that rank's plain / line chunks
                    * of that area (kiln/passes.h); SIGNAL: the sig's or wait's ordinal in its epoch */
 } kilnDevOpnd;
 KILN_STATIC_ASSERT(sizeof(kilnDevOpnd) == 8, "kilnDevOpnd is 8 bytes");
@@ -139,36 +142,36 @@ enum {
 };
 typedef struct kilnDevPass {
   KILN_ALIGN16 uint8_t kind; /* KILN_DEV_PASS_* */
-  uint8_t proto;       /* KILN_DEV_PROTO_* of the lines it reads or writes (Simple: none) */
-  uint8_t nops;        /* operands: kilnDevOpnd[firstOp .. firstOp + nops) */
-  uint8_t flags;       /* KILN_DEV_PASS_* flags */
-  int32_t cnt;         /* chunks every operand covers */
-  int32_t firstOp;     /* into the rank's operand array */
-  int32_t lastStep;    /* the threadblock's index of its last step (progress: lastStep + 1 done) */
-  int32_t depid, deps; /* its first step's dependency (depid -1: none) */
-  int32_t depNsteps;   /* the steps of threadblock depid */
-  uint32_t lineMask;   /* REDUCE: bit q: operand q (after dst) is lines; PUT, COPY: bit j: pair j's source */
+  uint8_t proto;             /* KILN_DEV_PROTO_* of the lines it reads or writes (Simple: none) */
+  uint8_t nops;              /* operands: kilnDevOpnd[firstOp .. firstOp + nops) */
+  uint8_t flags;             /* KILN_DEV_PASS_* flags */
+  int32_t cnt;               /* chunks every operand covers */
+  int32_t firstOp;           /* into the rank's operand array */
+  int32_t lastStep;          /* the threadblock's index of its last step (progress: lastStep + 1 done) */
+  int32_t depid, deps;       /* its first step's dependency (depid -1: none) */
+  int32_t depNsteps;         /* the steps of threadblock depid */
+  uint32_t lineMask; /* REDUCE: bit q: operand q (after dst) is lines; PUT, COPY: bit j: pair j's source */
 } kilnDevPass;
 KILN_STATIC_ASSERT(sizeof(kilnDevPass) == 32, "kilnDevPass is 32 bytes");
 
 /* A call's memory: every rank's window and user buffers as mapped here, and where the plans'
  * areas lie in a window (the same offsets on every rank). */
 typedef struct kilnDevMem {
-  KILN_ALIGN16 char* win[KILN_DEV_MEM_MAX_RANKS];      /* every rank's window base as mapped here */
-  char* user[KILN_DEV_MEM_MAX_RANKS][2];                /* every rank's input and output as mapped here
+  KILN_ALIGN16 char* win[KILN_DEV_MEM_MAX_RANKS]; /* every rank's window base as mapped here */
+  char* user[KILN_DEV_MEM_MAX_RANKS][2];          /* every rank's input and output as mapped here
                                                           * (NULL where the plan does not reach it) */
-  uint64_t* slots;          /* device, [KILN_DEV_MEM_SLOTS][2]: per block, the communicator's next epoch and
+  uint64_t* slots; /* device, [KILN_DEV_MEM_SLOTS][2]: per block, the communicator's next epoch and
                              * the hash of the plan that last ran (kernels/mem.cuh) */
-  uint64_t plainOff, plainHalf;        /* plain scratch: half 0's offset, bytes of a half */
+  uint64_t plainOff, plainHalf; /* plain scratch: half 0's offset, bytes of a half */
   uint64_t lineOff[KILN_DEV_NLINEAREAS], lineHalf[KILN_DEV_NLINEAREAS];
   uint64_t lineChunk[KILN_DEV_NLINEAREAS]; /* bytes of one chunk's slice as lines of that area */
-  uint64_t sigOff;          /* signal words [source rank][channel], 8 bytes each */
-  uint64_t arriveOff;       /* arrival words [source rank], 8 bytes each */
-  uint64_t planHash;        /* the plan's hash (kiln/passes.h): a new plan meets its peers first */
+  uint64_t sigOff;                         /* signal words [source rank][channel], 8 bytes each */
+  uint64_t arriveOff;                      /* arrival words [source rank], 8 bytes each */
+  uint64_t planHash; /* the plan's hash (kiln/passes.h): a new plan meets its peers first */
   int32_t maxChannels;
-  int32_t earlyTrigger;     /* the next kernel may launch once this one first waits for a peer */
-  int32_t hasDeps;          /* the plan has dependencies (progress words, the call's number) */
-  int32_t pdl;              /* launched with programmatic stream serialization (a baked kernel's launch
+  int32_t earlyTrigger; /* the next kernel may launch once this one first waits for a peer */
+  int32_t hasDeps;      /* the plan has dependencies (progress words, the call's number) */
+  int32_t pdl;          /* launched with programmatic stream serialization (a baked kernel's launch
                              * reads it; kilnMemLaunch takes it as an argument) */
 } kilnDevMem;
 KILN_STATIC_ASSERT(sizeof(kilnDevMem) % 16 == 0, "kilnDevMem is a multiple of 16 bytes");
@@ -177,25 +180,25 @@ KILN_STATIC_ASSERT(sizeof(kilnDevMem) % 16 == 0, "kilnDevMem is a multiple of 16
 typedef struct kilnDevArgs {
   KILN_ALIGN16 const kilnDevTb* tbs;
   const kilnDevStep* steps;
-  uint64_t* progress;        /* [ntbs] (call sequence << 32) | steps done this call, modulo 2^64 */
-  uint64_t* callSeq;         /* [ntbs] calls started by each block */
-  unsigned long long* done;  /* blocks finished, summed over calls (avg's grid barrier) */
-  int* abortFlag;            /* device word: some block of this communicator gave up */
-  int* errWord;              /* mapped host word: first error code */
-  char* bufs[KILN_DEV_NBUFS];/* input, output, scratch */
-  uint64_t count;            /* elements per block of a user buffer (NCCL's count) */
-  uint64_t chunkElems;       /* L: elements per chunk (count / chunks per block, rounded up) */
-  uint64_t sliceElems;       /* S: elements per chunk per iteration (fits the FIFO slot) */
-  uint64_t timeoutNs;        /* bounded spin */
-  char* avgBuf;              /* avg: this rank's result, divided by nranks at the end */
+  uint64_t* progress;         /* [ntbs] (call sequence << 32) | steps done this call, modulo 2^64 */
+  uint64_t* callSeq;          /* [ntbs] calls started by each block */
+  unsigned long long* done;   /* blocks finished, summed over calls (avg's grid barrier) */
+  int* abortFlag;             /* device word: some block of this communicator gave up */
+  int* errWord;               /* mapped host word: first error code */
+  char* bufs[KILN_DEV_NBUFS]; /* input, output, scratch */
+  uint64_t count;             /* elements per block of a user buffer (NCCL's count) */
+  uint64_t chunkElems;        /* L: elements per chunk (count / chunks per block, rounded up) */
+  uint64_t sliceElems;        /* S: elements per chunk per iteration (fits the FIFO slot) */
+  uint64_t timeoutNs;         /* bounded spin */
+  char* avgBuf;               /* avg: this rank's result, divided by nranks at the end */
   uint64_t avgElems;
-  uint64_t slotBytes;        /* bytes of one FIFO slot */
+  uint64_t slotBytes; /* bytes of one FIFO slot */
   int32_t nslots;
-  int32_t chunksPerBlock;    /* k */
-  int32_t niter;             /* ceil(L / S) */
-  int32_t op;                /* kilnRedOp_t */
+  int32_t chunksPerBlock; /* k */
+  int32_t niter;          /* ceil(L / S) */
+  int32_t op;             /* kilnRedOp_t */
   int32_t nranks, rank;
-  int32_t proto;             /* KILN_DEV_PROTO_* */
+  int32_t proto; /* KILN_DEV_PROTO_* */
   int32_t ntbs;
   const kilnDevPass* passes; /* plans with memory steps: the rank's passes and their operands */
   const kilnDevOpnd* opnds;
@@ -233,36 +236,36 @@ typedef struct kilnSymArgs {
   char* out;
   char* stage[KILN_SYM_MAX_RANKS];     /* rank p's staging area (both halves) as mapped here */
   uint64_t* flags[KILN_SYM_MAX_RANKS]; /* rank p's flag words as mapped here */
-  uint64_t* seq;             /* device, [KILN_SYM_MAX_BLOCKS]: the last sequence number used on
+  uint64_t* seq;                       /* device, [KILN_SYM_MAX_BLOCKS]: the last sequence number used on
                               * this communicator, one copy per block (kernels/sym.cuh) */
   int* abortFlag;
   int* errWord;
   uint64_t timeoutNs;
-  uint64_t count;            /* elements per rank segment: allreduce count, reducescatter
+  uint64_t count;     /* elements per rank segment: allreduce count, reducescatter
                               * recvcount, allgather sendcount, alltoall count per peer */
-  uint64_t seg;              /* elements a block range is cut from: the window of one round (flag
+  uint64_t seg;       /* elements a block range is cut from: the window of one round (flag
                               * form) or the whole piece (LL lines) */
-  uint64_t total;            /* elements of a piece over all rounds: count, or the two-shot share */
-  uint64_t region;           /* bytes between two ranks' regions of a staging half */
-  uint64_t halfBytes;        /* bytes of one staging half */
-  int32_t algo;              /* KILN_SYM_* */
-  int32_t op;                /* kilnRedOp_t */
+  uint64_t total;     /* elements of a piece over all rounds: count, or the two-shot share */
+  uint64_t region;    /* bytes between two ranks' regions of a staging half */
+  uint64_t halfBytes; /* bytes of one staging half */
+  int32_t algo;       /* KILN_SYM_* */
+  int32_t op;         /* kilnRedOp_t */
   int32_t nranks, rank;
   int32_t nblocks;
-  int32_t ll;                /* KILN_SYM_LINES_*: the data travels as lines that carry the call's
+  int32_t ll;           /* KILN_SYM_LINES_*: the data travels as lines that carry the call's
                               * flag (from its sequence number), no fence, no flag words: small
                               * calls (host/sym.c); 0: the flag form */
-  int32_t rounds;            /* flag form: windows of seg elements, one staging half each (LL: 1) */
-  int32_t direct;            /* non-zero (sym_ce.h): the outputs are in the caller's symmetric
+  int32_t rounds;       /* flag form: windows of seg elements, one staging half each (LL: 1) */
+  int32_t direct;       /* non-zero (sym_ce.h): the outputs are in the caller's symmetric
                               * windows (peerOut: every rank's output as mapped here); SM:
                               * allgather and alltoall store straight into them (one round, no
                               * staging), two-shot allreduce stores its reduced shares there
                               * instead of a second staging phase; ARRIVE / DONE: the meetings
                               * of the copy-engine form (the host copies between them) */
-  int32_t preload;           /* direct allgather and alltoall (SM): each thread loads its first
+  int32_t preload;      /* direct allgather and alltoall (SM): each thread loads its first
                               * pack before the wait for the peers' arrival (kernels/sym.cuh
                               * bodyDirect) */
-  int32_t earlyTrigger;      /* LL forms: the trigger for the next kernel (programmatic launch) as
+  int32_t earlyTrigger; /* LL forms: the trigger for the next kernel (programmatic launch) as
                               * soon as the block's lines are out, not at the kernel's end
                               * (kernels/sym.cuh LLStart::sent; host/sym.c KILN_SYM_PDL_TRIGGER);
                               * also keeps peerOut 8-byte aligned, the struct a multiple of 16 */
@@ -318,11 +321,13 @@ static inline uint64_t kilnSymLineBytes(int ll, uint64_t seg, uint64_t esize) {
  * its range rounded up to a warp, 8 per LL128 line; at most maxThreads. */
 static inline int kilnSymLineThreads(const kilnSymArgs* a, uint64_t esize, int maxThreads) {
   const uint64_t t =
-      a->ll == KILN_SYM_LINES_LL128  ? kilnSymBlockLines128(a->seg, a->nblocks, esize) * 8
-      : a->ll == KILN_SYM_LINES_LL12 ? (kilnSymBlockLines12(a->seg, a->nblocks, esize) + 31) / 32 * 32
-                                     : ((kilnSymBlockElems(a->seg, a->nblocks, esize) * esize + KILN_DEV_LL_DATA_BYTES - 1) /
-                                            KILN_DEV_LL_DATA_BYTES +
-                                        31) / 32 * 32;
+      a->ll == KILN_SYM_LINES_LL128 ? kilnSymBlockLines128(a->seg, a->nblocks, esize) * 8
+      : a->ll == KILN_SYM_LINES_LL12
+          ? (kilnSymBlockLines12(a->seg, a->nblocks, esize) + 31) / 32 * 32
+          : ((kilnSymBlockElems(a->seg, a->nblocks, esize) * esize + KILN_DEV_LL_DATA_BYTES - 1) /
+                 KILN_DEV_LL_DATA_BYTES +
+             31) /
+                32 * 32;
   return t < (uint64_t)maxThreads ? (int)t : maxThreads;
 }
 /* Launches the symmetric-memory kernel of args' form and kind of op (kernels/sym.cuh
@@ -350,7 +355,8 @@ int kilnMemLaunch(int dtype, int lines, const kilnDevArgs* args, int threads, vo
  * `proto` (the host's side of primitives.cuh's pieceBytes: the bytes a piece takes). */
 static inline uint64_t kilnDevPieceElems(int proto, uint64_t bytes, uint64_t esize) {
   if (proto == KILN_DEV_PROTO_LL) return bytes / (KILN_DEV_LL_LINE_BYTES / KILN_DEV_LL_DATA_BYTES) / esize;
-  if (proto == KILN_DEV_PROTO_LL128) return bytes / KILN_DEV_LL128_LINE_BYTES * KILN_DEV_LL128_DATA_BYTES / esize;
+  if (proto == KILN_DEV_PROTO_LL128)
+    return bytes / KILN_DEV_LL128_LINE_BYTES * KILN_DEV_LL128_DATA_BYTES / esize;
   return bytes / esize;
 }
 

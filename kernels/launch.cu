@@ -6,15 +6,28 @@
 #include "sym_ce.h"
 
 /* X(id, name) in kilnDataType_t order; the instantiations come from interp_dtype.cu.in. */
+/* one per line: clang-format 14 reflows this list differently on every pass */
+// clang-format off
 #define KILN_DEV_DTYPES(X) \
-  X(0, int8) X(1, uint8) X(2, int32) X(3, uint32) X(4, int64) X(5, uint64) X(6, half) \
-  X(7, float) X(8, double) X(9, bfloat16) X(10, fp8_e4m3) X(11, fp8_e5m2)
+  X(0, int8) \
+  X(1, uint8) \
+  X(2, int32) \
+  X(3, uint32) \
+  X(4, int64) \
+  X(5, uint64) \
+  X(6, half) \
+  X(7, float) \
+  X(8, double) \
+  X(9, bfloat16) \
+  X(10, fp8_e4m3) \
+  X(11, fp8_e5m2)
+// clang-format on
 
-#define KILN_X_DECL(id, name)                                                     \
-  extern "C" int kilnInterpLaunch_##name(const kilnDevArgs*, int, void*);         \
-  extern "C" int kilnInterpPreload_##name(void);                                  \
-  extern "C" int kilnSymLaunch_##name(const kilnSymArgs*, int, void*, int);       \
-  extern "C" int kilnSymHasKernel_##name(const kilnSymArgs*);                     \
+#define KILN_X_DECL(id, name)                                               \
+  extern "C" int kilnInterpLaunch_##name(const kilnDevArgs*, int, void*);   \
+  extern "C" int kilnInterpPreload_##name(void);                            \
+  extern "C" int kilnSymLaunch_##name(const kilnSymArgs*, int, void*, int); \
+  extern "C" int kilnSymHasKernel_##name(const kilnSymArgs*);               \
   extern "C" int kilnMemLaunch_##name(int, const kilnDevArgs*, int, void*, int);
 KILN_DEV_DTYPES(KILN_X_DECL)
 #undef KILN_X_DECL
@@ -39,7 +52,8 @@ static const kilnSymLaunchFn kSymLaunch[] = {
 };
 
 extern "C" int kilnSymLaunch(int dtype, const kilnSymArgs* args, int threads, void* stream, int pdl) {
-  if (dtype < 0 || dtype >= (int)(sizeof(kSymLaunch) / sizeof(kSymLaunch[0]))) return (int)cudaErrorInvalidValue;
+  if (dtype < 0 || dtype >= (int)(sizeof(kSymLaunch) / sizeof(kSymLaunch[0])))
+    return (int)cudaErrorInvalidValue;
   return kSymLaunch[dtype](args, threads, stream, pdl);
 }
 
@@ -50,8 +64,10 @@ static const kilnMemLaunchFn kMemLaunch[] = {
 #undef KILN_X_ROW
 };
 
-extern "C" int kilnMemLaunch(int dtype, int lines, const kilnDevArgs* args, int threads, void* stream, int pdl) {
-  if (dtype < 0 || dtype >= (int)(sizeof(kMemLaunch) / sizeof(kMemLaunch[0]))) return (int)cudaErrorInvalidValue;
+extern "C" int kilnMemLaunch(int dtype, int lines, const kilnDevArgs* args, int threads, void* stream,
+                             int pdl) {
+  if (dtype < 0 || dtype >= (int)(sizeof(kMemLaunch) / sizeof(kMemLaunch[0])))
+    return (int)cudaErrorInvalidValue;
   return kMemLaunch[dtype](lines, args, threads, stream, pdl);
 }
 
@@ -73,10 +89,10 @@ extern "C" int kilnInterpPreload(void) {
    * may still wait for the peers (2 GPUs: loaded lazily there, every such call timed out). */
   cudaFuncAttributes attr;
   int first = (int)cudaFuncGetAttributes(&attr, symCopyKernel);
-#define KILN_X_LOAD(id, name)                  \
-  {                                            \
-    int e = kilnInterpPreload_##name();        \
-    if (e != 0 && first == 0) first = e;       \
+#define KILN_X_LOAD(id, name)            \
+  {                                      \
+    int e = kilnInterpPreload_##name();  \
+    if (e != 0 && first == 0) first = e; \
   }
   KILN_DEV_DTYPES(KILN_X_LOAD)
 #undef KILN_X_LOAD

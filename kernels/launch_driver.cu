@@ -18,7 +18,8 @@ static DrvLaunchEx drvLaunchEx(void) {
   static const DrvLaunchEx f = []() -> DrvLaunchEx {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
         q != cudaDriverEntryPointSuccess) {
       (void)cudaGetLastError();
       return nullptr;
@@ -35,8 +36,8 @@ extern "C" void kilnLaunchDriverUse(int on) { driverOn.store(on != 0, std::memor
 
 /* The driver's launch (0), or -1 where the driver path is not there (off, no cuLaunchKernelEx, no
  * handle) or refused the launch. */
-static int launchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream, int pdl,
-                        void** params) {
+static int launchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
+                        int pdl, void** params) {
   const DrvLaunchEx launch = driverOn.load(std::memory_order_relaxed) ? drvLaunchEx() : nullptr;
   if (!launch) return -1;
   /* The kernel's context-free handle (the runtime's CUkernel): the driver launches it in the
@@ -67,8 +68,8 @@ static int launchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, uns
   return launch(&cfg, f, params, nullptr) == CUDA_SUCCESS ? 0 : -1;
 }
 
-extern "C" int kilnLaunchKernel(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
-                                int pdl, const void* arg) {
+extern "C" int kilnLaunchKernel(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block,
+                                void* stream, int pdl, const void* arg) {
   void* params[] = {const_cast<void*>(arg)}; /* both launches only read it */
   if (launchDriver(fn, kernel, grid, block, stream, pdl, params) == 0) return 0;
   cudaLaunchConfig_t cfg = {};

@@ -19,7 +19,7 @@ struct KilnDriverFn {
  * runtime's entry points, so no link to libcuda; KILN_LAUNCH_DRIVER=0: never), else, where that
  * path is missing or refuses, through the runtime (cudaLaunchKernelExC), whose error says why a
  * launch fails. Returns 0 or that cudaError_t. */
-extern "C" int kilnLaunchKernel(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
-                                int pdl, const void* arg);
+extern "C" int kilnLaunchKernel(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block,
+                                void* stream, int pdl, const void* arg);
 
 #endif /* KILN_KERNELS_LAUNCH_DRIVER_CUH */

@@ -39,10 +39,10 @@ enum : int {
 
 /* One piece: n elements of the slice, of which m are valid (the rest of a short last chunk). */
 template <typename T> struct Piece {
-  const T* src;        /* A (FLAG_SRC) */
-  T* dst;              /* FLAG_DST / FLAG_REDUCE_DST */
-  const void* rslot;   /* received data (Simple: T[]; LL: lines) */
-  void* sslot;         /* peer's slot (Simple: T[]; LL: lines) */
+  const T* src;      /* A (FLAG_SRC) */
+  T* dst;            /* FLAG_DST / FLAG_REDUCE_DST */
+  const void* rslot; /* received data (Simple: T[]; LL: lines) */
+  void* sslot;       /* peer's slot (Simple: T[]; LL: lines) */
   uint64_t n, m;
   uint64_t ruse, suse; /* LL / LL128: the use numbers of the receive and send slots */
 };
@@ -58,11 +58,10 @@ template <typename T> struct Piece {
  * the inverse, kilnDevPieceElems in kiln_dev.h). */
 template <int PROTO> __host__ __device__ constexpr uint64_t pieceBytes(uint64_t elems, int esize) {
   return PROTO == KILN_DEV_PROTO_LL ? elems * esize * (KILN_DEV_LL_LINE_BYTES / KILN_DEV_LL_DATA_BYTES)
-       : PROTO == KILN_DEV_PROTO_LL128
-           ? (elems * esize + LL128_DATA_BYTES - 1) / LL128_DATA_BYTES * LL128_LINE_BYTES
-           : elems * esize;
+         : PROTO == KILN_DEV_PROTO_LL128
+             ? (elems * esize + LL128_DATA_BYTES - 1) / LL128_DATA_BYTES * LL128_LINE_BYTES
+             : elems * esize;
 }
-
 
 /* Valid elements of a word of E elements that starts at element e0 of a piece of m. */
 __device__ __forceinline__ int wordValid(uint64_t e0, uint64_t m, int E) {
@@ -111,8 +110,9 @@ __device__ __forceinline__ bool ll128Prim(const Piece<T>& pc, const Op& op, Spin
       for (int u = 0; u < UL; u++)
         if (ok && ll128Line(base, u, lane) < nlValid) pend |= 1u << u;
       __syncwarp();
-      ok = pollLines128<UL>(pend, [&](int u) { return rl + ll128Line(base, u, lane) * LL128_LINE_WORDS + 2 * j; },
-                            rflag, spin, r0, r1) &&
+      ok = pollLines128<UL>(
+               pend, [&](int u) { return rl + ll128Line(base, u, lane) * LL128_LINE_WORDS + 2 * j; }, rflag,
+               spin, r0, r1) &&
            ok;
     }
     if (F & (FLAG_SRC | FLAG_REDUCE_DST)) {
@@ -190,14 +190,17 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
 #pragma unroll
       for (int u = 0; u < U; u++) {
         const uint64_t j = i + (uint64_t)u * nthr;
-        if (F & FLAG_SRC) v[u] = __ldcg((const uint4*)pc.src + j);
-        else if (F & FLAG_RECV) v[u] = __ldcg((const uint4*)rs + j);
+        if (F & FLAG_SRC)
+          v[u] = __ldcg((const uint4*)pc.src + j);
+        else if (F & FLAG_RECV)
+          v[u] = __ldcg((const uint4*)rs + j);
       }
 #pragma unroll
       for (int u = 0; u < U; u++) {
         const uint64_t j = i + (uint64_t)u * nthr;
         if ((F & FLAG_SRC) && (F & FLAG_RECV)) v[u] = opPack<T>(op, v[u], __ldcg((const uint4*)rs + j));
-        if ((F & FLAG_SRC) && (F & FLAG_REDUCE_DST)) v[u] = opPack<T>(op, __ldcg((const uint4*)pc.dst + j), v[u]);
+        if ((F & FLAG_SRC) && (F & FLAG_REDUCE_DST))
+          v[u] = opPack<T>(op, __ldcg((const uint4*)pc.dst + j), v[u]);
       }
 #pragma unroll
       for (int u = 0; u < U; u++) {
@@ -208,8 +211,10 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
     }
     for (; i < nvec; i += nthr) {
       uint4 v;
-      if (F & FLAG_SRC) v = __ldcg((const uint4*)pc.src + i);
-      else v = __ldcg((const uint4*)rs + i);
+      if (F & FLAG_SRC)
+        v = __ldcg((const uint4*)pc.src + i);
+      else
+        v = __ldcg((const uint4*)rs + i);
       if ((F & FLAG_SRC) && (F & FLAG_RECV)) v = opPack<T>(op, v, __ldcg((const uint4*)rs + i));
       if ((F & FLAG_SRC) && (F & FLAG_REDUCE_DST)) v = opPack<T>(op, __ldcg((const uint4*)pc.dst + i), v);
       if (F & (FLAG_DST | FLAG_REDUCE_DST)) ((uint4*)pc.dst)[i] = v;
@@ -217,8 +222,10 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
     }
     for (uint64_t e = nvec * E + tid; e < pc.m; e += nthr) {
       T v;
-      if (F & FLAG_SRC) v = ldcg(pc.src + e);
-      else v = ldcg(rs + e);
+      if (F & FLAG_SRC)
+        v = ldcg(pc.src + e);
+      else
+        v = ldcg(rs + e);
       if ((F & FLAG_SRC) && (F & FLAG_RECV)) v = op(v, ldcg(rs + e));
       if ((F & FLAG_SRC) && (F & FLAG_REDUCE_DST)) v = op(ldcg(pc.dst + e), v);
       if (F & (FLAG_DST | FLAG_REDUCE_DST)) pc.dst[e] = v;
@@ -276,8 +283,10 @@ __device__ __forceinline__ bool kilnPrim(const Piece<T>& pc, const Op& op, Spin&
         uint64_t v = 0;
         if (nv > 0) {
           if (F & FLAG_RECV) {
-            if (ok && (f0[u] != rflag || f1[u] != rflag1)) ok = llLoad(rl + l, rflag, rflag1, spin, &v);
-            else v = (uint64_t)d0[u] | ((uint64_t)d1[u] << 32);
+            if (ok && (f0[u] != rflag || f1[u] != rflag1))
+              ok = llLoad(rl + l, rflag, rflag1, spin, &v);
+            else
+              v = (uint64_t)d0[u] | ((uint64_t)d1[u] << 32);
             if (F & FLAG_SRC) v = opPack<T>(op, a[u], v);
           } else {
             v = a[u];
@@ -327,10 +336,10 @@ __device__ __forceinline__ void reduceMany(T* dst, const T* const* ops, int nops
 }
 
 /* ---- The vocabulary. ---- */
-#define KILN_PRIM(name, flags)                                                        \
-  template <typename T, class Op, int PROTO, int U = 4>                               \
+#define KILN_PRIM(name, flags)                                                         \
+  template <typename T, class Op, int PROTO, int U = 4>                                \
   __device__ __forceinline__ bool name(const Piece<T>& pc, const Op& op, Spin& spin) { \
-    return kilnPrim<T, Op, PROTO, (flags), U>(pc, op, spin);                          \
+    return kilnPrim<T, Op, PROTO, (flags), U>(pc, op, spin);                           \
   }
 KILN_PRIM(send, FLAG_SRC | FLAG_SEND)
 KILN_PRIM(recv, FLAG_RECV | FLAG_DST)

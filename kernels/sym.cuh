@@ -54,7 +54,8 @@ __device__ __forceinline__ uint32_t symFlag(uint64_t seq) { return lineFlag(seq)
 __device__ __forceinline__ uint64_t symFlag128(uint64_t seq) { return lineFlag128(seq); }
 
 /* The line forms of kilnSymArgs.ll are the protocols of kiln_dev.h by number (LineData takes them). */
-static_assert((int)KILN_SYM_LINES_LL == (int)KILN_DEV_PROTO_LL && (int)KILN_SYM_LINES_LL12 == (int)KILN_DEV_PROTO_LL12 &&
+static_assert((int)KILN_SYM_LINES_LL == (int)KILN_DEV_PROTO_LL &&
+                  (int)KILN_SYM_LINES_LL12 == (int)KILN_DEV_PROTO_LL12 &&
                   (int)KILN_SYM_LINES_LL128 == (int)KILN_DEV_PROTO_LL128,
               "line forms numbered as the protocols");
 
@@ -81,7 +82,8 @@ __device__ __forceinline__ void blockLines(const kilnSymArgs& a, uint64_t* l0, u
 /* The LL128 lines [l0, l1) of the block (kilnSymBlockLines128). */
 template <typename T>
 __device__ __forceinline__ void blockLines128(const kilnSymArgs& a, uint64_t* l0, uint64_t* l1) {
-  const uint64_t nl = kilnSymLines128(a.seg, sizeof(T)), per = kilnSymBlockLines128(a.seg, a.nblocks, sizeof(T));
+  const uint64_t nl = kilnSymLines128(a.seg, sizeof(T)),
+                 per = kilnSymBlockLines128(a.seg, a.nblocks, sizeof(T));
   *l0 = min(nl, (uint64_t)blockIdx.x * per);
   *l1 = min(nl, *l0 + per);
 }
@@ -89,7 +91,8 @@ __device__ __forceinline__ void blockLines128(const kilnSymArgs& a, uint64_t* l0
 /* The LL12 lines [l0, l1) of the block (kilnSymBlockLines12). */
 template <typename T>
 __device__ __forceinline__ void blockLines12(const kilnSymArgs& a, uint64_t* l0, uint64_t* l1) {
-  const uint64_t nl = kilnSymLines12(a.seg, sizeof(T)), per = kilnSymBlockLines12(a.seg, a.nblocks, sizeof(T));
+  const uint64_t nl = kilnSymLines12(a.seg, sizeof(T)),
+                 per = kilnSymBlockLines12(a.seg, a.nblocks, sizeof(T));
   *l0 = min(nl, (uint64_t)blockIdx.x * per);
   *l1 = min(nl, *l0 + per);
 }
@@ -102,8 +105,10 @@ __device__ __forceinline__ char* region(const kilnSymArgs& a, uint64_t seq, int 
 /* The op a body reduces with, from the call's op id: OpDyn and OpSel carry the id, a fixed op
  * nothing. */
 template <class Op> __device__ __forceinline__ Op opOf(int id) {
-  if constexpr (std::is_same<Op, OpDyn>::value || std::is_same<Op, OpSel>::value) return Op{id};
-  else return Op{};
+  if constexpr (std::is_same<Op, OpDyn>::value || std::is_same<Op, OpSel>::value)
+    return Op{id};
+  else
+    return Op{};
 }
 
 /* What every line body (bodyLL of both its forms, bodyLL2, bodyLL128, bodyLL128x2) starts from: the
@@ -121,17 +126,28 @@ template <typename T, int R, int L, class Op> struct LineCall {
   uint64_t count, seg, l0, l1, seq;
   bool go;
   typename std::conditional<L128, uint64_t, uint32_t>::type flag; /* the call's LL, LL12 or LL128 flag */
-  template <class Start>
-  __device__ __forceinline__ LineCall(const kilnSymArgs& a, Start& st)
-      : n(R == MAXR ? a.nranks : R), me(a.rank), tid(threadIdx.x), nthr(blockDim.x), op(opOf<Op>(a.op)), in((const T*)a.in),
-        out((T*)a.out), count(a.count), seg(a.seg) {
-    if constexpr (L128) blockLines128<T>(a, &l0, &l1);
-    else if constexpr (L == KILN_SYM_LINES_LL12) blockLines12<T>(a, &l0, &l1);
-    else blockLines<T>(a, &l0, &l1);
+  template <class Start> __device__ __forceinline__ LineCall(const kilnSymArgs& a, Start& st)
+      : n(R == MAXR ? a.nranks : R),
+        me(a.rank),
+        tid(threadIdx.x),
+        nthr(blockDim.x),
+        op(opOf<Op>(a.op)),
+        in((const T*)a.in),
+        out((T*)a.out),
+        count(a.count),
+        seg(a.seg) {
+    if constexpr (L128)
+      blockLines128<T>(a, &l0, &l1);
+    else if constexpr (L == KILN_SYM_LINES_LL12)
+      blockLines12<T>(a, &l0, &l1);
+    else
+      blockLines<T>(a, &l0, &l1);
     go = st.begin(l0, l1);
     seq = st.seq;
-    if constexpr (L128) flag = symFlag128(seq);
-    else flag = symFlag(seq);
+    if constexpr (L128)
+      flag = symFlag128(seq);
+    else
+      flag = symFlag(seq);
   }
 };
 
@@ -157,10 +173,12 @@ template <int R> __device__ __forceinline__ unsigned peerMask(const kilnSymArgs&
 
 /* Line l of every peer q's region (idx0 + q) of this rank, into v[q] (protocols.cuh pollLines:
  * all loads in flight at once). false: timeout or abort. */
-template <int R> __device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l,
-                                          uint32_t flag, Spin& spin, uint64_t* v) {
-  return pollLines<R>(peerMask<R>(a), [&](int q) { return (const uint4*)region(a, seq, a.rank, idx0 + q) + l; },
-                      flag, spin, v);
+template <int R> __device__ __forceinline__ bool recvLines(const kilnSymArgs& a, uint64_t seq, int idx0,
+                                                           uint64_t l, uint32_t flag, Spin& spin,
+                                                           uint64_t* v) {
+  return pollLines<R>(
+      peerMask<R>(a), [&](int q) { return (const uint4*)region(a, seq, a.rank, idx0 + q) + l; }, flag, spin,
+      v);
 }
 
 /* The reduction of one line in rank order: v[q] from peer q, mine in this rank's place (P: the
@@ -177,8 +195,8 @@ __device__ __forceinline__ P reduceLine(const kilnSymArgs& a, const Op& op, cons
 
 /* combine over the n sources of a reduction: NR of them (MAXR: n, known at run time only). */
 template <typename T, int NR, int ND, class Op>
-__device__ __forceinline__ void reduceOp(int n, T* const* dsts, const T* const* srcs, uint64_t m, const Op& op,
-                                         int avgN) {
+__device__ __forceinline__ void reduceOp(int n, T* const* dsts, const T* const* srcs, uint64_t m,
+                                         const Op& op, int avgN) {
   if constexpr (NR != MAXR) {
     combine<T, NR, Op, ND>(dsts, srcs, m, op, avgN);
   } else {
@@ -205,15 +223,18 @@ template <typename T, int NR, int ND = NR>
 __device__ __forceinline__ void reduceN(int n, T* const* dsts, const T* const* srcs, uint64_t m,
                                         const OpDyn& op, int avgN) {
   if constexpr (sizeof(T) >= 4) {
-    if (opSums(op.op)) reduceOp<T, NR, ND>(n, dsts, srcs, m, OpSum(), avgN);
-    else reduceOp<T, NR, ND>(n, dsts, srcs, m, op, avgN);
+    if (opSums(op.op))
+      reduceOp<T, NR, ND>(n, dsts, srcs, m, OpSum(), avgN);
+    else
+      reduceOp<T, NR, ND>(n, dsts, srcs, m, op, avgN);
   } else {
     reduceOp<T, NR, ND>(n, dsts, srcs, m, OpSel{op.op}, avgN);
   }
 }
 
 /* One copy src -> dst (m elements). */
-template <typename T> __device__ __forceinline__ void copy1(T* dst, const T* src, uint64_t m, const OpDyn& op) {
+template <typename T>
+__device__ __forceinline__ void copy1(T* dst, const T* src, uint64_t m, const OpDyn& op) {
   T* d[1] = {dst};
   const T* s[1] = {src};
   combine<T, 1, OpDyn, 1>(d, s, m, op, 0);
@@ -291,7 +312,8 @@ __device__ __forceinline__ void prologue(const kilnSymArgs& a, uint64_t lo, uint
  * 4x H100, bfloat16 inlined vs not: reducescatter 1 MiB 9.9 vs 13.3 us, allreduce 16 MiB 96.4 vs 108.9 (2026-11-26).
  *
  * NR: the rank count at compile time (2 or 4; MAXR: any count to MAXR, a.nranks). */
-template <typename T, int NR, class Start> __device__ __forceinline__ void body(const kilnSymArgs& a, Start& st) {
+template <typename T, int NR, class Start>
+__device__ __forceinline__ void body(const kilnSymArgs& a, Start& st) {
   const int n = NR == MAXR ? a.nranks : NR, me = a.rank, R = a.rounds;
   const OpDyn op{a.op};
   const int avgN = a.op == OP_AVG ? n : 0;
@@ -334,7 +356,8 @@ template <typename T, int NR, class Start> __device__ __forceinline__ void body(
 #pragma unroll
       for (int p = 0; p < NR; p++)
         if (p < n && p != me) dsts[p] = stage(r, p, 0, me);
-      if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count) dsts[me] = out + (uint64_t)me * count + at;
+      if (a.algo == KILN_SYM_AG && in != out + (uint64_t)me * count)
+        dsts[me] = out + (uint64_t)me * count + at;
       srcs[0] = in + at;
       combine<T, 1, OpDyn, NR>(dsts, srcs, part(me, r), op, 0);
     } else {
@@ -353,7 +376,8 @@ template <typename T, int NR, class Start> __device__ __forceinline__ void body(
    * allgather and alltoall (phase 0), two-shot's reduced shares (phase 1). */
   auto place = [&](int r, int phase) {
     for (int q = 0; q < n; q++)
-      if (q != me) copy1<T>(out + (uint64_t)q * stride + (uint64_t)r * w + lo, stage(r, me, phase, q), part(q, r), op);
+      if (q != me)
+        copy1<T>(out + (uint64_t)q * stride + (uint64_t)r * w + lo, stage(r, me, phase, q), part(q, r), op);
   };
   /* One phase: round r of the peers' staging, reduced with this rank's own piece or copied into
    * place. */
@@ -420,7 +444,8 @@ template <typename T, int NR, class Start> __device__ __forceinline__ void body(
  * (the peer arrived at this call, so its call before had ended). The copy-engine form splits the
  * two meetings into two kernels of one block, each with a sequence number of its own, and the
  * copies between them are the engine's (host/sym.c). */
-template <typename T, class Start> __device__ __forceinline__ void bodyDirect(const kilnSymArgs& a, Start& st) {
+template <typename T, class Start>
+__device__ __forceinline__ void bodyDirect(const kilnSymArgs& a, Start& st) {
   const int n = a.nranks, me = a.rank;
   const OpDyn op{a.op};
   const T* in = (const T*)a.in;
@@ -476,8 +501,8 @@ template <typename T, class Start> __device__ __forceinline__ void bodyDirect(co
 /* Line l of every peer q's region q of this rank as lines of form L (LL or LL12; LineData's
  * poll), into v[q]. */
 template <int L, int R, class P>
-__device__ __forceinline__ bool recvLinesOf(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag, Spin& spin,
-                                            P* v) {
+__device__ __forceinline__ bool recvLinesOf(const kilnSymArgs& a, uint64_t seq, uint64_t l, uint32_t flag,
+                                            Spin& spin, P* v) {
   return LineData<uint32_t, L>::template poll<R>(
       peerMask<R>(a), [&](int q) { return (const uint4*)region(a, seq, a.rank, q) + l; }, flag, spin, v);
 }
@@ -490,7 +515,8 @@ __device__ __forceinline__ bool recvLinesOf(const kilnSymArgs& a, uint64_t seq, 
  * lines of every peer, stored after that peer's call s - 2 had ended. One-shot allreduce, reducescatter,
  * allgather and alltoall (two-shot is for large calls). L: the lines' form, LL or LL12 (LineData:
  * the same exchange with 12 data bytes a line). */
-template <typename T, int R, int L, class Op, class Start> __device__ void bodyLL(const kilnSymArgs& a, Start& st) {
+template <typename T, int R, int L, class Op, class Start>
+__device__ void bodyLL(const kilnSymArgs& a, Start& st) {
   using D = LineData<T, L>;
   using P = typename D::P;
   constexpr int E = D::E;
@@ -537,7 +563,8 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
        * 2x H200, the kernel alone, 32-64 KiB: 0.98x the time this way, 1.06-1.11x via sendPieces (2026-11-28). */
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (p < n && p != me) D::put(lines(p, me) + l, D::load(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
+        if (p < n && p != me)
+          D::put(lines(p, me) + l, D::load(c.in + (uint64_t)p * c.count + e0, nv), c.flag);
       const uint64_t mine = (uint64_t)me * c.count + e0;
       if (c.in != c.out) D::store(c.out + mine, D::load(c.in + mine, nv), nv);
     } else if (nv == E && sendAligned) {
@@ -566,10 +593,13 @@ template <typename T, int R, int L, class Op, class Start> __device__ void bodyL
       auto storePieces = [&](auto how) {
 #pragma unroll
         for (int q = 0; q < R; q++)
-          if (q < n && q != me) D::template storeBy<decltype(how)::value>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
+          if (q < n && q != me)
+            D::template storeBy<decltype(how)::value>(c.out + (uint64_t)q * c.count + e0, v[q], nv);
       };
-      if (nv == E && outAligned) storePieces(LineHowT<LINE_WHOLE>());
-      else storePieces(LineHowT<LINE_ANY>());
+      if (nv == E && outAligned)
+        storePieces(LineHowT<LINE_WHOLE>());
+      else
+        storePieces(LineHowT<LINE_ANY>());
     }
   }
 }
@@ -592,7 +622,7 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL2(cons
   for (uint64_t l = c.l0 + tid; l < c.l1; l += nthr) {
     const uint64_t e0 = l * E8;
     sendLines<R>(a, c.seq, l, c.flag,
-              [&](int p) { return loadPart<T, uint64_t>(c.in + (uint64_t)p * c.seg + e0, valid(p, e0)); });
+                 [&](int p) { return loadPart<T, uint64_t>(c.in + (uint64_t)p * c.seg + e0, valid(p, e0)); });
   }
   st.sent();
   if (!c.go) return;
@@ -645,23 +675,24 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL2(cons
 /* This lane's 16 bytes of line l of every peer q's region idx0 + q of this rank, into r0[q] and
  * r1[q] (has: the lane's line is one of the block's; protocols.cuh pollLines128). Every lane of
  * the warp calls it. false (the whole warp): timeout or abort. */
-template <int R>
-__device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq, int idx0, uint64_t l, bool has,
-                                             uint64_t flag, Spin& spin, uint64_t* r0, uint64_t* r1) {
+template <int R> __device__ __forceinline__ bool recvLines128(const kilnSymArgs& a, uint64_t seq, int idx0,
+                                                              uint64_t l, bool has, uint64_t flag, Spin& spin,
+                                                              uint64_t* r0, uint64_t* r1) {
   const int n = R == MAXR ? a.nranks : R, me = a.rank, lane = threadIdx.x & 31;
   unsigned pend = 0;
 #pragma unroll
   for (int q = 0; q < R; q++)
     if (has && q < n && q != me) pend |= 1u << q;
   return pollLines128<R>(
-      pend, [&](int q) { return (const uint64_t*)region(a, seq, me, idx0 + q) + l * 16 + 2 * (lane & 7); }, flag, spin,
-      r0, r1);
+      pend, [&](int q) { return (const uint64_t*)region(a, seq, me, idx0 + q) + l * 16 + 2 * (lane & 7); },
+      flag, spin, r0, r1);
 }
 
 /* One-shot allreduce, reducescatter, allgather and alltoall as LL128 lines: bodyLL's exchange, a
  * line per 120 bytes. Every lane of a warp runs the same iterations (the warp's stores, polls and
  * votes need all of it); a lane past the block's lines takes part without data. */
-template <typename T, int R, class Op, class Start> __device__ void bodyLL128(const kilnSymArgs& a, Start& st) {
+template <typename T, int R, class Op, class Start>
+__device__ void bodyLL128(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
   const LineCall<T, R, KILN_SYM_LINES_LL128, Op> c(a, st);
   const int n = c.n, me = c.me;
@@ -688,7 +719,8 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128(co
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(ln.word(region(a, c.seq, p, me), l), v0, flagLane ? c.flag : v1);
+        if (has && p < n && p != me)
+          ll128Store(ln.word(region(a, c.seq, p, me), l), v0, flagLane ? c.flag : v1);
       if (a.algo == KILN_SYM_AG && c.in != c.out + (uint64_t)me * c.count) {
         storeWords128<T>(c.out + (uint64_t)me * c.count + e0, v0, v1, nv0, nv1);
       }
@@ -701,7 +733,8 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128(co
       __syncwarp();
 #pragma unroll
       for (int p = 0; p < R; p++)
-        if (has && p < n && p != me) ll128Store(ln.word(region(a, c.seq, p, me), l), v0[p], flagLane ? c.flag : v1[p]);
+        if (has && p < n && p != me)
+          ll128Store(ln.word(region(a, c.seq, p, me), l), v0[p], flagLane ? c.flag : v1[p]);
       if (a.algo == KILN_SYM_A2A && c.in != c.out) {
         uint64_t m0, m1;
         const uint64_t mine = (uint64_t)me * c.count;
@@ -743,7 +776,8 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128(co
  * into its output and, as lines, into every peer's region n + q; then copies the peers' reduced
  * shares into place. A share's last line may reach past it: its words there carry zeros, as do
  * those past the input's end (the receiver reads every line of its range). */
-template <typename T, int R, class Op, class Start> __device__ void bodyLL128x2(const kilnSymArgs& a, Start& st) {
+template <typename T, int R, class Op, class Start>
+__device__ void bodyLL128x2(const kilnSymArgs& a, Start& st) {
   constexpr int E8 = 8 / sizeof(T);
   const LineCall<T, R, KILN_SYM_LINES_LL128, Op> c(a, st);
   const int n = c.n, me = c.me;
@@ -774,7 +808,8 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128x2(
     __syncwarp();
 #pragma unroll
     for (int p = 0; p < R; p++)
-      if (has && p < n && p != me) ll128Store(ln.word(region(a, c.seq, p, me), l), v0[p], flagLane ? c.flag : v1[p]);
+      if (has && p < n && p != me)
+        ll128Store(ln.word(region(a, c.seq, p, me), l), v0[p], flagLane ? c.flag : v1[p]);
   }
   st.sent();
   if (!c.go) return;
@@ -795,7 +830,8 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL128x2(
         __syncwarp();
 #pragma unroll
         for (int p = 0; p < R; p++)
-          if (has && p < n && p != me) ll128Store(ln.word(region(a, c.seq, p, n + me), l), acc0, flagLane ? c.flag : acc1);
+          if (has && p < n && p != me)
+            ll128Store(ln.word(region(a, c.seq, p, n + me), l), acc0, flagLane ? c.flag : acc1);
       } else {
 #pragma unroll
         for (int q = 0; q < R; q++)
@@ -910,17 +946,25 @@ struct FlagStart {
  * 2x H200, graphs, sized vs not: allgather 16 B 2.04 vs 2.45 us, 12-20% less at every LL size (2026-11-27). */
 template <typename T, int F, int R, class Op, class Start>
 __device__ __forceinline__ void lineBodyOf(const kilnSymArgs& a, Start& st) {
-  if constexpr (F == FORM_LL2) bodyLL2<T, R, Op>(a, st);
-  else if constexpr (F == FORM_LL128) bodyLL128<T, R, Op>(a, st);
-  else if constexpr (F == FORM_LL2_128) bodyLL128x2<T, R, Op>(a, st);
-  else if constexpr (F == FORM_LL12) bodyLL<T, R, KILN_SYM_LINES_LL12, Op>(a, st);
-  else bodyLL<T, R, KILN_SYM_LINES_LL, Op>(a, st);
+  if constexpr (F == FORM_LL2)
+    bodyLL2<T, R, Op>(a, st);
+  else if constexpr (F == FORM_LL128)
+    bodyLL128<T, R, Op>(a, st);
+  else if constexpr (F == FORM_LL2_128)
+    bodyLL128x2<T, R, Op>(a, st);
+  else if constexpr (F == FORM_LL12)
+    bodyLL<T, R, KILN_SYM_LINES_LL12, Op>(a, st);
+  else
+    bodyLL<T, R, KILN_SYM_LINES_LL, Op>(a, st);
 }
 template <typename T, int F, class Op, class Start>
 __device__ __forceinline__ void lineBodyRanks(const kilnSymArgs& a, Start& st) {
-  if (a.nranks == 2) lineBodyOf<T, F, 2, Op>(a, st);
-  else if (a.nranks == 4) lineBodyOf<T, F, 4, Op>(a, st);
-  else lineBodyOf<T, F, MAXR, Op>(a, st);
+  if (a.nranks == 2)
+    lineBodyOf<T, F, 2, Op>(a, st);
+  else if (a.nranks == 4)
+    lineBodyOf<T, F, 4, Op>(a, st);
+  else
+    lineBodyOf<T, F, MAXR, Op>(a, st);
 }
 __host__ __device__ __forceinline__ constexpr bool lineForm(int f) {
   return f == FORM_LL || f == FORM_LL2 || f == FORM_LL128 || f == FORM_LL2_128 || f == FORM_LL12;
@@ -954,10 +998,14 @@ template <typename T, int F, bool S> __global__ void __launch_bounds__(512) kern
   } else {
     __shared__ Shared sh;
     FlagStart st{a, &sh, 0};
-    if constexpr (F == FORM_DIRECT) bodyDirect<T>(a, st);
-    else if constexpr (!S) body<T, MAXR>(a, st);
-    else if (a.nranks == 2) body<T, 2>(a, st);
-    else body<T, 4>(a, st);
+    if constexpr (F == FORM_DIRECT)
+      bodyDirect<T>(a, st);
+    else if constexpr (!S)
+      body<T, MAXR>(a, st);
+    else if (a.nranks == 2)
+      body<T, 2>(a, st);
+    else
+      body<T, 4>(a, st);
     seq = st.seq;
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -982,10 +1030,12 @@ template <typename T, int F> inline const void* kernelOfForm(bool s) {
   if constexpr (F == FORM_LL12 && sizeof(T) > 4) return nullptr;
   /* 8-byte elements' two-shot LL128 form keeps one kernel (OpSel) for every op: with the sum
    * fixed it takes 128 registers and spills (24-32 bytes; 108-110 registers with the op chosen). */
-  else if constexpr (F == FORM_LL2_128 && sizeof(T) == 8) return (const void*)kernel<T, F, false>;
+  else if constexpr (F == FORM_LL2_128 && sizeof(T) == 8)
+    return (const void*)kernel<T, F, false>;
   else if constexpr (lineForm(F) || F == FORM_STAGED)
     return s ? (const void*)kernel<T, F, true> : (const void*)kernel<T, F, false>;
-  else return s ? nullptr : (const void*)kernel<T, F, false>;
+  else
+    return s ? nullptr : (const void*)kernel<T, F, false>;
 }
 template <typename T> inline const void* kernelOf(int k) {
   static_assert(NFORMS == 7, "a case below for every form");

@@ -16,7 +16,12 @@ extern "C" {
  * KILN_SYM_DIRECT_REDUCE_CE, host only: allreduce as a staged reducescatter into this rank's
  * share of the output, the engine's copies of it into the peers' outputs, then DONE (host/sym.c
  * issueReduceThenCopy; the kernels are launched with 0 and DONE, never with it). */
-enum { KILN_SYM_DIRECT_SM = 1, KILN_SYM_DIRECT_ARRIVE = 2, KILN_SYM_DIRECT_DONE = 3, KILN_SYM_DIRECT_REDUCE_CE = 4 };
+enum {
+  KILN_SYM_DIRECT_SM = 1,
+  KILN_SYM_DIRECT_ARRIVE = 2,
+  KILN_SYM_DIRECT_DONE = 3,
+  KILN_SYM_DIRECT_REDUCE_CE = 4
+};
 
 /* Copies `bytes` from src to dst (device memory of the current device, 16-byte aligned, bytes a
  * multiple of 16) with `blocks` blocks of 512 threads on `stream`. Returns a cudaError_t value. */

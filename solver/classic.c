@@ -51,8 +51,8 @@ typedef struct builder {
 } builder;
 
 /* Appends a step to tb t of rank r (re-fetching the tb, since appends may move it). */
-static kilnStep* add(builder* b, int r, int t, kilnStepType_t type, kilnBuffer_t sb, int so,
-                     kilnBuffer_t db, int dof, int cnt) {
+static kilnStep* add(builder* b, int r, int t, kilnStepType_t type, kilnBuffer_t sb, int so, kilnBuffer_t db,
+                     int dof, int cnt) {
   kilnStep* s = kilnPlanAddStep(&b->p->gpus[r].tbs[t], type, sb, so, db, dof, cnt);
   if (!s) b->oom = true;
   return s;
@@ -94,8 +94,10 @@ static void ring_allgather(builder* b, int n, int k, int I, bool inplace) {
       if (t < 0) return;
       for (int j = 0; j < k; j++) {
         int jj = ins * k + j;
-        if (inplace) add(b, r, t, KILN_STEP_SEND, KILN_BUF_OUTPUT, r * K + jj, KILN_BUF_OUTPUT, r * K + jj, 1);
-        else add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, jj, KILN_BUF_OUTPUT, r * K + jj, 1);
+        if (inplace)
+          add(b, r, t, KILN_STEP_SEND, KILN_BUF_OUTPUT, r * K + jj, KILN_BUF_OUTPUT, r * K + jj, 1);
+        else
+          add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, jj, KILN_BUF_OUTPUT, r * K + jj, 1);
       }
       for (int s = 1; s < n; s++) {
         int piece = (r - s + n) % n;
@@ -117,8 +119,10 @@ static void ring_allgather(builder* b, int n, int k, int I, bool inplace) {
 static void ring_reduce(builder* b, int n, int k, int I, bool inplace, bool allgather) {
   int K = k * I;
   kilnBuffer_t D = inplace ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
-  if (allgather) set_buffers(b->p, n * K, inplace ? 0 : n * K, 0);
-  else set_buffers(b->p, n * K, inplace ? 0 : K, 0);
+  if (allgather)
+    set_buffers(b->p, n * K, inplace ? 0 : n * K, 0);
+  else
+    set_buffers(b->p, n * K, inplace ? 0 : K, 0);
   for (int ins = 0; ins < I; ins++)
     for (int r = 0; r < n; r++) {
       int t = new_tb(b, r, (r + 1) % n, (r - 1 + n) % n, ins);
@@ -164,8 +168,10 @@ static void direct_allgather(builder* b, int n, int k, int I, bool inplace) {
         if (t < 0) return;
         for (int j = 0; j < k; j++) {
           int jj = ins * k + j;
-          if (inplace) add(b, r, t, KILN_STEP_SEND, KILN_BUF_OUTPUT, r * K + jj, KILN_BUF_OUTPUT, r * K + jj, 1);
-          else add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, jj, KILN_BUF_OUTPUT, r * K + jj, 1);
+          if (inplace)
+            add(b, r, t, KILN_STEP_SEND, KILN_BUF_OUTPUT, r * K + jj, KILN_BUF_OUTPUT, r * K + jj, 1);
+          else
+            add(b, r, t, KILN_STEP_SEND, KILN_BUF_INPUT, jj, KILN_BUF_OUTPUT, r * K + jj, 1);
         }
         /* The local copy between the sends and the receives: it runs while the peer's data is
          * on its way instead of after it arrived. */
@@ -212,8 +218,10 @@ static void direct_alltoall(builder* b, int n, int k, int I, bool inplace) {
 static void direct_reduce(builder* b, int n, int k, int I, bool inplace, bool allgather) {
   int K = k * I;
   kilnBuffer_t D = inplace ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
-  if (allgather) set_buffers(b->p, n * K, inplace ? 0 : n * K, (n - 1) * K);
-  else set_buffers(b->p, n * K, inplace ? 0 : K, (n - 1) * K);
+  if (allgather)
+    set_buffers(b->p, n * K, inplace ? 0 : n * K, (n - 1) * K);
+  else
+    set_buffers(b->p, n * K, inplace ? 0 : K, (n - 1) * K);
   int per_j = (inplace ? 0 : 1) + (n - 1); /* reduction tb steps per chunk */
   for (int ins = 0; ins < I; ins++)
     for (int r = 0; r < n; r++) {
@@ -285,10 +293,11 @@ static void reduce_in_rank_order(builder* b, int n, int r, int t, int K, int c, 
 }
 
 /* oneshot (allreduce, reducescatter) and, with twoshot, the two-shot allreduce. */
-static void mem_reduce(builder* b, int n, int k, int I, bool inplace, bool line, kilnColl_t coll, bool twoshot) {
+static void mem_reduce(builder* b, int n, int k, int I, bool inplace, bool line, kilnColl_t coll,
+                       bool twoshot) {
   const int K = k * I;
   const bool ar = coll == KILN_COLL_ALLREDUCE;
-  const int pieces = ar && !twoshot ? 1 : n;      /* pieces of the input */
+  const int pieces = ar && !twoshot ? 1 : n;       /* pieces of the input */
   const int regions = (n - 1) * (twoshot ? 2 : 1); /* scratch regions before the own copy */
   const kilnBuffer_t D = inplace ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
   set_buffers(b->p, pieces * K, inplace ? 0 : ar ? pieces * K : K, regions * K + (inplace ? K : 0));
@@ -301,12 +310,14 @@ static void mem_reduce(builder* b, int n, int k, int I, bool inplace, bool line,
         const int P = (r + 1 + m) % n;
         for (int j = 0; j < k; j++) {
           const int c = ins * k + j;
-          put(b, r, t, P, KILN_BUF_INPUT, (pieces == 1 ? 0 : P * K) + c, KILN_BUF_SCRATCH, region(P, r) * K + c);
+          put(b, r, t, P, KILN_BUF_INPUT, (pieces == 1 ? 0 : P * K) + c, KILN_BUF_SCRATCH,
+              region(P, r) * K + c);
         }
       }
       if (inplace)
         for (int j = 0; j < k; j++)
-          add(b, r, t, KILN_STEP_COPY, KILN_BUF_INPUT, own + ins * k + j, KILN_BUF_SCRATCH, regions * K + ins * k + j, 1);
+          add(b, r, t, KILN_STEP_COPY, KILN_BUF_INPUT, own + ins * k + j, KILN_BUF_SCRATCH,
+              regions * K + ins * k + j, 1);
       if (!line)
         for (int m = 0; m < n - 1; m++) signal(b, r, t, KILN_STEP_SIGNAL, (r + 1 + m) % n);
       for (int j = 0; j < k; j++) {
@@ -352,9 +363,11 @@ static void mem_staged(builder* b, int n, int k, int I, bool inplace, bool line,
         const int P = (r + 1 + m) % n;
         for (int j = 0; j < k; j++) {
           const int c = ins * k + j;
-          if (ag) put(b, r, t, P, inplace ? KILN_BUF_OUTPUT : KILN_BUF_INPUT, (inplace ? r * K : 0) + c,
-                      KILN_BUF_SCRATCH, region(P, r) * K + c);
-          else put(b, r, t, P, KILN_BUF_INPUT, P * K + c, KILN_BUF_SCRATCH, region(P, r) * K + c);
+          if (ag)
+            put(b, r, t, P, inplace ? KILN_BUF_OUTPUT : KILN_BUF_INPUT, (inplace ? r * K : 0) + c,
+                KILN_BUF_SCRATCH, region(P, r) * K + c);
+          else
+            put(b, r, t, P, KILN_BUF_INPUT, P * K + c, KILN_BUF_SCRATCH, region(P, r) * K + c);
         }
       }
       if (!inplace) /* this rank's own piece, while the peers' travel */
@@ -393,9 +406,11 @@ static void mem_zerocopy(builder* b, int n, int k, int I, bool inplace, kilnColl
         signal(b, r, t, KILN_STEP_WAIT, P);
         for (int j = 0; j < k; j++) {
           const int c = ins * k + j;
-          if (ag) put(b, r, t, P, inplace ? KILN_BUF_OUTPUT : KILN_BUF_INPUT, (inplace ? r * K : 0) + c,
-                      KILN_BUF_OUTPUT, r * K + c);
-          else put(b, r, t, P, KILN_BUF_INPUT, P * K + c, KILN_BUF_OUTPUT, r * K + c);
+          if (ag)
+            put(b, r, t, P, inplace ? KILN_BUF_OUTPUT : KILN_BUF_INPUT, (inplace ? r * K : 0) + c,
+                KILN_BUF_OUTPUT, r * K + c);
+          else
+            put(b, r, t, P, KILN_BUF_INPUT, P * K + c, KILN_BUF_OUTPUT, r * K + c);
         }
       }
       for (int m = 0; m < n - 1; m++) signal(b, r, t, KILN_STEP_SIGNAL, (r + 1 + m) % n);
@@ -410,8 +425,10 @@ static const struct {
   bool memory; /* written with memory steps */
 } algos[] = {
     {"ring", 1u << KILN_COLL_ALLGATHER | 1u << KILN_COLL_REDUCESCATTER | 1u << KILN_COLL_ALLREDUCE, false},
-    {"direct", 1u << KILN_COLL_ALLGATHER | 1u << KILN_COLL_ALLTOALL | 1u << KILN_COLL_REDUCESCATTER |
-                   1u << KILN_COLL_ALLREDUCE, false},
+    {"direct",
+     1u << KILN_COLL_ALLGATHER | 1u << KILN_COLL_ALLTOALL | 1u << KILN_COLL_REDUCESCATTER |
+         1u << KILN_COLL_ALLREDUCE,
+     false},
     {"oneshot", 1u << KILN_COLL_REDUCESCATTER | 1u << KILN_COLL_ALLREDUCE, true},
     {"twoshot", 1u << KILN_COLL_ALLREDUCE, true},
     {"staged", 1u << KILN_COLL_ALLGATHER | 1u << KILN_COLL_ALLTOALL, true},
@@ -419,8 +436,8 @@ static const struct {
 };
 #define NUM_ALGOS (int)(sizeof algos / sizeof algos[0])
 
-kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
-                             const kilnClassicOptions* opts, kilnPlan** out) {
+kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks, const kilnClassicOptions* opts,
+                             kilnPlan** out) {
   kilnClassicOptions defaults = KILN_CLASSIC_OPTIONS_INIT;
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnClassicPlan: NULL out");
   *out = NULL;
@@ -429,59 +446,67 @@ kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
   int a = 0;
   while (a < NUM_ALGOS && strcmp(algo, algos[a].name)) a++;
   if (a == NUM_ALGOS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "unknown classic algorithm '%s' (known: ring, direct, oneshot, twoshot, staged, zerocopy)",
-                        algo);
+    return kilnSetError(
+        KILN_ERR_INVALID_ARGUMENT,
+        "unknown classic algorithm '%s' (known: ring, direct, oneshot, twoshot, staged, zerocopy)", algo);
   const bool ring = a == 0, memory = algos[a].memory;
   if ((unsigned)coll >= KILN_NUM_COLLS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnClassicPlan: unknown collective %d", (int)coll);
   if (!(algos[a].colls >> coll & 1u))
-    return kilnSetError(KILN_ERR_UNSUPPORTED,
-                        "classic algorithm '%s' does not implement %s (ring: allgather, reducescatter, allreduce; "
-                        "direct: allgather, alltoall, reducescatter, allreduce; oneshot: reducescatter, allreduce; "
-                        "twoshot: allreduce; staged and zerocopy: allgather, alltoall)", algo, kilnCollName(coll));
+    return kilnSetError(
+        KILN_ERR_UNSUPPORTED,
+        "classic algorithm '%s' does not implement %s (ring: allgather, reducescatter, allreduce; "
+        "direct: allgather, alltoall, reducescatter, allreduce; oneshot: reducescatter, allreduce; "
+        "twoshot: allreduce; staged and zerocopy: allgather, alltoall)",
+        algo, kilnCollName(coll));
   if (nranks < 2 || nranks > KILN_MAX_RANKS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "classic plans need 2..%d ranks, not %d",
-                        KILN_MAX_RANKS, nranks);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "classic plans need 2..%d ranks, not %d", KILN_MAX_RANKS,
+                        nranks);
   if (opts->chunks < 1 || opts->instances < 1)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "chunks (%d) and instances (%d) must be at least 1", opts->chunks,
-                        opts->instances);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "chunks (%d) and instances (%d) must be at least 1",
+                        opts->chunks, opts->instances);
   if (opts->instances > KILN_PLAN_MAX_CHANNELS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "instances (%d): a plan holds at most %d channels",
                         opts->instances, KILN_PLAN_MAX_CHANNELS);
   if ((unsigned)opts->proto >= KILN_NUM_PROTOS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnClassicPlan: unknown protocol %d", (int)opts->proto);
   if (!memory && opts->proto == KILN_PROTO_LL12)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "classic algorithm '%s' sends through FIFOs (Simple, LL, LL128); LL12 "
-                        "is a protocol of put steps (oneshot, twoshot, staged)", algo);
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "classic algorithm '%s' sends through FIFOs (Simple, LL, LL128); LL12 "
+                        "is a protocol of put steps (oneshot, twoshot, staged)",
+                        algo);
   if (!strcmp(algo, "zerocopy") && opts->proto != KILN_PROTO_SIMPLE)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "classic algorithm 'zerocopy' puts into the peers' outputs, and %s puts "
-                        "write only the peers' scratch: zerocopy is Simple", kilnProtoName(opts->proto));
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "classic algorithm 'zerocopy' puts into the peers' outputs, and %s puts "
+                        "write only the peers' scratch: zerocopy is Simple",
+                        kilnProtoName(opts->proto));
   if (!strcmp(algo, "zerocopy") && coll == KILN_COLL_ALLTOALL && opts->inplace)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "classic algorithm 'zerocopy' has no in-place alltoall: a peer's put "
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "classic algorithm 'zerocopy' has no in-place alltoall: a peer's put "
                         "would overwrite the piece that rank still has to send");
   /* Keep the plan a sane size: chunks per buffer and threadblocks per rank. */
   int64_t pieces_chunks = (int64_t)nranks * opts->chunks * opts->instances;
   if (pieces_chunks > (1 << 20) || (int64_t)opts->instances * nranks > (1 << 16))
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "classic plan too large: %d ranks x %d chunks x %d instances", nranks,
-                        opts->chunks, opts->instances);
+                        "classic plan too large: %d ranks x %d chunks x %d instances", nranks, opts->chunks,
+                        opts->instances);
 
   char name[KILN_NAME_MAX];
-  snprintf(name, sizeof name, "%s-%s-n%d-c%d-i%d%s%s%s", algo, kilnCollName(coll), nranks,
-           opts->chunks, opts->instances, opts->inplace ? "-inplace" : "",
-           opts->proto != KILN_PROTO_SIMPLE ? "-" : "",
+  snprintf(name, sizeof name, "%s-%s-n%d-c%d-i%d%s%s%s", algo, kilnCollName(coll), nranks, opts->chunks,
+           opts->instances, opts->inplace ? "-inplace" : "", opts->proto != KILN_PROTO_SIMPLE ? "-" : "",
            opts->proto != KILN_PROTO_SIMPLE ? kilnProtoName(opts->proto) : "");
   /* Threadblocks of each rank: a ring and the memory-step forms have one per instance, direct one
    * per peer and instance, and its reductions one more (the reducer). More than a plan file holds
    * is refused here, not after building and verifying a plan that could not be written. */
-  const int64_t tbs = (int64_t)opts->instances *
-                      (ring || memory ? 1 : coll == KILN_COLL_ALLGATHER || coll == KILN_COLL_ALLTOALL ? nranks - 1 : nranks);
+  const int64_t tbs =
+      (int64_t)opts->instances * (ring || memory                                              ? 1
+                                  : coll == KILN_COLL_ALLGATHER || coll == KILN_COLL_ALLTOALL ? nranks - 1
+                                                                                              : nranks);
   if (tbs > KILN_PLAN_FILE_MAX_TBS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "plan %s: each gpu would have %lld threadblocks, a plan file holds %d (use fewer instances)",
-                        name, (long long)tbs, KILN_PLAN_FILE_MAX_TBS);
+    return kilnSetError(
+        KILN_ERR_INVALID_ARGUMENT,
+        "plan %s: each gpu would have %lld threadblocks, a plan file holds %d (use fewer instances)", name,
+        (long long)tbs, KILN_PLAN_FILE_MAX_TBS);
   kilnPlan* p = NULL;
   kilnResult_t res = kilnPlanCreate(name, coll, nranks, &p);
   if (res != KILN_SUCCESS) return res;
@@ -502,20 +527,24 @@ kilnResult_t kilnClassicPlan(const char* algo, kilnColl_t coll, int nranks,
     default:
       switch (coll) {
         case KILN_COLL_ALLGATHER:
-          if (ring) ring_allgather(&b, n, k, I, ip);
-          else direct_allgather(&b, n, k, I, ip);
+          if (ring)
+            ring_allgather(&b, n, k, I, ip);
+          else
+            direct_allgather(&b, n, k, I, ip);
           break;
         case KILN_COLL_REDUCESCATTER:
-          if (ring) ring_reduce(&b, n, k, I, ip, false);
-          else direct_reduce(&b, n, k, I, ip, false);
+          if (ring)
+            ring_reduce(&b, n, k, I, ip, false);
+          else
+            direct_reduce(&b, n, k, I, ip, false);
           break;
         case KILN_COLL_ALLREDUCE:
-          if (ring) ring_reduce(&b, n, k, I, ip, true);
-          else direct_reduce(&b, n, k, I, ip, true);
+          if (ring)
+            ring_reduce(&b, n, k, I, ip, true);
+          else
+            direct_reduce(&b, n, k, I, ip, true);
           break;
-        default:
-          direct_alltoall(&b, n, k, I, ip);
-          break;
+        default: direct_alltoall(&b, n, k, I, ip); break;
       }
   }
   if (b.oom) {

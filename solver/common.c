@@ -16,7 +16,8 @@ static _Thread_local char errmsg[KILN_ERRMSG_MAX];
 
 const char* kilnResultName(kilnResult_t r) {
   switch (r) {
-#define KILN_X_CASE(name, value, desc) case name: return #name;
+#define KILN_X_CASE(name, value, desc) \
+  case name: return #name;
     KILN_RESULTS(KILN_X_CASE)
 #undef KILN_X_CASE
     default: return "KILN_UNKNOWN_RESULT";
@@ -25,7 +26,8 @@ const char* kilnResultName(kilnResult_t r) {
 
 const char* kilnResultString(kilnResult_t r) {
   switch (r) {
-#define KILN_X_CASE(name, value, desc) case name: return desc;
+#define KILN_X_CASE(name, value, desc) \
+  case name: return desc;
     KILN_RESULTS(KILN_X_CASE)
 #undef KILN_X_CASE
     default: return "unknown result";
@@ -67,9 +69,7 @@ static const char* const coll_alt_names[] = {
 #undef KILN_X_NAME
 };
 
-const char* kilnCollName(kilnColl_t c) {
-  return (unsigned)c < KILN_NUM_COLLS ? coll_names[c] : "unknown";
-}
+const char* kilnCollName(kilnColl_t c) { return (unsigned)c < KILN_NUM_COLLS ? coll_names[c] : "unknown"; }
 
 bool kilnCollParse(const char* s, kilnColl_t* out) {
   if (!s || !out) return false;
@@ -82,7 +82,10 @@ bool kilnCollParse(const char* s, kilnColl_t* out) {
   return false;
 }
 
-static const struct { const char* name; size_t bytes; } dtypes[] = {
+static const struct {
+  const char* name;
+  size_t bytes;
+} dtypes[] = {
 #define KILN_X_ROW(e, v, n, b) [v] = {n, b},
     KILN_DTYPES(KILN_X_ROW)
 #undef KILN_X_ROW
@@ -92,9 +95,7 @@ const char* kilnDataTypeName(kilnDataType_t t) {
   return (unsigned)t < KILN_NUM_DTYPES ? dtypes[t].name : "unknown";
 }
 
-size_t kilnDataTypeSize(kilnDataType_t t) {
-  return (unsigned)t < KILN_NUM_DTYPES ? dtypes[t].bytes : 0;
-}
+size_t kilnDataTypeSize(kilnDataType_t t) { return (unsigned)t < KILN_NUM_DTYPES ? dtypes[t].bytes : 0; }
 
 bool kilnDataTypeParse(const char* s, kilnDataType_t* out) {
   if (!s || !out) return false;
@@ -159,10 +160,22 @@ bool kilnParseSize(const char* s, uint64_t* out) {
   if (errno == ERANGE) return false;
   uint64_t mul = 1;
   switch (toupper((unsigned char)*end)) {
-    case 'K': mul = 1ull << 10; end++; break;
-    case 'M': mul = 1ull << 20; end++; break;
-    case 'G': mul = 1ull << 30; end++; break;
-    case 'T': mul = 1ull << 40; end++; break;
+    case 'K':
+      mul = 1ull << 10;
+      end++;
+      break;
+    case 'M':
+      mul = 1ull << 20;
+      end++;
+      break;
+    case 'G':
+      mul = 1ull << 30;
+      end++;
+      break;
+    case 'T':
+      mul = 1ull << 40;
+      end++;
+      break;
     default: break;
   }
   if (mul > 1 && (*end == 'i' || *end == 'I')) end++;

@@ -71,8 +71,10 @@ static bool skip_space(jsonParser* p) {
 static const char* describe(const jsonParser* p, char* buf, size_t n) {
   int c = peek(p);
   if (c < 0) return "the end of the file";
-  if (c >= 0x20 && c < 0x7f) snprintf(buf, n, "'%c'", c);
-  else snprintf(buf, n, "byte 0x%02x", c);
+  if (c >= 0x20 && c < 0x7f)
+    snprintf(buf, n, "'%c'", c);
+  else
+    snprintf(buf, n, "byte 0x%02x", c);
   return buf;
 }
 
@@ -97,14 +99,23 @@ void jsonFree(jsonValue* v) {
 static bool put_utf8(char** b, size_t* n, size_t* cap, uint32_t cp) {
   char tmp[4];
   size_t k;
-  if (cp < 0x80) { tmp[0] = (char)cp; k = 1; }
-  else if (cp < 0x800) { tmp[0] = (char)(0xc0 | (cp >> 6)); tmp[1] = (char)(0x80 | (cp & 0x3f)); k = 2; }
-  else if (cp < 0x10000) {
-    tmp[0] = (char)(0xe0 | (cp >> 12)); tmp[1] = (char)(0x80 | ((cp >> 6) & 0x3f)); tmp[2] = (char)(0x80 | (cp & 0x3f));
+  if (cp < 0x80) {
+    tmp[0] = (char)cp;
+    k = 1;
+  } else if (cp < 0x800) {
+    tmp[0] = (char)(0xc0 | (cp >> 6));
+    tmp[1] = (char)(0x80 | (cp & 0x3f));
+    k = 2;
+  } else if (cp < 0x10000) {
+    tmp[0] = (char)(0xe0 | (cp >> 12));
+    tmp[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    tmp[2] = (char)(0x80 | (cp & 0x3f));
     k = 3;
   } else {
-    tmp[0] = (char)(0xf0 | (cp >> 18)); tmp[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    tmp[2] = (char)(0x80 | ((cp >> 6) & 0x3f)); tmp[3] = (char)(0x80 | (cp & 0x3f));
+    tmp[0] = (char)(0xf0 | (cp >> 18));
+    tmp[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    tmp[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    tmp[3] = (char)(0x80 | (cp & 0x3f));
     k = 4;
   }
   if (*n + k + 1 > *cap) {
@@ -124,7 +135,10 @@ static int hex4(jsonParser* p, uint32_t* out) {
   uint32_t v = 0;
   for (int i = 0; i < 4; i++) {
     int c = peek(p);
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return fail(p, "\\u needs four hex digits");
     v = v * 16 + (uint32_t)d;
     advance(p);
@@ -140,9 +154,18 @@ static bool parse_string(jsonParser* p, char** out) {
   size_t n = 0, cap = 0;
   for (;;) {
     int c = peek(p);
-    if (c < 0) { free(b); return fail(p, "a string runs to the end of the file (a closing '\"' is missing)"); }
-    if (c == '"') { advance(p); break; }
-    if (c < 0x20) { free(b); return fail(p, "a raw control character in a string (write it as an escape)"); }
+    if (c < 0) {
+      free(b);
+      return fail(p, "a string runs to the end of the file (a closing '\"' is missing)");
+    }
+    if (c == '"') {
+      advance(p);
+      break;
+    }
+    if (c < 0x20) {
+      free(b);
+      return fail(p, "a raw control character in a string (write it as an escape)");
+    }
     if (c == '\\') {
       advance(p);
       int e = peek(p);
@@ -158,7 +181,10 @@ static bool parse_string(jsonParser* p, char** out) {
         case 't': cp = '\t'; break;
         case 'u': {
           advance(p);
-          if (!hex4(p, &cp)) { free(b); return false; }
+          if (!hex4(p, &cp)) {
+            free(b);
+            return false;
+          }
           if (cp >= 0xd800 && cp < 0xdc00) { /* a surrogate pair */
             uint32_t lo;
             if (peek(p) != '\\' || p->pos + 1 >= p->len || p->s[p->pos + 1] != 'u') {
@@ -167,15 +193,27 @@ static bool parse_string(jsonParser* p, char** out) {
             }
             advance(p);
             advance(p);
-            if (!hex4(p, &lo)) { free(b); return false; }
-            if (lo < 0xdc00 || lo >= 0xe000) { free(b); return fail(p, "a \\u escape of a high surrogate without its low one"); }
+            if (!hex4(p, &lo)) {
+              free(b);
+              return false;
+            }
+            if (lo < 0xdc00 || lo >= 0xe000) {
+              free(b);
+              return fail(p, "a \\u escape of a high surrogate without its low one");
+            }
             cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
           } else if (cp >= 0xdc00 && cp < 0xe000) {
             free(b);
             return fail(p, "a \\u escape of a lone low surrogate");
           }
-          if (cp == 0) { free(b); return fail(p, "a \\u0000 in a string"); }
-          if (!put_utf8(&b, &n, &cap, cp)) { free(b); return fail(p, "out of memory"); }
+          if (cp == 0) {
+            free(b);
+            return fail(p, "a \\u0000 in a string");
+          }
+          if (!put_utf8(&b, &n, &cap, cp)) {
+            free(b);
+            return fail(p, "out of memory");
+          }
           continue;
         }
         default: {
@@ -185,12 +223,18 @@ static bool parse_string(jsonParser* p, char** out) {
         }
       }
       advance(p);
-      if (!put_utf8(&b, &n, &cap, cp)) { free(b); return fail(p, "out of memory"); }
+      if (!put_utf8(&b, &n, &cap, cp)) {
+        free(b);
+        return fail(p, "out of memory");
+      }
       continue;
     }
     /* a character of UTF-8 as it comes: checked to be one (no overlong forms, no surrogates) */
     int len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-    uint32_t cp = len == 1 ? (uint32_t)c : len == 2 ? (uint32_t)(c & 0x1f) : len == 3 ? (uint32_t)(c & 0x0f) : (uint32_t)(c & 0x07);
+    uint32_t cp = len == 1   ? (uint32_t)c
+                  : len == 2 ? (uint32_t)(c & 0x1f)
+                  : len == 3 ? (uint32_t)(c & 0x0f)
+                             : (uint32_t)(c & 0x07);
     bool valid = len > 0 && p->pos + (size_t)len <= p->len;
     for (int k = 1; valid && k < len; k++) {
       const unsigned char cc = (unsigned char)p->s[p->pos + (size_t)k];
@@ -199,12 +243,18 @@ static bool parse_string(jsonParser* p, char** out) {
     }
     static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
     if (valid && (cp < least[len] || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))) valid = false;
-    if (!valid) { free(b); return fail(p, "a string with bytes that are not UTF-8"); }
+    if (!valid) {
+      free(b);
+      return fail(p, "a string with bytes that are not UTF-8");
+    }
     if (n + (size_t)len + 1 > cap) {
       size_t nc = cap ? 2 * cap : 32;
       while (nc < n + (size_t)len + 1) nc *= 2;
       char* nb = realloc(b, nc);
-      if (!nb) { free(b); return fail(p, "out of memory"); }
+      if (!nb) {
+        free(b);
+        return fail(p, "out of memory");
+      }
       b = nb;
       cap = nc;
     }
@@ -253,8 +303,10 @@ static bool parse_number(jsonParser* p, jsonValue* v) {
   errno = 0;
   double d = strtod(buf, NULL);
   if (!isfinite(d) || errno == ERANGE) {
-    if (isfinite(d) && fabs(d) < 1) d = 0; /* underflow: zero */
-    else return fail(p, "the number %s is out of range", buf);
+    if (isfinite(d) && fabs(d) < 1)
+      d = 0; /* underflow: zero */
+    else
+      return fail(p, "the number %s is out of range", buf);
   }
   v->type = JSON_NUMBER;
   v->num = d;
@@ -307,14 +359,20 @@ static bool parse_container(jsonParser* p, jsonValue* v, int depth, bool object)
           free(key);
           return false;
         }
-      if (!skip_space(p)) { free(key); return false; }
+      if (!skip_space(p)) {
+        free(key);
+        return false;
+      }
       if (peek(p) != ':') {
         free(key);
         return fail(p, "expected ':' after a key, found %s", describe(p, d, sizeof d));
       }
       advance(p);
     }
-    if (!grow_items(p, v, &cap, object)) { free(key); return false; }
+    if (!grow_items(p, v, &cap, object)) {
+      free(key);
+      return false;
+    }
     jsonValue* item = &v->items[v->n];
     memset(item, 0, sizeof *item);
     if (object) v->keys[v->n] = key;
@@ -357,9 +415,20 @@ static bool parse_value(jsonParser* p, jsonValue* v, int depth) {
     return parse_string(p, &v->str);
   }
   if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p, v);
-  if (literal(p, "true")) { v->type = JSON_BOOL; v->b = true; return true; }
-  if (literal(p, "false")) { v->type = JSON_BOOL; v->b = false; return true; }
-  if (literal(p, "null")) { v->type = JSON_NULL; return true; }
+  if (literal(p, "true")) {
+    v->type = JSON_BOOL;
+    v->b = true;
+    return true;
+  }
+  if (literal(p, "false")) {
+    v->type = JSON_BOOL;
+    v->b = false;
+    return true;
+  }
+  if (literal(p, "null")) {
+    v->type = JSON_NULL;
+    return true;
+  }
   if (c == 'N' || c == 'I') return fail(p, "NaN and Infinity are not JSON numbers");
   return fail(p, "expected a value (object, array, string, number, true, false or null), found %s",
               describe(p, d, sizeof d));
@@ -369,13 +438,15 @@ kilnResult_t jsonParse(const char* text, size_t len, const char* fname, jsonValu
   *out = NULL;
   if (!fname) fname = "(json)";
   if (len > JSON_MAX_BYTES)
-    return kilnSetError(KILN_ERR_PARSE, "%s:1:1: a document of %zu bytes, more than the %zu bytes kiln reads", fname,
-                        len, JSON_MAX_BYTES);
+    return kilnSetError(KILN_ERR_PARSE, "%s:1:1: a document of %zu bytes, more than the %zu bytes kiln reads",
+                        fname, len, JSON_MAX_BYTES);
   jsonParser p = {text, len, 0, 1, 1, fname, KILN_SUCCESS};
-  if (len >= 3 && (unsigned char)text[0] == 0xef && (unsigned char)text[1] == 0xbb && (unsigned char)text[2] == 0xbf)
+  if (len >= 3 && (unsigned char)text[0] == 0xef && (unsigned char)text[1] == 0xbb &&
+      (unsigned char)text[2] == 0xbf)
     p.pos = 3; /* a UTF-8 byte order mark */
   for (size_t i = p.pos; i < len; i++)
-    if (text[i] == '\0') return kilnSetError(KILN_ERR_PARSE, "%s: a NUL byte at offset %zu: not a text file", fname, i);
+    if (text[i] == '\0')
+      return kilnSetError(KILN_ERR_PARSE, "%s: a NUL byte at offset %zu: not a text file", fname, i);
   jsonValue* v = calloc(1, sizeof *v);
   if (!v) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", fname);
   if (!skip_space(&p)) goto out_fail;
@@ -409,8 +480,8 @@ kilnResult_t jsonReadFile(const char* path, jsonValue** out) {
   }
   if ((unsigned long long)st.st_size > JSON_MAX_BYTES) {
     close(fd);
-    return kilnSetError(KILN_ERR_PARSE, "%s:1:1: a file of %lld bytes, more than the %zu bytes kiln reads", path,
-                        (long long)st.st_size, JSON_MAX_BYTES);
+    return kilnSetError(KILN_ERR_PARSE, "%s:1:1: a file of %lld bytes, more than the %zu bytes kiln reads",
+                        path, (long long)st.st_size, JSON_MAX_BYTES);
   }
   size_t cap = (size_t)st.st_size + 1, n = 0;
   char* b = malloc(cap);

@@ -45,7 +45,7 @@ KILN_INTERNAL const jsonValue* jsonGet(const jsonValue* obj, const char* key);
 KILN_INTERNAL const char* jsonTypeName(jsonType t);
 
 /* Sets the error "FNAME:LINE:COL: what" at value v (v NULL: line 1) and returns r. */
-KILN_INTERNAL kilnResult_t jsonError(kilnResult_t r, const char* fname, const jsonValue* v, const char* fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+KILN_INTERNAL kilnResult_t jsonError(kilnResult_t r, const char* fname, const jsonValue* v, const char* fmt,
+                                     ...) __attribute__((format(printf, 4, 5)));
 
 #endif

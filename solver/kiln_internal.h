@@ -57,8 +57,8 @@ KILN_INTERNAL int kilnChannelEntryGpu(const struct kilnTopology* t, int i);
  * data), (*parents)[tree * nranks + rank] the rank's parent in that tree (-1 at its root), in
  * *slices slices each (the baseline interpolates between that count and one fewer). *parents is
  * malloc'ed. KILN_ERR_UNSUPPORTED where no chain runs through a node's links. */
-KILN_INTERNAL kilnResult_t kilnBaselineTrees(const struct kilnTopology* t, uint64_t bytes, int* ntrees, int* slices,
-                                             int** parents);
+KILN_INTERNAL kilnResult_t kilnBaselineTrees(const struct kilnTopology* t, uint64_t bytes, int* ntrees,
+                                             int* slices, int** parents);
 
 #ifdef __cplusplus
 }

@@ -65,7 +65,8 @@ static char** listDir(const char* path, int* n, kilnResult_t* res) {
   *res = KILN_SUCCESS;
   DIR* d = opendir(path);
   if (!d) {
-    if (errno != ENOENT && errno != ENOTDIR) *res = kilnSetError(KILN_ERR_IO, "%s: %s", path, strerror(errno));
+    if (errno != ENOENT && errno != ENOTDIR)
+      *res = kilnSetError(KILN_ERR_IO, "%s: %s", path, strerror(errno));
     return NULL;
   }
   char** v = NULL;
@@ -178,8 +179,8 @@ bool kilnMachineNvml(kilnMachine* m, char* why, size_t len) {
       (nvmlReturn_t(*)(const char*, nvmlDevice_t*))dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
   nvmlReturn_t (*state)(nvmlDevice_t, unsigned, int*) =
       (nvmlReturn_t(*)(nvmlDevice_t, unsigned, int*))dlsym(h, "nvmlDeviceGetNvLinkState");
-  nvmlReturn_t (*remotePci)(nvmlDevice_t, unsigned, nvmlPciInfo_t*) =
-      (nvmlReturn_t(*)(nvmlDevice_t, unsigned, nvmlPciInfo_t*))dlsym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  nvmlReturn_t (*remotePci)(nvmlDevice_t, unsigned, nvmlPciInfo_t*) = (nvmlReturn_t(*)(
+      nvmlDevice_t, unsigned, nvmlPciInfo_t*))dlsym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   nvmlReturn_t (*remoteType)(nvmlDevice_t, unsigned, int*) =
       (nvmlReturn_t(*)(nvmlDevice_t, unsigned, int*))dlsym(h, "nvmlDeviceGetNvLinkRemoteDeviceType");
   bool ok = false;
@@ -218,13 +219,15 @@ bool kilnMachineNvml(kilnMachine* m, char* why, size_t len) {
 
 /* ---- the topology ---- */
 
-kilnResult_t kilnMachineTopology(const kilnMachine* m, const char* name, const double* alpha, const double* beta,
-                                 int nodes, double nicAlpha, double nicBeta, kilnTopology** out) {
+kilnResult_t kilnMachineTopology(const kilnMachine* m, const char* name, const double* alpha,
+                                 const double* beta, int nodes, double nicAlpha, double nicBeta,
+                                 kilnTopology** out) {
   *out = NULL;
   const int g = m->ngpus;
   if (g < 1 || g > KILN_MACHINE_MAX_GPUS || nodes < 1 || g * nodes > KILN_MAX_RANKS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "a topology of %d nodes of %d GPUs (1..%d GPUs, at most %d ranks)",
-                        nodes, g, KILN_MACHINE_MAX_GPUS, KILN_MAX_RANKS);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "a topology of %d nodes of %d GPUs (1..%d GPUs, at most %d ranks)", nodes, g,
+                        KILN_MACHINE_MAX_GPUS, KILN_MAX_RANKS);
   kilnTopology* t = calloc(1, sizeof *t);
   if (!t) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
   snprintf(t->name, sizeof t->name, "%s", name ? name : "profiled");
@@ -266,8 +269,8 @@ kilnResult_t kilnMachineTopology(const kilnMachine* m, const char* name, const d
       for (int b = 0; b < g; b++) {
         if (a == b || (nsw >= 2 && m->switchLinks[a] > 0 && m->switchLinks[b] > 0)) continue;
         const bool nvl = m->nvlinks[a][b] > 0;
-        t->tlinks[t->ntlinks++] = (kilnLink){a, b, alpha[a * g + b], beta[a * g + b], 1,
-                                             nvl ? KILN_LINK_NVLINK : KILN_LINK_PCIE, -1, false};
+        t->tlinks[t->ntlinks++] = (kilnLink){
+            a, b, alpha[a * g + b], beta[a * g + b], 1, nvl ? KILN_LINK_NVLINK : KILN_LINK_PCIE, -1, false};
       }
   }
   /* NICs: those some GPU is nearest to, with those GPUs. */
@@ -287,8 +290,10 @@ kilnResult_t kilnMachineTopology(const kilnMachine* m, const char* name, const d
   }
   if (nodes > 1) {
     if (t->ntnics == 0) {
-      res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%d nodes, but no NIC serves any of the %d GPUs: nothing would "
-                         "link the nodes", nodes, g);
+      res = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                         "%d nodes, but no NIC serves any of the %d GPUs: nothing would "
+                         "link the nodes",
+                         nodes, g);
       goto fail;
     }
     t->has_internode = true;
@@ -311,11 +316,12 @@ void kilnMachineDescribe(const kilnMachine* m, FILE* f) {
     fprintf(f, "GPU %d (%s):", a, m->gpu[a].busId);
     if (m->switchLinks[a] > 0) fprintf(f, " %d NVLinks to an NVSwitch;", m->switchLinks[a]);
     for (int b = 0; b < m->ngpus; b++)
-      if (m->nvlinks[a][b] > 0) fprintf(f, " %d NVLink%s to GPU %d;", m->nvlinks[a][b], m->nvlinks[a][b] > 1 ? "s" : "", b);
+      if (m->nvlinks[a][b] > 0)
+        fprintf(f, " %d NVLink%s to GPU %d;", m->nvlinks[a][b], m->nvlinks[a][b] > 1 ? "s" : "", b);
     const int i = m->nicOf[a];
     if (i >= 0)
-      fprintf(f, " nearest NIC %s (%s, %s)\n", m->nic[i].name, m->nic[i].ib ? "InfiniBand" : "network interface",
-              m->nic[i].path);
+      fprintf(f, " nearest NIC %s (%s, %s)\n", m->nic[i].name,
+              m->nic[i].ib ? "InfiniBand" : "network interface", m->nic[i].path);
     else
       fprintf(f, " no NIC%s\n", m->gpu[a].path[0] ? "" : " (its PCI path was not found)");
   }

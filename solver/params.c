@@ -62,20 +62,14 @@ static bool parseInt(const char* s, int64_t* out) {
 static bool parse(kilnParamType t, const char* s, int64_t* out, const char** why) {
   uint64_t u = 0;
   switch (t) {
-    case KILN_PARAM_BOOL:
-      *why = "not a boolean (1/0, true/false, yes/no, on/off)";
-      return parseBool(s, out);
-    case KILN_PARAM_INT:
-      *why = "not a non-negative integer";
-      return parseInt(s, out);
+    case KILN_PARAM_BOOL: *why = "not a boolean (1/0, true/false, yes/no, on/off)"; return parseBool(s, out);
+    case KILN_PARAM_INT: *why = "not a non-negative integer"; return parseInt(s, out);
     case KILN_PARAM_SIZE:
       *why = "not a size (bytes, with an optional K/M/G/T suffix)";
       if (!kilnParseSize(s, &u) || u > (uint64_t)INT64_MAX) return false;
       *out = (int64_t)u;
       return true;
-    default:
-      *out = 0;
-      return true;
+    default: *out = 0; return true;
   }
 }
 

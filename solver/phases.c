@@ -29,19 +29,19 @@ enum { MODE_KERNEL = 0, MODE_P2P = 1, MODE_APART = 2 };
 enum { OP_KERNEL = 0, OP_SEND = 1, OP_RECV = 2 };
 
 typedef struct {
-  int rank, tb;        /* the plan's threadblock */
-  int step;            /* the plan step it comes from (flat index) */
-  int kind;            /* OP_* */
-  kilnStep st;         /* kernel: the step (type, operands); send: srcbuf/srcoff; recv: dstbuf/dstoff */
-  bool apart;          /* a receive with no predecessor (MODE_APART) */
-  bool fresh;          /* a receive into scratch of its own (a reduction's, or apart) */
-  int dep;             /* the op it waits on, -1 */
-  int sendTo;          /* ops that send (kernel steps too): the op receiving the message, -1 */
-  int recvFrom;        /* ops that receive: the op that sent it, -1 */
-  int chan, seq;       /* its message: connection's channel and number */
+  int rank, tb;  /* the plan's threadblock */
+  int step;      /* the plan step it comes from (flat index) */
+  int kind;      /* OP_* */
+  kilnStep st;   /* kernel: the step (type, operands); send: srcbuf/srcoff; recv: dstbuf/dstoff */
+  bool apart;    /* a receive with no predecessor (MODE_APART) */
+  bool fresh;    /* a receive into scratch of its own (a reduction's, or apart) */
+  int dep;       /* the op it waits on, -1 */
+  int sendTo;    /* ops that send (kernel steps too): the op receiving the message, -1 */
+  int recvFrom;  /* ops that receive: the op that sent it, -1 */
+  int chan, seq; /* its message: connection's channel and number */
   int level;
-  int msg;             /* ops that send: offset of the message's positions in the pool, -1 */
-  int subTb, subStep;  /* where it lands in its phase's sub-plan */
+  int msg;            /* ops that send: offset of the message's positions in the pool, -1 */
+  int subTb, subStep; /* where it lands in its phase's sub-plan */
 } pop;
 
 typedef struct {
@@ -56,13 +56,13 @@ typedef struct {
   unsigned char* mode; /* [nsteps]: sends' message mode */
   pop* ops;
   int nops, capOps;
-  int* first;          /* [nsteps]: first op of each step, -1 */
-  int* last;           /* [nsteps]: last op */
-  int* carrier;        /* [nsteps]: the op that takes the step's dependency */
-  int* sendOp;         /* [nsteps]: the op that sends the step's message */
-  int* recvOp;         /* [nsteps]: the op that receives it */
-  int* tmpNext;        /* [nranks]: next free scratch chunk */
-  int curStep;         /* the step expandStep is cutting */
+  int* first;   /* [nsteps]: first op of each step, -1 */
+  int* last;    /* [nsteps]: last op */
+  int* carrier; /* [nsteps]: the op that takes the step's dependency */
+  int* sendOp;  /* [nsteps]: the op that sends the step's message */
+  int* recvOp;  /* [nsteps]: the op that receives it */
+  int* tmpNext; /* [nranks]: next free scratch chunk */
+  int curStep;  /* the step expandStep is cutting */
   pedge* edges;
   int nedges, capEdges;
 } builder;
@@ -97,11 +97,11 @@ static int emit(builder* b, int rank, int tb, int kind, kilnStepType_t type, kil
   return b->nops++;
 }
 
-#define EMIT(kind, type, sb, so, db, dof, cnt, apart)                                 \
-  do {                                                                                \
-    last = emit(b, r, t, (kind), (type), (sb), (so), (db), (dof), (cnt), (apart));    \
+#define EMIT(kind, type, sb, so, db, dof, cnt, apart)                                                    \
+  do {                                                                                                   \
+    last = emit(b, r, t, (kind), (type), (sb), (so), (db), (dof), (cnt), (apart));                       \
     if (last < 0) return kilnSetError(KILN_ERR_NO_MEMORY, "cutting plan %s: out of memory", b->p->name); \
-    if (first < 0) first = last;                                                      \
+    if (first < 0) first = last;                                                                         \
   } while (0)
 
 /* The ops of step s of threadblock t of rank r (flat index f), as phases.h's cut says. */
@@ -118,52 +118,53 @@ static kilnResult_t expandStep(builder* b, int r, int t, int s, int f) {
   const int so = st->srcoff, dof = st->dstoff, cnt = st->cnt;
   int first = -1, last = -1, sendAt = -1, recvAt = -1;
   /* A receive into [buf, off): into place (MODE_P2P) or apart into fresh scratch and copied. */
-#define RECV_INTO(buf, off)                                                                   \
-  do {                                                                                        \
-    if (rmode == MODE_APART) {                                                                \
-      const int tmp = b->tmpNext[r];                                                          \
-      b->tmpNext[r] += cnt;                                                                   \
-      EMIT(OP_RECV, KILN_STEP_RECV, KILN_BUF_SCRATCH, 0, KILN_BUF_SCRATCH, tmp, cnt, true);   \
-      b->ops[last].fresh = true;                                                              \
-      recvAt = last;                                                                          \
-      EMIT(OP_KERNEL, KILN_STEP_COPY, KILN_BUF_SCRATCH, tmp, (buf), (off), cnt, false);       \
-    } else {                                                                                  \
-      EMIT(OP_RECV, KILN_STEP_RECV, (buf), (off), (buf), (off), cnt, false);                  \
-      recvAt = last;                                                                          \
-    }                                                                                         \
+#define RECV_INTO(buf, off)                                                                 \
+  do {                                                                                      \
+    if (rmode == MODE_APART) {                                                              \
+      const int tmp = b->tmpNext[r];                                                        \
+      b->tmpNext[r] += cnt;                                                                 \
+      EMIT(OP_RECV, KILN_STEP_RECV, KILN_BUF_SCRATCH, 0, KILN_BUF_SCRATCH, tmp, cnt, true); \
+      b->ops[last].fresh = true;                                                            \
+      recvAt = last;                                                                        \
+      EMIT(OP_KERNEL, KILN_STEP_COPY, KILN_BUF_SCRATCH, tmp, (buf), (off), cnt, false);     \
+    } else {                                                                                \
+      EMIT(OP_RECV, KILN_STEP_RECV, (buf), (off), (buf), (off), cnt, false);                \
+      recvAt = last;                                                                        \
+    }                                                                                       \
   } while (0)
   /* A receive into fresh scratch (tmp), for the reducing steps. */
-#define RECV_TMP(tmp)                                                                         \
-  do {                                                                                        \
-    tmp = b->tmpNext[r];                                                                      \
-    b->tmpNext[r] += cnt;                                                                     \
+#define RECV_TMP(tmp)                                                                                      \
+  do {                                                                                                     \
+    tmp = b->tmpNext[r];                                                                                   \
+    b->tmpNext[r] += cnt;                                                                                  \
     EMIT(OP_RECV, KILN_STEP_RECV, KILN_BUF_SCRATCH, tmp, KILN_BUF_SCRATCH, tmp, cnt, rmode == MODE_APART); \
-    b->ops[last].fresh = true;                                                                \
-    recvAt = last;                                                                            \
+    b->ops[last].fresh = true;                                                                             \
+    recvAt = last;                                                                                         \
   } while (0)
   /* dst <- src (+) tmp: in place where dst is src, else through tmp. */
-#define REDUCE_INTO(tmp)                                                                      \
-  do {                                                                                        \
-    if (SB == DB && so == dof) {                                                              \
-      EMIT(OP_KERNEL, KILN_STEP_REDUCE, KILN_BUF_SCRATCH, tmp, DB, dof, cnt, false);          \
-    } else {                                                                                  \
-      EMIT(OP_KERNEL, KILN_STEP_REDUCE, SB, so, KILN_BUF_SCRATCH, tmp, cnt, false);           \
-      EMIT(OP_KERNEL, KILN_STEP_COPY, KILN_BUF_SCRATCH, tmp, DB, dof, cnt, false);            \
-    }                                                                                         \
+#define REDUCE_INTO(tmp)                                                             \
+  do {                                                                               \
+    if (SB == DB && so == dof) {                                                     \
+      EMIT(OP_KERNEL, KILN_STEP_REDUCE, KILN_BUF_SCRATCH, tmp, DB, dof, cnt, false); \
+    } else {                                                                         \
+      EMIT(OP_KERNEL, KILN_STEP_REDUCE, SB, so, KILN_BUF_SCRATCH, tmp, cnt, false);  \
+      EMIT(OP_KERNEL, KILN_STEP_COPY, KILN_BUF_SCRATCH, tmp, DB, dof, cnt, false);   \
+    }                                                                                \
   } while (0)
 
   int tmp = -1;
   b->curStep = f;
   if ((unsigned)ty >= KILN_NUM_STEP_TYPES)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: rank %d tb %d step %d: step type %d unknown", b->p->name,
-                        r, t, s, (int)ty);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: rank %d tb %d step %d: step type %d unknown",
+                        b->p->name, r, t, s, (int)ty);
   if (kilnStepPeerRole(ty) != KILN_PEER_NONE) {
     /* Memory steps (put, get, gre, sig, wait) reach their peer by load/store: within a node only. */
     if (remote(b, r, st->peer))
-      return kilnSetError(KILN_ERR_UNSUPPORTED,
-                          "plan %s: rank %d tb %d step %d (%s) reaches rank %d on another node: memory steps need "
-                          "load/store, which only ranks of one node have; between nodes a plan sends and receives",
-                          b->p->name, r, t, s, kilnStepTypeName(ty), st->peer);
+      return kilnSetError(
+          KILN_ERR_UNSUPPORTED,
+          "plan %s: rank %d tb %d step %d (%s) reaches rank %d on another node: memory steps need "
+          "load/store, which only ranks of one node have; between nodes a plan sends and receives",
+          b->p->name, r, t, s, kilnStepTypeName(ty), st->peer);
     EMIT(OP_KERNEL, ty, SB, so, DB, dof, cnt, false);
     b->ops[last].st.peer = st->peer;
     b->ops[last].st.proto = st->proto;
@@ -172,8 +173,10 @@ static kilnResult_t expandStep(builder* b, int r, int t, int s, int f) {
   } else {
     switch (ty) {
       case KILN_STEP_SEND:
-        if (sK) EMIT(OP_KERNEL, ty, SB, so, DB, dof, cnt, false);
-        else EMIT(OP_SEND, KILN_STEP_SEND, SB, so, SB, so, cnt, false);
+        if (sK)
+          EMIT(OP_KERNEL, ty, SB, so, DB, dof, cnt, false);
+        else
+          EMIT(OP_SEND, KILN_STEP_SEND, SB, so, SB, so, cnt, false);
         sendAt = last;
         break;
       case KILN_STEP_RECV:
@@ -196,8 +199,10 @@ static kilnResult_t expandStep(builder* b, int r, int t, int s, int f) {
         } else {
           RECV_INTO(DB, dof);
         }
-        if (sK) EMIT(OP_KERNEL, KILN_STEP_SEND, DB, dof, DB, dof, cnt, false);
-        else EMIT(OP_SEND, KILN_STEP_SEND, DB, dof, DB, dof, cnt, false);
+        if (sK)
+          EMIT(OP_KERNEL, KILN_STEP_SEND, DB, dof, DB, dof, cnt, false);
+        else
+          EMIT(OP_SEND, KILN_STEP_SEND, DB, dof, DB, dof, cnt, false);
         sendAt = last;
         break;
       case KILN_STEP_RECV_REDUCE_COPY:
@@ -224,8 +229,10 @@ static kilnResult_t expandStep(builder* b, int r, int t, int s, int f) {
           RECV_TMP(tmp);
           EMIT(OP_KERNEL, KILN_STEP_REDUCE, SB, so, KILN_BUF_SCRATCH, tmp, cnt, false);
         }
-        if (sK) EMIT(OP_KERNEL, KILN_STEP_SEND, KILN_BUF_SCRATCH, tmp, KILN_BUF_SCRATCH, tmp, cnt, false);
-        else EMIT(OP_SEND, KILN_STEP_SEND, KILN_BUF_SCRATCH, tmp, KILN_BUF_SCRATCH, tmp, cnt, false);
+        if (sK)
+          EMIT(OP_KERNEL, KILN_STEP_SEND, KILN_BUF_SCRATCH, tmp, KILN_BUF_SCRATCH, tmp, cnt, false);
+        else
+          EMIT(OP_SEND, KILN_STEP_SEND, KILN_BUF_SCRATCH, tmp, KILN_BUF_SCRATCH, tmp, cnt, false);
         sendAt = last;
         break;
       case KILN_STEP_RECV_REDUCE_COPY_SEND:
@@ -241,13 +248,15 @@ static kilnResult_t expandStep(builder* b, int r, int t, int s, int f) {
           RECV_TMP(tmp);
           REDUCE_INTO(tmp);
         }
-        if (sK) EMIT(OP_KERNEL, KILN_STEP_SEND, DB, dof, DB, dof, cnt, false);
-        else EMIT(OP_SEND, KILN_STEP_SEND, DB, dof, DB, dof, cnt, false);
+        if (sK)
+          EMIT(OP_KERNEL, KILN_STEP_SEND, DB, dof, DB, dof, cnt, false);
+        else
+          EMIT(OP_SEND, KILN_STEP_SEND, DB, dof, DB, dof, cnt, false);
         sendAt = last;
         break;
       default:
-        return kilnSetError(KILN_ERR_INTERNAL, "plan %s: rank %d tb %d step %d: step type %s not cut", b->p->name, r,
-                            t, s, kilnStepTypeName(ty));
+        return kilnSetError(KILN_ERR_INTERNAL, "plan %s: rank %d tb %d step %d: step type %s not cut",
+                            b->p->name, r, t, s, kilnStepTypeName(ty));
     }
   }
 #undef RECV_INTO
@@ -315,7 +324,8 @@ static kilnResult_t buildOps(builder* b, int* nfwd) {
       for (int v = lo; v <= hi; v++) {
         if (b->ops[v].apart) continue;
         if (prev >= 0 && !addEdge(b, prev, v, weight(&b->ops[prev], &b->ops[v]))) goto nomem;
-        if (v > lo && b->ops[v - 1].apart && !addEdge(b, v - 1, v, weight(&b->ops[v - 1], &b->ops[v]))) goto nomem;
+        if (v > lo && b->ops[v - 1].apart && !addEdge(b, v - 1, v, weight(&b->ops[v - 1], &b->ops[v])))
+          goto nomem;
         prev = v;
       }
     }
@@ -352,7 +362,8 @@ static kilnResult_t buildOps(builder* b, int* nfwd) {
     for (int f = 0; b->ix.mem && f < b->ix.nsteps; f++) {
       const int g = b->ix.sig_match[f];
       if (g < 0 || kilnStepPeerRole(b->ops[b->first[f]].st.type) != KILN_PEER_SIGNAL) continue;
-      if (!addEdge(b, pass == 0 ? b->first[f] : b->first[g], pass == 0 ? b->first[g] : b->first[f], 0)) goto nomem;
+      if (!addEdge(b, pass == 0 ? b->first[f] : b->first[g], pass == 0 ? b->first[g] : b->first[f], 0))
+        goto nomem;
     }
   }
   return KILN_SUCCESS;
@@ -490,8 +501,9 @@ static kilnResult_t breakCycles(builder* b, int nfwd, int* moved) {
   int* comp = malloc((size_t)(n > 0 ? n : 1) * sizeof *comp);
   bool* positive = NULL;
   bool* entered = calloc((size_t)(n > 0 ? n : 1), sizeof *entered);
-  kilnResult_t res = comp && entered ? components(b, comp, &ncomp)
-                                     : kilnSetError(KILN_ERR_NO_MEMORY, "cutting plan %s: out of memory", b->p->name);
+  kilnResult_t res = comp && entered
+                         ? components(b, comp, &ncomp)
+                         : kilnSetError(KILN_ERR_NO_MEMORY, "cutting plan %s: out of memory", b->p->name);
   if (res != KILN_SUCCESS) goto out;
   positive = calloc((size_t)(ncomp > 0 ? ncomp : 1), sizeof *positive);
   if (!positive) {
@@ -509,7 +521,8 @@ static kilnResult_t breakCycles(builder* b, int nfwd, int* moved) {
   }
   for (int i = 0; i < nfwd; i++) {
     const pedge e = b->edges[i];
-    if (b->ops[e.u].rank == b->ops[e.v].rank && comp[e.u] == comp[e.v] && positive[comp[e.v]]) entered[e.v] = true;
+    if (b->ops[e.u].rank == b->ops[e.v].rank && comp[e.u] == comp[e.v] && positive[comp[e.v]])
+      entered[e.v] = true;
   }
   /* Cheapest first: messages between nodes received into scratch anyway (a reduction's), then
    * the other messages between nodes (a copy more), then messages within a node (through NCCL
@@ -527,7 +540,8 @@ static kilnResult_t breakCycles(builder* b, int nfwd, int* moved) {
       }
     }
   if (*moved == 0)
-    res = kilnSetError(KILN_ERR_VERIFY, "plan %s: its steps' dependencies form a cycle (it deadlocks)", b->p->name);
+    res = kilnSetError(KILN_ERR_VERIFY, "plan %s: its steps' dependencies form a cycle (it deadlocks)",
+                       b->p->name);
 out:
   free(comp);
   free(positive);
@@ -557,8 +571,10 @@ static void memRange(const builder* b, int r, kilnBuffer_t buf, int off, int* mb
 /* The memory an NCCL call of op v reads (send) or writes (receive). */
 static void opRange(const builder* b, int v, int* mbuf, int* moff) {
   const pop* o = &b->ops[v];
-  if (o->kind == OP_SEND) memRange(b, o->rank, o->st.srcbuf, o->st.srcoff, mbuf, moff);
-  else memRange(b, o->rank, o->st.dstbuf, o->st.dstoff, mbuf, moff);
+  if (o->kind == OP_SEND)
+    memRange(b, o->rank, o->st.srcbuf, o->st.srcoff, mbuf, moff);
+  else
+    memRange(b, o->rank, o->st.dstbuf, o->st.dstoff, mbuf, moff);
 }
 
 static int cmpByRankLevel(const void* x, const void* y, void* ctx) {
@@ -584,7 +600,8 @@ static kilnResult_t groupConflicts(builder* b, int* moved) {
   qsort_r(v, (size_t)np, sizeof *v, cmpByRankLevel, b);
   for (int lo = 0; lo < np;) {
     int hi = lo;
-    while (hi < np && b->ops[v[hi]].rank == b->ops[v[lo]].rank && b->ops[v[hi]].level == b->ops[v[lo]].level) hi++;
+    while (hi < np && b->ops[v[hi]].rank == b->ops[v[lo]].rank && b->ops[v[hi]].level == b->ops[v[lo]].level)
+      hi++;
     for (int x = lo; x < hi; x++)
       for (int y = lo; y < hi; y++) {
         const pop* ox = &b->ops[v[x]];
@@ -647,8 +664,10 @@ static kilnResult_t positions(builder* b, int nfwd, int** poolOut, int* npool) {
     const int v = queue[head++];
     pop* o = &b->ops[v];
     const kilnStepType_t ty = o->st.type;
-    const bool sends = o->kind == OP_SEND || (o->kind == OP_KERNEL && (unsigned)ty < KILN_NUM_STEP_TYPES && kilnStepSends(ty));
-    const bool recvs = o->kind == OP_RECV || (o->kind == OP_KERNEL && (unsigned)ty < KILN_NUM_STEP_TYPES && kilnStepReceives(ty));
+    const bool sends = o->kind == OP_SEND ||
+                       (o->kind == OP_KERNEL && (unsigned)ty < KILN_NUM_STEP_TYPES && kilnStepSends(ty));
+    const bool recvs = o->kind == OP_RECV ||
+                       (o->kind == OP_KERNEL && (unsigned)ty < KILN_NUM_STEP_TYPES && kilnStepReceives(ty));
     const int* in = recvs && o->recvFrom >= 0 ? pool + b->ops[o->recvFrom].msg : NULL;
     if (sends && o->sendTo >= 0) {
       o->msg = used;
@@ -659,9 +678,12 @@ static kilnResult_t positions(builder* b, int nfwd, int** poolOut, int* npool) {
       const int so = o->st.srcoff + c, dof = o->st.dstoff + c;
       const int m = in ? in[c] : -1;
       int out = -1, w = -3; /* w: what dst gets (-3: not written) */
-      if (o->kind == OP_SEND) out = POS(o->rank, sb, so);
-      else if (o->kind == OP_RECV) w = m;
-      else switch (ty) {
+      if (o->kind == OP_SEND)
+        out = POS(o->rank, sb, so);
+      else if (o->kind == OP_RECV)
+        w = m;
+      else
+        switch (ty) {
           case KILN_STEP_SEND: out = POS(o->rank, sb, so); break;
           case KILN_STEP_RECV: w = m; break;
           case KILN_STEP_RECV_COPY_SEND: w = out = m; break;
@@ -684,7 +706,8 @@ static kilnResult_t positions(builder* b, int nfwd, int** poolOut, int* npool) {
   }
 #undef POS
   if (tail != n) {
-    res = kilnSetError(KILN_ERR_VERIFY, "plan %s: its steps' dependencies form a cycle (it deadlocks)", p->name);
+    res = kilnSetError(KILN_ERR_VERIFY, "plan %s: its steps' dependencies form a cycle (it deadlocks)",
+                       p->name);
     goto out;
   }
   /* Messages through NCCL: a chunk of unknown position (scratch never written) received into a
@@ -701,11 +724,12 @@ static kilnResult_t positions(builder* b, int nfwd, int** poolOut, int* npool) {
         if (m[c] != own) m[c] = -2;
       }
       if (m[c] == -2) {
-        res = kilnSetError(KILN_ERR_UNSUPPORTED,
-                           "plan %s: rank %d tb %d sends rank %d tb %d a chunk that mixes positions of a block (or "
-                           "lands at another position): between nodes each chunk is sized by its position, so the "
-                           "plan cannot be cut",
-                           p->name, s->rank, s->tb, o->rank, o->tb);
+        res = kilnSetError(
+            KILN_ERR_UNSUPPORTED,
+            "plan %s: rank %d tb %d sends rank %d tb %d a chunk that mixes positions of a block (or "
+            "lands at another position): between nodes each chunk is sized by its position, so the "
+            "plan cannot be cut",
+            p->name, s->rank, s->tb, o->rank, o->tb);
         goto out;
       }
     }
@@ -792,12 +816,12 @@ static int cmpOps(const void* a, const void* b) {
 }
 
 static bool opSends(const pop* o) {
-  return o->kind == OP_SEND || (o->kind == OP_KERNEL && (unsigned)o->st.type < KILN_NUM_STEP_TYPES &&
-                                kilnStepSends(o->st.type));
+  return o->kind == OP_SEND ||
+         (o->kind == OP_KERNEL && (unsigned)o->st.type < KILN_NUM_STEP_TYPES && kilnStepSends(o->st.type));
 }
 static bool opRecvs(const pop* o) {
-  return o->kind == OP_RECV || (o->kind == OP_KERNEL && (unsigned)o->st.type < KILN_NUM_STEP_TYPES &&
-                                kilnStepReceives(o->st.type));
+  return o->kind == OP_RECV ||
+         (o->kind == OP_KERNEL && (unsigned)o->st.type < KILN_NUM_STEP_TYPES && kilnStepReceives(o->st.type));
 }
 
 /* The sub-plan of kernel phase `level` (the ops of that level), and the split plan's steps. */
@@ -822,7 +846,8 @@ static kilnResult_t buildSubPlan(builder* b, kilnPhases* ph, int level, int idx,
         }
       if (!any) continue;
       const int sub = q->gpus[r].ntbs;
-      kilnThreadblock* tb = kilnPlanAddThreadblock(q, r, sends ? otb->send : -1, recvs ? otb->recv : -1, otb->chan);
+      kilnThreadblock* tb =
+          kilnPlanAddThreadblock(q, r, sends ? otb->send : -1, recvs ? otb->recv : -1, otb->chan);
       if (!tb) return kilnSetError(KILN_ERR_NO_MEMORY, "cutting plan %s: out of memory", b->p->name);
       for (int v = lo; v <= hi; v++) {
         pop* o = &b->ops[v];
@@ -933,19 +958,22 @@ static int cmpInt(const void* a, const void* b) {
 kilnResult_t kilnPhasesBuild(const kilnPlan* p, int nnodes, const int* node, kilnPhases** out) {
   if (!p || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPhasesBuild: NULL argument");
   *out = NULL;
-  if (p->ngpus < 1 || !p->gpus) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has no ranks", p->name);
+  if (p->ngpus < 1 || !p->gpus)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has no ranks", p->name);
   if (nnodes < 1 || nnodes > p->ngpus || (!node && p->ngpus % nnodes != 0))
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: %d ranks do not split into %d nodes", p->name,
                         p->ngpus, nnodes);
   if (kilnPlanHasCopies(p))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: lower its copies first (kilnPlanLowerCopies)", p->name);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: lower its copies first (kilnPlanLowerCopies)",
+                        p->name);
   const int k = blockChunks(p);
   if (k < 1)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: i_chunks=%d o_chunks=%d do not fit %s on %d ranks", p->name,
-                        p->gpus[0].i_chunks, p->gpus[0].o_chunks, kilnCollName(p->coll), p->ngpus);
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: i_chunks=%d o_chunks=%d do not fit %s on %d ranks",
+                        p->name, p->gpus[0].i_chunks, p->gpus[0].o_chunks, kilnCollName(p->coll), p->ngpus);
   for (int r = 1; r < p->ngpus; r++)
     if (p->gpus[r].i_chunks != p->gpus[0].i_chunks || p->gpus[r].o_chunks != p->gpus[0].o_chunks)
-      return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: gpu %d has other chunk counts than gpu 0", p->name, r);
+      return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: gpu %d has other chunk counts than gpu 0", p->name,
+                          r);
   const int R = p->ngpus;
   builder b;
   memset(&b, 0, sizeof b);
@@ -964,14 +992,16 @@ kilnResult_t kilnPhasesBuild(const kilnPlan* p, int nnodes, const int* node, kil
   b.recvOp = malloc((size_t)ns * sizeof(int));
   b.tmpNext = calloc((size_t)R, sizeof(int));
   int* levels = NULL;
-  if (!ph || !nodeMap || !b.mode || !b.first || !b.last || !b.carrier || !b.sendOp || !b.recvOp || !b.tmpNext) {
+  if (!ph || !nodeMap || !b.mode || !b.first || !b.last || !b.carrier || !b.sendOp || !b.recvOp ||
+      !b.tmpNext) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "cutting plan %s: out of memory", p->name);
     goto out;
   }
   for (int r = 0; r < R; r++) {
     nodeMap[r] = node ? node[r] : r / (R / nnodes);
     if (nodeMap[r] < 0 || nodeMap[r] >= nnodes) {
-      res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: rank %d on node %d of %d", p->name, r, nodeMap[r], nnodes);
+      res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: rank %d on node %d of %d", p->name, r,
+                         nodeMap[r], nnodes);
       goto out;
     }
   }
@@ -1066,8 +1096,8 @@ static uint64_t posElems(uint64_t count, uint64_t L, int c) {
   return lo >= count ? 0 : (count - lo < L ? count - lo : L);
 }
 
-void kilnPhasesChunkSpan(const kilnPhases* ph, uint64_t count, kilnBuffer_t buf, int chunk, int cls, uint64_t* off,
-                         uint64_t* n) {
+void kilnPhasesChunkSpan(const kilnPhases* ph, uint64_t count, kilnBuffer_t buf, int chunk, int cls,
+                         uint64_t* off, uint64_t* n) {
   const uint64_t k = (uint64_t)ph->k, L = (count + k - 1) / k;
   if (buf == KILN_BUF_SCRATCH) {
     *off = (uint64_t)chunk * L;

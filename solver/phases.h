@@ -51,36 +51,36 @@ extern "C" {
  * peer. Both ends of a message hold the same cls (its chunks' positions) and issue in the same
  * order: by peer, then channel and message number of the plan's connection (chan, seq). */
 typedef struct kilnP2pOp {
-  bool send;           /* else a receive */
-  int peer;            /* a rank of another node (or of this one, for a message received apart) */
+  bool send; /* else a receive */
+  int peer;  /* a rank of another node (or of this one, for a message received apart) */
   kilnBuffer_t buf;
-  int off, cnt;        /* chunks of buf */
-  int chan, seq;       /* the plan's connection (this rank -> peer or back) and the message's number on it */
-  const int* cls;      /* [cnt]: position of each chunk in its block (0..k-1), -1: a whole chunk */
+  int off, cnt;   /* chunks of buf */
+  int chan, seq;  /* the plan's connection (this rank -> peer or back) and the message's number on it */
+  const int* cls; /* [cnt]: position of each chunk in its block (0..k-1), -1: a whole chunk */
 } kilnP2pOp;
 
 typedef struct kilnPhase {
-  bool p2p;            /* a group of sends and receives; else a kernel phase */
-  kilnPlan* plan;      /* kernel phase: its sub-plan (every rank; a rank without work here has no
+  bool p2p;        /* a group of sends and receives; else a kernel phase */
+  kilnPlan* plan;  /* kernel phase: its sub-plan (every rank; a rank without work here has no
                         * threadblocks). Same collective, chunk counts and in-place forms as the
                         * plan; scratch as kilnPhases.scratch */
-  int* nops;           /* p2p: [nranks] */
-  kilnP2pOp** ops;     /* p2p: [nranks], each in issue order */
+  int* nops;       /* p2p: [nranks] */
+  kilnP2pOp** ops; /* p2p: [nranks], each in issue order */
 } kilnPhase;
 
 typedef struct kilnPhases {
   int nranks, nnodes;
-  int* node;           /* [nranks]: each rank's node */
+  int* node; /* [nranks]: each rank's node */
   kilnColl_t coll;
-  int k;               /* chunks per block of a user buffer (plan.h's chunk size) */
-  int* scratch;        /* [nranks]: scratch chunks of each rank (the plan's, then received pieces) */
+  int k;        /* chunks per block of a user buffer (plan.h's chunk size) */
+  int* scratch; /* [nranks]: scratch chunks of each rank (the plan's, then received pieces) */
   int nphases;
   kilnPhase* phases;
-  kilnPlan* split;     /* the plan with the steps between nodes cut (sends and receives only, in
+  kilnPlan* split; /* the plan with the steps between nodes cut (sends and receives only, in
                         * program order), every rank's work of every phase: kilnPlanVerify checks it */
-  int nmessages;       /* messages sent through NCCL */
-  int napart;          /* of them, received apart from their step (the cycles above) */
-  int* pool;           /* storage of the ops' cls */
+  int nmessages;   /* messages sent through NCCL */
+  int napart;      /* of them, received apart from their step (the cycles above) */
+  int* pool;       /* storage of the ops' cls */
 } kilnPhases;
 
 /* Cuts p (copies lowered, kilnPlanLowerCopies, on a copy) for ranks on nodes node[0..ngpus); node

@@ -57,11 +57,11 @@ typedef struct {
   int** plist; /* [R] phases with work, in order */
   int* nplist;
   int* pc;
-  int** tbpc;  /* [R] current kernel phase's threadblocks' next steps */
+  int** tbpc;   /* [R] current kernel phase's threadblocks' next steps */
   call** calls; /* [R] current group's calls */
   int* ncalls;
   bool* posted;
-  fifo* fifos; /* [(src * R + dst) * nch + chan] */
+  fifo* fifos;      /* [(src * R + dst) * nch + chan] */
   callQueue* sends; /* [src * R + dst] */
   callQueue* recvs; /* [src * R + dst]: receives posted at dst from src */
 } runner;
@@ -121,8 +121,10 @@ static void msgFree(msg* m) {
 
 static void push(fifo* f, msg* m) {
   m->next = NULL;
-  if (f->tail) f->tail->next = m;
-  else f->head = m;
+  if (f->tail)
+    f->tail->next = m;
+  else
+    f->head = m;
   f->tail = m;
   f->len++;
 }
@@ -144,7 +146,8 @@ static kilnResult_t runStep(runner* x, int r, int phase, const kilnStep* st, msg
   const kilnStepType_t ty = st->type;
   const bool sd = kilnStepSends(ty);
   msg* m = NULL;
-  if (sd && !(m = msgNew(x, phase, st->cnt))) return kilnSetError(KILN_ERR_NO_MEMORY, "checking phases: out of memory");
+  if (sd && !(m = msgNew(x, phase, st->cnt)))
+    return kilnSetError(KILN_ERR_NO_MEMORY, "checking phases: out of memory");
   for (int c = 0; c < st->cnt; c++) {
     uint64_t vs = 0, vd = 0;
     const bool rs = kilnStepReadsSrc(ty) || ty == KILN_STEP_REDUCE;
@@ -159,9 +162,7 @@ static kilnResult_t runStep(runner* x, int r, int phase, const kilnStep* st, msg
         n = vs;
         memcpy(o, s, n * sizeof *o);
         break;
-      case KILN_STEP_RECV:
-        memcpy(d, rcv, umin(vd, vr) * sizeof *d);
-        break;
+      case KILN_STEP_RECV: memcpy(d, rcv, umin(vd, vr) * sizeof *d); break;
       case KILN_STEP_RECV_COPY_SEND:
         n = umin(vd, vr);
         memcpy(d, rcv, n * sizeof *d);
@@ -177,14 +178,11 @@ static kilnResult_t runStep(runner* x, int r, int phase, const kilnStep* st, msg
         for (uint64_t i = 0; i < n; i++) d[i] = apply(x->op, s[i], rcv[i]);
         if (o) memcpy(o, d, n * sizeof *o);
         break;
-      case KILN_STEP_COPY:
-        memmove(d, s, umin(vs, vd) * sizeof *d);
-        break;
+      case KILN_STEP_COPY: memmove(d, s, umin(vs, vd) * sizeof *d); break;
       case KILN_STEP_REDUCE:
         for (uint64_t i = 0; i < umin(vs, vd); i++) d[i] = apply(x->op, d[i], s[i]);
         break;
-      default:
-        break;
+      default: break;
     }
     if (m) m->valid[c] = n;
   }
@@ -214,8 +212,9 @@ static kilnResult_t kernelPhase(runner* x, int r, int i, bool* moved, bool* done
         if (fin && fin->len == 0) break;
         if (fout && x->depth > 0 && fout->len >= x->depth) break;
         if (fin && fin->head->phase != i)
-          return kilnSetError(KILN_ERR_VERIFY, "rank %d phase %d tb %d step %d receives a message rank %d sent in phase %d",
-                              r, i, t, x->tbpc[r][t], tb->recv, fin->head->phase);
+          return kilnSetError(KILN_ERR_VERIFY,
+                              "rank %d phase %d tb %d step %d receives a message rank %d sent in phase %d", r,
+                              i, t, x->tbpc[r][t], tb->recv, fin->head->phase);
         msg* in = fin ? pop(fin) : NULL;
         msg* out = NULL;
         kilnResult_t res = runStep(x, r, i, st, in, &out);
@@ -284,9 +283,11 @@ static kilnResult_t post(runner* x, int r, int i) {
       const call* v = &cc.v[b];
       if ((u->send && v->send) || u->p + u->n <= v->p || v->p + v->n <= u->p) continue;
       free(cc.v);
-      return kilnSetError(KILN_ERR_VERIFY, "rank %d phase %d: calls %d (%s rank %d) and %d (%s rank %d) of one group "
-                          "touch the same elements and one receives", r, i, a, u->send ? "send to" : "receive from",
-                          u->peer, b, v->send ? "send to" : "receive from", v->peer);
+      return kilnSetError(KILN_ERR_VERIFY,
+                          "rank %d phase %d: calls %d (%s rank %d) and %d (%s rank %d) of one group "
+                          "touch the same elements and one receives",
+                          r, i, a, u->send ? "send to" : "receive from", u->peer, b,
+                          v->send ? "send to" : "receive from", v->peer);
     }
   x->calls[r] = cc.v;
   x->ncalls[r] = cc.n;
@@ -309,8 +310,10 @@ static kilnResult_t match(runner* x, bool* moved) {
         call* cs = s->v[s->head++];
         call* cr = v->v[v->head++];
         if (cs->n != cr->n)
-          return kilnSetError(KILN_ERR_VERIFY, "rank %d sends %llu elements to rank %d, whose receive in that place "
-                              "takes %llu", a, (unsigned long long)cs->n, b, (unsigned long long)cr->n);
+          return kilnSetError(KILN_ERR_VERIFY,
+                              "rank %d sends %llu elements to rank %d, whose receive in that place "
+                              "takes %llu",
+                              a, (unsigned long long)cs->n, b, (unsigned long long)cr->n);
         memcpy(cr->p, cs->p, cs->n * sizeof *cr->p);
         cs->done = cr->done = true;
         *moved = true;
@@ -375,8 +378,10 @@ kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_
       for (int t = 0; t < ph->phases[i].plan->gpus[r].ntbs; t++)
         for (int st = 0; st < ph->phases[i].plan->gpus[r].tbs[t].nsteps; st++)
           if (kilnStepPeerRole(ph->phases[i].plan->gpus[r].tbs[t].steps[st].type) != KILN_PEER_NONE)
-            return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: the phases' checker runs sends, receives and local "
-                                "steps, not memory steps (rank %d, phase %d)", plan->name, r, i);
+            return kilnSetError(KILN_ERR_UNSUPPORTED,
+                                "plan %s: the phases' checker runs sends, receives and local "
+                                "steps, not memory steps (rank %d, phase %d)",
+                                plan->name, r, i);
   runner x;
   memset(&x, 0, sizeof x);
   x.ph = ph;
@@ -410,8 +415,8 @@ kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_
   x.fifos = calloc((size_t)R * R * x.nch, sizeof *x.fifos);
   x.sends = calloc((size_t)R * R, sizeof *x.sends);
   x.recvs = calloc((size_t)R * R, sizeof *x.recvs);
-  bool ok = inputs && x.sendBuf && x.recvBuf && x.bufs[0] && x.bufs[1] && x.bufs[2] && x.scr && x.plist && x.nplist &&
-            x.pc && x.tbpc && x.calls && x.ncalls && x.posted && x.fifos && x.sends && x.recvs;
+  bool ok = inputs && x.sendBuf && x.recvBuf && x.bufs[0] && x.bufs[1] && x.bufs[2] && x.scr && x.plist &&
+            x.nplist && x.pc && x.tbpc && x.calls && x.ncalls && x.posted && x.fifos && x.sends && x.recvs;
   /* Buffers as the runtime maps them (host/exec.c): the call's send and receive buffers, aliased
    * as NCCL defines an in-place call; a plan that leaves the output out keeps its allreduce
    * result in the input. */
@@ -504,28 +509,33 @@ kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_
   }
   for (size_t f = 0; f < (size_t)R * R * x.nch; f++)
     if (x.fifos[f].len > 0) {
-      res = kilnSetError(KILN_ERR_VERIFY, "plan %s cut into phases: rank %d's message to rank %d (channel %d) is "
-                         "never received", plan->name, (int)(f / x.nch / R), (int)(f / x.nch % R), (int)(f % x.nch));
+      res = kilnSetError(KILN_ERR_VERIFY,
+                         "plan %s cut into phases: rank %d's message to rank %d (channel %d) is "
+                         "never received",
+                         plan->name, (int)(f / x.nch / R), (int)(f / x.nch % R), (int)(f % x.nch));
       goto out;
     }
   /* The result on every rank, and out of place the input kept. */
   for (int r = 0; r < R && res == KILN_SUCCESS; r++) {
-    for (uint64_t e = 0; e < (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER ? count : (uint64_t)R * count);
+    for (uint64_t e = 0;
+         e < (coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER ? count : (uint64_t)R * count);
          e++) {
       const double want = expected(&x, (const double* const*)inputs, r, e);
-      const double got = kilnPlanInPlaceOnly(plan) && coll == KILN_COLL_ALLREDUCE ? x.sendBuf[r][e] : x.recvBuf[r][e];
+      const double got =
+          kilnPlanInPlaceOnly(plan) && coll == KILN_COLL_ALLREDUCE ? x.sendBuf[r][e] : x.recvBuf[r][e];
       if (!(got == want)) {
-        res = kilnSetError(KILN_ERR_VERIFY, "plan %s cut into %d phases (%d nodes), %s of %llu elements%s: rank %d "
-                           "output element %llu is %g, not %g", plan->name, ph->nphases, ph->nnodes,
-                           kilnRedOpName(op), (unsigned long long)count, inplace ? " in place" : "", r,
-                           (unsigned long long)e, got, want);
+        res = kilnSetError(KILN_ERR_VERIFY,
+                           "plan %s cut into %d phases (%d nodes), %s of %llu elements%s: rank %d "
+                           "output element %llu is %g, not %g",
+                           plan->name, ph->nphases, ph->nnodes, kilnRedOpName(op), (unsigned long long)count,
+                           inplace ? " in place" : "", r, (unsigned long long)e, got, want);
         break;
       }
     }
     for (uint64_t e = 0; !inplace && e < x.inElems && res == KILN_SUCCESS; e++)
       if (!(x.sendBuf[r][e] == inputs[r][e]))
-        res = kilnSetError(KILN_ERR_VERIFY, "plan %s cut into phases: rank %d's input element %llu changed", plan->name,
-                           r, (unsigned long long)e);
+        res = kilnSetError(KILN_ERR_VERIFY, "plan %s cut into phases: rank %d's input element %llu changed",
+                           plan->name, r, (unsigned long long)e);
   }
 out:
   for (size_t f = 0; x.fifos && f < (size_t)R * R * x.nch; f++)
@@ -537,8 +547,7 @@ out:
     if (x.tbpc) free(x.tbpc[r]);
     if (x.calls) free(x.calls[r]);
     if (inplace) {
-      if (x.recvBuf && x.sendBuf)
-        free(coll == KILN_COLL_REDUCESCATTER ? x.sendBuf[r] : x.recvBuf[r]);
+      if (x.recvBuf && x.sendBuf) free(coll == KILN_COLL_REDUCESCATTER ? x.sendBuf[r] : x.recvBuf[r]);
     } else {
       if (x.sendBuf) free(x.sendBuf[r]);
       if (x.recvBuf) free(x.recvBuf[r]);

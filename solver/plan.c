@@ -37,12 +37,20 @@ bool kilnStepTypeParse(const char* s, kilnStepType_t* out) {
   return false;
 }
 
-bool kilnStepReceives(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].receives; }
+bool kilnStepReceives(kilnStepType_t t) {
+  return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].receives;
+}
 bool kilnStepSends(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].sends; }
 bool kilnStepReduces(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].reduces; }
-bool kilnStepReadsSrc(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].reads_src; }
-bool kilnStepWritesDst(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].writes_dst; }
-bool kilnStepRuntimeRuns(kilnStepType_t t) { return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].runtime; }
+bool kilnStepReadsSrc(kilnStepType_t t) {
+  return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].reads_src;
+}
+bool kilnStepWritesDst(kilnStepType_t t) {
+  return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].writes_dst;
+}
+bool kilnStepRuntimeRuns(kilnStepType_t t) {
+  return (unsigned)t < KILN_NUM_STEP_TYPES && step_types[t].runtime;
+}
 kilnStepPeer_t kilnStepPeerRole(kilnStepType_t t) {
   return (unsigned)t < KILN_NUM_STEP_TYPES ? step_types[t].peer : KILN_PEER_NONE;
 }
@@ -67,10 +75,11 @@ kilnResult_t kilnPlanCreate(const char* name, kilnColl_t coll, int ngpus, kilnPl
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanCreate: NULL out");
   *out = NULL;
   if (ngpus < 1 || ngpus > KILN_MAX_RANKS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: ngpus must be in 1..%d, not %d", name ? name : "",
-                        KILN_MAX_RANKS, ngpus);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: ngpus must be in 1..%d, not %d",
+                        name ? name : "", KILN_MAX_RANKS, ngpus);
   if ((unsigned)coll >= KILN_NUM_COLLS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: unknown collective %d", name ? name : "", (int)coll);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: unknown collective %d", name ? name : "",
+                        (int)coll);
   kilnPlan* p = calloc(1, sizeof *p);
   if (!p) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory creating a plan");
   p->gpus = calloc((size_t)ngpus, sizeof *p->gpus);
@@ -250,7 +259,8 @@ static kilnResult_t lower_gpu_copies(kilnPlan* p, int r) {
         cp->o_off > g->o_chunks - cp->cnt)
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                           "plan %s rank %d copy %d: i_off=%d o_off=%d cnt=%d is outside i_chunks=%d "
-                          "o_chunks=%d", p->name, r, i, cp->i_off, cp->o_off, cp->cnt, g->i_chunks, g->o_chunks);
+                          "o_chunks=%d",
+                          p->name, r, i, cp->i_off, cp->o_off, cp->cnt, g->i_chunks, g->o_chunks);
   }
   const int ntbs = g->ntbs + 1, last = g->ncopies - 1;
   kilnThreadblock* tbs = calloc((size_t)ntbs, sizeof *tbs);
@@ -279,7 +289,8 @@ static kilnResult_t lower_gpu_copies(kilnPlan* p, int r) {
     if (!tb->steps) goto out_nomem;
     for (int s = 0, d = 0; s < old->nsteps; s++) {
       if (nop && s == at)
-        tb->steps[d++] = (kilnStep){0, KILN_STEP_NOP, KILN_BUF_INPUT, KILN_BUF_INPUT, 0, 0, 0, 0, last, false, -1, -1};
+        tb->steps[d++] =
+            (kilnStep){0, KILN_STEP_NOP, KILN_BUF_INPUT, KILN_BUF_INPUT, 0, 0, 0, 0, last, false, -1, -1};
       kilnStep st = old->steps[s];
       if (st.depid >= 0) st.depid++;
       if (!nop && s == at) {
@@ -296,8 +307,7 @@ static kilnResult_t lower_gpu_copies(kilnPlan* p, int r) {
   for (int t = 1; t < ntbs; t++)
     for (int s = 0; s < tbs[t].nsteps; s++) {
       kilnStep* st = &tbs[t].steps[s];
-      if (st->depid >= 1 && st->depid < ntbs && ins[st->depid] >= 0 && st->deps >= ins[st->depid])
-        st->deps++;
+      if (st->depid >= 1 && st->depid < ntbs && ins[st->depid] >= 0 && st->deps >= ins[st->depid]) st->deps++;
     }
   tbs[0].steps[last].hasdep = waited;
   for (int t = 0; t < g->ntbs; t++) free(g->tbs[t].steps);
@@ -371,8 +381,8 @@ static int foldable(const kilnPlan* p, int r, int t, int s, const int* first, co
   int k = 0;
   for (int j = s + 1; j < tb->nsteps && k < KILN_FUSE_MAX - 1; j++) {
     const kilnStep* f = &tb->steps[j];
-    if (f->type != KILN_STEP_REDUCE || f->dstbuf != h->dstbuf || f->dstoff != h->dstoff ||
-        f->cnt != h->cnt || f->depid >= 0)
+    if (f->type != KILN_STEP_REDUCE || f->dstbuf != h->dstbuf || f->dstoff != h->dstoff || f->cnt != h->cnt ||
+        f->depid >= 0)
       break;
     if (rangesOverlap(f->srcbuf, f->srcoff, f->cnt, h->dstbuf, h->dstoff, h->cnt)) break;
     /* Input and output are one buffer in an in-place call. */
@@ -477,10 +487,11 @@ kilnResult_t kilnPlanCheckRuntime(const kilnPlan* p) {
       for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
         const kilnStepType_t ty = p->gpus[r].tbs[t].steps[s].type;
         if ((unsigned)ty < KILN_NUM_STEP_TYPES && (kilnStepSends(ty) || kilnStepReceives(ty)))
-          return kilnSetError(KILN_ERR_UNSUPPORTED,
-                              "plan %s rank %d tb %d step %d: kiln's GPU runtime has no LL12 protocol for send and "
-                              "receive steps (LL12 is a protocol of put steps)",
-                              p->name, r, t, s);
+          return kilnSetError(
+              KILN_ERR_UNSUPPORTED,
+              "plan %s rank %d tb %d step %d: kiln's GPU runtime has no LL12 protocol for send and "
+              "receive steps (LL12 is a protocol of put steps)",
+              p->name, r, t, s);
       }
   return KILN_SUCCESS;
 }

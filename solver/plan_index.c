@@ -24,7 +24,6 @@ int kilnPlanBufferChunks(const kilnGpu* gpu, kilnBuffer_t b) {
   }
 }
 
-
 typedef struct conn {
   int rank, peer, chan, g;
 } conn;
@@ -50,10 +49,10 @@ static kilnResult_t check_range(const kilnPlan* p, int r, int t, int s, int owne
   int len = kilnPlanBufferChunks(&p->gpus[owner], b);
   if (off < 0 || (int64_t)off + st->cnt > len) {
     if (owner == r)
-      return verr("rank %d tb %d step %d (%s): %soff %d + cnt %d exceeds %s buffer of %d chunks", r, t, s, tn, which,
-                  off, st->cnt, kilnPlanBufferLabel(b), len);
-    return verr("rank %d tb %d step %d (%s): %soff %d + cnt %d exceeds rank %d's %s buffer of %d chunks", r, t, s, tn,
-                which, off, st->cnt, owner, kilnPlanBufferLabel(b), len);
+      return verr("rank %d tb %d step %d (%s): %soff %d + cnt %d exceeds %s buffer of %d chunks", r, t, s, tn,
+                  which, off, st->cnt, kilnPlanBufferLabel(b), len);
+    return verr("rank %d tb %d step %d (%s): %soff %d + cnt %d exceeds rank %d's %s buffer of %d chunks", r,
+                t, s, tn, which, off, st->cnt, owner, kilnPlanBufferLabel(b), len);
   }
   return KILN_SUCCESS;
 }
@@ -70,11 +69,9 @@ static kilnResult_t check_step(const kilnPlan* p, int r, int t, int s) {
   if (st->s != s)
     return verr("rank %d tb %d step %d (%s): step number s=%d, expected %d", r, t, s, tn, st->s, s);
   if (kilnStepReceives(st->type) && tb->recv < 0)
-    return verr("rank %d tb %d step %d (%s): receives, but the threadblock has no recv peer", r,
-                t, s, tn);
+    return verr("rank %d tb %d step %d (%s): receives, but the threadblock has no recv peer", r, t, s, tn);
   if (kilnStepSends(st->type) && tb->send < 0)
-    return verr("rank %d tb %d step %d (%s): sends, but the threadblock has no send peer", r, t,
-                s, tn);
+    return verr("rank %d tb %d step %d (%s): sends, but the threadblock has no send peer", r, t, s, tn);
   if (role != KILN_PEER_NONE && (st->peer < 0 || st->peer >= p->ngpus || st->peer == r))
     return verr("rank %d tb %d step %d (%s): peer %d is not another rank of 0..%d", r, t, s, tn, st->peer,
                 p->ngpus - 1);
@@ -92,21 +89,22 @@ static kilnResult_t check_step(const kilnPlan* p, int r, int t, int s) {
     return res;
   if (st->depid >= 0) {
     if (st->depid >= gpu->ntbs)
-      return verr("rank %d tb %d step %d (%s): depid %d out of range (rank %d has %d threadblocks)",
-                  r, t, s, tn, st->depid, r, gpu->ntbs);
+      return verr("rank %d tb %d step %d (%s): depid %d out of range (rank %d has %d threadblocks)", r, t, s,
+                  tn, st->depid, r, gpu->ntbs);
     const kilnThreadblock* dtb = &gpu->tbs[st->depid];
     if (st->deps < 0 || st->deps >= dtb->nsteps)
-      return verr("rank %d tb %d step %d (%s): deps %d points past the end of tb %d (%d steps)", r,
-                  t, s, tn, st->deps, st->depid, dtb->nsteps);
+      return verr("rank %d tb %d step %d (%s): deps %d points past the end of tb %d (%d steps)", r, t, s, tn,
+                  st->deps, st->depid, dtb->nsteps);
     if (st->depid == t && st->deps >= s)
-      return verr("rank %d tb %d step %d (%s): dependency cycle: waits on its own step %d", r, t,
-                  s, tn, st->deps);
+      return verr("rank %d tb %d step %d (%s): dependency cycle: waits on its own step %d", r, t, s, tn,
+                  st->deps);
     bool signalled = false;
     for (int e = st->deps; e < dtb->nsteps && !signalled; e++) signalled = dtb->steps[e].hasdep;
     if (!signalled && st->depid != t)
-      return verr("rank %d tb %d step %d (%s): waits on tb %d step %d, but neither it nor a later "
-                  "step of tb %d sets hasdep=1, so a runtime would never signal it",
-                  r, t, s, tn, st->depid, st->deps, st->depid);
+      return verr(
+          "rank %d tb %d step %d (%s): waits on tb %d step %d, but neither it nor a later "
+          "step of tb %d sets hasdep=1, so a runtime would never signal it",
+          r, t, s, tn, st->depid, st->deps, st->depid);
   } else if (st->depid < -1) {
     return verr("rank %d tb %d step %d (%s): depid %d out of range", r, t, s, tn, st->depid);
   }
@@ -151,8 +149,7 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
       if (p->nchannels > 0 && tb->chan >= p->nchannels)
         return verr("rank %d tb %d: chan %d but the plan declares nchannels=%d", r, t, tb->chan,
                     p->nchannels);
-      if (tb->nsteps < 0 || (tb->nsteps > 0 && !tb->steps))
-        return verr("rank %d tb %d: bad step list", r, t);
+      if (tb->nsteps < 0 || (tb->nsteps > 0 && !tb->steps)) return verr("rank %d tb %d: bad step list", r, t);
       c->stepbase[g + 1] = c->stepbase[g] + tb->nsteps;
       for (int s = 0; s < tb->nsteps; s++) {
         res = check_step(p, r, t, s);
@@ -197,9 +194,10 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
         /* Every chunk a step sends is a message slot of the verifier and the simulator: their
          * count must stay an int (it wrapped, and the verifier wrote past its slots). */
         if (tb->steps[s].cnt > KILN_PLAN_MAX_MESSAGE_CHUNKS - c->nmsg) {
-          res = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                             "plan %s: its steps send more than %d chunks in all (rank %d tb %d step %d passes it)",
-                             p->name, KILN_PLAN_MAX_MESSAGE_CHUNKS, r, tb->id, s);
+          res = kilnSetError(
+              KILN_ERR_INVALID_ARGUMENT,
+              "plan %s: its steps send more than %d chunks in all (rank %d tb %d step %d passes it)", p->name,
+              KILN_PLAN_MAX_MESSAGE_CHUNKS, r, tb->id, s);
           goto out_free;
         }
         c->msgbase[f] = c->nmsg;
@@ -224,14 +222,16 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
     if (sends[i].rank == sends[i - 1].rank && sends[i].peer == sends[i - 1].peer &&
         sends[i].chan == sends[i - 1].chan) {
       res = verr("rank %d: tb %d and tb %d both send to rank %d on channel %d", sends[i].rank,
-                 kilnPlanIndexLocal(c, sends[i - 1].g), kilnPlanIndexLocal(c, sends[i].g), sends[i].peer, sends[i].chan);
+                 kilnPlanIndexLocal(c, sends[i - 1].g), kilnPlanIndexLocal(c, sends[i].g), sends[i].peer,
+                 sends[i].chan);
       goto out_free;
     }
   for (int i = 1; i < nrecv; i++)
     if (recvs[i].rank == recvs[i - 1].rank && recvs[i].peer == recvs[i - 1].peer &&
         recvs[i].chan == recvs[i - 1].chan) {
       res = verr("rank %d: tb %d and tb %d both receive from rank %d on channel %d", recvs[i].rank,
-                 kilnPlanIndexLocal(c, recvs[i - 1].g), kilnPlanIndexLocal(c, recvs[i].g), recvs[i].peer, recvs[i].chan);
+                 kilnPlanIndexLocal(c, recvs[i - 1].g), kilnPlanIndexLocal(c, recvs[i].g), recvs[i].peer,
+                 recvs[i].chan);
       goto out_free;
     }
   /* Each receiving tb: find its sender (rank peer, send=rank, chan) and pair the k-th receive
@@ -241,19 +241,23 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
     int lo = 0, hi = nsend;
     while (lo < hi) {
       int mid = (lo + hi) / 2;
-      if (conn_cmp(&sends[mid], &key) < 0) lo = mid + 1; else hi = mid;
+      if (conn_cmp(&sends[mid], &key) < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     int gr = recvs[i].g;
     const kilnThreadblock* rtb = &p->gpus[recvs[i].rank].tbs[kilnPlanIndexLocal(c, gr)];
-    bool found = lo < nsend && sends[lo].rank == key.rank && sends[lo].peer == key.peer &&
-                 sends[lo].chan == key.chan;
+    bool found =
+        lo < nsend && sends[lo].rank == key.rank && sends[lo].peer == key.peer && sends[lo].chan == key.chan;
     if (!found) {
       for (int s = 0; s < rtb->nsteps; s++)
         if (kilnStepReceives(rtb->steps[s].type)) {
-          res = verr("rank %d tb %d step %d (%s): unmatched receive: rank %d has no threadblock "
-                     "with send=%d chan=%d",
-                     recvs[i].rank, kilnPlanIndexLocal(c, gr), s, kilnStepTypeName(rtb->steps[s].type),
-                     recvs[i].peer, recvs[i].rank, recvs[i].chan);
+          res = verr(
+              "rank %d tb %d step %d (%s): unmatched receive: rank %d has no threadblock "
+              "with send=%d chan=%d",
+              recvs[i].rank, kilnPlanIndexLocal(c, gr), s, kilnStepTypeName(rtb->steps[s].type),
+              recvs[i].peer, recvs[i].rank, recvs[i].chan);
           goto out_free;
         }
       continue;
@@ -269,19 +273,20 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
     for (int s = 0; s < rtb->nsteps; s++) {
       if (!kilnStepReceives(rtb->steps[s].type)) continue;
       if (kth >= ns) {
-        res = verr("rank %d tb %d step %d (%s): receive %d from rank %d on channel %d has no "
-                   "matching send: rank %d tb %d sends only %d times",
-                   recvs[i].rank, kilnPlanIndexLocal(c, gr), s, kilnStepTypeName(rtb->steps[s].type), kth + 1,
-                   sr, recvs[i].chan, sr, kilnPlanIndexLocal(c, gs), ns);
+        res = verr(
+            "rank %d tb %d step %d (%s): receive %d from rank %d on channel %d has no "
+            "matching send: rank %d tb %d sends only %d times",
+            recvs[i].rank, kilnPlanIndexLocal(c, gr), s, kilnStepTypeName(rtb->steps[s].type), kth + 1, sr,
+            recvs[i].chan, sr, kilnPlanIndexLocal(c, gs), ns);
         goto out_free;
       }
       const kilnStep* ss = &stb->steps[sendlist[kth]];
       if (ss->cnt != rtb->steps[s].cnt) {
-        res = verr("rank %d tb %d step %d (%s) sends %d chunks, but its receiver rank %d tb %d "
-                   "step %d (%s) receives %d",
-                   sr, kilnPlanIndexLocal(c, gs), sendlist[kth], kilnStepTypeName(ss->type), ss->cnt,
-                   recvs[i].rank, kilnPlanIndexLocal(c, gr), s, kilnStepTypeName(rtb->steps[s].type),
-                   rtb->steps[s].cnt);
+        res = verr(
+            "rank %d tb %d step %d (%s) sends %d chunks, but its receiver rank %d tb %d "
+            "step %d (%s) receives %d",
+            sr, kilnPlanIndexLocal(c, gs), sendlist[kth], kilnStepTypeName(ss->type), ss->cnt, recvs[i].rank,
+            kilnPlanIndexLocal(c, gr), s, kilnStepTypeName(rtb->steps[s].type), rtb->steps[s].cnt);
         goto out_free;
       }
       c->match_tb[c->stepbase[gr] + s] = gs;
@@ -291,10 +296,11 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
       kth++;
     }
     if (kth < ns) {
-      res = verr("rank %d tb %d step %d (%s): send %d to rank %d on channel %d is never received "
-                 "(rank %d tb %d receives only %d times); it would stay unconsumed",
-                 sr, kilnPlanIndexLocal(c, gs), sendlist[kth], kilnStepTypeName(stb->steps[sendlist[kth]].type),
-                 kth + 1, recvs[i].rank, recvs[i].chan, recvs[i].rank, kilnPlanIndexLocal(c, gr), kth);
+      res = verr(
+          "rank %d tb %d step %d (%s): send %d to rank %d on channel %d is never received "
+          "(rank %d tb %d receives only %d times); it would stay unconsumed",
+          sr, kilnPlanIndexLocal(c, gs), sendlist[kth], kilnStepTypeName(stb->steps[sendlist[kth]].type),
+          kth + 1, recvs[i].rank, recvs[i].chan, recvs[i].rank, kilnPlanIndexLocal(c, gr), kth);
       goto out_free;
     }
   }
@@ -304,10 +310,11 @@ static kilnResult_t build(const kilnPlan* p, kilnPlanIndex* c) {
     const kilnThreadblock* stb = &p->gpus[sends[i].rank].tbs[kilnPlanIndexLocal(c, gs)];
     for (int s = 0; s < stb->nsteps; s++)
       if (kilnStepSends(stb->steps[s].type)) {
-        res = verr("rank %d tb %d step %d (%s): unmatched send: rank %d has no threadblock with "
-                   "recv=%d chan=%d",
-                   sends[i].rank, kilnPlanIndexLocal(c, gs), s, kilnStepTypeName(stb->steps[s].type),
-                   sends[i].peer, sends[i].rank, sends[i].chan);
+        res = verr(
+            "rank %d tb %d step %d (%s): unmatched send: rank %d has no threadblock with "
+            "recv=%d chan=%d",
+            sends[i].rank, kilnPlanIndexLocal(c, gs), s, kilnStepTypeName(stb->steps[s].type), sends[i].peer,
+            sends[i].rank, sends[i].chan);
         goto out_free;
       }
   }
@@ -342,7 +349,10 @@ const kilnStep* kilnPlanIndexStep(const kilnPlan* p, const kilnPlanIndex* ix, in
   int lo = 0, hi = ix->ntbs - 1;
   while (lo < hi) { /* the last threadblock whose first step is at or before f: the one that holds it */
     int mid = (lo + hi + 1) / 2;
-    if (ix->stepbase[mid] <= f) lo = mid; else hi = mid - 1;
+    if (ix->stepbase[mid] <= f)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   if (g) *g = lo;
   if (s) *s = f - ix->stepbase[lo];
@@ -388,12 +398,18 @@ static kilnResult_t build_signals(const kilnPlan* p, kilnPlanIndex* c) {
       if (same_stream(&a[i], &a[i - 1]) && a[i].g != a[i - 1].g) {
         const sigent* x = &a[i];
         const int xr = c->tb_rank[x->g];
-        res = side ? verr("rank %d tb %d step %d (wait): rank %d tb %d also waits for rank %d on channel %d: the waits of "
-                          "one rank for another on a channel are steps of one threadblock",
-                          xr, kilnPlanIndexLocal(c, x->g), x->s, xr, kilnPlanIndexLocal(c, a[i - 1].g), x->from, x->chan)
-                   : verr("rank %d tb %d step %d (sig): rank %d tb %d also signals rank %d on channel %d: the signals "
-                          "from one rank to another on a channel are steps of one threadblock",
-                          xr, kilnPlanIndexLocal(c, x->g), x->s, xr, kilnPlanIndexLocal(c, a[i - 1].g), x->to, x->chan);
+        res = side ? verr(
+                         "rank %d tb %d step %d (wait): rank %d tb %d also waits for rank %d on channel %d: "
+                         "the waits of "
+                         "one rank for another on a channel are steps of one threadblock",
+                         xr, kilnPlanIndexLocal(c, x->g), x->s, xr, kilnPlanIndexLocal(c, a[i - 1].g),
+                         x->from, x->chan)
+                   : verr(
+                         "rank %d tb %d step %d (sig): rank %d tb %d also signals rank %d on channel %d: the "
+                         "signals "
+                         "from one rank to another on a channel are steps of one threadblock",
+                         xr, kilnPlanIndexLocal(c, x->g), x->s, xr, kilnPlanIndexLocal(c, a[i - 1].g), x->to,
+                         x->chan);
         goto out_free;
       }
   }
@@ -414,21 +430,26 @@ static kilnResult_t build_signals(const kilnPlan* p, kilnPlanIndex* c) {
     if (nw > ns) {
       const sigent* w = &waits[j + ns];
       const int wr = c->tb_rank[w->g];
-      res = verr("rank %d tb %d step %d (wait): unmatched wait: wait %d for rank %d on channel %d, but rank %d signals "
-                 "rank %d on channel %d only %d times an epoch",
-                 wr, kilnPlanIndexLocal(c, w->g), w->s, ns + 1, w->from, w->chan, w->from, wr, w->chan, ns);
+      res = verr(
+          "rank %d tb %d step %d (wait): unmatched wait: wait %d for rank %d on channel %d, but rank %d "
+          "signals "
+          "rank %d on channel %d only %d times an epoch",
+          wr, kilnPlanIndexLocal(c, w->g), w->s, ns + 1, w->from, w->chan, w->from, wr, w->chan, ns);
       goto out_free;
     }
     if (ns > nw) {
       const sigent* x = &sigs[i + nw];
       const int xr = c->tb_rank[x->g];
-      res = verr("rank %d tb %d step %d (sig): unmatched sig: sig %d to rank %d on channel %d, but rank %d waits for "
-                 "rank %d on channel %d only %d times an epoch",
-                 xr, kilnPlanIndexLocal(c, x->g), x->s, nw + 1, x->to, x->chan, x->to, xr, x->chan, nw);
+      res = verr(
+          "rank %d tb %d step %d (sig): unmatched sig: sig %d to rank %d on channel %d, but rank %d waits "
+          "for "
+          "rank %d on channel %d only %d times an epoch",
+          xr, kilnPlanIndexLocal(c, x->g), x->s, nw + 1, x->to, x->chan, x->to, xr, x->chan, nw);
       goto out_free;
     }
     for (int k = 0; k < ns; k++) {
-      const int fs = c->stepbase[sigs[i + k].g] + sigs[i + k].s, fw = c->stepbase[waits[j + k].g] + waits[j + k].s;
+      const int fs = c->stepbase[sigs[i + k].g] + sigs[i + k].s,
+                fw = c->stepbase[waits[j + k].g] + waits[j + k].s;
       c->sig_match[fs] = fw;
       c->sig_match[fw] = fs;
       c->sig_ord[fs] = c->sig_ord[fw] = k;
@@ -473,16 +494,19 @@ static kilnResult_t build_lines(const kilnPlan* p, kilnPlanIndex* c) {
       if (!kilnStepIsLinePut(p, st)) continue;
       const char* pn = kilnProtoName(kilnStepProtocol(p, st));
       if (st->dstbuf != KILN_BUF_SCRATCH)
-        return verr("rank %d tb %d step %d (put): an %s put writes rank %d's %s buffer; line puts (LL, LL12, LL128) "
-                    "write only the peer's scratch", r, t, s, pn, st->peer, kilnPlanBufferLabel(st->dstbuf));
+        return verr(
+            "rank %d tb %d step %d (put): an %s put writes rank %d's %s buffer; line puts (LL, LL12, LL128) "
+            "write only the peer's scratch",
+            r, t, s, pn, st->peer, kilnPlanBufferLabel(st->dstbuf));
       for (int e = 0; e < st->cnt; e++) {
         int* w = &lw[c->line_base[st->peer] + st->dstoff + e];
         if (*w >= 0) {
           int g2, s2;
           kilnPlanIndexStep(p, c, *w, &g2, &s2);
-          return verr("rank %d scratch chunk %d is written by two line puts, rank %d tb %d step %d and rank %d tb %d "
-                      "step %d: a reader could not tell whose lines it holds", st->peer, st->dstoff + e,
-                      c->tb_rank[g2], kilnPlanIndexLocal(c, g2), s2, r, t, s);
+          return verr(
+              "rank %d scratch chunk %d is written by two line puts, rank %d tb %d step %d and rank %d tb %d "
+              "step %d: a reader could not tell whose lines it holds",
+              st->peer, st->dstoff + e, c->tb_rank[g2], kilnPlanIndexLocal(c, g2), s2, r, t, s);
         }
         *w = c->stepbase[g] + s;
       }
@@ -505,10 +529,12 @@ static kilnResult_t build_lines(const kilnPlan* p, kilnPlanIndex* c) {
           if (w < 0) continue;
           int g2, s2;
           const kilnStep* put = kilnPlanIndexStep(p, c, w, &g2, &s2);
-          return verr("rank %d tb %d step %d (%s) writes rank %d scratch chunk %d, which rank %d tb %d step %d's %s put "
-                      "writes as lines: a line chunk has no other writer", r, t, s, kilnStepTypeName(st->type), owner,
-                      st->dstoff + e, c->tb_rank[g2], kilnPlanIndexLocal(c, g2), s2,
-                      kilnProtoName(kilnStepProtocol(p, put)));
+          return verr(
+              "rank %d tb %d step %d (%s) writes rank %d scratch chunk %d, which rank %d tb %d step %d's %s "
+              "put "
+              "writes as lines: a line chunk has no other writer",
+              r, t, s, kilnStepTypeName(st->type), owner, st->dstoff + e, c->tb_rank[g2],
+              kilnPlanIndexLocal(c, g2), s2, kilnProtoName(kilnStepProtocol(p, put)));
         }
       }
       if (role == KILN_PEER_READ && st->srcbuf == KILN_BUF_SCRATCH)
@@ -517,10 +543,12 @@ static kilnResult_t build_lines(const kilnPlan* p, kilnPlanIndex* c) {
           if (w < 0) continue;
           int g2, s2;
           const kilnStep* put = kilnPlanIndexStep(p, c, w, &g2, &s2);
-          return verr("rank %d tb %d step %d (%s) reads rank %d scratch chunk %d, which holds %s lines (rank %d tb %d "
-                      "step %d's put): lines are read only by the rank that holds them", r, t, s,
-                      kilnStepTypeName(st->type), st->peer, st->srcoff + e, kilnProtoName(kilnStepProtocol(p, put)),
-                      c->tb_rank[g2], kilnPlanIndexLocal(c, g2), s2);
+          return verr(
+              "rank %d tb %d step %d (%s) reads rank %d scratch chunk %d, which holds %s lines (rank %d tb "
+              "%d "
+              "step %d's put): lines are read only by the rank that holds them",
+              r, t, s, kilnStepTypeName(st->type), st->peer, st->srcoff + e,
+              kilnProtoName(kilnStepProtocol(p, put)), c->tb_rank[g2], kilnPlanIndexLocal(c, g2), s2);
         }
       kilnBuffer_t bufs[2];
       int offs[2];
@@ -548,9 +576,10 @@ static kilnResult_t build_lines(const kilnPlan* p, kilnPlanIndex* c) {
           c->line_readers[w]++;
         }
         if (lines > 0 && (lines < st->cnt || mixed))
-          return verr("rank %d tb %d step %d (%s) reads scratch chunks %d..%d, some of them lines and some not, or "
-                      "lines of two protocols: a step reads lines of one protocol or plain chunks", r, t, s,
-                      kilnStepTypeName(st->type), offs[k], offs[k] + st->cnt - 1);
+          return verr(
+              "rank %d tb %d step %d (%s) reads scratch chunks %d..%d, some of them lines and some not, or "
+              "lines of two protocols: a step reads lines of one protocol or plain chunks",
+              r, t, s, kilnStepTypeName(st->type), offs[k], offs[k] + st->cnt - 1);
       }
     }
   }
@@ -652,8 +681,8 @@ kilnResult_t kilnPlanIndexLayout(const kilnPlan* p, int* k, int* R) {
   const kilnGpu* g0 = &p->gpus[0];
   for (int r = 1; r < n; r++)
     if (p->gpus[r].i_chunks != g0->i_chunks || p->gpus[r].o_chunks != g0->o_chunks)
-      return verr("rank %d has i_chunks=%d o_chunks=%d but rank 0 has %d and %d", r,
-                  p->gpus[r].i_chunks, p->gpus[r].o_chunks, g0->i_chunks, g0->o_chunks);
+      return verr("rank %d has i_chunks=%d o_chunks=%d but rank 0 has %d and %d", r, p->gpus[r].i_chunks,
+                  p->gpus[r].o_chunks, g0->i_chunks, g0->o_chunks);
   for (int r = 0; r < n; r++) {
     const kilnGpu* g = &p->gpus[r];
     if (g->ncopies > 0 && !g->copies) return verr("rank %d has %d copies but no copy array", r, g->ncopies);

@@ -28,10 +28,10 @@ typedef struct kilnPlanIndex {
   int* send_ord;   /* [nsteps] sends: how many sends its tb makes before it; else -1 */
   int* sendbase;   /* [ntbs+1] sends of tb g are sendstep[sendbase[g] ..] (step indices) */
   int* sendstep;
-  int* rmatch_tb;  /* [nsteps] sends: global tb of the matching receive; else -1 */
+  int* rmatch_tb; /* [nsteps] sends: global tb of the matching receive; else -1 */
   int* rmatch_step;
-  int nmsg;        /* chunks sent in all */
-  int maxcnt;      /* largest cnt of any step (>= 1) */
+  int nmsg;   /* chunks sent in all */
+  int maxcnt; /* largest cnt of any step (>= 1) */
 
   /* Memory steps (plan.h), built only for a plan that has one (mem true; the arrays NULL else).
    * Signal streams: sig_match[f] is, for a wait, the sig it pairs with in the same epoch, for a
@@ -68,7 +68,9 @@ static inline int kilnPlanIndexLocal(const kilnPlanIndex* ix, int g) {
 /* The step at flat index f (f = stepbase[g] + s). */
 const kilnStep* kilnPlanIndexStep(const kilnPlan* p, const kilnPlanIndex* ix, int f, int* g, int* s);
 /* Whether a step type reads its dst as well (re, gre: dst <- dst ⊕ src). */
-static inline bool kilnStepReadsDst(kilnStepType_t t) { return t == KILN_STEP_REDUCE || t == KILN_STEP_GET_REDUCE; }
+static inline bool kilnStepReadsDst(kilnStepType_t t) {
+  return t == KILN_STEP_REDUCE || t == KILN_STEP_GET_REDUCE;
+}
 /* Whether a put writes lines (its protocol is LL, LL12 or LL128). */
 static inline bool kilnStepIsLinePut(const kilnPlan* p, const kilnStep* st) {
   return st->type == KILN_STEP_PUT && kilnStepProtocol(p, st) != KILN_PROTO_SIMPLE;

@@ -35,7 +35,8 @@ static const char* known_step_types(char* buf, size_t cap) {
   size_t used = 0;
   buf[0] = '\0';
   for (int t = 0; t < KILN_NUM_STEP_TYPES && used < cap; t++)
-    used += (size_t)snprintf(buf + used, cap - used, "%s%s", t ? " " : "", kilnStepTypeName((kilnStepType_t)t));
+    used +=
+        (size_t)snprintf(buf + used, cap - used, "%s%s", t ? " " : "", kilnStepTypeName((kilnStepType_t)t));
   return buf;
 }
 
@@ -56,21 +57,25 @@ static kilnResult_t read_step_peer(xmlNodePtr n, const char* f, const kilnPlan* 
   if (kilnStepPeerRole(st->type) != KILN_PEER_NONE) {
     if ((r = kilnXmlGetInt32(n, f, "peer", true, 0, p->ngpus - 1, 0, &st->peer))) return r;
   } else if (kilnXmlHasAttr(n, "peer")) {
-    return kilnXmlError(KILN_ERR_PARSE, f, n, "peer applies to memory steps (put get gre sig wait), not to a %s step",
+    return kilnXmlError(KILN_ERR_PARSE, f, n,
+                        "peer applies to memory steps (put get gre sig wait), not to a %s step",
                         kilnStepTypeName(st->type));
   }
   if (!kilnXmlHasAttr(n, "proto")) return KILN_SUCCESS;
   if (st->type != KILN_STEP_PUT)
-    return kilnXmlError(KILN_ERR_PARSE, f, n, "proto applies to put steps, not to a %s step", kilnStepTypeName(st->type));
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "proto applies to put steps, not to a %s step",
+                        kilnStepTypeName(st->type));
   if ((r = kilnXmlGetString(n, f, "proto", true, NULL, v, sizeof v))) return r;
   kilnProto_t pr;
   if (!kilnProtoParse(v, &pr))
-    return kilnXmlError(KILN_ERR_PARSE, f, n, "unknown proto \"%s\" (known: %s)", v, known_protos(known, sizeof known));
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "unknown proto \"%s\" (known: %s)", v,
+                        known_protos(known, sizeof known));
   st->proto = (int)pr;
   return KILN_SUCCESS;
 }
 
-static kilnResult_t read_step(xmlNodePtr n, const char* f, const kilnPlan* p, int pos, int ntbs, kilnStep* st) {
+static kilnResult_t read_step(xmlNodePtr n, const char* f, const kilnPlan* p, int pos, int ntbs,
+                              kilnStep* st) {
   static const char* const none[] = {NULL};
   kilnResult_t r;
   char type[16], known[128];
@@ -78,13 +83,15 @@ static kilnResult_t read_step(xmlNodePtr n, const char* f, const kilnPlan* p, in
   if ((r = kilnXmlCheckChildren(n, f, none)) ||
       (r = kilnXmlGetInt32(n, f, "s", true, 0, MAX_STEPS, 0, &st->s)))
     return r;
-  if (st->s != pos) return kilnXmlError(KILN_ERR_PARSE, f, n, "step s=\"%d\" out of order: expected s=\"%d\"", st->s, pos);
+  if (st->s != pos)
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "step s=\"%d\" out of order: expected s=\"%d\"", st->s, pos);
   if ((r = kilnXmlGetString(n, f, "type", true, NULL, type, sizeof type))) return r;
   if (!kilnStepTypeParse(type, &st->type))
     return kilnXmlError(KILN_ERR_PARSE, f, n, "unknown step type \"%s\" (known: %s)", type,
                         known_step_types(known, sizeof known));
   /* nop steps touch no buffer; some generators write -1 offsets for them (kiln for sig and wait). */
-  int minoff = st->type == KILN_STEP_NOP || st->type == KILN_STEP_SIGNAL || st->type == KILN_STEP_WAIT ? -1 : 0;
+  int minoff =
+      st->type == KILN_STEP_NOP || st->type == KILN_STEP_SIGNAL || st->type == KILN_STEP_WAIT ? -1 : 0;
   if ((r = get_buffer(n, f, "srcbuf", &st->srcbuf)) ||
       (r = kilnXmlGetInt32(n, f, "srcoff", true, minoff, MAX_CHUNKS, 0, &st->srcoff)) ||
       (r = get_buffer(n, f, "dstbuf", &st->dstbuf)) ||
@@ -112,7 +119,8 @@ static kilnResult_t read_tb(xmlNodePtr n, const char* f, const kilnPlan* p, int 
       (r = kilnXmlGetInt32(n, f, "chan", true, 0, p->nchannels - 1, 0, &tb->chan)))
     return r;
   int ns = kilnXmlCountChildren(n, "step");
-  if (ns > MAX_STEPS) return kilnXmlError(KILN_ERR_PARSE, f, n, "threadblock has %d steps, more than %d", ns, MAX_STEPS);
+  if (ns > MAX_STEPS)
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "threadblock has %d steps, more than %d", ns, MAX_STEPS);
   seen[id] = true;
   tb->id = id;
   if (ns > 0) {
@@ -136,10 +144,12 @@ static kilnResult_t read_copy(xmlNodePtr n, const char* f, const kilnGpu* g, kil
       (r = kilnXmlGetInt32(n, f, "cnt", false, 1, MAX_CHUNKS, 1, &cp->cnt)))
     return r;
   if (cp->i_off + cp->cnt > g->i_chunks)
-    return kilnXmlError(KILN_ERR_PARSE, f, n, "copy i_off=\"%d\" cnt=\"%d\" reads past the input of gpu %d (i_chunks=%d)",
+    return kilnXmlError(KILN_ERR_PARSE, f, n,
+                        "copy i_off=\"%d\" cnt=\"%d\" reads past the input of gpu %d (i_chunks=%d)",
                         cp->i_off, cp->cnt, g->id, g->i_chunks);
   if (cp->o_off + cp->cnt > g->o_chunks)
-    return kilnXmlError(KILN_ERR_PARSE, f, n, "copy o_off=\"%d\" cnt=\"%d\" writes past the output of gpu %d (o_chunks=%d)",
+    return kilnXmlError(KILN_ERR_PARSE, f, n,
+                        "copy o_off=\"%d\" cnt=\"%d\" writes past the output of gpu %d (o_chunks=%d)",
                         cp->o_off, cp->cnt, g->id, g->o_chunks);
   return KILN_SUCCESS;
 }
@@ -148,7 +158,8 @@ static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* see
   static const char* const kids[] = {"copy", "tb", NULL};
   kilnResult_t r;
   int id;
-  if ((r = kilnXmlCheckChildren(n, f, kids)) || (r = kilnXmlGetInt32(n, f, "id", true, 0, p->ngpus - 1, 0, &id)))
+  if ((r = kilnXmlCheckChildren(n, f, kids)) ||
+      (r = kilnXmlGetInt32(n, f, "id", true, 0, p->ngpus - 1, 0, &id)))
     return r;
   if (seen[id]) return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu id %d is given twice", id);
   kilnGpu* g = &p->gpus[id];
@@ -157,7 +168,8 @@ static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* see
       (r = kilnXmlGetInt32(n, f, "s_chunks", true, 0, MAX_CHUNKS, 0, &g->s_chunks)))
     return r;
   int ntbs = kilnXmlCountChildren(n, "tb");
-  if (ntbs > MAX_TBS) return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu %d has %d threadblocks, more than %d", id, ntbs, MAX_TBS);
+  if (ntbs > MAX_TBS)
+    return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu %d has %d threadblocks, more than %d", id, ntbs, MAX_TBS);
   int ncopies = kilnXmlCountChildren(n, "copy");
   if (ncopies > MAX_CHUNKS)
     return kilnXmlError(KILN_ERR_PARSE, f, n, "gpu %d has %d copies, more than %d", id, ncopies, MAX_CHUNKS);
@@ -178,9 +190,12 @@ static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* see
     g->ntbs = ntbs; /* steps of unread threadblocks stay NULL: kilnPlanFree copes */
   }
   r = KILN_SUCCESS;
-  for (xmlNodePtr c = kilnXmlNextElement(n->children); c && r == KILN_SUCCESS; c = kilnXmlNextElement(c->next)) {
-    if (!xmlStrcmp(c->name, (const xmlChar*)"copy")) r = read_copy(c, f, g, &g->copies[g->ncopies++]);
-    else r = read_tb(c, f, p, ntbs, g->tbs, tbseen);
+  for (xmlNodePtr c = kilnXmlNextElement(n->children); c && r == KILN_SUCCESS;
+       c = kilnXmlNextElement(c->next)) {
+    if (!xmlStrcmp(c->name, (const xmlChar*)"copy"))
+      r = read_copy(c, f, g, &g->copies[g->ncopies++]);
+    else
+      r = read_tb(c, f, p, ntbs, g->tbs, tbseen);
   }
   free(tbseen);
   return r;
@@ -216,7 +231,8 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     goto out_free;
   if (!kilnProtoParse(proto, &p->proto)) {
     char known[64];
-    r = kilnXmlError(KILN_ERR_PARSE, f, root, "unknown proto \"%s\" (known: %s)", proto, known_protos(known, sizeof known));
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "unknown proto \"%s\" (known: %s)", proto,
+                     known_protos(known, sizeof known));
     goto out_free;
   }
   int ngpu_elems = kilnXmlCountChildren(root, "gpu");
@@ -228,7 +244,8 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     if ((r = kilnXmlGetString(root, f, "coll", true, NULL, coll, sizeof coll))) goto out_free;
     if (!kilnCollParse(coll, &p->coll)) {
       r = kilnXmlError(KILN_ERR_PARSE, f, root,
-                       "unknown coll \"%s\" (known: allgather alltoall reducescatter allreduce custom)", coll);
+                       "unknown coll \"%s\" (known: allgather alltoall reducescatter allreduce custom)",
+                       coll);
       goto out_free;
     }
     p->old_coll_name = !strcmp(coll, "reduce_scatter");
@@ -255,7 +272,8 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   if ((r = kilnXmlGetString(root, f, "redop", false, "", p->redop, sizeof p->redop))) goto out_free;
   if ((r = kilnXmlGetInt32(root, f, "nnodes", false, 1, KILN_MAX_RANKS, 0, &p->nnodes))) goto out_free;
   if (p->nnodes > 0 && p->ngpus % p->nnodes != 0) {
-    r = kilnXmlError(KILN_ERR_PARSE, f, root, "nnodes is %d, which does not divide ngpus (%d)", p->nnodes, p->ngpus);
+    r = kilnXmlError(KILN_ERR_PARSE, f, root, "nnodes is %d, which does not divide ngpus (%d)", p->nnodes,
+                     p->ngpus);
     goto out_free;
   }
 
@@ -276,9 +294,12 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
    * the buffers: where the two differ the plan does one thing there and another here. */
   const int most = bufferChunks(p);
   if (most > 0 && p->nchunksperloop != most) {
-    r = kilnXmlError(KILN_ERR_PARSE, f, root, "nchunksperloop is %d but the largest input or output holds %d chunks: "
-                     "MSCCL's runtimes size chunks by nchunksperloop, kiln by the buffers, so the plan would not "
-                     "do the same on both", p->nchunksperloop, most);
+    r = kilnXmlError(
+        KILN_ERR_PARSE, f, root,
+        "nchunksperloop is %d but the largest input or output holds %d chunks: "
+        "MSCCL's runtimes size chunks by nchunksperloop, kiln by the buffers, so the plan would not "
+        "do the same on both",
+        p->nchunksperloop, most);
     goto out_free;
   }
   free(seen);
@@ -307,10 +328,11 @@ kilnResult_t kilnPlanReadFile(const char* path, kilnPlan** out) {
  * verifier checks is the verifier's), so that what kiln writes (classic, synth, bake) reads back. */
 static kilnResult_t writable(const kilnPlan* p) {
   if (!p->inplace && !p->outofplace)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: neither in place nor out of place: it serves no call",
-                        p->name);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "plan %s: neither in place nor out of place: it serves no call", p->name);
   if ((unsigned)p->proto >= KILN_NUM_PROTOS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: proto %d is not a kilnProto_t", p->name, (int)p->proto);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: proto %d is not a kilnProto_t", p->name,
+                        (int)p->proto);
   if ((unsigned)p->coll >= KILN_NUM_COLLS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: collective %d is not a kilnColl_t", p->name,
                         (int)p->coll);
@@ -326,23 +348,27 @@ static kilnResult_t writable(const kilnPlan* p) {
   for (int r = 0; r < p->ngpus; r++) {
     const kilnGpu* g = &p->gpus[r];
     if (g->ntbs > MAX_TBS)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d has %d threadblocks, a plan file holds %d",
-                          p->name, r, g->ntbs, MAX_TBS);
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "plan %s: gpu %d has %d threadblocks, a plan file holds %d", p->name, r, g->ntbs,
+                          MAX_TBS);
     if (g->i_chunks > MAX_CHUNKS || g->o_chunks > MAX_CHUNKS || g->s_chunks > MAX_CHUNKS)
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d has buffers of more than %d chunks",
                           p->name, r, MAX_CHUNKS);
     for (int t = 0; t < g->ntbs; t++) {
       if (g->tbs[t].nsteps > MAX_STEPS)
-        return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d tb %d has %d steps, a plan file holds %d",
-                            p->name, r, t, g->tbs[t].nsteps, MAX_STEPS);
+        return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                            "plan %s: gpu %d tb %d has %d steps, a plan file holds %d", p->name, r, t,
+                            g->tbs[t].nsteps, MAX_STEPS);
       for (int s = 0; s < g->tbs[t].nsteps; s++) {
         const kilnStep* st = &g->tbs[t].steps[s];
         if (kilnStepPeerRole(st->type) != KILN_PEER_NONE && (st->peer < 0 || st->peer >= p->ngpus))
-          return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d tb %d step %d (%s): peer %d is not a rank of 0..%d",
-                              p->name, r, t, s, kilnStepTypeName(st->type), st->peer, p->ngpus - 1);
+          return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                              "plan %s: gpu %d tb %d step %d (%s): peer %d is not a rank of 0..%d", p->name,
+                              r, t, s, kilnStepTypeName(st->type), st->peer, p->ngpus - 1);
         if (st->type == KILN_STEP_PUT && (st->proto < -1 || st->proto >= KILN_NUM_PROTOS))
-          return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: gpu %d tb %d step %d (put): proto %d is not a kilnProto_t",
-                              p->name, r, t, s, st->proto);
+          return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                              "plan %s: gpu %d tb %d step %d (put): proto %d is not a kilnProto_t", p->name,
+                              r, t, s, st->proto);
       }
     }
   }
@@ -360,13 +386,14 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
   kilnBufPrintf(&b, "<algo name=\"");
   kilnBufEscaped(&b, p->name);
   const int most = bufferChunks(p); /* what the reader requires (plans built in memory may hold 1) */
-  kilnBufPrintf(&b, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\"", kilnProtoName(p->proto), p->nchannels,
-                most > 0 ? most : p->nchunksperloop);
+  kilnBufPrintf(&b, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\"", kilnProtoName(p->proto),
+                p->nchannels, most > 0 ? most : p->nchunksperloop);
   if (p->has_ngpus) kilnBufPrintf(&b, " ngpus=\"%d\"", p->ngpus);
   if (p->nnodes > 0) kilnBufPrintf(&b, " nnodes=\"%d\"", p->nnodes);
   if (p->has_coll)
-    kilnBufPrintf(&b, " coll=\"%s\"",
-                  p->old_coll_name && p->coll == KILN_COLL_REDUCESCATTER ? "reduce_scatter" : kilnCollName(p->coll));
+    kilnBufPrintf(
+        &b, " coll=\"%s\"",
+        p->old_coll_name && p->coll == KILN_COLL_REDUCESCATTER ? "reduce_scatter" : kilnCollName(p->coll));
   if (p->has_inplace) kilnBufPrintf(&b, " inplace=\"%d\"", p->inplace ? 1 : 0);
   if (p->has_outofplace) kilnBufPrintf(&b, " outofplace=\"%d\"", p->outofplace ? 1 : 0);
   if (p->has_minmax)
@@ -390,17 +417,20 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
     }
     for (int i = 0; i < g->ntbs; i++) {
       const kilnThreadblock* tb = &g->tbs[i];
-      kilnBufPrintf(&b, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", i, tb->send, tb->recv, tb->chan);
+      kilnBufPrintf(&b, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", i, tb->send, tb->recv,
+                    tb->chan);
       for (int s = 0; s < tb->nsteps; s++) {
         const kilnStep* st = &tb->steps[s];
-        kilnBufPrintf(&b,
-                      "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" "
-                      "cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"",
-                      s, kilnStepTypeName(st->type), kilnBufferName(st->srcbuf), st->srcoff,
-                      kilnBufferName(st->dstbuf), st->dstoff, st->cnt, st->depid, st->deps, st->hasdep ? 1 : 0);
+        kilnBufPrintf(
+            &b,
+            "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" "
+            "cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"",
+            s, kilnStepTypeName(st->type), kilnBufferName(st->srcbuf), st->srcoff, kilnBufferName(st->dstbuf),
+            st->dstoff, st->cnt, st->depid, st->deps, st->hasdep ? 1 : 0);
         /* kiln's attributes, only on the steps that take them (a plan without them is MSCCL's). */
         if (kilnStepPeerRole(st->type) != KILN_PEER_NONE) kilnBufPrintf(&b, " peer=\"%d\"", st->peer);
-        if (st->type == KILN_STEP_PUT && st->proto >= 0) kilnBufPrintf(&b, " proto=\"%s\"", kilnProtoName((kilnProto_t)st->proto));
+        if (st->type == KILN_STEP_PUT && st->proto >= 0)
+          kilnBufPrintf(&b, " proto=\"%s\"", kilnProtoName((kilnProto_t)st->proto));
         kilnBufPrintf(&b, "/>\n");
       }
       kilnBufPrintf(&b, "    </tb>\n");

@@ -88,8 +88,8 @@
 #define KILN_SIM_SLICE_BYTES (512.0 * 1024.0)
 #define KILN_SIM_MAX_SLICES 256
 #define KILN_SIM_PATH_BUDGET 1000000 /* DFS steps when searching a ring through a node */
-#define KILN_SIM_MAX_RINGS 16         /* rings searched inside a node of point-to-point links */
-#define KILN_SIM_MAX_ITERS 64         /* a plan's iterations simulated one by one */
+#define KILN_SIM_MAX_RINGS 16        /* rings searched inside a node of point-to-point links */
+#define KILN_SIM_MAX_ITERS 64        /* a plan's iterations simulated one by one */
 
 typedef struct simTask {
   double ready, end;
@@ -169,12 +169,12 @@ static int nresources(const kilnTopology* t) {
  * link's α and β alone): the link (or its switch or NIC ports) held for β * bytes / efficiency,
  * the sending threadblock busy for at least tb_us_per_mb * bytes / efficiency, the data arriving
  * alpha_scale * α + alpha_us after that. */
-static kilnResult_t set_transfer(const kilnTopology* t, simTask* x, int a, int b, double bytes, const kilnSimForm* fm,
-                                 double tb_us_per_mb) {
+static kilnResult_t set_transfer(const kilnTopology* t, simTask* x, int a, int b, double bytes,
+                                 const kilnSimForm* fm, double tb_us_per_mb) {
   const kilnLink* l = kilnTopologyLink(t, a, b);
   if (!l)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has no link from rank %d to rank %d",
-                        t->name, a, b);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has no link from rank %d to rank %d", t->name,
+                        a, b);
   int mult = l->mult > 0 ? l->mult : 1;
   const double wire = fm ? bytes / fm->efficiency : bytes;
   x->lat = fm ? l->alpha_us * fm->alpha_scale + fm->alpha_us : l->alpha_us;
@@ -252,7 +252,10 @@ static int tl_first_after(const timeline* tl, double t) {
   int lo = 0, hi = tl->n;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (tl->e[mid] <= t) lo = mid + 1; else hi = mid;
+    if (tl->e[mid] <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -371,7 +374,8 @@ static kilnResult_t graph_run(simGraph* g, const kilnTopology* t, kilnSimResult*
   if (done < nt) {
     res = kilnSetError(KILN_ERR_VERIFY,
                        "simulation stalled after %d of %d steps: the plan deadlocks (kiln verify "
-                       "names the blocked threadblocks)", done, nt);
+                       "names the blocked threadblocks)",
+                       done, nt);
     goto out_free;
   }
   out->time_us = finish;
@@ -406,14 +410,15 @@ _Static_assert(KILN_NUM_PROTOS == 4, "KILN_SIM_PARAMS_INIT has a put and a send 
 /* The table's knobs by name (plan.h): the scalars, then each form's three fields (the sig form's
  * efficiency means nothing and has no name). */
 enum { SIM_SCALARS = 9, SIM_FORMS = 2 * KILN_NUM_PROTOS + 2, SIM_KNOBS = SIM_SCALARS + 3 * SIM_FORMS - 1 };
-static const char* const sim_scalar_names[SIM_SCALARS] = {"launch", "fifo_launch", "fifo_step", "fifo_slot", "step",
-                                                                 "sig",    "wait",        "local_beta", "tb_beta"};
+static const char* const sim_scalar_names[SIM_SCALARS] = {
+    "launch", "fifo_launch", "fifo_step", "fifo_slot", "step", "sig", "wait", "local_beta", "tb_beta"};
 static const char* const sim_field_names[3] = {"alpha_scale", "alpha", "efficiency"};
 
 /* Form i of the table (put per protocol, send per protocol, get, sig) and its name. */
 static kilnSimForm* sim_form(kilnSimParams* sp, int i, char* name, size_t len) {
   if (i < 2 * KILN_NUM_PROTOS) {
-    snprintf(name, len, "%s.%s", i < KILN_NUM_PROTOS ? "put" : "send", kilnProtoName((kilnProto_t)(i % KILN_NUM_PROTOS)));
+    snprintf(name, len, "%s.%s", i < KILN_NUM_PROTOS ? "put" : "send",
+             kilnProtoName((kilnProto_t)(i % KILN_NUM_PROTOS)));
     return i < KILN_NUM_PROTOS ? &sp->put[i] : &sp->send[i - KILN_NUM_PROTOS];
   }
   snprintf(name, len, "%s", i == 2 * KILN_NUM_PROTOS ? "get" : "sig");
@@ -437,9 +442,9 @@ const char* kilnSimParamName(int i) {
 
 double* kilnSimParamRef(kilnSimParams* sp, int i) {
   if (!sp || i < 0 || i >= SIM_KNOBS) return NULL;
-  double* const scalars[SIM_SCALARS] = {&sp->launch_us, &sp->fifo_launch_us, &sp->fifo_step_us, &sp->fifo_slot_bytes,
-                                        &sp->step_us,   &sp->sig_us,         &sp->wait_us,       &sp->local_us_per_mb,
-                                        &sp->tb_us_per_mb};
+  double* const scalars[SIM_SCALARS] = {&sp->launch_us,       &sp->fifo_launch_us,  &sp->fifo_step_us,
+                                        &sp->fifo_slot_bytes, &sp->step_us,         &sp->sig_us,
+                                        &sp->wait_us,         &sp->local_us_per_mb, &sp->tb_us_per_mb};
   if (i < SIM_SCALARS) return scalars[i];
   char form[24];
   kilnSimForm* f = sim_form(sp, (i - SIM_SCALARS) / 3, form, sizeof form);
@@ -460,21 +465,23 @@ kilnResult_t kilnSimParamsCheck(const kilnSimParams* sp) {
     const double v = *kilnSimParamRef(&copy, i);
     const bool eff = i >= SIM_SCALARS && (i - SIM_SCALARS) % 3 == 2;
     if (eff ? !(v > 0 && v <= 1) : !(v >= 0 && v < 1e9))
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "simulator parameters: %s is %g, needs %s", kilnSimParamName(i),
-                          v, eff ? "an efficiency in (0, 1]" : "a value >= 0");
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "simulator parameters: %s is %g, needs %s",
+                          kilnSimParamName(i), v, eff ? "an efficiency in (0, 1]" : "a value >= 0");
   }
   return KILN_SUCCESS;
 }
 
 /* Task f (base + flat step) of a memory step or a local step of a plan with memory steps (see the
  * top of the file): its cost, resources and the edges of signals and lines. */
-static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPlanIndex* ix, const kilnTopology* t,
-                                    int base, int gt, int s, double chunk, const int* map, const kilnSimParams* sp) {
+static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPlanIndex* ix,
+                                    const kilnTopology* t, int base, int gt, int s, double chunk,
+                                    const int* map, const kilnSimParams* sp) {
   const int r = ix->tb_rank[gt], f = ix->stepbase[gt] + s;
   const kilnThreadblock* tb = &p->gpus[r].tbs[kilnPlanIndexLocal(ix, gt)];
   const kilnStep* st = &tb->steps[s];
   simTask* x = &g->t[base + f];
-  const int me = map ? map[r] : r, peer = st->peer >= 0 && st->peer < p->ngpus ? (map ? map[st->peer] : st->peer) : -1;
+  const int me = map ? map[r] : r,
+            peer = st->peer >= 0 && st->peer < p->ngpus ? (map ? map[st->peer] : st->peer) : -1;
   kilnResult_t res = KILN_SUCCESS;
   switch (kilnStepPeerRole(st->type)) {
     case KILN_PEER_WRITE:
@@ -488,8 +495,8 @@ static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPl
     case KILN_PEER_SIGNAL: {
       const kilnLink* l = kilnTopologyLink(t, me, peer);
       if (!l)
-        return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has no link from rank %d to rank %d", t->name,
-                            me, peer);
+        return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s has no link from rank %d to rank %d",
+                            t->name, me, peer);
       /* A run of sigs shares its first one's fence. */
       x->cost = s > 0 && kilnStepPeerRole(tb->steps[s - 1].type) == KILN_PEER_SIGNAL ? 0 : sp->sig_us;
       x->lat = l->alpha_us * sp->sig.alpha_scale + sp->sig.alpha_us;
@@ -515,11 +522,13 @@ static kilnResult_t add_memory_step(simGraph* g, const kilnPlan* p, const kilnPl
 /* Iterations the runtime cuts a call of a plan of MSCCL's steps into (host/exec.c): every step
  * moves at most a FIFO slot of fifo_slot_bytes (its protocol's lines included) per iteration. A
  * plan with memory steps, or a table without a slot size, runs in one. */
-static double plan_iterations(const kilnPlan* p, const kilnPlanIndex* ix, double chunk, const kilnSimParams* sp) {
+static double plan_iterations(const kilnPlan* p, const kilnPlanIndex* ix, double chunk,
+                              const kilnSimParams* sp) {
   if (ix->mem || sp->fifo_slot_bytes <= 0) return 1;
   static const double payload[KILN_NUM_PROTOS] = {1.0, 8.0 / 16.0, 120.0 / 128.0, 12.0 / 16.0};
-  const double slice = floor(sp->fifo_slot_bytes * payload[(unsigned)p->proto < KILN_NUM_PROTOS ? p->proto : 0] /
-                             (ix->maxcnt > 0 ? ix->maxcnt : 1));
+  const double slice =
+      floor(sp->fifo_slot_bytes * payload[(unsigned)p->proto < KILN_NUM_PROTOS ? p->proto : 0] /
+            (ix->maxcnt > 0 ? ix->maxcnt : 1));
   const double it = slice > 0 ? ceil(chunk / slice) : 1;
   return it < 1 ? 1 : it;
 }
@@ -536,14 +545,14 @@ static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology*
   kilnResult_t res = kilnPlanIndexBuild(p, &ix);
   if (res != KILN_SUCCESS) return res;
   if (p->ngpus != t->nranks) {
-    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has %d ranks but topology %s has %d",
-                       p->name, p->ngpus, t->name, t->nranks);
+    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has %d ranks but topology %s has %d", p->name,
+                       p->ngpus, t->name, t->nranks);
     goto out_free;
   }
   int R = plan_ref_chunks(p);
   if (R <= 0) {
-    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has no reference buffer to size chunks by",
-                       p->name);
+    res =
+        kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s has no reference buffer to size chunks by", p->name);
     goto out_free;
   }
   const double real = iterate ? plan_iterations(p, &ix, bytes / R, sp) : 1;
@@ -563,7 +572,8 @@ static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology*
       int r = ix.tb_rank[gt];
       const kilnThreadblock* tb = &p->gpus[r].tbs[kilnPlanIndexLocal(&ix, gt)];
       /* the threadblock's iteration after its previous one */
-      if (it > 0 && tb->nsteps > 0) graph_edge(g, base - ix.nsteps + ix.stepbase[gt + 1] - 1, base + ix.stepbase[gt], false);
+      if (it > 0 && tb->nsteps > 0)
+        graph_edge(g, base - ix.nsteps + ix.stepbase[gt + 1] - 1, base + ix.stepbase[gt], false);
       for (int s = 0; s < tb->nsteps; s++) {
         const kilnStep* st = &tb->steps[s];
         int f = base + ix.stepbase[gt] + s;
@@ -591,7 +601,8 @@ static kilnResult_t add_plan(simGraph* g, const kilnPlan* p, const kilnTopology*
         }
         /* fixed costs of the step in its threadblock; a Simple FIFO step's slot handshake (the
          * line protocols carry their flags in the lines) */
-        const bool handshake = p->proto == KILN_PROTO_SIMPLE && (kilnStepSends(st->type) || kilnStepReceives(st->type));
+        const bool handshake =
+            p->proto == KILN_PROTO_SIMPLE && (kilnStepSends(st->type) || kilnStepReceives(st->type));
         if (st->type != KILN_STEP_NOP && kilnStepPeerRole(st->type) != KILN_PEER_SIGNAL &&
             kilnStepPeerRole(st->type) != KILN_PEER_WAIT)
           g->t[f].cost += reps * (sp->step_us + (handshake ? sp->fifo_step_us : 0));
@@ -614,8 +625,7 @@ static double plan_launch(const kilnPlan* p, const kilnSimParams* sp) {
   return sp->fifo_launch_us;
 }
 
-kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
-                              kilnSimResult* out) {
+kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes, kilnSimResult* out) {
   return kilnPlanSimulateWith(p, t, bytes, NULL, out);
 }
 
@@ -636,8 +646,8 @@ kilnResult_t kilnPlanSimulateWith(const kilnPlan* p, const kilnTopology* t, uint
   return res;
 }
 
-kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uint64_t bytes, kilnSimResult* out,
-                                   kilnSimStepTime** times, int* ntimes) {
+kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
+                                   kilnSimResult* out, kilnSimStepTime** times, int* ntimes) {
   if (!p || !t || !out || !times || !ntimes)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulateTimes: NULL argument");
   memset(out, 0, sizeof *out);
@@ -648,7 +658,8 @@ kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uin
   simGraph g;
   memset(&g, 0, sizeof g);
   int niter = 1;
-  kilnResult_t res = add_plan(&g, p, t, (double)bytes, NULL, params, true, &niter); /* iteration by iteration */
+  kilnResult_t res =
+      add_plan(&g, p, t, (double)bytes, NULL, params, true, &niter); /* iteration by iteration */
   if (res == KILN_SUCCESS) res = graph_run(&g, t, out);
   if (res == KILN_SUCCESS) out->time_us += plan_launch(p, params);
   if (res == KILN_SUCCESS) {
@@ -689,7 +700,7 @@ static bool node_path_search(const kilnTopology* t, const int* cap, bool cycle, 
   int* key = malloc(sizeof(int) * (size_t)g);
   bool found = false;
   if (!used || !cand || !ncand || !next || !key) goto out_free;
-#define NODE_LINK(a, b) (cap ? cap[(a) * g + (b)] > 0 : linked(t, (a), (b)))
+#define NODE_LINK(a, b) (cap ? cap[(a)*g + (b)] > 0 : linked(t, (a), (b)))
   long budget = KILN_SIM_PATH_BUDGET;
   int depth = 1;
   path[0] = 0;
@@ -926,8 +937,8 @@ static kilnResult_t ring_run(const void* setup, double bytes, int slices, kilnSi
 /* NCCL's ring: one ring per NIC across nodes (each rotated inside the nodes so that every ring
  * leaves and enters a node through other GPUs and NICs: kilnChannelEntryGpu), each carrying its
  * share of the data. */
-static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64_t bytes, const kilnSimParams* sp,
-                                  kilnProto_t proto, kilnSimResult* out) {
+static kilnResult_t baseline_ring(kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
+                                  const kilnSimParams* sp, kilnProto_t proto, kilnSimResult* out) {
   int n = t->nranks, g = t->gpus_per_node;
   int* order = malloc(sizeof(int) * (size_t)n);
   int* path = malloc(sizeof(int) * (size_t)g * KILN_SIM_MAX_RINGS);
@@ -1018,8 +1029,8 @@ static void build_tree(const kilnTopology* t, const int* path, int rot, bool mir
 }
 
 /* Adds one tree's allreduce (reduce up, broadcast down) over C slices of `slice` bytes. */
-static kilnResult_t add_tree(simGraph* gr, const kilnTopology* t, const int* parent, int C,
-                             double slice, const kilnSimParams* sp, kilnProto_t proto) {
+static kilnResult_t add_tree(simGraph* gr, const kilnTopology* t, const int* parent, int C, double slice,
+                             const kilnSimParams* sp, kilnProto_t proto) {
   int n = t->nranks;
   int* up = malloc(sizeof(int) * (size_t)n * C);
   int* down = malloc(sizeof(int) * (size_t)n * C);
@@ -1042,7 +1053,8 @@ static kilnResult_t add_tree(simGraph* gr, const kilnTopology* t, const int* par
       }
       res = set_transfer(t, &gr->t[up[v * C + c]], v, parent[v], slice, &sp->send[proto], sp->tb_us_per_mb);
       if (res == KILN_SUCCESS)
-        res = set_transfer(t, &gr->t[down[v * C + c]], parent[v], v, slice, &sp->send[proto], sp->tb_us_per_mb);
+        res =
+            set_transfer(t, &gr->t[down[v * C + c]], parent[v], v, slice, &sp->send[proto], sp->tb_us_per_mb);
       if (res != KILN_SUCCESS) goto out_free;
       gr->t[up[v * C + c]].cost += sp->step_us;
       gr->t[down[v * C + c]].cost += sp->step_us;
@@ -1104,7 +1116,8 @@ static kilnResult_t tree_shape(const kilnTopology* t, uint64_t bytes, int* path,
   const int g = t->gpus_per_node;
   bool cycle;
   if (!node_path(t, path, &cycle))
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no chain through the links of a node", t->name);
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "topology %s: found no chain through the links of a node",
+                        t->name);
   /* Tree pairs: one per NIC of a node. Pair k enters a node through GPU path[r] (first tree)
    * and path[r-1] (mirror tree), r the rotation of channel k (kilnChannelEntryGpu), so every NIC
    * carries one tree where its node is interior and one where it is a leaf: the NICs are evenly
@@ -1119,8 +1132,8 @@ static kilnResult_t tree_shape(const kilnTopology* t, uint64_t bytes, int* path,
   return KILN_SUCCESS;
 }
 
-static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, const kilnSimParams* sp, kilnProto_t proto,
-                                  kilnSimResult* out) {
+static kilnResult_t baseline_tree(const kilnTopology* t, uint64_t bytes, const kilnSimParams* sp,
+                                  kilnProto_t proto, kilnSimResult* out) {
   int n = t->nranks, g = t->gpus_per_node;
   int* path = malloc(sizeof(int) * (size_t)g);
   int* parent = malloc(sizeof(int) * (size_t)n);
@@ -1141,7 +1154,8 @@ out_free:
   return res;
 }
 
-kilnResult_t kilnBaselineTrees(const kilnTopology* t, uint64_t bytes, int* ntrees, int* slices, int** parents) {
+kilnResult_t kilnBaselineTrees(const kilnTopology* t, uint64_t bytes, int* ntrees, int* slices,
+                               int** parents) {
   *parents = NULL;
   *ntrees = *slices = 0;
   const int n = t->nranks, g = t->gpus_per_node;
@@ -1172,13 +1186,13 @@ static kilnResult_t baseline_proto(kilnBaseline_t b, kilnColl_t coll, const kiln
   return baseline_ring(coll, t, bytes, sp, proto, out);
 }
 
-kilnResult_t kilnBaselineSimulate(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t,
-                                  uint64_t bytes, kilnSimResult* out) {
+kilnResult_t kilnBaselineSimulate(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
+                                  kilnSimResult* out) {
   return kilnBaselineSimulateWith(b, coll, t, bytes, NULL, out);
 }
 
-kilnResult_t kilnBaselineSimulateWith(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t, uint64_t bytes,
-                                      const kilnSimParams* params, kilnSimResult* out) {
+kilnResult_t kilnBaselineSimulateWith(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t,
+                                      uint64_t bytes, const kilnSimParams* params, kilnSimResult* out) {
   if (!t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnBaselineSimulate: NULL argument");
   memset(out, 0, sizeof *out);
   if (t->nranks < 2)
@@ -1189,7 +1203,8 @@ kilnResult_t kilnBaselineSimulateWith(kilnBaseline_t b, kilnColl_t coll, const k
   if (b != KILN_BASELINE_RING && b != KILN_BASELINE_TREE)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown baseline %d", (int)b);
   if (b == KILN_BASELINE_TREE && coll != KILN_COLL_ALLREDUCE)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "NCCL's tree algorithm implements only allreduce, not %s (use ring)",
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "NCCL's tree algorithm implements only allreduce, not %s (use ring)",
                         kilnCollName(coll));
   const kilnSimParams nccl = KILN_SIM_PARAMS_NCCL;
   if (!params) params = &nccl;

@@ -114,8 +114,9 @@ static kilnResult_t get_enum(xmlNodePtr n, const char* f, const char* attr, cons
 }
 
 static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
-  static const char* const kids[] = {"switch", "link", NULL}, *const attrs[] = {"strategy", NULL},
-                           *const switchAttrs[] = {"gpus", "policy", NULL}, *const linkAttrs[] = {"src", "dst", NULL};
+  static const char *const kids[] = {"switch", "link", NULL}, *const attrs[] = {"strategy", NULL},
+                           *const switchAttrs[] = {"gpus", "policy", NULL},
+                           *const linkAttrs[] = {"src", "dst", NULL};
   kilnResult_t r;
   int strat;
   if ((r = kilnXmlCheckElement(n, f, kids, attrs)) ||
@@ -133,9 +134,11 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
       kilnSketchSwitch* sw = &s->switches[s->nswitches];
       int pol = KILN_HYPER_UC_MAX; /* get_enum sets it or fails */
       if ((r = kilnXmlCheckElement(c, f, NULL, switchAttrs))) return r;
-      if ((r = get_enum(c, f, "policy", policy_names, KILN_NUM_HYPER_POLICIES, KILN_HYPER_UC_MAX, &pol))) return r;
+      if ((r = get_enum(c, f, "policy", policy_names, KILN_NUM_HYPER_POLICIES, KILN_HYPER_UC_MAX, &pol)))
+        return r;
       sw->policy = (kilnHyperPolicy_t)pol;
-      if ((r = kilnXmlGetIntList(c, f, "gpus", 0, KILN_MAX_RANKS - 1, KILN_MAX_RANKS, &sw->gpus, &sw->ngpus))) return r;
+      if ((r = kilnXmlGetIntList(c, f, "gpus", 0, KILN_MAX_RANKS - 1, KILN_MAX_RANKS, &sw->gpus, &sw->ngpus)))
+        return r;
       s->nswitches++;
       if (sw->ngpus < 2) return kilnXmlError(KILN_ERR_PARSE, f, c, "a sketch switch needs at least 2 GPUs");
     } else {
@@ -152,8 +155,9 @@ static kilnResult_t read_intranode(xmlNodePtr n, const char* f, kilnSketch* s) {
 }
 
 static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
-  static const char* const kids[] = {"conn", "beta_split", "chunk_to_relay", NULL}, *const attrs[] = {"strategy", NULL},
-                           *const connAttrs[] = {"src", "dst", NULL}, *const splitAttrs[] = {"gpu", "split", NULL},
+  static const char *const kids[] = {"conn", "beta_split", "chunk_to_relay", NULL},
+                           *const attrs[] = {"strategy", NULL}, *const connAttrs[] = {"src", "dst", NULL},
+                           *const splitAttrs[] = {"gpu", "split", NULL},
                            *const relayAttrs[] = {"r1", "r2", NULL};
   kilnResult_t r;
   int strat;
@@ -163,11 +167,13 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
   s->inter = (kilnInterStrategy_t)strat;
   int nc = kilnXmlCountChildren(n, "conn"), nb = kilnXmlCountChildren(n, "beta_split");
   if (nc > KILN_MAX_RANKS || nb > KILN_MAX_RANKS || kilnXmlCountChildren(n, "chunk_to_relay") > 1)
-    return kilnXmlError(KILN_ERR_PARSE, f, n, "too many <conn> or <beta_split> elements, or more than one <chunk_to_relay>");
+    return kilnXmlError(KILN_ERR_PARSE, f, n,
+                        "too many <conn> or <beta_split> elements, or more than one <chunk_to_relay>");
   s->conns = calloc((size_t)(nc ? nc : 1), sizeof *s->conns);
   s->beta_split_gpu = calloc((size_t)(nb ? nb : 1), sizeof *s->beta_split_gpu);
   s->beta_split = calloc((size_t)(nb ? nb : 1), sizeof *s->beta_split);
-  if (!s->conns || !s->beta_split_gpu || !s->beta_split) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
+  if (!s->conns || !s->beta_split_gpu || !s->beta_split)
+    return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   for (xmlNodePtr c = kilnXmlNextElement(n->children); c; c = kilnXmlNextElement(c->next)) {
     if (is(c, "conn")) {
       kilnSketchConn* cn = &s->conns[s->nconns];
@@ -178,7 +184,8 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
       s->nconns++;
       if (cn->ndst < 1) return kilnXmlError(KILN_ERR_PARSE, f, c, "<conn> lists no dst");
       for (int i = 0; i < s->nconns - 1; i++)
-        if (s->conns[i].src == cn->src) return kilnXmlError(KILN_ERR_PARSE, f, c, "<conn> src=\"%d\" is given twice", cn->src);
+        if (s->conns[i].src == cn->src)
+          return kilnXmlError(KILN_ERR_PARSE, f, c, "<conn> src=\"%d\" is given twice", cn->src);
     } else if (is(c, "beta_split")) {
       int k = s->nbeta_split;
       if ((r = kilnXmlCheckElement(c, f, NULL, splitAttrs)) ||
@@ -193,7 +200,8 @@ static kilnResult_t read_internode(xmlNodePtr n, const char* f, kilnSketch* s) {
           (r = kilnXmlGetInt32(c, f, "r2", true, 0, KILN_MAX_RANKS - 1, 0, &s->relay_r2)))
         return r;
       if (s->relay_r2 >= s->relay_r1)
-        return kilnXmlError(KILN_ERR_PARSE, f, c, "chunk_to_relay needs r2 < r1 (r1=%d, r2=%d)", s->relay_r1, s->relay_r2);
+        return kilnXmlError(KILN_ERR_PARSE, f, c, "chunk_to_relay needs r2 < r1 (r1=%d, r2=%d)", s->relay_r1,
+                            s->relay_r2);
     }
   }
   return KILN_SUCCESS;
@@ -205,13 +213,14 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   xmlNodePtr root;
   kilnResult_t r = kilnXmlRoot(doc, f, "sketch", &root);
   if (r != KILN_SUCCESS) return r;
-  static const char* const kids[] = {"intranode", "internode", "symmetry", "hyperparameters", NULL},
+  static const char *const kids[] = {"intranode", "internode", "symmetry", "hyperparameters", NULL},
                            *const rootAttrs[] = {"name", NULL}, *const symAttrs[] = {"offset", "group", NULL},
                            *const hyperAttrs[] = {"input_chunkup", "input_size", "ordering", NULL};
   if ((r = kilnXmlCheckElement(root, f, kids, rootAttrs))) return r;
   if (kilnXmlCountChildren(root, "intranode") > 1 || kilnXmlCountChildren(root, "internode") > 1 ||
       kilnXmlCountChildren(root, "hyperparameters") > 1)
-    return kilnXmlError(KILN_ERR_PARSE, f, root, "<intranode>, <internode> and <hyperparameters> may appear once each");
+    return kilnXmlError(KILN_ERR_PARSE, f, root,
+                        "<intranode>, <internode> and <hyperparameters> may appear once each");
   int nsym = kilnXmlCountChildren(root, "symmetry");
   if (nsym > 64) return kilnXmlError(KILN_ERR_PARSE, f, root, "more than 64 <symmetry> elements");
   kilnSketch* s = calloc(1, sizeof *s);
@@ -243,7 +252,8 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
           !(r = get_enum(c, f, "ordering", ordering_names, KILN_NUM_ORDERINGS, KILN_ORDER_AUTO, &ord))) {
         s->ordering = (kilnOrdering_t)ord;
         if (!kilnParseSize(size, &s->input_size) || s->input_size == 0)
-          r = kilnXmlError(KILN_ERR_PARSE, f, c, "input_size=\"%s\" is not a positive size (e.g. 1M, 64KB, 4096)", size);
+          r = kilnXmlError(KILN_ERR_PARSE, f, c,
+                           "input_size=\"%s\" is not a positive size (e.g. 1M, 64KB, 4096)", size);
       }
     }
     if (r != KILN_SUCCESS) goto out_free;
@@ -303,7 +313,8 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
     kilnBufPrintf(&b, "    <link src=\"%d\" dst=\"%d\"/>\n", s->links[i].src, s->links[i].dst);
   if (s->nswitches + s->nlinks > 0) kilnBufPrintf(&b, "  </intranode>\n");
   bool inter_empty = s->nconns + s->nbeta_split == 0 && !s->has_chunk_to_relay;
-  kilnBufPrintf(&b, "  <internode strategy=\"%s\"%s>\n", kilnInterStrategyName(s->inter), inter_empty ? "/" : "");
+  kilnBufPrintf(&b, "  <internode strategy=\"%s\"%s>\n", kilnInterStrategyName(s->inter),
+                inter_empty ? "/" : "");
   for (int i = 0; i < s->nconns; i++) {
     kilnBufPrintf(&b, "    <conn src=\"%d\" dst=\"", s->conns[i].src);
     kilnBufInts(&b, s->conns[i].dst, s->conns[i].ndst);
@@ -315,7 +326,8 @@ kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out) {
     kilnBufPrintf(&b, "    <chunk_to_relay r1=\"%d\" r2=\"%d\"/>\n", s->relay_r1, s->relay_r2);
   if (!inter_empty) kilnBufPrintf(&b, "  </internode>\n");
   for (int i = 0; i < s->nsymmetry; i++)
-    kilnBufPrintf(&b, "  <symmetry offset=\"%d\" group=\"%d\"/>\n", s->symmetry[i].offset, s->symmetry[i].group);
+    kilnBufPrintf(&b, "  <symmetry offset=\"%d\" group=\"%d\"/>\n", s->symmetry[i].offset,
+                  s->symmetry[i].group);
   kilnBufPrintf(&b, "  <hyperparameters input_chunkup=\"%d\" input_size=\"", s->input_chunkup);
   write_size(&b, s->input_size);
   kilnBufPrintf(&b, "\" ordering=\"%s\"/>\n</sketch>\n", kilnOrderingName(s->ordering));
@@ -367,9 +379,10 @@ static int rot(int x, int offset, int group) { return (x / group) * group + (x %
 static kilnResult_t keep(const kilnSketch* s, const kilnTopology* t, unsigned char* kept, int a, int b,
                          const char* what) {
   if (!kilnTopologyLink(t, a, b))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "sketch %s: %s keeps link %d->%d, but topology %s has no physical link from rank %d to rank %d",
-                        s->name, what, a, b, t->name, a, b);
+    return kilnSetError(
+        KILN_ERR_INVALID_ARGUMENT,
+        "sketch %s: %s keeps link %d->%d, but topology %s has no physical link from rank %d to rank %d",
+        s->name, what, a, b, t->name, a, b);
   kept[(size_t)a * t->nranks + b] = 1;
   return KILN_SUCCESS;
 }
@@ -405,7 +418,8 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
   if ((unsigned)s->intra >= KILN_NUM_INTRA_STRATEGIES || (unsigned)s->inter >= KILN_NUM_INTER_STRATEGIES)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: unknown strategy", nm);
   if (s->input_chunkup < 1 || s->input_size == 0)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: input_chunkup must be >= 1 and input_size > 0", nm);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: input_chunkup must be >= 1 and input_size > 0",
+                        nm);
   /* Elements the chosen strategy would ignore: a sketch that says two things is refused rather
    * than synthesized from one of them. */
   static const struct {
@@ -419,44 +433,50 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
   for (int i = 0; i < 3; i++) {
     const int has = owners[i].intra ? (int)s->intra : (int)s->inter;
     if (counts[i] > 0 && has != owners[i].strategy && has != owners[i].also)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                          "sketch %s: %s strategy \"%s\" ignores the %d <%s> element%s given: make the strategy "
-                          "\"%s\" or remove them",
-                          nm, owners[i].intra ? "intranode" : "internode",
-                          owners[i].intra ? kilnIntraStrategyName(s->intra) : kilnInterStrategyName(s->inter),
-                          counts[i], owners[i].elem, counts[i] == 1 ? "" : "s",
-                          owners[i].intra ? kilnIntraStrategyName((kilnIntraStrategy_t)owners[i].strategy)
-                                          : kilnInterStrategyName((kilnInterStrategy_t)owners[i].strategy));
+      return kilnSetError(
+          KILN_ERR_INVALID_ARGUMENT,
+          "sketch %s: %s strategy \"%s\" ignores the %d <%s> element%s given: make the strategy "
+          "\"%s\" or remove them",
+          nm, owners[i].intra ? "intranode" : "internode",
+          owners[i].intra ? kilnIntraStrategyName(s->intra) : kilnInterStrategyName(s->inter), counts[i],
+          owners[i].elem, counts[i] == 1 ? "" : "s",
+          owners[i].intra ? kilnIntraStrategyName((kilnIntraStrategy_t)owners[i].strategy)
+                          : kilnInterStrategyName((kilnInterStrategy_t)owners[i].strategy));
   }
   /* Ids against the node size. */
   for (int i = 0; i < s->nswitches; i++)
     for (int j = 0; j < s->switches[i].ngpus; j++) {
       int a = s->switches[i].gpus[j];
       if (a < 0 || a >= g)
-        return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: switch %d names GPU %d, outside 0..%d of %s", nm,
-                            i, a, g - 1, t->name);
+        return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                            "sketch %s: switch %d names GPU %d, outside 0..%d of %s", nm, i, a, g - 1,
+                            t->name);
       for (int k = 0; k < j; k++)
         if (s->switches[i].gpus[k] == a)
           return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: switch %d lists GPU %d twice", nm, i, a);
     }
   for (int i = 0; i < s->nlinks; i++)
     if (s->links[i].src < 0 || s->links[i].src >= g || s->links[i].dst < 0 || s->links[i].dst >= g)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: link %d->%d names a GPU outside 0..%d of %s", nm,
-                          s->links[i].src, s->links[i].dst, g - 1, t->name);
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: link %d->%d names a GPU outside 0..%d of %s",
+                          nm, s->links[i].src, s->links[i].dst, g - 1, t->name);
   for (int i = 0; i < s->nconns; i++) {
     bool bad = s->conns[i].src < 0 || s->conns[i].src >= g;
     for (int j = 0; j < s->conns[i].ndst; j++) bad |= s->conns[i].dst[j] < 0 || s->conns[i].dst[j] >= g;
     if (bad)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: conn from GPU %d names a GPU outside 0..%d of %s", nm,
-                          s->conns[i].src, g - 1, t->name);
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "sketch %s: conn from GPU %d names a GPU outside 0..%d of %s", nm, s->conns[i].src,
+                          g - 1, t->name);
   }
   for (int i = 0; i < s->nbeta_split; i++)
     if (s->beta_split_gpu[i] < 0 || s->beta_split_gpu[i] >= g || s->beta_split[i] < 1)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: beta_split gpu=%d split=%d: need GPU in 0..%d, split >= 1",
-                          nm, s->beta_split_gpu[i], s->beta_split[i], g - 1);
-  if (s->has_chunk_to_relay && (s->relay_r1 < 1 || s->relay_r2 < 0 || s->relay_r2 >= s->relay_r1 || s->relay_r2 >= g))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: chunk_to_relay r1=%d r2=%d: need 0 <= r2 < r1 and r2 < %d",
-                        nm, s->relay_r1, s->relay_r2, g);
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "sketch %s: beta_split gpu=%d split=%d: need GPU in 0..%d, split >= 1", nm,
+                          s->beta_split_gpu[i], s->beta_split[i], g - 1);
+  if (s->has_chunk_to_relay &&
+      (s->relay_r1 < 1 || s->relay_r2 < 0 || s->relay_r2 >= s->relay_r1 || s->relay_r2 >= g))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "sketch %s: chunk_to_relay r1=%d r2=%d: need 0 <= r2 < r1 and r2 < %d", nm,
+                        s->relay_r1, s->relay_r2, g);
 
   kilnResult_t r = KILN_SUCCESS;
   unsigned char* kept = calloc((size_t)n * n, 1);
@@ -479,7 +499,8 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
       }
     } else if (s->intra == KILN_INTRA_LINKS) {
       for (int i = 0; i < s->nlinks; i++)
-        if ((r = keep(s, t, kept, base + s->links[i].src, base + s->links[i].dst, "intranode link"))) goto out_free;
+        if ((r = keep(s, t, kept, base + s->links[i].src, base + s->links[i].dst, "intranode link")))
+          goto out_free;
     }
   }
   if (s->intra == KILN_INTRA_ALL)
@@ -503,15 +524,17 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
   if (n > 1) {
     int u = unreached(kept, n, false, queue, seen);
     if (u >= 0) {
-      r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                       "sketch %s: logical topology on %s is not connected: rank %d cannot be reached from rank 0",
-                       nm, t->name, u);
+      r = kilnSetError(
+          KILN_ERR_INVALID_ARGUMENT,
+          "sketch %s: logical topology on %s is not connected: rank %d cannot be reached from rank 0", nm,
+          t->name, u);
       goto out_free;
     }
     u = unreached(kept, n, true, queue, seen);
     if (u >= 0) {
       r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                       "sketch %s: logical topology on %s is not connected: rank %d cannot reach rank 0", nm, t->name, u);
+                       "sketch %s: logical topology on %s is not connected: rank %d cannot reach rank 0", nm,
+                       t->name, u);
       goto out_free;
     }
   }
@@ -519,9 +542,10 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
   for (int k = 0; k < s->nsymmetry; k++) {
     int o = s->symmetry[k].offset, gr = s->symmetry[k].group;
     if (gr < 1 || o < 0 || n % gr != 0) {
-      r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                       "sketch %s: symmetry (offset %d, group %d): group must divide the %d ranks of %s, offset >= 0",
-                       nm, o, gr, n, t->name);
+      r = kilnSetError(
+          KILN_ERR_INVALID_ARGUMENT,
+          "sketch %s: symmetry (offset %d, group %d): group must divide the %d ranks of %s, offset >= 0", nm,
+          o, gr, n, t->name);
       goto out_free;
     }
     for (int a = 0; a < n; a++)
@@ -529,10 +553,11 @@ kilnResult_t kilnSketchValidate(const kilnSketch* s, const kilnTopology* t) {
         if (!kept[(size_t)a * n + b]) continue;
         int ra = rot(a, o, gr), rb = rot(b, o, gr);
         if (!kept[(size_t)ra * n + rb]) {
-          r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                           "sketch %s: symmetry offset %d (group %d) does not map the logical topology onto itself: "
-                           "link %d->%d is kept but its image %d->%d is not",
-                           nm, o, gr, a, b, ra, rb);
+          r = kilnSetError(
+              KILN_ERR_INVALID_ARGUMENT,
+              "sketch %s: symmetry offset %d (group %d) does not map the logical topology onto itself: "
+              "link %d->%d is kept but its image %d->%d is not",
+              nm, o, gr, a, b, ra, rb);
           goto out_free;
         }
       }

@@ -82,8 +82,8 @@ static kilnResult_t validate_template(const kilnTopology* t, templatePart* at) {
   *at = (templatePart){NULL, 0};
   int g = t->gpus_per_node;
   if (t->nodes < 1 || g < 1)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: nodes (%d) and gpus_per_node (%d) must be >= 1",
-                        nm, t->nodes, g);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "topology %s: nodes (%d) and gpus_per_node (%d) must be >= 1", nm, t->nodes, g);
   if ((long long)t->nodes * g > KILN_MAX_RANKS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "topology %s: %d nodes x %d GPUs = %lld ranks exceeds KILN_MAX_RANKS (%d)", nm,
@@ -107,14 +107,16 @@ static kilnResult_t validate_template(const kilnTopology* t, templatePart* at) {
     }
     if (!cost_ok(l->alpha_us, l->beta_us_per_mb) || l->mult < 1 || l->mult > MAX_MULT ||
         (unsigned)l->kind >= KILN_NUM_LINK_KINDS) {
-      r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                       "topology %s: link %d->%d needs 0 <= alpha, beta <= %g, 1 <= mult <= %d and a known kind",
-                       nm, l->src, l->dst, MAX_COST, MAX_MULT);
+      r = kilnSetError(
+          KILN_ERR_INVALID_ARGUMENT,
+          "topology %s: link %d->%d needs 0 <= alpha, beta <= %g, 1 <= mult <= %d and a known kind", nm,
+          l->src, l->dst, MAX_COST, MAX_MULT);
       goto out_free;
     }
     int* w = &who[l->src * g + l->dst];
     if (*w) {
-      r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: link %d->%d is given twice", nm, l->src, l->dst);
+      r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: link %d->%d is given twice", nm, l->src,
+                       l->dst);
       goto out_free;
     }
     *w = 1 + i;
@@ -123,12 +125,14 @@ static kilnResult_t validate_template(const kilnTopology* t, templatePart* at) {
     const kilnSwitch* sw = &t->tswitches[s];
     *at = (templatePart){"switch", s};
     if (sw->ngpus < 2 || !sw->gpus) {
-      r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: switch %s joins fewer than 2 GPUs", nm, sw->name);
+      r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: switch %s joins fewer than 2 GPUs", nm,
+                       sw->name);
       goto out_free;
     }
     if (!cost_ok(sw->alpha_us, sw->beta_us_per_mb) || (unsigned)sw->kind >= KILN_NUM_LINK_KINDS) {
       r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                       "topology %s: switch %s needs 0 <= alpha, beta <= %g and a known kind", nm, sw->name, MAX_COST);
+                       "topology %s: switch %s needs 0 <= alpha, beta <= %g and a known kind", nm, sw->name,
+                       MAX_COST);
       goto out_free;
     }
     for (int i = 0; i < sw->ngpus; i++) {
@@ -140,15 +144,17 @@ static kilnResult_t validate_template(const kilnTopology* t, templatePart* at) {
       }
       for (int j = 0; j < i; j++)
         if (sw->gpus[j] == a) {
-          r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: switch %s lists GPU %d twice", nm, sw->name, a);
+          r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: switch %s lists GPU %d twice", nm,
+                           sw->name, a);
           goto out_free;
         }
       for (int j = 0; j < i; j++) {
         int b = sw->gpus[j];
         if (who[a * g + b] || who[b * g + a]) {
-          r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                           "topology %s: GPUs %d and %d are joined by switch %s and by another link or switch",
-                           nm, a, b, sw->name);
+          r = kilnSetError(
+              KILN_ERR_INVALID_ARGUMENT,
+              "topology %s: GPUs %d and %d are joined by switch %s and by another link or switch", nm, a, b,
+              sw->name);
           goto out_free;
         }
       }
@@ -175,20 +181,21 @@ static kilnResult_t validate_template(const kilnTopology* t, templatePart* at) {
     for (int i = 0; i < nic->ngpus; i++) {
       int a = nic->gpus[i];
       if (a < 0 || a >= g) {
-        r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: NIC %d names GPU %d outside 0..%d", nm, nic->id,
-                         a, g - 1);
+        r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: NIC %d names GPU %d outside 0..%d", nm,
+                         nic->id, a, g - 1);
         goto out_free;
       }
       if (who[a]) {
-        r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: GPU %d is given to more than one NIC", nm, a);
+        r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: GPU %d is given to more than one NIC", nm,
+                         a);
         goto out_free;
       }
       who[a] = 1;
     }
   }
   *at = (templatePart){NULL, 0};
-  if (t->has_internode &&
-      (!cost_ok(t->inter_alpha_us, t->inter_beta_us_per_mb) || (unsigned)t->inter_kind >= KILN_NUM_LINK_KINDS)) {
+  if (t->has_internode && (!cost_ok(t->inter_alpha_us, t->inter_beta_us_per_mb) ||
+                           (unsigned)t->inter_kind >= KILN_NUM_LINK_KINDS)) {
     r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                      "topology %s: internode needs 0 <= alpha, beta <= %g and a known kind", nm, MAX_COST);
     goto out_free;
@@ -250,8 +257,8 @@ static kilnResult_t expand_template(kilnTopology* t) {
       for (int i = 0; i < es->ngpus; i++)
         for (int j = 0; j < es->ngpus; j++) {
           if (i == j) continue;
-          kilnLink l = {es->gpus[i], es->gpus[j], ts->alpha_us, ts->beta_us_per_mb, 1, ts->kind,
-                        t->nswitches - 1, false};
+          kilnLink l = {es->gpus[i], es->gpus[j], ts->alpha_us,     ts->beta_us_per_mb,
+                        1,           ts->kind,    t->nswitches - 1, false};
           t->link_index[l.src * n + l.dst] = t->nlinks;
           t->links[t->nlinks++] = l;
         }
@@ -382,17 +389,19 @@ static kilnResult_t get_cost(xmlNodePtr n, const char* f, double* alpha, double*
 /* Reads the <node> template into t; ids are checked against g here so messages carry lines. */
 static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
   static const char* const kids[] = {"link", "switch", "nic", NULL};
-  static const char* const linkAttrs[] = {"src", "dst", "alpha", "beta", "mult", "kind", NULL},
+  static const char *const linkAttrs[] = {"src", "dst", "alpha", "beta", "mult", "kind", NULL},
                            *const switchAttrs[] = {"name", "gpus", "alpha", "beta", "kind", NULL},
                            *const nicAttrs[] = {"id", "gpus", NULL};
   kilnResult_t r = kilnXmlCheckElement(node, f, kids, NULL);
   if (r != KILN_SUCCESS) return r;
   int g = t->gpus_per_node;
-  int nl = kilnXmlCountChildren(node, "link"), ns = kilnXmlCountChildren(node, "switch"), nn = kilnXmlCountChildren(node, "nic");
+  int nl = kilnXmlCountChildren(node, "link"), ns = kilnXmlCountChildren(node, "switch"),
+      nn = kilnXmlCountChildren(node, "nic");
   t->tlinks = calloc((size_t)(nl ? nl : 1), sizeof *t->tlinks);
   t->tswitches = calloc((size_t)(ns ? ns : 1), sizeof *t->tswitches);
   t->tnics = calloc((size_t)(nn ? nn : 1), sizeof *t->tnics);
-  if (!t->tlinks || !t->tswitches || !t->tnics) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
+  if (!t->tlinks || !t->tswitches || !t->tnics)
+    return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory", f);
   for (xmlNodePtr c = kilnXmlNextElement(node->children); c; c = kilnXmlNextElement(c->next)) {
     if (!xmlStrcmp(c->name, (const xmlChar*)"link")) {
       kilnLink* l = &t->tlinks[t->ntlinks];
@@ -419,7 +428,8 @@ static kilnResult_t read_node(xmlNodePtr node, const char* f, kilnTopology* t) {
       if ((r = get_cost(c, f, &s->alpha_us, &s->beta_us_per_mb)) ||
           (r = get_kind(c, f, KILN_LINK_NVLINK, &s->kind)))
         return r;
-      if (s->ngpus < 2) return kilnXmlError(KILN_ERR_PARSE, f, c, "switch %s joins fewer than 2 GPUs", s->name);
+      if (s->ngpus < 2)
+        return kilnXmlError(KILN_ERR_PARSE, f, c, "switch %s joins fewer than 2 GPUs", s->name);
     } else {
       kilnNic* k = &t->tnics[t->ntnics];
       if ((r = kilnXmlCheckAttrs(c, f, nicAttrs)) ||
@@ -445,8 +455,10 @@ static kilnResult_t read_costs(xmlNodePtr n, const char* f, kilnTopology* t) {
     const char* name = (const char*)a->name;
     const int k = kilnSimParamFind(name);
     if (k < 0)
-      return kilnXmlError(KILN_ERR_PARSE, f, n, "<costs> has no knob \"%s\" (kilnSimParamName: launch, step, sig, "
-                          "wait, local_beta, tb_beta, put.PROTO.alpha, send.PROTO.efficiency, ...)", name);
+      return kilnXmlError(KILN_ERR_PARSE, f, n,
+                          "<costs> has no knob \"%s\" (kilnSimParamName: launch, step, sig, "
+                          "wait, local_beta, tb_beta, put.PROTO.alpha, send.PROTO.efficiency, ...)",
+                          name);
     if ((r = kilnXmlGetDouble(n, f, name, true, 0, MAX_COST, 0, kilnSimParamRef(&t->costs, k)))) return r;
   }
   if (kilnSimParamsCheck(&t->costs) != KILN_SUCCESS) {
@@ -469,7 +481,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
   xmlNodePtr root;
   kilnResult_t r = kilnXmlRoot(doc, f, "topology", &root);
   if (r != KILN_SUCCESS) return r;
-  static const char* const kids[] = {"node", "internode", "costs", NULL},
+  static const char *const kids[] = {"node", "internode", "costs", NULL},
                            *const rootAttrs[] = {"name", "nodes", "gpus_per_node", NULL},
                            *const interAttrs[] = {"alpha", "beta", "kind", NULL};
   if ((r = kilnXmlCheckElement(root, f, kids, rootAttrs))) return r;

@@ -19,11 +19,11 @@
 #include "kiln/topology.h"
 #include "kiln_internal.h"
 
-#define NVLINK_V100_ALPHA 0.7 /* µs, paper Table 1 */
-#define NVLINK_V100_BETA 46.0 /* µs/MB, paper Table 1 (NDv2) */
+#define NVLINK_V100_ALPHA 0.7  /* µs, paper Table 1 */
+#define NVLINK_V100_BETA 46.0  /* µs/MB, paper Table 1 (NDv2) */
 #define NVSWITCH_DGX2_BETA 8.0 /* µs/MB, paper Table 1 (DGX-2) */
-#define IB_EDR_ALPHA 1.7      /* µs, paper Table 1 */
-#define IB_EDR_BETA 106.0     /* µs/MB, paper Table 1 */
+#define IB_EDR_ALPHA 1.7       /* µs, paper Table 1 */
+#define IB_EDR_BETA 106.0      /* µs/MB, paper Table 1 */
 #define NVLINK_H100_ALPHA 0.74 /* µs, baselines/README.md one-way flag latency */
 #define NVLINK_H100_BETA 2.7   /* µs/MB, baselines/README.md ~370 GB/s copy */
 #define IB_NDR_ALPHA 1.7       /* µs, as the paper's IB */
@@ -138,7 +138,8 @@ static bool parse_suffix_int(const char* s, const char* prefix, int* out, const 
 kilnResult_t kilnTopologyBuiltin(const char* name, int nodes, kilnTopology** out) {
   if (!out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTopologyBuiltin: NULL out");
   *out = NULL;
-  if (!name) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no topology name given (known: %s)", builtin_names);
+  if (!name)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no topology name given (known: %s)", builtin_names);
   if (nodes < 1 || nodes > KILN_MAX_RANKS)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: nodes must be in 1..%d, not %d", name,
                         KILN_MAX_RANKS, nodes);
@@ -149,35 +150,40 @@ kilnResult_t kilnTopologyBuiltin(const char* name, int nodes, kilnTopology** out
   if (!strcmp(name, "ndv2")) {
     ok = (t = topo_new(name, nodes, 8)) && build_ndv2(t);
   } else if (!strcmp(name, "dgx2")) {
-    ok = (t = topo_new(name, nodes, 16)) && add_switch(t, "nvswitch", 0, 16, NVLINK_V100_ALPHA, NVSWITCH_DGX2_BETA) &&
+    ok = (t = topo_new(name, nodes, 16)) &&
+         add_switch(t, "nvswitch", 0, 16, NVLINK_V100_ALPHA, NVSWITCH_DGX2_BETA) &&
          add_nics(t, 2, IB_EDR_ALPHA, IB_EDR_BETA);
   } else if (!strcmp(name, "hgx-h100")) {
-    ok = (t = topo_new(name, nodes, 8)) && add_switch(t, "nvswitch", 0, 8, NVLINK_H100_ALPHA, NVLINK_H100_BETA) &&
+    ok = (t = topo_new(name, nodes, 8)) &&
+         add_switch(t, "nvswitch", 0, 8, NVLINK_H100_ALPHA, NVLINK_H100_BETA) &&
          add_nics(t, 1, IB_NDR_ALPHA, IB_NDR_BETA);
   } else if (parse_suffix_int(name, "switch", &a, &rest) && !*rest) {
     if (a < 2 || (long long)a * nodes > KILN_MAX_RANKS)
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                           "topology %s: needs 2 <= N and N x nodes (%d) <= KILN_MAX_RANKS (%d)", name, nodes,
                           KILN_MAX_RANKS);
-    ok = (t = topo_new(name, nodes, a)) && add_switch(t, "nvswitch", 0, a, NVLINK_H100_ALPHA, NVLINK_H100_BETA) &&
+    ok = (t = topo_new(name, nodes, a)) &&
+         add_switch(t, "nvswitch", 0, a, NVLINK_H100_ALPHA, NVLINK_H100_BETA) &&
          add_nics(t, 1, IB_NDR_ALPHA, IB_NDR_BETA);
   } else if (parse_suffix_int(name, "torus", &a, &rest) && *rest == 'x' &&
              parse_suffix_int(rest, "x", &b, &rest) && !*rest) {
     if (a < 2 || b < 2 || (long long)a * b * nodes > KILN_MAX_RANKS)
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                          "topology %s: needs R, C >= 2 and R x C x nodes (%d) <= KILN_MAX_RANKS (%d)", name, nodes,
-                          KILN_MAX_RANKS);
+                          "topology %s: needs R, C >= 2 and R x C x nodes (%d) <= KILN_MAX_RANKS (%d)", name,
+                          nodes, KILN_MAX_RANKS);
     ok = (t = topo_new(name, nodes, a * b)) && build_torus(t, a, b);
   } else {
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown topology \"%s\" (known: %s)", name, builtin_names);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "unknown topology \"%s\" (known: %s)", name,
+                        builtin_names);
   }
   if (!ok) {
     kilnTopologyFree(t);
     return kilnSetError(KILN_ERR_NO_MEMORY, "topology %s: out of memory", name);
   }
   if ((long long)t->gpus_per_node * nodes > KILN_MAX_RANKS) {
-    kilnResult_t r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: %d nodes x %d GPUs exceeds KILN_MAX_RANKS (%d)",
-                                  name, nodes, t->gpus_per_node, KILN_MAX_RANKS);
+    kilnResult_t r =
+        kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology %s: %d nodes x %d GPUs exceeds KILN_MAX_RANKS (%d)",
+                     name, nodes, t->gpus_per_node, KILN_MAX_RANKS);
     kilnTopologyFree(t);
     return r;
   }

@@ -71,7 +71,8 @@ kilnResult_t kilnTuneClassic(kilnTuneSet* set, kilnColl_t coll, int nranks, cons
                              kilnTuneNoteFn note, void* user, int* added) {
   if (added) *added = 0;
   if (!set || !space || space->ninstances < 0 || space->ninstances > KILN_TUNE_MAX_INSTANCES)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneClassic: no set or space, or a space of %d instance counts",
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "kilnTuneClassic: no set or space, or a space of %d instance counts",
                         space ? space->ninstances : -1);
   for (int f = 0; f < KILN_TUNE_NUM_FORMS; f++) {
     if (!(space->forms >> f & 1u)) continue;
@@ -126,12 +127,12 @@ bool kilnTuneSizes(uint64_t min, uint64_t max, int factor, uint64_t* sizes, int 
 
 static bool valid(double us) { return us >= 0; }
 
-kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us, int ncand, const double* nccl,
-                            double tolerance, kilnTuneRange* out, int* nout) {
+kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us, int ncand,
+                            const double* nccl, double tolerance, kilnTuneRange* out, int* nout) {
   *nout = 0;
   if (nsizes < 0 || ncand < 0 || !(tolerance >= 0) || (nsizes > 0 && (!sizes || !out)) || (ncand > 0 && !us))
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneChoose: %d sizes, %d candidates, tolerance %g", nsizes,
-                        ncand, tolerance);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneChoose: %d sizes, %d candidates, tolerance %g",
+                        nsizes, ncand, tolerance);
   for (int k = 1; k < nsizes; k++)
     if (sizes[k] <= sizes[k - 1])
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneChoose: sizes not increasing (%llu after %llu)",
@@ -142,7 +143,8 @@ kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us,
     for (int c = 0; c < ncand; c++) {
       bool wrong = false;
       for (int j = 0; j < nsizes && !wrong; j++) wrong = us[c * nsizes + j] == KILN_TUNE_WRONG;
-      if (!wrong && valid(us[c * nsizes + k]) && (best < 0 || us[c * nsizes + k] < us[best * nsizes + k])) best = c;
+      if (!wrong && valid(us[c * nsizes + k]) && (best < 0 || us[c * nsizes + k] < us[best * nsizes + k]))
+        best = c;
     }
     int pick = best;
     if (cur >= 0 && best >= 0 && cur != best && valid(us[cur * nsizes + k]) &&
@@ -158,7 +160,8 @@ kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us,
   }
   for (int i = 0; i < *nout; i++) {
     kilnTuneRange* r = &out[i];
-    if (i == 0) r->min_bytes = 0;
+    if (i == 0)
+      r->min_bytes = 0;
     else {
       const double a = (double)sizes[r->first - 1], b = (double)sizes[r->first];
       uint64_t cut = (uint64_t)(sqrt(a) * sqrt(b));
@@ -198,7 +201,8 @@ static kilnResult_t checkTarget(const char* dir, bool* exists) {
     if (errno == ENOENT) return KILN_SUCCESS;
     return kilnSetError(KILN_ERR_IO, "%s: %s", dir, strerror(errno));
   }
-  if (!S_ISDIR(st.st_mode)) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s exists and is not a folder", dir);
+  if (!S_ISDIR(st.st_mode))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s exists and is not a folder", dir);
   *exists = true;
   char csv[PATH_MAX];
   snprintf(csv, sizeof csv, "%s/tune.csv", dir);
@@ -210,8 +214,9 @@ static kilnResult_t checkTarget(const char* dir, bool* exists) {
   while (empty && (de = readdir(d)) != NULL) empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
   closedir(d);
   if (!empty)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "%s is a folder that kiln tune did not write (not empty, no tune.csv): not replacing it", dir);
+    return kilnSetError(
+        KILN_ERR_INVALID_ARGUMENT,
+        "%s is a folder that kiln tune did not write (not empty, no tune.csv): not replacing it", dir);
   return KILN_SUCCESS;
 }
 
@@ -223,13 +228,17 @@ kilnResult_t kilnTuneCheckDir(const char* dir) {
   memcpy(parent, dir, len + 1);
   while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
   char* slash = strrchr(parent, '/');
-  if (!slash) snprintf(parent, sizeof parent, ".");
-  else if (slash == parent) parent[1] = '\0';
-  else *slash = '\0';
+  if (!slash)
+    snprintf(parent, sizeof parent, ".");
+  else if (slash == parent)
+    parent[1] = '\0';
+  else
+    *slash = '\0';
   struct stat st;
   if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
     return kilnSetError(KILN_ERR_IO, "%s: its folder %s does not exist", dir, parent);
-  if (access(parent, W_OK) != 0) return kilnSetError(KILN_ERR_IO, "%s: its folder %s is not writable", dir, parent);
+  if (access(parent, W_OK) != 0)
+    return kilnSetError(KILN_ERR_IO, "%s: its folder %s is not writable", dir, parent);
   bool exists;
   return checkTarget(dir, &exists);
 }
@@ -261,12 +270,13 @@ static void rangeName(const kilnTuneResult* res, int ri, char* out, size_t n) {
   if (keep + strlen(suffix) >= n) keep = n - 1 - strlen(suffix);
   snprintf(out, n, "%.*s%s", (int)keep, base, suffix);
   for (char* p = out; *p; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-          *p == '.'))
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+          *p == '_' || *p == '.'))
       *p = '_';
 }
 
-static kilnResult_t writeCsv(const char* path, const kilnTuneMachine* m, const kilnTuneResult* results, int nresults) {
+static kilnResult_t writeCsv(const char* path, const kilnTuneMachine* m, const kilnTuneResult* results,
+                             int nresults) {
   FILE* f = fopen(path, "w");
   if (!f) return kilnSetError(KILN_ERR_IO, "%s: %s", path, strerror(errno));
   fprintf(f, "coll,ranks,bytes,candidate,source,us,nccl_us,status,kept\n");
@@ -297,17 +307,21 @@ static kilnResult_t writeReadme(const char* path, const char* dir, const kilnTun
   fprintf(f, "Plans kiln tune chose for %d ranks on this machine.\n\n", m->nranks);
   fprintf(f, "machine: %d x %s, driver %s, NCCL %s\n", m->ngpus, m->gpu, m->driver, m->nccl);
   if (m->rehearsal)
-    fprintf(f, "rehearsal: yes - %d ranks share %d GPU%s, so the times say nothing about speed and NCCL was not\n"
-               "measured (it takes one rank a GPU); the plans are checked, not chosen for speed.\n",
-            m->nranks, m->ngpus, m->ngpus == 1 ? "" : "s");
-  else fprintf(f, "rehearsal: no (one rank a GPU)\n");
+    fprintf(
+        f,
+        "rehearsal: yes - %d ranks share %d GPU%s, so the times say nothing about speed and NCCL was not\n"
+        "measured (it takes one rank a GPU); the plans are checked, not chosen for speed.\n",
+        m->nranks, m->ngpus, m->ngpus == 1 ? "" : "s");
+  else
+    fprintf(f, "rehearsal: no (one rank a GPU)\n");
   fprintf(f, "command: %s\n\n", command ? command : "kiln tune");
-  fprintf(f, "Each plan's file holds its byte range (minBytes, maxBytes: the collective's reference bytes,\n"
-             "allreduce per-rank input, allgather total output, reducescatter and alltoall total input).\n"
-             "Sizes no plan takes stay NCCL's. Use them without a rebuild (the drop-in libnccl.so.2):\n"
-             "  KILN_PLANS=%s\n"
-             "or bake them into the library: cmake -DKILN_PLANS_DIR=%s (or kiln bake FILE.xml for each).\n"
-             "tune.csv has every time measured (us: median per call in CUDA graphs, the slowest rank).\n\n",
+  fprintf(f,
+          "Each plan's file holds its byte range (minBytes, maxBytes: the collective's reference bytes,\n"
+          "allreduce per-rank input, allgather total output, reducescatter and alltoall total input).\n"
+          "Sizes no plan takes stay NCCL's. Use them without a rebuild (the drop-in libnccl.so.2):\n"
+          "  KILN_PLANS=%s\n"
+          "or bake them into the library: cmake -DKILN_PLANS_DIR=%s (or kiln bake FILE.xml for each).\n"
+          "tune.csv has every time measured (us: median per call in CUDA graphs, the slowest rank).\n\n",
           dir, dir);
   for (int i = 0; i < nresults; i++) {
     const kilnTuneResult* res = &results[i];
@@ -316,7 +330,8 @@ static kilnResult_t writeReadme(const char* path, const char* dir, const kilnTun
       const kilnTuneRange* r = &res->ranges[ri];
       char name[KILN_NAME_MAX] = "NCCL";
       if (r->cand >= 0) rangeName(res, ri, name, sizeof name);
-      fprintf(f, "  %12llu .. %-12llu %s\n", (unsigned long long)r->min_bytes, (unsigned long long)r->max_bytes, name);
+      fprintf(f, "  %12llu .. %-12llu %s\n", (unsigned long long)r->min_bytes,
+              (unsigned long long)r->max_bytes, name);
     }
   }
   const bool bad = ferror(f) != 0;
@@ -328,7 +343,8 @@ static kilnResult_t writeReadme(const char* path, const char* dir, const kilnTun
  * the old one removed after. */
 static kilnResult_t moveInto(const char* tmp, const char* dir, bool exists) {
   if (!exists) {
-    if (rename(tmp, dir) != 0) return kilnSetError(KILN_ERR_IO, "renaming %s to %s: %s", tmp, dir, strerror(errno));
+    if (rename(tmp, dir) != 0)
+      return kilnSetError(KILN_ERR_IO, "renaming %s to %s: %s", tmp, dir, strerror(errno));
     return KILN_SUCCESS;
   }
 #ifdef RENAME_EXCHANGE
@@ -341,7 +357,8 @@ static kilnResult_t moveInto(const char* tmp, const char* dir, bool exists) {
   if (snprintf(old, sizeof old, "%s.old-XXXXXX", dir) >= (int)sizeof old || !mkdtemp(old))
     return kilnSetError(KILN_ERR_IO, "%s: no room for the old folder beside it", dir);
   rmdir(old);
-  if (rename(dir, old) != 0) return kilnSetError(KILN_ERR_IO, "renaming %s to %s: %s", dir, old, strerror(errno));
+  if (rename(dir, old) != 0)
+    return kilnSetError(KILN_ERR_IO, "renaming %s to %s: %s", dir, old, strerror(errno));
   if (rename(tmp, dir) != 0) {
     const int e = errno;
     rename(old, dir);
@@ -351,8 +368,8 @@ static kilnResult_t moveInto(const char* tmp, const char* dir, bool exists) {
   return KILN_SUCCESS;
 }
 
-kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const kilnTuneResult* results, int nresults,
-                              const char* command) {
+kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const kilnTuneResult* results,
+                              int nresults, const char* command) {
   if (!dir || !*dir || !m || (nresults > 0 && !results))
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneWriteDir: no folder, machine or results");
   char clean[PATH_MAX - 128]; /* room for ".tmp-XXXXXX" and "/NAME.xml" after it */
@@ -367,7 +384,8 @@ kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const k
   if (r != KILN_SUCCESS) return r;
   char tmp[PATH_MAX - 96];
   snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", clean);
-  if (!mkdtemp(tmp)) return kilnSetError(KILN_ERR_IO, "cannot make a folder beside %s (%s): %s", clean, tmp, strerror(errno));
+  if (!mkdtemp(tmp))
+    return kilnSetError(KILN_ERR_IO, "cannot make a folder beside %s (%s): %s", clean, tmp, strerror(errno));
   char path[PATH_MAX];
   for (int i = 0; i < nresults && r == KILN_SUCCESS; i++) {
     const kilnTuneResult* res = &results[i];
@@ -375,8 +393,8 @@ kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const k
       const kilnTuneRange* rg = &res->ranges[ri];
       if (rg->cand < 0) continue;
       if (rg->cand >= res->set->n) {
-        r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s range %d names candidate %d of %d", kilnCollName(res->coll), ri,
-                         rg->cand, res->set->n);
+        r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s range %d names candidate %d of %d",
+                         kilnCollName(res->coll), ri, rg->cand, res->set->n);
         break;
       }
       kilnPlan* p = NULL;

@@ -26,7 +26,7 @@ extern "C" {
 /* kiln classic's forms a tune tries, X(enum, kilnClassicPlan's name). Not "zerocopy": it puts into
  * the peers' outputs, which the runtime reaches only in symmetric windows, and an application's
  * buffers are plain. */
-#define KILN_TUNE_FORMS(X)              \
+#define KILN_TUNE_FORMS(X)             \
   X(KILN_TUNE_FORM_RING, "ring")       \
   X(KILN_TUNE_FORM_DIRECT, "direct")   \
   X(KILN_TUNE_FORM_ONESHOT, "oneshot") \
@@ -37,7 +37,7 @@ typedef enum {
 #define KILN_X_ENUM(e, n) e,
   KILN_TUNE_FORMS(KILN_X_ENUM)
 #undef KILN_X_ENUM
-  KILN_TUNE_NUM_FORMS
+      KILN_TUNE_NUM_FORMS
 } kilnTuneForm_t;
 
 KILN_INTERNAL const char* kilnTuneFormName(kilnTuneForm_t f);
@@ -57,7 +57,8 @@ typedef struct kilnTuneSpace {
 } kilnTuneSpace;
 /* Every form and protocol, 1, 2, 4, 8, 16 and 32 instances (32: the runtime's channels per peer
  * by default, kilnCommConfig.maxChannels), out of place. */
-#define KILN_TUNE_SPACE_INIT {(1u << KILN_TUNE_NUM_FORMS) - 1, (1u << KILN_NUM_PROTOS) - 1, 6, {1, 2, 4, 8, 16, 32}, false}
+#define KILN_TUNE_SPACE_INIT \
+  { (1u << KILN_TUNE_NUM_FORMS) - 1, (1u << KILN_NUM_PROTOS) - 1, 6, {1, 2, 4, 8, 16, 32}, false }
 
 /* One candidate: a plan that passed kilnPlanVerify and that kiln's runtime runs
  * (kilnPlanCheckRuntime). source says where it came from ("classic", "synth"). */
@@ -83,8 +84,9 @@ KILN_INTERNAL kilnResult_t kilnTuneAdd(kilnTuneSet* set, kilnPlan* plan, const c
  * order. A plan kilnClassicPlan does not make (a form without this collective, LL12 through FIFOs)
  * or kilnTuneAdd refuses is left out and reported to note (may be NULL); *added (may be NULL)
  * counts those added. Fails only for a bad space or when out of memory. */
-KILN_INTERNAL kilnResult_t kilnTuneClassic(kilnTuneSet* set, kilnColl_t coll, int nranks, const kilnTuneSpace* space,
-                                           kilnTuneNoteFn note, void* user, int* added);
+KILN_INTERNAL kilnResult_t kilnTuneClassic(kilnTuneSet* set, kilnColl_t coll, int nranks,
+                                           const kilnTuneSpace* space, kilnTuneNoteFn note, void* user,
+                                           int* added);
 KILN_INTERNAL void kilnTuneSetFree(kilnTuneSet* set);
 
 /* The sizes of a tune: from `min` to `max` bytes (reference bytes, kiln/registry.h), each `factor`
@@ -120,16 +122,17 @@ typedef struct kilnTuneRange {
  * the first size above it goes to b's choice). out holds nsizes ranges; *nout gets how many. KILN_ERR_INVALID_ARGUMENT for sizes
  * not increasing or a negative tolerance. */
 KILN_INTERNAL kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us, int ncand,
-                                          const double* nccl, double tolerance, kilnTuneRange* out, int* nout);
+                                          const double* nccl, double tolerance, kilnTuneRange* out,
+                                          int* nout);
 
 /* The machine a tune ran on, for the folder's README. */
 typedef struct kilnTuneMachine {
-  char gpu[128];    /* the GPU model, "NVIDIA H100 80GB HBM3" */
-  int ngpus;        /* GPUs used */
-  char driver[32];  /* the NVIDIA driver's version ("580.95.05"), or CUDA's driver API version */
-  char nccl[32];    /* NCCL's version ("2.28.9") */
+  char gpu[128];   /* the GPU model, "NVIDIA H100 80GB HBM3" */
+  int ngpus;       /* GPUs used */
+  char driver[32]; /* the NVIDIA driver's version ("580.95.05"), or CUDA's driver API version */
+  char nccl[32];   /* NCCL's version ("2.28.9") */
   int nranks;
-  bool rehearsal;   /* ranks share GPUs: the times say nothing of speed, and there is no NCCL */
+  bool rehearsal; /* ranks share GPUs: the times say nothing of speed, and there is no NCCL */
 } kilnTuneMachine;
 
 /* One collective's results: the candidates, the sizes, the times (as kilnTuneChoose takes them)
@@ -157,8 +160,8 @@ KILN_INTERNAL kilnResult_t kilnTuneCheckDir(const char* dir);
  * new folder beside dir and renamed into place; a dir that exists is replaced only when it is
  * empty or holds a tune.csv (a folder kiln tune wrote), else KILN_ERR_INVALID_ARGUMENT naming it.
  * On failure nothing is left but what was there before. command: the command line, for README. */
-KILN_INTERNAL kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const kilnTuneResult* results,
-                                            int nresults, const char* command);
+KILN_INTERNAL kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m,
+                                            const kilnTuneResult* results, int nresults, const char* command);
 
 #ifdef __cplusplus
 }

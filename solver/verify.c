@@ -85,8 +85,8 @@ typedef struct vctx {
   uint64_t* tmpbits;
 
   /* Run state. */
-  int* pc;       /* [ntbs] next step */
-  int* ready;    /* [ntbs] deque of runnable tbs */
+  int* pc;    /* [ntbs] next step */
+  int* ready; /* [ntbs] deque of runnable tbs */
   int rhead, rcount;
   bool* inready; /* [ntbs] */
   int** waiters; /* [ntbs] tbs blocked on this tb's progress */
@@ -101,7 +101,9 @@ typedef struct vctx {
   int32_t* race_wg; /* [nstore] last writer tb (-1 none) */
   int32_t* race_ws; /* [nstore] its step */
   int32_t* rd_head; /* [nstore] reads since the last write: list into rpool, -1 empty */
-  struct rnode { int32_t g, s, next; } * rpool;
+  struct rnode {
+    int32_t g, s, next;
+  } * rpool;
   int nrpool, caprpool;
 
   uint32_t* ref; /* [R*NUM_LANES] expected reduction results */
@@ -121,8 +123,8 @@ static uint64_t splitmix64(uint64_t x) {
 
 /* Initial numeric value of input (origin) o on rank r for a lane. */
 static uint32_t initial_value(const vctx* c, int r, int o, int lane) {
-  uint64_t h = splitmix64(c->seed * 0x100000001b3ull ^ ((uint64_t)r << 32) ^ (uint64_t)o ^
-                          ((uint64_t)lane << 60));
+  uint64_t h =
+      splitmix64(c->seed * 0x100000001b3ull ^ ((uint64_t)r << 32) ^ (uint64_t)o ^ ((uint64_t)lane << 60));
   uint32_t v = (uint32_t)(h >> 16);
   if (lane == LANE_PROD) v |= 1u; /* odd: products never collapse to 0 mod 2^32 */
   return v;
@@ -150,9 +152,11 @@ static kilnResult_t setup_layout(vctx* c, bool inplace) {
   for (int r = 0; r < n; r++)
     total += (int64_t)p->gpus[r].i_chunks + p->gpus[r].o_chunks + p->gpus[r].s_chunks;
   if (total > KILN_VERIFY_MAX_SLOTS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "plan %s: %lld chunk slots (every rank's buffers and messages) are more than the verifier "
-                        "checks (%d)", p->name, (long long)total, KILN_VERIFY_MAX_SLOTS);
+    return kilnSetError(
+        KILN_ERR_INVALID_ARGUMENT,
+        "plan %s: %lld chunk slots (every rank's buffers and messages) are more than the verifier "
+        "checks (%d)",
+        p->name, (long long)total, KILN_VERIFY_MAX_SLOTS);
   int pos = 0;
   for (int r = 0; r < n; r++) {
     const kilnGpu* gpu = &p->gpus[r];
@@ -166,8 +170,7 @@ static kilnResult_t setup_layout(vctx* c, bool inplace) {
       base[KILN_BUF_INPUT] = pos;
       base[KILN_BUF_OUTPUT] = pos + r * c->k;
       pos += gpu->i_chunks;
-    } else if (inplace && both &&
-               (p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_ALLTOALL)) {
+    } else if (inplace && both && (p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_ALLTOALL)) {
       base[KILN_BUF_INPUT] = base[KILN_BUF_OUTPUT] = pos;
       pos += gpu->i_chunks;
     } else {
@@ -202,19 +205,27 @@ static int input_slot(const vctx* c, int r, int j) {
 static int result_slot(const vctx* c, int r, int j, kilnBuffer_t* buf, int* off) {
   const kilnGpu* gpu = &c->p->gpus[r];
   if (c->p->coll == KILN_COLL_REDUCESCATTER) {
-    if (gpu->o_chunks > 0) { *buf = KILN_BUF_OUTPUT; *off = j; }
-    else { *buf = KILN_BUF_INPUT; *off = r * c->k + j; }
+    if (gpu->o_chunks > 0) {
+      *buf = KILN_BUF_OUTPUT;
+      *off = j;
+    } else {
+      *buf = KILN_BUF_INPUT;
+      *off = r * c->k + j;
+    }
   } else {
-    if (gpu->o_chunks > 0) { *buf = KILN_BUF_OUTPUT; *off = j; }
-    else { *buf = KILN_BUF_INPUT; *off = j; }
+    if (gpu->o_chunks > 0) {
+      *buf = KILN_BUF_OUTPUT;
+      *off = j;
+    } else {
+      *buf = KILN_BUF_INPUT;
+      *off = j;
+    }
   }
   return slot_of(c, r, *buf, *off);
 }
 
 /* Number of origins per rank for non-reducing collectives. */
-static int inputs_per_rank(const vctx* c) {
-  return c->p->coll == KILN_COLL_ALLGATHER ? c->k : c->R;
-}
+static int inputs_per_rank(const vctx* c) { return c->p->coll == KILN_COLL_ALLGATHER ? c->k : c->R; }
 
 /* TACCL's copies: input chunks to output chunks on every rank, before any step. Element by
  * element in order, as the runtime's cpy steps of the lowered form do. */
@@ -275,8 +286,7 @@ static int add_poison(vctx* c, const char* fmt, ...) {
 
 /* out = a ⊕ b (symbolic and numeric); out may alias a. */
 static void reduce_into(vctx* c, vslot* out, uint64_t* obits, const vslot* a, const uint64_t* abits,
-                        const vslot* b, const uint64_t* bbits, int r, int t, int s,
-                        kilnStepType_t type) {
+                        const vslot* b, const uint64_t* bbits, int r, int t, int s, kilnStepType_t type) {
   int W = c->W;
   const char* tn = kilnStepTypeName(type);
   vslot res = *a;
@@ -294,14 +304,18 @@ static void reduce_into(vctx* c, vslot* out, uint64_t* obits, const vslot* a, co
   } else if (b->origin <= -2) {
     res.origin = b->origin;
   } else if (!c->reduces) {
-    res.origin = add_poison(c, "rank %d tb %d step %d (%s) reduces, but %s has no reduction", r,
-                            t, s, tn, kilnCollName(c->p->coll));
+    res.origin = add_poison(c, "rank %d tb %d step %d (%s) reduces, but %s has no reduction", r, t, s, tn,
+                            kilnCollName(c->p->coll));
   } else if (a->origin == -1 || b->origin == -1) {
-    res.origin = add_poison(c, "rank %d tb %d step %d (%s) reduces with a chunk that was never "
-                               "written", r, t, s, tn);
+    res.origin = add_poison(c,
+                            "rank %d tb %d step %d (%s) reduces with a chunk that was never "
+                            "written",
+                            r, t, s, tn);
   } else if (a->origin != b->origin) {
-    res.origin = add_poison(c, "rank %d tb %d step %d (%s) reduces input chunk %d with input chunk "
-                               "%d", r, t, s, tn, a->origin, b->origin);
+    res.origin = add_poison(c,
+                            "rank %d tb %d step %d (%s) reduces input chunk %d with input chunk "
+                            "%d",
+                            r, t, s, tn, a->origin, b->origin);
   } else {
     int dup = -1;
     for (int w = 0; w < W && dup < 0; w++) {
@@ -309,8 +323,10 @@ static void reduce_into(vctx* c, vslot* out, uint64_t* obits, const vslot* a, co
       if (both) dup = w * 64 + __builtin_ctzll(both);
     }
     if (dup >= 0) {
-      res.origin = add_poison(c, "rank %d tb %d step %d (%s) counts rank %d's contribution to "
-                                 "input chunk %d twice", r, t, s, tn, dup, a->origin);
+      res.origin = add_poison(c,
+                              "rank %d tb %d step %d (%s) counts rank %d's contribution to "
+                              "input chunk %d twice",
+                              r, t, s, tn, dup, a->origin);
     } else {
       for (int w = 0; w < W; w++) obits[w] = abits[w] | bbits[w];
     }
@@ -330,8 +346,8 @@ static void exec_step(vctx* c, int g) {
   int f = c->stepbase[g] + s;
   int cnt = st->cnt;
   int src = kilnStepReadsSrc(type) ? slot_of(c, r, st->srcbuf, st->srcoff) : -1;
-  int dst = (kilnStepWritesDst(type) || type == KILN_STEP_REDUCE)
-                ? slot_of(c, r, st->dstbuf, st->dstoff) : -1;
+  int dst =
+      (kilnStepWritesDst(type) || type == KILN_STEP_REDUCE) ? slot_of(c, r, st->dstbuf, st->dstoff) : -1;
   int msg_in = -1;
   if (kilnStepReceives(type)) {
     int gs = c->match_tb[f];
@@ -358,12 +374,12 @@ static void exec_step(vctx* c, int g) {
         if (W) memcpy(ob, ab, sizeof(uint64_t) * W);
         break;
       case KILN_STEP_REDUCE:
-        reduce_into(c, out, ob, &c->slots[dst + e], &c->bits[(size_t)(dst + e) * W],
-                    &c->slots[src + e], &c->bits[(size_t)(src + e) * W], r, t, s, type);
+        reduce_into(c, out, ob, &c->slots[dst + e], &c->bits[(size_t)(dst + e) * W], &c->slots[src + e],
+                    &c->bits[(size_t)(src + e) * W], r, t, s, type);
         break;
       default: /* rrs, rrc, rrcs: src ⊕ received */
-        reduce_into(c, out, ob, &c->slots[src + e], &c->bits[(size_t)(src + e) * W],
-                    &c->slots[msg_in + e], &c->bits[(size_t)(msg_in + e) * W], r, t, s, type);
+        reduce_into(c, out, ob, &c->slots[src + e], &c->bits[(size_t)(src + e) * W], &c->slots[msg_in + e],
+                    &c->bits[(size_t)(msg_in + e) * W], r, t, s, type);
         break;
     }
     out->wtb = t;
@@ -472,17 +488,17 @@ static int describe_wait(const vctx* c, int g, char* buf, size_t len) {
   int on, f = c->stepbase[g] + s;
   switch (wait_kind(c, g, &on)) {
     case WAIT_DEP:
-      return snprintf(buf, len, "rank %d tb %d step %d (%s) waits for its dependency tb %d step %d",
-                      r, t, s, tn, st->depid, st->deps);
+      return snprintf(buf, len, "rank %d tb %d step %d (%s) waits for its dependency tb %d step %d", r, t, s,
+                      tn, st->depid, st->deps);
     case WAIT_RECV:
-      return snprintf(buf, len, "rank %d tb %d step %d (%s) waits to receive from rank %d tb %d step %d",
-                      r, t, s, tn, c->tb_rank[on], local_tb(c, on), c->match_step[f]);
+      return snprintf(buf, len, "rank %d tb %d step %d (%s) waits to receive from rank %d tb %d step %d", r,
+                      t, s, tn, c->tb_rank[on], local_tb(c, on), c->match_step[f]);
     case WAIT_FIFO:
-      return snprintf(buf, len, "rank %d tb %d step %d (%s) waits for a free slot in the FIFO to "
+      return snprintf(buf, len,
+                      "rank %d tb %d step %d (%s) waits for a free slot in the FIFO to "
                       "rank %d tb %d (all %d hold sends it has not received)",
                       r, t, s, tn, c->tb_rank[on], local_tb(c, on), c->fifo_depth);
-    default:
-      return snprintf(buf, len, "rank %d tb %d step %d (%s) is runnable", r, t, s, tn);
+    default: return snprintf(buf, len, "rank %d tb %d step %d (%s) is runnable", r, t, s, tn);
   }
 }
 
@@ -591,15 +607,16 @@ static void clock_join(int32_t* dst, const int32_t* src, int T) {
     if (src[u] > dst[u]) dst[u] = src[u];
 }
 
-static kilnResult_t race_report(vctx* c, int r, int sl_buf, int sl_off, int g1, int s1, bool w1,
-                                int g2, int s2, bool w2) {
+static kilnResult_t race_report(vctx* c, int r, int sl_buf, int sl_off, int g1, int s1, bool w1, int g2,
+                                int s2, bool w2) {
   const kilnStep* a = step_of(c, g1, s1);
   const kilnStep* b = step_of(c, g2, s2);
-  return verr("data race on rank %d %s chunk %d: tb %d step %d (%s) %s it and tb %d step %d (%s) "
-              "%s it, and no dependency orders the two [%s]",
-              r, kilnPlanBufferLabel((kilnBuffer_t)sl_buf), sl_off, local_tb(c, g1), s1,
-              kilnStepTypeName(a->type), w1 ? "writes" : "reads", local_tb(c, g2), s2,
-              kilnStepTypeName(b->type), w2 ? "writes" : "reads", c->mode_name);
+  return verr(
+      "data race on rank %d %s chunk %d: tb %d step %d (%s) %s it and tb %d step %d (%s) "
+      "%s it, and no dependency orders the two [%s]",
+      r, kilnPlanBufferLabel((kilnBuffer_t)sl_buf), sl_off, local_tb(c, g1), s1, kilnStepTypeName(a->type),
+      w1 ? "writes" : "reads", local_tb(c, g2), s2, kilnStepTypeName(b->type), w2 ? "writes" : "reads",
+      c->mode_name);
 }
 
 /* True when step s2 of tb g2 happens before the step that tb g runs next. */
@@ -694,7 +711,8 @@ static kilnResult_t local_races(vctx* c) {
   kilnResult_t res = KILN_SUCCESS;
   const char* mode = c->mode_name;
   char local_mode[96];
-  snprintf(local_mode, sizeof local_mode, "%s; rank by rank: the rank's program order and dependencies", mode);
+  snprintf(local_mode, sizeof local_mode, "%s; rank by rank: the rank's program order and dependencies",
+           mode);
   c->mode_name = local_mode;
   c->race_wg = malloc(sizeof(int32_t) * ((size_t)c->nstore + 1));
   c->race_ws = malloc(sizeof(int32_t) * ((size_t)c->nstore + 1));
@@ -781,7 +799,8 @@ static kilnResult_t local_races(vctx* c) {
       }
       /* race_access's bookkeeping, on this rank's clocks (ordered(): the same test on them) */
       const int nacc = 3;
-      const bool acc[3] = {kilnStepReadsSrc(st->type), st->type == KILN_STEP_REDUCE, kilnStepWritesDst(st->type)};
+      const bool acc[3] = {kilnStepReadsSrc(st->type), st->type == KILN_STEP_REDUCE,
+                           kilnStepWritesDst(st->type)};
       const kilnBuffer_t abuf[3] = {st->srcbuf, st->dstbuf, st->dstbuf};
       const int aoff[3] = {st->srcoff, st->dstoff, st->dstoff};
       for (int a = 0; a < nacc && res == KILN_SUCCESS; a++) {
@@ -798,7 +817,8 @@ static kilnResult_t local_races(vctx* c) {
           if (write) {
             for (int k = c->rd_head[sl]; k >= 0 && res == KILN_SUCCESS; k = c->rpool[k].next)
               if (c->rpool[k].g != g && !(my[c->rpool[k].g - g0] > c->rpool[k].s))
-                res = race_report(c, r, abuf[a], aoff[a] + e, c->rpool[k].g, c->rpool[k].s, false, g, s, true);
+                res =
+                    race_report(c, r, abuf[a], aoff[a] + e, c->rpool[k].g, c->rpool[k].s, false, g, s, true);
             c->race_wg[sl] = g;
             c->race_ws[sl] = s;
             c->rd_head[sl] = -1;
@@ -813,7 +833,8 @@ static kilnResult_t local_races(vctx* c) {
               int nc = c->caprpool ? 2 * c->caprpool : 1024;
               struct rnode* np = realloc(c->rpool, sizeof(struct rnode) * (size_t)nc);
               if (!np) {
-                res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory for the rank-by-rank race check");
+                res = kilnSetError(KILN_ERR_NO_MEMORY,
+                                   "verifier: out of memory for the rank-by-rank race check");
                 break;
               }
               c->rpool = np;
@@ -937,12 +958,14 @@ static void describe_value(const vctx* c, int sl, char* buf, size_t len) {
     const uint64_t* b = &c->bits[(size_t)sl * c->W];
     int count = 0, missing = -1;
     for (int r = 0; r < c->n; r++) {
-      if (b[r / 64] >> (r % 64) & 1) count++;
-      else if (missing < 0) missing = r;
+      if (b[r / 64] >> (r % 64) & 1)
+        count++;
+      else if (missing < 0)
+        missing = r;
     }
     if (missing >= 0)
-      snprintf(buf, len, "input chunk %d reduced over %d of %d ranks (rank %d missing)", v->origin,
-               count, c->n, missing);
+      snprintf(buf, len, "input chunk %d reduced over %d of %d ranks (rank %d missing)", v->origin, count,
+               c->n, missing);
     else
       snprintf(buf, len, "input chunk %d reduced over all ranks", v->origin);
   } else {
@@ -953,8 +976,10 @@ static void describe_value(const vctx* c, int sl, char* buf, size_t len) {
 
 /* The run a result came from, for messages: the form and the interleaving. */
 static void run_context(const vctx* c, int sched, char* buf, size_t n) {
-  if (sched == 0) snprintf(buf, n, "%s, round-robin order", c->mode_name);
-  else snprintf(buf, n, "%s, interleaving %d with seed %" PRIu64, c->mode_name, sched, c->seed);
+  if (sched == 0)
+    snprintf(buf, n, "%s, round-robin order", c->mode_name);
+  else
+    snprintf(buf, n, "%s, interleaving %d with seed %" PRIu64, c->mode_name, sched, c->seed);
 }
 
 static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* opts) {
@@ -972,7 +997,11 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
       int want; /* expected origin */
       int src_rank = 0, src_chunk = 0;
       switch (c->p->coll) {
-        case KILN_COLL_ALLGATHER: want = j; src_rank = j / c->k; src_chunk = j % c->k; break;
+        case KILN_COLL_ALLGATHER:
+          want = j;
+          src_rank = j / c->k;
+          src_chunk = j % c->k;
+          break;
         case KILN_COLL_ALLTOALL:
           src_rank = j / c->k;
           src_chunk = d * c->k + j % c->k;
@@ -986,13 +1015,17 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
         const uint64_t* b = &c->bits[(size_t)sl * c->W];
         for (int r = 0; r < n && ok; r++) ok = b[r / 64] >> (r % 64) & 1;
       }
-      if (v->wtb >= 0) snprintf(where, sizeof where, " (last written by tb %d step %d)", v->wtb, v->wstep);
-      else where[0] = '\0';
+      if (v->wtb >= 0)
+        snprintf(where, sizeof where, " (last written by tb %d step %d)", v->wtb, v->wstep);
+      else
+        where[0] = '\0';
       if (!ok) {
         describe_value(c, sl, got, sizeof got);
         if (c->reduces)
-          return verr("rank %d %s chunk %d%s: expected input chunk %d reduced over all %d ranks, "
-                      "got %s [%s]", d, kilnPlanBufferLabel(buf), off, where, want, n, got, ctxs);
+          return verr(
+              "rank %d %s chunk %d%s: expected input chunk %d reduced over all %d ranks, "
+              "got %s [%s]",
+              d, kilnPlanBufferLabel(buf), off, where, want, n, got, ctxs);
         return verr("rank %d %s chunk %d%s: expected input chunk %d of rank %d, got %s [%s]", d,
                     kilnPlanBufferLabel(buf), off, where, src_chunk, src_rank, got, ctxs);
       }
@@ -1003,8 +1036,8 @@ static kilnResult_t check_result(vctx* c, int sched, const kilnVerifyOptions* op
         uint32_t ref = c->reduces ? c->ref[(size_t)want * NUM_LANES + l] : initial_value(c, 0, want, l);
         if (v->num[l] != ref)
           return verr("rank %d %s chunk %d%s: numeric check with op %s failed: got %" PRIu32
-                      ", expected %" PRIu32 " [%s]", d, kilnPlanBufferLabel(buf), off, where, lane_names[l],
-                      v->num[l], ref, ctxs);
+                      ", expected %" PRIu32 " [%s]",
+                      d, kilnPlanBufferLabel(buf), off, where, lane_names[l], v->num[l], ref, ctxs);
       }
     }
   }
@@ -1022,8 +1055,10 @@ static kilnResult_t check_input_kept(vctx* c, int sched) {
       if (v->wtb >= 0) {
         char ctxs[96];
         run_context(c, sched, ctxs, sizeof ctxs);
-        return verr("rank %d input chunk %d written by tb %d step %d out of place: the input is the caller's "
-                    "send buffer, read only [%s]", r, j, v->wtb, v->wstep, ctxs);
+        return verr(
+            "rank %d input chunk %d written by tb %d step %d out of place: the input is the caller's "
+            "send buffer, read only [%s]",
+            r, j, v->wtb, v->wstep, ctxs);
       }
     }
   }
@@ -1119,8 +1154,8 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
   c.capwait = calloc((size_t)c.ntbs + 1, sizeof(int));
   c.tmp = malloc(sizeof(vslot) * (size_t)c.maxcnt);
   c.tmpbits = calloc((size_t)c.maxcnt * (size_t)(c.W ? c.W : 1), sizeof(uint64_t));
-  if (!c.bufbase || !c.pc || !c.ready || !c.inready || !c.waiters || !c.nwait ||
-      !c.capwait || !c.tmp || !c.tmpbits) {
+  if (!c.bufbase || !c.pc || !c.ready || !c.inready || !c.waiters || !c.nwait || !c.capwait || !c.tmp ||
+      !c.tmpbits) {
     res = kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
     goto out;
   }
@@ -1150,11 +1185,14 @@ kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions* opts) {
       goto out;
     }
     /* a plan past the clocks' limit: its races rank by rank, before the runs */
-    if (!KILN_VERIFY_CHECKS_ALL_RACES(c.ntbs, c.ix.nsteps) && (res = local_races(&c)) != KILN_SUCCESS) goto out;
+    if (!KILN_VERIFY_CHECKS_ALL_RACES(c.ntbs, c.ix.nsteps) && (res = local_races(&c)) != KILN_SUCCESS)
+      goto out;
     for (int sched = 0; sched < opts->schedules; sched++) {
       init_values(&c);
-      if (sched == 0) res = race_init(&c);
-      else race_free(&c);
+      if (sched == 0)
+        res = race_init(&c);
+      else
+        race_free(&c);
       if (res != KILN_SUCCESS) goto out;
       res = run_schedule(&c, sched);
       if (res != KILN_SUCCESS) goto out;

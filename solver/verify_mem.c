@@ -63,10 +63,10 @@ typedef struct mctx {
   const kilnVerifyOptions* opts;
   kilnPlanIndex ix;
   int n, ntbs, T, nsteps;
-  int* ftb;     /* [nsteps] threadblock of flat step f */
-  int* ns;      /* [T] steps of a threadblock (callers: 1) */
-  int* len;     /* [T] instances in all */
-  int* cons;    /* [nsteps] how many step kinds consume a snapshot of f (0: none taken) */
+  int* ftb;  /* [nsteps] threadblock of flat step f */
+  int* ns;   /* [T] steps of a threadblock (callers: 1) */
+  int* len;  /* [T] instances in all */
+  int* cons; /* [nsteps] how many step kinds consume a snapshot of f (0: none taken) */
   bool reduces;
   int W, k, R, per;
   uint64_t seed;
@@ -74,8 +74,8 @@ typedef struct mctx {
   bool inplace;
 
   /* Storage. */
-  int* ubase;   /* [(r * ITERS + it) * 2 + (buf == output)] slot of chunk 0 */
-  int* sbase;   /* [r * 2 + half] */
+  int* ubase; /* [(r * ITERS + it) * 2 + (buf == output)] slot of chunk 0 */
+  int* sbase; /* [r * 2 + half] */
   int nstore, nslots;
   mslot* slots;
   uint64_t* bits;
@@ -93,11 +93,11 @@ typedef struct mctx {
 
   /* Races. */
   bool race_on;
-  int32_t* clk;    /* [T*T] */
-  int32_t* clkw;   /* [T*T] */
-  int32_t** snap;  /* [EPOCHS*nsteps] both clocks after an instance others wait on (2*T) */
-  int* snapref;    /* [EPOCHS*nsteps] consumers still to come */
-  int32_t* wg;     /* [nstore] last writer */
+  int32_t* clk;   /* [T*T] */
+  int32_t* clkw;  /* [T*T] */
+  int32_t** snap; /* [EPOCHS*nsteps] both clocks after an instance others wait on (2*T) */
+  int* snapref;   /* [EPOCHS*nsteps] consumers still to come */
+  int32_t* wg;    /* [nstore] last writer */
   int32_t* winst;
   int32_t* rhead_; /* [nstore] reads since the last write */
   rnode* rpool;
@@ -143,9 +143,12 @@ static const kilnStep* step_at(const mctx* c, int g, int s) {
 static const char* who(const mctx* c, int g, int inst, char* buf, size_t cap) {
   const int r = rank_of(c, g);
   if (is_caller(c, g)) {
-    if (inst == 0) snprintf(buf, cap, "rank %d's caller before call 0", r);
-    else if (inst >= CALLS) snprintf(buf, cap, "rank %d's caller after call %d", r, inst - 1);
-    else snprintf(buf, cap, "rank %d's caller between calls %d and %d", r, inst - 1, inst);
+    if (inst == 0)
+      snprintf(buf, cap, "rank %d's caller before call 0", r);
+    else if (inst >= CALLS)
+      snprintf(buf, cap, "rank %d's caller after call %d", r, inst - 1);
+    else
+      snprintf(buf, cap, "rank %d's caller between calls %d and %d", r, inst - 1, inst);
     return buf;
   }
   const int s = inst % c->ns[g], e = inst / c->ns[g];
@@ -156,8 +159,10 @@ static const char* who(const mctx* c, int g, int inst, char* buf, size_t cap) {
 
 /* "rank 1's scratch chunk 2 (half 0)", "rank 0's output chunk 3". */
 static const char* where(int r, kilnBuffer_t b, int off, int epoch, char* buf, size_t cap) {
-  if (b == KILN_BUF_SCRATCH) snprintf(buf, cap, "rank %d's scratch chunk %d (half %d)", r, off, epoch & 1);
-  else snprintf(buf, cap, "rank %d's %s chunk %d", r, kilnPlanBufferLabel(b), off);
+  if (b == KILN_BUF_SCRATCH)
+    snprintf(buf, cap, "rank %d's scratch chunk %d (half %d)", r, off, epoch & 1);
+  else
+    snprintf(buf, cap, "rank %d's %s chunk %d", r, kilnPlanBufferLabel(b), off);
   return buf;
 }
 
@@ -169,9 +174,11 @@ static kilnResult_t setup_layout(mctx* c, bool inplace) {
   for (int r = 0; r < c->n; r++)
     total += (int64_t)ITERS * (p->gpus[r].i_chunks + p->gpus[r].o_chunks) + 2 * (int64_t)p->gpus[r].s_chunks;
   if (total > KILN_VERIFY_MAX_SLOTS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "plan %s: %lld chunk slots (every rank's buffers and messages over %d epochs) are more than "
-                        "the verifier checks (%d)", p->name, (long long)total, EPOCHS, KILN_VERIFY_MAX_SLOTS);
+    return kilnSetError(
+        KILN_ERR_INVALID_ARGUMENT,
+        "plan %s: %lld chunk slots (every rank's buffers and messages over %d epochs) are more than "
+        "the verifier checks (%d)",
+        p->name, (long long)total, EPOCHS, KILN_VERIFY_MAX_SLOTS);
   int pos = 0;
   for (int r = 0; r < c->n; r++) {
     const kilnGpu* g = &p->gpus[r];
@@ -213,16 +220,28 @@ static int slot_of(const mctx* c, int r, kilnBuffer_t b, int off, int epoch) {
 /* Where rank r's input chunk j starts, and where its result chunk j ends (verify.c's rules). */
 static int input_slot(const mctx* c, int r, int j, int epoch, kilnBuffer_t* buf, int* off) {
   const kilnGpu* g = &c->p->gpus[r];
-  if (c->p->coll == KILN_COLL_ALLGATHER && g->i_chunks == 0) { *buf = KILN_BUF_OUTPUT; *off = r * c->k + j; }
-  else if (g->i_chunks == 0) { *buf = KILN_BUF_OUTPUT; *off = j; }
-  else { *buf = KILN_BUF_INPUT; *off = j; }
+  if (c->p->coll == KILN_COLL_ALLGATHER && g->i_chunks == 0) {
+    *buf = KILN_BUF_OUTPUT;
+    *off = r * c->k + j;
+  } else if (g->i_chunks == 0) {
+    *buf = KILN_BUF_OUTPUT;
+    *off = j;
+  } else {
+    *buf = KILN_BUF_INPUT;
+    *off = j;
+  }
   return slot_of(c, r, *buf, *off, epoch);
 }
 
 static int result_slot(const mctx* c, int r, int j, int epoch, kilnBuffer_t* buf, int* off) {
   const kilnGpu* g = &c->p->gpus[r];
-  if (g->o_chunks > 0) { *buf = KILN_BUF_OUTPUT; *off = j; }
-  else { *buf = KILN_BUF_INPUT; *off = c->p->coll == KILN_COLL_REDUCESCATTER ? r * c->k + j : j; }
+  if (g->o_chunks > 0) {
+    *buf = KILN_BUF_OUTPUT;
+    *off = j;
+  } else {
+    *buf = KILN_BUF_INPUT;
+    *off = c->p->coll == KILN_COLL_REDUCESCATTER ? r * c->k + j : j;
+  }
   return slot_of(c, r, *buf, *off, epoch);
 }
 
@@ -232,7 +251,8 @@ static int nresults(const mctx* c) { return c->p->coll == KILN_COLL_REDUCESCATTE
  * (e * n + r) * per + j (input chunk j of rank r in epoch e). */
 static void describe_origin(const mctx* c, int o, char* buf, size_t cap) {
   if (c->reduces) {
-    snprintf(buf, cap, "input chunk %d of call %d iteration %d", o % c->R, o / c->R / ITERS, o / c->R % ITERS);
+    snprintf(buf, cap, "input chunk %d of call %d iteration %d", o % c->R, o / c->R / ITERS,
+             o / c->R % ITERS);
   } else {
     const int j = o % c->per, r = o / c->per % c->n, e = o / c->per / c->n;
     snprintf(buf, cap, "input chunk %d of rank %d in call %d iteration %d", j, r, e / ITERS, e % ITERS);
@@ -256,8 +276,8 @@ static int add_poison(mctx* c, const char* fmt, ...) {
 }
 
 /* out = a ⊕ b, symbolic and numeric, for instance inst of threadblock g. */
-static void reduce_into(mctx* c, mslot* out, uint64_t* obits, const mslot* a, const uint64_t* abits, const mslot* b,
-                        const uint64_t* bbits, int g, int inst) {
+static void reduce_into(mctx* c, mslot* out, uint64_t* obits, const mslot* a, const uint64_t* abits,
+                        const mslot* b, const uint64_t* bbits, int g, int inst) {
   char w[160], oa[96], ob[96];
   mslot res = *a;
   for (int l = 0; l < NUM_LANES; l++) res.num[l] = lane_op(l, a->num[l], b->num[l]);
@@ -269,7 +289,8 @@ static void reduce_into(mctx* c, mslot* out, uint64_t* obits, const mslot* a, co
     res.origin = add_poison(c, "%s reduces, but %s has no reduction", who(c, g, inst, w, sizeof w),
                             kilnCollName(c->p->coll));
   } else if (a->origin == -1 || b->origin == -1) {
-    res.origin = add_poison(c, "%s reduces with a chunk that was never written", who(c, g, inst, w, sizeof w));
+    res.origin =
+        add_poison(c, "%s reduces with a chunk that was never written", who(c, g, inst, w, sizeof w));
   } else if (a->origin != b->origin) {
     describe_origin(c, a->origin, oa, sizeof oa);
     describe_origin(c, b->origin, ob, sizeof ob);
@@ -280,7 +301,8 @@ static void reduce_into(mctx* c, mslot* out, uint64_t* obits, const mslot* a, co
       if (abits[i] & bbits[i]) dup = i * 64 + __builtin_ctzll(abits[i] & bbits[i]);
     if (dup >= 0) {
       describe_origin(c, a->origin, oa, sizeof oa);
-      res.origin = add_poison(c, "%s counts rank %d's contribution to %s twice", who(c, g, inst, w, sizeof w), dup, oa);
+      res.origin = add_poison(c, "%s counts rank %d's contribution to %s twice", who(c, g, inst, w, sizeof w),
+                              dup, oa);
     } else {
       for (int i = 0; i < c->W; i++) obits[i] = abits[i] | bbits[i];
     }
@@ -299,12 +321,16 @@ static void describe_value(const mctx* c, int sl, char* buf, size_t cap) {
     const uint64_t* b = &c->bits[(size_t)sl * c->W];
     int count = 0, missing = -1;
     for (int r = 0; r < c->n; r++) {
-      if (b[r / 64] >> (r % 64) & 1) count++;
-      else if (missing < 0) missing = r;
+      if (b[r / 64] >> (r % 64) & 1)
+        count++;
+      else if (missing < 0)
+        missing = r;
     }
     describe_origin(c, v->origin, o, sizeof o);
-    if (missing >= 0) snprintf(buf, cap, "%s reduced over %d of %d ranks (rank %d missing)", o, count, c->n, missing);
-    else snprintf(buf, cap, "%s reduced over all ranks", o);
+    if (missing >= 0)
+      snprintf(buf, cap, "%s reduced over %d of %d ranks (rank %d missing)", o, count, c->n, missing);
+    else
+      snprintf(buf, cap, "%s reduced over all ranks", o);
   } else {
     describe_origin(c, v->origin, o, sizeof o);
     snprintf(buf, cap, "%s", o);
@@ -312,8 +338,10 @@ static void describe_value(const mctx* c, int sl, char* buf, size_t cap) {
 }
 
 static void run_context(const mctx* c, int sched, char* buf, size_t cap) {
-  if (sched == 0) snprintf(buf, cap, "%s, round-robin order", c->mode_name);
-  else snprintf(buf, cap, "%s, interleaving %d with seed %" PRIu64, c->mode_name, sched, c->seed);
+  if (sched == 0)
+    snprintf(buf, cap, "%s, round-robin order", c->mode_name);
+  else
+    snprintf(buf, cap, "%s, interleaving %d with seed %" PRIu64, c->mode_name, sched, c->seed);
 }
 
 /* Rank d's results of call `call`, every iteration. */
@@ -345,16 +373,22 @@ static kilnResult_t check_results(mctx* c, int d, int call, int sched) {
       bool ok = v->origin == want;
       if (ok && c->reduces)
         for (int r = 0; r < c->n && ok; r++) ok = c->bits[(size_t)sl * c->W + r / 64] >> (r % 64) & 1;
-      if (v->wg >= 0) snprintf(wh, sizeof wh, " (last written by %s)", who(c, v->wg, v->winst, wr, sizeof wr));
-      else wh[0] = '\0';
+      if (v->wg >= 0)
+        snprintf(wh, sizeof wh, " (last written by %s)", who(c, v->wg, v->winst, wr, sizeof wr));
+      else
+        wh[0] = '\0';
       if (!ok) {
         describe_value(c, sl, got, sizeof got);
         run_context(c, sched, ctxs, sizeof ctxs);
         if (c->reduces)
-          return verr("rank %d %s chunk %d after call %d iteration %d%s: expected input chunk %d reduced over all %d "
-                      "ranks, got %s [%s]", d, kilnPlanBufferLabel(buf), off, call, it, wh, want % c->R, c->n, got, ctxs);
-        return verr("rank %d %s chunk %d after call %d iteration %d%s: expected input chunk %d of rank %d, got %s [%s]",
-                    d, kilnPlanBufferLabel(buf), off, call, it, wh, src_chunk, src_rank, got, ctxs);
+          return verr(
+              "rank %d %s chunk %d after call %d iteration %d%s: expected input chunk %d reduced over all %d "
+              "ranks, got %s [%s]",
+              d, kilnPlanBufferLabel(buf), off, call, it, wh, want % c->R, c->n, got, ctxs);
+        return verr(
+            "rank %d %s chunk %d after call %d iteration %d%s: expected input chunk %d of rank %d, got %s "
+            "[%s]",
+            d, kilnPlanBufferLabel(buf), off, call, it, wh, src_chunk, src_rank, got, ctxs);
       }
       const int lanes = c->reduces && c->opts->all_ops ? NUM_LANES : 1;
       for (int l = 0; l < lanes; l++) {
@@ -368,9 +402,10 @@ static kilnResult_t check_results(mctx* c, int d, int call, int sched) {
         }
         if (v->num[l] != ref) {
           run_context(c, sched, ctxs, sizeof ctxs);
-          return verr("rank %d %s chunk %d after call %d iteration %d%s: numeric check with op %s failed: got %" PRIu32
-                      ", expected %" PRIu32 " [%s]", d, kilnPlanBufferLabel(buf), off, call, it, wh, lane_names[l],
-                      v->num[l], ref, ctxs);
+          return verr(
+              "rank %d %s chunk %d after call %d iteration %d%s: numeric check with op %s failed: got "
+              "%" PRIu32 ", expected %" PRIu32 " [%s]",
+              d, kilnPlanBufferLabel(buf), off, call, it, wh, lane_names[l], v->num[l], ref, ctxs);
         }
       }
     }
@@ -469,8 +504,8 @@ static bool ordered_by(const mctx* c, const int32_t* clk, int g, int u, int inst
 
 /* The race between access (g, inst) and an earlier one (u, uinst) of chunk (r, b, off) of epoch
  * `epoch` (the chunk's, for naming a scratch half); write/uwrite: whether each writes. */
-static kilnResult_t race_report(mctx* c, int r, kilnBuffer_t b, int off, int epoch, int g, int inst, bool write,
-                                int u, int uinst, bool uwrite) {
+static kilnResult_t race_report(mctx* c, int r, kilnBuffer_t b, int off, int epoch, int g, int inst,
+                                bool write, int u, int uinst, bool uwrite) {
   char a[160], x[160], ch[96];
   who(c, g, inst, a, sizeof a);
   who(c, u, uinst, x, sizeof x);
@@ -478,33 +513,47 @@ static kilnResult_t race_report(mctx* c, int r, kilnBuffer_t b, int off, int epo
   const int gr = rank_of(c, g), ur = rank_of(c, u);
   const char* mode = c->mode_name;
   if (!write && is_caller(c, u))
-    return verr("%s reads %s before rank %d signalled that its call %d began: wait for a signal rank %d raises in "
-                "that call first [%s]", a, ch, r, uinst, r, mode);
+    return verr(
+        "%s reads %s before rank %d signalled that its call %d began: wait for a signal rank %d raises in "
+        "that call first [%s]",
+        a, ch, r, uinst, r, mode);
   if (!write && is_caller(c, g))
-    return verr("rank %d's call %d ends before %s, which writes %s, is ordered before its end: rank %d must wait on "
-                "a signal rank %d raises after that write [%s]", gr, inst - 1, x, ch, gr, ur, mode);
+    return verr(
+        "rank %d's call %d ends before %s, which writes %s, is ordered before its end: rank %d must wait on "
+        "a signal rank %d raises after that write [%s]",
+        gr, inst - 1, x, ch, gr, ur, mode);
   if (write && !uwrite && is_caller(c, u))
-    return verr("%s writes %s before rank %d's call %d began (its caller may still read what the call before left "
-                "there): wait for a signal rank %d raises in that call first [%s]", a, ch, r, uinst, r, mode);
+    return verr(
+        "%s writes %s before rank %d's call %d began (its caller may still read what the call before left "
+        "there): wait for a signal rank %d raises in that call first [%s]",
+        a, ch, r, uinst, r, mode);
   if (write && !uwrite && is_caller(c, g))
-    return verr("%s may still read %s when rank %d's call %d ends and its caller writes the next call's input: rank "
-                "%d must wait on a signal rank %d raises after that read [%s]", x, ch, gr, inst - 1, gr, ur, mode);
+    return verr(
+        "%s may still read %s when rank %d's call %d ends and its caller writes the next call's input: rank "
+        "%d must wait on a signal rank %d raises after that read [%s]",
+        x, ch, gr, inst - 1, gr, ur, mode);
   if (write && !uwrite)
-    return verr("%s writes %s while %s may still read what it held: nothing orders that read before the write (a "
-                "sig raised after the read and its wait, or lines the reader writes after it) [%s]", a, ch, x, mode);
+    return verr(
+        "%s writes %s while %s may still read what it held: nothing orders that read before the write (a "
+        "sig raised after the read and its wait, or lines the reader writes after it) [%s]",
+        a, ch, x, mode);
   if (!write) {
     const kilnStep* ws = is_caller(c, u) ? NULL : step_at(c, u, uinst % c->ns[u]);
     const bool simple_put = ws && ws->type == KILN_STEP_PUT && !kilnStepIsLinePut(c->p, ws);
     return verr("%s reads %s, written by %s, but nothing orders the write before the read%s [%s]", a, ch, x,
-                simple_put ? " (a Simple put is seen only through a sig its threadblock raises after it, and the "
-                             "matching wait)" : " (program order, a dependency, a receive, a sig and its wait, the "
-                             "lines of a line put, or the end of a call)", mode);
+                simple_put
+                    ? " (a Simple put is seen only through a sig its threadblock raises after it, and the "
+                      "matching wait)"
+                    : " (program order, a dependency, a receive, a sig and its wait, the "
+                      "lines of a line put, or the end of a call)",
+                mode);
   }
   return verr("%s and %s both write %s, and nothing orders the two writes [%s]", x, a, ch, mode);
 }
 
 /* Checks and records an access by (g, inst) to cnt chunks of buffer b of rank r in epoch e. */
-static kilnResult_t race_access(mctx* c, int g, int inst, int r, kilnBuffer_t b, int off, int cnt, int e, bool write) {
+static kilnResult_t race_access(mctx* c, int g, int inst, int r, kilnBuffer_t b, int off, int cnt, int e,
+                                bool write) {
   for (int k = 0; k < cnt; k++) {
     const int sl = slot_of(c, r, b, off + k, e);
     const int u = c->wg[sl], ui = c->winst[sl];
@@ -651,11 +700,13 @@ static int describe_wait(const mctx* c, int g, char* buf, size_t cap) {
     case BLK_DEP:
       return snprintf(buf, cap, "%s waits for its dependency tb %d step %d", a, st->depid, st->deps);
     case BLK_RECV:
-      return snprintf(buf, cap, "%s waits to receive from rank %d tb %d step %d", a, rank_of(c, on), local_tb(c, on),
-                      c->ix.match_step[c->ix.stepbase[g] + c->pc[g] % c->ns[g]]);
+      return snprintf(buf, cap, "%s waits to receive from rank %d tb %d step %d", a, rank_of(c, on),
+                      local_tb(c, on), c->ix.match_step[c->ix.stepbase[g] + c->pc[g] % c->ns[g]]);
     case BLK_FIFO:
-      return snprintf(buf, cap, "%s waits for a free slot in the FIFO to rank %d tb %d (all %d hold sends it has "
-                      "not received)", a, rank_of(c, on), local_tb(c, on), c->opts->fifo_depth);
+      return snprintf(buf, cap,
+                      "%s waits for a free slot in the FIFO to rank %d tb %d (all %d hold sends it has "
+                      "not received)",
+                      a, rank_of(c, on), local_tb(c, on), c->opts->fifo_depth);
     case BLK_WAIT: {
       const int e = c->pc[g] / c->ns[g];
       who(c, on, e * c->ns[on] + d - c->ix.stepbase[on], b, sizeof b);
@@ -754,11 +805,13 @@ static kilnResult_t run_instance(mctx* c, int g) {
       join(&c->clkw[(size_t)g * T], &c->clkw[(size_t)cg * T], T);
     }
     if (st->depid >= 0) join_snapshot(c, g, c->ix.stepbase[c->ix.tbbase[r] + st->depid] + st->deps, e, true);
-    if (c->ix.match_tb[f] >= 0) join_snapshot(c, g, c->ix.stepbase[c->ix.match_tb[f]] + c->ix.match_step[f], e, true);
+    if (c->ix.match_tb[f] >= 0)
+      join_snapshot(c, g, c->ix.stepbase[c->ix.match_tb[f]] + c->ix.match_step[f], e, true);
     if (role == KILN_PEER_WAIT) join_snapshot(c, g, c->ix.sig_match[f], e, true);
     for (int i = c->ix.linedep_base[f]; i < c->ix.linedep_base[f + 1]; i++)
       join_snapshot(c, g, c->ix.linedep[i], e, false);
-    if (kilnStepReadsSrc(type)) res = race_access(c, g, inst, srank, st->srcbuf, st->srcoff, st->cnt, e, false);
+    if (kilnStepReadsSrc(type))
+      res = race_access(c, g, inst, srank, st->srcbuf, st->srcoff, st->cnt, e, false);
     if (res == KILN_SUCCESS && kilnStepReadsDst(type))
       res = race_access(c, g, inst, r, st->dstbuf, st->dstoff, st->cnt, e, false);
     if (res == KILN_SUCCESS && kilnStepWritesDst(type))
@@ -767,8 +820,10 @@ static kilnResult_t run_instance(mctx* c, int g) {
   }
   if (kilnStepWritesDst(type) && st->dstbuf == KILN_BUF_INPUT && !c->inplace) {
     char a[160];
-    return verr("rank %d input chunk %d written by %s out of place: the input is the caller's send buffer, read only "
-                "[%s]", drank, st->dstoff, who(c, g, inst, a, sizeof a), c->mode_name);
+    return verr(
+        "rank %d input chunk %d written by %s out of place: the input is the caller's send buffer, read only "
+        "[%s]",
+        drank, st->dstoff, who(c, g, inst, a, sizeof a), c->mode_name);
   }
   if (type != KILN_STEP_NOP && role != KILN_PEER_SIGNAL && role != KILN_PEER_WAIT) {
     const int src = kilnStepReadsSrc(type) ? slot_of(c, srank, st->srcbuf, st->srcoff, e) : -1;
@@ -869,8 +924,10 @@ static kilnResult_t run_schedule(mctx* c, int sched) {
       c->nwait[g] = 0;
       for (int i = 0; i < nw; i++) {
         const int w = c->waiters[g][i];
-        if (blocked_on(c, w) == g && c->pc[w] < c->len[w]) c->waiters[g][c->nwait[g]++] = w;
-        else if ((res = place(c, w)) != KILN_SUCCESS) return res;
+        if (blocked_on(c, w) == g && c->pc[w] < c->len[w])
+          c->waiters[g][c->nwait[g]++] = w;
+        else if ((res = place(c, w)) != KILN_SUCCESS)
+          return res;
       }
     } while (to_block && c->pc[g] < c->len[g] && blocked_on(c, g) < 0);
     if ((res = place(c, g)) != KILN_SUCCESS) return res;
@@ -929,14 +986,15 @@ static kilnResult_t setup(mctx* c) {
   c->waiters = calloc(T, sizeof(int*));
   c->nwait = calloc(T, sizeof(int));
   c->capwait = calloc(T, sizeof(int));
-  if (!c->ftb || !c->cons || !c->ns || !c->len || !c->ubase || !c->sbase || !c->tmp || !c->tmpbits || !c->pc ||
-      !c->ready || !c->inready || !c->waiters || !c->nwait || !c->capwait)
+  if (!c->ftb || !c->cons || !c->ns || !c->len || !c->ubase || !c->sbase || !c->tmp || !c->tmpbits ||
+      !c->pc || !c->ready || !c->inready || !c->waiters || !c->nwait || !c->capwait)
     return kilnSetError(KILN_ERR_NO_MEMORY, "verifier: out of memory");
   for (int g = 0; g < c->ntbs; g++) {
     c->ns[g] = c->ix.stepbase[g + 1] - c->ix.stepbase[g];
     if ((int64_t)c->ns[g] * EPOCHS > INT32_MAX)
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: rank %d tb %d has too many steps to run for %d epochs",
-                          c->p->name, c->ix.tb_rank[g], local_tb(c, g), EPOCHS);
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "plan %s: rank %d tb %d has too many steps to run for %d epochs", c->p->name,
+                          c->ix.tb_rank[g], local_tb(c, g), EPOCHS);
     c->len[g] = c->ns[g] * EPOCHS;
     for (int f = c->ix.stepbase[g]; f < c->ix.stepbase[g + 1]; f++) c->ftb[f] = g;
   }
@@ -1003,8 +1061,10 @@ kilnResult_t kilnVerifyMemoryPlan(const kilnPlan* p, const kilnVerifyOptions* op
       for (int i = 0; i < c.nslots; i++) c.slots[i] = (mslot){-1, -1, -1, {0, 0, 0, 0}};
       if (c.W) memset(c.bits, 0, sizeof(uint64_t) * (size_t)c.nslots * (size_t)c.W);
       c.npoison = 0;
-      if (sched == 0) race_init(&c);
-      else race_free(&c);
+      if (sched == 0)
+        race_init(&c);
+      else
+        race_free(&c);
       if ((res = run_schedule(&c, sched)) != KILN_SUCCESS) goto out;
     }
   }

@@ -47,8 +47,15 @@ static size_t prolog_end(const char* buf, size_t len, long* line) {
   *line = 1;
   while (i < len) {
     const char c = buf[i];
-    if (c == '\n') { ++*line; i++; continue; }
-    if (c == ' ' || c == '\t' || c == '\r') { i++; continue; }
+    if (c == '\n') {
+      ++*line;
+      i++;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      i++;
+      continue;
+    }
     if (len - i >= 3 && !memcmp(buf + i, "\xEF\xBB\xBF", 3)) {
       i += 3;
       continue;
@@ -57,10 +64,16 @@ static size_t prolog_end(const char* buf, size_t len, long* line) {
     const char* end = NULL;
     if (buf[i + 1] == '?') {
       for (size_t j = i + 2; j + 1 < len; j++)
-        if (buf[j] == '?' && buf[j + 1] == '>') { end = buf + j + 2; break; }
+        if (buf[j] == '?' && buf[j + 1] == '>') {
+          end = buf + j + 2;
+          break;
+        }
     } else if (len - i >= 4 && !memcmp(buf + i, "<!--", 4)) {
       for (size_t j = i + 4; j + 2 < len; j++)
-        if (!memcmp(buf + j, "-->", 3)) { end = buf + j + 3; break; }
+        if (!memcmp(buf + j, "-->", 3)) {
+          end = buf + j + 3;
+          break;
+        }
     } else {
       return i; /* a DOCTYPE, the root element, or junk libxml2 will report */
     }
@@ -93,8 +106,8 @@ kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, 
   if (!fname) fname = "<memory>";
   if (!buf || len == 0) return kilnSetError(KILN_ERR_PARSE, "%s:1: empty document", fname);
   if (len > KILN_XML_MAX_BYTES || len > INT_MAX)
-    return kilnSetError(KILN_ERR_PARSE, "%s:1: document of %zu bytes is larger than the %u-byte limit",
-                        fname, len, KILN_XML_MAX_BYTES);
+    return kilnSetError(KILN_ERR_PARSE, "%s:1: document of %zu bytes is larger than the %u-byte limit", fname,
+                        len, KILN_XML_MAX_BYTES);
   /* A NUL byte in an 8-bit document: libxml2 stops at it, and what follows would be dropped unseen.
    * (UTF-16, by its byte-order mark or its first character, is full of them.) */
   const unsigned char* u = (const unsigned char*)buf;
@@ -110,8 +123,8 @@ kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, 
   long dl = find_doctype(buf, len);
   if (dl > 0)
     return kilnSetError(KILN_ERR_PARSE,
-                        "%s:%ld: DOCTYPE declarations are not accepted (they can declare entities)",
-                        fname, dl);
+                        "%s:%ld: DOCTYPE declarations are not accepted (they can declare entities)", fname,
+                        dl);
   kilnResult_t r = KILN_SUCCESS;
   xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
   if (!ctxt) return kilnSetError(KILN_ERR_NO_MEMORY, "%s: out of memory creating the XML parser", fname);
@@ -139,7 +152,8 @@ kilnResult_t kilnXmlParseMemory(const char* buf, size_t len, const char* fname, 
       while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = '\0';
       /* libxml2's advice for its limits names a parser option kiln does not give on purpose. */
       if (strstr(msg, "XML_PARSE_HUGE"))
-        snprintf(msg, sizeof msg, "the document is nested too deeply or too large (libxml2's limits; a "
+        snprintf(msg, sizeof msg,
+                 "the document is nested too deeply or too large (libxml2's limits; a "
                  "topology, sketch or plan needs neither)");
       if (e->line > 0) line = e->line;
     }
@@ -244,7 +258,8 @@ kilnResult_t kilnXmlFileRoot(const char* path, char* out, size_t cap) {
                      : i < len                          ? "no root element where the prolog ends"
                                                         : "no root element");
   else if (j < len && buf[j] != '\0' && !strchr(" \t\r\n/>", buf[j]))
-    r = kilnSetError(KILN_ERR_PARSE, "%s:%ld: the root element's name is longer than %zu bytes", path, line, cap - 1);
+    r = kilnSetError(KILN_ERR_PARSE, "%s:%ld: the root element's name is longer than %zu bytes", path, line,
+                     cap - 1);
   if (r != KILN_SUCCESS) out[0] = '\0';
   free(buf);
   return r;
@@ -282,13 +297,14 @@ kilnResult_t kilnXmlCheckAttrs(xmlNodePtr n, const char* fname, const char* cons
     size_t used = 0;
     for (const char* const* k = allowed; k && *k && used < sizeof known; k++)
       used += (size_t)snprintf(known + used, sizeof known - used, " %s", *k);
-    return kilnXmlError(KILN_ERR_PARSE, fname, n, "unknown attribute %s of <%s> (known:%s)", (const char*)a->name,
-                        (const char*)n->name, allowed && *allowed ? known : " none");
+    return kilnXmlError(KILN_ERR_PARSE, fname, n, "unknown attribute %s of <%s> (known:%s)",
+                        (const char*)a->name, (const char*)n->name, allowed && *allowed ? known : " none");
   }
   return KILN_SUCCESS;
 }
 
-kilnResult_t kilnXmlCheckElement(xmlNodePtr n, const char* fname, const char* const* kids, const char* const* attrs) {
+kilnResult_t kilnXmlCheckElement(xmlNodePtr n, const char* fname, const char* const* kids,
+                                 const char* const* attrs) {
   kilnResult_t r = kilnXmlCheckChildren(n, fname, kids);
   return r != KILN_SUCCESS ? r : kilnXmlCheckAttrs(n, fname, attrs);
 }
@@ -312,8 +328,7 @@ kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const ch
                               "unexpected text inside <%s>", (const char*)parent->name);
         break;
       case XML_COMMENT_NODE:
-      case XML_PI_NODE:
-        break;
+      case XML_PI_NODE: break;
       default:
         return kilnXmlError(KILN_ERR_PARSE, fname, parent, "unexpected content inside <%s>",
                             (const char*)parent->name);
@@ -322,14 +337,11 @@ kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const ch
   return KILN_SUCCESS;
 }
 
-bool kilnXmlHasAttr(xmlNodePtr n, const char* attr) {
-  return xmlHasProp(n, (const xmlChar*)attr) != NULL;
-}
+bool kilnXmlHasAttr(xmlNodePtr n, const char* attr) { return xmlHasProp(n, (const xmlChar*)attr) != NULL; }
 
 /* Returns the attribute's value (caller xmlFree()s) or NULL; sets *r when missing but required
  * or when it holds entity references (never expanded). */
-static xmlChar* get_prop(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                         kilnResult_t* r) {
+static xmlChar* get_prop(xmlNodePtr n, const char* fname, const char* attr, bool required, kilnResult_t* r) {
   *r = KILN_SUCCESS;
   xmlAttrPtr a = xmlHasProp(n, (const xmlChar*)attr);
   if (!a) {
@@ -340,8 +352,8 @@ static xmlChar* get_prop(xmlNodePtr n, const char* fname, const char* attr, bool
   }
   for (xmlNodePtr c = a->children; c; c = c->next)
     if (c->type != XML_TEXT_NODE) {
-      *r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> holds an entity reference",
-                        attr, (const char*)n->name);
+      *r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> holds an entity reference", attr,
+                        (const char*)n->name);
       return NULL;
     }
   /* inLine=1: the raw text (0 would re-escape it as XML); entity references were refused above. */
@@ -351,8 +363,8 @@ static xmlChar* get_prop(xmlNodePtr n, const char* fname, const char* attr, bool
   return v;
 }
 
-kilnResult_t kilnXmlGetInt(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                           long long min, long long max, long long dflt, long long* out) {
+kilnResult_t kilnXmlGetInt(xmlNodePtr n, const char* fname, const char* attr, bool required, long long min,
+                           long long max, long long dflt, long long* out) {
   kilnResult_t r;
   xmlChar* v = get_prop(n, fname, attr, required, &r);
   if (!v) {
@@ -367,12 +379,11 @@ kilnResult_t kilnXmlGetInt(xmlNodePtr n, const char* fname, const char* attr, bo
   bool junk = end == s;
   while (end && (*end == ' ' || *end == '\t' || *end == '\n')) end++;
   if (junk || *end) {
-    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is not an integer",
-                     attr, (const char*)v, (const char*)n->name);
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is not an integer", attr,
+                     (const char*)v, (const char*)n->name);
   } else if (errno == ERANGE || x < min || x > max) {
-    r = kilnXmlError(KILN_ERR_PARSE, fname, n,
-                     "attribute %s=\"%.40s\" of <%s> is out of range [%lld, %lld]", attr,
-                     (const char*)v, (const char*)n->name, min, max);
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is out of range [%lld, %lld]",
+                     attr, (const char*)v, (const char*)n->name, min, max);
   } else {
     *out = x;
   }
@@ -380,16 +391,16 @@ kilnResult_t kilnXmlGetInt(xmlNodePtr n, const char* fname, const char* attr, bo
   return r;
 }
 
-kilnResult_t kilnXmlGetInt32(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                             int min, int max, int dflt, int* out) {
+kilnResult_t kilnXmlGetInt32(xmlNodePtr n, const char* fname, const char* attr, bool required, int min,
+                             int max, int dflt, int* out) {
   long long v;
   kilnResult_t r = kilnXmlGetInt(n, fname, attr, required, min, max, dflt, &v);
   if (r == KILN_SUCCESS) *out = (int)v;
   return r;
 }
 
-kilnResult_t kilnXmlGetU64Sat(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                              uint64_t sat, uint64_t dflt, uint64_t* out) {
+kilnResult_t kilnXmlGetU64Sat(xmlNodePtr n, const char* fname, const char* attr, bool required, uint64_t sat,
+                              uint64_t dflt, uint64_t* out) {
   kilnResult_t r;
   xmlChar* v = get_prop(n, fname, attr, required, &r);
   if (!v) {
@@ -403,15 +414,17 @@ kilnResult_t kilnXmlGetU64Sat(xmlNodePtr n, const char* fname, const char* attr,
   const char* e = d;
   while (*e == ' ' || *e == '\t' || *e == '\n') e++;
   if (d == s || *e) {
-    r = kilnXmlError(KILN_ERR_PARSE, fname, n,
-                     "attribute %s=\"%.40s\" of <%s> is not a non-negative integer", attr,
-                     (const char*)v, (const char*)n->name);
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is not a non-negative integer",
+                     attr, (const char*)v, (const char*)n->name);
   } else {
     uint64_t x = 0;
     bool big = false;
     for (const char* p = s; p < d; p++) {
       unsigned dig = (unsigned)(*p - '0');
-      if (x > (UINT64_MAX - dig) / 10) { big = true; break; }
+      if (x > (UINT64_MAX - dig) / 10) {
+        big = true;
+        break;
+      }
       x = x * 10 + dig;
     }
     *out = (big || x >= sat) ? UINT64_MAX : x;
@@ -420,8 +433,8 @@ kilnResult_t kilnXmlGetU64Sat(xmlNodePtr n, const char* fname, const char* attr,
   return r;
 }
 
-kilnResult_t kilnXmlGetDouble(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                              double min, double max, double dflt, double* out) {
+kilnResult_t kilnXmlGetDouble(xmlNodePtr n, const char* fname, const char* attr, bool required, double min,
+                              double max, double dflt, double* out) {
   kilnResult_t r;
   xmlChar* v = get_prop(n, fname, attr, required, &r);
   if (!v) {
@@ -435,9 +448,10 @@ kilnResult_t kilnXmlGetDouble(xmlNodePtr n, const char* fname, const char* attr,
   bool junk = end == s;
   while (end && (*end == ' ' || *end == '\t' || *end == '\n')) end++;
   if (junk || *end || !isfinite(x)) {
-    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is not a finite number",
-                     attr, (const char*)v, (const char*)n->name);
-  } else if ((errno == ERANGE && fabs(x) > 1.0) || x < min || x > max) { /* an underflow (a denormal) is its value */
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is not a finite number", attr,
+                     (const char*)v, (const char*)n->name);
+  } else if ((errno == ERANGE && fabs(x) > 1.0) || x < min ||
+             x > max) { /* an underflow (a denormal) is its value */
     r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s=\"%.40s\" of <%s> is out of range [%g, %g]",
                      attr, (const char*)v, (const char*)n->name, min, max);
   } else {
@@ -457,8 +471,8 @@ kilnResult_t kilnXmlGetString(xmlNodePtr n, const char* fname, const char* attr,
   }
   size_t len = strlen((const char*)v);
   if (len >= cap) {
-    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> is longer than %zu characters",
-                     attr, (const char*)n->name, cap - 1);
+    r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> is longer than %zu characters", attr,
+                     (const char*)n->name, cap - 1);
   } else {
     memcpy(buf, v, len + 1);
   }
@@ -466,8 +480,8 @@ kilnResult_t kilnXmlGetString(xmlNodePtr n, const char* fname, const char* attr,
   return r;
 }
 
-kilnResult_t kilnXmlGetIntList(xmlNodePtr n, const char* fname, const char* attr, int min, int max,
-                               int maxn, int** out, int* nout) {
+kilnResult_t kilnXmlGetIntList(xmlNodePtr n, const char* fname, const char* attr, int min, int max, int maxn,
+                               int** out, int* nout) {
   *out = NULL;
   *nout = 0;
   kilnResult_t r;
@@ -483,13 +497,13 @@ kilnResult_t kilnXmlGetIntList(xmlNodePtr n, const char* fname, const char* attr
     char* end;
     long x = strtol(p, &end, 10);
     if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != ',')) {
-      r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> is not a list of integers",
-                       attr, (const char*)n->name);
+      r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s> is not a list of integers", attr,
+                       (const char*)n->name);
       goto out_free;
     }
     if (errno == ERANGE || x < min || x > max) {
-      r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s>: %ld is out of range [%d, %d]",
-                       attr, (const char*)n->name, x, min, max);
+      r = kilnXmlError(KILN_ERR_PARSE, fname, n, "attribute %s of <%s>: %ld is out of range [%d, %d]", attr,
+                       (const char*)n->name, x, min, max);
       goto out_free;
     }
     if (cnt == maxn) {
@@ -636,7 +650,9 @@ void kilnWriteAbandon(void) {
 static int namedDescriptor(const char* path) {
   if (!strcmp(path, "/dev/stdout")) return STDOUT_FILENO;
   if (!strcmp(path, "/dev/stderr")) return STDERR_FILENO;
-  const char* num = !strncmp(path, "/dev/fd/", 8) ? path + 8 : !strncmp(path, "/proc/self/fd/", 14) ? path + 14 : NULL;
+  const char* num = !strncmp(path, "/dev/fd/", 8)          ? path + 8
+                    : !strncmp(path, "/proc/self/fd/", 14) ? path + 14
+                                                           : NULL;
   if (!num || *num < '0' || *num > '9') return -1;
   char* end = NULL;
   const long v = strtol(num, &end, 10);
@@ -645,7 +661,8 @@ static int namedDescriptor(const char* path) {
 
 /* len bytes to the open descriptor fd, named path in the error. */
 static kilnResult_t writeFd(int fd, const char* path, const char* data, size_t len) {
-  return write_all(fd, data, len) ? KILN_SUCCESS : kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
+  return write_all(fd, data, len) ? KILN_SUCCESS
+                                  : kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
 }
 
 /* A path that is not a regular file's: written straight (a device such as /dev/null, a pipe). */
@@ -716,14 +733,14 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
   }
   snprintf(tmp, n + 16, "%s.tmp.XXXXXX", target);
   int fd = mkstemp(tmp);
-  const bool tracked = fd >= 0 && n + 16 <= sizeof pending && !__atomic_exchange_n(&pendingOwner, 1, __ATOMIC_ACQ_REL);
+  const bool tracked =
+      fd >= 0 && n + 16 <= sizeof pending && !__atomic_exchange_n(&pendingOwner, 1, __ATOMIC_ACQ_REL);
   if (tracked) {
     memcpy(pending, tmp, n + 16);
     pendingSet = 1;
   }
   if (fd < 0) {
-    r = kilnSetError(KILN_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
-                     strerror(errno));
+    r = kilnSetError(KILN_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
     goto out_free_tmp;
   }
   if (!write_all(fd, data, len) || fchmod(fd, mode) != 0 || fsync(fd) != 0) {
@@ -762,7 +779,8 @@ kilnResult_t kilnXmlReadFile(const char* path, kilnXmlDocReader read, void* out)
   return r;
 }
 
-kilnResult_t kilnXmlReadMemory(const char* buf, size_t len, const char* name, kilnXmlDocReader read, void* out) {
+kilnResult_t kilnXmlReadMemory(const char* buf, size_t len, const char* name, kilnXmlDocReader read,
+                               void* out) {
   if (!name) name = "<memory>";
   xmlDocPtr doc;
   kilnResult_t r = kilnXmlParseMemory(buf, len, name, &doc);
@@ -776,8 +794,10 @@ kilnResult_t kilnWriteDocument(kilnResult_t r, char* s, const char* path) {
   const size_t len = r == KILN_SUCCESS ? strlen(s) : 0;
   /* What kiln writes, kiln reads back: a document past the readers' limit is not written. */
   if (r == KILN_SUCCESS && len > KILN_XML_MAX_BYTES)
-    r = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s: a document of %zu bytes, more than the %u bytes kiln reads: "
-                     "not written", path ? path : "(output)", len, KILN_XML_MAX_BYTES);
+    r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                     "%s: a document of %zu bytes, more than the %u bytes kiln reads: "
+                     "not written",
+                     path ? path : "(output)", len, KILN_XML_MAX_BYTES);
   if (r == KILN_SUCCESS) r = kilnWriteFileAtomic(path, s, len);
   free(s);
   return r;

@@ -34,7 +34,8 @@ kilnResult_t kilnXmlParseFile(const char* path, xmlDocPtr* out);
  * memory variant; name "<memory>" when NULL. */
 typedef kilnResult_t (*kilnXmlDocReader)(xmlDocPtr doc, const char* fname, void* out);
 kilnResult_t kilnXmlReadFile(const char* path, kilnXmlDocReader read, void* out);
-kilnResult_t kilnXmlReadMemory(const char* buf, size_t len, const char* name, kilnXmlDocReader read, void* out);
+kilnResult_t kilnXmlReadMemory(const char* buf, size_t len, const char* name, kilnXmlDocReader read,
+                               void* out);
 
 /* Root element, checked to be named `name`. */
 kilnResult_t kilnXmlRoot(xmlDocPtr doc, const char* fname, const char* name, xmlNodePtr* out);
@@ -50,7 +51,8 @@ kilnResult_t kilnXmlCheckAttrs(xmlNodePtr n, const char* fname, const char* cons
  * NULL-terminated list `allowed`. */
 kilnResult_t kilnXmlCheckChildren(xmlNodePtr parent, const char* fname, const char* const* allowed);
 /* Both checks: n's child elements among kids, its attributes among attrs (NULL: none). */
-kilnResult_t kilnXmlCheckElement(xmlNodePtr n, const char* fname, const char* const* kids, const char* const* attrs);
+kilnResult_t kilnXmlCheckElement(xmlNodePtr n, const char* fname, const char* const* kids,
+                                 const char* const* attrs);
 /* Number of element children of parent named `name`. */
 int kilnXmlCountChildren(xmlNodePtr parent, const char* name);
 /* Line of a node (0 if unknown). */
@@ -66,25 +68,25 @@ kilnResult_t kilnXmlError(kilnResult_t r, const char* fname, xmlNodePtr n, const
 bool kilnXmlHasAttr(xmlNodePtr n, const char* attr);
 /* Integer attribute in [min, max]. A missing attribute is an error when required, else *out =
  * dflt. "abc", "1.5", "", overflow and out-of-range values are errors naming the attribute. */
-kilnResult_t kilnXmlGetInt(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                           long long min, long long max, long long dflt, long long* out);
+kilnResult_t kilnXmlGetInt(xmlNodePtr n, const char* fname, const char* attr, bool required, long long min,
+                           long long max, long long dflt, long long* out);
 /* Convenience form for int fields. */
-kilnResult_t kilnXmlGetInt32(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                             int min, int max, int dflt, int* out);
+kilnResult_t kilnXmlGetInt32(xmlNodePtr n, const char* fname, const char* attr, bool required, int min,
+                             int max, int dflt, int* out);
 /* Unsigned 64-bit decimal; values >= sat (including ones that overflow) give UINT64_MAX. */
-kilnResult_t kilnXmlGetU64Sat(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                              uint64_t sat, uint64_t dflt, uint64_t* out);
+kilnResult_t kilnXmlGetU64Sat(xmlNodePtr n, const char* fname, const char* attr, bool required, uint64_t sat,
+                              uint64_t dflt, uint64_t* out);
 /* Finite double in [min, max]. */
-kilnResult_t kilnXmlGetDouble(xmlNodePtr n, const char* fname, const char* attr, bool required,
-                              double min, double max, double dflt, double* out);
+kilnResult_t kilnXmlGetDouble(xmlNodePtr n, const char* fname, const char* attr, bool required, double min,
+                              double max, double dflt, double* out);
 /* Copies a string attribute into buf (cap bytes, NUL included); too long is an error. A missing
  * optional attribute gives dflt (may be NULL: empty string). */
 kilnResult_t kilnXmlGetString(xmlNodePtr n, const char* fname, const char* attr, bool required,
                               const char* dflt, char* buf, size_t cap);
 /* Space- or comma-separated list of ints in [min, max], at most maxn of them; *out is malloc'ed
  * (NULL when the list is empty) and owned by the caller. */
-kilnResult_t kilnXmlGetIntList(xmlNodePtr n, const char* fname, const char* attr, int min, int max,
-                               int maxn, int** out, int* nout);
+kilnResult_t kilnXmlGetIntList(xmlNodePtr n, const char* fname, const char* attr, int min, int max, int maxn,
+                               int** out, int* nout);
 
 /* ---- output ---- */
 

@@ -32,8 +32,8 @@ static int run_kiln(const char* args, char* out, size_t outlen) {
 /* Runs the kiln CLI with the arguments fmt makes (printf-style), output into out as run_kiln, and
  * expects exit status code and, where want is not NULL, want in the output (the failures name the
  * arguments). Returns the exit status. */
-__attribute__((format(printf, 5, 6))) static int expect_kiln(char* out, size_t outlen, int code, const char* want,
-                                                             const char* fmt, ...) {
+__attribute__((format(printf, 5, 6))) static int expect_kiln(char* out, size_t outlen, int code,
+                                                             const char* want, const char* fmt, ...) {
   char args[4096];
   va_list ap;
   va_start(ap, fmt);

@@ -24,9 +24,12 @@ static const char* const algo_names[] = {"ring", "direct"};
 /* Every supported (algo, coll) x ranks 2..16; each case covers chunks {1,2,3} x instances
  * {1,2} x in-place (one process per case keeps the suite fast). */
 ParameterizedTestParameters(classic, verifies) {
-  static const struct { int algo; kilnColl_t coll; } pairs[] = {
-      {0, KILN_COLL_ALLGATHER},     {0, KILN_COLL_REDUCESCATTER}, {0, KILN_COLL_ALLREDUCE},
-      {1, KILN_COLL_ALLGATHER},     {1, KILN_COLL_ALLTOALL},      {1, KILN_COLL_REDUCESCATTER},
+  static const struct {
+    int algo;
+    kilnColl_t coll;
+  } pairs[] = {
+      {0, KILN_COLL_ALLGATHER}, {0, KILN_COLL_REDUCESCATTER}, {0, KILN_COLL_ALLREDUCE},
+      {1, KILN_COLL_ALLGATHER}, {1, KILN_COLL_ALLTOALL},      {1, KILN_COLL_REDUCESCATTER},
       {1, KILN_COLL_ALLREDUCE},
   };
   const size_t npairs = sizeof pairs / sizeof pairs[0];
@@ -64,7 +67,8 @@ Test(classic, header_fields) {
   o.instances = 3;
   o.proto = KILN_PROTO_LL;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 8, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 8, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(eq(str, p->name, "ring-allreduce-n8-c2-i3-LL"));
   cr_expect(eq(int, p->ngpus, 8));
   cr_expect(eq(int, p->nchannels, 3));
@@ -111,9 +115,12 @@ Test(classic, ring_uses_fused_steps) {
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, NULL, &p), KILN_SUCCESS));
   const kilnThreadblock* tb = &p->gpus[0].tbs[0];
   cr_assert(eq(int, tb->nsteps, 2 * 4 - 1));
-  static const kilnStepType_t want[] = {KILN_STEP_SEND, KILN_STEP_RECV_REDUCE_SEND,
-                                        KILN_STEP_RECV_REDUCE_SEND, KILN_STEP_RECV_REDUCE_COPY_SEND,
-                                        KILN_STEP_RECV_COPY_SEND, KILN_STEP_RECV_COPY_SEND,
+  static const kilnStepType_t want[] = {KILN_STEP_SEND,
+                                        KILN_STEP_RECV_REDUCE_SEND,
+                                        KILN_STEP_RECV_REDUCE_SEND,
+                                        KILN_STEP_RECV_REDUCE_COPY_SEND,
+                                        KILN_STEP_RECV_COPY_SEND,
+                                        KILN_STEP_RECV_COPY_SEND,
                                         KILN_STEP_RECV};
   for (int s = 0; s < tb->nsteps; s++)
     cr_expect(eq(str, (char*)kilnStepTypeName(tb->steps[s].type), (char*)kilnStepTypeName(want[s])),
@@ -147,8 +154,7 @@ Test(classic, direct_copy_between_sends_and_receives) {
       const kilnThreadblock* tb = &p->gpus[1].tbs[t];
       static const kilnStepType_t first[] = {KILN_STEP_SEND, KILN_STEP_SEND, KILN_STEP_COPY,
                                              KILN_STEP_COPY, KILN_STEP_RECV, KILN_STEP_RECV};
-      static const kilnStepType_t other[] = {KILN_STEP_SEND, KILN_STEP_SEND, KILN_STEP_RECV,
-                                             KILN_STEP_RECV};
+      static const kilnStepType_t other[] = {KILN_STEP_SEND, KILN_STEP_SEND, KILN_STEP_RECV, KILN_STEP_RECV};
       const kilnStepType_t* want = t == 0 ? first : other;
       cr_assert(eq(int, tb->nsteps, t == 0 ? 6 : 4), "%s tb %d", p->name, t);
       for (int s = 0; s < tb->nsteps; s++)
@@ -213,7 +219,8 @@ Test(classic, unreadable_plan_not_written) {
   kilnPlan* p = NULL;
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.instances = KILN_PLAN_MAX_CHANNELS;
-  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 2, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 2, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   char* s = NULL;
   cr_assert(eq(int, kilnPlanWriteMemory(p, &s), KILN_SUCCESS), "%s", kilnLastError());
   kilnPlan* q = NULL;
@@ -233,17 +240,21 @@ Test(classic, threadblocks_past_the_file_limit_refused_up_front) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.instances = 1024;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLGATHER, 5, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLGATHER, 5, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(eq(int, p->gpus[0].ntbs, 4096));
   char* s = NULL;
-  cr_expect(eq(int, kilnPlanWriteMemory(p, &s), KILN_SUCCESS), "%s", kilnLastError()); /* at the limit: written */
+  cr_expect(eq(int, kilnPlanWriteMemory(p, &s), KILN_SUCCESS), "%s",
+            kilnLastError()); /* at the limit: written */
   free(s);
   kilnPlanFree(p);
   p = (kilnPlan*)1;
   cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 5, &o, &p), KILN_ERR_INVALID_ARGUMENT));
   cr_expect(eq(ptr, p, NULL));
-  cr_expect(contains(kilnLastError(), "plan direct-allreduce-n5-c1-i1024: each gpu would have 5120 threadblocks, a "
-                                      "plan file holds 4096"), "%s", kilnLastError());
+  cr_expect(contains(kilnLastError(),
+                     "plan direct-allreduce-n5-c1-i1024: each gpu would have 5120 threadblocks, a "
+                     "plan file holds 4096"),
+            "%s", kilnLastError());
 }
 
 /* Larger rings stay quick to build and verify (64 ranks, 4 chunks, 2 instances). */
@@ -258,7 +269,6 @@ Test(classic, large_ring_verifies) {
 }
 
 /* ---- the CLI (build/kiln) ---- */
-
 
 /* kiln classic writes a plan that verifies; an unsupported request writes nothing. */
 Test(classic, cli_writes_only_verified_plans) {
@@ -276,7 +286,8 @@ Test(classic, cli_writes_only_verified_plans) {
   kilnPlanFree(p);
   unlink(path);
   /* unsupported pair: usage error, no file */
-  expect_kiln(out, sizeof out, 2, "does not implement alltoall", "classic ring --coll alltoall --ranks 4 -o %s", path);
+  expect_kiln(out, sizeof out, 2, "does not implement alltoall",
+              "classic ring --coll alltoall --ranks 4 -o %s", path);
   cr_expect(ne(int, access(path, F_OK), 0));
   /* more chunks than the FIFO slots hold (default 8): a bad request (2), no file. A ring's fused
    * receive-and-send steps need a slot more than its chunks, which a ring of 2 ranks has only in
@@ -286,16 +297,19 @@ Test(classic, cli_writes_only_verified_plans) {
     const char* want;
   } fifo[] = {
       {"ring --coll allgather --ranks 4 --chunks 8", "needs 9 FIFO slots per connection, more than 8"},
-      {"ring --coll reducescatter --ranks 2 --chunks 5 --fifo-depth 4", "needs 5 FIFO slots per connection, more than 4"},
-      {"ring --coll allreduce --ranks 2 --chunks 4 --fifo-depth 4", "needs 5 FIFO slots per connection, more than 4"},
-      {"direct --coll alltoall --ranks 3 --chunks 6 --fifo-depth 5", "needs 6 FIFO slots per connection, more than 5"},
+      {"ring --coll reducescatter --ranks 2 --chunks 5 --fifo-depth 4",
+       "needs 5 FIFO slots per connection, more than 4"},
+      {"ring --coll allreduce --ranks 2 --chunks 4 --fifo-depth 4",
+       "needs 5 FIFO slots per connection, more than 4"},
+      {"direct --coll alltoall --ranks 3 --chunks 6 --fifo-depth 5",
+       "needs 6 FIFO slots per connection, more than 5"},
   };
   for (size_t i = 0; i < sizeof fifo / sizeof fifo[0]; i++) {
     expect_kiln(out, sizeof out, 2, fifo[i].want, "classic %s -o %s", fifo[i].args, path);
     cr_expect(ne(int, access(path, F_OK), 0), "%s", fifo[i].args);
   }
-  expect_kiln(out, sizeof out, 0, NULL, "classic direct --coll alltoall --ranks 3 --chunks 6 --fifo-depth 6 -o %s",
-              path);
+  expect_kiln(out, sizeof out, 0, NULL,
+              "classic direct --coll alltoall --ranks 3 --chunks 6 --fifo-depth 6 -o %s", path);
   unlink(path);
   expect_kiln(out, sizeof out, 0, NULL, "classic ring --coll allgather --ranks 2 --chunks 8 -o %s", path);
   cr_expect(eq(int, access(path, F_OK), 0));
@@ -306,11 +320,14 @@ Test(classic, cli_writes_only_verified_plans) {
               "classic direct --coll alltoall --ranks 1024 --instances 5 -o %s", path);
   cr_expect(ne(int, access(path, F_OK), 0));
   /* an output that cannot be written: refused before the plan is built (2, as synth refuses it) */
-  expect_kiln(out, sizeof out, 2, "no folder", "classic ring --coll allreduce --ranks 4 -o %s/no/ar4.xml", dir);
+  expect_kiln(out, sizeof out, 2, "no folder", "classic ring --coll allreduce --ranks 4 -o %s/no/ar4.xml",
+              dir);
   cr_expect(eq(int, run_kiln("classic --help", out, sizeof out), 0));
   expect_kiln(out, sizeof out, 2, NULL, "classic ring --coll allreduce");
-  cr_expect(eq(int, run_kiln("classic ring --coll allreduce --ranks 2 -o /tmp/a.xml -o /tmp/b.xml", out, sizeof out), 2),
-            "%s", out);
+  cr_expect(
+      eq(int,
+         run_kiln("classic ring --coll allreduce --ranks 2 -o /tmp/a.xml -o /tmp/b.xml", out, sizeof out), 2),
+      "%s", out);
   cr_expect(contains(out, "-o given twice"), "%s", out);
   /* a plan that deadlocks at the runtime's default 8 FIFO slots, written unbounded on request:
    * kiln verify refuses it by default, passes it unbounded (--fifo-depth 0) */
@@ -384,12 +401,18 @@ Test(cli, output_keeps_the_files_mode) {
 Test(cli, repeated_option_refused) {
   char out[2048];
   if (run_kiln("--version", out, sizeof out) < 0) cr_skip_test("kiln not built");
-  cr_expect(eq(int, run_kiln("classic ring --coll allreduce --coll allgather --ranks 4 -o /tmp/kiln-never.xml", out,
-                             sizeof out), 2), "%s", out);
+  cr_expect(eq(int,
+               run_kiln("classic ring --coll allreduce --coll allgather --ranks 4 -o /tmp/kiln-never.xml",
+                        out, sizeof out),
+               2),
+            "%s", out);
   cr_expect(contains(out, "--coll given twice"), "%s", out);
   cr_expect(ne(int, access("/tmp/kiln-never.xml", F_OK), 0));
-  cr_expect(eq(int, run_kiln("simulate --topo ndv2 --bytes 1M --bytes 2M --baseline ring --coll allreduce", out,
-                             sizeof out), 2), "%s", out);
+  cr_expect(eq(int,
+               run_kiln("simulate --topo ndv2 --bytes 1M --bytes 2M --baseline ring --coll allreduce", out,
+                        sizeof out),
+               2),
+            "%s", out);
   cr_expect(contains(out, "--bytes given twice"), "%s", out);
 }
 
@@ -398,8 +421,9 @@ Test(cli, repeated_option_refused) {
 Test(cli, synth_output_checked_first) {
   char out[2048], dir[64], link[128];
   if (run_kiln("--version", out, sizeof out) < 0) cr_skip_test("kiln not built");
-  cr_expect(eq(int, run_kiln("synth --topo switch2 --sketch switch2 --coll allgather -o ''", out, sizeof out), 2),
-            "%s", out);
+  cr_expect(
+      eq(int, run_kiln("synth --topo switch2 --sketch switch2 --coll allgather -o ''", out, sizeof out), 2),
+      "%s", out);
   cr_expect(contains(out, "empty output file name"), "%s", out);
   make_tmpdir(dir, sizeof dir);
   snprintf(link, sizeof link, "%s/dangling.xml", dir);
@@ -427,8 +451,9 @@ ParameterizedTestParameters(classic, memory_forms_verify) {
     int algo;
     kilnColl_t coll;
   } pairs[] = {
-      {0, KILN_COLL_ALLREDUCE}, {0, KILN_COLL_REDUCESCATTER}, {1, KILN_COLL_ALLREDUCE}, {2, KILN_COLL_ALLGATHER},
-      {2, KILN_COLL_ALLTOALL},  {3, KILN_COLL_ALLGATHER},     {3, KILN_COLL_ALLTOALL},
+      {0, KILN_COLL_ALLREDUCE}, {0, KILN_COLL_REDUCESCATTER}, {1, KILN_COLL_ALLREDUCE},
+      {2, KILN_COLL_ALLGATHER}, {2, KILN_COLL_ALLTOALL},      {3, KILN_COLL_ALLGATHER},
+      {3, KILN_COLL_ALLTOALL},
   };
   const size_t npairs = sizeof pairs / sizeof pairs[0];
   const size_t count = npairs * 7;
@@ -453,7 +478,8 @@ ParameterizedTest(mem_case* c, classic, memory_forms_verify) {
           o.inplace = ip == 1;
           o.proto = (kilnProto_t)pr;
           kilnPlan* p = NULL;
-          cr_assert(eq(int, kilnClassicPlan(algo, c->coll, c->ranks, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+          cr_assert(eq(int, kilnClassicPlan(algo, c->coll, c->ranks, &o, &p), KILN_SUCCESS), "%s",
+                    kilnLastError());
           cr_expect(kilnPlanHasMemorySteps(p));
           cr_expect(eq(int, p->gpus[0].ntbs, ins), "%s: a threadblock per instance", p->name);
           cr_expect(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
@@ -522,8 +548,10 @@ Test(classic, simple_forms_signal_each_peer_per_phase) {
     const char* algo;
     kilnColl_t coll;
     int per_epoch;
-  } cases[] = {{"oneshot", KILN_COLL_REDUCESCATTER, 1}, {"staged", KILN_COLL_ALLTOALL, 1},
-               {"twoshot", KILN_COLL_ALLREDUCE, 2}, {"zerocopy", KILN_COLL_ALLGATHER, 2}};
+  } cases[] = {{"oneshot", KILN_COLL_REDUCESCATTER, 1},
+               {"staged", KILN_COLL_ALLTOALL, 1},
+               {"twoshot", KILN_COLL_ALLREDUCE, 2},
+               {"zerocopy", KILN_COLL_ALLGATHER, 2}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
     o.instances = 2;
@@ -547,8 +575,10 @@ Test(classic, simple_forms_signal_each_peer_per_phase) {
   kilnPlan* p = NULL;
   cr_assert(eq(int, kilnClassicPlan("twoshot", KILN_COLL_ALLREDUCE, 3, &o, &p), KILN_SUCCESS));
   for (int s = 0; s < p->gpus[0].tbs[0].nsteps; s++)
-    cr_expect(eq(int, kilnStepPeerRole(p->gpus[0].tbs[0].steps[s].type) == KILN_PEER_SIGNAL ||
-                          kilnStepPeerRole(p->gpus[0].tbs[0].steps[s].type) == KILN_PEER_WAIT, 0),
+    cr_expect(eq(int,
+                 kilnStepPeerRole(p->gpus[0].tbs[0].steps[s].type) == KILN_PEER_SIGNAL ||
+                     kilnStepPeerRole(p->gpus[0].tbs[0].steps[s].type) == KILN_PEER_WAIT,
+                 0),
               "line puts need no signals");
   kilnPlanFree(p);
 }
@@ -559,7 +589,8 @@ Test(classic, cli_writes_memory_forms) {
   snprintf(dir, sizeof dir, "/tmp/kiln-classic-mem-XXXXXX");
   cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
   snprintf(path, sizeof path, "%s/p.xml", dir);
-  snprintf(args, sizeof args, "classic twoshot --coll allreduce --ranks 4 --instances 2 --proto LL12 -o %s", path);
+  snprintf(args, sizeof args, "classic twoshot --coll allreduce --ranks 4 --instances 2 --proto LL12 -o %s",
+           path);
   int rc = run_kiln(args, out, sizeof out);
   if (rc < 0) {
     rm_tree(dir);

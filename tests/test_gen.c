@@ -86,7 +86,8 @@ Test(gen, direct_allreduce_tables_and_kernels) {
   cr_assert(contains(src, "static constexpr int ntbs = 16;"));
   cr_assert(contains(src, "static constexpr int rankTb[] = {0, 4, 8, 12, 16};"));
   /* rank 0, tb 0 sends its input chunk 1 to peer 1's scratch; the reducer waits on receives. */
-  cr_assert(contains(src, "/* 0 */ {ST_SEND, BUF_I, 1, BUF_S, 1, 1, -1, -1, 0, 0, 0}, /* rank 0 tb 0 */"), "%s", src);
+  cr_assert(contains(src, "/* 0 */ {ST_SEND, BUF_I, 1, BUF_S, 1, 1, -1, -1, 0, 0, 0}, /* rank 0 tb 0 */"),
+            "%s", src);
   cr_assert(contains(src, "/* 3 */ {0, 3, -1, -1, 0, 12, 4},"));
   cr_assert(contains(src, "/* 13 */ {ST_RE, BUF_S, 0, BUF_O, 0, 1, 0, 1, 0, 0, 0},"));
   cr_assert(contains(src, "KILN_BAKED_KERNEL(ar4, float, float)\n"));
@@ -108,8 +109,10 @@ Test(gen, allgather_baked_per_element_size) {
   cr_assert(not(contains(src, "KILN_BAKED_KERNEL(ag2, float")));
   char* reg = registry_source(p, "ag2", "ag2.xml");
   /* int32, uint32 and float all map to the 4-byte kernel. */
-  cr_assert(contains(reg, "{NULL, NULL, kilnBaked_ag2_b4, kilnBaked_ag2_b4, NULL, NULL, kilnBaked_ag2_b2, "
-                          "kilnBaked_ag2_b4, NULL, kilnBaked_ag2_b2, NULL, NULL}"), "%s", reg);
+  cr_assert(contains(reg,
+                     "{NULL, NULL, kilnBaked_ag2_b4, kilnBaked_ag2_b4, NULL, NULL, kilnBaked_ag2_b2, "
+                     "kilnBaked_ag2_b4, NULL, kilnBaked_ag2_b2, NULL, NULL}"),
+            "%s", reg);
   cr_assert(contains(reg, "KILN_COLL_ALLGATHER, 2,"));
   free(reg);
   free(src);
@@ -136,16 +139,18 @@ Test(gen, steps_inlined_by_protocol_and_count) {
     kilnProto_t proto;
     int instances;
     bool inlined;
-  } cases[] = {{KILN_PROTO_LL, 4, true},       {KILN_PROTO_LL, 10, false},     {KILN_PROTO_LL128, 4, true},
-               {KILN_PROTO_LL128, 10, false},   {KILN_PROTO_SIMPLE, 3, true},   {KILN_PROTO_SIMPLE, 4, false}};
+  } cases[] = {{KILN_PROTO_LL, 4, true},      {KILN_PROTO_LL, 10, false},   {KILN_PROTO_LL128, 4, true},
+               {KILN_PROTO_LL128, 10, false}, {KILN_PROTO_SIMPLE, 3, true}, {KILN_PROTO_SIMPLE, 4, false}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
     co.proto = cases[i].proto;
     co.instances = cases[i].instances;
     kilnPlan* p = NULL;
-    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s",
+              kilnLastError());
     char* src = plan_source(p, "r");
-    cr_assert(contains(src, cases[i].inlined ? "inlineSteps = true;" : "inlineSteps = false;"), "case %zu", i);
+    cr_assert(contains(src, cases[i].inlined ? "inlineSteps = true;" : "inlineSteps = false;"), "case %zu",
+              i);
     char* reg = registry_source(p, "r", "r.xml");
     cr_assert(contains(reg, cases[i].inlined ? "}, true}," : "}, false},"), "case %zu: %s", i, reg);
     free(reg);
@@ -166,7 +171,8 @@ Test(gen, no_kernel_past_1024_steps) {
     kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
     co.instances = cases[i].instances;
     kilnPlan* p = NULL;
-    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s",
+              kilnLastError());
     char* src = plan_source(p, "big");
     char* reg = registry_source(p, "big", "big.xml");
     if (cases[i].kernel) {
@@ -196,7 +202,8 @@ Test(gen, inlined_only) {
     kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
     co.instances = cases[i].instances;
     kilnPlan* p = NULL;
-    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 4, &co, &p), KILN_SUCCESS), "%s",
+              kilnLastError());
     kilnGenOptions o;
     kilnGenOptionsDefault(&o);
     o.inlinedOnly = true;
@@ -406,10 +413,13 @@ ParameterizedTest(int* ci, gen, tables_match_plan) {
       const char* at = strstr(tb_sec, pat);
       cr_assert(at && at < st_sec, "row %d", row);
       int v[7];
-      cr_assert(eq(int, sscanf(at + strlen(pat), "%d, %d, %d, %d, %d, %d, %d", &v[0], &v[1], &v[2], &v[3],
-                               &v[4], &v[5], &v[6]), 7));
+      cr_assert(eq(int,
+                   sscanf(at + strlen(pat), "%d, %d, %d, %d, %d, %d, %d", &v[0], &v[1], &v[2], &v[3], &v[4],
+                          &v[5], &v[6]),
+                   7));
       cr_assert(v[0] == r && v[1] == t && v[2] == tb->send && v[3] == tb->recv && v[4] == tb->chan &&
-                v[5] == idx && v[6] == tb->nsteps, "tb row %d", row);
+                    v[5] == idx && v[6] == tb->nsteps,
+                "tb row %d", row);
       for (int s = 0; s < tb->nsteps; s++, idx++) {
         const kilnStep* st = &tb->steps[s];
         snprintf(pat, sizeof pat, "/* %d */ {", idx);
@@ -417,8 +427,11 @@ ParameterizedTest(int* ci, gen, tables_match_plan) {
         cr_assert(not(eq(ptr, (void*)at, NULL)), "step row %d", idx);
         char ty[16], sb[8], db[8];
         int so, dof, cnt, dep, deps, hd;
-        cr_assert(eq(int, sscanf(at + strlen(pat), "%15[A-Z_], %7[A-Z_], %d, %7[A-Z_], %d, %d, %d, %d, %d",
-                                 ty, sb, &so, db, &dof, &cnt, &dep, &deps, &hd), 9), "step row %d", idx);
+        cr_assert(eq(int,
+                     sscanf(at + strlen(pat), "%15[A-Z_], %7[A-Z_], %d, %7[A-Z_], %d, %d, %d, %d, %d", ty, sb,
+                            &so, db, &dof, &cnt, &dep, &deps, &hd),
+                     9),
+                  "step row %d", idx);
         cr_assert(eq(int, parse_enum(ty, stn, 9), (int)st->type), "step row %d", idx);
         cr_assert(eq(int, parse_enum(sb, bn, 3), (int)st->srcbuf));
         cr_assert(eq(int, parse_enum(db, bn, 3), (int)st->dstbuf));
@@ -439,8 +452,11 @@ ParameterizedTest(int* ci, gen, tables_match_plan) {
  * for out-of-place calls it cannot run and never for in-place ones. */
 Test(registry, forms_from_the_buffers) {
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnPlanReadFile(KILN_SOURCE_DIR "/plans/baked/allreduce-n2-oneshot-ll-chain-inplace-i1.xml", &p),
-               KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(
+      eq(int,
+         kilnPlanReadFile(KILN_SOURCE_DIR "/plans/baked/allreduce-n2-oneshot-ll-chain-inplace-i1.xml", &p),
+         KILN_SUCCESS),
+      "%s", kilnLastError());
   cr_assert(eq(int, p->gpus[0].o_chunks, 0));
   p->inplace = false;
   p->outofplace = true;
@@ -500,7 +516,8 @@ Test(gen, memory_step_plans_bake_as_passes) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.proto = KILN_PROTO_LL;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLREDUCE, 2, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLREDUCE, 2, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_assert(eq(int, kilnPlanWriteFile(p, path), KILN_SUCCESS));
   const char* paths[] = {path};
   cr_assert(eq(int, kilnGenFiles(dir, paths, 1, NULL), KILN_SUCCESS), "%s", kilnLastError());
@@ -508,9 +525,12 @@ Test(gen, memory_step_plans_bake_as_passes) {
   char* src = read_all(out);
   cr_assert(not(eq(ptr, src, NULL)));
   cr_expect(contains(src, "static constexpr int proto = KILN_DEV_PROTO_LL;"), "%s", src);
-  cr_expect(contains(src, "static constexpr MemPass passes[] = {\n"
-                          "    /* 0 */ {PASS_PUT, KILN_DEV_PROTO_LL, 2, 4, 1, 0, 0, -1, -1, 0, 0x0u}, /* rank 0 tb 0, 1 step */\n"
-                          "    /* 1 */ {PASS_REDUCE, KILN_DEV_PROTO_LL, 3, 8, 1, 2, 2, -1, -1, 0, 0x2u}, /* rank 0 tb 0, 2 steps */\n"),
+  cr_expect(contains(src,
+                     "static constexpr MemPass passes[] = {\n"
+                     "    /* 0 */ {PASS_PUT, KILN_DEV_PROTO_LL, 2, 4, 1, 0, 0, -1, -1, 0, 0x0u}, /* rank 0 "
+                     "tb 0, 1 step */\n"
+                     "    /* 1 */ {PASS_REDUCE, KILN_DEV_PROTO_LL, 3, 8, 1, 2, 2, -1, -1, 0, 0x2u}, /* rank "
+                     "0 tb 0, 2 steps */\n"),
             "%s", src);
   cr_expect(contains(src, "    /* 0 */ {OP_LINES, 1, 0, 0},\n    /* 1 */ {OP_USER, 0, 0, 0},\n"), "%s", src);
   cr_expect(contains(src, "KILN_BAKED_MEM_KERNEL(oneshot, float, float)\n"), "%s", src);

@@ -30,7 +30,9 @@ typedef struct issued {
 } issued;
 
 /* Where rank r's buffer b lies in the test (never touched: the fake only records). */
-static char* base(int r, int b) { return (char*)(uintptr_t)(((uint64_t)(r + 1) << 36) + ((uint64_t)(b + 1) << 32)); }
+static char* base(int r, int b) {
+  return (char*)(uintptr_t)(((uint64_t)(r + 1) << 36) + ((uint64_t)(b + 1) << 32));
+}
 
 typedef struct expect {
   int n;
@@ -56,9 +58,10 @@ static int expectOne(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t 
 }
 
 /* The arguments of a recorded ncclSend/ncclRecv: buffer, count, type, peer, comm, stream. */
-static void decode(const fakeNcclRecord* r, char** p, size_t* count, ncclDataType_t* t, int* peer, ncclComm_t* comm,
-                   cudaStream_t* st) {
-  cr_assert(eq(sz, r->nbytes, sizeof *p + sizeof *count + sizeof *t + sizeof *peer + sizeof *comm + sizeof *st));
+static void decode(const fakeNcclRecord* r, char** p, size_t* count, ncclDataType_t* t, int* peer,
+                   ncclComm_t* comm, cudaStream_t* st) {
+  cr_assert(
+      eq(sz, r->nbytes, sizeof *p + sizeof *count + sizeof *t + sizeof *peer + sizeof *comm + sizeof *st));
   const unsigned char* b = r->bytes;
   memcpy(p, b, sizeof *p), b += sizeof *p;
   memcpy(count, b, sizeof *count), b += sizeof *count;
@@ -78,15 +81,16 @@ ParameterizedTestParameters(internode, calls) {
   static const struct {
     int algo;
     kilnColl_t coll;
-  } pairs[] = {{0, KILN_COLL_ALLGATHER},     {0, KILN_COLL_REDUCESCATTER}, {0, KILN_COLL_ALLREDUCE},
-               {1, KILN_COLL_ALLGATHER},     {1, KILN_COLL_ALLTOALL},      {1, KILN_COLL_REDUCESCATTER},
+  } pairs[] = {{0, KILN_COLL_ALLGATHER}, {0, KILN_COLL_REDUCESCATTER}, {0, KILN_COLL_ALLREDUCE},
+               {1, KILN_COLL_ALLGATHER}, {1, KILN_COLL_ALLTOALL},      {1, KILN_COLL_REDUCESCATTER},
                {1, KILN_COLL_ALLREDUCE}};
   static const int splits[3][2] = {{2, 2}, {2, 1}, {4, 1}};
   const size_t n = sizeof pairs / sizeof pairs[0] * 3;
   splitCase* v = cr_malloc(sizeof *v * n);
   size_t k = 0;
   for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-    for (int s = 0; s < 3; s++) v[k++] = (splitCase){pairs[i].algo, pairs[i].coll, splits[s][0], splits[s][1]};
+    for (int s = 0; s < 3; s++)
+      v[k++] = (splitCase){pairs[i].algo, pairs[i].coll, splits[s][0], splits[s][1]};
   return cr_make_param_array(splitCase, v, n);
 }
 
@@ -127,7 +131,8 @@ ParameterizedTest(splitCase* sc, internode, calls) {
         all[r] = calloc((size_t)e.n + 1, sizeof **all);
         for (int j = 0; j < e.n; j++) {
           const fakeNcclRecord* rec = &fakeNcclHistory[(first + 1 + j) % FAKE_NCCL_HISTORY];
-          cr_assert(eq(str, (char*)rec->name, e.v[j].send ? "ncclSend" : "ncclRecv"), "rank %d phase %d call %d", r, i, j);
+          cr_assert(eq(str, (char*)rec->name, e.v[j].send ? "ncclSend" : "ncclRecv"),
+                    "rank %d phase %d call %d", r, i, j);
           char* ptr;
           size_t cnt;
           ncclDataType_t t;
@@ -152,7 +157,8 @@ ParameterizedTest(splitCase* sc, internode, calls) {
             while (js < nall[a] && !(all[a][js].send && all[a][js].peer == b)) js++;
             while (jr < nall[b] && !(!all[b][jr].send && all[b][jr].peer == a)) jr++;
             if (js == nall[a] || jr == nall[b]) {
-              cr_assert(js == nall[a] && jr == nall[b], "phase %d: ranks %d -> %d: sends and receives differ", i, a, b);
+              cr_assert(js == nall[a] && jr == nall[b], "phase %d: ranks %d -> %d: sends and receives differ",
+                        i, a, b);
               break;
             }
             cr_assert(eq(sz, all[a][js].count, all[b][jr].count), "phase %d: ranks %d -> %d", i, a, b);

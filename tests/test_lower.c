@@ -31,12 +31,15 @@ static void setup(fixture* f, const char* topo, const char* sketch, kilnColl_t c
   cr_assert(eq(int, kilnSketchReadFile(path, &f->s), KILN_SUCCESS), "%s", kilnLastError());
   if (k > 0) f->s->input_chunkup = k;
   int n = f->t->nranks;
-  bool ag = coll != KILN_COLL_REDUCESCATTER, rs = coll == KILN_COLL_REDUCESCATTER || coll == KILN_COLL_ALLREDUCE;
+  bool ag = coll != KILN_COLL_REDUCESCATTER,
+       rs = coll == KILN_COLL_REDUCESCATTER || coll == KILN_COLL_ALLREDUCE;
   f->chunk_mb = 0.01;
   cr_assert(eq(int, synLogicalBuild(f->t, f->s, false, &f->L), KILN_SUCCESS), "%s", kilnLastError());
   if (rs) cr_assert(eq(int, synLogicalBuild(f->t, f->s, true, &f->Lt), KILN_SUCCESS));
-  cr_assert(eq(int, synChunksMake(coll == KILN_COLL_ALLTOALL ? coll : KILN_COLL_ALLGATHER, n, f->s->input_chunkup, &f->C),
-               KILN_SUCCESS));
+  cr_assert(eq(
+      int,
+      synChunksMake(coll == KILN_COLL_ALLTOALL ? coll : KILN_COLL_ALLGATHER, n, f->s->input_chunkup, &f->C),
+      KILN_SUCCESS));
   synRouteParams rp = {f->chunk_mb, true, 5, 1e-4, 0.3, NULL, NULL, false, 1, NULL};
   if (ag) cr_assert(eq(int, synRouteSolve(&f->L, &f->C, &rp, &f->ra), KILN_SUCCESS), "%s", kilnLastError());
   if (rs) cr_assert(eq(int, synRouteSolve(&f->Lt, &f->C, &rp, &f->rr), KILN_SUCCESS), "%s", kilnLastError());
@@ -58,7 +61,8 @@ static void teardown(fixture* f) {
 }
 
 static kilnPlan* lower(fixture* f, kilnColl_t coll, int instances, bool fuse, bool* fused) {
-  synLowerParams lp = {coll, f->s->input_chunkup, instances, KILN_PROTO_SIMPLE, fuse, false, false, false, "test"};
+  synLowerParams lp = {coll,  f->s->input_chunkup, instances, KILN_PROTO_SIMPLE, fuse, false, false, false,
+                       "test"};
   kilnPlan* p = NULL;
   cr_assert(eq(int, synLower(&f->L, &f->X, &lp, &p, fused), KILN_SUCCESS), "%s", kilnLastError());
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
@@ -86,8 +90,10 @@ static void check_structure(const kilnPlan* p) {
       for (int b = a + 1; b < g->ntbs; b++) {
         const kilnThreadblock* tb = &g->tbs[b];
         if (ta->chan != tb->chan) continue;
-        cr_assert(ta->send < 0 || ta->send != tb->send, "rank %d tbs %d,%d both send to %d", r, a, b, ta->send);
-        cr_assert(ta->recv < 0 || ta->recv != tb->recv, "rank %d tbs %d,%d both receive from %d", r, a, b, ta->recv);
+        cr_assert(ta->send < 0 || ta->send != tb->send, "rank %d tbs %d,%d both send to %d", r, a, b,
+                  ta->send);
+        cr_assert(ta->recv < 0 || ta->recv != tb->recv, "rank %d tbs %d,%d both receive from %d", r, a, b,
+                  ta->recv);
       }
       for (int s = 0; s < ta->nsteps; s++) {
         const kilnStep* st = &ta->steps[s];
@@ -136,7 +142,8 @@ Test(lower, reducescatter_through_relays_verifies) {
   setup(&f, "torus4x4", "torus4x4", KILN_COLL_REDUCESCATTER, 0);
   bool fused = false;
   kilnPlan* p = lower(&f, KILN_COLL_REDUCESCATTER, 1, true, &fused);
-  cr_assert(gt(int, count_steps(p, KILN_STEP_RECV_REDUCE_SEND) + count_steps(p, KILN_STEP_RECV_REDUCE_COPY), 0));
+  cr_assert(
+      gt(int, count_steps(p, KILN_STEP_RECV_REDUCE_SEND) + count_steps(p, KILN_STEP_RECV_REDUCE_COPY), 0));
   cr_assert(eq(int, p->gpus[0].o_chunks, 1));
   cr_assert(eq(int, p->gpus[0].i_chunks, 16));
   check_structure(p);
@@ -169,7 +176,11 @@ Test(lower, chunks_sent_together_become_one_step) {
   int e = f.L.link_of[0 * 4 + 1];
   cr_assert(eq(int, f.X.link_start[e + 1] - f.X.link_start[e], 2));
   int* lo = &f.X.link_order[f.X.link_start[e]];
-  if (f.X.x[lo[0]].chunk > f.X.x[lo[1]].chunk) { int tmp = lo[0]; lo[0] = lo[1]; lo[1] = tmp; }
+  if (f.X.x[lo[0]].chunk > f.X.x[lo[1]].chunk) {
+    int tmp = lo[0];
+    lo[0] = lo[1];
+    lo[1] = tmp;
+  }
   f.X.x[lo[0]].batch_next = 1;
   synScheduleAsap(&f.L, &f.X, f.chunk_mb);
   cr_assert(eq(dbl, f.X.x[lo[0]].send_t, f.X.x[lo[1]].send_t));
@@ -202,7 +213,8 @@ Test(lower, alltoall_relays_use_scratch) {
 Test(lower, paired_peers_halve_threadblocks) {
   fixture f;
   setup(&f, "switch8", "switch8", KILN_COLL_ALLTOALL, 0);
-  synLowerParams lp = {KILN_COLL_ALLTOALL, f.s->input_chunkup, 1, KILN_PROTO_SIMPLE, false, false, false, false, "t"};
+  synLowerParams lp = {
+      KILN_COLL_ALLTOALL, f.s->input_chunkup, 1, KILN_PROTO_SIMPLE, false, false, false, false, "t"};
   kilnPlan *apart = NULL, *paired = NULL;
   bool fused;
   cr_assert(eq(int, synLower(&f.L, &f.X, &lp, &apart, &fused), KILN_SUCCESS));
@@ -229,7 +241,8 @@ Test(lower, ring_floor_gives_each_ring_a_nic) {
   cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &t), KILN_SUCCESS));
   const uint64_t B = 1u << 30;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, synRingPlan(t, KILN_COLL_ALLGATHER, B, false, "ring", &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, synRingPlan(t, KILN_COLL_ALLGATHER, B, false, "ring", &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_assert(not(eq(ptr, p, NULL)));
   cr_expect(eq(int, p->nchannels, 8));
   /* the NICs that each channel's cross-node sends leave through */
@@ -252,9 +265,10 @@ Test(lower, ring_floor_gives_each_ring_a_nic) {
   const kilnSimParams ab = KILN_SIM_PARAMS_ALPHA_BETA;
   kilnSimResult ks, ring;
   cr_assert(eq(int, kilnPlanSimulateWith(p, t, B, &ab, &ks), KILN_SUCCESS), "%s", kilnLastError());
-  cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &ab, &ring), KILN_SUCCESS));
-  cr_expect(lt(dbl, fabs(ks.time_us - ring.time_us), ring.time_us * 0.005), "the plan %.1f us, the ring %.1f us",
-            ks.time_us, ring.time_us);
+  cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &ab, &ring),
+               KILN_SUCCESS));
+  cr_expect(lt(dbl, fabs(ks.time_us - ring.time_us), ring.time_us * 0.005),
+            "the plan %.1f us, the ring %.1f us", ks.time_us, ring.time_us);
   kilnPlanFree(p);
   kilnTopologyFree(t);
 }
@@ -275,18 +289,22 @@ Test(lower, tree_floor_is_the_baseline_tree) {
       kilnTopology* t = NULL;
       cr_assert(eq(int, kilnTopologyBuiltin(cases[i].topo, cases[i].nodes, &t), KILN_SUCCESS));
       kilnPlan* p = NULL;
-      cr_assert(eq(int, synTreePlan(t, cases[i].bytes, 0, inplace, "tree", &p), KILN_SUCCESS), "%s", kilnLastError());
+      cr_assert(eq(int, synTreePlan(t, cases[i].bytes, 0, inplace, "tree", &p), KILN_SUCCESS), "%s",
+                kilnLastError());
       cr_assert(not(eq(ptr, p, NULL)), "%s", cases[i].topo);
       /* on the α-β table, where the plan's steps and NCCL's cost alike */
       const kilnSimParams ab = KILN_SIM_PARAMS_ALPHA_BETA;
       kilnSimResult ks, tree;
-      cr_assert(eq(int, kilnPlanSimulateWith(p, t, cases[i].bytes, &ab, &ks), KILN_SUCCESS), "%s", kilnLastError());
-      cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, cases[i].bytes, &ab, &tree),
-                   KILN_SUCCESS));
+      cr_assert(eq(int, kilnPlanSimulateWith(p, t, cases[i].bytes, &ab, &ks), KILN_SUCCESS), "%s",
+                kilnLastError());
+      cr_assert(
+          eq(int,
+             kilnBaselineSimulateWith(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, cases[i].bytes, &ab, &tree),
+             KILN_SUCCESS));
       cr_expect(le(dbl, ks.time_us, tree.time_us * (1 + 1e-6)), "%s: the plan %.2f us, the tree %.2f us",
                 cases[i].topo, ks.time_us, tree.time_us);
-      cr_expect(ge(dbl, ks.time_us, tree.time_us * (i == 0 ? 1 - 1e-6 : 0.85)), "%s: the plan %.2f us, the tree %.2f us",
-                cases[i].topo, ks.time_us, tree.time_us);
+      cr_expect(ge(dbl, ks.time_us, tree.time_us * (i == 0 ? 1 - 1e-6 : 0.85)),
+                "%s: the plan %.2f us, the tree %.2f us", cases[i].topo, ks.time_us, tree.time_us);
       kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
       vo.fifo_depth = 1;
       cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s in place %d: %s", cases[i].topo, inplace,
@@ -318,7 +336,8 @@ Test(lower, plans_through_fifos_in_instances) {
   o.floor = false;
   o.input_size = (1u << 30) / 16;
   kilnPlan *p = NULL, *q = NULL;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_assert(eq(int, synReplicate(p, 4, &q), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(not(eq(ptr, q, NULL)));
   cr_expect(eq(int, q->nchannels, 4 * p->nchannels));
@@ -330,7 +349,8 @@ Test(lower, plans_through_fifos_in_instances) {
   kilnSimResult a, b;
   cr_assert(eq(int, kilnPlanSimulate(p, t, 1u << 30, &a), KILN_SUCCESS));
   cr_assert(eq(int, kilnPlanSimulate(q, t, 1u << 30, &b), KILN_SUCCESS));
-  cr_expect(lt(dbl, b.time_us, a.time_us * 0.8), "4 instances %.1f us, 1 instance %.1f us", b.time_us, a.time_us);
+  cr_expect(lt(dbl, b.time_us, a.time_us * 0.8), "4 instances %.1f us, 1 instance %.1f us", b.time_us,
+            a.time_us);
   kilnPlanFree(p);
   kilnPlanFree(q);
   /* two ranks' output chunks in one step */
@@ -341,7 +361,8 @@ Test(lower, plans_through_fifos_in_instances) {
   }
   p->nchunksperloop = 2;
   kilnThreadblock* tb = kilnPlanAddThreadblock(p, 0, -1, -1, 0);
-  cr_assert(not(eq(ptr, kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_OUTPUT, 0, KILN_BUF_OUTPUT, 0, 2), NULL)));
+  cr_assert(
+      not(eq(ptr, kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_OUTPUT, 0, KILN_BUF_OUTPUT, 0, 2), NULL)));
   q = (kilnPlan*)1;
   cr_expect(eq(int, synReplicate(p, 2, &q), KILN_SUCCESS));
   cr_expect(eq(ptr, q, NULL));

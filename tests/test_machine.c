@@ -47,8 +47,13 @@ static const char* const kDev = "/sys/devices";
 
 static void fakeSysfs(void) {
   make_tmpdir(root, sizeof root);
-  const char* fns[] = {SW0 "/0000:02:00.0", SW0 "/0000:02:01.0", SW0 "/0000:02:02.0",
-                       SW1 "/0000:82:00.0", SW1 "/0000:82:01.0", SW1 "/0000:82:02.0", ETH};
+  const char* fns[] = {SW0 "/0000:02:00.0",
+                       SW0 "/0000:02:01.0",
+                       SW0 "/0000:02:02.0",
+                       SW1 "/0000:82:00.0",
+                       SW1 "/0000:82:01.0",
+                       SW1 "/0000:82:02.0",
+                       ETH};
   char rel[512];
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     snprintf(rel, sizeof rel, "%s%s", kDev, fns[i]);
@@ -104,7 +109,8 @@ Test(machine, nics_and_the_gpus_nearest_to_them, .init = fakeSysfs, .fini = remo
   for (int g = 0; g < 4; g++) cr_assert(eq(int, m.nicOf[g], want[g]), "GPU %d", g);
 }
 
-Test(machine, without_infiniband_the_ethernet_interface_serves_every_gpu, .init = fakeSysfs, .fini = removeSysfs) {
+Test(machine, without_infiniband_the_ethernet_interface_serves_every_gpu, .init = fakeSysfs,
+     .fini = removeSysfs) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/sys/class/infiniband", root);
   rm_tree(dir);
@@ -150,7 +156,8 @@ Test(machine, nvswitch_node_with_two_hcas_on_two_nodes, .init = fakeSysfs, .fini
   double alpha[16], beta[16];
   measured(4, alpha, beta);
   kilnTopology* t = NULL;
-  cr_assert(eq(int, kilnMachineTopology(&m, "box", alpha, beta, 2, 1.7, 20, &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnMachineTopology(&m, "box", alpha, beta, 2, 1.7, 20, &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnTopology* b = roundTrip(t);
   cr_assert(eq(int, b->nodes, 2));
   cr_assert(eq(int, b->gpus_per_node, 4));
@@ -186,7 +193,8 @@ Test(machine, direct_nvlinks_and_pcie_pairs) {
   double alpha[9], beta[9];
   measured(3, alpha, beta);
   kilnTopology* t = NULL;
-  cr_assert(eq(int, kilnMachineTopology(&m, "mesh", alpha, beta, 1, -1, -1, &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnMachineTopology(&m, "mesh", alpha, beta, 1, -1, -1, &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnTopology* b = roundTrip(t);
   cr_assert(eq(int, b->ntswitches, 0));
   cr_assert(eq(int, b->ntlinks, 6));
@@ -209,7 +217,8 @@ Test(machine, one_gpu_is_its_structure_only) {
   snprintf(m.nic[0].name, sizeof m.nic[0].name, "eth0");
   m.nicOf[0] = 0;
   kilnTopology* t = NULL;
-  cr_assert(eq(int, kilnMachineTopology(&m, "one", NULL, NULL, 4, 30, 800, &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnMachineTopology(&m, "one", NULL, NULL, 4, 30, 800, &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnTopology* b = roundTrip(t);
   cr_assert(eq(int, b->gpus_per_node, 1));
   cr_assert(eq(int, b->nodes, 4));

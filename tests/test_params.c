@@ -57,9 +57,12 @@ Test(params, every_row_has_a_kiln_variable_a_description_and_a_default_of_its_ty
     if (p.defaultText && p.type != KILN_PARAM_STRING && !p.value) {
       /* The default parses as its type: unset, the value is the default's. */
       uint64_t want = 0;
-      if (p.type == KILN_PARAM_BOOL) cr_assert(strcmp(p.defaultText, "1") == 0 || strcmp(p.defaultText, "0") == 0, "%s", p.env);
-      if (p.type == KILN_PARAM_BOOL || p.type == KILN_PARAM_INT) want = strtoull(p.defaultText, NULL, 10);
-      else cr_assert(kilnParseSize(p.defaultText, &want), "%s: default %s", p.env, p.defaultText);
+      if (p.type == KILN_PARAM_BOOL)
+        cr_assert(strcmp(p.defaultText, "1") == 0 || strcmp(p.defaultText, "0") == 0, "%s", p.env);
+      if (p.type == KILN_PARAM_BOOL || p.type == KILN_PARAM_INT)
+        want = strtoull(p.defaultText, NULL, 10);
+      else
+        cr_assert(kilnParseSize(p.defaultText, &want), "%s: default %s", p.env, p.defaultText);
       cr_assert(eq(i64, kilnParam((kilnParamId)i), (int64_t)want), "%s", p.env);
     }
   }

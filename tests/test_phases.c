@@ -24,9 +24,9 @@
 #include "test_util.h"
 
 typedef struct split_case {
-  int algo;        /* 0 ring, 1 direct */
+  int algo; /* 0 ring, 1 direct */
   kilnColl_t coll;
-  int nodes, gpn;  /* nodes x GPUs per node */
+  int nodes, gpn; /* nodes x GPUs per node */
 } split_case;
 
 static const char* const algo_names[] = {"ring", "direct"};
@@ -99,14 +99,15 @@ static int assert_calls_pair_up(const kilnPhases* ph, uint64_t count) {
           while (js < rec[a].n && !(rec[a].v[js].send && rec[a].v[js].peer == b)) js++;
           while (jr < rec[b].n && !(!rec[b].v[jr].send && rec[b].v[jr].peer == a)) jr++;
           if (js == rec[a].n || jr == rec[b].n) {
-            cr_assert(js == rec[a].n && jr == rec[b].n,
-                      "phase %d: rank %d's sends to rank %d and rank %d's receives from rank %d differ in number", i, a,
-                      b, b, a);
+            cr_assert(
+                js == rec[a].n && jr == rec[b].n,
+                "phase %d: rank %d's sends to rank %d and rank %d's receives from rank %d differ in number",
+                i, a, b, b, a);
             break;
           }
           cr_assert(eq(u64, rec[a].v[js].n, rec[b].v[jr].n),
-                    "phase %d: rank %d sends %llu elements to rank %d, which receives %llu in that place", i, a,
-                    (unsigned long long)rec[a].v[js].n, b, (unsigned long long)rec[b].v[jr].n);
+                    "phase %d: rank %d sends %llu elements to rank %d, which receives %llu in that place", i,
+                    a, (unsigned long long)rec[a].v[js].n, b, (unsigned long long)rec[b].v[jr].n);
           js++;
           jr++;
           total++;
@@ -126,10 +127,14 @@ static void assert_kernels_stay_on_nodes(const kilnPhases* ph) {
     for (int r = 0; r < q->ngpus; r++)
       for (int t = 0; t < q->gpus[r].ntbs; t++) {
         const kilnThreadblock* tb = &q->gpus[r].tbs[t];
-        cr_assert(tb->send < 0 || ph->node[tb->send] == ph->node[r], "phase %d rank %d tb %d sends to rank %d of "
-                  "another node", i, r, t, tb->send);
-        cr_assert(tb->recv < 0 || ph->node[tb->recv] == ph->node[r], "phase %d rank %d tb %d receives from rank %d "
-                  "of another node", i, r, t, tb->recv);
+        cr_assert(tb->send < 0 || ph->node[tb->send] == ph->node[r],
+                  "phase %d rank %d tb %d sends to rank %d of "
+                  "another node",
+                  i, r, t, tb->send);
+        cr_assert(tb->recv < 0 || ph->node[tb->recv] == ph->node[r],
+                  "phase %d rank %d tb %d receives from rank %d "
+                  "of another node",
+                  i, r, t, tb->recv);
       }
   }
 }
@@ -156,7 +161,8 @@ static void check_plan(const kilnPlan* p, int nodes) {
       const kilnRedOp_t ops[] = {KILN_SUM, KILN_MAX};
       for (size_t o = 0; o < 2; o++) {
         if (o > 0 && (p->coll == KILN_COLL_ALLGATHER || p->coll == KILN_COLL_ALLTOALL)) break;
-        cr_assert(eq(int, kilnPhasesCheck(ph, p, counts[c], inplace, ops[o], KILN_FIFO_DEPTH_DEFAULT, 7 + c), KILN_SUCCESS),
+        cr_assert(eq(int, kilnPhasesCheck(ph, p, counts[c], inplace, ops[o], KILN_FIFO_DEPTH_DEFAULT, 7 + c),
+                     KILN_SUCCESS),
                   "%s: %s", p->name, kilnLastError());
       }
     }
@@ -221,13 +227,16 @@ Test(phases, multi_node_plans_under_plans) {
 typedef struct synthCase {
   const char* topo;
   int nodes;
-  const char* sketch; /* a sketch file under plans/sketches, or NULL: one switch a node, direct between nodes */
+  const char*
+      sketch; /* a sketch file under plans/sketches, or NULL: one switch a node, direct between nodes */
   kilnColl_t coll;
 } synthCase;
 
-#define SYNTH_SHAPE(topo, nodes, sketch)                                                                  \
-  {topo, nodes, sketch, KILN_COLL_ALLGATHER}, {topo, nodes, sketch, KILN_COLL_REDUCESCATTER},             \
-      {topo, nodes, sketch, KILN_COLL_ALLREDUCE}, {topo, nodes, sketch, KILN_COLL_ALLTOALL}
+#define SYNTH_SHAPE(topo, nodes, sketch)                                                      \
+  {topo, nodes, sketch, KILN_COLL_ALLGATHER}, {topo, nodes, sketch, KILN_COLL_REDUCESCATTER}, \
+      {topo, nodes, sketch, KILN_COLL_ALLREDUCE}, {                                           \
+    topo, nodes, sketch, KILN_COLL_ALLTOALL                                                   \
+  }
 static const synthCase kSynth[] = {SYNTH_SHAPE("switch2", 2, NULL), SYNTH_SHAPE("switch4", 2, NULL),
                                    SYNTH_SHAPE("hgx-h100", 2, "hgx-h100")};
 #define NSYNTH (sizeof kSynth / sizeof kSynth[0])
@@ -245,10 +254,14 @@ ParameterizedTest(int* idx, phases, synthesized, .timeout = 300) {
     cr_assert(eq(int, kilnSketchReadFile(path, &sk), KILN_SUCCESS), "%s", kilnLastError());
   } else {
     char xml[512], gpus[64] = "";
-    for (int g = 0; g < t->gpus_per_node; g++) snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", g ? " " : "", g);
-    snprintf(xml, sizeof xml, "<sketch name=\"%s-direct\"><intranode strategy=\"switch\"><switch gpus=\"%s\" "
-             "policy=\"uc-max\"/></intranode><internode strategy=\"direct\"/></sketch>", sc->topo, gpus);
-    cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "sketch.xml", &sk), KILN_SUCCESS), "%s", kilnLastError());
+    for (int g = 0; g < t->gpus_per_node; g++)
+      snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", g ? " " : "", g);
+    snprintf(xml, sizeof xml,
+             "<sketch name=\"%s-direct\"><intranode strategy=\"switch\"><switch gpus=\"%s\" "
+             "policy=\"uc-max\"/></intranode><internode strategy=\"direct\"/></sketch>",
+             sc->topo, gpus);
+    cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "sketch.xml", &sk), KILN_SUCCESS), "%s",
+              kilnLastError());
   }
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
   o.time_limit_s = 5;
@@ -275,8 +288,10 @@ Test(phases, ring_allreduce_on_two_nodes_makes_these_calls) {
    * receive each, with a kernel phase (the reduction) between. */
   int groups = 0, kernels = 0;
   for (int i = 0; i < ph->nphases; i++) {
-    if (ph->phases[i].p2p) groups++;
-    else kernels++;
+    if (ph->phases[i].p2p)
+      groups++;
+    else
+      kernels++;
   }
   cr_assert(eq(int, groups, 2));
   cr_assert(ge(int, kernels, 1));
@@ -381,7 +396,8 @@ Test(phases, a_message_the_plan_buffers_is_received_apart) {
   cr_assert(eq(int, ph->scratch[1], 1));
   cr_assert(eq(int, kilnPlanVerify(ph->split, &vo), KILN_SUCCESS), "%s", kilnLastError());
   for (uint64_t count = 1; count <= 5; count += 2)
-    cr_assert(eq(int, kilnPhasesCheck(ph, p, count, false, KILN_SUM, 8, count), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnPhasesCheck(ph, p, count, false, KILN_SUM, 8, count), KILN_SUCCESS), "%s",
+              kilnLastError());
   /* On one node nothing crosses: a single kernel phase. */
   kilnPhasesFree(ph);
   ph = NULL;
@@ -418,8 +434,10 @@ Test(phases, a_chunk_landing_at_another_position_is_refused) {
   cr_assert(eq(int, kilnPlanCreate("crossed", KILN_COLL_ALLREDUCE, 2, &p), KILN_SUCCESS));
   for (int r = 0; r < 2; r++) p->gpus[r].i_chunks = p->gpus[r].o_chunks = 2;
   p->nchunksperloop = 2;
-  kilnPlanAddStep(kilnPlanAddThreadblock(p, 0, 1, -1, 0), KILN_STEP_SEND, KILN_BUF_INPUT, 0, KILN_BUF_INPUT, 0, 1);
-  kilnPlanAddStep(kilnPlanAddThreadblock(p, 1, -1, 0, 0), KILN_STEP_RECV, KILN_BUF_OUTPUT, 1, KILN_BUF_OUTPUT, 1, 1);
+  kilnPlanAddStep(kilnPlanAddThreadblock(p, 0, 1, -1, 0), KILN_STEP_SEND, KILN_BUF_INPUT, 0, KILN_BUF_INPUT,
+                  0, 1);
+  kilnPlanAddStep(kilnPlanAddThreadblock(p, 1, -1, 0, 0), KILN_STEP_RECV, KILN_BUF_OUTPUT, 1, KILN_BUF_OUTPUT,
+                  1, 1);
   kilnPhases* ph = NULL;
   cr_assert(eq(int, kilnPhasesBuild(p, 2, NULL, &ph), KILN_ERR_UNSUPPORTED));
   cr_assert(contains(kilnLastError(), "position"), "%s", kilnLastError());
@@ -526,7 +544,8 @@ Test(phases, checker_finds_calls_in_the_wrong_order) {
     for (int a = 0; a < ph->phases[i].nops[0]; a++)
       if (!ph->phases[i].ops[0][a].send) ph->phases[i].ops[0][a].off ^= 1;
   }
-  cr_assert(eq(int, kilnPhasesCheck(ph, p, odd_count(ph), false, KILN_SUM, 8, 1), KILN_ERR_VERIFY), "phase %d rank %d", i, r);
+  cr_assert(eq(int, kilnPhasesCheck(ph, p, odd_count(ph), false, KILN_SUM, 8, 1), KILN_ERR_VERIFY),
+            "phase %d rank %d", i, r);
   kilnPhasesFree(ph);
   kilnPlanFree(p);
 }
@@ -599,24 +618,33 @@ Test(phases, checker_finds_a_group_that_reads_what_it_writes) {
 static const char* const two_node_plan =
     "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" nnodes=\"%d\" "
     "coll=\"allgather\" inplace=\"0\" outofplace=\"1\">"
-    "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\"><tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">"
-    "<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>"
-    "<step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>"
+    "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\"><tb id=\"0\" send=\"1\" recv=\"1\" "
+    "chan=\"0\">"
+    "<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>"
+    "<step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>"
     "</tb><tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">"
-    "<step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>"
+    "<step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>"
     "</tb></gpu>"
-    "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">"
-    "<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>"
-    "<step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>"
+    "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"0\" "
+    "chan=\"0\">"
+    "<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>"
+    "<step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>"
     "</tb><tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">"
-    "<step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>"
+    "<step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>"
     "</tb></gpu></algo>";
 
 Test(phases, plan_file_names_its_nodes) {
   char xml[4096];
   snprintf(xml, sizeof xml, two_node_plan, 2);
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnPlanReadMemory(xml, strlen(xml), "two.xml", &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanReadMemory(xml, strlen(xml), "two.xml", &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_assert(eq(int, p->nnodes, 2));
   char* back = NULL;
   cr_assert(eq(int, kilnPlanWriteMemory(p, &back), KILN_SUCCESS));
@@ -631,7 +659,8 @@ Test(phases, plan_file_names_its_nodes) {
   /* A count that does not divide the ranks, or none at all. */
   snprintf(xml, sizeof xml, two_node_plan, 3);
   cr_assert(eq(int, kilnPlanReadMemory(xml, strlen(xml), "three.xml", &p), KILN_ERR_PARSE));
-  cr_assert(contains(kilnLastError(), "three.xml") && contains(kilnLastError(), "nnodes"), "%s", kilnLastError());
+  cr_assert(contains(kilnLastError(), "three.xml") && contains(kilnLastError(), "nnodes"), "%s",
+            kilnLastError());
   snprintf(xml, sizeof xml, two_node_plan, 0);
   cr_assert(eq(int, kilnPlanReadMemory(xml, strlen(xml), "zero.xml", &p), KILN_ERR_PARSE));
 }
@@ -639,7 +668,8 @@ Test(phases, plan_file_names_its_nodes) {
 Test(phases, cli_classic_names_nodes_and_verify_cuts_them) {
   char dir[64], out[8192];
   make_tmpdir(dir, sizeof dir);
-  if (expect_kiln(out, sizeof out, 0, NULL, "classic ring --coll allreduce --ranks 4 --nodes 2 -o %s/r.xml", dir) < 0)
+  if (expect_kiln(out, sizeof out, 0, NULL, "classic ring --coll allreduce --ranks 4 --nodes 2 -o %s/r.xml",
+                  dir) < 0)
     cr_skip_test("kiln not built");
   kilnPlan* p = NULL;
   char path[128];

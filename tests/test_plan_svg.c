@@ -32,8 +32,9 @@ Test(plan_svg, a_bar_per_transfer_and_a_lane_per_link) {
   make_tmpdir(dir, sizeof dir);
   const char* plan = KILN_SOURCE_DIR "/plans/multinode/switch4-sk-1-allreduce-2x4.xml";
   snprintf(path, sizeof path, "%s/s.svg", dir);
-  int rc = expect_kiln(out, sizeof out, 0, NULL, "show %s --svg %s --topo %s/plans/topologies/switch4-2nic.xml --nodes 2",
-                       plan, path, KILN_SOURCE_DIR);
+  int rc = expect_kiln(out, sizeof out, 0, NULL,
+                       "show %s --svg %s --topo %s/plans/topologies/switch4-2nic.xml --nodes 2", plan, path,
+                       KILN_SOURCE_DIR);
   if (rc < 0) cr_skip_test("kiln CLI not built");
   kilnPlan* p = NULL;
   cr_assert(eq(int, kilnPlanReadFile(plan, &p), KILN_SUCCESS), "%s", kilnLastError());
@@ -68,8 +69,10 @@ Test(plan_svg, refusals_write_nothing) {
   make_tmpdir(dir, sizeof dir);
   snprintf(path, sizeof path, "%s/s.svg", dir);
   const char* plan = KILN_SOURCE_DIR "/plans/multinode/switch4-sk-1-allreduce-2x4.xml";
-  if (expect_kiln(out, sizeof out, 2, "has 8 ranks but topology hgx-h100 has 16", "show %s --svg %s --topo hgx-h100 "
-                  "--nodes 2", plan, path) < 0)
+  if (expect_kiln(out, sizeof out, 2, "has 8 ranks but topology hgx-h100 has 16",
+                  "show %s --svg %s --topo hgx-h100 "
+                  "--nodes 2",
+                  plan, path) < 0)
     cr_skip_test("kiln CLI not built");
   expect_kiln(out, sizeof out, 2, "--svg draws a plan", "show --topo switch4 --svg %s", path);
   expect_kiln(out, sizeof out, 2, "bad --bytes", "show %s --svg %s --bytes lots", plan, path);

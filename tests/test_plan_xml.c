@@ -48,15 +48,17 @@ static kilnPlan* ring_allgather(int n) {
 Test(plan_xml, kiln_plan_byte_identical) {
   kilnPlan* p = ring_allgather(4);
   char* a = plan_xml(p);
-  cr_assert(eq(int, strncmp(a,
-                            "<algo name=\"ring-ag\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"4\" ngpus=\"4\" "
-                            "coll=\"allgather\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" "
-                            "maxBytes=\"9223372036854775807\">\n",
-                            strlen("<algo name=\"ring-ag\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"4\" "
-                                   "ngpus=\"4\" coll=\"allgather\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" "
-                                   "maxBytes=\"9223372036854775807\">\n")),
-                0),
-            "%s", a);
+  cr_assert(
+      eq(int,
+         strncmp(a,
+                 "<algo name=\"ring-ag\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"4\" ngpus=\"4\" "
+                 "coll=\"allgather\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" "
+                 "maxBytes=\"9223372036854775807\">\n",
+                 strlen("<algo name=\"ring-ag\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"4\" "
+                        "ngpus=\"4\" coll=\"allgather\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" "
+                        "maxBytes=\"9223372036854775807\">\n")),
+         0),
+      "%s", a);
   kilnPlan* q = read_ok(a);
   char* b = plan_xml(q);
   cr_assert(eq(str, a, b));
@@ -91,19 +93,24 @@ static const char old_dialect[] =
     "<algo name=\"old_rs\" nchunksperloop=\"2\" nchannels=\"1\" proto=\"LL\" coll=\"reduce_scatter\">\n"
     "  <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"1\">\n"
     "    <tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
-    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
     "    </tb>\n"
     "    <tb id=\"1\" send=\"-1\" recv=\"1\" chan=\"0\">\n"
-    "      <step s=\"0\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-    "      <step s=\"1\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n"
+    "      <step s=\"0\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"1\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" "
+    "depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n"
     "    </tb>\n"
     "  </gpu>\n"
     "  <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"1\">\n"
     "    <tb id=\"0\" send=\"0\" recv=\"-1\" chan=\"0\">\n"
-    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
     "    </tb>\n"
     "    <tb id=\"1\" send=\"-1\" recv=\"0\" chan=\"0\">\n"
-    "      <step s=\"0\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"0\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
     "    </tb>\n"
     "  </gpu>\n"
     "</algo>\n";
@@ -138,7 +145,8 @@ Test(plan_xml, old_dialect) {
 /* Newer dialect: reducescatter with the range attributes; huge maxBytes is an open range. */
 Test(plan_xml, new_dialect_open_range) {
   static const char xml[] =
-      "<algo name=\"n\" proto=\"LL128\" nchannels=\"2\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"reducescatter\" "
+      "<algo name=\"n\" proto=\"LL128\" nchannels=\"2\" nchunksperloop=\"1\" ngpus=\"1\" "
+      "coll=\"reducescatter\" "
       "inplace=\"1\" outofplace=\"0\" minBytes=\"0\" maxBytes=\"99999999999999999999999\">\n"
       "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n"
       "    <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"1\"/>\n"
@@ -151,7 +159,10 @@ Test(plan_xml, new_dialect_open_range) {
   cr_assert(eq(u64, p->max_bytes, UINT64_MAX));
   cr_assert(eq(int, p->gpus[0].tbs[0].chan, 1));
   char* a = plan_xml(p);
-  cr_assert(contains(a, "coll=\"reducescatter\" inplace=\"1\" outofplace=\"0\" minBytes=\"0\" maxBytes=\"9223372036854775807\""), "%s", a);
+  cr_assert(contains(a,
+                     "coll=\"reducescatter\" inplace=\"1\" outofplace=\"0\" minBytes=\"0\" "
+                     "maxBytes=\"9223372036854775807\""),
+            "%s", a);
   free(a);
   kilnPlanFree(p);
 }
@@ -183,13 +194,16 @@ Test(plan_xml, missing_coll_and_ngpus) {
 /* Threadblocks listed out of order land at their ids. */
 Test(plan_xml, threadblocks_by_id) {
   static const char xml[] =
-      "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"allreduce\" inplace=\"1\">\n"
+      "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"allreduce\" "
+      "inplace=\"1\">\n"
       "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n"
       "    <tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
-      "      <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"0\" depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n"
+      "      <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"0\" "
+      "depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n"
       "    </tb>\n"
       "    <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
-      "      <step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
+      "      <step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
       "    </tb>\n"
       "  </gpu>\n</algo>\n";
   kilnPlan* p = read_ok(xml);
@@ -208,7 +222,8 @@ Test(plan_xml, clone_independent) {
   char *a = plan_xml(p), *b = plan_xml(c);
   cr_assert(eq(str, a, b));
   kilnThreadblock* tb = &c->gpus[3].tbs[0];
-  for (int i = 0; i < 100; i++) cr_assert(not(eq(ptr, kilnPlanAddStep(tb, KILN_STEP_NOP, 0, 0, 0, 0, 0), NULL)));
+  for (int i = 0; i < 100; i++)
+    cr_assert(not(eq(ptr, kilnPlanAddStep(tb, KILN_STEP_NOP, 0, 0, 0, 0, 0), NULL)));
   cr_assert(eq(int, tb->nsteps, 9 + 100));
   cr_assert(eq(int, tb->steps[108].s, 108));
   cr_assert(eq(int, p->gpus[3].tbs[0].nsteps, 9));
@@ -235,7 +250,8 @@ Test(plan_xml, step_type_table) {
     cr_assert(kilnStepTypeParse(kilnStepTypeName((kilnStepType_t)t), &back));
     cr_assert(eq(int, back, t));
   }
-  cr_assert(kilnStepReceives(KILN_STEP_RECV_REDUCE_COPY_SEND) && kilnStepSends(KILN_STEP_RECV_REDUCE_COPY_SEND) &&
+  cr_assert(kilnStepReceives(KILN_STEP_RECV_REDUCE_COPY_SEND) &&
+            kilnStepSends(KILN_STEP_RECV_REDUCE_COPY_SEND) &&
             kilnStepReduces(KILN_STEP_RECV_REDUCE_COPY_SEND));
   cr_assert(not(kilnStepWritesDst(KILN_STEP_RECV_REDUCE_SEND)));
   cr_assert(kilnStepReadsSrc(KILN_STEP_SEND));
@@ -258,7 +274,8 @@ Test(plan_xml, ref_chunks) {
 Test(plan_xml, create_rejects_bad_sizes) {
   kilnPlan* p = (kilnPlan*)1; /* must come back NULL */
   cr_assert(eq(int, kilnPlanCreate("x", KILN_COLL_ALLREDUCE, 0, &p), KILN_ERR_INVALID_ARGUMENT));
-  cr_assert(eq(int, kilnPlanCreate("x", KILN_COLL_ALLREDUCE, KILN_MAX_RANKS + 1, &p), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(
+      eq(int, kilnPlanCreate("x", KILN_COLL_ALLREDUCE, KILN_MAX_RANKS + 1, &p), KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(ptr, p, NULL));
   cr_assert(eq(ptr, kilnPlanAddThreadblock(NULL, 0, -1, -1, 0), NULL));
 }
@@ -293,7 +310,8 @@ Test(plan_xml, file_root) {
     const char* want; /* the root's name, or a text of the error */
   } cases[] = {
       {"<algo name=\"a\"/>", 32, KILN_SUCCESS, "algo"},
-      {"\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<!-- a\n<fake/> -->\n<?pi x?>\n\t<topology>", 32, KILN_SUCCESS, "topology"},
+      {"\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<!-- a\n<fake/> -->\n<?pi x?>\n\t<topology>", 32, KILN_SUCCESS,
+       "topology"},
       {"<sketch\n name=\"s\">", 32, KILN_SUCCESS, "sketch"},
       {"<sketch>", 6, KILN_ERR_PARSE, "longer than 5 bytes"},
       {"<sketch>", 7, KILN_SUCCESS, "sketch"},
@@ -338,80 +356,119 @@ struct bad_plan {
   const char* msg;
 };
 
-#define ALGO "<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"allreduce\">\n"
+#define ALGO \
+  "<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"allreduce\">\n"
 #define GPU0 "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\">\n"
 #define TB0 "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
 #define STEP(attrs) "<step " attrs "/>\n"
-#define OKSTEP "s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\""
+#define OKSTEP                                                                                       \
+  "s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" " \
+  "deps=\"-1\" hasdep=\"0\""
 #define WRAP(steps) ALGO GPU0 TB0 steps "</tb></gpu></algo>\n"
 
 static const struct bad_plan hostile_cases[] = {
     {"", "bad.xml:1: empty document"},
     {ALGO GPU0, "bad.xml:3: Premature end of data"},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1000000000\"/>", "out of range"},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"abc\"/>", "is not an integer"},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\">\n" GPU0 "</gpu></algo>",
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1000000000\"/>",
+     "out of range"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"abc\"/>",
+     "is not an integer"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\">\n" GPU0
+     "</gpu></algo>",
      "bad.xml:1: ngpus is 2 but there are 1 <gpu> elements"},
     {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\"/>", "0 <gpu> elements"},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" inplace=\"0\" outofplace=\"0\"/>",
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" inplace=\"0\" "
+     "outofplace=\"0\"/>",
      "bad.xml:1: inplace=\"0\" and outofplace=\"0\": the plan serves no call"},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\">\n" GPU0 "</gpu>\n" GPU0 "</gpu></algo>",
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\">\n" GPU0
+     "</gpu>\n" GPU0 "</gpu></algo>",
      "bad.xml:4: gpu id 0 is given twice"},
-    {ALGO "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"/></algo>", "bad.xml:2: attribute id=\"1\" of <gpu> is out of range [0, 0]"},
-    {ALGO "<gpu id=\"0\" i_chunks=\"16777217\" o_chunks=\"1\" s_chunks=\"0\"/></algo>", "i_chunks=\"16777217\" of <gpu> is out of range"},
-    {ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"-1\" s_chunks=\"0\"/></algo>", "o_chunks=\"-1\" of <gpu> is out of range"},
+    {ALGO "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"/></algo>",
+     "bad.xml:2: attribute id=\"1\" of <gpu> is out of range [0, 0]"},
+    {ALGO "<gpu id=\"0\" i_chunks=\"16777217\" o_chunks=\"1\" s_chunks=\"0\"/></algo>",
+     "i_chunks=\"16777217\" of <gpu> is out of range"},
+    {ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"-1\" s_chunks=\"0\"/></algo>",
+     "o_chunks=\"-1\" of <gpu> is out of range"},
     {ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\"/></algo>", "lacks the required attribute s_chunks"},
     {"<algo name=\"b\" proto=\"Fast\" nchannels=\"1\" nchunksperloop=\"1\"/>", "unknown proto \"Fast\""},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" coll=\"broadcast\"/>", "unknown coll \"broadcast\""},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" inplace=\"2\"/>", "inplace=\"2\""},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" minBytes=\"-5\"/>", "not a non-negative integer"},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" minBytes=\"10\" maxBytes=\"5\"/>", "minBytes is larger"},
-    {ALGO GPU0 "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\"/>\n<tb id=\"2\" send=\"-1\" recv=\"-1\" chan=\"0\"/></gpu></algo>",
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" coll=\"broadcast\"/>",
+     "unknown coll \"broadcast\""},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" inplace=\"2\"/>",
+     "inplace=\"2\""},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" minBytes=\"-5\"/>",
+     "not a non-negative integer"},
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" minBytes=\"10\" "
+     "maxBytes=\"5\"/>",
+     "minBytes is larger"},
+    {ALGO GPU0 "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\"/>\n<tb id=\"2\" send=\"-1\" recv=\"-1\" "
+               "chan=\"0\"/></gpu></algo>",
      "bad.xml:4: attribute id=\"2\" of <tb> is out of range [0, 1]"},
-    {ALGO GPU0 "<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\"/>\n<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\"/></gpu></algo>",
+    {ALGO GPU0 "<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\"/>\n<tb id=\"1\" send=\"-1\" recv=\"-1\" "
+               "chan=\"0\"/></gpu></algo>",
      "bad.xml:4: threadblock id 1 is given twice"},
-    {ALGO GPU0 "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\"/></gpu></algo>", "send=\"1\" of <tb> is out of range [-1, 0]"},
-    {ALGO GPU0 "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"1\"/></gpu></algo>", "chan=\"1\" of <tb> is out of range"},
-    {WRAP(STEP("s=\"1\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+    {ALGO GPU0 "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\"/></gpu></algo>",
+     "send=\"1\" of <tb> is out of range [-1, 0]"},
+    {ALGO GPU0 "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"1\"/></gpu></algo>",
+     "chan=\"1\" of <tb> is out of range"},
+    {WRAP(STEP("s=\"1\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+               "depid=\"-1\" deps=\"-1\"")),
      "bad.xml:4: step s=\"1\" out of order: expected s=\"0\""},
-    {WRAP(STEP(OKSTEP) STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+    {WRAP(STEP(OKSTEP) STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" "
+                            "cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
      "bad.xml:5: step s=\"0\" out of order: expected s=\"1\""},
-    {WRAP(STEP("s=\"0\" type=\"copy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+    {WRAP(STEP("s=\"0\" type=\"copy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+               "depid=\"-1\" deps=\"-1\"")),
      "unknown step type \"copy\""},
-    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"x\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"x\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+               "depid=\"-1\" deps=\"-1\"")),
      "srcbuf=\"x\" is not a buffer"},
-    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"")),
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+               "depid=\"-1\" deps=\"-1\"")),
      "srcoff=\"-1\" of <step> is out of range"},
-    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"-3\" depid=\"-1\" deps=\"-1\"")),
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"-3\" "
+               "depid=\"-1\" deps=\"-1\"")),
      "cnt=\"-3\""},
-    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" depid=\"-1\" deps=\"-1\"")),
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" depid=\"-1\" "
+               "deps=\"-1\"")),
      "bad.xml:4: <step> lacks the required attribute cnt"},
-    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"3\" deps=\"0\"")),
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+               "depid=\"3\" deps=\"0\"")),
      "depid=\"3\" of <step> is out of range [-1, 0]"},
-    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1e3\" depid=\"-1\" deps=\"-1\"")),
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1e3\" "
+               "depid=\"-1\" deps=\"-1\"")),
      "is not an integer"},
-    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"99999999999999999999\" depid=\"-1\" deps=\"-1\"")),
+    {WRAP(STEP("s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" "
+               "cnt=\"99999999999999999999\" depid=\"-1\" deps=\"-1\"")),
      "out of range"},
     {WRAP("<step " OKSTEP "><extra/></step>\n"), "unexpected element <extra> inside <step>"},
-    {ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"><threadblock/></gpu></algo>", "unexpected element <threadblock>"},
+    {ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"><threadblock/></gpu></algo>",
+     "unexpected element <threadblock>"},
     {"<!DOCTYPE algo [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><algo name=\"&x;\"/>", "bad.xml:1: DOCTYPE"},
     {"<topology name=\"x\" gpus_per_node=\"1\"/>", "root element is <topology>, expected <algo>"},
     {"<algo name=\"b\" proto=\"Simple\" nchannels=\"2000\" nchunksperloop=\"1\"/>", "nchannels=\"2000\""},
-    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\">\n" GPU0 "</gpu>\n</algo>\n<algo/>",
+    {"<algo name=\"b\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\">\n" GPU0
+     "</gpu>\n</algo>\n<algo/>",
      "bad.xml:5: Extra content"},
     /* TACCL's <copy>: offsets non-negative and inside the GPU's input and output. */
     {ALGO GPU0 "<copy i_off=\"1\" o_off=\"0\"/></gpu></algo>",
      "bad.xml:3: copy i_off=\"1\" cnt=\"1\" reads past the input of gpu 0 (i_chunks=1)"},
     {ALGO GPU0 "<copy i_off=\"0\" o_off=\"1\"/></gpu></algo>",
      "bad.xml:3: copy o_off=\"1\" cnt=\"1\" writes past the output of gpu 0 (o_chunks=1)"},
-    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\" cnt=\"2\"/></gpu></algo>", "bad.xml:3: copy i_off=\"0\" cnt=\"2\" reads past"},
-    {ALGO GPU0 "<copy i_off=\"-1\" o_off=\"0\"/></gpu></algo>", "bad.xml:3: attribute i_off=\"-1\" of <copy> is out of range"},
-    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"-2\"/></gpu></algo>", "bad.xml:3: attribute o_off=\"-2\" of <copy> is out of range"},
-    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\" cnt=\"0\"/></gpu></algo>", "bad.xml:3: attribute cnt=\"0\" of <copy> is out of range"},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\" cnt=\"2\"/></gpu></algo>",
+     "bad.xml:3: copy i_off=\"0\" cnt=\"2\" reads past"},
+    {ALGO GPU0 "<copy i_off=\"-1\" o_off=\"0\"/></gpu></algo>",
+     "bad.xml:3: attribute i_off=\"-1\" of <copy> is out of range"},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"-2\"/></gpu></algo>",
+     "bad.xml:3: attribute o_off=\"-2\" of <copy> is out of range"},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\" cnt=\"0\"/></gpu></algo>",
+     "bad.xml:3: attribute cnt=\"0\" of <copy> is out of range"},
     {ALGO GPU0 "<copy i_off=\"0\"/></gpu></algo>", "bad.xml:3: <copy> lacks the required attribute o_off"},
-    {ALGO GPU0 "<copy i_off=\"99999999999\" o_off=\"0\"/></gpu></algo>", "bad.xml:3: attribute i_off=\"99999999999\""},
-    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\"><tb/></copy></gpu></algo>", "unexpected element <tb> inside <copy>"},
-    {ALGO GPU0 TB0 "<copy i_off=\"0\" o_off=\"0\"/></tb></gpu></algo>", "bad.xml:4: unexpected element <copy> inside <tb>"},
+    {ALGO GPU0 "<copy i_off=\"99999999999\" o_off=\"0\"/></gpu></algo>",
+     "bad.xml:3: attribute i_off=\"99999999999\""},
+    {ALGO GPU0 "<copy i_off=\"0\" o_off=\"0\"><tb/></copy></gpu></algo>",
+     "unexpected element <tb> inside <copy>"},
+    {ALGO GPU0 TB0 "<copy i_off=\"0\" o_off=\"0\"/></tb></gpu></algo>",
+     "bad.xml:4: unexpected element <copy> inside <tb>"},
 };
 #define N_HOSTILE (sizeof hostile_cases / sizeof hostile_cases[0])
 
@@ -475,20 +532,25 @@ Test(plan_xml, deep_nesting) {
 
 /* TACCL's ncclize output: <copy> children of <gpu> before its threadblocks (no cnt: one chunk). */
 static const char taccl_copies[] =
-    "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"2\" proto=\"Simple\" coll=\"alltoall\" inplace=\"0\" "
+    "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"2\" proto=\"Simple\" coll=\"alltoall\" "
+    "inplace=\"0\" "
     "redop=\"nop\" ngpus=\"2\">\n"
     "  <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
     "    <copy i_off=\"0\" o_off=\"0\"/>\n"
     "    <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
-    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-    "      <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
     "    </tb>\n"
     "  </gpu>\n"
     "  <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
     "    <copy i_off=\"1\" o_off=\"1\"/>\n"
     "    <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
-    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-    "      <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "      <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
     "    </tb>\n"
     "  </gpu>\n"
     "</algo>\n";
@@ -502,8 +564,8 @@ Test(plan_xml, nchunksperloop_must_match_the_buffers) {
   memcpy(strstr(x, "nchunksperloop=\"2\"") + 16, "6", 1);
   kilnPlan* p = NULL;
   cr_assert(eq(int, kilnPlanReadMemory(x, strlen(x), "m.xml", &p), KILN_ERR_PARSE));
-  cr_expect(contains(kilnLastError(), "m.xml:1: nchunksperloop is 6 but the largest input or output holds 2"), "%s",
-            kilnLastError());
+  cr_expect(contains(kilnLastError(), "m.xml:1: nchunksperloop is 6 but the largest input or output holds 2"),
+            "%s", kilnLastError());
   free(x);
   p = read_ok(taccl_copies);
   p->nchunksperloop = 1;
@@ -566,7 +628,9 @@ Test(plan_xml, copies_without_threadblocks) {
   kilnPlan* p = ring_allgather(2);
   cr_assert(not(kilnPlanHasCopies(p)));
   kilnPlanFree(p);
-  const char* xml = ALGO "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"><copy i_off=\"0\" o_off=\"0\"/></gpu></algo>";
+  const char* xml = ALGO
+      "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"><copy i_off=\"0\" "
+      "o_off=\"0\"/></gpu></algo>";
   p = read_ok(xml);
   cr_assert(eq(int, p->gpus[0].ntbs, 0));
   cr_assert(eq(int, p->gpus[0].ncopies, 1));
@@ -594,18 +658,19 @@ static kilnPlan* fold_plan(int nre, bool inplaceFlag) {
     w->depid = 0;
     w->deps = 1;
     kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0, 1);
-    for (int k = 0; k < nre; k++) kilnPlanAddStep(tb, KILN_STEP_REDUCE, KILN_BUF_SCRATCH, k, KILN_BUF_OUTPUT, 0, 1);
+    for (int k = 0; k < nre; k++)
+      kilnPlanAddStep(tb, KILN_STEP_REDUCE, KILN_BUF_SCRATCH, k, KILN_BUF_OUTPUT, 0, 1);
   }
   return p;
 }
 
 Test(plan_fold, copy_then_reductions_fold_into_one_pass) {
   kilnPlan* p = fold_plan(3, false);
-  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 3));  /* cpy + 3 re */
-  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 2), 2));  /* from the first re: 2 more */
-  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 0), 0));  /* nop */
-  cr_assert(eq(int, kilnStepFoldable(p, 0, 0, 1), 0));  /* a receive */
-  cr_assert(eq(int, kilnStepFoldable(p, 0, 5, 0), 0));  /* no such threadblock */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 1), 3)); /* cpy + 3 re */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 2), 2)); /* from the first re: 2 more */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 1, 0), 0)); /* nop */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 0, 1), 0)); /* a receive */
+  cr_assert(eq(int, kilnStepFoldable(p, 0, 5, 0), 0)); /* no such threadblock */
   cr_assert(eq(int, kilnStepFoldable(NULL, 0, 1, 1), 0));
   kilnPlanFree(p);
   p = fold_plan(KILN_FUSE_MAX + 3, false);
@@ -717,19 +782,26 @@ Test(plan_mem, every_type_and_attribute_round_trips) {
   }
   char* a = plan_xml(p);
   const char* const lines[] = {
-      "<step s=\"0\" type=\"put\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "<step s=\"0\" type=\"put\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" "
       "hasdep=\"0\" peer=\"1\"/>\n",
-      "<step s=\"1\" type=\"sig\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" "
+      "<step s=\"1\" type=\"sig\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" "
+      "depid=\"-1\" "
       "deps=\"-1\" hasdep=\"0\" peer=\"1\"/>\n",
-      "<step s=\"2\" type=\"wait\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" "
+      "<step s=\"2\" type=\"wait\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" "
+      "depid=\"-1\" "
       "deps=\"-1\" hasdep=\"0\" peer=\"1\"/>\n",
-      "<step s=\"3\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "<step s=\"3\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" "
       "hasdep=\"0\"/>\n",
-      "<step s=\"5\" type=\"get\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "<step s=\"5\" type=\"get\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" "
       "hasdep=\"0\" peer=\"1\"/>\n",
-      "<step s=\"6\" type=\"gre\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "<step s=\"6\" type=\"gre\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" "
       "hasdep=\"0\" peer=\"1\"/>\n",
-      "<step s=\"7\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+      "<step s=\"7\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" "
       "hasdep=\"0\" peer=\"1\" proto=\"Simple\"/>\n",
       "hasdep=\"0\" peer=\"1\" proto=\"LL\"/>\n",
       "hasdep=\"0\" peer=\"1\" proto=\"LL128\"/>\n",
@@ -769,24 +841,34 @@ Test(plan_mem, ll12_plan_protocol_round_trips) {
 
 /* Bad memory-step attributes are refused with the element's line and what is wrong. */
 Test(plan_mem, reader_refuses_misplaced_attributes) {
-  const char* head = "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\" coll=\"allgather\">\n"
-                     " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"1\">\n  <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n";
-  const char* tail = "  </tb>\n </gpu>\n <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"1\"/>\n</algo>\n";
+  const char* head =
+      "<algo name=\"x\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\" "
+      "coll=\"allgather\">\n"
+      " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"1\">\n  <tb id=\"0\" send=\"-1\" recv=\"-1\" "
+      "chan=\"0\">\n";
+  const char* tail =
+      "  </tb>\n </gpu>\n <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"1\"/>\n</algo>\n";
   const struct {
     const char* step;
     const char* msg;
   } cases[] = {
-      {"<step s=\"0\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/>",
+      {"<step s=\"0\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" "
+       "depid=\"-1\" deps=\"-1\"/>",
        "p.xml:4: <step> lacks the required attribute peer"},
-      {"<step s=\"0\" type=\"cpy\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" peer=\"1\"/>",
+      {"<step s=\"0\" type=\"cpy\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" "
+       "depid=\"-1\" deps=\"-1\" peer=\"1\"/>",
        "p.xml:4: peer applies to memory steps (put get gre sig wait), not to a cpy step"},
-      {"<step s=\"0\" type=\"get\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" peer=\"1\" proto=\"LL\"/>",
+      {"<step s=\"0\" type=\"get\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" "
+       "depid=\"-1\" deps=\"-1\" peer=\"1\" proto=\"LL\"/>",
        "p.xml:4: proto applies to put steps, not to a get step"},
-      {"<step s=\"0\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" peer=\"1\" proto=\"LL64\"/>",
+      {"<step s=\"0\" type=\"put\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" "
+       "depid=\"-1\" deps=\"-1\" peer=\"1\" proto=\"LL64\"/>",
        "p.xml:4: unknown proto \"LL64\" (known: Simple LL LL128 LL12)"},
-      {"<step s=\"0\" type=\"sig\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" deps=\"-1\" peer=\"2\"/>",
+      {"<step s=\"0\" type=\"sig\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"i\" dstoff=\"-1\" cnt=\"0\" "
+       "depid=\"-1\" deps=\"-1\" peer=\"2\"/>",
        "p.xml:4: attribute peer=\"2\" of <step> is out of range [0, 1]"},
-      {"<step s=\"0\" type=\"push\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/>",
+      {"<step s=\"0\" type=\"push\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" "
+       "depid=\"-1\" deps=\"-1\"/>",
        "(known: s r rcs rrs rrc rrcs cpy re nop put get gre sig wait)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -795,7 +877,8 @@ Test(plan_mem, reader_refuses_misplaced_attributes) {
     kilnPlan* p = NULL;
     cr_expect(eq(int, kilnPlanReadMemory(xml, strlen(xml), "p.xml", &p), KILN_ERR_PARSE), "case %zu read", i);
     cr_expect(eq(ptr, p, NULL));
-    cr_expect(contains(kilnLastError(), cases[i].msg), "case %zu: '%s' not in: %s", i, cases[i].msg, kilnLastError());
+    cr_expect(contains(kilnLastError(), cases[i].msg), "case %zu: '%s' not in: %s", i, cases[i].msg,
+              kilnLastError());
   }
 }
 
@@ -805,7 +888,8 @@ Test(plan_mem, writer_refuses_what_would_not_read_back) {
   char* s = NULL;
   p->gpus[0].tbs[0].steps[0].peer = 2;
   cr_expect(eq(int, kilnPlanWriteMemory(p, &s), KILN_ERR_INVALID_ARGUMENT));
-  cr_expect(contains(kilnLastError(), "gpu 0 tb 0 step 0 (put): peer 2 is not a rank of 0..1"), "%s", kilnLastError());
+  cr_expect(contains(kilnLastError(), "gpu 0 tb 0 step 0 (put): peer 2 is not a rank of 0..1"), "%s",
+            kilnLastError());
   p->gpus[0].tbs[0].steps[0].peer = 1;
   p->gpus[0].tbs[0].steps[0].proto = KILN_NUM_PROTOS;
   cr_expect(eq(int, kilnPlanWriteMemory(p, &s), KILN_ERR_INVALID_ARGUMENT));
@@ -822,15 +906,18 @@ Test(plan_mem, table_and_runtime_check) {
   cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_SIGNAL), KILN_PEER_SIGNAL));
   cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_WAIT), KILN_PEER_WAIT));
   cr_expect(eq(int, kilnStepPeerRole(KILN_STEP_SEND), KILN_PEER_NONE));
-  cr_expect(kilnStepReduces(KILN_STEP_GET_REDUCE) && !kilnStepSends(KILN_STEP_PUT) && !kilnStepReceives(KILN_STEP_GET));
-  for (int t = 0; t < KILN_NUM_STEP_TYPES; t++) cr_expect(kilnStepRuntimeRuns((kilnStepType_t)t), "step type %d", t);
+  cr_expect(kilnStepReduces(KILN_STEP_GET_REDUCE) && !kilnStepSends(KILN_STEP_PUT) &&
+            !kilnStepReceives(KILN_STEP_GET));
+  for (int t = 0; t < KILN_NUM_STEP_TYPES; t++)
+    cr_expect(kilnStepRuntimeRuns((kilnStepType_t)t), "step type %d", t);
   kilnPlan* ring = ring_allgather(3);
   cr_expect(not(kilnPlanHasMemorySteps(ring)));
   cr_expect(eq(int, kilnPlanCheckRuntime(ring), KILN_SUCCESS));
   ring->proto = KILN_PROTO_LL12;
   cr_expect(eq(int, kilnPlanCheckRuntime(ring), KILN_ERR_UNSUPPORTED));
-  cr_expect(contains(kilnLastError(), "plan ring-ag rank 0 tb 0 step 1: kiln's GPU runtime has no LL12 protocol"),
-            "%s", kilnLastError());
+  cr_expect(
+      contains(kilnLastError(), "plan ring-ag rank 0 tb 0 step 1: kiln's GPU runtime has no LL12 protocol"),
+      "%s", kilnLastError());
   kilnPlanFree(ring);
   kilnPlan* p = staged_allgather2(KILN_PROTO_LL, -1);
   cr_expect(kilnPlanHasMemorySteps(p));

@@ -45,15 +45,29 @@ static kilnSelectView view(int nranks) {
   ans.zeroCopy = false;
   ans.asked = 0;
   for (int i = 0; i < 8; i++) ans.runs[i] = ans.holds[i] = true;
-  kilnSelectView v = {.nranks = nranks, .rank = 0, .symOn = true, .alone = false, .ctx = &ans,
-                      .symFits = symFits, .zeroCopy = zeroCopy, .planRuns = planRuns, .planHolds = planHolds};
+  kilnSelectView v = {.nranks = nranks,
+                      .rank = 0,
+                      .symOn = true,
+                      .alone = false,
+                      .ctx = &ans,
+                      .symFits = symFits,
+                      .zeroCopy = zeroCopy,
+                      .planRuns = planRuns,
+                      .planHolds = planHolds};
   return v;
 }
 
 /* A baked entry of `coll` for nranks ranks over [lo, hi], out of place. */
 static kilnRegistryEntry baked(const char* name, kilnColl_t coll, int nranks, uint64_t lo, uint64_t hi) {
-  kilnRegistryEntry e = {.name = name, .ident = name, .coll = coll, .nranks = nranks, .minBytes = lo, .maxBytes = hi,
-                         .inplace = false, .outofplace = true, .proto = KILN_PROTO_SIMPLE,
+  kilnRegistryEntry e = {.name = name,
+                         .ident = name,
+                         .coll = coll,
+                         .nranks = nranks,
+                         .minBytes = lo,
+                         .maxBytes = hi,
+                         .inplace = false,
+                         .outofplace = true,
+                         .proto = KILN_PROTO_SIMPLE,
                          .reduces = coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER};
   return e;
 }
@@ -75,8 +89,13 @@ static const kilnRegistryEntry* load(kilnColl_t coll, int n, uint64_t lo, uint64
 /* An out-of-place call of `bytes` reference bytes of float. */
 static kilnCall call(kilnColl_t coll, int nranks, uint64_t bytes) {
   const size_t count = coll == KILN_COLL_ALLREDUCE ? bytes / 4 : bytes / 4 / (uint64_t)nranks;
-  kilnCall c = {.coll = coll, .sendbuf = (void*)(uintptr_t)0x100000, .recvbuf = (void*)(uintptr_t)0x900000000,
-                .count = count, .dtype = KILN_FLOAT32, .op = KILN_SUM, .captured = false};
+  kilnCall c = {.coll = coll,
+                .sendbuf = (void*)(uintptr_t)0x100000,
+                .recvbuf = (void*)(uintptr_t)0x900000000,
+                .count = count,
+                .dtype = KILN_FLOAT32,
+                .op = KILN_SUM,
+                .captured = false};
   return c;
 }
 

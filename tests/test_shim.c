@@ -69,8 +69,10 @@ static void* sym(const char* name) {
 /* Loads the shim with KILN_NCCL_PATH=real (NULL: the fake) and the given KILN_DISABLE. */
 static void loadShim(const char* real, bool disable) {
   setenv("KILN_NCCL_PATH", real ? real : KILN_FAKE_NCCL_PATH, 1);
-  if (disable) setenv("KILN_DISABLE", "1", 1);
-  else unsetenv("KILN_DISABLE");
+  if (disable)
+    setenv("KILN_DISABLE", "1", 1);
+  else
+    unsetenv("KILN_DISABLE");
   unsetenv("KILN_PLANS");
   setenv("KILN_DEBUG", "NONE", 1);
   shim = dlopen(KILN_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
@@ -85,9 +87,7 @@ static void loadShim(const char* real, bool disable) {
   }
 }
 
-static int fakeCalls(void) {
-  return *(int*)dlsym(fake, "fakeNcclCalls");
-}
+static int fakeCalls(void) { return *(int*)dlsym(fake, "fakeNcclCalls"); }
 
 static fakeNcclRecord* fakeCall(int i) {
   fakeNcclRecord* h = dlsym(fake, "fakeNcclHistory");
@@ -207,8 +207,7 @@ Test(shim, get_version_is_the_real_librarys) {
 
 Test(shim, forwards_send_with_identical_arguments) {
   loadShim(NULL, false);
-  ncclResult_t (*send)(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
-      sym("ncclSend");
+  ncclResult_t (*send)(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = sym("ncclSend");
   const void* sendbuff = (const void*)(uintptr_t)0x1234560;
   size_t count = 777;
   ncclDataType_t datatype = ncclBfloat16;
@@ -255,8 +254,8 @@ Test(shim, mem_alloc_and_free_forward) {
 
 Test(shim, pnccl_twin_forwards_like_nccl) {
   loadShim(NULL, false);
-  ncclResult_t (*bcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t,
-                        cudaStream_t) = sym("pncclBroadcast");
+  ncclResult_t (*bcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
+      sym("pncclBroadcast");
   const void* sendbuff = (const void*)(uintptr_t)0x1000;
   void* recvbuff = (void*)(uintptr_t)0x2000;
   size_t count = 5;
@@ -479,8 +478,10 @@ static char* initAcrossNodes(int lsa, const char* emulate) {
   unsetenv("KILN_DISABLE");
   setenv("KILN_PLANS", plansDir, 1);
   setenv("KILN_DEBUG", "INFO", 1);
-  if (emulate) setenv("KILN_EMULATE_NODES", emulate, 1);
-  else unsetenv("KILN_EMULATE_NODES");
+  if (emulate)
+    setenv("KILN_EMULATE_NODES", emulate, 1);
+  else
+    unsetenv("KILN_EMULATE_NODES");
   char logPath[] = "/tmp/kiln-shim-log-XXXXXX";
   const int fd = mkstemp(logPath);
   cr_assert(fd >= 0);
@@ -516,8 +517,10 @@ static char* initAcrossNodes(int lsa, const char* emulate) {
 
 Test(shim, two_nodes_of_two_take_the_plan_for_two_nodes, .fini = removePlans) {
   char* log = initAcrossNodes(2, NULL);
-  cr_assert(contains(log, "communicator of 4 ranks: 2 nodes x 2 GPUs (NCCL's load/store team): 1 plan for that shape"),
-            "%s", log);
+  cr_assert(
+      contains(log,
+               "communicator of 4 ranks: 2 nodes x 2 GPUs (NCCL's load/store team): 1 plan for that shape"),
+      "%s", log);
   cr_assert(gt(int, lastCallOf("ncclTeamLsa"), -1), "the shim never asked NCCL for the load/store team");
   /* This rank goes ahead and asks the others through NCCL first; the CPU has no GPU for the
    * agreement, so every rank stays on NCCL, saying why. */
@@ -616,9 +619,9 @@ static const char* loadShimFromSitePackages(const char* wheel) {
   snprintf(sitePackagesRoot, sizeof sitePackagesRoot, "/tmp/kiln-shim-sp-XXXXXX");
   cr_assert(mkdtemp(root) != NULL);
   char path[512];
-  const char* dirs[] = {"/site-packages", "/site-packages/torch", "/site-packages/torch/lib",
-                        "/site-packages/nvidia", "/site-packages/nvidia/nccl",
-                        "/site-packages/nvidia/nccl/lib"};
+  const char* dirs[] = {
+      "/site-packages",        "/site-packages/torch",       "/site-packages/torch/lib",
+      "/site-packages/nvidia", "/site-packages/nvidia/nccl", "/site-packages/nvidia/nccl/lib"};
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
     snprintf(path, sizeof path, "%s%s", root, dirs[i]);
     cr_assert(mkdir(path, 0755) == 0, "mkdir %s", path);
@@ -697,14 +700,11 @@ Test(shim, get_version_of_the_build_machines_real_nccl) {
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
   int v = 0;
   cr_assert(eq(int, getVersion(&v), ncclSuccess));
-  cr_assert(eq(int, v, NCCL_VERSION_CODE), "the real NCCL reports %d, nccl.h says %d", v,
-            NCCL_VERSION_CODE);
+  cr_assert(eq(int, v, NCCL_VERSION_CODE), "the real NCCL reports %d, nccl.h says %d", v, NCCL_VERSION_CODE);
 }
 
 #else /* no shim built (no CUDA/NCCL on this machine) */
 
-Test(shim, not_built) {
-  cr_skip_test("kiln's libnccl.so.2 is not built here (no CUDA or NCCL)");
-}
+Test(shim, not_built) { cr_skip_test("kiln's libnccl.so.2 is not built here (no CUDA or NCCL)"); }
 
 #endif

@@ -19,7 +19,8 @@
 
 static kilnTopology* topo_xml(const char* xml) {
   kilnTopology* t = NULL;
-  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "t.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "t.xml", &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   return t;
 }
 
@@ -72,7 +73,8 @@ Test(simulate, two_rank_send) {
   static const int pairs[][2] = {{0, 1}};
   kilnPlan* p = sends_plan(2, 2, pairs, 1, 2); /* the send carries the whole 2-chunk buffer */
   kilnSimResult r;
-  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 1000000, &alpha_beta, &r), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 1000000, &alpha_beta, &r), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(ieee_ulp_eq(dbl, r.time_us, 2.0 + 10.0, 64), "%f", r.time_us);
   cr_expect(eq(int, r.nsends, 1));
   cr_expect(ieee_ulp_eq(dbl, r.busiest_link_us, 10.0, 64), "%f", r.busiest_link_us);
@@ -207,8 +209,10 @@ Test(simulate, baselines_monotone_across_slice_counts) {
     for (uint64_t b = cases[i].at / 2; b <= 3 * cases[i].at; b += cases[i].at / 8 + 8) {
       kilnSimResult r;
       cr_assert(eq(int, baseline(cases[i].b, cases[i].coll, t, b, &r), KILN_SUCCESS), "%s", kilnLastError());
-      cr_expect(r.time_us >= prev - 1e-9, "%s %s: %" PRIu64 " bytes %.3f us, less than the size before (%.3f)",
-                cases[i].b == KILN_BASELINE_RING ? "ring" : "tree", kilnCollName(cases[i].coll), b, r.time_us, prev);
+      cr_expect(r.time_us >= prev - 1e-9,
+                "%s %s: %" PRIu64 " bytes %.3f us, less than the size before (%.3f)",
+                cases[i].b == KILN_BASELINE_RING ? "ring" : "tree", kilnCollName(cases[i].coll), b, r.time_us,
+                prev);
       prev = r.time_us;
     }
   }
@@ -231,8 +235,8 @@ Test(simulate, alltoall_baseline_port_bound) {
 Test(simulate, tree_baseline_two_ranks) {
   kilnTopology* t = topo_xml(two_gpus_xml);
   kilnSimResult r;
-  cr_assert(eq(int, baseline(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 100000, &r), KILN_SUCCESS),
-            "%s", kilnLastError());
+  cr_assert(eq(int, baseline(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 100000, &r), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(fabs(r.time_us - (2 * 2.0 + 10.0 * 0.1)) < EPS, "%f", r.time_us);
   kilnTopologyFree(t);
 }
@@ -242,13 +246,17 @@ Test(simulate, tree_baseline_two_ranks) {
 Test(simulate, tree_for_small_ring_for_large_across_nodes) {
   kilnTopology* t = builtin("hgx-h100", 8);
   kilnSimResult ring, tree;
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1u << 20, &ring), KILN_SUCCESS),
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1u << 20, &ring),
+               KILN_SUCCESS),
             "%s", kilnLastError());
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 1u << 20, &tree), KILN_SUCCESS),
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 1u << 20, &tree),
+               KILN_SUCCESS),
             "%s", kilnLastError());
   cr_expect(lt(dbl, tree.time_us, ring.time_us), "1 MiB: tree %f ring %f", tree.time_us, ring.time_us);
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 256u << 20, &ring), KILN_SUCCESS));
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 256u << 20, &tree), KILN_SUCCESS));
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 256u << 20, &ring),
+               KILN_SUCCESS));
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, 256u << 20, &tree),
+               KILN_SUCCESS));
   cr_expect(lt(dbl, ring.time_us, tree.time_us), "256 MiB: tree %f ring %f", tree.time_us, ring.time_us);
   kilnTopologyFree(t);
 }
@@ -283,8 +291,10 @@ Test(simulate, dgx2_channels_use_every_nic) {
   const double nic8 = ((double)B / 1e6) * l->beta_us_per_mb / 8; /* B over 8 NICs, one way */
   kilnSimResult r;
   cr_assert(eq(int, baseline(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &r), KILN_SUCCESS));
-  cr_expect(ge(dbl, r.time_us, 31.0 / 32 * nic8 * (1 - EPS)), "allgather %f vs bound %f", r.time_us, 31.0 / 32 * nic8);
-  cr_expect(lt(dbl, r.time_us, 31.0 / 32 * nic8 * 1.02), "allgather %f vs bound %f", r.time_us, 31.0 / 32 * nic8);
+  cr_expect(ge(dbl, r.time_us, 31.0 / 32 * nic8 * (1 - EPS)), "allgather %f vs bound %f", r.time_us,
+            31.0 / 32 * nic8);
+  cr_expect(lt(dbl, r.time_us, 31.0 / 32 * nic8 * 1.02), "allgather %f vs bound %f", r.time_us,
+            31.0 / 32 * nic8);
   cr_assert(eq(int, baseline(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, B, &r), KILN_SUCCESS));
   cr_expect(lt(dbl, r.time_us, 2 * 31.0 / 32 * nic8 * 1.02), "allreduce %f vs bound %f", r.time_us,
             2 * 31.0 / 32 * nic8);
@@ -306,8 +316,9 @@ Test(simulate, dgx2_channels_use_every_nic) {
 Test(simulate, ring_baseline_finds_ring_on_ndv2) {
   kilnTopology* t = builtin("ndv2", 2);
   kilnSimResult r;
-  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1u << 20, &r), KILN_SUCCESS),
-            "%s", kilnLastError());
+  cr_expect(
+      eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1u << 20, &r), KILN_SUCCESS),
+      "%s", kilnLastError());
   cr_expect(gt(dbl, r.time_us, 0.0));
   kilnTopologyFree(t);
 }
@@ -320,8 +331,8 @@ Test(simulate, ndv2_rings_use_more_links) {
   uint64_t B = 256u << 20;
   double one_ring = 7.0 / 8 * ((double)B / 1e6) * l->beta_us_per_mb / 2;
   kilnSimResult r;
-  cr_assert(eq(int, baseline(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &r), KILN_SUCCESS),
-            "%s", kilnLastError());
+  cr_assert(eq(int, baseline(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, B, &r), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(lt(dbl, r.time_us, one_ring), "%f vs one ring %f", r.time_us, one_ring);
   kilnTopologyFree(t);
 }
@@ -329,12 +340,15 @@ Test(simulate, ndv2_rings_use_more_links) {
 Test(simulate, baseline_errors) {
   kilnTopology* t = builtin("switch4", 1);
   kilnSimResult r;
-  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLGATHER, t, 1024, &r), KILN_ERR_UNSUPPORTED));
+  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLGATHER, t, 1024, &r),
+               KILN_ERR_UNSUPPORTED));
   cr_expect(contains(kilnLastError(), "allgather"), "%s", kilnLastError());
-  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_CUSTOM, t, 1024, &r), KILN_ERR_UNSUPPORTED));
+  cr_expect(
+      eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_CUSTOM, t, 1024, &r), KILN_ERR_UNSUPPORTED));
   kilnTopologyFree(t);
   t = builtin("ndv2", 1);
-  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, 1024, &r), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, 1024, &r),
+               KILN_ERR_INVALID_ARGUMENT));
   cr_expect(contains(kilnLastError(), "no link from rank 0 to rank 5"), "%s", kilnLastError());
   kilnTopologyFree(t);
 }
@@ -382,7 +396,6 @@ Test(simulate, deadlock_is_an_error) {
 
 /* ---- the CLI (build/kiln) ---- */
 
-
 /* kiln simulate prints time and bandwidths for plans and baselines; bad usage exits 2. */
 Test(simulate, cli_plans_and_baselines) {
   char dir[64], out[8192], args[1024], path[256];
@@ -405,12 +418,17 @@ Test(simulate, cli_plans_and_baselines) {
   snprintf(args, sizeof args, "simulate --topo switch4 --bytes 1M --coll allreduce %s", path);
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 2), "%s", out); /* the plan names its collective */
   cr_expect(contains(out, "--coll goes with --baseline"), "%s", out);
-  cr_expect(eq(int, run_kiln("simulate --topo switch4 --baseline ring --coll allgather", out, sizeof out), 2));
-  cr_expect(eq(int, run_kiln("simulate --topo switch4 --bytes 1Q --baseline ring --coll allgather", out, sizeof out), 2));
+  cr_expect(
+      eq(int, run_kiln("simulate --topo switch4 --baseline ring --coll allgather", out, sizeof out), 2));
+  cr_expect(eq(
+      int, run_kiln("simulate --topo switch4 --bytes 1Q --baseline ring --coll allgather", out, sizeof out),
+      2));
   cr_expect(contains(out, "'1Q'"), "%s", out);
   /* NCCL has no tree allgather: the arguments' fault (2), not a failure (1) */
-  cr_expect(eq(int, run_kiln("simulate --topo switch4 --bytes 1M --baseline tree --coll allgather", out, sizeof out), 2),
-            "%s", out);
+  cr_expect(
+      eq(int,
+         run_kiln("simulate --topo switch4 --bytes 1M --baseline tree --coll allgather", out, sizeof out), 2),
+      "%s", out);
   cr_expect(contains(out, "only allreduce"), "%s", out);
   expect_kiln(out, sizeof out, 0, "usage: kiln simulate", "help simulate");
   expect_kiln(out, sizeof out, 2, "unknown command 'no-such-command'", "help no-such-command");
@@ -467,7 +485,8 @@ Test(simulate, line_protocols_move_more_bytes) {
   for (int pr = 0; pr < KILN_NUM_PROTOS; pr++) {
     kilnPlan* p = classic_plan("oneshot", KILN_COLL_ALLREDUCE, 4, (kilnProto_t)pr);
     kilnSimResult r;
-    cr_assert(eq(int, kilnPlanSimulateWith(p, t, 64 << 20, &alpha_beta, &r), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnPlanSimulateWith(p, t, 64 << 20, &alpha_beta, &r), KILN_SUCCESS), "%s",
+              kilnLastError());
     busiest[pr] = r.busiest_link_us;
     kilnPlanFree(p);
   }
@@ -490,7 +509,8 @@ Test(simulate, get_costs_a_round_trip) {
     kilnPlanAddStep(tb, KILN_STEP_NOP, KILN_BUF_INPUT, 0, KILN_BUF_INPUT, 0, 0);
   }
   kilnSimResult r;
-  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 2000000, &alpha_beta, &r), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 2000000, &alpha_beta, &r), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(ieee_ulp_eq(dbl, r.time_us, 10.0 + 2 * 2.0, 64), "%f", r.time_us);
   kilnPlanFree(p);
   kilnTopologyFree(t);
@@ -505,10 +525,12 @@ Test(simulate, oneshot_beats_ring_small_loses_large_on_switches) {
     kilnPlan* one = classic_plan("oneshot", KILN_COLL_ALLREDUCE, t->nranks, KILN_PROTO_LL);
     kilnPlan* ring = classic_plan("ring", KILN_COLL_ALLREDUCE, t->nranks, KILN_PROTO_SIMPLE);
     kilnSimResult nccl;
-    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1024, &nccl), KILN_SUCCESS));
+    cr_assert(
+        eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, 1024, &nccl), KILN_SUCCESS));
     const double o = simulate(one, t, 1024), g = simulate(ring, t, 1024);
     cr_expect(lt(dbl, o, g), "%s 1 KiB: oneshot %.2f us, ring plan %.2f", topos[i], o, g);
-    cr_expect(lt(dbl, o, nccl.time_us), "%s 1 KiB: oneshot %.2f us, NCCL ring %.2f", topos[i], o, nccl.time_us);
+    cr_expect(lt(dbl, o, nccl.time_us), "%s 1 KiB: oneshot %.2f us, NCCL ring %.2f", topos[i], o,
+              nccl.time_us);
     const double ob = simulate(one, t, 256 << 20), gb = simulate(ring, t, 256 << 20);
     cr_expect(gt(dbl, ob, gb), "%s 256 MiB: oneshot %.2f us, ring plan %.2f", topos[i], ob, gb);
     kilnPlanFree(one);
@@ -565,8 +587,8 @@ Test(simulate, fifo_plans_cost_their_runtime) {
   kilnSimResult o, g;
   cr_assert(eq(int, kilnPlanSimulate(one, t, 1024, &o), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(eq(int, kilnPlanSimulate(two, t, 1024, &g), KILN_SUCCESS), "%s", kilnLastError());
-  cr_expect(gt(dbl, g.time_us, 2.5 * o.time_us), "two flights through FIFOs %.2f us, one flight %.2f us", g.time_us,
-            o.time_us);
+  cr_expect(gt(dbl, g.time_us, 2.5 * o.time_us), "two flights through FIFOs %.2f us, one flight %.2f us",
+            g.time_us, o.time_us);
   cr_expect(lt(dbl, simulate(two, t, 1024), 2.2 * simulate(one, t, 1024)));
   kilnPlanFree(one);
   kilnPlanFree(two);
@@ -585,10 +607,12 @@ Test(simulate, knobs_by_name) {
     cr_expect(eq(int, kilnSimParamFind(name), i), "%s", name);
     *kilnSimParamRef(&sp, i) = i + 1;
   }
-  for (int i = 0; i < n; i++) cr_expect(eq(dbl, *kilnSimParamRef(&sp, i), i + 1.0), "%s", kilnSimParamName(i));
+  for (int i = 0; i < n; i++)
+    cr_expect(eq(dbl, *kilnSimParamRef(&sp, i), i + 1.0), "%s", kilnSimParamName(i));
   cr_expect(eq(ptr, (void*)kilnSimParamName(n), NULL));
   cr_expect(eq(int, kilnSimParamFind("lunch"), -1));
-  cr_expect(eq(ptr, (void*)&sp.put[KILN_PROTO_LL128].efficiency, (void*)kilnSimParamRef(&sp, kilnSimParamFind("put.LL128.efficiency"))));
+  cr_expect(eq(ptr, (void*)&sp.put[KILN_PROTO_LL128].efficiency,
+               (void*)kilnSimParamRef(&sp, kilnSimParamFind("put.LL128.efficiency"))));
   cr_expect(eq(ptr, (void*)&sp.launch_us, (void*)kilnSimParamRef(&sp, kilnSimParamFind("launch"))));
 }
 
@@ -603,7 +627,8 @@ Test(simulate, threadblock_rate_limits_one_block) {
   kilnSimResult r;
   cr_assert(eq(int, kilnPlanSimulateWith(p, t, 1000000, &sp, &r), KILN_SUCCESS), "%s", kilnLastError());
   cr_expect(ieee_ulp_eq(dbl, r.time_us, 42.0, 64), "%f", r.time_us);
-  cr_expect(ieee_ulp_eq(dbl, r.busiest_link_us, 10.0, 64), "the link is busy for its own time: %f", r.busiest_link_us);
+  cr_expect(ieee_ulp_eq(dbl, r.busiest_link_us, 10.0, 64), "the link is busy for its own time: %f",
+            r.busiest_link_us);
   kilnPlanFree(p);
   kilnTopologyFree(t);
 }
@@ -634,14 +659,17 @@ Test(simulate, baseline_takes_the_fastest_protocol) {
   kilnTopology* t = builtin("switch4", 1);
   kilnSimParams sp = KILN_SIM_PARAMS_ALPHA_BETA;
   kilnSimResult simple, slow;
-  cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 4096, &sp, &simple), KILN_SUCCESS));
+  cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 4096, &sp, &simple),
+               KILN_SUCCESS));
   sp.send[KILN_PROTO_LL].alpha_us = sp.send[KILN_PROTO_LL128].alpha_us = 100;
   kilnSimResult r;
-  cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 4096, &sp, &r), KILN_SUCCESS));
+  cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 4096, &sp, &r),
+               KILN_SUCCESS));
   cr_expect(ieee_ulp_eq(dbl, r.time_us, simple.time_us, 16), "%f vs %f", r.time_us, simple.time_us);
   sp.send[KILN_PROTO_LL].alpha_us = 0;
   sp.send[KILN_PROTO_SIMPLE].alpha_us = 100;
-  cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 4096, &sp, &slow), KILN_SUCCESS));
+  cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 4096, &sp, &slow),
+               KILN_SUCCESS));
   cr_expect(lt(dbl, slow.time_us, 100.0), "%f: LL was not taken", slow.time_us);
   kilnTopologyFree(t);
 }
@@ -656,7 +684,8 @@ Test(simulate, topology_costs_are_taken) {
   kilnPlan* p = classic_plan("oneshot", KILN_COLL_ALLREDUCE, 4, KILN_PROTO_LL);
   kilnSimResult with, given, dflt, init;
   cr_assert(eq(int, kilnPlanSimulate(p, t, 1 << 20, &with), KILN_SUCCESS), "%s", kilnLastError());
-  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 1 << 20, &t->costs, &given), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnPlanSimulateWith(p, t, 1 << 20, &t->costs, &given), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(eq(dbl, with.time_us, given.time_us));
   cr_assert(eq(int, kilnPlanSimulate(p, b, 1 << 20, &dflt), KILN_SUCCESS), "%s", kilnLastError());
   const kilnSimParams sp = KILN_SIM_PARAMS_INIT;

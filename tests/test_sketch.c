@@ -17,7 +17,8 @@ static kilnTopology* topo(const char* name, int nodes) {
 
 static kilnSketch* sketch_ok(const char* xml) {
   kilnSketch* s = NULL;
-  cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "sk.xml", &s), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "sk.xml", &s), KILN_SUCCESS), "%s",
+            kilnLastError());
   return s;
 }
 
@@ -30,8 +31,8 @@ static char* sketch_xml(const kilnSketch* s) {
 /* The paper's Appendix A sketch reads with every field, and holds on 2 DGX-2 nodes. */
 Test(sketch, dgx2_sk_1) {
   kilnSketch* s = NULL;
-  cr_assert(eq(int, kilnSketchReadFile(KILN_SOURCE_DIR "/plans/sketches/dgx2-sk-1.xml", &s), KILN_SUCCESS), "%s",
-            kilnLastError());
+  cr_assert(eq(int, kilnSketchReadFile(KILN_SOURCE_DIR "/plans/sketches/dgx2-sk-1.xml", &s), KILN_SUCCESS),
+            "%s", kilnLastError());
   cr_assert(eq(str, s->name, "dgx2-sk-1"));
   cr_assert(eq(int, s->intra, KILN_INTRA_SWITCH));
   cr_assert(eq(int, s->nswitches, 1));
@@ -72,7 +73,8 @@ Test(sketch, symmetry_breaks_relay) {
   kilnTopology* t = topo("dgx2", 2);
   cr_assert(eq(int, kilnSketchValidate(s, t), KILN_ERR_INVALID_ARGUMENT));
   cr_assert(contains(kilnLastError(), "symmetry offset 1 (group 16)"), "%s", kilnLastError());
-  cr_assert(contains(kilnLastError(), "link 1->16 is kept but its image 2->17 is not"), "%s", kilnLastError());
+  cr_assert(contains(kilnLastError(), "link 1->16 is kept but its image 2->17 is not"), "%s",
+            kilnLastError());
   kilnSketchFree(s);
   kilnTopologyFree(t);
 }
@@ -84,14 +86,12 @@ struct sym_case {
 };
 
 static const struct sym_case sym_cases[] = {
-    {"ndv2", 1, 4, 8, true},      /* the two sockets map onto each other */
-    {"ndv2", 1, 1, 8, false},     /* 0->3 maps to 1->4, not a link */
-    {"ndv2", 2, 8, 16, true},     /* node swap */
-    {"torus4x4", 1, 4, 16, true}, /* shift by a row */
-    {"torus4x4", 1, 1, 16, false},
-    {"hgx-h100", 1, 3, 8, true},  /* a switch is symmetric under any rotation */
-    {"dgx2", 1, 1, 16, true},
-    {"hgx-h100", 1, 1, 3, false}, /* 3 does not divide 8 */
+    {"ndv2", 1, 4, 8, true},                                    /* the two sockets map onto each other */
+    {"ndv2", 1, 1, 8, false},                                   /* 0->3 maps to 1->4, not a link */
+    {"ndv2", 2, 8, 16, true},                                   /* node swap */
+    {"torus4x4", 1, 4, 16, true},                               /* shift by a row */
+    {"torus4x4", 1, 1, 16, false}, {"hgx-h100", 1, 3, 8, true}, /* a switch is symmetric under any rotation */
+    {"dgx2", 1, 1, 16, true},      {"hgx-h100", 1, 1, 3, false}, /* 3 does not divide 8 */
 };
 #define N_SYM (sizeof sym_cases / sizeof sym_cases[0])
 
@@ -124,7 +124,8 @@ struct builtin_case {
   int nodes;
 };
 static const struct builtin_case default_cases[] = {
-    {"ndv2", 1}, {"ndv2", 2}, {"dgx2", 1}, {"dgx2", 2}, {"hgx-h100", 1}, {"hgx-h100", 4}, {"switch3", 1}, {"torus3x3", 2},
+    {"ndv2", 1},     {"ndv2", 2},     {"dgx2", 1},    {"dgx2", 2},
+    {"hgx-h100", 1}, {"hgx-h100", 4}, {"switch3", 1}, {"torus3x3", 2},
 };
 #define N_DEFAULT (sizeof default_cases / sizeof default_cases[0])
 
@@ -160,24 +161,37 @@ struct invalid_case {
 };
 
 static const struct invalid_case invalid_cases[] = {
-    {"switch4", 1, "<sketch name=\"a\"><intranode strategy=\"links\"><link src=\"0\" dst=\"1\"/><link src=\"1\" dst=\"0\"/></intranode></sketch>",
+    {"switch4", 1,
+     "<sketch name=\"a\"><intranode strategy=\"links\"><link src=\"0\" dst=\"1\"/><link src=\"1\" "
+     "dst=\"0\"/></intranode></sketch>",
      "not connected: rank 2 cannot be reached from rank 0"},
-    {"switch4", 1, "<sketch name=\"a\"><intranode strategy=\"links\"><link src=\"0\" dst=\"1\"/><link src=\"1\" dst=\"2\"/><link src=\"2\" dst=\"3\"/></intranode></sketch>",
+    {"switch4", 1,
+     "<sketch name=\"a\"><intranode strategy=\"links\"><link src=\"0\" dst=\"1\"/><link src=\"1\" "
+     "dst=\"2\"/><link src=\"2\" dst=\"3\"/></intranode></sketch>",
      "rank 1 cannot reach rank 0"},
-    {"ndv2", 1, "<sketch name=\"a\"><intranode strategy=\"links\"><link src=\"0\" dst=\"5\"/></intranode></sketch>",
+    {"ndv2", 1,
+     "<sketch name=\"a\"><intranode strategy=\"links\"><link src=\"0\" dst=\"5\"/></intranode></sketch>",
      "intranode link keeps link 0->5, but topology ndv2 has no physical link"},
-    {"hgx-h100", 1, "<sketch name=\"a\"><intranode strategy=\"switch\"><switch gpus=\"0 1 8\"/></intranode></sketch>",
+    {"hgx-h100", 1,
+     "<sketch name=\"a\"><intranode strategy=\"switch\"><switch gpus=\"0 1 8\"/></intranode></sketch>",
      "switch 0 names GPU 8, outside 0..7"},
-    {"ndv2", 1, "<sketch name=\"a\"><intranode strategy=\"switch\"><switch gpus=\"0 1 4 5\"/></intranode></sketch>",
+    {"ndv2", 1,
+     "<sketch name=\"a\"><intranode strategy=\"switch\"><switch gpus=\"0 1 4 5\"/></intranode></sketch>",
      "switch 0 keeps link 0->5, but topology ndv2 has no physical link"},
-    {"hgx-h100", 2, "<sketch name=\"a\"><intranode strategy=\"switch\"><switch gpus=\"0 1 2 3 4 5 6 7\"/></intranode>"
-                    "<internode strategy=\"none\"/></sketch>",
+    {"hgx-h100", 2,
+     "<sketch name=\"a\"><intranode strategy=\"switch\"><switch gpus=\"0 1 2 3 4 5 6 7\"/></intranode>"
+     "<internode strategy=\"none\"/></sketch>",
      "rank 8 cannot be reached"},
-    {"hgx-h100", 2, "<sketch name=\"a\"><intranode strategy=\"all\"/><internode strategy=\"relay\"><conn src=\"0\" dst=\"9\"/></internode></sketch>",
+    {"hgx-h100", 2,
+     "<sketch name=\"a\"><intranode strategy=\"all\"/><internode strategy=\"relay\"><conn src=\"0\" "
+     "dst=\"9\"/></internode></sketch>",
      "conn from GPU 0 names a GPU outside 0..7"},
-    {"hgx-h100", 1, "<sketch name=\"a\"><internode strategy=\"relay\"><beta_split gpu=\"8\" split=\"2\"/></internode></sketch>",
+    {"hgx-h100", 1,
+     "<sketch name=\"a\"><internode strategy=\"relay\"><beta_split gpu=\"8\" "
+     "split=\"2\"/></internode></sketch>",
      "beta_split gpu=8"},
-    {"dgx2", 2, "<sketch name=\"a\"><symmetry offset=\"2\" group=\"5\"/></sketch>", "group must divide the 32 ranks"},
+    {"dgx2", 2, "<sketch name=\"a\"><symmetry offset=\"2\" group=\"5\"/></sketch>",
+     "group must divide the 32 ranks"},
 };
 #define N_INVALID (sizeof invalid_cases / sizeof invalid_cases[0])
 
@@ -201,13 +215,19 @@ Test(sketch, relay_needs_physical_link) {
       "<switch gpus=\"0 1\" alpha=\"1\" beta=\"1\"/><nic id=\"0\" gpus=\"0\"/></node>"
       "<internode alpha=\"2\" beta=\"3\"/></topology>";
   kilnTopology* t = NULL;
-  cr_assert(eq(int, kilnTopologyReadMemory(topo_xml, strlen(topo_xml), "t.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
-  kilnSketch* ok = sketch_ok("<sketch name=\"r\"><intranode strategy=\"all\"/><internode strategy=\"relay\"><conn src=\"0\" dst=\"0\"/></internode></sketch>");
-  cr_assert(eq(int, kilnSketchValidate(ok, t), KILN_SUCCESS), "%s", kilnLastError());
-  kilnSketch* bad = sketch_ok("<sketch name=\"r\"><intranode strategy=\"all\"/><internode strategy=\"relay\"><conn src=\"1\" dst=\"0\"/></internode></sketch>");
-  cr_assert(eq(int, kilnSketchValidate(bad, t), KILN_ERR_INVALID_ARGUMENT));
-  cr_assert(contains(kilnLastError(), "relay conn 1->0 keeps link 1->2, but topology onenic has no physical link"), "%s",
+  cr_assert(eq(int, kilnTopologyReadMemory(topo_xml, strlen(topo_xml), "t.xml", &t), KILN_SUCCESS), "%s",
             kilnLastError());
+  kilnSketch* ok = sketch_ok(
+      "<sketch name=\"r\"><intranode strategy=\"all\"/><internode strategy=\"relay\"><conn src=\"0\" "
+      "dst=\"0\"/></internode></sketch>");
+  cr_assert(eq(int, kilnSketchValidate(ok, t), KILN_SUCCESS), "%s", kilnLastError());
+  kilnSketch* bad = sketch_ok(
+      "<sketch name=\"r\"><intranode strategy=\"all\"/><internode strategy=\"relay\"><conn src=\"1\" "
+      "dst=\"0\"/></internode></sketch>");
+  cr_assert(eq(int, kilnSketchValidate(bad, t), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(
+      contains(kilnLastError(), "relay conn 1->0 keeps link 1->2, but topology onenic has no physical link"),
+      "%s", kilnLastError());
   kilnSketchFree(ok);
   kilnSketchFree(bad);
   kilnTopologyFree(t);
@@ -215,7 +235,8 @@ Test(sketch, relay_needs_physical_link) {
 
 /* Omitted parts take the documented defaults; sizes and orderings parse. */
 Test(sketch, defaults_and_sizes) {
-  kilnSketch* s = sketch_ok("<sketch name=\"d\"><hyperparameters input_size=\"64KB\" ordering=\"longest-path-first\"/></sketch>");
+  kilnSketch* s = sketch_ok(
+      "<sketch name=\"d\"><hyperparameters input_size=\"64KB\" ordering=\"longest-path-first\"/></sketch>");
   cr_assert(eq(int, s->intra, KILN_INTRA_ALL));
   cr_assert(eq(int, s->inter, KILN_INTER_DIRECT));
   cr_assert(eq(int, s->input_chunkup, 1));
@@ -239,28 +260,34 @@ struct bad_xml {
 
 static const struct bad_xml hostile_cases[] = {
     {"", "bad.xml:1: empty document"},
-    {"<sketch name=\"a\">\n<intranode strategy=\"ring\"/></sketch>", "bad.xml:2: strategy=\"ring\" is not one of: switch links all"},
-    {"<sketch name=\"a\"><intranode strategy=\"switch\">\n<switch gpus=\"0 1\" policy=\"uc-mid\"/></intranode></sketch>",
+    {"<sketch name=\"a\">\n<intranode strategy=\"ring\"/></sketch>",
+     "bad.xml:2: strategy=\"ring\" is not one of: switch links all"},
+    {"<sketch name=\"a\"><intranode strategy=\"switch\">\n<switch gpus=\"0 1\" "
+     "policy=\"uc-mid\"/></intranode></sketch>",
      "bad.xml:2: policy=\"uc-mid\" is not one of: uc-max uc-min free"},
     {"<sketch name=\"a\"><intranode><switch gpus=\"0\"/></intranode></sketch>", "at least 2 GPUs"},
     {"<sketch name=\"a\"><intranode><link src=\"0\" dst=\"0\"/></intranode></sketch>", "self link"},
     {"<sketch name=\"a\"><intranode><link src=\"0\" dst=\"abc\"/></intranode></sketch>", "is not an integer"},
     {"<sketch name=\"a\"><intranode><link src=\"0\" dst=\"5000\"/></intranode></sketch>", "out of range"},
-    {"<sketch name=\"a\"><internode strategy=\"relay\"><conn src=\"1\" dst=\"\"/></internode></sketch>", "lists no dst"},
-    {"<sketch name=\"a\"><internode strategy=\"relay\"><conn src=\"1\" dst=\"0\"/><conn src=\"1\" dst=\"2\"/></internode></sketch>",
+    {"<sketch name=\"a\"><internode strategy=\"relay\"><conn src=\"1\" dst=\"\"/></internode></sketch>",
+     "lists no dst"},
+    {"<sketch name=\"a\"><internode strategy=\"relay\"><conn src=\"1\" dst=\"0\"/><conn src=\"1\" "
+     "dst=\"2\"/></internode></sketch>",
      "src=\"1\" is given twice"},
     {"<sketch name=\"a\"><internode><beta_split gpu=\"1\" split=\"0\"/></internode></sketch>", "split=\"0\""},
     {"<sketch name=\"a\"><internode><chunk_to_relay r1=\"2\" r2=\"2\"/></internode></sketch>", "r2 < r1"},
     {"<sketch name=\"a\"><symmetry offset=\"1\" group=\"0\"/></sketch>", "group=\"0\""},
     {"<sketch name=\"a\"><symmetry offset=\"1\"/></sketch>", "lacks the required attribute group"},
-    {"<sketch name=\"a\"><hyperparameters input_size=\"lots\"/></sketch>", "input_size=\"lots\" is not a positive size"},
+    {"<sketch name=\"a\"><hyperparameters input_size=\"lots\"/></sketch>",
+     "input_size=\"lots\" is not a positive size"},
     {"<sketch name=\"a\"><hyperparameters input_size=\"0\"/></sketch>", "is not a positive size"},
     {"<sketch name=\"a\"><hyperparameters input_chunkup=\"100000\"/></sketch>", "out of range"},
     {"<sketch name=\"a\"><hyperparameters ordering=\"random\"/></sketch>", "ordering=\"random\""},
     {"<sketch name=\"a\"><intranode/><intranode/></sketch>", "may appear once each"},
     {"<sketch name=\"a\"><routing/></sketch>", "unexpected element <routing>"},
     /* a misspelled optional attribute is refused, not ignored for its default */
-    {"<sketch name=\"a\"><intranode strategy=\"switch\">\n<switch gpus=\"0 1\" polcy=\"uc-min\"/></intranode></sketch>",
+    {"<sketch name=\"a\"><intranode strategy=\"switch\">\n<switch gpus=\"0 1\" "
+     "polcy=\"uc-min\"/></intranode></sketch>",
      "bad.xml:2: unknown attribute polcy of <switch> (known: gpus policy)"},
     {"<sketch name=\"a\"><hyperparameters input_sise=\"64K\"/></sketch>", "unknown attribute input_sise"},
     {"<sketch name=\"a\" version=\"2\"/>", "unknown attribute version of <sketch>"},
@@ -303,10 +330,12 @@ Test(sketch, elements_the_strategy_ignores_refused) {
       {"<sketch name=\"a\"><intranode strategy=\"links\"><switch gpus=\"0 1 2 3\" policy=\"uc-max\"/>"
        "<link src=\"0\" dst=\"1\"/></intranode><hyperparameters input_size=\"1M\"/></sketch>",
        "intranode strategy \"links\" ignores the 1 <switch> element given: make the strategy \"switch\""},
-      {"<sketch name=\"b\"><intranode strategy=\"switch\"><switch gpus=\"0 1 2 3\"/><link src=\"0\" dst=\"1\"/>"
+      {"<sketch name=\"b\"><intranode strategy=\"switch\"><switch gpus=\"0 1 2 3\"/><link src=\"0\" "
+       "dst=\"1\"/>"
        "<link src=\"1\" dst=\"0\"/></intranode><hyperparameters input_size=\"1M\"/></sketch>",
        "intranode strategy \"switch\" ignores the 2 <link> elements given: make the strategy \"links\""},
-      {"<sketch name=\"c\"><intranode strategy=\"all\"/><internode strategy=\"direct\"><conn src=\"0\" dst=\"0\"/>"
+      {"<sketch name=\"c\"><intranode strategy=\"all\"/><internode strategy=\"direct\"><conn src=\"0\" "
+       "dst=\"0\"/>"
        "</internode><hyperparameters input_size=\"1M\"/></sketch>",
        "internode strategy \"direct\" ignores the 1 <conn> element given: make the strategy \"relay\""},
   };

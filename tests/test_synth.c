@@ -43,8 +43,12 @@ static kilnSketch* load_sketch(const char* name) {
 }
 
 static synthCase* all_cases(size_t* n) {
-  static const struct { const char* topo; int nodes; const char* sketch; } setups[] = {
-      {"switch4", 1, "switch4"}, {"switch8", 1, "switch8"}, {"ndv2", 1, "ndv2"},
+  static const struct {
+    const char* topo;
+    int nodes;
+    const char* sketch;
+  } setups[] = {
+      {"switch4", 1, "switch4"}, {"switch8", 1, "switch8"},   {"ndv2", 1, "ndv2"},
       {"ndv2", 2, "ndv2-sk-1"},  {"torus4x4", 1, "torus4x4"},
   };
   static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_ALLTOALL, KILN_COLL_REDUCESCATTER,
@@ -167,7 +171,8 @@ Test(synth, plan_name_says_protocol_and_instances) {
     o.proto = cases[i].proto;
     o.instances = cases[i].instances;
     kilnPlan* p = NULL;
-    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s",
+              kilnLastError());
     cr_expect(eq(str, p->name, (char*)cases[i].name));
     cr_expect(eq(int, p->nchannels, cases[i].instances), "%s", p->name);
     kilnPlanFree(p);
@@ -180,9 +185,11 @@ Test(synth, plan_name_says_protocol_and_instances) {
   o.proto = KILN_PROTO_LL128;
   o.instances = 1024;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
   const size_t len = strlen(p->name), tail = strlen("-allreduce-oneflight-LL128-i1024");
-  cr_expect(len < sizeof p->name && len > tail && !strcmp(p->name + len - tail, "-allreduce-oneflight-LL128-i1024") &&
+  cr_expect(len < sizeof p->name && len > tail &&
+                !strcmp(p->name + len - tail, "-allreduce-oneflight-LL128-i1024") &&
                 !strncmp(p->name, "kiln-xxx", 8),
             "%s", p->name);
   kilnPlanFree(p);
@@ -226,9 +233,11 @@ Test(synth, bad_options_rejected) {
   cr_expect(strstr(kilnLastError(), "64 bits") != NULL, "%s", kilnLastError());
   o.input_size = 3;
   cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_ERR_INVALID_ARGUMENT));
-  cr_expect(strstr(kilnLastError(), "less than a byte for each of its 4 chunks") != NULL, "%s", kilnLastError());
+  cr_expect(strstr(kilnLastError(), "less than a byte for each of its 4 chunks") != NULL, "%s",
+            kilnLastError());
   o.input_size = 4;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnPlanFree(p);
   p = NULL;
   kilnSketchFree(s);
@@ -248,7 +257,8 @@ Test(synth, route_time_limit_still_gives_verified_plan) {
   o.mip_gap = 0;
   kilnPlan* p = NULL;
   kilnSynthStats st;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, &st), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_assert(not(st.route_optimal));
   cr_assert(st.orderings_cut);
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
@@ -339,9 +349,9 @@ typedef struct inplaceCase {
 
 ParameterizedTestParameters(synth, inplace_plan_verifies) {
   static inplaceCase cases[] = {
-      {"switch4", 1, "switch4", KILN_COLL_ALLGATHER},     {"switch4", 1, "switch4", KILN_COLL_REDUCESCATTER},
-      {"switch4", 1, "switch4", KILN_COLL_ALLREDUCE},     {"ndv2", 2, "ndv2-sk-1", KILN_COLL_ALLGATHER},
-      {"ndv2", 2, "ndv2-sk-1", KILN_COLL_REDUCESCATTER},  {"ndv2", 2, "ndv2-sk-1", KILN_COLL_ALLREDUCE},
+      {"switch4", 1, "switch4", KILN_COLL_ALLGATHER},    {"switch4", 1, "switch4", KILN_COLL_REDUCESCATTER},
+      {"switch4", 1, "switch4", KILN_COLL_ALLREDUCE},    {"ndv2", 2, "ndv2-sk-1", KILN_COLL_ALLGATHER},
+      {"ndv2", 2, "ndv2-sk-1", KILN_COLL_REDUCESCATTER}, {"ndv2", 2, "ndv2-sk-1", KILN_COLL_ALLREDUCE},
       {"torus4x4", 1, "torus4x4", KILN_COLL_ALLREDUCE},
   };
   return cr_make_param_array(inplaceCase, cases, sizeof cases / sizeof cases[0]);
@@ -357,8 +367,10 @@ ParameterizedTest(inplaceCase* c, synth, inplace_plan_verifies, .timeout = 60) {
   cr_assert(eq(int, kilnSynthesize(t, s, c->coll, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(p->inplace);
   cr_assert(not(p->outofplace));
-  if (c->coll == KILN_COLL_ALLGATHER) cr_assert(eq(int, p->gpus[0].i_chunks, 0));
-  else cr_assert(eq(int, p->gpus[0].o_chunks, 0));
+  if (c->coll == KILN_COLL_ALLGATHER)
+    cr_assert(eq(int, p->gpus[0].i_chunks, 0));
+  else
+    cr_assert(eq(int, p->gpus[0].o_chunks, 0));
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
   vo.seed = 4242; /* fixed, visible seed */
   cr_assert(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
@@ -388,7 +400,8 @@ Test(synth, max_tbs_respected) {
   o.forms = KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH); /* through FIFOs: a threadblock per peer */
   o.max_tbs = 8;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
   for (int r = 0; r < 8; r++) cr_assert(le(int, p->gpus[r].ntbs, 8));
   kilnPlanFree(p);
   o.max_tbs = 3; /* 7 peers cannot fit in 3 threadblocks */
@@ -399,7 +412,8 @@ Test(synth, max_tbs_respected) {
   o.max_tbs = 3;
   o.input_size = 256u << 20;
   kilnSynthStats st;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, &st), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(eq(int, (int)st.form, (int)KILN_SYNTH_FORM_DIRECT));
   for (int r = 0; r < 8; r++) cr_assert(le(int, p->gpus[r].ntbs, 3));
   kilnPlanFree(p);
@@ -418,7 +432,8 @@ Test(synth, oneflight_small_bandwidth_form_large, .timeout = 120) {
   static const struct {
     const char* topo;
     uint64_t oneflight_to; /* the largest size tried that takes one-flight */
-  } cases[] = {{"switch2", 64u << 10}, {"switch4", 64u << 10}, {"switch8", 32u << 10}, {"hgx-h100", 32u << 10}};
+  } cases[] = {
+      {"switch2", 64u << 10}, {"switch4", 64u << 10}, {"switch8", 32u << 10}, {"hgx-h100", 32u << 10}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     kilnTopology* t = NULL;
     cr_assert(eq(int, kilnTopologyBuiltin(cases[i].topo, 1, &t), KILN_SUCCESS));
@@ -429,15 +444,16 @@ Test(synth, oneflight_small_bandwidth_form_large, .timeout = 120) {
       o.input_size = sizes[z];
       kilnPlan* p = NULL;
       kilnSynthStats st;
-      cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+      cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s",
+                kilnLastError());
       cr_expect(st.nvlink_domain, "%s", cases[i].topo);
       if (sizes[z] <= cases[i].oneflight_to)
-        cr_expect(eq(int, (int)st.form, (int)KILN_SYNTH_FORM_ONEFLIGHT), "%s at %llu bytes: %s", cases[i].topo,
-                  (unsigned long long)sizes[z], kilnSynthFormName(st.form));
+        cr_expect(eq(int, (int)st.form, (int)KILN_SYNTH_FORM_ONEFLIGHT), "%s at %llu bytes: %s",
+                  cases[i].topo, (unsigned long long)sizes[z], kilnSynthFormName(st.form));
       else
-        cr_expect(eq(int, (int)st.form, (int)KILN_SYNTH_FORM_TWOSHOT), "%s at %llu bytes: %s in %s, %d instances",
-                  cases[i].topo, (unsigned long long)sizes[z], kilnSynthFormName(st.form), kilnProtoName(st.proto),
-                  st.instances);
+        cr_expect(eq(int, (int)st.form, (int)KILN_SYNTH_FORM_TWOSHOT),
+                  "%s at %llu bytes: %s in %s, %d instances", cases[i].topo, (unsigned long long)sizes[z],
+                  kilnSynthFormName(st.form), kilnProtoName(st.proto), st.instances);
       kilnPlanFree(p);
     }
     kilnSketchFree(s);
@@ -474,14 +490,16 @@ ParameterizedTestParameters(synth, gpu_suite_plans_verify_at_runtime_fifo_depth)
 ParameterizedTest(gpuSynthCase* c, synth, gpu_suite_plans_verify_at_runtime_fifo_depth, .timeout = 60) {
   enum { H100_SMS = 132, RUNTIME_MAX_CHANNELS = 32 }; /* kilnCommConfig.maxChannels default */
   kilnPlan* p = NULL;
-  kilnResult_t r = synth_switch_plan(KILN_SOURCE_DIR "/plans", c->n, c->coll, c->proto, c->inplace, H100_SMS, &p);
+  kilnResult_t r =
+      synth_switch_plan(KILN_SOURCE_DIR "/plans", c->n, c->coll, c->proto, c->inplace, H100_SMS, &p);
   cr_assert(eq(int, r, KILN_SUCCESS), "switch%d %s %s inplace=%d: %s", c->n, kilnCollName(c->coll),
             kilnProtoName(c->proto), c->inplace, kilnLastError());
   cr_assert(eq(int, (int)p->proto, (int)c->proto));
   cr_assert(eq(int, p->inplace || p->outofplace, 1));
   for (int g = 0; g < p->ngpus; g++) {
     cr_assert(le(int, p->gpus[g].ntbs, H100_SMS));
-    for (int t = 0; t < p->gpus[g].ntbs; t++) cr_assert(lt(int, p->gpus[g].tbs[t].chan, RUNTIME_MAX_CHANNELS));
+    for (int t = 0; t < p->gpus[g].ntbs; t++)
+      cr_assert(lt(int, p->gpus[g].tbs[t].chan, RUNTIME_MAX_CHANNELS));
   }
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
   vo.seed = 2024; /* fixed, visible seed for the random interleavings */
@@ -497,7 +515,8 @@ ParameterizedTest(gpuSynthCase* c, synth, gpu_suite_plans_verify_at_runtime_fifo
 Test(synth, cli_sketch_names_and_output_checked_first) {
   char dir[64], out[8192], args[512];
   make_tmpdir(dir, sizeof dir);
-  snprintf(args, sizeof args, "synth --topo switch4 --sketch switch4 --coll allgather -o %s/a.xml --quiet", dir);
+  snprintf(args, sizeof args, "synth --topo switch4 --sketch switch4 --coll allgather -o %s/a.xml --quiet",
+           dir);
   int rc = run_kiln(args, out, sizeof out);
   if (rc < 0) cr_skip_test("kiln CLI not built");
   cr_expect(eq(int, rc, 0), "%s", out);
@@ -507,20 +526,28 @@ Test(synth, cli_sketch_names_and_output_checked_first) {
   expect_kiln(out, sizeof out, 2, "no folder",
               "synth --topo switch4 --sketch switch4 --coll allgather -o %s/no/a.xml", dir);
   cr_expect(not(contains(out, "stages:")), "refused before solving: %s", out);
-  expect_kiln(out, sizeof out, 2, "is a folder", "synth --topo switch4 --sketch switch4 --coll allgather -o %s", dir);
+  expect_kiln(out, sizeof out, 2, "is a folder",
+              "synth --topo switch4 --sketch switch4 --coll allgather -o %s", dir);
   /* an unknown sketch name is a bad argument (2) as an unknown --topo name is (it exited 1) */
-  cr_expect(eq(int, run_kiln("synth --topo switch4 --sketch no-such-sketch --coll allgather -o x.xml", out, sizeof out), 2),
-            "%s", out);
+  cr_expect(
+      eq(int,
+         run_kiln("synth --topo switch4 --sketch no-such-sketch --coll allgather -o x.xml", out, sizeof out),
+         2),
+      "%s", out);
   cr_expect(contains(out, "unknown sketch 'no-such-sketch'"), "%s", out);
   snprintf(args, sizeof args, "synth --topo switch4 --sketch %s/no-such.xml --coll allgather -o x.xml", dir);
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 1), "%s", out); /* a file that cannot be read */
   cr_expect(contains(out, "no-such.xml: cannot open"), "%s", out);
   /* a collective or form synthesis does not serve: 2, as classic and simulate exit for theirs (it exited 1) */
-  cr_expect(eq(int, run_kiln("synth --topo switch4 --sketch switch4 --coll custom -o x.xml", out, sizeof out), 2),
-            "%s", out);
+  cr_expect(
+      eq(int, run_kiln("synth --topo switch4 --sketch switch4 --coll custom -o x.xml", out, sizeof out), 2),
+      "%s", out);
   cr_expect(contains(out, "--coll is allgather, alltoall, reducescatter or allreduce"), "%s", out);
-  cr_expect(eq(int, run_kiln("synth --topo switch4 --sketch switch4 --coll alltoall --inplace -o x.xml", out, sizeof out),
-               2), "%s", out);
+  cr_expect(eq(int,
+               run_kiln("synth --topo switch4 --sketch switch4 --coll alltoall --inplace -o x.xml", out,
+                        sizeof out),
+               2),
+            "%s", out);
   cr_expect(contains(out, "in-place alltoall plans are not supported"), "%s", out);
   rmdir(dir);
 }
@@ -579,8 +606,8 @@ ParameterizedTest(int* idx, synth, node_level_plans_verify, .timeout = 120) {
   o.nodes_mode = 1;
   kilnPlan* p = NULL;
   kilnSynthStats st;
-  cr_assert(eq(int, kilnSynthesize(t, s, coll, &o, &p, &st), KILN_SUCCESS), "%s x%d %s %s: %s", c->topo, c->nodes,
-            c->sketch, kilnCollName(coll), kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, coll, &o, &p, &st), KILN_SUCCESS), "%s x%d %s %s: %s", c->topo,
+            c->nodes, c->sketch, kilnCollName(coll), kilnLastError());
   cr_assert(st.node_level);
   cr_assert(eq(int, p->ngpus, t->nranks));
   kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
@@ -593,7 +620,8 @@ ParameterizedTest(int* idx, synth, node_level_plans_verify, .timeout = 120) {
   cr_assert(eq(int, kilnTopologyBuiltin(c->topo, c->nodes + 1, &t2), KILN_SUCCESS));
   cr_assert(eq(int, kilnSynthesize(t2, s, coll, &o, &p2, &st2), KILN_SUCCESS), "%s", kilnLastError());
   cr_expect(eq(int, st2.route_cols, st.route_cols));
-  cr_expect(le(int, abs(st2.route_rows - st.route_rows), st.route_rows / 20 + 1)); /* compaction may merge a row */
+  cr_expect(
+      le(int, abs(st2.route_rows - st.route_rows), st.route_rows / 20 + 1)); /* compaction may merge a row */
   kilnPlanFree(p2);
   kilnTopologyFree(t2);
   kilnPlanFree(p);
@@ -605,12 +633,14 @@ ParameterizedTest(int* idx, synth, node_level_plans_verify, .timeout = 120) {
  * node-level synthesis refuses it by name. */
 Test(synth, node_level_refuses_symmetry_across_node_boundaries) {
   static const char xml[] =
-      "<sketch name=\"spans\"><intranode strategy=\"switch\"><switch gpus=\"0 1 2 3 4 5 6 7\" policy=\"uc-max\"/>"
+      "<sketch name=\"spans\"><intranode strategy=\"switch\"><switch gpus=\"0 1 2 3 4 5 6 7\" "
+      "policy=\"uc-max\"/>"
       "</intranode><internode strategy=\"direct\"/><symmetry offset=\"4\" group=\"16\"/></sketch>";
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
   kilnSketch* s = NULL;
-  cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "spans.xml", &s), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "spans.xml", &s), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnSynthOptions o = fast_options();
   o.nodes_mode = 1;
   kilnPlan* p = (kilnPlan*)1;
@@ -630,7 +660,8 @@ Test(synth, reducescatter_partials_cross_nodes_once_through_the_relay, .timeout 
   kilnSketch* s = load_sketch("dgx2-sk-1");
   kilnSynthOptions o = fast_options();
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_REDUCESCATTER, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_REDUCESCATTER, &o, &p, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
   int crossings = 0;
   for (int r = 0; r < p->ngpus; r++)
     for (int b = 0; b < p->gpus[r].ntbs; b++) {
@@ -638,7 +669,8 @@ Test(synth, reducescatter_partials_cross_nodes_once_through_the_relay, .timeout 
       if (tb->send < 0 || tb->send / 16 == r / 16) continue;
       cr_expect(eq(int, r % 2, 1), "rank %d sends to rank %d of the other node", r, tb->send);
       cr_expect(eq(int, tb->send % 2, 0), "rank %d sends to rank %d of the other node", r, tb->send);
-      for (int i = 0; i < tb->nsteps; i++) crossings += kilnStepSends(tb->steps[i].type) ? tb->steps[i].cnt : 0;
+      for (int i = 0; i < tb->nsteps; i++)
+        crossings += kilnStepSends(tb->steps[i].type) ? tb->steps[i].cnt : 0;
     }
   cr_expect(eq(int, crossings, 64));
   kilnPlanFree(p);
@@ -665,8 +697,11 @@ static void log_progress(const kilnSynthProgress* p, void* user) {
 }
 
 Test(synth, progress_counts_steps_and_estimates_what_remains) {
-  static const struct { const char* topo; int nodes; const char* sketch; } cases[] = {
-      {"switch4", 1, "switch4"}, {"hgx-h100", 4, "hgx-h100"}};
+  static const struct {
+    const char* topo;
+    int nodes;
+    const char* sketch;
+  } cases[] = {{"switch4", 1, "switch4"}, {"hgx-h100", 4, "hgx-h100"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     kilnTopology* t = NULL;
     cr_assert(eq(int, kilnTopologyBuiltin(cases[i].topo, cases[i].nodes, &t), KILN_SUCCESS));
@@ -676,7 +711,8 @@ Test(synth, progress_counts_steps_and_estimates_what_remains) {
     o.progress = log_progress;
     o.progress_user = &log;
     kilnPlan* p = NULL;
-    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s",
+              kilnLastError());
     cr_expect(gt(int, log.reports, 3), "%s", cases[i].topo);
     cr_expect(eq(int, log.bad_steps, 0), "%s", cases[i].topo);
     cr_expect(gt(int, log.estimates, 0), "%s", cases[i].topo);
@@ -691,8 +727,11 @@ Test(synth, progress_counts_steps_and_estimates_what_remains) {
 /* A stop asked before the synthesis starts: with keep_on_stop the first variant's plan comes back,
  * verified and marked interrupted; without it no plan, KILN_ERR_TIMEOUT saying "interrupted". */
 Test(synth, stop_keeps_the_best_plan_only_when_asked) {
-  static const struct { const char* topo; int nodes; const char* sketch; } cases[] = {
-      {"switch8", 1, "switch8"}, {"dgx2", 2, "dgx2-sk-1"}, {"hgx-h100", 4, "hgx-h100"}};
+  static const struct {
+    const char* topo;
+    int nodes;
+    const char* sketch;
+  } cases[] = {{"switch8", 1, "switch8"}, {"dgx2", 2, "dgx2-sk-1"}, {"hgx-h100", 4, "hgx-h100"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     kilnTopology* t = NULL;
     cr_assert(eq(int, kilnTopologyBuiltin(cases[i].topo, cases[i].nodes, &t), KILN_SUCCESS));
@@ -703,15 +742,16 @@ Test(synth, stop_keeps_the_best_plan_only_when_asked) {
     o.keep_on_stop = true;
     kilnPlan* p = NULL;
     kilnSynthStats st;
-    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s: %s", cases[i].topo,
-              kilnLastError());
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s: %s",
+              cases[i].topo, kilnLastError());
     cr_expect(st.interrupted, "%s", cases[i].topo);
     kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
     cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
     kilnPlanFree(p);
     p = (kilnPlan*)1;
     o.keep_on_stop = false;
-    cr_expect(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_ERR_TIMEOUT), "%s", cases[i].topo);
+    cr_expect(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_ERR_TIMEOUT), "%s",
+              cases[i].topo);
     cr_expect(eq(ptr, p, NULL));
     cr_expect(contains(kilnLastError(), "interrupted"), "%s", kilnLastError());
     kilnSketchFree(s);
@@ -725,8 +765,10 @@ Test(synth, stop_keeps_the_best_plan_only_when_asked) {
 Test(synth, cli_progress_node_level_and_keep_on_interrupt) {
   char dir[64], out[16384], args[512];
   make_tmpdir(dir, sizeof dir);
-  snprintf(args, sizeof args,
-           "synth --topo hgx-h100 --nodes 3 --sketch hgx-h100 --coll allgather -o %s/a.xml --keep-on-interrupt", dir);
+  snprintf(
+      args, sizeof args,
+      "synth --topo hgx-h100 --nodes 3 --sketch hgx-h100 --coll allgather -o %s/a.xml --keep-on-interrupt",
+      dir);
   int rc = run_kiln(args, out, sizeof out);
   if (rc < 0) cr_skip_test("kiln CLI not built");
   cr_expect(eq(int, rc, 0), "%s", out);
@@ -736,8 +778,10 @@ Test(synth, cli_progress_node_level_and_keep_on_interrupt) {
   snprintf(args, sizeof args, "%s/a.xml", dir);
   cr_expect(eq(int, access(args, F_OK), 0));
   unlink(args);
-  snprintf(args, sizeof args, "synth --topo hgx-h100 --nodes 3 --sketch hgx-h100 --coll allgather -o %s/b.xml "
-           "--node-level off -q", dir);
+  snprintf(args, sizeof args,
+           "synth --topo hgx-h100 --nodes 3 --sketch hgx-h100 --coll allgather -o %s/b.xml "
+           "--node-level off -q",
+           dir);
   cr_expect(eq(int, run_kiln(args, out, sizeof out), 0), "%s", out);
   snprintf(args, sizeof args, "%s/b.xml", dir);
   unlink(args);
@@ -750,9 +794,9 @@ Test(synth, cli_progress_node_level_and_keep_on_interrupt) {
  * GPUs) name their nodes and verify at the runtime's FIFO depth; a plan synthesized for several
  * nodes names them. */
 Test(synth, multinode_plans_name_their_nodes_and_verify, .timeout = 120) {
-  static const char* const files[] = {"switch1-allreduce-4x1", "switch1-alltoall-2x1", "switch2-rails-allgather-2x2",
-                                      "switch2-sk-1-reducescatter-2x2", "switch4-sk-1-allreduce-2x4",
-                                      "switch4-sk-ndv2-alltoall-2x4"};
+  static const char* const files[] = {"switch1-allreduce-4x1",       "switch1-alltoall-2x1",
+                                      "switch2-rails-allgather-2x2", "switch2-sk-1-reducescatter-2x2",
+                                      "switch4-sk-1-allreduce-2x4",  "switch4-sk-ndv2-alltoall-2x4"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/plans/multinode/%s.xml", KILN_SOURCE_DIR, files[i]);
@@ -768,7 +812,8 @@ Test(synth, multinode_plans_name_their_nodes_and_verify, .timeout = 120) {
   kilnSketch* s = load_sketch("switch2-rails");
   kilnSynthOptions o = fast_options();
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(eq(int, p->nnodes, 3));
   kilnPlanFree(p);
   kilnSketchFree(s);
@@ -802,12 +847,14 @@ Test(synth, ring_floor_where_the_routes_are_slower, .timeout = 120) {
       kilnPlan* p = NULL;
       kilnSynthStats st;
       cr_assert(eq(int, kilnSynthesize(t, s, colls[c], &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
-      cr_expect(eq(int, (int)st.ring_floor, big), "%s at %llu bytes", kilnCollName(colls[c]), (unsigned long long)ref);
+      cr_expect(eq(int, (int)st.ring_floor, big), "%s at %llu bytes", kilnCollName(colls[c]),
+                (unsigned long long)ref);
       kilnSimResult ks, ring;
       cr_assert(eq(int, kilnPlanSimulate(p, t, ref, &ks), KILN_SUCCESS), "%s", kilnLastError());
-      cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, colls[c], t, ref, &alpha_beta, &ring), KILN_SUCCESS));
-      cr_expect(le(dbl, ks.time_us, ring.time_us * 1.001), "%s: %.2f us, the ring %.2f us", kilnCollName(colls[c]),
-                ks.time_us, ring.time_us);
+      cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, colls[c], t, ref, &alpha_beta, &ring),
+                   KILN_SUCCESS));
+      cr_expect(le(dbl, ks.time_us, ring.time_us * 1.001), "%s: %.2f us, the ring %.2f us",
+                kilnCollName(colls[c]), ks.time_us, ring.time_us);
       kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
       vo.fifo_depth = 1;
       cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
@@ -840,19 +887,21 @@ Test(synth, tree_floor_where_the_composition_is_slower, .timeout = 120) {
     o.floor = c != 2;
     kilnPlan* p = NULL;
     kilnSynthStats st;
-    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s",
+              kilnLastError());
     cr_expect(eq(int, (int)st.tree_floor, c == 0), "case %d", c);
     cr_expect(eq(int, (int)st.form, c == 0 ? KILN_SYNTH_FORM_TREE : KILN_SYNTH_FORM_SKETCH), "case %d", c);
     kilnSimResult ks, tree;
     cr_assert(eq(int, kilnPlanSimulate(p, t, o.input_size, &ks), KILN_SUCCESS), "%s", kilnLastError());
-    cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, o.input_size, &ab, &tree),
-                 KILN_SUCCESS));
+    cr_assert(eq(
+        int, kilnBaselineSimulateWith(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, o.input_size, &ab, &tree),
+        KILN_SUCCESS));
     if (c == 2)
-      cr_expect(gt(dbl, ks.time_us, tree.time_us * 1.02), "the sketch's: %.2f us, the tree %.2f us", ks.time_us,
-                tree.time_us);
+      cr_expect(gt(dbl, ks.time_us, tree.time_us * 1.02), "the sketch's: %.2f us, the tree %.2f us",
+                ks.time_us, tree.time_us);
     else
-      cr_expect(le(dbl, ks.time_us, tree.time_us * 1.001), "case %d: %.2f us, the tree %.2f us", c, ks.time_us,
-                tree.time_us);
+      cr_expect(le(dbl, ks.time_us, tree.time_us * 1.001), "case %d: %.2f us, the tree %.2f us", c,
+                ks.time_us, tree.time_us);
     kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
     vo.fifo_depth = 1;
     cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
@@ -878,7 +927,8 @@ Test(synth, fifo_plans_take_the_fastest_protocol, .timeout = 120) {
     o.input_size = ref;
     kilnPlan *p = NULL, *simple = NULL;
     kilnSynthStats st;
-    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLREDUCE, &o, &p, &st), KILN_SUCCESS), "%s",
+              kilnLastError());
     cr_expect(eq(int, (int)p->proto, big ? KILN_PROTO_SIMPLE : KILN_PROTO_LL), "%llu bytes: %s",
               (unsigned long long)ref, kilnProtoName(p->proto));
     cr_expect(eq(int, (int)st.proto, (int)p->proto));
@@ -888,12 +938,15 @@ Test(synth, fifo_plans_take_the_fastest_protocol, .timeout = 120) {
     kilnSimResult a, b, ring, tree;
     cr_assert(eq(int, kilnPlanSimulate(p, t, ref, &a), KILN_SUCCESS));
     cr_assert(eq(int, kilnPlanSimulate(simple, t, ref, &b), KILN_SUCCESS));
-    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, ref, &ring), KILN_SUCCESS));
-    cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, ref, &tree), KILN_SUCCESS));
-    if (!big) cr_expect(lt(dbl, a.time_us, b.time_us * 0.5), "LL %.2f us, Simple %.2f us", a.time_us, b.time_us);
+    cr_assert(
+        eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLREDUCE, t, ref, &ring), KILN_SUCCESS));
+    cr_assert(
+        eq(int, kilnBaselineSimulate(KILN_BASELINE_TREE, KILN_COLL_ALLREDUCE, t, ref, &tree), KILN_SUCCESS));
+    if (!big)
+      cr_expect(lt(dbl, a.time_us, b.time_us * 0.5), "LL %.2f us, Simple %.2f us", a.time_us, b.time_us);
     cr_expect(le(dbl, a.time_us, b.time_us * (1 + 1e-9)));
-    cr_expect(lt(dbl, a.time_us, fmin(ring.time_us, tree.time_us)), "%.2f us; ring %.2f, tree %.2f", a.time_us,
-              ring.time_us, tree.time_us);
+    cr_expect(lt(dbl, a.time_us, fmin(ring.time_us, tree.time_us)), "%.2f us; ring %.2f, tree %.2f",
+              a.time_us, ring.time_us, tree.time_us);
     kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
     vo.fifo_depth = 1;
     cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
@@ -904,16 +957,20 @@ Test(synth, fifo_plans_take_the_fastest_protocol, .timeout = 120) {
   o.input_size = (1u << 30) / 16;
   kilnPlan *p = NULL, *one = NULL;
   kilnSynthStats st;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &p, &st), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(gt(int, st.instances, 1));
   cr_expect(eq(int, p->nchannels % st.instances, 0), "%d channels, %d instances", p->nchannels, st.instances);
   o.instances = 1;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &one, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &one, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnSimResult a, b, ring;
   cr_assert(eq(int, kilnPlanSimulate(p, t, 1u << 30, &a), KILN_SUCCESS));
   cr_assert(eq(int, kilnPlanSimulate(one, t, 1u << 30, &b), KILN_SUCCESS));
-  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 1u << 30, &ring), KILN_SUCCESS));
-  cr_expect(lt(dbl, a.time_us, b.time_us), "%d instances %.1f us, one %.1f us", st.instances, a.time_us, b.time_us);
+  cr_assert(eq(int, kilnBaselineSimulate(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, 1u << 30, &ring),
+               KILN_SUCCESS));
+  cr_expect(lt(dbl, a.time_us, b.time_us), "%d instances %.1f us, one %.1f us", st.instances, a.time_us,
+            b.time_us);
   cr_expect(lt(dbl, a.time_us, ring.time_us), "%.1f us, NCCL's ring %.1f us", a.time_us, ring.time_us);
   kilnPlanFree(p);
   kilnPlanFree(one);
@@ -936,18 +993,22 @@ Test(synth, direct_floor_where_relays_cost_latency, .timeout = 120) {
     o.floor = c != 2;
     kilnPlan* p = NULL;
     kilnSynthStats st;
-    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, &st), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLTOALL, &o, &p, &st), KILN_SUCCESS), "%s",
+              kilnLastError());
     cr_expect(eq(int, (int)st.direct_floor, c == 0), "case %d", c);
     cr_expect(not(st.ring_floor));
     kilnSimResult ks, a2a;
     cr_assert(eq(int, kilnPlanSimulate(p, t, o.input_size, &ks), KILN_SUCCESS), "%s", kilnLastError());
-    cr_assert(eq(int, kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, o.input_size, &alpha_beta, &a2a),
-                 KILN_SUCCESS));
+    cr_assert(eq(
+        int,
+        kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLTOALL, t, o.input_size, &alpha_beta, &a2a),
+        KILN_SUCCESS));
     if (c == 2)
-      cr_expect(gt(dbl, ks.time_us, a2a.time_us * 1.1), "the sketch's relays: %.2f us, all-pairs %.2f us", ks.time_us,
-                a2a.time_us);
+      cr_expect(gt(dbl, ks.time_us, a2a.time_us * 1.1), "the sketch's relays: %.2f us, all-pairs %.2f us",
+                ks.time_us, a2a.time_us);
     else
-      cr_expect(le(dbl, ks.time_us, a2a.time_us * 1.001), "%.2f us, all-pairs %.2f us", ks.time_us, a2a.time_us);
+      cr_expect(le(dbl, ks.time_us, a2a.time_us * 1.001), "%.2f us, all-pairs %.2f us", ks.time_us,
+                a2a.time_us);
     cr_expect(eq(int, p->nnodes, 2));
     cr_expect(eq(str, p->name, "kiln-dgx2-sk-2-alltoall"));
     kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;

@@ -39,7 +39,7 @@ static const badJson bad_json[] = {
     {"{\"a\": 1e999}", "t.json:1:12:", "out of range"},
     {"{a: 1}", "t.json:1:2:", "expected a key"},
     {"{\"a\": \"x\xff\"}", "t.json:1:9:", "not UTF-8"},
-    {"{\"a\": \"\xc0\xaf\"}", "t.json:1:8:", "not UTF-8"}, /* an overlong '/' */
+    {"{\"a\": \"\xc0\xaf\"}", "t.json:1:8:", "not UTF-8"},     /* an overlong '/' */
     {"{\"a\": \"\xed\xa0\x80\"}", "t.json:1:8:", "not UTF-8"}, /* a surrogate */
 };
 #define NBAD (sizeof bad_json / sizeof bad_json[0])
@@ -65,8 +65,9 @@ Test(json, nesting_past_the_limit_refused) {
 }
 
 Test(json, values_and_their_places) {
-  static const char text[] = "{\n  \"n\": -12,\n  \"x\": 2.5e1,\n  \"s\": \"a\\u00e9\\ud83d\\ude00\\n\",\n"
-                             "  \"l\": [true, false, null, {}]\n}";
+  static const char text[] =
+      "{\n  \"n\": -12,\n  \"x\": 2.5e1,\n  \"s\": \"a\\u00e9\\ud83d\\ude00\\n\",\n"
+      "  \"l\": [true, false, null, {}]\n}";
   jsonValue* v = NULL;
   cr_assert(eq(int, jsonParse(text, strlen(text), "ok.json", &v), KILN_SUCCESS), "%s", kilnLastError());
   const jsonValue* n = jsonGet(v, "n");
@@ -98,9 +99,10 @@ static kilnTopology* topo_of(const char* json) {
 }
 
 Test(taccl, topology_one_beta_is_a_switch_with_nics) {
-  kilnTopology* t = topo_of("{\"name\": \"DGX2_1MB\", \"gpus_per_node\": 16, \"nics_per_node\": 8, \"alpha\": 0.7,"
-                            " \"node_betas_list\": [8], \"node_invbws_list\": [8], \"remote_invbw\": 107,"
-                            " \"remote_alpha\": 1.7, \"remote_beta\": 106}");
+  kilnTopology* t = topo_of(
+      "{\"name\": \"DGX2_1MB\", \"gpus_per_node\": 16, \"nics_per_node\": 8, \"alpha\": 0.7,"
+      " \"node_betas_list\": [8], \"node_invbws_list\": [8], \"remote_invbw\": 107,"
+      " \"remote_alpha\": 1.7, \"remote_beta\": 106}");
   cr_expect(eq(str, t->name, "DGX2_1MB"));
   cr_expect(eq(int, t->gpus_per_node, 16));
   cr_expect(eq(int, t->ntswitches, 1));
@@ -127,9 +129,10 @@ Test(taccl, topology_one_beta_is_a_switch_with_nics) {
 }
 
 Test(taccl, topology_two_betas_is_the_ndv2_cube_mesh) {
-  kilnTopology* t = topo_of("{\"name\": \"NDv2\", \"gpus_per_node\": 8, \"nics_per_node\": 1, \"alpha\": 0.7,"
-                            " \"node_betas_list\": [23, 46], \"node_invbws_list\": [23, 46], \"remote_invbw\": 107,"
-                            " \"remote_alpha\": 1.7, \"remote_beta\": 106}");
+  kilnTopology* t = topo_of(
+      "{\"name\": \"NDv2\", \"gpus_per_node\": 8, \"nics_per_node\": 1, \"alpha\": 0.7,"
+      " \"node_betas_list\": [23, 46], \"node_invbws_list\": [23, 46], \"remote_invbw\": 107,"
+      " \"remote_alpha\": 1.7, \"remote_beta\": 106}");
   cr_expect(eq(int, t->ntlinks, 32));
   cr_expect(eq(dbl, kilnTopologyLink(t, 0, 1)->beta_us_per_mb, 23.0)); /* two NVLinks */
   cr_expect(eq(dbl, kilnTopologyLink(t, 0, 2)->beta_us_per_mb, 46.0));
@@ -140,9 +143,10 @@ Test(taccl, topology_two_betas_is_the_ndv2_cube_mesh) {
 
 Test(taccl, topology_custom_matrices_and_units) {
   /* links[dst][src]: 0 -> 1 two lanes, 1 -> 0 one; costs in tens of ns at 1 KB */
-  kilnTopology* t = topo_of("{\"name\": \"c\", \"gpus_per_node\": 2, \"alpha\": 30,"
-                            " \"links\": [[0, 1], [2, 0]], \"betas\": [[0, 4], [8, 0]], \"invbws\": [[0, 34], [38, 0]],"
-                            " \"kiln_time_unit_us\": 0.01, \"kiln_beta_bytes\": \"1K\"}");
+  kilnTopology* t = topo_of(
+      "{\"name\": \"c\", \"gpus_per_node\": 2, \"alpha\": 30,"
+      " \"links\": [[0, 1], [2, 0]], \"betas\": [[0, 4], [8, 0]], \"invbws\": [[0, 34], [38, 0]],"
+      " \"kiln_time_unit_us\": 0.01, \"kiln_beta_bytes\": \"1K\"}");
   const kilnLink* a = kilnTopologyLink(t, 0, 1);
   cr_assert(not(eq(ptr, (void*)a, NULL)));
   cr_expect(eq(int, a->mult, 2));
@@ -159,36 +163,56 @@ typedef struct badFile {
   const char* what;
 } badFile;
 
-#define TOPO_OK_TAIL "\"nics_per_node\": 8, \"remote_alpha\": 1.7, \"remote_beta\": 106, \"remote_invbw\": 107}"
+#define TOPO_OK_TAIL \
+  "\"nics_per_node\": 8, \"remote_alpha\": 1.7, \"remote_beta\": 106, \"remote_invbw\": 107}"
 static const badFile bad_topos[] = {
     {"{\"gpus_per_node\": 16}", "topo.json:1:1:", "the key \"name\" is missing"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": 0.7, \"node_betas_list\": [8], \"node_invbws_list\": [8],"
-     " \"remote_beat\": 1}", "topo.json:1:114:", "unknown key \"remote_beat\""},
-    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": -1, \"node_betas_list\": [8], \"node_invbws_list\": [8]}",
+    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": 0.7, \"node_betas_list\": [8], "
+     "\"node_invbws_list\": [8],"
+     " \"remote_beat\": 1}",
+     "topo.json:1:114:", "unknown key \"remote_beat\""},
+    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": -1, \"node_betas_list\": [8], "
+     "\"node_invbws_list\": [8]}",
      "topo.json:1:45:", "alpha is -1"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 2.5, \"alpha\": 1}", "topo.json:1:32:", "gpus_per_node must be an integer"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": 0.7, \"node_betas_list\": [8, 9], \"node_invbws_list\": [8, 9]}",
+    {"{\"name\": \"x\", \"gpus_per_node\": 2.5, \"alpha\": 1}",
+     "topo.json:1:32:", "gpus_per_node must be an integer"},
+    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": 0.7, \"node_betas_list\": [8, 9], "
+     "\"node_invbws_list\": [8, 9]}",
      "topo.json:1:69:", "two betas describe TACCL's NDv2 (8 GPUs a node)"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": 0.7, \"node_betas_list\": [8], \"node_invbws_list\": [8],"
-     " \"nics_per_node\": 8}", "topo.json:1:1:", "the key \"remote_alpha\" is missing"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": 0.7, \"node_betas_list\": [8], \"node_invbws_list\": [8],"
-     " \"remote_alpha\": 1}", "topo.json:1:115:", "remote_alpha describes the links between nodes, which need nics_per_node"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 6, \"alpha\": 0.7, \"node_betas_list\": [8], \"node_invbws_list\": [8], "
-     TOPO_OK_TAIL, "topo.json:1:115:", "nics_per_node is 8; it must be in 1..6"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 6, \"alpha\": 0.7, \"node_betas_list\": [8], \"node_invbws_list\": [8], "
+    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": 0.7, \"node_betas_list\": [8], "
+     "\"node_invbws_list\": [8],"
+     " \"nics_per_node\": 8}",
+     "topo.json:1:1:", "the key \"remote_alpha\" is missing"},
+    {"{\"name\": \"x\", \"gpus_per_node\": 16, \"alpha\": 0.7, \"node_betas_list\": [8], "
+     "\"node_invbws_list\": [8],"
+     " \"remote_alpha\": 1}",
+     "topo.json:1:115:", "remote_alpha describes the links between nodes, which need nics_per_node"},
+    {"{\"name\": \"x\", \"gpus_per_node\": 6, \"alpha\": 0.7, \"node_betas_list\": [8], "
+     "\"node_invbws_list\": [8], " TOPO_OK_TAIL,
+     "topo.json:1:115:", "nics_per_node is 8; it must be in 1..6"},
+    {"{\"name\": \"x\", \"gpus_per_node\": 6, \"alpha\": 0.7, \"node_betas_list\": [8], "
+     "\"node_invbws_list\": [8], "
      "\"nics_per_node\": 4, \"remote_alpha\": 1.7, \"remote_beta\": 106, \"remote_invbw\": 107}",
      "topo.json:1:115:", "does not divide the 6 GPUs"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 4, \"alpha\": 0.7, \"node_betas_list\": [8], \"node_invbws_list\": [8], "
+    {"{\"name\": \"x\", \"gpus_per_node\": 4, \"alpha\": 0.7, \"node_betas_list\": [8], "
+     "\"node_invbws_list\": [8], "
      "\"nics_per_node\": 2, \"kiln_nics\": [[0, 1], [1, 2]], \"remote_alpha\": 1.7, \"remote_beta\": 106, "
-     "\"remote_invbw\": 107}", "topo.json:1:141:", "GPU 1 is given to more than one NIC"},
+     "\"remote_invbw\": 107}",
+     "topo.json:1:141:", "GPU 1 is given to more than one NIC"},
     {"{\"name\": \"x\", \"gpus_per_node\": 2, \"alpha\": 1, \"links\": [[0, 1]], \"betas\": [[0, 1], [1, 0]],"
-     " \"invbws\": [[0, 1], [1, 0]]}", "topo.json:1:56:", "links has 1 entries; it needs 2"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 2, \"alpha\": 1, \"links\": [[1, 1], [1, 0]], \"betas\": [[0, 1], [1, 0]],"
-     " \"invbws\": [[0, 1], [1, 0]]}", "topo.json:1:58:", "the diagonal must be 0"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 2, \"alpha\": 1, \"links\": [[0, 1], [1, 0]], \"betas\": [[0, 1], [1, 0]]}",
+     " \"invbws\": [[0, 1], [1, 0]]}",
+     "topo.json:1:56:", "links has 1 entries; it needs 2"},
+    {"{\"name\": \"x\", \"gpus_per_node\": 2, \"alpha\": 1, \"links\": [[1, 1], [1, 0]], \"betas\": [[0, 1], "
+     "[1, 0]],"
+     " \"invbws\": [[0, 1], [1, 0]]}",
+     "topo.json:1:58:", "the diagonal must be 0"},
+    {"{\"name\": \"x\", \"gpus_per_node\": 2, \"alpha\": 1, \"links\": [[0, 1], [1, 0]], \"betas\": [[0, 1], "
+     "[1, 0]]}",
      "topo.json:1:1:", "the key \"invbws\" is missing"},
-    {"{\"name\": \"x\", \"gpus_per_node\": 8, \"alpha\": 1, \"node_betas_list\": [8], \"node_invbws_list\": [8],"
-     " \"kiln_kind\": \"DGX1\"}", "topo.json:1:109:", "kiln_kind must be one of"},
+    {"{\"name\": \"x\", \"gpus_per_node\": 8, \"alpha\": 1, \"node_betas_list\": [8], \"node_invbws_list\": "
+     "[8],"
+     " \"kiln_kind\": \"DGX1\"}",
+     "topo.json:1:109:", "kiln_kind must be one of"},
     {"{\"name\": \"a\\u0001b\", \"gpus_per_node\": 8}", "topo.json:1:10:", "no control characters"},
 };
 #define NBADT (sizeof bad_topos / sizeof bad_topos[0])
@@ -197,8 +221,8 @@ KILN_INDEX_PARAMS(taccl, bad_topologies_refused_naming_place_and_key, NBADT)
 ParameterizedTest(int* i, taccl, bad_topologies_refused_naming_place_and_key) {
   const badFile* b = &bad_topos[*i];
   kilnTopology* t = (kilnTopology*)1;
-  cr_assert(eq(int, kilnTopologyReadTacclMemory(b->json, strlen(b->json), "topo.json", &t), KILN_ERR_PARSE), "%s",
-            b->json);
+  cr_assert(eq(int, kilnTopologyReadTacclMemory(b->json, strlen(b->json), "topo.json", &t), KILN_ERR_PARSE),
+            "%s", b->json);
   cr_assert(eq(ptr, t, NULL));
   cr_expect(contains(kilnLastError(), b->where), "%s -> %s", b->json, kilnLastError());
   cr_expect(contains(kilnLastError(), b->what), "%s -> %s", b->json, kilnLastError());
@@ -212,11 +236,14 @@ static const char sk1[] =
     "{\n"
     "  \"nnodes\": 2,\n"
     "  \"intranode_sketch\": {\"strategy\": \"switch\",\n"
-    "    \"switches\": [[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]], \"switch_hyperedge_strategy\": [\"uc-min\"]},\n"
+    "    \"switches\": [[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]], \"switch_hyperedge_strategy\": "
+    "[\"uc-min\"]},\n"
     "  \"internode_sketch\": {\"strategy\": \"relay\",\n"
-    "    \"internode_conn\": {\"1\": [0], \"3\": [2], \"5\": [4], \"7\": [6], \"9\": [8], \"11\": [10], \"13\": [12], "
+    "    \"internode_conn\": {\"1\": [0], \"3\": [2], \"5\": [4], \"7\": [6], \"9\": [8], \"11\": [10], "
+    "\"13\": [12], "
     "\"15\": [14]},\n"
-    "    \"gpus_to_sender_rev_map\": {\"1\": [0, 1], \"3\": [2, 3], \"5\": [4, 5], \"7\": [6, 7], \"9\": [8, 9],"
+    "    \"gpus_to_sender_rev_map\": {\"1\": [0, 1], \"3\": [2, 3], \"5\": [4, 5], \"7\": [6, 7], \"9\": [8, "
+    "9],"
     " \"11\": [10, 11], \"13\": [12, 13], \"15\": [14, 15]},\n"
     "    \"enforce_ordering\": true},\n"
     "  \"symmetry_offsets\": [[2, 16], [16, 32]],\n"
@@ -233,8 +260,9 @@ static bool same_steps(const kilnPlan* a, const kilnPlan* b) {
       if (p->send != q->send || p->recv != q->recv || p->nsteps != q->nsteps) return false;
       for (int s = 0; s < p->nsteps; s++) {
         const kilnStep *u = &p->steps[s], *w = &q->steps[s];
-        if (u->type != w->type || u->srcbuf != w->srcbuf || u->dstbuf != w->dstbuf || u->srcoff != w->srcoff ||
-            u->dstoff != w->dstoff || u->cnt != w->cnt || u->depid != w->depid || u->deps != w->deps)
+        if (u->type != w->type || u->srcbuf != w->srcbuf || u->dstbuf != w->dstbuf ||
+            u->srcoff != w->srcoff || u->dstoff != w->dstoff || u->cnt != w->cnt || u->depid != w->depid ||
+            u->deps != w->deps)
           return false;
       }
     }
@@ -245,17 +273,19 @@ static bool same_steps(const kilnPlan* a, const kilnPlan* b) {
 Test(taccl, dgx2_sk1_synthesizes_as_kilns_own_sketch, .timeout = 120) {
   kilnSketch* s = NULL;
   int nnodes = 0;
-  cr_assert(eq(int, kilnSketchReadTacclMemory(sk1, strlen(sk1), "sk1-dgx2-n2.json", 16, &s, &nnodes), KILN_SUCCESS), "%s",
-            kilnLastError());
+  cr_assert(
+      eq(int, kilnSketchReadTacclMemory(sk1, strlen(sk1), "sk1-dgx2-n2.json", 16, &s, &nnodes), KILN_SUCCESS),
+      "%s", kilnLastError());
   cr_expect(eq(int, nnodes, 2));
   cr_expect(eq(str, s->name, "sk1-dgx2-n2"));
   cr_expect(s->has_chunk_to_relay);
   cr_expect(eq(int, s->relay_r1, 2));
   cr_expect(eq(int, s->relay_r2, 1));
   cr_expect(eq(int, s->nconns, 8));
-  kilnTopology* t = topo_of("{\"name\": \"dgx2\", \"gpus_per_node\": 16, \"nics_per_node\": 8, \"alpha\": 0.7,"
-                            " \"node_betas_list\": [8], \"node_invbws_list\": [8], \"remote_invbw\": 107,"
-                            " \"remote_alpha\": 1.7, \"remote_beta\": 106}");
+  kilnTopology* t = topo_of(
+      "{\"name\": \"dgx2\", \"gpus_per_node\": 16, \"nics_per_node\": 8, \"alpha\": 0.7,"
+      " \"node_betas_list\": [8], \"node_invbws_list\": [8], \"remote_invbw\": 107,"
+      " \"remote_alpha\": 1.7, \"remote_beta\": 106}");
   t->nodes = nnodes;
   cr_assert(eq(int, kilnTopologyExpand(t), KILN_SUCCESS));
   kilnTopology* d = NULL;
@@ -268,8 +298,10 @@ Test(taccl, dgx2_sk1_synthesizes_as_kilns_own_sketch, .timeout = 120) {
   o.time_limit_s = 30;
   o.stall_s = 1;
   kilnPlan *pj = NULL, *px = NULL;
-  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &pj, NULL), KILN_SUCCESS), "%s", kilnLastError());
-  cr_assert(eq(int, kilnSynthesize(d, x, KILN_COLL_ALLGATHER, &o, &px, NULL), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(t, s, KILN_COLL_ALLGATHER, &o, &pj, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
+  cr_assert(eq(int, kilnSynthesize(d, x, KILN_COLL_ALLGATHER, &o, &px, NULL), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(same_steps(pj, px), "the TACCL files and kiln's give different plans");
   kilnPlanFree(pj);
   kilnPlanFree(px);
@@ -279,8 +311,9 @@ Test(taccl, dgx2_sk1_synthesizes_as_kilns_own_sketch, .timeout = 120) {
   kilnTopologyFree(t);
 }
 
-#define SK_HEAD "{\"nnodes\": 2, \"intranode_sketch\": {\"strategy\": \"switch\", \"switches\": [[0, 1, 2, 3]], " \
-                "\"switch_hyperedge_strategy\": [\"uc-max\"]}, "
+#define SK_HEAD                                                                                     \
+  "{\"nnodes\": 2, \"intranode_sketch\": {\"strategy\": \"switch\", \"switches\": [[0, 1, 2, 3]], " \
+  "\"switch_hyperedge_strategy\": [\"uc-max\"]}, "
 #define SK_TAIL "\"symmetry_offsets\": [], \"hyperparameters\": {\"input_chunkup\": 1}}"
 static const struct {
   const char* json;
@@ -288,34 +321,39 @@ static const struct {
   const char* where;
   const char* what;
 } bad_sketches[] = {
-    {"{\"intranode_sketch\": {\"strategy\": \"none\"}}", KILN_ERR_PARSE, "sk.json:1:1:", "the key \"nnodes\" is missing"},
-    {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": {\"9\": [0]}}, " SK_TAIL, KILN_ERR_PARSE,
-     "sk.json:1:194:", "the key \"9\" is not a GPU of a node (0..3)"},
-    {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": {\"1\": [4]}}, " SK_TAIL, KILN_ERR_PARSE,
-     "sk.json:1:195:", "internode_conn[\"1\"] (a GPU of a node) is 4"},
+    {"{\"intranode_sketch\": {\"strategy\": \"none\"}}", KILN_ERR_PARSE,
+     "sk.json:1:1:", "the key \"nnodes\" is missing"},
+    {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": {\"9\": [0]}}, " SK_TAIL,
+     KILN_ERR_PARSE, "sk.json:1:194:", "the key \"9\" is not a GPU of a node (0..3)"},
+    {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": {\"1\": [4]}}, " SK_TAIL,
+     KILN_ERR_PARSE, "sk.json:1:195:", "internode_conn[\"1\"] (a GPU of a node) is 4"},
     {SK_HEAD "\"internode_sketch\": {\"strategy\": \"direct\", \"internode_conn\": \"direct-map\"}, " SK_TAIL,
      KILN_ERR_PARSE, "sk.json:1:161:", "internode_sketch.strategy must be \"relay\""},
-    {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": \"all\"}, " SK_TAIL, KILN_ERR_PARSE,
-     "sk.json:1:188:", "internode_conn \"all\" is not"},
+    {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": \"all\"}, " SK_TAIL,
+     KILN_ERR_PARSE, "sk.json:1:188:", "internode_conn \"all\" is not"},
     {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": \"direct-map\","
-     " \"gpus_to_sender_rev_map\": {\"0\": [0, 3], \"1\": [1, 2]}}, " SK_TAIL, KILN_ERR_UNSUPPORTED, "sk.json:1:228:",
-     "gpus_to_sender_rev_map is not of the form kiln takes"},
-    {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": \"direct-map\", \"relays\": 1}, " SK_TAIL,
+             " \"gpus_to_sender_rev_map\": {\"0\": [0, 3], \"1\": [1, 2]}}, " SK_TAIL,
+     KILN_ERR_UNSUPPORTED, "sk.json:1:228:", "gpus_to_sender_rev_map is not of the form kiln takes"},
+    {SK_HEAD "\"internode_sketch\": {\"strategy\": \"relay\", \"internode_conn\": \"direct-map\", "
+             "\"relays\": 1}, " SK_TAIL,
      KILN_ERR_PARSE, "sk.json:1:212:", "unknown key \"relays\""},
-    {SK_HEAD SK_TAIL, KILN_ERR_PARSE, "sk.json:1:1:", "nnodes is 2 but the key \"internode_sketch\" is missing"},
+    {SK_HEAD SK_TAIL, KILN_ERR_PARSE,
+     "sk.json:1:1:", "nnodes is 2 but the key \"internode_sketch\" is missing"},
     {"{\"nnodes\": 1, \"intranode_sketch\": {\"strategy\": \"minmax\"}, " SK_TAIL, KILN_ERR_UNSUPPORTED,
      "sk.json:1:48:", "TACCL's strategy \"minmax\" is not supported by kiln"},
     {"{\"nnodes\": 1, \"intranode_sketch\": {\"strategy\": \"switch\", \"switches\": [[0, 1]], "
-     "\"switch_hyperedge_strategy\": [\"uc-most\"]}, " SK_TAIL, KILN_ERR_PARSE, "sk.json:1:110:",
-     "switch_hyperedge_strategy[0] must be \"uc-max\", \"uc-min\" or \"free\""},
+     "\"switch_hyperedge_strategy\": [\"uc-most\"]}, " SK_TAIL,
+     KILN_ERR_PARSE,
+     "sk.json:1:110:", "switch_hyperedge_strategy[0] must be \"uc-max\", \"uc-min\" or \"free\""},
     {"{\"nnodes\": 1, \"intranode_sketch\": {\"strategy\": \"none\"}, \"symmetry_offsets\": [[1]], "
-     "\"hyperparameters\": {\"input_chunkup\": 1}}", KILN_ERR_PARSE, "sk.json:1:78:",
-     "symmetry_offsets[0] ([offset, group]) has 1 entries; it needs 2"},
+     "\"hyperparameters\": {\"input_chunkup\": 1}}",
+     KILN_ERR_PARSE, "sk.json:1:78:", "symmetry_offsets[0] ([offset, group]) has 1 entries; it needs 2"},
     {"{\"nnodes\": 1, \"intranode_sketch\": {\"strategy\": \"none\"}, \"symmetry_offsets\": [], "
-     "\"hyperparameters\": {\"input_chunkup\": 0}}", KILN_ERR_PARSE, "sk.json:1:118:", "input_chunkup is 0"},
+     "\"hyperparameters\": {\"input_chunkup\": 0}}",
+     KILN_ERR_PARSE, "sk.json:1:118:", "input_chunkup is 0"},
     {"{\"nnodes\": 1, \"intranode_sketch\": {\"strategy\": \"none\"}, \"symmetry_offsets\": [], "
-     "\"hyperparameters\": {\"input_chunkup\": 1, \"input_size\": \"lots\"}}", KILN_ERR_PARSE, "sk.json:1:135:",
-     "input_size must be a positive size"},
+     "\"hyperparameters\": {\"input_chunkup\": 1, \"input_size\": \"lots\"}}",
+     KILN_ERR_PARSE, "sk.json:1:135:", "input_size must be a positive size"},
 };
 #define NBADS (sizeof bad_sketches / sizeof bad_sketches[0])
 KILN_INDEX_PARAMS(taccl, bad_sketches_refused_naming_place_and_key, NBADS)
@@ -323,8 +361,9 @@ KILN_INDEX_PARAMS(taccl, bad_sketches_refused_naming_place_and_key, NBADS)
 ParameterizedTest(int* i, taccl, bad_sketches_refused_naming_place_and_key) {
   const char* json = bad_sketches[*i].json;
   kilnSketch* s = (kilnSketch*)1;
-  cr_assert(eq(int, kilnSketchReadTacclMemory(json, strlen(json), "sk.json", 4, &s, NULL), bad_sketches[*i].r), "%s: %s",
-            json, kilnLastError());
+  cr_assert(
+      eq(int, kilnSketchReadTacclMemory(json, strlen(json), "sk.json", 4, &s, NULL), bad_sketches[*i].r),
+      "%s: %s", json, kilnLastError());
   cr_assert(eq(ptr, s, NULL));
   cr_expect(contains(kilnLastError(), bad_sketches[*i].where), "%s -> %s", json, kilnLastError());
   cr_expect(contains(kilnLastError(), bad_sketches[*i].what), "%s -> %s", json, kilnLastError());
@@ -332,13 +371,16 @@ ParameterizedTest(int* i, taccl, bad_sketches_refused_naming_place_and_key) {
 
 Test(taccl, sketch_connections_and_paper_keys) {
   static const char json[] =
-      "{\"nnodes\": 3, \"intranode_sketch\": {\"strategy\": \"none\"}, \"internode_sketch\": {\"strategy\": \"relay\","
+      "{\"nnodes\": 3, \"intranode_sketch\": {\"strategy\": \"none\"}, \"internode_sketch\": {\"strategy\": "
+      "\"relay\","
       " \"internode_conn\": \"fully-connected\", \"beta_split\": {\"2\": 4}, \"chunk_to_relay_map\": [4, 3]},"
-      " \"symmetry_offsets\": [[1, 4]], \"hyperparameters\": {\"input_chunkup\": 3, \"input_size\": \"64K\"}}";
+      " \"symmetry_offsets\": [[1, 4]], \"hyperparameters\": {\"input_chunkup\": 3, \"input_size\": "
+      "\"64K\"}}";
   kilnSketch* s = NULL;
   int nnodes = 0;
-  cr_assert(eq(int, kilnSketchReadTacclMemory(json, strlen(json), "dir/fc.json", 4, &s, &nnodes), KILN_SUCCESS), "%s",
-            kilnLastError());
+  cr_assert(
+      eq(int, kilnSketchReadTacclMemory(json, strlen(json), "dir/fc.json", 4, &s, &nnodes), KILN_SUCCESS),
+      "%s", kilnLastError());
   cr_expect(eq(int, nnodes, 3));
   cr_expect(eq(str, s->name, "fc"));
   cr_expect(eq(int, (int)s->intra, (int)KILN_INTRA_ALL));
@@ -367,10 +409,11 @@ Test(taccl, cli_synthesizes_taccl_files, .timeout = 240) {
   static const char* const colls[] = {"allgather", "alltoall", "reducescatter", "allreduce"};
   for (int c = 0; c < 4; c++)
     for (int nodes = 2; nodes <= 4; nodes += 2) {
-      snprintf(args, sizeof args,
-               "synth --topo %s/plans/taccl/topo-hgx-h100.json --sketch %s/plans/taccl/sk-hgx-h100-n2.json %s "
-               "--coll %s -o %s/p.xml -q --time-limit 10 --stall 0.5",
-               KILN_SOURCE_DIR, KILN_SOURCE_DIR, nodes == 2 ? "" : "--nodes 4", colls[c], dir);
+      snprintf(
+          args, sizeof args,
+          "synth --topo %s/plans/taccl/topo-hgx-h100.json --sketch %s/plans/taccl/sk-hgx-h100-n2.json %s "
+          "--coll %s -o %s/p.xml -q --time-limit 10 --stall 0.5",
+          KILN_SOURCE_DIR, KILN_SOURCE_DIR, nodes == 2 ? "" : "--nodes 4", colls[c], dir);
       int rc = run_kiln(args, out, sizeof out);
       if (rc < 0) cr_skip_test("kiln CLI not built");
       cr_expect(eq(int, rc, 0), "%s: %s", args, out);
@@ -379,7 +422,8 @@ Test(taccl, cli_synthesizes_taccl_files, .timeout = 240) {
       cr_assert(eq(int, kilnPlanReadFile(args, &p), KILN_SUCCESS), "%s", kilnLastError());
       cr_expect(eq(int, p->ngpus, 8 * nodes));
       kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
-      cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s %d nodes: %s", colls[c], nodes, kilnLastError());
+      cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s %d nodes: %s", colls[c], nodes,
+                kilnLastError());
       kilnPlanFree(p);
       unlink(args);
     }

@@ -29,9 +29,9 @@ struct builtin_case {
 /* Cases live in file-scope tables; the parameter is an index (Criterion runs each
  * parameter in a fresh process, where pointers from the parent are not valid). */
 static const struct builtin_case builtin_round_trip_cases[] = {
-      {"ndv2", 1},     {"ndv2", 2},     {"ndv2", 4},      {"dgx2", 1},     {"dgx2", 2},
-      {"dgx2", 3},     {"hgx-h100", 1}, {"hgx-h100", 2},  {"hgx-h100", 8}, {"switch2", 1},
-      {"switch5", 3},  {"switch16", 1}, {"torus2x2", 1},  {"torus3x4", 1}, {"torus4x4", 2},
+    {"ndv2", 1},    {"ndv2", 2},     {"ndv2", 4},     {"dgx2", 1},     {"dgx2", 2},
+    {"dgx2", 3},    {"hgx-h100", 1}, {"hgx-h100", 2}, {"hgx-h100", 8}, {"switch2", 1},
+    {"switch5", 3}, {"switch16", 1}, {"torus2x2", 1}, {"torus3x4", 1}, {"torus4x4", 2},
 };
 #define N_builtin_round_trip (sizeof builtin_round_trip_cases / sizeof builtin_round_trip_cases[0])
 
@@ -60,7 +60,7 @@ ParameterizedTest(int* ci, topology, builtin_round_trip) {
 }
 
 static const struct builtin_case index_consistent_cases[] = {
-      {"ndv2", 2}, {"dgx2", 2}, {"hgx-h100", 3}, {"switch3", 2}, {"torus2x3", 2},
+    {"ndv2", 2}, {"dgx2", 2}, {"hgx-h100", 3}, {"switch3", 2}, {"torus2x3", 2},
 };
 #define N_index_consistent (sizeof index_consistent_cases / sizeof index_consistent_cases[0])
 
@@ -180,10 +180,10 @@ struct bad_builtin {
 };
 
 static const struct bad_builtin builtin_rejected_cases[] = {
-      {"dgx3", 1, "known: ndv2"},       {"switch1", 1, "2 <= N"},        {"switch1025", 1, "KILN_MAX_RANKS"},
-      {"switch8", 200, "KILN_MAX_RANKS"}, {"torus1x4", 1, "R, C >= 2"},   {"torus4x", 1, "unknown topology"},
-      {"torus40x40", 1, "KILN_MAX_RANKS"}, {"ndv2", 0, "nodes must be"}, {"dgx2", 65, "KILN_MAX_RANKS"},
-      {"switch8x", 1, "unknown topology"},
+    {"dgx3", 1, "known: ndv2"},          {"switch1", 1, "2 <= N"},     {"switch1025", 1, "KILN_MAX_RANKS"},
+    {"switch8", 200, "KILN_MAX_RANKS"},  {"torus1x4", 1, "R, C >= 2"}, {"torus4x", 1, "unknown topology"},
+    {"torus40x40", 1, "KILN_MAX_RANKS"}, {"ndv2", 0, "nodes must be"}, {"dgx2", 65, "KILN_MAX_RANKS"},
+    {"switch8x", 1, "unknown topology"},
 };
 #define N_builtin_rejected (sizeof builtin_rejected_cases / sizeof builtin_rejected_cases[0])
 
@@ -205,76 +205,101 @@ struct bad_xml {
 
 #define HDR "<?xml version=\"1.0\"?>\n"
 static const struct bad_xml hostile_xml_cases[] = {
-      {"", "bad.xml:1: empty document"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n", "bad.xml:4: Premature end of data"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"abc\"><node/></topology>", "is not an integer"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"1000000000\"><node/></topology>", "out of range"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"64\" nodes=\"64\"><node/></topology>", "KILN_MAX_RANKS"},
-      {HDR "<topology name=\"x\"><node/></topology>", "lacks the required attribute gpus_per_node"},
-      {HDR "<topology gpus_per_node=\"2\"><node/></topology>", "lacks the required attribute name"},
-      /* a misspelled optional attribute is refused, not ignored for its default */
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\" mul=\"4\"/>"
-           "</node></topology>",
-       "bad.xml:3: unknown attribute mul of <link> (known: src dst alpha beta mult kind)"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><nic id=\"0\" gpus=\"0\" kind=\"ib\"/></node></topology>",
-       "unknown attribute kind of <nic>"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node size=\"2\"/></topology>", "unknown attribute size of <node> (known: none)"},
-      {HDR "<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]>\n<topology name=\"&e;\" gpus_per_node=\"2\"><node/></topology>",
-       "bad.xml:2: DOCTYPE"},
-      {HDR "<!DOCTYPE lolz [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
-           "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\"><!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\">"
-           "<!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\"><!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\">"
-           "<!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\"><!ENTITY h \"&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;\">"
-           "<!ENTITY i \"&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;\">]>\n<topology name=\"&i;\" gpus_per_node=\"2\">&i;<node/></topology>",
-       "DOCTYPE"},
-      {"<!-- c -->\n<!DOCTYPE topology>\n<topology name=\"x\" gpus_per_node=\"2\"><node/></topology>", "bad.xml:2: DOCTYPE"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n<link src=\"0\" dst=\"2\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
-       "bad.xml:4: attribute dst=\"2\" of <link> is out of range [0, 1]"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n<link src=\"1\" dst=\"1\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
-       "bad.xml:4: self link"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/>\n"
-           "<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/></node></topology>",
-       "bad.xml:4: link 0->1 is given twice"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"nan\" beta=\"1\"/></node></topology>",
-       "not a finite number"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"-1\" beta=\"1\"/></node></topology>",
-       "out of range"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"1\"/></node></topology>",
-       "lacks the required attribute beta"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\" kind=\"warp\"/></node></topology>",
-       "unknown link kind \"warp\""},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><bogus/></node></topology>", "unexpected element <bogus>"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>text</node></topology>", "unexpected text"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"></topology>", "exactly one <node>"},
-      {HDR "<plan/>", "root element is <plan>, expected <topology>"},
-      /* the checks of the whole template name the line of the element at fault, not the root's */
-      {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<switch gpus=\"0 1 1\" alpha=\"1\" beta=\"1\"/>\n"
-           "</node></topology>",
-       "bad.xml:4: topology x: switch switch lists GPU 1 twice"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><switch gpus=\"0 x\" alpha=\"1\" beta=\"1\"/></node></topology>",
-       "not a list of integers"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<nic id=\"0\" gpus=\"0 1\"/>\n<nic id=\"1\" gpus=\"1\"/>\n"
-           "</node></topology>",
-       "bad.xml:5: topology x: GPU 1 is given to more than one NIC"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<nic id=\"0\" gpus=\"0\"/>\n<nic id=\"0\" gpus=\"1\"/>\n"
-           "</node></topology>",
-       "bad.xml:5: topology x: NIC id 0 is given twice"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/>\n"
-           "<switch name=\"s\" gpus=\"0 1\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
-       "bad.xml:5: topology x: GPUs 1 and 0 are joined by switch s"},
-      {"<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<switch name=\"s\" gpus=\"0 1\" alpha=\"1\" beta=\"1\"/>\n"
-           "<switch name=\"u\" gpus=\"2 1 0\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
-       "bad.xml:4: topology x: GPUs 0 and 1 are joined by switch u"}, /* no declaration: the root, on line 1, was named */
-      {HDR "<topology name=\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" gpus_per_node=\"2\"><node/></topology>",
-       "longer than 63"},
-      /* the simulator's costs: every attribute a knob, each in its range, one <costs> */
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs lunch=\"1\"/></topology>",
-       "bad.xml:3: <costs> has no knob \"lunch\""},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs launch=\"1\" put.LL.efficiency=\"1.5\"/></topology>",
-       "bad.xml:3: <costs>: simulator parameters: put.LL.efficiency is 1.5"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs sig=\"-1\"/></topology>", "bad.xml:3: attribute sig"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/><costs/><costs/></topology>", "at most one <costs>"},
-      {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/><costs><form/></costs></topology>", "unexpected element <form>"},
+    {"", "bad.xml:1: empty document"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n", "bad.xml:4: Premature end of data"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"abc\"><node/></topology>", "is not an integer"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"1000000000\"><node/></topology>", "out of range"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"64\" nodes=\"64\"><node/></topology>", "KILN_MAX_RANKS"},
+    {HDR "<topology name=\"x\"><node/></topology>", "lacks the required attribute gpus_per_node"},
+    {HDR "<topology gpus_per_node=\"2\"><node/></topology>", "lacks the required attribute name"},
+    /* a misspelled optional attribute is refused, not ignored for its default */
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\" "
+         "mul=\"4\"/>"
+         "</node></topology>",
+     "bad.xml:3: unknown attribute mul of <link> (known: src dst alpha beta mult kind)"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><nic id=\"0\" gpus=\"0\" "
+         "kind=\"ib\"/></node></topology>",
+     "unknown attribute kind of <nic>"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node size=\"2\"/></topology>",
+     "unknown attribute size of <node> (known: none)"},
+    {HDR "<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]>\n<topology name=\"&e;\" "
+         "gpus_per_node=\"2\"><node/></topology>",
+     "bad.xml:2: DOCTYPE"},
+    {HDR "<!DOCTYPE lolz [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
+         "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\"><!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\">"
+         "<!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\"><!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\">"
+         "<!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\"><!ENTITY h \"&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;\">"
+         "<!ENTITY i \"&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;\">]>\n<topology name=\"&i;\" "
+         "gpus_per_node=\"2\">&i;<node/></topology>",
+     "DOCTYPE"},
+    {"<!-- c -->\n<!DOCTYPE topology>\n<topology name=\"x\" gpus_per_node=\"2\"><node/></topology>",
+     "bad.xml:2: DOCTYPE"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n<link src=\"0\" dst=\"2\" alpha=\"1\" "
+         "beta=\"1\"/>\n</node></topology>",
+     "bad.xml:4: attribute dst=\"2\" of <link> is out of range [0, 1]"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\">\n<node>\n<link src=\"1\" dst=\"1\" alpha=\"1\" "
+         "beta=\"1\"/>\n</node></topology>",
+     "bad.xml:4: self link"},
+    {HDR
+     "<topology name=\"x\" gpus_per_node=\"2\"><node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/>\n"
+     "<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/></node></topology>",
+     "bad.xml:4: link 0->1 is given twice"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"nan\" "
+         "beta=\"1\"/></node></topology>",
+     "not a finite number"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"-1\" "
+         "beta=\"1\"/></node></topology>",
+     "out of range"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" "
+         "alpha=\"1\"/></node></topology>",
+     "lacks the required attribute beta"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\" "
+         "kind=\"warp\"/></node></topology>",
+     "unknown link kind \"warp\""},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node><bogus/></node></topology>",
+     "unexpected element <bogus>"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>text</node></topology>", "unexpected text"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"></topology>", "exactly one <node>"},
+    {HDR "<plan/>", "root element is <plan>, expected <topology>"},
+    /* the checks of the whole template name the line of the element at fault, not the root's */
+    {HDR
+     "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<switch gpus=\"0 1 1\" alpha=\"1\" beta=\"1\"/>\n"
+     "</node></topology>",
+     "bad.xml:4: topology x: switch switch lists GPU 1 twice"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"4\"><node><switch gpus=\"0 x\" alpha=\"1\" "
+         "beta=\"1\"/></node></topology>",
+     "not a list of integers"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<nic id=\"0\" gpus=\"0 1\"/>\n<nic id=\"1\" "
+         "gpus=\"1\"/>\n"
+         "</node></topology>",
+     "bad.xml:5: topology x: GPU 1 is given to more than one NIC"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<nic id=\"0\" gpus=\"0\"/>\n<nic id=\"0\" "
+         "gpus=\"1\"/>\n"
+         "</node></topology>",
+     "bad.xml:5: topology x: NIC id 0 is given twice"},
+    {HDR
+     "<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<link src=\"0\" dst=\"1\" alpha=\"1\" beta=\"1\"/>\n"
+     "<switch name=\"s\" gpus=\"0 1\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
+     "bad.xml:5: topology x: GPUs 1 and 0 are joined by switch s"},
+    {"<topology name=\"x\" gpus_per_node=\"4\">\n<node>\n<switch name=\"s\" gpus=\"0 1\" alpha=\"1\" "
+     "beta=\"1\"/>\n"
+     "<switch name=\"u\" gpus=\"2 1 0\" alpha=\"1\" beta=\"1\"/>\n</node></topology>",
+     "bad.xml:4: topology x: GPUs 0 and 1 are joined by switch u"}, /* no declaration: the root, on line 1, was named */
+    {HDR "<topology name=\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" "
+         "gpus_per_node=\"2\"><node/></topology>",
+     "longer than 63"},
+    /* the simulator's costs: every attribute a knob, each in its range, one <costs> */
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs lunch=\"1\"/></topology>",
+     "bad.xml:3: <costs> has no knob \"lunch\""},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs launch=\"1\" "
+         "put.LL.efficiency=\"1.5\"/></topology>",
+     "bad.xml:3: <costs>: simulator parameters: put.LL.efficiency is 1.5"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs sig=\"-1\"/></topology>",
+     "bad.xml:3: attribute sig"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/><costs/><costs/></topology>",
+     "at most one <costs>"},
+    {HDR "<topology name=\"x\" gpus_per_node=\"2\"><node/><costs><form/></costs></topology>",
+     "unexpected element <form>"},
 };
 #define N_hostile_xml (sizeof hostile_xml_cases / sizeof hostile_xml_cases[0])
 
@@ -294,11 +319,13 @@ ParameterizedTest(int* ci, topology, hostile_xml) {
 /* The simulator's costs of a topology: written with every knob, read back the same; the knobs a
  * file leaves out keep the defaults. */
 Test(topology, costs_round_trip) {
-  const char* xml = HDR "<topology name=\"x\" gpus_per_node=\"2\"><node>"
-                        "<switch name=\"s\" gpus=\"0 1\" alpha=\"0.74\" beta=\"2.7\"/></node>"
-                        "<costs launch=\"1.5\" put.LL128.efficiency=\"0.625\" tb_beta=\"30\"/></topology>";
+  const char* xml = HDR
+      "<topology name=\"x\" gpus_per_node=\"2\"><node>"
+      "<switch name=\"s\" gpus=\"0 1\" alpha=\"0.74\" beta=\"2.7\"/></node>"
+      "<costs launch=\"1.5\" put.LL128.efficiency=\"0.625\" tb_beta=\"30\"/></topology>";
   kilnTopology *t = NULL, *u = NULL;
-  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "c.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "c.xml", &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_assert(t->has_costs);
   kilnSimParams want = KILN_SIM_PARAMS_INIT;
   want.launch_us = 1.5;
@@ -339,7 +366,8 @@ Test(topology, deep_nesting) {
   cr_assert(eq(int, r, KILN_ERR_PARSE));
   cr_assert(contains(kilnLastError(), "deep.xml:1:"), "message: %s", kilnLastError());
   cr_assert(contains(kilnLastError(), "nested too deeply"), "message: %s", kilnLastError());
-  cr_assert(not(contains(kilnLastError(), "XML_PARSE_HUGE")), "advice the user cannot act on: %s", kilnLastError());
+  cr_assert(not(contains(kilnLastError(), "XML_PARSE_HUGE")), "advice the user cannot act on: %s",
+            kilnLastError());
   free(x);
 }
 
@@ -452,7 +480,8 @@ Test(topology, cli_names_files_and_options) {
   expect_kiln(out, sizeof out, 2, "-o given twice", "topo --topo switch2 -o %s/a.xml -o %s/b.xml", dir, dir);
   expect_kiln(out, sizeof out, 2, "-o needs a value", "topo --topo switch2 -o");
   expect_kiln(out, sizeof out, 1, NULL, "show --topo switch2 > /dev/full"); /* printf'd */
-  expect_kiln(out, sizeof out, 0, "<topology name=\"switch2\"", "topo --topo switch2 -o /dev/stdout"); /* a pipe */
+  expect_kiln(out, sizeof out, 0, "<topology name=\"switch2\"",
+              "topo --topo switch2 -o /dev/stdout"); /* a pipe */
   f = fopen("log.txt", "w"); /* -o /dev/stdout appended to a file: the file's lines before stay */
   cr_assert(not(eq(ptr, f, NULL)));
   fputs("kept\n", f);
@@ -489,7 +518,8 @@ Test(topology, custom_file_expansion) {
       "  <internode alpha=\"2\" beta=\"50\"/>\n"
       "</topology>\n";
   kilnTopology* t = NULL;
-  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "pair.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "pair.xml", &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_assert(eq(int, t->nranks, 6));
   cr_assert(eq(int, t->nlinks, 3 + 3 * 2));
   cr_assert(eq(int, kilnTopologyLink(t, 2, 3)->mult, 3));
@@ -550,7 +580,8 @@ static char* utf16(const char* s, size_t* len) {
 /* Entity tricks in UTF-16 (past the ASCII prolog check) still fail cleanly, never expanded. */
 Test(topology, utf16_entities_rejected) {
   const char* xxe =
-      "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<!DOCTYPE t [<!ENTITY e SYSTEM \"file:///etc/passwd\">]>\n"
+      "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<!DOCTYPE t [<!ENTITY e SYSTEM "
+      "\"file:///etc/passwd\">]>\n"
       "<topology name=\"x\" gpus_per_node=\"2\">&e;<node/></topology>\n";
   const char* laughs =
       "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<!DOCTYPE t [<!ENTITY a \"aaaaaaaaaa\">"
@@ -589,9 +620,12 @@ Test(topology, empty_file) {
 /* Names with markup characters and non-ASCII text survive the round trip unchanged (found by
  * fuzzing: the reader used to re-escape attribute text). */
 Test(topology, name_escaping_round_trip) {
-  const char* xml = "<topology name=\"a&amp;b &lt;c&gt; &quot;q&quot; \xd8\x87 &#10;x\" gpus_per_node=\"1\"><node/></topology>";
+  const char* xml =
+      "<topology name=\"a&amp;b &lt;c&gt; &quot;q&quot; \xd8\x87 &#10;x\" "
+      "gpus_per_node=\"1\"><node/></topology>";
   kilnTopology *t = NULL, *u = NULL;
-  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "n.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTopologyReadMemory(xml, strlen(xml), "n.xml", &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_assert(eq(str, t->name, "a&b <c> \"q\" \xd8\x87 \nx"));
   char* a = topo_xml(t);
   cr_assert(eq(int, kilnTopologyReadMemory(a, strlen(a), "n2.xml", &u), KILN_SUCCESS), "%s", kilnLastError());
@@ -630,19 +664,23 @@ Test(topology, parsers_and_writers_refuse_null) {
  * followed was dropped: `<topology .../>` NUL `<garbage` read as a topology); a denormal cost
  * reads as its value (it was "out of range" by strtod's underflow). */
 Test(topology, nul_byte_refused_denormal_read) {
-  static const char doc[] = "<topology name=\"n\" gpus_per_node=\"2\">\n"
-                            "  <node><switch name=\"s\" gpus=\"0 1\" alpha=\"0.7\" beta=\"46\"/></node>\n"
-                            "</topology>\n\0<garbage";
+  static const char doc[] =
+      "<topology name=\"n\" gpus_per_node=\"2\">\n"
+      "  <node><switch name=\"s\" gpus=\"0 1\" alpha=\"0.7\" beta=\"46\"/></node>\n"
+      "</topology>\n\0<garbage";
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyReadMemory(doc, sizeof doc - 1, "nul.xml", &t), KILN_ERR_PARSE));
   cr_assert(contains(kilnLastError(), "nul.xml:4: a NUL byte"), "%s", kilnLastError());
-  cr_assert(eq(int, kilnTopologyReadMemory(doc, strlen(doc), "ok.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTopologyReadMemory(doc, strlen(doc), "ok.xml", &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnTopologyFree(t);
-  static const char tiny[] = "<topology name=\"d\" gpus_per_node=\"2\">\n"
-                             "  <node><switch name=\"s\" gpus=\"0 1\" alpha=\"5e-324\" beta=\"46\"/></node>\n"
-                             "</topology>\n";
+  static const char tiny[] =
+      "<topology name=\"d\" gpus_per_node=\"2\">\n"
+      "  <node><switch name=\"s\" gpus=\"0 1\" alpha=\"5e-324\" beta=\"46\"/></node>\n"
+      "</topology>\n";
   t = NULL;
-  cr_assert(eq(int, kilnTopologyReadMemory(tiny, strlen(tiny), "tiny.xml", &t), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTopologyReadMemory(tiny, strlen(tiny), "tiny.xml", &t), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnTopologyFree(t);
 }
 
@@ -715,7 +753,7 @@ Test(topology, cli_profile_arguments) {
   snprintf(path, sizeof path, "%s/t.xml", dir);
   snprintf(args, sizeof args, "profile --gpus 2 -o %s", path);
   const int rc = run_kiln(args, out, sizeof out); /* 0 only where 2 GPUs are: it measures them */
-  if (strstr(out, "without the GPU runtime")) { /* a CPU-only build: every run is refused */
+  if (strstr(out, "without the GPU runtime")) {   /* a CPU-only build: every run is refused */
     cr_expect(eq(int, rc, 1), "%s", out);
   } else {
     expect_kiln(out, sizeof out, 2, "--reps 0", "profile --reps 0");

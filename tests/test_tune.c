@@ -38,7 +38,8 @@ Test(tune, classic_candidates) {
   kilnTuneSet set = {0};
   int added = -1;
   g_notes = 0;
-  cr_assert(eq(int, kilnTuneClassic(&set, KILN_COLL_ALLREDUCE, 4, &sp, countNote, NULL, &added), KILN_SUCCESS));
+  cr_assert(
+      eq(int, kilnTuneClassic(&set, KILN_COLL_ALLREDUCE, 4, &sp, countNote, NULL, &added), KILN_SUCCESS));
   cr_expect(eq(int, added, 8));
   cr_expect(eq(int, set.n, 8));
   cr_expect(eq(int, g_notes, 0));
@@ -67,7 +68,8 @@ Test(tune, default_space_leaves_out_what_does_not_apply) {
     g_notes = g_unsupported = 0;
     cr_assert(eq(int, kilnTuneClassic(&set, (kilnColl_t)c, 2, &sp, countNote, NULL, &added), KILN_SUCCESS));
     cr_expect(gt(int, added, 0), "%s", kilnCollName((kilnColl_t)c));
-    cr_expect(eq(int, added + g_notes, KILN_TUNE_NUM_FORMS * KILN_NUM_PROTOS * 6), "%s", kilnCollName((kilnColl_t)c));
+    cr_expect(eq(int, added + g_notes, KILN_TUNE_NUM_FORMS * KILN_NUM_PROTOS * 6), "%s",
+              kilnCollName((kilnColl_t)c));
     cr_expect(eq(int, g_unsupported, g_notes), "%s: a plan left out for another reason than unsupported",
               kilnCollName((kilnColl_t)c));
     for (int i = 0; i < set.n; i++) {
@@ -94,7 +96,8 @@ Test(tune, add_refuses_duplicates_and_wrong_plans) {
   /* rank 0's first receive lands on the wrong output chunk: rank 1's data goes nowhere */
   for (int t = 0; t < bad->gpus[0].ntbs; t++)
     for (int s = 0; s < bad->gpus[0].tbs[t].nsteps; s++)
-      if (bad->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV || bad->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV_COPY_SEND)
+      if (bad->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV ||
+          bad->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV_COPY_SEND)
         bad->gpus[0].tbs[t].steps[s].dstoff = 0;
   cr_expect(eq(int, kilnTuneAdd(&set, bad, "classic"), KILN_ERR_VERIFY));
   cr_expect(eq(int, set.n, 1));
@@ -274,21 +277,24 @@ Test(tune, writes_a_folder_the_registry_loads) {
   char tmp[64], dir[128];
   make_tmpdir(tmp, sizeof tmp);
   snprintf(dir, sizeof dir, "%s/plans", tmp);
-  cr_assert(eq(int, kilnTuneWriteDir(dir, &f.m, &f.res, 1, "kiln tune --test"), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTuneWriteDir(dir, &f.m, &f.res, 1, "kiln tune --test"), KILN_SUCCESS), "%s",
+            kilnLastError());
   cr_expect(eq(int, entries(tmp), 1), "something left beside the folder");
   cr_expect(eq(int, entries(dir), 4)); /* two plans, tune.csv, README */
   char path[256];
   snprintf(path, sizeof path, "%s/README", dir);
   const char* readme = slurp(path);
   cr_assert(readme != NULL);
-  cr_expect(contains(readme, "Test GPU") && contains(readme, "2.28.9") && contains(readme, "rehearsal: yes"), "%s", readme);
+  cr_expect(contains(readme, "Test GPU") && contains(readme, "2.28.9") && contains(readme, "rehearsal: yes"),
+            "%s", readme);
   cr_expect(contains(readme, "kiln tune --test"), "%s", readme);
   snprintf(path, sizeof path, "%s/tune.csv", dir);
   const char* csv = slurp(path);
   cr_assert(csv != NULL);
   cr_expect(contains(csv, "coll,ranks,bytes,candidate,source,us,nccl_us,status,kept\n"), "%s", csv);
   cr_expect(contains(csv, "allgather,2,16,direct-allgather-n2-c1-i1-LL,classic,2.00,5.00,ok,1\n"), "%s", csv);
-  cr_expect(contains(csv, "allgather,2,256,direct-allgather-n2-c1-i1-LL,classic,9.00,5.00,ok,0\n"), "%s", csv);
+  cr_expect(contains(csv, "allgather,2,256,direct-allgather-n2-c1-i1-LL,classic,9.00,5.00,ok,0\n"), "%s",
+            csv);
 
   kilnRegistryReset();
   cr_assert(eq(int, kilnRegistryLoadPath(dir), KILN_SUCCESS), "%s", kilnLastError());
@@ -297,7 +303,8 @@ Test(tune, writes_a_folder_the_registry_loads) {
   cr_expect(eq(str, (char*)e->name, "direct-allgather-n2-c1-i1-LL-r0"));
   cr_expect(eq(u64, e->minBytes, 0));
   cr_expect(eq(u64, e->maxBytes, 128));
-  const kilnRegistryEntry* mid = kilnRegistrySelect(KILN_COLL_ALLGATHER, 2, 256, false, KILN_FLOAT32, KILN_SUM);
+  const kilnRegistryEntry* mid =
+      kilnRegistrySelect(KILN_COLL_ALLGATHER, 2, 256, false, KILN_FLOAT32, KILN_SUM);
   cr_expect(mid == NULL || !kilnRegistryIsLoaded(mid), "a loaded plan where NCCL is faster");
   e = kilnRegistrySelect(KILN_COLL_ALLGATHER, 2, 1024, false, KILN_FLOAT32, KILN_SUM);
   cr_assert(not(eq(ptr, (void*)e, NULL)));
@@ -401,7 +408,8 @@ Test(tune_cli, refuses_without_a_gpu) {
 Test(tune_cli, lists_candidates) {
   char out[1 << 16];
   setenv("CUDA_VISIBLE_DEVICES", "", 1);
-  if (expect_kiln(out, sizeof out, 0, "allreduce: ", "tune --list --ranks 2 --colls allreduce --instances 1,4") < 0)
+  if (expect_kiln(out, sizeof out, 0,
+                  "allreduce: ", "tune --list --ranks 2 --colls allreduce --instances 1,4") < 0)
     cr_skip_test("the kiln CLI is not built");
   cr_expect(contains(out, "synth   kiln-switch2-allreduce\n"), "%s", out);
   cr_expect(contains(out, "classic ring-allreduce-n2-c1-i4-LL\n"), "%s", out);

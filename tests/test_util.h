@@ -30,11 +30,11 @@ static inline void rm_tree(const char* dir) {
 /* The parameters of a Criterion test that runs once per index 0..n-1 of a file-scope case table
  * (Criterion runs each parameter in a fresh process, where pointers from the parent are not
  * valid, so the parameter is an index, not a case). */
-#define KILN_INDEX_PARAMS(suite, name, n)                              \
-  ParameterizedTestParameters(suite, name) {                           \
-    static int idx[n];                                                 \
-    for (size_t i = 0; i < (size_t)(n); i++) idx[i] = (int)i;         \
-    return cr_make_param_array(int, idx, (n));                         \
+#define KILN_INDEX_PARAMS(suite, name, n)                     \
+  ParameterizedTestParameters(suite, name) {                  \
+    static int idx[n];                                        \
+    for (size_t i = 0; i < (size_t)(n); i++) idx[i] = (int)i; \
+    return cr_make_param_array(int, idx, (n));                \
   }
 
 #endif

@@ -62,7 +62,9 @@ static void cat(char** buf, size_t* len, size_t* cap, const char* fmt, ...) {
   }
 }
 
-#define STEP "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" cnt=\"1\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n"
+#define STEP                                                                                            \
+  "      <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" cnt=\"1\" " \
+  "depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n"
 
 /* ---- MSCCL-style plans from other tools ---- */
 
@@ -70,24 +72,34 @@ static void cat(char** buf, size_t* len, size_t* cap, const char* fmt, ...) {
  * dependencies with srcoff/dstoff -1 and cnt 0, no outofplace attribute. */
 Test(verify, msccl_inplace_allreduce_with_nops) {
   const char* xml =
-      "<algo name=\"ar2\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allreduce\" inplace=\"1\">\n"
+      "<algo name=\"ar2\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "
+      "coll=\"allreduce\" inplace=\"1\">\n"
       " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"
       "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
-      "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "   <step s=\"2\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "   <step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
+      "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"2\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
       "  </tb>\n"
       "  <tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
-      "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"0\" deps=\"3\" hasdep=\"0\"/>\n"
+      "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" "
+      "depid=\"0\" deps=\"3\" hasdep=\"0\"/>\n"
       "  </tb>\n"
       " </gpu>\n"
       " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"
       "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
-      "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "   <step s=\"2\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "   <step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"2\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
       "  </tb>\n"
       " </gpu>\n"
       "</algo>\n";
@@ -97,17 +109,22 @@ Test(verify, msccl_inplace_allreduce_with_nops) {
 /* msccl-tools in-place alltoall: both buffers declared, one memory (inplace="1"). The plan is
  * only right with the buffers aliased, which is how the verifier runs an in-place plan. */
 static const char* a2a_inplace_xml =
-    "<algo name=\"a2a\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"alltoall\" inplace=\"1\">\n"
+    "<algo name=\"a2a\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"alltoall\" "
+    "inplace=\"1\">\n"
     " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
     "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
-    "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-    "   <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>\n"
+    "   <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>\n"
     "  </tb>\n"
     " </gpu>\n"
     " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
     "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
-    "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-    "   <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>\n"
+    "   <step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+    "deps=\"-1\" hasdep=\"0\"/>\n"
     "  </tb>\n"
     " </gpu>\n"
     "</algo>\n";
@@ -126,21 +143,34 @@ Test(verify, alltoall_without_local_copy_fails_out_of_place) {
 /* In-place allgather with no input buffer (i_chunks=0): rank r's data starts at o[r]. */
 Test(verify, msccl_inplace_allgather_ring) {
   const char* xml =
-      "<algo name=\"ag3\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"3\" ngpus=\"3\" coll=\"allgather\" inplace=\"1\">\n"
-      " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"1\" recv=\"2\" chan=\"0\">\n"
-      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "<algo name=\"ag3\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"3\" ngpus=\"3\" coll=\"allgather\" "
+      "inplace=\"1\">\n"
+      " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"1\" recv=\"2\" "
+      "chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\"/>\n"
       " </tb></gpu>\n"
-      " <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"2\" recv=\"0\" chan=\"0\">\n"
-      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      " <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"2\" recv=\"0\" "
+      "chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\"/>\n"
       " </tb></gpu>\n"
-      " <gpu id=\"2\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"1\" chan=\"0\">\n"
-      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      " <gpu id=\"2\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"1\" "
+      "chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rcs\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\"/>\n"
       " </tb></gpu>\n"
       "</algo>\n";
   expect_ok(read_xml(xml));
@@ -151,7 +181,8 @@ Test(verify, msccl_inplace_allgather_ring) {
 Test(verify, taccl_inplace_allgather_with_declared_input) {
   size_t len = 0, cap = 4096;
   char* b = malloc(cap);
-  cat(&b, &len, &cap, "<algo name=\"taccl\" nchannels=\"3\" nchunksperloop=\"6\" proto=\"Simple\" "
+  cat(&b, &len, &cap,
+      "<algo name=\"taccl\" nchannels=\"3\" nchunksperloop=\"6\" proto=\"Simple\" "
       "coll=\"allgather\" inplace=\"1\" redop=\"nop\" ngpus=\"2\">\n");
   for (int r = 0; r < 2; r++) {
     cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"3\" o_chunks=\"6\" s_chunks=\"0\">\n", r);
@@ -182,14 +213,21 @@ Test(verify, taccl_inplace_allgather_with_declared_input) {
 /* The older dialect: coll="reduce_scatter", no minBytes/maxBytes, out of place. */
 Test(verify, old_dialect_reduce_scatter) {
   const char* xml =
-      "<algo name=\"rs2\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"reduce_scatter\" inplace=\"0\">\n"
-      " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"1\" s_chunks=\"0\"><tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
-      "  <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "  <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "<algo name=\"rs2\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "
+      "coll=\"reduce_scatter\" inplace=\"0\">\n"
+      " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"1\" s_chunks=\"0\"><tb id=\"0\" send=\"1\" recv=\"1\" "
+      "chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
       " </tb></gpu>\n"
-      " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"1\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
-      "  <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
-      "  <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"1\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"0\" "
+      "chan=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+      "deps=\"-1\" hasdep=\"0\"/>\n"
+      "  <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
       " </tb></gpu>\n"
       "</algo>\n";
   expect_ok(read_xml(xml));
@@ -250,8 +288,10 @@ Test(verify, in_place_plan_writing_its_input_passes) { expect_ok(ring_rs_writing
 static char* msccl_allpairs_xml(int n) {
   size_t len = 0, cap = 4096;
   char* b = malloc(cap);
-  cat(&b, &len, &cap, "<algo name=\"allreduce_pairs\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"%d\" "
-      "ngpus=\"%d\" coll=\"allreduce\" inplace=\"1\">\n", n, n);
+  cat(&b, &len, &cap,
+      "<algo name=\"allreduce_pairs\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"%d\" "
+      "ngpus=\"%d\" coll=\"allreduce\" inplace=\"1\">\n",
+      n, n);
   for (int r = 0; r < n; r++) {
     cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"0\" s_chunks=\"%d\">\n", r, n, n - 1);
     cat(&b, &len, &cap, "    <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n");
@@ -297,8 +337,10 @@ Test(verify, msccl_channel_per_chunk_ring) {
   const int n = 8;
   size_t len = 0, cap = 4096;
   char* b = malloc(cap);
-  cat(&b, &len, &cap, "<algo name=\"allreduce_ring\" proto=\"LL128\" nchannels=\"%d\" nchunksperloop=\"%d\" "
-      "ngpus=\"%d\" coll=\"allreduce\" inplace=\"1\">\n", n, n, n);
+  cat(&b, &len, &cap,
+      "<algo name=\"allreduce_ring\" proto=\"LL128\" nchannels=\"%d\" nchunksperloop=\"%d\" "
+      "ngpus=\"%d\" coll=\"allreduce\" inplace=\"1\">\n",
+      n, n, n);
   for (int r = 0; r < n; r++) {
     cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"0\" s_chunks=\"0\">\n", r, n);
     for (int c = 0; c < n; c++) {
@@ -462,7 +504,8 @@ Test(verify, dropped_dependency_races_in_a_large_plan) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.instances = 3;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 32, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 32, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   int tbs = 0, steps = 0;
   for (int r = 0; r < p->ngpus; r++)
     for (int t = 0; t < p->gpus[r].ntbs; t++, tbs++) steps += p->gpus[r].tbs[t].nsteps;
@@ -560,8 +603,9 @@ Test(verify, ring_needs_chunks_plus_one_slots) {
   vo.fifo_depth = 3;
   cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_ERR_VERIFY));
   cr_expect(contains(kilnLastError(), "deadlock"), "%s", kilnLastError());
-  cr_expect(contains(kilnLastError(), "rank 0 tb 0 step 3 (rcs) waits for a free slot in the FIFO to rank 1 tb 0"),
-            "%s", kilnLastError());
+  cr_expect(
+      contains(kilnLastError(), "rank 0 tb 0 step 3 (rcs) waits for a free slot in the FIFO to rank 1 tb 0"),
+      "%s", kilnLastError());
   vo.fifo_depth = 0; /* unbounded */
   cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s", kilnLastError());
   vo.fifo_depth = -1;
@@ -611,8 +655,8 @@ Test(verify, seeds_and_single_op) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 6, 2, true);
   for (uint64_t seed = 1; seed <= 5; seed++) {
     kilnVerifyOptions vo = {8, seed, seed % 2 == 0, 0};
-    cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "seed %llu: %s",
-              (unsigned long long)seed, kilnLastError());
+    cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "seed %llu: %s", (unsigned long long)seed,
+              kilnLastError());
   }
   kilnPlanFree(p);
 }
@@ -631,8 +675,10 @@ Test(verify, scale_128_ranks) {
 static char* taccl_alltoall_xml(int n) {
   size_t len = 0, cap = 4096;
   char* b = malloc(cap);
-  cat(&b, &len, &cap, "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"%d\" proto=\"Simple\" "
-      "coll=\"alltoall\" inplace=\"0\" redop=\"nop\" ngpus=\"%d\">\n", n, n);
+  cat(&b, &len, &cap,
+      "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"%d\" proto=\"Simple\" "
+      "coll=\"alltoall\" inplace=\"0\" redop=\"nop\" ngpus=\"%d\">\n",
+      n, n);
   for (int r = 0; r < n; r++) {
     cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"0\">\n", r, n, n);
     cat(&b, &len, &cap, "    <copy i_off=\"%d\" o_off=\"%d\"/>\n", r, r);
@@ -712,29 +758,36 @@ Test(verify, taccl_alltoall_lowered) {
 /* Allgather (2 ranks, out of place) whose send of the copied chunk already waits on a nop
  * threadblock, and whose receive waits on that send. */
 static const char* ag_copy_dep_xml =
-    "<algo name=\"agc\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allgather\" inplace=\"0\">\n"
+    "<algo name=\"agc\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allgather\" "
+    "inplace=\"0\">\n"
     " <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n"
     "  <copy i_off=\"0\" o_off=\"0\"/>\n"
     "  <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
-    "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
+    "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
     "  </tb>\n"
     "  <tb id=\"1\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
-    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"0\" deps=\"0\" hasdep=\"1\"/>\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"0\" "
+    "deps=\"0\" hasdep=\"1\"/>\n"
     "  </tb>\n"
     "  <tb id=\"2\" send=\"-1\" recv=\"1\" chan=\"0\">\n"
-    "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"1\" deps=\"0\" hasdep=\"0\"/>\n"
+    "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"1\" "
+    "deps=\"0\" hasdep=\"0\"/>\n"
     "  </tb>\n"
     " </gpu>\n"
     " <gpu id=\"1\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n"
     "  <copy i_off=\"0\" o_off=\"1\"/>\n"
     "  <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
-    "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
+    "   <step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"
     "  </tb>\n"
     "  <tb id=\"1\" send=\"0\" recv=\"-1\" chan=\"0\">\n"
-    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"0\" deps=\"0\" hasdep=\"1\"/>\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"0\" "
+    "deps=\"0\" hasdep=\"1\"/>\n"
     "  </tb>\n"
     "  <tb id=\"2\" send=\"-1\" recv=\"0\" chan=\"0\">\n"
-    "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"1\" deps=\"0\" hasdep=\"0\"/>\n"
+    "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"1\" "
+    "deps=\"0\" hasdep=\"0\"/>\n"
     "  </tb>\n"
     " </gpu>\n"
     "</algo>\n";
@@ -795,7 +848,8 @@ Test(verify, lowered_copy_dependency_direct) {
 Test(verify, taccl_inplace_allgather_copies_lowered) {
   size_t len = 0, cap = 4096;
   char* b = malloc(cap);
-  cat(&b, &len, &cap, "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"6\" proto=\"Simple\" "
+  cat(&b, &len, &cap,
+      "<algo name=\"taccl\" nchannels=\"1\" nchunksperloop=\"6\" proto=\"Simple\" "
       "coll=\"allgather\" inplace=\"1\" outofplace=\"1\" redop=\"nop\" ngpus=\"2\">\n");
   for (int r = 0; r < 2; r++) {
     cat(&b, &len, &cap, "  <gpu id=\"%d\" i_chunks=\"3\" o_chunks=\"6\" s_chunks=\"0\">\n", r);
@@ -832,7 +886,6 @@ Test(verify, lowering_rejects_bad_copy) {
 
 /* ---- the CLI (build/kiln) ---- */
 
-
 /* kiln verify: one line per file, exit 0 only when all pass, 2 on bad usage. */
 Test(verify, cli_reports_each_file) {
   char dir[64], out[8192], args[1024], good[256], bad[256];
@@ -849,7 +902,8 @@ Test(verify, cli_reports_each_file) {
   if (rc < 0) cr_skip_test("kiln CLI not built");
   cr_expect(eq(int, rc, 0), "%s", out);
   cr_expect(contains(out, ": OK (allreduce, 4 ranks, 4 tbs, 28 steps)"), "%s", out);
-  expect_kiln(out, sizeof out, 1, "good.xml: OK", "verify --schedules 2 --seed 9 --fifo-depth 2 %s %s", good, bad);
+  expect_kiln(out, sizeof out, 1, "good.xml: OK", "verify --schedules 2 --seed 9 --fifo-depth 2 %s %s", good,
+              bad);
   cr_expect(contains(out, "bad.xml: rank"), "%s", out);
   cr_expect(contains(out, "tb 0 step 2 (rrs)"), "%s", out);
   expect_kiln(out, sizeof out, 2, NULL, "verify");
@@ -928,10 +982,13 @@ Test(verify, counts_past_the_verifiers_ints_refused) {
   char* s = NULL;
   size_t len = 0, cap = 0;
   const int n = 256, k = 65535;
-  grow_printf(&s, &len, &cap, "<algo name=\"big\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"%d\" ngpus=\"%d\" "
-              "coll=\"allgather\">\n", n * k, n);
+  grow_printf(&s, &len, &cap,
+              "<algo name=\"big\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"%d\" ngpus=\"%d\" "
+              "coll=\"allgather\">\n",
+              n * k, n);
   for (int r = 0; r < n; r++)
-    grow_printf(&s, &len, &cap, "<gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"0\"/>\n", r, k, n * k);
+    grow_printf(&s, &len, &cap, "<gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"0\"/>\n", r, k,
+                n * k);
   grow_printf(&s, &len, &cap, "</algo>\n");
   kilnPlan* p = NULL;
   cr_assert(eq(int, kilnPlanReadMemory(s, len, "big.xml", &p), KILN_SUCCESS), "%s", kilnLastError());
@@ -940,16 +997,20 @@ Test(verify, counts_past_the_verifiers_ints_refused) {
   kilnPlanFree(p);
   len = 0;
   const int C = 1 << 24;
-  grow_printf(&s, &len, &cap, "<algo name=\"wrap\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"%d\" ngpus=\"2\" "
-              "coll=\"alltoall\">\n", C);
+  grow_printf(&s, &len, &cap,
+              "<algo name=\"wrap\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"%d\" ngpus=\"2\" "
+              "coll=\"alltoall\">\n",
+              C);
   for (int g = 0; g < 2; g++) {
     grow_printf(&s, &len, &cap, "<gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"0\">", g, C, C);
     for (int t = 0; t < 2; t++) {
       grow_printf(&s, &len, &cap, "<tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", t, t ? -1 : 1 - g,
                   t ? 1 - g : -1);
       for (int i = 0; i < 256; i++)
-        grow_printf(&s, &len, &cap, "<step s=\"%d\" type=\"%s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" "
-                    "cnt=\"%d\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n", i, t ? "r" : "s", C);
+        grow_printf(&s, &len, &cap,
+                    "<step s=\"%d\" type=\"%s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" "
+                    "cnt=\"%d\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n",
+                    i, t ? "r" : "s", C);
       grow_printf(&s, &len, &cap, "</tb>");
     }
     grow_printf(&s, &len, &cap, "</gpu>\n");
@@ -1006,8 +1067,10 @@ static kilnStep* mstep(kilnPlan* p, int r, int t, kilnStepType_t type, int peer,
   s->peer = peer;
   return s;
 }
-#define SIG(p, r, t, peer) (mstep((p), (r), (t), KILN_STEP_SIGNAL, (peer), KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1)->cnt = 0)
-#define WAIT(p, r, t, peer) (mstep((p), (r), (t), KILN_STEP_WAIT, (peer), KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1)->cnt = 0)
+#define SIG(p, r, t, peer) \
+  (mstep((p), (r), (t), KILN_STEP_SIGNAL, (peer), KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1)->cnt = 0)
+#define WAIT(p, r, t, peer) \
+  (mstep((p), (r), (t), KILN_STEP_WAIT, (peer), KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1)->cnt = 0)
 
 /* A 2-rank allgather that reads the peer's input in place (zero copy): with arrival it verifies;
  * without, the first get reads the peer's input before the peer signalled that its call began. */
@@ -1030,7 +1093,8 @@ Test(verify_mem, get_after_arrival_verifies) { expect_ok(get_allgather(true)); }
 
 Test(verify_mem, read_before_the_peers_signal_refused) {
   REJECTED(get_allgather(false),
-           "rank 0 tb 0 step 0 (get) in call 0 iteration 0 reads rank 1's input chunk 0 before rank 1 signalled that "
+           "rank 0 tb 0 step 0 (get) in call 0 iteration 0 reads rank 1's input chunk 0 before rank 1 "
+           "signalled that "
            "its call 0 began: wait for a signal rank 1 raises in that call first [out of place]");
 }
 
@@ -1038,9 +1102,11 @@ Test(verify_mem, read_before_the_peers_signal_refused) {
 Test(verify_mem, peer_ending_before_a_get_refused) {
   kilnPlan* p = get_allgather(true);
   for (int r = 0; r < 2; r++) p->gpus[r].tbs[0].nsteps -= 2; /* no done signal */
-  REJECTED(p, "rank 1 tb 0 step 2 (get) in call 0 iteration 2 may still read rank 0's input chunk 0 when rank 0's "
-              "call 0 ends and its caller writes the next call's input: rank 0 must wait on a signal rank 1 raises "
-              "after that read");
+  REJECTED(
+      p,
+      "rank 1 tb 0 step 2 (get) in call 0 iteration 2 may still read rank 0's input chunk 0 when rank 0's "
+      "call 0 ends and its caller writes the next call's input: rank 0 must wait on a signal rank 1 raises "
+      "after that read");
 }
 
 /* Rank 0 puts into rank 1's scratch from a threadblock that never hears from rank 1, so in the
@@ -1060,9 +1126,11 @@ Test(verify_mem, write_over_what_a_peer_may_still_read_refused) {
   mstep(p, 0, 0, KILN_STEP_GET, 1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 1);
   mstep(p, 0, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, 0);
   SIG(p, 0, 0, 1);
-  REJECTED(p, "rank 0 tb 1 step 0 (put) in call 0 iteration 2 writes rank 1's scratch chunk 0 (half 0) while rank 1 "
-              "tb 1 step 1 (cpy) in call 0 iteration 0 may still read what it held: nothing orders that read before "
-              "the write");
+  REJECTED(
+      p,
+      "rank 0 tb 1 step 0 (put) in call 0 iteration 2 writes rank 1's scratch chunk 0 (half 0) while rank 1 "
+      "tb 1 step 1 (cpy) in call 0 iteration 0 may still read what it held: nothing orders that read before "
+      "the write");
 }
 
 /* A zero-copy allgather whose puts do not wait for the peer's arrival, or whose peer does not wait
@@ -1070,7 +1138,8 @@ Test(verify_mem, write_over_what_a_peer_may_still_read_refused) {
 static kilnPlan* zerocopy_allgather(int n) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnClassicPlan("zerocopy", KILN_COLL_ALLGATHER, n, &o, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnClassicPlan("zerocopy", KILN_COLL_ALLGATHER, n, &o, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   return p;
 }
 
@@ -1088,9 +1157,11 @@ Test(verify_mem, put_before_the_peers_arrival_refused) {
     drop_step(p, r, 2); /* the arrival wait */
     drop_step(p, r, 0); /* and its sig */
   }
-  REJECTED(p, "rank 0 tb 0 step 1 (put) in call 0 iteration 0 writes rank 1's output chunk 0 before rank 1's call 0 "
-              "began (its caller may still read what the call before left there): wait for a signal rank 1 raises in "
-              "that call first [out of place]");
+  REJECTED(
+      p,
+      "rank 0 tb 0 step 1 (put) in call 0 iteration 0 writes rank 1's output chunk 0 before rank 1's call 0 "
+      "began (its caller may still read what the call before left there): wait for a signal rank 1 raises in "
+      "that call first [out of place]");
 }
 
 Test(verify_mem, call_ending_before_a_peers_put_refused) {
@@ -1099,8 +1170,10 @@ Test(verify_mem, call_ending_before_a_peers_put_refused) {
     drop_step(p, r, 5); /* the done wait */
     drop_step(p, r, 4); /* and its sig */
   }
-  REJECTED(p, "rank 0's call 0 ends before rank 1 tb 0 step 3 (put) in call 0 iteration 2, which writes rank 0's output "
-              "chunk 1, is ordered before its end: rank 0 must wait on a signal rank 1 raises after that write");
+  REJECTED(p,
+           "rank 0's call 0 ends before rank 1 tb 0 step 3 (put) in call 0 iteration 2, which writes rank "
+           "0's output "
+           "chunk 1, is ordered before its end: rank 0 must wait on a signal rank 1 raises after that write");
 }
 
 /* A Simple put read without a signal in between. */
@@ -1111,9 +1184,12 @@ Test(verify_mem, simple_put_read_without_signal_refused) {
     mstep(p, r, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_OUTPUT, r);
     mstep(p, r, 0, KILN_STEP_COPY, -1, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 1 - r);
   }
-  REJECTED(p, "rank 0 tb 0 step 2 (cpy) in call 0 iteration 0 reads rank 0's scratch chunk 0 (half 0), written by rank "
-              "1 tb 0 step 0 (put) in call 0 iteration 0, but nothing orders the write before the read (a Simple put is "
-              "seen only through a sig its threadblock raises after it, and the matching wait)");
+  REJECTED(p,
+           "rank 0 tb 0 step 2 (cpy) in call 0 iteration 0 reads rank 0's scratch chunk 0 (half 0), written "
+           "by rank "
+           "1 tb 0 step 0 (put) in call 0 iteration 0, but nothing orders the write before the read (a "
+           "Simple put is "
+           "seen only through a sig its threadblock raises after it, and the matching wait)");
 }
 
 /* The same plan with LL puts needs no signal: a line read waits for its lines. */
@@ -1132,33 +1208,42 @@ Test(verify_mem, line_puts_need_no_signal) {
 Test(verify_mem, line_put_to_a_user_buffer_refused) {
   kilnPlan* p = zerocopy_allgather(2);
   p->gpus[0].tbs[0].steps[3].proto = KILN_PROTO_LL128;
-  REJECTED(p, "rank 0 tb 0 step 3 (put): an LL128 put writes rank 1's output buffer; line puts (LL, LL12, LL128) write "
-              "only the peer's scratch");
+  REJECTED(p,
+           "rank 0 tb 0 step 3 (put): an LL128 put writes rank 1's output buffer; line puts (LL, LL12, "
+           "LL128) write "
+           "only the peer's scratch");
 }
 
 Test(verify_mem, two_line_puts_to_one_scratch_chunk_refused) {
   kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 3, 1, 3, 2, 1);
   p->proto = KILN_PROTO_LL12;
   for (int r = 0; r < 3; r++)
-    for (int m = 1; m < 3; m++) mstep(p, r, 0, KILN_STEP_PUT, (r + m) % 3, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0);
-  REJECTED(p, "rank 2 scratch chunk 0 is written by two line puts, rank 0 tb 0 step 1 and rank 1 tb 0 step 0: a reader "
-              "could not tell whose lines it holds");
+    for (int m = 1; m < 3; m++)
+      mstep(p, r, 0, KILN_STEP_PUT, (r + m) % 3, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0);
+  REJECTED(p,
+           "rank 2 scratch chunk 0 is written by two line puts, rank 0 tb 0 step 1 and rank 1 tb 0 step 0: a "
+           "reader "
+           "could not tell whose lines it holds");
 }
 
 Test(verify_mem, other_writer_of_a_line_chunk_refused) {
   kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 1, 1);
   mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0)->proto = KILN_PROTO_LL;
   mstep(p, 1, 0, KILN_STEP_COPY, -1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0);
-  REJECTED(p, "rank 1 tb 0 step 0 (cpy) writes rank 1 scratch chunk 0, which rank 0 tb 0 step 0's LL put writes as "
-              "lines: a line chunk has no other writer");
+  REJECTED(
+      p,
+      "rank 1 tb 0 step 0 (cpy) writes rank 1 scratch chunk 0, which rank 0 tb 0 step 0's LL put writes as "
+      "lines: a line chunk has no other writer");
 }
 
 Test(verify_mem, remote_read_of_lines_refused) {
   kilnPlan* p = mem_plan(KILN_COLL_ALLGATHER, 2, 1, 2, 1, 1);
   mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0)->proto = KILN_PROTO_LL;
   mstep(p, 0, 0, KILN_STEP_GET, 1, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 0);
-  REJECTED(p, "rank 0 tb 0 step 1 (get) reads rank 1 scratch chunk 0, which holds LL lines (rank 0 tb 0 step 0's put): "
-              "lines are read only by the rank that holds them");
+  REJECTED(p,
+           "rank 0 tb 0 step 1 (get) reads rank 1 scratch chunk 0, which holds LL lines (rank 0 tb 0 step "
+           "0's put): "
+           "lines are read only by the rank that holds them");
 }
 
 Test(verify_mem, step_reading_lines_and_plain_chunks_refused) {
@@ -1166,30 +1251,38 @@ Test(verify_mem, step_reading_lines_and_plain_chunks_refused) {
   mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0)->proto = KILN_PROTO_LL;
   kilnStep* s = mstep(p, 1, 0, KILN_STEP_COPY, -1, KILN_BUF_SCRATCH, 0, KILN_BUF_OUTPUT, 0);
   s->cnt = 2;
-  REJECTED(p, "rank 1 tb 0 step 0 (cpy) reads scratch chunks 0..1, some of them lines and some not, or lines of two "
-              "protocols: a step reads lines of one protocol or plain chunks");
+  REJECTED(
+      p,
+      "rank 1 tb 0 step 0 (cpy) reads scratch chunks 0..1, some of them lines and some not, or lines of two "
+      "protocols: a step reads lines of one protocol or plain chunks");
 }
 
 Test(verify_mem, unmatched_wait_refused) {
   kilnPlan* p = get_allgather(true);
   WAIT(p, 1, 0, 0);
-  REJECTED(p, "rank 1 tb 0 step 6 (wait): unmatched wait: wait 3 for rank 0 on channel 0, but rank 0 signals rank 1 on "
-              "channel 0 only 2 times an epoch");
+  REJECTED(p,
+           "rank 1 tb 0 step 6 (wait): unmatched wait: wait 3 for rank 0 on channel 0, but rank 0 signals "
+           "rank 1 on "
+           "channel 0 only 2 times an epoch");
 }
 
 Test(verify_mem, unmatched_sig_refused) {
   kilnPlan* p = get_allgather(true);
   SIG(p, 0, 0, 1);
-  REJECTED(p, "rank 0 tb 0 step 6 (sig): unmatched sig: sig 3 to rank 1 on channel 0, but rank 1 waits for rank 0 on "
-              "channel 0 only 2 times an epoch");
+  REJECTED(
+      p,
+      "rank 0 tb 0 step 6 (sig): unmatched sig: sig 3 to rank 1 on channel 0, but rank 1 waits for rank 0 on "
+      "channel 0 only 2 times an epoch");
 }
 
 Test(verify_mem, signals_of_one_stream_from_two_threadblocks_refused) {
   kilnPlan* p = get_allgather(true);
   cr_assert(not(eq(ptr, kilnPlanAddThreadblock(p, 0, -1, -1, 0), NULL)));
   SIG(p, 0, 1, 1);
-  REJECTED(p, "rank 0 tb 1 step 0 (sig): rank 0 tb 0 also signals rank 1 on channel 0: the signals from one rank to "
-              "another on a channel are steps of one threadblock");
+  REJECTED(
+      p,
+      "rank 0 tb 1 step 0 (sig): rank 0 tb 0 also signals rank 1 on channel 0: the signals from one rank to "
+      "another on a channel are steps of one threadblock");
 }
 
 Test(verify_mem, bad_peers_and_remote_ranges_refused) {
@@ -1211,17 +1304,23 @@ Test(verify_mem, deadlock_names_the_signals_waited_for) {
     p->gpus[r].tbs[0].steps[0].s = 0;
     p->gpus[r].tbs[0].steps[1].s = 1;
   }
-  REJECTED(p, "deadlock (4 threadblocks blocked): rank 0 tb 0 step 0 (wait) in call 0 iteration 0 waits for rank 1's "
-              "signal on channel 0 (rank 1 tb 0 step 1 (sig) in call 0 iteration 0); rank 1 tb 0 step 0 (wait) in call "
-              "0 iteration 0 waits for rank 0's signal on channel 0 (rank 0 tb 0 step 1 (sig) in call 0 iteration 0)");
+  REJECTED(
+      p,
+      "deadlock (4 threadblocks blocked): rank 0 tb 0 step 0 (wait) in call 0 iteration 0 waits for rank 1's "
+      "signal on channel 0 (rank 1 tb 0 step 1 (sig) in call 0 iteration 0); rank 1 tb 0 step 0 (wait) in "
+      "call "
+      "0 iteration 0 waits for rank 0's signal on channel 0 (rank 0 tb 0 step 1 (sig) in call 0 iteration "
+      "0)");
 }
 
 /* A put into a peer's input of an out-of-place call. */
 Test(verify_mem, put_into_a_peers_input_refused) {
   kilnPlan* p = get_allgather(true);
   mstep(p, 0, 0, KILN_STEP_PUT, 1, KILN_BUF_OUTPUT, 0, KILN_BUF_INPUT, 0);
-  REJECTED(p, "rank 1 input chunk 0 written by rank 0 tb 0 step 6 (put) in call 0 iteration 0 out of place: the input "
-              "is the caller's send buffer, read only");
+  REJECTED(p,
+           "rank 1 input chunk 0 written by rank 0 tb 0 step 6 (put) in call 0 iteration 0 out of place: the "
+           "input "
+           "is the caller's send buffer, read only");
 }
 
 /* Every epoch's values are its own: a reduction whose sum misses a peer is named with its call
@@ -1233,9 +1332,12 @@ Test(verify_mem, wrong_result_names_call_and_iteration) {
   cr_assert(eq(int, kilnClassicPlan("oneshot", KILN_COLL_ALLREDUCE, 3, &o, &p), KILN_SUCCESS));
   kilnThreadblock* tb = &p->gpus[1].tbs[0];
   tb->steps[tb->nsteps - 1].type = KILN_STEP_COPY; /* rank 1 copies rank 2's operand over the sum */
-  REJECTED(p, "rank 1 output chunk 0 after call 0 iteration 0 (last written by rank 1 tb 0 step 4 (cpy) in call 0 "
-              "iteration 0): expected input chunk 0 reduced over all 3 ranks, got input chunk 0 of call 0 iteration 0 "
-              "reduced over 1 of 3 ranks (rank 0 missing)");
+  REJECTED(
+      p,
+      "rank 1 output chunk 0 after call 0 iteration 0 (last written by rank 1 tb 0 step 4 (cpy) in call 0 "
+      "iteration 0): expected input chunk 0 reduced over all 3 ranks, got input chunk 0 of call 0 iteration "
+      "0 "
+      "reduced over 1 of 3 ranks (rank 0 missing)");
 }
 
 /* The caller's messages: a call's inputs are written before it, its results read after it. */
@@ -1251,8 +1353,10 @@ Test(verify_mem, custom_collective_with_memory_steps_checks_structure_only) {
 Test(verify_mem, plans_without_memory_steps_keep_their_messages) {
   kilnPlan* p = classic("direct", KILN_COLL_ALLREDUCE, 3, 1, false);
   p->gpus[0].tbs[0].nsteps--;
-  REJECTED(p, "rank 1 tb 1 step 2 (s): send 2 to rank 0 on channel 0 is never received (rank 0 tb 0 receives only 1 "
-              "times); it would stay unconsumed");
+  REJECTED(
+      p,
+      "rank 1 tb 1 step 2 (s): send 2 to rank 0 on channel 0 is never received (rank 0 tb 0 receives only 1 "
+      "times); it would stay unconsumed");
 }
 
 /* Past the clocks' limit, races are checked rank by rank: a 128-rank direct allreduce (32 512
@@ -1260,7 +1364,8 @@ Test(verify_mem, plans_without_memory_steps_keep_their_messages) {
  * it went by the rank's own order. */
 Test(verify, races_rank_by_rank_past_the_clocks_limit, .timeout = 120) {
   kilnPlan* p = NULL;
-  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 128, NULL, &p), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLREDUCE, 128, NULL, &p), KILN_SUCCESS), "%s",
+            kilnLastError());
   int tbs = 0, steps = 0;
   for (int r = 0; r < p->ngpus; r++)
     for (int t = 0; t < p->gpus[r].ntbs; t++, tbs++) steps += p->gpus[r].tbs[t].nsteps;

@@ -37,8 +37,8 @@ struct Args {
   const uint2* in;         /* xchgio: the 8 bytes this GPU sends (in[me]) */
   uint2* out;              /* xchgio: where the peers' 8 bytes go (out[p * MAXW + line]) */
   int n, me, mode;
-  int w;                   /* lines per peer (PROBE_W, default 1): thread t moves line t % w of peer t / w */
-  int poll;                /* PROBE_POLL: 0, one load at a time; > 0, two in flight that many cycles apart */
+  int w;    /* lines per peer (PROBE_W, default 1): thread t moves line t % w of peer t / w */
+  int poll; /* PROBE_POLL: 0, one load at a time; > 0, two in flight that many cycles apart */
 };
 
 __device__ __forceinline__ uint64_t now() {
@@ -65,8 +65,8 @@ template <bool PRE, int EARLY> __global__ void probe(Args a) {
   /* PRE: the arguments read before the wait (kernel parameters never change; a new launch's are
    * not in the constant cache yet). */
   if (PRE)
-    asm volatile("" ::"l"(a.seq), "l"(a.inbox), "l"(a.peerInbox[0]), "l"(a.peerInbox[1]), "l"(a.err), "l"(a.in), "l"(a.out), "r"(a.n),
-                 "r"(a.me), "r"(a.mode));
+    asm volatile("" ::"l"(a.seq), "l"(a.inbox), "l"(a.peerInbox[0]), "l"(a.peerInbox[1]), "l"(a.err),
+                 "l"(a.in), "l"(a.out), "r"(a.n), "r"(a.me), "r"(a.mode));
   unsigned long long s = 0;
   if (EARLY && a.mode != EMPTY) s = *(volatile unsigned long long*)a.seq + 1;
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -81,8 +81,8 @@ template <bool PRE, int EARLY> __global__ void probe(Args a) {
     const unsigned flag = (unsigned)s * 0x9E3779B1u | 1u;
     const uint2 v = a.mode == XCHGIO ? __ldcg(a.in + a.me) : make_uint2(1u, 2u);
     uint4* dst = a.peerInbox[p] + ((s & 1) * MAXG + a.me) * MAXW + w;
-    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(flag), "r"(v.y),
-                 "r"(flag)
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(flag),
+                 "r"(v.y), "r"(flag)
                  : "memory");
     const uint4* src = a.inbox + ((s & 1) * MAXG + p) * MAXW + w;
     unsigned d0, f0, d1, f1;
@@ -91,16 +91,28 @@ template <bool PRE, int EARLY> __global__ void probe(Args a) {
       /* Two loads in flight, issued a.poll cycles apart: the line is seen up to half a round trip
        * sooner after it lands. */
       unsigned e0, g0, e1, g1;
-      asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1) : "l"(src));
+      asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1)
+                   : "l"(src));
       for (unsigned i = 0;; i++) {
         const long long c0 = clock64();
         while (clock64() - c0 < a.poll) {}
-        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(e0), "=r"(g0), "=r"(e1), "=r"(g1) : "l"(src));
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(e0), "=r"(g0), "=r"(e1), "=r"(g1)
+                     : "l"(src));
         if (f0 == flag && f1 == flag) break;
         const long long c1 = clock64();
         while (clock64() - c1 < a.poll) {}
-        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1) : "l"(src));
-        if (g0 == flag && g1 == flag) { d0 = e0; f0 = g0; d1 = e1; f1 = g1; break; }
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1)
+                     : "l"(src));
+        if (g0 == flag && g1 == flag) {
+          d0 = e0;
+          f0 = g0;
+          d1 = e1;
+          f1 = g1;
+          break;
+        }
         if (gaveUp(i, &t0, a.err)) break;
       }
     } else {
@@ -133,7 +145,9 @@ template <bool PRE, int EARLY> __global__ void probe(Args a) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: pdl_probe empty|seq|xchg|xchgio[pre][early|earlychk] NGPUS PDL(0|1) [THREADS=512] [K=20] [ITERS=200]\n");
+    fprintf(stderr,
+            "usage: pdl_probe empty|seq|xchg|xchgio[pre][early|earlychk] NGPUS PDL(0|1) [THREADS=512] [K=20] "
+            "[ITERS=200]\n");
     return 2;
   }
   const char* m = argv[1];
@@ -147,11 +161,14 @@ int main(int argc, char** argv) {
   const int n = atoi(argv[2]), pdl = atoi(argv[3]);
   const int threads = argc > 4 ? atoi(argv[4]) : 512, K = argc > 5 ? atoi(argv[5]) : 20,
             iters = argc > 6 ? atoi(argv[6]) : 200;
-  const int lw = getenv("PROBE_W") ? atoi(getenv("PROBE_W")) : 1, poll = getenv("PROBE_POLL") ? atoi(getenv("PROBE_POLL")) : 0;
+  const int lw = getenv("PROBE_W") ? atoi(getenv("PROBE_W")) : 1,
+            poll = getenv("PROBE_POLL") ? atoi(getenv("PROBE_POLL")) : 0;
   int ndev = 0;
   CUDA_CHECK(cudaGetDeviceCount(&ndev));
-  if (mode < 0 || n < 1 || n > MAXG || n > ndev || threads < 32 || threads > 1024 || lw < 1 || lw > MAXW || threads < lw * n || poll < 0 || K < 1 || iters < 1) {
-    fprintf(stderr, "pdl_probe: bad arguments (mode %s, %d GPUs of %d, %d threads)\n", argv[1], n, ndev, threads);
+  if (mode < 0 || n < 1 || n > MAXG || n > ndev || threads < 32 || threads > 1024 || lw < 1 || lw > MAXW ||
+      threads < lw * n || poll < 0 || K < 1 || iters < 1) {
+    fprintf(stderr, "pdl_probe: bad arguments (mode %s, %d GPUs of %d, %d threads)\n", argv[1], n, ndev,
+            threads);
     return 2;
   }
   Args args[MAXG];
@@ -186,13 +203,21 @@ int main(int argc, char** argv) {
     args[g].w = lw;
     args[g].poll = poll;
     CUDA_CHECK(cudaSetDevice(g));
-    void (*k)(Args) = pre ? (early == 2 ? probe<true, 2> : early ? probe<true, 1> : probe<true, 0>)
-                          : (early == 2 ? probe<false, 2> : early ? probe<false, 1> : probe<false, 0>);
+    void (*k)(Args) = pre ? (early == 2 ? probe<true, 2>
+                             : early    ? probe<true, 1>
+                                        : probe<true, 0>)
+                          : (early == 2 ? probe<false, 2>
+                             : early    ? probe<false, 1>
+                                        : probe<false, 0>);
     ex[g] = probeGraph(st[g], K, k, args[g], 1, threads, pdl);
   }
   const float worst = probeTime(n, ex, st, iters);
   const int bad = probeErrors(n, err);
-  printf("%s n=%d pdl=%d threads=%d K=%d w=%d poll=%d: %.3f us per kernel%s\n", argv[1], n, pdl, threads, K, lw, poll,
-         worst * 1000.0 / ((double)iters * K), bad == 1 ? " (A WAIT GAVE UP)" : bad == 3 ? " (STALE SEQ)" : bad ? " (WRONG DATA)" : "");
+  printf("%s n=%d pdl=%d threads=%d K=%d w=%d poll=%d: %.3f us per kernel%s\n", argv[1], n, pdl, threads, K,
+         lw, poll, worst * 1000.0 / ((double)iters * K),
+         bad == 1   ? " (A WAIT GAVE UP)"
+         : bad == 3 ? " (STALE SEQ)"
+         : bad      ? " (WRONG DATA)"
+                    : "");
   return bad ? 1 : 0;
 }

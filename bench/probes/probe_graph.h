@@ -21,9 +21,9 @@ static void probePeers(int g, int n) {
 
 /* A graph of K launches of kernel(arg) with grid x block, each with programmatic stream
  * serialization when pdl, captured on st (of the current device). */
-template <typename A>
-static cudaGraphExec_t probeGraph(cudaStream_t st, int K, void (*kernel)(A), const A& arg, unsigned grid,
-                                  unsigned block, int pdl) {
+template <typename A> static cudaGraphExec_t probeGraph(cudaStream_t st, int K, void (*kernel)(A),
+                                                        const A& arg, unsigned grid, unsigned block,
+                                                        int pdl) {
   cudaGraph_t graph;
   cudaGraphExec_t ex;
   CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));

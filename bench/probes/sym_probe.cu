@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaGetDeviceCount(&ndev));
   if (algo < 0 || n < 2 || n > MAXG || n > ndev || K < 1 || iters < 1 || bytes < 4 * (uint64_t)n ||
       bytes > (1u << 20)) {
-    fprintf(stderr, "sym_probe: bad arguments (%s, %llu bytes, %d GPUs of %d)\n", an, (unsigned long long)bytes, n,
-            ndev);
+    fprintf(stderr, "sym_probe: bad arguments (%s, %llu bytes, %d GPUs of %d)\n", an,
+            (unsigned long long)bytes, n, ndev);
     return 2;
   }
   /* Elements: per rank (count) and of the segment the blocks cut (seg), as host/sym.c sets them. */
@@ -212,7 +212,8 @@ int main(int argc, char** argv) {
     for (int g = 0; g < n; g++) {
       CUDA_CHECK(cudaSetDevice(g));
       void* kargs[] = {&args[g]};
-      CUDA_CHECK(cudaLaunchKernel((const void*)kfn, dim3((unsigned)nb), dim3((unsigned)threads), kargs, 0, st[g]));
+      CUDA_CHECK(
+          cudaLaunchKernel((const void*)kfn, dim3((unsigned)nb), dim3((unsigned)threads), kargs, 0, st[g]));
     }
     for (int g = 0; g < n; g++) {
       CUDA_CHECK(cudaSetDevice(g));
@@ -222,8 +223,9 @@ int main(int argc, char** argv) {
     check();
     if (bad) printf("round %d of PROBE_CHECK: wrong elements\n", r);
   }
-  printf("%s %s %llu B n=%d blocks=%d threads=%d K=%d: %.3f us per kernel%s", an, opName, (unsigned long long)bytes, n,
-         (int)nb, threads, K, worst * 1000.0 / ((double)iters * K), err ? " (DEVICE ERROR)" : "");
+  printf("%s %s %llu B n=%d blocks=%d threads=%d K=%d: %.3f us per kernel%s", an, opName,
+         (unsigned long long)bytes, n, (int)nb, threads, K, worst * 1000.0 / ((double)iters * K),
+         err ? " (DEVICE ERROR)" : "");
   if (bad) printf(" (%llu WRONG ELEMENTS)", (unsigned long long)bad);
   printf("\n");
   return err || bad ? 1 : 0;

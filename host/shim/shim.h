@@ -29,9 +29,9 @@ typedef struct shimReal {
 #define SHIM_X_VOID_PTR(name) void (*name)(void);
   KILN_SHIM_VOID(SHIM_X_VOID_PTR)
 #undef SHIM_X_VOID_PTR
-  void* handle;             /* dlopen handle, NULL when no real NCCL could be loaded */
-  char path[4096];          /* full path it was loaded from */
-  int version;              /* its ncclGetVersion, 0 if unknown */
+  void* handle;    /* dlopen handle, NULL when no real NCCL could be loaded */
+  char path[4096]; /* full path it was loaded from */
+  int version;     /* its ncclGetVersion, 0 if unknown */
 } shimReal;
 
 /* Loads the real NCCL once (thread-safe) and returns the table; its handle is NULL on failure,
@@ -51,11 +51,11 @@ const char* shimLastError(void);
 typedef enum { SHIM_LOG_NONE, SHIM_LOG_ERROR, SHIM_LOG_WARN, SHIM_LOG_INFO } shimLogLevel;
 
 typedef struct shimConfig {
-  bool disable;             /* KILN_DISABLE=1: forward everything */
-  shimLogLevel log;         /* KILN_DEBUG=NONE|ERROR|WARN|INFO (default ERROR) */
-  const char* ncclPath;     /* KILN_NCCL_PATH or NULL */
-  const char* plansDir;     /* KILN_PLANS or NULL */
-  int timeoutMs;            /* KILN_TIMEOUT_MS (1..INT_MAX): how long a kiln kernel waits for a
+  bool disable;         /* KILN_DISABLE=1: forward everything */
+  shimLogLevel log;     /* KILN_DEBUG=NONE|ERROR|WARN|INFO (default ERROR) */
+  const char* ncclPath; /* KILN_NCCL_PATH or NULL */
+  const char* plansDir; /* KILN_PLANS or NULL */
+  int timeoutMs;        /* KILN_TIMEOUT_MS (1..INT_MAX): how long a kiln kernel waits for a
                              * peer; default INT_MAX (about 25 days): as NCCL, a wait ends when
                              * the peer comes or the communicator is aborted (PyTorch's watchdog
                              * aborts it after the process group's timeout) */
@@ -97,9 +97,9 @@ typedef struct shimCall {
   shimColl coll;
   const void* sendbuff;
   void* recvbuff;
-  size_t count;             /* as NCCL counts it: allgather sendcount, reducescatter recvcount */
+  size_t count; /* as NCCL counts it: allgather sendcount, reducescatter recvcount */
   ncclDataType_t datatype;
-  ncclRedOp_t op;           /* ncclSum for allgather and alltoall */
+  ncclRedOp_t op; /* ncclSum for allgather and alltoall */
   ncclComm_t comm;
   cudaStream_t stream;
 } shimCall;

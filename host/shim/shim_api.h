@@ -211,11 +211,9 @@ ncclResult_t ncclLLA2ACreateRequirement(int nBlocks, int nSlots, ncclLLA2AHandle
                                         ncclDevResourceRequirements_t* outReq);
 ncclResult_t pncclLLA2ACreateRequirement(int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,
                                          ncclDevResourceRequirements_t* outReq);
-ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t, int nBarriers,
-                                             ncclLsaBarrierHandle_t* outHandle,
+ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t, int nBarriers, ncclLsaBarrierHandle_t* outHandle,
                                              ncclDevResourceRequirements_t* outReq);
-ncclResult_t pncclLsaBarrierCreateRequirement(ncclTeam_t, int nBarriers,
-                                              ncclLsaBarrierHandle_t* outHandle,
+ncclResult_t pncclLsaBarrierCreateRequirement(ncclTeam_t, int nBarriers, ncclLsaBarrierHandle_t* outHandle,
                                               ncclDevResourceRequirements_t* outReq);
 ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t, ncclTeam_t, int nBarriers,
                                              ncclGinBarrierHandle_t* outHandle,

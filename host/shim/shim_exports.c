@@ -31,16 +31,16 @@
 
 /* Calls the real function with shimPassthrough raised, so that whatever the real NCCL calls of
  * its own exported API on this thread goes straight back to it. */
-#define SHIM_REAL(res, fn, args, missing)          \
-  do {                                             \
-    const shimReal* r_ = shimRealGet();            \
-    if (!r_->fn) {                                 \
-      (res) = (missing);                           \
-      break;                                       \
-    }                                              \
-    shimPassthrough++;                             \
-    (res) = r_->fn args;                           \
-    shimPassthrough--;                             \
+#define SHIM_REAL(res, fn, args, missing) \
+  do {                                    \
+    const shimReal* r_ = shimRealGet();   \
+    if (!r_->fn) {                        \
+      (res) = (missing);                  \
+      break;                              \
+    }                                     \
+    shimPassthrough++;                    \
+    (res) = r_->fn args;                  \
+    shimPassthrough--;                    \
   } while (0)
 
 #define SHIM_TWIN(ret, name, params) SHIM_EXPORT ret p##name params __attribute__((alias(#name)));
@@ -61,7 +61,8 @@
     return v;                                                    \
   }                                                              \
   SHIM_TWIN(ret, name, params)
-#define SHIM_X_FORWARD(ret, name, params, args, missing) SHIM_FORWARDER(ret, name, params, args, missing, (void)0)
+#define SHIM_X_FORWARD(ret, name, params, args, missing) \
+  SHIM_FORWARDER(ret, name, params, args, missing, (void)0)
 KILN_SHIM_FORWARDED(SHIM_X_FORWARD)
 #undef SHIM_X_FORWARD
 
@@ -119,9 +120,7 @@ SHIM_TWIN(const char*, ncclGetLastError, (ncclComm_t comm))
 
 /* ---- communicator lifetime ---- */
 
-static bool kilnOff(void) {
-  return shimPassthrough > 0 || shimConfigGet()->disable;
-}
+static bool kilnOff(void) { return shimPassthrough > 0 || shimConfigGet()->disable; }
 
 /* Communicators created inside a group on this thread, set up at the outermost ncclGroupEnd. */
 #define SHIM_MAX_PENDING 64
@@ -164,8 +163,10 @@ static bool wantsNonblocking(const ncclConfig_t* config, ncclComm_t parent) {
 static void afterInit(ncclResult_t res, ncclComm_t* slot, bool nonblock, const char* fn) {
   if (nonblock || res == ncclInProgress) {
     if ((res == ncclSuccess || res == ncclInProgress) && slot && *slot) setNonblocking(*slot, true);
-    shimLogOnce(SHIM_LOG_WARN, "%s: non-blocking communicator: kiln is not set up on it, NCCL runs "
-                "all its collectives", fn);
+    shimLogOnce(SHIM_LOG_WARN,
+                "%s: non-blocking communicator: kiln is not set up on it, NCCL runs "
+                "all its collectives",
+                fn);
     return;
   }
   if (res != ncclSuccess || !slot) return;
@@ -174,16 +175,18 @@ static void afterInit(ncclResult_t res, ncclComm_t* slot, bool nonblock, const c
     if (npending < SHIM_MAX_PENDING) {
       pendingSlot[npending++] = slot;
     } else {
-      shimLogOnce(SHIM_LOG_WARN, "%s: more than %d communicators created in one group: kiln is "
-                  "not set up on the rest", fn, SHIM_MAX_PENDING);
+      shimLogOnce(SHIM_LOG_WARN,
+                  "%s: more than %d communicators created in one group: kiln is "
+                  "not set up on the rest",
+                  fn, SHIM_MAX_PENDING);
     }
     return;
   }
   if (*slot) shimCommCreated(*slot);
 }
 
-SHIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId,
-                                                int rank, ncclConfig_t* config) {
+SHIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                                ncclConfig_t* config) {
   bool off = kilnOff();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRankConfig, (comm, nranks, commId, rank, config),
@@ -194,8 +197,7 @@ SHIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, nc
 SHIM_TWIN(ncclResult_t, ncclCommInitRankConfig,
           (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config))
 
-SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
-                                          int rank) {
+SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
   bool off = kilnOff();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRank, (comm, nranks, commId, rank), shimMissing("ncclCommInitRank"));
@@ -219,9 +221,8 @@ SHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* 
 }
 SHIM_TWIN(ncclResult_t, ncclCommInitAll, (ncclComm_t * comm, int ndev, const int* devlist))
 
-SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank,
-                                                  int nId, ncclUniqueId* commIds,
-                                                  ncclConfig_t* config) {
+SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                                  ncclUniqueId* commIds, ncclConfig_t* config) {
   bool off = kilnOff();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRankScalable, (newcomm, nranks, myrank, nId, commIds, config),
@@ -244,9 +245,8 @@ SHIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, nccl
 SHIM_TWIN(ncclResult_t, ncclCommSplit,
           (ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config))
 
-SHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
-                                        int excludeRanksCount, ncclComm_t* newcomm,
-                                        ncclConfig_t* config, int shrinkFlags) {
+SHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                                        ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   bool off = kilnOff();
   ncclResult_t res;
   /* NCCL_SHRINK_ABORT first terminates the parent's operations: stop kiln's on it too. */
@@ -322,9 +322,8 @@ static _Thread_local int ndeferred;
 
 /* Offers the call to kiln; true when kiln took it (its result in *res; inside a group, success
  * now and the launch at ncclGroupEnd). */
-static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
-                  ncclResult_t* res) {
+static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                  ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, ncclResult_t* res) {
   if (kilnOff()) return false;
   shimKilnError[0] = '\0';
   shimCall c = {coll, sendbuff, recvbuff, count, datatype, op, comm, stream};
@@ -381,12 +380,15 @@ static int joinStreams(int dev, const cudaStream_t* st, int n) {
       if (j != i) e = cudaStreamWaitEvent(st[j], joinEvents[dev][i], 0);
   if (!alike) {
     cudaGetLastError();
-    shimLogOnce(SHIM_LOG_WARN, "a group's calls on streams in different capture states: their streams are not "
+    shimLogOnce(SHIM_LOG_WARN,
+                "a group's calls on streams in different capture states: their streams are not "
                 "joined around kiln's calls");
   } else if (e != cudaSuccess) {
     cudaGetLastError();
-    snprintf(shimKilnError, sizeof shimKilnError, "kiln: joining the streams of a group's calls on one "
-             "communicator (device %d) failed: %s", dev, cudaGetErrorString(e));
+    snprintf(shimKilnError, sizeof shimKilnError,
+             "kiln: joining the streams of a group's calls on one "
+             "communicator (device %d) failed: %s",
+             dev, cudaGetErrorString(e));
     shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
   }
   if (prev >= 0 && prev != dev) cudaSetDevice(prev);
@@ -447,7 +449,8 @@ static ncclResult_t launchDeferred(void) {
     if (!shimTryKiln(&deferred[i], true, &r, &heldDeferred[i])) {
       /* Its communicator lost kiln inside the group (aborted): nothing can run it now. */
       r = ncclInvalidUsage;
-      snprintf(shimKilnError, sizeof shimKilnError, "kiln: a collective kiln took inside a group "
+      snprintf(shimKilnError, sizeof shimKilnError,
+               "kiln: a collective kiln took inside a group "
                "could not be launched at ncclGroupEnd: its communicator was aborted or destroyed "
                "in the group");
       shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
@@ -471,50 +474,45 @@ SHIM_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, siz
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclAllReduce,
-          (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream))
+          (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+           ncclComm_t comm, cudaStream_t stream))
 
 SHIM_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                           ncclDataType_t datatype, ncclRedOp_t op,
-                                           ncclComm_t comm, cudaStream_t stream) {
+                                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                           cudaStream_t stream) {
   ncclResult_t res;
-  if (offer(SHIM_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, comm, stream, &res))
-    return res;
+  if (offer(SHIM_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, comm, stream, &res)) return res;
   SHIM_REAL(res, ncclReduceScatter, (sendbuff, recvbuff, recvcount, datatype, op, comm, stream),
             shimMissing("ncclReduceScatter"));
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclReduceScatter,
-          (const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
-           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream))
+          (const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op,
+           ncclComm_t comm, cudaStream_t stream))
 
 SHIM_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                                       ncclDataType_t datatype, ncclComm_t comm,
-                                       cudaStream_t stream) {
+                                       ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t res;
-  if (offer(SHIM_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, comm, stream, &res))
-    return res;
+  if (offer(SHIM_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, comm, stream, &res)) return res;
   SHIM_REAL(res, ncclAllGather, (sendbuff, recvbuff, sendcount, datatype, comm, stream),
             shimMissing("ncclAllGather"));
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclAllGather,
-          (const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
-           ncclComm_t comm, cudaStream_t stream))
+          (const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype, ncclComm_t comm,
+           cudaStream_t stream))
 
 SHIM_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
-                                      ncclDataType_t datatype, ncclComm_t comm,
-                                      cudaStream_t stream) {
+                                      ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t res;
-  if (offer(SHIM_ALLTOALL, sendbuff, recvbuff, count, datatype, ncclSum, comm, stream, &res))
-    return res;
+  if (offer(SHIM_ALLTOALL, sendbuff, recvbuff, count, datatype, ncclSum, comm, stream, &res)) return res;
   SHIM_REAL(res, ncclAlltoAll, (sendbuff, recvbuff, count, datatype, comm, stream),
             shimMissing("ncclAlltoAll"));
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclAlltoAll,
-          (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-           ncclComm_t comm, cudaStream_t stream))
+          (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+           cudaStream_t stream))
 
 /* ---- groups ---- */
 
@@ -539,7 +537,8 @@ static void groupClosed(bool ready) {
   npending = 0;
   if (!ready) {
     if (n > 0)
-      shimLogOnce(SHIM_LOG_WARN, "communicators created in a group that did not complete at "
+      shimLogOnce(SHIM_LOG_WARN,
+                  "communicators created in a group that did not complete at "
                   "ncclGroupEnd (non-blocking or failed): kiln is not set up on them");
     return;
   }
@@ -558,7 +557,8 @@ static _Thread_local int npendingWins;
 SHIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
                                                 int winFlags) {
   ncclResult_t res;
-  SHIM_REAL(res, ncclCommWindowRegister, (comm, buff, size, win, winFlags), shimMissing("ncclCommWindowRegister"));
+  SHIM_REAL(res, ncclCommWindowRegister, (comm, buff, size, win, winFlags),
+            shimMissing("ncclCommWindowRegister"));
   if (res != ncclSuccess || kilnOff() || !win || !(winFlags & NCCL_WIN_COLL_SYMMETRIC)) return res;
   if (shimGroupDepth == 0) {
     const shimWindow w = {comm, *win, buff, size};
@@ -567,8 +567,10 @@ SHIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, siz
     pendingSlots[npendingWins] = win;
     pendingWins[npendingWins++] = (shimWindow){comm, NULL, buff, size};
   } else {
-    shimLogOnce(SHIM_LOG_WARN, "ncclCommWindowRegister: more than %d windows registered in one group: "
-                "the rest stay with kiln's staging", SHIM_MAX_PENDING_WINDOWS);
+    shimLogOnce(SHIM_LOG_WARN,
+                "ncclCommWindowRegister: more than %d windows registered in one group: "
+                "the rest stay with kiln's staging",
+                SHIM_MAX_PENDING_WINDOWS);
   }
   return res;
 }

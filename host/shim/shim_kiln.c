@@ -48,15 +48,15 @@
 struct shimComm {
   ncclComm_t nccl;
   int nranks, rank;
-  int nodes;                      /* nodes x nranks/nodes GPUs (the plans kept are for that shape) */
+  int nodes; /* nodes x nranks/nodes GPUs (the plans kept are for that shape) */
 #ifdef KILN_SHIM_HAVE_RUNTIME
   kilnComm_t kc;
-  struct shimSet* set;            /* communicators set up together in this process, or NULL */
+  struct shimSet* set; /* communicators set up together in this process, or NULL */
   int nexec;
   const kilnRegistryEntry** ents; /* the agreed plans' registry entries */
   const kilnPlan** plans;
   kilnExec_t* execs;
-  uint64_t logged[32];            /* decisions already logged on this communicator (signatures) */
+  uint64_t logged[32]; /* decisions already logged on this communicator (signatures) */
   int nlogged;
 #endif
   /* Under commsLock: threads issuing or holding queued kiln launches of it (shimTryKiln's held
@@ -79,12 +79,14 @@ static void loadPlans(void) {
   for (int i = 0; i < n; i++) {
     const kilnRegistryEntry* e = kilnRegistryAt(i);
     const kilnPlan* plan = NULL;
-    const int nodes = shimConfigGet()->log >= SHIM_LOG_INFO && kilnRegistryPlan(e, &plan) == KILN_SUCCESS ? plan->nnodes : 0;
+    const int nodes = shimConfigGet()->log >= SHIM_LOG_INFO && kilnRegistryPlan(e, &plan) == KILN_SUCCESS
+                          ? plan->nnodes
+                          : 0;
     shimLog(SHIM_LOG_INFO, "plan %s (%s): %s, %d ranks%s%.0d%s, %s%s%s, bytes [%llu, %llu], %s", e->name,
-            e->xml ? "baked" : e->ident, kilnCollName(e->coll), e->nranks, nodes > 1 ? " on " : "", nodes > 1 ? nodes : 0,
-            nodes > 1 ? " nodes" : "", e->inplace ? "in-place" : "", e->inplace && e->outofplace ? "/" : "",
-            e->outofplace ? "out-of-place" : "", (unsigned long long)e->minBytes, (unsigned long long)e->maxBytes,
-            kilnProtoName(e->proto));
+            e->xml ? "baked" : e->ident, kilnCollName(e->coll), e->nranks, nodes > 1 ? " on " : "",
+            nodes > 1 ? nodes : 0, nodes > 1 ? " nodes" : "", e->inplace ? "in-place" : "",
+            e->inplace && e->outofplace ? "/" : "", e->outofplace ? "out-of-place" : "",
+            (unsigned long long)e->minBytes, (unsigned long long)e->maxBytes, kilnProtoName(e->proto));
   }
 }
 
@@ -102,8 +104,10 @@ static const kilnRegistryEntry** entriesFor(int nranks, int nodes, int* n, int* 
     const kilnPlan* plan = NULL;
     if (kilnRegistryPlan(e, &plan) != KILN_SUCCESS) continue;
     const int pn = plan->nnodes > 0 ? plan->nnodes : 1;
-    if (pn == nodes) v[(*n)++] = e;
-    else (*other)++;
+    if (pn == nodes)
+      v[(*n)++] = e;
+    else
+      (*other)++;
   }
   return v;
 }
@@ -114,7 +118,8 @@ static const kilnRegistryEntry** entriesFor(int nranks, int nodes, int* n, int* 
 static int commNodes(const shimReal* r, ncclComm_t comm, int nranks, char* why, size_t len) {
   const int emulated = kilnEmulateNodesSetting();
   if (emulated < 0) {
-    snprintf(why, len, "KILN_EMULATE_NODES=%s is not a positive integer", kilnParamRaw(KILN_PARAM_EmulateNodes));
+    snprintf(why, len, "KILN_EMULATE_NODES=%s is not a positive integer",
+             kilnParamRaw(KILN_PARAM_EmulateNodes));
     return 0;
   }
   if (emulated > 0) {
@@ -131,8 +136,10 @@ static int commNodes(const shimReal* r, ncclComm_t comm, int nranks, char* why, 
   }
   const ncclTeam_t t = r->ncclTeamLsa(comm);
   if (t.nRanks < 1 || nranks % t.nRanks != 0 || t.stride != 1) {
-    snprintf(why, len, "NCCL's load/store team of this rank (%d ranks, stride %d) does not cut %d ranks into nodes "
-             "of consecutive ranks", t.nRanks, t.stride, nranks);
+    snprintf(why, len,
+             "NCCL's load/store team of this rank (%d ranks, stride %d) does not cut %d ranks into nodes "
+             "of consecutive ranks",
+             t.nRanks, t.stride, nranks);
     return 0;
   }
   snprintf(why, len, "NCCL's load/store team");
@@ -258,8 +265,10 @@ static void releaseSet(shimComm* sc) {
   kilnCommDestroyAll(k, kcs);
   shimPassthrough--;
   if (k < set->n)
-    shimLogOnce(SHIM_LOG_INFO, "kiln released on %d communicators created together (%d had gone "
-                "already)", k, set->n - k);
+    shimLogOnce(SHIM_LOG_INFO,
+                "kiln released on %d communicators created together (%d had gone "
+                "already)",
+                k, set->n - k);
   for (int j = 0; j < k; j++) {
     freeArrays(members[j]);
     free(members[j]);
@@ -343,8 +352,10 @@ static void reap(shimComm* sc) {
     pthread_cond_signal(&reapCv);
   }
   pthread_mutex_unlock(&reapLock);
-  if (!queued) shimLogOnce(SHIM_LOG_WARN, "an aborted communicator's kiln memory stays to the end of the process "
-                           "(no thread to free it)");
+  if (!queued)
+    shimLogOnce(SHIM_LOG_WARN,
+                "an aborted communicator's kiln memory stays to the end of the process "
+                "(no thread to free it)");
 }
 
 /* Deregisters sc's kiln window from its NCCL communicator, still there, once kiln's kernels on it
@@ -358,7 +369,8 @@ static void releaseWindow(shimComm* sc) {
   const kilnResult_t r = kilnCommAbortRelease(sc->kc, (int)kilnParam(KILN_PARAM_AbortWaitMs));
   shimPassthrough--;
   if (r != KILN_SUCCESS)
-    shimLog(SHIM_LOG_WARN, "rank %d: kiln's window stays to the end of the process: %s", sc->rank, kilnLastError());
+    shimLog(SHIM_LOG_WARN, "rank %d: kiln's window stays to the end of the process: %s", sc->rank,
+            kilnLastError());
 }
 
 /* Stops kiln on sc at once and keeps it for shimCommGone (or, out of memory, leaves it to the end
@@ -386,7 +398,9 @@ static void abortComm(shimComm* sc, bool release) {
   const bool kept = naborted < capAborted;
   if (kept) aborted[naborted++] = sc;
   pthread_mutex_unlock(&commsLock);
-  if (!kept) shimLogOnce(SHIM_LOG_WARN, "out of memory: an aborted communicator's kiln memory stays to the end of the process");
+  if (!kept)
+    shimLogOnce(SHIM_LOG_WARN,
+                "out of memory: an aborted communicator's kiln memory stays to the end of the process");
 }
 
 /* Agreement through the real NCCL (kilnNcclAgree): flags[c][0..m) become their minimum over the
@@ -406,9 +420,11 @@ static bool setupPlanned(const shimReal* r, ncclComm_t* ncomm, int n, int nranks
                          const kilnRegistryEntry*** ents, int* np) {
   if (n > 1 && n != nranks) {
     /* kilnCommCreateAll wants every rank of one communicator in this process. */
-    shimLogKeyed(SHIM_LOG_WARN, "partialset", "%d communicators created together but they have %d "
+    shimLogKeyed(SHIM_LOG_WARN, "partialset",
+                 "%d communicators created together but they have %d "
                  "ranks: kiln runs one process per GPU or one process for all ranks; NCCL runs "
-                 "these", n, nranks);
+                 "these",
+                 n, nranks);
     return false;
   }
   if (kilnFaultAt("setup", rank0)) {
@@ -429,17 +445,22 @@ static bool setupPlanned(const shimReal* r, ncclComm_t* ncomm, int n, int nranks
   if (*nodes > 1) {
     char key[64];
     snprintf(key, sizeof key, "shape/%d/%d", nranks, *nodes);
-    shimLogKeyed(SHIM_LOG_INFO, key, "communicator of %d ranks: %d nodes x %d GPUs (%s): %d plan%s for that shape%s",
-                 nranks, *nodes, nranks / *nodes, how, *np, *np == 1 ? "" : "s",
-                 *np > 0 ? ", run in phases: kernels within a node, NCCL's point-to-point calls between nodes" : "");
+    shimLogKeyed(
+        SHIM_LOG_INFO, key, "communicator of %d ranks: %d nodes x %d GPUs (%s): %d plan%s for that shape%s",
+        nranks, *nodes, nranks / *nodes, how, *np, *np == 1 ? "" : "s",
+        *np > 0 ? ", run in phases: kernels within a node, NCCL's point-to-point calls between nodes" : "");
   }
   if (*np > 0 || sym) return true;
   if (*nodes > 1)
-    shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d nodes x %d GPUs (%d plans of %d ranks for other shapes): "
-                 "kiln is not set up on this communicator, NCCL runs it", *nodes, nranks / *nodes, otherShape, nranks);
+    shimLogKeyed(SHIM_LOG_INFO, "noplans",
+                 "no plan for %d nodes x %d GPUs (%d plans of %d ranks for other shapes): "
+                 "kiln is not set up on this communicator, NCCL runs it",
+                 *nodes, nranks / *nodes, otherShape, nranks);
   else
-    shimLogKeyed(SHIM_LOG_INFO, "noplans", "no plan for %d ranks: kiln is not set up on this "
-                 "communicator, NCCL runs it", nranks);
+    shimLogKeyed(SHIM_LOG_INFO, "noplans",
+                 "no plan for %d ranks: kiln is not set up on this "
+                 "communicator, NCCL runs it",
+                 nranks);
   return false;
 }
 
@@ -489,14 +510,18 @@ static void setup(ncclComm_t* ncomm, int n) {
     goFlags[c] = &goes[c];
   }
   if (!agree(ncomm, n, goFlags, 1)) {
-    shimLog(SHIM_LOG_WARN, "rank %d: the ranks could not agree on setting kiln up (through NCCL: %s): NCCL runs this "
-            "communicator", rank0, kilnLastError());
+    shimLog(SHIM_LOG_WARN,
+            "rank %d: the ranks could not agree on setting kiln up (through NCCL: %s): NCCL runs this "
+            "communicator",
+            rank0, kilnLastError());
     goto out_free;
   }
   if (!goes[0]) {
     if (go)
-      shimLogKeyed(SHIM_LOG_INFO, "othersetup", "rank %d: another rank of the communicator of %d ranks does not set "
-                   "kiln up (its log says why): NCCL runs it", rank0, nranks);
+      shimLogKeyed(SHIM_LOG_INFO, "othersetup",
+                   "rank %d: another rank of the communicator of %d ranks does not set "
+                   "kiln up (its log says why): NCCL runs it",
+                   rank0, nranks);
     goto out_free;
   }
 
@@ -505,8 +530,8 @@ static void setup(ncclComm_t* ncomm, int n) {
   kcfg.timeoutMs = shimConfigGet()->timeoutMs;
   kcfg.nodes = nodes; /* the shape the plans were chosen for (kiln checks it against NCCL's teams) */
   shimPassthrough++;
-  kilnResult_t kr = n == 1 ? kilnCommCreate(ncomm[0], &kcfg, &kcs[0])
-                           : kilnCommCreateAll(n, ncomm, &kcfg, kcs);
+  kilnResult_t kr =
+      n == 1 ? kilnCommCreate(ncomm[0], &kcfg, &kcs[0]) : kilnCommCreateAll(n, ncomm, &kcfg, kcs);
   shimPassthrough--;
   if (kr != KILN_SUCCESS) {
     shimLog(kr == KILN_ERR_UNSUPPORTED ? SHIM_LOG_INFO : SHIM_LOG_WARN,
@@ -568,8 +593,10 @@ static void setup(ncclComm_t* ncomm, int n) {
     }
     if (!flags[c][0]) {
       if (kcs[c])
-        shimLog(SHIM_LOG_WARN, "rank %d: kiln is off on this communicator: a rank could not set "
-                "it up", sc[c]->rank);
+        shimLog(SHIM_LOG_WARN,
+                "rank %d: kiln is off on this communicator: a rank could not set "
+                "it up",
+                sc[c]->rank);
       freeComm(sc[c]);
       sc[c] = NULL;
       continue;
@@ -588,8 +615,10 @@ static void setup(ncclComm_t* ncomm, int n) {
       }
     }
     sc[c]->nexec = kept;
-    shimLogKeyed(SHIM_LOG_INFO, "setup", "kiln set up on a communicator of %d ranks (%d node%s) with %d of %d "
-                 "plans", nranks, nodes, nodes > 1 ? "s" : "", kept, np);
+    shimLogKeyed(SHIM_LOG_INFO, "setup",
+                 "kiln set up on a communicator of %d ranks (%d node%s) with %d of %d "
+                 "plans",
+                 nranks, nodes, nodes > 1 ? "s" : "", kept, np);
     if (!insertComm(sc[c])) freeComm(sc[c]);
     sc[c] = NULL;
   }
@@ -641,8 +670,10 @@ static void setup(ncclComm_t* ncomm, int n) {
   int nranks = 0;
   (void)n;
   if (!r->ncclCommCount || r->ncclCommCount(ncomm[0], &nranks) != ncclSuccess) return;
-  shimLogKeyed(SHIM_LOG_WARN, "noruntime", "this libnccl.so.2 was built without kiln's GPU "
-               "runtime: NCCL runs every collective (%d ranks)", nranks);
+  shimLogKeyed(SHIM_LOG_WARN, "noruntime",
+               "this libnccl.so.2 was built without kiln's GPU "
+               "runtime: NCCL runs every collective (%d ranks)",
+               nranks);
 }
 
 void shimKilnGroupStart(void) {}
@@ -760,14 +791,17 @@ void shimWindowsAdded(int n, const shimWindow* w) {
     if (ci < 0 || !comms[ci]->kc) continue;
     if (agreed && ok[i]) {
       __atomic_fetch_add(&kilnShimWindows, 1, __ATOMIC_RELAXED);
-      shimLogOnce(SHIM_LOG_INFO, "rank %d: symmetric windows added: calls whose output is in one go zero copy "
-                  "from KILN_SYM_DIRECT_BYTES", comms[ci]->rank);
+      shimLogOnce(SHIM_LOG_INFO,
+                  "rank %d: symmetric windows added: calls whose output is in one go zero copy "
+                  "from KILN_SYM_DIRECT_BYTES",
+                  comms[ci]->rank);
       continue;
     }
     shimPassthrough++;
     (void)kilnCommWindowRemove(comms[ci]->kc, w[i].win); /* fails where it was never added */
     shimPassthrough--;
-    shimLogOnce(SHIM_LOG_WARN, "rank %d: a symmetric window %s: calls on it stay on kiln's staging", comms[ci]->rank,
+    shimLogOnce(SHIM_LOG_WARN, "rank %d: a symmetric window %s: calls on it stay on kiln's staging",
+                comms[ci]->rank,
                 agreed ? "could not be added on every rank" : "could not be agreed on through NCCL");
   }
   pthread_mutex_unlock(&commsLock);
@@ -806,7 +840,7 @@ void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win) {
 static struct {
   void* ptr;
   size_t size;
-}* allocs;
+} * allocs;
 static int nallocs, capallocs;
 static pthread_mutex_t allocsLock = PTHREAD_MUTEX_INITIALIZER;
 #endif
@@ -862,8 +896,10 @@ void shimMemFreeing(void* ptr) {
     shimPassthrough--;
     if (gone > 0) {
       __atomic_fetch_sub(&kilnShimWindows, gone, __ATOMIC_RELAXED);
-      shimLogOnce(SHIM_LOG_INFO, "rank %d: memory freed under symmetric windows not deregistered: kiln "
-                  "forgets them", comms[i]->rank);
+      shimLogOnce(SHIM_LOG_INFO,
+                  "rank %d: memory freed under symmetric windows not deregistered: kiln "
+                  "forgets them",
+                  comms[i]->rank);
     }
   }
   pthread_mutex_unlock(&commsLock);
@@ -884,10 +920,9 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
     shimPassthrough--;
     if (q == KILN_SUCCESS && e != KILN_SUCCESS) {
       res = e == KILN_ERR_TIMEOUT ? ncclRemoteError
-          : e == KILN_ERR_CUDA    ? ncclUnhandledCudaError
+            : e == KILN_ERR_CUDA  ? ncclUnhandledCudaError
                                   : ncclInternalError;
-      shimLogOnce(SHIM_LOG_WARN, "rank %d: kiln asynchronous error: %s", comms[i]->rank,
-                  kilnResultString(e));
+      shimLogOnce(SHIM_LOG_WARN, "rank %d: kiln asynchronous error: %s", comms[i]->rank, kilnResultString(e));
     }
   }
   pthread_mutex_unlock(&commsLock);
@@ -919,19 +954,22 @@ static void logChoice(shimComm* sc, const kilnCall* kc, const kilnChoice* ch, bo
                         kilnSymIsDirect(sc->kc, ch->sym, kc->sendbuf, kc->recvbuf, kc->count, kc->dtype);
   const bool reduces = kc->coll == KILN_COLL_ALLREDUCE || kc->coll == KILN_COLL_REDUCESCATTER;
   const uint64_t sig = ((uint64_t)kc->coll << 56) ^ ((uint64_t)kc->dtype << 48) ^ ((uint64_t)kc->op << 40) ^
-                       ((uint64_t)inplace << 39) ^ ((uint64_t)kc->captured << 38) ^ ((uint64_t)(ch->plan + 1) << 8) ^
-                       ((uint64_t)(ch->sym + 1) << 24) ^ ((uint64_t)ch->reason << 32) ^ (uint64_t)ch->serve << 4 ^
-                       (uint64_t)zeroCopy << 2 ^ 1;
+                       ((uint64_t)inplace << 39) ^ ((uint64_t)kc->captured << 38) ^
+                       ((uint64_t)(ch->plan + 1) << 8) ^ ((uint64_t)(ch->sym + 1) << 24) ^
+                       ((uint64_t)ch->reason << 32) ^ (uint64_t)ch->serve << 4 ^ (uint64_t)zeroCopy << 2 ^ 1;
   for (int i = 0; i < sc->nlogged; i++)
     if (sc->logged[i] == sig) return;
   if (sc->nlogged < (int)(sizeof sc->logged / sizeof sc->logged[0])) sc->logged[sc->nlogged++] = sig;
   char key[200], shape[48] = "";
   snprintf(key, sizeof key, "%llx/%d", (unsigned long long)sig, sc->nranks);
   if (sc->nodes > 1) snprintf(shape, sizeof shape, " (%d nodes x %d)", sc->nodes, sc->nranks / sc->nodes);
-  shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks%s %s %s %s%s (first: %llu B) → %s%s%s%s: %s", kilnCollName(kc->coll),
-               sc->nranks, shape, kilnDataTypeName(kc->dtype), reduces ? kilnRedOpName(kc->op) : "-",
-               inplace ? "in-place" : "out-of-place", kc->captured ? ", captured" : "", (unsigned long long)bytes,
-               ch->serve == KILN_SERVE_NCCL ? "NCCL" : ch->serve == KILN_SERVE_SYM ? "kiln " : "kiln plan ",
+  shimLogKeyed(SHIM_LOG_INFO, key, "%s %d ranks%s %s %s %s%s (first: %llu B) → %s%s%s%s: %s",
+               kilnCollName(kc->coll), sc->nranks, shape, kilnDataTypeName(kc->dtype),
+               reduces ? kilnRedOpName(kc->op) : "-", inplace ? "in-place" : "out-of-place",
+               kc->captured ? ", captured" : "", (unsigned long long)bytes,
+               ch->serve == KILN_SERVE_NCCL  ? "NCCL"
+               : ch->serve == KILN_SERVE_SYM ? "kiln "
+                                             : "kiln plan ",
                ch->serve == KILN_SERVE_NCCL ? "" : kilnChoiceName(ch), zeroCopy ? " (zero copy)" : "",
                ch->serve == KILN_SERVE_PLAN && sc->nodes > 1 ? ", in phases across nodes" : "",
                kilnSelectReasonText(ch->reason));
@@ -943,12 +981,12 @@ SHIM_EXPORT uint64_t kilnShimKilnCalls;
 
 bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm** held) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
-  static const kilnColl_t collKiln[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER,
-                                        KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
+  static const kilnColl_t collKiln[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER,
+                                        KILN_COLL_ALLTOALL};
   bool taken = false;
   /* NCCL's ops and types past kiln's (PreMulSum ops) stay out of kiln's range: the selector sends
    * them to NCCL. */
-  const kilnCall kc = {collKiln[call->coll], call->sendbuff, call->recvbuff, call->count,
+  const kilnCall kc = {collKiln[call->coll],           call->sendbuff,        call->recvbuff, call->count,
                        (kilnDataType_t)call->datatype, (kilnRedOp_t)call->op, false};
   pthread_mutex_lock(&commsLock);
   int ci = findIndex(call->comm);
@@ -989,11 +1027,11 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm*
              kilnCollName(k.coll), kilnChoiceName(&ch), kilnLastError());
     shimLog(SHIM_LOG_ERROR, "%s", shimKilnError + 6);
   }
-  *res = kr == KILN_SUCCESS               ? ncclSuccess
-       : kr == KILN_ERR_TIMEOUT           ? ncclRemoteError
-       : kr == KILN_ERR_CUDA              ? ncclUnhandledCudaError
-       : kr == KILN_ERR_INVALID_ARGUMENT  ? ncclInvalidArgument
-                                          : ncclInternalError;
+  *res = kr == KILN_SUCCESS                ? ncclSuccess
+         : kr == KILN_ERR_TIMEOUT          ? ncclRemoteError
+         : kr == KILN_ERR_CUDA             ? ncclUnhandledCudaError
+         : kr == KILN_ERR_INVALID_ARGUMENT ? ncclInvalidArgument
+                                           : ncclInternalError;
   return true;
 out_unlock:
   pthread_mutex_unlock(&commsLock);

@@ -101,8 +101,14 @@ static bool firstTime(const char* msg) {
   pthread_mutex_lock(&seenLock);
   for (int i = 0; i < SEEN_SLOTS; i++) {
     uint64_t* s = &seen[(h + (uint64_t)i) % SEEN_SLOTS];
-    if (*s == h) { first = false; break; }
-    if (*s == 0) { *s = h; break; }
+    if (*s == h) {
+      first = false;
+      break;
+    }
+    if (*s == 0) {
+      *s = h;
+      break;
+    }
   }
   pthread_mutex_unlock(&seenLock);
   return first;
@@ -180,7 +186,10 @@ static bool tryCandidate(const char* path) {
   return true;
 }
 
-typedef struct { char paths[16][PATH_MAX]; int n; } candidateList;
+typedef struct {
+  char paths[16][PATH_MAX];
+  int n;
+} candidateList;
 
 static void addCandidate(candidateList* l, const char* dir, const char* file) {
   if (l->n >= 16 || !dir || !*dir) return;
@@ -213,13 +222,13 @@ static int addSitePackages(struct dl_phdr_info* info, size_t size, void* data) {
   return 0;
 }
 
-#define SHIM_SYSTEM_DIRS(X)                      \
-  X("/usr/local/cuda/lib64")                     \
-  X("/usr/local/cuda/lib")                       \
-  X("/usr/local/cuda/targets/x86_64-linux/lib")  \
-  X("/usr/lib/x86_64-linux-gnu")                 \
-  X("/usr/lib64")                                \
-  X("/usr/local/lib")                            \
+#define SHIM_SYSTEM_DIRS(X)                     \
+  X("/usr/local/cuda/lib64")                    \
+  X("/usr/local/cuda/lib")                      \
+  X("/usr/local/cuda/targets/x86_64-linux/lib") \
+  X("/usr/lib/x86_64-linux-gnu")                \
+  X("/usr/lib64")                               \
+  X("/usr/local/lib")                           \
   X("/usr/lib")
 
 static void resolveAll(void) {
@@ -266,7 +275,8 @@ static void loadReal(void) {
     snprintf(tried, sizeof tried, "%s", loadError);
     snprintf(loadError, sizeof loadError,
              "cannot load the real NCCL (set KILN_NCCL_PATH to the full path of the real "
-             "libnccl.so.2); tried:%.7000s", tried);
+             "libnccl.so.2); tried:%.7000s",
+             tried);
     shimLog(SHIM_LOG_ERROR, "%s", loadError);
     return;
   }
@@ -301,18 +311,16 @@ ncclResult_t shimMissing(const char* fn) {
 
 const char* shimErrorString(ncclResult_t r) {
   switch (r) {
-  case ncclSuccess: return "no error";
-  case ncclUnhandledCudaError: return "unhandled cuda error";
-  case ncclSystemError: return "unhandled system error (kiln: real NCCL not loaded)";
-  case ncclInternalError: return "internal error";
-  case ncclInvalidArgument: return "invalid argument";
-  case ncclInvalidUsage: return "invalid usage";
-  case ncclRemoteError: return "remote process exited or there was a network error";
-  case ncclInProgress: return "NCCL operation in progress";
-  default: return "unknown result code";
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error";
+    case ncclSystemError: return "unhandled system error (kiln: real NCCL not loaded)";
+    case ncclInternalError: return "internal error";
+    case ncclInvalidArgument: return "invalid argument";
+    case ncclInvalidUsage: return "invalid usage";
+    case ncclRemoteError: return "remote process exited or there was a network error";
+    case ncclInProgress: return "NCCL operation in progress";
+    default: return "unknown result code";
   }
 }
 
-const char* shimLastError(void) {
-  return shimLoadError();
-}
+const char* shimLastError(void) { return shimLoadError(); }

@@ -24,7 +24,7 @@ typedef enum { KILN_PARAM_BOOL, KILN_PARAM_INT, KILN_PARAM_SIZE, KILN_PARAM_STRI
 
 /* One setting as kiln sees it now. The strings belong to the library and live as long as it. */
 typedef struct kilnParamInfo {
-  const char* env;         /* the variable, e.g. "KILN_SYM" */
+  const char* env; /* the variable, e.g. "KILN_SYM" */
   kilnParamType type;
   const char* defaultText; /* the default as a value of the type; NULL: set by the code that reads it,
                             * as the description says (e.g. per rank count) */

@@ -105,16 +105,16 @@ extern "C" {
 #endif
 
 /* X(enum, xml name) */
-#define KILN_BUFFERS(X)        \
-  X(KILN_BUF_INPUT, "i")       \
-  X(KILN_BUF_OUTPUT, "o")      \
+#define KILN_BUFFERS(X)   \
+  X(KILN_BUF_INPUT, "i")  \
+  X(KILN_BUF_OUTPUT, "o") \
   X(KILN_BUF_SCRATCH, "s")
 
 typedef enum {
 #define KILN_X_ENUM(e, n) e,
   KILN_BUFFERS(KILN_X_ENUM)
 #undef KILN_X_ENUM
-  KILN_NUM_BUFFERS
+      KILN_NUM_BUFFERS
 } kilnBuffer_t;
 
 /* What a step's peer attribute names (the last column of KILN_STEP_TYPES). */
@@ -131,27 +131,27 @@ typedef enum {
  * srcbuf / writes dstbuf (on the peer for put's dst and get's and gre's src); runtime: kiln's GPU
  * runtime (host/, gen/, kernels/) runs the step (kilnPlanCheckRuntime refuses a plan with one it
  * does not); peer: what the step's peer attribute names. re and gre also read dst. */
-#define KILN_STEP_TYPES(X)                                                       \
-  X(KILN_STEP_SEND, "s", 0, 1, 0, 1, 0, 1, KILN_PEER_NONE)                        \
-  X(KILN_STEP_RECV, "r", 1, 0, 0, 0, 1, 1, KILN_PEER_NONE)                        \
-  X(KILN_STEP_RECV_COPY_SEND, "rcs", 1, 1, 0, 0, 1, 1, KILN_PEER_NONE)            \
-  X(KILN_STEP_RECV_REDUCE_SEND, "rrs", 1, 1, 1, 1, 0, 1, KILN_PEER_NONE)          \
-  X(KILN_STEP_RECV_REDUCE_COPY, "rrc", 1, 0, 1, 1, 1, 1, KILN_PEER_NONE)          \
-  X(KILN_STEP_RECV_REDUCE_COPY_SEND, "rrcs", 1, 1, 1, 1, 1, 1, KILN_PEER_NONE)    \
-  X(KILN_STEP_COPY, "cpy", 0, 0, 0, 1, 1, 1, KILN_PEER_NONE)                      \
-  X(KILN_STEP_REDUCE, "re", 0, 0, 1, 1, 1, 1, KILN_PEER_NONE)                     \
-  X(KILN_STEP_NOP, "nop", 0, 0, 0, 0, 0, 1, KILN_PEER_NONE)                       \
-  X(KILN_STEP_PUT, "put", 0, 0, 0, 1, 1, 1, KILN_PEER_WRITE)                      \
-  X(KILN_STEP_GET, "get", 0, 0, 0, 1, 1, 1, KILN_PEER_READ)                       \
-  X(KILN_STEP_GET_REDUCE, "gre", 0, 0, 1, 1, 1, 1, KILN_PEER_READ)                \
-  X(KILN_STEP_SIGNAL, "sig", 0, 0, 0, 0, 0, 1, KILN_PEER_SIGNAL)                  \
+#define KILN_STEP_TYPES(X)                                                     \
+  X(KILN_STEP_SEND, "s", 0, 1, 0, 1, 0, 1, KILN_PEER_NONE)                     \
+  X(KILN_STEP_RECV, "r", 1, 0, 0, 0, 1, 1, KILN_PEER_NONE)                     \
+  X(KILN_STEP_RECV_COPY_SEND, "rcs", 1, 1, 0, 0, 1, 1, KILN_PEER_NONE)         \
+  X(KILN_STEP_RECV_REDUCE_SEND, "rrs", 1, 1, 1, 1, 0, 1, KILN_PEER_NONE)       \
+  X(KILN_STEP_RECV_REDUCE_COPY, "rrc", 1, 0, 1, 1, 1, 1, KILN_PEER_NONE)       \
+  X(KILN_STEP_RECV_REDUCE_COPY_SEND, "rrcs", 1, 1, 1, 1, 1, 1, KILN_PEER_NONE) \
+  X(KILN_STEP_COPY, "cpy", 0, 0, 0, 1, 1, 1, KILN_PEER_NONE)                   \
+  X(KILN_STEP_REDUCE, "re", 0, 0, 1, 1, 1, 1, KILN_PEER_NONE)                  \
+  X(KILN_STEP_NOP, "nop", 0, 0, 0, 0, 0, 1, KILN_PEER_NONE)                    \
+  X(KILN_STEP_PUT, "put", 0, 0, 0, 1, 1, 1, KILN_PEER_WRITE)                   \
+  X(KILN_STEP_GET, "get", 0, 0, 0, 1, 1, 1, KILN_PEER_READ)                    \
+  X(KILN_STEP_GET_REDUCE, "gre", 0, 0, 1, 1, 1, 1, KILN_PEER_READ)             \
+  X(KILN_STEP_SIGNAL, "sig", 0, 0, 0, 0, 0, 1, KILN_PEER_SIGNAL)               \
   X(KILN_STEP_WAIT, "wait", 0, 0, 0, 0, 0, 1, KILN_PEER_WAIT)
 
 typedef enum {
 #define KILN_X_ENUM(e, n, rv, sd, rd, rs, wd, rt, pe) e,
   KILN_STEP_TYPES(KILN_X_ENUM)
 #undef KILN_X_ENUM
-  KILN_NUM_STEP_TYPES
+      KILN_NUM_STEP_TYPES
 } kilnStepType_t;
 
 KILN_API const char* kilnStepTypeName(kilnStepType_t t);
@@ -168,21 +168,21 @@ KILN_API kilnStepPeer_t kilnStepPeerRole(kilnStepType_t t);
 KILN_API const char* kilnBufferName(kilnBuffer_t b);
 
 typedef struct kilnStep {
-  int s;                 /* index within the threadblock (== position) */
+  int s; /* index within the threadblock (== position) */
   kilnStepType_t type;
   kilnBuffer_t srcbuf, dstbuf;
   int srcoff, dstoff, cnt;
-  int depid, deps;       /* -1, -1 when no dependency */
+  int depid, deps; /* -1, -1 when no dependency */
   bool hasdep;
-  int peer;              /* memory steps (kilnStepPeerRole != KILN_PEER_NONE): the peer rank; read
+  int peer;  /* memory steps (kilnStepPeerRole != KILN_PEER_NONE): the peer rank; read
                           * and written only for those types (kilnPlanAddStep sets -1) */
-  int proto;             /* put: a kilnProto_t, or -1 for the plan's (no proto attribute); read and
+  int proto; /* put: a kilnProto_t, or -1 for the plan's (no proto attribute); read and
                           * written only for put (kilnPlanAddStep sets -1) */
 } kilnStep;
 
 typedef struct kilnThreadblock {
   int id;
-  int send, recv;        /* peer ranks or -1 */
+  int send, recv; /* peer ranks or -1 */
   int chan;
   int nsteps;
   kilnStep* steps;
@@ -198,7 +198,7 @@ typedef struct kilnGpu {
   int i_chunks, o_chunks, s_chunks;
   int ntbs;
   kilnThreadblock* tbs;
-  int ncopies;           /* TACCL's initial copies, in file order (0 for kiln's own plans) */
+  int ncopies; /* TACCL's initial copies, in file order (0 for kiln's own plans) */
   kilnCopy* copies;
 } kilnGpu;
 
@@ -214,11 +214,11 @@ typedef struct kilnPlan {
   kilnColl_t coll;
   kilnProto_t proto;
   int ngpus;
-  int nnodes;      /* the nodes it was made for (ranks node*(ngpus/nnodes) + local, as in a
+  int nnodes;         /* the nodes it was made for (ranks node*(ngpus/nnodes) + local, as in a
                     * topology): kiln's runtime cuts it into phases on a communicator of that many
                     * nodes, and the drop-in gives it to such communicators only; 0: not said
                     * (one node). The file's optional nnodes attribute, which divides ngpus */
-  int nchannels;   /* 1..KILN_PLAN_MAX_CHANNELS */
+  int nchannels;      /* 1..KILN_PLAN_MAX_CHANNELS */
   int nchunksperloop; /* in a file: the most chunks of any rank's input or output (MSCCL's runtimes
                         * size chunks by it); another value is refused, and writing puts that one */
   bool inplace, outofplace;
@@ -226,14 +226,13 @@ typedef struct kilnPlan {
   char redop[16];                /* MSCCL's redop attribute as read ("sum", "nop", or "") */
   /* What the XML it came from held, so that a plan read and written back is unchanged. */
   bool has_coll, has_inplace, has_outofplace, has_minmax, has_redop, has_ngpus;
-  bool old_coll_name;            /* written as "reduce_scatter" */
-  kilnGpu* gpus;                 /* [ngpus], gpus[r].id == r */
+  bool old_coll_name; /* written as "reduce_scatter" */
+  kilnGpu* gpus;      /* [ngpus], gpus[r].id == r */
 } kilnPlan;
 
 /* Reads a plan (either dialect). Errors name the file and line. */
 KILN_API kilnResult_t kilnPlanReadFile(const char* path, kilnPlan** out);
-KILN_API kilnResult_t kilnPlanReadMemory(const char* xml, size_t len, const char* name,
-                                         kilnPlan** out);
+KILN_API kilnResult_t kilnPlanReadMemory(const char* xml, size_t len, const char* name, kilnPlan** out);
 /* The largest plan document kiln writes and reads (bytes): kilnPlanWriteFile refuses to write a
  * larger one, the readers to read it. */
 #define KILN_PLAN_DOC_MAX_BYTES ((size_t)512 << 20)
@@ -252,8 +251,8 @@ KILN_API kilnResult_t kilnPlanCreate(const char* name, kilnColl_t coll, int ngpu
 /* Appends a threadblock to a GPU; returns a pointer valid until the next append on that GPU. */
 KILN_API kilnThreadblock* kilnPlanAddThreadblock(kilnPlan* p, int rank, int send, int recv, int chan);
 /* Appends a step (its s is set to its position); returns it, or NULL when out of memory. */
-KILN_API kilnStep* kilnPlanAddStep(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t srcbuf,
-                                   int srcoff, kilnBuffer_t dstbuf, int dstoff, int cnt);
+KILN_API kilnStep* kilnPlanAddStep(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t srcbuf, int srcoff,
+                                   kilnBuffer_t dstbuf, int dstoff, int cnt);
 /* Deep copy. */
 KILN_API kilnResult_t kilnPlanClone(const kilnPlan* p, kilnPlan** out);
 /* True when some GPU of the plan has copies. */
@@ -329,10 +328,10 @@ KILN_API int kilnPlanRefChunks(const kilnPlan* p);
 /* ---- CPU verifier ---- */
 
 typedef struct kilnVerifyOptions {
-  int schedules;      /* interleavings of threadblocks to try (>= 1); default 4 */
-  uint64_t seed;      /* for the random interleavings */
-  bool all_ops;       /* also check numerically with every reduction op */
-  int fifo_depth;     /* > 0: a connection holds at most this many sent, not yet received steps
+  int schedules;  /* interleavings of threadblocks to try (>= 1); default 4 */
+  uint64_t seed;  /* for the random interleavings */
+  bool all_ops;   /* also check numerically with every reduction op */
+  int fifo_depth; /* > 0: a connection holds at most this many sent, not yet received steps
                        * (the runtime's FIFO slots, kilnCommConfig.nslots); 0: unbounded.
                        * Default KILN_FIFO_DEPTH_DEFAULT, the runtime's default: a plan that
                        * passes with it runs on a communicator of default settings */
@@ -340,7 +339,8 @@ typedef struct kilnVerifyOptions {
 /* FIFO slots per connection of a communicator of default settings (kilnCommConfig.nslots), and
  * the depth the verifier checks plans at by default (MSCCL's runtime has as many). */
 #define KILN_FIFO_DEPTH_DEFAULT 8
-#define KILN_VERIFY_OPTIONS_INIT {4, 1, true, KILN_FIFO_DEPTH_DEFAULT}
+#define KILN_VERIFY_OPTIONS_INIT \
+  { 4, 1, true, KILN_FIFO_DEPTH_DEFAULT }
 /* Data races (two accesses to one chunk of a rank, one a write, that no dependency, program order
  * or send-receive pair orders) are found whatever the interleaving in plans whose threadblocks
  * (over all ranks) times threadblocks plus steps is at most this (clocks of 4 bytes: 256 MiB at
@@ -366,8 +366,8 @@ typedef struct kilnVerifyOptions {
 /* Whether kilnPlanVerify checks a plan with memory steps for data races whatever the interleaving:
  * its clocks cover every threadblock and each rank's caller, two clocks each (one for what a read
  * must see, one for what a write must follow), over every epoch's steps. */
-#define KILN_VERIFY_MEMORY_CHECKS_ALL_RACES(tbs, ranks, steps)                      \
-  KILN_VERIFY_CHECKS_ALL_RACES(2 * ((uint64_t)(tbs) + (uint64_t)(ranks)),          \
+#define KILN_VERIFY_MEMORY_CHECKS_ALL_RACES(tbs, ranks, steps)            \
+  KILN_VERIFY_CHECKS_ALL_RACES(2 * ((uint64_t)(tbs) + (uint64_t)(ranks)), \
                                (uint64_t)KILN_VERIFY_CALLS * KILN_VERIFY_ITERATIONS * (uint64_t)(steps))
 
 /* Runs the plan for all ranks on host memory and checks the collective's postcondition on every
@@ -383,9 +383,9 @@ KILN_API kilnResult_t kilnPlanVerify(const kilnPlan* p, const kilnVerifyOptions*
 /* ---- α-β simulator ---- */
 
 typedef struct kilnSimResult {
-  double time_us;        /* predicted completion time */
+  double time_us; /* predicted completion time */
   double busiest_link_us;
-  int nsends;            /* transfers simulated */
+  int nsends; /* transfers simulated */
 } kilnSimResult;
 
 /* Predicts the time of the plan on topology t for `bytes` (the collective's reference size:
@@ -427,7 +427,8 @@ KILN_API kilnResult_t kilnBaselineSimulate(kilnBaseline_t b, kilnColl_t coll, co
  * (the table's send forms, step_us, tb_us_per_mb), its call costs fifo_launch_us, and of its
  * protocols LL, LL128 and Simple the fastest predicted is taken, as NCCL's tuner does. */
 KILN_API kilnResult_t kilnBaselineSimulateWith(kilnBaseline_t b, kilnColl_t coll, const kilnTopology* t,
-                                               uint64_t bytes, const kilnSimParams* params, kilnSimResult* out);
+                                               uint64_t bytes, const kilnSimParams* params,
+                                               kilnSimResult* out);
 
 /* ---- Classic plans ---- */
 
@@ -437,7 +438,8 @@ typedef struct kilnClassicOptions {
   kilnProto_t proto; /* default Simple */
   bool inplace;      /* write the in-place form */
 } kilnClassicOptions;
-#define KILN_CLASSIC_OPTIONS_INIT {1, 1, KILN_PROTO_SIMPLE, false}
+#define KILN_CLASSIC_OPTIONS_INIT \
+  { 1, 1, KILN_PROTO_SIMPLE, false }
 
 /* Known algorithms: through FIFOs, "ring" (allgather, reducescatter, allreduce) and "direct"
  * (allgather, alltoall, allreduce, reducescatter); with memory steps (one threadblock per rank and

@@ -49,17 +49,17 @@ extern "C" {
 typedef int (*kilnBakedLaunch_t)(const void* args, int threads, void* stream);
 
 typedef struct kilnRegistryEntry {
-  const char* name;          /* the plan's name */
-  const char* ident;         /* baked: the C identifier of its file (gen/); loaded: its path */
+  const char* name;  /* the plan's name */
+  const char* ident; /* baked: the C identifier of its file (gen/); loaded: its path */
   kilnColl_t coll;
   int nranks;
   uint64_t minBytes, maxBytes; /* inclusive range of reference bytes it serves */
-  bool inplace, outofplace;  /* call forms it serves */
+  bool inplace, outofplace;    /* call forms it serves */
   kilnProto_t proto;
-  bool reduces;              /* the collective reduces (baked kernels then do sum/avg only) */
-  const char* xml;           /* baked: the plan as XML; loaded: NULL */
+  bool reduces;                              /* the collective reduces (baked kernels then do sum/avg only) */
+  const char* xml;                           /* baked: the plan as XML; loaded: NULL */
   kilnBakedLaunch_t launch[KILN_NUM_DTYPES]; /* baked kernel per dtype; NULL: interpreter */
-  bool inlined;              /* baked with its steps inlined (gen/: few steps); such kernels run
+  bool inlined; /* baked with its steps inlined (gen/: few steps); such kernels run
                                 by default, the others only on kilnExecUseBaked (runtime.h) */
 } kilnRegistryEntry;
 
@@ -82,20 +82,18 @@ KILN_API bool kilnRegistryFits(const kilnRegistryEntry* e, kilnColl_t coll, int 
 /* The reference bytes of an NCCL-style call (count as NCCL counts it: allreduce elements per
  * rank; allgather sendcount; reducescatter recvcount; alltoall elements per peer). 0 for an
  * unknown dtype or collective. */
-KILN_API uint64_t kilnRegistryCallBytes(kilnColl_t coll, int nranks, size_t count,
-                                        kilnDataType_t dtype);
+KILN_API uint64_t kilnRegistryCallBytes(kilnColl_t coll, int nranks, size_t count, kilnDataType_t dtype);
 
 /* Whether an NCCL-style call of `rank` is in place, as NCCL defines it: allreduce and alltoall
  * sendbuf == recvbuf; allgather sendbuf == recvbuf + rank * count elements; reducescatter
  * recvbuf == sendbuf + rank * count elements. */
-KILN_API bool kilnRegistryCallInPlace(kilnColl_t coll, int rank, const void* sendbuf,
-                                      const void* recvbuf, size_t count, kilnDataType_t dtype);
+KILN_API bool kilnRegistryCallInPlace(kilnColl_t coll, int rank, const void* sendbuf, const void* recvbuf,
+                                      size_t count, kilnDataType_t dtype);
 
 /* The entry that serves this call (see the rules above), or NULL: no plan, use NCCL. Never sets
  * an error. Does not block. */
 KILN_API const kilnRegistryEntry* kilnRegistrySelect(kilnColl_t coll, int nranks, uint64_t bytes,
-                                                     bool inplace, kilnDataType_t dtype,
-                                                     kilnRedOp_t op);
+                                                     bool inplace, kilnDataType_t dtype, kilnRedOp_t op);
 
 /* The same choice over a caller's array of entries (no loaded plans involved); returns an index
  * into entries or -1. What kilnRegistrySelect applies to the baked table. */
@@ -183,15 +181,16 @@ typedef enum {
 } kilnServe_t;
 
 /* Why: X(enum, text). One table: the enum and kilnSelectReasonText come from it. */
-#define KILN_SELECT_REASONS(X)                                                                                  \
-  X(KILN_SELECT_LOADED, "a plan loaded at run time takes this call")                                            \
-  X(KILN_SELECT_SYM_RANGE, "the symmetric kernels' measured range")                                             \
-  X(KILN_SELECT_BAKED, "the baked plan for this size")                                                          \
-  X(KILN_SELECT_NO_KILN, "no kiln communicator")                                                                \
-  X(KILN_SELECT_OP_UNKNOWN, "an op or data type kiln does not run")                                             \
-  X(KILN_SELECT_STAGED_AR, "a rank alone in its process, plain buffers: NCCL measured faster than kiln's staging") \
-  X(KILN_SELECT_NO_PLAN, "no plan takes this call")                                                              \
-  X(KILN_SELECT_CANNOT_RUN, "the plans that take this call cannot run it (count, dtype, op or buffers)")         \
+#define KILN_SELECT_REASONS(X)                                                                           \
+  X(KILN_SELECT_LOADED, "a plan loaded at run time takes this call")                                     \
+  X(KILN_SELECT_SYM_RANGE, "the symmetric kernels' measured range")                                      \
+  X(KILN_SELECT_BAKED, "the baked plan for this size")                                                   \
+  X(KILN_SELECT_NO_KILN, "no kiln communicator")                                                         \
+  X(KILN_SELECT_OP_UNKNOWN, "an op or data type kiln does not run")                                      \
+  X(KILN_SELECT_STAGED_AR,                                                                               \
+    "a rank alone in its process, plain buffers: NCCL measured faster than kiln's staging")              \
+  X(KILN_SELECT_NO_PLAN, "no plan takes this call")                                                      \
+  X(KILN_SELECT_CANNOT_RUN, "the plans that take this call cannot run it (count, dtype, op or buffers)") \
   X(KILN_SELECT_CAPTURE_GROW, "captured, and the plan's scratch would have to grow inside the capture")
 
 typedef enum {

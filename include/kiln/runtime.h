@@ -49,28 +49,28 @@ typedef struct kilnExec* kilnExec_t;
 
 /* Communicator settings. Start from KILN_COMM_CONFIG_INITIALIZER and change fields. */
 typedef struct kilnCommConfig {
-  size_t size;          /* sizeof(kilnCommConfig) */
-  unsigned magic;       /* KILN_COMM_CONFIG_MAGIC */
-  int maxChannels;      /* channels (plan `chan` values) per peer pair; default 32, what the
+  size_t size;      /* sizeof(kilnCommConfig) */
+  unsigned magic;   /* KILN_COMM_CONFIG_MAGIC */
+  int maxChannels;  /* channels (plan `chan` values) per peer pair; default 32, what the
                          * large-size plans use to fill a GPU's links. FIFO memory per GPU:
                          * nranks x maxChannels x nslots x slotBytes, 128 MiB x nranks by default */
-  int nslots;           /* FIFO slots per connection; default 8 */
-  size_t slotBytes;     /* bytes per slot (LL carries half as much data); default 512 KiB. A step
+  int nslots;       /* FIFO slots per connection; default 8 */
+  size_t slotBytes; /* bytes per slot (LL carries half as much data); default 512 KiB. A step
                          * of Simple moves up to one slot */
-  int threads;          /* threads per block; default 512 */
-  int timeoutMs;        /* a kernel thread gives up waiting for a peer after this long; default
+  int threads;      /* threads per block; default 512 */
+  int timeoutMs;    /* a kernel thread gives up waiting for a peer after this long; default
                          * 5000. One clock per thread and call: for a plan, the time a thread
                          * waits in all of a call's steps (a peer that comes late leaves the
                          * rest of the call less). Then the communicator is failed:
                          * kilnCommGetAsyncError says so and every later call returns
                          * KILN_ERR_TIMEOUT. NCCL's waits have no limit: the drop-in library
                          * waits as long unless KILN_TIMEOUT_MS is set */
-  size_t symBytes;      /* staging memory per GPU for the symmetric-memory kernels (kilnSymRun),
+  size_t symBytes;  /* staging memory per GPU for the symmetric-memory kernels (kilnSymRun),
                          * in the same window; two halves used by alternate calls or rounds.
                          * The small calls' LL and LL128 lines take staging of their own on top
                          * (at most symBytes each, none past 8 ranks). Default 128 MiB; 0 turns
                          * those kernels off (kilnSymSelect then says none) */
-  int nodes;            /* the nodes the ranks form, each of nranks/nodes consecutive ranks. 0 (the
+  int nodes;        /* the nodes the ranks form, each of nranks/nodes consecutive ranks. 0 (the
                          * default): KILN_EMULATE_NODES from the environment where set, else NCCL's
                          * view: the ranks that share memory (NCCL's load/store team) are a node.
                          * K >= 1: K nodes, whatever NCCL sees (emulated nodes: K groups of GPUs of
@@ -81,8 +81,11 @@ typedef struct kilnCommConfig {
                          * nodes, on the call's stream (host/internode.c); it has no symmetric-memory
                          * kernels (kilnSymSelect says none) and takes no windows (kilnCommWindowAdd) */
 } kilnCommConfig;
-#define KILN_COMM_CONFIG_INITIALIZER \
-  { sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, KILN_FIFO_DEPTH_DEFAULT, 512 * 1024, 512, 5000, 128u << 20, 0 }
+#define KILN_COMM_CONFIG_INITIALIZER                                                                    \
+  {                                                                                                     \
+    sizeof(kilnCommConfig), KILN_COMM_CONFIG_MAGIC, 32, KILN_FIFO_DEPTH_DEFAULT, 512 * 1024, 512, 5000, \
+        128u << 20, 0                                                                                   \
+  }
 
 /* Wraps `nccl` (one rank, its device must be current or is made current). Collective over the
  * NCCL communicator: every rank calls it. Blocks until the peers' memory is mapped. cfg may be
@@ -171,8 +174,8 @@ KILN_API bool kilnExecUseBaked(kilnExec_t exec, bool on);
 /* True when kilnRun can run `plan` for this call: the collective's count convention (see
  * kilnRun), a data type and op the runtime has, the plan's in-place/out-of-place form. A
  * predicate: sets no error. */
-KILN_API bool kilnPlanSupports(const kilnPlan* plan, size_t count, kilnDataType_t dtype,
-                               kilnRedOp_t op, bool inplace);
+KILN_API bool kilnPlanSupports(const kilnPlan* plan, size_t count, kilnDataType_t dtype, kilnRedOp_t op,
+                               bool inplace);
 
 /* Whether x's scratch already holds a call of count elements of dtype, so that the call grows
  * nothing: the plan has no scratch on any rank, or an earlier call of x was at least as large per
@@ -233,7 +236,8 @@ KILN_API kilnSymAlgo_t kilnSymSelect(kilnComm_t comm, kilnColl_t coll, size_t co
                                      bool inplace);
 /* Whether `algo` can run this call on this communicator at all (staging memory, ranks, form),
  * whatever the default choice. A predicate: sets no error. */
-KILN_API bool kilnSymFits(kilnComm_t comm, kilnSymAlgo_t algo, size_t count, kilnDataType_t dtype, bool inplace);
+KILN_API bool kilnSymFits(kilnComm_t comm, kilnSymAlgo_t algo, size_t count, kilnDataType_t dtype,
+                          bool inplace);
 /* Runs the call with `algo` on `stream` (one kernel launch; inside kilnGroupStart/End it is
  * queued like kilnRun's). count and the in-place forms as kilnRun's. Every rank must run the
  * same algorithm for the call. */

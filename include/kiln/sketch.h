@@ -43,44 +43,44 @@ typedef enum {
 #define KILN_X_ENUM(e, n) e,
   KILN_HYPER_POLICIES(KILN_X_ENUM)
 #undef KILN_X_ENUM
-  KILN_NUM_HYPER_POLICIES
+      KILN_NUM_HYPER_POLICIES
 } kilnHyperPolicy_t;
 
-#define KILN_INTRA_STRATEGIES(X)   \
-  X(KILN_INTRA_SWITCH, "switch")   \
-  X(KILN_INTRA_LINKS, "links")     \
+#define KILN_INTRA_STRATEGIES(X) \
+  X(KILN_INTRA_SWITCH, "switch") \
+  X(KILN_INTRA_LINKS, "links")   \
   X(KILN_INTRA_ALL, "all")
 
 typedef enum {
 #define KILN_X_ENUM(e, n) e,
   KILN_INTRA_STRATEGIES(KILN_X_ENUM)
 #undef KILN_X_ENUM
-  KILN_NUM_INTRA_STRATEGIES
+      KILN_NUM_INTRA_STRATEGIES
 } kilnIntraStrategy_t;
 
-#define KILN_INTER_STRATEGIES(X)   \
-  X(KILN_INTER_RELAY, "relay")     \
-  X(KILN_INTER_DIRECT, "direct")   \
+#define KILN_INTER_STRATEGIES(X) \
+  X(KILN_INTER_RELAY, "relay")   \
+  X(KILN_INTER_DIRECT, "direct") \
   X(KILN_INTER_NONE, "none")
 
 typedef enum {
 #define KILN_X_ENUM(e, n) e,
   KILN_INTER_STRATEGIES(KILN_X_ENUM)
 #undef KILN_X_ENUM
-  KILN_NUM_INTER_STRATEGIES
+      KILN_NUM_INTER_STRATEGIES
 } kilnInterStrategy_t;
 
 /* Ordering heuristics of the paper's B.2 ("auto" tries each and keeps the best). */
-#define KILN_ORDERINGS(X)                                   \
-  X(KILN_ORDER_AUTO, "auto")                                \
-  X(KILN_ORDER_SHORTEST_PATH_FIRST, "shortest-path-first")  \
+#define KILN_ORDERINGS(X)                                  \
+  X(KILN_ORDER_AUTO, "auto")                               \
+  X(KILN_ORDER_SHORTEST_PATH_FIRST, "shortest-path-first") \
   X(KILN_ORDER_LONGEST_PATH_FIRST, "longest-path-first")
 
 typedef enum {
 #define KILN_X_ENUM(e, n) e,
   KILN_ORDERINGS(KILN_X_ENUM)
 #undef KILN_X_ENUM
-  KILN_NUM_ORDERINGS
+      KILN_NUM_ORDERINGS
 } kilnOrdering_t;
 
 typedef struct kilnSketchSwitch {
@@ -89,41 +89,48 @@ typedef struct kilnSketchSwitch {
   kilnHyperPolicy_t policy;
 } kilnSketchSwitch;
 
-typedef struct kilnSketchLink { int src, dst; } kilnSketchLink; /* node-local */
+typedef struct kilnSketchLink {
+  int src, dst;
+} kilnSketchLink; /* node-local */
 
 typedef struct kilnSketchConn {
-  int src;  /* node-local sender */
+  int src; /* node-local sender */
   int ndst;
   int* dst; /* node-local receivers in other nodes */
 } kilnSketchConn;
 
-typedef struct kilnSymmetry { int offset, group; } kilnSymmetry;
+typedef struct kilnSymmetry {
+  int offset, group;
+} kilnSymmetry;
 
 typedef struct kilnSketch {
   char name[KILN_NAME_MAX];
 
   kilnIntraStrategy_t intra;
-  int nswitches; kilnSketchSwitch* switches;
-  int nlinks;    kilnSketchLink* links;
+  int nswitches;
+  kilnSketchSwitch* switches;
+  int nlinks;
+  kilnSketchLink* links;
 
   kilnInterStrategy_t inter;
-  int nconns;    kilnSketchConn* conns;
+  int nconns;
+  kilnSketchConn* conns;
   int nbeta_split;
-  int* beta_split_gpu;   /* [nbeta_split] node-local GPU */
-  int* beta_split;       /* [nbeta_split] divisor >= 1 */
+  int* beta_split_gpu; /* [nbeta_split] node-local GPU */
+  int* beta_split;     /* [nbeta_split] divisor >= 1 */
   bool has_chunk_to_relay;
   int relay_r1, relay_r2;
 
-  int nsymmetry; kilnSymmetry* symmetry;
+  int nsymmetry;
+  kilnSymmetry* symmetry;
 
-  int input_chunkup;     /* >= 1 chunks per rank's input */
-  uint64_t input_size;   /* bytes, > 0 */
+  int input_chunkup;   /* >= 1 chunks per rank's input */
+  uint64_t input_size; /* bytes, > 0 */
   kilnOrdering_t ordering;
 } kilnSketch;
 
 KILN_API kilnResult_t kilnSketchReadFile(const char* path, kilnSketch** out);
-KILN_API kilnResult_t kilnSketchReadMemory(const char* xml, size_t len, const char* name,
-                                           kilnSketch** out);
+KILN_API kilnResult_t kilnSketchReadMemory(const char* xml, size_t len, const char* name, kilnSketch** out);
 KILN_API kilnResult_t kilnSketchWriteFile(const kilnSketch* s, const char* path);
 KILN_API kilnResult_t kilnSketchWriteMemory(const kilnSketch* s, char** out);
 

@@ -39,7 +39,7 @@ extern "C" {
 #define KILN_NAME_MAX 64
 #define KILN_MAX_RANKS 1024
 
-#define KILN_LINK_KINDS(X) \
+#define KILN_LINK_KINDS(X)      \
   X(KILN_LINK_NVLINK, "nvlink") \
   X(KILN_LINK_PCIE, "pcie")     \
   X(KILN_LINK_IB, "ib")         \
@@ -49,7 +49,7 @@ typedef enum {
 #define KILN_X_ENUM(e, n) e,
   KILN_LINK_KINDS(KILN_X_ENUM)
 #undef KILN_X_ENUM
-  KILN_NUM_LINK_KINDS
+      KILN_NUM_LINK_KINDS
 } kilnLinkKind_t;
 
 KILN_API const char* kilnLinkKindName(kilnLinkKind_t k);
@@ -62,8 +62,8 @@ typedef struct kilnLink {
   double beta_us_per_mb; /* inverse bandwidth per lane, µs per MB (1e6 bytes) */
   int mult;              /* parallel lanes, >= 1 */
   kilnLinkKind_t kind;
-  int switch_id;         /* expansion: index into switches[] if the link crosses a switch, else -1 */
-  bool internode;        /* expansion: true if src and dst are on different nodes */
+  int switch_id;  /* expansion: index into switches[] if the link crosses a switch, else -1 */
+  bool internode; /* expansion: true if src and dst are on different nodes */
 } kilnLink;
 
 /* GPUs joined by a switch: every ordered pair of members is linked at (alpha, beta). */
@@ -128,35 +128,39 @@ typedef struct kilnSimParams {
  * h200x2-2026-11-29, h200x4-2026-11-29 and h200x4-2026-11-28 ("h200x*" below): the memory steps'
  * knobs to the symmetric kernels' column (the forms the memory-step plans write), the FIFO knobs
  * to the plans' columns. One line per knob, in kilnSimParams' order. */
-#define KILN_SIM_PARAMS_INIT                                                                               \
-  {{{1.0, 0.0, 1.0},      /* put Simple: SM stores at the port's rate (fitted 1.00; h200x*, 4 MiB-1 GiB) */    \
-    {1.0, 0.0, 0.5},      /* put LL: 8 data bytes a 16-byte line (fitted 0.51; h200x*, 16 B-512 KiB) */         \
-    {1.0, 0.27, 0.68},    /* put LL128: 0.27 µs more, 0.68 payload (fitted; nominal 120/128; h200x*) */         \
-    {1.0, 0.0, 0.48}},    /* put LL12: no more payload than LL (fitted 0.48; nominal 12/16; h200x*) */         \
-   {{1.0, 2.05, 0.84},    /* send Simple: a FIFO step 2.05 µs later, 0.84 payload (fitted; h200x*, plans) */   \
-    {1.0, 0.49, 0.40},    /* send LL: one-way hop 1.23 µs (kernels/PERF.md) less α; 0.40 payload (fitted) */   \
-    {1.0, 0.0, 120.0 / 128.0}, /* send LL128: nominal (LL128 plans run as Simple, KILN_LL128) */              \
-    {1.0, 0.0, 12.0 / 16.0}},  /* send LL12: nominal (no FIFO carries it) */                                  \
-   {2.0, 0.0, 1.0},       /* get, gre: a load's request and its data, two flights (no default form loads) */   \
-   {1.0, 0.0, 1.0},       /* sig: one flight */                                                                \
-   0.69,                  /* sig_us: barrier and system-scope fence (fitted; h200x*, flag and direct forms) */ \
-   0.72,                  /* wait_us: poll and barrier (fitted; h200x*, flag and direct forms) */              \
-   7.0,                   /* local_us_per_mb: a block's copy or reduction, 140 GB/s (fitted; h200x*) */        \
-   26.0,                  /* tb_us_per_mb: one block moves 38.5 GB/s (kiln profile, 2x H200, 2026-11-29) */    \
-   0.043,                 /* step_us: a step's issue in its block (fitted; h200x*) */                          \
-   0.92,                  /* launch_us: a call in a CUDA graph, PDL-chained (fitted; h200x*, 16 B: 2.1 µs) */  \
-   4.0,                   /* fifo_launch_us: a plan kernel's call (baked LL plans at 16 B: 5.8-6.4 µs, h200x*) */ \
-   1.26,                  /* fifo_step_us: a Simple step's handshake (fitted; kiln profile: 1.69 one block) */ \
-   524288.0}              /* fifo_slot_bytes: kilnCommConfig.slotBytes' default */
+#define KILN_SIM_PARAMS_INIT                                                                                \
+  {                                                                                                         \
+    {{1.0, 0.0, 1.0},   /* put Simple: SM stores at the port's rate (fitted 1.00; h200x*, 4 MiB-1 GiB) */   \
+     {1.0, 0.0, 0.5},   /* put LL: 8 data bytes a 16-byte line (fitted 0.51; h200x*, 16 B-512 KiB) */       \
+     {1.0, 0.27, 0.68}, /* put LL128: 0.27 µs more, 0.68 payload (fitted; nominal 120/128; h200x*) */      \
+     {1.0, 0.0, 0.48}}, /* put LL12: no more payload than LL (fitted 0.48; nominal 12/16; h200x*) */        \
+        {{1.0, 2.05,                                                                                        \
+          0.84}, /* send Simple: a FIFO step 2.05 µs later, 0.84 payload (fitted; h200x*, plans) */        \
+         {1.0, 0.49,                                                                                        \
+          0.40}, /* send LL: one-way hop 1.23 µs (kernels/PERF.md) less α; 0.40 payload (fitted) */       \
+         {1.0, 0.0, 120.0 / 128.0}, /* send LL128: nominal (LL128 plans run as Simple, KILN_LL128) */       \
+         {1.0, 0.0, 12.0 / 16.0}},  /* send LL12: nominal (no FIFO carries it) */                           \
+        {2.0, 0.0, 1.0}, /* get, gre: a load's request and its data, two flights (no default form loads) */ \
+        {1.0, 0.0, 1.0}, /* sig: one flight */                                                              \
+        0.69,  /* sig_us: barrier and system-scope fence (fitted; h200x*, flag and direct forms) */         \
+        0.72,  /* wait_us: poll and barrier (fitted; h200x*, flag and direct forms) */                      \
+        7.0,   /* local_us_per_mb: a block's copy or reduction, 140 GB/s (fitted; h200x*) */                \
+        26.0,  /* tb_us_per_mb: one block moves 38.5 GB/s (kiln profile, 2x H200, 2026-11-29) */            \
+        0.043, /* step_us: a step's issue in its block (fitted; h200x*) */                                  \
+        0.92,  /* launch_us: a call in a CUDA graph, PDL-chained (fitted; h200x*, 16 B: 2.1 µs) */         \
+        4.0,   /* fifo_launch_us: a plan kernel's call (baked LL plans at 16 B: 5.8-6.4 µs, h200x*) */     \
+        1.26,  /* fifo_step_us: a Simple step's handshake (fitted; kiln profile: 1.69 one block) */         \
+        524288.0                                                                                            \
+  } /* fifo_slot_bytes: kilnCommConfig.slotBytes' default */
 
 /* The table before calibration, which the closed forms of tests/test_simulate.c assume: the
  * links' α and β, the line protocols' nominal formats, a sig 1 µs and a wait 0.2 µs, nothing else. */
-#define KILN_SIM_PARAMS_ALPHA_BETA                                                               \
-  {{{1.0, 0.0, 1.0}, {1.0, 0.0, 8.0 / 16.0}, {1.0, 0.0, 120.0 / 128.0}, {1.0, 0.0, 12.0 / 16.0}}, \
-   {{1.0, 0.0, 1.0}, {1.0, 0.0, 1.0}, {1.0, 0.0, 1.0}, {1.0, 0.0, 1.0}},                         \
-   {2.0, 0.0, 1.0},                                                                              \
-   {1.0, 0.0, 1.0},                                                                              \
-   1.0, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}
+#define KILN_SIM_PARAMS_ALPHA_BETA                                                                 \
+  {                                                                                                \
+    {{1.0, 0.0, 1.0}, {1.0, 0.0, 8.0 / 16.0}, {1.0, 0.0, 120.0 / 128.0}, {1.0, 0.0, 12.0 / 16.0}}, \
+        {{1.0, 0.0, 1.0}, {1.0, 0.0, 1.0}, {1.0, 0.0, 1.0}, {1.0, 0.0, 1.0}}, {2.0, 0.0, 1.0},     \
+        {1.0, 0.0, 1.0}, 1.0, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0                               \
+  }
 
 /* kilnBaselineSimulate's defaults: NCCL 2.28.9 on the same machines, its ring, tree and
  * all-pairs steps as sends through FIFOs in each protocol (the baseline takes the protocol it
@@ -165,18 +169,19 @@ typedef struct kilnSimParams {
  * 25%), a Simple step's latency held at kiln's (fitted free, 13 µs, it stood for the mid sizes'
  * protocol changes and made rings across nodes slower than trees at 256 MiB). The knobs of memory
  * steps do not apply to NCCL: they keep the α-β table's values. */
-#define KILN_SIM_PARAMS_NCCL                                                                               \
-  {{{1.0, 0.0, 1.0}, {1.0, 0.0, 8.0 / 16.0}, {1.0, 0.0, 120.0 / 128.0}, {1.0, 0.0, 12.0 / 16.0}},           \
-   {{1.0, 2.05, 0.79},    /* send Simple: a step 2.05 µs later (kiln's), 0.79 payload (fitted; 4 MiB-1 GiB) */ \
-    {1.0, 0.0, 0.5},      /* send LL: the link's flight, 8 bytes a 16-byte line (fitted α 0) */                \
-    {1.0, 0.47, 0.30},    /* send LL128: 0.47 µs more, 0.30 payload (fitted; 64 KiB-4 MiB) */                 \
-    {1.0, 0.0, 0.75}},    /* send LL12: NCCL has none */                                                      \
-   {2.0, 0.0, 1.0},                                                                                            \
-   {1.0, 0.0, 1.0},                                                                                            \
-   1.0, 0.2, 0.0, 0.0, 0.0, 0.0,                                                                               \
-   5.18,                  /* fifo_launch_us: a call of NCCL's kernel in a CUDA graph (fitted; 16 B: 5.2-9.1 µs) */ \
-   0.24,                  /* fifo_step_us: a Simple step's handshake (fitted) */                              \
-   0.0}                   /* fifo_slot_bytes: NCCL's slices are the baseline's own (512 KiB) */
+#define KILN_SIM_PARAMS_NCCL                                                                            \
+  {                                                                                                     \
+    {{1.0, 0.0, 1.0}, {1.0, 0.0, 8.0 / 16.0}, {1.0, 0.0, 120.0 / 128.0}, {1.0, 0.0, 12.0 / 16.0}},      \
+        {{1.0, 2.05,                                                                                    \
+          0.79}, /* send Simple: a step 2.05 µs later (kiln's), 0.79 payload (fitted; 4 MiB-1 GiB) */  \
+         {1.0, 0.0, 0.5},   /* send LL: the link's flight, 8 bytes a 16-byte line (fitted α 0) */      \
+         {1.0, 0.47, 0.30}, /* send LL128: 0.47 µs more, 0.30 payload (fitted; 64 KiB-4 MiB) */        \
+         {1.0, 0.0, 0.75}}, /* send LL12: NCCL has none */                                              \
+        {2.0, 0.0, 1.0}, {1.0, 0.0, 1.0}, 1.0, 0.2, 0.0, 0.0, 0.0, 0.0,                                 \
+        5.18, /* fifo_launch_us: a call of NCCL's kernel in a CUDA graph (fitted; 16 B: 5.2-9.1 µs) */ \
+        0.24, /* fifo_step_us: a Simple step's handshake (fitted) */                                    \
+        0.0                                                                                             \
+  } /* fifo_slot_bytes: NCCL's slices are the baseline's own (512 KiB) */
 
 /* The table's knobs by name, for files and command lines (a topology's <costs>, kiln profile,
  * bench/sim_calibrate --set): "launch", "fifo_launch", "fifo_step", "fifo_slot", "step", "sig", "wait",
@@ -195,26 +200,32 @@ KILN_API kilnResult_t kilnSimParamsCheck(const kilnSimParams* sp);
 
 typedef struct kilnTopology {
   char name[KILN_NAME_MAX];
-  int nodes;          /* >= 1 */
-  int gpus_per_node;  /* >= 1 */
-  int nranks;         /* nodes * gpus_per_node */
+  int nodes;         /* >= 1 */
+  int gpus_per_node; /* >= 1 */
+  int nranks;        /* nodes * gpus_per_node */
 
   /* Template (what the XML holds). */
-  int ntlinks;    kilnLink* tlinks;
-  int ntswitches; kilnSwitch* tswitches;
-  int ntnics;     kilnNic* tnics;
-  bool has_internode;       /* every GPU with a NIC reaches every GPU of other nodes */
+  int ntlinks;
+  kilnLink* tlinks;
+  int ntswitches;
+  kilnSwitch* tswitches;
+  int ntnics;
+  kilnNic* tnics;
+  bool has_internode; /* every GPU with a NIC reaches every GPU of other nodes */
   double inter_alpha_us, inter_beta_us_per_mb;
   kilnLinkKind_t inter_kind;
-  bool has_costs;           /* the XML's <costs> (kiln profile writes them): kilnPlanSimulate takes
+  bool has_costs; /* the XML's <costs> (kiln profile writes them): kilnPlanSimulate takes
                              * costs in place of KILN_SIM_PARAMS_INIT */
   kilnSimParams costs;
 
   /* Expansion (derived; global ranks). */
-  int nlinks;    kilnLink* links;     /* at most one link per ordered (src, dst) pair */
-  int nswitches; kilnSwitch* switches;
-  int nnics;     kilnNic* nics;
-  int* nic_of;   /* [nranks]: index into nics[] of the rank's NIC, -1 if none */
+  int nlinks;
+  kilnLink* links; /* at most one link per ordered (src, dst) pair */
+  int nswitches;
+  kilnSwitch* switches;
+  int nnics;
+  kilnNic* nics;
+  int* nic_of;     /* [nranks]: index into nics[] of the rank's NIC, -1 if none */
   int* link_index; /* [nranks * nranks]: index into links[] for (src, dst), -1 if none */
 } kilnTopology;
 

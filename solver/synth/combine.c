@@ -10,13 +10,14 @@
 void synXfersFree(synXfers* X) {
   free(X->x);
   free(X->preds);
-  free(X->link_order); free(X->link_start);
-  free(X->port_order); free(X->port_start);
+  free(X->link_order);
+  free(X->link_start);
+  free(X->port_order);
+  free(X->port_start);
   memset(X, 0, sizeof *X);
 }
 
-static int xfer_add(synXfers* X, int chunk, const synLogical* L, int src, int dst, int phase,
-                    synKind kind) {
+static int xfer_add(synXfers* X, int chunk, const synLogical* L, int src, int dst, int phase, synKind kind) {
   if (X->n == X->cap) {
     int cap = X->cap ? 2 * X->cap : 256;
     synXfer* nx = realloc(X->x, (size_t)cap * sizeof *nx);
@@ -47,9 +48,8 @@ static bool pred_push(synXfers* X, int p) {
   return true;
 }
 
-kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogical* Lt,
-                           const synChunks* C, const synRoute* ag, const synRoute* rs,
-                           synXfers* out) {
+kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogical* Lt, const synChunks* C,
+                           const synRoute* ag, const synRoute* rs, synXfers* out) {
   memset(out, 0, sizeof *out);
   int n = L->n, nc = C->nchunks;
   kilnResult_t r = KILN_SUCCESS;
@@ -57,7 +57,10 @@ kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogica
    * carrying v's partial sum of c towards the root */
   int* into = malloc((size_t)nc * (size_t)n * sizeof(int));
   int* up = malloc((size_t)nc * (size_t)n * sizeof(int));
-  if (!into || !up) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!into || !up) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   for (size_t i = 0; i < (size_t)nc * n; i++) into[i] = up[i] = -1;
 
   if (rs) {
@@ -71,7 +74,10 @@ kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogica
           goto out_free;
         }
         int i = xfer_add(out, c, L, v, u, 0, SYN_REDUCE);
-        if (i < 0) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+        if (i < 0) {
+          r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+          goto out_free;
+        }
         up[(size_t)c * n + v] = i;
       }
   }
@@ -89,7 +95,10 @@ kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogica
           int l = ag->parent[(size_t)c * n + v];
           if (l < 0 || L->links[l].src != u) continue;
           int i = xfer_add(out, c, L, u, v, phase, SYN_COPY);
-          if (i < 0) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+          if (i < 0) {
+            r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+            goto out_free;
+          }
           into[(size_t)c * n + v] = i;
           stack[qt++] = v;
         }
@@ -115,7 +124,10 @@ kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogica
         if (j >= 0 && out->x[j].dst == x->src) ok = ok && pred_push(out, j);
       }
     }
-    if (!ok) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+    if (!ok) {
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_free;
+    }
     x = &out->x[i];
     x->npred = out->npreds - x->pred0;
   }

@@ -42,14 +42,12 @@ static const char* classic_algo(kilnSynthForm_t f, kilnColl_t coll) {
   switch (f) {
     case KILN_SYNTH_FORM_ONEFLIGHT:
       return coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER ? "oneshot" : NULL;
-    case KILN_SYNTH_FORM_TWOSHOT:
-      return coll == KILN_COLL_ALLREDUCE ? "twoshot" : NULL;
+    case KILN_SYNTH_FORM_TWOSHOT: return coll == KILN_COLL_ALLREDUCE ? "twoshot" : NULL;
     case KILN_SYNTH_FORM_DIRECT:
       /* staged: puts into the peers' scratch, which the runtime holds; zero-copy puts into the
        * peers' outputs need those in symmetric windows of the caller's, so it is not a default */
       return coll == KILN_COLL_ALLGATHER || coll == KILN_COLL_ALLTOALL ? "staged" : NULL;
-    default:
-      return NULL;
+    default: return NULL;
   }
 }
 
@@ -62,13 +60,14 @@ kilnResult_t synFormPlan(kilnSynthForm_t f, kilnColl_t coll, int n, int k, int i
   *out = NULL;
   const char* algo = classic_algo(f, coll);
   if (!algo)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "the %s form has no %s", kilnSynthFormName(f), kilnCollName(coll));
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "the %s form has no %s", kilnSynthFormName(f),
+                        kilnCollName(coll));
   kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
   co.chunks = k;
   co.instances = instances;
   co.proto = proto;
   co.inplace = inplace;
   kilnResult_t r = kilnClassicPlan(algo, coll, n, &co, out);
-  if (r == KILN_SUCCESS) snprintf((*out)->name, sizeof (*out)->name, "%s", name);
+  if (r == KILN_SUCCESS) snprintf((*out)->name, sizeof(*out)->name, "%s", name);
   return r;
 }

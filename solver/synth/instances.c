@@ -26,8 +26,7 @@ static int group_chunks(const kilnPlan* p, int r, kilnBuffer_t b) {
       return (p->coll == KILN_COLL_ALLGATHER || p->coll == KILN_COLL_ALLTOALL) && g->o_chunks % n == 0
                  ? g->o_chunks / n
                  : g->o_chunks;
-    default:
-      return g->s_chunks;
+    default: return g->s_chunks;
   }
 }
 
@@ -48,7 +47,8 @@ kilnResult_t synReplicate(const kilnPlan* p, int k, kilnPlan** out) {
   if (p->inplace) {
     for (int r = 0; r < p->ngpus; r++) {
       const kilnGpu* g = &p->gpus[r];
-      if (g->i_chunks && g->o_chunks && group_chunks(p, r, KILN_BUF_INPUT) != group_chunks(p, r, KILN_BUF_OUTPUT))
+      if (g->i_chunks && g->o_chunks &&
+          group_chunks(p, r, KILN_BUF_INPUT) != group_chunks(p, r, KILN_BUF_OUTPUT))
         return KILN_SUCCESS;
     }
   }

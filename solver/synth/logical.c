@@ -15,24 +15,27 @@ void synLogicalFree(synLogical* L) {
 }
 
 /* Port ids: (rank, switch) send/recv ports and NIC send/recv ports, numbered densely. */
-typedef struct portMap { int n, nsw, nnic; int* id; int next; } portMap;
+typedef struct portMap {
+  int n, nsw, nnic;
+  int* id;
+  int next;
+} portMap;
 
 static int port_get(portMap* pm, int key) {
   if (pm->id[key] < 0) pm->id[key] = pm->next++;
   return pm->id[key];
 }
 
-static kilnResult_t add_link(synLogical* L, const kilnTopology* t, int a, int b, int hyper,
-                             const char* why) {
+static kilnResult_t add_link(synLogical* L, const kilnTopology* t, int a, int b, int hyper, const char* why) {
   if (a == b) return KILN_SUCCESS;
   if (a < 0 || b < 0 || a >= L->n || b >= L->n)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: rank %d -> %d out of range (%d ranks)",
-                        why, a, b, L->n);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch %s: rank %d -> %d out of range (%d ranks)", why, a,
+                        b, L->n);
   const kilnLink* pl = kilnTopologyLink(t, a, b);
   if (!pl)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "sketch %s: no physical link from rank %d to rank %d in topology '%s'", why, a,
-                        b, t->name);
+                        "sketch %s: no physical link from rank %d to rank %d in topology '%s'", why, a, b,
+                        t->name);
   if (L->link_of[a * L->n + b] >= 0) {
     synLink* e = &L->links[L->link_of[a * L->n + b]];
     if (hyper >= 0 && e->hyper < 0) e->hyper = hyper;
@@ -55,8 +58,12 @@ static kilnResult_t add_link(synLogical* L, const kilnTopology* t, int a, int b,
 static void reverse_links(synLogical* L) {
   for (int i = 0; i < L->nlinks; i++) {
     synLink* l = &L->links[i];
-    int a = l->src; l->src = l->dst; l->dst = a;
-    int p = l->send_port; l->send_port = l->recv_port; l->recv_port = p;
+    int a = l->src;
+    l->src = l->dst;
+    l->dst = a;
+    int p = l->send_port;
+    l->send_port = l->recv_port;
+    l->recv_port = p;
   }
   for (int i = 0; i < L->n * L->n; i++) L->link_of[i] = -1;
   for (int i = 0; i < L->nlinks; i++) L->link_of[L->links[i].src * L->n + L->links[i].dst] = i;
@@ -72,7 +79,10 @@ static kilnResult_t check_connected(const synLogical* L, const char* sk) {
   int* start = calloc((size_t)n + 1, sizeof(int));
   int* adj = malloc(((size_t)nl + 1) * sizeof(int));
   kilnResult_t r = KILN_SUCCESS;
-  if (!q || !seen || !start || !adj) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!q || !seen || !start || !adj) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   for (int dir = 0; dir < 2 && r == KILN_SUCCESS; dir++) {
     /* dir 0: forward from rank 0; dir 1: over reversed links, i.e. who reaches rank 0 */
     memset(start, 0, ((size_t)n + 1) * sizeof(int));
@@ -86,27 +96,33 @@ static kilnResult_t check_connected(const synLogical* L, const char* sk) {
     start[0] = 0;
     memset(seen, 0, (size_t)n);
     int h = 0, tl = 0;
-    q[tl++] = 0; seen[0] = 1;
+    q[tl++] = 0;
+    seen[0] = 1;
     while (h < tl) {
       int u = q[h++];
       for (int k = start[u]; k < start[u + 1]; k++)
-        if (!seen[adj[k]]) { seen[adj[k]] = 1; q[tl++] = adj[k]; }
+        if (!seen[adj[k]]) {
+          seen[adj[k]] = 1;
+          q[tl++] = adj[k];
+        }
     }
     for (int v = 0; v < n; v++)
       if (!seen[v]) {
         r = kilnSetError(KILN_ERR_INFEASIBLE,
-                         "sketch '%s': logical topology is disconnected: rank %d cannot reach rank %d",
-                         sk, dir ? v : 0, dir ? 0 : v);
+                         "sketch '%s': logical topology is disconnected: rank %d cannot reach rank %d", sk,
+                         dir ? v : 0, dir ? 0 : v);
         break;
       }
   }
 out_free:
-  free(q); free(seen); free(start); free(adj);
+  free(q);
+  free(seen);
+  free(start);
+  free(adj);
   return r;
 }
 
-kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool transposed,
-                             synLogical* out) {
+kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool transposed, synLogical* out) {
   memset(out, 0, sizeof *out);
   synLogical* L = out;
   int n = t->nranks, g = t->gpus_per_node;
@@ -143,8 +159,8 @@ kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool tr
           for (int j = 0; j < sw->ngpus && r == KILN_SUCCESS; j++) {
             if (sw->gpus[i] >= g || sw->gpus[j] >= g || sw->gpus[i] < 0 || sw->gpus[j] < 0) {
               r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                               "sketch '%s': switch %d names GPU %d but a node has %d GPUs", s->name,
-                               w, sw->gpus[i] >= g || sw->gpus[i] < 0 ? sw->gpus[i] : sw->gpus[j], g);
+                               "sketch '%s': switch %d names GPU %d but a node has %d GPUs", s->name, w,
+                               sw->gpus[i] >= g || sw->gpus[i] < 0 ? sw->gpus[i] : sw->gpus[j], g);
               break;
             }
             r = add_link(L, t, base + sw->gpus[i], base + sw->gpus[j], w, "switch hyperedge");
@@ -190,7 +206,8 @@ kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool tr
     synLink* l = &L->links[i];
     if (l->internode)
       for (int b = 0; b < s->nbeta_split; b++)
-        if (s->beta_split_gpu[b] == l->src % g && s->beta_split[b] > 1) l->beta_route = l->beta * s->beta_split[b];
+        if (s->beta_split_gpu[b] == l->src % g && s->beta_split[b] > 1)
+          l->beta_route = l->beta * s->beta_split[b];
     const kilnLink* pl = kilnTopologyLink(t, l->src, l->dst);
     if (pl->internode) {
       int ns = t->nic_of ? t->nic_of[l->src] : -1, nd = t->nic_of ? t->nic_of[l->dst] : -1;
@@ -216,14 +233,17 @@ kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool tr
   /* symmetry permutations, each checked to be an automorphism of the logical topology */
   if (s->nsymmetry > 0) {
     L->sym = malloc((size_t)s->nsymmetry * sizeof *L->sym);
-    if (!L->sym) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_fail; }
+    if (!L->sym) {
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_fail;
+    }
   }
   for (int i = 0; i < s->nsymmetry; i++) {
     int o = s->symmetry[i].offset, grp = s->symmetry[i].group;
     if (grp <= 0 || n % grp != 0 || o < 0) {
       r = kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                       "sketch '%s': symmetry (offset %d, group %d) does not divide the %d ranks",
-                       s->name, o, grp, n);
+                       "sketch '%s': symmetry (offset %d, group %d) does not divide the %d ranks", s->name, o,
+                       grp, n);
       goto out_fail;
     }
     for (int a = 0; a < n; a++) L->sym[i][a] = (a / grp) * grp + (a % grp + o) % grp;
@@ -273,14 +293,17 @@ kilnResult_t synChunksMake(kilnColl_t coll, int n, int k, synChunks* out) {
   int nc = a2a ? n * n * k : n * k;
   if (a2a && nc < n * n)
     return kilnSetError(KILN_ERR_INFEASIBLE,
-                        "alltoall needs at least one chunk per (source, destination): %d chunks < %d",
-                        nc, n * n);
+                        "alltoall needs at least one chunk per (source, destination): %d chunks < %d", nc,
+                        n * n);
   out->nchunks = nc;
   out->k = k;
   out->multicast = !a2a;
   out->pre = malloc((size_t)nc * sizeof(int));
   out->dst = malloc((size_t)nc * sizeof(int));
-  if (!out->pre || !out->dst) { synChunksFree(out); return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); }
+  if (!out->pre || !out->dst) {
+    synChunksFree(out);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+  }
   for (int c = 0; c < nc; c++) {
     if (a2a) {
       out->pre[c] = c / (n * k);

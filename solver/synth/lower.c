@@ -33,16 +33,16 @@
 typedef struct lop {
   kilnStepType_t type;
   int rank, tb, key;
-  int src, dst, cnt;  /* slots */
-  int xin, xout;      /* transfers received / sent by this op, -1 if none */
-  int dep0, ndeps;    /* in the dependency array */
-  int step;           /* final step index */
+  int src, dst, cnt; /* slots */
+  int xin, xout;     /* transfers received / sent by this op, -1 if none */
+  int dep0, ndeps;   /* in the dependency array */
+  int step;          /* final step index */
 } lop;
 
 /* A map of 64-bit keys to ints (open addressing, linear probing), for what is keyed by (rank,
  * chunk): dense tables of every pair grow with the cube of the ranks in an alltoall. */
 typedef struct intMap {
-  size_t cap;  /* a power of two */
+  size_t cap; /* a power of two */
   size_t n;
   int64_t* key; /* -1: empty */
   int* val;
@@ -82,7 +82,10 @@ static int map_get(const intMap* m, int64_t k) {
 static bool map_put(intMap* m, int64_t k, int v) {
   if (2 * (m->n + 1) > m->cap) {
     intMap g;
-    if (!map_init(&g, m->cap)) { map_free(&g); return false; }
+    if (!map_init(&g, m->cap)) {
+      map_free(&g);
+      return false;
+    }
     for (size_t i = 0; i < m->cap; i++)
       if (m->key[i] != -1) {
         size_t j = map_slot(&g, m->key[i]);
@@ -94,7 +97,10 @@ static bool map_put(intMap* m, int64_t k, int v) {
     *m = g;
   }
   size_t i = map_slot(m, k);
-  if (m->key[i] != k) { m->key[i] = k; m->n++; }
+  if (m->key[i] != k) {
+    m->key[i] = k;
+    m->n++;
+  }
   m->val[i] = v;
   return true;
 }
@@ -170,8 +176,10 @@ static void allocate_slots(lowerCtx* c, const int* order) {
     }
     /* reduce: accumulate at the destination */
     int acc;
-    if (x->dst == q) acc = coll == KILN_COLL_REDUCESCATTER && !c->p->inplace ? SLOT(KILN_BUF_OUTPUT, j) : SLOT(result, ch);
-    else acc = scratch_of(c, x->dst, ch);
+    if (x->dst == q)
+      acc = coll == KILN_COLL_REDUCESCATTER && !c->p->inplace ? SLOT(KILN_BUF_OUTPUT, j) : SLOT(result, ch);
+    else
+      acc = scratch_of(c, x->dst, ch);
     c->dslot[i] = acc;
     const int64_t fk = (int64_t)x->dst * c->nc + ch;
     const bool firstrecv = map_get(&first, fk) < 0;
@@ -220,7 +228,9 @@ static void merge_batches(lowerCtx* c) {
         if (X->x[a].kind != SYN_COPY || X->x[b].kind != SYN_COPY) break;
         int m = c->cnt[head];
         if (c->sslot[b] != c->sslot[head] + m || c->dslot[b] != c->dslot[head] + m) break;
-        if (SLOT_BUF(c->sslot[b]) != SLOT_BUF(c->sslot[head]) || SLOT_BUF(c->dslot[b]) != SLOT_BUF(c->dslot[head])) break;
+        if (SLOT_BUF(c->sslot[b]) != SLOT_BUF(c->sslot[head]) ||
+            SLOT_BUF(c->dslot[b]) != SLOT_BUF(c->dslot[head]))
+          break;
         c->cnt[head]++;
         c->absorbed[b] = 1;
         k2++;
@@ -243,20 +253,24 @@ static int cmp_run(const void* a, const void* b) {
   return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-typedef struct vec { int n, cap; int* v; } vec;
+typedef struct vec {
+  int n, cap;
+  int* v;
+} vec;
 static bool vpush(vec* a, int x) {
   if (a->n == a->cap) {
     int cap = a->cap ? 2 * a->cap : 8;
     int* nv = realloc(a->v, (size_t)cap * sizeof(int));
     if (!nv) return false;
-    a->v = nv; a->cap = cap;
+    a->v = nv;
+    a->cap = cap;
   }
   a->v[a->n++] = x;
   return true;
 }
 
-kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerParams* p,
-                      kilnPlan** out, bool* fused_out) {
+kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerParams* p, kilnPlan** out,
+                      bool* fused_out) {
   *out = NULL;
   if (fused_out) *fused_out = false;
   if (p->inplace && p->coll == KILN_COLL_ALLTOALL)
@@ -291,8 +305,8 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
   int* ntb = calloc((size_t)n, sizeof(int));
   int* tbsend = malloc((size_t)n * 2 * n * sizeof(int));
   int* tbrecv = malloc((size_t)n * 2 * n * sizeof(int));
-  int* fusewith = malloc(((size_t)nx + 1) * sizeof(int)); /* xin -> xout fused, or -1 */
-  int* fusedin = malloc(((size_t)nx + 1) * sizeof(int));  /* xout -> xin, or -1 */
+  int* fusewith = malloc(((size_t)nx + 1) * sizeof(int));           /* xin -> xout fused, or -1 */
+  int* fusedin = malloc(((size_t)nx + 1) * sizeof(int));            /* xout -> xin, or -1 */
   ops = malloc((2 * (size_t)nx + (size_t)n * k + 1) * sizeof(lop)); /* sends, receives, local copies */
   if (!order || !c.key || !c.sslot || !c.dslot || !c.rslot || !c.absorbed || !c.cnt || !mapped ||
       !c.nscratch || !rtb || !stb || !ntb || !tbsend || !tbrecv || !fusewith || !fusedin || !ops) {
@@ -341,7 +355,8 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     int64_t* pk = malloc(((size_t)nx + 1) * sizeof *pk); /* (rank, X * n + Y) of each fusion */
     int64_t* runs = malloc(((size_t)nx + 1) * 2 * sizeof *runs);
     if (!pk || !runs) {
-      free(pk); free(runs);
+      free(pk);
+      free(runs);
       r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       goto out_free;
     }
@@ -396,7 +411,10 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       const synXfer* y = &X->x[order[a]];
       if ((y->src == xo->src && y->dst == xo->dst) || (y->src == xi->src && y->dst == xi->dst)) ok = false;
     }
-    if (!ok) { fusewith[i] = -1; fusedin[o] = -1; }
+    if (!ok) {
+      fusewith[i] = -1;
+      fusedin[o] = -1;
+    }
   }
 
   /* ops, in global order; local copies first */
@@ -407,8 +425,14 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     }
     for (int j = 0; j < k; j++) {
       int src = -1, dst = -1;
-      if (p->coll == KILN_COLL_ALLGATHER && !p->inplace) { src = SLOT(KILN_BUF_INPUT, j); dst = SLOT(KILN_BUF_OUTPUT, rk * k + j); }
-      if (p->coll == KILN_COLL_ALLTOALL) { src = SLOT(KILN_BUF_INPUT, rk * k + j); dst = SLOT(KILN_BUF_OUTPUT, rk * k + j); }
+      if (p->coll == KILN_COLL_ALLGATHER && !p->inplace) {
+        src = SLOT(KILN_BUF_INPUT, j);
+        dst = SLOT(KILN_BUF_OUTPUT, rk * k + j);
+      }
+      if (p->coll == KILN_COLL_ALLTOALL) {
+        src = SLOT(KILN_BUF_INPUT, rk * k + j);
+        dst = SLOT(KILN_BUF_OUTPUT, rk * k + j);
+      }
       if (src < 0) continue;
       lop* op = &ops[nops++];
       *op = (lop){KILN_STEP_COPY, rk, 0, -1, src, dst, 1, -1, -1, 0, 0, 0};
@@ -422,25 +446,72 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     lop* op = &ops[nops++];
     int o = fusewith[i];
     if (x->kind == SYN_COPY) {
-      *op = (lop){o >= 0 ? KILN_STEP_RECV_COPY_SEND : KILN_STEP_RECV, x->dst, rtb[x->dst * n + x->src], a,
-                  c.dslot[i], c.dslot[i], c.cnt[i], i, o, 0, 0, 0};
+      *op = (lop){o >= 0 ? KILN_STEP_RECV_COPY_SEND : KILN_STEP_RECV,
+                  x->dst,
+                  rtb[x->dst * n + x->src],
+                  a,
+                  c.dslot[i],
+                  c.dslot[i],
+                  c.cnt[i],
+                  i,
+                  o,
+                  0,
+                  0,
+                  0};
     } else if (o >= 0 && X->x[o].kind == SYN_REDUCE) {
-      *op = (lop){KILN_STEP_RECV_REDUCE_SEND, x->dst, rtb[x->dst * n + x->src], a, c.rslot[i], c.rslot[i], 1, i, o, 0, 0, 0};
+      *op = (lop){KILN_STEP_RECV_REDUCE_SEND,
+                  x->dst,
+                  rtb[x->dst * n + x->src],
+                  a,
+                  c.rslot[i],
+                  c.rslot[i],
+                  1,
+                  i,
+                  o,
+                  0,
+                  0,
+                  0};
     } else {
-      *op = (lop){o >= 0 ? KILN_STEP_RECV_REDUCE_COPY_SEND : KILN_STEP_RECV_REDUCE_COPY, x->dst,
-                  rtb[x->dst * n + x->src], a, c.rslot[i], c.dslot[i], 1, i, o, 0, 0, 0};
+      *op = (lop){o >= 0 ? KILN_STEP_RECV_REDUCE_COPY_SEND : KILN_STEP_RECV_REDUCE_COPY,
+                  x->dst,
+                  rtb[x->dst * n + x->src],
+                  a,
+                  c.rslot[i],
+                  c.dslot[i],
+                  1,
+                  i,
+                  o,
+                  0,
+                  0,
+                  0};
     }
     if (o >= 0 && fused_out) *fused_out = true;
     /* send, unless fused into the receive that brought the chunk */
     if (fusedin[i] >= 0) continue;
     op = &ops[nops++];
-    *op = (lop){KILN_STEP_SEND, x->src, stb[x->src * n + x->dst], a, c.sslot[i], c.sslot[i], c.cnt[i], -1, i, 0, 0, 0};
+    *op = (lop){KILN_STEP_SEND,
+                x->src,
+                stb[x->src * n + x->dst],
+                a,
+                c.sslot[i],
+                c.sslot[i],
+                c.cnt[i],
+                -1,
+                i,
+                0,
+                0,
+                0};
   }
   /* sort ops per rank by key (stable: local copies, key -1, first) */
   {
     lop* sorted = malloc(((size_t)nops + 1) * sizeof(lop));
     int* rstart = calloc((size_t)n + 1, sizeof(int));
-    if (!sorted || !rstart) { free(sorted); free(rstart); r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+    if (!sorted || !rstart) {
+      free(sorted);
+      free(rstart);
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_free;
+    }
     for (int i = 0; i < nops; i++) rstart[ops[i].rank + 1]++;
     for (int rk = 0; rk < n; rk++) rstart[rk + 1] += rstart[rk];
     for (int i = 0; i < nops; i++) sorted[rstart[ops[i].rank]++] = ops[i];
@@ -453,14 +524,18 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
   {
     int nslot = 0;
     int maxoff = nc + 1;
-    for (int rk = 0; rk < n; rk++) if (c.nscratch[rk] + 1 > maxoff) maxoff = c.nscratch[rk] + 1;
+    for (int rk = 0; rk < n; rk++)
+      if (c.nscratch[rk] + 1 > maxoff) maxoff = c.nscratch[rk] + 1;
     nslot = 3 * maxoff;
     int* lastw = malloc((size_t)nslot * sizeof(int));
     vec* readers = calloc((size_t)nslot, sizeof(vec));
     int* tbpos = malloc((size_t)2 * n * sizeof(int));
     int* cand = malloc((size_t)2 * n * sizeof(int));
     if (!lastw || !readers || !tbpos || !cand) {
-      free(lastw); free(readers); free(tbpos); free(cand);
+      free(lastw);
+      free(readers);
+      free(tbpos);
+      free(cand);
       r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       goto out_free;
     }
@@ -469,12 +544,18 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     int* sendop = malloc(((size_t)nx + 1) * sizeof(int));
     int* portprev = malloc(((size_t)nx + 1) * sizeof(int));
     if (!sendop || !portprev) {
-      free(sendop); free(portprev); free(lastw); free(readers); free(tbpos); free(cand);
+      free(sendop);
+      free(portprev);
+      free(lastw);
+      free(readers);
+      free(tbpos);
+      free(cand);
       r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       goto out_free;
     }
     for (int i = 0; i < nx; i++) sendop[i] = portprev[i] = -1;
-    for (int i = 0; i < nops; i++) if (ops[i].xout >= 0) sendop[ops[i].xout] = i;
+    for (int i = 0; i < nops; i++)
+      if (ops[i].xout >= 0) sendop[ops[i].xout] = i;
     if (p->port_deps)
       for (int pt = 0; pt < L->nports; pt++)
         for (int k = X->port_start[pt] + 1; k < X->port_start[pt + 1]; k++) {
@@ -492,7 +573,10 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     for (int rk = 0; rk < n && cl; rk++) {
       int i1 = i0;
       while (i1 < nops && ops[i1].rank == rk) i1++;
-      for (int q = 0; q < touched.n; q++) { lastw[touched.v[q]] = -1; readers[touched.v[q]].n = 0; }
+      for (int q = 0; q < touched.n; q++) {
+        lastw[touched.v[q]] = -1;
+        readers[touched.v[q]].n = 0;
+      }
       touched.n = 0;
       const int64_t T = ntb[rk];
       intMap w2;
@@ -505,13 +589,13 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       for (int i = i0; i < i1 && r == KILN_SUCCESS; i++) {
         lop* op = &ops[i];
         int ncl = 0; /* threadblocks with cand[t] set: the latest op index of t depended on */
-#define DEPEND_ON(w)                                                     \
-  do {                                                                   \
-    const int w_ = (w);                                                  \
-    if (w_ >= 0 && ops[w_].tb != op->tb && w_ > cand[ops[w_].tb]) {      \
-      if (cand[ops[w_].tb] < 0) cl[ncl++] = ops[w_].tb;                  \
-      cand[ops[w_].tb] = w_;                                             \
-    }                                                                    \
+#define DEPEND_ON(w)                                                \
+  do {                                                              \
+    const int w_ = (w);                                             \
+    if (w_ >= 0 && ops[w_].tb != op->tb && w_ > cand[ops[w_].tb]) { \
+      if (cand[ops[w_].tb] < 0) cl[ncl++] = ops[w_].tb;             \
+      cand[ops[w_].tb] = w_;                                        \
+    }                                                               \
   } while (0)
         bool rd = kilnStepReadsSrc(op->type), wr = kilnStepWritesDst(op->type);
         if (op->type == KILN_STEP_SEND) rd = true;
@@ -530,7 +614,11 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
         }
 #undef DEPEND_ON
         for (int a = 1; a < ncl; a++) /* by threadblock, as the steps' dependencies come */
-          for (int b = a; b > 0 && cl[b - 1] > cl[b]; b--) { int tmp = cl[b]; cl[b] = cl[b - 1]; cl[b - 1] = tmp; }
+          for (int b = a; b > 0 && cl[b - 1] > cl[b]; b--) {
+            int tmp = cl[b];
+            cl[b] = cl[b - 1];
+            cl[b - 1] = tmp;
+          }
         op->dep0 = deps.n;
         op->ndeps = 0;
         for (int a = 0; a < ncl; a++) {
@@ -573,7 +661,12 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     free(cl);
     free(touched.v);
     for (int s = 0; s < nslot; s++) free(readers[s].v);
-    free(lastw); free(readers); free(tbpos); free(cand); free(sendop); free(portprev);
+    free(lastw);
+    free(readers);
+    free(tbpos);
+    free(cand);
+    free(sendop);
+    free(portprev);
     if (r != KILN_SUCCESS) goto out_free;
   }
 
@@ -588,17 +681,27 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
     plan->outofplace = !p->inplace;
     int ic = 0, oc = 0;
     switch (p->coll) {
-      case KILN_COLL_ALLGATHER: ic = p->inplace ? 0 : k; oc = n * k; break;
+      case KILN_COLL_ALLGATHER:
+        ic = p->inplace ? 0 : k;
+        oc = n * k;
+        break;
       case KILN_COLL_ALLTOALL: ic = oc = n * k; break;
-      case KILN_COLL_REDUCESCATTER: ic = n * k; oc = p->inplace ? 0 : k; break;
-      default: ic = n * k; oc = p->inplace ? 0 : n * k; break;
+      case KILN_COLL_REDUCESCATTER:
+        ic = n * k;
+        oc = p->inplace ? 0 : k;
+        break;
+      default:
+        ic = n * k;
+        oc = p->inplace ? 0 : n * k;
+        break;
     }
     plan->nchunksperloop = (p->coll == KILN_COLL_ALLGATHER ? oc : ic) * N;
     /* each rank's ops grouped by threadblock, in op order within one (a counting sort) */
     int* bytb = malloc(((size_t)nops + 1) * sizeof(int));
     int* tstart = malloc(((size_t)2 * n + 2) * sizeof(int));
     if (!bytb || !tstart) {
-      free(bytb); free(tstart);
+      free(bytb);
+      free(tstart);
       r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       goto out_free;
     }
@@ -617,8 +720,12 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
       tstart[0] = 0;
       for (int t = 0; t < ntb[rk] && r == KILN_SUCCESS; t++)
         for (int inst = 0; inst < N; inst++) {
-          kilnThreadblock* tb = kilnPlanAddThreadblock(plan, rk, tbsend[rk * 2 * n + t], tbrecv[rk * 2 * n + t], inst);
-          if (!tb) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+          kilnThreadblock* tb =
+              kilnPlanAddThreadblock(plan, rk, tbsend[rk * 2 * n + t], tbrecv[rk * 2 * n + t], inst);
+          if (!tb) {
+            r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+            break;
+          }
           for (int a = tstart[t]; a < tstart[t + 1]; a++) {
             const lop* op = &ops[bytb[i0 + a]];
             for (int d = 0; d < op->ndeps; d++) {
@@ -627,7 +734,10 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
                                  ? kilnPlanAddStep(tb, KILN_STEP_NOP, KILN_BUF_INPUT, 0, KILN_BUF_INPUT, 0, 0)
                                  : NULL;
               if (d + 1 < op->ndeps) {
-                if (!st) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+                if (!st) {
+                  r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+                  break;
+                }
                 st->depid = tg->tb * N + inst;
                 st->deps = tg->step;
               }
@@ -635,7 +745,10 @@ kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerPara
             int so = SLOT_OFF(op->src), dof = SLOT_OFF(op->dst);
             kilnStep* st = kilnPlanAddStep(tb, op->type, SLOT_BUF(op->src), so * N + inst * (op->cnt == 1),
                                            SLOT_BUF(op->dst), dof * N + inst * (op->cnt == 1), op->cnt);
-            if (!st) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+            if (!st) {
+              r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+              break;
+            }
             if (op->ndeps > 0) {
               const lop* tg = &ops[deps.v[op->dep0 + op->ndeps - 1]];
               st->depid = tg->tb * N + inst;
@@ -656,8 +769,21 @@ out_free:
   if (plan) kilnPlanFree(plan);
   free(deps.v);
   free(ops);
-  free(order); free(c.key); free(c.sslot); free(c.dslot); free(c.rslot); free(c.absorbed); free(c.cnt);
-  map_free(&c.scratch); free(c.nscratch);
-  free(rtb); free(stb); free(ntb); free(tbsend); free(tbrecv); free(fusewith); free(fusedin);
+  free(order);
+  free(c.key);
+  free(c.sslot);
+  free(c.dslot);
+  free(c.rslot);
+  free(c.absorbed);
+  free(c.cnt);
+  map_free(&c.scratch);
+  free(c.nscratch);
+  free(rtb);
+  free(stb);
+  free(ntb);
+  free(tbsend);
+  free(tbrecv);
+  free(fusewith);
+  free(fusedin);
   return r;
 }

@@ -16,9 +16,15 @@
 void milpInit(milpModel* m) { memset(m, 0, sizeof *m); }
 
 void milpFree(milpModel* m) {
-  free(m->lb); free(m->ub); free(m->obj); free(m->integer);
-  free(m->rlb); free(m->rub);
-  free(m->ti); free(m->tj); free(m->tv);
+  free(m->lb);
+  free(m->ub);
+  free(m->obj);
+  free(m->integer);
+  free(m->rlb);
+  free(m->rub);
+  free(m->ti);
+  free(m->tj);
+  free(m->tv);
   memset(m, 0, sizeof *m);
 }
 
@@ -37,14 +43,23 @@ int milpAddCol(milpModel* m, double lb, double ub, double obj, bool integer) {
   if (m->ncols + 1 > m->capcols) {
     int cap = c;
     bool ok = grow((void**)&m->lb, &cap, m->ncols + 1, sizeof(double));
-    cap = c; ok = ok && grow((void**)&m->ub, &cap, m->ncols + 1, sizeof(double));
-    cap = c; ok = ok && grow((void**)&m->obj, &cap, m->ncols + 1, sizeof(double));
-    cap = c; ok = ok && grow((void**)&m->integer, &cap, m->ncols + 1, sizeof(bool));
-    if (!ok) { m->oom = true; return 0; }
+    cap = c;
+    ok = ok && grow((void**)&m->ub, &cap, m->ncols + 1, sizeof(double));
+    cap = c;
+    ok = ok && grow((void**)&m->obj, &cap, m->ncols + 1, sizeof(double));
+    cap = c;
+    ok = ok && grow((void**)&m->integer, &cap, m->ncols + 1, sizeof(bool));
+    if (!ok) {
+      m->oom = true;
+      return 0;
+    }
     m->capcols = cap;
   }
   int j = m->ncols++;
-  m->lb[j] = lb; m->ub[j] = ub; m->obj[j] = obj; m->integer[j] = integer;
+  m->lb[j] = lb;
+  m->ub[j] = ub;
+  m->obj[j] = obj;
+  m->integer[j] = integer;
   return j;
 }
 
@@ -53,12 +68,17 @@ int milpAddRow(milpModel* m, double lb, double ub) {
   if (m->nrows + 1 > m->caprows) {
     int cap = c;
     bool ok = grow((void**)&m->rlb, &cap, m->nrows + 1, sizeof(double));
-    cap = c; ok = ok && grow((void**)&m->rub, &cap, m->nrows + 1, sizeof(double));
-    if (!ok) { m->oom = true; return 0; }
+    cap = c;
+    ok = ok && grow((void**)&m->rub, &cap, m->nrows + 1, sizeof(double));
+    if (!ok) {
+      m->oom = true;
+      return 0;
+    }
     m->caprows = cap;
   }
   int i = m->nrows++;
-  m->rlb[i] = lb; m->rub[i] = ub;
+  m->rlb[i] = lb;
+  m->rub[i] = ub;
   return i;
 }
 
@@ -68,12 +88,19 @@ void milpAdd(milpModel* m, int row, int col, double v) {
   if (m->nnz + 1 > m->capnnz) {
     int cap = c;
     bool ok = grow((void**)&m->ti, &cap, m->nnz + 1, sizeof(int));
-    cap = c; ok = ok && grow((void**)&m->tj, &cap, m->nnz + 1, sizeof(int));
-    cap = c; ok = ok && grow((void**)&m->tv, &cap, m->nnz + 1, sizeof(double));
-    if (!ok) { m->oom = true; return; }
+    cap = c;
+    ok = ok && grow((void**)&m->tj, &cap, m->nnz + 1, sizeof(int));
+    cap = c;
+    ok = ok && grow((void**)&m->tv, &cap, m->nnz + 1, sizeof(double));
+    if (!ok) {
+      m->oom = true;
+      return;
+    }
     m->capnnz = cap;
   }
-  m->ti[m->nnz] = row; m->tj[m->nnz] = col; m->tv[m->nnz] = v;
+  m->ti[m->nnz] = row;
+  m->tj[m->nnz] = col;
+  m->tv[m->nnz] = v;
   m->nnz++;
 }
 
@@ -85,10 +112,14 @@ int milpIntegers(const milpModel* m) {
 
 /* ---- compaction: merge entries, drop duplicate rows ---- */
 
-typedef struct { int i, j; double v; } trip;
+typedef struct {
+  int i, j;
+  double v;
+} trip;
 
 static int cmp_trip(const void* a, const void* b) {
-  const trip* x = a; const trip* y = b;
+  const trip* x = a;
+  const trip* y = b;
   if (x->i != y->i) return x->i < y->i ? -1 : 1;
   if (x->j != y->j) return x->j < y->j ? -1 : 1;
   return 0;
@@ -99,7 +130,11 @@ static uint64_t hash_mix(uint64_t h, uint64_t v) {
   return h;
 }
 
-static uint64_t dbits(double d) { uint64_t u; memcpy(&u, &d, sizeof u); return u; }
+static uint64_t dbits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+}
 
 void milpCompact(milpModel* m) {
   if (m->oom || m->nrows == 0) return;
@@ -110,22 +145,29 @@ void milpCompact(milpModel* m) {
   while (tabn < 2 * m->nrows) tabn *= 2;
   int* tab = malloc((size_t)tabn * sizeof(int));
   uint64_t* rh = malloc((size_t)m->nrows * sizeof(uint64_t));
-  if (!t || !rstart || !newid || !tab || !rh) { m->oom = true; goto out_free; }
+  if (!t || !rstart || !newid || !tab || !rh) {
+    m->oom = true;
+    goto out_free;
+  }
   for (int k = 0; k < m->nnz; k++) t[k] = (trip){m->ti[k], m->tj[k], m->tv[k]};
   qsort(t, (size_t)m->nnz, sizeof *t, cmp_trip);
   int n = 0;
   for (int k = 0; k < m->nnz; k++) {
-    if (n > 0 && t[n - 1].i == t[k].i && t[n - 1].j == t[k].j) t[n - 1].v += t[k].v;
-    else t[n++] = t[k];
+    if (n > 0 && t[n - 1].i == t[k].i && t[n - 1].j == t[k].j)
+      t[n - 1].v += t[k].v;
+    else
+      t[n++] = t[k];
   }
   int w = 0;
-  for (int k = 0; k < n; k++) if (fabs(t[k].v) > 1e-12) t[w++] = t[k];
+  for (int k = 0; k < n; k++)
+    if (fabs(t[k].v) > 1e-12) t[w++] = t[k];
   n = w;
   for (int k = 0; k < n; k++) rstart[t[k].i + 1]++;
   for (int i = 0; i < m->nrows; i++) rstart[i + 1] += rstart[i];
   for (int i = 0; i < m->nrows; i++) {
     uint64_t h = hash_mix(dbits(m->rlb[i]), dbits(m->rub[i]));
-    for (int k = rstart[i]; k < rstart[i + 1]; k++) h = hash_mix(hash_mix(h, (uint64_t)t[k].j), dbits(t[k].v));
+    for (int k = rstart[i]; k < rstart[i + 1]; k++)
+      h = hash_mix(hash_mix(h, (uint64_t)t[k].j), dbits(t[k].v));
     rh[i] = h;
   }
   for (int k = 0; k < tabn; k++) tab[k] = -1;
@@ -137,7 +179,11 @@ void milpCompact(milpModel* m) {
     size_t slot = (size_t)(rh[i] & (uint64_t)(tabn - 1));
     for (;;) {
       int o = tab[slot];
-      if (o < 0) { tab[slot] = i; newid[i] = nr++; break; }
+      if (o < 0) {
+        tab[slot] = i;
+        newid[i] = nr++;
+        break;
+      }
       if (rh[o] == rh[i] && m->rlb[o] == m->rlb[i] && m->rub[o] == m->rub[i] &&
           rstart[o + 1] - rstart[o] == len) {
         bool same = true;
@@ -154,13 +200,20 @@ void milpCompact(milpModel* m) {
     m->rlb[newid[i]] = m->rlb[i];
     m->rub[newid[i]] = m->rub[i];
     for (int k = rstart[i]; k < rstart[i + 1]; k++) {
-      m->ti[nn] = newid[i]; m->tj[nn] = t[k].j; m->tv[nn] = t[k].v; nn++;
+      m->ti[nn] = newid[i];
+      m->tj[nn] = t[k].j;
+      m->tv[nn] = t[k].v;
+      nn++;
     }
   }
   m->nrows = nr;
   m->nnz = nn;
 out_free:
-  free(t); free(rstart); free(newid); free(tab); free(rh);
+  free(t);
+  free(rstart);
+  free(newid);
+  free(tab);
+  free(rh);
 }
 
 /* ---- GLPK backend ---- */
@@ -186,7 +239,11 @@ static void glpk_error_hook(void* info) {
   longjmp(c->jmp, 1);
 }
 
-static int glpk_quiet(void* info, const char* s) { (void)info; (void)s; return 1; }
+static int glpk_quiet(void* info, const char* s) {
+  (void)info;
+  (void)s;
+  return 1;
+}
 
 static void glpk_callback(glp_tree* tree, void* info) {
   glpkCtx* c = info;
@@ -209,8 +266,7 @@ static void glpk_callback(glp_tree* tree, void* info) {
       if (isnan(c->best) || v < c->best - fmax(c->p->mip_gap, 1e-9) * (1e-9 + fabs(c->best))) {
         c->best = v;
         c->best_t = t;
-      }
-      else if (c->p->stall_s > 0 && t - c->best_t >= c->p->stall_s && !c->stalled) {
+      } else if (c->p->stall_s > 0 && t - c->best_t >= c->p->stall_s && !c->stalled) {
         c->stalled = true;
         glp_ios_terminate(tree);
       }
@@ -243,10 +299,16 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   double* warm1 = NULL;
   volatile glp_prob* vP = NULL;
   glpkCtx* ctx = calloc(1, sizeof *ctx);
-  if (!ia || !ja || !ar || !ctx) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!ia || !ja || !ar || !ctx) {
+    res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   if (p->warm) {
     warm1 = malloc(((size_t)m->ncols + 1) * sizeof(double));
-    if (!warm1) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+    if (!warm1) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_free;
+    }
     warm1[0] = 0;
     memcpy(warm1 + 1, p->warm, (size_t)m->ncols * sizeof(double));
   }
@@ -260,8 +322,8 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   if (setjmp(ctx->jmp)) {
     glp_error_hook(NULL, NULL);
     glp_free_env();
-    res = kilnSetError(KILN_ERR_SOLVER, "GLPK reported an internal error (model %d rows x %d cols)",
-                       m->nrows, m->ncols);
+    res = kilnSetError(KILN_ERR_SOLVER, "GLPK reported an internal error (model %d rows x %d cols)", m->nrows,
+                       m->ncols);
     goto out_free;
   }
   glp_prob* P = glp_create_prob();
@@ -283,7 +345,11 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
     glp_set_obj_coef(P, j + 1, m->obj[j]);
     if (m->integer[j]) glp_set_col_kind(P, j + 1, (lo == 0 && hi == 1) ? GLP_BV : GLP_IV);
   }
-  for (int k = 0; k < m->nnz; k++) { ia[k + 1] = m->ti[k] + 1; ja[k + 1] = m->tj[k] + 1; ar[k + 1] = m->tv[k]; }
+  for (int k = 0; k < m->nnz; k++) {
+    ia[k + 1] = m->ti[k] + 1;
+    ja[k + 1] = m->tj[k] + 1;
+    ar[k + 1] = m->tv[k];
+  }
   glp_load_matrix(P, m->nnz, ia, ja, ar);
 
   int tm_ms = (int)fmin(p->time_limit_s * 1000.0, 2e9);
@@ -296,14 +362,23 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
     sp.tm_lim = tm_ms;
     sp.presolve = GLP_ON;
     int rc = glp_simplex(P, &sp);
-    if (rc == 0 && glp_get_status(P) == GLP_NOFEAS) { r->status = MILP_INFEASIBLE; goto out_prob; }
+    if (rc == 0 && glp_get_status(P) == GLP_NOFEAS) {
+      r->status = MILP_INFEASIBLE;
+      goto out_prob;
+    }
     if (rc != 0 || glp_get_status(P) != GLP_OPT) {
       /* presolved LP gives no basis on some statuses; retry plainly */
       sp.presolve = GLP_OFF;
       glp_adv_basis(P, 0);
       rc = glp_simplex(P, &sp);
-      if (rc == 0 && glp_get_status(P) == GLP_NOFEAS) { r->status = MILP_INFEASIBLE; goto out_prob; }
-      if (rc != 0 || glp_get_status(P) != GLP_OPT) { r->status = MILP_NOSOLUTION; goto out_prob; }
+      if (rc == 0 && glp_get_status(P) == GLP_NOFEAS) {
+        r->status = MILP_INFEASIBLE;
+        goto out_prob;
+      }
+      if (rc != 0 || glp_get_status(P) != GLP_OPT) {
+        r->status = MILP_NOSOLUTION;
+        goto out_prob;
+      }
     }
   }
   glp_iocp ip;
@@ -321,27 +396,37 @@ static kilnResult_t glpk_solve(const milpModel* m, const milpParams* p, milpResu
   ip.cb_info = ctx;
   int rc = glp_intopt(P, &ip);
   int st = glp_mip_status(P);
-  if (rc == GLP_ENOPFS || st == GLP_NOFEAS) { r->status = MILP_INFEASIBLE; goto out_prob; }
+  if (rc == GLP_ENOPFS || st == GLP_NOFEAS) {
+    r->status = MILP_INFEASIBLE;
+    goto out_prob;
+  }
   if (st == GLP_OPT || st == GLP_FEAS) {
     /* optimal, or within the relative gap asked for (GLP_EMIPGAP: GLPK stopped there) */
     r->status = (st == GLP_OPT && rc == 0) || rc == GLP_EMIPGAP ? MILP_OPTIMAL : MILP_FEASIBLE;
     r->obj = glp_mip_obj_val(P);
     r->x = malloc((size_t)(m->ncols ? m->ncols : 1) * sizeof(double));
-    if (!r->x) { res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_prob; }
+    if (!r->x) {
+      res = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_prob;
+    }
     for (int j = 0; j < m->ncols; j++) r->x[j] = glp_mip_col_val(P, j + 1);
     r->bound = r->status == MILP_OPTIMAL && rc == 0 ? r->obj : NAN; /* at the gap: no proven bound kept */
   } else if (rc == GLP_ETMLIM || rc == GLP_EMIPGAP || rc == GLP_ESTOP || rc == 0) {
     r->status = MILP_NOSOLUTION;
   } else {
-    res = kilnSetError(KILN_ERR_SOLVER, "GLPK glp_intopt failed (code %d) on a %d x %d model", rc,
-                       m->nrows, m->ncols);
+    res = kilnSetError(KILN_ERR_SOLVER, "GLPK glp_intopt failed (code %d) on a %d x %d model", rc, m->nrows,
+                       m->ncols);
   }
 out_prob:
   glp_delete_prob((glp_prob*)vP);
   glp_error_hook(NULL, NULL);
   glp_term_hook(NULL, NULL);
 out_free:
-  free(ia); free(ja); free(ar); free(warm1); free(ctx);
+  free(ia);
+  free(ja);
+  free(ar);
+  free(warm1);
+  free(ctx);
   return res;
 }
 

@@ -21,9 +21,9 @@ typedef struct milpModel {
   int nrows, caprows;
   double *rlb, *rub; /* -MILP_INF / MILP_INF for free sides */
   int nnz, capnnz;
-  int *ti, *tj;      /* triplets: row, col */
+  int *ti, *tj; /* triplets: row, col */
   double* tv;
-  bool oom;          /* an allocation failed; reported by milpSolve */
+  bool oom; /* an allocation failed; reported by milpSolve */
 } milpModel;
 
 void milpInit(milpModel* m);
@@ -41,8 +41,7 @@ typedef enum {
 } milpStatus;
 
 /* Called now and then during a solve (new incumbents, about once a second otherwise). */
-typedef void (*milpProgressFn)(void* user, double incumbent, double bound, double gap,
-                               double elapsed_s);
+typedef void (*milpProgressFn)(void* user, double incumbent, double bound, double gap, double elapsed_s);
 
 typedef struct milpParams {
   double time_limit_s;

@@ -51,7 +51,10 @@ kilnResult_t synNodeRepresentative(const kilnTopology* t, const kilnSketch* s, k
   if ((r = sketch_copy(s, s2)) != KILN_SUCCESS || (r = sketch_copy(s, sn)) != KILN_SUCCESS) goto out_fail;
   /* symmetries: within a node as given, every node-level one as the swap of the two nodes */
   kilnSymmetry* sym = malloc(((size_t)s->nsymmetry + 1) * sizeof *sym);
-  if (!sym) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_fail; }
+  if (!sym) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_fail;
+  }
   int ns = 0;
   for (int i = 0; i < s->nsymmetry; i++) {
     const int o = s->symmetry[i].offset, grp = s->symmetry[i].group;
@@ -61,11 +64,12 @@ kilnResult_t synNodeRepresentative(const kilnTopology* t, const kilnSketch* s, k
       continue; /* a permutation of the nodes: the swap below */
     } else {
       free(sym);
-      r = kilnSetError(KILN_ERR_UNSUPPORTED,
-                       "sketch '%s': symmetry (offset %d, group %d) spans nodes but does not permute them (its offset "
-                       "and group are not multiples of the %d GPUs of a node): node-level synthesis takes symmetries "
-                       "within a node and permutations of whole nodes (or synthesize without it: --node-level off)",
-                       s->name, o, grp, g);
+      r = kilnSetError(
+          KILN_ERR_UNSUPPORTED,
+          "sketch '%s': symmetry (offset %d, group %d) spans nodes but does not permute them (its offset "
+          "and group are not multiples of the %d GPUs of a node): node-level synthesis takes symmetries "
+          "within a node and permutations of whole nodes (or synthesize without it: --node-level off)",
+          s->name, o, grp, g);
       goto out_fail;
     }
   }
@@ -122,11 +126,12 @@ static kilnResult_t rep_tree(const synLogical* L2, const synRoute* R, int c, int
   for (int h = 1; h < T->nord; h++) {
     const int v = T->ord[h];
     if (v < g && T->par[v] >= g)
-      return kilnSetError(KILN_ERR_UNSUPPORTED,
-                          "node-level synthesis: a chunk of local GPU %d reaches local GPU %d of its own node through "
-                          "another node; the sketch's links inside a node must let a node's chunks reach its GPUs "
-                          "(or synthesize without it: --node-level off)",
-                          root % g, v);
+      return kilnSetError(
+          KILN_ERR_UNSUPPORTED,
+          "node-level synthesis: a chunk of local GPU %d reaches local GPU %d of its own node through "
+          "another node; the sketch's links inside a node must let a node's chunks reach its GPUs "
+          "(or synthesize without it: --node-level off)",
+          root % g, v);
   }
   return KILN_SUCCESS;
 }
@@ -172,8 +177,8 @@ static inline int map_rank(int v, int g, int N, int a, int s) {
  * against it, towards the root. Fills idx[v * N + s] with the transfer into (COPY) or out of
  * (REDUCE) representative rank v in copy s, and who[i] with v * N + s for each transfer i it adds
  * (who[i - base]). */
-static kilnResult_t emit_tree(synXfers* X, const synLogical* L, int N, int g, int a, int chunk, const repTree* T,
-                              int phase, synKind kind, int* idx, int* who, int base) {
+static kilnResult_t emit_tree(synXfers* X, const synLogical* L, int N, int g, int a, int chunk,
+                              const repTree* T, int phase, synKind kind, int* idx, int* who, int base) {
   const int n = L->n;
   for (int h = 1; h < T->nord; h++) {
     const int v = T->ord[h], u = T->par[v];
@@ -209,8 +214,9 @@ static bool reduce_preds(synXfers* X, const repTree* T, int N, int g, int v, int
   return true;
 }
 
-kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const synLogical* Lt2, const synChunks* C2,
-                            const synRoute* ag2, const synRoute* rs2, const synLogical* L, int k, synXfers* out) {
+kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const synLogical* Lt2,
+                            const synChunks* C2, const synRoute* ag2, const synRoute* rs2,
+                            const synLogical* L, int k, synXfers* out) {
   memset(out, 0, sizeof *out);
   const int g = L2->gpn, n2 = L2->n, n = L->n;
   kilnResult_t r = KILN_SUCCESS;
@@ -219,7 +225,10 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
   int* down = malloc(sizeof(int) * (size_t)n2 * (size_t)N);
   int* up = malloc(sizeof(int) * (size_t)n2 * (size_t)N);
   int* who = malloc(sizeof(int) * (size_t)n2 * (size_t)N * 2); /* a chunk's transfers: both trees */
-  if (!ta || !tr || !down || !up || !who) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!ta || !tr || !down || !up || !who) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   if (coll == KILN_COLL_ALLTOALL) {
     /* each (source, destination) pair: the representative path, its node 1 being the destination's
      * node; pairs in shifted order (source p's s-th pair goes to p + s), so that ties in the
@@ -233,7 +242,10 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
           int path[2 * KILN_MAX_RANKS], np = 0;
           for (int v = rd; v != p % g;) {
             const int l = ag2->parent[(size_t)cr * n2 + v];
-            if (l < 0 || np >= n2) { r = kilnSetError(KILN_ERR_INTERNAL, "node-level expansion: broken path"); break; }
+            if (l < 0 || np >= n2) {
+              r = kilnSetError(KILN_ERR_INTERNAL, "node-level expansion: broken path");
+              break;
+            }
             path[np++] = v;
             v = L2->links[l].src;
           }
@@ -244,8 +256,10 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
             const int dst = map_rank(v, g, N, a, b == a ? 0 : (b - a + N) % N);
             const int link = L->link_of[(size_t)src * n + dst];
             const int i = link < 0 ? -2 : xfer_push(out, chunk, link, src, dst, 0, SYN_COPY);
-            if (i == -2) r = kilnSetError(KILN_ERR_INTERNAL, "node-level expansion: no logical link %d -> %d", src, dst);
-            else if (i < 0) r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory expanding the routes");
+            if (i == -2)
+              r = kilnSetError(KILN_ERR_INTERNAL, "node-level expansion: no logical link %d -> %d", src, dst);
+            else if (i < 0)
+              r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory expanding the routes");
             else {
               out->x[i].pred0 = out->npreds;
               if (prev >= 0 && !preds_push(out, prev)) r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
@@ -276,8 +290,10 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
         ok = reduce_preds(out, tr, N, g, v, s, up);
       } else { /* copy into (v, s): after the copy into its parent, or at the root every contribution */
         const int u = ta->par[v];
-        if (u != ta->ord[0]) ok = preds_push(out, down[u * N + (u < g ? 0 : s)]);
-        else ok = !rs || reduce_preds(out, tr, N, g, u, 0, up);
+        if (u != ta->ord[0])
+          ok = preds_push(out, down[u * N + (u < g ? 0 : s)]);
+        else
+          ok = !rs || reduce_preds(out, tr, N, g, u, 0, up);
       }
       if (!ok) r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
       out->x[i].npred = out->npreds - out->x[i].pred0;

@@ -19,8 +19,8 @@ static double xlat(const synLogical* L, const synXfer* x, double chunk_mb, int c
 }
 
 /* Longest-path (latency) from each transfer to the end, and hops before it. */
-static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double chunk_mb,
-                                 double* height, int* depth) {
+static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double chunk_mb, double* height,
+                                 int* depth) {
   int n = X->n;
   int* nsucc = calloc((size_t)n + 1, sizeof(int));
   int* succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
@@ -28,7 +28,11 @@ static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double 
   int* topo = malloc(((size_t)n + 1) * sizeof(int));
   int* indeg = malloc(((size_t)n + 1) * sizeof(int));
   if (!nsucc || !succ || !fill || !topo || !indeg) {
-    free(nsucc); free(succ); free(fill); free(topo); free(indeg);
+    free(nsucc);
+    free(succ);
+    free(fill);
+    free(topo);
+    free(indeg);
     return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
   }
   for (int i = 0; i < n; i++)
@@ -55,10 +59,15 @@ static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double 
   for (int a = t - 1; a >= 0; a--) {
     int i = topo[a];
     double best = 0;
-    for (int k = nsucc[i]; k < nsucc[i + 1]; k++) if (height[succ[k]] > best) best = height[succ[k]];
+    for (int k = nsucc[i]; k < nsucc[i + 1]; k++)
+      if (height[succ[k]] > best) best = height[succ[k]];
     height[i] = xlat(L, &X->x[i], chunk_mb, 1) + best;
   }
-  free(nsucc); free(succ); free(fill); free(topo); free(indeg);
+  free(nsucc);
+  free(succ);
+  free(fill);
+  free(topo);
+  free(indeg);
   if (t != n) return kilnSetError(KILN_ERR_INTERNAL, "transfer dependencies form a cycle");
   return KILN_SUCCESS;
 }
@@ -74,7 +83,10 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   int* ready = malloc(((size_t)n + 1) * sizeof(int));
   double* esv = malloc(((size_t)n + 1) * sizeof(double));
   int* seq = malloc(((size_t)n + 1) * sizeof(int));
-  free(X->link_order); free(X->link_start); free(X->port_order); free(X->port_start);
+  free(X->link_order);
+  free(X->link_start);
+  free(X->port_order);
+  free(X->port_start);
   X->link_order = malloc(((size_t)n + 1) * sizeof(int));
   X->link_start = calloc((size_t)nl + 2, sizeof(int));
   X->port_order = malloc((2 * (size_t)n + 1) * sizeof(int));
@@ -83,8 +95,8 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   int* succ = NULL;
   int* lfill = calloc((size_t)nl + 1, sizeof(int));
   int* pfill = calloc((size_t)np + 1, sizeof(int));
-  if (!height || !depth || !waiting || !lfree || !pfree || !ready || !esv || !seq ||
-      !X->link_order || !X->link_start || !X->port_order || !X->port_start || !lfill || !pfill) {
+  if (!height || !depth || !waiting || !lfree || !pfree || !ready || !esv || !seq || !X->link_order ||
+      !X->link_start || !X->port_order || !X->port_start || !lfill || !pfill) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
     goto out_free;
   }
@@ -115,7 +127,10 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   bool lpf = hz == KILN_ORDER_LONGEST_PATH_FIRST;
   double makespan = 0;
   for (int round = 0; round < n; round++) {
-    if (nready == 0) { r = kilnSetError(KILN_ERR_INTERNAL, "ordering stalled"); goto out_free; }
+    if (nready == 0) {
+      r = kilnSetError(KILN_ERR_INTERNAL, "ordering stalled");
+      goto out_free;
+    }
     /* earliest start of every ready transfer; the heuristic decides among those that can start
      * within the window of the earliest */
     double mines = INFINITY;
@@ -138,19 +153,25 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
       double es = esv[k];
       if (es > mines + X->window_us + 1e-9) continue;
       bool better;
-      if (bi < 0) better = true;
+      if (bi < 0)
+        better = true;
       else {
         int i = ready[k], j = ready[bi];
         double dh = height[i] - height[j];
         int dd = depth[i] - depth[j];
         int cmp; /* > 0: i first */
-        if (lpf) cmp = dh > 1e-9 ? 1 : dh < -1e-9 ? -1 : dd < 0 ? 1 : dd > 0 ? -1 : 0;
-        else cmp = dd < 0 ? 1 : dd > 0 ? -1 : dh > 1e-9 ? 1 : dh < -1e-9 ? -1 : 0;
+        if (lpf)
+          cmp = dh > 1e-9 ? 1 : dh < -1e-9 ? -1 : dd < 0 ? 1 : dd > 0 ? -1 : 0;
+        else
+          cmp = dd < 0 ? 1 : dd > 0 ? -1 : dh > 1e-9 ? 1 : dh < -1e-9 ? -1 : 0;
         if (cmp == 0) cmp = es < bes - 1e-9 ? 1 : es > bes + 1e-9 ? -1 : (i < j ? 1 : -1);
         if (X->window_us <= 0 && fabs(es - bes) > 1e-9) cmp = es < bes ? 1 : -1;
         better = cmp > 0;
       }
-      if (better) { bi = k; bes = es; }
+      if (better) {
+        bi = k;
+        bes = es;
+      }
     }
     int i = ready[bi];
     ready[bi] = ready[--nready];
@@ -187,8 +208,18 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   }
   X->makespan = makespan;
 out_free:
-  free(height); free(depth); free(waiting); free(lfree); free(pfree); free(ready); free(esv);
-  free(seq); free(lfill); free(pfill); free(sstart); free(succ);
+  free(height);
+  free(depth);
+  free(waiting);
+  free(lfree);
+  free(pfree);
+  free(ready);
+  free(esv);
+  free(seq);
+  free(lfill);
+  free(pfill);
+  free(sstart);
+  free(succ);
   return r;
 }
 
@@ -237,7 +268,11 @@ double synScheduleAsap(const synLogical* L, synXfers* X, double chunk_mb) {
         double a = s + xlat(L, &X->x[X->link_order[k]], chunk_mb, k2 - k + 1);
         for (int b = k; b <= k2; b++) {
           synXfer* x = &X->x[X->link_order[b]];
-          if (x->send_t != s || x->arr_t != a) { x->send_t = s; x->arr_t = a; changed = true; }
+          if (x->send_t != s || x->arr_t != a) {
+            x->send_t = s;
+            x->arr_t = a;
+            changed = true;
+          }
         }
         if (a > makespan) makespan = a;
         prev_arr = X->pipelined ? a - L->links[e].alpha : a;
@@ -265,8 +300,10 @@ static int busy_first_after(const busyLine* b, double t) {
   int lo = 0, hi = b->n;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (b->e[mid] <= t) lo = mid + 1;
-    else hi = mid;
+    if (b->e[mid] <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -288,8 +325,14 @@ static bool busy_insert(busyLine* b, double s, double e) {
     b->n--;
     return true;
   }
-  if (prev) { b->e[i - 1] = e; return true; }
-  if (next) { b->s[i] = s; return true; }
+  if (prev) {
+    b->e[i - 1] = e;
+    return true;
+  }
+  if (next) {
+    b->s[i] = s;
+    return true;
+  }
   if (b->n == b->cap) {
     int cap = b->cap ? 2 * b->cap : 8;
     double* ns = realloc(b->s, sizeof(double) * (size_t)cap);
@@ -339,7 +382,9 @@ static void ready_push(readyHeap* h, int x) {
   while (i > 0) {
     int p = (i - 1) / 2;
     if (!ready_before(h, h->id[i], h->id[p])) break;
-    int t = h->id[i]; h->id[i] = h->id[p]; h->id[p] = t;
+    int t = h->id[i];
+    h->id[i] = h->id[p];
+    h->id[p] = t;
     i = p;
   }
 }
@@ -352,7 +397,9 @@ static int ready_pop(readyHeap* h) {
     if (l < h->n && ready_before(h, h->id[l], h->id[m])) m = l;
     if (r < h->n && ready_before(h, h->id[r], h->id[m])) m = r;
     if (m == i) break;
-    int t = h->id[i]; h->id[i] = h->id[m]; h->id[m] = t;
+    int t = h->id[i];
+    h->id[i] = h->id[m];
+    h->id[m] = t;
     i = m;
   }
   return top;
@@ -378,8 +425,12 @@ kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t hz, d
   int* succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
   busyLine* lines = calloc((size_t)nl + (size_t)np + 1, sizeof(busyLine));
   int* tie = malloc(((size_t)n + 1) * sizeof(int));
-  readyHeap h = {0, malloc(((size_t)n + 1) * sizeof(int)), rt, height, depth, tie, hz == KILN_ORDER_LONGEST_PATH_FIRST};
-  free(X->link_order); free(X->link_start); free(X->port_order); free(X->port_start);
+  readyHeap h = {0,   malloc(((size_t)n + 1) * sizeof(int)), rt, height, depth,
+                 tie, hz == KILN_ORDER_LONGEST_PATH_FIRST};
+  free(X->link_order);
+  free(X->link_start);
+  free(X->port_order);
+  free(X->port_start);
   X->link_order = malloc(((size_t)n + 1) * sizeof(int));
   X->link_start = calloc((size_t)nl + 2, sizeof(int));
   X->port_order = malloc((2 * (size_t)n + 1) * sizeof(int));
@@ -406,19 +457,26 @@ kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t hz, d
   }
   double makespan = 0;
   for (int round = 0; round < n; round++) {
-    if (h.n == 0) { r = kilnSetError(KILN_ERR_INTERNAL, "ordering stalled"); goto out_free; }
+    if (h.n == 0) {
+      r = kilnSetError(KILN_ERR_INTERNAL, "ordering stalled");
+      goto out_free;
+    }
     int i = ready_pop(&h);
     synXfer* x = &X->x[i];
     const synLink* l = &L->links[x->link];
     double hold = (X->pipelined ? 0 : l->alpha) + l->beta * chunk_mb;
-    int res[3] = {x->link, l->send_port >= 0 ? nl + l->send_port : -1, l->recv_port >= 0 ? nl + l->recv_port : -1};
+    int res[3] = {x->link, l->send_port >= 0 ? nl + l->send_port : -1,
+                  l->recv_port >= 0 ? nl + l->recv_port : -1};
     double start = rt[i];
     for (bool moved = true; moved;) {
       moved = false;
       for (int k = 0; k < 3; k++) {
         if (res[k] < 0) continue;
         double t2 = busy_conflict(&lines[res[k]], start, hold);
-        if (t2 > start) { start = t2; moved = true; }
+        if (t2 > start) {
+          start = t2;
+          moved = true;
+        }
       }
     }
     for (int k = 0; k < 3; k++)
@@ -449,7 +507,8 @@ kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t hz, d
     int* lfill = calloc((size_t)nl + 1, sizeof(int));
     int* pfill = calloc((size_t)np + 1, sizeof(int));
     if (!lfill || !pfill) {
-      free(lfill); free(pfill);
+      free(lfill);
+      free(pfill);
       r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory ordering %d transfers", n);
       goto out_free;
     }
@@ -459,18 +518,30 @@ kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t hz, d
       if (l->send_port >= 0) X->port_order[X->port_start[l->send_port] + pfill[l->send_port]++] = i;
       if (l->recv_port >= 0) X->port_order[X->port_start[l->recv_port] + pfill[l->recv_port]++] = i;
     }
-    free(lfill); free(pfill);
+    free(lfill);
+    free(pfill);
   }
   g_order_X = X;
   for (int e = 0; e < nl; e++)
-    qsort(X->link_order + X->link_start[e], (size_t)(X->link_start[e + 1] - X->link_start[e]), sizeof(int), cmp_by_send);
+    qsort(X->link_order + X->link_start[e], (size_t)(X->link_start[e + 1] - X->link_start[e]), sizeof(int),
+          cmp_by_send);
   for (int p = 0; p < np; p++)
-    qsort(X->port_order + X->port_start[p], (size_t)(X->port_start[p + 1] - X->port_start[p]), sizeof(int), cmp_by_send);
+    qsort(X->port_order + X->port_start[p], (size_t)(X->port_start[p + 1] - X->port_start[p]), sizeof(int),
+          cmp_by_send);
   X->makespan = makespan;
 out_free:
-  for (int k = 0; lines && k < nl + np; k++) { free(lines[k].s); free(lines[k].e); }
+  for (int k = 0; lines && k < nl + np; k++) {
+    free(lines[k].s);
+    free(lines[k].e);
+  }
   free(lines);
-  free(height); free(depth); free(rt); free(waiting); free(sstart); free(succ); free(h.id); free(tie);
+  free(height);
+  free(depth);
+  free(rt);
+  free(waiting);
+  free(sstart);
+  free(succ);
+  free(h.id);
+  free(tie);
   return r;
 }
-

@@ -35,7 +35,8 @@ kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, b
                          kilnPlan** out) {
   *out = NULL;
   const int n = t->nranks, g = t->gpus_per_node;
-  if (coll != KILN_COLL_ALLGATHER && coll != KILN_COLL_REDUCESCATTER && coll != KILN_COLL_ALLREDUCE) return KILN_SUCCESS;
+  if (coll != KILN_COLL_ALLGATHER && coll != KILN_COLL_REDUCESCATTER && coll != KILN_COLL_ALLREDUCE)
+    return KILN_SUCCESS;
   if (n < 2 || (g > 1 && !switched(t)) || (t->nodes > 1 && t->ntnics < 1)) return KILN_SUCCESS;
   int R = t->nodes > 1 ? (t->ntnics < g ? t->ntnics : g) : 1;
   double sd = ceil((double)ref / ((double)R * n * RING_SLICE_BYTES));
@@ -57,7 +58,10 @@ kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, b
   }
   p->nchunksperloop = ic > oc ? ic : oc;
   int* order = malloc(sizeof(int) * (size_t)n);
-  if (!order) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!order) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   const kilnBuffer_t D = inplace ? KILN_BUF_INPUT : KILN_BUF_OUTPUT;
   for (int i = 0; i < R && r == KILN_SUCCESS; i++) {
     /* ring i: node by node, each node's GPUs from the one it enters through on (kilnChannelEntryGpu:
@@ -68,7 +72,10 @@ kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, b
     for (int j = 0; j < n && r == KILN_SUCCESS; j++) {
       const int me = order[j], next = order[(j + 1) % n], prev = order[(j - 1 + n) % n];
       kilnThreadblock* tb = kilnPlanAddThreadblock(p, me, next, prev, i);
-      if (!tb) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); break; }
+      if (!tb) {
+        r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+        break;
+      }
       bool ok = true;
 #define STEP(ty, sb, so, db, dof) ok = ok && kilnPlanAddStep(tb, ty, sb, so, db, dof, 1) != NULL
       /* slice by slice (each slice around the ring before the next), every receive a step of its
@@ -77,8 +84,10 @@ kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, b
       for (int c = 0; c < C && ok; c++) {
         const int sub = i * C + c;
         if (ag) {
-          if (inplace) STEP(KILN_STEP_SEND, KILN_BUF_OUTPUT, me * K + sub, KILN_BUF_OUTPUT, me * K + sub);
-          else STEP(KILN_STEP_SEND, KILN_BUF_INPUT, sub, KILN_BUF_OUTPUT, me * K + sub);
+          if (inplace)
+            STEP(KILN_STEP_SEND, KILN_BUF_OUTPUT, me * K + sub, KILN_BUF_OUTPUT, me * K + sub);
+          else
+            STEP(KILN_STEP_SEND, KILN_BUF_INPUT, sub, KILN_BUF_OUTPUT, me * K + sub);
           for (int s = 1; s < n; s++) {
             const int off = order[(j - s + n) % n] * K + sub;
             STEP(KILN_STEP_RECV, KILN_BUF_OUTPUT, off, KILN_BUF_OUTPUT, off);
@@ -91,7 +100,8 @@ kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, b
           const int off = order[((j - 1 - s) % n + 2 * n) % n] * K + sub;
           if (s == 0) {
             STEP(KILN_STEP_SEND, KILN_BUF_INPUT, off, KILN_BUF_INPUT, off);
-          } else if (s < n - 1) { /* a partial sum: in place in the input, else in scratch (the input stays) */
+          } else if (s <
+                     n - 1) { /* a partial sum: in place in the input, else in scratch (the input stays) */
             const kilnBuffer_t pb = inplace ? KILN_BUF_INPUT : KILN_BUF_SCRATCH;
             const int po = inplace ? off : sub;
             STEP(KILN_STEP_RECV_REDUCE_COPY, KILN_BUF_INPUT, off, pb, po);

@@ -16,17 +16,19 @@ void synRouteFree(synRoute* r) {
 }
 
 static int uf_find(int* p, int a) {
-  while (p[a] != a) { p[a] = p[p[a]]; a = p[a]; }
+  while (p[a] != a) {
+    p[a] = p[p[a]];
+    a = p[a];
+  }
   return a;
 }
 static void uf_union(int* p, int a, int b) {
-  a = uf_find(p, a); b = uf_find(p, b);
+  a = uf_find(p, a);
+  b = uf_find(p, b);
   if (a != b) p[a < b ? b : a] = a < b ? a : b;
 }
 
-static int relay_of(const synLogical* L, int p) {
-  return (p / L->relay_r1) * L->relay_r1 + L->relay_r2;
-}
+static int relay_of(const synLogical* L, int p) { return (p / L->relay_r1) * L->relay_r1 + L->relay_r2; }
 
 /* How many times chunk c's crossing of link l loads the link (port false) or its ports (port true)
  * in the topology the logical one represents (synRouteParams.remote_copies). */
@@ -55,7 +57,8 @@ static void bfs(const synLogical* L, int pre, int s, bool reverse, int* dist, in
   int n = L->n;
   for (int i = 0; i < n; i++) dist[i] = -1;
   int h = 0, t = 0;
-  dist[s] = 0; q[t++] = s;
+  dist[s] = 0;
+  q[t++] = s;
   while (h < t) {
     int u = q[h++];
     for (int v = 0; v < n; v++) {
@@ -67,16 +70,31 @@ static void bfs(const synLogical* L, int pre, int s, bool reverse, int* dist, in
   }
 }
 
-typedef struct progressCtx { const synRouteParams* p; int rows, cols, nnz, ints; } progressCtx;
+typedef struct progressCtx {
+  const synRouteParams* p;
+  int rows, cols, nnz, ints;
+} progressCtx;
 
 static void route_progress(void* user, double inc, double bound, double gap, double el) {
   progressCtx* c = user;
-  kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE, "solving", c->rows, c->cols, c->nnz, c->ints, inc, bound, gap, el, 0, 0, NAN, 0};
+  kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE,
+                          "solving",
+                          c->rows,
+                          c->cols,
+                          c->nnz,
+                          c->ints,
+                          inc,
+                          bound,
+                          gap,
+                          el,
+                          0,
+                          0,
+                          NAN,
+                          0};
   c->p->progress(&pr, c->p->user);
 }
 
-kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRouteParams* p,
-                           synRoute* out) {
+kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRouteParams* p, synRoute* out) {
   memset(out, 0, sizeof *out);
   int n = L->n, nl = L->nlinks, nc = C->nchunks;
   kilnResult_t r = KILN_SUCCESS;
@@ -124,7 +142,8 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
         r = kilnSetError(KILN_ERR_INFEASIBLE,
                          "chunk %d of rank %d cannot reach rank %d in the logical topology%s", c, s, t,
                          L->has_relay_map ? " (its inter-node traffic must leave through the rank "
-                                            "chunk_to_relay names)" : "");
+                                            "chunk_to_relay names)"
+                                          : "");
         goto out_free;
       }
     }
@@ -143,7 +162,8 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
     /* upper bounds on arrival times: longest candidate path (by routing latency), BFS order */
     int cnt = 0;
     for (int dd = 0; dd < n; dd++)
-      for (int v = 0; v < n; v++) if (ds[v] == dd) order[cnt++] = v;
+      for (int v = 0; v < n; v++)
+        if (ds[v] == dd) order[cnt++] = v;
     double* u = ub + (size_t)c * n;
     for (int v = 0; v < n; v++) u[v] = 0;
     for (int i = 0; i < cnt; i++) {
@@ -260,7 +280,10 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   }
   /* relaxed bandwidth per link and per port */
   int* prow = malloc(((size_t)L->nports + 1) * sizeof(int));
-  if (!prow) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!prow) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   for (int i = 0; i < L->nports; i++) prow[i] = -1;
   /* inter-node links and NICs bound a second, lightly weighted time T2 <= T: among routes of
    * equal T, those that spread inter-node traffic over the NICs win */
@@ -310,21 +333,49 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   }
   free(prow);
   milpCompact(&m);
-  out->rows = m.nrows; out->cols = m.ncols; out->nnz = m.nnz; out->ints = milpIntegers(&m);
+  out->rows = m.nrows;
+  out->cols = m.ncols;
+  out->nnz = m.nnz;
+  out->ints = milpIntegers(&m);
   progressCtx pc = {p, m.nrows, m.ncols, m.nnz, out->ints};
   if (p->progress) {
-    kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE, "model built", m.nrows, m.ncols, m.nnz, out->ints,
-                            NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+    kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE,
+                            "model built",
+                            m.nrows,
+                            m.ncols,
+                            m.nnz,
+                            out->ints,
+                            NAN,
+                            NAN,
+                            NAN,
+                            0,
+                            0,
+                            0,
+                            NAN,
+                            0};
     p->progress(&pr, p->user);
   }
-  milpParams mp = {p->time_limit_s, p->mip_gap, true, true, p->stall_s, NULL, p->progress ? route_progress : NULL, &pc,
-                   p->stop};
+  milpParams mp = {
+      p->time_limit_s, p->mip_gap, true, true, p->stall_s, NULL, p->progress ? route_progress : NULL, &pc,
+      p->stop};
   r = milpGlpk.solve(&m, &mp, &res);
   if (r == KILN_ERR_SOLVER) {
     /* the solver failed: route by least load instead (below), and say so */
     if (p->progress) {
-      kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE, "solver failed; least-loaded routes", -1, -1, -1, -1,
-                              NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+      kilnSynthProgress pr = {KILN_SYNTH_STAGE_ROUTE,
+                              "solver failed; least-loaded routes",
+                              -1,
+                              -1,
+                              -1,
+                              -1,
+                              NAN,
+                              NAN,
+                              NAN,
+                              0,
+                              0,
+                              0,
+                              NAN,
+                              0};
       p->progress(&pr, p->user);
     }
     free(res.x);
@@ -345,7 +396,10 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
   /* trees: each rank takes one chosen incoming link whose source already holds the chunk; without
    * a MILP solution (time limit, no incumbent), the least-loaded candidate link */
   char* have = malloc((size_t)n);
-  if (!have) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!have) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   int last_pre = -1;
   for (int c = 0; c < nc && r == KILN_SUCCESS; c++) {
     int s = C->pre[c];
@@ -367,7 +421,10 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
           int l = L->link_of[x * n + v];
           if (l < 0 || !cand[(size_t)c * nl + l] || !have[x]) continue;
           if (res.x) {
-            if (res.x[col[(size_t)c * nl + l]] > 0.5) { best = l; break; }
+            if (res.x[col[(size_t)c * nl + l]] > 0.5) {
+              best = l;
+              break;
+            }
           } else if (load[l] < bl) {
             bl = load[l];
             best = l;
@@ -389,21 +446,33 @@ kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRou
       char* keep = have;
       memset(keep, 0, (size_t)n);
       int v = C->dst[c];
-      while (v != s && par[v] >= 0) { keep[v] = 1; v = L->links[par[v]].src; }
+      while (v != s && par[v] >= 0) {
+        keep[v] = 1;
+        v = L->links[par[v]].src;
+      }
       if (v != s) r = kilnSetError(KILN_ERR_INTERNAL, "routing left chunk %d without a path", c);
-      for (int w = 0; w < n; w++) if (!keep[w]) par[w] = -1;
+      for (int w = 0; w < n; w++)
+        if (!keep[w]) par[w] = -1;
     }
   }
   free(have);
   if (!res.x && r == KILN_SUCCESS) {
     double mx = 0;
-    for (int l = 0; l < nl; l++) if (load[l] > mx) mx = load[l];
+    for (int l = 0; l < nl; l++)
+      if (load[l] > mx) mx = load[l];
     out->bound_us = mx;
   }
 out_free:
   free(res.x);
   milpFree(&m);
-  free(cand); free(uf); free(col); free(distall); free(q); free(ub); free(order); free(load);
+  free(cand);
+  free(uf);
+  free(col);
+  free(distall);
+  free(q);
+  free(ub);
+  free(order);
+  free(load);
   if (r != KILN_SUCCESS) synRouteFree(out);
   return r;
 }

@@ -23,26 +23,32 @@
 
 #include "synth_internal.h"
 
-typedef struct schedProgress { const synSchedParams* p; int rows, cols, ints; } schedProgress;
+typedef struct schedProgress {
+  const synSchedParams* p;
+  int rows, cols, ints;
+} schedProgress;
 
 static void sched_progress(void* user, double inc, double bound, double gap, double el) {
   schedProgress* c = user;
-  kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "solving", c->rows, c->cols, -1, c->ints, inc, bound, gap, el, 0, 0, NAN, 0};
+  kilnSynthProgress pr = {
+      KILN_SYNTH_STAGE_SCHEDULE, "solving", c->rows, c->cols, -1, c->ints, inc, bound, gap, el, 0, 0, NAN, 0};
   c->p->progress(&pr, c->p->user);
 }
 
 /* Greedy contiguity: merges each candidate pair in turn and keeps the merge if the earliest-time
  * makespan drops; stops at the time budget. Returns the makespan. */
-static double greedy_merge(const synLogical* L, synXfers* X, const char* pc, double chunk_mb,
-                           double cur, double budget_s) {
+static double greedy_merge(const synLogical* L, synXfers* X, const char* pc, double chunk_mb, double cur,
+                           double budget_s) {
   double t0 = synNow();
   for (int i = 0; i < X->n; i++) {
     if (!pc[i]) continue;
     if (synNow() - t0 > budget_s) break;
     X->x[i].batch_next = 1;
     double t = synScheduleAsap(L, X, chunk_mb);
-    if (t < cur - 1e-9) cur = t;
-    else X->x[i].batch_next = 0;
+    if (t < cur - 1e-9)
+      cur = t;
+    else
+      X->x[i].batch_next = 0;
   }
   return synScheduleAsap(L, X, chunk_mb);
 }
@@ -65,7 +71,8 @@ static bool windows(const synLogical* L, const synXfers* X, double chunk_mb, dou
     for (int i = 0; i < n; i++)
       for (int q = 0; q < X->x[i].npred; q++) succ[fill[X->preds[X->x[i].pred0 + q]]++] = i;
     int h = 0, t = 0;
-    for (int i = 0; i < n; i++) if (!(indeg[i] = X->x[i].npred)) topo[t++] = i;
+    for (int i = 0; i < n; i++)
+      if (!(indeg[i] = X->x[i].npred)) topo[t++] = i;
     while (h < t) {
       int i = topo[h++];
       es[i] = 0;
@@ -75,18 +82,24 @@ static bool windows(const synLogical* L, const synXfers* X, double chunk_mb, dou
         double v = es[pi] + l->alpha + l->beta * chunk_mb;
         if (v > es[i]) es[i] = v;
       }
-      for (int k = sstart[i]; k < sstart[i + 1]; k++) if (--indeg[succ[k]] == 0) topo[t++] = succ[k];
+      for (int k = sstart[i]; k < sstart[i + 1]; k++)
+        if (--indeg[succ[k]] == 0) topo[t++] = succ[k];
     }
     ok = t == n;
     for (int a = n - 1; ok && a >= 0; a--) {
       int i = topo[a];
       double best = 0;
-      for (int k = sstart[i]; k < sstart[i + 1]; k++) if (tail[succ[k]] > best) best = tail[succ[k]];
+      for (int k = sstart[i]; k < sstart[i + 1]; k++)
+        if (tail[succ[k]] > best) best = tail[succ[k]];
       const synLink* l = &L->links[X->x[i].link];
       tail[i] = l->alpha + l->beta * chunk_mb + best;
     }
   }
-  free(indeg); free(topo); free(sstart); free(succ); free(fill);
+  free(indeg);
+  free(topo);
+  free(sstart);
+  free(succ);
+  free(fill);
   return ok;
 }
 
@@ -95,8 +108,7 @@ static bool windows(const synLogical* L, const synXfers* X, double chunk_mb, dou
 #define SCHED_MILP_MAX_PAIRS 400
 #define SCHED_MILP_MAX_TRANSFERS 1500
 
-kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams* p,
-                         synSchedInfo* info) {
+kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams* p, synSchedInfo* info) {
   memset(info, 0, sizeof *info);
   int n = X->n;
   double greedy = synScheduleAsap(L, X, p->chunk_mb);
@@ -106,7 +118,11 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
    * merging them cannot delay the first */
   char* pc = calloc((size_t)n + 1, 1);
   char* needdone = calloc((size_t)n + 1, 1);
-  if (!pc || !needdone) { free(pc); free(needdone); return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); }
+  if (!pc || !needdone) {
+    free(pc);
+    free(needdone);
+    return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+  }
   int npairs = 0;
   for (int e = 0; e < L->nlinks; e++) {
     const synLink* l = &L->links[e];
@@ -133,11 +149,14 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     return KILN_SUCCESS;
   }
   double tm = synNow();
-  double merged = greedy_merge(L, X, pc, p->chunk_mb, greedy, p->time_limit_s < p->stall_s || p->stall_s <= 0 ? p->time_limit_s : p->stall_s);
+  double merged =
+      greedy_merge(L, X, pc, p->chunk_mb, greedy,
+                   p->time_limit_s < p->stall_s || p->stall_s <= 0 ? p->time_limit_s : p->stall_s);
   tm = synNow() - tm;
   if (merged < greedy - 1e-9) info->used_greedy = false;
   if (p->progress) {
-    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "greedy merging", -1, -1, -1, npairs, merged, NAN, NAN, tm, 0, 0, NAN, 0};
+    kilnSynthProgress pr = {
+        KILN_SYNTH_STAGE_SCHEDULE, "greedy merging", -1, -1, -1, npairs, merged, NAN, NAN, tm, 0, 0, NAN, 0};
     p->progress(&pr, p->user);
   }
   /* The MILP searches combinations of merges; where no merge on its own shortens the schedule it
@@ -155,10 +174,13 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
   milpInit(&m);
   milpResult res = {0};
   double *slo = NULL, *shi = NULL, *alo = NULL, *ahi = NULL; /* time windows */
-  int* pairvar = malloc(((size_t)n + 1) * sizeof(int)); /* column of together(a, next) or -1 */
+  int* pairvar = malloc(((size_t)n + 1) * sizeof(int));      /* column of together(a, next) or -1 */
   int* donecol = malloc(((size_t)n + 1) * sizeof(int));
   double* warm = NULL;
-  if (!pairvar || !donecol) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!pairvar || !donecol) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   /* every time lies in a window from precedence and the horizon H (the greedy makespan); each
    * big-M is the widest gap its two windows allow */
   double H = greedy * (1 + 1e-7) + 1e-6;
@@ -221,7 +243,8 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
       int row;
       if (!pc[a]) {
         row = milpAddRow(&m, 0, MILP_INF);
-        milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1);
+        milpAdd(&m, row, s0 + b, 1);
+        milpAdd(&m, row, a0 + a, -1);
         continue;
       }
       int t = milpAddCol(&m, 0, 1, 0, true);
@@ -233,15 +256,24 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
       if (M4 < bw) M4 = bw;
       if (M5 < 0) M5 = 0;
       row = milpAddRow(&m, 0, MILP_INF); /* send[b] - arr[a] + M t >= 0 */
-      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1); milpAdd(&m, row, t, M1);
+      milpAdd(&m, row, s0 + b, 1);
+      milpAdd(&m, row, a0 + a, -1);
+      milpAdd(&m, row, t, M1);
       row = milpAddRow(&m, 0, MILP_INF); /* send[b] >= send[a] */
-      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, s0 + a, -1);
+      milpAdd(&m, row, s0 + b, 1);
+      milpAdd(&m, row, s0 + a, -1);
       row = milpAddRow(&m, -MILP_INF, M3); /* send[b] - send[a] + M t <= M */
-      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, s0 + a, -1); milpAdd(&m, row, t, M3);
+      milpAdd(&m, row, s0 + b, 1);
+      milpAdd(&m, row, s0 + a, -1);
+      milpAdd(&m, row, t, M3);
       row = milpAddRow(&m, bw - M4, MILP_INF); /* done[b] - done[a] - M t >= β - M */
-      milpAdd(&m, row, donecol[b], 1); milpAdd(&m, row, donecol[a], -1); milpAdd(&m, row, t, -M4);
+      milpAdd(&m, row, donecol[b], 1);
+      milpAdd(&m, row, donecol[a], -1);
+      milpAdd(&m, row, t, -M4);
       row = milpAddRow(&m, -M5, MILP_INF); /* arr[a] - arr[b] - M t >= -M */
-      milpAdd(&m, row, a0 + a, 1); milpAdd(&m, row, a0 + b, -1); milpAdd(&m, row, t, -M5);
+      milpAdd(&m, row, a0 + a, 1);
+      milpAdd(&m, row, a0 + b, -1);
+      milpAdd(&m, row, t, -M5);
     }
   }
   for (int pt = 0; pt < L->nports; pt++)
@@ -249,13 +281,17 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
       int a = X->port_order[k], b = X->port_order[k + 1];
       if (X->x[a].link == X->x[b].link) continue; /* consecutive on the link too */
       int row = milpAddRow(&m, 0, MILP_INF);
-      milpAdd(&m, row, s0 + b, 1); milpAdd(&m, row, a0 + a, -1);
+      milpAdd(&m, row, s0 + b, 1);
+      milpAdd(&m, row, a0 + a, -1);
     }
   info->rows = m.nrows;
   info->cols = m.ncols;
   info->ints = milpIntegers(&m);
   warm = calloc((size_t)m.ncols, sizeof(double));
-  if (!warm) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+  if (!warm) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+    goto out_free;
+  }
   /* warm start: the greedy-merged schedule */
   warm[T] = merged;
   for (int i = 0; i < n; i++) {
@@ -273,19 +309,35 @@ kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams*
     }
   }
   if (p->progress) {
-    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE, "model built", m.nrows, m.ncols, m.nnz, info->ints,
-                            greedy, NAN, NAN, 0, 0, 0, NAN, 0};
+    kilnSynthProgress pr = {KILN_SYNTH_STAGE_SCHEDULE,
+                            "model built",
+                            m.nrows,
+                            m.ncols,
+                            m.nnz,
+                            info->ints,
+                            greedy,
+                            NAN,
+                            NAN,
+                            0,
+                            0,
+                            0,
+                            NAN,
+                            0};
     p->progress(&pr, p->user);
   }
   schedProgress sp = {p, m.nrows, m.ncols, info->ints};
-  milpParams mp = {p->time_limit_s, p->mip_gap, false, false, p->stall_s, warm, p->progress ? sched_progress : NULL, &sp,
-                   p->stop};
+  milpParams mp = {
+      p->time_limit_s, p->mip_gap, false, false, p->stall_s, warm, p->progress ? sched_progress : NULL, &sp,
+      p->stop};
   r = milpGlpk.solve(&m, &mp, &res);
   if (r != KILN_SUCCESS) goto out_free;
   info->optimal = res.status == MILP_OPTIMAL;
   if (res.x) {
     char* keep = malloc((size_t)n + 1);
-    if (!keep) { r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory"); goto out_free; }
+    if (!keep) {
+      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+      goto out_free;
+    }
     for (int i = 0; i < n; i++) keep[i] = (char)X->x[i].batch_next;
     for (int i = 0; i < n; i++) X->x[i].batch_next = pairvar[i] >= 0 && res.x[pairvar[i]] > 0.5;
     double t = synScheduleAsap(L, X, p->chunk_mb);
@@ -304,7 +356,10 @@ out_free:
   free(donecol);
   free(pc);
   free(needdone);
-  free(slo); free(shi); free(alo); free(ahi);
+  free(slo);
+  free(shi);
+  free(alo);
+  free(ahi);
   milpFree(&m);
   return r;
 }

@@ -167,7 +167,8 @@ static long count_steps(const kilnPlan* p) {
 
 static int max_tbs(const kilnPlan* p) {
   int m = 0;
-  for (int r = 0; r < p->ngpus; r++) if (p->gpus[r].ntbs > m) m = p->gpus[r].ntbs;
+  for (int r = 0; r < p->ngpus; r++)
+    if (p->gpus[r].ntbs > m) m = p->gpus[r].ntbs;
   return m;
 }
 
@@ -213,9 +214,9 @@ static kilnResult_t verify(const kilnPlan* p) {
  * verified (verification is the expensive part). *plan is NULL when nothing beats the bar; an
  * error is returned only when a plan that would have beaten it fails verification and no other
  * does. */
-static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synLogical* L,
-                                 const synXfers* X, kilnColl_t coll, int k, const kilnSynthOptions* o,
-                                 bool try_fused, const char* name, double bar, kilnPlan** plan, double* us,
+static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synLogical* L, const synXfers* X,
+                                 kilnColl_t coll, int k, const kilnSynthOptions* o, bool try_fused,
+                                 const char* name, double bar, kilnPlan** plan, double* us,
                                  kilnSynthStats* st) {
   enum { NV = 4 }; /* fused or not x port-order dependencies or not */
   kilnResult_t r = KILN_SUCCESS;
@@ -238,17 +239,25 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
       lp.pair_peers = true;
       r = synLower(L, X, &lp, &cand[a], &cfused[a]);
       if (r == KILN_SUCCESS && max_tbs(cand[a]) > o->max_tbs) {
-        r = kilnSetError(KILN_ERR_UNSUPPORTED,
-                         "the plan needs %d threadblocks on some rank even with paired peers; the limit is %d "
-                         "(lower --instances)",
-                         max_tbs(cand[a]), o->max_tbs);
+        r = kilnSetError(
+            KILN_ERR_UNSUPPORTED,
+            "the plan needs %d threadblocks on some rank even with paired peers; the limit is %d "
+            "(lower --instances)",
+            max_tbs(cand[a]), o->max_tbs);
         kilnPlanFree(cand[a]);
         cand[a] = NULL;
       }
     }
     st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
-    if (r != KILN_SUCCESS) { step_end(o); goto out_free; }
-    if (fuse && !cfused[a]) { kilnPlanFree(cand[a]); cand[a] = NULL; continue; } /* same as plain */
+    if (r != KILN_SUCCESS) {
+      step_end(o);
+      goto out_free;
+    }
+    if (fuse && !cfused[a]) {
+      kilnPlanFree(cand[a]);
+      cand[a] = NULL;
+      continue;
+    } /* same as plain */
     t0 = synNow();
     cus[a] = predict(cand[a], t, ref, X->makespan);
     st->stage_s[KILN_SYNTH_STAGE_LOWER] += synNow() - t0;
@@ -319,9 +328,10 @@ static bool same_route(const synRoute* a, const synRoute* b) {
  * fused lowerings were never the fastest; each costs a lowering and a simulation).
  * Stage 3 (contiguity) is not run: its MILP and its greedy merging grow with the square of the
  * transfers. */
-static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll, const kilnSynthOptions* o,
-                                const char* name, int k, double chunk_mb, uint64_t ref, const kilnOrdering_t* hs,
-                                int nh, kilnSynthStats* st, kilnPlan** best, double* best_us) {
+static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
+                                const kilnSynthOptions* o, const char* name, int k, double chunk_mb,
+                                uint64_t ref, const kilnOrdering_t* hs, int nh, kilnSynthStats* st,
+                                kilnPlan** best, double* best_us) {
   const int N = t->nodes;
   const bool need_ag = coll != KILN_COLL_REDUCESCATTER;
   const bool need_rs = coll == KILN_COLL_REDUCESCATTER || coll == KILN_COLL_ALLREDUCE;
@@ -343,7 +353,8 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
   if (r == KILN_SUCCESS) r = synLogicalBuild(t2, s2, false, &L2);
   if (r == KILN_SUCCESS && need_rs) r = synLogicalBuild(t2, s2, true, &Lt2);
   if (r == KILN_SUCCESS)
-    r = synChunksMake(coll == KILN_COLL_ALLTOALL ? KILN_COLL_ALLTOALL : KILN_COLL_ALLGATHER, t2->nranks, k, &C2);
+    r = synChunksMake(coll == KILN_COLL_ALLTOALL ? KILN_COLL_ALLTOALL : KILN_COLL_ALLGATHER, t2->nranks, k,
+                      &C2);
   if (r == KILN_SUCCESS) r = synLogicalBuild(t, sn, false, &L);
   if (r != KILN_SUCCESS) goto out_free;
   st->stage_s[KILN_SYNTH_STAGE_VALIDATE] += synNow() - t0;
@@ -352,8 +363,8 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
   plan_steps(o, WORK_LOWER, 2 * nh);
   plan_steps(o, WORK_VERIFY, 1);
   char msg[160];
-  snprintf(msg, sizeof msg, "node-level: routes on %d ranks (2 nodes) stand for %d nodes of %d GPUs", t2->nranks, N,
-           t->gpus_per_node);
+  snprintf(msg, sizeof msg, "node-level: routes on %d ranks (2 nodes) stand for %d nodes of %d GPUs",
+           t2->nranks, N, t->gpus_per_node);
   report(o, KILN_SYNTH_STAGE_VALIDATE, msg, synNow() - t0);
   kilnResult_t last_err = KILN_ERR_INTERNAL;
   st->route_optimal = true;
@@ -361,8 +372,8 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
   for (int rm = 1; rm >= 0; rm--) {
     if (stopping(o) && (*best || !o->keep_on_stop)) break;
     t0 = synNow();
-    synRouteParams rp = {chunk_mb, o->use_symmetry, o->time_limit_s, o->mip_gap, o->stall_s, o->progress,
-                         o->progress_user, rm == 1, N - 1, tracker(o)->stop};
+    synRouteParams rp = {chunk_mb,    o->use_symmetry,  o->time_limit_s, o->mip_gap, o->stall_s,
+                         o->progress, o->progress_user, rm == 1,         N - 1,      tracker(o)->stop};
     synRouteFree(&pra);
     synRouteFree(&prr);
     pra = ra;
@@ -375,8 +386,8 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
     if (rm == 0 && same_route(&ra, &pra) && same_route(&rr, &prr)) {
       plan_steps(o, WORK_ORDER, -nh);
       plan_steps(o, WORK_LOWER, -nh);
-      report(o, KILN_SYNTH_STAGE_ROUTE, "routes of the paper's cost model: as the simulator's, not ordered again",
-             synNow() - t0);
+      report(o, KILN_SYNTH_STAGE_ROUTE,
+             "routes of the paper's cost model: as the simulator's, not ordered again", synNow() - t0);
       break;
     }
     synXfersFree(&X);
@@ -384,8 +395,8 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
     r = synXfersExpand(coll, N, &L2, &Lt2, &C2, need_ag ? &ra : NULL, need_rs ? &rr : NULL, &L, k, &X);
     st->stage_s[KILN_SYNTH_STAGE_ROUTE] += synNow() - t0;
     if (r != KILN_SUCCESS) goto out_free;
-    snprintf(msg, sizeof msg, "%s; expanded to %d transfers", st->route_optimal ? "routes optimal" : "routes (time limit or stall)",
-             X.n);
+    snprintf(msg, sizeof msg, "%s; expanded to %d transfers",
+             st->route_optimal ? "routes optimal" : "routes (time limit or stall)", X.n);
     report(o, KILN_SYNTH_STAGE_ROUTE, msg, synNow() - t0);
     nseen = 0;
     for (int i = 0; i < nh; i++) {
@@ -412,7 +423,8 @@ static kilnResult_t synth_nodes(const kilnTopology* t, const kilnSketch* s, kiln
       for (int q = 0; q < nseen; q++) same = same || seen[q] == hsh;
       if (same) {
         plan_steps(o, WORK_LOWER, -1);
-        report(o, KILN_SYNTH_STAGE_ORDER, "the same schedule as the other heuristic's: not lowered again", synNow() - t0);
+        report(o, KILN_SYNTH_STAGE_ORDER, "the same schedule as the other heuristic's: not lowered again",
+               synNow() - t0);
         continue;
       }
       seen[nseen++] = hsh;
@@ -518,13 +530,14 @@ static double fastest_fifo_proto(kilnPlan* p, const kilnTopology* t, uint64_t re
  * on the calibrated costs one threadblock moves 38.5 GB/s a connection. *p becomes the fastest copy
  * (not verified yet; the one-instance plan freed), *us its time and *k its instances (1: *p as it
  * was). */
-static kilnResult_t fastest_instances(kilnPlan** p, const kilnTopology* t, uint64_t ref, int tbs_cap, double* us,
-                                      int* k) {
+static kilnResult_t fastest_instances(kilnPlan** p, const kilnTopology* t, uint64_t ref, int tbs_cap,
+                                      double* us, int* k) {
   *k = 1;
   kilnPlan* win = NULL;
   double wus = *us;
-  for (int c = 2; (long long)(*p)->nchannels * c <= FORMS_MAX_INSTANCES &&
-                  (double)count_steps(*p) * c <= INSTANCES_MAX_STEPS && (double)ref >= (double)(*p)->nchunksperloop * c;
+  for (int c = 2;
+       (long long)(*p)->nchannels * c <= FORMS_MAX_INSTANCES &&
+       (double)count_steps(*p) * c <= INSTANCES_MAX_STEPS && (double)ref >= (double)(*p)->nchunksperloop * c;
        c *= 2) {
     kilnPlan* q = NULL;
     kilnResult_t r = synReplicate(*p, c, &q);
@@ -600,7 +613,8 @@ static kilnResult_t synth_forms(const kilnTopology* t, const kilnSketch* s, kiln
       for (int ki = 0; ki < nk && r == KILN_SUCCESS; ki++) {
         const int k = ks[ki];
         const uint64_t refchunks = coll == KILN_COLL_ALLGATHER ? (uint64_t)k : (uint64_t)n * k;
-        for (int inst = instances ? instances : 1; inst <= (instances ? instances : FORMS_MAX_INSTANCES); inst *= 2) {
+        for (int inst = instances ? instances : 1; inst <= (instances ? instances : FORMS_MAX_INSTANCES);
+             inst *= 2) {
           if (o->max_tbs > 0 && inst > o->max_tbs) break; /* a threadblock per instance */
           if (insize < refchunks * (uint64_t)inst) break; /* a byte a chunk at least */
           kilnPlan* p = NULL;
@@ -624,8 +638,9 @@ static kilnResult_t synth_forms(const kilnTopology* t, const kilnSketch* s, kiln
     if (!verified) {
       char msg[200];
       if (a >= 0)
-        snprintf(msg, sizeof msg, "%d memory-form plans simulated; kept: %s in %s, %d instance%s, %.2f us", nc,
-                 kilnSynthFormName(c[a].f), kilnProtoName(c[a].p), c[a].i, c[a].i == 1 ? "" : "s", c[a].us);
+        snprintf(msg, sizeof msg, "%d memory-form plans simulated; kept: %s in %s, %d instance%s, %.2f us",
+                 nc, kilnSynthFormName(c[a].f), kilnProtoName(c[a].p), c[a].i, c[a].i == 1 ? "" : "s",
+                 c[a].us);
       else
         snprintf(msg, sizeof msg, "%d memory-form plans simulated; none faster than the plan so far", nc);
       report(o, KILN_SYNTH_STAGE_LOWER, msg, synNow() - t0);
@@ -674,22 +689,29 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   *out = NULL;
   if (opts) {
     if (opts->size != sizeof(kilnSynthOptions))
-      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSynthOptions: size %zu, expected %zu (stale header?)",
-                          opts->size, sizeof(kilnSynthOptions));
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                          "kilnSynthOptions: size %zu, expected %zu (stale header?)", opts->size,
+                          sizeof(kilnSynthOptions));
     o = *opts;
   }
   if (!(o.time_limit_s > 0) || o.instances < 0 || !(o.mip_gap >= 0) || !(o.stall_s >= 0) || o.max_tbs < 0)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: time limit must be > 0, instances >= 0, "
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "synthesis options: time limit must be > 0, instances >= 0, "
                         "mip gap >= 0, stall >= 0, max_tbs >= 0");
   if ((unsigned)o.proto >= KILN_NUM_PROTOS && o.proto != KILN_SYNTH_PROTO_AUTO)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                        "synthesis options: proto %d is neither a kilnProto_t nor KILN_SYNTH_PROTO_AUTO", (int)o.proto);
+                        "synthesis options: proto %d is neither a kilnProto_t nor KILN_SYNTH_PROTO_AUTO",
+                        (int)o.proto);
   if (o.forms & ~KILN_SYNTH_FORMS_CHOSEN)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: forms 0x%x names no form chosen among (the bits "
-                        "of sketch, oneflight, twoshot and direct: 0x%x)", o.forms, KILN_SYNTH_FORMS_CHOSEN);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "synthesis options: forms 0x%x names no form chosen among (the bits "
+                        "of sketch, oneflight, twoshot and direct: 0x%x)",
+                        o.forms, KILN_SYNTH_FORMS_CHOSEN);
   if (o.ordering < -1 || o.ordering >= KILN_NUM_ORDERINGS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "synthesis options: ordering %d is neither -1 (the sketch's) "
-                        "nor a kilnOrdering_t", o.ordering);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "synthesis options: ordering %d is neither -1 (the sketch's) "
+                        "nor a kilnOrdering_t",
+                        o.ordering);
   if (coll != KILN_COLL_ALLGATHER && coll != KILN_COLL_ALLTOALL && coll != KILN_COLL_REDUCESCATTER &&
       coll != KILN_COLL_ALLREDUCE)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "cannot synthesize collective '%s'", kilnCollName(coll));
@@ -697,14 +719,16 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     return kilnSetError(KILN_ERR_UNSUPPORTED, "in-place alltoall plans are not supported (use out-of-place)");
   double t_all = synNow();
   int n = t->nranks;
-  if (n < 2) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology '%s' has %d rank(s); need >= 2", t->name, n);
+  if (n < 2)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "topology '%s' has %d rank(s); need >= 2", t->name, n);
   synTracker tr = {o.progress, o.progress_user, o.stop, t_all, {0}, {0}, {0}, -1, 0, 0};
   o.progress = tracker_forward;
   o.progress_user = &tr;
 
   /* validate before any solve (node-level synthesis validates its own sketches, synth_nodes) */
   double t0 = synNow();
-  const bool node_level = o.nodes_mode == 1 ? t->nodes >= 2 : o.nodes_mode < 0 && t->nodes >= KILN_SYNTH_NODES_AUTO;
+  const bool node_level =
+      o.nodes_mode == 1 ? t->nodes >= 2 : o.nodes_mode < 0 && t->nodes >= KILN_SYNTH_NODES_AUTO;
   kilnResult_t r = node_level ? KILN_SUCCESS : kilnSketchValidate(s, t);
   if (r != KILN_SUCCESS) {
     kilnPrefixError("sketch '%s' rejected: ", s->name);
@@ -712,15 +736,19 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   }
   int k = s->input_chunkup;
   uint64_t insize = o.input_size ? o.input_size : s->input_size;
-  if (k < 1) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch '%s': input_chunkup must be >= 1", s->name);
+  if (k < 1)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch '%s': input_chunkup must be >= 1", s->name);
   if (insize == 0) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "sketch '%s': input size is 0", s->name);
   int refchunks = coll == KILN_COLL_ALLGATHER ? k : n * k;
   if (insize > UINT64_MAX / (uint64_t)n)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "input size %" PRIu64 " bytes: %d ranks of it do not fit in 64 bits",
-                        insize, n);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "input size %" PRIu64 " bytes: %d ranks of it do not fit in 64 bits", insize, n);
   if (insize < (uint64_t)refchunks)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "input size %" PRIu64 " bytes is less than a byte for each of "
-                        "its %d chunks (%s of %d ranks, input_chunkup %d)", insize, refchunks, kilnCollName(coll), n, k);
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                        "input size %" PRIu64
+                        " bytes is less than a byte for each of "
+                        "its %d chunks (%s of %d ranks, input_chunkup %d)",
+                        insize, refchunks, kilnCollName(coll), n, k);
   double chunk_mb = (double)insize / refchunks / 1e6;
   bool need_ag = coll != KILN_COLL_REDUCESCATTER;
   bool need_rs = coll == KILN_COLL_REDUCESCATTER || coll == KILN_COLL_ALLREDUCE;
@@ -768,9 +796,11 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   }
   {
     const unsigned memforms = KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_ONEFLIGHT) |
-                              KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_TWOSHOT) | KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_DIRECT);
-    const unsigned want = o.forms ? o.forms
-                                  : st->nvlink_domain ? memforms : KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH);
+                              KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_TWOSHOT) |
+                              KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_DIRECT);
+    const unsigned want = o.forms             ? o.forms
+                          : st->nvlink_domain ? memforms
+                                              : KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH);
     char why[200] = "";
     for (int f = 0; f <= KILN_SYNTH_FORM_DIRECT; f++) {
       if (!(want & KILN_SYNTH_FORM_BIT(f))) continue;
@@ -779,26 +809,28 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
         snprintf(why, sizeof why, "the %s form has no %s", fn, kilnCollName(coll));
       else if (f != KILN_SYNTH_FORM_SKETCH && !st->nvlink_domain)
         snprintf(why, sizeof why, "the %s form is written with memory steps, %s", fn,
-                 t->nodes > 1 ? "which reach only the GPUs of one node"
-                              : "for an NVLink domain, and the sketch's logical topology does not link every pair of "
-                                "ranks");
+                 t->nodes > 1
+                     ? "which reach only the GPUs of one node"
+                     : "for an NVLink domain, and the sketch's logical topology does not link every pair of "
+                       "ranks");
       else if (f == KILN_SYNTH_FORM_SKETCH && want_proto == KILN_PROTO_LL12)
         snprintf(why, sizeof why, "LL12 is a protocol of puts, and the sketch's plan sends through FIFOs");
       else
         forms |= KILN_SYNTH_FORM_BIT(f);
     }
     if (!forms) {
-      r = kilnSetError(KILN_ERR_UNSUPPORTED, "no form of %s to synthesize on %s with sketch '%s': %s", kilnCollName(coll),
-                       t->name, s->name, why);
+      r = kilnSetError(KILN_ERR_UNSUPPORTED, "no form of %s to synthesize on %s with sketch '%s': %s",
+                       kilnCollName(coll), t->name, s->name, why);
       goto out_free;
     }
     if (forms & ~KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH)) plan_steps(&o, WORK_LOWER, 1);
   }
   if (!(forms & KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH))) {
     st->stage_s[KILN_SYNTH_STAGE_VALIDATE] = synNow() - t0;
-    report(&o, KILN_SYNTH_STAGE_VALIDATE,
-           "sketch accepted: it links every pair of ranks of one node, so every route is direct (memory forms)",
-           synNow() - t0);
+    report(
+        &o, KILN_SYNTH_STAGE_VALIDATE,
+        "sketch accepted: it links every pair of ranks of one node, so every route is direct (memory forms)",
+        synNow() - t0);
     goto out_done;
   }
   if (node_level) {
@@ -829,8 +861,8 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   for (int rm = 1; rm >= 0; rm--) {
     if (stopping(&o) && (best || !o.keep_on_stop)) break;
     t0 = synNow();
-    synRouteParams rp = {chunk_mb, o.use_symmetry, o.time_limit_s, o.mip_gap, o.stall_s, o.progress,
-                         o.progress_user, rm == 1, 1, tracker(&o)->stop};
+    synRouteParams rp = {chunk_mb,   o.use_symmetry,  o.time_limit_s, o.mip_gap, o.stall_s,
+                         o.progress, o.progress_user, rm == 1,        1,         tracker(&o)->stop};
     synRouteFree(&ra);
     synRouteFree(&rr);
     synXfersFree(&X);
@@ -855,7 +887,8 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
         st->orderings_cut = true;
         plan_steps(&o, WORK_ORDER, -(4 * nh - v));
         plan_steps(&o, WORK_LOWER, -(4 * nh - v));
-        report(&o, KILN_SYNTH_STAGE_ORDER, "time limit: the remaining ordering variants skipped", synNow() - t_variants);
+        report(&o, KILN_SYNTH_STAGE_ORDER, "time limit: the remaining ordering variants skipped",
+               synNow() - t_variants);
         break;
       }
       if (stopping(&o) && (best || !o.keep_on_stop)) break;
@@ -881,7 +914,11 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
         st->fused = prev_fused;
         continue;
       }
-      if (!X.pipelined && us < paper_us) { paper_us = us; paper_h = hs[i]; paper_window = X.window_us; }
+      if (!X.pipelined && us < paper_us) {
+        paper_us = us;
+        paper_h = hs[i];
+        paper_window = X.window_us;
+      }
       if (!plan) continue; /* no faster than the best so far */
       best_pipelined = X.pipelined || rm == 1;
       if (best) kilnPlanFree(best);
@@ -894,7 +931,8 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     }
   }
   if (!best) {
-    r = stopping(&o) ? kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted before any plan was verified") : last_err;
+    r = stopping(&o) ? kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted before any plan was verified")
+                     : last_err;
     goto out_free;
   }
   /* Stage 3 merges sends on the paper-model orders. On the simulator a merged send can at best
@@ -905,7 +943,9 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
   if (o.contiguity && !contiguity_can_win) plan_steps(&o, WORK_LOWER, -1);
   if (o.contiguity && !contiguity_can_win && !stopping(&o))
     report(&o, KILN_SYNTH_STAGE_SCHEDULE,
-           "skipped: the paper-model orders simulate slower than the best plan, and merging cannot speed them up", 0);
+           "skipped: the paper-model orders simulate slower than the best plan, and merging cannot speed "
+           "them up",
+           0);
   if (o.contiguity && contiguity_can_win) {
     t0 = synNow();
     X.pipelined = false;
@@ -913,7 +953,8 @@ kilnResult_t kilnSynthesize(const kilnTopology* t, const kilnSketch* s, kilnColl
     r = synOrder(&L, &X, paper_h, chunk_mb);
     if (r != KILN_SUCCESS) goto out_free;
     synSchedInfo si = {0};
-    synSchedParams sp = {chunk_mb, o.time_limit_s, o.mip_gap, o.stall_s, o.progress, o.progress_user, tracker(&o)->stop};
+    synSchedParams sp = {chunk_mb,   o.time_limit_s,  o.mip_gap,        o.stall_s,
+                         o.progress, o.progress_user, tracker(&o)->stop};
     r = synSchedule(&L, &X, &sp, &si);
     if (r == KILN_ERR_NO_MEMORY) goto out_free;
     if (r != KILN_SUCCESS) { /* a solver failure leaves the greedy plan */
@@ -964,11 +1005,13 @@ out_done:
     plan_name(best->name, sizeof best->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, best->proto, o.instances);
   }
   if (forms & ~KILN_SYNTH_FORM_BIT(KILN_SYNTH_FORM_SKETCH) && !(stopping(&o) && (best || !o.keep_on_stop))) {
-    r = synth_forms(t, s, coll, insize, ref, &o, want_proto, want_inst, forms, st, &best, &best_us, &best_form);
+    r = synth_forms(t, s, coll, insize, ref, &o, want_proto, want_inst, forms, st, &best, &best_us,
+                    &best_form);
     if (r != KILN_SUCCESS) goto out_free;
     if (!best) {
-      r = stopping(&o) ? kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted before any plan was verified")
-                       : kilnSetError(KILN_ERR_INTERNAL, "no memory form of %s could be lowered", kilnCollName(coll));
+      r = stopping(&o)
+              ? kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted before any plan was verified")
+              : kilnSetError(KILN_ERR_INTERNAL, "no memory form of %s could be lowered", kilnCollName(coll));
       goto out_free;
     }
   }
@@ -987,8 +1030,9 @@ out_done:
     }
     if (k > 1) {
       char msg[160];
-      snprintf(msg, sizeof msg, "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", k,
-               best_us, one_us);
+      snprintf(msg, sizeof msg,
+               "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", k, best_us,
+               one_us);
       const double t0 = synNow();
       plan_steps(&o, WORK_VERIFY, 1);
       step_begin(&o, WORK_VERIFY, 0);
@@ -1000,7 +1044,8 @@ out_done:
         plan_name(best->name, sizeof best->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, best->proto, k);
         fifo_inst = k;
       } else {
-        report(&o, KILN_SYNTH_STAGE_VERIFY, "the plan in instances failed verification; one instance kept", 0);
+        report(&o, KILN_SYNTH_STAGE_VERIFY, "the plan in instances failed verification; one instance kept",
+               0);
         kilnPlanFree(best);
         best = one;
         one = NULL;
@@ -1033,7 +1078,8 @@ out_done:
           r = synTreePlan(t, ref, d, o.inplace, name, &tp);
           if (!tp) continue;
           tp->proto = o.proto;
-          const double tus = o.max_tbs == 0 || max_tbs(tp) <= o.max_tbs ? predict(tp, t, ref, INFINITY) : INFINITY;
+          const double tus =
+              o.max_tbs == 0 || max_tbs(tp) <= o.max_tbs ? predict(tp, t, ref, INFINITY) : INFINITY;
           if (tus < fus) {
             kilnPlanFree(fp);
             fp = tp;
@@ -1054,11 +1100,13 @@ out_done:
         goto out_free;
       }
       if (f != 2)
-        fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || max_tbs(fp) <= o.max_tbs) ? predict(fp, t, ref, INFINITY)
-                                                                                        : INFINITY;
+        fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || max_tbs(fp) <= o.max_tbs)
+                  ? predict(fp, t, ref, INFINITY)
+                  : INFINITY;
       /* in the fastest protocol; a plan of more than FLOOR_PROTO_MAX_STEPS steps keeps Simple (such
        * floors come at sizes where Simple's bandwidth wins, and each simulation of one is seconds) */
-      if (fp && want_proto == KILN_SYNTH_PROTO_AUTO && isfinite(fus) && count_steps(fp) <= FLOOR_PROTO_MAX_STEPS) {
+      if (fp && want_proto == KILN_SYNTH_PROTO_AUTO && isfinite(fus) &&
+          count_steps(fp) <= FLOOR_PROTO_MAX_STEPS) {
         fus = fastest_fifo_proto(fp, t, ref, fus);
         plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, 1);
       }
@@ -1069,18 +1117,20 @@ out_done:
           kilnPlanFree(fp);
           goto out_free;
         }
-        if (fk > 1) plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, fk);
+        if (fk > 1)
+          plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, fk);
       }
       if (fp && fus < best_us * (1 - 1e-9)) {
         double t0 = synNow();
         plan_steps(&o, WORK_VERIFY, 1);
         step_begin(&o, WORK_VERIFY, 0);
-        report(&o, KILN_SYNTH_STAGE_VERIFY,
-               f == 0   ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
-               : f == 2 ? "NCCL's double binary tree simulates faster than the synthesized plans: verifying it"
-                        : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
-                          "verifying it",
-               0);
+        report(
+            &o, KILN_SYNTH_STAGE_VERIFY,
+            f == 0 ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
+            : f == 2 ? "NCCL's double binary tree simulates faster than the synthesized plans: verifying it"
+                     : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
+                       "verifying it",
+            0);
         r = verify(fp);
         step_end(&o);
         st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
@@ -1093,7 +1143,9 @@ out_done:
           st->direct_floor = f == 1;
           st->tree_floor = f == 2;
           st->fused = f != 1;
-          best_form = f == 0 ? KILN_SYNTH_FORM_RING : f == 2 ? KILN_SYNTH_FORM_TREE : KILN_SYNTH_FORM_ALLPAIRS;
+          best_form = f == 0   ? KILN_SYNTH_FORM_RING
+                      : f == 2 ? KILN_SYNTH_FORM_TREE
+                               : KILN_SYNTH_FORM_ALLPAIRS;
           fifo_inst = fk;
         }
       }
@@ -1104,7 +1156,8 @@ out_done:
   const bool fifo_form = best_form == KILN_SYNTH_FORM_SKETCH || best_form >= KILN_SYNTH_FORM_RING;
   if (stopping(&o)) {
     if (!o.keep_on_stop || !best) {
-      r = kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted%s", best ? "" : " before any plan was verified");
+      r = kilnSetError(KILN_ERR_TIMEOUT, "synthesis interrupted%s",
+                       best ? "" : " before any plan was verified");
       goto out_free;
     }
     st->interrupted = true;

@@ -10,19 +10,19 @@
 /* A link of the logical topology. */
 typedef struct synLink {
   int src, dst;
-  double alpha, beta;    /* µs, µs/MB per lane (β already divided by the lanes) */
-  double beta_route;     /* β for the routing stage (sketch's beta_split applied) */
+  double alpha, beta; /* µs, µs/MB per lane (β already divided by the lanes) */
+  double beta_route;  /* β for the routing stage (sketch's beta_split applied) */
   bool internode;
-  int hyper;             /* sketch switch-hyperedge index, -1 if none */
+  int hyper;                /* sketch switch-hyperedge index, -1 if none */
   int send_port, recv_port; /* serialization ports (switch or NIC), -1 if none */
 } synLink;
 
 typedef struct synLogical {
-  int n;                 /* ranks */
-  int gpn;               /* GPUs per node */
+  int n;   /* ranks */
+  int gpn; /* GPUs per node */
   int nlinks;
   synLink* links;
-  int* link_of;          /* [n*n] -> link index or -1 */
+  int* link_of; /* [n*n] -> link index or -1 */
   int nports;
   int nhyper;
   kilnHyperPolicy_t* hyper_policy; /* [nhyper] */
@@ -30,24 +30,23 @@ typedef struct synLogical {
   int relay_r1, relay_r2;
   int nsym;
   int (*sym)[KILN_MAX_RANKS]; /* [nsym][n] rank permutations */
-  bool transposed;       /* links reversed (for the reducescatter route) */
+  bool transposed;            /* links reversed (for the reducescatter route) */
 } synLogical;
 
 /* Builds the logical topology of sketch s on topology t (transposed: every link reversed, for the
  * reducescatter's route; a chunk-to-relay map then names the GPU whose partial sums enter the
  * chunk's node, see route.c). Reports unknown links, disconnection, non-automorphic symmetry. */
-kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool transposed,
-                             synLogical* out);
+kilnResult_t synLogicalBuild(const kilnTopology* t, const kilnSketch* s, bool transposed, synLogical* out);
 void synLogicalFree(synLogical* L);
 
 /* Non-combining routing problem: chunk c starts at pre[c] and must reach every rank of its
  * destination set (allgather: all; alltoall: one). */
 typedef struct synChunks {
   int nchunks;
-  int k;        /* chunks per rank's piece */
+  int k;          /* chunks per rank's piece */
   bool multicast; /* allgather (true) or alltoall (false) */
-  int* pre;     /* [nchunks] */
-  int* dst;     /* [nchunks] alltoall: the destination; allgather: -1 */
+  int* pre;       /* [nchunks] */
+  int* dst;       /* [nchunks] alltoall: the destination; allgather: -1 */
 } synChunks;
 
 kilnResult_t synChunksMake(kilnColl_t coll, int n, int k, synChunks* out);
@@ -58,7 +57,7 @@ int synChunkImage(const synChunks* c, int n, const int* perm, int chunk);
 /* Routing result: for each chunk, parent link into each rank (-1: not on the tree / root). */
 typedef struct synRoute {
   int nchunks, n;
-  int* parent;  /* [nchunks * n] link index */
+  int* parent; /* [nchunks * n] link index */
   double bound_us;
   bool optimal;
   int rows, cols, nnz, ints;
@@ -70,7 +69,7 @@ typedef struct synRouteParams {
   double time_limit_s, mip_gap, stall_s;
   kilnSynthProgressFn progress;
   void* user;
-  bool pipelined;   /* link and port loads count β only (α overlapped), not α + β */
+  bool pipelined; /* link and port loads count β only (α overlapped), not α + β */
   /* > 1: the logical topology is the two-node representative of a topology of remote_copies + 1
    * nodes (nodes.c): a chunk's load on links and ports outside its origin node (alltoall: of a
    * chunk between nodes, everywhere) counts remote_copies times, except on the inter-node link
@@ -79,8 +78,7 @@ typedef struct synRouteParams {
   const volatile sig_atomic_t* stop; /* milpParams.stop */
 } synRouteParams;
 
-kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRouteParams* p,
-                           synRoute* out);
+kilnResult_t synRouteSolve(const synLogical* L, const synChunks* C, const synRouteParams* p, synRoute* out);
 void synRouteFree(synRoute* r);
 
 /* A chunk transfer over a logical link. */
@@ -89,15 +87,15 @@ typedef enum { SYN_COPY, SYN_REDUCE } synKind;
 typedef struct synXfer {
   int chunk;
   int link, src, dst;
-  int phase;    /* 0: first (reducescatter part of allreduce, or the only phase), 1: allgather part */
-  synKind kind; /* SYN_REDUCE: dst reduces what it receives into its partial result */
+  int phase;        /* 0: first (reducescatter part of allreduce, or the only phase), 1: allgather part */
+  synKind kind;     /* SYN_REDUCE: dst reduces what it receives into its partial result */
   int pred0, npred; /* preds[pred0 .. pred0+npred) in synXfers.preds */
-  int tie;      /* synOrderList: among transfers alike to the heuristic, lower first (node-level
+  int tie;          /* synOrderList: among transfers alike to the heuristic, lower first (node-level
                    synthesis: how many nodes on the transfer's node is from the chunk's origin) */
   /* schedule */
   double send_t, arr_t;
-  int batch_next;   /* 1: sent together with the next transfer on its link */
-  int order;        /* position in the global order */
+  int batch_next; /* 1: sent together with the next transfer on its link */
+  int order;      /* position in the global order */
 } synXfer;
 
 typedef struct synXfers {
@@ -106,8 +104,10 @@ typedef struct synXfers {
   int npreds, cappreds;
   int* preds;
   /* per-link and per-port orders (transfer indices), filled by the ordering stage */
-  int* link_order; int* link_start; /* CSR over links */
-  int* port_order; int* port_start; /* CSR over ports */
+  int* link_order;
+  int* link_start; /* CSR over links */
+  int* port_order;
+  int* port_start; /* CSR over ports */
   double makespan;
   bool pipelined;   /* cost model of the ordering: α occupies links and ports (paper) or not */
   double window_us; /* ordering: the heuristic chooses among transfers that can start within
@@ -118,9 +118,8 @@ void synXfersFree(synXfers* X);
 /* Builds the transfers of coll from routes: ag, the allgather (or alltoall) route on L (NULL for
  * reducescatter); rs, the allgather route on the transposed topology Lt, reversed into a
  * reducescatter (reducescatter and allreduce; NULL otherwise). */
-kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogical* Lt,
-                           const synChunks* C, const synRoute* ag, const synRoute* rs,
-                           synXfers* out);
+kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogical* Lt, const synChunks* C,
+                           const synRoute* ag, const synRoute* rs, synXfers* out);
 
 /* Greedy ordering (B.2) with heuristic h; fills orders and the greedy (ASAP) schedule. */
 kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t h, double chunk_mb);
@@ -148,24 +147,23 @@ typedef struct synSchedInfo {
 
 /* Contiguity + exact scheduling MILP (B.3) over the orders; keeps the greedy schedule when the
  * MILP finds nothing better. */
-kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams* p,
-                         synSchedInfo* info);
+kilnResult_t synSchedule(const synLogical* L, synXfers* X, const synSchedParams* p, synSchedInfo* info);
 
 typedef struct synLowerParams {
   kilnColl_t coll;
-  int k;            /* chunks per rank's piece */
+  int k; /* chunks per rank's piece */
   int instances;
   kilnProto_t proto;
   bool fuse;
-  bool port_deps;   /* sends keep the schedule's order on their switch port (dependencies) */
-  bool inplace;     /* MSCCL's in-place form (not for alltoall) */
-  bool pair_peers;  /* receives from and sends to a peer share a threadblock (fewer blocks) */
+  bool port_deps;  /* sends keep the schedule's order on their switch port (dependencies) */
+  bool inplace;    /* MSCCL's in-place form (not for alltoall) */
+  bool pair_peers; /* receives from and sends to a peer share a threadblock (fewer blocks) */
   const char* name;
 } synLowerParams;
 
 /* Lowers scheduled transfers to a plan (not yet verified). */
-kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerParams* p,
-                      kilnPlan** out, bool* fused);
+kilnResult_t synLower(const synLogical* L, const synXfers* X, const synLowerParams* p, kilnPlan** out,
+                      bool* fused);
 
 /* Node-quotient synthesis (nodes.c). The representative of topology t (N >= 2 nodes) and sketch s:
  * t2, the same template on two nodes, and s2, the sketch with its symmetries within a node kept
@@ -177,8 +175,9 @@ kilnResult_t synNodeRepresentative(const kilnTopology* t, const kilnSketch* s, k
 /* The transfers of coll on the N-node logical topology L (k chunks per rank's piece) from the
  * representative's routes: ag2 on L2 (allgather, alltoall, allreduce), rs2 on the transposed Lt2
  * (reducescatter, allreduce), C2 the representative's chunks. */
-kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const synLogical* Lt2, const synChunks* C2,
-                            const synRoute* ag2, const synRoute* rs2, const synLogical* L, int k, synXfers* out);
+kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const synLogical* Lt2,
+                            const synChunks* C2, const synRoute* ag2, const synRoute* rs2,
+                            const synLogical* L, int k, synXfers* out);
 
 /* NCCL's ring as the simulator's baseline models it on topology t (nodes joined by switches, one
  * ring per NIC, 512 KiB slices of a rank's share at reference size ref), as a plan of coll named

@@ -29,8 +29,8 @@ static int add_tb(kilnPlan* p, int v, int send, int recv, int chan) {
 }
 
 /* Appends a step to threadblock id of rank v waiting on step c of threadblock dep (-1: none). */
-static bool add_step(kilnPlan* p, int v, int id, kilnStepType_t ty, kilnBuffer_t sb, int so, kilnBuffer_t db, int dof,
-                     int dep, int c) {
+static bool add_step(kilnPlan* p, int v, int id, kilnStepType_t ty, kilnBuffer_t sb, int so, kilnBuffer_t db,
+                     int dof, int dep, int c) {
   kilnStep* st = kilnPlanAddStep(&p->gpus[v].tbs[id], ty, sb, so, db, dof, 1);
   if (!st) return false;
   if (dep >= 0) {
@@ -99,18 +99,20 @@ kilnResult_t synTreePlan(const kilnTopology* t, uint64_t ref, int slice_delta, b
         ok = U[j] >= 0;
         for (int c = 0; c < C && ok; c++) {
           const int x = tree * C + c;
-          ok = add_step(p, v, U[j], KILN_STEP_RECV_REDUCE_COPY, j == 0 ? I : D, x, D, x, j > 0 ? U[j - 1] : -1, c);
+          ok = add_step(p, v, U[j], KILN_STEP_RECV_REDUCE_COPY, j == 0 ? I : D, x, D, x,
+                        j > 0 ? U[j - 1] : -1, c);
         }
       }
       const int sum = own > 0 ? U[own - 1] : -1; /* where the children's sum so far is complete */
-      int down = -1; /* where the result is in D */
+      int down = -1;                             /* where the result is in D */
       if (pv >= 0) {
         const int A = add_tb(p, v, pv, k > 0 ? ch[k - 1] : -1, tree);
         ok = ok && A >= 0;
         for (int c = 0; c < C && ok; c++) {
           const int x = tree * C + c;
           if (k > 0)
-            ok = add_step(p, v, A, KILN_STEP_RECV_REDUCE_SEND, own > 0 ? D : I, x, own > 0 ? D : I, x, sum, c);
+            ok =
+                add_step(p, v, A, KILN_STEP_RECV_REDUCE_SEND, own > 0 ? D : I, x, own > 0 ? D : I, x, sum, c);
           else
             ok = add_step(p, v, A, KILN_STEP_SEND, I, x, I, x, -1, c);
         }

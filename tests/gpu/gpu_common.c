@@ -1,6 +1,6 @@
 /* Helpers shared by the GPU suites (see gpu_common.h). */
 #include "gpu_common.h"
-#include "params.h" /* kilnParamsReload: the library reads the environment once; world_init_env_as
+#include "params.h"           /* kilnParamsReload: the library reads the environment once; world_init_env_as
                      * reads it again around the communicators it makes */
 #include "runtime_internal.h" /* kilnCommCreateShared */
 
@@ -155,9 +155,7 @@ double gpu_decode(kilnDataType_t t, const void* p, size_t i) {
   }
 }
 
-static bool is_unsigned(kilnDataType_t t) {
-  return t == KILN_UINT8 || t == KILN_UINT32 || t == KILN_UINT64;
-}
+static bool is_unsigned(kilnDataType_t t) { return t == KILN_UINT8 || t == KILN_UINT32 || t == KILN_UINT64; }
 static bool is_int(kilnDataType_t t) { return t <= KILN_UINT64; }
 
 void call_elems(kilnColl_t coll, int n, size_t count, size_t* inElems, size_t* outElems) {
@@ -198,8 +196,8 @@ bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnData
   return call_alloc_any(c, w, coll, count, dt, NULL, NULL);
 }
 
-bool call_alloc_at(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt, char* const* sendAt,
-                   char* const* recvAt) {
+bool call_alloc_at(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt,
+                   char* const* sendAt, char* const* recvAt) {
   return sendAt && recvAt && call_alloc_any(c, w, coll, count, dt, sendAt, recvAt);
 }
 
@@ -307,17 +305,14 @@ bool call_check(call* c, const world* w, char* msg, size_t msglen) {
           for (size_t q = 0; q < n; q++) vs[q] = c->vals[q][(size_t)r * c->count + i];
           want = ref_reduce(c, vs, (int)n);
           break;
-        case KILN_COLL_ALLGATHER:
-          want = (double)c->vals[i / c->count][i % c->count];
-          break;
+        case KILN_COLL_ALLGATHER: want = (double)c->vals[i / c->count][i % c->count]; break;
         default: /* alltoall: block b of rank r's output is block r of rank b's input */
           want = (double)c->vals[i / c->count][(size_t)r * c->count + i % c->count];
           break;
       }
       double got = gpu_decode(c->dt, c->hout, i);
       if (!(got == want)) {
-        snprintf(msg, msglen,
-                 "%s %s %s count=%zu %s: rank %d element %zu of %zu: want %g got %g",
+        snprintf(msg, msglen, "%s %s %s count=%zu %s: rank %d element %zu of %zu: want %g got %g",
                  kilnCollName(c->coll), kilnDataTypeName(c->dt), kilnRedOpName(c->op), c->count,
                  c->inplace ? "in-place" : "out-of-place", r, i, c->outElems, want, got);
         return false;
@@ -372,8 +367,10 @@ int gpu_count_for_suite(const char* suite, int need) {
   if (problem[0]) printf("%s: %s\n", suite, problem);
   const char* req = getenv("KILN_TEST_REQUIRE_GPUS");
   if (req && req[0] && strcmp(req, "0") != 0 && (n < need || problem[0])) {
-    printf("%s: KILN_TEST_REQUIRE_GPUS is set and %d GPUs are usable (%d needed): failing instead "
-           "of skipping\n", suite, n, need);
+    printf(
+        "%s: KILN_TEST_REQUIRE_GPUS is set and %d GPUs are usable (%d needed): failing instead "
+        "of skipping\n",
+        suite, n, need);
     fflush(stdout);
     exit(1);
   }
@@ -381,8 +378,8 @@ int gpu_count_for_suite(const char* suite, int need) {
 }
 
 /* Rank `rank` of gpu_fork_ranks: the id from rank 0 (made there) through the pipes, then body. */
-static int fork_rank(int rank, int n, int (*const fds)[2], ncclResult_t (*getId)(ncclUniqueId*), gpu_rank_body body,
-                     void* ctx) {
+static int fork_rank(int rank, int n, int (*const fds)[2], ncclResult_t (*getId)(ncclUniqueId*),
+                     gpu_rank_body body, void* ctx) {
   ncclUniqueId id;
   if (rank == 0) {
     if (getId(&id) != ncclSuccess) return GPU_RANK_NO_ID;
@@ -432,8 +429,10 @@ bool gpu_fork_ranks(int n, ncclResult_t (*getId)(ncclUniqueId*), gpu_rank_body b
     waitpid(pids[i], &st, 0);
     if (ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
       ok = false;
-      if (WIFEXITED(st)) snprintf(msg, msglen, "rank %d exited with %d", i, WEXITSTATUS(st));
-      else snprintf(msg, msglen, "rank %d ended by signal %d", i, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+      if (WIFEXITED(st))
+        snprintf(msg, msglen, "rank %d exited with %d", i, WEXITSTATUS(st));
+      else
+        snprintf(msg, msglen, "rank %d ended by signal %d", i, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
     }
   }
   return ok;
@@ -451,9 +450,11 @@ void gpu_suite_start(const char* suite) {
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)time(NULL));
     setenv("KILN_TEST_SEED", buf, 1);
   }
-  if (n < 1) printf("skipped: no GPU\n");
-  else printf("%s: %d GPU%s, seed %s (KILN_TEST_SEED to repeat)%s\n", suite, n, plural(n),
-              getenv("KILN_TEST_SEED"), n < 2 ? ": only the suites of ranks sharing a GPU run" : "");
+  if (n < 1)
+    printf("skipped: no GPU\n");
+  else
+    printf("%s: %d GPU%s, seed %s (KILN_TEST_SEED to repeat)%s\n", suite, n, plural(n),
+           getenv("KILN_TEST_SEED"), n < 2 ? ": only the suites of ranks sharing a GPU run" : "");
   fflush(stdout);
 }
 
@@ -526,7 +527,8 @@ void capture_end(const world* w, int r, cudaGraphExec_t* ge) {
 }
 void capture_end_all(const world* w, cudaGraphExec_t* ge) {
   cudaGraph_t g[GPU_MAX];
-  for (int r = 0; r < w->n; r++) cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g[r]), cudaSuccess), "rank %d", r);
+  for (int r = 0; r < w->n; r++)
+    cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g[r]), cudaSuccess), "rank %d", r);
   for (int r = 0; r < w->n; r++) {
     cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g[r], 0), cudaSuccess), "rank %d", r);
     cudaGraphDestroy(g[r]);
@@ -548,7 +550,8 @@ bool world_init_env_as(world* w, int n, bool shared, const kilnCommConfig* cfg, 
   return made;
 }
 void sweep_world(world* w, int n, bool shared, const kilnCommConfig* cfg, const char* const* env) {
-  if (shared && g_ngpus >= n) cr_skip_test("skipped: %d GPUs visible: the %d-GPU suite runs this", g_ngpus, n);
+  if (shared && g_ngpus >= n)
+    cr_skip_test("skipped: %d GPUs visible: the %d-GPU suite runs this", g_ngpus, n);
   if (!shared && g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
   cr_assert(world_init_env_as(w, n, shared, cfg, env));
   if (shared) fprintf(stderr, "  %d ranks on %d GPU%s (kilnCommCreateShared)\n", n, g_ngpus, plural(g_ngpus));
@@ -571,12 +574,12 @@ void load_entry(loaded* l, const world* w, const kilnRegistryEntry* e) {
   load_plan(l, w, plan);
 }
 const kilnSymAlgo_t kSymAlgos[] = {KILN_SYM_ALLREDUCE_ONESHOT, KILN_SYM_ALLREDUCE_TWOSHOT,
-                                          KILN_SYM_REDUCESCATTER, KILN_SYM_ALLGATHER, KILN_SYM_ALLTOALL};
+                                   KILN_SYM_REDUCESCATTER, KILN_SYM_ALLGATHER, KILN_SYM_ALLTOALL};
 kilnColl_t sym_coll(kilnSymAlgo_t a) {
   return a <= KILN_SYM_ALLREDUCE_TWOSHOT ? KILN_COLL_ALLREDUCE
-       : a == KILN_SYM_REDUCESCATTER    ? KILN_COLL_REDUCESCATTER
-       : a == KILN_SYM_ALLGATHER        ? KILN_COLL_ALLGATHER
-                                        : KILN_COLL_ALLTOALL;
+         : a == KILN_SYM_REDUCESCATTER   ? KILN_COLL_REDUCESCATTER
+         : a == KILN_SYM_ALLGATHER       ? KILN_COLL_ALLGATHER
+                                         : KILN_COLL_ALLTOALL;
 }
 void sym_issue(const world* w, const call* c, kilnSymAlgo_t a, kilnRedOp_t op, int r0, int r1, bool grouped) {
   if (grouped) kilnGroupStart();
@@ -641,8 +644,8 @@ void assert_times_sum(const world* w, void* const* buf, int64_t* const* vals, si
       want = mul * sum;
       if ((int64_t)got[i] != want) bad = i;
     }
-    cr_assert(bad == count, "%s, count %zu: rank %d element %zu is %d, not %lld (seed %llu)", what, count, r, bad,
-              bad < count ? got[bad] : 0, (long long)want, (unsigned long long)g_seed);
+    cr_assert(bad == count, "%s, count %zu: rank %d element %zu is %d, not %lld (seed %llu)", what, count, r,
+              bad, bad < count ? got[bad] : 0, (long long)want, (unsigned long long)g_seed);
   }
   free(got);
 }

@@ -21,8 +21,8 @@
 
 #define GPU_MAX 8
 
-extern int g_ngpus;      /* visible GPUs, counted in a child process before any test forks */
-extern uint64_t g_seed;  /* printed at start; KILN_TEST_SEED overrides */
+extern int g_ngpus;     /* visible GPUs, counted in a child process before any test forks */
+extern uint64_t g_seed; /* printed at start; KILN_TEST_SEED overrides */
 
 /* One process driving n ranks: NCCL communicators, kiln communicators and a stream each; rank i
  * on GPU dev[i] (i, or i modulo the GPUs of a shared world). */
@@ -51,7 +51,7 @@ typedef struct call {
   kilnDataType_t dt;
   kilnRedOp_t op;
   bool inplace;
-  void* dsend[GPU_MAX];   /* device buffers as allocated */
+  void* dsend[GPU_MAX]; /* device buffers as allocated */
   void* drecv[GPU_MAX];
   const void* sendp[GPU_MAX]; /* the pointers passed to kilnRun */
   void* recvp[GPU_MAX];
@@ -67,8 +67,8 @@ void call_elems(kilnColl_t coll, int n, size_t count, size_t* inElems, size_t* o
 bool call_alloc(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt);
 /* The same with the device buffers at sendAt[r] and recvAt[r] (the caller's memory, which must
  * hold inElems and outElems elements). */
-bool call_alloc_at(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt, char* const* sendAt,
-                   char* const* recvAt);
+bool call_alloc_at(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt,
+                   char* const* sendAt, char* const* recvAt);
 void call_free(call* c, const world* w);
 /* Draws fresh inputs for op (small integers exact in every type), uploads them, poisons the
  * outputs, and sets the pointers for the in-place or out-of-place form. Stream-ordered on w->st. */
@@ -99,10 +99,10 @@ bool gpu_reduces(kilnColl_t c);
 /* The PRE_ALL hook of a GPU suite binary (one per binary): counts the GPUs once and fixes the
  * seed (gpu_suite_start); both reach the test workers (separate processes) through the
  * environment. */
-#define GPU_SUITE_HOOK(name)                                 \
-  ReportHook(PRE_ALL)(struct criterion_test_set * set) {     \
-    (void)set;                                               \
-    gpu_suite_start(name);                                   \
+#define GPU_SUITE_HOOK(name)                             \
+  ReportHook(PRE_ALL)(struct criterion_test_set * set) { \
+    (void)set;                                           \
+    gpu_suite_start(name);                               \
   }
 void gpu_suite_start(const char* suite);
 

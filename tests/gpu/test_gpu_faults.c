@@ -32,7 +32,8 @@ Test(gpu_faults, missing_peer_times_out, .init = gpu_init, .timeout = 120) {
   call c;
   cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 1000, KILN_FLOAT32));
   call_prepare(&c, &w, KILN_SUM, false, &rng);
-  cr_assert(eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS));
+  cr_assert(
+      eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS));
   cudaSetDevice(0);
   cr_assert(eq(int, cudaStreamSynchronize(w.st[0]), cudaSuccess));
   kilnResult_t ae;
@@ -54,16 +55,17 @@ static void sym_alone(world* w, kilnSymAlgo_t a, size_t count, double minS, doub
   cudaSetDevice(0);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  cr_assert(eq(int, kilnSymRun(w->kc[0], a, c.sendp[0], c.recvp[0], count, c.dt, KILN_SUM, w->st[0]), KILN_SUCCESS),
-            "%s", kilnLastError());
+  cr_assert(
+      eq(int, kilnSymRun(w->kc[0], a, c.sendp[0], c.recvp[0], count, c.dt, KILN_SUM, w->st[0]), KILN_SUCCESS),
+      "%s", kilnLastError());
   cr_assert(eq(int, cudaStreamSynchronize(w->st[0]), cudaSuccess), "%s count %zu", kilnSymAlgoName(a), count);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   const double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   kilnResult_t ae;
   kilnCommGetAsyncError(w->kc[0], &ae);
   cr_assert(eq(int, ae, KILN_ERR_TIMEOUT), "%s count %zu: %s", kilnSymAlgoName(a), count, kilnResultName(ae));
-  cr_assert(dt > minS && dt < maxS, "%s count %zu ended after %.3f s (expected %.1f-%.1f)", kilnSymAlgoName(a),
-            count, dt, minS, maxS);
+  cr_assert(dt > minS && dt < maxS, "%s count %zu ended after %.3f s (expected %.1f-%.1f)",
+            kilnSymAlgoName(a), count, dt, minS, maxS);
   call_free(&c, w);
 }
 
@@ -89,7 +91,8 @@ Test(gpu_faults, sym_missing_peer_times_out, .init = gpu_init, .timeout = 120) {
       call_prepare(&c, &w, KILN_SUM, false, &rng);
       cudaSetDevice(0);
       cr_assert(eq(int, kilnSymRun(w.kc[0], a, c.sendp[0], c.recvp[0], counts[ci], c.dt, KILN_SUM, w.st[0]),
-                   KILN_ERR_TIMEOUT), "%s count %zu", kilnSymAlgoName(a), counts[ci]);
+                   KILN_ERR_TIMEOUT),
+                "%s count %zu", kilnSymAlgoName(a), counts[ci]);
       cr_assert(contains(kilnLastError(), "failed before"), "%s", kilnLastError());
       call_free(&c, &w);
     }
@@ -131,10 +134,14 @@ static void abort_run(bool shared) {
   call_prepare(&ag, &w, KILN_SUM, false, &rng);
   call_prepare(&ar, &w, KILN_SUM, false, &rng);
   cudaSetDevice(w.dev[0]);
-  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLGATHER, ag.sendp[0], ag.recvp[0], ag.count, ag.dt, KILN_SUM, w.st[0]),
-               KILN_SUCCESS), "%s", kilnLastError());
-  cr_assert(eq(int, kilnRun(l.ex[0], ar.sendp[0], ar.recvp[0], ar.count, ar.dt, KILN_SUM, w.st[0]), KILN_SUCCESS),
+  cr_assert(eq(int,
+               kilnSymRun(w.kc[0], KILN_SYM_ALLGATHER, ag.sendp[0], ag.recvp[0], ag.count, ag.dt, KILN_SUM,
+                          w.st[0]),
+               KILN_SUCCESS),
             "%s", kilnLastError());
+  cr_assert(
+      eq(int, kilnRun(l.ex[0], ar.sendp[0], ar.recvp[0], ar.count, ar.dt, KILN_SUM, w.st[0]), KILN_SUCCESS),
+      "%s", kilnLastError());
   usleep(200 * 1000);
   cr_assert(eq(int, cudaStreamQuery(w.st[0]), cudaErrorNotReady), "rank 0's calls ended without rank 1");
   struct timespec t0;
@@ -154,10 +161,12 @@ static void abort_run(bool shared) {
   cr_assert(eq(int, cudaStreamSynchronize(w.st[0]), cudaSuccess));
   const double left = seconds_since(&t0);
   cr_assert(lt(dbl, left, 10.0), "rank 0's kernels left %.2f s after the abort", left);
-  fprintf(stderr, "  abort (%s): returned after %.3f s, kernels gone after %.3f s\n", shared ? "1 GPU" : "NCCL",
-          took, left);
-  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLGATHER, ag.sendp[0], ag.recvp[0], ag.count, ag.dt, KILN_SUM, w.st[0]),
-               KILN_ERR_INVALID_ARGUMENT));
+  fprintf(stderr, "  abort (%s): returned after %.3f s, kernels gone after %.3f s\n",
+          shared ? "1 GPU" : "NCCL", took, left);
+  cr_assert(eq(
+      int,
+      kilnSymRun(w.kc[0], KILN_SYM_ALLGATHER, ag.sendp[0], ag.recvp[0], ag.count, ag.dt, KILN_SUM, w.st[0]),
+      KILN_ERR_INVALID_ARGUMENT));
   cr_assert(contains(kilnLastError(), "aborted"), "%s", kilnLastError());
   cr_assert(eq(int, kilnRun(l.ex[0], ar.sendp[0], ar.recvp[0], ar.count, ar.dt, KILN_SUM, w.st[0]),
                KILN_ERR_INVALID_ARGUMENT));
@@ -171,13 +180,13 @@ static void abort_run(bool shared) {
   w.kc[0] = NULL;
   cudaSetDevice(w.dev[0]);
   cr_assert(eq(int, cudaMemGetInfo(&freeAfter, &total), cudaSuccess));
-  fprintf(stderr, "  abort (%s): %zu MiB came back at the destroy (the window is %zu MiB)\n", shared ? "1 GPU" : "NCCL",
-          (freeAfter - freeBefore) >> 20, win >> 20);
+  fprintf(stderr, "  abort (%s): %zu MiB came back at the destroy (the window is %zu MiB)\n",
+          shared ? "1 GPU" : "NCCL", (freeAfter - freeBefore) >> 20, win >> 20);
   /* With NCCL (2.28.9) none comes back: NCCL keeps its mapping of the window after
    * ncclCommAbort, so its memory stays to the end of the process whatever kiln frees. */
   if (shared)
-    cr_assert(ge(sz, freeAfter, freeBefore + win), "%zu bytes came back after the destroy, the window alone is %zu",
-              freeAfter - freeBefore, win);
+    cr_assert(ge(sz, freeAfter, freeBefore + win),
+              "%zu bytes came back after the destroy, the window alone is %zu", freeAfter - freeBefore, win);
   if (!shared) {
     kilnExecFree(l.ex[1]);
     l.ex[1] = NULL;
@@ -190,14 +199,19 @@ static void abort_run(bool shared) {
   world_fini(&w);
 }
 
-Test(gpu_faults, abort_frees_after_kernels_leave_2gpus, .init = gpu_init, .timeout = 120) { abort_run(false); }
-Test(gpu_faults, abort_frees_after_kernels_leave_shared, .init = gpu_init_shared, .timeout = 120) { abort_run(true); }
+Test(gpu_faults, abort_frees_after_kernels_leave_2gpus, .init = gpu_init, .timeout = 120) {
+  abort_run(false);
+}
+Test(gpu_faults, abort_frees_after_kernels_leave_shared, .init = gpu_init_shared, .timeout = 120) {
+  abort_run(true);
+}
 
 /* A call of elements with a NULL buffer is refused before anything is launched (the kernel would
  * fault and take the process's CUDA context with it), through kilnRun and kilnSymRun, naming the
  * buffer; a call of 0 elements with NULL buffers is a no-op; after an abort, a call queued in a
  * group is not launched at kilnGroupEnd. 2 ranks, on 2 GPUs or sharing one. */
-Test(gpu_faults, null_buffers_and_calls_queued_before_an_abort_refused, .init = gpu_init_shared, .timeout = 60) {
+Test(gpu_faults, null_buffers_and_calls_queued_before_an_abort_refused, .init = gpu_init_shared,
+     .timeout = 60) {
   world w;
   cr_assert(world_init_shared(&w, 2, g_ngpus >= 2 ? 2 : 1, NULL, NULL));
   loaded l;
@@ -207,15 +221,22 @@ Test(gpu_faults, null_buffers_and_calls_queued_before_an_abort_refused, .init = 
   uint64_t rng = g_seed ^ 0x4E11;
   call_prepare(&c, &w, KILN_SUM, false, &rng); /* sets the buffers a call passes */
   cr_assert(c.sendp[0] != NULL && c.recvp[0] != NULL);
-  cr_assert(eq(int, kilnRun(l.ex[0], NULL, c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_ERR_INVALID_ARGUMENT));
-  cr_assert(contains(kilnLastError(), "NULL send buffer"), "%s", kilnLastError());
-  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], NULL, c.count, c.dt, KILN_SUM, w.st[0]),
+  cr_assert(eq(int, kilnRun(l.ex[0], NULL, c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]),
                KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(contains(kilnLastError(), "NULL send buffer"), "%s", kilnLastError());
+  cr_assert(
+      eq(int,
+         kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], NULL, c.count, c.dt, KILN_SUM, w.st[0]),
+         KILN_ERR_INVALID_ARGUMENT));
   cr_assert(contains(kilnLastError(), "NULL receive buffer"), "%s", kilnLastError());
-  cr_assert(eq(int, kilnRun(l.ex[0], NULL, NULL, 0, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnRun(l.ex[0], NULL, NULL, 0, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS), "%s",
+            kilnLastError());
   kilnGroupStart();
-  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM,
-                               w.st[0]), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int,
+               kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], c.recvp[0], c.count, c.dt,
+                          KILN_SUM, w.st[0]),
+               KILN_SUCCESS),
+            "%s", kilnLastError());
   cr_assert(eq(int, kilnCommAbort(w.kc[0]), KILN_SUCCESS));
   cr_assert(eq(int, kilnGroupEnd(), KILN_ERR_INVALID_ARGUMENT));
   cr_assert(contains(kilnLastError(), "aborted"), "%s", kilnLastError());
@@ -272,7 +293,8 @@ Test(gpu_faults, comm_create_fails_on_every_rank_when_one_cannot, .init = gpu_in
   cfg[1].nslots = 1; /* out of range on rank 1 only */
   createArgs a[GPU_MAX];
   create_ranks(n, nccl, cfg, a);
-  cr_assert(eq(int, a[1].res, KILN_ERR_INVALID_ARGUMENT), "rank 1: %s: %s", kilnResultName(a[1].res), a[1].err);
+  cr_assert(eq(int, a[1].res, KILN_ERR_INVALID_ARGUMENT), "rank 1: %s: %s", kilnResultName(a[1].res),
+            a[1].err);
   cr_assert(contains(a[1].err, "nslots"), "%s", a[1].err);
   cr_assert(eq(int, a[0].res, KILN_ERR_UNSUPPORTED), "rank 0: %s: %s", kilnResultName(a[0].res), a[0].err);
   cr_assert(contains(a[0].err, "another rank could not set up its part"), "%s", a[0].err);
@@ -333,16 +355,19 @@ Test(gpu_faults, failed_communicator_refuses_calls, .init = gpu_init_shared, .ti
   cr_assert(eq(int, kilnRun(l.ex[1], c.sendp[1], c.recvp[1], (size_t)1 << 41, c.dt, KILN_SUM, w.st[1]),
                KILN_ERR_INVALID_ARGUMENT));
   cr_assert(contains(kilnLastError(), "more than 2^40"), "%s", kilnLastError());
-  cr_assert(eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS));
+  cr_assert(
+      eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_SUCCESS));
   cudaSetDevice(w.dev[0]);
   cr_assert(eq(int, cudaStreamSynchronize(w.st[0]), cudaSuccess));
   kilnResult_t ae;
   kilnCommGetAsyncError(w.kc[0], &ae);
   cr_assert(eq(int, ae, KILN_ERR_TIMEOUT));
-  cr_assert(eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_ERR_TIMEOUT));
+  cr_assert(
+      eq(int, kilnRun(l.ex[0], c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_ERR_TIMEOUT));
   cr_assert(contains(kilnLastError(), "failed before"), "%s", kilnLastError());
-  cr_assert(eq(int, kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], c.recvp[0], c.count, c.dt, KILN_SUM,
-                               w.st[0]),
+  cr_assert(eq(int,
+               kilnSymRun(w.kc[0], KILN_SYM_ALLREDUCE_ONESHOT, c.sendp[0], c.recvp[0], c.count, c.dt,
+                          KILN_SUM, w.st[0]),
                KILN_ERR_TIMEOUT));
   kilnCommGetAsyncError(w.kc[1], &ae);
   cr_assert(eq(int, ae, KILN_SUCCESS));

@@ -141,8 +141,10 @@ Test(gpu_graphs, graph_replays_after_scratch_growth, .init = gpu_init, .timeout 
       cr_assert(eq(int, cudaMemcpy(h, trap[r][t], trapBytes[t], cudaMemcpyDeviceToHost), cudaSuccess));
       size_t bad = 0;
       for (size_t i = 0; i < trapBytes[t]; i++) bad += h[i] != 0xA5;
-      cr_assert(eq(sz, bad, 0), "rank %d: %zu bytes of a buffer allocated after the growth changed while the "
-                "graph replayed: it got the freed scratch", r, bad);
+      cr_assert(eq(sz, bad, 0),
+                "rank %d: %zu bytes of a buffer allocated after the growth changed while the "
+                "graph replayed: it got the freed scratch",
+                r, bad);
       cudaFree(trap[r][t]);
     }
   }

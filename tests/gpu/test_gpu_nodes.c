@@ -49,9 +49,8 @@ typedef struct planCase {
 } planCase;
 
 static const planCase kPlans[] = {
-    {"ring", KILN_COLL_ALLREDUCE},     {"direct", KILN_COLL_ALLREDUCE},
-    {"ring", KILN_COLL_ALLGATHER},     {"direct", KILN_COLL_ALLGATHER},
-    {"ring", KILN_COLL_REDUCESCATTER}, {"direct", KILN_COLL_REDUCESCATTER},
+    {"ring", KILN_COLL_ALLREDUCE},   {"direct", KILN_COLL_ALLREDUCE},   {"ring", KILN_COLL_ALLGATHER},
+    {"direct", KILN_COLL_ALLGATHER}, {"ring", KILN_COLL_REDUCESCATTER}, {"direct", KILN_COLL_REDUCESCATTER},
     {"direct", KILN_COLL_ALLTOALL},
 };
 #define NPLANS (sizeof kPlans / sizeof kPlans[0])
@@ -70,12 +69,12 @@ static kilnPlan* classic(const planCase* pc, int n, int nodes, bool inplace) {
 /* Runs plan on every rank of w in one kiln group per call (the copies or NCCL groups between
  * nodes need every rank's call together when one thread drives them), every data type and op at
  * each count, and checks every rank's result. */
-static void check_all(const world* w, const kilnPlan* plan, bool inplace, const size_t* counts, size_t ncounts,
-                      uint64_t* rng) {
+static void check_all(const world* w, const kilnPlan* plan, bool inplace, const size_t* counts,
+                      size_t ncounts, uint64_t* rng) {
   kilnExec_t ex[GPU_MAX] = {0};
   for (int r = 0; r < w->n; r++)
-    cr_assert(eq(int, kilnPlanLoad(w->kc[r], plan, &ex[r]), KILN_SUCCESS), "plan %s rank %d: %s", plan->name, r,
-              kilnLastError());
+    cr_assert(eq(int, kilnPlanLoad(w->kc[r], plan, &ex[r]), KILN_SUCCESS), "plan %s rank %d: %s", plan->name,
+              r, kilnLastError());
   const bool reduces = gpu_reduces(plan->coll);
   for (size_t ci = 0; ci < ncounts; ci++)
     for (int dt = 0; dt < ALL_DTYPES; dt++) {
@@ -85,12 +84,13 @@ static void check_all(const world* w, const kilnPlan* plan, bool inplace, const 
         call_prepare(&c, w, (kilnRedOp_t)op, inplace, rng);
         cr_assert(eq(int, kilnGroupStart(), KILN_SUCCESS));
         for (int r = 0; r < w->n; r++)
-          cr_assert(eq(int, kilnRun(ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, c.op, w->st[r]), KILN_SUCCESS),
-                    "%s rank %d: %s", plan->name, r, kilnLastError());
+          cr_assert(
+              eq(int, kilnRun(ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, c.op, w->st[r]), KILN_SUCCESS),
+              "%s rank %d: %s", plan->name, r, kilnLastError());
         cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s: %s", plan->name, kilnLastError());
         char msg[512];
-        cr_assert(call_check(&c, w, msg, sizeof msg), "plan %s on %d nodes, %zu %s %s%s: %s (seed %llu)", plan->name,
-                  kilnCommNodes(w->kc[0]), c.count, kilnDataTypeName(c.dt), kilnRedOpName(c.op),
+        cr_assert(call_check(&c, w, msg, sizeof msg), "plan %s on %d nodes, %zu %s %s%s: %s (seed %llu)",
+                  plan->name, kilnCommNodes(w->kc[0]), c.count, kilnDataTypeName(c.dt), kilnRedOpName(c.op),
                   inplace ? " in place" : "", msg, (unsigned long long)g_seed);
       }
       call_free(&c, w);
@@ -107,7 +107,7 @@ static void check_all(const world* w, const kilnPlan* plan, bool inplace, const 
  * short, one that divides. */
 static void counts_for(const kilnPlan* p, size_t* counts) {
   const int n = p->ngpus;
-  const size_t k = p->coll == KILN_COLL_ALLREDUCE ? (size_t)p->gpus[0].i_chunks
+  const size_t k = p->coll == KILN_COLL_ALLREDUCE   ? (size_t)p->gpus[0].i_chunks
                    : p->coll == KILN_COLL_ALLGATHER ? (size_t)p->gpus[0].o_chunks / (size_t)n
                                                     : (size_t)p->gpus[0].i_chunks / (size_t)n;
   counts[0] = 1;
@@ -158,10 +158,14 @@ static int synthesized(kilnPlan** out, int max) {
       kilnSketch* sk = NULL;
       char xml[512], gpus[32] = "";
       cr_assert(eq(int, kilnTopologyBuiltin(topos[ti], 2, &t), KILN_SUCCESS), "%s", kilnLastError());
-      for (int g = 0; g < t->gpus_per_node; g++) snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", g ? " " : "", g);
-      snprintf(xml, sizeof xml, "<sketch name=\"%s-direct\"><intranode strategy=\"switch\"><switch gpus=\"%s\" "
-               "policy=\"uc-max\"/></intranode><internode strategy=\"direct\"/></sketch>", topos[ti], gpus);
-      cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "sketch.xml", &sk), KILN_SUCCESS), "%s", kilnLastError());
+      for (int g = 0; g < t->gpus_per_node; g++)
+        snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", g ? " " : "", g);
+      snprintf(xml, sizeof xml,
+               "<sketch name=\"%s-direct\"><intranode strategy=\"switch\"><switch gpus=\"%s\" "
+               "policy=\"uc-max\"/></intranode><internode strategy=\"direct\"/></sketch>",
+               topos[ti], gpus);
+      cr_assert(eq(int, kilnSketchReadMemory(xml, strlen(xml), "sketch.xml", &sk), KILN_SUCCESS), "%s",
+                kilnLastError());
       kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
       o.time_limit_s = 5;
       o.stall_s = 0.3;
@@ -187,8 +191,10 @@ static int synthesized(kilnPlan** out, int max) {
       snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
       kilnPlan* p = NULL;
       if (kilnPlanReadFile(path, &p) != KILN_SUCCESS) continue;
-      if (p->nnodes > 1 && p->ngpus <= 8) out[n++] = p;
-      else kilnPlanFree(p);
+      if (p->nnodes > 1 && p->ngpus <= 8)
+        out[n++] = p;
+      else
+        kilnPlanFree(p);
     }
     closedir(dir);
   }
@@ -198,7 +204,10 @@ static int synthesized(kilnPlan** out, int max) {
 Test(gpu_nodes, synthesized_plans_on_one_gpu, .init = need_one, .timeout = 1800) {
   kilnPlan* plans[64];
   const int np = synthesized(plans, 64);
-  if (np == 0) cr_skip_test("skipped: no synthesizer in this build and no plan of several nodes and at most 8 ranks under plans/");
+  if (np == 0)
+    cr_skip_test(
+        "skipped: no synthesizer in this build and no plan of several nodes and at most 8 ranks under "
+        "plans/");
   uint64_t rng = g_seed;
   for (int i = 0; i < np; i++) {
     kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
@@ -269,7 +278,8 @@ Test(gpu_nodes, emulated_nodes_in_cuda_graphs, .init = need_two, .timeout = 600)
   for (size_t i = 0; i < NPLANS; i++) {
     kilnPlan* p = classic(&kPlans[i], n, nodes, false);
     kilnExec_t ex[GPU_MAX];
-    for (int r = 0; r < n; r++) cr_assert(eq(int, kilnPlanLoad(w.kc[r], p, &ex[r]), KILN_SUCCESS), "%s", kilnLastError());
+    for (int r = 0; r < n; r++)
+      cr_assert(eq(int, kilnPlanLoad(w.kc[r], p, &ex[r]), KILN_SUCCESS), "%s", kilnLastError());
     call c;
     cr_assert(call_alloc(&c, &w, p->coll, 12345, KILN_FLOAT32));
     call_prepare(&c, &w, KILN_SUM, false, &rng);
@@ -290,7 +300,8 @@ Test(gpu_nodes, emulated_nodes_in_cuda_graphs, .init = need_two, .timeout = 600)
     cr_assert(eq(int, kilnGroupStart(), KILN_SUCCESS));
     for (int r = 0; r < n; r++) kilnRun(ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
     cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
-    for (int r = 0; r < n; r++) cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &g[r]), cudaSuccess), "rank %d", r);
+    for (int r = 0; r < n; r++)
+      cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &g[r]), cudaSuccess), "rank %d", r);
     for (int r = 0; r < n; r++) {
       cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g[r], 0), cudaSuccess));
       cudaGraphDestroy(g[r]);
@@ -330,8 +341,8 @@ static int64_t input_value(uint64_t seed, int q, size_t i, kilnRedOp_t op, bool 
 }
 
 /* Rank `rank`'s result at output element e (the same rules as gpu_common's reference). */
-static double reference(kilnColl_t coll, int n, int rank, size_t count, size_t e, kilnRedOp_t op, kilnDataType_t dt,
-                        uint64_t seed) {
+static double reference(kilnColl_t coll, int n, int rank, size_t count, size_t e, kilnRedOp_t op,
+                        kilnDataType_t dt, uint64_t seed) {
   const bool reduces = gpu_reduces(coll);
   if (coll == KILN_COLL_ALLGATHER) return (double)input_value(seed, (int)(e / count), e % count, op, false);
   if (coll == KILN_COLL_ALLTOALL)
@@ -340,7 +351,10 @@ static double reference(kilnColl_t coll, int n, int rank, size_t count, size_t e
   double acc = (double)input_value(seed, 0, at, op, reduces);
   for (int q = 1; q < n; q++) {
     const double v = (double)input_value(seed, q, at, op, reduces);
-    acc = op == KILN_PROD ? acc * v : op == KILN_MAX ? (v > acc ? v : acc) : op == KILN_MIN ? (v < acc ? v : acc) : acc + v;
+    acc = op == KILN_PROD  ? acc * v
+          : op == KILN_MAX ? (v > acc ? v : acc)
+          : op == KILN_MIN ? (v < acc ? v : acc)
+                           : acc + v;
   }
   if (op == KILN_AVG) acc = dt <= KILN_UINT64 ? (double)((int64_t)acc / n) : acc / n;
   return acc;
@@ -384,7 +398,8 @@ static int rank_body(int rank, int n, const ncclUniqueId* id, void* arg) {
           cudaMalloc(&din, inElems * es);
           cudaMalloc(&dout, outElems * es);
           for (size_t e = 0; e < inElems; e++)
-            gpu_encode((kilnDataType_t)dt, hin, e, (double)input_value(ctx->seed, rank, e, (kilnRedOp_t)op, reduces));
+            gpu_encode((kilnDataType_t)dt, hin, e,
+                       (double)input_value(ctx->seed, rank, e, (kilnRedOp_t)op, reduces));
           cudaMemcpy(din, hin, inElems * es, cudaMemcpyHostToDevice);
           if (kilnRun(ex, din, dout, count, (kilnDataType_t)dt, (kilnRedOp_t)op, st) != KILN_SUCCESS) {
             fprintf(stderr, "rank %d: %s\n", rank, kilnLastError());
@@ -393,7 +408,8 @@ static int rank_body(int rank, int n, const ncclUniqueId* id, void* arg) {
           cudaStreamSynchronize(st);
           cudaMemcpy(hout, dout, outElems * es, cudaMemcpyDeviceToHost);
           for (size_t e = 0; e < outElems && rc == 0; e++) {
-            const double want = reference(p->coll, n, rank, count, e, (kilnRedOp_t)op, (kilnDataType_t)dt, ctx->seed);
+            const double want =
+                reference(p->coll, n, rank, count, e, (kilnRedOp_t)op, (kilnDataType_t)dt, ctx->seed);
             const double got = gpu_decode((kilnDataType_t)dt, hout, e);
             if (got != want) {
               fprintf(stderr, "rank %d: %s %zu %s %s: element %zu is %g, not %g\n", rank, p->name, count,
@@ -420,8 +436,8 @@ Test(gpu_nodes, emulated_nodes_process_per_gpu, .init = need_two, .timeout = 180
   for (int s = 0; s < ns; s++) {
     rankCtx ctx = {splits[s][0], g_seed};
     char msg[256];
-    cr_assert(gpu_fork_ranks(splits[s][0] * splits[s][1], ncclGetUniqueId, rank_body, &ctx, msg, sizeof msg), "%s",
-              msg);
+    cr_assert(gpu_fork_ranks(splits[s][0] * splits[s][1], ncclGetUniqueId, rank_body, &ctx, msg, sizeof msg),
+              "%s", msg);
   }
 }
 

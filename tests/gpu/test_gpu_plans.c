@@ -37,9 +37,8 @@ typedef struct planCase {
 } planCase;
 
 static const planCase kPlans[] = {
-    {"ring", KILN_COLL_ALLREDUCE},     {"direct", KILN_COLL_ALLREDUCE},
-    {"ring", KILN_COLL_ALLGATHER},     {"direct", KILN_COLL_ALLGATHER},
-    {"ring", KILN_COLL_REDUCESCATTER}, {"direct", KILN_COLL_REDUCESCATTER},
+    {"ring", KILN_COLL_ALLREDUCE},   {"direct", KILN_COLL_ALLREDUCE},   {"ring", KILN_COLL_ALLGATHER},
+    {"direct", KILN_COLL_ALLGATHER}, {"ring", KILN_COLL_REDUCESCATTER}, {"direct", KILN_COLL_REDUCESCATTER},
     {"direct", KILN_COLL_ALLTOALL},
 };
 
@@ -120,8 +119,8 @@ static void sweep(int n, bool shared) {
         loaded l;
         load(&l, &w, pc->algo, pc->coll, 2, 2, kProtos[proto], form);
         const bool baked = check_plan(&l, &w, pc->coll, form, &cs, &rng);
-        fprintf(stderr, "  %d ranks: %s%s done at %.1fs\n", n, l.plan->name, baked ? " (baked + interpreted)" : "",
-                (double)(clock() - t0) / CLOCKS_PER_SEC);
+        fprintf(stderr, "  %d ranks: %s%s done at %.1fs\n", n, l.plan->name,
+                baked ? " (baked + interpreted)" : "", (double)(clock() - t0) / CLOCKS_PER_SEC);
         unload(&l, &w);
       }
   world_fini(&w);
@@ -153,7 +152,8 @@ static void synth_sweep(int n, bool shared) {
   uint64_t rng = g_seed + 100 + (uint64_t)n;
   const clock_t t0 = clock();
   static const size_t sweepCounts[] = {7, 65536 + 13, (1u << 20) + 5};
-  static const typedOp sweepTypes[] = {{KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_MAX}, {KILN_INT32, KILN_PROD}};
+  static const typedOp sweepTypes[] = {
+      {KILN_FLOAT32, KILN_SUM}, {KILN_BFLOAT16, KILN_MAX}, {KILN_INT32, KILN_PROD}};
   const checkSet cs = {kSmallCounts, 2, sweepTypes, 3, sweepCounts, 3, 2u << 20};
   static const kilnColl_t colls[] = {KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLREDUCE,
                                      KILN_COLL_ALLTOALL};
@@ -162,9 +162,11 @@ static void synth_sweep(int n, bool shared) {
       for (int planInplace = 0; planInplace < 2; planInplace++) {
         if (planInplace && colls[ci] == KILN_COLL_ALLTOALL) continue;
         kilnPlan* plan = NULL;
-        kilnResult_t r = synth_switch_plan(gpu_plans_dir(), n, colls[ci], kProtos[proto], planInplace, maxTbs, &plan);
-        cr_assert(eq(int, r, KILN_SUCCESS), "synthesize %s on switch%d (%s, %s): %s", kilnCollName(colls[ci]), n,
-                  kilnProtoName(kProtos[proto]), planInplace ? "in place" : "out of place", kilnLastError());
+        kilnResult_t r =
+            synth_switch_plan(gpu_plans_dir(), n, colls[ci], kProtos[proto], planInplace, maxTbs, &plan);
+        cr_assert(eq(int, r, KILN_SUCCESS), "synthesize %s on switch%d (%s, %s): %s", kilnCollName(colls[ci]),
+                  n, kilnProtoName(kProtos[proto]), planInplace ? "in place" : "out of place",
+                  kilnLastError());
         loaded l;
         load_plan(&l, &w, plan);
         int forms = 0;
@@ -175,9 +177,10 @@ static void synth_sweep(int n, bool shared) {
           forms++;
         }
         cr_assert(gt(int, forms, 0), "plan %s supports neither form", plan->name);
-        fprintf(stderr, "  %d ranks: synthesized %s (%s, %s plan, %d form%s)%s done at %.1fs\n", n, plan->name,
-                kilnProtoName(kProtos[proto]), planInplace ? "in-place" : "out-of-place", forms, plural(forms),
-                baked ? " (baked + interpreted)" : "", (double)(clock() - t0) / CLOCKS_PER_SEC);
+        fprintf(stderr, "  %d ranks: synthesized %s (%s, %s plan, %d form%s)%s done at %.1fs\n", n,
+                plan->name, kilnProtoName(kProtos[proto]), planInplace ? "in-place" : "out-of-place", forms,
+                plural(forms), baked ? " (baked + interpreted)" : "",
+                (double)(clock() - t0) / CLOCKS_PER_SEC);
         unload(&l, &w);
       }
   world_fini(&w);
@@ -210,7 +213,8 @@ static void baked_sweep(int n) {
     for (int form = 0; form < 2; form++)
       if (form ? e->inplace : e->outofplace) baked |= check_plan(&l, &w, e->coll, form, &cs, &rng);
     cr_assert(baked, "plan %s was baked but its kernel did not run", e->name);
-    fprintf(stderr, "  %d GPUs: baked %s done at %.1fs\n", n, e->name, (double)(clock() - t0) / CLOCKS_PER_SEC);
+    fprintf(stderr, "  %d GPUs: baked %s done at %.1fs\n", n, e->name,
+            (double)(clock() - t0) / CLOCKS_PER_SEC);
     unload(&l, &w);
     nplans++;
   }
@@ -282,7 +286,8 @@ static void n8_plans_sweep(bool shared) {
       cr_assert(eq(int, plan->ngpus, 8), "%s: %d ranks", path, plan->ngpus);
       const int tbs = plan_max_tbs(plan);
       if (tbs > share) {
-        fprintf(stderr, "  8 ranks: %s left out: %d threadblocks per rank, a rank's share of its GPU is %d SMs\n",
+        fprintf(stderr,
+                "  8 ranks: %s left out: %d threadblocks per rank, a rank's share of its GPU is %d SMs\n",
                 e->d_name, tbs, share);
         kilnPlanFree(plan);
         left++;
@@ -327,8 +332,8 @@ Test(gpu_plans, plan_files, .init = gpu_init_shared, .timeout = 900) {
     if (tbs > share) {
       kilnPlanFree(plan);
       world_fini(&w);
-      cr_fatal("%s: %d threadblocks per rank, but a rank's share of its GPU is %d SMs (%d ranks on %d GPU%s)", path,
-               tbs, share, n, g_ngpus, plural(g_ngpus));
+      cr_fatal("%s: %d threadblocks per rank, but a rank's share of its GPU is %d SMs (%d ranks on %d GPU%s)",
+               path, tbs, share, n, g_ngpus, plural(g_ngpus));
     }
     const clock_t t0 = clock();
     const bool baked = check_plan_file(plan, &w, &rng);
@@ -356,7 +361,9 @@ Test(gpu_plans, synthesized_plans_verified_at_runtime_fifo_depth) {
 Test(gpu_plans, synthesized_plans_2gpus, .init = gpu_init, .timeout = 300) { synth_sweep(2, false); }
 Test(gpu_plans, synthesized_plans_4gpus, .init = gpu_init, .timeout = 300) { synth_sweep(4, false); }
 Test(gpu_plans, synthesized_plans_8gpus, .init = gpu_init, .timeout = 600) { synth_sweep(8, false); }
-Test(gpu_plans, synthesized_plans_8ranks_shared, .init = gpu_init_shared, .timeout = 600) { synth_sweep(8, true); }
+Test(gpu_plans, synthesized_plans_8ranks_shared, .init = gpu_init_shared, .timeout = 600) {
+  synth_sweep(8, true);
+}
 
 /* 1 GiB per rank, every collective, plans and symmetric kernels, on every GPU there is (8, 4 or
  * 2). */
@@ -429,14 +436,16 @@ Test(gpu_plans, plan_ll_stale_slots, .init = gpu_init, .timeout = 120) {
   uint32_t* words = (uint32_t*)malloc(k.cfg.slotBytes);
   cr_assert(counts != NULL && words != NULL);
   cudaSetDevice(1);
-  cr_assert(eq(int, cudaMemcpy(counts, k.counts, 2 * nconn * sizeof(uint64_t), cudaMemcpyDeviceToHost), cudaSuccess));
+  cr_assert(eq(int, cudaMemcpy(counts, k.counts, 2 * nconn * sizeof(uint64_t), cudaMemcpyDeviceToHost),
+               cudaSuccess));
   for (int ch = 0; ch < k.cfg.maxChannels; ch++) {
     const uint64_t rcvd = counts[nconn + (size_t)ch]; /* rank 1's count of slots received from rank 0 */
     for (int j = 0; j < nslots; j++) {
       const uint64_t use = rcvd + 1 + (uint64_t)j;
       const uint32_t flag = kilnDevLLFlag(use);
       for (size_t i = 0; i < k.cfg.slotBytes / 4; i++) words[i] = flag;
-      char* slot = kilnTestCommFifo(w.kc[1], 0, ch) + (size_t)((use - 1) % (uint64_t)nslots) * k.cfg.slotBytes;
+      char* slot =
+          kilnTestCommFifo(w.kc[1], 0, ch) + (size_t)((use - 1) % (uint64_t)nslots) * k.cfg.slotBytes;
       cr_assert(eq(int, cudaMemcpy(slot, words, k.cfg.slotBytes, cudaMemcpyHostToDevice), cudaSuccess));
     }
   }
@@ -467,7 +476,8 @@ Test(gpu_plans, calls_of_a_form_the_plan_does_not_claim_refused, .init = gpu_ini
   uint64_t rng = g_seed ^ 0xF0F0;
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   kilnPlan* plan = NULL;
-  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 2, &o, &plan), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLREDUCE, 2, &o, &plan), KILN_SUCCESS), "%s",
+            kilnLastError());
   plan->inplace = true;
   plan->outofplace = false;
   cr_assert(eq(int, kilnPlanVerify(plan, NULL), KILN_SUCCESS), "%s", kilnLastError());
@@ -479,14 +489,16 @@ Test(gpu_plans, calls_of_a_form_the_plan_does_not_claim_refused, .init = gpu_ini
   cr_assert(kilnPlanSupports(plan, c.count, c.dt, KILN_SUM, true));
   call_prepare(&c, &w, KILN_SUM, false, &rng);
   for (int r = 0; r < w.n; r++) {
-    cr_assert(eq(int, kilnRun(l.ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]), KILN_ERR_UNSUPPORTED));
+    cr_assert(eq(int, kilnRun(l.ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]),
+                 KILN_ERR_UNSUPPORTED));
     cr_assert(contains(kilnLastError(), "serves in-place calls only"), "%s", kilnLastError());
   }
   run_check(&l, &w, &c, KILN_SUM, true, &rng);
   unload(&l, &w);
   load(&l, &w, "ring", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_SIMPLE, false);
   call_prepare(&c, &w, KILN_SUM, true, &rng);
-  cr_assert(eq(int, kilnRun(l.ex[0], c.recvp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]), KILN_ERR_UNSUPPORTED));
+  cr_assert(eq(int, kilnRun(l.ex[0], c.recvp[0], c.recvp[0], c.count, c.dt, KILN_SUM, w.st[0]),
+               KILN_ERR_UNSUPPORTED));
   cr_assert(contains(kilnLastError(), "serves out-of-place calls only"), "%s", kilnLastError());
   run_check(&l, &w, &c, KILN_SUM, false, &rng);
   call_free(&c, &w);
@@ -514,7 +526,8 @@ Test(gpu_plans, plan_calls_past_2pow32, .init = gpu_init_shared, .timeout = 300)
       for (int interp = baked ? 1 : 0; interp >= 0; interp--) {
         for (int r = 0; r < w.n; r++) {
           kilnExecUseBaked(l.ex[r], !interp);
-          cr_assert(eq(int, kilnExecSetCalls(l.ex[r], (1ull << 32) - 2), KILN_SUCCESS), "%s", kilnLastError());
+          cr_assert(eq(int, kilnExecSetCalls(l.ex[r], (1ull << 32) - 2), KILN_SUCCESS), "%s",
+                    kilnLastError());
         }
         call c;
         cr_assert(call_alloc(&c, &w, pc->coll, (1u << 20) + 5, KILN_FLOAT32));
@@ -522,7 +535,8 @@ Test(gpu_plans, plan_calls_past_2pow32, .init = gpu_init_shared, .timeout = 300)
           run_check(&l, &w, &c, gpu_reduces(pc->coll) && k % 2 ? KILN_AVG : KILN_SUM, false, &rng);
         call_free(&c, &w);
       }
-      fprintf(stderr, "  %s: 4 calls across 2^32%s: pass\n", l.plan->name, baked ? " (baked + interpreted)" : "");
+      fprintf(stderr, "  %s: 4 calls across 2^32%s: pass\n", l.plan->name,
+              baked ? " (baked + interpreted)" : "");
       unload(&l, &w);
     }
   world_fini(&w);
@@ -572,21 +586,26 @@ static int child(int rank, int n, const ncclUniqueId* idp, void* ctx) {
   /* A world view of this one rank, so the CPU reference can be reused: every rank draws the
    * same inputs from the same seed and checks its own output. */
   int rc = 0;
-  const kilnColl_t colls[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER, KILN_COLL_ALLTOALL};
+  const kilnColl_t colls[] = {KILN_COLL_ALLREDUCE, KILN_COLL_ALLGATHER, KILN_COLL_REDUCESCATTER,
+                              KILN_COLL_ALLTOALL};
   for (int ci = 0; ci < 4 && rc == 0; ci++) {
     kilnPlan* p = NULL;
     kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
     o.chunks = 2;
     o.instances = 2;
-    if (kilnClassicPlan(colls[ci] == KILN_COLL_ALLTOALL ? "direct" : "ring", colls[ci], n, &o, &p) != KILN_SUCCESS) return 15;
+    if (kilnClassicPlan(colls[ci] == KILN_COLL_ALLTOALL ? "direct" : "ring", colls[ci], n, &o, &p) !=
+        KILN_SUCCESS)
+      return 15;
     kilnExec_t x;
     if (kilnPlanLoad(kc, p, &x) != KILN_SUCCESS) return 16;
     const kilnDataType_t dts[] = {KILN_FLOAT32, KILN_BFLOAT16, KILN_INT8, KILN_FLOAT8E4M3};
     for (int di = 0; di < 4 && rc == 0; di++) {
       const size_t count = 12345;
       const size_t es = kilnDataTypeSize(dts[di]);
-      const size_t inE = (colls[ci] == KILN_COLL_ALLREDUCE || colls[ci] == KILN_COLL_ALLGATHER) ? count : n * count;
-      const size_t outE = (colls[ci] == KILN_COLL_ALLREDUCE || colls[ci] == KILN_COLL_REDUCESCATTER) ? count : n * count;
+      const size_t inE =
+          (colls[ci] == KILN_COLL_ALLREDUCE || colls[ci] == KILN_COLL_ALLGATHER) ? count : n * count;
+      const size_t outE =
+          (colls[ci] == KILN_COLL_ALLREDUCE || colls[ci] == KILN_COLL_REDUCESCATTER) ? count : n * count;
       int64_t* vals = malloc(sizeof(int64_t) * inE * n);
       char* hin = malloc(inE * es);
       char* hout = malloc(outE * es);
@@ -605,8 +624,12 @@ static int child(int rank, int n, const ncclUniqueId* idp, void* ctx) {
       for (size_t i = 0; i < outE && rc == 0; i++) {
         double want = 0;
         switch (colls[ci]) {
-          case KILN_COLL_ALLREDUCE: for (int q = 0; q < n; q++) want += vals[q * inE + i]; break;
-          case KILN_COLL_REDUCESCATTER: for (int q = 0; q < n; q++) want += vals[q * inE + rank * count + i]; break;
+          case KILN_COLL_ALLREDUCE:
+            for (int q = 0; q < n; q++) want += vals[q * inE + i];
+            break;
+          case KILN_COLL_REDUCESCATTER:
+            for (int q = 0; q < n; q++) want += vals[q * inE + rank * count + i];
+            break;
           case KILN_COLL_ALLGATHER: want = vals[(i / count) * inE + i % count]; break;
           default: want = vals[(i / count) * inE + rank * count + i % count]; break;
         }

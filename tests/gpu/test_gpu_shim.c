@@ -51,8 +51,8 @@ static struct {
   ncclResult_t (*allReduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                             cudaStream_t);
   ncclResult_t (*allGather)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
-  ncclResult_t (*reduceScatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
-                                ncclComm_t, cudaStream_t);
+  ncclResult_t (*reduceScatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                cudaStream_t);
   ncclResult_t (*alltoAll)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
   ncclResult_t (*broadcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t (*redOpCreatePreMulSum)(ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t,
@@ -71,7 +71,7 @@ static struct {
 } api;
 
 /* The reduction op of the allreduce calls in runCheck (a PreMulSum by 1.0 gives the sum). */
-static ncclRedOp_t arOp[MAXG];  /* zero-initialized: ncclSum is 0 */
+static ncclRedOp_t arOp[MAXG]; /* zero-initialized: ncclSum is 0 */
 
 static void* need(const char* name) {
   void* p = dlsym(api.h, name);
@@ -90,9 +90,13 @@ static const char* realNccl(void) {
 static const char* writePlans(int n) {
   static char dir[] = "/tmp/kiln-shim-plans-XXXXXX";
   cr_assert(mkdtemp(dir) != NULL);
-  static const struct { kilnColl_t coll; bool inplace; const char* file; } rows[] = {
-      {KILN_COLL_ALLREDUCE, true, "ar-in.xml"},    {KILN_COLL_ALLREDUCE, false, "ar-out.xml"},
-      {KILN_COLL_ALLGATHER, false, "ag.xml"},      {KILN_COLL_REDUCESCATTER, false, "rs.xml"},
+  static const struct {
+    kilnColl_t coll;
+    bool inplace;
+    const char* file;
+  } rows[] = {
+      {KILN_COLL_ALLREDUCE, true, "ar-in.xml"}, {KILN_COLL_ALLREDUCE, false, "ar-out.xml"},
+      {KILN_COLL_ALLGATHER, false, "ag.xml"},   {KILN_COLL_REDUCESCATTER, false, "rs.xml"},
       {KILN_COLL_ALLTOALL, false, "a2a.xml"},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -121,8 +125,10 @@ static void loadShim(int n, bool disable) {
   const char* real = realNccl();
   if (access(real, R_OK) != 0) cr_skip_test("no real NCCL at '%s' (set KILN_TEST_REAL_NCCL)", real);
   setenv("KILN_NCCL_PATH", real, 1);
-  if (noPlans) unsetenv("KILN_PLANS");
-  else setenv("KILN_PLANS", writePlans(n), 1);
+  if (noPlans)
+    unsetenv("KILN_PLANS");
+  else
+    setenv("KILN_PLANS", writePlans(n), 1);
   setenv("KILN_DEBUG", "INFO", 1);
   if (disable) setenv("KILN_DISABLE", "1", 1);
   api.h = dlopen(shim, RTLD_NOW | RTLD_LOCAL);
@@ -185,10 +191,14 @@ static void worldInitAny(world* w, int n, size_t elems, bool windows) {
   cr_assert(eq(int, api.groupStart(), ncclSuccess));
   for (int i = 0; i < n; i++) {
     cr_assert(eq(int, cudaSetDevice(i), cudaSuccess));
-    cr_assert(eq(int, api.winRegister(w->comm[i], w->send[i], elems * sizeof(float), &w->win[i][0],
-                                      NCCL_WIN_COLL_SYMMETRIC), ncclSuccess));
-    cr_assert(eq(int, api.winRegister(w->comm[i], w->recv[i], elems * sizeof(float), &w->win[i][1],
-                                      NCCL_WIN_COLL_SYMMETRIC), ncclSuccess));
+    cr_assert(eq(int,
+                 api.winRegister(w->comm[i], w->send[i], elems * sizeof(float), &w->win[i][0],
+                                 NCCL_WIN_COLL_SYMMETRIC),
+                 ncclSuccess));
+    cr_assert(eq(int,
+                 api.winRegister(w->comm[i], w->recv[i], elems * sizeof(float), &w->win[i][1],
+                                 NCCL_WIN_COLL_SYMMETRIC),
+                 ncclSuccess));
   }
   cr_assert(eq(int, api.groupEnd(), ncclSuccess));
 }
@@ -221,9 +231,7 @@ static void worldFini(world* w) {
 }
 
 /* Rank r's input element i: a small integer, exact in float. */
-static float input(int r, size_t i) {
-  return (float)((r + 1) * 3 + (int)(i % 13));
-}
+static float input(int r, size_t i) { return (float)((r + 1) * 3 + (int)(i % 13)); }
 
 typedef enum { AR_IN, AR_OUT, AG, RS, A2A } op_t;
 
@@ -243,8 +251,8 @@ static void fillBuffers(world* w, op_t op, size_t count) {
   for (int r = 0; r < w->n; r++) {
     for (size_t i = 0; i < inElems; i++) h[i] = input(r, i);
     cudaSetDevice(r);
-    cr_assert(eq(int, cudaMemcpy(w->send[r], h, inElems * sizeof(float), cudaMemcpyHostToDevice),
-                 cudaSuccess));
+    cr_assert(
+        eq(int, cudaMemcpy(w->send[r], h, inElems * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess));
     cr_assert(eq(int, cudaMemset(w->recv[r], 0xff, outElems * sizeof(float)), cudaSuccess));
   }
   free(h);
@@ -256,11 +264,17 @@ static void callAll(world* w, op_t op, size_t count) {
   for (int r = 0; r < w->n; r++) {
     ncclResult_t res = ncclSuccess;
     switch (op) {
-    case AR_IN: res = api.allReduce(w->send[r], w->send[r], count, ncclFloat, arOp[r], w->comm[r], w->st[r]); break;
-    case AR_OUT: res = api.allReduce(w->send[r], w->recv[r], count, ncclFloat, arOp[r], w->comm[r], w->st[r]); break;
-    case AG: res = api.allGather(w->send[r], w->recv[r], count, ncclFloat, w->comm[r], w->st[r]); break;
-    case RS: res = api.reduceScatter(w->send[r], w->recv[r], count, ncclFloat, ncclSum, w->comm[r], w->st[r]); break;
-    case A2A: res = api.alltoAll(w->send[r], w->recv[r], count, ncclFloat, w->comm[r], w->st[r]); break;
+      case AR_IN:
+        res = api.allReduce(w->send[r], w->send[r], count, ncclFloat, arOp[r], w->comm[r], w->st[r]);
+        break;
+      case AR_OUT:
+        res = api.allReduce(w->send[r], w->recv[r], count, ncclFloat, arOp[r], w->comm[r], w->st[r]);
+        break;
+      case AG: res = api.allGather(w->send[r], w->recv[r], count, ncclFloat, w->comm[r], w->st[r]); break;
+      case RS:
+        res = api.reduceScatter(w->send[r], w->recv[r], count, ncclFloat, ncclSum, w->comm[r], w->st[r]);
+        break;
+      case A2A: res = api.alltoAll(w->send[r], w->recv[r], count, ncclFloat, w->comm[r], w->st[r]); break;
     }
     cr_assert(eq(int, res, ncclSuccess), "rank %d: call failed", r);
   }
@@ -277,8 +291,7 @@ static void checkOutputs(world* w, op_t op, size_t count) {
     cudaSetDevice(r);
     cr_assert(eq(int, cudaStreamSynchronize(w->st[r]), cudaSuccess), "rank %d", r);
     float* out = op == AR_IN ? w->send[r] : w->recv[r];
-    cr_assert(eq(int, cudaMemcpy(h, out, outElems * sizeof(float), cudaMemcpyDeviceToHost),
-                 cudaSuccess));
+    cr_assert(eq(int, cudaMemcpy(h, out, outElems * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess));
     for (size_t i = 0; i < outElems; i++) {
       float want = 0;
       if (op == AR_IN || op == AR_OUT) {
@@ -290,8 +303,8 @@ static void checkOutputs(world* w, op_t op, size_t count) {
       } else {
         want = input((int)(i / count), (size_t)r * count + i % count);
       }
-      cr_assert(eq(flt, h[i], want), "op %d count %zu rank %d element %zu: got %g, want %g", (int)op,
-                count, r, i, (double)h[i], (double)want);
+      cr_assert(eq(flt, h[i], want), "op %d count %zu rank %d element %zu: got %g, want %g", (int)op, count,
+                r, i, (double)h[i], (double)want);
     }
   }
   free(h);
@@ -358,8 +371,7 @@ Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpuInit, 
   const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
   uint64_t ran = kilnCalls() - before;
-  cr_assert(eq(u64, ran, (uint64_t)(5 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran,
-            5 * n);
+  cr_assert(eq(u64, ran, (uint64_t)(5 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran, 5 * n);
   worldFini(&w);
 }
 
@@ -375,7 +387,8 @@ Test(gpu_shim, symmetric_windows_run_zero_copy, .init = gpuInit, .timeout = 120)
   world w;
   const int64_t w0 = __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED);
   worldInitWindows(&w, n, (size_t)n * count);
-  cr_assert(eq(i64, __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED), w0 + 2 * n), "kiln did not add the windows");
+  cr_assert(eq(i64, __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED), w0 + 2 * n),
+            "kiln did not add the windows");
   uint64_t before = kilnCalls();
   const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
@@ -385,7 +398,8 @@ Test(gpu_shim, symmetric_windows_run_zero_copy, .init = gpuInit, .timeout = 120)
   uint64_t ran = kilnCalls() - before;
   cr_assert(eq(u64, ran, (uint64_t)(10 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran, 10 * n);
   worldFini(&w);
-  cr_assert(eq(i64, __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED), w0), "kiln did not remove the windows");
+  cr_assert(eq(i64, __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED), w0),
+            "kiln did not remove the windows");
 }
 
 /* A count that the plan's chunking does not divide still runs on kiln, and right. */
@@ -478,7 +492,8 @@ static int stagedRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
         for (int s = 0; s < n; s++) want += input(s, i);
       }
       if (h[i] != want) {
-        fprintf(stderr, "rank %d case %zu element %zu: got %g, want %g\n", rank, k, i, (double)h[i], (double)want);
+        fprintf(stderr, "rank %d case %zu element %zu: got %g, want %g\n", rank, k, i, (double)h[i],
+                (double)want);
         rc = 20;
       }
     }
@@ -544,7 +559,8 @@ Test(gpu_shim, group_on_two_streams_joins_them, .init = gpuInit, .timeout = 120)
   cr_assert(eq(int, api.groupStart(), ncclSuccess));
   for (int r = 0; r < 2; r++) {
     cudaSetDevice(r);
-    cr_assert(eq(int, api.allReduce(w.send[r], w.recv[r], count, ncclFloat, ncclSum, w.comm[r], w.st[r]), ncclSuccess));
+    cr_assert(eq(int, api.allReduce(w.send[r], w.recv[r], count, ncclFloat, ncclSum, w.comm[r], w.st[r]),
+                 ncclSuccess));
     cr_assert(eq(int, api.broadcast(bc[r], bc[r], count, ncclFloat, 0, w.comm[r], b[r]), ncclSuccess));
   }
   cr_assert(eq(int, api.groupEnd(), ncclSuccess));
@@ -556,15 +572,18 @@ Test(gpu_shim, group_on_two_streams_joins_them, .init = gpuInit, .timeout = 120)
   cr_assert(eq(int, cudaLaunchHostFunc(b[0], noteInStream, NULL), cudaSuccess));
   cr_assert(eq(int, cudaStreamSynchronize(b[0]), cudaSuccess));
   const double slept = sleepEnded, ran = bRan;
-  cr_assert(slept > 0 && ran >= slept,
-            "the broadcast's stream went on %.0f ms into the group, before the allreduce stream's earlier work "
-            "(which ended at %.0f ms)", 1e3 * (ran - t0), slept > 0 ? 1e3 * (slept - t0) : -1.0);
+  cr_assert(
+      slept > 0 && ran >= slept,
+      "the broadcast's stream went on %.0f ms into the group, before the allreduce stream's earlier work "
+      "(which ended at %.0f ms)",
+      1e3 * (ran - t0), slept > 0 ? 1e3 * (slept - t0) : -1.0);
   for (int r = 0; r < 2; r++) {
     cudaSetDevice(r);
     cr_assert(eq(int, cudaStreamSynchronize(b[r]), cudaSuccess));
     cr_assert(eq(int, cudaStreamSynchronize(w.st[r]), cudaSuccess));
     cr_assert(eq(int, cudaMemcpy(h, bc[r], sizeof h, cudaMemcpyDeviceToHost), cudaSuccess));
-    for (size_t i = 0; i < count; i++) cr_assert(eq(flt, h[i], (float)(i % 97)), "rank %d broadcast [%zu]", r, i);
+    for (size_t i = 0; i < count; i++)
+      cr_assert(eq(flt, h[i], (float)(i % 97)), "rank %d broadcast [%zu]", r, i);
     cr_assert(eq(int, cudaMemcpy(h, w.recv[r], sizeof h, cudaMemcpyDeviceToHost), cudaSuccess));
     for (size_t i = 0; i < count; i++)
       cr_assert(eq(flt, h[i], input(0, i) + input(1, i)), "rank %d allreduce [%zu]", r, i);
@@ -627,7 +646,8 @@ Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeou
   /* NCCL 2.28.9 keeps its mapping of a window still registered at ncclCommAbort: the drop-in
    * deregisters kiln's before it (kilnCommAbortRelease), or 0.65-1.2 GiB would stay. */
   fprintf(stderr, "  GPU 0 after both aborts: %lld MiB less free than before the communicators\n", lessMiB);
-  cr_assert(lt(i64, lessMiB, 320), "kiln's window did not come back after the aborts: %lld MiB less free", lessMiB);
+  cr_assert(lt(i64, lessMiB, 320), "kiln's window did not come back after the aborts: %lld MiB less free",
+            lessMiB);
   for (int i = 0; i < 2; i++) {
     cudaSetDevice(i);
     cudaFree(w.send[i]);
@@ -671,7 +691,8 @@ Test(gpu_shim, revoke_then_destroy_frees_kilns_window, .init = gpuInit, .timeout
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
   cr_assert(eq(int, cudaMemGetInfo(&freeNow, &total), cudaSuccess));
   const long long lessMiB = ((long long)freeAtStart - (long long)freeNow) / (1 << 20);
-  fprintf(stderr, "  GPU 0 after revoke and destroy: %lld MiB less free than before the communicators\n", lessMiB);
+  fprintf(stderr, "  GPU 0 after revoke and destroy: %lld MiB less free than before the communicators\n",
+          lessMiB);
   cr_assert(lt(i64, lessMiB, 320), "kiln's window did not come back: %lld MiB less free", lessMiB);
 }
 
@@ -708,7 +729,8 @@ static int ncclOnlyRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
       else
         want = input((int)(i / count), i % count);
       if (h[i] != want) {
-        fprintf(stderr, "rank %d call %d element %zu: got %g, want %g\n", rank, k, i, (double)h[i], (double)want);
+        fprintf(stderr, "rank %d call %d element %zu: got %g, want %g\n", rank, k, i, (double)h[i],
+                (double)want);
         rc = 20;
       }
     }
@@ -796,8 +818,9 @@ Test(gpu_shim, a_captured_call_that_would_grow_a_plans_scratch_passes_the_plan_o
   char* log = stderrOf(capturedBig, &w);
   const char* c = capturedChoice(log);
   cr_assert(c != NULL, "no line for the captured allreduce in:\n%s", log);
-  cr_assert(not(eq(int, strncmp(c, "→ kiln plan direct-allreduce", strlen("→ kiln plan direct-allreduce")), 0)),
-            "the captured call ran the plan whose scratch had to grow: %.200s", c);
+  cr_assert(
+      not(eq(int, strncmp(c, "→ kiln plan direct-allreduce", strlen("→ kiln plan direct-allreduce")), 0)),
+      "the captured call ran the plan whose scratch had to grow: %.200s", c);
   free(log);
   runCheck(&w, AR_OUT, BIG_COUNT);
   log = stderrOf(capturedBig, &w);

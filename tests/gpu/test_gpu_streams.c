@@ -41,7 +41,8 @@ Test(gpu_streams, sym_streams, .init = gpu_init, .timeout = 600) {
   for (int r = 0; r < n; r++) {
     cudaSetDevice(r);
     st[r][0] = w.st[r];
-    for (int s = 1; s < 4; s++) cr_assert(eq(int, cudaStreamCreateWithFlags(&st[r][s], cudaStreamNonBlocking), cudaSuccess));
+    for (int s = 1; s < 4; s++)
+      cr_assert(eq(int, cudaStreamCreateWithFlags(&st[r][s], cudaStreamNonBlocking), cudaSuccess));
   }
   static const size_t counts[] = {1004, 70004, 400004};
   for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
@@ -67,8 +68,8 @@ Test(gpu_streams, sym_streams, .init = gpu_init, .timeout = 600) {
     for (int r = 0; r < n; r++) {
       cudaSetDevice(r);
       for (int s = 0; s < 4; s++)
-        cr_assert(eq(int, cudaStreamSynchronize(st[r][s]), cudaSuccess), "count %zu rank %d stream %d: %s", count, r,
-                  s, cudaGetErrorString(cudaGetLastError()));
+        cr_assert(eq(int, cudaStreamSynchronize(st[r][s]), cudaSuccess), "count %zu rank %d stream %d: %s",
+                  count, r, s, cudaGetErrorString(cudaGetLastError()));
     }
     int64_t mul = 1;
     for (int k = 1; k < K; k++) mul *= n;
@@ -160,10 +161,12 @@ static void random_issue(const world* w, randomCall* rc, int k, int r0, int r1, 
     for (int j = i; j < i + batch && j < k; j++)
       for (int r = r0; r < r1; r++) {
         const call* c = &rc[j].c;
-        kilnResult_t res =
-            rc[j].plan ? kilnRun(rc[j].plan->ex[r], c->sendp[r], c->recvp[r], c->count, c->dt, rc[j].op, w->st[r])
-                       : kilnSymRun(w->kc[r], rc[j].a, c->sendp[r], c->recvp[r], c->count, c->dt, rc[j].op, w->st[r]);
-        cr_assert(eq(int, res, KILN_SUCCESS), "call %d %s rank %d: %s", j, random_name(&rc[j]), r, kilnLastError());
+        kilnResult_t res = rc[j].plan ? kilnRun(rc[j].plan->ex[r], c->sendp[r], c->recvp[r], c->count, c->dt,
+                                                rc[j].op, w->st[r])
+                                      : kilnSymRun(w->kc[r], rc[j].a, c->sendp[r], c->recvp[r], c->count,
+                                                   c->dt, rc[j].op, w->st[r]);
+        cr_assert(eq(int, res, KILN_SUCCESS), "call %d %s rank %d: %s", j, random_name(&rc[j]), r,
+                  kilnLastError());
       }
     if (grouped) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
     i += batch;
@@ -177,8 +180,8 @@ enum { RANDOM_CANARY = 0xA5 };
 /* After a random stream: every byte of rank r's allocation (bytes at base) outside the calls'
  * buffers (their gaps, the input buffer an in-place allreduce or allgather leaves unused, the
  * tail) still holds RANDOM_CANARY, which it was filled with before the stream. */
-static void random_canaries(const world* w, int r, const char* base, size_t bytes, const randomCall* rc, int k,
-                            const char* what, int mode) {
+static void random_canaries(const world* w, int r, const char* base, size_t bytes, const randomCall* rc,
+                            int k, const char* what, int mode) {
   unsigned char* h = malloc(bytes);
   cr_assert(not(eq(ptr, h, NULL)));
   cudaSetDevice(w->dev[r]);
@@ -215,13 +218,16 @@ static void random_canaries(const world* w, int r, const char* base, size_t byte
   char who[256] = "no buffer before it";
   if (near >= 0) {
     const call* c = &rc[near].c;
-    snprintf(who, sizeof who, "%td bytes past the end of call %d's %s (%s %s %s count %zu %s, %s)", past, near,
-             nearOut ? "output" : "input", kilnCollName(c->coll), kilnDataTypeName(c->dt), kilnRedOpName(c->op),
-             c->count, c->inplace ? "in place" : "out of place", random_name(&rc[near]));
+    snprintf(who, sizeof who, "%td bytes past the end of call %d's %s (%s %s %s count %zu %s, %s)", past,
+             near, nearOut ? "output" : "input", kilnCollName(c->coll), kilnDataTypeName(c->dt),
+             kilnRedOpName(c->op), c->count, c->inplace ? "in place" : "out of place",
+             random_name(&rc[near]));
   }
   free(h);
-  cr_assert(eq(sz, at, bytes), "%s, %s: rank %d wrote bytes %zu-%zu of its allocation, outside every call's buffers: "
-            "%s (seed %llu)", what, kRandomModes[mode], r, at, last - 1, who, (unsigned long long)g_seed);
+  cr_assert(eq(sz, at, bytes),
+            "%s, %s: rank %d wrote bytes %zu-%zu of its allocation, outside every call's buffers: "
+            "%s (seed %llu)",
+            what, kRandomModes[mode], r, at, last - 1, who, (unsigned long long)g_seed);
 }
 
 /* One random stream of k calls issued back to back with nothing between them (mode: eager one
@@ -231,8 +237,8 @@ static void random_canaries(const world* w, int r, const char* base, size_t byte
  * first: a call that writes past its output shows in a neighbour's result or in a canary byte
  * (random_canaries), one that reads the wrong staging in its own result. Returns the calls
  * checked. */
-static int random_stream(const world* w, const loaded* plans, int nplans, const char* what, int stream, int mode,
-                         int k, uint64_t* rng) {
+static int random_stream(const world* w, const loaded* plans, int nplans, const char* what, int stream,
+                         int mode, int k, uint64_t* rng) {
   randomCall rc[16];
   size_t inE[16], outE[16];
   cr_assert(k <= 16);
@@ -285,13 +291,16 @@ static int random_stream(const world* w, const loaded* plans, int nplans, const 
   for (int rep = 0; rep < (graph ? 2 : 1); rep++) {
     if (!graph || rep > 0)
       for (int i = 0; i < k; i++) call_prepare(&rc[i].c, w, rc[i].op, rc[i].inplace, rng);
-    if (graph) replay_all(w, ge);
-    else random_issue(w, rc, k, 0, w->n, grouped, rng);
+    if (graph)
+      replay_all(w, ge);
+    else
+      random_issue(w, rc, k, 0, w->n, grouped, rng);
     for (int i = 0; i < k; i++) {
       char msg[512];
-      cr_assert(call_check(&rc[i].c, w, msg, sizeof msg), "%s, %s, stream %d, call %d of %d (%s)%s: %s (seed %llu)",
-                what, kRandomModes[mode], stream, i, k, random_name(&rc[i]), graph ? (rep ? ", replay 2" : ", replay 1") : "",
-                msg, (unsigned long long)g_seed);
+      cr_assert(call_check(&rc[i].c, w, msg, sizeof msg),
+                "%s, %s, stream %d, call %d of %d (%s)%s: %s (seed %llu)", what, kRandomModes[mode], stream,
+                i, k, random_name(&rc[i]), graph ? (rep ? ", replay 2" : ", replay 1") : "", msg,
+                (unsigned long long)g_seed);
     }
   }
   assert_no_async_error(w);
@@ -311,14 +320,16 @@ static int random_stream(const world* w, const loaded* plans, int nplans, const 
  * each form follows every other on the same staging with programmatic launches overlapping them,
  * in each of the four ways of issuing them (random_stream); KILN_TEST_RANDOM_STREAMS streams per
  * way (default 3). */
-static void random_streams_run(const world* w, const loaded* plans, int nplans, const char* what, uint64_t* rng) {
+static void random_streams_run(const world* w, const loaded* plans, int nplans, const char* what,
+                               uint64_t* rng) {
   const char* e = getenv("KILN_TEST_RANDOM_STREAMS");
   const int streams = e && atoi(e) > 0 ? atoi(e) : 3;
   for (int mode = 0; mode < 4; mode++) {
     int checked = 0;
     const uint64_t direct = peer_calls(w);
     for (int s = 0; s < streams; s++) checked += random_stream(w, plans, nplans, what, s, mode, 12, rng);
-    fprintf(stderr, "  %d ranks, %s, %s: %d random calls checked (%llu issued direct into the peers' buffers)\n",
+    fprintf(stderr,
+            "  %d ranks, %s, %s: %d random calls checked (%llu issued direct into the peers' buffers)\n",
             w->n, what, kRandomModes[mode], checked, (unsigned long long)(peer_calls(w) - direct));
   }
 }
@@ -326,8 +337,13 @@ static void random_streams_run(const world* w, const loaded* plans, int nplans, 
 /* Communicators whose forms change at small sizes: 4 MiB of staging (large calls in rounds),
  * outputs of grouped calls stored direct from 64 KiB, allgather and alltoall by the copy engine
  * from 1 MiB, allreduce as a reducescatter and the engine's copies from 2 MiB. */
-static const char* const kSmallForms[] = {"KILN_SYM_DIRECT_BYTES", "65536", "KILN_SYM_CE_BYTES", "1048576",
-                                          "KILN_SYM_AR_CE_BYTES", "2097152", NULL};
+static const char* const kSmallForms[] = {"KILN_SYM_DIRECT_BYTES",
+                                          "65536",
+                                          "KILN_SYM_CE_BYTES",
+                                          "1048576",
+                                          "KILN_SYM_AR_CE_BYTES",
+                                          "2097152",
+                                          NULL};
 
 /* The classic plans random streams mix in: every collective, Simple, LL and LL128, in place and
  * not, chunks and instances (baked kernels where kiln bakes the shape, the interpreter elsewhere). */
@@ -375,7 +391,9 @@ static void random_streams_test(int n, bool shared) {
   }
 }
 
-Test(gpu_streams, random_streams, .init = gpu_init, .timeout = 900) { random_streams_test(suite_gpus(), false); }
+Test(gpu_streams, random_streams, .init = gpu_init, .timeout = 900) {
+  random_streams_test(suite_gpus(), false);
+}
 /* The same with 4 ranks sharing fewer GPUs (kilnCommCreateShared; its kernels launch without
  * programmatic serialization). */
 Test(gpu_streams, random_streams_4ranks_shared, .init = gpu_init_shared, .timeout = 900) {
@@ -409,7 +427,8 @@ Test(gpu_streams, group_takes_the_capture_state_at_its_end, .init = gpu_init_sha
   capture_begin_all(&v);
   cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "group's end inside the captures: %s", kilnLastError());
   cudaGraph_t gr[GPU_MAX];
-  for (int r = 0; r < v.n; r++) cr_assert(eq(int, cudaStreamEndCapture(v.st[r], &gr[r]), cudaSuccess), "rank %d", r);
+  for (int r = 0; r < v.n; r++)
+    cr_assert(eq(int, cudaStreamEndCapture(v.st[r], &gr[r]), cudaSuccess), "rank %d", r);
   for (int r = 0; r < v.n; r++) {
     cr_assert(eq(int, cudaGraphInstantiate(&ge[r], gr[r], 0), cudaSuccess));
     cudaGraphDestroy(gr[r]);
@@ -420,11 +439,13 @@ Test(gpu_streams, group_takes_the_capture_state_at_its_end, .init = gpu_init_sha
   capture_begin_all(&v);
   kilnGroupStart();
   sym_issue(&v, &c, a, KILN_SUM, 0, v.n, false); /* queued in the open group */
-  for (int r = 0; r < v.n; r++) cr_assert(eq(int, cudaStreamEndCapture(v.st[r], &gr[r]), cudaSuccess), "rank %d", r);
+  for (int r = 0; r < v.n; r++)
+    cr_assert(eq(int, cudaStreamEndCapture(v.st[r], &gr[r]), cudaSuccess), "rank %d", r);
   for (int r = 0; r < v.n; r++) {
     size_t nodes = 1;
     cr_assert(eq(int, cudaGraphGetNodes(gr[r], NULL, &nodes), cudaSuccess));
-    cr_assert(eq(sz, nodes, 0), "rank %d: the capture took %zu nodes of a group that had not ended", r, nodes);
+    cr_assert(eq(sz, nodes, 0), "rank %d: the capture took %zu nodes of a group that had not ended", r,
+              nodes);
     cudaGraphDestroy(gr[r]);
   }
   cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "group's end after the captures: %s", kilnLastError());
@@ -465,7 +486,8 @@ Test(gpu_streams, several_streams, .init = gpu_init, .timeout = 600) {
     cr_assert(call_alloc(&c[i], v, KILN_COLL_ALLREDUCE, 100000 + 17 * i, KILN_FLOAT32));
     call_prepare(&c[i], v, KILN_SUM, false, &rng);
     for (int r = 0; r < n; r++)
-      cr_assert(eq(int, kilnRun(l.ex[r], c[i].sendp[r], c[i].recvp[r], c[i].count, c[i].dt, KILN_SUM, v->st[r]),
+      cr_assert(eq(int,
+                   kilnRun(l.ex[r], c[i].sendp[r], c[i].recvp[r], c[i].count, c[i].dt, KILN_SUM, v->st[r]),
                    KILN_SUCCESS));
   }
   for (int i = 0; i < NCALLS; i++) {
@@ -500,9 +522,11 @@ Test(gpu_streams, two_communicators, .init = gpu_init, .timeout = 600) {
     call_prepare(&cb, &b, KILN_SUM, false, &rng);
     for (int r = 0; r < n; r++) {
       if (runA)
-        cr_assert(eq(int, kilnRun(la.ex[r], ca.sendp[r], ca.recvp[r], ca.count, ca.dt, KILN_MAX, a.st[r]), KILN_SUCCESS));
+        cr_assert(eq(int, kilnRun(la.ex[r], ca.sendp[r], ca.recvp[r], ca.count, ca.dt, KILN_MAX, a.st[r]),
+                     KILN_SUCCESS));
       if (runB)
-        cr_assert(eq(int, kilnRun(lb.ex[r], cb.sendp[r], cb.recvp[r], cb.count, cb.dt, KILN_SUM, b.st[r]), KILN_SUCCESS));
+        cr_assert(eq(int, kilnRun(lb.ex[r], cb.sendp[r], cb.recvp[r], cb.count, cb.dt, KILN_SUM, b.st[r]),
+                     KILN_SUCCESS));
     }
     char msg[512];
     bool okA = !runA || call_check(&ca, &a, msg, sizeof msg);
@@ -524,7 +548,8 @@ Test(gpu_streams, two_communicators, .init = gpu_init, .timeout = 600) {
 /* The plan a group test runs for small allreduces: the registry's pick (a one-shot plan with a
  * scratch buffer in the default build), else a classic direct LL plan. */
 static void load_small_allreduce(loaded* l, const world* w) {
-  const kilnRegistryEntry* e = kilnRegistrySelect(KILN_COLL_ALLREDUCE, w->n, 4096, false, KILN_FLOAT32, KILN_SUM);
+  const kilnRegistryEntry* e =
+      kilnRegistrySelect(KILN_COLL_ALLREDUCE, w->n, 4096, false, KILN_FLOAT32, KILN_SUM);
   if (!e || !e->xml) {
     load(l, w, "direct", KILN_COLL_ALLREDUCE, 1, 1, KILN_PROTO_LL, false);
     return;
@@ -585,7 +610,8 @@ Test(gpu_streams, groups, .init = gpu_init, .timeout = 600) {
           which == 0   ? kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, sa[r])
           : which == 1 ? kilnRun(la.ex[r], c2.sendp[r], c2.recvp[r], c2.count, c2.dt, KILN_MAX, sa[r])
                        : kilnRun(lb.ex[r], c3.sendp[r], c3.recvp[r], c3.count, c3.dt, KILN_SUM, sb[r]);
-      cr_assert(eq(int, res, KILN_SUCCESS), "iteration %d call %d rank %d: %s", it, which, r, kilnLastError());
+      cr_assert(eq(int, res, KILN_SUCCESS), "iteration %d call %d rank %d: %s", it, which, r,
+                kilnLastError());
     }
     if (nested) cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
     cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
@@ -618,15 +644,18 @@ Test(gpu_streams, groups, .init = gpu_init, .timeout = 600) {
     call_prepare(&c1, &a, KILN_SUM, false, &rng);
     kilnGroupStart();
     for (int r = 0; r < n - 1; r++)
-      cr_assert(eq(int, kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, a.st[r]), KILN_SUCCESS));
-    cr_assert(eq(int, kilnRun(la.ex[n - 1], c1.sendp[n - 1], c1.recvp[n - 1], c1.count, (kilnDataType_t)99, KILN_SUM,
-                              a.st[n - 1]),
+      cr_assert(eq(int, kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, a.st[r]),
+                   KILN_SUCCESS));
+    cr_assert(eq(int,
+                 kilnRun(la.ex[n - 1], c1.sendp[n - 1], c1.recvp[n - 1], c1.count, (kilnDataType_t)99,
+                         KILN_SUM, a.st[n - 1]),
                  KILN_ERR_INVALID_ARGUMENT));
     cr_assert(eq(int, kilnGroupEnd(), KILN_ERR_INVALID_ARGUMENT));
     cr_assert(contains(kilnLastError(), "none of the group was launched"), "%s", kilnLastError());
     kilnGroupStart();
     for (int r = 0; r < n; r++)
-      cr_assert(eq(int, kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, a.st[r]), KILN_SUCCESS));
+      cr_assert(eq(int, kilnRun(la.ex[r], c1.sendp[r], c1.recvp[r], c1.count, c1.dt, KILN_SUM, a.st[r]),
+                   KILN_SUCCESS));
     cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
     char msg[512];
     cr_assert(call_check(&c1, &a, msg, sizeof msg), "after a failed group: %s", msg);

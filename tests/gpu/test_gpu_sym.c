@@ -85,15 +85,16 @@ static void sym_sweep(int n, const char* const* env, bool shared) {
   uint64_t rng = g_seed ^ 0x5157;
   /* 8191: LL lines over 16 blocks (4-byte types and up). */
   static const size_t small[] = {1, 3, 1003, 8191, 70001};
-  static const typedOp big[] = {{KILN_FLOAT32, KILN_SUM}, {KILN_INT8, KILN_MAX}, {KILN_FLOAT16, KILN_AVG},
-                                {KILN_BFLOAT16, KILN_SUM}};
+  static const typedOp big[] = {
+      {KILN_FLOAT32, KILN_SUM}, {KILN_INT8, KILN_MAX}, {KILN_FLOAT16, KILN_AVG}, {KILN_BFLOAT16, KILN_SUM}};
   static const size_t bigCounts[] = {262147, 1048576};
   int ncalls = 0;
   for (symCases it = SYM_CASES(small); sym_cases_next(&it);) {
     call c;
     cr_assert(call_alloc(&c, &w, it.coll, it.count, it.dtype));
     const int nops = gpu_reduces(it.coll) ? KILN_NUM_REDOPS : 1;
-    for (int op = 0; op < nops; op++, ncalls++) sym_run_check(&w, &c, it.a, (kilnRedOp_t)op, it.inplace, &rng);
+    for (int op = 0; op < nops; op++, ncalls++)
+      sym_run_check(&w, &c, it.a, (kilnRedOp_t)op, it.inplace, &rng);
     call_free(&c, &w);
     if (!it.last) continue;
     for (size_t ti = 0; ti < sizeof(big) / sizeof(big[0]); ti++)
@@ -112,12 +113,16 @@ static void sym_sweep(int n, const char* const* env, bool shared) {
   call c;
   cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, 5003, KILN_INT32));
   for (int it = 0; it < 6; it++) {
-    if (it % 3 == 2) run_check(&l, &w, &c, KILN_SUM, false, &rng);
-    else sym_run_check(&w, &c, it % 3 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false, &rng);
+    if (it % 3 == 2)
+      run_check(&l, &w, &c, KILN_SUM, false, &rng);
+    else
+      sym_run_check(&w, &c, it % 3 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false,
+                    &rng);
   }
   /* In-place alltoall is refused, naming the algorithm; nothing launched. */
   cr_assert(not(kilnSymFits(w.kc[0], KILN_SYM_ALLTOALL, 16, KILN_FLOAT32, true)));
-  kilnResult_t r = kilnSymRun(w.kc[0], KILN_SYM_ALLTOALL, c.recvp[0], c.recvp[0], 16, KILN_FLOAT32, KILN_SUM, w.st[0]);
+  kilnResult_t r =
+      kilnSymRun(w.kc[0], KILN_SYM_ALLTOALL, c.recvp[0], c.recvp[0], 16, KILN_FLOAT32, KILN_SUM, w.st[0]);
   cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
   cr_assert(strstr(kilnLastError(), "sym-alltoall") != NULL, "%s", kilnLastError());
   call_free(&c, &w);
@@ -131,36 +136,59 @@ Test(gpu_sym, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4
 Test(gpu_sym, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv, false); }
 /* The kernels' 8-rank code (sym.cuh's loops sized for any rank count, 8 regions per half) where
  * there are fewer GPUs. */
-Test(gpu_sym, sym_kernels_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { sym_sweep(8, kNoEnv, true); }
+Test(gpu_sym, sym_kernels_8ranks_shared, .init = gpu_init_shared, .timeout = 900) {
+  sym_sweep(8, kNoEnv, true);
+}
 /* The kernels' 2- and 4-rank code (sym.cuh's staged form has a kernel of its own for them, its
  * loops sized at compile time) where there are fewer GPUs than ranks. */
-Test(gpu_sym, sym_kernels_2ranks_shared, .init = gpu_init_shared, .timeout = 600) { sym_sweep(2, kNoEnv, true); }
-Test(gpu_sym, sym_kernels_4ranks_shared, .init = gpu_init_shared, .timeout = 600) { sym_sweep(4, kNoEnv, true); }
+Test(gpu_sym, sym_kernels_2ranks_shared, .init = gpu_init_shared, .timeout = 600) {
+  sym_sweep(2, kNoEnv, true);
+}
+Test(gpu_sym, sym_kernels_4ranks_shared, .init = gpu_init_shared, .timeout = 600) {
+  sym_sweep(4, kNoEnv, true);
+}
 
 /* The same sweep with every segment and two-shot share past 1 byte as LL128 lines
  * (kernels/sym.cuh bodyLL128, bodyLL128x2; by default only mid sizes): partial lines and words of
  * every data type, shares whose last line reaches past them, a line or a few per block, every op,
  * in and out of place, back to back on alternating halves with the flag form of the largest
  * calls between them. */
-static const char* const kAllLL128[] = {"KILN_SYM_LL128_BYTES",    "1", "KILN_SYM_LL128_MAX_BYTES",    "1073741824",
-                                        "KILN_SYM_LL2_128_BYTES", "1", "KILN_SYM_LL2_128_MAX_BYTES", "1073741824",
+static const char* const kAllLL128[] = {"KILN_SYM_LL128_BYTES",
+                                        "1",
+                                        "KILN_SYM_LL128_MAX_BYTES",
+                                        "1073741824",
+                                        "KILN_SYM_LL2_128_BYTES",
+                                        "1",
+                                        "KILN_SYM_LL2_128_MAX_BYTES",
+                                        "1073741824",
                                         NULL};
 Test(gpu_sym, sym_ll128_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL128, false); }
 Test(gpu_sym, sym_ll128_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL128, false); }
 Test(gpu_sym, sym_ll128_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL128, false); }
-Test(gpu_sym, sym_ll128_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { sym_sweep(8, kAllLL128, true); }
+Test(gpu_sym, sym_ll128_8ranks_shared, .init = gpu_init_shared, .timeout = 900) {
+  sym_sweep(8, kAllLL128, true);
+}
 
 /* The same sweep with every one-shot segment that fits the LL lines' staging as LL12 lines
  * (kernels/sym.cuh bodyLL of form LL12; by default one-shot LL segments of elements of at most 4 bytes):
  * partial lines of 1-, 2- and 4-byte elements (12, 6 or 3 to a line), unaligned tails, blocks of
  * whole lines (the last ones short or empty), every op, in and out of place; 8-byte types and
  * two-shot shares as LL lines. */
-static const char* const kAllLL12[] = {"KILN_SYM_LL_BYTES", "1073741824", "KILN_SYM_LL128_BYTES", "0",
-                                       "KILN_SYM_LL2_128_BYTES", "0", "KILN_SYM_LL12_BYTES", "0", NULL};
+static const char* const kAllLL12[] = {"KILN_SYM_LL_BYTES",
+                                       "1073741824",
+                                       "KILN_SYM_LL128_BYTES",
+                                       "0",
+                                       "KILN_SYM_LL2_128_BYTES",
+                                       "0",
+                                       "KILN_SYM_LL12_BYTES",
+                                       "0",
+                                       NULL};
 Test(gpu_sym, sym_ll12_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kAllLL12, false); }
 Test(gpu_sym, sym_ll12_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kAllLL12, false); }
 Test(gpu_sym, sym_ll12_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kAllLL12, false); }
-Test(gpu_sym, sym_ll12_8ranks_shared, .init = gpu_init_shared, .timeout = 900) { sym_sweep(8, kAllLL12, true); }
+Test(gpu_sym, sym_ll12_8ranks_shared, .init = gpu_init_shared, .timeout = 900) {
+  sym_sweep(8, kAllLL12, true);
+}
 
 /* The flag form in rounds: 64 KiB of staging per GPU (32 KiB a half), 1 KiB per block and no LL
  * lines, so a call of a few thousand elements takes many rounds (odd and even numbers of them,
@@ -171,8 +199,8 @@ Test(gpu_sym, sym_ll12_8ranks_shared, .init = gpu_init_shared, .timeout = 900) {
 static void sym_rounds_run(int n, bool shared) {
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.symBytes = 64 << 10;
-  static const char* const env[] = {"KILN_SYM_LL_BYTES", "0", "KILN_SYM_LL2_BYTES", "0",
-                                    "KILN_SYM_BLOCK_BYTES", "1024", NULL};
+  static const char* const env[] = {
+      "KILN_SYM_LL_BYTES", "0", "KILN_SYM_LL2_BYTES", "0", "KILN_SYM_BLOCK_BYTES", "1024", NULL};
   world w;
   sweep_world(&w, n, shared, &cfg, env);
   uint64_t rng = g_seed ^ 0x7011;
@@ -183,7 +211,8 @@ static void sym_rounds_run(int n, bool shared) {
     cr_assert(call_alloc(&c, &w, it.coll, it.count, it.dtype));
     cr_assert(kilnSymFits(w.kc[0], it.a, c.count, c.dt, it.inplace));
     const int nops = gpu_reduces(it.coll) ? KILN_NUM_REDOPS : 1;
-    for (int op = 0; op < nops; op++, ncalls++) sym_run_check(&w, &c, it.a, (kilnRedOp_t)op, it.inplace, &rng);
+    for (int op = 0; op < nops; op++, ncalls++)
+      sym_run_check(&w, &c, it.a, (kilnRedOp_t)op, it.inplace, &rng);
     call_free(&c, &w);
   }
   for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
@@ -225,8 +254,10 @@ static void sym_pdl_calls(const world* w, kilnSymAlgo_t a, size_t count, bool gr
     for (int k = 0; k < K; k++) call_prepare(&c[k], w, KILN_SUM, false, rng);
     if (!graph || pass == 0) {
       for (int r = 0; r < w->n; r++) {
-        if (graph) capture_begin(w, r);
-        else cudaSetDevice(r);
+        if (graph)
+          capture_begin(w, r);
+        else
+          cudaSetDevice(r);
         for (int k = 0; k < K; k++) {
           cr_assert(eq(int, kilnTestSymCopy(in[r], c[k].sendp[r], inBytes, 4, w->st[r]), cudaSuccess));
           kilnResult_t res = kilnSymRun(w->kc[r], a, in[r], out[r], count, KILN_INT32, KILN_SUM, w->st[r]);
@@ -239,8 +270,9 @@ static void sym_pdl_calls(const world* w, kilnSymAlgo_t a, size_t count, bool gr
     if (graph) replay_all(w, ge);
     for (int k = 0; k < K; k++) {
       char msg[512];
-      cr_assert(call_check(&c[k], w, msg, sizeof msg), "%s count %zu%s pass %d, call %d of %d: %s (seed %llu)",
-                kilnSymAlgoName(a), count, graph ? " (graph)" : "", pass, k, K, msg, (unsigned long long)g_seed);
+      cr_assert(call_check(&c[k], w, msg, sizeof msg),
+                "%s count %zu%s pass %d, call %d of %d: %s (seed %llu)", kilnSymAlgoName(a), count,
+                graph ? " (graph)" : "", pass, k, K, msg, (unsigned long long)g_seed);
     }
   }
   assert_no_async_error(w);
@@ -263,10 +295,13 @@ static void sym_pdl_chain(const world* w, kilnSymAlgo_t a, size_t count, bool gr
   call_prepare(&c, w, KILN_SUM, true, rng);
   cudaGraphExec_t ge[GPU_MAX];
   for (int r = 0; r < w->n; r++) {
-    if (graph) capture_begin(w, r);
-    else cudaSetDevice(r);
+    if (graph)
+      capture_begin(w, r);
+    else
+      cudaSetDevice(r);
     for (int k = 0; k < K; k++) {
-      kilnResult_t res = kilnSymRun(w->kc[r], a, c.sendp[r], c.recvp[r], count, KILN_INT32, KILN_SUM, w->st[r]);
+      kilnResult_t res =
+          kilnSymRun(w->kc[r], a, c.sendp[r], c.recvp[r], count, KILN_INT32, KILN_SUM, w->st[r]);
       cr_assert(eq(int, res, KILN_SUCCESS), "%s", kilnLastError());
     }
     if (graph) capture_end(w, r, &ge[r]);
@@ -304,7 +339,8 @@ Test(gpu_sym, sym_pdl, .init = gpu_init, .timeout = 600) {
       for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
         for (int graph = 0; graph <= 1; graph++) {
           sym_pdl_calls(&w, kSymAlgos[ai], counts[ci], graph, &rng);
-          if (sym_coll(kSymAlgos[ai]) == KILN_COLL_ALLREDUCE) sym_pdl_chain(&w, kSymAlgos[ai], counts[ci], graph, &rng);
+          if (sym_coll(kSymAlgos[ai]) == KILN_COLL_ALLREDUCE)
+            sym_pdl_chain(&w, kSymAlgos[ai], counts[ci], graph, &rng);
         }
     world_fini(&w);
   }
@@ -325,9 +361,15 @@ Test(gpu_sym, sym_pdl, .init = gpu_init, .timeout = 600) {
 static void sym_direct_run(bool ce) {
   const int n = suite_gpus();
   if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
-  const char* const env[] = {"KILN_SYM_DIRECT_BYTES", "0", "KILN_SYM_LL2_BYTES", "0",
-                             ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE", "0",
-                             ce ? "KILN_SYM_AR_CE_BYTES" : "KILN_SYM_AR_CE", "0", NULL};
+  const char* const env[] = {"KILN_SYM_DIRECT_BYTES",
+                             "0",
+                             "KILN_SYM_LL2_BYTES",
+                             "0",
+                             ce ? "KILN_SYM_CE_BYTES" : "KILN_SYM_CE",
+                             "0",
+                             ce ? "KILN_SYM_AR_CE_BYTES" : "KILN_SYM_AR_CE",
+                             "0",
+                             NULL};
   /* The launcher threads stay awake between this test's groups (read once per process: Criterion
    * runs each test in a process of its own), so grouped calls are issued by a thread per GPU. */
   setenv("KILN_GROUP_SPIN_US", "1000000", 1);
@@ -354,7 +396,8 @@ static void sym_direct_run(bool ce) {
   }
   cr_assert(eq(int, ncclGroupEnd(), ncclSuccess));
   for (int r = 0; r < n; r++) {
-    cr_assert(eq(int, kilnCommWindowAdd(w.kc[r], win[r], pool[r], poolBytes), KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(eq(int, kilnCommWindowAdd(w.kc[r], win[r], pool[r], poolBytes), KILN_SUCCESS), "%s",
+              kilnLastError());
     cr_assert(eq(int, kilnCommWindowCount(w.kc[r]), 1));
   }
   /* Refusals: NULLs, the same window twice, removing what was not added. */
@@ -368,8 +411,9 @@ static void sym_direct_run(bool ce) {
   ncclGroupStart();
   for (int r = 0; r < n; r++) {
     cudaSetDevice(r);
-    cr_assert(eq(int, ncclCommWindowRegister(w.nccl[r], pool[r] + half, half / 2, &inner[r], NCCL_WIN_COLL_SYMMETRIC),
-                 ncclSuccess));
+    cr_assert(eq(
+        int, ncclCommWindowRegister(w.nccl[r], pool[r] + half, half / 2, &inner[r], NCCL_WIN_COLL_SYMMETRIC),
+        ncclSuccess));
   }
   cr_assert(eq(int, ncclGroupEnd(), ncclSuccess));
   for (int r = 0; r < n; r++) {
@@ -398,11 +442,12 @@ static void sym_direct_run(bool ce) {
       sym_run_check(&w, &c, a, (kilnRedOp_t)op, it.inplace, &rng); /* sets c's pointers */
       const bool even = c.count % n == 0 && c.count / n * kilnDataTypeSize(c.dt) % 16 == 0;
       const int form = a == KILN_SYM_REDUCESCATTER ? 0
-                     : it.coll == KILN_COLL_ALLREDUCE ? (ce && even ? KILN_SYM_DIRECT_REDUCE_CE : KILN_SYM_DIRECT_SM)
-                                                      : copyForm;
+                       : it.coll == KILN_COLL_ALLREDUCE
+                           ? (ce && even ? KILN_SYM_DIRECT_REDUCE_CE : KILN_SYM_DIRECT_SM)
+                           : copyForm;
       cr_assert(eq(int, kilnSymDirectForm(w.kc[0], a, c.sendp[0], c.recvp[0], c.count, c.dt), form),
-                "%s %s count %zu%s: direct or not, and which form", kilnSymAlgoName(a), kilnDataTypeName(c.dt),
-                c.count, it.inplace ? " in place" : "");
+                "%s %s count %zu%s: direct or not, and which form", kilnSymAlgoName(a),
+                kilnDataTypeName(c.dt), c.count, it.inplace ? " in place" : "");
     }
     call_free(&c, &w);
     if (!it.last) continue;
@@ -417,10 +462,10 @@ static void sym_direct_run(bool ce) {
         ncalls++;
       }
     /* A staged call in between: the flags and the staging halves stay consistent. */
-    cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], plain.drecv[0], plain.count,
-                                  plain.dt)));
-    sym_run_check(&w, &plain, it.ai % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM, false,
-                  &rng);
+    cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], plain.drecv[0],
+                                  plain.count, plain.dt)));
+    sym_run_check(&w, &plain, it.ai % 2 ? KILN_SYM_ALLREDUCE_TWOSHOT : KILN_SYM_ALLREDUCE_ONESHOT, KILN_SUM,
+                  false, &rng);
   }
   for (size_t ai = 0; ai < sizeof(kSymAlgos) / sizeof(kSymAlgos[0]); ai++)
     for (size_t count = 8192; count <= 9001; count += 809) { /* whole packs and not */
@@ -428,16 +473,20 @@ static void sym_direct_run(bool ce) {
       cr_assert(call_alloc_at(&c, &w, sym_coll(kSymAlgos[ai]), count, KILN_INT32, sendAt, recvAt));
       sym_graph_check_call(&w, kSymAlgos[ai], &c, 1, 6, &rng);
       /* Grouped: the GPUs' launches issued at once, from a thread each. */
-      for (int k = 0; k < 4; k++, ncalls++) sym_run_check_as(&w, &c, kSymAlgos[ai], KILN_SUM, false, &rng, true);
+      for (int k = 0; k < 4; k++, ncalls++)
+        sym_run_check_as(&w, &c, kSymAlgos[ai], KILN_SUM, false, &rng, true);
       call_free(&c, &w);
     }
   /* Only the output counts: in a window, direct; outside, not. */
-  cr_assert(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], recvAt[0], 64, KILN_FLOAT32));
-  cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, sendAt[0], plain.drecv[0], 64, KILN_FLOAT32)));
+  cr_assert(
+      kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, plain.dsend[0], recvAt[0], 64, KILN_FLOAT32));
+  cr_assert(
+      not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, sendAt[0], plain.drecv[0], 64, KILN_FLOAT32)));
   cr_assert(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLGATHER, plain.dsend[0], recvAt[0], 64, KILN_FLOAT32));
   cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLGATHER, recvAt[0], plain.drecv[0], 64, KILN_FLOAT32)));
   /* Past the window's end: not direct. */
-  cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, sendAt[0], recvAt[0], half / 4 + 1, KILN_FLOAT32)));
+  cr_assert(not(kilnSymIsDirect(w.kc[0], KILN_SYM_ALLREDUCE_TWOSHOT, sendAt[0], recvAt[0], half / 4 + 1,
+                                KILN_FLOAT32)));
   call_free(&plain, &w);
   /* With the outer window gone, the inner one still serves what it holds. */
   for (int r = 0; r < n; r++) {
@@ -473,13 +522,9 @@ static void sym_direct_run(bool ce) {
   world_fini(&w);
 }
 
-Test(gpu_sym, sym_direct, .init = gpu_init, .timeout = 600) {
-  sym_direct_run(false);
-}
+Test(gpu_sym, sym_direct, .init = gpu_init, .timeout = 600) { sym_direct_run(false); }
 
-Test(gpu_sym, sym_direct_copy_engine, .init = gpu_init, .timeout = 600) {
-  sym_direct_run(true);
-}
+Test(gpu_sym, sym_direct_copy_engine, .init = gpu_init, .timeout = 600) { sym_direct_run(true); }
 
 /* Whether a grouped call of every rank goes direct into the peers' plain buffers with the
  * settings of sym_group_peers (KILN_SYM_DIRECT_BYTES=4096). */
@@ -514,8 +559,15 @@ Test(gpu_sym, sym_group_peers, .init = gpu_init, .timeout = 600) {
   const int n = suite_gpus();
   if (g_ngpus < n) cr_skip_test("skipped: %d GPUs needed, %d visible", n, g_ngpus);
   /* Two-shot shares as lines never go direct (KILN_SYM_LL2_BYTES=0). */
-  static const char* const env[] = {"KILN_SYM_DIRECT_BYTES", "4096", "KILN_SYM_CE_BYTES", "1048576",
-                                    "KILN_SYM_LL2_BYTES", "0", "KILN_SYM_AR_CE_BYTES", "16384", NULL};
+  static const char* const env[] = {"KILN_SYM_DIRECT_BYTES",
+                                    "4096",
+                                    "KILN_SYM_CE_BYTES",
+                                    "1048576",
+                                    "KILN_SYM_LL2_BYTES",
+                                    "0",
+                                    "KILN_SYM_AR_CE_BYTES",
+                                    "16384",
+                                    NULL};
   kilnCommConfig cfg = KILN_COMM_CONFIG_INITIALIZER;
   cfg.symBytes = 1 << 20;
   world w;
@@ -536,11 +588,11 @@ Test(gpu_sym, sym_group_peers, .init = gpu_init, .timeout = 600) {
     for (int op = 0; op < nops; op++) {
       const uint64_t before = peer_calls(&w);
       sym_run_check_as(&w, &c, a, (kilnRedOp_t)op, it.inplace, &rng, true);
-      cr_assert(eq(u64, peer_calls(&w) - before, d ? 1 : 0), "%s %s count %zu%s: direct or not", kilnSymAlgoName(a),
-                kilnDataTypeName(c.dt), c.count, it.inplace ? " in place" : "");
+      cr_assert(eq(u64, peer_calls(&w) - before, d ? 1 : 0), "%s %s count %zu%s: direct or not",
+                kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count, it.inplace ? " in place" : "");
       if (d)
-        cr_assert(eq(int, comm_view(w.kc[0]).symPeerForm, group_form(&w, a, c.count, c.dt)), "%s %s count %zu: form",
-                  kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count);
+        cr_assert(eq(int, comm_view(w.kc[0]).symPeerForm, group_form(&w, a, c.count, c.dt)),
+                  "%s %s count %zu: form", kilnSymAlgoName(a), kilnDataTypeName(c.dt), c.count);
       d ? ndirect++ : nstaged++;
     }
     call_free(&c, &w);
@@ -556,8 +608,8 @@ Test(gpu_sym, sym_group_peers, .init = gpu_init, .timeout = 600) {
     sym_issue(&w, &c, a, KILN_SUM, 0, n / 2, true);
     sym_issue(&w, &c, a, KILN_SUM, n / 2, n, true);
     char msg[512];
-    cr_assert(call_check(&c, &w, msg, sizeof msg), "%s in two groups: %s (seed %llu)", kilnSymAlgoName(a), msg,
-              (unsigned long long)g_seed);
+    cr_assert(call_check(&c, &w, msg, sizeof msg), "%s in two groups: %s (seed %llu)", kilnSymAlgoName(a),
+              msg, (unsigned long long)g_seed);
     cr_assert(eq(u64, peer_calls(&w), before));
     /* Captured grouped, replayed on fresh data. Every stream is synchronized before the first
      * capture begins (capture_begin's synchronize during this thread's thread-local capture of
@@ -571,8 +623,8 @@ Test(gpu_sym, sym_group_peers, .init = gpu_init, .timeout = 600) {
     for (int it = 0; it < 4; it++) {
       call_prepare(&c, &w, KILN_SUM, false, &rng);
       replay_all(&w, ge);
-      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s graph replay %d: %s (seed %llu)", kilnSymAlgoName(a), it,
-                msg, (unsigned long long)g_seed);
+      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s graph replay %d: %s (seed %llu)", kilnSymAlgoName(a),
+                it, msg, (unsigned long long)g_seed);
     }
     for (int r = 0; r < n; r++) cudaGraphExecDestroy(ge[r]);
     call_free(&c, &w);
@@ -593,7 +645,8 @@ Test(gpu_sym, sym_group_peers, .init = gpu_init, .timeout = 600) {
       cr_assert(call_alloc_at(&c, &w, sym_coll(kSymAlgos[ai]), count, KILN_FLOAT32, sendAt, recvAt));
       const uint64_t before = peer_calls(&w);
       sym_run_check_as(&w, &c, kSymAlgos[ai], KILN_SUM, false, &rng, true);
-      cr_assert(eq(u64, peer_calls(&w), before), "%s into pool memory went direct", kilnSymAlgoName(kSymAlgos[ai]));
+      cr_assert(eq(u64, peer_calls(&w), before), "%s into pool memory went direct",
+                kilnSymAlgoName(kSymAlgos[ai]));
       call_free(&c, &w);
     }
     for (int r = 0; r < n; r++) {
@@ -603,8 +656,8 @@ Test(gpu_sym, sym_group_peers, .init = gpu_init, .timeout = 600) {
       cudaFree(sendAt[r]);
     }
   }
-  fprintf(stderr, "  %d GPUs: %d grouped calls direct into the peers' buffers, %d staged, checked\n", n, ndirect,
-          nstaged);
+  fprintf(stderr, "  %d GPUs: %d grouped calls direct into the peers' buffers, %d staged, checked\n", n,
+          ndirect, nstaged);
   world_fini(&w);
 }
 
@@ -698,7 +751,8 @@ Test(gpu_sym, sym_group_peers_choice) {
   cr_assert(eq(int, g_nasks, 2 * N));
   for (int q = 0; q < N; q++) {
     cr_assert(asked_for(N, q, v[2 * q].symArgs.out, (size_t)mib * 4 * N), "allgather output of rank %d", q);
-    cr_assert(asked_for(N, q, v[2 * q + 1].symArgs.out, (size_t)16 * mib * 4), "allreduce output of rank %d", q);
+    cr_assert(asked_for(N, q, v[2 * q + 1].symArgs.out, (size_t)16 * mib * 4), "allreduce output of rank %d",
+              q);
   }
   for (int r = 0; r < N; r++) {
     const kilnSymArgs* ag = &v[2 * r].symArgs;
@@ -711,7 +765,8 @@ Test(gpu_sym, sym_group_peers_choice) {
     /* Two-shot with flags: the flag form's staging, whatever the call had before. */
     cr_assert(eq(int, ar->ll, 0));
     cr_assert(eq(u64, ar->halfBytes, comm_view(cs[r]).symHalf));
-    for (int q = 0; q < N; q++) cr_assert(eq(ptr, (void*)ar->stage[q], (void*)(wins[q] + comm_view(cs[r]).symStageBase)));
+    for (int q = 0; q < N; q++)
+      cr_assert(eq(ptr, (void*)ar->stage[q], (void*)(wins[q] + comm_view(cs[r]).symStageBase)));
     for (int q = 0; q < N; q++) {
       cr_assert(eq(ptr, ag->peerOut[q], v[2 * q].symArgs.out));
       cr_assert(eq(ptr, ar->peerOut[q], v[2 * q + 1].symArgs.out));
@@ -738,7 +793,8 @@ Test(gpu_sym, sym_group_peers_choice) {
   for (int r = 0; r < N; r++) skipped[r] += M;
   /* 128 MiB of reference bytes: the copy engine for allgather and alltoall; reducescatter is
    * never a candidate (kilnSymRun), and a lone one is left alone. */
-  for (int r = 0; r < N; r++) v[r] = fake_launch(cs[r], r == 2 ? KILN_SYM_ALLGATHER : KILN_SYM_ALLTOALL, 32 * mib);
+  for (int r = 0; r < N; r++)
+    v[r] = fake_launch(cs[r], r == 2 ? KILN_SYM_ALLGATHER : KILN_SYM_ALLTOALL, 32 * mib);
   v[N] = fake_launch(cs[0], KILN_SYM_REDUCESCATTER, mib);
   v[N].peerCand = false;
   kilnSymGroupPeers(v, N + 1, fake_access);
@@ -816,15 +872,21 @@ Test(gpu_sym, sym_choice) {
   /* allreduce counts are elements per rank; the others' are per peer piece (reference bytes =
    * count x 4 B x ranks). */
   cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_ALLREDUCE_ONESHOT));
-  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 32768, f, true), KILN_SYM_ALLREDUCE_ONESHOT)); /* 128 KiB */
-  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 65536, f, true), KILN_SYM_ALLREDUCE_ONESHOT)); /* 256 KiB */
+  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 32768, f, true),
+               KILN_SYM_ALLREDUCE_ONESHOT)); /* 128 KiB */
+  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 65536, f, true),
+               KILN_SYM_ALLREDUCE_ONESHOT)); /* 256 KiB */
   cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 65540, f, true), KILN_SYM_ALLREDUCE_TWOSHOT));
   cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 262144, f, false), KILN_SYM_ALLREDUCE_TWOSHOT));
-  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 4u << 20, f, false), KILN_SYM_ALLREDUCE_TWOSHOT)); /* 16 MiB */
-  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 1u << 28, f, true), KILN_SYM_ALLREDUCE_TWOSHOT)); /* 1 GiB */
+  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 4u << 20, f, false),
+               KILN_SYM_ALLREDUCE_TWOSHOT)); /* 16 MiB */
+  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 1u << 28, f, true),
+               KILN_SYM_ALLREDUCE_TWOSHOT)); /* 1 GiB */
   cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_REDUCESCATTER, 1, f, false), KILN_SYM_REDUCESCATTER));
-  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLGATHER, 1u << 20, f, true), KILN_SYM_ALLGATHER)); /* 16 MiB */
-  cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLGATHER, 1u << 26, f, false), KILN_SYM_ALLGATHER)); /* 1 GiB */
+  cr_assert(
+      eq(int, kilnSymSelect(c, KILN_COLL_ALLGATHER, 1u << 20, f, true), KILN_SYM_ALLGATHER)); /* 16 MiB */
+  cr_assert(
+      eq(int, kilnSymSelect(c, KILN_COLL_ALLGATHER, 1u << 26, f, false), KILN_SYM_ALLGATHER)); /* 1 GiB */
   cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_REDUCESCATTER, 1u << 26, f, true), KILN_SYM_REDUCESCATTER));
   cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLTOALL, 1024, f, true), KILN_SYM_NONE));
   cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLTOALL, 1024, f, false), KILN_SYM_ALLTOALL));
@@ -864,7 +926,8 @@ Test(gpu_sym, sym_choice) {
   cr_assert(eq(int, r, KILN_ERR_UNSUPPORTED));
   cr_assert(strstr(kilnLastError(), "sym-alltoall") != NULL, "%s", kilnLastError());
   cr_assert(strstr(kilnLastError(), "in place") != NULL, "%s", kilnLastError());
-  cr_assert(eq(int, kilnSymRun(NULL, KILN_SYM_ALLGATHER, NULL, NULL, 1, f, KILN_SUM, 0), KILN_ERR_INVALID_ARGUMENT));
+  cr_assert(eq(int, kilnSymRun(NULL, KILN_SYM_ALLGATHER, NULL, NULL, 1, f, KILN_SUM, 0),
+               KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(int, kilnSymRun(c, (kilnSymAlgo_t)9, (void*)16, (void*)32, 1, f, KILN_SUM, 0),
                KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(str, (char*)kilnSymAlgoName(KILN_SYM_REDUCESCATTER), "sym-reducescatter"));
@@ -1061,8 +1124,9 @@ Test(gpu_sym, sym_kernels_exist) {
             for (int direct = 0; direct < 2; direct++) {
               g.op = op;
               g.direct = direct;
-              cr_assert(kilnTestSymHasKernel(d, &g), "%d ranks, %s, algorithm %d, %zu elements, op %d, lines %d%s: no kernel",
-                        nranks[r], kilnDataTypeName((kilnDataType_t)d), a, count, op, g.ll, direct ? ", direct" : "");
+              cr_assert(kilnTestSymHasKernel(d, &g),
+                        "%d ranks, %s, algorithm %d, %zu elements, op %d, lines %d%s: no kernel", nranks[r],
+                        kilnDataTypeName((kilnDataType_t)d), a, count, op, g.ll, direct ? ", direct" : "");
               calls++;
             }
         }
@@ -1099,13 +1163,14 @@ Test(gpu_sym, sym_direct_choice) {
     size_t bytes;
   } w = {(char*)0x7f0000000000ull, (size_t)4 << 30};
   cr_assert(eq(int, kilnTestCommWindowAdd(c, (ncclWindow_t)0x1, w.base, w.bytes, peers), KILN_SUCCESS));
-  cr_assert(eq(int, kilnTestCommWindowAdd(c, (ncclWindow_t)0x2, (char*)0x7f0040000000ull, (size_t)1 << 30, peers2),
+  cr_assert(eq(int,
+               kilnTestCommWindowAdd(c, (ncclWindow_t)0x2, (char*)0x7f0040000000ull, (size_t)1 << 30, peers2),
                KILN_SUCCESS));
   const kilnDataType_t f = KILN_FLOAT32;
-  char* in = w.base;                       /* the window's start */
-  char* out = w.base + ((size_t)2 << 30);  /* 2 GiB into it */
-  char* plain = (char*)0x10000;            /* not in any window */
-  const size_t mib4 = (size_t)1 << 20;     /* 4 MiB of float */
+  char* in = w.base;                      /* the window's start */
+  char* out = w.base + ((size_t)2 << 30); /* 2 GiB into it */
+  char* plain = (char*)0x10000;           /* not in any window */
+  const size_t mib4 = (size_t)1 << 20;    /* 4 MiB of float */
   /* 2 ranks: from 16 MiB of reference bytes (allgather: count x 4 B x 2). */
   cr_assert(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, 2 * mib4, f));
   cr_assert(not(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, 2 * mib4 - 1, f)));
@@ -1119,7 +1184,8 @@ Test(gpu_sym, sym_direct_choice) {
   cr_assert(kilnSymIsDirect(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, (size_t)1 << 29, f));
   cr_assert(not(kilnSymIsDirect(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ((size_t)1 << 29) + 1, f)));
   cr_assert(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, (size_t)1 << 28, f));
-  cr_assert(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, w.base + ((size_t)1 << 30), 2 * mib4, f)); /* in both */
+  cr_assert(
+      kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, w.base + ((size_t)1 << 30), 2 * mib4, f)); /* in both */
   cr_assert(not(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, ((size_t)1 << 28) + 1, f)));
   /* Where windows overlap the newest maps the buffer (an older one may describe memory since
    * freed and allocated again). */
@@ -1127,15 +1193,18 @@ Test(gpu_sym, sym_direct_choice) {
   cr_assert(kilnUserWindowPeers(c, w.base + ((size_t)1 << 30) + 64, 64, got));
   cr_assert(eq(ptr, got[0], peers2[0] + 64));
   cr_assert(eq(ptr, got[1], w.base + ((size_t)1 << 30) + 64)); /* this rank's own */
-  cr_assert(kilnUserWindowPeers(c, w.base + 64, 64, got)); /* only in the first */
+  cr_assert(kilnUserWindowPeers(c, w.base + 64, 64, got));     /* only in the first */
   cr_assert(eq(ptr, got[0], peers[0] + 64));
   /* Allgather and alltoall copy with the copy engine from 128 MiB of reference bytes on 2 ranks;
    * allreduce never; KILN_SYM_CE=0 never, KILN_SYM_CE_BYTES from where it says. */
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 16 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLTOALL, in, out, 16 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLTOALL, in, out, 16 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_REDUCESCATTER, in, out, 32 * mib4, f), 0));
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, out, plain, 16 * mib4, f), 0));
   setenv("KILN_SYM_CE", "0", 1);
@@ -1149,8 +1218,10 @@ Test(gpu_sym, sym_direct_choice) {
   kilnTestCommConfigure(c);
   unsetenv("KILN_SYM_CE_BYTES");
   kilnParamsReload();
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
   /* 4 ranks: from 1 MiB of reference bytes (count x 4 B x 4), the copy engine from 128 MiB,
    * KILN_SYM_CE_BYTES moves it; 8 ranks: off by default, from where KILN_SYM_DIRECT_BYTES says. */
   kilnTestCommSet(c, 8, comm_view(c).symHalf);
@@ -1202,10 +1273,14 @@ Test(gpu_sym, sym_direct_choice) {
   /* Allreduce from 512 MiB on 4 ranks as reduce-then-copy where its shares are equal and whole
    * 16-byte packs, else two-shot; KILN_SYM_AR_CE=0 never. */
   const size_t ar512 = (size_t)1 << 27; /* floats */
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512, f), KILN_SYM_DIRECT_REDUCE_CE));
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, out, out, 2 * ar512, f), KILN_SYM_DIRECT_REDUCE_CE));
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 + 4, f), KILN_SYM_DIRECT_SM));
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 / 2, f), KILN_SYM_DIRECT_SM));
+  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512, f),
+               KILN_SYM_DIRECT_REDUCE_CE));
+  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, out, out, 2 * ar512, f),
+               KILN_SYM_DIRECT_REDUCE_CE));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 + 4, f), KILN_SYM_DIRECT_SM));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 / 2, f), KILN_SYM_DIRECT_SM));
   setenv("KILN_SYM_AR_CE", "0", 1);
   kilnParamsReload();
   kilnTestCommConfigure(c);
@@ -1224,13 +1299,16 @@ Test(gpu_sym, sym_direct_choice) {
   cr_assert(kilnSymIsDirect(c, KILN_SYM_ALLTOALL, in, out, 65536, f));
   kilnTestCommConfigure(c);
   cr_assert(not(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLTOALL, in, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
   setenv("KILN_SYM_CE_BYTES", "12ab", 1); /* not a number: the default (128 MiB) */
   kilnParamsReload();
   kilnTestCommConfigure(c);
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
-  cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
+  cr_assert(
+      eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
   setenv("KILN_SYM_CE_BYTES", "4194304", 1);
   kilnParamsReload();
   kilnTestCommConfigure(c);
@@ -1264,8 +1342,9 @@ Test(gpu_sym, window_forget) {
     size_t off, bytes;
   } w[] = {{0, gib}, {gib, 64u << 20}, {2 * gib, 1u << 20}, {gib + (32u << 20), 1u << 20}};
   for (int i = 0; i < 4; i++)
-    cr_assert(eq(int, kilnTestCommWindowAdd(c, (ncclWindow_t)(uintptr_t)(i + 1), base + w[i].off, w[i].bytes, NULL),
-                 KILN_SUCCESS));
+    cr_assert(
+        eq(int, kilnTestCommWindowAdd(c, (ncclWindow_t)(uintptr_t)(i + 1), base + w[i].off, w[i].bytes, NULL),
+           KILN_SUCCESS));
   /* The second allocation, [1 GiB, 1 GiB + 64 MiB): windows 2 and 4 (inside it). */
   cr_assert(eq(int, kilnCommWindowForget(c, base + gib, 64u << 20), 2));
   cr_assert(eq(int, kilnCommWindowCount(c), 2));
@@ -1354,7 +1433,8 @@ static uint64_t sym_next_seq(const world* w, int r) {
   uint64_t s = 0;
   cudaSetDevice(r);
   cr_assert(eq(int, cudaStreamSynchronize(w->st[r]), cudaSuccess));
-  cr_assert(eq(int, cudaMemcpy(&s, comm_view(w->kc[r]).symState, sizeof s, cudaMemcpyDeviceToHost), cudaSuccess));
+  cr_assert(
+      eq(int, cudaMemcpy(&s, comm_view(w->kc[r]).symState, sizeof s, cudaMemcpyDeviceToHost), cudaSuccess));
   return s + 1;
 }
 
@@ -1410,8 +1490,10 @@ Test(gpu_sym, sym_lines_apart, .init = gpu_init, .timeout = 120) {
     for (size_t i = 0; i < cases[k].first; i++) words[i] = (int32_t)flag;
     for (int r = 0; r < 2; r++) {
       cudaSetDevice(r);
-      cr_assert(eq(int, cudaMemcpyAsync(big.dsend[r], words, cases[k].first * sizeof(int32_t), cudaMemcpyHostToDevice,
-                                        w.st[r]), cudaSuccess));
+      cr_assert(eq(int,
+                   cudaMemcpyAsync(big.dsend[r], words, cases[k].first * sizeof(int32_t),
+                                   cudaMemcpyHostToDevice, w.st[r]),
+                   cudaSuccess));
       cr_assert(eq(int, cudaStreamSynchronize(w.st[r]), cudaSuccess));
     }
     free(words);

@@ -51,8 +51,10 @@ Test(gpu_tune, tiny_tune_loads_as_kiln_plans, .init = gpu_init_shared, .timeout 
   const kilnTuneTiming tm = {1, 4, 3};
   for (int k = 0; k < NSIZES; k++) {
     size_t count = 0;
-    cr_assert(eq(int, kilnTuneGpuPrepare(g, KILN_COLL_ALLREDUCE, kSizes[k], false, g_seed + (uint64_t)k, &count),
-                 KILN_SUCCESS), "%s", kilnLastError());
+    cr_assert(
+        eq(int, kilnTuneGpuPrepare(g, KILN_COLL_ALLREDUCE, kSizes[k], false, g_seed + (uint64_t)k, &count),
+           KILN_SUCCESS),
+        "%s", kilnLastError());
     cr_expect(eq(sz, count, (size_t)kSizes[k] / 4));
     double nccl = 0;
     cr_expect(eq(int, kilnTuneGpuRun(g, NULL, &tm, &nccl), KILN_ERR_UNSUPPORTED), "NCCL in a rehearsal");
@@ -60,21 +62,25 @@ Test(gpu_tune, tiny_tune_loads_as_kiln_plans, .init = gpu_init_shared, .timeout 
       const kilnResult_t r = kilnTuneGpuRun(g, set.c[c].plan, &tm, &us[c * NSIZES + k]);
       cr_expect(r == KILN_SUCCESS || r == KILN_ERR_UNSUPPORTED, "%s at %llu bytes: %s", set.c[c].plan->name,
                 (unsigned long long)kSizes[k], kilnLastError());
-      if (r != KILN_SUCCESS) us[c * NSIZES + k] = KILN_TUNE_NOT_RUN;
-      else cr_expect(gt(dbl, us[c * NSIZES + k], 0.0));
+      if (r != KILN_SUCCESS)
+        us[c * NSIZES + k] = KILN_TUNE_NOT_RUN;
+      else
+        cr_expect(gt(dbl, us[c * NSIZES + k], 0.0));
     }
   }
   kilnTuneGpuClose(g);
   kilnTuneRange ranges[NSIZES];
   int nr = 0;
   cr_assert(eq(int, kilnTuneChoose(kSizes, NSIZES, us, set.n, NULL, 0.03, ranges, &nr), KILN_SUCCESS));
-  for (int i = 0; i < nr; i++) cr_expect(ge(int, ranges[i].cand, 0), "range %d left to NCCL in a rehearsal", i);
+  for (int i = 0; i < nr; i++)
+    cr_expect(ge(int, ranges[i].cand, 0), "range %d left to NCCL in a rehearsal", i);
   char tmp[64], dir[128];
   snprintf(tmp, sizeof tmp, "/tmp/kiln-gpu-tune-XXXXXX");
   cr_assert(not(eq(ptr, mkdtemp(tmp), NULL)));
   snprintf(dir, sizeof dir, "%s/plans", tmp);
   const kilnTuneResult res = {KILN_COLL_ALLREDUCE, &set, NSIZES, kSizes, us, NULL, nr, ranges};
-  cr_assert(eq(int, kilnTuneWriteDir(dir, &m, &res, 1, "test_gpu_tune"), KILN_SUCCESS), "%s", kilnLastError());
+  cr_assert(eq(int, kilnTuneWriteDir(dir, &m, &res, 1, "test_gpu_tune"), KILN_SUCCESS), "%s",
+            kilnLastError());
 
   /* What the drop-in does with KILN_PLANS (host/shim/shim_kiln.c): the setting's list, loaded. */
   setenv("KILN_PLANS", dir, 1);
@@ -91,7 +97,8 @@ Test(gpu_tune, tiny_tune_loads_as_kiln_plans, .init = gpu_init_shared, .timeout 
     const size_t count = (size_t)kSizes[k] / 4;
     const kilnCall cl = {KILN_COLL_ALLREDUCE, NULL, NULL, count, KILN_FLOAT32, KILN_SUM, false};
     const kilnChoice ch = kilnSelect(w.kc[0], NULL, &cl);
-    cr_assert(eq(int, ch.serve, KILN_SERVE_PLAN), "%llu bytes: %s", (unsigned long long)kSizes[k], kilnChoiceName(&ch));
+    cr_assert(eq(int, ch.serve, KILN_SERVE_PLAN), "%llu bytes: %s", (unsigned long long)kSizes[k],
+              kilnChoiceName(&ch));
     cr_expect(eq(int, ch.reason, KILN_SELECT_LOADED));
     cr_expect(kilnRegistryIsLoaded(ch.entry));
     cr_expect(contains(ch.entry->name, "-r"), "%s", ch.entry->name);
@@ -166,14 +173,17 @@ Test(gpu_tune, checks_every_collective, .init = gpu_init_shared, .timeout = 300)
       kilnPlan* p = NULL;
       cr_assert(eq(int, kilnClassicPlan(cases[i].algo, cases[i].coll, 2, &o, &p), KILN_SUCCESS));
       size_t count = 0;
-      cr_assert(eq(int, kilnTuneGpuPrepare(g, cases[i].coll, 65536, ip == 1, g_seed + i, &count), KILN_SUCCESS),
-                "%s", kilnLastError());
+      cr_assert(
+          eq(int, kilnTuneGpuPrepare(g, cases[i].coll, 65536, ip == 1, g_seed + i, &count), KILN_SUCCESS),
+          "%s", kilnLastError());
       cr_expect(eq(sz, count, cases[i].coll == KILN_COLL_ALLREDUCE ? (size_t)16384 : (size_t)8192));
       double us = 0;
       cr_expect(eq(int, kilnTuneGpuRun(g, p, &tm, &us), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
       kilnPlanFree(p);
     }
-  cr_expect(eq(int, kilnTuneGpuPrepare(g, KILN_COLL_ALLTOALL, 65536, true, g_seed, NULL), KILN_ERR_INVALID_ARGUMENT));
-  cr_expect(eq(int, kilnTuneGpuPrepare(g, KILN_COLL_ALLGATHER, 4, false, g_seed, NULL), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(eq(int, kilnTuneGpuPrepare(g, KILN_COLL_ALLTOALL, 65536, true, g_seed, NULL),
+               KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(
+      eq(int, kilnTuneGpuPrepare(g, KILN_COLL_ALLGATHER, 4, false, g_seed, NULL), KILN_ERR_INVALID_ARGUMENT));
   kilnTuneGpuClose(g);
 }

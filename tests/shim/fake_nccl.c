@@ -58,8 +58,8 @@ FAKE_API ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueI
   return fakeNcclResult;
 }
 
-FAKE_API ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId,
-                                             int rank, ncclConfig_t* config) {
+FAKE_API ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                             ncclConfig_t* config) {
   fakeNcclRecord* fakeRec = fakeNcclBegin("ncclCommInitRankConfig");
   FAKE_NCCL_EACH((comm, nranks, commId, rank, config))
   if (comm && fakeNcclResult == ncclSuccess) *comm = FAKE_NCCL_COMM;

@@ -14,8 +14,8 @@
 #define FAKE_NCCL_COMM ((ncclComm_t)(uintptr_t)0xfacade00)
 
 typedef struct fakeNcclRecord {
-  char name[64];           /* function called */
-  size_t nbytes;           /* bytes of its arguments, concatenated in order */
+  char name[64]; /* function called */
+  size_t nbytes; /* bytes of its arguments, concatenated in order */
   unsigned char bytes[512];
 } fakeNcclRecord;
 

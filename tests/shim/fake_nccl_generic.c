@@ -11,16 +11,16 @@ extern ncclResult_t fakeNcclResult;
 fakeNcclRecord* fakeNcclBegin(const char* name);
 
 #define FAKE_WEAK __attribute__((weak, visibility("default")))
-#define FAKE_RETURN(ret)                                                                           \
+#define FAKE_RETURN(ret) \
   _Generic(*(ret*)0, ncclResult_t: fakeNcclResult, int: 42, const char*: "fake",                 \
            ncclTeam_t: (ncclTeam_t){7, 3, 1})
 
-#define FAKE_X(ret, name, params, args, missing) \
-  FAKE_WEAK ret name params {                    \
+#define FAKE_X(ret, name, params, args, missing)    \
+  FAKE_WEAK ret name params {                       \
     fakeNcclRecord* fakeRec = fakeNcclBegin(#name); \
-    FAKE_NCCL_EACH(args)                         \
-    (void)fakeRec;                               \
-    return FAKE_RETURN(ret);                     \
+    FAKE_NCCL_EACH(args)                            \
+    (void)fakeRec;                                  \
+    return FAKE_RETURN(ret);                        \
   }
 KILN_SHIM_ALL(FAKE_X)
 #undef FAKE_X
