@@ -14,19 +14,19 @@
 
 /* ---- PCI paths ---- */
 
-static bool parseBusId(const char* s, unsigned* dom, unsigned* bus, unsigned* dev, unsigned* fn) {
+static bool parse_bus_id(const char* s, unsigned* dom, unsigned* bus, unsigned* dev, unsigned* fn) {
   return s && sscanf(s, "%x:%x:%x.%x", dom, bus, dev, fn) == 4;
 }
 
 /* Whether two bus ids name the same PCI function (NVML writes 8 digits of domain, CUDA 4). */
-static bool sameBus(const char* a, const char* b) {
+static bool same_bus(const char* a, const char* b) {
   unsigned d1, b1, v1, f1, d2, b2, v2, f2;
-  return parseBusId(a, &d1, &b1, &v1, &f1) && parseBusId(b, &d2, &b2, &v2, &f2) && d1 == d2 && b1 == b2 &&
+  return parse_bus_id(a, &d1, &b1, &v1, &f1) && parse_bus_id(b, &d2, &b2, &v2, &f2) && d1 == d2 && b1 == b2 &&
          v1 == v2 && f1 == f2;
 }
 
 /* The real path of root + rel, without root, into out ("" where it does not resolve). */
-static void pciPath(const char* root, const char* rel, char* out, size_t len) {
+static void pci_path(const char* root, const char* rel, char* out, size_t len) {
   char full[PATH_MAX], real[PATH_MAX], realRoot[PATH_MAX];
   out[0] = '\0';
   snprintf(full, sizeof full, "%s%s", root, rel);
@@ -42,7 +42,7 @@ static void pciPath(const char* root, const char* rel, char* out, size_t len) {
 }
 
 /* Components two paths share from their start. */
-static int sharedDepth(const char* a, const char* b) {
+static int shared_depth(const char* a, const char* b) {
   int depth = 0;
   while (*a && *a == *b) {
     const char* ea = strchr(a + 1, '/');
@@ -56,11 +56,11 @@ static int sharedDepth(const char* a, const char* b) {
   return depth;
 }
 
-static int cmpName(const void* x, const void* y) { return strcmp(*(char* const*)x, *(char* const*)y); }
+static int cmp_name(const void* x, const void* y) { return strcmp(*(char* const*)x, *(char* const*)y); }
 
 /* The entries of a folder in name order (*n of them; free each and the array), NULL with *n 0
  * where it does not exist. */
-static char** listDir(const char* path, int* n, kilnResult_t* res) {
+static char** list_dir(const char* path, int* n, kilnResult_t* res) {
   *n = 0;
   *res = KILN_SUCCESS;
   DIR* d = opendir(path);
@@ -90,26 +90,26 @@ static char** listDir(const char* path, int* n, kilnResult_t* res) {
     (*n)++;
   }
   closedir(d);
-  if (v) qsort(v, (size_t)*n, sizeof *v, cmpName);
+  if (v) qsort(v, (size_t)*n, sizeof *v, cmp_name);
   return v;
 }
 
-static void freeList(char** v, int n) {
+static void free_list(char** v, int n) {
   for (int i = 0; i < n; i++) free(v[i]);
   free(v);
 }
 
 /* The NICs of one class folder (infiniband or net). */
-static kilnResult_t scanClass(kilnMachine* m, const char* root, const char* cls, bool ib) {
+static kilnResult_t scan_class(kilnMachine* m, const char* root, const char* cls, bool ib) {
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s/sys/class/%s", root, cls);
   int n = 0;
   kilnResult_t res = KILN_SUCCESS;
-  char** names = listDir(dir, &n, &res);
+  char** names = list_dir(dir, &n, &res);
   for (int i = 0; i < n && res == KILN_SUCCESS && m->nnics < KILN_MACHINE_MAX_NICS; i++) {
     char rel[PATH_MAX], path[512];
     snprintf(rel, sizeof rel, "/sys/class/%s/%s/device", cls, names[i]);
-    pciPath(root, rel, path, sizeof path);
+    pci_path(root, rel, path, sizeof path);
     if (!path[0]) continue; /* virtual: loopback, bridge, tunnel */
     bool known = false;     /* an HCA's IPoIB interface: the same PCI function */
     for (int j = 0; j < m->nnics && !known; j++) known = !strcmp(m->nic[j].path, path);
@@ -119,7 +119,7 @@ static kilnResult_t scanClass(kilnMachine* m, const char* root, const char* cls,
     snprintf(nic->path, sizeof nic->path, "%s", path);
     nic->ib = ib;
   }
-  freeList(names, n);
+  free_list(names, n);
   return res;
 }
 
@@ -130,21 +130,21 @@ kilnResult_t kilnMachinePci(kilnMachine* m, const char* root) {
     char rel[128];
     /* sysfs names functions with a 4-digit domain, lower case. */
     unsigned dom, bus, dev, fn;
-    if (parseBusId(m->gpu[g].busId, &dom, &bus, &dev, &fn)) {
+    if (parse_bus_id(m->gpu[g].busId, &dom, &bus, &dev, &fn)) {
       snprintf(rel, sizeof rel, "/sys/bus/pci/devices/%04x:%02x:%02x.%x", dom, bus, dev, fn);
-      pciPath(root, rel, m->gpu[g].path, sizeof m->gpu[g].path);
+      pci_path(root, rel, m->gpu[g].path, sizeof m->gpu[g].path);
     } else {
       m->gpu[g].path[0] = '\0';
     }
   }
   m->nnics = 0;
-  kilnResult_t res = scanClass(m, root, "infiniband", true);
-  if (res == KILN_SUCCESS) res = scanClass(m, root, "net", false);
+  kilnResult_t res = scan_class(m, root, "infiniband", true);
+  if (res == KILN_SUCCESS) res = scan_class(m, root, "net", false);
   for (int g = 0; g < m->ngpus; g++) {
     m->nicOf[g] = -1;
     int best = -1;
     for (int i = 0; i < m->nnics && m->gpu[g].path[0]; i++) {
-      const int d = sharedDepth(m->gpu[g].path, m->nic[i].path);
+      const int d = shared_depth(m->gpu[g].path, m->nic[i].path);
       if (d > best) {
         best = d;
         m->nicOf[g] = i;
@@ -206,7 +206,7 @@ bool kilnMachineNvml(kilnMachine* m, char* why, size_t len) {
         memset(&pci, 0, sizeof pci);
         if (remotePci(dev, l, &pci) != 0) continue;
         for (int q = 0; q < m->ngpus; q++)
-          if (q != g && sameBus(pci.busId, m->gpu[q].busId)) m->nvlinks[g][q]++;
+          if (q != g && same_bus(pci.busId, m->gpu[q].busId)) m->nvlinks[g][q]++;
       }
     }
     shutdown();

@@ -38,7 +38,7 @@ static paramValue values[KILN_NUM_PARAMS];
 static int64_t defaults[KILN_NUM_PARAMS];
 static pthread_once_t readOnce = PTHREAD_ONCE_INIT;
 
-static bool parseBool(const char* s, int64_t* out) {
+static bool parse_bool(const char* s, int64_t* out) {
   static const char* const yes[] = {"1", "true", "yes", "on"};
   static const char* const no[] = {"0", "false", "no", "off"};
   for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
@@ -48,7 +48,7 @@ static bool parseBool(const char* s, int64_t* out) {
   return false;
 }
 
-static bool parseInt(const char* s, int64_t* out) {
+static bool parse_int(const char* s, int64_t* out) {
   if (!isdigit((unsigned char)*s)) return false;
   errno = 0;
   char* end = NULL;
@@ -62,8 +62,8 @@ static bool parseInt(const char* s, int64_t* out) {
 static bool parse(kilnParamType t, const char* s, int64_t* out, const char** why) {
   uint64_t u = 0;
   switch (t) {
-    case KILN_PARAM_BOOL: *why = "not a boolean (1/0, true/false, yes/no, on/off)"; return parseBool(s, out);
-    case KILN_PARAM_INT: *why = "not a non-negative integer"; return parseInt(s, out);
+    case KILN_PARAM_BOOL: *why = "not a boolean (1/0, true/false, yes/no, on/off)"; return parse_bool(s, out);
+    case KILN_PARAM_INT: *why = "not a non-negative integer"; return parse_int(s, out);
     case KILN_PARAM_SIZE:
       *why = "not a size (bytes, with an optional K/M/G/T suffix)";
       if (!kilnParseSize(s, &u) || u > (uint64_t)INT64_MAX) return false;
@@ -75,7 +75,7 @@ static bool parse(kilnParamType t, const char* s, int64_t* out, const char** why
 
 /* A KILN_DEBUG text as a level (kilnDebugLevel): 0 NONE, 1 ERROR (also unset or unknown), 2 WARN,
  * 3 INFO (or TRACE). */
-static int levelOf(const char* s) {
+static int level_of(const char* s) {
   static const char* const names[] = {"NONE", "ERROR", "WARN", "INFO"};
   if (!s || !*s) return 1;
   if (!strcasecmp(s, "TRACE")) return KILN_DEBUG_INFO;
@@ -85,7 +85,7 @@ static int levelOf(const char* s) {
   return 1;
 }
 
-static void readAll(void) {
+static void read_all(void) {
   for (int i = 0; i < KILN_NUM_PARAMS; i++) {
     const paramRow* r = &kRows[i];
     const char* why = NULL;
@@ -106,41 +106,41 @@ static void readAll(void) {
     }
   }
   /* Said once, at the first read, unless KILN_DEBUG=NONE. */
-  for (int i = 0; i < KILN_NUM_PARAMS && levelOf(values[KILN_PARAM_Debug].raw) > 0; i++)
+  for (int i = 0; i < KILN_NUM_PARAMS && level_of(values[KILN_PARAM_Debug].raw) > 0; i++)
     if (values[i].problem)
       fprintf(stderr, "kiln: %s=%s: %s, ignored\n", kRows[i].env, values[i].raw, values[i].problem);
 }
 
-static void ensureRead(void) { pthread_once(&readOnce, readAll); }
+static void ensure_read(void) { pthread_once(&readOnce, read_all); }
 
 void kilnParamsReload(void) {
-  ensureRead();
-  readAll();
+  ensure_read();
+  read_all();
 }
 
 int64_t kilnParam(kilnParamId id) {
-  ensureRead();
+  ensure_read();
   if ((unsigned)id >= KILN_NUM_PARAMS) return 0;
   return values[id].set ? values[id].value : defaults[id];
 }
 
 bool kilnParamIsSet(kilnParamId id) {
-  ensureRead();
+  ensure_read();
   return (unsigned)id < KILN_NUM_PARAMS && values[id].set;
 }
 
 const char* kilnParamString(kilnParamId id) {
-  ensureRead();
+  ensure_read();
   if ((unsigned)id >= KILN_NUM_PARAMS) return NULL;
   return values[id].set ? values[id].raw : kRows[id].def;
 }
 
 const char* kilnParamRaw(kilnParamId id) {
-  ensureRead();
+  ensure_read();
   return (unsigned)id < KILN_NUM_PARAMS ? values[id].raw : NULL;
 }
 
-int kilnDebugLevel(void) { return levelOf(kilnParamString(KILN_PARAM_Debug)); }
+int kilnDebugLevel(void) { return level_of(kilnParamString(KILN_PARAM_Debug)); }
 
 bool kilnFaultAt(const char* step, int rank) {
   const char* f = kilnParamString(KILN_PARAM_Fault);
@@ -149,7 +149,7 @@ bool kilnFaultAt(const char* step, int rank) {
   const char* r = f + n + 1;
   if (!strcmp(r, "*")) return true;
   int64_t v = 0;
-  return parseInt(r, &v) && v == rank;
+  return parse_int(r, &v) && v == rank;
 }
 
 int kilnParamCount(void) { return KILN_NUM_PARAMS; }
@@ -166,7 +166,7 @@ const char* kilnParamTypeName(kilnParamType t) {
 
 bool kilnParamGetInfo(int i, kilnParamInfo* out) {
   if (i < 0 || i >= KILN_NUM_PARAMS || !out) return false;
-  ensureRead();
+  ensure_read();
   out->env = kRows[i].env;
   out->type = kRows[i].type;
   out->defaultText = kRows[i].def;

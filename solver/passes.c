@@ -15,7 +15,7 @@ typedef struct layout {
   int (*count)[3];
 } layout;
 
-static void layoutFree(layout* L) {
+static void layout_free(layout* L) {
   for (int q = 0; q < L->n; q++) {
     if (L->cls) free(L->cls[q]);
     if (L->idx) free(L->idx[q]);
@@ -28,9 +28,9 @@ static void layoutFree(layout* L) {
   memset(L, 0, sizeof *L);
 }
 
-static int lineClass(int proto) { return proto == KILN_PROTO_LL128 ? 2 : 1; }
+static int line_class(int proto) { return proto == KILN_PROTO_LL128 ? 2 : 1; }
 
-static kilnResult_t layoutBuild(const kilnPlan* p, layout* L, int* lineProtos) {
+static kilnResult_t layout_build(const kilnPlan* p, layout* L, int* lineProtos) {
   memset(L, 0, sizeof *L);
   L->n = p->ngpus;
   L->cls = calloc((size_t)p->ngpus, sizeof(int*));
@@ -47,11 +47,11 @@ static kilnResult_t layoutBuild(const kilnPlan* p, layout* L, int* lineProtos) {
     if (!L->cls[q] || !L->idx[q] || !L->proto[q]) goto oom;
     kilnResult_t res = kilnPlanLineChunks(p, q, L->proto[q]);
     if (res != KILN_SUCCESS) {
-      layoutFree(L);
+      layout_free(L);
       return res;
     }
     for (int c = 0; c < ns; c++) {
-      const int k = L->proto[q][c] < 0 ? 0 : lineClass(L->proto[q][c]);
+      const int k = L->proto[q][c] < 0 ? 0 : line_class(L->proto[q][c]);
       if (k) *lineProtos |= 1 << L->proto[q][c];
       L->cls[q][c] = k;
       L->idx[q][c] = L->count[q][k]++;
@@ -59,13 +59,13 @@ static kilnResult_t layoutBuild(const kilnPlan* p, layout* L, int* lineProtos) {
   }
   return KILN_SUCCESS;
 oom:
-  layoutFree(L);
+  layout_free(L);
   return kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory laying out its scratch", p->name);
 }
 
 /* The operand for cnt chunks of buffer b at off on rank q (a scratch range is of one kind:
  * kilnPlanVerify's rules for line chunks); *proto the line protocol it holds (-1: plain). */
-static kilnPassOperand operandOf(const layout* L, int q, kilnBuffer_t b, int off, int* proto) {
+static kilnPassOperand operand_of(const layout* L, int q, kilnBuffer_t b, int off, int* proto) {
   kilnPassOperand o = {KILN_OPND_USER, q, (int)b, off};
   *proto = -1;
   if (b != KILN_BUF_SCRATCH) return o;
@@ -102,7 +102,7 @@ typedef struct builder {
   int capPasses, capOps;
 } builder;
 
-static kilnPassOperand* addOps(builder* b, int n) {
+static kilnPassOperand* add_ops(builder* b, int n) {
   kilnRankPasses* o = b->out;
   if (o->nops + n > b->capOps) {
     int cap = b->capOps ? b->capOps * 2 : 64;
@@ -117,7 +117,7 @@ static kilnPassOperand* addOps(builder* b, int n) {
   return at;
 }
 
-static kilnPass* addPass(builder* b) {
+static kilnPass* add_pass(builder* b) {
   kilnRankPasses* o = b->out;
   if (o->npasses == b->capPasses) {
     const int cap = b->capPasses ? b->capPasses * 2 : 32;
@@ -133,7 +133,7 @@ static kilnPass* addPass(builder* b) {
   return ps;
 }
 
-static bool sameOperand(const kilnPassOperand* a, const kilnPassOperand* b) {
+static bool same_operand(const kilnPassOperand* a, const kilnPassOperand* b) {
   return a->kind == b->kind && a->rank == b->rank && a->buf == b->buf && a->off == b->off;
 }
 
@@ -154,7 +154,7 @@ static uint64_t fnv(uint64_t h, int64_t v) {
   return h;
 }
 
-static uint64_t planHash(const kilnPlan* p) {
+static uint64_t plan_hash(const kilnPlan* p) {
   uint64_t h = 0xcbf29ce484222325ull;
   h = fnv(h, p->ngpus);
   h = fnv(h, p->coll);
@@ -187,7 +187,7 @@ static kilnResult_t unsupported(const kilnPlan* p, int r, int t, int s, const ch
 }
 
 /* The accesses of pass ps into acc (at most 2 per operand). */
-static int passAccesses(const kilnRankPasses* o, const kilnPass* ps, access* acc) {
+static int pass_accesses(const kilnRankPasses* o, const kilnPass* ps, access* acc) {
   int n = 0;
   for (int k = 0; k < ps->nops; k++) {
     const kilnPassOperand* op = &o->ops[ps->firstOp + k];
@@ -221,7 +221,7 @@ static bool passable(const kilnPlan* p, const kilnStep* st) {
  * only moves earlier, past steps that raise nothing a peer waits for (no sig, no line put): no
  * peer can be left waiting for this threadblock. The run's last step stays last (its publication
  * counts it). */
-static void hoistWaits(const kilnPlan* p, const kilnThreadblock* tb, const bool* publishes, int* ord) {
+static void hoist_waits(const kilnPlan* p, const kilnThreadblock* tb, const bool* publishes, int* ord) {
   for (int s = 0; s < tb->nsteps; s++) ord[s] = s;
   for (int a = 0; a < tb->nsteps;) {
     const kilnStep* s0 = &tb->steps[a];
@@ -260,7 +260,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
   int nsteps = 0;
   for (int t = 0; t < g->ntbs; t++) nsteps += g->tbs[t].nsteps;
   layout L;
-  kilnResult_t res = layoutBuild(p, &L, &out->lineProtos);
+  kilnResult_t res = layout_build(p, &L, &out->lineProtos);
   if (res != KILN_SUCCESS) return res;
   bool* publishes = malloc(sizeof(bool) * (size_t)(nsteps + 1));
   int* sigk = malloc(sizeof(int) * (size_t)(nsteps + 1));
@@ -277,11 +277,11 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
   if ((res = kilnPlanRankSteps(p, r, publishes, NULL)) != KILN_SUCCESS) goto out;
   if ((res = kilnPlanSignalOrdinals(p, r, sigk, per)) != KILN_SUCCESS) goto out;
   memcpy(out->scratch, L.count[r], sizeof out->scratch);
-  out->hash = planHash(p);
+  out->hash = plan_hash(p);
   for (int t = 0, base = 0; t < g->ntbs && res == KILN_SUCCESS; base += g->tbs[t].nsteps, t++) {
     const kilnThreadblock* tb = &g->tbs[t];
     int* ord = order + base;
-    hoistWaits(p, tb, publishes + base, ord);
+    hoist_waits(p, tb, publishes + base, ord);
     nacc = 0;
     ranSinceMeet = false; /* a call's start, or a new iteration's: the kernel meets there */
     for (int s = 0; s < tb->nsteps && res == KILN_SUCCESS;) {
@@ -291,7 +291,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
 #define JOINS(j)                                                                       \
   ((j) < tb->nsteps && tb->steps[ord[j]].depid < 0 && !publishes[base + ord[(j)-1]] && \
    tb->steps[ord[j]].cnt == h->cnt)
-      kilnPass* ps = addPass(&b);
+      kilnPass* ps = add_pass(&b);
       if (!ps) {
         res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
         break;
@@ -313,21 +313,21 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
           for (k = 0; k < KILN_PASS_MAX_PAIRS && (k == 0 || JOINS(s + k)); k++) {
             const kilnStep* st = &tb->steps[ord[s + k]];
             if (st->type != KILN_STEP_PUT || kilnStepProtocol(p, st) != ps->proto) break;
-            kilnPassOperand* two = addOps(&b, 2);
+            kilnPassOperand* two = add_ops(&b, 2);
             if (!two) {
               res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
               break;
             }
             int tp, sp;
-            two[0] = operandOf(&L, st->peer, st->dstbuf, st->dstoff, &tp);
-            two[1] = operandOf(&L, r, st->srcbuf, st->srcoff, &sp);
+            two[0] = operand_of(&L, st->peer, st->dstbuf, st->dstoff, &tp);
+            two[1] = operand_of(&L, r, st->srcbuf, st->srcoff, &sp);
             if (sp >= 0 && sp != (int)ps->proto) {
               res = unsupported(p, r, t, ord[s + k],
                                 "a put whose source holds lines of another protocol than it writes");
               break;
             }
             if (sp >= 0) ps->polls = true;
-            if (k > 0 && !sameOperand(&two[1], &out->ops[ps->firstOp + 1])) ps->sameSrc = false;
+            if (k > 0 && !same_operand(&two[1], &out->ops[ps->firstOp + 1])) ps->sameSrc = false;
             ps->nops += 2;
           }
           break;
@@ -352,7 +352,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
               res = unsupported(p, r, t, ord[s + k], "more than 2^20 - 1 signals of one stream an epoch");
               break;
             }
-            kilnPassOperand* one = addOps(&b, 1);
+            kilnPassOperand* one = add_ops(&b, 1);
             if (!one) {
               res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
               break;
@@ -370,8 +370,8 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
           const bool remote = h->type == KILN_STEP_GET || h->type == KILN_STEP_GET_REDUCE;
           const bool readsDst = h->type == KILN_STEP_REDUCE || h->type == KILN_STEP_GET_REDUCE;
           int dp, hp, lp = -1;
-          const kilnPassOperand dst = operandOf(&L, r, h->dstbuf, h->dstoff, &dp);
-          const kilnPassOperand src = operandOf(&L, remote ? h->peer : r, h->srcbuf, h->srcoff, &hp);
+          const kilnPassOperand dst = operand_of(&L, r, h->dstbuf, h->dstoff, &dp);
+          const kilnPassOperand src = operand_of(&L, remote ? h->peer : r, h->srcbuf, h->srcoff, &hp);
           if (hp >= 0) lp = hp;
           /* The operands of a reduction: dst (when the head reads it), the head's source, then the
            * source of each re or gre after it into the same chunks. */
@@ -387,19 +387,19 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
               break;
             int fp;
             const kilnPassOperand fo =
-                operandOf(&L, f->type == KILN_STEP_GET_REDUCE ? f->peer : r, f->srcbuf, f->srcoff, &fp);
+                operand_of(&L, f->type == KILN_STEP_GET_REDUCE ? f->peer : r, f->srcbuf, f->srcoff, &fp);
             if ((fp >= 0 && lp >= 0 && fp != lp) || overlaps(&fo, &dst, h->cnt, inPlace)) break;
             if (fp >= 0) lp = fp;
             opv[nop++] = fo;
           }
           /* The head's own source must not overlap what the pass writes (a single copy or reduce
            * runs in one sweep too). */
-          const bool headApart = !overlaps(&src, &dst, h->cnt, inPlace) || sameOperand(&src, &dst);
+          const bool headApart = !overlaps(&src, &dst, h->cnt, inPlace) || same_operand(&src, &dst);
           if (readsDst || (j > s + 1 && headApart)) {
             ps->kind = KILN_PASS_REDUCE;
             k = j - s;
             if (!headApart) k = 1, nop = readsDst ? 2 : 1;
-            kilnPassOperand* v = addOps(&b, nop + 1);
+            kilnPassOperand* v = add_ops(&b, nop + 1);
             if (!v) {
               res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
               break;
@@ -417,9 +417,9 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
               const kilnStep* f = &tb->steps[ord[s + k]];
               if (f->type != KILN_STEP_COPY && f->type != KILN_STEP_GET) break;
               int fdp, fsp;
-              const kilnPassOperand fd = operandOf(&L, r, f->dstbuf, f->dstoff, &fdp);
+              const kilnPassOperand fd = operand_of(&L, r, f->dstbuf, f->dstoff, &fdp);
               const kilnPassOperand fs =
-                  operandOf(&L, f->type == KILN_STEP_GET ? f->peer : r, f->srcbuf, f->srcoff, &fsp);
+                  operand_of(&L, f->type == KILN_STEP_GET ? f->peer : r, f->srcbuf, f->srcoff, &fsp);
               if (fsp >= 0 && lp >= 0 && fsp != lp) break;
               bool apart = !overlaps(&fd, &fs, h->cnt, inPlace);
               for (int q = 0; q < k && apart; q++)
@@ -430,7 +430,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
               dv[k] = fd;
               sv[k] = fs;
             }
-            kilnPassOperand* v = addOps(&b, 2 * k);
+            kilnPassOperand* v = add_ops(&b, 2 * k);
             if (!v) {
               res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
               break;
@@ -473,7 +473,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
         acc = v;
       }
       access* mine = acc + nacc;
-      const int nm = passAccesses(out, ps, mine);
+      const int nm = pass_accesses(out, ps, mine);
       /* A put of lines tells its peer that this block is done with what it read before (the
        * verifier's rule), but its lanes store on their own: the block meets first where any pass
        * ran since the last meeting, so that every thread's reads are complete. */
@@ -504,7 +504,7 @@ out:
   free(order);
   free(per);
   free(acc);
-  layoutFree(&L);
+  layout_free(&L);
   if (res != KILN_SUCCESS) kilnRankPassesFree(out);
   return res;
 }
@@ -518,8 +518,8 @@ void kilnRankPassesFree(kilnRankPasses* rp) {
 
 /* Whether threadblock t's passes are t0's with every operand offset moved by the same amount (a
  * signal's channel by one of its own); the amounts into *shift, *chanShift. */
-static bool sameButShifted(const kilnRankPasses* rp, int t0, int f0, int t, int f, int n, int* shift,
-                           int* chanShift) {
+static bool same_but_shifted(const kilnRankPasses* rp, int t0, int f0, int t, int f, int n, int* shift,
+                             int* chanShift) {
   bool haveShift = false, haveChan = false;
   *shift = *chanShift = 0;
   for (int i = 0; i < n; i++) {
@@ -570,7 +570,7 @@ void kilnPlanMemRowClasses(const kilnRankPasses* rp, int ntbs, int* tmpl, int* s
     for (int t0 = 0; t0 < t; t0++) {
       if (tmpl[t0] != t0 || count[t0] != count[t]) continue;
       int sh, ch;
-      if (sameButShifted(rp, t0, first[t0], t, first[t], count[t], &sh, &ch)) {
+      if (same_but_shifted(rp, t0, first[t0], t, first[t], count[t], &sh, &ch)) {
         tmpl[t] = t0;
         shift[t] = sh;
         chanShift[t] = ch;

@@ -62,7 +62,7 @@ typedef struct {
   int* sendOp;  /* [nsteps]: the op that sends the step's message */
   int* recvOp;  /* [nsteps]: the op that receives it */
   int* tmpNext; /* [nranks]: next free scratch chunk */
-  int curStep;  /* the step expandStep is cutting */
+  int curStep;  /* the step expand_step is cutting */
   pedge* edges;
   int nedges, capEdges;
 } builder;
@@ -70,7 +70,7 @@ typedef struct {
 static bool remote(const builder* b, int r, int peer) { return peer >= 0 && b->node[peer] != b->node[r]; }
 
 /* The message a receiving step takes: its matching send step (flat index). */
-static int msgOfRecv(const builder* b, int f) {
+static int msg_of_recv(const builder* b, int f) {
   const int g = b->ix.match_tb[f];
   return g < 0 ? -1 : b->ix.stepbase[g] + b->ix.match_step[f];
 }
@@ -105,13 +105,13 @@ static int emit(builder* b, int rank, int tb, int kind, kilnStepType_t type, kil
   } while (0)
 
 /* The ops of step s of threadblock t of rank r (flat index f), as phases.h's cut says. */
-static kilnResult_t expandStep(builder* b, int r, int t, int s, int f) {
+static kilnResult_t expand_step(builder* b, int r, int t, int s, int f) {
   const kilnThreadblock* tb = &b->p->gpus[r].tbs[t];
   const kilnStep* st = &tb->steps[s];
   const kilnStepType_t ty = st->type;
   const bool rv = (unsigned)ty < KILN_NUM_STEP_TYPES && kilnStepReceives(ty);
   const bool sd = (unsigned)ty < KILN_NUM_STEP_TYPES && kilnStepSends(ty);
-  const int rmsg = rv ? msgOfRecv(b, f) : -1;
+  const int rmsg = rv ? msg_of_recv(b, f) : -1;
   const int rmode = rv ? b->mode[rmsg] : MODE_KERNEL, smode = sd ? b->mode[f] : MODE_KERNEL;
   const bool rK = rmode == MODE_KERNEL, sK = smode == MODE_KERNEL;
   const kilnBuffer_t SB = st->srcbuf, DB = st->dstbuf;
@@ -274,7 +274,7 @@ static kilnResult_t expandStep(builder* b, int r, int t, int s, int f) {
 }
 #undef EMIT
 
-static bool addEdge(builder* b, int u, int v, int w) {
+static bool add_edge(builder* b, int u, int v, int w) {
   if (b->nedges == b->capEdges) {
     const int cap = b->capEdges ? 2 * b->capEdges : 512;
     pedge* e = realloc(b->edges, (size_t)cap * sizeof *e);
@@ -288,7 +288,7 @@ static bool addEdge(builder* b, int u, int v, int w) {
 
 /* The phase distance an order edge u -> v forces (header comment): NCCL calls share a group
  * unless the later one sends what an earlier receive brought (a receive, then a send); calls of
- * one group that touch the same memory are found after the levels (groupConflicts). */
+ * one group that touch the same memory are found after the levels (group_conflicts). */
 static int weight(const pop* u, const pop* v) {
   const bool pu = u->kind != OP_KERNEL, pv = v->kind != OP_KERNEL;
   if (!pu && !pv) return 0;
@@ -298,7 +298,7 @@ static int weight(const pop* u, const pop* v) {
 
 /* Every op of the plan in the current modes, with their order edges (the forward ones first,
  * nfwd of them, then each message's backward edge). */
-static kilnResult_t buildOps(builder* b, int* nfwd) {
+static kilnResult_t build_ops(builder* b, int* nfwd) {
   const kilnPlan* p = b->p;
   b->nops = 0;
   b->nedges = 0;
@@ -307,7 +307,7 @@ static kilnResult_t buildOps(builder* b, int* nfwd) {
     for (int t = 0; t < p->gpus[r].ntbs; t++) {
       const int g = b->ix.tbbase[r] + t;
       for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
-        kilnResult_t res = expandStep(b, r, t, s, b->ix.stepbase[g] + s);
+        kilnResult_t res = expand_step(b, r, t, s, b->ix.stepbase[g] + s);
         if (res != KILN_SUCCESS) return res;
       }
     }
@@ -323,8 +323,8 @@ static kilnResult_t buildOps(builder* b, int* nfwd) {
       int prev = -1;
       for (int v = lo; v <= hi; v++) {
         if (b->ops[v].apart) continue;
-        if (prev >= 0 && !addEdge(b, prev, v, weight(&b->ops[prev], &b->ops[v]))) goto nomem;
-        if (v > lo && b->ops[v - 1].apart && !addEdge(b, v - 1, v, weight(&b->ops[v - 1], &b->ops[v])))
+        if (prev >= 0 && !add_edge(b, prev, v, weight(&b->ops[prev], &b->ops[v]))) goto nomem;
+        if (v > lo && b->ops[v - 1].apart && !add_edge(b, v - 1, v, weight(&b->ops[v - 1], &b->ops[v])))
           goto nomem;
         prev = v;
       }
@@ -340,7 +340,7 @@ static kilnResult_t buildOps(builder* b, int* nfwd) {
         const int target = b->ix.stepbase[b->ix.tbbase[r] + st->depid] + st->deps;
         const int u = b->last[target], v = b->carrier[f];
         b->ops[v].dep = u;
-        if (!addEdge(b, u, v, weight(&b->ops[u], &b->ops[v]))) goto nomem;
+        if (!add_edge(b, u, v, weight(&b->ops[u], &b->ops[v]))) goto nomem;
       }
     }
   /* Messages: the two ends, forward (send -> receive), then each one backward. */
@@ -356,13 +356,13 @@ static kilnResult_t buildOps(builder* b, int* nfwd) {
         b->ops[u].seq = b->ops[v].seq = b->ix.send_ord[f];
         b->ops[u].chan = b->ops[v].chan = p->gpus[b->ops[u].rank].tbs[b->ops[u].tb].chan;
       }
-      if (!addEdge(b, pass == 0 ? u : v, pass == 0 ? v : u, 0)) goto nomem;
+      if (!add_edge(b, pass == 0 ? u : v, pass == 0 ? v : u, 0)) goto nomem;
     }
     /* A signal and its wait (memory steps within a node) share a kernel phase too. */
     for (int f = 0; b->ix.mem && f < b->ix.nsteps; f++) {
       const int g = b->ix.sig_match[f];
       if (g < 0 || kilnStepPeerRole(b->ops[b->first[f]].st.type) != KILN_PEER_SIGNAL) continue;
-      if (!addEdge(b, pass == 0 ? b->first[f] : b->first[g], pass == 0 ? b->first[g] : b->first[f], 0))
+      if (!add_edge(b, pass == 0 ? b->first[f] : b->first[g], pass == 0 ? b->first[g] : b->first[f], 0))
         goto nomem;
     }
   }
@@ -445,7 +445,7 @@ out:
 
 /* Phase levels of the ops: longest paths over the components (no weighted edge inside any) in
  * topological order, the highest component number first; kernel levels even, groups odd. */
-static kilnResult_t assignLevels(builder* b, const int* comp, int ncomp) {
+static kilnResult_t assign_levels(builder* b, const int* comp, int ncomp) {
   const int n = b->nops, m = b->nedges;
   int* start = calloc((size_t)ncomp + 1, sizeof *start);
   int* members = malloc((size_t)(n > 0 ? n : 1) * sizeof *members);
@@ -494,7 +494,7 @@ out:
  * whose receive such a component enters through program order or a dependency (a cycle through a
  * receive that comes in by its own send is only that message's two ends); *moved of them. With
  * none, assigns the levels. */
-static kilnResult_t breakCycles(builder* b, int nfwd, int* moved) {
+static kilnResult_t break_cycles(builder* b, int nfwd, int* moved) {
   *moved = 0;
   const int n = b->nops;
   int ncomp = 0;
@@ -516,7 +516,7 @@ static kilnResult_t breakCycles(builder* b, int nfwd, int* moved) {
     if (e.w > 0 && comp[e.u] == comp[e.v]) any = positive[comp[e.u]] = true;
   }
   if (!any) {
-    res = assignLevels(b, comp, ncomp);
+    res = assign_levels(b, comp, ncomp);
     goto out;
   }
   for (int i = 0; i < nfwd; i++) {
@@ -552,7 +552,7 @@ out:
 /* The chunk range [off, off + cnt) of buf on rank r as memory: in-place calls alias the input
  * and output (allreduce: output j is input j; allgather: input j is output r*k + j;
  * reducescatter: output j is input r*k + j), so a plan that serves them is judged in that view. */
-static void memRange(const builder* b, int r, kilnBuffer_t buf, int off, int* mbuf, int* moff) {
+static void mem_range(const builder* b, int r, kilnBuffer_t buf, int off, int* mbuf, int* moff) {
   *mbuf = (int)buf;
   *moff = off;
   if (!kilnPlanServes(b->p, true)) return;
@@ -569,15 +569,15 @@ static void memRange(const builder* b, int r, kilnBuffer_t buf, int off, int* mb
 }
 
 /* The memory an NCCL call of op v reads (send) or writes (receive). */
-static void opRange(const builder* b, int v, int* mbuf, int* moff) {
+static void op_range(const builder* b, int v, int* mbuf, int* moff) {
   const pop* o = &b->ops[v];
   if (o->kind == OP_SEND)
-    memRange(b, o->rank, o->st.srcbuf, o->st.srcoff, mbuf, moff);
+    mem_range(b, o->rank, o->st.srcbuf, o->st.srcoff, mbuf, moff);
   else
-    memRange(b, o->rank, o->st.dstbuf, o->st.dstoff, mbuf, moff);
+    mem_range(b, o->rank, o->st.dstbuf, o->st.dstoff, mbuf, moff);
 }
 
-static int cmpByRankLevel(const void* x, const void* y, void* ctx) {
+static int cmp_by_rank_level(const void* x, const void* y, void* ctx) {
   const builder* b = ctx;
   const pop* u = &b->ops[*(const int*)x];
   const pop* v = &b->ops[*(const int*)y];
@@ -588,7 +588,7 @@ static int cmpByRankLevel(const void* x, const void* y, void* ctx) {
 /* Two NCCL calls of one rank's group on the same memory, one of them a receive: the group runs
  * them at once. The receive is then taken apart (into fresh scratch, copied at its step);
  * *moved of them. */
-static kilnResult_t groupConflicts(builder* b, int* moved) {
+static kilnResult_t group_conflicts(builder* b, int* moved) {
   *moved = 0;
   int np = 0;
   for (int v = 0; v < b->nops; v++) np += b->ops[v].kind != OP_KERNEL;
@@ -597,7 +597,7 @@ static kilnResult_t groupConflicts(builder* b, int* moved) {
   np = 0;
   for (int i = 0; i < b->nops; i++)
     if (b->ops[i].kind != OP_KERNEL) v[np++] = i;
-  qsort_r(v, (size_t)np, sizeof *v, cmpByRankLevel, b);
+  qsort_r(v, (size_t)np, sizeof *v, cmp_by_rank_level, b);
   for (int lo = 0; lo < np;) {
     int hi = lo;
     while (hi < np && b->ops[v[hi]].rank == b->ops[v[lo]].rank && b->ops[v[hi]].level == b->ops[v[lo]].level)
@@ -608,8 +608,8 @@ static kilnResult_t groupConflicts(builder* b, int* moved) {
         const pop* oy = &b->ops[v[y]];
         if (x == y || ox->kind != OP_RECV || ox->apart || (oy->kind == OP_RECV && y < x)) continue;
         int bx, fx, by, fy;
-        opRange(b, v[x], &bx, &fx);
-        opRange(b, v[y], &by, &fy);
+        op_range(b, v[x], &bx, &fx);
+        op_range(b, v[y], &by, &fy);
         if (bx != by || fx + ox->st.cnt <= fy || fy + oy->st.cnt <= fx) continue;
         const int f = b->ops[ox->recvFrom].step;
         if (b->mode[f] != MODE_APART) {
@@ -754,7 +754,7 @@ out:
 
 /* Chunks per block of a user buffer (plan.h's chunk size), or 0 when the buffers do not fit the
  * collective. */
-static int blockChunks(const kilnPlan* p) {
+static int block_chunks(const kilnPlan* p) {
   const int n = p->ngpus, i = p->gpus[0].i_chunks, o = p->gpus[0].o_chunks;
   switch (p->coll) {
     case KILN_COLL_ALLREDUCE: return i > 0 && (o == 0 || o == i) ? i : 0;
@@ -783,7 +783,7 @@ void kilnPhasesFree(kilnPhases* ph) {
 }
 
 /* A plan with p's header and buffers, no threadblocks; scratch per rank as given. */
-static kilnResult_t emptyLike(const kilnPlan* p, const char* suffix, const int* scratch, kilnPlan** out) {
+static kilnResult_t empty_like(const kilnPlan* p, const char* suffix, const int* scratch, kilnPlan** out) {
   char name[KILN_NAME_MAX];
   snprintf(name, sizeof name, "%.*s%s", (int)(sizeof name - strlen(suffix) - 1), p->name, suffix);
   kilnResult_t res = kilnPlanCreate(name, p->coll, p->ngpus, out);
@@ -806,7 +806,7 @@ static kilnResult_t emptyLike(const kilnPlan* p, const char* suffix, const int* 
   return KILN_SUCCESS;
 }
 
-static int cmpOps(const void* a, const void* b) {
+static int cmp_ops(const void* a, const void* b) {
   const kilnP2pOp* x = a;
   const kilnP2pOp* y = b;
   if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
@@ -815,20 +815,20 @@ static int cmpOps(const void* a, const void* b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static bool opSends(const pop* o) {
+static bool op_sends(const pop* o) {
   return o->kind == OP_SEND ||
          (o->kind == OP_KERNEL && (unsigned)o->st.type < KILN_NUM_STEP_TYPES && kilnStepSends(o->st.type));
 }
-static bool opRecvs(const pop* o) {
+static bool op_recvs(const pop* o) {
   return o->kind == OP_RECV ||
          (o->kind == OP_KERNEL && (unsigned)o->st.type < KILN_NUM_STEP_TYPES && kilnStepReceives(o->st.type));
 }
 
 /* The sub-plan of kernel phase `level` (the ops of that level), and the split plan's steps. */
-static kilnResult_t buildSubPlan(builder* b, kilnPhases* ph, int level, int idx, kilnPlan** out) {
+static kilnResult_t build_sub_plan(builder* b, kilnPhases* ph, int level, int idx, kilnPlan** out) {
   char suffix[32];
   snprintf(suffix, sizeof suffix, "#phase%d", idx);
-  kilnResult_t res = emptyLike(b->p, suffix, ph->scratch, out);
+  kilnResult_t res = empty_like(b->p, suffix, ph->scratch, out);
   if (res != KILN_SUCCESS) return res;
   kilnPlan* q = *out;
   for (int r = 0; r < b->p->ngpus; r++)
@@ -841,8 +841,8 @@ static kilnResult_t buildSubPlan(builder* b, kilnPhases* ph, int level, int idx,
       for (int v = lo; v <= hi; v++)
         if (b->ops[v].kind == OP_KERNEL && b->ops[v].level == level) {
           any = true;
-          sends |= opSends(&b->ops[v]);
-          recvs |= opRecvs(&b->ops[v]);
+          sends |= op_sends(&b->ops[v]);
+          recvs |= op_recvs(&b->ops[v]);
         }
       if (!any) continue;
       const int sub = q->gpus[r].ntbs;
@@ -878,8 +878,8 @@ static kilnResult_t buildSubPlan(builder* b, kilnPhases* ph, int level, int idx,
 
 /* The split plan: every op as a step of its plan threadblock (sends and receives through NCCL as
  * s and r), in program order, dependencies carried over. */
-static kilnResult_t buildSplit(builder* b, kilnPhases* ph) {
-  kilnResult_t res = emptyLike(b->p, "#split", ph->scratch, &ph->split);
+static kilnResult_t build_split(builder* b, kilnPhases* ph) {
+  kilnResult_t res = empty_like(b->p, "#split", ph->scratch, &ph->split);
   if (res != KILN_SUCCESS) return res;
   kilnPlan* q = ph->split;
   int* pos = malloc((size_t)(b->nops > 0 ? b->nops : 1) * sizeof *pos);
@@ -918,7 +918,7 @@ static kilnResult_t buildSplit(builder* b, kilnPhases* ph) {
   return res;
 }
 
-static kilnResult_t buildP2p(builder* b, kilnPhases* ph, kilnPhase* q, int level, const int* pool) {
+static kilnResult_t build_p2p(builder* b, kilnPhases* ph, kilnPhase* q, int level, const int* pool) {
   const int R = ph->nranks;
   q->nops = calloc((size_t)R, sizeof *q->nops);
   q->ops = calloc((size_t)R, sizeof *q->ops);
@@ -946,11 +946,11 @@ static kilnResult_t buildP2p(builder* b, kilnPhases* ph, kilnPhase* q, int level
     x->cls = ph->pool + s->msg;
     (void)pool;
   }
-  for (int r = 0; r < R; r++) qsort(q->ops[r], (size_t)q->nops[r], sizeof **q->ops, cmpOps);
+  for (int r = 0; r < R; r++) qsort(q->ops[r], (size_t)q->nops[r], sizeof **q->ops, cmp_ops);
   return KILN_SUCCESS;
 }
 
-static int cmpInt(const void* a, const void* b) {
+static int cmp_int(const void* a, const void* b) {
   const int x = *(const int*)a, y = *(const int*)b;
   return x < y ? -1 : x > y;
 }
@@ -966,7 +966,7 @@ kilnResult_t kilnPhasesBuild(const kilnPlan* p, int nnodes, const int* node, kil
   if (kilnPlanHasCopies(p))
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "plan %s: lower its copies first (kilnPlanLowerCopies)",
                         p->name);
-  const int k = blockChunks(p);
+  const int k = block_chunks(p);
   if (k < 1)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: i_chunks=%d o_chunks=%d do not fit %s on %d ranks",
                         p->name, p->gpus[0].i_chunks, p->gpus[0].o_chunks, kilnCollName(p->coll), p->ngpus);
@@ -1021,11 +1021,11 @@ kilnResult_t kilnPhasesBuild(const kilnPlan* p, int nnodes, const int* node, kil
    * until there are none. */
   int nfwd = 0;
   for (;;) {
-    if ((res = buildOps(&b, &nfwd)) != KILN_SUCCESS) goto out;
+    if ((res = build_ops(&b, &nfwd)) != KILN_SUCCESS) goto out;
     int moved = 0;
-    if ((res = breakCycles(&b, nfwd, &moved)) != KILN_SUCCESS) goto out;
+    if ((res = break_cycles(&b, nfwd, &moved)) != KILN_SUCCESS) goto out;
     if (moved > 0) continue;
-    if ((res = groupConflicts(&b, &moved)) != KILN_SUCCESS) goto out;
+    if ((res = group_conflicts(&b, &moved)) != KILN_SUCCESS) goto out;
     if (moved == 0) break;
   }
   int npool = 0;
@@ -1043,7 +1043,7 @@ kilnResult_t kilnPhasesBuild(const kilnPlan* p, int nnodes, const int* node, kil
     goto out;
   }
   for (int v = 0; v < b.nops; v++) levels[v] = b.ops[v].level;
-  qsort(levels, (size_t)b.nops, sizeof *levels, cmpInt);
+  qsort(levels, (size_t)b.nops, sizeof *levels, cmp_int);
   int nl = 0;
   for (int v = 0; v < b.nops; v++)
     if (nl == 0 || levels[nl - 1] != levels[v]) levels[nl++] = levels[v];
@@ -1056,10 +1056,10 @@ kilnResult_t kilnPhasesBuild(const kilnPlan* p, int nnodes, const int* node, kil
   for (int i = 0; i < nl && res == KILN_SUCCESS; i++) {
     kilnPhase* q = &ph->phases[i];
     q->p2p = (levels[i] & 1) != 0;
-    res = q->p2p ? buildP2p(&b, ph, q, levels[i], ph->pool) : buildSubPlan(&b, ph, levels[i], i, &q->plan);
+    res = q->p2p ? build_p2p(&b, ph, q, levels[i], ph->pool) : build_sub_plan(&b, ph, levels[i], i, &q->plan);
   }
   if (res != KILN_SUCCESS) goto out;
-  if ((res = buildSplit(&b, ph)) != KILN_SUCCESS) goto out;
+  if ((res = build_split(&b, ph)) != KILN_SUCCESS) goto out;
   for (int v = 0; v < b.nops; v++)
     if (b.ops[v].kind == OP_SEND) {
       ph->nmessages++;
@@ -1091,7 +1091,7 @@ bool kilnPhasesRankHas(const kilnPhases* ph, int i, int rank) {
 }
 
 /* Elements of position c of a block for a call of count elements: chunk c of L. */
-static uint64_t posElems(uint64_t count, uint64_t L, int c) {
+static uint64_t pos_elems(uint64_t count, uint64_t L, int c) {
   const uint64_t lo = (uint64_t)c * L;
   return lo >= count ? 0 : (count - lo < L ? count - lo : L);
 }
@@ -1101,12 +1101,12 @@ void kilnPhasesChunkSpan(const kilnPhases* ph, uint64_t count, kilnBuffer_t buf,
   const uint64_t k = (uint64_t)ph->k, L = (count + k - 1) / k;
   if (buf == KILN_BUF_SCRATCH) {
     *off = (uint64_t)chunk * L;
-    *n = cls >= 0 ? posElems(count, L, cls) : L;
+    *n = cls >= 0 ? pos_elems(count, L, cls) : L;
     return;
   }
   const uint64_t blk = (uint64_t)chunk / k, c = (uint64_t)chunk % k;
   *off = blk * count + c * L;
-  *n = posElems(count, L, (int)c);
+  *n = pos_elems(count, L, (int)c);
 }
 
 int kilnPhasesP2pCalls(const kilnPhases* ph, int i, int rank, uint64_t count, kilnP2pCallFn fn, void* ctx) {

@@ -75,7 +75,7 @@ static double apply(kilnRedOp_t op, double a, double b) {
   }
 }
 
-static uint64_t posElems(const runner* x, uint64_t c) {
+static uint64_t pos_elems(const runner* x, uint64_t c) {
   const uint64_t lo = c * x->L;
   return lo >= x->count ? 0 : (x->count - lo < x->L ? x->count - lo : x->L);
 }
@@ -87,15 +87,15 @@ static double* chunk(const runner* x, int r, kilnBuffer_t b, int j, uint64_t* va
     return x->scr[r] + (uint64_t)j * x->L;
   }
   const uint64_t blk = (uint64_t)j / (uint64_t)x->k, c = (uint64_t)j % (uint64_t)x->k;
-  *valid = posElems(x, c);
+  *valid = pos_elems(x, c);
   return x->bufs[b][r] + blk * x->count + c * x->L;
 }
 
-static fifo* fifoOf(runner* x, int src, int dst, int chan) {
+static fifo* fifo_of(runner* x, int src, int dst, int chan) {
   return &x->fifos[((size_t)src * x->R + dst) * x->nch + chan];
 }
 
-static msg* msgNew(const runner* x, int phase, int cnt) {
+static msg* msg_new(const runner* x, int phase, int cnt) {
   msg* m = calloc(1, sizeof *m);
   if (!m) return NULL;
   m->phase = phase;
@@ -112,7 +112,7 @@ static msg* msgNew(const runner* x, int phase, int cnt) {
   return m;
 }
 
-static void msgFree(msg* m) {
+static void msg_free(msg* m) {
   if (!m) return;
   free(m->valid);
   free(m->data);
@@ -141,12 +141,12 @@ static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* Runs step st of rank r (kernel phase `phase`) with its received message (or NULL); returns the
  * message it sends (or NULL). */
-static kilnResult_t runStep(runner* x, int r, int phase, const kilnStep* st, msg* in, msg** out) {
+static kilnResult_t run_step(runner* x, int r, int phase, const kilnStep* st, msg* in, msg** out) {
   *out = NULL;
   const kilnStepType_t ty = st->type;
   const bool sd = kilnStepSends(ty);
   msg* m = NULL;
-  if (sd && !(m = msgNew(x, phase, st->cnt)))
+  if (sd && !(m = msg_new(x, phase, st->cnt)))
     return kilnSetError(KILN_ERR_NO_MEMORY, "checking phases: out of memory");
   for (int c = 0; c < st->cnt; c++) {
     uint64_t vs = 0, vd = 0;
@@ -192,7 +192,7 @@ static kilnResult_t runStep(runner* x, int r, int phase, const kilnStep* st, msg
 
 /* Tries rank r's kernel phase i: runs every step that can go. *moved when one did; *done when
  * every threadblock has finished. */
-static kilnResult_t kernelPhase(runner* x, int r, int i, bool* moved, bool* done) {
+static kilnResult_t kernel_phase(runner* x, int r, int i, bool* moved, bool* done) {
   const kilnGpu* g = &x->ph->phases[i].plan->gpus[r];
   if (!x->tbpc[r]) {
     x->tbpc[r] = calloc((size_t)g->ntbs + 1, sizeof **x->tbpc);
@@ -207,8 +207,8 @@ static kilnResult_t kernelPhase(runner* x, int r, int i, bool* moved, bool* done
       while (x->tbpc[r][t] < tb->nsteps) {
         const kilnStep* st = &tb->steps[x->tbpc[r][t]];
         if (st->depid >= 0 && x->tbpc[r][st->depid] <= st->deps) break;
-        fifo* fin = kilnStepReceives(st->type) ? fifoOf(x, tb->recv, r, tb->chan) : NULL;
-        fifo* fout = kilnStepSends(st->type) ? fifoOf(x, r, tb->send, tb->chan) : NULL;
+        fifo* fin = kilnStepReceives(st->type) ? fifo_of(x, tb->recv, r, tb->chan) : NULL;
+        fifo* fout = kilnStepSends(st->type) ? fifo_of(x, r, tb->send, tb->chan) : NULL;
         if (fin && fin->len == 0) break;
         if (fout && x->depth > 0 && fout->len >= x->depth) break;
         if (fin && fin->head->phase != i)
@@ -217,8 +217,8 @@ static kilnResult_t kernelPhase(runner* x, int r, int i, bool* moved, bool* done
                               i, t, x->tbpc[r][t], tb->recv, fin->head->phase);
         msg* in = fin ? pop(fin) : NULL;
         msg* out = NULL;
-        kilnResult_t res = runStep(x, r, i, st, in, &out);
-        msgFree(in);
+        kilnResult_t res = run_step(x, r, i, st, in, &out);
+        msg_free(in);
         if (res != KILN_SUCCESS) return res;
         if (out) push(fout, out);
         x->tbpc[r][t]++;
@@ -257,7 +257,7 @@ static int collect(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t of
   return 0;
 }
 
-static bool queuePush(callQueue* q, call* c) {
+static bool queue_push(callQueue* q, call* c) {
   if (q->n == q->cap) {
     const int cap = q->cap ? 2 * q->cap : 16;
     call** v = realloc(q->v, (size_t)cap * sizeof *v);
@@ -294,7 +294,7 @@ static kilnResult_t post(runner* x, int r, int i) {
   for (int a = 0; a < cc.n; a++) {
     call* c = &cc.v[a];
     callQueue* q = c->send ? &x->sends[(size_t)r * x->R + c->peer] : &x->recvs[(size_t)c->peer * x->R + r];
-    if (!queuePush(q, c)) return kilnSetError(KILN_ERR_NO_MEMORY, "checking phases: out of memory");
+    if (!queue_push(q, c)) return kilnSetError(KILN_ERR_NO_MEMORY, "checking phases: out of memory");
   }
   x->posted[r] = true;
   return KILN_SUCCESS;
@@ -322,7 +322,7 @@ static kilnResult_t match(runner* x, bool* moved) {
   return KILN_SUCCESS;
 }
 
-static void describeWait(const runner* x, int r, char* buf, size_t len) {
+static void describe_wait(const runner* x, int r, char* buf, size_t len) {
   const int i = x->plist[r][x->pc[r]];
   const kilnPhase* q = &x->ph->phases[i];
   if (q->p2p) {
@@ -485,7 +485,7 @@ kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_
             x.posted[r] = false;
           }
         } else {
-          res = kernelPhase(&x, r, i, &moved, &done);
+          res = kernel_phase(&x, r, i, &moved, &done);
         }
         if (!done) break;
         x.pc[r]++;
@@ -500,7 +500,7 @@ kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_
       snprintf(why, sizeof why, "deadlock:");
       for (int r = 0; r < R; r++)
         if (x.pc[r] < x.nplist[r] && strlen(why) + 4 < sizeof why) {
-          describeWait(&x, r, w, sizeof w);
+          describe_wait(&x, r, w, sizeof w);
           snprintf(why + strlen(why), sizeof why - strlen(why), " %s;", w);
         }
       res = kilnSetError(KILN_ERR_VERIFY, "plan %s cut into %d phases: %s", plan->name, ph->nphases, why);
@@ -539,7 +539,7 @@ kilnResult_t kilnPhasesCheck(const kilnPhases* ph, const kilnPlan* plan, uint64_
   }
 out:
   for (size_t f = 0; x.fifos && f < (size_t)R * R * x.nch; f++)
-    while (x.fifos[f].len > 0) msgFree(pop(&x.fifos[f]));
+    while (x.fifos[f].len > 0) msg_free(pop(&x.fifos[f]));
   for (int r = 0; r < R; r++) {
     if (inputs) free(inputs[r]);
     if (x.scr) free(x.scr[r]);

@@ -344,12 +344,12 @@ out_free_copy:
 }
 
 /* Whether chunk ranges [a, a+n) of buffer ab and [b, b+m) of buffer bb share a chunk. */
-static bool rangesOverlap(kilnBuffer_t ab, int a, int n, kilnBuffer_t bb, int b, int m) {
+static bool ranges_overlap(kilnBuffer_t ab, int a, int n, kilnBuffer_t bb, int b, int m) {
   return ab == bb && a < b + m && b < a + n;
 }
 
 /* The step of g that st waits on, or NULL (none, or one outside g's steps). */
-static kilnStep* awaitedStep(const kilnGpu* g, const kilnStep* st) {
+static kilnStep* awaited_step(const kilnGpu* g, const kilnStep* st) {
   if (st->depid < 0 || st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps)
     return NULL;
   return &g->tbs[st->depid].steps[st->deps];
@@ -357,12 +357,12 @@ static kilnStep* awaitedStep(const kilnGpu* g, const kilnStep* st) {
 
 /* awaited[first[t] + s]: some step of g waits on step s of threadblock t (first[t]: threadblock
  * t's first step in g's threadblock-major order; first has ntbs + 1 entries). */
-static void stepsAwaited(const kilnGpu* g, const int* first, bool* awaited) {
+static void steps_awaited(const kilnGpu* g, const int* first, bool* awaited) {
   for (int i = 0; i < first[g->ntbs]; i++) awaited[i] = false;
   for (int t = 0; t < g->ntbs; t++)
     for (int s = 0; s < g->tbs[t].nsteps; s++) {
       const kilnStep* st = &g->tbs[t].steps[s];
-      if (awaitedStep(g, st)) awaited[first[st->depid] + st->deps] = true;
+      if (awaited_step(g, st)) awaited[first[st->depid] + st->deps] = true;
     }
 }
 
@@ -375,7 +375,7 @@ static int foldable(const kilnPlan* p, int r, int t, int s, const int* first, co
   if (h->type != KILN_STEP_COPY && h->type != KILN_STEP_REDUCE) return 0;
   /* The head's own source: a user buffer may alias the destination in an in-place call. */
   const bool headUser = h->srcbuf != KILN_BUF_SCRATCH && h->dstbuf != KILN_BUF_SCRATCH;
-  if (rangesOverlap(h->srcbuf, h->srcoff, h->cnt, h->dstbuf, h->dstoff, h->cnt) ||
+  if (ranges_overlap(h->srcbuf, h->srcoff, h->cnt, h->dstbuf, h->dstoff, h->cnt) ||
       (headUser && mayBeInPlace && h->srcbuf != h->dstbuf))
     return 0;
   int k = 0;
@@ -384,7 +384,7 @@ static int foldable(const kilnPlan* p, int r, int t, int s, const int* first, co
     if (f->type != KILN_STEP_REDUCE || f->dstbuf != h->dstbuf || f->dstoff != h->dstoff || f->cnt != h->cnt ||
         f->depid >= 0)
       break;
-    if (rangesOverlap(f->srcbuf, f->srcoff, f->cnt, h->dstbuf, h->dstoff, h->cnt)) break;
+    if (ranges_overlap(f->srcbuf, f->srcoff, f->cnt, h->dstbuf, h->dstoff, h->cnt)) break;
     /* Input and output are one buffer in an in-place call. */
     if (mayBeInPlace && f->srcbuf != KILN_BUF_SCRATCH && f->dstbuf != KILN_BUF_SCRATCH &&
         f->srcbuf != f->dstbuf)
@@ -398,7 +398,7 @@ static int foldable(const kilnPlan* p, int r, int t, int s, const int* first, co
 
 /* first[t] (threadblock t's first step, threadblock-major) for t = 0..ntbs and the awaited flags
  * of rank r's steps, in one allocation (free first); NULL when out of memory. */
-static int* rankIndex(const kilnGpu* g, bool** awaited) {
+static int* rank_index(const kilnGpu* g, bool** awaited) {
   int n = 0;
   for (int t = 0; t < g->ntbs; t++) n += g->tbs[t].nsteps;
   int* first = malloc((size_t)(g->ntbs + 1) * sizeof(int) + (size_t)(n > 0 ? n : 1) * sizeof(bool));
@@ -406,7 +406,7 @@ static int* rankIndex(const kilnGpu* g, bool** awaited) {
   first[0] = 0;
   for (int t = 0; t < g->ntbs; t++) first[t + 1] = first[t] + g->tbs[t].nsteps;
   *awaited = (bool*)(first + g->ntbs + 1);
-  stepsAwaited(g, first, *awaited);
+  steps_awaited(g, first, *awaited);
   return first;
 }
 
@@ -415,7 +415,7 @@ int kilnStepFoldable(const kilnPlan* p, int r, int t, int s) {
   const kilnGpu* g = &p->gpus[r];
   if (t < 0 || t >= g->ntbs || s < 0 || s >= g->tbs[t].nsteps) return 0;
   bool* awaited = NULL;
-  int* first = rankIndex(g, &awaited);
+  int* first = rank_index(g, &awaited);
   if (!first) return 0; /* folding nothing is always right */
   const int k = foldable(p, r, t, s, first, awaited);
   free(first);
@@ -427,7 +427,7 @@ kilnResult_t kilnPlanRankSteps(const kilnPlan* p, int r, bool* publishes, int* f
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanRankSteps: no rank %d", r);
   const kilnGpu* g = &p->gpus[r];
   bool* awaited = NULL;
-  int* first = rankIndex(g, &awaited);
+  int* first = rank_index(g, &awaited);
   if (!first) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory indexing plan %s rank %d", p->name, r);
   for (int t = 0; t < g->ntbs; t++)
     for (int s = 0; s < g->tbs[t].nsteps; s++) {
@@ -450,7 +450,7 @@ void kilnPlanMarkHasdep(kilnPlan* p) {
     kilnGpu* g = &p->gpus[r];
     for (int t = 0; t < g->ntbs; t++)
       for (int s = 0; s < g->tbs[t].nsteps; s++) {
-        kilnStep* w = awaitedStep(g, &g->tbs[t].steps[s]);
+        kilnStep* w = awaited_step(g, &g->tbs[t].steps[s]);
         if (w) w->hasdep = true;
       }
   }

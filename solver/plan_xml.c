@@ -203,7 +203,7 @@ static kilnResult_t read_gpu(xmlNodePtr n, const char* f, kilnPlan* p, bool* see
 
 /* A kilnXmlDocReader: out is a kilnPlan**. */
 /* The most chunks any rank's input or output holds: what nchunksperloop must be (0: none). */
-static int bufferChunks(const kilnPlan* p) {
+static int buffer_chunks(const kilnPlan* p) {
   int most = 0;
   for (int r = 0; r < p->ngpus; r++) {
     if (p->gpus[r].i_chunks > most) most = p->gpus[r].i_chunks;
@@ -292,7 +292,7 @@ static kilnResult_t read_doc(xmlDocPtr doc, const char* f, void* outp) {
     if ((r = read_gpu(c, f, p, seen))) goto out_free;
   /* MSCCL's runtimes size a chunk as the buffer over nchunksperloop, kiln by the chunk counts of
    * the buffers: where the two differ the plan does one thing there and another here. */
-  const int most = bufferChunks(p);
+  const int most = buffer_chunks(p);
   if (most > 0 && p->nchunksperloop != most) {
     r = kilnXmlError(
         KILN_ERR_PARSE, f, root,
@@ -385,7 +385,7 @@ kilnResult_t kilnPlanWriteMemory(const kilnPlan* p, char** out) {
   kilnBuf b = {0};
   kilnBufPrintf(&b, "<algo name=\"");
   kilnBufEscaped(&b, p->name);
-  const int most = bufferChunks(p); /* what the reader requires (plans built in memory may hold 1) */
+  const int most = buffer_chunks(p); /* what the reader requires (plans built in memory may hold 1) */
   kilnBufPrintf(&b, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\"", kilnProtoName(p->proto),
                 p->nchannels, most > 0 ? most : p->nchunksperloop);
   if (p->has_ngpus) kilnBufPrintf(&b, " ngpus=\"%d\"", p->ngpus);

@@ -178,7 +178,7 @@ kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us,
 /* ---- the folder ---- */
 
 /* Removes a folder of plain files (one kiln tune wrote, or its temporary twin). */
-static void removeTree(const char* dir) {
+static void remove_tree(const char* dir) {
   DIR* d = opendir(dir);
   if (d) {
     struct dirent* de;
@@ -194,7 +194,7 @@ static void removeTree(const char* dir) {
 
 /* Whether an existing dir may be replaced: empty, or holding a tune.csv. KILN_SUCCESS with *exists
  * set, or the error. */
-static kilnResult_t checkTarget(const char* dir, bool* exists) {
+static kilnResult_t check_target(const char* dir, bool* exists) {
   struct stat st;
   *exists = false;
   if (stat(dir, &st) != 0) {
@@ -240,10 +240,10 @@ kilnResult_t kilnTuneCheckDir(const char* dir) {
   if (access(parent, W_OK) != 0)
     return kilnSetError(KILN_ERR_IO, "%s: its folder %s is not writable", dir, parent);
   bool exists;
-  return checkTarget(dir, &exists);
+  return check_target(dir, &exists);
 }
 
-static const char* timeText(double us, char* buf, size_t n) {
+static const char* time_text(double us, char* buf, size_t n) {
   if (us == KILN_TUNE_WRONG) return "wrong";
   if (us == KILN_TUNE_FAILED) return "failed";
   if (us == KILN_TUNE_PRUNED) return "pruned";
@@ -252,7 +252,7 @@ static const char* timeText(double us, char* buf, size_t n) {
   return buf;
 }
 
-static const char* statusText(double us) {
+static const char* status_text(double us) {
   return us == KILN_TUNE_WRONG    ? "wrong"
          : us == KILN_TUNE_FAILED ? "failed"
          : us == KILN_TUNE_PRUNED ? "pruned"
@@ -262,7 +262,7 @@ static const char* statusText(double us) {
 
 /* The file name (without .xml) of range ri of a result: the candidate's plan name and -rN, cut to
  * fit a plan name. */
-static void rangeName(const kilnTuneResult* res, int ri, char* out, size_t n) {
+static void range_name(const kilnTuneResult* res, int ri, char* out, size_t n) {
   char suffix[16];
   snprintf(suffix, sizeof suffix, "-r%d", ri);
   const char* base = res->set->c[res->ranges[ri].cand].plan->name;
@@ -275,8 +275,8 @@ static void rangeName(const kilnTuneResult* res, int ri, char* out, size_t n) {
       *p = '_';
 }
 
-static kilnResult_t writeCsv(const char* path, const kilnTuneMachine* m, const kilnTuneResult* results,
-                             int nresults) {
+static kilnResult_t write_csv(const char* path, const kilnTuneMachine* m, const kilnTuneResult* results,
+                              int nresults) {
   FILE* f = fopen(path, "w");
   if (!f) return kilnSetError(KILN_ERR_IO, "%s: %s", path, strerror(errno));
   fprintf(f, "coll,ranks,bytes,candidate,source,us,nccl_us,status,kept\n");
@@ -292,7 +292,7 @@ static kilnResult_t writeCsv(const char* path, const kilnTuneMachine* m, const k
         char a[32], b[32];
         fprintf(f, "%s,%d,%llu,%s,%s,%s,%s,%s,%d\n", kilnCollName(res->coll), m->nranks,
                 (unsigned long long)res->sizes[k], res->set->c[c].plan->name, res->set->c[c].source,
-                timeText(us, a, sizeof a), timeText(nc, b, sizeof b), statusText(us), kept ? 1 : 0);
+                time_text(us, a, sizeof a), time_text(nc, b, sizeof b), status_text(us), kept ? 1 : 0);
       }
   }
   const bool bad = ferror(f) != 0;
@@ -300,8 +300,8 @@ static kilnResult_t writeCsv(const char* path, const kilnTuneMachine* m, const k
   return KILN_SUCCESS;
 }
 
-static kilnResult_t writeReadme(const char* path, const char* dir, const kilnTuneMachine* m,
-                                const kilnTuneResult* results, int nresults, const char* command) {
+static kilnResult_t write_readme(const char* path, const char* dir, const kilnTuneMachine* m,
+                                 const kilnTuneResult* results, int nresults, const char* command) {
   FILE* f = fopen(path, "w");
   if (!f) return kilnSetError(KILN_ERR_IO, "%s: %s", path, strerror(errno));
   fprintf(f, "Plans kiln tune chose for %d ranks on this machine.\n\n", m->nranks);
@@ -329,7 +329,7 @@ static kilnResult_t writeReadme(const char* path, const char* dir, const kilnTun
     for (int ri = 0; ri < res->nranges; ri++) {
       const kilnTuneRange* r = &res->ranges[ri];
       char name[KILN_NAME_MAX] = "NCCL";
-      if (r->cand >= 0) rangeName(res, ri, name, sizeof name);
+      if (r->cand >= 0) range_name(res, ri, name, sizeof name);
       fprintf(f, "  %12llu .. %-12llu %s\n", (unsigned long long)r->min_bytes,
               (unsigned long long)r->max_bytes, name);
     }
@@ -341,7 +341,7 @@ static kilnResult_t writeReadme(const char* path, const char* dir, const kilnTun
 
 /* Puts tmp where dir is: atomically over an existing dir where the kernel can (RENAME_EXCHANGE),
  * the old one removed after. */
-static kilnResult_t moveInto(const char* tmp, const char* dir, bool exists) {
+static kilnResult_t move_into(const char* tmp, const char* dir, bool exists) {
   if (!exists) {
     if (rename(tmp, dir) != 0)
       return kilnSetError(KILN_ERR_IO, "renaming %s to %s: %s", tmp, dir, strerror(errno));
@@ -349,7 +349,7 @@ static kilnResult_t moveInto(const char* tmp, const char* dir, bool exists) {
   }
 #ifdef RENAME_EXCHANGE
   if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
-    removeTree(tmp); /* now the old folder */
+    remove_tree(tmp); /* now the old folder */
     return KILN_SUCCESS;
   }
 #endif
@@ -364,7 +364,7 @@ static kilnResult_t moveInto(const char* tmp, const char* dir, bool exists) {
     rename(old, dir);
     return kilnSetError(KILN_ERR_IO, "renaming %s to %s: %s", tmp, dir, strerror(e));
   }
-  removeTree(old);
+  remove_tree(old);
   return KILN_SUCCESS;
 }
 
@@ -380,7 +380,7 @@ kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const k
   clean[len] = '\0';
   bool exists = false;
   kilnResult_t r = kilnTuneCheckDir(clean);
-  if (r == KILN_SUCCESS) r = checkTarget(clean, &exists);
+  if (r == KILN_SUCCESS) r = check_target(clean, &exists);
   if (r != KILN_SUCCESS) return r;
   char tmp[PATH_MAX - 96];
   snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", clean);
@@ -399,7 +399,7 @@ kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const k
       }
       kilnPlan* p = NULL;
       if ((r = kilnPlanClone(res->set->c[rg->cand].plan, &p)) != KILN_SUCCESS) break;
-      rangeName(res, ri, p->name, sizeof p->name);
+      range_name(res, ri, p->name, sizeof p->name);
       p->min_bytes = rg->min_bytes;
       p->max_bytes = rg->max_bytes;
       p->has_minmax = true;
@@ -410,13 +410,13 @@ kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const k
   }
   if (r == KILN_SUCCESS) {
     snprintf(path, sizeof path, "%s/tune.csv", tmp);
-    r = writeCsv(path, m, results, nresults);
+    r = write_csv(path, m, results, nresults);
   }
   if (r == KILN_SUCCESS) {
     snprintf(path, sizeof path, "%s/README", tmp);
-    r = writeReadme(path, clean, m, results, nresults, command);
+    r = write_readme(path, clean, m, results, nresults, command);
   }
-  if (r == KILN_SUCCESS) r = moveInto(tmp, clean, exists);
-  if (r != KILN_SUCCESS) removeTree(tmp);
+  if (r == KILN_SUCCESS) r = move_into(tmp, clean, exists);
+  if (r != KILN_SUCCESS) remove_tree(tmp);
   return r;
 }

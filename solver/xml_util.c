@@ -647,7 +647,7 @@ void kilnWriteAbandon(void) {
 /* An open descriptor named as a file: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N (its
  * number, else -1). Written through the descriptor itself: opening the name again would start at
  * the file's beginning (a `>>` redirection), and resolving it to a file would replace that file. */
-static int namedDescriptor(const char* path) {
+static int named_descriptor(const char* path) {
   if (!strcmp(path, "/dev/stdout")) return STDOUT_FILENO;
   if (!strcmp(path, "/dev/stderr")) return STDERR_FILENO;
   const char* num = !strncmp(path, "/dev/fd/", 8)          ? path + 8
@@ -660,16 +660,16 @@ static int namedDescriptor(const char* path) {
 }
 
 /* len bytes to the open descriptor fd, named path in the error. */
-static kilnResult_t writeFd(int fd, const char* path, const char* data, size_t len) {
+static kilnResult_t write_fd(int fd, const char* path, const char* data, size_t len) {
   return write_all(fd, data, len) ? KILN_SUCCESS
                                   : kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
 }
 
 /* A path that is not a regular file's: written straight (a device such as /dev/null, a pipe). */
-static kilnResult_t writeStraight(const char* path, const char* data, size_t len) {
+static kilnResult_t write_straight(const char* path, const char* data, size_t len) {
   int fd = open(path, O_WRONLY | O_NOCTTY);
   if (fd < 0) return kilnSetError(KILN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  kilnResult_t r = writeFd(fd, path, data, len);
+  kilnResult_t r = write_fd(fd, path, data, len);
   if (close(fd) != 0 && r == KILN_SUCCESS)
     r = kilnSetError(KILN_ERR_IO, "%s: write error: %s", path, strerror(errno));
   return r;
@@ -677,7 +677,7 @@ static kilnResult_t writeStraight(const char* path, const char* data, size_t len
 
 /* The process's file mode creation mask: from /proc/self/status (reading it with umask() would
  * change it for a moment under other threads), else by umask() itself. */
-static mode_t currentUmask(void) {
+static mode_t current_umask(void) {
   FILE* f = fopen("/proc/self/status", "r");
   char line[128];
   unsigned m = 0;
@@ -692,18 +692,18 @@ static mode_t currentUmask(void) {
 
 kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len) {
   if (!path || !*path) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "no output file name given");
-  const int named = strcmp(path, "-") ? namedDescriptor(path) : STDOUT_FILENO;
+  const int named = strcmp(path, "-") ? named_descriptor(path) : STDOUT_FILENO;
   if (named == STDOUT_FILENO) { /* through stdio, after what the program printed before */
     if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
       return kilnSetError(KILN_ERR_IO, "<stdout>: write error: %s", strerror(errno));
     return KILN_SUCCESS;
   }
-  if (named >= 0) return writeFd(named, path, data, len);
+  if (named >= 0) return write_fd(named, path, data, len);
   kilnResult_t r = KILN_SUCCESS;
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* through any links: a folder, device, pipe */
     return S_ISDIR(st.st_mode) ? kilnSetError(KILN_ERR_IO, "%s is a folder, not a file", path)
-                               : writeStraight(path, data, len);
+                               : write_straight(path, data, len);
   char* real = NULL; /* a symbolic link's target file: replaced, the link kept */
   if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
     real = realpath(path, NULL);
@@ -723,7 +723,7 @@ kilnResult_t kilnWriteFileAtomic(const char* path, const char* data, size_t len)
     }
     mode = st.st_mode & 0777; /* not the set-id bits: the new file is the writer's */
   } else {
-    mode = 0666 & ~currentUmask();
+    mode = 0666 & ~current_umask();
   }
   size_t n = strlen(target);
   char* tmp = malloc(n + 16);
