@@ -12,14 +12,14 @@
 #endif
 
 /* A name with a '/' or ending in .xml is a path, never a built-in's or a shipped file's name. */
-static bool looksLikePath(const char* s) {
+static bool looks_like_path(const char* s) {
   const size_t len = strlen(s);
   return strchr(s, '/') || (len > 4 && !strcmp(s + len - 4, ".xml"));
 }
 
 const char* cliSketchPath(const char* arg, char* buf, size_t n) {
   struct stat st;
-  if (looksLikePath(arg) || (stat(arg, &st) == 0 && S_ISREG(st.st_mode))) return arg;
+  if (looks_like_path(arg) || (stat(arg, &st) == 0 && S_ISREG(st.st_mode))) return arg;
   /* the installed data folder: as configured where absolute, else beside the program (PREFIX/bin) */
   char data[4200] = KILN_DATADIR, exe[4096];
   const ssize_t el = data[0] == '/' ? 0 : readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -80,7 +80,7 @@ int cliLoadTopo(kilnTopoArgs* ta, kilnTopology** out) {
   }
   /* A built-in name wins over a file of that name in the current folder; a name with a '/' or
    * ending in .xml is a file. */
-  if (!ta->file && !looksLikePath(ta->name)) {
+  if (!ta->file && !looks_like_path(ta->name)) {
     if (kilnTopologyBuiltin(ta->name, ta->nodes > 0 ? ta->nodes : 1, out) == KILN_SUCCESS) return 0;
     struct stat st;
     if (stat(ta->name, &st) != 0) {

@@ -112,7 +112,7 @@ out_free:
 /* Whether the build can bake a plan written to `out` in `dir`: its file name makes an identifier
  * (kilnGenIdent) that no other plan of the folder makes (a-b.xml and a_b.xml would both be a_b;
  * the build stops on such a pair). Says why not. */
-static bool bakeableName(const char* dir, const char* out) {
+static bool bakeable_name(const char* dir, const char* out) {
   char ident[KILN_GEN_IDENT_MAX], other[KILN_GEN_IDENT_MAX];
   if (kilnGenIdent(out, ident) != KILN_SUCCESS) {
     fprintf(stderr, "kiln bake: %s\n", kilnLastError());
@@ -253,7 +253,7 @@ int cmd_bake(int argc, char** argv) {
     else
       snprintf(out, sizeof out, "%s/%.*s.xml", dir,
                (int)(bl > 4 && !strcmp(base + bl - 4, ".xml") ? bl - 4 : bl), base);
-    if (!bakeableName(dir, out) || !cliOutputWritable("bake", out)) {
+    if (!bakeable_name(dir, out) || !cliOutputWritable("bake", out)) {
       rc = 2;
       goto out_free;
     }

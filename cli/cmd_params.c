@@ -15,7 +15,7 @@ static void help(FILE* f) {
 }
 
 /* A cell of the Markdown table: '|' escaped. */
-static void mdCell(const char* s) {
+static void md_cell(const char* s) {
   for (; s && *s; s++) {
     if (*s == '|') fputc('\\', stdout);
     fputc(*s, stdout);
@@ -29,7 +29,7 @@ static void markdown(void) {
     if (!kilnParamGetInfo(i, &p)) continue;
     printf("| `%s` | %s | %s%s%s | ", p.env, kilnParamTypeName(p.type), p.defaultText ? "`" : "",
            p.defaultText ? p.defaultText : "(see text)", p.defaultText ? "`" : "");
-    mdCell(p.description);
+    md_cell(p.description);
     printf(" |\n");
   }
 }

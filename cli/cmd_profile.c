@@ -70,13 +70,13 @@ typedef struct profOpts {
   const char* out;
 } profOpts;
 
-static bool parseUs(const char* s, double* out) {
+static bool parse_us(const char* s, double* out) {
   char* end = NULL;
   *out = s ? strtod(s, &end) : -1;
   return s && end && end != s && !*end && *out >= 0 && *out < 1e9;
 }
 
-static int parseArgs(int argc, char** argv, profOpts* o) {
+static int parse_args(int argc, char** argv, profOpts* o) {
   *o = (profOpts){0, 200, 1, false, -1, -1, NULL};
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
@@ -94,11 +94,11 @@ static int parseArgs(int argc, char** argv, profOpts* o) {
       i++;
       continue;
     }
-    if (!strcmp(a, "--nic-alpha") && parseUs(v, &o->nicAlpha)) {
+    if (!strcmp(a, "--nic-alpha") && parse_us(v, &o->nicAlpha)) {
       i++;
       continue;
     }
-    if (!strcmp(a, "--nic-beta") && parseUs(v, &o->nicBeta)) {
+    if (!strcmp(a, "--nic-beta") && parse_us(v, &o->nicBeta)) {
       i++;
       continue;
     }
@@ -146,7 +146,7 @@ int cmd_profile(int argc, char** argv) {
       return 0;
     }
   profOpts o;
-  const int rc = parseArgs(argc, argv, &o);
+  const int rc = parse_args(argc, argv, &o);
   if (rc) return rc;
   fprintf(stderr, "kiln profile: this kiln was built without the GPU runtime (CUDA, NCCL)\n");
   return 1;
@@ -418,7 +418,7 @@ int cmd_profile(int argc, char** argv) {
       return 0;
     }
   profOpts o;
-  int rc = parseArgs(argc, argv, &o);
+  int rc = parse_args(argc, argv, &o);
   if (rc) return rc;
   if (!cliOutputWritable("profile", o.out)) return 2;
   int visible = 0;

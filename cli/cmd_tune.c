@@ -92,7 +92,7 @@ typedef struct tuneOpts {
 } tuneOpts;
 
 /* Splits a comma-separated list, calling one(item) on each; false at the first it refuses. */
-static bool eachItem(const char* list, bool (*one)(const char* item, void* user), void* user) {
+static bool each_item(const char* list, bool (*one)(const char* item, void* user), void* user) {
   char buf[256];
   if (!list || strlen(list) >= sizeof buf) return false;
   snprintf(buf, sizeof buf, "%s", list);
@@ -105,25 +105,25 @@ static bool eachItem(const char* list, bool (*one)(const char* item, void* user)
   return any;
 }
 
-static bool oneColl(const char* s, void* user) {
+static bool one_coll(const char* s, void* user) {
   kilnColl_t c;
   if (!kilnCollParse(s, &c) || c == KILN_COLL_CUSTOM) return false;
   ((bool*)user)[c] = true;
   return true;
 }
-static bool oneForm(const char* s, void* user) {
+static bool one_form(const char* s, void* user) {
   kilnTuneForm_t f;
   if (!kilnTuneFormParse(s, &f)) return false;
   *(unsigned*)user |= 1u << f;
   return true;
 }
-static bool oneProto(const char* s, void* user) {
+static bool one_proto(const char* s, void* user) {
   kilnProto_t p;
   if (!kilnProtoParse(s, &p)) return false;
   *(unsigned*)user |= 1u << p;
   return true;
 }
-static bool oneInstances(const char* s, void* user) {
+static bool one_instances(const char* s, void* user) {
   kilnTuneSpace* sp = user;
   int v;
   if (!cliParseInt(s, &v) || v < 1 || v > 64 || sp->ninstances == KILN_TUNE_MAX_INSTANCES) return false;
@@ -131,7 +131,7 @@ static bool oneInstances(const char* s, void* user) {
   return true;
 }
 
-static int parseArgs(int argc, char** argv, tuneOpts* o) {
+static int parse_args(int argc, char** argv, tuneOpts* o) {
   memset(o, 0, sizeof *o);
   o->minB = 16;
   o->maxB = (uint64_t)1 << 30;
@@ -188,7 +188,7 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
     else if (!strcmp(a, "--gpus"))
       ok = cliParseInt(v, &o->gpus) && o->gpus >= 1;
     else if (!strcmp(a, "--colls"))
-      ok = anyColl = eachItem(v, oneColl, o->colls);
+      ok = anyColl = each_item(v, one_coll, o->colls);
     else if (!strcmp(a, "--min-bytes"))
       ok = kilnParseSize(v, &o->minB) && o->minB >= 1;
     else if (!strcmp(a, "--max-bytes"))
@@ -199,13 +199,13 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
       ok = cliOnce("tune", &o->sketch, a, v);
     else if (!strcmp(a, "--forms")) {
       o->space.forms = 0;
-      ok = forms = eachItem(v, oneForm, &o->space.forms);
+      ok = forms = each_item(v, one_form, &o->space.forms);
     } else if (!strcmp(a, "--protos")) {
       o->space.protos = 0;
-      ok = protos = eachItem(v, oneProto, &o->space.protos);
+      ok = protos = each_item(v, one_proto, &o->space.protos);
     } else if (!strcmp(a, "--instances")) {
       o->space.ninstances = 0;
-      ok = inst = eachItem(v, oneInstances, &o->space);
+      ok = inst = each_item(v, one_instances, &o->space);
     } else if (!strcmp(a, "--tolerance")) {
       char* end;
       o->tolerance = strtod(v, &end) / 100.0;
@@ -259,7 +259,7 @@ static int parseArgs(int argc, char** argv, tuneOpts* o) {
   return 0;
 }
 
-static void noteSkip(const char* name, kilnResult_t r, const char* why, void* user) {
+static void note_skip(const char* name, kilnResult_t r, const char* why, void* user) {
   int* skipped = user;
   (*skipped)++;
   if (r != KILN_ERR_UNSUPPORTED) fprintf(stderr, "kiln tune: %s left out: %s\n", name, why);
@@ -267,8 +267,8 @@ static void noteSkip(const char* name, kilnResult_t r, const char* why, void* us
 
 /* The synthesizer's candidates for coll: the sketch's plan in each protocol of send and receive
  * steps and each instance count, and where the synthesizer writes memory-step forms, those too. */
-static void synthCandidates(kilnTuneSet* set, const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
-                            const tuneOpts* o, int* added, int* skipped) {
+static void synth_candidates(kilnTuneSet* set, const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
+                             const tuneOpts* o, int* added, int* skipped) {
 #ifdef KILN_SYNTH_FORM_BIT
   static const kilnSynthForm_t forms[] = {KILN_SYNTH_FORM_SKETCH, KILN_SYNTH_FORM_ONEFLIGHT,
                                           KILN_SYNTH_FORM_TWOSHOT, KILN_SYNTH_FORM_DIRECT};
@@ -299,21 +299,21 @@ static void synthCandidates(kilnTuneSet* set, const kilnTopology* t, const kilnS
           if (r == KILN_SUCCESS)
             (*added)++;
           else if (r != KILN_ERR_INVALID_ARGUMENT)
-            noteSkip(name, r, kilnLastError(), skipped);
+            note_skip(name, r, kilnLastError(), skipped);
           else
             (*skipped)++; /* the same plan as another candidate (the floor's ring, say) */
         } else {
           char name[96];
           snprintf(name, sizeof name, "synth %s %s x%d", kilnCollName(coll), kilnProtoName(so.proto),
                    so.instances);
-          noteSkip(name, r, kilnLastError(), skipped);
+          note_skip(name, r, kilnLastError(), skipped);
         }
       }
     }
 }
 
 /* The synthesizer's topology and sketch: given, or switchN and its sketch (or the default one). */
-static int synthInputs(const tuneOpts* o, int ranks, kilnTopology** t, kilnSketch** s) {
+static int synth_inputs(const tuneOpts* o, int ranks, kilnTopology** t, kilnSketch** s) {
   char topoName[32], sketchBuf[4096];
   kilnTopoArgs ta = o->ta;
   if (!ta.name) {
@@ -349,8 +349,8 @@ static int synthInputs(const tuneOpts* o, int ranks, kilnTopology** t, kilnSketc
 static int candidates(const tuneOpts* o, int ranks, kilnColl_t coll, const kilnTopology* t,
                       const kilnSketch* s, kilnTuneSet* set) {
   int skipped = 0, synthAdded = 0, classicAdded = 0;
-  if (t && s) synthCandidates(set, t, s, coll, o, &synthAdded, &skipped);
-  if (kilnTuneClassic(set, coll, ranks, &o->space, noteSkip, &skipped, &classicAdded) != KILN_SUCCESS) {
+  if (t && s) synth_candidates(set, t, s, coll, o, &synthAdded, &skipped);
+  if (kilnTuneClassic(set, coll, ranks, &o->space, note_skip, &skipped, &classicAdded) != KILN_SUCCESS) {
     fprintf(stderr, "kiln tune: %s\n", kilnLastError());
     return 1;
   }
@@ -363,12 +363,12 @@ static int candidates(const tuneOpts* o, int ranks, kilnColl_t coll, const kilnT
 }
 
 #ifdef KILN_HAVE_CUDA
-static void joinArgs(int argc, char** argv, char* out, size_t n) {
+static void join_args(int argc, char** argv, char* out, size_t n) {
   size_t at = (size_t)snprintf(out, n, "kiln");
   for (int i = 0; i < argc && at < n; i++) at += (size_t)snprintf(out + at, n - at, " %s", argv[i]);
 }
 
-static void formatSize(uint64_t b, char* buf, size_t n) {
+static void format_size(uint64_t b, char* buf, size_t n) {
   if (b >= (1u << 30) && b % (1u << 30) == 0)
     snprintf(buf, n, "%lluG", (unsigned long long)(b >> 30));
   else if (b >= (1u << 20) && b % (1u << 20) == 0)
@@ -395,7 +395,7 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
   for (int k = 0; k < nsizes; k++) nccl[k] = KILN_TUNE_NOT_RUN;
   for (int k = 0; k < nsizes; k++) {
     char sz[32];
-    formatSize(sizes[k], sz, sizeof sz);
+    format_size(sizes[k], sz, sizeof sz);
     size_t count = 0;
     if (kilnTuneGpuPrepare(g, coll, sizes[k], o->space.inplace,
                            mix(o->seed ^ ((uint64_t)coll << 56) ^ (uint64_t)k), &count) != KILN_SUCCESS) {
@@ -457,7 +457,7 @@ int cmd_tune(int argc, char** argv) {
       return 0;
     }
   tuneOpts o;
-  int rc = parseArgs(argc, argv, &o);
+  int rc = parse_args(argc, argv, &o);
   if (rc) return rc;
   uint64_t sizes[TUNE_MAX_SIZES];
   int nsizes = 0;
@@ -514,7 +514,7 @@ int cmd_tune(int argc, char** argv) {
 #endif
   kilnTopology* t = NULL;
   kilnSketch* s = NULL;
-  if (o.synth && (rc = synthInputs(&o, o.ranks, &t, &s)) != 0) goto out_free;
+  if (o.synth && (rc = synth_inputs(&o, o.ranks, &t, &s)) != 0) goto out_free;
   kilnTuneSet sets[KILN_NUM_COLLS];
   memset(sets, 0, sizeof sets);
   double* times[KILN_NUM_COLLS] = {0};
@@ -568,7 +568,7 @@ int cmd_tune(int argc, char** argv) {
 #ifdef KILN_HAVE_CUDA
   if (rc == 0 && !o.list) {
     char command[2048];
-    joinArgs(argc, argv, command, sizeof command);
+    join_args(argc, argv, command, sizeof command);
     char seeded[2200];
     snprintf(seeded, sizeof seeded, "%s (inputs from seed %llu)", command, (unsigned long long)o.seed);
     if (kilnTuneWriteDir(o.out, &m, results, nresults, seeded) != KILN_SUCCESS) {

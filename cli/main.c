@@ -46,7 +46,7 @@ static int flushed(int rc) {
 /* An option of a command given twice (long options, and the short -o and -d): none of kiln's
  * options repeat, and several took the last value silently (classic --coll allreduce --coll
  * allgather wrote an allgather). NULL when none is. */
-static const char* repeatedOption(int argc, char** argv) {
+static const char* repeated_option(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const bool opt = (a[0] == '-' && a[1] == '-' && a[2]) || !strcmp(a, "-o") || !strcmp(a, "-d");
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) {
-      const char* twice = repeatedOption(argc - 1, argv + 1);
+      const char* twice = repeated_option(argc - 1, argv + 1);
       if (twice) {
         fprintf(stderr, "kiln %s: %s given twice\n", argv[1], twice);
         return 2;
