@@ -30,7 +30,7 @@ int kilnCommNodes(kilnComm_t comm) { return comm ? comm->nnodes : -1; }
 
 /* The nodes asked for (kilnCommConfig.nodes, else KILN_EMULATE_NODES): *k >= 1, or 0 to take
  * NCCL's view at step 4. A split that does not divide the ranks is refused. */
-static kilnResult_t askedNodes(const kilnCommConfig* cfg, int rank, int nranks, int* k) {
+static kilnResult_t asked_nodes(const kilnCommConfig* cfg, int rank, int nranks, int* k) {
   *k = cfg->nodes;
   if (*k == 0) {
     *k = kilnEmulateNodesSetting();
@@ -48,7 +48,7 @@ static kilnResult_t askedNodes(const kilnCommConfig* cfg, int rank, int nranks, 
 }
 
 /* The device API of NCCL has no stable ABI: only the NCCL these headers come from will do. */
-static kilnResult_t checkNcclVersion(void) {
+static kilnResult_t check_nccl_version(void) {
   int v = 0;
   if (ncclGetVersion(&v) != ncclSuccess) return kilnSetError(KILN_ERR_UNSUPPORTED, "ncclGetVersion failed");
   if (v != NCCL_VERSION_CODE)
@@ -61,7 +61,7 @@ static kilnResult_t checkNcclVersion(void) {
 
 /* Range checks. threads <= 512: the interpreter kernel is compiled for blocks of at most 512
  * threads (__launch_bounds__(512): up to 128 registers, so its copy loops do not spill). */
-static kilnResult_t checkConfig(const kilnCommConfig* cfg) {
+static kilnResult_t check_config(const kilnCommConfig* cfg) {
   if (cfg->size != sizeof(kilnCommConfig) || cfg->magic != KILN_COMM_CONFIG_MAGIC)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT,
                         "kilnCommConfig not initialized with KILN_COMM_CONFIG_INITIALIZER");
@@ -77,7 +77,7 @@ static kilnResult_t checkConfig(const kilnCommConfig* cfg) {
 }
 
 /* Frees whatever part of the communicator exists (not collective). */
-static void commFree(struct kilnComm* c) {
+static void comm_free(struct kilnComm* c) {
   if (!c) return;
   if (c->dev >= 0) cudaSetDevice(c->dev);
   if (c->haveLast) cudaEventSynchronize(c->last);
@@ -115,7 +115,7 @@ static void commFree(struct kilnComm* c) {
 /* Step 1 (local): buffers and zeroed counters of c, whose rank, size and device are set; the
  * window from NCCL's allocator (ncclMemAlloc), or from cudaMalloc for a communicator of
  * kilnCommCreateShared (c->sharedWin). */
-static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
+static kilnResult_t comm_alloc(struct kilnComm* c, const kilnCommConfig* cfg) {
   kilnResult_t res = KILN_SUCCESS;
   c->cfg = *cfg;
   CUDA_TRY(cudaSetDevice(c->dev), out);
@@ -128,7 +128,7 @@ static kilnResult_t commAlloc(struct kilnComm* c, const kilnCommConfig* cfg) {
   c->symFlagBase = c->tailBase + nconn * 128;
   c->symStageBase = (c->symFlagBase + KILN_SYM_FLAG_WORDS * sizeof(uint64_t) + 4095) & ~(size_t)4095;
   c->symHalf = cfg->symBytes / 2;
-  kilnSymConfigure(c); /* also the line forms' staging after the flag form's (host/sym.c symLineAreas) */
+  kilnSymConfigure(c); /* also the line forms' staging after the flag form's (host/sym.c sym_line_areas) */
   kilnMemPlanAreas(c, c->symLL128Base + 2 * c->symLL128Half); /* the plans' areas after them (memplan.c) */
   c->winBytes =
       (c->memArriveBase + (size_t)c->nranks * sizeof(uint64_t) + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
@@ -165,12 +165,12 @@ out:
 }
 
 /* Step 1 (local): queries, buffers, zeroed counters. */
-static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct kilnComm** out) {
-  kilnResult_t res = checkNcclVersion();
+static kilnResult_t comm_begin(ncclComm_t nccl, const kilnCommConfig* cfg, struct kilnComm** out) {
+  kilnResult_t res = check_nccl_version();
   if (res != KILN_SUCCESS) return res;
   kilnCommConfig def = KILN_COMM_CONFIG_INITIALIZER;
   if (!cfg) cfg = &def;
-  if ((res = checkConfig(cfg)) != KILN_SUCCESS) return res;
+  if ((res = check_config(cfg)) != KILN_SUCCESS) return res;
   struct kilnComm* c = calloc(1, sizeof(*c));
   if (!c) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for a communicator");
   c->dev = -1;
@@ -179,14 +179,14 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
   if (ncclCommUserRank(nccl, &c->rank) != ncclSuccess || ncclCommCount(nccl, &c->nranks) != ncclSuccess ||
       ncclCommCuDevice(nccl, &c->dev) != ncclSuccess) {
     res = kilnSetError(KILN_ERR_NCCL, "cannot query the NCCL communicator (rank, size, device)");
-  } else if ((res = askedNodes(cfg, c->rank, c->nranks, &k)) == KILN_SUCCESS) {
+  } else if ((res = asked_nodes(cfg, c->rank, c->nranks, &k)) == KILN_SUCCESS) {
     c->emulatedNodes = k > 0;
     c->nnodes = k > 0 ? k : 1;
     c->nodeSize = c->nranks / c->nnodes;
-    res = commAlloc(c, cfg);
+    res = comm_alloc(c, cfg);
   }
   if (res != KILN_SUCCESS) {
-    commFree(c);
+    comm_free(c);
     return res;
   }
   *out = c;
@@ -194,7 +194,7 @@ static kilnResult_t commBegin(ncclComm_t nccl, const kilnCommConfig* cfg, struct
 }
 
 /* Step 2 (collective, may be grouped). */
-static kilnResult_t commRegister(struct kilnComm* c) {
+static kilnResult_t comm_register(struct kilnComm* c) {
   cudaSetDevice(c->dev);
   ncclResult_t r = ncclCommWindowRegister(c->nccl, c->win, c->winBytes, &c->window, NCCL_WIN_COLL_SYMMETRIC);
   if (r != ncclSuccess && r != ncclInProgress)
@@ -205,7 +205,7 @@ static kilnResult_t commRegister(struct kilnComm* c) {
 }
 
 /* Step 3 (collective, may be grouped). */
-static kilnResult_t commDevComm(struct kilnComm* c) {
+static kilnResult_t comm_dev_comm(struct kilnComm* c) {
   cudaSetDevice(c->dev);
   int r = kilnNcclDevCommCreate(c->nccl, &c->devComm);
   if (r != ncclSuccess)
@@ -216,7 +216,7 @@ static kilnResult_t commDevComm(struct kilnComm* c) {
 }
 
 /* Waits for a non-blocking communicator's pending operation (ncclInProgress) to end. */
-static ncclResult_t ncclSettle(ncclComm_t comm, ncclResult_t r) {
+static ncclResult_t nccl_settle(ncclComm_t comm, ncclResult_t r) {
   while (r == ncclInProgress)
     if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) return ncclInternalError;
   return r;
@@ -224,8 +224,8 @@ static ncclResult_t ncclSettle(ncclComm_t comm, ncclResult_t r) {
 
 /* After a collective step's group: a non-blocking NCCL communicator's operation done (a blocking
  * one's at once), or its error. */
-static kilnResult_t commSettle(struct kilnComm* c, const char* what) {
-  const ncclResult_t r = ncclSettle(c->nccl, ncclInProgress);
+static kilnResult_t comm_settle(struct kilnComm* c, const char* what) {
+  const ncclResult_t r = nccl_settle(c->nccl, ncclInProgress);
   if (r != ncclSuccess)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: %s: %s", c->rank, what, ncclGetErrorString(r));
   return KILN_SUCCESS;
@@ -234,7 +234,7 @@ static kilnResult_t commSettle(struct kilnComm* c, const char* what) {
 /* The nodes of a communicator whose ranks do not all share memory, or that asked for a split:
  * those of more than one node run plans in phases (internode.c) and have no symmetric-memory
  * kernels (their staging stays unused), no plans with memory steps and no clique. */
-static void commNodesSettled(struct kilnComm* c) {
+static void comm_nodes_settled(struct kilnComm* c) {
   if (c->nnodes > 1) c->symHalf = c->memHalf = 0;
   if (kilnDebugLevel() >= KILN_DEBUG_INFO)
     fprintf(
@@ -246,7 +246,7 @@ static void commNodesSettled(struct kilnComm* c) {
 
 /* Step 4 (local): the nodes (NCCL's load/store team, or the split asked for, which must lie
  * within it), and the addresses of the peers of this rank's node. */
-static kilnResult_t commFinish(struct kilnComm* c) {
+static kilnResult_t comm_finish(struct kilnComm* c) {
   cudaSetDevice(c->dev);
   int lsaRank = 0, lsaSize = 0;
   kilnNcclDevCommTeam(c->devComm, &lsaRank, &lsaSize, &c->ginContexts);
@@ -283,7 +283,7 @@ static kilnResult_t commFinish(struct kilnComm* c) {
   for (int p = 0; p < c->nranks; p++)
     if (kilnCommSameNode(c, p) && !c->peers[p])
       return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: no address for peer %d", c->rank, p);
-  commNodesSettled(c);
+  comm_nodes_settled(c);
   return KILN_SUCCESS;
 }
 
@@ -358,7 +358,7 @@ kilnResult_t kilnAgreeRun(kilnAgreement* g, int* const* flags) {
   ncclResult_t end = ncclGroupEnd();
   /* Each communicator settled on its own (non-blocking ones return ncclInProgress). */
   for (int i = 0; i < g->n && (end == ncclSuccess || end == ncclInProgress); i++) {
-    const ncclResult_t e = ncclSettle(g->nccls[i], ncclInProgress);
+    const ncclResult_t e = nccl_settle(g->nccls[i], ncclInProgress);
     if (e != ncclSuccess) end = e;
   }
   if (end == ncclInProgress) end = ncclSuccess;
@@ -398,7 +398,7 @@ kilnResult_t kilnNcclAgree(int n, const ncclComm_t* nccls, int* const* flags, in
  * after each collective step and step 4, so that every rank goes on, returns and tears down alike.
  * KILN_SUCCESS only when every rank of every communicator succeeded; a rank that did not keeps
  * its own error, the others name the step. */
-static kilnResult_t commAgreed(kilnAgreement* g, kilnResult_t own, const char* step) {
+static kilnResult_t comm_agreed(kilnAgreement* g, kilnResult_t own, const char* step) {
   int* ok = calloc((size_t)g->n, sizeof *ok);
   int** flags = calloc((size_t)g->n, sizeof *flags);
   kilnResult_t res = KILN_SUCCESS;
@@ -430,14 +430,14 @@ static kilnResult_t commAgreed(kilnAgreement* g, kilnResult_t own, const char* s
   return res;
 }
 
-/* One collective step of a creation (commRegister, commDevComm) for every rank of g, grouped,
- * each rank's operation settled, the outcome agreed on (commAgreed; agreed: what another rank
+/* One collective step of a creation (comm_register, comm_dev_comm) for every rank of g, grouped,
+ * each rank's operation settled, the outcome agreed on (comm_agreed; agreed: what another rank
  * could not do). call names the NCCL call in the errors. Failed somewhere: no rank makes an NCCL
  * call at the teardown (as after an abort: a deregistration may be collective, and not every rank
  * has a registration or a device communicator; NCCL frees them with its communicator). */
-static kilnResult_t commCollective(kilnAgreement* g, struct kilnComm** cs,
-                                   kilnResult_t (*step)(struct kilnComm*), const char* call,
-                                   const char* agreed) {
+static kilnResult_t comm_collective(kilnAgreement* g, struct kilnComm** cs,
+                                    kilnResult_t (*step)(struct kilnComm*), const char* call,
+                                    const char* agreed) {
   const int n = g->n;
   kilnResult_t res = KILN_SUCCESS;
   ncclGroupStart();
@@ -445,31 +445,31 @@ static kilnResult_t commCollective(kilnAgreement* g, struct kilnComm** cs,
   const ncclResult_t ge = ncclGroupEnd();
   if (ge != ncclSuccess && ge != ncclInProgress && res == KILN_SUCCESS)
     res = kilnSetError(KILN_ERR_UNSUPPORTED, "%s (grouped) failed: %s", call, ncclGetErrorString(ge));
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commSettle(cs[i], call);
-  if ((res = commAgreed(g, res, agreed)) != KILN_SUCCESS)
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = comm_settle(cs[i], call);
+  if ((res = comm_agreed(g, res, agreed)) != KILN_SUCCESS)
     for (int i = 0; i < n; i++)
       if (cs[i]) cs[i]->aborted = true;
   return res;
 }
 
-/* The steps of a creation, each agreed on (commAgreed), for one rank (kilnCommCreate) or several
+/* The steps of a creation, each agreed on (comm_agreed), for one rank (kilnCommCreate) or several
  * of one process (kilnCommCreateAll: collective steps grouped, so that one thread can drive every
  * rank's half). cs[i] made by step 1 on success; on failure every rank of every communicator has
  * failed, and what exists is left for the caller to free. */
-static kilnResult_t commSteps(kilnAgreement* g, const ncclComm_t* nccls, const kilnCommConfig* cfg,
-                              struct kilnComm** cs) {
+static kilnResult_t comm_steps(kilnAgreement* g, const ncclComm_t* nccls, const kilnCommConfig* cfg,
+                               struct kilnComm** cs) {
   const int n = g->n;
   kilnResult_t res = KILN_SUCCESS;
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commBegin(nccls[i], cfg, &cs[i]);
-  if ((res = commAgreed(g, res, "set up its part (buffers, window)")) != KILN_SUCCESS) return res;
-  if ((res = commCollective(g, cs, commRegister, "ncclCommWindowRegister", "register its window")) !=
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = comm_begin(nccls[i], cfg, &cs[i]);
+  if ((res = comm_agreed(g, res, "set up its part (buffers, window)")) != KILN_SUCCESS) return res;
+  if ((res = comm_collective(g, cs, comm_register, "ncclCommWindowRegister", "register its window")) !=
       KILN_SUCCESS)
     return res;
-  if ((res = commCollective(g, cs, commDevComm, "ncclDevCommCreate", "create its device communicator")) !=
+  if ((res = comm_collective(g, cs, comm_dev_comm, "ncclDevCommCreate", "create its device communicator")) !=
       KILN_SUCCESS)
     return res;
-  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = commFinish(cs[i]);
-  return commAgreed(g, res, "reach its peers' memory");
+  for (int i = 0; i < n && res == KILN_SUCCESS; i++) res = comm_finish(cs[i]);
+  return comm_agreed(g, res, "reach its peers' memory");
 }
 
 kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm_t* out) {
@@ -481,13 +481,13 @@ kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm
   /* The agreement's buffer first, before the window can take the memory it needs. */
   kilnResult_t res = kilnAgreeOpen(&g, 1, &nccl, 1);
   if (res == KILN_SUCCESS) {
-    res = commSteps(&g, &nccl, cfg, &c);
+    res = comm_steps(&g, &nccl, cfg, &c);
     kilnAgreeClose(&g);
   }
   if (res == KILN_SUCCESS)
     *out = c;
   else
-    commFree(c);
+    comm_free(c);
   cudaSetDevice(saveDev);
   return res;
 }
@@ -495,7 +495,7 @@ kilnResult_t kilnCommCreate(ncclComm_t nccl, const kilnCommConfig* cfg, kilnComm
 /* Turns on GPU `from`'s access to GPU `to`'s memory (it stays on): cudaSuccess when it is on,
  * cudaErrorPeerAccessUnsupported when the pair cannot have it, else the failure; the error is not
  * left for the caller's next CUDA call. The current device is `from` afterwards. */
-static cudaError_t peerAccessOn(int from, int to) {
+static cudaError_t peer_access_on(int from, int to) {
   int can = 0;
   cudaError_t e = cudaDeviceCanAccessPeer(&can, from, to);
   if (e == cudaSuccess && !can) e = cudaErrorPeerAccessUnsupported;
@@ -514,7 +514,7 @@ static cudaError_t peerAccessOn(int from, int to) {
  * no call goes direct (KILN_SYM=0, KILN_SYM_DIRECT=0, no staging, rank counts without a
  * threshold): no clique. Not an error when there can be none: grouped calls then stay staged (or
  * on the caller's windows). */
-static void commClique(int n, struct kilnComm** cs) {
+static void comm_clique(int n, struct kilnComm** cs) {
   if (!kilnParam(KILN_PARAM_SymPeers) || n < 2 || n > KILN_SYM_MAX_RANKS || n != cs[0]->nranks) return;
   const struct kilnComm* c0 = cs[0];
   if (c0->symOff || c0->symHalf == 0 ||
@@ -527,7 +527,8 @@ static void commClique(int n, struct kilnComm** cs) {
   }
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++)
-      if (i != j && (cs[i]->dev == cs[j]->dev || peerAccessOn(cs[i]->dev, cs[j]->dev) != cudaSuccess)) return;
+      if (i != j && (cs[i]->dev == cs[j]->dev || peer_access_on(cs[i]->dev, cs[j]->dev) != cudaSuccess))
+        return;
   struct kilnClique* k = calloc(1, sizeof(*k));
   if (!k) return;
   k->n = k->refs = n;
@@ -554,11 +555,11 @@ kilnResult_t kilnCommCreateAll(int n, const ncclComm_t* nccls, const kilnCommCon
   kilnAgreement g;
   kilnResult_t res = kilnAgreeOpen(&g, n, nccls, 1);
   if (res == KILN_SUCCESS) {
-    res = commSteps(&g, nccls, cfg, cs);
+    res = comm_steps(&g, nccls, cfg, cs);
     kilnAgreeClose(&g);
   }
   if (res == KILN_SUCCESS) {
-    commClique(n, cs);
+    comm_clique(n, cs);
     for (int i = 0; i < n; i++) {
       cs[i]->wholeInProcess = n == cs[i]->nranks;
       out[i] = cs[i];
@@ -586,9 +587,9 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
                         "kilnCommCreateShared: bad arguments (%d ranks, at most %d)", n, KILN_SYM_MAX_RANKS);
   kilnCommConfig def = KILN_COMM_CONFIG_INITIALIZER;
   if (!cfg) cfg = &def;
-  kilnResult_t res = checkConfig(cfg);
+  kilnResult_t res = check_config(cfg);
   int k = 0;
-  if (res == KILN_SUCCESS) res = askedNodes(cfg, 0, n, &k);
+  if (res == KILN_SUCCESS) res = asked_nodes(cfg, 0, n, &k);
   if (res != KILN_SUCCESS) return res;
   int saveDev = 0;
   cudaGetDevice(&saveDev);
@@ -604,7 +605,7 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
       break;
     }
     for (int j = 0; j < n && res == KILN_SUCCESS; j++) {
-      const cudaError_t e = devs[j] == devs[i] ? cudaSuccess : peerAccessOn(devs[i], devs[j]);
+      const cudaError_t e = devs[j] == devs[i] ? cudaSuccess : peer_access_on(devs[i], devs[j]);
       if (e != cudaSuccess)
         res = kilnSetError(e == cudaErrorPeerAccessUnsupported ? KILN_ERR_UNSUPPORTED : KILN_ERR_CUDA,
                            "kilnCommCreateShared: peer access GPU %d -> %d: %s", devs[i], devs[j],
@@ -626,7 +627,7 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
     c->nnodes = k > 0 ? k : 1;
     c->nodeSize = n / c->nnodes;
     cs[i] = c;
-    res = commAlloc(c, cfg);
+    res = comm_alloc(c, cfg);
     /* Ranks that share a GPU launch their symmetric kernels without programmatic serialization:
      * with it a rank's next kernel may take SMs while its current one runs, and the kernels of
      * the current call on its GPU-mates' streams may then find none (4 ranks on one H200, 33
@@ -635,13 +636,13 @@ kilnResult_t kilnCommCreateShared(int n, const int* devs, const kilnCommConfig* 
   }
   for (int i = 0; i < n && res == KILN_SUCCESS; i++) {
     for (int p = 0; p < n; p++) cs[i]->peers[p] = kilnCommSameNode(cs[i], p) ? cs[p]->win : NULL;
-    if (i == 0 || cs[i]->nnodes > 1) commNodesSettled(cs[i]);
+    if (i == 0 || cs[i]->nnodes > 1) comm_nodes_settled(cs[i]);
   }
   for (int i = 0; i < n; i++) {
     if (res == KILN_SUCCESS)
       out[i] = cs[i];
     else
-      commFree(cs[i]);
+      comm_free(cs[i]);
   }
   cudaSetDevice(saveDev);
   return res;
@@ -651,7 +652,7 @@ kilnResult_t kilnCommDestroy(kilnComm_t comm) {
   if (!comm) return KILN_SUCCESS;
   int saveDev = 0;
   cudaGetDevice(&saveDev);
-  commFree(comm);
+  comm_free(comm);
   cudaSetDevice(saveDev);
   return KILN_SUCCESS;
 }
@@ -759,7 +760,7 @@ kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
     }
   ncclGroupEnd();
   for (int i = 0; i < n; i++) {
-    commFree(comms[i]);
+    comm_free(comms[i]);
     comms[i] = NULL;
   }
   cudaSetDevice(saveDev);
@@ -877,7 +878,7 @@ kilnResult_t kilnCommWindowAdd(kilnComm_t c, ncclWindow_t win, void* base, size_
 
 /* Drops window i, keeping the others in the order they were added (kilnUserWindowPeers looks from
  * the newest). */
-static void windowRemoveAt(struct kilnComm* c, int i) {
+static void window_remove_at(struct kilnComm* c, int i) {
   free(c->uwins[i].peers);
   memmove(&c->uwins[i], &c->uwins[i + 1], (size_t)(c->nuwins - i - 1) * sizeof(c->uwins[0]));
   c->nuwins--;
@@ -887,7 +888,7 @@ kilnResult_t kilnCommWindowRemove(kilnComm_t c, ncclWindow_t win) {
   if (!c || !win) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnCommWindowRemove: NULL argument");
   for (int i = 0; i < c->nuwins; i++)
     if (c->uwins[i].win == win) {
-      windowRemoveAt(c, i);
+      window_remove_at(c, i);
       return KILN_SUCCESS;
     }
   return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: kilnCommWindowRemove: window %p was not added",
@@ -902,7 +903,7 @@ int kilnCommWindowForget(kilnComm_t c, const void* base, size_t bytes) {
   for (int i = 0; i < c->nuwins;) {
     const struct kilnUserWindow* u = &c->uwins[i];
     if (u->base < hi && lo < u->base + u->bytes) {
-      windowRemoveAt(c, i);
+      window_remove_at(c, i);
       gone++;
     } else {
       i++;

@@ -52,7 +52,7 @@ struct kilnExec {
 /* Chunk counts of input and output as the call sees them (a missing in-place buffer aliases
  * part of the other) and k, the chunks per block of a user buffer. */
 /* quiet: no error text (kilnPlanSupports asks on every call the drop-in library sees). */
-static kilnResult_t planGeometry(const kilnPlan* p, int* inN, int* outN, int* k, bool quiet) {
+static kilnResult_t plan_geometry(const kilnPlan* p, int* inN, int* outN, int* k, bool quiet) {
 #define GEOMETRY_FAIL(...) \
   return quiet ? KILN_ERR_UNSUPPORTED : kilnSetError(KILN_ERR_UNSUPPORTED, __VA_ARGS__)
   const int n = p->ngpus;
@@ -95,12 +95,12 @@ bad:
 #undef GEOMETRY_FAIL
 }
 
-static int bufChunks(int buf, int inN, int outN, int sN) {
+static int buf_chunks(int buf, int inN, int outN, int sN) {
   return buf == KILN_BUF_INPUT ? inN : buf == KILN_BUF_OUTPUT ? outN : sN;
 }
 
 /* Checks this rank's threadblocks: peers, unique connections, steps, dependencies, offsets. */
-static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int inN, int outN) {
+static kilnResult_t check_rank(const kilnPlan* p, const struct kilnComm* c, int inN, int outN) {
   const kilnGpu* g = &p->gpus[c->rank];
   const int rank = c->rank;
   if (g->ntbs > c->nsm)
@@ -138,7 +138,7 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
       const int dstS = role == KILN_PEER_WRITE ? p->gpus[st->peer].s_chunks : g->s_chunks;
       if (role == KILN_PEER_SIGNAL || role == KILN_PEER_WAIT) continue;
       if (kilnStepReadsSrc(st->type) || st->type == KILN_STEP_REDUCE) {
-        int nb = bufChunks(st->srcbuf, inN, outN, srcS);
+        int nb = buf_chunks(st->srcbuf, inN, outN, srcS);
         if ((int)st->srcbuf < 0 || st->srcbuf >= KILN_NUM_BUFFERS || st->srcoff < 0 ||
             st->srcoff + st->cnt > nb)
           return kilnSetError(KILN_ERR_UNSUPPORTED,
@@ -146,7 +146,7 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
                               rank, t, s, st->srcoff, st->cnt, kilnBufferName(st->srcbuf), nb);
       }
       if (kilnStepWritesDst(st->type)) {
-        int nb = bufChunks(st->dstbuf, inN, outN, dstS);
+        int nb = buf_chunks(st->dstbuf, inN, outN, dstS);
         if ((int)st->dstbuf < 0 || st->dstbuf >= KILN_NUM_BUFFERS || st->dstoff < 0 ||
             st->dstoff + st->cnt > nb)
           return kilnSetError(KILN_ERR_UNSUPPORTED,
@@ -165,7 +165,7 @@ static kilnResult_t checkRank(const kilnPlan* p, const struct kilnComm* c, int i
 
 /* The kernel protocol of a plan's protocol (kernels/kiln_dev.h): what a baked kernel of the plan
  * was generated for. */
-static int kernelProto(kilnProto_t p) {
+static int kernel_proto(kilnProto_t p) {
   return p == KILN_PROTO_LL      ? KILN_DEV_PROTO_LL
          : p == KILN_PROTO_LL128 ? KILN_DEV_PROTO_LL128
                                  : KILN_DEV_PROTO_SIMPLE;
@@ -178,15 +178,15 @@ static int kernelProto(kilnProto_t p) {
  * is loaded again after the flags, as NCCL does); with the fix the suite passed 3 runs of 3 on 4x
  * H100, but LL128 won in no plan (kernels/README.md), so it stays off until it both wins and has
  * passed many more runs. */
-static int devProto(kilnProto_t p) {
+static int dev_proto(kilnProto_t p) {
   if (p == KILN_PROTO_LL128) {
     if (!kilnParam(KILN_PARAM_LL128)) return KILN_DEV_PROTO_SIMPLE;
   }
-  return kernelProto(p);
+  return kernel_proto(p);
 }
 
 /* Elements of `es` bytes a piece may hold when a step of `maxcnt` chunks fills one slot. */
-static size_t sliceCap(int proto, size_t slotBytes, int maxcnt, size_t es) {
+static size_t slice_cap(int proto, size_t slotBytes, int maxcnt, size_t es) {
   return (size_t)kilnDevPieceElems(proto, slotBytes / (size_t)maxcnt, es);
 }
 
@@ -266,7 +266,7 @@ kilnResult_t kilnScratchGrow(kilnScratch* s, size_t need, int rank) {
 }
 
 /* kilnPlanLoad of a plan with memory steps (memplan.c holds it). */
-static kilnResult_t memLoad(kilnComm_t c, const kilnPlan* p, int k, kilnExec_t* out) {
+static kilnResult_t mem_load(kilnComm_t c, const kilnPlan* p, int k, kilnExec_t* out) {
   struct kilnExec* x = calloc(1, sizeof(*x));
   if (!x) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory loading plan %s", p->name);
   x->comm = c;
@@ -321,10 +321,10 @@ kilnResult_t kilnPlanLoad(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
 kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) {
   const int rank = c->rank;
   int inN = 0, outN = 0, k = 0;
-  kilnResult_t res = planGeometry(p, &inN, &outN, &k, false);
+  kilnResult_t res = plan_geometry(p, &inN, &outN, &k, false);
   if (res != KILN_SUCCESS) return res;
-  if ((res = checkRank(p, c, inN, outN)) != KILN_SUCCESS) return res;
-  if (kilnPlanHasMemorySteps(p)) return memLoad(c, p, k, out);
+  if ((res = check_rank(p, c, inN, outN)) != KILN_SUCCESS) return res;
+  if (kilnPlanHasMemorySteps(p)) return mem_load(c, p, k, out);
   int maxcnt = 1, maxTbSteps = 1; /* over every rank: each rank then refuses the same calls */
   for (int r = 0; r < p->ngpus; r++)
     for (int t = 0; t < p->gpus[r].ntbs; t++) {
@@ -332,8 +332,8 @@ kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) 
       for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++)
         if (p->gpus[r].tbs[t].steps[s].cnt > maxcnt) maxcnt = p->gpus[r].tbs[t].steps[s].cnt;
     }
-  const int proto = devProto(p->proto);
-  if (sliceCap(proto, c->cfg.slotBytes, maxcnt, 1) < 16)
+  const int proto = dev_proto(p->proto);
+  if (slice_cap(proto, c->cfg.slotBytes, maxcnt, 1) < 16)
     return kilnSetError(KILN_ERR_UNSUPPORTED, "plan %s: a step of %d chunks does not fit a %zu-byte slot",
                         p->name, maxcnt, c->cfg.slotBytes);
 
@@ -361,7 +361,7 @@ kilnResult_t kilnExecLoadPart(kilnComm_t c, const kilnPlan* p, kilnExec_t* out) 
   x->serves[1] = kilnPlanServes(p, true);
   /* A baked kernel runs the protocol it was generated for (the registry matches protocols): none
    * when the plan runs as another. */
-  x->baked = kernelProto(p->proto) == proto ? kilnRegistryBakedFor(p) : NULL;
+  x->baked = kernel_proto(p->proto) == proto ? kilnRegistryBakedFor(p) : NULL;
   /* By default a baked kernel runs when gen/ inlined its steps (kilnRegistryEntry.inlined: LL
    * plans up to 256 steps, Simple up to 96). The others call one body per step type, and the
    * interpreter (512 threads, 8 loads in flight, steps in shared memory) beat them on 4x H200 in
@@ -463,15 +463,15 @@ bool kilnPlanSupports(const kilnPlan* p, size_t count, kilnDataType_t dtype, kil
   if (p->ngpus < 1 || !p->gpus) return false;
   if (count > KILN_MAX_CALL_COUNT) return false;
   int inN, outN, k;
-  if (planGeometry(p, &inN, &outN, &k, true) != KILN_SUCCESS) return false;
+  if (plan_geometry(p, &inN, &outN, &k, true) != KILN_SUCCESS) return false;
   return kilnPlanServes(p, inplace);
 }
 
 /* kilnRun's checks and the launch's arguments, scratch aside: *need the scratch bytes the call
  * takes; *none when there is nothing to launch (no elements, or no threadblock on this rank). */
-static kilnResult_t callArgs(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
-                             kilnDataType_t dtype, kilnRedOp_t op, kilnDevArgs* out, size_t* need,
-                             bool* none) {
+static kilnResult_t call_args(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                              kilnDataType_t dtype, kilnRedOp_t op, kilnDevArgs* out, size_t* need,
+                              bool* none) {
   struct kilnComm* c = x->comm;
   const int rank = c->rank, n = c->nranks;
   const size_t es = kilnDataTypeSize(dtype);
@@ -499,7 +499,7 @@ static kilnResult_t callArgs(kilnExec_t x, const void* sendbuf, void* recvbuf, s
   const size_t k = (size_t)x->chunksPerBlock;
   const size_t L = (count + k - 1) / k;
   const size_t vec = 16 / es;
-  size_t S = sliceCap(x->proto, c->cfg.slotBytes, x->maxcnt, es);
+  size_t S = slice_cap(x->proto, c->cfg.slotBytes, x->maxcnt, es);
   S -= S % vec;
   const size_t Lr = (L + vec - 1) / vec * vec;
   if (S > Lr) S = Lr;
@@ -545,8 +545,8 @@ static kilnResult_t callArgs(kilnExec_t x, const void* sendbuf, void* recvbuf, s
 }
 
 /* The launch of x's kernel for a call (l->capturing left to the caller). */
-static void launchOf(kilnExec_t x, kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream,
-                     const kilnDevArgs* a, kilnLaunch* l) {
+static void launch_of(kilnExec_t x, kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream,
+                      const kilnDevArgs* a, kilnLaunch* l) {
   memset(l, 0, sizeof *l);
   l->comm = x->comm;
   l->stream = stream;
@@ -565,15 +565,15 @@ kilnResult_t kilnExecPartLaunch(kilnExec_t x, const void* sendbuf, void* recvbuf
                         x->comm->rank);
   kilnDevArgs a;
   size_t need = 0;
-  const kilnResult_t res = callArgs(x, sendbuf, recvbuf, count, dtype, op, &a, &need, none);
+  const kilnResult_t res = call_args(x, sendbuf, recvbuf, count, dtype, op, &a, &need, none);
   if (res != KILN_SUCCESS || *none) return res;
   if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = scratch;
-  launchOf(x, dtype, op, stream, &a, l);
+  launch_of(x, dtype, op, stream, &a, l);
   return KILN_SUCCESS;
 }
 
-static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
-                            kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
+static kilnResult_t run_call(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count,
+                             kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   if (!x) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: NULL exec");
   if (x->phased) return kilnPhasedRun(x->phased, sendbuf, recvbuf, count, dtype, op, stream);
   if (x->mem) return kilnMemPlanRun(x->mem, sendbuf, recvbuf, count, dtype, op, stream);
@@ -581,7 +581,7 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   kilnDevArgs a;
   size_t need = 0;
   bool none = true;
-  kilnResult_t res = callArgs(x, sendbuf, recvbuf, count, dtype, op, &a, &need, &none);
+  kilnResult_t res = call_args(x, sendbuf, recvbuf, count, dtype, op, &a, &need, &none);
   /* Noted on every rank, also one without a threadblock of the plan (kilnExecScratchHolds). */
   if (res == KILN_SUCCESS && count > 0)
     kilnScratchNote(&x->scratch, kilnScratchPiece(count, (size_t)x->chunksPerBlock, kilnDataTypeSize(dtype)));
@@ -593,7 +593,7 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
   if ((res = kilnScratchGrow(&x->scratch, need, c->rank)) == KILN_SUCCESS) {
     if (x->scratchChunks > 0) a.bufs[KILN_DEV_BUF_SCRATCH] = x->scratch.p;
     kilnLaunch l;
-    launchOf(x, dtype, op, stream, &a, &l);
+    launch_of(x, dtype, op, stream, &a, &l);
     res = kilnLaunchSubmit(&l);
   }
   kilnLeaveDevice(c, save);
@@ -602,7 +602,7 @@ static kilnResult_t runCall(kilnExec_t x, const void* sendbuf, void* recvbuf, si
 
 kilnResult_t kilnRun(kilnExec_t x, const void* sendbuf, void* recvbuf, size_t count, kilnDataType_t dtype,
                      kilnRedOp_t op, cudaStream_t stream) {
-  kilnResult_t res = runCall(x, sendbuf, recvbuf, count, dtype, op, stream);
+  kilnResult_t res = run_call(x, sendbuf, recvbuf, count, dtype, op, stream);
   /* A failed call fails its group: kilnGroupEnd then launches nothing of it (as NCCL). */
   if (res != KILN_SUCCESS) kilnGroupFail(res);
   return res;

@@ -72,7 +72,7 @@ static bool threadsOn = true;
 static uint64_t spinNs = 200000;
 static _Atomic uint64_t lastGroupNs; /* when the last multi-GPU group was issued (any thread) */
 
-static void readConfig(void) {
+static void read_config(void) {
   threadsOn = kilnParam(KILN_PARAM_GroupThreads) != 0;
   /* Spinning launchers would take turns with the caller on a single CPU. */
   cpu_set_t set;
@@ -81,13 +81,13 @@ static void readConfig(void) {
   if (us <= 10000000) spinNs = (uint64_t)us * 1000ull;
 }
 
-static uint64_t nowNs(void) {
+static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static inline void cpuRelax(void) {
+static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -103,7 +103,7 @@ static pthread_key_t scratchKey;
 static bool scratchKeyMade;
 static pthread_once_t scratchOnce = PTHREAD_ONCE_INIT;
 
-static void freeThreadScratch(void* unused) {
+static void free_thread_scratch(void* unused) {
   (void)unused;
   free(queued.v);
   free(byDev.v);
@@ -114,7 +114,9 @@ static void freeThreadScratch(void* unused) {
   kilnSymFreeThreadScratch();
 }
 
-static void makeScratchKey(void) { scratchKeyMade = pthread_key_create(&scratchKey, freeThreadScratch) == 0; }
+static void make_scratch_key(void) {
+  scratchKeyMade = pthread_key_create(&scratchKey, free_thread_scratch) == 0;
+}
 
 /* A library unloaded (dlclose) leaves no destructor behind for threads that end later (their
  * scratch then stays, as the main thread's does). */
@@ -124,11 +126,11 @@ __attribute__((destructor)) static void deleteScratchKey(void) {
 }
 
 void kilnThreadScratchUsed(void) {
-  pthread_once(&scratchOnce, makeScratchKey);
+  pthread_once(&scratchOnce, make_scratch_key);
   if (scratchKeyMade) pthread_setspecific(scratchKey, (void*)1);
 }
 
-static bool listPush(launchList* l, const kilnLaunch* x) {
+static bool list_push(launchList* l, const kilnLaunch* x) {
   if (l->n == l->cap) {
     kilnThreadScratchUsed();
     size_t cap = l->cap ? l->cap * 2 : 16;
@@ -142,7 +144,7 @@ static bool listPush(launchList* l, const kilnLaunch* x) {
 }
 
 /* Keeps the first failure: *first and its text in msg (KILN_GROUP_MSG bytes). */
-static void keepFirst(kilnResult_t r, const char* text, kilnResult_t* first, char* msg) {
+static void keep_first(kilnResult_t r, const char* text, kilnResult_t* first, char* msg) {
   if (r == KILN_SUCCESS || *first != KILN_SUCCESS) return;
   *first = r;
   snprintf(msg, KILN_GROUP_MSG, "%s", text);
@@ -151,39 +153,39 @@ static void keepFirst(kilnResult_t r, const char* text, kilnResult_t* first, cha
 /* Issues n launches in order from this thread, switching to a launch's device when it is not the
  * current one (a launcher's are all on its own). All are issued; returns the first failure, its
  * text in msg. */
-static kilnResult_t issueAll(kilnLaunch* v, size_t n, char* msg) {
+static kilnResult_t issue_all(kilnLaunch* v, size_t n, char* msg) {
   kilnResult_t first = KILN_SUCCESS;
   int dev = -1;
   cudaGetDevice(&dev);
   for (size_t i = 0; i < n; i++) {
     if (v[i].comm->dev != dev) cudaSetDevice(dev = v[i].comm->dev);
-    keepFirst(kilnLaunchIssue(&v[i]), kilnLastError(), &first, msg);
+    keep_first(kilnLaunchIssue(&v[i]), kilnLastError(), &first, msg);
   }
   return first;
 }
 
-static void* launcherMain(void* arg) {
+static void* launcher_main(void* arg) {
   launcher* w = (launcher*)arg;
   cudaSetDevice(w->dev);
   uint_fast64_t seen = w->seen0;
   for (;;) {
     uint_fast64_t p;
-    uint64_t t0 = nowNs();
+    uint64_t t0 = now_ns();
     unsigned k = 0;
     while ((p = atomic_load(&w->posted)) == seen) {
       if (atomic_load(&stopping)) return NULL;
-      if ((++k & 255) == 0 && nowNs() - t0 > spinNs) {
+      if ((++k & 255) == 0 && now_ns() - t0 > spinNs) {
         pthread_mutex_lock(&w->mu);
         atomic_store(&w->sleeping, 1);
         if (atomic_load(&w->posted) == seen && !atomic_load(&stopping)) pthread_cond_wait(&w->cv, &w->mu);
         atomic_store(&w->sleeping, 0);
         pthread_mutex_unlock(&w->mu);
-        t0 = nowNs();
+        t0 = now_ns();
       }
-      cpuRelax();
+      cpu_relax();
     }
     seen = p;
-    w->res = issueAll(w->items, w->n, w->msg);
+    w->res = issue_all(w->items, w->n, w->msg);
     atomic_store_explicit(&w->done, p, memory_order_release);
   }
 }
@@ -196,7 +198,7 @@ static void wake(launcher* w) {
 
 /* At exit: every launcher is claimed first (a group in flight finishes, no later group can hand
  * it work), then stopped and joined. */
-static void stopLaunchers(void) {
+static void stop_launchers(void) {
   pthread_mutex_lock(&startLock);
   for (int d = 0; d < KILN_GROUP_MAX_DEVS; d++) {
     launcher* w = &launchers[d];
@@ -218,7 +220,7 @@ static void stopLaunchers(void) {
 }
 
 /* A forked child has none of the parent's threads: it starts its own if it needs them. */
-static void forgetLaunchers(void) {
+static void forget_launchers(void) {
   for (int d = 0; d < KILN_GROUP_MAX_DEVS; d++) {
     atomic_store(&launchers[d].started, 0);
     atomic_store(&launchers[d].busy, 0);
@@ -227,7 +229,7 @@ static void forgetLaunchers(void) {
 }
 
 /* The launcher of `dev`, started on first use; NULL when it cannot be. */
-static launcher* launcherFor(int dev) {
+static launcher* launcher_for(int dev) {
   if (dev < 0 || dev >= KILN_GROUP_MAX_DEVS) return NULL;
   launcher* w = &launchers[dev];
   if (atomic_load_explicit(&w->started, memory_order_acquire)) return w;
@@ -238,11 +240,11 @@ static launcher* launcherFor(int dev) {
     w->seen0 = atomic_load(&w->posted);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->th, NULL, launcherMain, w) == 0) {
+    if (pthread_create(&w->th, NULL, launcher_main, w) == 0) {
       atomic_store_explicit(&w->started, 1, memory_order_release);
       if (!exitHook) {
-        exitHook = atexit(stopLaunchers) == 0;
-        pthread_atfork(NULL, NULL, forgetLaunchers);
+        exitHook = atexit(stop_launchers) == 0;
+        pthread_atfork(NULL, NULL, forget_launchers);
       }
     }
   }
@@ -259,7 +261,8 @@ kilnResult_t kilnGroupStart(void) {
 }
 
 kilnResult_t kilnGroupQueue(const kilnLaunch* l) {
-  if (!listPush(&queued, l)) return kilnSetError(KILN_ERR_NO_MEMORY, "kilnRun: queueing a launch in a group");
+  if (!list_push(&queued, l))
+    return kilnSetError(KILN_ERR_NO_MEMORY, "kilnRun: queueing a launch in a group");
   return KILN_SUCCESS;
 }
 
@@ -279,7 +282,7 @@ kilnResult_t kilnGroupEnd(void) {
     return kilnSetError(e, "a call in the group failed, none of the group was launched: %s", groupErrMsg);
   }
   if (queued.n == 0) return KILN_SUCCESS;
-  pthread_once(&cfgOnce, readConfig);
+  pthread_once(&cfgOnce, read_config);
   int save = -1;
   cudaGetDevice(&save);
   /* Each call's capture state as its stream has it now, when the launches go (NCCL reads it at
@@ -306,7 +309,7 @@ kilnResult_t kilnGroupEnd(void) {
   for (size_t i = 0; i < queued.n; i++) {
     if (!queued.v[i].phased) {
       queued.v[kept++] = queued.v[i];
-    } else if (!listPush(&phased, &queued.v[i])) {
+    } else if (!list_push(&phased, &queued.v[i])) {
       if (save >= 0) cudaSetDevice(save);
       queued.n = 0;
       return kilnSetError(KILN_ERR_NO_MEMORY, "none of the group was launched: out of memory");
@@ -344,23 +347,23 @@ kilnResult_t kilnGroupEnd(void) {
   for (int j = 0; j < ndev && !serial; j++) {
     start[j] = byDev.n;
     for (size_t i = 0; i < queued.n && !serial; i++)
-      if (queued.v[i].comm->dev == devs[j] && !listPush(&byDev, &queued.v[i])) serial = true; /* no memory */
+      if (queued.v[i].comm->dev == devs[j] && !list_push(&byDev, &queued.v[i])) serial = true; /* no memory */
   }
   if (serial) {
-    first = issueAll(queued.v, queued.n, msg);
+    first = issue_all(queued.v, queued.n, msg);
   } else {
     start[ndev] = byDev.n;
     launcher* given[KILN_GROUP_MAX_DEVS] = {0};
     uint_fast64_t ticket[KILN_GROUP_MAX_DEVS] = {0};
-    const uint64_t now = nowNs();
+    const uint64_t now = now_ns();
     const bool close = now - atomic_exchange(&lastGroupNs, now) < spinNs;
     /* GPUs after the first go to their launchers when those are awake and free. The launchers
      * are looked up (and started, under startLock) before any is claimed: a thread holding a
-     * claim while it waits for startLock would deadlock with stopLaunchers at exit, which holds
+     * claim while it waits for startLock would deadlock with stop_launchers at exit, which holds
      * startLock while it waits for every claim to end. */
     launcher* found[KILN_GROUP_MAX_DEVS] = {0};
     for (int j = 1; j < ndev; j++)
-      if (!callerOnly[j]) found[j] = launcherFor(devs[j]);
+      if (!callerOnly[j]) found[j] = launcher_for(devs[j]);
     for (int j = 1; j < ndev; j++) {
       launcher* w = found[j];
       if (!w) continue;
@@ -379,21 +382,21 @@ kilnResult_t kilnGroupEnd(void) {
     }
     char m[KILN_GROUP_MSG];
     for (int j = 0; j < ndev; j++)
-      if (!given[j]) keepFirst(issueAll(byDev.v + start[j], start[j + 1] - start[j], m), m, &first, msg);
+      if (!given[j]) keep_first(issue_all(byDev.v + start[j], start[j + 1] - start[j], m), m, &first, msg);
     for (int j = 1; j < ndev; j++) {
       launcher* w = given[j];
       if (!w) continue;
       for (unsigned k = 1; atomic_load_explicit(&w->done, memory_order_acquire) != ticket[j]; k++) {
-        cpuRelax();
+        cpu_relax();
         if ((k & 1023) == 0) sched_yield();
       }
-      keepFirst(w->res, w->msg, &first, msg);
+      keep_first(w->res, w->msg, &first, msg);
       atomic_store(&w->busy, 0);
     }
   }
   if (phased.n > 0) {
     const kilnResult_t r = kilnPhasedIssue(phased.v, phased.n);
-    keepFirst(r, kilnLastError(), &first, msg);
+    keep_first(r, kilnLastError(), &first, msg);
   }
   if (save >= 0) cudaSetDevice(save);
   queued.n = 0;

@@ -73,7 +73,7 @@ void kilnPhasedFree(struct kilnPhased* px) {
 }
 
 /* A plan of p's buffers whose every rank has one threadblock of one nop step. */
-static kilnResult_t nopPlan(const kilnPlan* p, kilnPlan** out) {
+static kilnResult_t nop_plan(const kilnPlan* p, kilnPlan** out) {
   char name[KILN_NAME_MAX];
   snprintf(name, sizeof name, "%.*s#divide", KILN_NAME_MAX - 8, p->name);
   kilnResult_t res = kilnPlanCreate(name, p->coll, p->ngpus, out);
@@ -130,7 +130,7 @@ kilnResult_t kilnPhasedLoad(struct kilnComm* c, const kilnPlan* p, struct kilnPh
   if ((p->coll == KILN_COLL_ALLREDUCE || p->coll == KILN_COLL_REDUCESCATTER) && px->nmine > 0 &&
       ph->phases[px->mine[px->nmine - 1]].p2p) {
     kilnPlan* q = NULL;
-    res = nopPlan(p, &q);
+    res = nop_plan(p, &q);
     if (res == KILN_SUCCESS) res = kilnExecLoadPart(c, q, &px->divide);
     kilnPlanFree(q);
     if (res != KILN_SUCCESS) goto fail;
@@ -153,7 +153,7 @@ fail:
 }
 
 /* The memory of plan buffer buf for a call (as exec.c maps the kernel's buffers). */
-static char* bufBase(const kilnPhasedCall* call, kilnBuffer_t buf) {
+static char* buf_base(const kilnPhasedCall* call, kilnBuffer_t buf) {
   const struct kilnPhased* px = call->px;
   if (buf == KILN_BUF_SCRATCH) return px->scratch.p;
   if (buf == KILN_BUF_OUTPUT && !(px->inplaceForm && px->coll == KILN_COLL_ALLREDUCE))
@@ -162,8 +162,8 @@ static char* bufBase(const kilnPhasedCall* call, kilnBuffer_t buf) {
 }
 
 /* The checks kilnRun makes of a call, once for all its phases; *none for a call of no elements. */
-static kilnResult_t callCheck(struct kilnPhased* px, const void* sendbuf, void* recvbuf, size_t count,
-                              kilnDataType_t dtype, kilnRedOp_t op, bool* none) {
+static kilnResult_t call_check(struct kilnPhased* px, const void* sendbuf, void* recvbuf, size_t count,
+                               kilnDataType_t dtype, kilnRedOp_t op, bool* none) {
   const struct kilnComm* c = px->comm;
   *none = true;
   if (kilnDataTypeSize(dtype) == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
@@ -183,7 +183,7 @@ static kilnResult_t callCheck(struct kilnPhased* px, const void* sendbuf, void* 
 }
 
 /* Grows the call's scratch to what count elements of dtype take (on c's device, current). */
-static kilnResult_t scratchFor(struct kilnPhased* px, size_t count, kilnDataType_t dtype) {
+static kilnResult_t scratch_for(struct kilnPhased* px, size_t count, kilnDataType_t dtype) {
   const size_t piece = kilnScratchPiece(count, (size_t)px->ph->k, kilnDataTypeSize(dtype));
   const size_t chunks = (size_t)px->ph->scratch[px->comm->rank];
   return kilnScratchGrow(&px->scratch, chunks * piece, px->comm->rank);
@@ -196,14 +196,14 @@ bool kilnPhasedScratchHolds(const struct kilnPhased* px, size_t count, kilnDataT
 kilnResult_t kilnPhasedRun(struct kilnPhased* px, const void* sendbuf, void* recvbuf, size_t count,
                            kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   bool none = true;
-  kilnResult_t res = callCheck(px, sendbuf, recvbuf, count, dtype, op, &none);
+  kilnResult_t res = call_check(px, sendbuf, recvbuf, count, dtype, op, &none);
   /* Noted on every rank, also one with no phase of the plan (kilnExecScratchHolds). */
   if (res == KILN_SUCCESS && !none)
     kilnScratchNote(&px->scratch, kilnScratchPiece(count, (size_t)px->ph->k, kilnDataTypeSize(dtype)));
   if (res != KILN_SUCCESS || none || px->nmine == 0) return res;
   struct kilnComm* c = px->comm;
   const int save = kilnEnterDevice(c, true);
-  res = scratchFor(px, count, dtype);
+  res = scratch_for(px, count, dtype);
   kilnLaunch l;
   memset(&l, 0, sizeof l);
   l.comm = c;
@@ -258,14 +258,14 @@ static int record(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t off
     r->v = v;
     r->cap = cap;
   }
-  r->v[r->n++] = (rec){send, peer, bufBase(&r->l->call, buf) + off * r->es, n};
+  r->v[r->n++] = (rec){send, peer, buf_base(&r->l->call, buf) + off * r->es, n};
   return 0;
 }
 
 /* The copy transport for calls cs[0..m) of communicators made without NCCL, all in phase i
  * (rank of each: its communicator's): receivers wait for their senders' streams, copy, and the
  * senders wait for those copies. */
-static kilnResult_t copyPhase(callState* const* cs, int m, int i) {
+static kilnResult_t copy_phase(callState* const* cs, int m, int i) {
   kilnResult_t res = KILN_SUCCESS;
   recList* lists = calloc((size_t)m, sizeof *lists);
   if (!lists) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
@@ -340,7 +340,7 @@ static kilnResult_t copyPhase(callState* const* cs, int m, int i) {
 }
 
 /* Issues kernel phase i of a call (or its division kernel, exec given), op as given. */
-static kilnResult_t kernelPhase(const kilnLaunch* l, kilnExec_t x, kilnRedOp_t op) {
+static kilnResult_t kernel_phase(const kilnLaunch* l, kilnExec_t x, kilnRedOp_t op) {
   const kilnPhasedCall* call = &l->call;
   kilnLaunch k;
   bool none = true;
@@ -353,14 +353,14 @@ static kilnResult_t kernelPhase(const kilnLaunch* l, kilnExec_t x, kilnRedOp_t o
   return kilnLaunchIssue(&k);
 }
 
-static void keepFirst(kilnResult_t r, kilnResult_t* first, char* msg, size_t len) {
+static void keep_first(kilnResult_t r, kilnResult_t* first, char* msg, size_t len) {
   if (r == KILN_SUCCESS || *first != KILN_SUCCESS) return;
   *first = r;
   snprintf(msg, len, "%s", kilnLastError());
 }
 
 /* One round: the k-th call of each communicator, phase by phase. */
-static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first, char* msg, size_t len) {
+static kilnResult_t issue_round(callState* const* cs, int m, kilnResult_t* first, char* msg, size_t len) {
   callState** part = calloc((size_t)m + 1, sizeof *part);
   if (!part) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
   int maxPhases = 0;
@@ -373,7 +373,8 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
     unsigned long long sid = 0;
     if (!l->capturing && c->haveLast && cudaStreamGetId(l->stream, &sid) == cudaSuccess &&
         sid != c->lastStream && cudaStreamWaitEvent(l->stream, c->last, 0) != cudaSuccess)
-      keepFirst(kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamWaitEvent failed", c->rank), first, msg, len);
+      keep_first(kilnSetError(KILN_ERR_CUDA, "rank %d: cudaStreamWaitEvent failed", c->rank), first, msg,
+                 len);
   }
   for (int i = 0; i < maxPhases; i++) {
     int npCopy = 0;
@@ -386,7 +387,8 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
         const kilnRedOp_t op = (kilnRedOp_t)s->l->call.op;
         /* avg: a sum until the rank's last kernel, which divides. */
         const bool last = s->next == px->nmine - 1;
-        keepFirst(kernelPhase(s->l, px->execs[i], op == KILN_AVG && !last ? KILN_SUM : op), first, msg, len);
+        keep_first(kernel_phase(s->l, px->execs[i], op == KILN_AVG && !last ? KILN_SUM : op), first, msg,
+                   len);
         s->next++;
       } else {
         anyGroup = true;
@@ -407,30 +409,30 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
       if (!open) {
         ncclResult_t g = ncclGroupStart();
         if (g != ncclSuccess)
-          keepFirst(kilnSetError(KILN_ERR_NCCL, "ncclGroupStart: %s", ncclGetErrorString(g)), first, msg,
-                    len);
+          keep_first(kilnSetError(KILN_ERR_NCCL, "ncclGroupStart: %s", ncclGetErrorString(g)), first, msg,
+                     len);
         open = true;
       }
       cudaSetDevice(px->comm->dev);
       kilnNcclIssue x;
-      for (int b = 0; b < KILN_NUM_BUFFERS; b++) x.bases[b] = bufBase(&s->l->call, (kilnBuffer_t)b);
+      for (int b = 0; b < KILN_NUM_BUFFERS; b++) x.bases[b] = buf_base(&s->l->call, (kilnBuffer_t)b);
       x.esize = kilnDataTypeSize((kilnDataType_t)s->l->dtype);
       x.dtype = (ncclDataType_t)s->l->dtype;
       x.comm = px->comm->nccl;
       x.stream = s->l->stream;
       const ncclResult_t e = kilnPhasesNcclCalls(px->ph, i, px->comm->rank, s->l->call.count, &x);
       if (e != ncclSuccess)
-        keepFirst(kilnSetError(KILN_ERR_NCCL, "rank %d: phase %d: ncclSend/ncclRecv: %s", px->comm->rank, i,
-                               ncclGetErrorString(e)),
-                  first, msg, len);
+        keep_first(kilnSetError(KILN_ERR_NCCL, "rank %d: phase %d: ncclSend/ncclRecv: %s", px->comm->rank, i,
+                                ncclGetErrorString(e)),
+                   first, msg, len);
     }
     if (open) {
       const ncclResult_t g = ncclGroupEnd();
       if (g != ncclSuccess && g != ncclInProgress)
-        keepFirst(kilnSetError(KILN_ERR_NCCL, "phase %d: ncclGroupEnd: %s", i, ncclGetErrorString(g)), first,
-                  msg, len);
+        keep_first(kilnSetError(KILN_ERR_NCCL, "phase %d: ncclGroupEnd: %s", i, ncclGetErrorString(g)), first,
+                   msg, len);
     }
-    if (npCopy > 0) keepFirst(copyPhase(part, npCopy, i), first, msg, len);
+    if (npCopy > 0) keep_first(copy_phase(part, npCopy, i), first, msg, len);
   }
   /* The division of avg where a rank ends on a group, then the call's end for the next call. */
   for (int a = 0; a < m; a++) {
@@ -438,7 +440,7 @@ static kilnResult_t issueRound(callState* const* cs, int m, kilnResult_t* first,
     struct kilnPhased* px = l->call.px;
     struct kilnComm* c = px->comm;
     if (px->divide && l->call.op == KILN_AVG)
-      keepFirst(kernelPhase(l, px->divide, KILN_AVG), first, msg, len);
+      keep_first(kernel_phase(l, px->divide, KILN_AVG), first, msg, len);
     cudaSetDevice(c->dev);
     unsigned long long sid = 0;
     if (!l->capturing && cudaStreamGetId(l->stream, &sid) == cudaSuccess &&
@@ -476,16 +478,16 @@ kilnResult_t kilnPhasedIssue(kilnLaunch* v, size_t n) {
       if (st[j].round == r) {
         /* A call queued before the communicator was aborted is not issued (exec.c's rule). */
         if (__atomic_load_n(&v[j].comm->aborted, __ATOMIC_ACQUIRE)) {
-          keepFirst(kilnSetError(KILN_ERR_INVALID_ARGUMENT,
-                                 "rank %d: the communicator was aborted (kilnCommAbort) "
-                                 "before the group's end: its call is not launched",
-                                 v[j].comm->rank),
-                    &first, msg, sizeof msg);
+          keep_first(kilnSetError(KILN_ERR_INVALID_ARGUMENT,
+                                  "rank %d: the communicator was aborted (kilnCommAbort) "
+                                  "before the group's end: its call is not launched",
+                                  v[j].comm->rank),
+                     &first, msg, sizeof msg);
           continue;
         }
         cs[m++] = &st[j];
       }
-    issueRound(cs, m, &first, msg, sizeof msg);
+    issue_round(cs, m, &first, msg, sizeof msg);
   }
   free(st);
   free(cs);

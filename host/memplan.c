@@ -109,7 +109,7 @@ bool kilnMemPlanUseBaked(struct kilnMemPlan* m, bool on) {
 }
 
 /* A pass's protocol class for maxCnt: the line protocol it polls or writes, else Simple. */
-static int passClass(const kilnPass* ps) {
+static int pass_class(const kilnPass* ps) {
   if (ps->kind == KILN_PASS_SIGNAL || ps->kind == KILN_PASS_WAIT || ps->kind == KILN_PASS_NOP) return -1;
   return ps->proto == KILN_PROTO_SIMPLE ? KILN_DEV_PROTO_SIMPLE : (int)ps->proto;
 }
@@ -158,7 +158,7 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
       if (rp.scratch[x] > m->scratch[x]) m->scratch[x] = rp.scratch[x];
     for (int i = 0; i < rp.npasses; i++) {
       const kilnPass* ps = &rp.passes[i];
-      const int cls = passClass(ps);
+      const int cls = pass_class(ps);
       if (cls >= 0 && ps->cnt > m->maxCnt[cls]) m->maxCnt[cls] = ps->cnt;
       if ((ps->kind == KILN_PASS_PUT && ps->proto == KILN_PROTO_SIMPLE) ||
           (ps->kind != KILN_PASS_PUT && ps->kind < KILN_PASS_SIGNAL && !ps->polls)) {
@@ -308,7 +308,7 @@ out_free:
 }
 
 /* The bytes of a rank's input (b = 0) or output (1) of a call of `count` (NCCL's count). */
-static uint64_t userBytes(kilnColl_t coll, int n, size_t count, size_t es, int b) {
+static uint64_t user_bytes(kilnColl_t coll, int n, size_t count, size_t es, int b) {
   const bool whole = b == 0 ? coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_ALLGATHER
                             : coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER;
   return (uint64_t)count * es * (whole ? 1 : (uint64_t)n);
@@ -317,7 +317,7 @@ static uint64_t userBytes(kilnColl_t coll, int n, size_t count, size_t es, int b
 /* The largest slice (elements of a chunk an iteration, a multiple of vec, at most lr) whose
  * scratch chunks fit the plan areas: every rank's plain chunks a half of memHalf, its 16-byte line
  * chunks (LL's two bytes per data byte, LL12's too) and LL128 line chunks a half of their area. */
-static uint64_t sliceFor(const struct kilnMemPlan* m, size_t es, uint64_t vec, uint64_t lr) {
+static uint64_t slice_for(const struct kilnMemPlan* m, size_t es, uint64_t vec, uint64_t lr) {
   const struct kilnComm* c = m->comm;
   uint64_t s = lr;
   if (m->scratch[0] > 0) {
@@ -342,7 +342,7 @@ static uint64_t sliceFor(const struct kilnMemPlan* m, size_t es, uint64_t vec, u
  * pack), in whole warps, at most the communicator's threads: a small call's block needs no more
  * warps than it has lines (as the symmetric kernels' LL blocks); a plan with lines at most
  * KILN_DEV_MEM_LINE_THREADS (its interpreter's bound). */
-static int threadsFor(const struct kilnMemPlan* m, size_t es, uint64_t s) {
+static int threads_for(const struct kilnMemPlan* m, size_t es, uint64_t s) {
   const uint64_t bytes = s * es;
   uint64_t t = 32;
   const uint64_t need[4] = {
@@ -365,9 +365,9 @@ static int threadsFor(const struct kilnMemPlan* m, size_t es, uint64_t s) {
  * type, slices of S elements (niter of them) whose scratch fits the plan areas, and the peers'
  * buffers the plan reaches (in windows every rank added, at the same offsets) into user. quiet: no
  * error text (kilnMemPlanServes). */
-static kilnResult_t callPlan(const struct kilnMemPlan* m, const char* sb, char* rb, size_t count,
-                             kilnDataType_t dtype, bool quiet, uint64_t* S, uint64_t* niter,
-                             char* user[KILN_DEV_MEM_MAX_RANKS][2]) {
+static kilnResult_t call_plan(const struct kilnMemPlan* m, const char* sb, char* rb, size_t count,
+                              kilnDataType_t dtype, bool quiet, uint64_t* S, uint64_t* niter,
+                              char* user[KILN_DEV_MEM_MAX_RANKS][2]) {
 #define REFUSE(...) return quiet ? KILN_ERR_UNSUPPORTED : kilnSetError(KILN_ERR_UNSUPPORTED, __VA_ARGS__)
   const struct kilnComm* c = m->comm;
   const int rank = c->rank, n = c->nranks;
@@ -383,7 +383,7 @@ static kilnResult_t callPlan(const struct kilnMemPlan* m, const char* sb, char* 
     REFUSE("rank %d: LL12 lines hold elements of at most 4 bytes, not %s", rank, kilnDataTypeName(dtype));
   const size_t k = (size_t)m->chunksPerBlock;
   const uint64_t L = (count + k - 1) / k, vec = 16 / es, lr = (L + vec - 1) / vec * vec;
-  *S = sliceFor(m, es, vec, lr);
+  *S = slice_for(m, es, vec, lr);
   if (*S == 0)
     REFUSE("rank %d: the plan's scratch chunks do not fit the communicator's plan areas (%zu bytes a half)",
            rank, c->memHalf);
@@ -396,7 +396,7 @@ static kilnResult_t callPlan(const struct kilnMemPlan* m, const char* sb, char* 
   for (int b = 0; b < 2; b++) {
     if (!m->reaches[b]) continue;
     char* peers[KILN_DEV_MEM_MAX_RANKS] = {0};
-    if (!kilnUserWindowPeers(c, user[rank][b], userBytes(m->coll, n, count, es, b), peers))
+    if (!kilnUserWindowPeers(c, user[rank][b], user_bytes(m->coll, n, count, es, b), peers))
       REFUSE(
           "rank %d: the plan reaches the peers' %s buffers, and this call's %s buffer is not in a symmetric "
           "window added to the communicator (kilnCommWindowAdd)",
@@ -413,12 +413,12 @@ bool kilnMemPlanServes(const struct kilnMemPlan* m, const void* sendbuf, const v
   uint64_t S, niter;
   char* user[KILN_DEV_MEM_MAX_RANKS][2];
   if (!m || kilnDataTypeSize(dtype) == 0) return false;
-  return count == 0 || callPlan(m, (const char*)sendbuf, (char*)recvbuf, count, dtype, true, &S, &niter,
-                                user) == KILN_SUCCESS;
+  return count == 0 || call_plan(m, (const char*)sendbuf, (char*)recvbuf, count, dtype, true, &S, &niter,
+                                 user) == KILN_SUCCESS;
 }
 
-static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* recvbuf, size_t count,
-                            kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
+static kilnResult_t run_call(struct kilnMemPlan* m, const void* sendbuf, void* recvbuf, size_t count,
+                             kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   struct kilnComm* c = m->comm;
   const int rank = c->rank, n = c->nranks;
   const size_t es = kilnDataTypeSize(dtype);
@@ -436,7 +436,7 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
   const size_t k = (size_t)m->chunksPerBlock;
   const uint64_t L = (count + k - 1) / k;
   uint64_t S = 0, niter = 0;
-  if ((res = callPlan(m, sb, rb, count, dtype, false, &S, &niter, a->mem.user)) != KILN_SUCCESS) return res;
+  if ((res = call_plan(m, sb, rb, count, dtype, false, &S, &niter, a->mem.user)) != KILN_SUCCESS) return res;
   a->tbs = m->tbs;
   a->passes = m->passes;
   a->opnds = m->opnds;
@@ -489,7 +489,7 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
   l.comm = c;
   l.stream = stream;
   l.dtype = (int)dtype;
-  l.threads = threadsFor(m, es, S);
+  l.threads = threads_for(m, es, S);
   l.mem = true;
   l.memLines = m->lines;
   l.baked = m->useBaked ? kilnRegistryKernel(m->baked, dtype, op) : NULL;
@@ -502,5 +502,5 @@ static kilnResult_t runCall(struct kilnMemPlan* m, const void* sendbuf, void* re
 kilnResult_t kilnMemPlanRun(struct kilnMemPlan* m, const void* sendbuf, void* recvbuf, size_t count,
                             kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   if (!m) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: NULL exec");
-  return runCall(m, sendbuf, recvbuf, count, dtype, op, stream);
+  return run_call(m, sendbuf, recvbuf, count, dtype, op, stream);
 }

@@ -17,7 +17,7 @@ struct kilnMemPlan;
 void kilnMemPlanAreas(struct kilnComm* c, size_t at);
 
 /* exec.c's kilnPlanLoad for a plan with memory steps (kilnPlanHasMemorySteps), after its checks:
- * k chunks per block of a user buffer (exec.c planGeometry), inplaceForm and serves as the exec
+ * k chunks per block of a user buffer (exec.c plan_geometry), inplaceForm and serves as the exec
  * keeps them. KILN_ERR_UNSUPPORTED where this communicator cannot run the plan (no plan areas,
  * more ranks or threadblocks than the kernels take, steps kiln/passes.h does not run, lines of two
  * protocols). */

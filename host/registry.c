@@ -87,7 +87,7 @@ bool kilnRegistryFits(const kilnRegistryEntry* e, kilnColl_t coll, int nranks, u
 }
 
 /* Called with the lock held: e's place in the load order, -1 for an entry that was not loaded. */
-static int loadIndex(const kilnRegistryEntry* e) {
+static int load_index(const kilnRegistryEntry* e) {
   for (int i = 0; i < nloads; i++)
     if (&loads[i]->e == e) return i;
   return -1;
@@ -97,7 +97,7 @@ static int loadIndex(const kilnRegistryEntry* e) {
  * the registry's count as baked ones, in array order. */
 static bool prefer(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnDataType_t dtype,
                    kilnRedOp_t op) {
-  const int la = loadIndex(a), lb = loadIndex(b);
+  const int la = load_index(a), lb = load_index(b);
   if ((la >= 0) != (lb >= 0)) return la >= 0;
   const uint64_t wa = a->maxBytes - a->minBytes, wb = b->maxBytes - b->minBytes;
   if (la >= 0) return wa != wb ? wa < wb : la > lb;
@@ -111,7 +111,7 @@ static bool prefer(const kilnRegistryEntry* a, const kilnRegistryEntry* b, kilnD
 
 bool kilnRegistryIsLoaded(const kilnRegistryEntry* e) {
   pthread_mutex_lock(&lock);
-  const bool l = loadIndex(e) >= 0;
+  const bool l = load_index(e) >= 0;
   pthread_mutex_unlock(&lock);
   return l;
 }

@@ -31,7 +31,7 @@ int kilnNcclPeerPointers(ncclWindow_t win, int nranks, void** scratch, void** ho
  *   tails  [dst rank][chan] one 128-byte line each  (written by dst: slots drained)
  *   sym flags  [phase][src rank][block] one word each (kernels/sym.cuh)
  *   sym staging  two halves of symBytes / 2  (the flag form's)
- *   LL lines     two halves of symLLHalf     (host/sym.c symLineAreas: the line forms' staging,
+ *   LL lines     two halves of symLLHalf     (host/sym.c sym_line_areas: the line forms' staging,
  *   LL128 lines  two halves of symLL128Half   apart from the flag form's and from each other's)
  *   plans' plain scratch    two halves of memHalf       (plans with memory steps, host/memplan.c:
  *   plans' 16-byte lines    two halves of memLineHalf[0]  every kind of chunk in an area of its own,

@@ -116,9 +116,9 @@ bool kilnSelectSymServes(int nranks) {
 /* The first by kilnRegistryPrefer of plans[0..n) that are loaded (or baked), take the call and can
  * run it; -1 when none, with *why the most telling reason none could (left alone when none took
  * the call at all). */
-static int pickPlans(const kilnSelectView* v, const kilnRegistryEntry* const* plans, int n,
-                     const kilnCall* call, uint64_t bytes, bool inplace, bool loaded,
-                     kilnSelectReason_t* why) {
+static int pick_plans(const kilnSelectView* v, const kilnRegistryEntry* const* plans, int n,
+                      const kilnCall* call, uint64_t bytes, bool inplace, bool loaded,
+                      kilnSelectReason_t* why) {
   int best = -1;
   for (int i = 0; i < n; i++) {
     const kilnRegistryEntry* e = plans[i];
@@ -158,7 +158,7 @@ kilnChoice kilnSelectRule(const kilnSelectView* v, const kilnRegistryEntry* cons
       kilnRegistryCallInPlace(call->coll, v->rank, call->sendbuf, call->recvbuf, call->count, call->dtype);
   kilnSelectReason_t why = KILN_SELECT_NO_PLAN;
   /* 2. Loaded plans first: the user asked for them. */
-  int i = pickPlans(v, plans, nplans, call, bytes, inplace, true, &why);
+  int i = pick_plans(v, plans, nplans, call, bytes, inplace, true, &why);
   if (i >= 0) return choice(KILN_SERVE_PLAN, i, plans[i], KILN_SYM_NONE, KILN_SELECT_LOADED);
   /* 3. A large allreduce through kiln's staging, where NCCL is faster. */
   if (call->coll == KILN_COLL_ALLREDUCE && v->alone && bytes > kilnSelectStagedARMax(v->nranks) &&
@@ -175,7 +175,7 @@ kilnChoice kilnSelectRule(const kilnSelectView* v, const kilnRegistryEntry* cons
       if (a != KILN_SYM_NONE && (!v->symFits || v->symFits(v->ctx, a)))
         return choice(KILN_SERVE_SYM, -1, NULL, a, KILN_SELECT_SYM_RANGE);
     } else {
-      i = pickPlans(v, plans, nplans, call, bytes, inplace, false, &why);
+      i = pick_plans(v, plans, nplans, call, bytes, inplace, false, &why);
       if (i >= 0) return choice(KILN_SERVE_PLAN, i, plans[i], KILN_SYM_NONE, KILN_SELECT_BAKED);
     }
   }

@@ -17,18 +17,18 @@ typedef struct {
   bool inplace;
 } asked;
 
-static bool symFits(void* ctx, kilnSymAlgo_t a) {
+static bool sym_fits(void* ctx, kilnSymAlgo_t a) {
   const asked* q = ctx;
   return kilnSymFits(q->c, a, q->call->count, q->call->dtype, q->inplace);
 }
 
-static bool zeroCopy(void* ctx) {
+static bool zero_copy(void* ctx) {
   const asked* q = ctx;
   return kilnSymIsDirect(q->c, KILN_SYM_ALLREDUCE_TWOSHOT, q->call->sendbuf, q->call->recvbuf, q->call->count,
                          q->call->dtype);
 }
 
-static bool planRuns(void* ctx, int i) {
+static bool plan_runs(void* ctx, int i) {
   const asked* q = ctx;
   const kilnPlan* p = q->set->plans ? q->set->plans[i] : NULL;
   if (!p && kilnRegistryPlan(q->set->entries[i], &p) != KILN_SUCCESS) return false;
@@ -40,14 +40,14 @@ static bool planRuns(void* ctx, int i) {
                                             q->call->count, q->call->dtype, q->call->op);
 }
 
-static bool planHolds(void* ctx, int i) {
+static bool plan_holds(void* ctx, int i) {
   const asked* q = ctx;
   return !q->set->execs || kilnExecScratchHolds(q->set->execs[i], q->call->count, q->call->dtype);
 }
 
 /* Every registry entry of c's rank count whose plan is made for c's nodes (the candidates when the
  * caller names none); *n of them, NULL when there are none or no memory (free the array). */
-static const kilnRegistryEntry** registryFor(const struct kilnComm* c, int* n) {
+static const kilnRegistryEntry** registry_for(const struct kilnComm* c, int* n) {
   const int total = kilnRegistryCount();
   const kilnRegistryEntry** v = total > 0 ? calloc((size_t)total, sizeof *v) : NULL;
   *n = 0;
@@ -66,7 +66,7 @@ kilnChoice kilnSelect(kilnComm_t c, const kilnPlanSet* plans, const kilnCall* ca
   kilnPlanSet all = {0, NULL, NULL, NULL};
   const kilnRegistryEntry** mine = NULL;
   if (!plans) {
-    mine = registryFor(c, &all.n);
+    mine = registry_for(c, &all.n);
     all.entries = mine;
     plans = &all;
   }
@@ -80,10 +80,10 @@ kilnChoice kilnSelect(kilnComm_t c, const kilnPlanSet* plans, const kilnCall* ca
       .symOn = c->symHalf > 0 && !c->symOff && c->nnodes == 1,
       .alone = !c->wholeInProcess,
       .ctx = &q,
-      .symFits = symFits,
-      .zeroCopy = zeroCopy,
-      .planRuns = planRuns,
-      .planHolds = planHolds,
+      .symFits = sym_fits,
+      .zeroCopy = zero_copy,
+      .planRuns = plan_runs,
+      .planHolds = plan_holds,
   };
   const kilnChoice out = kilnSelectRule(&v, plans->entries, plans->n, call);
   free(mine);

@@ -24,11 +24,11 @@ _Static_assert((int)KILN_SYM_ALLREDUCE_ONESHOT == KILN_SYM_AR_ONESHOT &&
                    (int)KILN_SYM_ALLTOALL == KILN_SYM_A2A,
                "runtime.h and kiln_dev.h number the symmetric algorithms alike");
 
-static kilnColl_t symColl(kilnSymAlgo_t a) { return kilnSymAlgoColl(a); }
+static kilnColl_t sym_coll(kilnSymAlgo_t a) { return kilnSymAlgoColl(a); }
 
 /* A setting whose default the code decides (the table's row has none: params.h): its value where
  * the environment sets it, else def. */
-static long long setOr(kilnParamId id, long long def) {
+static long long set_or(kilnParamId id, long long def) {
   return kilnParamIsSet(id) ? (long long)kilnParam(id) : def;
 }
 
@@ -38,12 +38,12 @@ static long long clamped(long long v, long long lo, long long hi) { return v < l
 /* A size threshold with its own switch: UINT64_MAX (never) when the switch is off, else the size
  * as set, else def (LLONG_MAX: never). */
 static uint64_t threshold(kilnParamId on, kilnParamId bytes, long long def) {
-  return !kilnParam(on) ? UINT64_MAX : (uint64_t)setOr(bytes, def);
+  return !kilnParam(on) ? UINT64_MAX : (uint64_t)set_or(bytes, def);
 }
 
 /* x rounded up to a multiple of m (staging regions start at 256-byte boundaries; the direct
  * copies' block sizes are whole 16-byte packs). */
-static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
+static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
 /* Direct copies' pieces from this size take symDirectBigBlockBytes per block (kilnSymConfigure). */
 #define KILN_SYM_DIRECT_BIG_PIECE ((uint64_t)1 << 20)
@@ -51,10 +51,10 @@ static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 /* Bytes of one half that `regions` regions of lines of form ll take for segments (or two-shot
  * shares) up to maxBytes, each region rounded up to 256 bytes as geometry rounds it; at most
  * `half` (a segment larger than a half never goes as lines anyway). */
-static uint64_t lineAreaNeed(int ll, uint64_t maxBytes, uint64_t regions, uint64_t half) {
+static uint64_t line_area_need(int ll, uint64_t maxBytes, uint64_t regions, uint64_t half) {
   if (maxBytes == 0) return 0;
   if (maxBytes > half) maxBytes = half;
-  const uint64_t need = regions * roundUp(kilnSymLineBytes(ll, maxBytes, 1), 256);
+  const uint64_t need = regions * round_up(kilnSymLineBytes(ll, maxBytes, 1), 256);
   return need < half ? need : half;
 }
 
@@ -73,31 +73,31 @@ static uint64_t lineAreaNeed(int ll, uint64_t maxBytes, uint64_t regions, uint64
  * thresholds above let a call of its form take (kilnSymLineBytes, 256-byte regions), at most
  * symHalf: 4 ranks by default LL 2 MiB, LL128 4.3 MiB (two-shot's 8 regions of 512 KiB shares).
  * They follow the flag form's two halves in the window (symStageBase, set before this). */
-static void symLineAreas(struct kilnComm* c) {
+static void sym_line_areas(struct kilnComm* c) {
   const uint64_t n = (uint64_t)c->nranks;
   /* None where no symmetric call can run (geometry: 2 to KILN_SYM_MAX_RANKS ranks). */
   const uint64_t half = c->nranks >= 2 && c->nranks <= KILN_SYM_MAX_RANKS ? c->symHalf : 0;
-  uint64_t ll = lineAreaNeed(
+  uint64_t ll = line_area_need(
       KILN_SYM_LINES_LL, c->symLLBytes > c->symLLReduceBytes ? c->symLLBytes : c->symLLReduceBytes, n, half);
-  const uint64_t ll2 = lineAreaNeed(KILN_SYM_LINES_LL, c->symLL2Bytes, 2 * n, half);
+  const uint64_t ll2 = line_area_need(KILN_SYM_LINES_LL, c->symLL2Bytes, 2 * n, half);
   if (ll2 > ll) ll = ll2;
-  uint64_t l128 = c->symLL128Bytes ? lineAreaNeed(KILN_SYM_LINES_LL128, c->symLL128MaxBytes, n, half) : 0;
+  uint64_t l128 = c->symLL128Bytes ? line_area_need(KILN_SYM_LINES_LL128, c->symLL128MaxBytes, n, half) : 0;
   const uint64_t l128x2 = c->symLL128TwoShotBytes
-                              ? lineAreaNeed(KILN_SYM_LINES_LL128, c->symLL128TwoShotMaxBytes, 2 * n, half)
+                              ? line_area_need(KILN_SYM_LINES_LL128, c->symLL128TwoShotMaxBytes, 2 * n, half)
                               : 0;
   if (l128x2 > l128) l128 = l128x2;
-  c->symLLHalf = (size_t)roundUp(ll, 4096);
-  c->symLL128Half = (size_t)roundUp(l128, 4096);
+  c->symLLHalf = (size_t)round_up(ll, 4096);
+  c->symLL128Half = (size_t)round_up(l128, 4096);
   c->symLLBase = c->symStageBase + 2 * c->symHalf;
   c->symLL128Base = c->symLLBase + 2 * c->symLLHalf;
 }
 
 /* One half of form ll's staging (KILN_SYM_LINES_*: the LL (and LL12) or LL128 lines' area, or the
  * flag form's), and where its two halves start in the window. */
-static uint64_t formHalf(const struct kilnComm* c, int ll) {
+static uint64_t form_half(const struct kilnComm* c, int ll) {
   return ll == KILN_SYM_LINES_LL128 ? c->symLL128Half : ll ? c->symLLHalf : c->symHalf;
 }
-static size_t formBase(const struct kilnComm* c, int ll) {
+static size_t form_base(const struct kilnComm* c, int ll) {
   return ll == KILN_SYM_LINES_LL128 ? c->symLL128Base : ll ? c->symLLBase : c->symStageBase;
 }
 
@@ -116,15 +116,15 @@ void kilnSymConfigure(struct kilnComm* c) {
   c->symBlockBytes = (uint64_t)(b + 15) / 16 * 16;
   /* Segments up to 128 KiB travel as LL lines, 512 KiB on 2 ranks (KILN_SYM_LL_BYTES; 0: never).
    * 2x H200, to 512 vs 128 KiB: allreduce 256 KiB 4.01 vs 6.31 us, allgather 1 MiB 5.84 vs 6.63 (2026-11-27). */
-  const long long ll = setOr(KILN_PARAM_SymLLBytes, -1);
+  const long long ll = set_or(KILN_PARAM_SymLLBytes, -1);
   c->symLLBytes = ll >= 0 ? (uint64_t)ll : c->nranks == 2 ? 512 << 10 : 128 << 10;
   /* One-shot allreduce and reducescatter (the reductions) up to 256 KiB on 4 ranks
    * (KILN_SYM_LL_REDUCE_BYTES; else KILN_SYM_LL_BYTES as set, or symLLBytes); the copies stay at 128 KiB.
    * 4x H200, graphs, to 256 vs 128 KiB: allreduce 256 KiB 7.5 vs 9.0 us; alltoall 1 MiB 9.6% slower (2026-11-27). */
   c->symLLReduceBytes =
-      (uint64_t)setOr(KILN_PARAM_SymLLReduceBytes, ll >= 0          ? ll
-                                                   : c->nranks == 4 ? 256 << 10
-                                                                    : (long long)c->symLLBytes);
+      (uint64_t)set_or(KILN_PARAM_SymLLReduceBytes, ll >= 0          ? ll
+                                                    : c->nranks == 4 ? 256 << 10
+                                                                     : (long long)c->symLLBytes);
   /* Two-shot shares up to 128 KiB as lines (KILN_SYM_LL2_BYTES; 0: never).
    * 4 GPUs, graphs: allreduce 512 KiB 13.3 us as lines, 14.0 with flags; 1 MiB 18.6 vs 17.2 (2026-11-26). */
   c->symLL2Bytes = (uint64_t)kilnParam(KILN_PARAM_SymLL2Bytes);
@@ -139,12 +139,12 @@ void kilnSymConfigure(struct kilnComm* c) {
    * 128-byte line, LL 8 per 16), whatever symLLBytes says; on 4 ranks 512 KiB segments go faster with flags.
    * 2x H200, graphs, LL128 vs LL: allgather 1 MiB 0.84x the time, allreduce 512 KiB 0.88x (2026-11-27). */
   c->symLL128Bytes = (uint64_t)kilnParam(KILN_PARAM_SymLL128Bytes);
-  c->symLL128MaxBytes = (uint64_t)setOr(KILN_PARAM_SymLL128MaxBytes, c->nranks == 2 ? 1 << 20 : 256 << 10);
+  c->symLL128MaxBytes = (uint64_t)set_or(KILN_PARAM_SymLL128MaxBytes, c->nranks == 2 ? 1 << 20 : 256 << 10);
   /* Two-shot shares larger than KILN_SYM_LL2_128_BYTES (0: never; default: past the LL lines'
    * top, symLL2Bytes) and up to KILN_SYM_LL2_128_MAX_BYTES travel as LL128 lines (bodyLL128x2),
    * staged even where the call could go direct.
    * 4x H200, graphs: allreduce 1 MiB 10.1 us against 12.6 direct with flags; 2 MiB 0.96x (2026-11-27). */
-  c->symLL128TwoShotBytes = (uint64_t)setOr(KILN_PARAM_SymLL2x128Bytes, (long long)c->symLL2Bytes);
+  c->symLL128TwoShotBytes = (uint64_t)set_or(KILN_PARAM_SymLL2x128Bytes, (long long)c->symLL2Bytes);
   c->symLL128TwoShotMaxBytes = (uint64_t)kilnParam(KILN_PARAM_SymLL2x128MaxBytes);
   /* Flag form: bytes of a piece per round (KILN_SYM_ROUND_BYTES; 0: as much as a staging half
    * holds). */
@@ -152,7 +152,7 @@ void kilnSymConfigure(struct kilnComm* c) {
   /* Reducescatter: at most KILN_SYM_RS_ROUND_BYTES per round (0: no limit of its own): 8 MiB on
    * 2 GPUs; other counts not measured.
    * 2x H100, graphs: reducescatter 256 MiB 396 vs 417 us, 1 GiB 1513 vs 1545 (2026-11-26). */
-  c->symRSRoundBytes = (uint64_t)setOr(KILN_PARAM_SymRSRoundBytes, c->nranks == 2 ? 8 << 20 : 0);
+  c->symRSRoundBytes = (uint64_t)set_or(KILN_PARAM_SymRSRoundBytes, c->nranks == 2 ? 8 << 20 : 0);
   /* Copies (allgather; alltoall with pieces under KILN_SYM_A2A_BIG_BYTES) move at most
    * KILN_SYM_COPY_ROUND_BYTES per round over all peers' regions, with KILN_SYM_BLOCKS blocks;
    * reductions, and alltoall with larger pieces, take rounds up to a whole half with
@@ -161,18 +161,18 @@ void kilnSymConfigure(struct kilnComm* c) {
   c->symCopyRoundBytes = (uint64_t)kilnParam(KILN_PARAM_SymCopyRoundBytes); /* 0: a half */
   /* Copies of at least 8 such rounds take rounds of an eighth of a piece, up to
    * KILN_SYM_COPY_ROUND_MAX_BYTES (32 MiB), and such grown rounds up to KILN_SYM_COPY_BLOCKS (128)
-   * blocks (symBlocks); on 2 GPUs rounds that did not grow take them too. More than 4 ranks (not
+   * blocks (sym_blocks); on 2 GPUs rounds that did not grow take them too. More than 4 ranks (not
    * measured): rounds of KILN_SYM_COPY_ROUND_BYTES and KILN_SYM_BLOCKS blocks.
    * 4x H200, graphs: allgather 1 GiB 2344 us grown with 128 blocks, 2470 in 16 MiB rounds with 64 (2026-11-26). */
   c->symCopyRoundMaxBytes =
-      (uint64_t)setOr(KILN_PARAM_SymCopyRoundMaxBytes,
-                      c->nranks <= 4 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
-  c->symCopyBlocks = (int)clamped(setOr(KILN_PARAM_SymCopyBlocks, c->nranks <= 4 ? 128 : c->symMaxBlocks), 1,
+      (uint64_t)set_or(KILN_PARAM_SymCopyRoundMaxBytes,
+                       c->nranks <= 4 ? (long long)32 << 20 : (long long)c->symCopyRoundBytes);
+  c->symCopyBlocks = (int)clamped(set_or(KILN_PARAM_SymCopyBlocks, c->nranks <= 4 ? 128 : c->symMaxBlocks), 1,
                                   KILN_SYM_MAX_BLOCKS);
   /* Alltoall goes as a copy up to pieces of 128 MiB, at every size on 2 GPUs (KILN_SYM_A2A_BIG_BYTES).
    * 2x H100, graphs: alltoall 1 GiB 1519 us as a copy, 1580 as a reduction, NCCL 1709 (2026-11-26). */
   c->symA2ABigBytes =
-      (uint64_t)setOr(KILN_PARAM_SymA2ABigBytes, c->nranks == 2 ? LLONG_MAX : (long long)128 << 20);
+      (uint64_t)set_or(KILN_PARAM_SymA2ABigBytes, c->nranks == 2 ? LLONG_MAX : (long long)128 << 20);
   /* Reductions larger than a copy round go in at least KILN_SYM_MIN_ROUNDS rounds, which overlap.
    * 4 GPUs: reducescatter 64 MiB 166 us in rounds of 16 MiB (4x H100), 182 in one (4x H200) (2026-11-26). */
   c->symMinRounds = (int)clamped(kilnParam(KILN_PARAM_SymMinRounds), 0, 64); /* 0: rounds of a half */
@@ -198,12 +198,12 @@ void kilnSymConfigure(struct kilnComm* c) {
    * of a piece: 32, 64 and 128 blocks at 1, 2 and 4 MiB on 4 ranks.
    * 4x H200, graphs, windows, allgather with 32 / 64 / 128 blocks: 1 MiB 8.27 / 8.42 / 9.19 us (2026-11-27). */
   const long long db = clamped(kilnParam(KILN_PARAM_SymDirectBlockBytes), 1024, LLONG_MAX - 15);
-  c->symDirectBlockBytes = roundUp((uint64_t)db, 16);
+  c->symDirectBlockBytes = round_up((uint64_t)db, 16);
   /* From pieces of 1 MiB (KILN_SYM_DIRECT_BIG_PIECE), a block per KILN_SYM_DIRECT_BIG_BLOCK_BYTES
    * (16 KiB) instead.
    * 4x H100, graphs, windows: allgather 4 MiB 17.09-17.21 us with 64 blocks, 17.86-17.91 with 128 (2026-11-27). */
   const long long bdb = clamped(kilnParam(KILN_PARAM_SymDirectBigBlockBytes), 1024, LLONG_MAX - 15);
-  c->symDirectBigBlockBytes = roundUp((uint64_t)bdb, 16);
+  c->symDirectBigBlockBytes = round_up((uint64_t)bdb, 16);
   /* Direct copies load each thread's first pack while the peers' arrival is awaited
    * (KILN_SYM_DIRECT_PRELOAD=0: after it).
    * 4x H100, graphs, windows: allgather 1 MiB 9.47 vs 9.64 us, 2 MiB 12.28 vs 12.60 (2026-11-27). */
@@ -234,33 +234,33 @@ void kilnSymConfigure(struct kilnComm* c) {
   const char* trig = kilnParamString(KILN_PARAM_SymPdlTrigger);
   c->symEarlyTrigger = !(trig && strcmp(trig, "end") == 0);
   kilnLaunchDriverUse(kilnParam(KILN_PARAM_LaunchDriver) != 0);
-  symLineAreas(c);
+  sym_line_areas(c);
 }
 
 /* Whether a call of pieces of pieceBytes goes as a copy (small rounds, KILN_SYM_BLOCKS blocks) or
  * as a reduction (rounds that fill a half, KILN_SYM_REDUCE_BLOCKS blocks): kilnSymConfigure. */
-static bool symCopies(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t pieceBytes) {
+static bool sym_copies(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t pieceBytes) {
   return a == KILN_SYM_ALLGATHER || (a == KILN_SYM_ALLTOALL && pieceBytes < c->symA2ABigBytes);
 }
 
 /* One rank's region of `bytes` of staging, shared by the call's phases (two-shot: 2) and ranks,
  * rounded down to 256 bytes (staging regions start at 256-byte boundaries). */
-static uint64_t perRegion(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t bytes) {
+static uint64_t per_region(const struct kilnComm* c, kilnSymAlgo_t a, uint64_t bytes) {
   const uint64_t phases = a == KILN_SYM_ALLREDUCE_TWOSHOT ? 2 : 1;
   return bytes / (phases * (uint64_t)c->nranks) / 256 * 256;
 }
 
 /* Whether a segment of s elements of es bytes, as lines of form ll, fits a region of that form's
- * area (symLineAreas). */
-static bool linesFit(const struct kilnComm* c, kilnSymAlgo_t a, int ll, uint64_t s, size_t es) {
-  return roundUp(kilnSymLineBytes(ll, s, es), 256) <= perRegion(c, a, formHalf(c, ll));
+ * area (sym_line_areas). */
+static bool lines_fit(const struct kilnComm* c, kilnSymAlgo_t a, int ll, uint64_t s, size_t es) {
+  return round_up(kilnSymLineBytes(ll, s, es), 256) <= per_region(c, a, form_half(c, ll));
 }
 
 /* A rank's region of a copy round before it grows (geometry): symCopyRoundBytes per region, at
  * least 256 bytes; 0 when copy rounds have no limit. */
-static uint64_t copyRegion(const struct kilnComm* c, kilnSymAlgo_t a) {
+static uint64_t copy_region(const struct kilnComm* c, kilnSymAlgo_t a) {
   if (!c->symCopyRoundBytes) return 0;
-  const uint64_t cc = perRegion(c, a, c->symCopyRoundBytes);
+  const uint64_t cc = per_region(c, a, c->symCopyRoundBytes);
   return cc < 256 ? 256 : cc;
 }
 
@@ -283,19 +283,19 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
   const size_t vec = 16 / es;
   uint64_t s = count;
   if (a == KILN_SYM_ALLREDUCE_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
-  /* Bytes one rank's region of the flag form's half may take (lines: linesFit). */
-  const uint64_t cap = perRegion(c, a, c->symHalf);
+  /* Bytes one rank's region of the flag form's half may take (lines: lines_fit). */
+  const uint64_t cap = per_region(c, a, c->symHalf);
   /* LL lines only where they fit a region (small staging, many ranks: the flag form, in rounds). */
   const uint64_t llMax = a == KILN_SYM_ALLREDUCE_TWOSHOT ? c->symLL2Bytes
                          : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER
                              ? c->symLLReduceBytes
                              : c->symLLBytes;
   int lines =
-      s * es <= llMax && linesFit(c, a, KILN_SYM_LINES_LL, s, es) ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
+      s * es <= llMax && lines_fit(c, a, KILN_SYM_LINES_LL, s, es) ? KILN_SYM_LINES_LL : KILN_SYM_LINES_NONE;
   const bool two = a == KILN_SYM_ALLREDUCE_TWOSHOT;
   const uint64_t lo128 = two ? c->symLL128TwoShotBytes : c->symLL128Bytes;
   const uint64_t hi128 = two ? c->symLL128TwoShotMaxBytes : c->symLL128MaxBytes;
-  if (lo128 && s * es > lo128 && s * es <= hi128 && linesFit(c, a, KILN_SYM_LINES_LL128, s, es))
+  if (lo128 && s * es > lo128 && s * es <= hi128 && lines_fit(c, a, KILN_SYM_LINES_LL128, s, es))
     lines = KILN_SYM_LINES_LL128;
   /* LL12 lines take less of the LL lines' area than LL lines of the same segment. */
   if (lines == KILN_SYM_LINES_LL && !two && es <= 4 && s * es > c->symLL12Bytes) lines = KILN_SYM_LINES_LL12;
@@ -307,18 +307,18 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     /* Copies: regions of symCopyRoundBytes over all of a half's regions. Reductions: the same
      * while a piece fits, else at least symMinRounds rounds (so that they overlap), each as large
      * as that allows, up to the whole half. */
-    uint64_t roundCap = cap, cc = copyRegion(c, a); /* cc: a copy round's region (0: no limit) */
-    if (symCopies(c, a, s * es)) {
+    uint64_t roundCap = cap, cc = copy_region(c, a); /* cc: a copy round's region (0: no limit) */
+    if (sym_copies(c, a, s * es)) {
       /* A copy of at least 8 such rounds takes rounds of an eighth of it, up to
        * symCopyRoundMaxBytes. */
       if (cc && c->symCopyRoundMaxBytes > c->symCopyRoundBytes) {
-        const uint64_t big = perRegion(c, a, c->symCopyRoundMaxBytes);
-        const uint64_t eighth = roundUp((s * es + 7) / 8, 256);
+        const uint64_t big = per_region(c, a, c->symCopyRoundMaxBytes);
+        const uint64_t eighth = round_up((s * es + 7) / 8, 256);
         cc = eighth < cc ? cc : eighth > big ? big : eighth;
       }
       if (cc && cc < roundCap) roundCap = cc;
     } else if (c->symMinRounds > 0) {
-      uint64_t want = roundUp((s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds, 256);
+      uint64_t want = round_up((s * es + (uint64_t)c->symMinRounds - 1) / (uint64_t)c->symMinRounds, 256);
       if (want < cc) want = cc;
       if (want < roundCap) roundCap = want;
     }
@@ -333,8 +333,8 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
     }
     bytes = w * es;
   }
-  const uint64_t r = roundUp(bytes, 256);
-  if (r > perRegion(c, a, formHalf(c, lines))) return false;
+  const uint64_t r = round_up(bytes, 256);
+  if (r > per_region(c, a, form_half(c, lines))) return false;
   g->seg = w;
   g->total = s;
   g->rounds = (int32_t)rounds;
@@ -352,8 +352,8 @@ static bool geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, ki
  * becomes two-shot. Reducescatter never: the peers' outputs take no part in it, and loading the
  * peers' inputs (in windows) instead of staging is slower.
  * 2x H100, graphs, windows, loads vs staged: reducescatter 1 GiB 1602 vs 1525 us (2026-11-26). */
-static bool directWanted(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
-                         bool inplace) {
+static bool direct_wanted(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
+                          bool inplace) {
   if (!c || c->symHalf == 0 || a == KILN_SYM_REDUCESCATTER || (int)a < KILN_SYM_ALLREDUCE_ONESHOT ||
       a > KILN_SYM_ALLTOALL)
     return false;
@@ -361,7 +361,7 @@ static bool directWanted(const struct kilnComm* c, kilnSymAlgo_t a, size_t count
   const int n = c->nranks;
   if (es == 0 || n < 2 || n > KILN_SYM_MAX_RANKS || count == 0 || count > UINT64_MAX / es / (uint64_t)n)
     return false;
-  const kilnColl_t coll = symColl(a);
+  const kilnColl_t coll = sym_coll(a);
   const bool a2a = coll == KILN_COLL_ALLTOALL;
   if (kilnRegistryCallBytes(coll, n, count, dtype) < (a2a ? c->symDirectA2ABytes : c->symDirectBytes))
     return false;
@@ -369,25 +369,25 @@ static bool directWanted(const struct kilnComm* c, kilnSymAlgo_t a, size_t count
 }
 
 /* The bytes of a call's output (allreduce: count elements, the others a piece per rank). */
-static uint64_t outBytes(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype) {
+static uint64_t out_bytes(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype) {
   const uint64_t b = (uint64_t)count * kilnDataTypeSize(dtype);
-  return symColl(a) == KILN_COLL_ALLREDUCE ? b : b * (uint64_t)c->nranks;
+  return sym_coll(a) == KILN_COLL_ALLREDUCE ? b : b * (uint64_t)c->nranks;
 }
 
-/* The direct form of a wanted call (directWanted) whose ranks' outputs are pout[]: g's geometry,
+/* The direct form of a wanted call (direct_wanted) whose ranks' outputs are pout[]: g's geometry,
  * form (the copy engine for allgather and alltoall from symCEBytes), the peers' outputs and, for
  * allreduce, the two-shot algorithm (g->algo holds the caller's). false: it does not fit. */
-static bool directGeometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
-                           bool inplace, char* const* pout, kilnSymArgs* g) {
-  const bool ar = symColl(a) == KILN_COLL_ALLREDUCE;
-  const uint64_t ref = kilnRegistryCallBytes(symColl(a), c->nranks, count, dtype);
+static bool direct_geometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t count, kilnDataType_t dtype,
+                            bool inplace, char* const* pout, kilnSymArgs* g) {
+  const bool ar = sym_coll(a) == KILN_COLL_ALLREDUCE;
+  const uint64_t ref = kilnRegistryCallBytes(sym_coll(a), c->nranks, count, dtype);
   const size_t es = kilnDataTypeSize(dtype);
   for (int p = 0; p < c->nranks; p++) g->peerOut[p] = pout[p];
   /* Allreduce from symARCEBytes whose shares are equal and whole 16-byte packs: a reducescatter of
    * the shares (its geometry; the output moved to this rank's share at issue). */
   if (ar && ref >= c->symARCEBytes && count % (size_t)c->nranks == 0 && count / c->nranks * es % 16 == 0 &&
       geometry(c, KILN_SYM_REDUCESCATTER, count / c->nranks, dtype, false, g)) {
-    g->algo = KILN_SYM_RS; /* count stays the allreduce's: issueReduceThenCopy divides it */
+    g->algo = KILN_SYM_RS; /* count stays the allreduce's: issue_reduce_then_copy divides it */
     g->direct = KILN_SYM_DIRECT_REDUCE_CE;
     return true;
   }
@@ -406,14 +406,14 @@ static bool directGeometry(const struct kilnComm* c, kilnSymAlgo_t a, size_t cou
   return true;
 }
 
-/* Whether a wanted call (directWanted) goes direct on the caller's windows: its output in a window
- * the caller added; then g as directGeometry sets it. */
-static bool directOnWindows(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
-                            kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
+/* Whether a wanted call (direct_wanted) goes direct on the caller's windows: its output in a window
+ * the caller added; then g as direct_geometry sets it. */
+static bool direct_on_windows(const struct kilnComm* c, kilnSymAlgo_t a, const void* recvbuf, size_t count,
+                              kilnDataType_t dtype, bool inplace, kilnSymArgs* g) {
   if (c->nuwins == 0) return false;
   char* pout[KILN_SYM_MAX_RANKS] = {0};
-  if (!kilnUserWindowPeers(c, recvbuf, outBytes(c, a, count, dtype), pout)) return false;
-  return directGeometry(c, a, count, dtype, inplace, pout, g);
+  if (!kilnUserWindowPeers(c, recvbuf, out_bytes(c, a, count, dtype), pout)) return false;
+  return direct_geometry(c, a, count, dtype, inplace, pout, g);
 }
 
 bool kilnSymIsDirect(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
@@ -438,7 +438,7 @@ kilnSymAlgo_t kilnSymSelect(kilnComm_t c, kilnColl_t coll, size_t count, kilnDat
  * symMaxBlocks (symReduceBlocks for a call in rounds that does not go as a copy, symCopyBlocks for
  * one that does, symDirectBlocks for a direct allgather or alltoall) and the SM count; one for the
  * two meeting kernels of the copy-engine form. */
-static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es) {
+static int sym_blocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSymArgs* a, size_t es) {
   if (a->direct == KILN_SYM_DIRECT_ARRIVE) return 1; /* the copy-engine form's meeting kernels */
   const bool copyDirect = a->direct && (algo == KILN_SYM_ALLGATHER || algo == KILN_SYM_ALLTOALL);
   const uint64_t piece = a->seg * es;
@@ -446,9 +446,9 @@ static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSym
                       : piece >= KILN_SYM_DIRECT_BIG_PIECE ? c->symDirectBigBlockBytes
                                                            : c->symDirectBlockBytes;
   uint64_t nb = (piece + bb - 1) / bb;
-  const bool copies = symCopies(c, algo, a->total * es);
+  const bool copies = sym_copies(c, algo, a->total * es);
   /* Copies in rounds that grew (kilnSymConfigure; on 2 ranks any in rounds) take symCopyBlocks. */
-  const uint64_t cc = copyRegion(c, algo);
+  const uint64_t cc = copy_region(c, algo);
   const bool grown = a->rounds > 1 && (c->nranks == 2 || (cc && a->region > cc));
   const int cap = copyDirect                 ? c->symDirectBlocks
                   : a->rounds > 1 && !copies ? c->symReduceBlocks
@@ -462,33 +462,34 @@ static int symBlocks(const struct kilnComm* c, kilnSymAlgo_t algo, const kilnSym
 
 /* The arguments of a call's direct form on the caller's windows (g: geometry, form, blocks); false
  * when it does not go direct. */
-static bool directArgs(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
-                       kilnDataType_t dtype, kilnSymArgs* g) {
+static bool direct_args(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
+                        kilnDataType_t dtype, kilnSymArgs* g) {
   memset(g, 0, sizeof(*g));
   g->algo = (int)a;
-  const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
-  if (!directWanted(c, a, count, dtype, inplace) || !directOnWindows(c, a, recvbuf, count, dtype, inplace, g))
+  const bool inplace = c && kilnRegistryCallInPlace(sym_coll(a), c->rank, sendbuf, recvbuf, count, dtype);
+  if (!direct_wanted(c, a, count, dtype, inplace) ||
+      !direct_on_windows(c, a, recvbuf, count, dtype, inplace, g))
     return false;
-  g->nblocks = symBlocks(c, (kilnSymAlgo_t)g->algo, g, kilnDataTypeSize(dtype));
+  g->nblocks = sym_blocks(c, (kilnSymAlgo_t)g->algo, g, kilnDataTypeSize(dtype));
   return true;
 }
 
 int kilnSymDirectForm(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                       kilnDataType_t dtype) {
   kilnSymArgs g;
-  return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.direct : 0;
+  return direct_args(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.direct : 0;
 }
 
 bool kilnSymCallShape(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                       kilnDataType_t dtype, int* direct, int* lines, int* blocks) {
   kilnSymArgs g;
-  if (directArgs(c, a, sendbuf, recvbuf, count, dtype, &g)) {
+  if (direct_args(c, a, sendbuf, recvbuf, count, dtype, &g)) {
     *direct = g.direct;
     *lines = g.ll;
     *blocks = g.nblocks;
     return true;
   }
-  const bool inplace = c && kilnRegistryCallInPlace(symColl(a), c->rank, sendbuf, recvbuf, count, dtype);
+  const bool inplace = c && kilnRegistryCallInPlace(sym_coll(a), c->rank, sendbuf, recvbuf, count, dtype);
   if (!kilnSymStagedGeometry(c, a, count, dtype, inplace, &g)) return false;
   *direct = 0;
   *lines = g.ll;
@@ -499,14 +500,14 @@ bool kilnSymCallShape(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const 
 int kilnSymDirectBlocks(kilnComm_t c, kilnSymAlgo_t a, const void* sendbuf, const void* recvbuf, size_t count,
                         kilnDataType_t dtype) {
   kilnSymArgs g;
-  return directArgs(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.nblocks : 0;
+  return direct_args(c, a, sendbuf, recvbuf, count, dtype, &g) ? g.nblocks : 0;
 }
 
 /* Every rank's staging for args a (stage[], halfBytes): the flag form's, or the area of a's line
- * form (symLineAreas), by a->ll; set again wherever a call's form changes. */
-static void symStaging(const struct kilnComm* c, kilnSymArgs* a) {
-  const size_t base = formBase(c, a->ll);
-  a->halfBytes = formHalf(c, a->ll);
+ * form (sym_line_areas), by a->ll; set again wherever a call's form changes. */
+static void sym_staging(const struct kilnComm* c, kilnSymArgs* a) {
+  const size_t base = form_base(c, a->ll);
+  a->halfBytes = form_half(c, a->ll);
   for (int p = 0; p < c->nranks; p++) a->stage[p] = (p == c->rank ? c->win : c->peers[p]) + base;
 }
 
@@ -515,7 +516,7 @@ bool kilnSymStagedGeometry(kilnComm_t c, kilnSymAlgo_t a, size_t count, kilnData
   memset(g, 0, sizeof(*g));
   g->algo = (int)a;
   if (!geometry(c, a, count, dtype, inplace, g)) return false;
-  g->nblocks = symBlocks(c, a, g, kilnDataTypeSize(dtype));
+  g->nblocks = sym_blocks(c, a, g, kilnDataTypeSize(dtype));
   return true;
 }
 
@@ -536,7 +537,7 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   }
   if (count == 0) return KILN_SUCCESS;
   const int rank = c->rank, n = c->nranks;
-  const kilnColl_t coll = symColl(algo);
+  const kilnColl_t coll = sym_coll(algo);
   const bool inplace = kilnRegistryCallInPlace(coll, rank, sendbuf, recvbuf, count, dtype);
   kilnLaunch l;
   memset(&l, 0, sizeof(l));
@@ -549,8 +550,8 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
     return res;
   }
   a->algo = (int)algo;
-  const bool wanted = directWanted(c, algo, count, dtype, inplace);
-  if (!(wanted && directOnWindows(c, algo, recvbuf, count, dtype, inplace, a)) &&
+  const bool wanted = direct_wanted(c, algo, count, dtype, inplace);
+  if (!(wanted && direct_on_windows(c, algo, recvbuf, count, dtype, inplace, a)) &&
       !geometry(c, algo, count, dtype, inplace, a)) {
     res = kilnSetError(KILN_ERR_UNSUPPORTED,
                        "rank %d: %s of %zu %s elements%s does not fit this communicator (%d ranks, "
@@ -578,8 +579,8 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
   a->op = (int)op;
   a->nranks = n;
   a->rank = rank;
-  symStaging(c, a);
-  a->nblocks = symBlocks(c, (kilnSymAlgo_t)a->algo, a, es);
+  sym_staging(c, a);
+  a->nblocks = sym_blocks(c, (kilnSymAlgo_t)a->algo, a, es);
   l.symAlgo = (int)algo;
   l.peerCand = !a->direct && wanted && c->clique && kilnGroupActive();
 
@@ -595,7 +596,7 @@ static CUresult (*drvPointerGetAttributes)(unsigned, CUpointer_attribute*, void*
 static CUresult (*drvMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr);
 static pthread_once_t drvOnce = PTHREAD_ONCE_INIT;
 
-static void* drvEntry(const char* name) {
+static void* drv_entry(const char* name) {
   void* f = NULL;
   enum cudaDriverEntryPointQueryResult q;
   if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
@@ -606,9 +607,9 @@ static void* drvEntry(const char* name) {
   return f;
 }
 
-static void drvFind(void) {
-  void* fs = drvEntry("cuPointerGetAttributes");
-  void* fr = drvEntry("cuMemGetAddressRange");
+static void drv_find(void) {
+  void* fs = drv_entry("cuPointerGetAttributes");
+  void* fr = drv_entry("cuMemGetAddressRange");
   if (!fs || !fr) return;
   drvPointerGetAttributes = (CUresult(*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr))fs;
   drvMemGetAddressRange = (CUresult(*)(CUdeviceptr*, size_t*, CUdeviceptr))fr;
@@ -634,7 +635,7 @@ static int nverdicts, nextVerdict;
 static pthread_mutex_t verdictLock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The kept verdict for GPU dev on allocation id, into *v; false when there is none. */
-static bool keptVerdict(int dev, unsigned long long id, accessVerdict* v) {
+static bool kept_verdict(int dev, unsigned long long id, accessVerdict* v) {
   bool found = false;
   pthread_mutex_lock(&verdictLock);
   for (int k = 0; k < nverdicts && !found; k++)
@@ -644,7 +645,7 @@ static bool keptVerdict(int dev, unsigned long long id, accessVerdict* v) {
 }
 
 /* Keeps v, in place of the oldest kept when all places are taken. */
-static void keepVerdict(const accessVerdict* v) {
+static void keep_verdict(const accessVerdict* v) {
   pthread_mutex_lock(&verdictLock);
   verdicts[nextVerdict] = *v;
   nextVerdict = (nextVerdict + 1) % ACCESS_VERDICTS;
@@ -653,7 +654,7 @@ static void keepVerdict(const accessVerdict* v) {
 }
 
 /* The driver's verdict for GPU dev on the allocation holding `at`. Leaves dev current. */
-static bool askDriver(int dev, CUdeviceptr at, accessVerdict* v) {
+static bool ask_driver(int dev, CUdeviceptr at, accessVerdict* v) {
   memset(v, 0, sizeof(*v));
   v->dev = dev;
   if (cudaSetDevice(dev) != cudaSuccess) {
@@ -675,7 +676,7 @@ static bool askDriver(int dev, CUdeviceptr at, accessVerdict* v) {
  * (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: cudaMalloc memory with peer access on; a pool or a mapping
  * without access for it is not). May leave another device current. */
 bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes) {
-  pthread_once(&drvOnce, drvFind);
+  pthread_once(&drvOnce, drv_find);
   if (!drvPointerGetAttributes || !drvMemGetAddressRange || !p || bytes == 0) return false;
   const CUdeviceptr at = (CUdeviceptr)(uintptr_t)p;
   /* The queries may count as unsafe calls inside a stream capture of this thread (global or
@@ -695,13 +696,13 @@ bool kilnPeerAccess(const int* devs, int ndevs, const void* p, size_t bytes) {
   const bool haveId = ok && id != 0 && ipc && !pool;
   for (int i = 0; i < ndevs && ok; i++) {
     accessVerdict v;
-    if (!(haveId && keptVerdict(devs[i], id, &v))) {
-      if (!askDriver(devs[i], at, &v)) {
+    if (!(haveId && kept_verdict(devs[i], id, &v))) {
+      if (!ask_driver(devs[i], at, &v)) {
         ok = false;
         break;
       }
       v.id = id;
-      if (haveId) keepVerdict(&v);
+      if (haveId) keep_verdict(&v);
     }
     ok = v.ok && at >= v.base && at - v.base <= v.size && bytes <= v.size - (at - v.base);
   }
@@ -728,7 +729,7 @@ void kilnSymFreeThreadScratch(void) {
   nruns = scratchCap = 0;
 }
 
-static bool indexGroup(const kilnLaunch* v, size_t n) {
+static bool index_group(const kilnLaunch* v, size_t n) {
   if (n > scratchCap) {
     kilnThreadScratchUsed();
     size_t* o = (size_t*)realloc(order, n * sizeof(*o));
@@ -757,7 +758,7 @@ static bool indexGroup(const kilnLaunch* v, size_t n) {
 }
 
 /* The `ord`-th launch of comm c in the indexed group v, or NULL. */
-static kilnLaunch* nthOf(kilnLaunch* v, const struct kilnComm* c, size_t ord) {
+static kilnLaunch* nth_of(kilnLaunch* v, const struct kilnComm* c, size_t ord) {
   for (size_t k = 0; k < nruns; k++)
     if (runs[k].comm == c) return ord < runs[k].count ? &v[order[runs[k].first + ord]] : NULL;
   return NULL;
@@ -767,13 +768,13 @@ static kilnLaunch* nthOf(kilnLaunch* v, const struct kilnComm* c, size_t ord) {
  * comm's clique, into set[rank] and their outputs into pout[rank], while they are candidates
  * alike (algorithm, type, count, op). false when a member, its launch or a match is missing
  * (set[] holds those found so far). */
-static bool peerSet(kilnLaunch* v, size_t i, kilnLaunch** set, char** pout) {
+static bool peer_set(kilnLaunch* v, size_t i, kilnLaunch** set, char** pout) {
   const struct kilnClique* k = v[i].comm->clique;
   const int nr = v[i].comm->nranks;
   if (!k || k->n != nr) return false;
   for (int p = 0; p < nr; p++) {
     const struct kilnComm* mc = __atomic_load_n(&k->members[p], __ATOMIC_ACQUIRE);
-    kilnLaunch* m = mc ? nthOf(v, mc, ordOf[i]) : NULL;
+    kilnLaunch* m = mc ? nth_of(v, mc, ordOf[i]) : NULL;
     if (!m || !m->peerCand || m->symAlgo != v[i].symAlgo || m->dtype != v[i].dtype ||
         m->symArgs.count != v[i].symArgs.count || m->symArgs.op != v[i].symArgs.op)
       return false;
@@ -784,8 +785,8 @@ static bool peerSet(kilnLaunch* v, size_t i, kilnLaunch** set, char** pout) {
 }
 
 /* Whether every rank's GPU may write every other rank's output (`bytes` at pout[q]). */
-static bool peersReach(kilnLaunch* const* set, char* const* pout, int nr, uint64_t bytes,
-                       kilnPeerAccessFn access) {
+static bool peers_reach(kilnLaunch* const* set, char* const* pout, int nr, uint64_t bytes,
+                        kilnPeerAccessFn access) {
   for (int q = 0; q < nr; q++) {
     int devs[KILN_SYM_MAX_RANKS], nd = 0;
     for (int p = 0; p < nr; p++)
@@ -795,9 +796,9 @@ static bool peersReach(kilnLaunch* const* set, char* const* pout, int nr, uint64
   return true;
 }
 
-/* The direct form of every member of a set (peerSet) into g[rank], its blocks included; false when
+/* The direct form of every member of a set (peer_set) into g[rank], its blocks included; false when
  * one does not fit. */
-static bool setGeometry(kilnLaunch* const* set, char* const* pout, int nr, kilnSymArgs* g) {
+static bool set_geometry(kilnLaunch* const* set, char* const* pout, int nr, kilnSymArgs* g) {
   for (int p = 0; p < nr; p++) {
     const kilnLaunch* m = set[p];
     const struct kilnComm* mc = m->comm;
@@ -806,10 +807,10 @@ static bool setGeometry(kilnLaunch* const* set, char* const* pout, int nr, kilnS
     g[p] = m->symArgs;
     g[p].algo = m->symAlgo;
     const bool inplace =
-        kilnRegistryCallInPlace(symColl(a), mc->rank, m->symArgs.in, m->symArgs.out, m->symArgs.count, dt);
-    if (!directGeometry(mc, a, m->symArgs.count, dt, inplace, pout, &g[p])) return false;
-    symStaging(mc, &g[p]);
-    g[p].nblocks = symBlocks(mc, (kilnSymAlgo_t)g[p].algo, &g[p], kilnDataTypeSize(dt));
+        kilnRegistryCallInPlace(sym_coll(a), mc->rank, m->symArgs.in, m->symArgs.out, m->symArgs.count, dt);
+    if (!direct_geometry(mc, a, m->symArgs.count, dt, inplace, pout, &g[p])) return false;
+    sym_staging(mc, &g[p]);
+    g[p].nblocks = sym_blocks(mc, (kilnSymAlgo_t)g[p].algo, &g[p], kilnDataTypeSize(dt));
   }
   return true;
 }
@@ -818,7 +819,7 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
   bool any = false;
   for (size_t i = 0; i < n && !any; i++) any = v[i].peerCand;
   /* No index (out of memory): every call stays staged, on every rank alike. */
-  if (any && !indexGroup(v, n)) {
+  if (any && !index_group(v, n)) {
     for (size_t i = 0; i < n; i++) v[i].peerCand = false;
     return;
   }
@@ -832,11 +833,11 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
      * not a pool or a mapping without access for it). */
     kilnSymArgs g[KILN_SYM_MAX_RANKS];
     const bool all =
-        peerSet(v, i, set, pout) &&
-        peersReach(set, pout, nr,
-                   outBytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count, (kilnDataType_t)v[i].dtype),
-                   access) &&
-        setGeometry(set, pout, nr, g);
+        peer_set(v, i, set, pout) &&
+        peers_reach(set, pout, nr,
+                    out_bytes(c, (kilnSymAlgo_t)v[i].symAlgo, v[i].symArgs.count, (kilnDataType_t)v[i].dtype),
+                    access) &&
+        set_geometry(set, pout, nr, g);
     /* Decided for the whole set, whichever way. */
     v[i].peerCand = false;
     for (int p = 0; p < nr; p++)
@@ -856,22 +857,22 @@ void kilnSymGroupPeers(kilnLaunch* v, size_t n, kilnPeerAccessFn access) {
  * (the bare exchange of bench/probes/pdl_probe.cu on 2x H200: 1.36 us per kernel with 64
  * threads, 1.54 with 512; kiln's calls within 1-3% either way). The other forms take the
  * configured count. */
-static int symThreads(const kilnLaunch* l, const kilnSymArgs* a) {
+static int sym_threads(const kilnLaunch* l, const kilnSymArgs* a) {
   if (!a->ll) return l->threads;
   return kilnSymLineThreads(a, kilnDataTypeSize((kilnDataType_t)l->dtype), l->threads);
 }
 
 /* Launches the symmetric kernel of call l with args a on stream s (the communicator's PDL
  * setting). Returns a cudaError_t value. */
-static int launchSym(const kilnLaunch* l, const kilnSymArgs* a, cudaStream_t s) {
-  return kilnSymLaunch(l->dtype, a, symThreads(l, a), (void*)s, l->comm->symPdl);
+static int launch_sym(const kilnLaunch* l, const kilnSymArgs* a, cudaStream_t s) {
+  return kilnSymLaunch(l->dtype, a, sym_threads(l, a), (void*)s, l->comm->symPdl);
 }
 
 /* The engine forms' copies into the peers' outputs, one after the other on the call's stream
  * (peers me + 1, me + 2, ...): rank p's output gets `bytes` at offset me * bytes, from
  * src + p * srcStep. None once a kernel of the communicator reported an error. Returns the first
  * cudaError_t value. */
-static int copyToPeers(const kilnLaunch* l, const char* src, size_t srcStep, size_t bytes) {
+static int copy_to_peers(const kilnLaunch* l, const char* src, size_t srcStep, size_t bytes) {
   const kilnSymArgs* a = &l->symArgs;
   const int n = a->nranks, me = a->rank;
   if (*(volatile int*)l->comm->errHost != 0) return 0;
@@ -888,17 +889,17 @@ static int copyToPeers(const kilnLaunch* l, const char* src, size_t srcStep, siz
  * rank's output are over), launched even after a failed copy: the peers wait for it, and this
  * rank's sequence numbers stay with theirs. Returns copied (an earlier copy's error) or the
  * launch's. */
-static int meetDone(const kilnLaunch* l, int copied) {
+static int meet_done(const kilnLaunch* l, int copied) {
   kilnSymArgs a = l->symArgs;
   a.direct = KILN_SYM_DIRECT_DONE;
   a.rounds = 1;
   a.nblocks = 1;
-  const int done = launchSym(l, &a, l->stream);
+  const int done = launch_sym(l, &a, l->stream);
   return copied != 0 ? copied : done;
 }
 
 /* The copy-engine form of a direct allgather or alltoall (l->symArgs.direct ==
- * KILN_SYM_DIRECT_ARRIVE, set by directGeometry): a kernel of one block meets the peers (phase 0: their
+ * KILN_SYM_DIRECT_ARRIVE, set by direct_geometry): a kernel of one block meets the peers (phase 0: their
  * outputs may be written); the copy engine copies each piece to its peer's output, one copy after
  * the other on the call's stream, while a few blocks copy this rank's own piece on a side stream
  * (forked from the call's stream after the meeting, joined back before the end; one side stream
@@ -911,7 +912,7 @@ static int meetDone(const kilnLaunch* l, int copied) {
  * out (the communicator is broken then). Returns a cudaError_t value; an error after the fork still
  * joins the side stream back (a capture stays joined), and a failed copy still launches the DONE
  * meeting. */
-static int issueCopyEngine(kilnLaunch* l) {
+static int issue_copy_engine(kilnLaunch* l) {
   struct kilnComm* c = l->comm;
   kilnSymArgs a = l->symArgs;
   const cudaStream_t s = l->stream, side = l->capturing ? c->ceSideCapture : c->ceSide;
@@ -921,7 +922,7 @@ static int issueCopyEngine(kilnLaunch* l) {
   const char* src = a.in + (ag ? 0 : (size_t)me * piece);
   char* dst = a.out + (size_t)me * piece;
   bool forked = false;
-  const int arrived = launchSym(l, &a, s);
+  const int arrived = launch_sym(l, &a, s);
   if (arrived != 0) return arrived;
   int e = 0;
   if (*(volatile int*)c->errHost == 0 && src != dst) {
@@ -934,40 +935,40 @@ static int issueCopyEngine(kilnLaunch* l) {
               : (int)cudaMemcpyAsync(dst, src, piece, cudaMemcpyDefault, side);
   }
   /* Into each peer's output as mapped here. */
-  if (e == 0) e = copyToPeers(l, a.in, ag ? 0 : piece, piece);
+  if (e == 0) e = copy_to_peers(l, a.in, ag ? 0 : piece, piece);
   if (forked) {
     int j = cudaEventRecord(c->ceJoin, side);
     if (j == 0) j = cudaStreamWaitEvent(s, c->ceJoin, 0);
     if (e == 0) e = j;
   }
-  return meetDone(l, e);
+  return meet_done(l, e);
 }
 
 /* The reduce-then-copy form of a direct allreduce (l->symArgs.direct == KILN_SYM_DIRECT_REDUCE_CE,
- * set by directGeometry; count: the allreduce's, equal shares of whole 16-byte packs): the staged
+ * set by direct_geometry; count: the allreduce's, equal shares of whole 16-byte packs): the staged
  * reducescatter kernel reduces share `me` of every rank's input into this rank's share of its
  * output; then the copy engine copies that share into each peer's output, one copy after the other
  * on the call's stream; then the DONE meeting (phase 1, one block) as in the copy-engine form.
  * Writing into a peer's output is safe once the reducescatter is over here: the peer has begun
  * this call (its flags of every round were seen), and its part of share `me` (in place: its input
  * there, which it reads only to send it here) has been received. An error of a kernel stops the
- * copies of calls issued after it (as issueCopyEngine); a failed copy still launches the DONE
+ * copies of calls issued after it (as issue_copy_engine); a failed copy still launches the DONE
  * meeting. Returns a cudaError_t value. */
-static int issueReduceThenCopy(kilnLaunch* l) {
+static int issue_reduce_then_copy(kilnLaunch* l) {
   kilnSymArgs rs = l->symArgs;
   rs.count = l->symArgs.count / (uint64_t)rs.nranks;
   const size_t share = (size_t)rs.count * kilnDataTypeSize((kilnDataType_t)l->dtype);
   rs.out = l->symArgs.out + (size_t)rs.rank * share;
   rs.direct = 0;
-  const int reduced = launchSym(l, &rs, l->stream);
+  const int reduced = launch_sym(l, &rs, l->stream);
   if (reduced != 0) return reduced;
-  return meetDone(l, copyToPeers(l, rs.out, 0, share));
+  return meet_done(l, copy_to_peers(l, rs.out, 0, share));
 }
 
 int kilnSymIssue(kilnLaunch* l) {
   switch (l->symArgs.direct) {
-    case KILN_SYM_DIRECT_ARRIVE: return issueCopyEngine(l);
-    case KILN_SYM_DIRECT_REDUCE_CE: return issueReduceThenCopy(l);
-    default: return launchSym(l, &l->symArgs, l->stream);
+    case KILN_SYM_DIRECT_ARRIVE: return issue_copy_engine(l);
+    case KILN_SYM_DIRECT_REDUCE_CE: return issue_reduce_then_copy(l);
+    default: return launch_sym(l, &l->symArgs, l->stream);
   }
 }

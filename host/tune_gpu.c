@@ -60,7 +60,7 @@ __attribute__((format(printf, 4, 5))) static void fail(kilnTuneGpu* g, int r, ki
   va_end(ap);
 }
 
-static bool cudaOk(kilnTuneGpu* g, int r, cudaError_t e, const char* what) {
+static bool cuda_ok(kilnTuneGpu* g, int r, cudaError_t e, const char* what) {
   if (e == cudaSuccess) return true;
   fail(g, r, KILN_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e));
   return false;
@@ -81,7 +81,7 @@ typedef struct jobArg {
   jobGate* gate;
 } jobArg;
 
-static void* jobMain(void* p) {
+static void* job_main(void* p) {
   jobArg* a = p;
   pthread_mutex_lock(&a->gate->mu);
   while (a->gate->state == 0) pthread_cond_wait(&a->gate->cv, &a->gate->mu);
@@ -93,7 +93,7 @@ static void* jobMain(void* p) {
 
 /* Runs fn for every rank, each on a thread of its own, and waits for them; the first failure (by
  * rank) becomes the thread's error. */
-static kilnResult_t forRanks(kilnTuneGpu* g, rankJob fn) {
+static kilnResult_t for_ranks(kilnTuneGpu* g, rankJob fn) {
   pthread_t th[TUNE_MAX_RANKS];
   jobArg args[TUNE_MAX_RANKS];
   jobGate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
@@ -104,7 +104,7 @@ static kilnResult_t forRanks(kilnTuneGpu* g, rankJob fn) {
   }
   int started = 0;
   for (; started < g->n; started++)
-    if (pthread_create(&th[started], NULL, jobMain, &args[started]) != 0) break;
+    if (pthread_create(&th[started], NULL, job_main, &args[started]) != 0) break;
   pthread_mutex_lock(&gate.mu);
   gate.state = started == g->n ? 1 : -1;
   pthread_cond_broadcast(&gate.cv);
@@ -154,7 +154,7 @@ static void describe(kilnTuneGpu* g, kilnTuneMachine* m) {
     snprintf(m->nccl, sizeof m->nccl, "unknown");
 }
 
-static kilnResult_t makeKiln(kilnTuneGpu* g) {
+static kilnResult_t make_kiln(kilnTuneGpu* g) {
   kilnResult_t r = g->shared ? kilnCommCreateShared(g->n, g->dev, &g->cfg, g->kc)
                              : kilnCommCreateAll(g->n, g->nccl, &g->cfg, g->kc);
   if (r != KILN_SUCCESS) {
@@ -206,7 +206,7 @@ kilnResult_t kilnTuneGpuOpen(int nranks, int ngpus, kilnTuneMachine* m, kilnTune
       res = kilnSetError(KILN_ERR_NCCL, "ncclCommInitAll over %d GPUs: %s", nranks, ncclGetErrorString(nr));
     }
   }
-  if (res == KILN_SUCCESS) res = makeKiln(g);
+  if (res == KILN_SUCCESS) res = make_kiln(g);
   if (res != KILN_SUCCESS) {
     char why[512];
     snprintf(why, sizeof why, "%s", kilnLastError());
@@ -220,7 +220,7 @@ kilnResult_t kilnTuneGpuOpen(int nranks, int ngpus, kilnTuneMachine* m, kilnTune
 
 bool kilnTuneGpuHasNccl(const kilnTuneGpu* g) { return g && !g->shared; }
 
-static void freeBuffers(kilnTuneGpu* g) {
+static void free_buffers(kilnTuneGpu* g) {
   for (int r = 0; r < g->n; r++) {
     cudaSetDevice(g->dev[r]);
     if (g->dsend[r]) cudaFree(g->dsend[r]);
@@ -253,7 +253,7 @@ void kilnTuneGpuClose(kilnTuneGpu* g) {
     }
     if (g->st[r]) cudaStreamDestroy(g->st[r]);
   }
-  freeBuffers(g);
+  free_buffers(g);
   pthread_barrier_destroy(&g->bar);
   free(g);
 }
@@ -261,7 +261,7 @@ void kilnTuneGpuClose(kilnTuneGpu* g) {
 /* ---- the call ---- */
 
 /* Input element i of rank q: a multiple of 1/8 in [-8, 8] from a hash of (seed, q, i). */
-static float inputValue(uint64_t seed, int q, size_t i) {
+static float input_value(uint64_t seed, int q, size_t i) {
   uint64_t z = seed ^ ((uint64_t)q << 48) ^ (i * 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -272,8 +272,8 @@ static float inputValue(uint64_t seed, int q, size_t i) {
 static bool reduces(kilnColl_t c) { return c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER; }
 
 /* Where rank r's call reads and writes, and which part of which buffer holds its output. */
-static void callBuffers(const kilnTuneGpu* g, int r, const void** sendp, void** recvp, float** outp,
-                        size_t* outElems) {
+static void call_buffers(const kilnTuneGpu* g, int r, const void** sendp, void** recvp, float** outp,
+                         size_t* outElems) {
   const size_t cnt = g->count;
   *sendp = g->dsend[r];
   *recvp = g->drecv[r];
@@ -291,17 +291,17 @@ static void callBuffers(const kilnTuneGpu* g, int r, const void** sendp, void** 
 }
 
 /* Where rank r's input goes: its send buffer, or in place the part of the buffer the call reads. */
-static float* inputAt(const kilnTuneGpu* g, int r) {
+static float* input_at(const kilnTuneGpu* g, int r) {
   if (!g->inplace || g->coll == KILN_COLL_REDUCESCATTER) return g->dsend[r];
   return g->coll == KILN_COLL_ALLREDUCE ? g->drecv[r] : g->drecv[r] + (size_t)r * g->count;
 }
 
-static void fillRank(kilnTuneGpu* g, int r) {
+static void fill_rank(kilnTuneGpu* g, int r) {
   float* in = g->hin + (size_t)r * g->sendElems;
-  for (size_t i = 0; i < g->sendElems; i++) in[i] = inputValue(g->seed, r, i);
+  for (size_t i = 0; i < g->sendElems; i++) in[i] = input_value(g->seed, r, i);
 }
 
-static void refRank(kilnTuneGpu* g, int r) {
+static void ref_rank(kilnTuneGpu* g, int r) {
   const size_t lo = g->sendElems * (size_t)r / (size_t)g->n,
                hi = g->sendElems * (size_t)(r + 1) / (size_t)g->n;
   for (size_t i = lo; i < hi; i++) {
@@ -312,15 +312,15 @@ static void refRank(kilnTuneGpu* g, int r) {
 }
 
 static bool upload(kilnTuneGpu* g, int r) {
-  return cudaOk(g, r,
-                cudaMemcpyAsync(inputAt(g, r), g->hin + (size_t)r * g->sendElems,
-                                g->sendElems * sizeof(float), cudaMemcpyHostToDevice, g->st[r]),
-                "copying the input") &&
-         cudaOk(g, r, cudaStreamSynchronize(g->st[r]), "copying the input");
+  return cuda_ok(g, r,
+                 cudaMemcpyAsync(input_at(g, r), g->hin + (size_t)r * g->sendElems,
+                                 g->sendElems * sizeof(float), cudaMemcpyHostToDevice, g->st[r]),
+                 "copying the input") &&
+         cuda_ok(g, r, cudaStreamSynchronize(g->st[r]), "copying the input");
 }
 
-static void uploadRank(kilnTuneGpu* g, int r) {
-  if (cudaOk(g, r, cudaSetDevice(g->dev[r]), "cudaSetDevice")) upload(g, r);
+static void upload_rank(kilnTuneGpu* g, int r) {
+  if (cuda_ok(g, r, cudaSetDevice(g->dev[r]), "cudaSetDevice")) upload(g, r);
 }
 
 static bool grow(void** p, size_t* cap, size_t need) {
@@ -374,15 +374,15 @@ kilnResult_t kilnTuneGpuPrepare(kilnTuneGpu* g, kilnColl_t coll, uint64_t bytes,
     if (!grow((void**)&g->hout[r], &cap, g->recvElems * sizeof(float))) goto out_no_memory;
   }
   if (g->recvElems * sizeof(float) > g->houtCap) g->houtCap = g->recvElems * sizeof(float);
-  kilnResult_t res = forRanks(g, fillRank);
-  if (res == KILN_SUCCESS && reduces(coll)) res = forRanks(g, refRank);
-  if (res == KILN_SUCCESS && !inplace) res = forRanks(g, uploadRank);
+  kilnResult_t res = for_ranks(g, fill_rank);
+  if (res == KILN_SUCCESS && reduces(coll)) res = for_ranks(g, ref_rank);
+  if (res == KILN_SUCCESS && !inplace) res = for_ranks(g, upload_rank);
   if (res != KILN_SUCCESS) return res;
   g->prepared = true;
   return KILN_SUCCESS;
 out_no_memory:
   cudaGetLastError();
-  freeBuffers(g);
+  free_buffers(g);
   return kilnSetError(KILN_ERR_NO_MEMORY, "no memory for a %s of %llu bytes on %d ranks (GPU or host)",
                       kilnCollName(coll), (unsigned long long)bytes, n);
 }
@@ -393,7 +393,7 @@ static bool issue(kilnTuneGpu* g, int r) {
   void* recvp;
   float* outp;
   size_t outElems;
-  callBuffers(g, r, &sendp, &recvp, &outp, &outElems);
+  call_buffers(g, r, &sendp, &recvp, &outp, &outElems);
   if (g->plan) {
     const kilnResult_t x = kilnRun(g->ex[r], sendp, recvp, g->count, KILN_FLOAT32, KILN_SUM, g->st[r]);
     if (x != KILN_SUCCESS) fail(g, r, x, "kilnRun: %s", kilnLastError());
@@ -418,7 +418,7 @@ static bool issue(kilnTuneGpu* g, int r) {
 
 /* Waits for rank r's stream; false (failed) when CUDA or kiln's communicator reports an error. */
 static bool finish(kilnTuneGpu* g, int r) {
-  if (!cudaOk(g, r, cudaStreamSynchronize(g->st[r]), "waiting for the call")) return false;
+  if (!cuda_ok(g, r, cudaStreamSynchronize(g->st[r]), "waiting for the call")) return false;
   kilnResult_t ae = KILN_SUCCESS;
   if (g->plan && kilnCommGetAsyncError(g->kc[r], &ae) == KILN_SUCCESS && ae != KILN_SUCCESS) {
     fail(g, r, ae, "failed on the GPU: %s", kilnResultString(ae));
@@ -433,10 +433,10 @@ static bool check(kilnTuneGpu* g, int r) {
   void* recvp;
   float* outp;
   size_t outElems;
-  callBuffers(g, r, &sendp, &recvp, &outp, &outElems);
+  call_buffers(g, r, &sendp, &recvp, &outp, &outElems);
   float* h = g->hout[r];
-  if (!cudaOk(g, r, cudaMemcpy(h, outp, outElems * sizeof(float), cudaMemcpyDeviceToHost),
-              "reading the output"))
+  if (!cuda_ok(g, r, cudaMemcpy(h, outp, outElems * sizeof(float), cudaMemcpyDeviceToHost),
+               "reading the output"))
     return false;
   const size_t cnt = g->count;
   for (size_t i = 0; i < outElems; i++) {
@@ -462,8 +462,8 @@ static bool reset(kilnTuneGpu* g, int r) {
   void* recvp;
   float* outp;
   size_t outElems;
-  callBuffers(g, r, &sendp, &recvp, &outp, &outElems);
-  if (!cudaOk(g, r, cudaMemsetAsync(outp, 0xff, outElems * sizeof(float), g->st[r]), "poisoning the output"))
+  call_buffers(g, r, &sendp, &recvp, &outp, &outElems);
+  if (!cuda_ok(g, r, cudaMemsetAsync(outp, 0xff, outElems * sizeof(float), g->st[r]), "poisoning the output"))
     return false;
   return !g->inplace || upload(g, r);
 }
@@ -471,12 +471,12 @@ static bool reset(kilnTuneGpu* g, int r) {
 /* Rank r's part of kilnTuneGpuRun: load, a checked call, the timed graph, a checked launch. Every
  * rank passes every meeting (agree, the barriers) whatever fails, and all leave at the same one
  * (agree gives every rank the same answer), so none waits for ever. */
-static void runRank(kilnTuneGpu* g, int r) {
+static void run_rank(kilnTuneGpu* g, int r) {
   cudaGraph_t graph = NULL;
   cudaGraphExec_t exec = NULL;
   const kilnTuneTiming* t = &g->t;
   g->ex[r] = NULL;
-  if (cudaOk(g, r, cudaSetDevice(g->dev[r]), "cudaSetDevice") && g->plan &&
+  if (cuda_ok(g, r, cudaSetDevice(g->dev[r]), "cudaSetDevice") && g->plan &&
       kilnPlanLoad(g->kc[r], g->plan, &g->ex[r]) != KILN_SUCCESS) {
     g->ex[r] = NULL;
     fail(g, r, KILN_ERR_UNSUPPORTED, "the runtime cannot load it: %s", kilnLastError());
@@ -486,29 +486,30 @@ static void runRank(kilnTuneGpu* g, int r) {
   if (!agree(g, r)) goto out_free;
   for (int w = 0; w < t->warmup && g->res[r] == KILN_SUCCESS; w++) issue(g, r);
   finish(g, r);
-  if (cudaOk(g, r, cudaStreamBeginCapture(g->st[r], cudaStreamCaptureModeThreadLocal), "capturing a graph")) {
+  if (cuda_ok(g, r, cudaStreamBeginCapture(g->st[r], cudaStreamCaptureModeThreadLocal),
+              "capturing a graph")) {
     for (int k = 0; k < t->graph_calls && g->res[r] == KILN_SUCCESS; k++) issue(g, r);
     const cudaError_t e = cudaStreamEndCapture(g->st[r], &graph);
-    if (cudaOk(g, r, e, "capturing a graph") && g->res[r] == KILN_SUCCESS)
-      cudaOk(g, r, cudaGraphInstantiate(&exec, graph, 0), "instantiating the graph");
+    if (cuda_ok(g, r, e, "capturing a graph") && g->res[r] == KILN_SUCCESS)
+      cuda_ok(g, r, cudaGraphInstantiate(&exec, graph, 0), "instantiating the graph");
   }
   if (!agree(g, r)) goto out_free;
-  cudaOk(g, r, cudaGraphLaunch(exec, g->st[r]), "launching the graph");
+  cuda_ok(g, r, cudaGraphLaunch(exec, g->st[r]), "launching the graph");
   finish(g, r);
   for (int it = 0; it < t->reps; it++) {
     pthread_barrier_wait(&g->bar);
     if (g->res[r] != KILN_SUCCESS) continue;
-    cudaOk(g, r, cudaEventRecord(g->ev0[r][it], g->st[r]), "recording an event");
-    cudaOk(g, r, cudaGraphLaunch(exec, g->st[r]), "launching the graph");
-    cudaOk(g, r, cudaEventRecord(g->ev1[r][it], g->st[r]), "recording an event");
+    cuda_ok(g, r, cudaEventRecord(g->ev0[r][it], g->st[r]), "recording an event");
+    cuda_ok(g, r, cudaGraphLaunch(exec, g->st[r]), "launching the graph");
+    cuda_ok(g, r, cudaEventRecord(g->ev1[r][it], g->st[r]), "recording an event");
   }
   if (finish(g, r))
     for (int it = 0; it < t->reps; it++)
-      if (!cudaOk(g, r, cudaEventElapsedTime(&g->ms[r][it], g->ev0[r][it], g->ev1[r][it]),
-                  "reading an event"))
+      if (!cuda_ok(g, r, cudaEventElapsedTime(&g->ms[r][it], g->ev0[r][it], g->ev1[r][it]),
+                   "reading an event"))
         break;
   if (!agree(g, r)) goto out_free;
-  if (!g->inplace && reset(g, r) && cudaOk(g, r, cudaGraphLaunch(exec, g->st[r]), "launching the graph") &&
+  if (!g->inplace && reset(g, r) && cuda_ok(g, r, cudaGraphLaunch(exec, g->st[r]), "launching the graph") &&
       finish(g, r))
     check(g, r);
 out_free:
@@ -520,7 +521,7 @@ out_free:
   g->ex[r] = NULL;
 }
 
-static int cmpFloat(const void* a, const void* b) {
+static int cmp_float(const void* a, const void* b) {
   const float x = *(const float*)a, y = *(const float*)b;
   return x < y ? -1 : x > y;
 }
@@ -540,7 +541,7 @@ kilnResult_t kilnTuneGpuRun(kilnTuneGpu* g, const kilnPlan* plan, const kilnTune
     return kilnSetError(KILN_ERR_UNSUPPORTED, "%s does not take a%s %s of %zu floats", plan->name,
                         g->inplace ? "n in-place" : "n out-of-place", kilnCollName(g->coll), g->count);
   g->plan = plan;
-  kilnResult_t res = forRanks(g, runRank);
+  kilnResult_t res = for_ranks(g, run_rank);
   g->plan = NULL;
   /* A communicator that failed on the GPU takes no more calls: make kiln's again. */
   bool broken = false;
@@ -553,7 +554,7 @@ kilnResult_t kilnTuneGpuRun(kilnTuneGpu* g, const kilnPlan* plan, const kilnTune
     snprintf(why, sizeof why, "%s", kilnLastError());
     kilnCommDestroyAll(g->n, g->kc);
     memset(g->kc, 0, sizeof g->kc);
-    const kilnResult_t mk = makeKiln(g);
+    const kilnResult_t mk = make_kiln(g);
     if (mk != KILN_SUCCESS) return mk;
     if (res == KILN_SUCCESS) res = KILN_ERR_INTERNAL;
     kilnSetError(res, "%s", why);
@@ -565,7 +566,7 @@ kilnResult_t kilnTuneGpuRun(kilnTuneGpu* g, const kilnPlan* plan, const kilnTune
     for (int r = 0; r < g->n; r++)
       if (g->ms[r][it] > slow[it]) slow[it] = g->ms[r][it];
   }
-  qsort(slow, (size_t)g->t.reps, sizeof slow[0], cmpFloat);
+  qsort(slow, (size_t)g->t.reps, sizeof slow[0], cmp_float);
   *us = 1000.0 * slow[g->t.reps / 2] / g->t.graph_calls;
   return KILN_SUCCESS;
 }

@@ -16,7 +16,7 @@
  *   flags of each line, so no counter is needed before reading.
  * - LL128: 128-byte lines of 15 data words and a flag word, a warp's 4 lines per store, polled
  *   until every line's flag is there and loaded again (pollLines128). The runtime runs LL128
- *   plans as Simple unless KILN_LL128=1 (host/exec.c, devProto, says why).
+ *   plans as Simple unless KILN_LL128=1 (host/exec.c, dev_proto, says why).
  * Flags derive from the slot's use number (the connection's count of slots sent, from 1): see
  * llFlag/ll128Flag.
  *

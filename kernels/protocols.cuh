@@ -356,7 +356,7 @@ __device__ __forceinline__ uint32_t llFlag(uint64_t use) { return kilnDevLLFlag(
  * both places, a constant run of the value llFlag(u) (an odd 2^-31 chance per use, but for every
  * use again) passed for lines of use u; now the stale words must also differ by this constant,
  * which no constant or repeated data does (the symmetric kernels keep each line form in staging of
- * its own instead: host/sym.c symLineAreas). */
+ * its own instead: host/sym.c sym_line_areas). */
 __device__ __forceinline__ uint32_t llFlagPair(uint32_t flag) { return flag ^ KILN_DEV_LL_FLAG_PAIR; }
 __device__ __forceinline__ uint64_t ll128Flag(uint64_t use) { return use * 0x9E3779B97F4A7C15ull; }
 
@@ -510,7 +510,7 @@ template <int R, class Src> __device__ __forceinline__ bool LinesLL::poll(unsign
  * warp's 128 bytes behind one flag word). A third less line traffic than LL for the same data.
  * LL12 lines may share an area with LL lines: an LL line of an earlier epoch holds that epoch's
  * flag in the fourth word too, and an LL12 line holds data in LL's second word but an older flag
- * in its fourth, so neither passes for a line of the other (host/sym.c symLineAreas). Elements of
+ * in its fourth, so neither passes for a line of the other (host/sym.c sym_line_areas). Elements of
  * at most 4 bytes (12 / sizeof(T) per line).
  * 4x H200, the kernel alone, LL12 vs LL: allreduce 16 KiB 2.36 vs 2.44 us, 1 KiB 2.15 vs 2.04 (2026-11-28). */
 struct Pack12 {

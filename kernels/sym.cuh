@@ -455,7 +455,7 @@ __device__ __forceinline__ void bodyDirect(const kilnSymArgs& a, Start& st) {
   if (!st.begin(lo, hi)) return;
   const uint64_t seq = st.seq;
   Shared* const sh = st.sh;
-  /* The copy-engine form (sym_ce.h, host/sym.c issueCopyEngine): a kernel of one block
+  /* The copy-engine form (sym_ce.h, host/sym.c issue_copy_engine): a kernel of one block
    * for each meeting (ARRIVE: phase 0, DONE: phase 1), the engine's copies between them. */
   if (a.direct == KILN_SYM_DIRECT_DONE) {
     publish(a, 0, seq);
@@ -668,7 +668,7 @@ template <typename T, int R, class Op, class Start> __device__ void bodyLL2(cons
  * 4x H200, the kernel alone (sym_probe), LL128 vs LL: allreduce 256 KiB 5.73 vs 7.14 us (2026-11-27).
  *
  * The flag word of call s is symFlag(s) in both halves. LL128 lines have staging of their own
- * (host/sym.c symLineAreas), so a reader polls only what LL128 calls left there, each line with
+ * (host/sym.c sym_line_areas), so a reader polls only what LL128 calls left there, each line with
  * its own call's flag word: the flags of calls s and s - 2k differ. (Were the flag form's data
  * and the lines to share bytes, data equal to the flag would pass for a line:
  * gpu_sym/sym_lines_apart.) */

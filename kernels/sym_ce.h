@@ -1,4 +1,4 @@
-/* The copy-engine form of direct allgather and alltoall (host/sym.c issueCopyEngine;
+/* The copy-engine form of direct allgather and alltoall (host/sym.c issue_copy_engine;
  * kernels/sym.cuh bodyDirect): what the host and the kernels share beyond kiln_dev.h. */
 #ifndef KILN_KERNELS_SYM_CE_H
 #define KILN_KERNELS_SYM_CE_H
@@ -15,7 +15,7 @@ extern "C" {
  * written) and DONE (phase 1: every peer's copies into this rank's output are over).
  * KILN_SYM_DIRECT_REDUCE_CE, host only: allreduce as a staged reducescatter into this rank's
  * share of the output, the engine's copies of it into the peers' outputs, then DONE (host/sym.c
- * issueReduceThenCopy; the kernels are launched with 0 and DONE, never with it). */
+ * issue_reduce_then_copy; the kernels are launched with 0 and DONE, never with it). */
 enum {
   KILN_SYM_DIRECT_SM = 1,
   KILN_SYM_DIRECT_ARRIVE = 2,

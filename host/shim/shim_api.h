@@ -12,7 +12,7 @@
  * KILN_SHIM_FORWARDED: passed to the real NCCL unchanged.
  * KILN_SHIM_STREAMED:  passed to the real NCCL unchanged, after noting the call's communicator
  *                      and stream inside a group (the group's streams are joined where kiln took
- *                      some of its calls: shim_exports.c, groupJoin).
+ *                      some of its calls: shim_exports.c, group_join).
  * KILN_SHIM_HOOKED:    the shim writes the body (communicator setup and teardown, the collectives
  *                      kiln may run, symmetric windows and the memory under them, group
  *                      tracking, async errors); each still

@@ -72,7 +72,7 @@ KILN_SHIM_FORWARDED(SHIM_X_FORWARD)
  * of the streams' earlier work before it starts, none of their later work before it ends (the
  * NCCL guide, "Mixing Multiple Streams within the same ncclGroupStart/End() group"). It joins the
  * streams of its own calls; where kiln took some of a communicator's calls, the shim joins that
- * communicator's streams (kiln's calls' and NCCL's) around the group the same way (groupJoin).
+ * communicator's streams (kiln's calls' and NCCL's) around the group the same way (group_join).
  * The calls of the open outermost group on this thread, by communicator and stream: */
 #define SHIM_MAX_GROUP_STREAMS 64
 static _Thread_local struct {
@@ -82,7 +82,7 @@ static _Thread_local struct {
 static _Thread_local int ngroupStreams;
 static _Thread_local bool groupStreamsFull;
 
-static void groupNote(ncclComm_t comm, cudaStream_t stream) {
+static void group_note(ncclComm_t comm, cudaStream_t stream) {
   if (shimGroupDepth == 0 || shimPassthrough > 0) return;
   for (int i = 0; i < ngroupStreams; i++)
     if (groupStreams[i].comm == comm && groupStreams[i].stream == stream) return;
@@ -95,7 +95,7 @@ static void groupNote(ncclComm_t comm, cudaStream_t stream) {
 }
 
 #define SHIM_X_STREAMED(ret, name, params, args, missing) \
-  SHIM_FORWARDER(ret, name, params, args, missing, groupNote(comm, stream))
+  SHIM_FORWARDER(ret, name, params, args, missing, group_note(comm, stream))
 KILN_SHIM_STREAMED(SHIM_X_STREAMED)
 #undef SHIM_X_STREAMED
 
@@ -120,7 +120,7 @@ SHIM_TWIN(const char*, ncclGetLastError, (ncclComm_t comm))
 
 /* ---- communicator lifetime ---- */
 
-static bool kilnOff(void) { return shimPassthrough > 0 || shimConfigGet()->disable; }
+static bool kiln_off(void) { return shimPassthrough > 0 || shimConfigGet()->disable; }
 
 /* Communicators created inside a group on this thread, set up at the outermost ncclGroupEnd. */
 #define SHIM_MAX_PENDING 64
@@ -135,7 +135,7 @@ static ncclComm_t nonblocking[SHIM_MAX_NONBLOCKING];
 static int nnonblocking;
 static pthread_mutex_t nonblockingLock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool isNonblocking(ncclComm_t c) {
+static bool is_nonblocking(ncclComm_t c) {
   bool found = false;
   pthread_mutex_lock(&nonblockingLock);
   for (int i = 0; i < nnonblocking && !found; i++) found = nonblocking[i] == c;
@@ -143,7 +143,7 @@ static bool isNonblocking(ncclComm_t c) {
   return found;
 }
 
-static void setNonblocking(ncclComm_t c, bool on) {
+static void set_nonblocking(ncclComm_t c, bool on) {
   pthread_mutex_lock(&nonblockingLock);
   int i = 0;
   while (i < nnonblocking && nonblocking[i] != c) i++;
@@ -154,15 +154,15 @@ static void setNonblocking(ncclComm_t c, bool on) {
 
 /* Whether a communicator made with `config` (NULL or blocking undefined: like `parent`, when
  * there is one) is non-blocking. */
-static bool wantsNonblocking(const ncclConfig_t* config, ncclComm_t parent) {
+static bool wants_nonblocking(const ncclConfig_t* config, ncclComm_t parent) {
   if (config && config->blocking != NCCL_CONFIG_UNDEF_INT) return config->blocking == 0;
-  return parent && isNonblocking(parent);
+  return parent && is_nonblocking(parent);
 }
 
 /* After a real init returned res for *slot: set up kiln now, later (grouped), or never. */
-static void afterInit(ncclResult_t res, ncclComm_t* slot, bool nonblock, const char* fn) {
+static void after_init(ncclResult_t res, ncclComm_t* slot, bool nonblock, const char* fn) {
   if (nonblock || res == ncclInProgress) {
-    if ((res == ncclSuccess || res == ncclInProgress) && slot && *slot) setNonblocking(*slot, true);
+    if ((res == ncclSuccess || res == ncclInProgress) && slot && *slot) set_nonblocking(*slot, true);
     shimLogOnce(SHIM_LOG_WARN,
                 "%s: non-blocking communicator: kiln is not set up on it, NCCL runs "
                 "all its collectives",
@@ -187,32 +187,32 @@ static void afterInit(ncclResult_t res, ncclComm_t* slot, bool nonblock, const c
 
 SHIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
                                                 ncclConfig_t* config) {
-  bool off = kilnOff();
+  bool off = kiln_off();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRankConfig, (comm, nranks, commId, rank, config),
             shimMissing("ncclCommInitRankConfig"));
-  if (!off) afterInit(res, comm, wantsNonblocking(config, NULL), "ncclCommInitRankConfig");
+  if (!off) after_init(res, comm, wants_nonblocking(config, NULL), "ncclCommInitRankConfig");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommInitRankConfig,
           (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config))
 
 SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
-  bool off = kilnOff();
+  bool off = kiln_off();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRank, (comm, nranks, commId, rank), shimMissing("ncclCommInitRank"));
-  if (!off) afterInit(res, comm, false, "ncclCommInitRank");
+  if (!off) after_init(res, comm, false, "ncclCommInitRank");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommInitRank, (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank))
 
 SHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
-  bool off = kilnOff();
+  bool off = kiln_off();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitAll, (comm, ndev, devlist), shimMissing("ncclCommInitAll"));
   if (!off && res == ncclSuccess && comm && ndev > 0) {
     if (shimGroupDepth > 0) {
-      for (int i = 0; i < ndev; i++) afterInit(res, &comm[i], false, "ncclCommInitAll");
+      for (int i = 0; i < ndev; i++) after_init(res, &comm[i], false, "ncclCommInitAll");
     } else {
       shimCommsCreated(comm, ndev);
     }
@@ -223,11 +223,11 @@ SHIM_TWIN(ncclResult_t, ncclCommInitAll, (ncclComm_t * comm, int ndev, const int
 
 SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
                                                   ncclUniqueId* commIds, ncclConfig_t* config) {
-  bool off = kilnOff();
+  bool off = kiln_off();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommInitRankScalable, (newcomm, nranks, myrank, nId, commIds, config),
             shimMissing("ncclCommInitRankScalable"));
-  if (!off) afterInit(res, newcomm, wantsNonblocking(config, NULL), "ncclCommInitRankScalable");
+  if (!off) after_init(res, newcomm, wants_nonblocking(config, NULL), "ncclCommInitRankScalable");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommInitRankScalable,
@@ -236,10 +236,10 @@ SHIM_TWIN(ncclResult_t, ncclCommInitRankScalable,
 
 SHIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                                        ncclConfig_t* config) {
-  bool off = kilnOff();
+  bool off = kiln_off();
   ncclResult_t res;
   SHIM_REAL(res, ncclCommSplit, (comm, color, key, newcomm, config), shimMissing("ncclCommSplit"));
-  if (!off) afterInit(res, newcomm, wantsNonblocking(config, comm), "ncclCommSplit");
+  if (!off) after_init(res, newcomm, wants_nonblocking(config, comm), "ncclCommSplit");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommSplit,
@@ -247,13 +247,13 @@ SHIM_TWIN(ncclResult_t, ncclCommSplit,
 
 SHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
                                         ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
-  bool off = kilnOff();
+  bool off = kiln_off();
   ncclResult_t res;
   /* NCCL_SHRINK_ABORT first terminates the parent's operations: stop kiln's on it too. */
   if (!off && (shrinkFlags & NCCL_SHRINK_ABORT)) shimCommAbort(comm, false);
   SHIM_REAL(res, ncclCommShrink, (comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags),
             shimMissing("ncclCommShrink"));
-  if (!off) afterInit(res, newcomm, wantsNonblocking(config, comm), "ncclCommShrink");
+  if (!off) after_init(res, newcomm, wants_nonblocking(config, comm), "ncclCommShrink");
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclCommShrink,
@@ -261,7 +261,7 @@ SHIM_TWIN(ncclResult_t, ncclCommShrink,
            ncclConfig_t* config, int shrinkFlags))
 
 SHIM_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
-  if (!kilnOff()) shimCommRelease(comm);
+  if (!kiln_off()) shimCommRelease(comm);
   ncclResult_t res;
   SHIM_REAL(res, ncclCommFinalize, (comm), shimMissing("ncclCommFinalize"));
   return res;
@@ -269,9 +269,9 @@ SHIM_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 SHIM_TWIN(ncclResult_t, ncclCommFinalize, (ncclComm_t comm))
 
 SHIM_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
-  if (!kilnOff()) shimCommRelease(comm);
+  if (!kiln_off()) shimCommRelease(comm);
   if (shimPassthrough == 0) shimCommAbortedRelease(comm); /* revoked: kiln's window, while NCCL has it */
-  if (shimPassthrough == 0) setNonblocking(comm, false);
+  if (shimPassthrough == 0) set_nonblocking(comm, false);
   ncclResult_t res;
   SHIM_REAL(res, ncclCommDestroy, (comm), shimMissing("ncclCommDestroy"));
   if (shimPassthrough == 0) shimCommGone(comm); /* a revoked communicator's kiln part */
@@ -283,7 +283,7 @@ SHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   /* Even with KILN_DISABLE a kiln communicator cannot exist, so this is only skipped when nested. */
   if (shimPassthrough == 0) {
     shimCommAbort(comm, true);
-    setNonblocking(comm, false);
+    set_nonblocking(comm, false);
   }
   ncclResult_t res;
   SHIM_REAL(res, ncclCommAbort, (comm), shimMissing("ncclCommAbort"));
@@ -317,14 +317,14 @@ SHIM_TWIN(ncclResult_t, ncclCommGetAsyncError, (ncclComm_t comm, ncclResult_t* a
  * SHIM_MAX_DEFERRED, calls go to NCCL (the same on every rank: they issue the same calls). */
 #define SHIM_MAX_DEFERRED 256
 static _Thread_local shimCall deferred[SHIM_MAX_DEFERRED];
-static _Thread_local shimComm* heldDeferred[SHIM_MAX_DEFERRED]; /* launchDeferred's references */
+static _Thread_local shimComm* heldDeferred[SHIM_MAX_DEFERRED]; /* launch_deferred's references */
 static _Thread_local int ndeferred;
 
 /* Offers the call to kiln; true when kiln took it (its result in *res; inside a group, success
  * now and the launch at ncclGroupEnd). */
 static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                   ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, ncclResult_t* res) {
-  if (kilnOff()) return false;
+  if (kiln_off()) return false;
   shimKilnError[0] = '\0';
   shimCall c = {coll, sendbuff, recvbuff, count, datatype, op, comm, stream};
   if (shimGroupDepth == 0) {
@@ -333,7 +333,7 @@ static bool offer(shimColl coll, const void* sendbuff, void* recvbuff, size_t co
     shimCommUnref(held);
     return taken;
   }
-  groupNote(comm, stream);
+  group_note(comm, stream);
   if (ndeferred >= SHIM_MAX_DEFERRED) {
     shimLogOnce(SHIM_LOG_WARN, "more than %d kiln calls in one group: the rest go to NCCL",
                 SHIM_MAX_DEFERRED);
@@ -353,7 +353,7 @@ enum { NOT_JOINED, JOINED, JOIN_FAILED };
 #define SHIM_JOIN_MAX_DEVS 64
 static _Thread_local cudaEvent_t joinEvents[SHIM_JOIN_MAX_DEVS][SHIM_MAX_GROUP_STREAMS];
 
-static int joinStreams(int dev, const cudaStream_t* st, int n) {
+static int join_streams(int dev, const cudaStream_t* st, int n) {
   if (dev < 0 || dev >= SHIM_JOIN_MAX_DEVS || n < 2) return NOT_JOINED;
   int prev = -1;
   cudaGetDevice(&prev);
@@ -400,10 +400,10 @@ static int joinStreams(int dev, const cudaStream_t* st, int n) {
  * a joined communicator's kiln calls are then all issued on the first of its streams: its streams
  * are alike by then, and kiln's calls of one communicator must not run side by side (under
  * capture kiln does not order them across streams itself); the join after the launches hands
- * their completion to every stream. false: a join failed in CUDA (joinStreams), so some stream
+ * their completion to every stream. false: a join failed in CUDA (join_streams), so some stream
  * may not wait for work NCCL's group semantics say it waits for (after the launches: kiln's calls
  * moved to another stream); ncclGroupEnd then fails. */
-static bool groupJoin(int nd, bool before) {
+static bool group_join(int nd, bool before) {
   if (groupStreamsFull) {
     shimLogOnce(SHIM_LOG_WARN, "more than %d streams and communicators in one group: kiln does not join them",
                 SHIM_MAX_GROUP_STREAMS);
@@ -428,7 +428,7 @@ static bool groupJoin(int nd, bool before) {
     shimPassthrough++;
     const bool known = r->ncclCommCuDevice && r->ncclCommCuDevice(comm, &dev) == ncclSuccess;
     shimPassthrough--;
-    const int j = known ? joinStreams(dev, st, n) : NOT_JOINED;
+    const int j = known ? join_streams(dev, st, n) : NOT_JOINED;
     ok = ok && j != JOIN_FAILED;
     if (j == JOINED && before)
       for (int i = k; i < nd; i++)
@@ -438,7 +438,7 @@ static bool groupJoin(int nd, bool before) {
 }
 
 /* Launches the calls deferred in the group just ended; the first failure is the result. */
-static ncclResult_t launchDeferred(void) {
+static ncclResult_t launch_deferred(void) {
   ncclResult_t first = ncclSuccess;
   int n = ndeferred;
   ndeferred = 0;
@@ -527,7 +527,7 @@ SHIM_TWIN(ncclResult_t, ncclGroupStart, (void))
 
 /* Closes one group level; at the outermost, sets up kiln on the communicators the group created
  * (only when the group really completed them: `ready`). */
-static void groupClosed(bool ready) {
+static void group_closed(bool ready) {
   if (shimGroupDepth > 0) shimGroupDepth--;
   if (shimGroupDepth > 0 || npending == 0) return;
   /* A group creating communicators holds no collectives (NCCL forbids mixing them). */
@@ -542,7 +542,7 @@ static void groupClosed(bool ready) {
                   "ncclGroupEnd (non-blocking or failed): kiln is not set up on them");
     return;
   }
-  if (n > 0 && !kilnOff()) shimCommsCreated(pending, n);
+  if (n > 0 && !kiln_off()) shimCommsCreated(pending, n);
 }
 
 /* ---- symmetric windows ---- */
@@ -559,7 +559,7 @@ SHIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, siz
   ncclResult_t res;
   SHIM_REAL(res, ncclCommWindowRegister, (comm, buff, size, win, winFlags),
             shimMissing("ncclCommWindowRegister"));
-  if (res != ncclSuccess || kilnOff() || !win || !(winFlags & NCCL_WIN_COLL_SYMMETRIC)) return res;
+  if (res != ncclSuccess || kiln_off() || !win || !(winFlags & NCCL_WIN_COLL_SYMMETRIC)) return res;
   if (shimGroupDepth == 0) {
     const shimWindow w = {comm, *win, buff, size};
     shimWindowsAdded(1, &w);
@@ -578,7 +578,7 @@ SHIM_TWIN(ncclResult_t, ncclCommWindowRegister,
           (ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags))
 
 SHIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
-  if (!kilnOff()) shimWindowRemoved(comm, win);
+  if (!kiln_off()) shimWindowRemoved(comm, win);
   ncclResult_t res;
   SHIM_REAL(res, ncclCommWindowDeregister, (comm, win), shimMissing("ncclCommWindowDeregister"));
   return res;
@@ -590,13 +590,13 @@ SHIM_TWIN(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t comm, ncclWindow_t
 SHIM_EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   ncclResult_t res;
   SHIM_REAL(res, ncclMemAlloc, (ptr, size), shimMissing("ncclMemAlloc"));
-  if (res == ncclSuccess && ptr && *ptr && shimPassthrough == 0 && !kilnOff()) shimMemAllocated(*ptr, size);
+  if (res == ncclSuccess && ptr && *ptr && shimPassthrough == 0 && !kiln_off()) shimMemAllocated(*ptr, size);
   return res;
 }
 SHIM_TWIN(ncclResult_t, ncclMemAlloc, (void** ptr, size_t size))
 
 SHIM_EXPORT ncclResult_t ncclMemFree(void* ptr) {
-  if (ptr && shimPassthrough == 0 && !kilnOff()) shimMemFreeing(ptr);
+  if (ptr && shimPassthrough == 0 && !kiln_off()) shimMemFreeing(ptr);
   ncclResult_t res;
   SHIM_REAL(res, ncclMemFree, (ptr), shimMissing("ncclMemFree"));
   return res;
@@ -605,10 +605,10 @@ SHIM_TWIN(ncclResult_t, ncclMemFree, (void* ptr))
 
 /* At the outermost group end: adds the group's windows once their registration completed (all
  * at once: the ranks agree on them in one grouped call). */
-static void windowsClosed(bool ready) {
+static void windows_closed(bool ready) {
   const int n = npendingWins;
   npendingWins = 0;
-  if (!ready || kilnOff() || n == 0) return;
+  if (!ready || kiln_off() || n == 0) return;
   int m = 0;
   for (int i = 0; i < n; i++)
     if (*pendingSlots[i]) {
@@ -624,20 +624,20 @@ SHIM_EXPORT ncclResult_t ncclGroupEnd(void) {
   /* The outermost end of a group in which kiln took calls: each communicator's streams wait for
    * each other's earlier work before NCCL's and kiln's launches, and again after them. */
   const int nd = !nested && shimGroupDepth == 1 ? ndeferred : 0;
-  const bool joinedBefore = nd == 0 || groupJoin(nd, true);
+  const bool joinedBefore = nd == 0 || group_join(nd, true);
   SHIM_REAL(res, ncclGroupEnd, (), shimMissing("ncclGroupEnd"));
   if (nested) return res;
-  groupClosed(res == ncclSuccess);
-  if (shimGroupDepth == 0) windowsClosed(res == ncclSuccess);
+  group_closed(res == ncclSuccess);
+  if (shimGroupDepth == 0) windows_closed(res == ncclSuccess);
   /* kiln's calls run whatever became of NCCL's part: the peers run theirs too. */
   if (shimGroupDepth == 0 && ndeferred > 0) {
-    ncclResult_t k = launchDeferred();
+    ncclResult_t k = launch_deferred();
     if (res == ncclSuccess) res = k;
   }
-  /* launchDeferred reset ndeferred; deferred[0..nd) are as they were. A failed join leaves streams
+  /* launch_deferred reset ndeferred; deferred[0..nd) are as they were. A failed join leaves streams
    * that may not wait for the group's calls: the group fails (its launches went, the peers need
    * them), as a CUDA error in NCCL's own end would. */
-  const bool joinedAfter = nd == 0 || groupJoin(nd, false);
+  const bool joinedAfter = nd == 0 || group_join(nd, false);
   if (res == ncclSuccess && !(joinedBefore && joinedAfter)) res = ncclUnhandledCudaError;
   if (shimGroupDepth == 0) {
     ngroupStreams = 0;
@@ -653,12 +653,12 @@ SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   SHIM_REAL(res, ncclGroupSimulateEnd, (simInfo), shimMissing("ncclGroupSimulateEnd"));
   /* A simulated end closes the group without running it. */
   if (!nested) {
-    groupClosed(false);
+    group_closed(false);
     if (shimGroupDepth == 0) {
       ndeferred = 0;
       ngroupStreams = 0;
       groupStreamsFull = false;
-      windowsClosed(false);
+      windows_closed(false);
     }
   }
   return res;

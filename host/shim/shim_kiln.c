@@ -71,7 +71,7 @@ struct shimComm {
 #ifdef KILN_SHIM_HAVE_RUNTIME
 static pthread_once_t plansOnce = PTHREAD_ONCE_INIT;
 
-static void loadPlans(void) {
+static void load_plans(void) {
   const char* list = shimConfigGet()->plansDir;
   if (list && kilnRegistryLoadPath(list) != KILN_SUCCESS)
     shimLog(SHIM_LOG_WARN, "KILN_PLANS=%s: %s (plans after it not loaded)", list, kilnLastError());
@@ -93,8 +93,8 @@ static void loadPlans(void) {
 /* The registry's entries for nranks ranks on `nodes` nodes, in registry order (*n of them; free
  * the array): plans that name that many nodes, or for one node those that name none. *other: how
  * many of nranks ranks are for another shape. */
-static const kilnRegistryEntry** entriesFor(int nranks, int nodes, int* n, int* other) {
-  pthread_once(&plansOnce, loadPlans);
+static const kilnRegistryEntry** entries_for(int nranks, int nodes, int* n, int* other) {
+  pthread_once(&plansOnce, load_plans);
   int total = kilnRegistryCount();
   const kilnRegistryEntry** v = calloc((size_t)(total > 0 ? total : 1), sizeof *v);
   *n = *other = 0;
@@ -115,7 +115,7 @@ static const kilnRegistryEntry** entriesFor(int nranks, int nodes, int* n, int* 
 /* The communicator's nodes (shimComm.nodes): KILN_EMULATE_NODES where set, else NCCL's load/store
  * team (ranks that share memory form a node; 1 where the real NCCL has no team API). 0, with the
  * reason in why, when the ranks form no nodes of equal size kiln runs. */
-static int commNodes(const shimReal* r, ncclComm_t comm, int nranks, char* why, size_t len) {
+static int comm_nodes(const shimReal* r, ncclComm_t comm, int nranks, char* why, size_t len) {
   const int emulated = kilnEmulateNodesSetting();
   if (emulated < 0) {
     snprintf(why, len, "KILN_EMULATE_NODES=%s is not a positive integer",
@@ -154,7 +154,7 @@ static int ncomms, capComms;
 static pthread_mutex_t commsLock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Caller holds commsLock. */
-static int findIndex(ncclComm_t c) {
+static int find_index(ncclComm_t c) {
   for (int i = 0; i < ncomms; i++)
     if (comms[i]->nccl == c) return i;
   return -1;
@@ -179,19 +179,19 @@ out_unlock:
   return ok;
 }
 
-/* Signalled when a communicator's last reference is given back (shimCommUnref), for waitIdle. */
+/* Signalled when a communicator's last reference is given back (shimCommUnref), for wait_idle. */
 static pthread_cond_t idleCv = PTHREAD_COND_INITIALIZER;
 
 /* Caller holds commsLock: until no thread is issuing or holding queued kiln launches of sc (a
  * launch runs without the lock), so that its kiln part can be changed or freed. */
-static void waitIdle(const shimComm* sc) {
+static void wait_idle(const shimComm* sc) {
   while (sc->refs > 0) pthread_cond_wait(&idleCv, &commsLock);
 }
 
 /* Caller holds commsLock: the index of c's entry once no launch of it is under way (-1 if none). */
-static int findIdleIndex(ncclComm_t c) {
+static int find_idle_index(ncclComm_t c) {
   for (;;) {
-    const int i = findIndex(c);
+    const int i = find_index(c);
     if (i < 0 || comms[i]->refs == 0) return i;
     pthread_cond_wait(&idleCv, &commsLock);
   }
@@ -200,14 +200,14 @@ static int findIdleIndex(ncclComm_t c) {
 /* Removes and returns the entry of c (NULL if none); with `idle`, once no launch of it is under
  * way (no new one can start once it is out of the table). An abort does not wait: a launch may be
  * blocked until the abort lets the GPU's queue drain. */
-static shimComm* takeComm(ncclComm_t c, bool idle) {
+static shimComm* take_comm(ncclComm_t c, bool idle) {
   shimComm* sc = NULL;
   pthread_mutex_lock(&commsLock);
-  int i = findIndex(c);
+  int i = find_index(c);
   if (i >= 0) {
     sc = comms[i];
     comms[i] = comms[--ncomms];
-    if (idle) waitIdle(sc);
+    if (idle) wait_idle(sc);
   }
   pthread_mutex_unlock(&commsLock);
   return sc;
@@ -226,21 +226,21 @@ typedef struct shimSet {
   ncclComm_t nccl[];
 } shimSet;
 
-static void setUnref(shimSet* set) {
+static void set_unref(shimSet* set) {
   if (set && __atomic_sub_fetch(&set->refs, 1, __ATOMIC_ACQ_REL) == 0) free(set);
 }
 
-static void freeArrays(shimComm* sc) {
+static void free_arrays(shimComm* sc) {
   free(sc->ents);
   free(sc->plans);
   free(sc->execs);
-  setUnref(sc->set);
+  set_unref(sc->set);
   sc->set = NULL;
 }
 
 /* Releases kiln on sc and on the other members of its set still known (taken out of the table
  * first), with one kilnCommDestroyAll. */
-static void releaseSet(shimComm* sc) {
+static void release_set(shimComm* sc) {
   shimSet* set = sc->set;
   shimComm** members = calloc((size_t)set->n, sizeof *members);
   kilnComm_t* kcs = calloc((size_t)set->n, sizeof *kcs);
@@ -253,7 +253,7 @@ static void releaseSet(shimComm* sc) {
   members[k++] = sc;
   for (int i = 0; i < set->n; i++) {
     if (set->nccl[i] == sc->nccl) continue;
-    shimComm* m = takeComm(set->nccl[i], true);
+    shimComm* m = take_comm(set->nccl[i], true);
     if (m) members[k++] = m;
   }
   shimPassthrough++;
@@ -270,7 +270,7 @@ static void releaseSet(shimComm* sc) {
                 "already)",
                 k, set->n - k);
   for (int j = 0; j < k; j++) {
-    freeArrays(members[j]);
+    free_arrays(members[j]);
     free(members[j]);
   }
   free(members);
@@ -279,14 +279,14 @@ static void releaseSet(shimComm* sc) {
 
 /* Frees what setup made (after waiting for kiln's work on it; an aborted communicator's kiln part
  * makes no NCCL call, kilnCommAbort). */
-static void freeComm(shimComm* sc) {
+static void free_comm(shimComm* sc) {
   if (!sc) return;
   shimPassthrough++;
   for (int i = 0; i < sc->nexec; i++)
     if (sc->execs[i]) kilnExecFree(sc->execs[i]);
   if (sc->kc) kilnCommDestroy(sc->kc);
   shimPassthrough--;
-  freeArrays(sc);
+  free_arrays(sc);
   free(sc);
 }
 
@@ -296,7 +296,7 @@ static void freeComm(shimComm* sc) {
 static shimComm** aborted;
 static int naborted, capAborted;
 
-/* The reaper: a thread that frees aborted communicators' kiln parts (freeComm), so that neither
+/* The reaper: a thread that frees aborted communicators' kiln parts (free_comm), so that neither
  * the thread aborting them nor a thread giving back the last reference waits for the GPU there
  * (the frees wait for the whole device: kernels of other communicators stuck on a dead peer until
  * their own abort would hold up the abort of this one, as in a loop aborting every communicator).
@@ -320,7 +320,7 @@ static void* reaper(void* arg) {
     while (nreap == 0) pthread_cond_wait(&reapCv, &reapLock);
     shimComm* sc = reapQueue[--nreap];
     pthread_mutex_unlock(&reapLock);
-    freeComm(sc);
+    free_comm(sc);
     __atomic_fetch_add(&kilnShimAbortedFreed, 1, __ATOMIC_RELAXED);
   }
   return NULL;
@@ -363,7 +363,7 @@ static void reap(shimComm* sc) {
  * window's memory back. Else the window stays registered and NCCL keeps it mapped to the end of
  * the process. sc is out of the table (no new launch takes it); the caller saw under commsLock
  * that no thread was still issuing a call of it (refs 0), and does not hold the lock. */
-static void releaseWindow(shimComm* sc) {
+static void release_window(shimComm* sc) {
   if (!sc->kc) return;
   shimPassthrough++;
   const kilnResult_t r = kilnCommAbortRelease(sc->kc, (int)kilnParam(KILN_PARAM_AbortWaitMs));
@@ -375,7 +375,7 @@ static void releaseWindow(shimComm* sc) {
 
 /* Stops kiln on sc at once and keeps it for shimCommGone (or, out of memory, leaves it to the end
  * of the process); `release`: also deregisters its window now (before the real ncclCommAbort). */
-static void abortComm(shimComm* sc, bool release) {
+static void abort_comm(shimComm* sc, bool release) {
   if (!sc) return;
   shimPassthrough++;
   if (sc->kc) kilnCommAbort(sc->kc);
@@ -384,7 +384,7 @@ static void abortComm(shimComm* sc, bool release) {
     pthread_mutex_lock(&commsLock);
     release = sc->refs == 0;
     pthread_mutex_unlock(&commsLock);
-    if (release) releaseWindow(sc);
+    if (release) release_window(sc);
   }
   pthread_mutex_lock(&commsLock);
   if (naborted == capAborted) {
@@ -416,8 +416,8 @@ static bool agree(ncclComm_t* ncomm, int n, int** flags, int m) {
  * nranks ranks (saying why not at INFO or WARN), and then their *nodes and the registry's entries
  * for that shape (*ents, *np of them; free the array). Decided alone, from what this process
  * sees: setup agrees on it with the other ranks before anything collective. */
-static bool setupPlanned(const shimReal* r, ncclComm_t* ncomm, int n, int nranks, int rank0, int* nodes,
-                         const kilnRegistryEntry*** ents, int* np) {
+static bool setup_planned(const shimReal* r, ncclComm_t* ncomm, int n, int nranks, int rank0, int* nodes,
+                          const kilnRegistryEntry*** ents, int* np) {
   if (n > 1 && n != nranks) {
     /* kilnCommCreateAll wants every rank of one communicator in this process. */
     shimLogKeyed(SHIM_LOG_WARN, "partialset",
@@ -433,13 +433,13 @@ static bool setupPlanned(const shimReal* r, ncclComm_t* ncomm, int n, int nranks
     return false;
   }
   char how[256];
-  *nodes = commNodes(r, ncomm[0], nranks, how, sizeof how);
+  *nodes = comm_nodes(r, ncomm[0], nranks, how, sizeof how);
   if (*nodes < 1) {
     shimLogKeyed(SHIM_LOG_INFO, "noshape", "communicator of %d ranks: %s: NCCL runs it", nranks, how);
     return false;
   }
   int otherShape = 0;
-  *ents = entriesFor(nranks, *nodes, np, &otherShape);
+  *ents = entries_for(nranks, *nodes, np, &otherShape);
   /* The symmetric kernels need no plan, on one node of a rank count they serve. */
   const bool sym = *nodes == 1 && kilnParam(KILN_PARAM_Sym) && kilnSelectSymServes(nranks);
   if (*nodes > 1) {
@@ -485,7 +485,7 @@ static void setup(ncclComm_t* ncomm, int n) {
     shimLog(SHIM_LOG_WARN, "out of memory setting kiln up: this rank stops (the others wait for it)");
     goto out_free;
   }
-  bool go = setupPlanned(r, ncomm, n, nranks, rank0, &nodes, &ents, &np), fits = true;
+  bool go = setup_planned(r, ncomm, n, nranks, rank0, &nodes, &ents, &np), fits = true;
   for (int c = 0; go && fits && c < n; c++) {
     sc[c] = calloc(1, sizeof **sc);
     flags[c] = calloc((size_t)np + 1, sizeof(int));
@@ -597,7 +597,7 @@ static void setup(ncclComm_t* ncomm, int n) {
                 "rank %d: kiln is off on this communicator: a rank could not set "
                 "it up",
                 sc[c]->rank);
-      freeComm(sc[c]);
+      free_comm(sc[c]);
       sc[c] = NULL;
       continue;
     }
@@ -619,7 +619,7 @@ static void setup(ncclComm_t* ncomm, int n) {
                  "kiln set up on a communicator of %d ranks (%d node%s) with %d of %d "
                  "plans",
                  nranks, nodes, nodes > 1 ? "s" : "", kept, np);
-    if (!insertComm(sc[c])) freeComm(sc[c]);
+    if (!insertComm(sc[c])) free_comm(sc[c]);
     sc[c] = NULL;
   }
 
@@ -627,7 +627,7 @@ out_free:
   /* Only reached with sc[c] != NULL before any kiln communicator exists. */
   for (int c = 0; sc && flags && c < n; c++) {
     if (sc[c]) {
-      freeArrays(sc[c]);
+      free_arrays(sc[c]);
       free(sc[c]);
     }
     free(flags[c]);
@@ -659,8 +659,8 @@ ncclResult_t shimKilnGroupEnd(bool failed) {
 
 #else /* !KILN_SHIM_HAVE_RUNTIME: a forward-only build */
 
-static void freeComm(shimComm* sc) { free(sc); }
-static void abortComm(shimComm* sc, bool release) {
+static void free_comm(shimComm* sc) { free(sc); }
+static void abort_comm(shimComm* sc, bool release) {
   (void)release;
   free(sc);
 }
@@ -693,17 +693,17 @@ void shimCommsCreated(ncclComm_t* c, int n) {
 }
 
 void shimCommRelease(ncclComm_t comm) {
-  shimComm* sc = takeComm(comm, true);
+  shimComm* sc = take_comm(comm, true);
 #ifdef KILN_SHIM_HAVE_RUNTIME
   if (sc && sc->set && sc->set->n > 1) {
-    releaseSet(sc);
+    release_set(sc);
     return;
   }
 #endif
-  freeComm(sc);
+  free_comm(sc);
 }
 
-void shimCommAbort(ncclComm_t comm, bool release) { abortComm(takeComm(comm, false), release); }
+void shimCommAbort(ncclComm_t comm, bool release) { abort_comm(take_comm(comm, false), release); }
 
 void shimCommAbortedRelease(ncclComm_t comm) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
@@ -712,7 +712,7 @@ void shimCommAbortedRelease(ncclComm_t comm) {
   for (int i = 0; i < naborted && !sc; i++)
     if (aborted[i]->nccl == comm && aborted[i]->refs == 0) sc = aborted[i];
   pthread_mutex_unlock(&commsLock);
-  if (sc) releaseWindow(sc);
+  if (sc) release_window(sc);
 #else
   (void)comm;
 #endif
@@ -767,7 +767,7 @@ void shimWindowsAdded(int n, const shimWindow* w) {
   int m = 0;
   pthread_mutex_lock(&commsLock);
   for (int i = 0; i < n; i++) {
-    const int ci = findIdleIndex(w[i].comm); /* its window table must not change under a launch */
+    const int ci = find_idle_index(w[i].comm); /* its window table must not change under a launch */
     /* Across nodes there are no symmetric-memory kernels to use a window. */
     if (ci < 0 || !comms[ci]->kc || !w[i].win || comms[ci]->nodes > 1) continue;
     shimPassthrough++;
@@ -787,7 +787,7 @@ void shimWindowsAdded(int n, const shimWindow* w) {
   const bool agreed = agree(agreeOn, m, flags, 1);
   pthread_mutex_lock(&commsLock);
   for (int k = 0; k < m; k++) {
-    const int i = idx[k], ci = findIdleIndex(w[i].comm);
+    const int i = idx[k], ci = find_idle_index(w[i].comm);
     if (ci < 0 || !comms[ci]->kc) continue;
     if (agreed && ok[i]) {
       __atomic_fetch_add(&kilnShimWindows, 1, __ATOMIC_RELAXED);
@@ -819,7 +819,7 @@ out_free:
 void shimWindowRemoved(ncclComm_t comm, ncclWindow_t win) {
 #ifdef KILN_SHIM_HAVE_RUNTIME
   pthread_mutex_lock(&commsLock);
-  int i = findIdleIndex(comm);
+  int i = find_idle_index(comm);
   if (i >= 0 && comms[i]->kc && win) {
     shimPassthrough++;
     /* Not added (registered without the symmetric flag, or kiln refused it): nothing to forget. */
@@ -912,7 +912,7 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
   ncclResult_t res = ncclSuccess;
 #ifdef KILN_SHIM_HAVE_RUNTIME
   pthread_mutex_lock(&commsLock);
-  int i = findIndex(comm);
+  int i = find_index(comm);
   if (i >= 0 && comms[i]->kc) {
     kilnResult_t e = KILN_SUCCESS;
     shimPassthrough++;
@@ -938,7 +938,7 @@ ncclResult_t shimCommAsyncError(ncclComm_t comm) {
 /* Whether a call's stream is capturing a CUDA graph (kilnCall.captured). A stream whose state
  * cannot be read counts as capturing: the selector then only passes over plans whose scratch
  * would grow. */
-static bool streamCapturing(cudaStream_t st) {
+static bool stream_capturing(cudaStream_t st) {
   enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(st, &cs) != cudaSuccess) {
     cudaGetLastError();
@@ -949,7 +949,7 @@ static bool streamCapturing(cudaStream_t st) {
 
 /* KILN_DEBUG=INFO: one line per distinct decision on sc (caller holds commsLock), naming what
  * serves the call and why. */
-static void logChoice(shimComm* sc, const kilnCall* kc, const kilnChoice* ch, bool inplace, uint64_t bytes) {
+static void log_choice(shimComm* sc, const kilnCall* kc, const kilnChoice* ch, bool inplace, uint64_t bytes) {
   const bool zeroCopy = ch->serve == KILN_SERVE_SYM &&
                         kilnSymIsDirect(sc->kc, ch->sym, kc->sendbuf, kc->recvbuf, kc->count, kc->dtype);
   const bool reduces = kc->coll == KILN_COLL_ALLREDUCE || kc->coll == KILN_COLL_REDUCESCATTER;
@@ -989,7 +989,7 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm*
   const kilnCall kc = {collKiln[call->coll],           call->sendbuff,        call->recvbuff, call->count,
                        (kilnDataType_t)call->datatype, (kilnRedOp_t)call->op, false};
   pthread_mutex_lock(&commsLock);
-  int ci = findIndex(call->comm);
+  int ci = find_index(call->comm);
   if (ci < 0) goto out_unlock;
   shimComm* sc = comms[ci];
   kilnCall k = kc;
@@ -997,12 +997,12 @@ bool shimTryKiln(const shimCall* call, bool launch, ncclResult_t* res, shimComm*
   bool grows = false;
   for (int i = 0; i < sc->nexec && !grows && (unsigned)k.dtype < KILN_NUM_DTYPES; i++)
     grows = !kilnExecScratchHolds(sc->execs[i], k.count, k.dtype);
-  if (grows) k.captured = streamCapturing(call->stream);
+  if (grows) k.captured = stream_capturing(call->stream);
   const kilnPlanSet set = {sc->nexec, sc->ents, sc->plans, sc->execs};
   const kilnChoice ch = kilnSelect(sc->kc, &set, &k);
   if (shimConfigGet()->log >= SHIM_LOG_INFO && (unsigned)k.dtype < KILN_NUM_DTYPES) {
     const bool inplace = kilnRegistryCallInPlace(k.coll, sc->rank, k.sendbuf, k.recvbuf, k.count, k.dtype);
-    logChoice(sc, &k, &ch, inplace, kilnRegistryCallBytes(k.coll, sc->nranks, k.count, k.dtype));
+    log_choice(sc, &k, &ch, inplace, kilnRegistryCallBytes(k.coll, sc->nranks, k.count, k.dtype));
   }
   if (ch.serve == KILN_SERVE_NCCL) goto out_unlock;
   taken = true;

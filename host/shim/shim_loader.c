@@ -45,7 +45,7 @@ static char loadError[8192];
 
 /* ---- settings ---- */
 
-static void configInit(void) {
+static void config_init(void) {
   config.log = (shimLogLevel)kilnDebugLevel();
   config.disable = kilnParam(KILN_PARAM_Disable) != 0;
   const char* p = kilnParamString(KILN_PARAM_NcclPath);
@@ -60,7 +60,7 @@ static void configInit(void) {
 }
 
 const shimConfig* shimConfigGet(void) {
-  pthread_once(&configOnce, configInit);
+  pthread_once(&configOnce, config_init);
   return &config;
 }
 
@@ -93,7 +93,7 @@ void shimLog(shimLogLevel level, const char* fmt, ...) {
 static uint64_t seen[SEEN_SLOTS];
 static pthread_mutex_t seenLock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool firstTime(const char* msg) {
+static bool first_time(const char* msg) {
   uint64_t h = 1469598103934665603ull;
   for (const char* c = msg; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
   if (h == 0) h = 1;
@@ -115,7 +115,7 @@ static bool firstTime(const char* msg) {
 }
 
 void shimLogKeyed(shimLogLevel level, const char* key, const char* fmt, ...) {
-  if (level > shimConfigGet()->log || level == SHIM_LOG_NONE || !firstTime(key)) return;
+  if (level > shimConfigGet()->log || level == SHIM_LOG_NONE || !first_time(key)) return;
   va_list ap;
   va_start(ap, fmt);
   logv(level, fmt, ap);
@@ -129,7 +129,7 @@ void shimLogOnce(shimLogLevel level, const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (firstTime(msg)) shimLog(level, "%s", msg);
+  if (first_time(msg)) shimLog(level, "%s", msg);
 }
 
 /* ---- finding the real NCCL ---- */
@@ -137,15 +137,15 @@ void shimLogOnce(shimLogLevel level, const char* fmt, ...) {
 static char selfPath[PATH_MAX];
 
 /* The real path of this library (through the marker's address). */
-static void findSelf(void) {
+static void find_self(void) {
   Dl_info info;
   if (dladdr((const void*)kilnShimMarker, &info) && info.dli_fname) {
     if (!realpath(info.dli_fname, selfPath)) snprintf(selfPath, sizeof selfPath, "%s", info.dli_fname);
   }
 }
 
-static void appendError(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-static void appendError(const char* fmt, ...) {
+static void append_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void append_error(const char* fmt, ...) {
   size_t used = strlen(loadError);
   if (used + 2 >= sizeof loadError) return;
   va_list ap;
@@ -155,29 +155,29 @@ static void appendError(const char* fmt, ...) {
 }
 
 /* Tries one candidate; true when it is a usable real NCCL (then real.handle is set). */
-static bool tryCandidate(const char* path) {
+static bool try_candidate(const char* path) {
   char resolved[PATH_MAX];
   if (!realpath(path, resolved)) {
-    appendError("\n  %s: not found", path);
+    append_error("\n  %s: not found", path);
     return false;
   }
   if (selfPath[0] && strcmp(resolved, selfPath) == 0) {
-    appendError("\n  %s: is kiln itself, skipped", path);
+    append_error("\n  %s: is kiln itself, skipped", path);
     return false;
   }
   void* h = dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
-    appendError("\n  %s: dlopen failed: %s", path, e ? e : "?");
+    append_error("\n  %s: dlopen failed: %s", path, e ? e : "?");
     return false;
   }
   if (dlsym(h, "kilnShimMarker")) {
-    appendError("\n  %s: is a kiln shim, skipped", path);
+    append_error("\n  %s: is a kiln shim, skipped", path);
     dlclose(h);
     return false;
   }
   if (!dlsym(h, "ncclCommInitRank") || !dlsym(h, "ncclAllReduce")) {
-    appendError("\n  %s: lacks ncclCommInitRank/ncclAllReduce, not an NCCL", path);
+    append_error("\n  %s: lacks ncclCommInitRank/ncclAllReduce, not an NCCL", path);
     dlclose(h);
     return false;
   }
@@ -191,7 +191,7 @@ typedef struct {
   int n;
 } candidateList;
 
-static void addCandidate(candidateList* l, const char* dir, const char* file) {
+static void add_candidate(candidateList* l, const char* dir, const char* file) {
   if (l->n >= 16 || !dir || !*dir) return;
   char p[PATH_MAX];
   const int len = snprintf(p, sizeof p, "%s/%s", dir, file);
@@ -203,7 +203,7 @@ static void addCandidate(candidateList* l, const char* dir, const char* file) {
 
 /* dl_iterate_phdr callback: for each loaded object under a site-packages (or Debian's
  * dist-packages) folder, the NCCL wheel's library in that folder. */
-static int addSitePackages(struct dl_phdr_info* info, size_t size, void* data) {
+static int add_site_packages(struct dl_phdr_info* info, size_t size, void* data) {
   (void)size;
   const char* name = info->dlpi_name;
   const char* marker = "/site-packages/";
@@ -218,7 +218,7 @@ static int addSitePackages(struct dl_phdr_info* info, size_t size, void* data) {
   if (len >= (int)sizeof dir) return 0;
   memcpy(dir, name, (size_t)len);
   dir[len] = '\0';
-  addCandidate((candidateList*)data, dir, "nvidia/nccl/lib/libnccl.so.2");
+  add_candidate((candidateList*)data, dir, "nvidia/nccl/lib/libnccl.so.2");
   return 0;
 }
 
@@ -231,7 +231,7 @@ static int addSitePackages(struct dl_phdr_info* info, size_t size, void* data) {
   X("/usr/local/lib")                           \
   X("/usr/lib")
 
-static void resolveAll(void) {
+static void resolve_all(void) {
 #define SHIM_X_DLSYM(ret, fname, params, args, missing) *(void**)&real.fname = dlsym(real.handle, #fname);
   KILN_SHIM_ALL(SHIM_X_DLSYM)
 #undef SHIM_X_DLSYM
@@ -247,28 +247,28 @@ static void resolveAll(void) {
   }
 }
 
-static void loadReal(void) {
+static void load_real(void) {
   const shimConfig* cfg = shimConfigGet();
-  findSelf();
+  find_self();
   loadError[0] = '\0';
   bool ok = false;
   if (cfg->ncclPath) {
-    ok = tryCandidate(cfg->ncclPath);
+    ok = try_candidate(cfg->ncclPath);
   } else {
     candidateList l = {.n = 0};
-    dl_iterate_phdr(addSitePackages, &l);
+    dl_iterate_phdr(add_site_packages, &l);
     const char* cuda = kilnParamString(KILN_PARAM_CudaHome);
     if (cuda && *cuda) {
       char d[PATH_MAX];
       snprintf(d, sizeof d, "%s/lib64", cuda);
-      addCandidate(&l, d, "libnccl.so.2");
+      add_candidate(&l, d, "libnccl.so.2");
       snprintf(d, sizeof d, "%s/lib", cuda);
-      addCandidate(&l, d, "libnccl.so.2");
+      add_candidate(&l, d, "libnccl.so.2");
     }
-#define SHIM_X_DIR(d) addCandidate(&l, d, "libnccl.so.2");
+#define SHIM_X_DIR(d) add_candidate(&l, d, "libnccl.so.2");
     SHIM_SYSTEM_DIRS(SHIM_X_DIR)
 #undef SHIM_X_DIR
-    for (int i = 0; i < l.n && !ok; i++) ok = tryCandidate(l.paths[i]);
+    for (int i = 0; i < l.n && !ok; i++) ok = try_candidate(l.paths[i]);
   }
   if (!ok) {
     char tried[sizeof loadError];
@@ -280,14 +280,14 @@ static void loadReal(void) {
     shimLog(SHIM_LOG_ERROR, "%s", loadError);
     return;
   }
-  resolveAll();
+  resolve_all();
   shimLog(SHIM_LOG_INFO, "real NCCL %d.%d.%d loaded from %s%s", real.version / 10000,
           real.version / 100 % 100, real.version % 100, real.path,
           cfg->disable ? " (KILN_DISABLE: forwarding everything)" : "");
 }
 
 const shimReal* shimRealGet(void) {
-  pthread_once(&realOnce, loadReal);
+  pthread_once(&realOnce, load_real);
   return &real;
 }
 

@@ -855,7 +855,7 @@ Test(gpu_sym, sym_choice) {
   unsetenv("KILN_SYM_LL12_BYTES");
   kilnParamsReload();
   kilnTestCommConfigure(c);
-  /* The line forms' staging after the flag form's two halves (symLineAreas), each as large as its
+  /* The line forms' staging after the flag form's two halves (sym_line_areas), each as large as its
    * thresholds let a call take: LL 4 regions of 512 KiB (256 KiB one-shot reductions) or 8 of 256
    * KiB (128 KiB two-shot shares); LL128 8 regions of 4370 lines (512 KiB two-shot shares). */
   kilnTestCommView v = comm_view(c);
