@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void setError(char* err, size_t errlen, const char* fmt, ...) {
+static void set_error(char* err, size_t errlen, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, errlen, fmt, ap);
@@ -16,7 +16,7 @@ static void setError(char* err, size_t errlen, const char* fmt, ...) {
 }
 
 /* The whole file as one NUL-terminated string; NULL (errno set) when it cannot be read. */
-static char* readAll(const char* path, size_t* len) {
+static char* read_all(const char* path, size_t* len) {
   FILE* f = fopen(path, "rb");
   if (!f) return NULL;
   size_t cap = 1 << 16, n = 0;
@@ -42,14 +42,14 @@ static char* readAll(const char* path, size_t* len) {
   return buf;
 }
 
-static int countFields(const char* line) {
+static int count_fields(const char* line) {
   int n = 1;
   for (; *line; line++) n += *line == ',';
   return n;
 }
 
-/* Cuts `line` at its commas into countFields(line) fields stored in out. */
-static void splitFields(char* line, char** out) {
+/* Cuts `line` at its commas into count_fields(line) fields stored in out. */
+static void split_fields(char* line, char** out) {
   int n = 0;
   out[n++] = line;
   for (char* p = line; (p = strchr(p, ',')); p++) {
@@ -63,13 +63,13 @@ int benchCsvRead(const char* path, benchCsv* t, char* err, size_t errlen) {
   char** lineAt = NULL;
   memset(t, 0, sizeof *t);
   size_t len = 0;
-  t->text = readAll(path, &len);
+  t->text = read_all(path, &len);
   if (!t->text) {
-    setError(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    set_error(err, errlen, "%s: cannot read: %s", path, strerror(errno));
     goto out;
   }
   if (strlen(t->text) != len) {
-    setError(err, errlen, "%s: holds a NUL byte: not a CSV table", path);
+    set_error(err, errlen, "%s: holds a NUL byte: not a CSV table", path);
     goto out;
   }
   /* Lines: count them for the arrays, then cut them in place; blank ones are skipped. */
@@ -78,7 +78,7 @@ int benchCsvRead(const char* path, benchCsv* t, char* err, size_t errlen) {
   t->lines = malloc(sizeof(int) * (size_t)nlines);
   lineAt = malloc(sizeof(char*) * (size_t)nlines);
   if (!t->lines || !lineAt) {
-    setError(err, errlen, "%s: out of memory", path);
+    set_error(err, errlen, "%s: out of memory", path);
     goto out;
   }
   int nonblank = 0, lineNo = 0;
@@ -96,37 +96,37 @@ int benchCsvRead(const char* path, benchCsv* t, char* err, size_t errlen) {
     p = next;
   }
   if (nonblank == 0) {
-    setError(err, errlen, "%s: empty: no header line", path);
+    set_error(err, errlen, "%s: empty: no header line", path);
     goto out;
   }
   const int headerLine = t->lines[0];
-  t->ncols = countFields(lineAt[0]);
+  t->ncols = count_fields(lineAt[0]);
   t->nrows = nonblank - 1;
   t->names = malloc(sizeof(char*) * (size_t)t->ncols);
   t->cells = malloc(sizeof(char*) * (size_t)(t->nrows ? t->nrows : 1) * (size_t)t->ncols);
   if (!t->names || !t->cells) {
-    setError(err, errlen, "%s: out of memory", path);
+    set_error(err, errlen, "%s: out of memory", path);
     goto out;
   }
-  splitFields(lineAt[0], t->names);
+  split_fields(lineAt[0], t->names);
   for (int c = 0; c < t->ncols; c++) {
     if (!t->names[c][0]) {
-      setError(err, errlen, "%s:%d: column %d of the header has no name", path, headerLine, c + 1);
+      set_error(err, errlen, "%s:%d: column %d of the header has no name", path, headerLine, c + 1);
       goto out;
     }
     for (int d = 0; d < c; d++)
       if (!strcmp(t->names[c], t->names[d])) {
-        setError(err, errlen, "%s:%d: the header names column '%s' twice", path, headerLine, t->names[c]);
+        set_error(err, errlen, "%s:%d: the header names column '%s' twice", path, headerLine, t->names[c]);
         goto out;
       }
   }
   for (int r = 0; r < t->nrows; r++) {
-    const int n = countFields(lineAt[r + 1]);
+    const int n = count_fields(lineAt[r + 1]);
     if (n != t->ncols) {
-      setError(err, errlen, "%s:%d: %d fields where the header has %d", path, t->lines[r + 1], n, t->ncols);
+      set_error(err, errlen, "%s:%d: %d fields where the header has %d", path, t->lines[r + 1], n, t->ncols);
       goto out;
     }
-    splitFields(lineAt[r + 1], t->cells + (size_t)r * (size_t)t->ncols);
+    split_fields(lineAt[r + 1], t->cells + (size_t)r * (size_t)t->ncols);
   }
   memmove(t->lines, t->lines + 1, sizeof(int) * (size_t)t->nrows); /* the rows' lines, header's dropped */
   rc = 0;

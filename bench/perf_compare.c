@@ -49,7 +49,7 @@ static void usage(FILE* f) {
           "  COLUMN: kiln (default: what kiln runs by default), nccl, kiln-baked, kiln-interp, kiln-sym\n");
 }
 
-static int openTable(table* x, const char* path, const char* colName) {
+static int open_table(table* x, const char* path, const char* colName) {
   char err[512];
   x->path = path;
   if (benchCsvRead(path, &x->t, err, sizeof err) != 0) {
@@ -84,7 +84,7 @@ static int openTable(table* x, const char* path, const char* colName) {
 }
 
 /* The err column beside time column c (-1: none). */
-static int errColumnOf(const table* x, int c) {
+static int err_column_of(const table* x, int c) {
   if (c < 0) return -1;
   const char* us = x->t.names[c];
   char name[96];
@@ -97,7 +97,7 @@ static int errColumnOf(const table* x, int c) {
 /* Row r's compared time into *us and the column it came from into *from: 1 when the row has
  * one, 0 when it has none (a variant coll_bench could not run), -1 when the row cannot say which
  * time is kiln's default (no NCCL time, no speedup), with a message. */
-static int timeOf(const table* x, int r, double* us, int* from) {
+static int time_of(const table* x, int r, double* us, int* from) {
   const benchCsv* t = &x->t;
   *from = x->col;
   if (x->col >= 0) return benchCsvNumber(benchCsvCell(t, r, x->col), us) ? 1 : 0;
@@ -137,17 +137,17 @@ static int timeOf(const table* x, int r, double* us, int* from) {
   return best < INFINITY ? 1 : 0;
 }
 
-static bool sameKey(const table* a, int ra, const table* b, int rb, bool withPlan) {
+static bool same_key(const table* a, int ra, const table* b, int rb, bool withPlan) {
   for (int k = 0; k < NKEYS; k++)
     if (strcmp(benchCsvCell(&a->t, ra, a->key[k]), benchCsvCell(&b->t, rb, b->key[k])) != 0) return false;
   return !withPlan || !strcmp(benchCsvCell(&a->t, ra, a->plan), benchCsvCell(&b->t, rb, b->plan));
 }
 
 /* Whether two rows of x share a key (without the plan). */
-static bool repeatsCalls(const table* x) {
+static bool repeats_calls(const table* x) {
   for (int r = 0; r < x->t.nrows; r++)
     for (int s = 0; s < r; s++)
-      if (sameKey(x, r, x, s, false)) return true;
+      if (same_key(x, r, x, s, false)) return true;
   return false;
 }
 
@@ -219,8 +219,8 @@ int main(int argc, char** argv) {
   table base, cur;
   memset(&base, 0, sizeof base);
   memset(&cur, 0, sizeof cur);
-  if (openTable(&base, path[0], col) != 0 || openTable(&cur, path[1], col) != 0) goto out;
-  const bool withPlan = repeatsCalls(&base) || repeatsCalls(&cur);
+  if (open_table(&base, path[0], col) != 0 || open_table(&cur, path[1], col) != 0) goto out;
+  const bool withPlan = repeats_calls(&base) || repeats_calls(&cur);
   withPlanNames = withPlan;
   if (withPlan && (base.plan < 0 || cur.plan < 0)) {
     fprintf(stderr, "perf_compare: a table repeats a call and %s has no plan column to tell its rows apart\n",
@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
     const table* x = pass ? &cur : &base;
     for (int r = 0; r < x->t.nrows; r++)
       for (int s = 0; s < r; s++)
-        if (sameKey(x, r, x, s, withPlan)) {
+        if (same_key(x, r, x, s, withPlan)) {
           fprintf(stderr, "perf_compare: %s:%d: the same call as line %d\n", x->path, x->t.lines[r],
                   x->t.lines[s]);
           goto out;
@@ -244,11 +244,11 @@ int main(int argc, char** argv) {
   for (int r = 0; r < base.t.nrows; r++) {
     double b, n;
     int bFrom, nFrom;
-    const int hasB = timeOf(&base, r, &b, &bFrom);
+    const int hasB = time_of(&base, r, &b, &bFrom);
     if (hasB < 0) goto out;
     int m = -1;
     for (int s = 0; s < cur.t.nrows && m < 0; s++)
-      if (sameKey(&base, r, &cur, s, withPlan)) m = s;
+      if (same_key(&base, r, &cur, s, withPlan)) m = s;
     if (hasB == 0) continue; /* nothing of this row to compare */
     describe(&base, r, what, sizeof what);
     if (m < 0) {
@@ -256,7 +256,7 @@ int main(int argc, char** argv) {
       missing++;
       continue;
     }
-    const int hasN = timeOf(&cur, m, &n, &nFrom);
+    const int hasN = time_of(&cur, m, &n, &nFrom);
     if (hasN < 0) goto out;
     if (hasN == 0) {
       printf("%s: %.3f us in the baseline, no time in %s\n", what, b, cur.path);
@@ -274,9 +274,9 @@ int main(int argc, char** argv) {
   for (int s = 0; s < cur.t.nrows; s++) { /* wrong results, whatever the baseline holds */
     double n, e;
     int from;
-    const int has = timeOf(&cur, s, &n, &from);
+    const int has = time_of(&cur, s, &n, &from);
     if (has < 0) goto out;
-    if (has && benchCsvNumber(benchCsvCell(&cur.t, s, errColumnOf(&cur, from)), &e) && e != 0) {
+    if (has && benchCsvNumber(benchCsvCell(&cur.t, s, err_column_of(&cur, from)), &e) && e != 0) {
       describe(&cur, s, what, sizeof what);
       printf("%s: %.0f elements differ from NCCL's in %s (%s:%d)\n", what, e, cur.t.names[from], cur.path,
              cur.t.lines[s]);

@@ -49,8 +49,8 @@
  * bench/baselines/h200x2-2026-11-29 graph10-n2 and graph20-n2), 4.6 µs a graph. */
 #define GRAPH_LAUNCH_US 4.58
 
-/* ---- the symmetric kernels' default choice (host/sym.c kilnSymConfigure, geometry, symBlocks,
- * directWanted, directGeometry; float data, out of place) ---- */
+/* ---- the symmetric kernels' default choice (host/sym.c kilnSymConfigure, geometry, sym_blocks,
+ * direct_wanted, direct_geometry; float data, out of place) ---- */
 
 #define KIB(x) ((uint64_t)(x) << 10)
 #define MIB(x) ((uint64_t)(x) << 20)
@@ -72,9 +72,9 @@ typedef struct symForm {
   kilnProto_t proto;
 } symForm;
 
-static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
+static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
-static uint64_t lineBytes(symLines ll, uint64_t segBytes) {
+static uint64_t line_bytes(symLines ll, uint64_t segBytes) {
   switch (ll) {
     case LINES_LL128: return (segBytes + 119) / 120 * 128;
     case LINES_LL12: return (segBytes + 11) / 12 * 16;
@@ -82,7 +82,7 @@ static uint64_t lineBytes(symLines ll, uint64_t segBytes) {
   }
 }
 
-static uint64_t perRegion(symAlgo a, int n, uint64_t bytes) {
+static uint64_t per_region(symAlgo a, int n, uint64_t bytes) {
   return bytes / ((a == ALG_TWOSHOT ? 2u : 1u) * (uint64_t)n) / 256 * 256;
 }
 
@@ -93,13 +93,13 @@ typedef struct symConfig {
   int maxBlocks, reduceBlocks, copyBlocks, directBlocks, minRounds;
 } symConfig;
 
-static uint64_t lineArea(symLines ll, uint64_t maxBytes, uint64_t regions) {
+static uint64_t line_area(symLines ll, uint64_t maxBytes, uint64_t regions) {
   if (maxBytes > SYM_HALF) maxBytes = SYM_HALF;
-  const uint64_t need = regions * roundUp(lineBytes(ll, maxBytes), 256);
+  const uint64_t need = regions * round_up(line_bytes(ll, maxBytes), 256);
   return need < SYM_HALF ? need : SYM_HALF;
 }
 
-static symConfig symDefaults(int n) {
+static symConfig sym_defaults(int n) {
   symConfig c;
   c.ll = n == 2 ? KIB(512) : KIB(128);
   c.llReduce = n == 4 ? KIB(256) : c.ll;
@@ -122,23 +122,23 @@ static symConfig symDefaults(int n) {
   c.copyBlocks = n <= 4 ? 128 : 64;
   c.directBlocks = 128;
   c.minRounds = 4;
-  uint64_t ll = lineArea(LINES_LL, c.ll > c.llReduce ? c.ll : c.llReduce, n);
-  const uint64_t ll2 = lineArea(LINES_LL, c.ll2, 2 * n);
+  uint64_t ll = line_area(LINES_LL, c.ll > c.llReduce ? c.ll : c.llReduce, n);
+  const uint64_t ll2 = line_area(LINES_LL, c.ll2, 2 * n);
   if (ll2 > ll) ll = ll2;
-  uint64_t l128 = lineArea(LINES_LL128, c.ll128Max, n);
-  const uint64_t l128x2 = lineArea(LINES_LL128, c.ll128TwoMax, 2 * n);
+  uint64_t l128 = line_area(LINES_LL128, c.ll128Max, n);
+  const uint64_t l128x2 = line_area(LINES_LL128, c.ll128TwoMax, 2 * n);
   if (l128x2 > l128) l128 = l128x2;
-  c.llHalf = roundUp(ll, 4096);
-  c.ll128Half = roundUp(l128, 4096);
+  c.llHalf = round_up(ll, 4096);
+  c.ll128Half = round_up(l128, 4096);
   return c;
 }
 
-static bool symCopies(const symConfig* c, symAlgo a, uint64_t pieceBytes) {
+static bool sym_copies(const symConfig* c, symAlgo a, uint64_t pieceBytes) {
   return a == ALG_AG || (a == ALG_A2A && pieceBytes < c->a2aBig);
 }
 
-static uint64_t copyRegion(const symConfig* c, symAlgo a, int n) {
-  const uint64_t cc = perRegion(a, n, c->copyRound);
+static uint64_t copy_region(const symConfig* c, symAlgo a, int n) {
+  const uint64_t cc = per_region(a, n, c->copyRound);
   return cc < 256 ? 256 : cc;
 }
 
@@ -148,30 +148,31 @@ static bool geometry(const symConfig* c, symAlgo a, int n, uint64_t count, symFo
   const uint64_t vec = 16 / ES;
   uint64_t s = count;
   if (a == ALG_TWOSHOT) s = ((count + n - 1) / n + vec - 1) / vec * vec;
-  const uint64_t cap = perRegion(a, n, SYM_HALF);
+  const uint64_t cap = per_region(a, n, SYM_HALF);
   const uint64_t llMax = a == ALG_TWOSHOT ? c->ll2 : a == ALG_ONESHOT || a == ALG_RS ? c->llReduce : c->ll;
   const bool two = a == ALG_TWOSHOT;
-  symLines lines = s * ES <= llMax && roundUp(lineBytes(LINES_LL, s * ES), 256) <= perRegion(a, n, c->llHalf)
-                       ? LINES_LL
-                       : LINES_NONE;
+  symLines lines =
+      s * ES <= llMax && round_up(line_bytes(LINES_LL, s * ES), 256) <= per_region(a, n, c->llHalf)
+          ? LINES_LL
+          : LINES_NONE;
   const uint64_t lo128 = two ? c->ll128Two : c->ll128, hi128 = two ? c->ll128TwoMax : c->ll128Max;
   if (lo128 && s * ES > lo128 && s * ES <= hi128 &&
-      roundUp(lineBytes(LINES_LL128, s * ES), 256) <= perRegion(a, n, c->ll128Half))
+      round_up(line_bytes(LINES_LL128, s * ES), 256) <= per_region(a, n, c->ll128Half))
     lines = LINES_LL128;
   if (lines == LINES_LL && !two && s * ES > c->ll12) lines = LINES_LL12;
   uint64_t w = s, rounds = 1, bytes;
   if (lines) {
-    bytes = lineBytes(lines, s * ES);
+    bytes = line_bytes(lines, s * ES);
   } else {
-    uint64_t roundCap = cap, cc = copyRegion(c, a, n);
-    if (symCopies(c, a, s * ES)) {
+    uint64_t roundCap = cap, cc = copy_region(c, a, n);
+    if (sym_copies(c, a, s * ES)) {
       if (c->copyRoundMax > c->copyRound) {
-        const uint64_t big = perRegion(a, n, c->copyRoundMax), eighth = roundUp((s * ES + 7) / 8, 256);
+        const uint64_t big = per_region(a, n, c->copyRoundMax), eighth = round_up((s * ES + 7) / 8, 256);
         cc = eighth < cc ? cc : eighth > big ? big : eighth;
       }
       if (cc < roundCap) roundCap = cc;
     } else if (c->minRounds > 0) {
-      uint64_t want = roundUp((s * ES + (uint64_t)c->minRounds - 1) / (uint64_t)c->minRounds, 256);
+      uint64_t want = round_up((s * ES + (uint64_t)c->minRounds - 1) / (uint64_t)c->minRounds, 256);
       if (want < cc) want = cc;
       if (want < roundCap) roundCap = want;
     }
@@ -184,23 +185,23 @@ static bool geometry(const symConfig* c, symAlgo a, int n, uint64_t count, symFo
     bytes = w * ES;
   }
   const uint64_t half = lines == LINES_LL128 ? c->ll128Half : lines ? c->llHalf : SYM_HALF;
-  if (roundUp(bytes, 256) > perRegion(a, n, half)) return false;
+  if (round_up(bytes, 256) > per_region(a, n, half)) return false;
   f->algo = a;
   f->lines = lines;
   f->rounds = (int)rounds;
   *segBytes = w * ES;
-  *region = roundUp(bytes, 256);
+  *region = round_up(bytes, 256);
   (void)s;
   return true;
 }
 
-/* host/sym.c symBlocks for a staged call (direct: false) or a direct copy's piece. */
-static int symBlocks(const symConfig* c, symAlgo a, int n, uint64_t pieceBytes, uint64_t totalBytes,
-                     int rounds, uint64_t region, bool copyDirect) {
+/* host/sym.c sym_blocks for a staged call (direct: false) or a direct copy's piece. */
+static int sym_blocks(const symConfig* c, symAlgo a, int n, uint64_t pieceBytes, uint64_t totalBytes,
+                      int rounds, uint64_t region, bool copyDirect) {
   const uint64_t bb = !copyDirect ? 2048 : pieceBytes >= MIB(1) ? 16384 : 8192;
   uint64_t nb = (pieceBytes + bb - 1) / bb;
-  const bool copies = symCopies(c, a, totalBytes);
-  const uint64_t cc = copyRegion(c, a, n);
+  const bool copies = sym_copies(c, a, totalBytes);
+  const uint64_t cc = copy_region(c, a, n);
   const bool grown = rounds > 1 && (n == 2 || region > cc);
   const int cap = copyDirect              ? c->directBlocks
                   : rounds > 1 && !copies ? c->reduceBlocks
@@ -212,12 +213,12 @@ static int symBlocks(const symConfig* c, symAlgo a, int n, uint64_t pieceBytes, 
   return (int)nb;
 }
 
-static const char* algoName(symAlgo a) {
+static const char* algo_name(symAlgo a) {
   static const char* const names[] = {"oneshot", "twoshot", "oneshot", "staged", "staged"};
   return names[a];
 }
 
-static kilnProto_t linesProto(symLines l) {
+static kilnProto_t lines_proto(symLines l) {
   return l == LINES_LL      ? KILN_PROTO_LL
          : l == LINES_LL128 ? KILN_PROTO_LL128
          : l == LINES_LL12  ? KILN_PROTO_LL12
@@ -226,9 +227,9 @@ static kilnProto_t linesProto(symLines l) {
 
 /* The form of a call of `bytes` reference bytes of coll on n ranks, where place allows. false: the
  * symmetric kernels do not serve it. */
-static bool symFormOf(kilnColl_t coll, int n, uint64_t bytes, symPlace place, symForm* f) {
+static bool sym_form_of(kilnColl_t coll, int n, uint64_t bytes, symPlace place, symForm* f) {
   if (n != 2 && n != 4) return false;
-  const symConfig c = symDefaults(n);
+  const symConfig c = sym_defaults(n);
   symAlgo a;
   uint64_t count;
   switch (coll) {
@@ -253,12 +254,12 @@ static bool symFormOf(kilnColl_t coll, int n, uint64_t bytes, symPlace place, sy
   if (count == 0) return false;
   memset(f, 0, sizeof *f);
   uint64_t seg = 0, region = 0;
-  /* directWanted and directGeometry */
+  /* direct_wanted and direct_geometry */
   if (place == PLACE_DIRECT && a != ALG_RS && bytes >= (a == ALG_A2A ? c.directA2A : c.direct)) {
     if (coll == KILN_COLL_ALLREDUCE) {
       if (bytes >= c.arCe && count % (uint64_t)n == 0 && count / n * ES % 16 == 0 &&
           geometry(&c, ALG_RS, n, count / n, f, &seg, &region)) {
-        f->blocks = symBlocks(&c, ALG_RS, n, seg, count / n * ES, f->rounds, region, false);
+        f->blocks = sym_blocks(&c, ALG_RS, n, seg, count / n * ES, f->rounds, region, false);
         f->algo = ALG_TWOSHOT;
         f->kind = "reduce+engine";
         f->classic = "twoshot";
@@ -266,7 +267,7 @@ static bool symFormOf(kilnColl_t coll, int n, uint64_t bytes, symPlace place, sy
         return true;
       }
       if (geometry(&c, ALG_TWOSHOT, n, count, f, &seg, &region) && !f->lines) {
-        f->blocks = symBlocks(&c, ALG_TWOSHOT, n, seg, seg * f->rounds, f->rounds, region, false);
+        f->blocks = sym_blocks(&c, ALG_TWOSHOT, n, seg, seg * f->rounds, f->rounds, region, false);
         f->kind = "direct";
         f->classic = "twoshot";
         f->proto = KILN_PROTO_SIMPLE;
@@ -276,7 +277,7 @@ static bool symFormOf(kilnColl_t coll, int n, uint64_t bytes, symPlace place, sy
       const uint64_t piece = count * ES;
       f->algo = a;
       f->rounds = 1;
-      f->blocks = symBlocks(&c, a, n, piece, piece, 1, 0, true);
+      f->blocks = sym_blocks(&c, a, n, piece, piece, 1, 0, true);
       f->kind = bytes >= c.ce ? "engine" : "direct";
       f->classic = "zerocopy";
       f->proto = KILN_PROTO_SIMPLE;
@@ -285,10 +286,10 @@ static bool symFormOf(kilnColl_t coll, int n, uint64_t bytes, symPlace place, sy
   }
   if (!geometry(&c, a, n, count, f, &seg, &region)) return false;
   const uint64_t total = a == ALG_TWOSHOT ? seg * f->rounds : count * ES;
-  f->blocks = symBlocks(&c, a, n, seg, total, f->rounds, region, false);
+  f->blocks = sym_blocks(&c, a, n, seg, total, f->rounds, region, false);
   f->kind = f->lines ? "lines" : "flags";
-  f->classic = algoName(a);
-  f->proto = linesProto(f->lines);
+  f->classic = algo_name(a);
+  f->proto = lines_proto(f->lines);
   return true;
 }
 
@@ -306,7 +307,7 @@ typedef struct table {
 
 /* What a table's file name says (bench/baselines/README.md); false with a message for a name
  * that says nothing usable. */
-static bool tableKind(table* x) {
+static bool table_kind(table* x) {
   const char* slash = strrchr(x->path, '/');
   const char* base = slash ? slash + 1 : x->path;
   const char* dir = x->path;
@@ -344,10 +345,10 @@ static bool tableKind(table* x) {
   return true;
 }
 
-static bool openTable(table* x, const char* path) {
+static bool open_table(table* x, const char* path) {
   char err[512];
   x->path = path;
-  if (!tableKind(x)) return false;
+  if (!table_kind(x)) return false;
   if (benchCsvRead(path, &x->t, err, sizeof err) != 0) {
     fprintf(stderr, "sim_calibrate: %s\n", err);
     return false;
@@ -372,7 +373,7 @@ typedef struct planSet {
   kilnPlan** p;
 } planSet;
 
-static bool readPlans(const char* dir, planSet* s) {
+static bool read_plans(const char* dir, planSet* s) {
   DIR* d = opendir(dir);
   if (!d) {
     fprintf(stderr, "sim_calibrate: --plans %s: cannot open the folder\n", dir);
@@ -404,7 +405,7 @@ static bool readPlans(const char* dir, planSet* s) {
   return ok;
 }
 
-static const kilnPlan* findPlan(const planSet* s, const char* name) {
+static const kilnPlan* find_plan(const planSet* s, const char* name) {
   for (int i = 0; i < s->n; i++)
     if (!strcmp(s->p[i]->name, name)) return s->p[i];
   return NULL;
@@ -433,7 +434,7 @@ typedef struct rowSet {
   row* r;
 } rowSet;
 
-static row* addRow(rowSet* s) {
+static row* add_row(rowSet* s) {
   if (s->n == s->cap) {
     const int nc = s->cap ? 2 * s->cap : 256;
     row* m = realloc(s->r, sizeof *m * (size_t)nc);
@@ -447,7 +448,7 @@ static row* addRow(rowSet* s) {
 }
 
 /* The rows of table x (index ti) into s; 0, or 2 after a message. */
-static int tableRows(table* x, int ti, const planSet* plans, bool nccl, rowSet* s) {
+static int table_rows(table* x, int ti, const planSet* plans, bool nccl, rowSet* s) {
   for (int r = 0; r < x->t.nrows; r++) {
     const char* collName = benchCsvCell(&x->t, r, x->coll);
     kilnColl_t coll;
@@ -468,7 +469,7 @@ static int tableRows(table* x, int ti, const planSet* plans, bool nccl, rowSet* 
     const char* sym = benchCsvCell(&x->t, r, x->sym);
     symForm f;
     if (sym[0] && sym[strlen(sym) - 1] == '*' && benchCsvNumber(benchCsvCell(&x->t, r, x->symUs), &meas) &&
-        meas > 0 && symFormOf(coll, n, size, x->place, &f)) {
+        meas > 0 && sym_form_of(coll, n, size, x->place, &f)) {
       kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
       co.proto = f.proto;
       co.instances = f.blocks;
@@ -477,7 +478,7 @@ static int tableRows(table* x, int ti, const planSet* plans, bool nccl, rowSet* 
         fprintf(stderr, "sim_calibrate: kiln classic %s %s: %s\n", f.classic, collName, kilnLastError());
         return 2;
       }
-      row* w = addRow(s);
+      row* w = add_row(s);
       if (!w) {
         kilnPlanFree(p);
         fprintf(stderr, "sim_calibrate: out of memory\n");
@@ -490,17 +491,17 @@ static int tableRows(table* x, int ti, const planSet* plans, bool nccl, rowSet* 
     }
     /* the plan of the plan column, in the runtime's default implementation (host/exec.c: the
      * baked kernel where gen/ inlined its steps, LL plans; the interpreter for Simple plans) */
-    const kilnPlan* pl = plans ? findPlan(plans, benchCsvCell(&x->t, r, x->plan)) : NULL;
+    const kilnPlan* pl = plans ? find_plan(plans, benchCsvCell(&x->t, r, x->plan)) : NULL;
     const bool baked = pl && pl->proto != KILN_PROTO_SIMPLE;
     if (pl && benchCsvNumber(benchCsvCell(&x->t, r, baked ? x->baked : x->interp), &meas) && meas > 0) {
-      row* w = addRow(s);
+      row* w = add_row(s);
       if (!w) return 2;
       *w = (row){ROW_PLAN, ti, coll, n, x->graph, size, "", meas, 0, pl, NULL};
       snprintf(w->form, sizeof w->form, "%s (%s)", pl->name, baked ? "baked" : "interp");
     }
     /* NCCL (not on windows: there it runs its symmetric kernels, which the baseline does not model) */
     if (nccl && !x->window && benchCsvNumber(benchCsvCell(&x->t, r, x->nccl), &meas) && meas > 0) {
-      row* w = addRow(s);
+      row* w = add_row(s);
       if (!w) return 2;
       *w = (row){ROW_NCCL, ti, coll, n, x->graph, size, "", meas, 0, NULL, NULL};
     }
@@ -533,8 +534,8 @@ static kilnTopology* machine(machines* m, const char* topo, int n) {
 
 /* Predicts every row with parameters sp (NULL: the topology's or the defaults); 0, or 2 after a
  * message. */
-static int predictRows(rowSet* s, machines* m, const char* topo, const kilnSimParams* sp,
-                       const kilnSimParams* ncclSp, bool quiet) {
+static int predict_rows(rowSet* s, machines* m, const char* topo, const kilnSimParams* sp,
+                        const kilnSimParams* ncclSp, bool quiet) {
   for (int i = 0; i < s->n; i++) {
     row* w = &s->r[i];
     kilnTopology* t = machine(m, topo, w->n);
@@ -596,17 +597,17 @@ static int fit(rowSet* s, machines* m, const char* topo, kilnSimParams* sp, kiln
   }
 /* A point's misfit, its knobs first brought into their ranges (an efficiency in (0, 1], the
    * others >= 0). */
-#define EVAL(pt, out)                                                               \
-  do {                                                                              \
-    trial = *fitted;                                                                \
-    for (int i_ = 0; i_ < nk; i_++) {                                               \
-      const bool eff_ = strstr(kilnSimParamName(k[i_]), ".efficiency") != NULL;     \
-      double v_ = (pt)[i_];                                                         \
-      v_ = v_ < (eff_ ? 0.01 : 0) ? (eff_ ? 0.01 : 0) : eff_ && v_ > 1 ? 1 : v_;    \
-      (pt)[i_] = v_;                                                                \
-      *kilnSimParamRef(&trial, k[i_]) = v_;                                         \
-    }                                                                               \
-    (out) = predictRows(s, m, topo, kilnT, ncclT, true) ? HUGE_VAL : misfit(s, to); \
+#define EVAL(pt, out)                                                                \
+  do {                                                                               \
+    trial = *fitted;                                                                 \
+    for (int i_ = 0; i_ < nk; i_++) {                                                \
+      const bool eff_ = strstr(kilnSimParamName(k[i_]), ".efficiency") != NULL;      \
+      double v_ = (pt)[i_];                                                          \
+      v_ = v_ < (eff_ ? 0.01 : 0) ? (eff_ ? 0.01 : 0) : eff_ && v_ > 1 ? 1 : v_;     \
+      (pt)[i_] = v_;                                                                 \
+      *kilnSimParamRef(&trial, k[i_]) = v_;                                          \
+    }                                                                                \
+    (out) = predict_rows(s, m, topo, kilnT, ncclT, true) ? HUGE_VAL : misfit(s, to); \
   } while (0)
   for (int j = 0; j <= nk; j++) EVAL(x[j], f[j]);
   for (int it = 0; it < 400 * nk; it++) {
@@ -658,7 +659,7 @@ static int fit(rowSet* s, machines* m, const char* topo, kilnSimParams* sp, kiln
   for (int j = 1; j <= nk; j++)
     if (f[j] < f[lo]) lo = j;
   for (int i = 0; i < nk; i++) *kilnSimParamRef(fitted, k[i]) = x[lo][i];
-  return predictRows(s, m, topo, sp, ncclSp, false);
+  return predict_rows(s, m, topo, sp, ncclSp, false);
 }
 
 static void usage(FILE* f) {
@@ -784,12 +785,12 @@ int main(int argc, char** argv) {
   machines m;
   memset(&m, 0, sizeof m);
   int rc = tables ? 0 : 2;
-  if (rc == 0 && plansDir && !readPlans(plansDir, &plans)) rc = 2;
+  if (rc == 0 && plansDir && !read_plans(plansDir, &plans)) rc = 2;
   for (int i = 0; i < ntables && rc == 0; i++) {
-    if (!openTable(&tables[i], argv[first + i]))
+    if (!open_table(&tables[i], argv[first + i]))
       rc = 2;
     else
-      rc = tableRows(&tables[i], i, plansDir ? &plans : NULL, nccl, &rows);
+      rc = table_rows(&tables[i], i, plansDir ? &plans : NULL, nccl, &rows);
   }
   if (rc == 0 && nfit) {
     /* from the table given: the topology's costs where it has them and nothing was set */
@@ -804,7 +805,7 @@ int main(int argc, char** argv) {
                *kilnSimParamRef(fitTo == ROW_NCCL ? &ncclSp : &sp, fitK[i]));
     }
   } else if (rc == 0) {
-    rc = predictRows(&rows, &m, topo, spSet ? &sp : NULL, &ncclSp, false);
+    rc = predict_rows(&rows, &m, topo, spSet ? &sp : NULL, &ncclSp, false);
   }
   tally tl[ROW_KINDS];
   memset(tl, 0, sizeof tl);
