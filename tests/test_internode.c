@@ -46,7 +46,7 @@ typedef struct expect {
   size_t es;
 } expect;
 
-static int expectOne(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t off, uint64_t n) {
+static int expect_one(void* ctx, bool send, int peer, kilnBuffer_t buf, uint64_t off, uint64_t n) {
   expect* e = ctx;
   cr_assert(lt(int, e->n, FAKE_NCCL_HISTORY - 2), "a group of more calls than the fake keeps");
   e->v[e->n].send = send;
@@ -114,7 +114,7 @@ ParameterizedTest(splitCase* sc, internode, calls) {
         expect e = {0};
         e.rank = r;
         e.es = kilnDataTypeSize(dts[d]);
-        cr_assert(eq(int, kilnPhasesP2pCalls(ph, i, r, count, expectOne, &e), 0));
+        cr_assert(eq(int, kilnPhasesP2pCalls(ph, i, r, count, expect_one, &e), 0));
         kilnNcclIssue x;
         for (int b = 0; b < KILN_NUM_BUFFERS; b++) x.bases[b] = base(r, b);
         x.esize = e.es;

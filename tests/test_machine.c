@@ -34,7 +34,7 @@ static void mkdirs(const char* rel) {
 }
 
 /* root/<link> -> target (relative, as sysfs has them). */
-static void symlinkAt(const char* target, const char* link) {
+static void symlink_at(const char* target, const char* link) {
   char path[1024];
   snprintf(path, sizeof path, "%s%s", root, link);
   cr_assert(symlink(target, path) == 0, "symlink %s", path);
@@ -45,7 +45,7 @@ static const char* const kDev = "/sys/devices";
 #define SW1 "/pci0000:80/0000:80:01.0/0000:81:00.0"
 #define ETH "/pci0000:00/0000:00:03.0/0000:05:00.0"
 
-static void fakeSysfs(void) {
+static void fake_sysfs(void) {
   make_tmpdir(root, sizeof root);
   const char* fns[] = {SW0 "/0000:02:00.0",
                        SW0 "/0000:02:01.0",
@@ -70,20 +70,20 @@ static void fakeSysfs(void) {
     char target[512], link[128];
     snprintf(target, sizeof target, "../../../devices%s", gpus[g]);
     snprintf(link, sizeof link, "/sys/bus/pci/devices/%s", strrchr(gpus[g], '/') + 1);
-    symlinkAt(target, link);
+    symlink_at(target, link);
   }
-  symlinkAt("../../../devices" SW0 "/0000:02:01.0", "/sys/class/infiniband/mlx5_0/device");
-  symlinkAt("../../../devices" SW1 "/0000:82:01.0", "/sys/class/infiniband/mlx5_1/device");
-  symlinkAt("../../../devices" SW0 "/0000:02:01.0", "/sys/class/net/ib0/device");
-  symlinkAt("../../../devices" ETH, "/sys/class/net/eth0/device");
+  symlink_at("../../../devices" SW0 "/0000:02:01.0", "/sys/class/infiniband/mlx5_0/device");
+  symlink_at("../../../devices" SW1 "/0000:82:01.0", "/sys/class/infiniband/mlx5_1/device");
+  symlink_at("../../../devices" SW0 "/0000:02:01.0", "/sys/class/net/ib0/device");
+  symlink_at("../../../devices" ETH, "/sys/class/net/eth0/device");
 }
 
-static void removeSysfs(void) {
+static void remove_sysfs(void) {
   if (root[0]) rm_tree(root);
   root[0] = '\0';
 }
 
-static void fourGpus(kilnMachine* m) {
+static void four_gpus(kilnMachine* m) {
   memset(m, 0, sizeof *m);
   m->ngpus = 4;
   /* As CUDA writes them (NVML writes 8 digits of domain: the same functions). */
@@ -93,9 +93,9 @@ static void fourGpus(kilnMachine* m) {
   snprintf(m->gpu[3].busId, sizeof m->gpu[3].busId, "0000:82:02.0");
 }
 
-Test(machine, nics_and_the_gpus_nearest_to_them, .init = fakeSysfs, .fini = removeSysfs) {
+Test(machine, nics_and_the_gpus_nearest_to_them, .init = fake_sysfs, .fini = remove_sysfs) {
   kilnMachine m;
-  fourGpus(&m);
+  four_gpus(&m);
   cr_assert(eq(int, kilnMachinePci(&m, root), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(eq(str, m.gpu[0].path, "/sys/devices" SW0 "/0000:02:00.0"));
   /* mlx5_0, mlx5_1, eth0: ib0 is mlx5_0's own function, lo has no device. */
@@ -109,15 +109,15 @@ Test(machine, nics_and_the_gpus_nearest_to_them, .init = fakeSysfs, .fini = remo
   for (int g = 0; g < 4; g++) cr_assert(eq(int, m.nicOf[g], want[g]), "GPU %d", g);
 }
 
-Test(machine, without_infiniband_the_ethernet_interface_serves_every_gpu, .init = fakeSysfs,
-     .fini = removeSysfs) {
+Test(machine, without_infiniband_the_ethernet_interface_serves_every_gpu, .init = fake_sysfs,
+     .fini = remove_sysfs) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/sys/class/infiniband", root);
   rm_tree(dir);
   snprintf(dir, sizeof dir, "%s/sys/class/net/ib0", root);
   rm_tree(dir);
   kilnMachine m;
-  fourGpus(&m);
+  four_gpus(&m);
   cr_assert(eq(int, kilnMachinePci(&m, root), KILN_SUCCESS), "%s", kilnLastError());
   cr_assert(eq(int, m.nnics, 1));
   for (int g = 0; g < 4; g++) cr_assert(eq(int, m.nicOf[g], 0), "GPU %d", g);
@@ -138,7 +138,7 @@ static void measured(int g, double* alpha, double* beta) {
 }
 
 /* Writes t, reads it back. */
-static kilnTopology* roundTrip(const kilnTopology* t) {
+static kilnTopology* round_trip(const kilnTopology* t) {
   char* xml = NULL;
   cr_assert(eq(int, kilnTopologyWriteMemory(t, &xml), KILN_SUCCESS), "%s", kilnLastError());
   kilnTopology* back = NULL;
@@ -148,9 +148,9 @@ static kilnTopology* roundTrip(const kilnTopology* t) {
   return back;
 }
 
-Test(machine, nvswitch_node_with_two_hcas_on_two_nodes, .init = fakeSysfs, .fini = removeSysfs) {
+Test(machine, nvswitch_node_with_two_hcas_on_two_nodes, .init = fake_sysfs, .fini = remove_sysfs) {
   kilnMachine m;
-  fourGpus(&m);
+  four_gpus(&m);
   cr_assert(eq(int, kilnMachinePci(&m, root), KILN_SUCCESS));
   for (int g = 0; g < 4; g++) m.switchLinks[g] = 18;
   double alpha[16], beta[16];
@@ -158,7 +158,7 @@ Test(machine, nvswitch_node_with_two_hcas_on_two_nodes, .init = fakeSysfs, .fini
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnMachineTopology(&m, "box", alpha, beta, 2, 1.7, 20, &t), KILN_SUCCESS), "%s",
             kilnLastError());
-  kilnTopology* b = roundTrip(t);
+  kilnTopology* b = round_trip(t);
   cr_assert(eq(int, b->nodes, 2));
   cr_assert(eq(int, b->gpus_per_node, 4));
   cr_assert(eq(int, b->ntswitches, 1));
@@ -195,7 +195,7 @@ Test(machine, direct_nvlinks_and_pcie_pairs) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnMachineTopology(&m, "mesh", alpha, beta, 1, -1, -1, &t), KILN_SUCCESS), "%s",
             kilnLastError());
-  kilnTopology* b = roundTrip(t);
+  kilnTopology* b = round_trip(t);
   cr_assert(eq(int, b->ntswitches, 0));
   cr_assert(eq(int, b->ntlinks, 6));
   cr_assert(eq(int, kilnTopologyLink(b, 0, 1)->kind, KILN_LINK_NVLINK));
@@ -219,7 +219,7 @@ Test(machine, one_gpu_is_its_structure_only) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnMachineTopology(&m, "one", NULL, NULL, 4, 30, 800, &t), KILN_SUCCESS), "%s",
             kilnLastError());
-  kilnTopology* b = roundTrip(t);
+  kilnTopology* b = round_trip(t);
   cr_assert(eq(int, b->gpus_per_node, 1));
   cr_assert(eq(int, b->nodes, 4));
   cr_assert(eq(int, b->ntswitches, 0), "a switch of one GPU links nothing");

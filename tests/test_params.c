@@ -17,7 +17,7 @@
 
 /* Runs `env-assignments build/kiln args` through the shell, output (stdout and stderr) into out;
  * returns the exit status, or -1 where the CLI is not built (the test then skips). */
-static int runKiln(const char* env, const char* args, char* out, size_t len) {
+static int run_kiln(const char* env, const char* args, char* out, size_t len) {
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "%s/kiln", KILN_BINARY_DIR);
   if (access(cmd, X_OK) != 0) return -1;
@@ -31,7 +31,7 @@ static int runKiln(const char* env, const char* args, char* out, size_t len) {
 }
 
 /* The row of env in the public listing. */
-static kilnParamInfo infoOf(const char* env) {
+static kilnParamInfo info_of(const char* env) {
   kilnParamInfo p;
   for (int i = 0; i < kilnParamCount(); i++) {
     cr_assert(kilnParamGetInfo(i, &p));
@@ -123,14 +123,14 @@ Test(params, a_value_that_does_not_parse_is_ignored_and_said_why) {
   cr_assert(not(kilnParamIsSet(KILN_PARAM_Sym)));
   cr_assert(eq(i64, kilnParam(KILN_PARAM_SymBlocks), 64));
   cr_assert(not(kilnParamIsSet(KILN_PARAM_SymCEBytes)));
-  kilnParamInfo p = infoOf("KILN_SYM");
+  kilnParamInfo p = info_of("KILN_SYM");
   cr_assert(eq(str, (char*)p.value, "maybe"));
   cr_assert(p.problem && strstr(p.problem, "boolean"), "%s", p.problem ? p.problem : "(none)");
-  p = infoOf("KILN_SYM_CE_BYTES");
+  p = info_of("KILN_SYM_CE_BYTES");
   cr_assert(p.problem && strstr(p.problem, "size"));
-  p = infoOf("KILN_SYM_BLOCKS");
+  p = info_of("KILN_SYM_BLOCKS");
   cr_assert(p.problem != NULL);
-  p = infoOf("KILN_SYM_DIRECT_BYTES");
+  p = info_of("KILN_SYM_DIRECT_BYTES");
   cr_assert(eq(ptr, (void*)p.problem, NULL));
 }
 
@@ -166,7 +166,7 @@ Test(params, a_fault_names_a_step_and_a_rank) {
 
 Test(params, kiln_params_lists_every_setting_with_its_value) {
   char out[1 << 16];
-  const int rc = runKiln("", "params", out, sizeof out);
+  const int rc = run_kiln("", "params", out, sizeof out);
   if (rc < 0) cr_skip_test("build/kiln not built");
   cr_assert(eq(int, rc, 0), "%s", out);
   for (int i = 0; i < kilnParamCount(); i++) {
@@ -174,16 +174,16 @@ Test(params, kiln_params_lists_every_setting_with_its_value) {
     kilnParamGetInfo(i, &p);
     cr_assert(strstr(out, p.env) != NULL, "kiln params does not list %s", p.env);
   }
-  cr_assert(eq(int, runKiln("KILN_SYM_BLOCKS=5 KILN_SYM=junk", "params", out, sizeof out), 0), "%s", out);
+  cr_assert(eq(int, run_kiln("KILN_SYM_BLOCKS=5 KILN_SYM=junk", "params", out, sizeof out), 0), "%s", out);
   cr_assert(strstr(out, "KILN_SYM_BLOCKS                  int    64       5 ") != NULL, "%s", out);
   cr_assert(strstr(out, "KILN_SYM=junk is ignored: not a boolean") != NULL, "%s", out);
-  cr_assert(eq(int, runKiln("", "params --bogus", out, sizeof out), 2), "%s", out);
+  cr_assert(eq(int, run_kiln("", "params --bogus", out, sizeof out), 2), "%s", out);
 }
 
 /* docs/PARAMS.md's table is `kiln params --markdown`, so the documentation lists the table as it is. */
 Test(params, the_documentation_is_the_table) {
   char out[1 << 16];
-  const int rc = runKiln("", "params --markdown", out, sizeof out);
+  const int rc = run_kiln("", "params --markdown", out, sizeof out);
   if (rc < 0) cr_skip_test("build/kiln not built");
   cr_assert(eq(int, rc, 0), "%s", out);
   FILE* f = fopen(KILN_SOURCE_DIR "/docs/PARAMS.md", "rb");

@@ -7,8 +7,8 @@
 /* Rank p's scratch region of source rank q (the sources in rank order, p skipped). */
 static int region(int p, int q) { return q < p ? q : q - 1; }
 
-static kilnStep* memStep(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t sb, int so, kilnBuffer_t db,
-                         int dof, int cnt, int peer) {
+static kilnStep* mem_step(kilnThreadblock* tb, kilnStepType_t type, kilnBuffer_t sb, int so, kilnBuffer_t db,
+                          int dof, int cnt, int peer) {
   kilnStep* s = kilnPlanAddStep(tb, type, sb, so, db, dof, cnt);
   cr_assert(s != NULL);
   s->peer = peer;
@@ -31,14 +31,14 @@ static kilnPlan* oneshot(int n, kilnProto_t proto) {
     kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
     for (int m = 1; m < n; m++) {
       const int q = (r + m) % n;
-      memStep(tb, KILN_STEP_PUT, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, region(q, r), 1, q);
+      mem_step(tb, KILN_STEP_PUT, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, region(q, r), 1, q);
     }
     if (proto == KILN_PROTO_SIMPLE)
       for (int m = 1; m < n; m++)
-        memStep(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, (r + m) % n);
+        mem_step(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, (r + m) % n);
     for (int q = 0; q < n; q++) {
       if (proto == KILN_PROTO_SIMPLE && q != r)
-        memStep(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, q);
+        mem_step(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, q);
       const kilnBuffer_t sb = q == r ? KILN_BUF_INPUT : KILN_BUF_SCRATCH;
       kilnPlanAddStep(tb, q == 0 ? KILN_STEP_COPY : KILN_STEP_REDUCE, sb, q == r ? 0 : region(r, q),
                       KILN_BUF_OUTPUT, 0, 1);
@@ -134,7 +134,7 @@ Test(passes, in_place_reduction_meets_after_the_copy_it_overwrites) {
     p->gpus[r].o_chunks = 0;
     p->gpus[r].s_chunks = 2;
     kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
-    memStep(tb, KILN_STEP_PUT, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0, 1, 1 - r);
+    mem_step(tb, KILN_STEP_PUT, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 0, 1, 1 - r);
     kilnPlanAddStep(tb, KILN_STEP_COPY, KILN_BUF_INPUT, 0, KILN_BUF_SCRATCH, 1, 1);
     kilnPlanAddStep(tb, KILN_STEP_COPY, r == 0 ? KILN_BUF_SCRATCH : KILN_BUF_SCRATCH, r == 0 ? 1 : 0,
                     KILN_BUF_INPUT, 0, 1);
@@ -288,12 +288,12 @@ Test(passes, signals_of_one_stream_are_passes_of_their_own) {
     kilnThreadblock* tb = kilnPlanAddThreadblock(p, r, -1, -1, 0);
     const int a = (r + 1) % 3, b = (r + 2) % 3;
     for (int twice = 0; twice < 2; twice++) {
-      memStep(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, a);
-      memStep(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, b);
+      mem_step(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, a);
+      mem_step(tb, KILN_STEP_SIGNAL, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, b);
     }
     for (int twice = 0; twice < 2; twice++) {
-      memStep(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, a);
-      memStep(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, b);
+      mem_step(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, a);
+      mem_step(tb, KILN_STEP_WAIT, KILN_BUF_INPUT, -1, KILN_BUF_INPUT, -1, 0, b);
     }
   }
   for (int r = 0; r < 3; r++) {

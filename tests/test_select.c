@@ -23,16 +23,16 @@
 typedef struct {
   bool symFits, zeroCopy;
   bool runs[8], holds[8];
-  int asked; /* how many times planHolds was asked */
+  int asked; /* how many times plan_holds was asked */
 } answers;
 
-static bool symFits(void* ctx, kilnSymAlgo_t a) {
+static bool sym_fits(void* ctx, kilnSymAlgo_t a) {
   (void)a;
   return ((answers*)ctx)->symFits;
 }
-static bool zeroCopy(void* ctx) { return ((answers*)ctx)->zeroCopy; }
-static bool planRuns(void* ctx, int i) { return ((answers*)ctx)->runs[i]; }
-static bool planHolds(void* ctx, int i) {
+static bool zero_copy(void* ctx) { return ((answers*)ctx)->zeroCopy; }
+static bool plan_runs(void* ctx, int i) { return ((answers*)ctx)->runs[i]; }
+static bool plan_holds(void* ctx, int i) {
   answers* a = ctx;
   a->asked++;
   return a->holds[i];
@@ -50,10 +50,10 @@ static kilnSelectView view(int nranks) {
                       .symOn = true,
                       .alone = false,
                       .ctx = &ans,
-                      .symFits = symFits,
-                      .zeroCopy = zeroCopy,
-                      .planRuns = planRuns,
-                      .planHolds = planHolds};
+                      .symFits = sym_fits,
+                      .zeroCopy = zero_copy,
+                      .planRuns = plan_runs,
+                      .planHolds = plan_holds};
   return v;
 }
 

@@ -25,7 +25,7 @@
 
 /* ---- reading the shim's ELF file ---- */
 
-static unsigned char* readFile(const char* path, size_t* len) {
+static unsigned char* read_file(const char* path, size_t* len) {
   FILE* f = fopen(path, "rb");
   if (!f) return NULL;
   fseek(f, 0, SEEK_END);
@@ -50,7 +50,7 @@ static const Elf64_Shdr* section(const unsigned char* elf, Elf64_Word type) {
   return NULL;
 }
 
-static const Elf64_Shdr* sectionAt(const unsigned char* elf, Elf64_Word index) {
+static const Elf64_Shdr* section_at(const unsigned char* elf, Elf64_Word index) {
   const Elf64_Ehdr* eh = (const Elf64_Ehdr*)elf;
   return (const Elf64_Shdr*)(elf + eh->e_shoff) + index;
 }
@@ -67,7 +67,7 @@ static void* sym(const char* name) {
 }
 
 /* Loads the shim with KILN_NCCL_PATH=real (NULL: the fake) and the given KILN_DISABLE. */
-static void loadShim(const char* real, bool disable) {
+static void load_shim(const char* real, bool disable) {
   setenv("KILN_NCCL_PATH", real ? real : KILN_FAKE_NCCL_PATH, 1);
   if (disable)
     setenv("KILN_DISABLE", "1", 1);
@@ -87,25 +87,25 @@ static void loadShim(const char* real, bool disable) {
   }
 }
 
-static int fakeCalls(void) { return *(int*)dlsym(fake, "fakeNcclCalls"); }
+static int fake_calls(void) { return *(int*)dlsym(fake, "fakeNcclCalls"); }
 
-static fakeNcclRecord* fakeCall(int i) {
+static fakeNcclRecord* fake_call(int i) {
   fakeNcclRecord* h = dlsym(fake, "fakeNcclHistory");
   return &h[i % FAKE_NCCL_HISTORY];
 }
 
 /* Index of the last call of `name` the fake saw, or -1. */
-static int lastCallOf(const char* name) {
-  int n = fakeCalls();
+static int last_call_of(const char* name) {
+  int n = fake_calls();
   for (int i = n - 1; i >= 0 && i >= n - FAKE_NCCL_HISTORY; i--)
-    if (strcmp(fakeCall(i)->name, name) == 0) return i;
+    if (strcmp(fake_call(i)->name, name) == 0) return i;
   return -1;
 }
 
 /* Asserts that the fake's call i was `name` with exactly the bytes of `expect`. */
-static void assertCall(int i, const char* name, const fakeNcclRecord* expect) {
+static void assert_call(int i, const char* name, const fakeNcclRecord* expect) {
   cr_assert(i >= 0, "the fake NCCL never saw %s", name);
-  fakeNcclRecord* got = fakeCall(i);
+  fakeNcclRecord* got = fake_call(i);
   cr_assert(eq(str, got->name, (char*)name));
   cr_assert(eq(sz, got->nbytes, expect->nbytes), "%s: argument bytes differ in size", name);
   cr_assert(memcmp(got->bytes, expect->bytes, expect->nbytes) == 0, "%s: arguments differ", name);
@@ -117,11 +117,11 @@ Test(shim, file_and_soname_are_libnccl_so_2) {
   const char* base = strrchr(KILN_SHIM_PATH, '/');
   cr_assert(eq(str, (char*)(base ? base + 1 : KILN_SHIM_PATH), "libnccl.so.2"));
   size_t len = 0;
-  unsigned char* elf = readFile(KILN_SHIM_PATH, &len);
+  unsigned char* elf = read_file(KILN_SHIM_PATH, &len);
   cr_assert(elf != NULL);
   const Elf64_Shdr* dyn = section(elf, SHT_DYNAMIC);
   cr_assert(dyn != NULL);
-  const char* strtab = (const char*)elf + sectionAt(elf, dyn->sh_link)->sh_offset;
+  const char* strtab = (const char*)elf + section_at(elf, dyn->sh_link)->sh_offset;
   const char* soname = NULL;
   for (const Elf64_Dyn* d = (const Elf64_Dyn*)(elf + dyn->sh_offset); d->d_tag != DT_NULL; d++) {
     if (d->d_tag == DT_SONAME) soname = strtab + d->d_un.d_val;
@@ -137,11 +137,11 @@ Test(shim, file_and_soname_are_libnccl_so_2) {
 
 Test(shim, exports_only_the_nccl_api) {
   size_t len = 0;
-  unsigned char* elf = readFile(KILN_SHIM_PATH, &len);
+  unsigned char* elf = read_file(KILN_SHIM_PATH, &len);
   cr_assert(elf != NULL);
   const Elf64_Shdr* ds = section(elf, SHT_DYNSYM);
   cr_assert(ds != NULL);
-  const char* strtab = (const char*)elf + sectionAt(elf, ds->sh_link)->sh_offset;
+  const char* strtab = (const char*)elf + section_at(elf, ds->sh_link)->sh_offset;
   const Elf64_Sym* s = (const Elf64_Sym*)(elf + ds->sh_offset);
   size_t n = ds->sh_size / sizeof *s;
   int exported = 0;
@@ -159,7 +159,7 @@ Test(shim, exports_only_the_nccl_api) {
 }
 
 /* Asserts the shim exports every name listed (one per line) in `list`; returns how many. */
-static int assertExportsList(const char* list) {
+static int assert_exports_list(const char* list) {
   FILE* f = fopen(list, "r");
   cr_assert(f != NULL, "cannot open %s", list);
   char line[256];
@@ -177,7 +177,7 @@ static int assertExportsList(const char* list) {
 Test(shim, exports_every_function_of_nccl_h) {
   shim = dlopen(KILN_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
   cr_assert(shim != NULL, "dlopen: %s", dlerror());
-  int n = assertExportsList(KILN_SHIM_NCCL_H_LIST);
+  int n = assert_exports_list(KILN_SHIM_NCCL_H_LIST);
   cr_assert(n >= 80, "only %d functions found in nccl.h: the list generator is broken", n);
 }
 
@@ -189,13 +189,13 @@ Test(shim, exports_every_symbol_of_the_real_libnccl) {
   int c = fgetc(f);
   fclose(f);
   if (c == EOF) cr_skip_test("no real libnccl was found at build time to list its exports");
-  assertExportsList(KILN_SHIM_REAL_EXPORTS);
+  assert_exports_list(KILN_SHIM_REAL_EXPORTS);
 }
 
 /* ---- forwarding ---- */
 
 Test(shim, get_version_is_the_real_librarys) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
   ncclResult_t (*pgetVersion)(int*) = sym("pncclGetVersion");
   int v = 0, pv = 0;
@@ -206,7 +206,7 @@ Test(shim, get_version_is_the_real_librarys) {
 }
 
 Test(shim, forwards_send_with_identical_arguments) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*send)(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = sym("ncclSend");
   const void* sendbuff = (const void*)(uintptr_t)0x1234560;
   size_t count = 777;
@@ -217,14 +217,14 @@ Test(shim, forwards_send_with_identical_arguments) {
   cr_assert(eq(int, send(sendbuff, count, datatype, peer, comm, stream), ncclSuccess));
   fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
   FAKE_NCCL_EACH((sendbuff, count, datatype, peer, comm, stream))
-  assertCall(fakeCalls() - 1, "ncclSend", &expect);
+  assert_call(fake_calls() - 1, "ncclSend", &expect);
 }
 
 /* ncclMemAlloc and ncclMemFree are hooked (the drop-in remembers an allocation's extent and
  * forgets windows left over it at its free) but reach the real NCCL with the same arguments and
  * return its result. */
 Test(shim, mem_alloc_and_free_forward) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*alloc)(void**, size_t) = sym("ncclMemAlloc");
   ncclResult_t (*release)(void*) = sym("ncclMemFree");
   void* p = (void*)(uintptr_t)0x7f0000100000; /* the fake leaves it as it is */
@@ -236,7 +236,7 @@ Test(shim, mem_alloc_and_free_forward) {
     void** ptr = where;
     FAKE_NCCL_EACH((ptr, size))
   }
-  assertCall(fakeCalls() - 1, "ncclMemAlloc", &expect);
+  assert_call(fake_calls() - 1, "ncclMemAlloc", &expect);
   cr_assert(eq(int, release(p), ncclSuccess));
   fakeNcclRecord expect2 = {.nbytes = 0};
   fakeRec = &expect2;
@@ -244,16 +244,16 @@ Test(shim, mem_alloc_and_free_forward) {
     void* ptr = p;
     FAKE_NCCL_EACH((ptr))
   }
-  assertCall(fakeCalls() - 1, "ncclMemFree", &expect2);
+  assert_call(fake_calls() - 1, "ncclMemFree", &expect2);
   /* Freed again, or never allocated: forwarded as well. */
-  const int before = fakeCalls();
+  const int before = fake_calls();
   cr_assert(eq(int, release((void*)(uintptr_t)0x1000), ncclSuccess));
-  cr_assert(eq(int, fakeCalls(), before + 1));
-  cr_assert(eq(int, lastCallOf("ncclMemFree"), before));
+  cr_assert(eq(int, fake_calls(), before + 1));
+  cr_assert(eq(int, last_call_of("ncclMemFree"), before));
 }
 
 Test(shim, pnccl_twin_forwards_like_nccl) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*bcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
       sym("pncclBroadcast");
   const void* sendbuff = (const void*)(uintptr_t)0x1000;
@@ -266,11 +266,11 @@ Test(shim, pnccl_twin_forwards_like_nccl) {
   cr_assert(eq(int, bcast(sendbuff, recvbuff, count, datatype, root, comm, stream), ncclSuccess));
   fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
   FAKE_NCCL_EACH((sendbuff, recvbuff, count, datatype, root, comm, stream))
-  assertCall(fakeCalls() - 1, "ncclBroadcast", &expect);
+  assert_call(fake_calls() - 1, "ncclBroadcast", &expect);
 }
 
 Test(shim, allreduce_without_a_plan_goes_to_nccl_unchanged) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*allreduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                             cudaStream_t) = sym("ncclAllReduce");
   const void* sendbuff = (const void*)(uintptr_t)0xa000;
@@ -283,11 +283,11 @@ Test(shim, allreduce_without_a_plan_goes_to_nccl_unchanged) {
   cr_assert(eq(int, allreduce(sendbuff, recvbuff, count, datatype, op, comm, stream), ncclSuccess));
   fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
   FAKE_NCCL_EACH((sendbuff, recvbuff, count, datatype, op, comm, stream))
-  assertCall(fakeCalls() - 1, "ncclAllReduce", &expect);
+  assert_call(fake_calls() - 1, "ncclAllReduce", &expect);
 }
 
 Test(shim, errors_of_the_real_nccl_come_back_unchanged) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   *(ncclResult_t*)dlsym(fake, "fakeNcclResult") = ncclRemoteError;
   ncclResult_t (*allgather)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) =
       sym("ncclAllGather");
@@ -298,7 +298,7 @@ Test(shim, errors_of_the_real_nccl_come_back_unchanged) {
 }
 
 Test(shim, init_rank_forwards_and_returns_the_real_communicator) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
   ncclComm_t c = NULL;
   ncclComm_t* comm = &c;
@@ -309,44 +309,44 @@ Test(shim, init_rank_forwards_and_returns_the_real_communicator) {
   cr_assert(eq(ptr, c, FAKE_NCCL_COMM));
   fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
   FAKE_NCCL_EACH((comm, nranks, commId, rank))
-  assertCall(lastCallOf("ncclCommInitRank"), "ncclCommInitRank", &expect);
+  assert_call(last_call_of("ncclCommInitRank"), "ncclCommInitRank", &expect);
 }
 
 Test(shim, kiln_disable_only_forwards) {
-  loadShim(NULL, true);
+  load_shim(NULL, true);
   ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
   ncclComm_t c = NULL;
   ncclUniqueId id = {{0}};
-  int before = fakeCalls();
+  int before = fake_calls();
   cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
   /* Without KILN_DISABLE the shim asks the new communicator its size to set kiln up; with it,
    * the real init is the only call. */
-  cr_assert(eq(int, fakeCalls(), before + 1));
-  cr_assert(eq(str, fakeCall(before)->name, "ncclCommInitRank"));
+  cr_assert(eq(int, fake_calls(), before + 1));
+  cr_assert(eq(str, fake_call(before)->name, "ncclCommInitRank"));
 }
 
 Test(shim, kiln_enabled_examines_new_communicators) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
   ncclComm_t c = NULL;
   ncclUniqueId id = {{0}};
-  int before = fakeCalls();
+  int before = fake_calls();
   cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
-  cr_assert(gt(int, lastCallOf("ncclCommCount"), before));
+  cr_assert(gt(int, last_call_of("ncclCommCount"), before));
 }
 
 Test(shim, get_last_error_is_the_real_ones_without_kiln_errors) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   const char* (*lastError)(ncclComm_t) = sym("ncclGetLastError");
   cr_assert(eq(str, (char*)lastError(FAKE_NCCL_COMM), "fake"));
   fakeNcclRecord expect = {.nbytes = 0}, *fakeRec = &expect;
   ncclComm_t comm = FAKE_NCCL_COMM;
   FAKE_NCCL_EACH((comm))
-  assertCall(fakeCalls() - 1, "ncclGetLastError", &expect);
+  assert_call(fake_calls() - 1, "ncclGetLastError", &expect);
 }
 
 Test(shim, non_blocking_communicators_and_their_splits_are_left_to_nccl) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*initConfig)(ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*) =
       sym("ncclCommInitRankConfig");
   ncclResult_t (*split)(ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*) = sym("ncclCommSplit");
@@ -354,61 +354,61 @@ Test(shim, non_blocking_communicators_and_their_splits_are_left_to_nccl) {
   config.blocking = 0;
   ncclComm_t c = NULL;
   ncclUniqueId id = {{0}};
-  int before = fakeCalls();
+  int before = fake_calls();
   cr_assert(eq(int, initConfig(&c, 4, id, 0, &config), ncclSuccess));
-  cr_assert(eq(int, fakeCalls(), before + 1), "the shim examined a non-blocking communicator");
+  cr_assert(eq(int, fake_calls(), before + 1), "the shim examined a non-blocking communicator");
   /* The fake's split leaves *newcomm as it was: a stand-in for the new communicator. */
   ncclComm_t child = (ncclComm_t)(uintptr_t)0xc0ffee00;
-  before = fakeCalls();
+  before = fake_calls();
   cr_assert(eq(int, split(c, 0, 0, &child, NULL), ncclSuccess));
-  cr_assert(eq(int, fakeCalls(), before + 1), "the shim examined a split of a non-blocking one");
+  cr_assert(eq(int, fake_calls(), before + 1), "the shim examined a split of a non-blocking one");
   /* A blocking config is examined. */
   ncclConfig_t blocking = NCCL_CONFIG_INITIALIZER;
   blocking.blocking = 1;
-  before = fakeCalls();
+  before = fake_calls();
   cr_assert(eq(int, initConfig(&c, 4, id, 0, &blocking), ncclSuccess));
-  cr_assert(gt(int, lastCallOf("ncclCommCount"), before));
+  cr_assert(gt(int, last_call_of("ncclCommCount"), before));
 }
 
 Test(shim, device_api_forwards) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclTeam_t (*teamWorld)(ncclComm_t) = sym("ncclTeamWorld");
   int (*slots)(int, int) = sym("pncclLLA2ACalcSlots");
   ncclTeam_t t = teamWorld(FAKE_NCCL_COMM); /* the fake's default body: {7, 3, 1} */
   cr_assert(eq(int, t.nRanks, 7));
   cr_assert(eq(int, t.rank, 3));
   cr_assert(eq(int, slots(10, 4), 42));
-  cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclLLA2ACalcSlots"));
+  cr_assert(eq(str, fake_call(fake_calls() - 1)->name, "ncclLLA2ACalcSlots"));
 }
 
 Test(shim, group_calls_forward) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*start)(void) = sym("ncclGroupStart");
   ncclResult_t (*end)(void) = sym("ncclGroupEnd");
   cr_assert(eq(int, start(), ncclSuccess));
-  cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclGroupStart"));
+  cr_assert(eq(str, fake_call(fake_calls() - 1)->name, "ncclGroupStart"));
   cr_assert(eq(int, end(), ncclSuccess));
-  cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclGroupEnd"));
+  cr_assert(eq(str, fake_call(fake_calls() - 1)->name, "ncclGroupEnd"));
 }
 
 Test(shim, grouped_collective_without_plan_joins_nccls_group_in_order) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*start)(void) = sym("ncclGroupStart");
   ncclResult_t (*end)(void) = sym("ncclGroupEnd");
   ncclResult_t (*allreduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                             cudaStream_t) = sym("ncclAllReduce");
-  int first = fakeCalls();
+  int first = fake_calls();
   cr_assert(eq(int, start(), ncclSuccess));
   cr_assert(eq(int, allreduce(NULL, NULL, 16, ncclFloat, ncclSum, FAKE_NCCL_COMM, NULL), ncclSuccess));
   cr_assert(eq(int, end(), ncclSuccess));
-  cr_assert(eq(int, fakeCalls(), first + 3));
-  cr_assert(eq(str, fakeCall(first)->name, "ncclGroupStart"));
-  cr_assert(eq(str, fakeCall(first + 1)->name, "ncclAllReduce"));
-  cr_assert(eq(str, fakeCall(first + 2)->name, "ncclGroupEnd"));
+  cr_assert(eq(int, fake_calls(), first + 3));
+  cr_assert(eq(str, fake_call(first)->name, "ncclGroupStart"));
+  cr_assert(eq(str, fake_call(first + 1)->name, "ncclAllReduce"));
+  cr_assert(eq(str, fake_call(first + 2)->name, "ncclGroupEnd"));
 }
 
 Test(shim, grouped_init_is_examined_after_the_group_ends) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*start)(void) = sym("ncclGroupStart");
   ncclResult_t (*end)(void) = sym("ncclGroupEnd");
   ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
@@ -417,15 +417,15 @@ Test(shim, grouped_init_is_examined_after_the_group_ends) {
   cr_assert(eq(int, start(), ncclSuccess));
   cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
   /* Not usable before ncclGroupEnd: the shim must not ask it anything yet. */
-  cr_assert(eq(str, fakeCall(fakeCalls() - 1)->name, "ncclCommInitRank"));
-  int beforeEnd = fakeCalls();
+  cr_assert(eq(str, fake_call(fake_calls() - 1)->name, "ncclCommInitRank"));
+  int beforeEnd = fake_calls();
   cr_assert(eq(int, end(), ncclSuccess));
-  cr_assert(eq(str, fakeCall(beforeEnd)->name, "ncclGroupEnd"));
-  cr_assert(gt(int, lastCallOf("ncclCommCount"), beforeEnd));
+  cr_assert(eq(str, fake_call(beforeEnd)->name, "ncclGroupEnd"));
+  cr_assert(gt(int, last_call_of("ncclCommCount"), beforeEnd));
 }
 
 Test(shim, simulated_group_end_sets_nothing_up) {
-  loadShim(NULL, false);
+  load_shim(NULL, false);
   ncclResult_t (*start)(void) = sym("ncclGroupStart");
   ncclResult_t (*simEnd)(ncclSimInfo_t*) = sym("ncclGroupSimulateEnd");
   ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
@@ -434,10 +434,10 @@ Test(shim, simulated_group_end_sets_nothing_up) {
   ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
   cr_assert(eq(int, start(), ncclSuccess));
   cr_assert(eq(int, initRank(&c, 4, id, 0), ncclSuccess));
-  int beforeEnd = fakeCalls();
+  int beforeEnd = fake_calls();
   cr_assert(eq(int, simEnd(&info), ncclSuccess));
-  cr_assert(eq(int, fakeCalls(), beforeEnd + 1));
-  cr_assert(eq(str, fakeCall(beforeEnd)->name, "ncclGroupSimulateEnd"));
+  cr_assert(eq(int, fake_calls(), beforeEnd + 1));
+  cr_assert(eq(str, fake_call(beforeEnd)->name, "ncclGroupSimulateEnd"));
 }
 
 /* ---- communicators across nodes: the shape and the plans that fit it ---- */
@@ -445,12 +445,12 @@ Test(shim, simulated_group_end_sets_nothing_up) {
 /* A folder of plans for 4 ranks: a ring allreduce for 2 nodes and a direct one for one node. */
 static char plansDir[64];
 
-static void removePlans(void) {
+static void remove_plans(void) {
   if (plansDir[0]) rm_tree(plansDir);
   plansDir[0] = '\0';
 }
 
-static void writePlans(void) {
+static void write_plans(void) {
   snprintf(plansDir, sizeof plansDir, "/tmp/kiln-shim-plans-XXXXXX");
   cr_assert(mkdtemp(plansDir) != NULL);
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
@@ -472,8 +472,8 @@ static void writePlans(void) {
 /* Loads the shim over the fake with those plans and KILN_DEBUG=INFO, makes the fake report a
  * communicator of 4 ranks whose load/store team has lsa ranks, inits rank 0 of it and returns
  * what the shim logged. */
-static char* initAcrossNodes(int lsa, const char* emulate) {
-  writePlans();
+static char* init_across_nodes(int lsa, const char* emulate) {
+  write_plans();
   setenv("KILN_NCCL_PATH", KILN_FAKE_NCCL_PATH, 1);
   unsetenv("KILN_DISABLE");
   setenv("KILN_PLANS", plansDir, 1);
@@ -506,7 +506,7 @@ static char* initAcrossNodes(int lsa, const char* emulate) {
   dup2(saved, 2);
   close(saved);
   size_t len = 0;
-  char* log = (char*)readFile(logPath, &len);
+  char* log = (char*)read_file(logPath, &len);
   cr_assert(log != NULL);
   log = realloc(log, len + 1);
   log[len] = '\0';
@@ -515,13 +515,13 @@ static char* initAcrossNodes(int lsa, const char* emulate) {
   return log;
 }
 
-Test(shim, two_nodes_of_two_take_the_plan_for_two_nodes, .fini = removePlans) {
-  char* log = initAcrossNodes(2, NULL);
+Test(shim, two_nodes_of_two_take_the_plan_for_two_nodes, .fini = remove_plans) {
+  char* log = init_across_nodes(2, NULL);
   cr_assert(
       contains(log,
                "communicator of 4 ranks: 2 nodes x 2 GPUs (NCCL's load/store team): 1 plan for that shape"),
       "%s", log);
-  cr_assert(gt(int, lastCallOf("ncclTeamLsa"), -1), "the shim never asked NCCL for the load/store team");
+  cr_assert(gt(int, last_call_of("ncclTeamLsa"), -1), "the shim never asked NCCL for the load/store team");
   /* This rank goes ahead and asks the others through NCCL first; the CPU has no GPU for the
    * agreement, so every rank stays on NCCL, saying why. */
   cr_assert(contains(log, "could not agree on setting kiln up"), "%s", log);
@@ -529,16 +529,16 @@ Test(shim, two_nodes_of_two_take_the_plan_for_two_nodes, .fini = removePlans) {
   free(log);
 }
 
-Test(shim, one_node_takes_the_plans_that_name_no_nodes, .fini = removePlans) {
-  char* log = initAcrossNodes(4, NULL);
+Test(shim, one_node_takes_the_plans_that_name_no_nodes, .fini = remove_plans) {
+  char* log = init_across_nodes(4, NULL);
   cr_assert(not(contains(log, "nodes x")), "%s", log);
   cr_assert(not(contains(log, "no plan for")), "%s", log);
   cr_assert(contains(log, "could not agree on setting kiln up"), "%s", log);
   free(log);
 }
 
-Test(shim, emulated_nodes_without_a_plan_stay_on_nccl, .fini = removePlans) {
-  char* log = initAcrossNodes(4, "4");
+Test(shim, emulated_nodes_without_a_plan_stay_on_nccl, .fini = remove_plans) {
+  char* log = init_across_nodes(4, "4");
   cr_assert(contains(log, "4 nodes x 1 GPUs (KILN_EMULATE_NODES): 0 plans for that shape"), "%s", log);
   cr_assert(contains(log, "no plan for 4 nodes x 1 GPUs ("), "%s", log);
   cr_assert(contains(log, "plans of 4 ranks for other shapes)"), "%s", log);
@@ -546,21 +546,21 @@ Test(shim, emulated_nodes_without_a_plan_stay_on_nccl, .fini = removePlans) {
   free(log);
 }
 
-Test(shim, emulated_nodes_override_nccls_teams, .fini = removePlans) {
-  char* log = initAcrossNodes(4, "2");
+Test(shim, emulated_nodes_override_nccls_teams, .fini = remove_plans) {
+  char* log = init_across_nodes(4, "2");
   cr_assert(contains(log, "2 nodes x 2 GPUs (KILN_EMULATE_NODES): 1 plan for that shape"), "%s", log);
   free(log);
 }
 
-Test(shim, ranks_that_form_no_nodes_stay_on_nccl, .fini = removePlans) {
-  char* log = initAcrossNodes(3, NULL);
+Test(shim, ranks_that_form_no_nodes_stay_on_nccl, .fini = remove_plans) {
+  char* log = init_across_nodes(3, NULL);
   cr_assert(contains(log, "does not cut 4 ranks into nodes"), "%s", log);
   cr_assert(not(contains(log, "kiln communicator not created")), "%s", log);
   free(log);
 }
 
-Test(shim, a_malformed_emulation_setting_stays_on_nccl, .fini = removePlans) {
-  char* log = initAcrossNodes(4, "x");
+Test(shim, a_malformed_emulation_setting_stays_on_nccl, .fini = remove_plans) {
+  char* log = init_across_nodes(4, "x");
   cr_assert(contains(log, "KILN_EMULATE_NODES=x is not a positive integer"), "%s", log);
   cr_assert(not(contains(log, "kiln communicator not created")), "%s", log);
   free(log);
@@ -571,19 +571,19 @@ Test(shim, a_malformed_emulation_setting_stays_on_nccl, .fini = removePlans) {
  * go ahead, learn it there instead of waiting for it in their communicator's creation. The
  * agreement opens on the communicator's device (the fake's ncclCommCuDevice), which the CPU does
  * not have: every rank then stays on NCCL, saying so. */
-Test(shim, a_rank_that_stops_early_still_joins_the_agreement, .fini = removePlans) {
-  char* log = initAcrossNodes(4, "x");
+Test(shim, a_rank_that_stops_early_still_joins_the_agreement, .fini = remove_plans) {
+  char* log = init_across_nodes(4, "x");
   cr_assert(contains(log, "could not agree on setting kiln up"), "%s", log);
-  const int count = lastCallOf("ncclCommCount"), device = lastCallOf("ncclCommCuDevice");
+  const int count = last_call_of("ncclCommCount"), device = last_call_of("ncclCommCuDevice");
   cr_assert(gt(int, device, count), "the rank never opened the agreement");
   free(log);
 }
 
 /* KILN_FAULT=setup@0 stops rank 0 before its communicator (as differing plans or settings, or no
  * memory would) and it says why; it still joins the agreement. */
-Test(shim, a_setup_fault_stops_the_rank_and_it_still_agrees, .fini = removePlans) {
+Test(shim, a_setup_fault_stops_the_rank_and_it_still_agrees, .fini = remove_plans) {
   setenv("KILN_FAULT", "setup@0", 1);
-  char* log = initAcrossNodes(4, NULL);
+  char* log = init_across_nodes(4, NULL);
   cr_assert(contains(log, "KILN_FAULT=setup@0: this rank does not set kiln up"), "%s", log);
   cr_assert(contains(log, "could not agree on setting kiln up"), "%s", log);
   free(log);
@@ -591,9 +591,9 @@ Test(shim, a_setup_fault_stops_the_rank_and_it_still_agrees, .fini = removePlans
 
 /* ---- the search list (no KILN_NCCL_PATH) ---- */
 
-static void copyFile(const char* from, const char* to) {
+static void copy_file(const char* from, const char* to) {
   size_t len = 0;
-  unsigned char* buf = readFile(from, &len);
+  unsigned char* buf = read_file(from, &len);
   cr_assert(buf != NULL, "cannot read %s", from);
   FILE* f = fopen(to, "wb");
   cr_assert(f != NULL, "cannot write %s", to);
@@ -608,12 +608,12 @@ static void copyFile(const char* from, const char* to) {
 static char sitePackagesRoot[64];
 
 /* .fini of the tests that use it: the folder goes (the libraries stay mapped). */
-static void removeSitePackages(void) {
+static void remove_site_packages(void) {
   if (sitePackagesRoot[0]) rm_tree(sitePackagesRoot);
   sitePackagesRoot[0] = '\0';
 }
 
-static const char* loadShimFromSitePackages(const char* wheel) {
+static const char* load_shim_from_site_packages(const char* wheel) {
   static char wheelPath[512];
   char* root = sitePackagesRoot;
   snprintf(sitePackagesRoot, sizeof sitePackagesRoot, "/tmp/kiln-shim-sp-XXXXXX");
@@ -627,9 +627,9 @@ static const char* loadShimFromSitePackages(const char* wheel) {
     cr_assert(mkdir(path, 0755) == 0, "mkdir %s", path);
   }
   snprintf(wheelPath, sizeof wheelPath, "%s/site-packages/nvidia/nccl/lib/libnccl.so.2", root);
-  copyFile(wheel, wheelPath);
+  copy_file(wheel, wheelPath);
   snprintf(path, sizeof path, "%s/site-packages/torch/lib/libtorch_stand_in.so", root);
-  copyFile(KILN_FAKE_NCCL_PATH, path);
+  copy_file(KILN_FAKE_NCCL_PATH, path);
   cr_assert(dlopen(path, RTLD_NOW | RTLD_LOCAL) != NULL, "dlopen %s: %s", path, dlerror());
   unsetenv("KILN_NCCL_PATH");
   unsetenv("KILN_DISABLE");
@@ -639,17 +639,17 @@ static const char* loadShimFromSitePackages(const char* wheel) {
   return wheelPath;
 }
 
-Test(shim, search_finds_the_nccl_wheel_next_to_a_loaded_python_package, .fini = removeSitePackages) {
-  loadShimFromSitePackages(KILN_FAKE_NCCL_PATH);
+Test(shim, search_finds_the_nccl_wheel_next_to_a_loaded_python_package, .fini = remove_site_packages) {
+  load_shim_from_site_packages(KILN_FAKE_NCCL_PATH);
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
   int v = 0;
   cr_assert(eq(int, getVersion(&v), ncclSuccess));
   cr_assert(eq(int, v, FAKE_NCCL_VERSION), "the shim loaded another NCCL (version %d)", v);
 }
 
-Test(shim, search_skips_a_kiln_shim_in_the_list, .fini = removeSitePackages) {
+Test(shim, search_skips_a_kiln_shim_in_the_list, .fini = remove_site_packages) {
   /* A copy of kiln's own libnccl.so.2 where the wheel's would be: skipped for the next one. */
-  const char* wheel = loadShimFromSitePackages(KILN_SHIM_PATH);
+  const char* wheel = load_shim_from_site_packages(KILN_SHIM_PATH);
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
   int v = 0;
   getVersion(&v); /* the real NCCL of this machine, or none: either way not the copy */
@@ -660,7 +660,7 @@ Test(shim, search_skips_a_kiln_shim_in_the_list, .fini = removeSitePackages) {
 /* ---- without a real NCCL ---- */
 
 Test(shim, missing_real_nccl_is_a_clear_error) {
-  loadShim("/nonexistent/kiln-test/libnccl.so.2", false);
+  load_shim("/nonexistent/kiln-test/libnccl.so.2", false);
   ncclResult_t (*initRank)(ncclComm_t*, int, ncclUniqueId, int) = sym("ncclCommInitRank");
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
   ncclResult_t (*allreduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
@@ -685,7 +685,7 @@ Test(shim, missing_real_nccl_is_a_clear_error) {
 }
 
 Test(shim, never_loads_itself_as_the_real_nccl) {
-  loadShim(KILN_SHIM_PATH, false);
+  load_shim(KILN_SHIM_PATH, false);
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
   const char* (*lastError)(ncclComm_t) = sym("ncclGetLastError");
   int v = 0;
@@ -696,7 +696,7 @@ Test(shim, never_loads_itself_as_the_real_nccl) {
 Test(shim, get_version_of_the_build_machines_real_nccl) {
   const char* real = "/usr/local/cuda/lib/libnccl.so.2";
   if (access(real, R_OK) != 0) cr_skip_test("no %s here", real);
-  loadShim(real, false);
+  load_shim(real, false);
   ncclResult_t (*getVersion)(int*) = sym("ncclGetVersion");
   int v = 0;
   cr_assert(eq(int, getVersion(&v), ncclSuccess));

@@ -18,7 +18,7 @@
 /* ---- candidates ---- */
 
 static int g_notes, g_unsupported;
-static void countNote(const char* name, kilnResult_t r, const char* why, void* user) {
+static void count_note(const char* name, kilnResult_t r, const char* why, void* user) {
   (void)name;
   (void)why;
   (void)user;
@@ -39,7 +39,7 @@ Test(tune, classic_candidates) {
   int added = -1;
   g_notes = 0;
   cr_assert(
-      eq(int, kilnTuneClassic(&set, KILN_COLL_ALLREDUCE, 4, &sp, countNote, NULL, &added), KILN_SUCCESS));
+      eq(int, kilnTuneClassic(&set, KILN_COLL_ALLREDUCE, 4, &sp, count_note, NULL, &added), KILN_SUCCESS));
   cr_expect(eq(int, added, 8));
   cr_expect(eq(int, set.n, 8));
   cr_expect(eq(int, g_notes, 0));
@@ -66,7 +66,7 @@ Test(tune, default_space_leaves_out_what_does_not_apply) {
     kilnTuneSet set = {0};
     int added = 0;
     g_notes = g_unsupported = 0;
-    cr_assert(eq(int, kilnTuneClassic(&set, (kilnColl_t)c, 2, &sp, countNote, NULL, &added), KILN_SUCCESS));
+    cr_assert(eq(int, kilnTuneClassic(&set, (kilnColl_t)c, 2, &sp, count_note, NULL, &added), KILN_SUCCESS));
     cr_expect(gt(int, added, 0), "%s", kilnCollName((kilnColl_t)c));
     cr_expect(eq(int, added + g_notes, KILN_TUNE_NUM_FORMS * KILN_NUM_PROTOS * 6), "%s",
               kilnCollName((kilnColl_t)c));

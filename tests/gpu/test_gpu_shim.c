@@ -70,7 +70,7 @@ static struct {
   uint64_t* kilnAbortedFreed;
 } api;
 
-/* The reduction op of the allreduce calls in runCheck (a PreMulSum by 1.0 gives the sum). */
+/* The reduction op of the allreduce calls in run_check (a PreMulSum by 1.0 gives the sum). */
 static ncclRedOp_t arOp[MAXG]; /* zero-initialized: ncclSum is 0 */
 
 static void* need(const char* name) {
@@ -79,7 +79,7 @@ static void* need(const char* name) {
   return p;
 }
 
-static const char* realNccl(void) {
+static const char* real_nccl(void) {
   const char* e = getenv("KILN_TEST_REAL_NCCL");
   if (e && *e) return e;
   if (access(TORCH_NCCL, R_OK) == 0) return TORCH_NCCL;
@@ -87,7 +87,7 @@ static const char* realNccl(void) {
 }
 
 /* Writes classic direct plans for n ranks into a new folder; returns its path (static). */
-static const char* writePlans(int n) {
+static const char* write_plans(int n) {
   static char dir[] = "/tmp/kiln-shim-plans-XXXXXX";
   cr_assert(mkdtemp(dir) != NULL);
   static const struct {
@@ -118,17 +118,17 @@ static const char* writePlans(int n) {
 static bool noPlans;
 
 /* Loads the shim with the given settings (each test is its own process). */
-static void loadShim(int n, bool disable) {
+static void load_shim(int n, bool disable) {
   const char* shim = getenv("KILN_SHIM");
   if (!shim || !*shim) shim = KILN_SHIM_PATH;
   if (access(shim, R_OK) != 0) cr_skip_test("no kiln libnccl.so.2 at '%s' (set KILN_SHIM)", shim);
-  const char* real = realNccl();
+  const char* real = real_nccl();
   if (access(real, R_OK) != 0) cr_skip_test("no real NCCL at '%s' (set KILN_TEST_REAL_NCCL)", real);
   setenv("KILN_NCCL_PATH", real, 1);
   if (noPlans)
     unsetenv("KILN_PLANS");
   else
-    setenv("KILN_PLANS", writePlans(n), 1);
+    setenv("KILN_PLANS", write_plans(n), 1);
   setenv("KILN_DEBUG", "INFO", 1);
   if (disable) setenv("KILN_DISABLE", "1", 1);
   api.h = dlopen(shim, RTLD_NOW | RTLD_LOCAL);
@@ -164,13 +164,13 @@ typedef struct {
   cudaStream_t st[MAXG];
   float* send[MAXG];
   float* recv[MAXG];
-  ncclWindow_t win[MAXG][2]; /* worldInitWindows: send and recv registered */
+  ncclWindow_t win[MAXG][2]; /* world_init_windows: send and recv registered */
   bool windows;
 } world;
 
 /* Buffers from cudaMalloc, or (windows) from ncclMemAlloc registered as symmetric windows in one
  * group through the shim. */
-static void worldInitAny(world* w, int n, size_t elems, bool windows) {
+static void world_init_any(world* w, int n, size_t elems, bool windows) {
   memset(w, 0, sizeof *w);
   w->n = n;
   w->windows = windows;
@@ -203,10 +203,10 @@ static void worldInitAny(world* w, int n, size_t elems, bool windows) {
   cr_assert(eq(int, api.groupEnd(), ncclSuccess));
 }
 
-static void worldInit(world* w, int n, size_t elems) { worldInitAny(w, n, elems, false); }
-static void worldInitWindows(world* w, int n, size_t elems) { worldInitAny(w, n, elems, true); }
+static void world_init(world* w, int n, size_t elems) { world_init_any(w, n, elems, false); }
+static void world_init_windows(world* w, int n, size_t elems) { world_init_any(w, n, elems, true); }
 
-static void worldFini(world* w) {
+static void world_fini(world* w) {
   if (w->windows) {
     api.groupStart();
     for (int i = 0; i < w->n; i++) {
@@ -236,16 +236,16 @@ static float input(int r, size_t i) { return (float)((r + 1) * 3 + (int)(i % 13)
 typedef enum { AR_IN, AR_OUT, AG, RS, A2A } op_t;
 
 /* Input and output elements of one rank's call of op with NCCL's count. */
-static size_t inElemsOf(const world* w, op_t op, size_t count) {
+static size_t in_elems_of(const world* w, op_t op, size_t count) {
   return op == AG ? count : (op == RS || op == A2A) ? count * (size_t)w->n : count;
 }
-static size_t outElemsOf(const world* w, op_t op, size_t count) {
+static size_t out_elems_of(const world* w, op_t op, size_t count) {
   return op == AG || op == A2A ? count * (size_t)w->n : count;
 }
 
 /* Every rank's input of op (input()) in its send buffer, its output buffer filled with 0xff. */
-static void fillBuffers(world* w, op_t op, size_t count) {
-  const size_t inElems = inElemsOf(w, op, count), outElems = outElemsOf(w, op, count);
+static void fill_buffers(world* w, op_t op, size_t count) {
+  const size_t inElems = in_elems_of(w, op, count), outElems = out_elems_of(w, op, count);
   float* h = malloc(inElems * sizeof(float));
   cr_assert(h != NULL);
   for (int r = 0; r < w->n; r++) {
@@ -259,7 +259,7 @@ static void fillBuffers(world* w, op_t op, size_t count) {
 }
 
 /* One call of op on every rank, in one group (not waited for). */
-static void callAll(world* w, op_t op, size_t count) {
+static void call_all(world* w, op_t op, size_t count) {
   cr_assert(eq(int, api.groupStart(), ncclSuccess));
   for (int r = 0; r < w->n; r++) {
     ncclResult_t res = ncclSuccess;
@@ -282,9 +282,9 @@ static void callAll(world* w, op_t op, size_t count) {
 }
 
 /* Waits for every rank's stream and checks its output of op against the CPU. */
-static void checkOutputs(world* w, op_t op, size_t count) {
+static void check_outputs(world* w, op_t op, size_t count) {
   const int n = w->n;
-  const size_t outElems = outElemsOf(w, op, count);
+  const size_t outElems = out_elems_of(w, op, count);
   float* h = malloc(outElems * sizeof(float));
   cr_assert(h != NULL);
   for (int r = 0; r < n; r++) {
@@ -312,33 +312,33 @@ static void checkOutputs(world* w, op_t op, size_t count) {
 
 /* Runs one collective of `count` (NCCL's count) on every rank in one group and checks every
  * rank's result against the CPU. */
-static void runCheck(world* w, op_t op, size_t count) {
-  fillBuffers(w, op, count);
-  callAll(w, op, count);
-  checkOutputs(w, op, count);
+static void run_check(world* w, op_t op, size_t count) {
+  fill_buffers(w, op, count);
+  call_all(w, op, count);
+  check_outputs(w, op, count);
 }
 
 /* The same call captured in a CUDA graph on every rank's stream (relaxed capture mode), then the
  * graphs launched once on fresh buffers and the outputs checked. */
-static void runCaptured(world* w, op_t op, size_t count) {
+static void run_captured(world* w, op_t op, size_t count) {
   cudaGraph_t g[MAXG];
   cudaGraphExec_t x[MAXG];
   for (int r = 0; r < w->n; r++) {
     cr_assert(eq(int, cudaSetDevice(r), cudaSuccess));
     cr_assert(eq(int, cudaStreamBeginCapture(w->st[r], cudaStreamCaptureModeRelaxed), cudaSuccess));
   }
-  callAll(w, op, count);
+  call_all(w, op, count);
   for (int r = 0; r < w->n; r++) {
     cr_assert(eq(int, cudaSetDevice(r), cudaSuccess));
     cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g[r]), cudaSuccess), "rank %d: capture", r);
     cr_assert(eq(int, cudaGraphInstantiate(&x[r], g[r], 0), cudaSuccess));
   }
-  fillBuffers(w, op, count);
+  fill_buffers(w, op, count);
   for (int r = 0; r < w->n; r++) {
     cr_assert(eq(int, cudaSetDevice(r), cudaSuccess));
     cr_assert(eq(int, cudaGraphLaunch(x[r], w->st[r]), cudaSuccess));
   }
-  checkOutputs(w, op, count);
+  check_outputs(w, op, count);
   for (int r = 0; r < w->n; r++) {
     cudaSetDevice(r);
     cudaGraphExecDestroy(x[r]);
@@ -348,98 +348,98 @@ static void runCaptured(world* w, op_t op, size_t count) {
 
 /* Loads the shim for the suite's rank count (4 when there are 4 GPUs, else 2; KILN_DISABLE when
  * `off`) and returns it. */
-static int loadShimForSuite(bool off) {
+static int load_shim_for_suite(bool off) {
   int n = ngpus >= 4 ? 4 : 2;
-  loadShim(n, off);
+  load_shim(n, off);
   return n;
 }
 
 /* Collectives the shim ran on kiln so far. */
-static uint64_t kilnCalls(void) { return __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED); }
+static uint64_t kiln_calls(void) { return __atomic_load_n(api.kilnCalls, __ATOMIC_RELAXED); }
 
-static void gpuInit(void) {
+static void gpu_init(void) {
   const char* n = getenv("KILN_TEST_GPUS");
   ngpus = n ? atoi(n) : 0;
   if (ngpus < 2) cr_skip_test("skipped: no GPU");
 }
 
-Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpuInit, .timeout = 120) {
-  int n = loadShimForSuite(false);
+Test(gpu_shim, grouped_collectives_run_on_kiln_and_match_nccl, .init = gpu_init, .timeout = 120) {
+  int n = load_shim_for_suite(false);
   world w;
-  worldInit(&w, n, (size_t)n * 4096);
-  uint64_t before = kilnCalls();
+  world_init(&w, n, (size_t)n * 4096);
+  uint64_t before = kiln_calls();
   const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
-  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
-  uint64_t ran = kilnCalls() - before;
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) run_check(&w, ops[k], 4096);
+  uint64_t ran = kiln_calls() - before;
   cr_assert(eq(u64, ran, (uint64_t)(5 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran, 5 * n);
-  worldFini(&w);
+  world_fini(&w);
 }
 
 /* Buffers in symmetric windows registered through the shim (in a group): kiln adds every window
  * at the group's end and removes it at deregistration; calls on them from 1 MiB (here;
  * KILN_SYM_DIRECT_BYTES) run on kiln zero copy and give the CPU's results, as do small ones
  * (staged). */
-Test(gpu_shim, symmetric_windows_run_zero_copy, .init = gpuInit, .timeout = 120) {
+Test(gpu_shim, symmetric_windows_run_zero_copy, .init = gpu_init, .timeout = 120) {
   setenv("KILN_SYM_DIRECT_BYTES", "1048576", 1);
   noPlans = true; /* the symmetric kernels serve */
-  int n = loadShimForSuite(false);
+  int n = load_shim_for_suite(false);
   const size_t count = (size_t)1 << 19; /* 2 MiB of float per rank piece */
   world w;
   const int64_t w0 = __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED);
-  worldInitWindows(&w, n, (size_t)n * count);
+  world_init_windows(&w, n, (size_t)n * count);
   cr_assert(eq(i64, __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED), w0 + 2 * n),
             "kiln did not add the windows");
-  uint64_t before = kilnCalls();
+  uint64_t before = kiln_calls();
   const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-    runCheck(&w, ops[k], count);
-    runCheck(&w, ops[k], 1000);
+    run_check(&w, ops[k], count);
+    run_check(&w, ops[k], 1000);
   }
-  uint64_t ran = kilnCalls() - before;
+  uint64_t ran = kiln_calls() - before;
   cr_assert(eq(u64, ran, (uint64_t)(10 * n)), "kiln ran %llu of %d calls", (unsigned long long)ran, 10 * n);
-  worldFini(&w);
+  world_fini(&w);
   cr_assert(eq(i64, __atomic_load_n(api.kilnWindows, __ATOMIC_RELAXED), w0),
             "kiln did not remove the windows");
 }
 
 /* A count that the plan's chunking does not divide still runs on kiln, and right. */
-Test(gpu_shim, odd_count_runs_on_kiln, .init = gpuInit, .timeout = 120) {
-  int n = loadShimForSuite(false);
+Test(gpu_shim, odd_count_runs_on_kiln, .init = gpu_init, .timeout = 120) {
+  int n = load_shim_for_suite(false);
   world w;
-  worldInit(&w, n, 64);
-  uint64_t before = kilnCalls();
-  runCheck(&w, AR_OUT, 1);
-  cr_assert(gt(u64, kilnCalls(), before));
-  worldFini(&w);
+  world_init(&w, n, 64);
+  uint64_t before = kiln_calls();
+  run_check(&w, AR_OUT, 1);
+  cr_assert(gt(u64, kiln_calls(), before));
+  world_fini(&w);
 }
 
 /* A PreMulSum op has no kiln plan: NCCL runs it (scalar 1.0, so the result is the sum). */
-Test(gpu_shim, premulsum_goes_to_nccl, .init = gpuInit, .timeout = 120) {
-  int n = loadShimForSuite(false);
+Test(gpu_shim, premulsum_goes_to_nccl, .init = gpu_init, .timeout = 120) {
+  int n = load_shim_for_suite(false);
   world w;
-  worldInit(&w, n, 4096);
+  world_init(&w, n, 4096);
   float one = 1.0f;
   for (int r = 0; r < n; r++)
     cr_assert(eq(int, api.redOpCreatePreMulSum(&arOp[r], &one, ncclFloat, ncclScalarHostImmediate, w.comm[r]),
                  ncclSuccess));
-  uint64_t before = kilnCalls();
-  runCheck(&w, AR_OUT, 4096);
-  cr_assert(eq(u64, kilnCalls(), before));
+  uint64_t before = kiln_calls();
+  run_check(&w, AR_OUT, 4096);
+  cr_assert(eq(u64, kiln_calls(), before));
   for (int r = 0; r < n; r++) {
     cr_assert(eq(int, api.redOpDestroy(arOp[r], w.comm[r]), ncclSuccess));
     arOp[r] = ncclSum;
   }
-  worldFini(&w);
+  world_fini(&w);
 }
 
-Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpuInit, .timeout = 120) {
-  int n = loadShimForSuite(true);
+Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpu_init, .timeout = 120) {
+  int n = load_shim_for_suite(true);
   world w;
-  worldInit(&w, n, (size_t)n * 4096);
+  world_init(&w, n, (size_t)n * 4096);
   const op_t ops[] = {AR_IN, AR_OUT, AG, RS, A2A};
-  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) runCheck(&w, ops[k], 4096);
-  cr_assert(eq(u64, kilnCalls(), 0));
-  worldFini(&w);
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) run_check(&w, ops[k], 4096);
+  cr_assert(eq(u64, kiln_calls(), 0));
+  world_fini(&w);
 }
 
 /* Rank `rank` of a process per GPU (gpu_fork_ranks; the NCCL id made through the shim): with
@@ -447,7 +447,7 @@ Test(gpu_shim, kiln_disable_runs_everything_on_nccl, .init = gpuInit, .timeout =
  * allreduce of 8 MiB (out of place and in place: through kiln's staging, the peers' plain buffers
  * being out of its reach) on NCCL, an allgather of 8 MiB of output on kiln; every result is the
  * CPU's. Returns 0, or a code naming the step that failed (the parent asserts 0). */
-static int stagedRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
+static int staged_rank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
   (void)ctx;
   const ncclUniqueId id = *idp;
   if (cudaSetDevice(rank) != cudaSuccess) return 13;
@@ -473,12 +473,12 @@ static int stagedRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
     if (cudaMemcpy(send, h, count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
         cudaMemset(recv, 0xff, outE * sizeof(float)) != cudaSuccess)
       return 16;
-    const uint64_t before = kilnCalls();
+    const uint64_t before = kiln_calls();
     float* out = op == AR_IN ? send : recv;
     const ncclResult_t r = op == AG ? api.allGather(send, recv, count, ncclFloat, comm, st)
                                     : api.allReduce(send, out, count, ncclFloat, ncclSum, comm, st);
     if (r != ncclSuccess || cudaStreamSynchronize(st) != cudaSuccess) return 17;
-    if ((kilnCalls() - before == 1) != cases[k].kiln) {
+    if ((kiln_calls() - before == 1) != cases[k].kiln) {
       fprintf(stderr, "rank %d case %zu: ran on %s, want %s\n", rank, k, cases[k].kiln ? "NCCL" : "kiln",
               cases[k].kiln ? "kiln" : "NCCL");
       rc = 18;
@@ -506,15 +506,15 @@ static int stagedRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
   return rc;
 }
 
-Test(gpu_shim, one_rank_per_process_large_staged_allreduce_goes_to_nccl, .init = gpuInit, .timeout = 120) {
+Test(gpu_shim, one_rank_per_process_large_staged_allreduce_goes_to_nccl, .init = gpu_init, .timeout = 120) {
   setenv("KILN_STAGED_AR_MAX_BYTES", "1048576", 1);
   noPlans = true; /* the defaults: a loaded plan for those sizes would serve them */
-  const int n = loadShimForSuite(false);
+  const int n = load_shim_for_suite(false);
   char msg[160];
-  cr_assert(gpu_fork_ranks(n, api.getUniqueId, stagedRank, NULL, msg, sizeof msg), "%s", msg);
+  cr_assert(gpu_fork_ranks(n, api.getUniqueId, staged_rank, NULL, msg, sizeof msg), "%s", msg);
 }
 
-static double nowSeconds(void) {
+static double now_seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
@@ -522,24 +522,24 @@ static double nowSeconds(void) {
 
 /* Host functions in streams: one sleeps (and notes when it ended), one notes when it ran. */
 static volatile double sleepEnded, bRan; /* read after the streams are synchronized */
-static void CUDART_CB sleepInStream(void* ms) {
+static void CUDART_CB sleep_in_stream(void* ms) {
   usleep((useconds_t)(uintptr_t)ms * 1000);
-  sleepEnded = nowSeconds();
+  sleepEnded = now_seconds();
 }
-static void CUDART_CB noteInStream(void* arg) {
+static void CUDART_CB note_in_stream(void* arg) {
   (void)arg;
-  bRan = nowSeconds();
+  bRan = now_seconds();
 }
 
 /* A group mixing a call kiln takes (allreduce, stream A) with one NCCL runs (broadcast, stream B)
  * on the same communicator: as NCCL does for a group on several streams, B's part waits for A's
  * earlier work (here a host function sleeping 300 ms on A, on rank 0) and A's later work for B's
  * part; without the shim's join the broadcast was done long before. Results checked. */
-Test(gpu_shim, group_on_two_streams_joins_them, .init = gpuInit, .timeout = 120) {
-  loadShim(2, false);
+Test(gpu_shim, group_on_two_streams_joins_them, .init = gpu_init, .timeout = 120) {
+  load_shim(2, false);
   world w;
   const size_t count = 4096;
-  worldInit(&w, 2, count);
+  world_init(&w, 2, count);
   cudaStream_t b[MAXG];
   float* bc[MAXG];
   float h[4096];
@@ -552,10 +552,10 @@ Test(gpu_shim, group_on_two_streams_joins_them, .init = gpuInit, .timeout = 120)
     for (size_t i = 0; i < count; i++) h[i] = input(r, i);
     cr_assert(eq(int, cudaMemcpy(w.send[r], h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess));
   }
-  const uint64_t before = kilnCalls();
+  const uint64_t before = kiln_calls();
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
-  cr_assert(eq(int, cudaLaunchHostFunc(w.st[0], sleepInStream, (void*)(uintptr_t)300), cudaSuccess));
-  const double t0 = nowSeconds();
+  cr_assert(eq(int, cudaLaunchHostFunc(w.st[0], sleep_in_stream, (void*)(uintptr_t)300), cudaSuccess));
+  const double t0 = now_seconds();
   cr_assert(eq(int, api.groupStart(), ncclSuccess));
   for (int r = 0; r < 2; r++) {
     cudaSetDevice(r);
@@ -564,12 +564,12 @@ Test(gpu_shim, group_on_two_streams_joins_them, .init = gpuInit, .timeout = 120)
     cr_assert(eq(int, api.broadcast(bc[r], bc[r], count, ncclFloat, 0, w.comm[r], b[r]), ncclSuccess));
   }
   cr_assert(eq(int, api.groupEnd(), ncclSuccess));
-  cr_assert(eq(u64, kilnCalls(), before + 2), "the allreduce did not go to kiln");
+  cr_assert(eq(u64, kiln_calls(), before + 2), "the allreduce did not go to kiln");
   /* B's next work (a host function noting the time) runs only after the broadcast, which waits
    * for A's earlier work: the sleep must have ended first. (NCCL's group end may itself wait for
    * that, so the time the group took says nothing either way.) */
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
-  cr_assert(eq(int, cudaLaunchHostFunc(b[0], noteInStream, NULL), cudaSuccess));
+  cr_assert(eq(int, cudaLaunchHostFunc(b[0], note_in_stream, NULL), cudaSuccess));
   cr_assert(eq(int, cudaStreamSynchronize(b[0]), cudaSuccess));
   const double slept = sleepEnded, ran = bRan;
   cr_assert(
@@ -590,11 +590,11 @@ Test(gpu_shim, group_on_two_streams_joins_them, .init = gpuInit, .timeout = 120)
     cudaFree(bc[r]);
     cudaStreamDestroy(b[r]);
   }
-  worldFini(&w);
+  world_fini(&w);
 }
 
 /* Whether the drop-in's reaper thread has freed `n` aborted communicators' kiln parts within 10 s. */
-static bool waitFreed(uint64_t n) {
+static bool wait_freed(uint64_t n) {
   for (int i = 0; i < 1000; i++) {
     if (__atomic_load_n(api.kilnAbortedFreed, __ATOMIC_RELAXED) >= n) return true;
     usleep(10 * 1000);
@@ -609,35 +609,35 @@ static bool waitFreed(uint64_t n) {
  * returned, by the drop-in's reaper thread, its window deregistered before NCCL's abort: with both
  * ranks aborted, GPU 0 has within 320 MiB as much free memory as before the communicators (kiln's
  * window alone is 0.65-1.2 GiB; modules loaded since take some). */
-Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeout = 120) {
-  loadShim(2, false);
+Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpu_init, .timeout = 120) {
+  load_shim(2, false);
   size_t freeAtStart = 0, total0 = 0;
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
   cr_assert(eq(int, cudaMemGetInfo(&freeAtStart, &total0), cudaSuccess));
   world w;
-  worldInit(&w, 2, 4096);
-  uint64_t before = kilnCalls();
+  world_init(&w, 2, 4096);
+  uint64_t before = kiln_calls();
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
-  const double t0 = nowSeconds();
+  const double t0 = now_seconds();
   cr_assert(eq(int, api.allReduce(w.send[0], w.recv[0], 4096, ncclFloat, ncclSum, w.comm[0], w.st[0]),
                ncclSuccess));
-  cr_assert(eq(u64, kilnCalls(), before + 1), "the call did not go to kiln");
+  cr_assert(eq(u64, kiln_calls(), before + 1), "the call did not go to kiln");
   usleep(300 * 1000);
   cr_assert(eq(int, cudaStreamQuery(w.st[0]), cudaErrorNotReady), "the kernel did not wait for its peer");
   ncclResult_t async = ncclInternalError;
-  const double q0 = nowSeconds();
+  const double q0 = now_seconds();
   cr_assert(eq(int, api.commGetAsyncError(w.comm[0], &async), ncclSuccess));
-  cr_assert(lt(dbl, nowSeconds() - q0, 0.5), "ncclCommGetAsyncError blocked");
+  cr_assert(lt(dbl, now_seconds() - q0, 0.5), "ncclCommGetAsyncError blocked");
   cr_assert(eq(int, async, ncclSuccess), "an error before the timeout: %d", (int)async);
   cr_assert(eq(int, api.commAbort(w.comm[0]), ncclSuccess));
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
   cudaError_t e = cudaStreamSynchronize(w.st[0]);
-  const double took = nowSeconds() - t0;
+  const double took = now_seconds() - t0;
   cr_assert(eq(int, e, cudaSuccess), "stream after abort: %s", cudaGetErrorString(e));
   cr_assert(lt(dbl, took, 3.0), "the waiting kernel ended after %.2f s: by the timeout, not the abort", took);
-  cr_assert(waitFreed(1), "kiln's memory of the aborted communicator was not freed within 10 s");
+  cr_assert(wait_freed(1), "kiln's memory of the aborted communicator was not freed within 10 s");
   cr_assert(eq(int, api.commAbort(w.comm[1]), ncclSuccess));
-  cr_assert(waitFreed(2), "kiln's memory of the second aborted communicator was not freed within 10 s");
+  cr_assert(wait_freed(2), "kiln's memory of the second aborted communicator was not freed within 10 s");
   /* Both aborted: kiln's windows (every rank's mapping of them gone) and NCCL's memory came back. */
   size_t freeNow = 0, total = 0;
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
@@ -660,16 +660,16 @@ Test(gpu_shim, abort_stops_a_kernel_waiting_for_a_peer, .init = gpuInit, .timeou
  * on them at the revoke and, at the ncclCommDestroy that follows, deregisters kiln's window before
  * NCCL's destroy and frees kiln's part after it: GPU 0 then has within 320 MiB as much free memory
  * as before the communicators. */
-Test(gpu_shim, revoke_then_destroy_frees_kilns_window, .init = gpuInit, .timeout = 120) {
-  loadShim(2, false);
+Test(gpu_shim, revoke_then_destroy_frees_kilns_window, .init = gpu_init, .timeout = 120) {
+  load_shim(2, false);
   size_t freeAtStart = 0, total = 0;
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
   cr_assert(eq(int, cudaMemGetInfo(&freeAtStart, &total), cudaSuccess));
   world w;
-  worldInit(&w, 2, 4096);
-  const uint64_t before = kilnCalls();
-  runCheck(&w, AR_OUT, 4096);
-  cr_assert(eq(u64, kilnCalls(), before + 2), "the calls did not go to kiln");
+  world_init(&w, 2, 4096);
+  const uint64_t before = kiln_calls();
+  run_check(&w, AR_OUT, 4096);
+  cr_assert(eq(u64, kiln_calls(), before + 2), "the calls did not go to kiln");
   for (int r = 0; r < 2; r++) cr_assert(eq(int, api.commRevoke(w.comm[r], NCCL_REVOKE_DEFAULT), ncclSuccess));
   for (int r = 0; r < 2; r++) {
     ncclResult_t st = ncclInProgress;
@@ -686,7 +686,7 @@ Test(gpu_shim, revoke_then_destroy_frees_kilns_window, .init = gpuInit, .timeout
     cudaStreamDestroy(w.st[r]);
     cr_assert(eq(int, api.destroy(w.comm[r]), ncclSuccess));
   }
-  cr_assert(waitFreed(2), "kiln's memory of the revoked communicators was not freed within 10 s");
+  cr_assert(wait_freed(2), "kiln's memory of the revoked communicators was not freed within 10 s");
   size_t freeNow = 0;
   cr_assert(eq(int, cudaSetDevice(0), cudaSuccess));
   cr_assert(eq(int, cudaMemGetInfo(&freeNow, &total), cudaSuccess));
@@ -699,7 +699,7 @@ Test(gpu_shim, revoke_then_destroy_frees_kilns_window, .init = gpuInit, .timeout
 /* Rank `rank` of a process per GPU whose collective must run on NCCL on every rank (a set-up that
  * failed on one rank): initRank through the drop-in, then an allreduce of 1 MiB and an allgather,
  * each the CPU's result and none on kiln. Returns 0, or a code naming the step that failed. */
-static int ncclOnlyRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
+static int nccl_only_rank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
   (void)ctx;
   const ncclUniqueId id = *idp;
   if (cudaSetDevice(rank) != cudaSuccess) return 13;
@@ -714,7 +714,7 @@ static int ncclOnlyRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
     return 15;
   for (size_t i = 0; i < count; i++) h[i] = input(rank, i);
   if (cudaMemcpy(send, h, count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) return 16;
-  const uint64_t before = kilnCalls();
+  const uint64_t before = kiln_calls();
   int rc = 0;
   for (int k = 0; k < 2 && rc == 0; k++) {
     const ncclResult_t r = k == 0 ? api.allReduce(send, recv, count, ncclFloat, ncclSum, comm, st)
@@ -735,8 +735,8 @@ static int ncclOnlyRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
       }
     }
   }
-  if (rc == 0 && kilnCalls() != before) {
-    fprintf(stderr, "rank %d: %llu calls ran on kiln\n", rank, (unsigned long long)(kilnCalls() - before));
+  if (rc == 0 && kiln_calls() != before) {
+    fprintf(stderr, "rank %d: %llu calls ran on kiln\n", rank, (unsigned long long)(kiln_calls() - before));
     rc = 18;
   }
   cudaFree(send);
@@ -751,25 +751,25 @@ static int ncclOnlyRank(int rank, int n, const ncclUniqueId* idp, void* ctx) {
  * KILN_PLANS or KILN_EMULATE_NODES differ, or it is out of memory): every rank learns it through
  * NCCL before any makes one, and all run on NCCL. Without that agreement rank 0 waited in the
  * creation's first agreement, which rank 1's first collective then met with another count. */
-Test(gpu_shim, a_rank_that_stops_before_setting_kiln_up_leaves_every_rank_on_nccl, .init = gpuInit,
+Test(gpu_shim, a_rank_that_stops_before_setting_kiln_up_leaves_every_rank_on_nccl, .init = gpu_init,
      .timeout = 120) {
   setenv("KILN_FAULT", "setup@1", 1);
-  const int n = loadShimForSuite(false);
+  const int n = load_shim_for_suite(false);
   char msg[160];
-  cr_assert(gpu_fork_ranks(n, api.getUniqueId, ncclOnlyRank, NULL, msg, sizeof msg), "%s", msg);
+  cr_assert(gpu_fork_ranks(n, api.getUniqueId, nccl_only_rank, NULL, msg, sizeof msg), "%s", msg);
 }
 
 /* A rank whose kiln window cannot be allocated (KILN_FAULT=window@1: ncclMemAlloc failing) stops
  * every rank's creation at its first agreement, before the window's registration: all run on NCCL. */
-Test(gpu_shim, a_window_that_fails_on_one_rank_leaves_every_rank_on_nccl, .init = gpuInit, .timeout = 120) {
+Test(gpu_shim, a_window_that_fails_on_one_rank_leaves_every_rank_on_nccl, .init = gpu_init, .timeout = 120) {
   setenv("KILN_FAULT", "window@1", 1);
-  const int n = loadShimForSuite(false);
+  const int n = load_shim_for_suite(false);
   char msg[160];
-  cr_assert(gpu_fork_ranks(n, api.getUniqueId, ncclOnlyRank, NULL, msg, sizeof msg), "%s", msg);
+  cr_assert(gpu_fork_ranks(n, api.getUniqueId, nccl_only_rank, NULL, msg, sizeof msg), "%s", msg);
 }
 
 /* What the drop-in wrote on stderr (KILN_DEBUG=INFO) while `fn` ran. */
-static char* stderrOf(void (*fn)(world*), world* w) {
+static char* stderr_of(void (*fn)(world*), world* w) {
   char path[] = "/tmp/kiln-gpu-shim-log-XXXXXX";
   const int fd = mkstemp(path);
   cr_assert(fd >= 0);
@@ -796,10 +796,10 @@ static char* stderrOf(void (*fn)(world*), world* w) {
 /* The allreduce whose plan has scratch (classic direct: each rank reduces its peers' pieces in
  * scratch) at 4 MiB, captured, replayed and checked. */
 #define BIG_COUNT ((size_t)1 << 20)
-static void capturedBig(world* w) { runCaptured(w, AR_OUT, BIG_COUNT); }
+static void captured_big(world* w) { run_captured(w, AR_OUT, BIG_COUNT); }
 
 /* The line the drop-in logged for the captured out-of-place allreduce of float, from its arrow on. */
-static const char* capturedChoice(const char* log) {
+static const char* captured_choice(const char* log) {
   const char* l = strstr(log, "allreduce 2 ranks float sum out-of-place, captured");
   return l ? strstr(l, "→") : NULL;
 }
@@ -809,26 +809,26 @@ static const char* capturedChoice(const char* log) {
  * loaded direct plan (which reduces in scratch), sized by an eager call of 64 KiB, does not run a
  * captured call of 4 MiB, which runs elsewhere (the next candidate or NCCL) and right. After an
  * eager call of 4 MiB grew the scratch, the same captured call runs the plan. */
-Test(gpu_shim, a_captured_call_that_would_grow_a_plans_scratch_passes_the_plan_over, .init = gpuInit,
+Test(gpu_shim, a_captured_call_that_would_grow_a_plans_scratch_passes_the_plan_over, .init = gpu_init,
      .timeout = 120) {
-  loadShim(2, false);
+  load_shim(2, false);
   world w;
-  worldInit(&w, 2, BIG_COUNT);
-  runCheck(&w, AR_OUT, (size_t)1 << 14);
-  char* log = stderrOf(capturedBig, &w);
-  const char* c = capturedChoice(log);
+  world_init(&w, 2, BIG_COUNT);
+  run_check(&w, AR_OUT, (size_t)1 << 14);
+  char* log = stderr_of(captured_big, &w);
+  const char* c = captured_choice(log);
   cr_assert(c != NULL, "no line for the captured allreduce in:\n%s", log);
   cr_assert(
       not(eq(int, strncmp(c, "→ kiln plan direct-allreduce", strlen("→ kiln plan direct-allreduce")), 0)),
       "the captured call ran the plan whose scratch had to grow: %.200s", c);
   free(log);
-  runCheck(&w, AR_OUT, BIG_COUNT);
-  log = stderrOf(capturedBig, &w);
-  c = capturedChoice(log);
+  run_check(&w, AR_OUT, BIG_COUNT);
+  log = stderr_of(captured_big, &w);
+  c = captured_choice(log);
   cr_assert(c != NULL && !strncmp(c, "→ kiln plan direct-allreduce", strlen("→ kiln plan direct-allreduce")),
             "once its scratch held the call, the captured call did not run the plan:\n%s", log);
   free(log);
-  worldFini(&w);
+  world_fini(&w);
 }
 
 ReportHook(PRE_ALL)(struct criterion_test_set* set) {
