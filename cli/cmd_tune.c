@@ -1,7 +1,8 @@
 /*
  * kiln tune: on the local GPUs, times candidate plans of each collective beside NCCL, checks every
  * result, keeps the fastest per size range and writes them, with the table they were chosen from,
- * into a folder that KILN_PLANS loads and the build bakes (docs/TUNE.md).
+ * into a folder that KILN_PLANS loads and the build bakes (docs/TUNE.md). With --model the times
+ * are the calibrated simulator's on a topology instead, and no GPU is needed.
  *
  * Candidates: the synthesizer's plans from a sketch (kilnSynthesize, in each protocol of send and
  * receive steps and each instance count) and kiln classic's (solver/tune.h: forms, protocols,
@@ -36,7 +37,7 @@ static void help(FILE* f) {
           "                 [--max-bytes SIZE] [--factor F] [--topo NAME|FILE.xml] [--sketch NAME|FILE.xml]\n"
           "                 [--no-synth] [--forms LIST] [--protos LIST] [--instances LIST] [--inplace]\n"
           "                 [--tolerance PCT] [--prune X] [--graph-calls N] [--reps N] [--seed S]\n"
-          "                 [--list]\n"
+          "                 [--list] [--model]\n"
           "On the local GPUs, times every candidate plan of each collective beside NCCL in CUDA graphs\n"
           "(one thread a rank; a call's time: the median of --reps launches of a graph of --graph-calls\n"
           "calls, the slowest rank's), checks each result against a CPU reference on fresh random\n"
@@ -72,7 +73,14 @@ static void help(FILE* f) {
           "  --graph-calls N  calls captured in a graph (default 10); --reps N launches timed (default 7)\n"
           "  --seed S         the inputs' seed (default: from the clock; printed)\n"
           "  --list           print the candidates and exit (no GPU needed; give --ranks without one)\n"
-          "Needs the GPU runtime and a GPU; exits 1 saying why where one is missing.\n");
+          "  --model          no GPU: each time is the calibrated simulator's prediction on the topology\n"
+          "                   (--topo: its <costs> where it has them, as kiln profile writes them; else\n"
+          "                   the built-in table fitted to H200s), NCCL's the faster of its simulated\n"
+          "                   ring and tree (allreduce), ring (allgather, reducescatter) or all-pairs\n"
+          "                   (alltoall). Ranks: --ranks, else the topology's; they must agree. README\n"
+          "                   and tune.csv say the choice is the model's; kiln tune on the GPUs replaces\n"
+          "                   it. --gpus, --graph-calls, --reps, --prune and --seed do not apply\n"
+          "Without --model: needs the GPU runtime and a GPU; exits 1 saying why where one is missing.\n");
 }
 
 typedef struct tuneOpts {
@@ -82,7 +90,8 @@ typedef struct tuneOpts {
   int factor;
   kilnTopoArgs ta;
   const char* sketch;
-  bool synth, list;
+  bool synth, list, model;
+  const char* gpuOnly; /* the first option given that only a tune on the GPUs takes */
   kilnTuneSpace space;
   double tolerance, prune;
   int graphCalls, reps;
@@ -160,6 +169,10 @@ static int parse_args(int argc, char** argv, tuneOpts* o) {
       o->list = true;
       continue;
     }
+    if (!strcmp(a, "--model")) {
+      o->model = true;
+      continue;
+    }
     if (!strcmp(a, "--inplace")) {
       o->space.inplace = true;
       continue;
@@ -180,6 +193,9 @@ static int parse_args(int argc, char** argv, tuneOpts* o) {
       return 2;
     }
     i++;
+    static const char* const gpuOnly[] = {"--gpus", "--graph-calls", "--reps", "--prune", "--seed"};
+    for (size_t k = 0; k < sizeof gpuOnly / sizeof gpuOnly[0]; k++)
+      if (!o->gpuOnly && !strcmp(a, gpuOnly[k])) o->gpuOnly = gpuOnly[k];
     bool ok = true;
     if (!strcmp(a, "--out"))
       ok = cliOnce("tune", &o->out, a, v);
@@ -241,6 +257,14 @@ static int parse_args(int argc, char** argv, tuneOpts* o) {
     for (int c = 0; c < KILN_NUM_COLLS; c++) o->colls[c] = c != KILN_COLL_CUSTOM;
   if (!o->out && !o->list) {
     fprintf(stderr, "kiln tune: --out DIR is required (the folder of plans it writes)\n");
+    return 2;
+  }
+  if (o->model && o->gpuOnly) {
+    fprintf(stderr, "kiln tune: --model times nothing on a GPU: %s does not apply to it\n", o->gpuOnly);
+    return 2;
+  }
+  if (o->model && !o->ranks && !o->ta.name) {
+    fprintf(stderr, "kiln tune: --model needs --ranks N (the topology switchN) or --topo NAME|FILE.xml\n");
     return 2;
   }
   if (o->minB > o->maxB) {
@@ -312,21 +336,43 @@ static void synth_candidates(kilnTuneSet* set, const kilnTopology* t, const kiln
     }
 }
 
-/* The synthesizer's topology and sketch: given, or switchN and its sketch (or the default one). */
-static int synth_inputs(const tuneOpts* o, int ranks, kilnTopology** t, kilnSketch** s) {
-  char topoName[32], sketchBuf[4096];
+/* The tune's topology: given, or switchN for ranks ranks. ranks 0 (--model without --ranks) takes
+ * the topology's; otherwise they must agree. */
+static int load_topology(const tuneOpts* o, int* ranks, kilnTopology** t) {
+  char topoName[32];
   kilnTopoArgs ta = o->ta;
   if (!ta.name) {
-    snprintf(topoName, sizeof topoName, "switch%d", ranks);
+    snprintf(topoName, sizeof topoName, "switch%d", *ranks);
     ta.name = topoName;
   }
   const int rc = cliLoadTopo(&ta, t);
-  if (rc) return rc;
-  if ((*t)->nranks != ranks) {
-    fprintf(stderr, "kiln tune: the topology %s has %d GPUs, the tune %d ranks\n", (*t)->name, (*t)->nranks,
-            ranks);
+  if (rc) {
+    if (o->ta.name)
+      fprintf(stderr, "kiln tune: --topo %s: not a topology kiln can read (above)\n", o->ta.name);
+    return rc;
+  }
+  if (!*ranks) {
+    if ((*t)->nranks < 2 || (*t)->nranks > 64) {
+      fprintf(stderr, "kiln tune: the topology %s has %d GPUs: a tune takes 2 to 64 ranks\n", (*t)->name,
+              (*t)->nranks);
+      return 2;
+    }
+    *ranks = (*t)->nranks;
+  }
+  if ((*t)->nranks != *ranks) {
+    fprintf(stderr,
+            "kiln tune: the tune has %d ranks, but the topology %s has %d GPUs: give --ranks %d or a "
+            "topology of %d GPUs\n",
+            *ranks, (*t)->name, (*t)->nranks, (*t)->nranks, *ranks);
     return 2;
   }
+  return 0;
+}
+
+/* The synthesizer's sketch for t: given, or kiln's sketch switchN where it ships one, or t's
+ * default. */
+static int load_sketch(const tuneOpts* o, int ranks, const kilnTopology* t, kilnSketch** s) {
+  char sketchBuf[4096];
   char shipped[32];
   snprintf(shipped, sizeof shipped, "switch%d", ranks);
   const char* path = cliSketchPath(o->sketch ? o->sketch : shipped, sketchBuf, sizeof sketchBuf);
@@ -335,13 +381,13 @@ static int synth_inputs(const tuneOpts* o, int ranks, kilnTopology** t, kilnSket
             o->sketch);
     return 2;
   }
-  kilnResult_t r = path ? kilnSketchReadFile(path, s) : kilnSketchDefault(*t, s);
+  kilnResult_t r = path ? kilnSketchReadFile(path, s) : kilnSketchDefault(t, s);
   if (r != KILN_SUCCESS) {
     cliFileErrorTo(stderr, "kiln tune: ", path ? path : "default sketch", kilnLastError());
     return 1;
   }
   if (!o->ta.name || !o->sketch)
-    printf("synthesizer: topology %s, sketch %s\n", (*t)->name, path ? path : "the topology's default");
+    printf("synthesizer: topology %s, sketch %s\n", t->name, path ? path : "the topology's default");
   return 0;
 }
 
@@ -362,7 +408,6 @@ static int candidates(const tuneOpts* o, int ranks, kilnColl_t coll, const kilnT
   return 0;
 }
 
-#ifdef KILN_HAVE_CUDA
 static void join_args(int argc, char** argv, char* out, size_t n) {
   size_t at = (size_t)snprintf(out, n, "kiln");
   for (int i = 0; i < argc && at < n; i++) at += (size_t)snprintf(out + at, n - at, " %s", argv[i]);
@@ -379,6 +424,52 @@ static void format_size(uint64_t b, char* buf, size_t n) {
     snprintf(buf, n, "%llu", (unsigned long long)b);
 }
 
+/* Size k's line: NCCL's time, the fastest candidate's (best; -1: none) and how many of the set
+ * `verb` (ran, were predicted). */
+static void print_size(kilnColl_t coll, const uint64_t* sizes, int nsizes, int k, const kilnTuneSet* set,
+                       const double* us, const double* nccl, int best, int ran, const char* verb) {
+  char sz[32];
+  format_size(sizes[k], sz, sizeof sz);
+  char ncclText[32] = "-";
+  if (nccl[k] >= 0) snprintf(ncclText, sizeof ncclText, "%.2f", nccl[k]);
+  char speed[32] = "";
+  if (best >= 0 && nccl[k] > 0)
+    snprintf(speed, sizeof speed, " (%.2fx NCCL)", nccl[k] / us[best * nsizes + k]);
+  if (best >= 0)
+    printf("%-13s %6s: NCCL %9s us, fastest %9.2f us%s %s (%d of %d %s)\n", kilnCollName(coll), sz, ncclText,
+           us[best * nsizes + k], speed, set->c[best].plan->name, ran, set->n, verb);
+  else
+    printf("%-13s %6s: NCCL %9s us, no candidate %s\n", kilnCollName(coll), sz, ncclText, verb);
+  fflush(stdout);
+}
+
+static void note_model(const char* name, kilnResult_t r, const char* why, void* user) {
+  (void)r;
+  (void)user;
+  fprintf(stderr, "kiln tune: %s not predicted: %s\n", name, why);
+}
+
+/* The model's times of coll's candidates and NCCL's (kilnTuneModel), a line a size; 0, or 1 after a
+ * message. */
+static int predict(const kilnTopology* t, int ranks, kilnColl_t coll, const kilnTuneSet* set,
+                   const uint64_t* sizes, int nsizes, double* us, double* nccl) {
+  if (kilnTuneModel(t, coll, ranks, set, sizes, nsizes, note_model, NULL, us, nccl) != KILN_SUCCESS) {
+    fprintf(stderr, "kiln tune: %s\n", kilnLastError());
+    return 1;
+  }
+  for (int k = 0; k < nsizes; k++) {
+    int best = -1, ran = 0;
+    for (int c = 0; c < set->n; c++) {
+      if (us[c * nsizes + k] < 0) continue;
+      ran++;
+      if (best < 0 || us[c * nsizes + k] < us[best * nsizes + k]) best = c;
+    }
+    print_size(coll, sizes, nsizes, k, set, us, nccl, best, ran, "predicted");
+  }
+  return 0;
+}
+
+#ifdef KILN_HAVE_CUDA
 static uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -435,18 +526,44 @@ static void measure(kilnTuneGpu* g, const tuneOpts* o, kilnColl_t coll, const ki
     if (best >= 0 && o->prune > 0)
       for (int c = 0; c < set->n; c++)
         if (!dropped[c] && us[c * nsizes + k] > o->prune * us[best * nsizes + k]) dropped[c] = 1;
-    char ncclText[32] = "-";
-    if (nccl[k] >= 0) snprintf(ncclText, sizeof ncclText, "%.2f", nccl[k]);
-    char speed[32] = "";
-    if (best >= 0 && nccl[k] > 0)
-      snprintf(speed, sizeof speed, " (%.2fx NCCL)", nccl[k] / us[best * nsizes + k]);
-    if (best >= 0)
-      printf("%-13s %6s: NCCL %9s us, fastest %9.2f us%s %s (%d of %d ran)\n", kilnCollName(coll), sz,
-             ncclText, us[best * nsizes + k], speed, set->c[best].plan->name, ran, set->n);
-    else
-      printf("%-13s %6s: NCCL %9s us, no candidate ran\n", kilnCollName(coll), sz, ncclText);
-    fflush(stdout);
+    print_size(coll, sizes, nsizes, k, set, us, nccl, best, ran, "ran");
   }
+}
+#endif
+
+#ifdef KILN_HAVE_CUDA
+/* The GPUs of a tune on them: *g opened and m filled (o's ranks from the GPUs where not given), or
+ * for --list only the ranks. 0, or the exit status after a message. */
+static int open_gpus(tuneOpts* o, kilnTuneMachine* m, kilnTuneGpu** g) {
+  int visible = 0;
+  const cudaError_t ce = cudaGetDeviceCount(&visible);
+  if (ce != cudaSuccess) visible = 0;
+  if (visible < 1 && !o->list) {
+    fprintf(stderr, "kiln tune: no CUDA device: %s\n",
+            ce != cudaSuccess ? cudaGetErrorString(ce) : "none visible");
+    return 1;
+  }
+  if (!o->ranks && visible < 1) {
+    fprintf(stderr, "kiln tune: --list without a GPU needs --ranks\n");
+    return 2;
+  }
+  if (o->gpus > visible && !o->list) {
+    fprintf(stderr, "kiln tune: --gpus %d: %d visible here\n", o->gpus, visible);
+    return 1;
+  }
+  const int used = o->gpus ? o->gpus : visible;
+  if (!o->ranks) o->ranks = used < 2 ? 2 : used > 64 ? 64 : used;
+  if (o->list) return 0;
+  if (kilnTuneGpuOpen(o->ranks, o->gpus, m, g) != KILN_SUCCESS) {
+    fprintf(stderr, "kiln tune: %s\n", kilnLastError());
+    return 1;
+  }
+  if (!o->seedGiven) o->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+  printf("%d ranks on %d x %s (driver %s, NCCL %s)%s; inputs from seed %llu\n", m->nranks, m->ngpus, m->gpu,
+         m->driver, m->nccl,
+         m->rehearsal ? ": a REHEARSAL - ranks share GPUs, the times say nothing about speed, no NCCL" : "",
+         (unsigned long long)o->seed);
+  return 0;
 }
 #endif
 
@@ -470,51 +587,40 @@ int cmd_tune(int argc, char** argv) {
     fprintf(stderr, "kiln tune: --out %s\n", kilnLastError());
     return 2;
   }
-#ifndef KILN_HAVE_CUDA
-  if (!o.list) {
-    fprintf(stderr, "kiln tune: no CUDA device: this kiln was built without the GPU runtime (CUDA, NCCL)\n");
-    return 1;
-  }
-  if (!o.ranks) {
-    fprintf(stderr, "kiln tune: --list without a GPU needs --ranks\n");
-    return 2;
-  }
-#else
-  int visible = 0;
-  const cudaError_t ce = cudaGetDeviceCount(&visible);
-  if (ce != cudaSuccess) visible = 0;
-  if (visible < 1 && !o.list) {
-    fprintf(stderr, "kiln tune: no CUDA device: %s\n",
-            ce != cudaSuccess ? cudaGetErrorString(ce) : "none visible");
-    return 1;
-  }
-  if (!o.ranks && visible < 1) {
-    fprintf(stderr, "kiln tune: --list without a GPU needs --ranks\n");
-    return 2;
-  }
-  if (o.gpus > visible && !o.list) {
-    fprintf(stderr, "kiln tune: --gpus %d: %d visible here\n", o.gpus, visible);
-    return 1;
-  }
-  const int used = o.gpus ? o.gpus : visible;
-  if (!o.ranks) o.ranks = used < 2 ? 2 : used > 64 ? 64 : used;
-  kilnTuneGpu* g = NULL;
   kilnTuneMachine m;
-  if (!o.list) {
-    if (kilnTuneGpuOpen(o.ranks, o.gpus, &m, &g) != KILN_SUCCESS) {
-      fprintf(stderr, "kiln tune: %s\n", kilnLastError());
-      return 1;
-    }
-    if (!o.seedGiven) o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    printf("%d ranks on %d x %s (driver %s, NCCL %s)%s; inputs from seed %llu\n", m.nranks, m.ngpus, m.gpu,
-           m.driver, m.nccl,
-           m.rehearsal ? ": a REHEARSAL - ranks share GPUs, the times say nothing about speed, no NCCL" : "",
-           (unsigned long long)o.seed);
-  }
-#endif
+  memset(&m, 0, sizeof m);
   kilnTopology* t = NULL;
   kilnSketch* s = NULL;
-  if (o.synth && (rc = synth_inputs(&o, o.ranks, &t, &s)) != 0) goto out_free;
+#ifdef KILN_HAVE_CUDA
+  kilnTuneGpu* g = NULL;
+#endif
+  if (o.model) {
+    if ((rc = load_topology(&o, &o.ranks, &t)) != 0) goto out_free;
+    kilnTuneModelDescribe(t, o.ranks, &m);
+    if (!o.list)
+      printf("%d ranks, no GPU: every time is the model's - %s; NCCL's is its simulated baseline\n", o.ranks,
+             m.model);
+  } else {
+#ifndef KILN_HAVE_CUDA
+    if (!o.list) {
+      fprintf(
+          stderr,
+          "kiln tune: no CUDA device: this kiln was built without the GPU runtime (CUDA, NCCL); kiln tune "
+          "--model needs none\n");
+      return 1;
+    }
+    if (!o.ranks) {
+      fprintf(stderr, "kiln tune: --list without a GPU needs --ranks\n");
+      return 2;
+    }
+#else
+    if ((rc = open_gpus(&o, &m, &g)) != 0) return rc;
+#endif
+  }
+  if (o.synth) {
+    if (!t && (rc = load_topology(&o, &o.ranks, &t)) != 0) goto out_free;
+    if ((rc = load_sketch(&o, o.ranks, t, &s)) != 0) goto out_free;
+  }
   kilnTuneSet sets[KILN_NUM_COLLS];
   memset(sets, 0, sizeof sets);
   double* times[KILN_NUM_COLLS] = {0};
@@ -522,8 +628,6 @@ int cmd_tune(int argc, char** argv) {
   kilnTuneRange* ranges[KILN_NUM_COLLS] = {0};
   kilnTuneResult results[KILN_NUM_COLLS];
   int nresults = 0;
-  (void)results;
-  (void)nresults;
   for (int c = 0; c < KILN_NUM_COLLS && rc == 0; c++) {
     if (!o.colls[c]) continue;
     if ((rc = candidates(&o, o.ranks, (kilnColl_t)c, t, s, &sets[c])) != 0) break;
@@ -531,7 +635,6 @@ int cmd_tune(int argc, char** argv) {
       for (int i = 0; i < sets[c].n; i++) printf("  %-7s %s\n", sets[c].c[i].source, sets[c].c[i].plan->name);
       continue;
     }
-#ifdef KILN_HAVE_CUDA
     times[c] = malloc((size_t)(sets[c].n ? sets[c].n : 1) * (size_t)nsizes * sizeof(double));
     ncclTimes[c] = malloc((size_t)nsizes * sizeof(double));
     ranges[c] = malloc((size_t)nsizes * sizeof(kilnTuneRange));
@@ -540,14 +643,22 @@ int cmd_tune(int argc, char** argv) {
       rc = 1;
       break;
     }
-    unsigned char* dropped = calloc((size_t)sets[c].n + 1, 1);
-    if (!dropped) {
-      fprintf(stderr, "kiln tune: out of memory\n");
-      rc = 1;
-      break;
+    if (o.model) {
+      if ((rc = predict(t, o.ranks, (kilnColl_t)c, &sets[c], sizes, nsizes, times[c], ncclTimes[c])) != 0)
+        break;
     }
-    measure(g, &o, (kilnColl_t)c, &sets[c], sizes, nsizes, times[c], ncclTimes[c], dropped);
-    free(dropped);
+#ifdef KILN_HAVE_CUDA
+    else {
+      unsigned char* dropped = calloc((size_t)sets[c].n + 1, 1);
+      if (!dropped) {
+        fprintf(stderr, "kiln tune: out of memory\n");
+        rc = 1;
+        break;
+      }
+      measure(g, &o, (kilnColl_t)c, &sets[c], sizes, nsizes, times[c], ncclTimes[c], dropped);
+      free(dropped);
+    }
+#endif
     int nr = 0;
     if (kilnTuneChoose(sizes, nsizes, times[c], sets[c].n, ncclTimes[c], o.tolerance, ranges[c], &nr) !=
         KILN_SUCCESS) {
@@ -557,29 +668,32 @@ int cmd_tune(int argc, char** argv) {
     }
     results[nresults++] =
         (kilnTuneResult){(kilnColl_t)c, &sets[c], nsizes, sizes, times[c], ncclTimes[c], nr, ranges[c]};
-    printf("%s: chosen\n", kilnCollName((kilnColl_t)c));
+    printf("%s: chosen%s\n", kilnCollName((kilnColl_t)c), o.model ? " by the model" : "");
     for (int i = 0; i < nr; i++) {
       const kilnTuneRange* r = &ranges[c][i];
       printf("  %12llu .. %-12llu %s\n", (unsigned long long)r->min_bytes, (unsigned long long)r->max_bytes,
              r->cand < 0 ? "NCCL" : sets[c].c[r->cand].plan->name);
     }
-#endif
   }
-#ifdef KILN_HAVE_CUDA
   if (rc == 0 && !o.list) {
     char command[2048];
     join_args(argc, argv, command, sizeof command);
-    char seeded[2200];
-    snprintf(seeded, sizeof seeded, "%s (inputs from seed %llu)", command, (unsigned long long)o.seed);
-    if (kilnTuneWriteDir(o.out, &m, results, nresults, seeded) != KILN_SUCCESS) {
+    char full[2200];
+    if (o.model)
+      snprintf(full, sizeof full, "%s", command);
+    else
+      snprintf(full, sizeof full, "%s (inputs from seed %llu)", command, (unsigned long long)o.seed);
+    if (kilnTuneWriteDir(o.out, &m, results, nresults, full) != KILN_SUCCESS) {
       fprintf(stderr, "kiln tune: writing %s: %s\n", o.out, kilnLastError());
       rc = 1;
     } else {
       printf("wrote %s%s (README, tune.csv, the plans): KILN_PLANS=%s\n", o.out,
-             m.rehearsal ? " from a rehearsal" : "", o.out);
+             o.model       ? " from the model (nothing measured; kiln tune on the GPUs replaces it)"
+             : m.rehearsal ? " from a rehearsal"
+                           : "",
+             o.out);
     }
   }
-#endif
   for (int c = 0; c < KILN_NUM_COLLS; c++) {
     kilnTuneSetFree(&sets[c]);
     free(times[c]);

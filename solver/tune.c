@@ -175,6 +175,86 @@ kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us,
   return KILN_SUCCESS;
 }
 
+/* ---- the model's times ---- */
+
+kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, const kilnTuneSet* set,
+                           const uint64_t* sizes, int nsizes, kilnTuneNoteFn note, void* user, double* us,
+                           double* nccl) {
+  if (!t || !set || nsizes < 0 || (nsizes > 0 && (!sizes || !nccl)) || (set->n > 0 && nsizes > 0 && !us))
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneModel: no topology, candidates, sizes or tables");
+  if (t->nranks != nranks)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "the topology %s has %d GPUs, the tune %d ranks", t->name,
+                        t->nranks, nranks);
+  for (int k = 1; k < nsizes; k++)
+    if (sizes[k] <= sizes[k - 1])
+      return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneModel: sizes not increasing (%llu after %llu)",
+                          (unsigned long long)sizes[k], (unsigned long long)sizes[k - 1]);
+  for (int i = 0; i < set->n * nsizes; i++) us[i] = KILN_TUNE_NOT_RUN;
+  for (int k = 0; k < nsizes; k++) {
+    nccl[k] = KILN_TUNE_NOT_RUN;
+    /* a float per rank at least, as the GPU tune's calls (allreduce: count elements a rank; the
+     * others: count a rank's piece) */
+    const uint64_t per = coll == KILN_COLL_ALLREDUCE ? sizes[k] / 4 : sizes[k] / 4 / (uint64_t)nranks;
+    if (per == 0) continue;
+    kilnSimResult r;
+    kilnResult_t res = kilnBaselineSimulateWith(KILN_BASELINE_RING, coll, t, sizes[k], NULL, &r);
+    if (res != KILN_SUCCESS) {
+      kilnPrefixError("NCCL's %s %s of %llu bytes on %s: ", coll == KILN_COLL_ALLTOALL ? "all-pairs" : "ring",
+                      kilnCollName(coll), (unsigned long long)sizes[k], t->name);
+      return res;
+    }
+    nccl[k] = r.time_us;
+    if (coll == KILN_COLL_ALLREDUCE) {
+      res = kilnBaselineSimulateWith(KILN_BASELINE_TREE, coll, t, sizes[k], NULL, &r);
+      if (res != KILN_SUCCESS) {
+        kilnPrefixError("NCCL's tree allreduce of %llu bytes on %s: ", (unsigned long long)sizes[k], t->name);
+        return res;
+      }
+      if (r.time_us < nccl[k]) nccl[k] = r.time_us;
+    }
+  }
+  for (int c = 0; c < set->n; c++) {
+    const kilnPlan* p = set->c[c].plan;
+    if (p->coll != coll || p->ngpus != nranks) {
+      if (note)
+        note(p->name, KILN_ERR_INVALID_ARGUMENT, "a plan of another collective or rank count than the tune's",
+             user);
+      continue;
+    }
+    for (int k = 0; k < nsizes; k++) {
+      if (nccl[k] == KILN_TUNE_NOT_RUN) continue;
+      kilnSimResult r;
+      if (kilnPlanSimulate(p, t, sizes[k], &r) != KILN_SUCCESS) {
+        for (int j = 0; j < nsizes; j++) us[c * nsizes + j] = KILN_TUNE_NOT_RUN;
+        if (note) note(p->name, KILN_ERR_UNSUPPORTED, kilnLastError(), user);
+        break;
+      }
+      us[c * nsizes + k] = r.time_us;
+    }
+  }
+  return KILN_SUCCESS;
+}
+
+void kilnTuneModelDescribe(const kilnTopology* t, int nranks, kilnTuneMachine* m) {
+  memset(m, 0, sizeof *m);
+  m->nranks = nranks;
+  if (t->has_costs) {
+    snprintf(m->model, sizeof m->model,
+             "the simulator on topology %s with its measured costs (the topology's <costs>, as kiln profile "
+             "writes them)",
+             t->name);
+    snprintf(m->model_tag, sizeof m->model_tag, "model:%.40s-costs", t->name);
+  } else {
+    snprintf(m->model, sizeof m->model,
+             "the simulator on topology %s with the built-in table fitted to H200s (KILN_SIM_PARAMS_INIT, "
+             "bench/sim_calibrate)",
+             t->name);
+    snprintf(m->model_tag, sizeof m->model_tag, "model:h200-fit");
+  }
+  for (char* q = m->model_tag; *q; q++)
+    if (*q == ',' || *q == ' ' || *q == '"') *q = '_';
+}
+
 /* ---- the folder ---- */
 
 /* Removes a folder of plain files (one kiln tune wrote, or its temporary twin). */
@@ -279,7 +359,8 @@ static kilnResult_t write_csv(const char* path, const kilnTuneMachine* m, const 
                               int nresults) {
   FILE* f = fopen(path, "w");
   if (!f) return kilnSetError(KILN_ERR_IO, "%s: %s", path, strerror(errno));
-  fprintf(f, "coll,ranks,bytes,candidate,source,us,nccl_us,status,kept\n");
+  const bool model = m->model[0] != '\0';
+  fprintf(f, "coll,ranks,bytes,candidate,source,us,nccl_us,status,kept,timed_by\n");
   for (int i = 0; i < nresults; i++) {
     const kilnTuneResult* res = &results[i];
     for (int c = 0; c < res->set->n; c++)
@@ -290,9 +371,10 @@ static kilnResult_t write_csv(const char* path, const kilnTuneMachine* m, const 
         for (int ri = 0; ri < res->nranges && !kept; ri++)
           kept = res->ranges[ri].cand == c && k >= res->ranges[ri].first && k <= res->ranges[ri].last;
         char a[32], b[32];
-        fprintf(f, "%s,%d,%llu,%s,%s,%s,%s,%s,%d\n", kilnCollName(res->coll), m->nranks,
+        fprintf(f, "%s,%d,%llu,%s,%s,%s,%s,%s,%d,%s\n", kilnCollName(res->coll), m->nranks,
                 (unsigned long long)res->sizes[k], res->set->c[c].plan->name, res->set->c[c].source,
-                time_text(us, a, sizeof a), time_text(nc, b, sizeof b), status_text(us), kept ? 1 : 0);
+                time_text(us, a, sizeof a), time_text(nc, b, sizeof b),
+                model && us >= 0 ? "predicted" : status_text(us), kept ? 1 : 0, model ? m->model_tag : "gpu");
       }
   }
   const bool bad = ferror(f) != 0;
@@ -304,25 +386,45 @@ static kilnResult_t write_readme(const char* path, const char* dir, const kilnTu
                                  const kilnTuneResult* results, int nresults, const char* command) {
   FILE* f = fopen(path, "w");
   if (!f) return kilnSetError(KILN_ERR_IO, "%s: %s", path, strerror(errno));
-  fprintf(f, "Plans kiln tune chose for %d ranks on this machine.\n\n", m->nranks);
-  fprintf(f, "machine: %d x %s, driver %s, NCCL %s\n", m->ngpus, m->gpu, m->driver, m->nccl);
-  if (m->rehearsal)
-    fprintf(
-        f,
-        "rehearsal: yes - %d ranks share %d GPU%s, so the times say nothing about speed and NCCL was not\n"
-        "measured (it takes one rank a GPU); the plans are checked, not chosen for speed.\n",
-        m->nranks, m->ngpus, m->ngpus == 1 ? "" : "s");
-  else
-    fprintf(f, "rehearsal: no (one rank a GPU)\n");
+  const bool model = m->model[0] != '\0';
+  if (model) {
+    fprintf(f,
+            "Plans kiln tune --model chose for %d ranks from the simulator's predictions: nothing was\n"
+            "measured, the choice is the model's.\n\n",
+            m->nranks);
+    fprintf(f, "model: %s;\n", m->model);
+    fprintf(f,
+            "       NCCL: the faster of its simulated ring and tree (allreduce), its ring (allgather,\n"
+            "       reducescatter), its all-pairs (alltoall), with the table fitted to NCCL\n"
+            "       (KILN_SIM_PARAMS_NCCL).\n"
+            "The model predicts GPU times within 25%% on the H200 tables it was fitted to\n"
+            "(bench/sim_calibrate), not on every machine: kiln tune without --model, on the GPUs,\n"
+            "measures every candidate beside NCCL and replaces this folder with the measured choice.\n");
+  } else {
+    fprintf(f, "Plans kiln tune chose for %d ranks on this machine.\n\n", m->nranks);
+    fprintf(f, "machine: %d x %s, driver %s, NCCL %s\n", m->ngpus, m->gpu, m->driver, m->nccl);
+    if (m->rehearsal)
+      fprintf(
+          f,
+          "rehearsal: yes - %d ranks share %d GPU%s, so the times say nothing about speed and NCCL was not\n"
+          "measured (it takes one rank a GPU); the plans are checked, not chosen for speed.\n",
+          m->nranks, m->ngpus, m->ngpus == 1 ? "" : "s");
+    else
+      fprintf(f, "rehearsal: no (one rank a GPU)\n");
+  }
   fprintf(f, "command: %s\n\n", command ? command : "kiln tune");
-  fprintf(f,
-          "Each plan's file holds its byte range (minBytes, maxBytes: the collective's reference bytes,\n"
-          "allreduce per-rank input, allgather total output, reducescatter and alltoall total input).\n"
-          "Sizes no plan takes stay NCCL's. Use them without a rebuild (the drop-in libnccl.so.2):\n"
-          "  KILN_PLANS=%s\n"
-          "or bake them into the library: cmake -DKILN_PLANS_DIR=%s (or kiln bake FILE.xml for each).\n"
-          "tune.csv has every time measured (us: median per call in CUDA graphs, the slowest rank).\n\n",
-          dir, dir);
+  fprintf(
+      f,
+      "Each plan's file holds its byte range (minBytes, maxBytes: the collective's reference bytes,\n"
+      "allreduce per-rank input, allgather total output, reducescatter and alltoall total input).\n"
+      "Sizes no plan takes stay NCCL's. Use them without a rebuild (the drop-in libnccl.so.2):\n"
+      "  KILN_PLANS=%s\n"
+      "or bake them into the library: cmake -DKILN_PLANS_DIR=%s (or kiln bake FILE.xml for each).\n"
+      "%s\n\n",
+      dir, dir,
+      model ? "tune.csv has every time predicted (us: the simulator's per call, the call's launch included;\n"
+              "status predicted, timed_by the model)."
+            : "tune.csv has every time measured (us: median per call in CUDA graphs, the slowest rank).");
   for (int i = 0; i < nresults; i++) {
     const kilnTuneResult* res = &results[i];
     fprintf(f, "%s:\n", kilnCollName(res->coll));

@@ -1,8 +1,9 @@
 /*
  * kiln tune, its CPU side: the candidate plans of a collective, the choice of which of them serves
- * each size range from their measured times, and the folder of plans it writes. The GPU side (each
- * candidate timed and checked on the local GPUs beside NCCL) is host/tune_gpu.h; the command is
- * cli/cmd_tune.c, docs/TUNE.md describes both.
+ * each size range from their times, the simulator's times where no GPU measures them (kiln tune
+ * --model), and the folder of plans it writes. The GPU side (each candidate timed and checked on
+ * the local GPUs beside NCCL) is host/tune_gpu.h; the command is cli/cmd_tune.c, docs/TUNE.md
+ * describes both.
  *
  * Internal to kiln: not a public header; its functions leave libkiln for the CLI and the tests
  * (KILN_INTERNAL).
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "kiln/plan.h"
+#include "kiln/topology.h"
 #include "kiln_internal.h"
 
 #ifdef __cplusplus
@@ -125,7 +127,8 @@ KILN_INTERNAL kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, con
                                           const double* nccl, double tolerance, kilnTuneRange* out,
                                           int* nout);
 
-/* The machine a tune ran on, for the folder's README. */
+/* The machine a tune ran on, for the folder's README; or, for a tune of the model (kiln tune
+ * --model), the model. */
 typedef struct kilnTuneMachine {
   char gpu[128];   /* the GPU model, "NVIDIA H100 80GB HBM3" */
   int ngpus;       /* GPUs used */
@@ -133,7 +136,30 @@ typedef struct kilnTuneMachine {
   char nccl[32];   /* NCCL's version ("2.28.9") */
   int nranks;
   bool rehearsal; /* ranks share GPUs: the times say nothing of speed, and there is no NCCL */
+  /* Empty for times measured on GPUs. Otherwise the times are the simulator's (kilnTuneModel) and
+   * this says which model: kilnTuneModelDescribe's text, for README; model_tag its short form for
+   * tune.csv's timed_by column ("model:switch8-costs", "model:h200-fit"). gpu, ngpus, driver and
+   * nccl are then unused. */
+  char model[256];
+  char model_tag[64];
 } kilnTuneMachine;
+
+/* The model's times of coll's candidates at each size, as kilnTuneChoose takes them:
+ * us[c * nsizes + k] kilnPlanSimulate's prediction of set->c[c]'s plan on t at sizes[k] (with t's
+ * <costs> where it has them, else KILN_SIM_PARAMS_INIT), nccl[k] the faster of NCCL's simulated
+ * ring and tree for allreduce, its ring for allgather and reducescatter, its all-pairs for
+ * alltoall (kilnBaselineSimulateWith, KILN_SIM_PARAMS_NCCL). A size with no float element per rank
+ * (as the GPU tune skips it) is KILN_TUNE_NOT_RUN for all; a candidate of another collective or
+ * rank count, or that the simulator refuses (a send between ranks with no link), is
+ * KILN_TUNE_NOT_RUN at every size and reported to note (may be NULL). Fails
+ * (KILN_ERR_INVALID_ARGUMENT) for a topology of another rank count than the candidates' or sizes
+ * not increasing, or with the simulator's error where NCCL's baseline cannot be predicted. */
+KILN_INTERNAL kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks,
+                                         const kilnTuneSet* set, const uint64_t* sizes, int nsizes,
+                                         kilnTuneNoteFn note, void* user, double* us, double* nccl);
+/* Fills m for a tune of the model on t for nranks ranks: model (the topology and which table:
+ * its measured <costs>, or the built-in table fitted to H200s) and model_tag. */
+KILN_INTERNAL void kilnTuneModelDescribe(const kilnTopology* t, int nranks, kilnTuneMachine* m);
 
 /* One collective's results: the candidates, the sizes, the times (as kilnTuneChoose takes them)
  * and the ranges chosen. */
@@ -155,8 +181,9 @@ KILN_INTERNAL kilnResult_t kilnTuneCheckDir(const char* dir);
 /* Writes the folder dir whole or not at all: for every range a candidate serves, its plan with the
  * range's byte bounds (minBytes, maxBytes) as DIR/NAME.xml (NAME: the candidate's name and the
  * range's number, "ring-allreduce-n4-c1-i8-LL-r2"), DIR/tune.csv (the table: a row per
- * collective, candidate and size, with NCCL's time and whether it was kept) and DIR/README (the
- * machine, the command, the ranges chosen, how to use the folder). Everything is written into a
+ * collective, candidate and size, with NCCL's time, whether it was kept and what timed it: "gpu",
+ * or m->model_tag with status "predicted" for the model's times) and DIR/README (the machine or
+ * the model, the command, the ranges chosen, how to use the folder). Everything is written into a
  * new folder beside dir and renamed into place; a dir that exists is replaced only when it is
  * empty or holds a tune.csv (a folder kiln tune wrote), else KILN_ERR_INVALID_ARGUMENT naming it.
  * On failure nothing is left but what was there before. command: the command line, for README. */

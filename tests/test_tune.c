@@ -1,8 +1,10 @@
 /* kiln tune's CPU side (solver/tune.h): the candidates it enumerates, the ranges it chooses from a
- * table of times, the folder it writes (whole or not at all, loadable as KILN_PLANS loads it), and
- * the command's refusal where there is no GPU. */
+ * table of times, the folder it writes (whole or not at all, loadable as KILN_PLANS loads it), the
+ * command's refusal where there is no GPU, and kiln tune --model, which chooses from the
+ * simulator's times without one. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,10 +293,12 @@ Test(tune, writes_a_folder_the_registry_loads) {
   snprintf(path, sizeof path, "%s/tune.csv", dir);
   const char* csv = slurp(path);
   cr_assert(csv != NULL);
-  cr_expect(contains(csv, "coll,ranks,bytes,candidate,source,us,nccl_us,status,kept\n"), "%s", csv);
-  cr_expect(contains(csv, "allgather,2,16,direct-allgather-n2-c1-i1-LL,classic,2.00,5.00,ok,1\n"), "%s", csv);
-  cr_expect(contains(csv, "allgather,2,256,direct-allgather-n2-c1-i1-LL,classic,9.00,5.00,ok,0\n"), "%s",
+  cr_expect(contains(csv, "coll,ranks,bytes,candidate,source,us,nccl_us,status,kept,timed_by\n"), "%s", csv);
+  cr_expect(contains(csv, "allgather,2,16,direct-allgather-n2-c1-i1-LL,classic,2.00,5.00,ok,1,gpu\n"), "%s",
             csv);
+  cr_expect(contains(csv, "allgather,2,256,direct-allgather-n2-c1-i1-LL,classic,9.00,5.00,ok,0,gpu\n"), "%s",
+            csv);
+  cr_expect(not(contains(readme, "model")), "%s", readme);
 
   kilnRegistryReset();
   cr_assert(eq(int, kilnRegistryLoadPath(dir), KILN_SUCCESS), "%s", kilnLastError());
@@ -426,4 +430,211 @@ Test(tune_cli, refuses_bad_arguments) {
   expect_kiln(out, sizeof out, 2, "above --max-bytes", "tune --min-bytes 2K --max-bytes 1K --out /tmp/x");
   expect_kiln(out, sizeof out, 2, "no in-place alltoall", "tune --inplace --colls alltoall --out /tmp/x");
   expect_kiln(out, sizeof out, 2, "does not exist", "tune --ranks 2 --out /nonexistent-kiln/plans");
+}
+
+/* ---- kiln tune --model ---- */
+
+/* The model's times of kiln classic's allreduce ring on switch4 are kilnPlanSimulate's, NCCL's the
+ * faster of the simulated ring and tree; a size below a float per rank is predicted for nothing;
+ * a topology of another rank count is refused. */
+Test(tune_model, times_are_the_simulators) {
+  kilnTuneSpace sp = KILN_TUNE_SPACE_INIT;
+  sp.forms = 1u << KILN_TUNE_FORM_RING;
+  sp.protos = 1u << KILN_PROTO_SIMPLE;
+  sp.ninstances = 1;
+  sp.instances[0] = 1;
+  kilnTuneSet set = {0};
+  cr_assert(eq(int, kilnTuneClassic(&set, KILN_COLL_ALLGATHER, 4, &sp, NULL, NULL, NULL), KILN_SUCCESS));
+  cr_assert(eq(int, set.n, 1));
+  kilnTopology *t = NULL, *t8 = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch4", 1, &t), KILN_SUCCESS));
+  const uint64_t sizes[3] = {8, 4096, 1 << 20}; /* allgather of 8 bytes on 4 ranks: no float per rank */
+  double us[3], nccl[3];
+  cr_assert(
+      eq(int, kilnTuneModel(t, KILN_COLL_ALLGATHER, 4, &set, sizes, 3, NULL, NULL, us, nccl), KILN_SUCCESS),
+      "%s", kilnLastError());
+  cr_expect(eq(dbl, us[0], KILN_TUNE_NOT_RUN));
+  cr_expect(eq(dbl, nccl[0], KILN_TUNE_NOT_RUN));
+  for (int k = 1; k < 3; k++) {
+    kilnSimResult r, ring;
+    cr_assert(eq(int, kilnPlanSimulate(set.c[0].plan, t, sizes[k], &r), KILN_SUCCESS));
+    cr_expect(eq(dbl, us[k], r.time_us));
+    cr_assert(eq(int,
+                 kilnBaselineSimulateWith(KILN_BASELINE_RING, KILN_COLL_ALLGATHER, t, sizes[k], NULL, &ring),
+                 KILN_SUCCESS));
+    cr_expect(eq(dbl, nccl[k], ring.time_us));
+  }
+  cr_assert(eq(int, kilnTopologyBuiltin("switch8", 1, &t8), KILN_SUCCESS));
+  cr_expect(eq(int, kilnTuneModel(t8, KILN_COLL_ALLGATHER, 4, &set, sizes, 3, NULL, NULL, us, nccl),
+               KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(contains(kilnLastError(), "has 8 GPUs"), "%s", kilnLastError());
+  kilnTuneSetFree(&set);
+  kilnTopologyFree(t);
+  kilnTopologyFree(t8);
+}
+
+/* The ranges README lists for coll, in order: min, max and the plan's name ("NCCL" where NCCL
+ * serves). */
+typedef struct readme_range {
+  unsigned long long min, max;
+  char name[128];
+} readme_range;
+
+static int readme_ranges(const char* readme, const char* coll, readme_range* out, int cap) {
+  char head[64];
+  snprintf(head, sizeof head, "\n%s:\n", coll);
+  const char* at = strstr(readme, head);
+  if (!at) return 0;
+  at += strlen(head);
+  int n = 0;
+  while (n < cap && sscanf(at, " %llu .. %llu %127s", &out[n].min, &out[n].max, out[n].name) == 3) {
+    n++;
+    at = strchr(at, '\n');
+    if (!at) break;
+    at++;
+  }
+  return n;
+}
+
+static const char* const kModelColls[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
+
+/* kiln tune --model on switch2, switch4 and switch8, all four collectives from 16 B to 16 MiB: every
+ * collective's ranges cover 0 to 16 MiB without a gap or overlap; the folder loads through the
+ * registry, which selects each range's plan across its range (its first, middle and last byte) and
+ * none of the folder's where NCCL serves; every plan passes kilnPlanVerify; README and tune.csv say
+ * the choice is the model's. On switch8 a 1 KiB allreduce gets a one-flight plan of memory steps. */
+static const int kModelRanks[] = {2, 4, 8};
+KILN_INDEX_PARAMS(tune_model, folder_covers_and_loads, 3)
+ParameterizedTest(int* idx, tune_model, folder_covers_and_loads, .timeout = 300) {
+  const int n = kModelRanks[*idx];
+  const unsigned long long maxB = 16ull << 20;
+  char out[1 << 16], tmp[64], dir[128], path[256];
+  make_tmpdir(tmp, sizeof tmp);
+  snprintf(dir, sizeof dir, "%s/model", tmp);
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  if (expect_kiln(out, sizeof out, 0, "from the model", "tune --model --ranks %d --max-bytes 16M --out %s", n,
+                  dir) < 0)
+    cr_skip_test("the kiln CLI is not built");
+  snprintf(path, sizeof path, "%s/README", dir);
+  char* readme = strdup(slurp(path) ? slurp(path) : "");
+  cr_expect(contains(readme, "kiln tune --model chose") && contains(readme, "nothing was\nmeasured") &&
+                contains(readme, "built-in table fitted to H200s (KILN_SIM_PARAMS_INIT") &&
+                contains(readme, "KILN_SIM_PARAMS_NCCL") && contains(readme, "replaces this folder"),
+            "%s", readme);
+  snprintf(path, sizeof path, "%s/tune.csv", dir);
+  const char* csv = slurp(path);
+  cr_expect(contains(csv, ",predicted,1,model:h200-fit\n") && !contains(csv, ",ok,"), "%s", csv);
+
+  kilnRegistryReset();
+  cr_assert(eq(int, kilnRegistryLoadPath(dir), KILN_SUCCESS), "%s", kilnLastError());
+  int plans = 0;
+  for (size_t c = 0; c < sizeof kModelColls / sizeof kModelColls[0]; c++) {
+    kilnColl_t coll;
+    cr_assert(kilnCollParse(kModelColls[c], &coll));
+    readme_range rg[64];
+    const int nr = readme_ranges(readme, kModelColls[c], rg, 64);
+    cr_assert(gt(int, nr, 0), "%s: no ranges in README", kModelColls[c]);
+    cr_expect(eq(u64, rg[0].min, 0), "%s", kModelColls[c]);
+    cr_expect(eq(u64, rg[nr - 1].max, maxB), "%s", kModelColls[c]);
+    for (int i = 0; i < nr; i++) {
+      if (i > 0)
+        cr_expect(eq(u64, rg[i].min, rg[i - 1].max + 1), "%s range %d: a gap or overlap", kModelColls[c], i);
+      cr_expect(le(u64, rg[i].min, rg[i].max), "%s range %d", kModelColls[c], i);
+      const bool nccl = !strcmp(rg[i].name, "NCCL");
+      const unsigned long long probe[3] = {rg[i].min ? rg[i].min : 1, rg[i].min + (rg[i].max - rg[i].min) / 2,
+                                           rg[i].max};
+      for (int j = 0; j < 3; j++) {
+        const kilnRegistryEntry* e = kilnRegistrySelect(coll, n, probe[j], false, KILN_FLOAT32, KILN_SUM);
+        if (nccl) {
+          cr_expect(e == NULL || !kilnRegistryIsLoaded(e), "%s %llu: a loaded plan where NCCL serves",
+                    kModelColls[c], probe[j]);
+          continue;
+        }
+        cr_assert(e != NULL && kilnRegistryIsLoaded(e), "%s %llu: no loaded plan", kModelColls[c], probe[j]);
+        cr_expect(eq(str, (char*)e->name, rg[i].name), "%s %llu", kModelColls[c], probe[j]);
+        cr_expect(eq(u64, e->minBytes, rg[i].min));
+        cr_expect(eq(u64, e->maxBytes, rg[i].max));
+      }
+      if (nccl) continue;
+      plans++;
+      const kilnRegistryEntry* e = kilnRegistryFind(rg[i].name);
+      cr_assert(e != NULL, "%s", rg[i].name);
+      const kilnPlan* p = NULL;
+      cr_assert(eq(int, kilnRegistryPlan(e, &p), KILN_SUCCESS), "%s", kilnLastError());
+      const kilnVerifyOptions vo = KILN_VERIFY_OPTIONS_INIT;
+      cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
+    }
+    const kilnRegistryEntry* above = kilnRegistrySelect(coll, n, maxB + 1, false, KILN_FLOAT32, KILN_SUM);
+    cr_expect(above == NULL || !kilnRegistryIsLoaded(above), "%s: a loaded plan above the sizes",
+              kModelColls[c]);
+  }
+  cr_expect(eq(int, entries(dir), plans + 2), "a plan per range, README and tune.csv");
+  if (n == 8) {
+    const kilnRegistryEntry* e =
+        kilnRegistrySelect(KILN_COLL_ALLREDUCE, 8, 1024, false, KILN_FLOAT32, KILN_SUM);
+    cr_assert(e != NULL && kilnRegistryIsLoaded(e), "allreduce 1 KiB: NCCL kept");
+    const kilnPlan* p = NULL;
+    cr_assert(eq(int, kilnRegistryPlan(e, &p), KILN_SUCCESS), "%s", kilnLastError());
+    cr_expect(kilnPlanHasMemorySteps(p) && contains(p->name, "-oneflight"), "%s", p->name);
+  }
+  kilnRegistryReset();
+  free(readme);
+  rm_tree(tmp);
+}
+
+/* With a topology of measured costs (<costs>, as kiln profile writes them) the model takes them
+ * and README and tune.csv name them; without --ranks the topology's rank count is the tune's. */
+Test(tune_model, takes_the_topologys_costs) {
+  char out[1 << 16], tmp[64], topo[128], dir[128], path[256];
+  make_tmpdir(tmp, sizeof tmp);
+  snprintf(topo, sizeof topo, "%s/local.xml", tmp);
+  FILE* f = fopen(topo, "w");
+  cr_assert(f != NULL);
+  fputs(
+      "<topology name=\"local\" nodes=\"1\" gpus_per_node=\"4\"><node>"
+      "<switch name=\"sw\" gpus=\"0 1 2 3\" alpha=\"0.74\" beta=\"2.7\" kind=\"nvlink\"/></node>"
+      "<costs launch=\"3\" fifo_launch=\"6\"/></topology>\n",
+      f);
+  fclose(f);
+  snprintf(dir, sizeof dir, "%s/model", tmp);
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  if (expect_kiln(out, sizeof out, 0, "from the model",
+                  "tune --model --topo %s --colls allreduce --max-bytes 1M --out %s", topo, dir) < 0)
+    cr_skip_test("the kiln CLI is not built");
+  snprintf(path, sizeof path, "%s/README", dir);
+  const char* readme = slurp(path);
+  cr_expect(contains(readme, "for 4 ranks") && contains(readme, "topology local with its measured costs"),
+            "%s", readme);
+  snprintf(path, sizeof path, "%s/tune.csv", dir);
+  const char* csv = slurp(path);
+  cr_expect(contains(csv, "allreduce,4,1024,") && contains(csv, ",model:local-costs\n"), "%s", csv);
+  rm_tree(tmp);
+}
+
+/* A topology kiln cannot read, --ranks unlike the topology's, options that only time on GPUs and
+ * --model without ranks or a topology are refused, naming why, and nothing is written. */
+Test(tune_model, refuses_bad_input) {
+  char out[8192], tmp[64], bad[128];
+  make_tmpdir(tmp, sizeof tmp);
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  if (expect_kiln(out, sizeof out, 1, "cannot open",
+                  "tune --model --topo /nonexistent-kiln/topo.xml --out %s/a", tmp) < 0)
+    cr_skip_test("the kiln CLI is not built");
+  snprintf(bad, sizeof bad, "%s/bad.xml", tmp);
+  FILE* f = fopen(bad, "w");
+  cr_assert(f != NULL);
+  fputs("<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs lunch=\"1\"/></topology>\n", f);
+  fclose(f);
+  const int rc =
+      expect_kiln(out, sizeof out, 1, "no knob \"lunch\"", "tune --model --topo %s --out %s/a", bad, tmp);
+  cr_expect(ne(int, rc, 0));
+  cr_expect(contains(out, "kiln tune: --topo") && contains(out, "not a topology kiln can read"), "%s", out);
+  expect_kiln(out, sizeof out, 2, "unknown", "tune --model --topo switchX --out %s/a", tmp);
+  expect_kiln(out, sizeof out, 2, "the tune has 4 ranks, but the topology switch8 has 8 GPUs",
+              "tune --model --ranks 4 --topo switch8 --out %s/a", tmp);
+  expect_kiln(out, sizeof out, 2, "--gpus does not apply", "tune --model --ranks 4 --gpus 2 --out %s/a", tmp);
+  expect_kiln(out, sizeof out, 2, "--model needs --ranks N", "tune --model --out %s/a", tmp);
+  unlink(bad);
+  cr_expect(eq(int, entries(tmp), 0), "something written");
+  rm_tree(tmp);
 }
