@@ -171,7 +171,7 @@ static const char* plural(int n) { return n == 1 ? "" : "s"; }
 
 static bool reduces(kilnColl_t c) { return c == KILN_COLL_ALLREDUCE || c == KILN_COLL_REDUCESCATTER; }
 
-static double busFactor(kilnColl_t c, int n) {
+static double bus_factor(kilnColl_t c, int n) {
   return c == KILN_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
 }
 
@@ -274,7 +274,7 @@ struct Rank {
 };
 
 /* Per-call buffer sizes (bytes) of rank buffers for reference size `bytes`. */
-static void bufferBytes(kilnColl_t c, int n, uint64_t bytes, size_t* sendB, size_t* recvB) {
+static void buffer_bytes(kilnColl_t c, int n, uint64_t bytes, size_t* sendB, size_t* recvB) {
   switch (c) {
     case KILN_COLL_ALLREDUCE: *sendB = *recvB = bytes; break;
     case KILN_COLL_ALLGATHER:
@@ -290,31 +290,31 @@ static void bufferBytes(kilnColl_t c, int n, uint64_t bytes, size_t* sendB, size
 }
 
 /* NCCL-style count of the call. */
-static size_t callCount(kilnColl_t c, int n, uint64_t bytes, size_t es) {
+static size_t call_count(kilnColl_t c, int n, uint64_t bytes, size_t es) {
   return c == KILN_COLL_ALLREDUCE ? bytes / es : bytes / es / n;
 }
 
-static ncclDataType_t ncclType(kilnDataType_t t) { return (ncclDataType_t)t; }
-static ncclRedOp_t ncclOp(kilnRedOp_t o) { return (ncclRedOp_t)o; }
+static ncclDataType_t nccl_type(kilnDataType_t t) { return (ncclDataType_t)t; }
+static ncclRedOp_t nccl_op(kilnRedOp_t o) { return (ncclRedOp_t)o; }
 
-static void ncclCall(kilnColl_t c, Rank& R, const void* sb, void* rb, size_t count, const Options& o) {
+static void nccl_call(kilnColl_t c, Rank& R, const void* sb, void* rb, size_t count, const Options& o) {
   switch (c) {
     case KILN_COLL_ALLREDUCE:
-      NCCL_CHECK(ncclAllReduce(sb, rb, count, ncclType(o.dtype), ncclOp(o.op), R.nccl, R.stream));
+      NCCL_CHECK(ncclAllReduce(sb, rb, count, nccl_type(o.dtype), nccl_op(o.op), R.nccl, R.stream));
       break;
     case KILN_COLL_ALLGATHER:
-      NCCL_CHECK(ncclAllGather(sb, rb, count, ncclType(o.dtype), R.nccl, R.stream));
+      NCCL_CHECK(ncclAllGather(sb, rb, count, nccl_type(o.dtype), R.nccl, R.stream));
       break;
     case KILN_COLL_REDUCESCATTER:
-      NCCL_CHECK(ncclReduceScatter(sb, rb, count, ncclType(o.dtype), ncclOp(o.op), R.nccl, R.stream));
+      NCCL_CHECK(ncclReduceScatter(sb, rb, count, nccl_type(o.dtype), nccl_op(o.op), R.nccl, R.stream));
       break;
-    default: NCCL_CHECK(ncclAlltoAll(sb, rb, count, ncclType(o.dtype), R.nccl, R.stream)); break;
+    default: NCCL_CHECK(ncclAlltoAll(sb, rb, count, nccl_type(o.dtype), R.nccl, R.stream)); break;
   }
 }
 
 /* Send/recv pointers of a call (in place: NCCL's aliasing). */
-static void callBuffers(kilnColl_t c, Rank& R, char* out, size_t count, size_t es, bool inplace,
-                        const void** sb, void** rb) {
+static void call_buffers(kilnColl_t c, Rank& R, char* out, size_t count, size_t es, bool inplace,
+                         const void** sb, void** rb) {
   *rb = out;
   *sb = R.send;
   if (!inplace) return;
@@ -372,7 +372,7 @@ struct Shared {
 static Shared* shared;
 
 /* Barrier over the processes of --mp (sense reversal on the shared page). */
-static void mpBarrier(Bench& b) {
+static void mp_barrier(Bench& b) {
   if (!b.o.mp) return;
   const int gen = shared->gen;
   __sync_synchronize();
@@ -390,7 +390,7 @@ static void mpBarrier(Bench& b) {
  * and in the group's end (the launches), summed over the timed calls of a batch. */
 static double gQueueUs = 0, gEndUs = 0;
 
-static double monoUs(void) {
+static double mono_us(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
@@ -398,11 +398,11 @@ static double monoUs(void) {
 
 /* Enqueues one call of variant v on every rank this process drives; false when kiln refused.
  * slot >= 0: each rank's start event ev0[slot] is recorded on its stream just before its call. */
-static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count,
-                        int slot = -1) {
+static bool enqueue_call(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count,
+                         int slot = -1) {
   const size_t es = kilnDataTypeSize(b.o.dtype);
   bool ok = true;
-  const double t0 = b.o.hostTime ? monoUs() : 0;
+  const double t0 = b.o.hostTime ? mono_us() : 0;
   /* Both grouped: NCCL and kiln issue the GPUs' launches at the group's end. */
   if (v == V_NCCL)
     NCCL_CHECK(ncclGroupStart());
@@ -414,9 +414,9 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
     if (slot >= 0) CUDA_CHECK(cudaEventRecord(R.ev0[slot], R.stream));
     const void* sb;
     void* rb;
-    callBuffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, b.o.inplace, &sb, &rb);
+    call_buffers(c, R, v == V_NCCL ? R.recvN : R.recvK, count, es, b.o.inplace, &sb, &rb);
     if (v == V_NCCL)
-      ncclCall(c, R, sb, rb, count, b.o);
+      nccl_call(c, R, sb, rb, count, b.o);
     else if (v == V_SYM) {
       if (kilnSymRun(R.kc, b.symAlgo, sb, rb, count, b.o.dtype, b.o.op, R.stream) != KILN_SUCCESS) {
         fprintf(stderr, "coll_bench: rank %d: %s\n", R.rank, kilnLastError());
@@ -430,7 +430,7 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
       }
     }
   }
-  const double t1 = b.o.hostTime ? monoUs() : 0;
+  const double t1 = b.o.hostTime ? mono_us() : 0;
   if (v == V_NCCL)
     NCCL_CHECK(ncclGroupEnd());
   else if (kilnGroupEnd() != KILN_SUCCESS) {
@@ -439,24 +439,24 @@ static bool enqueueCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* 
   }
   if (b.o.hostTime) {
     gQueueUs += t1 - t0;
-    gEndUs += monoUs() - t1;
+    gEndUs += mono_us() - t1;
   }
   return ok;
 }
 
 /* slow[i]: this process's slowest rank in iteration (or batch) i (ms). With --mp, takes the
  * slowest over every process too. Returns the median in µs, or -1 when any rank failed. */
-static double medianOfSlowest(Bench& b, std::vector<float>& slow, bool ok) {
+static double median_of_slowest(Bench& b, std::vector<float>& slow, bool ok) {
   const int n = (int)slow.size();
   if (b.o.mp) {
     for (int i = 0; i < n; i++) shared->us[b.ranks[0].rank][i] = ok ? slow[i] : -1.f;
-    mpBarrier(b);
+    mp_barrier(b);
     for (int i = 0; i < n; i++)
       for (int r = 0; r < b.n; r++) {
         if (shared->us[r][i] < 0) ok = false;
         slow[i] = std::max(slow[i], shared->us[r][i]);
       }
-    mpBarrier(b);
+    mp_barrier(b);
   }
   if (!ok) return -1;
   std::sort(slow.begin(), slow.end());
@@ -466,11 +466,11 @@ static double medianOfSlowest(Bench& b, std::vector<float>& slow, bool ok) {
 /* --graph: captures o.graph calls per rank into a graph, then times `iters` launches of it
  * (after the warmup calls, uncaptured, and one untimed launch). Median per-call µs of the slowest
  * rank, or -1. */
-static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+static double time_variant_graph(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
   const Options& o = b.o;
   const size_t nr = b.ranks.size();
   bool ok = true;
-  for (int it = 0; it < std::max(1, o.warmup) && ok; it++) ok = enqueueCall(b, c, v, ex, count);
+  for (int it = 0; it < std::max(1, o.warmup) && ok; it++) ok = enqueue_call(b, c, v, ex, count);
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     CUDA_CHECK(cudaStreamSynchronize(R.stream));
@@ -481,7 +481,7 @@ static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
     CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
     ok = cudaStreamBeginCapture(b.ranks[r].stream, cudaStreamCaptureModeRelaxed) == cudaSuccess;
   }
-  for (int k = 0; k < o.graph && ok; k++) ok = enqueueCall(b, c, v, ex, count);
+  for (int k = 0; k < o.graph && ok; k++) ok = enqueue_call(b, c, v, ex, count);
   for (size_t r = 0; r < nr; r++) {
     CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
     cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -524,11 +524,11 @@ static double timeVariantGraph(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
   std::vector<float> slow(o.iters, 0.f);
   for (int i = 0; i < o.iters; i++)
     for (size_t r = 0; r < nr; r++) slow[i] = std::max(slow[i], per[r][i] / o.graph);
-  return medianOfSlowest(b, slow, ok);
+  return median_of_slowest(b, slow, ok);
 }
 
 /* Waits for every rank's stream; false (and kiln off from here) when kiln failed on a GPU. */
-static bool finishRanks(Bench& b, int v) {
+static bool finish_ranks(Bench& b, int v) {
   bool ok = true;
   for (size_t r = 0; r < b.ranks.size(); r++) {
     CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
@@ -549,30 +549,30 @@ static bool finishRanks(Bench& b, int v) {
 /* --batch: 5 batches of `iters` back-to-back calls, each between one event pair per rank; a
  * batch's time is its slowest rank's / iters (over every process with --mp, whose processes meet
  * on the host before each batch); returns the median batch in µs (-1: failure). */
-static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+static double time_variant_batch(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
   const Options& o = b.o;
   const int reps = std::min(5, o.iters);
   bool ok = true;
-  for (int it = 0; it < o.warmup && ok; it++) ok = enqueueCall(b, c, v, ex, count);
-  ok = finishRanks(b, v) && ok;
+  for (int it = 0; it < o.warmup && ok; it++) ok = enqueue_call(b, c, v, ex, count);
+  ok = finish_ranks(b, v) && ok;
   std::vector<double> host;
   gQueueUs = gEndUs = 0;
   for (int k = 0; k < reps; k++) {
-    mpBarrier(b); /* every process, also one that failed: the others wait for it here */
+    mp_barrier(b); /* every process, also one that failed: the others wait for it here */
     if (!ok) continue;
     for (auto& R : b.ranks) {
       CUDA_CHECK(cudaSetDevice(R.dev));
       CUDA_CHECK(cudaEventRecord(R.ev0[k], R.stream));
     }
-    const double t0 = monoUs();
-    for (int it = 0; it < o.iters && ok; it++) ok = enqueueCall(b, c, v, ex, count);
-    host.push_back((monoUs() - t0) / o.iters);
+    const double t0 = mono_us();
+    for (int it = 0; it < o.iters && ok; it++) ok = enqueue_call(b, c, v, ex, count);
+    host.push_back((mono_us() - t0) / o.iters);
     for (auto& R : b.ranks) {
       CUDA_CHECK(cudaSetDevice(R.dev));
       CUDA_CHECK(cudaEventRecord(R.ev1[k], R.stream));
     }
   }
-  ok = finishRanks(b, v) && ok;
+  ok = finish_ranks(b, v) && ok;
   std::vector<float> slow(reps, 0.f);
   for (int k = 0; k < reps && ok; k++)
     for (auto& R : b.ranks) {
@@ -580,7 +580,7 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
       CUDA_CHECK(cudaEventElapsedTime(&ms, R.ev0[k], R.ev1[k]));
       slow[k] = std::max(slow[k], ms / (float)o.iters);
     }
-  const double us = medianOfSlowest(b, slow, ok);
+  const double us = median_of_slowest(b, slow, ok);
   if (us < 0) return -1;
   if (o.hostTime && b.ranks[0].rank == 0) {
     std::sort(host.begin(), host.end());
@@ -595,41 +595,41 @@ static double timeVariantBatch(Bench& b, kilnColl_t c, int v, std::vector<kilnEx
 
 /* Runs variant v `warmup + iters` times; returns the median time (µs) of the slowest rank per
  * call, or -1 when the variant cannot run (--graph, --batch: their own timing). */
-static double timeVariant(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+static double time_variant(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
   const Options& o = b.o;
-  if (o.graph > 0) return timeVariantGraph(b, c, v, ex, count);
-  if (o.batch) return timeVariantBatch(b, c, v, ex, count);
+  if (o.graph > 0) return time_variant_graph(b, c, v, ex, count);
+  if (o.batch) return time_variant_batch(b, c, v, ex, count);
   const int total = o.warmup + o.iters;
   std::vector<std::vector<float>> per(b.ranks.size(), std::vector<float>(o.iters, 0.f));
   bool ok = true;
   for (int it = 0; it < total && ok; it++) {
     int slot = it - o.warmup;
-    ok = enqueueCall(b, c, v, ex, count, slot);
+    ok = enqueue_call(b, c, v, ex, count, slot);
     for (size_t r = 0; r < b.ranks.size() && slot >= 0; r++) {
       CUDA_CHECK(cudaSetDevice(b.ranks[r].dev));
       CUDA_CHECK(cudaEventRecord(b.ranks[r].ev1[slot], b.ranks[r].stream));
     }
   }
-  ok = finishRanks(b, v) && ok;
+  ok = finish_ranks(b, v) && ok;
   for (size_t r = 0; r < b.ranks.size() && ok; r++)
     for (int i = 0; i < o.iters; i++)
       CUDA_CHECK(cudaEventElapsedTime(&per[r][i], b.ranks[r].ev0[i], b.ranks[r].ev1[i]));
   std::vector<float> slow(o.iters, 0.f);
   for (int i = 0; i < o.iters; i++)
     for (size_t r = 0; r < b.ranks.size(); r++) slow[i] = std::max(slow[i], per[r][i]);
-  return medianOfSlowest(b, slow, ok);
+  return median_of_slowest(b, slow, ok);
 }
 
 /* Elements of kiln's output that differ from NCCL's, over every rank (all processes). */
-static long long compareOutputs(Bench& b, kilnColl_t c, size_t count, size_t recvBytes) {
+static long long compare_outputs(Bench& b, kilnColl_t c, size_t count, size_t recvBytes) {
   const size_t es = kilnDataTypeSize(b.o.dtype);
   unsigned long long total = 0;
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     const void* sb;
     void *rn, *rk;
-    callBuffers(c, R, R.recvN, count, es, b.o.inplace, &sb, &rn);
-    callBuffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rk);
+    call_buffers(c, R, R.recvN, count, es, b.o.inplace, &sb, &rn);
+    call_buffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rk);
     CUDA_CHECK(cudaMemsetAsync(R.dcount, 0, sizeof(unsigned long long), R.stream));
     diffKernel<<<256, 256, 0, R.stream>>>((const unsigned char*)rn, (const unsigned char*)rk, recvBytes / es,
                                           (int)es, R.dcount);
@@ -640,27 +640,27 @@ static long long compareOutputs(Bench& b, kilnColl_t c, size_t count, size_t rec
   }
   if (b.o.mp) {
     shared->err[b.ranks[0].rank] = (long long)total;
-    mpBarrier(b);
+    mp_barrier(b);
     total = 0;
     for (int r = 0; r < b.n; r++) total += (unsigned long long)shared->err[r];
-    mpBarrier(b);
+    mp_barrier(b);
   }
   return (long long)total;
 }
 
 /* Restores inputs (in place, the output buffers hold them) and poisons kiln's output. */
-static void resetBuffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
+static void reset_buffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
   const size_t es = kilnDataTypeSize(b.o.dtype);
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     char* out = kilnSide ? R.recvK : R.recvN;
     size_t sendB, recvB;
-    bufferBytes(c, b.n, kilnRegistryCallBytes(c, b.n, count, b.o.dtype), &sendB, &recvB);
+    buffer_bytes(c, b.n, kilnRegistryCallBytes(c, b.n, count, b.o.dtype), &sendB, &recvB);
     fillBytes<<<256, 256, 0, R.stream>>>((unsigned char*)out, recvB, 0xA5);
     if (b.o.inplace) {
       const void* sb;
       void* rb;
-      callBuffers(c, R, out, count, es, true, &sb, &rb);
+      call_buffers(c, R, out, count, es, true, &sb, &rb);
       fill(b.o.dtype, (void*)sb, sendB / es, R.rank, R.stream);
     } else {
       fill(b.o.dtype, R.send, sendB / es, R.rank, R.stream);
@@ -672,16 +672,16 @@ static void resetBuffers(Bench& b, kilnColl_t c, size_t count, bool kilnSide) {
   }
 }
 
-/* --shared: the reference output of every rank in its NCCL-output buffer (after resetBuffers). */
-static void referenceOutputs(Bench& b, kilnColl_t c, size_t count) {
+/* --shared: the reference output of every rank in its NCCL-output buffer (after reset_buffers). */
+static void reference_outputs(Bench& b, kilnColl_t c, size_t count) {
   const size_t es = kilnDataTypeSize(b.o.dtype);
   size_t sendB, recvB;
-  bufferBytes(c, b.n, kilnRegistryCallBytes(c, b.n, count, b.o.dtype), &sendB, &recvB);
+  buffer_bytes(c, b.n, kilnRegistryCallBytes(c, b.n, count, b.o.dtype), &sendB, &recvB);
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     const void* sb;
     void* rb;
-    callBuffers(c, R, R.recvN, count, es, b.o.inplace, &sb, &rb);
+    call_buffers(c, R, R.recvN, count, es, b.o.inplace, &sb, &rb);
     reference(b.o.dtype, rb, recvB / es, c, count, b.n, R.rank, b.o.op, R.stream);
     CUDA_CHECK(cudaGetLastError());
   }
@@ -690,14 +690,14 @@ static void referenceOutputs(Bench& b, kilnColl_t c, size_t count) {
 /* --shared: whether refKernel's reference is exact for (c, op) on type t. The 8-bit floats are
  * filled with the small integers as raw bytes (withType): moved, they compare byte for byte;
  * reduced, they are not those integers. */
-static bool referenceExact(kilnColl_t c, kilnRedOp_t op, kilnDataType_t t) {
+static bool reference_exact(kilnColl_t c, kilnRedOp_t op, kilnDataType_t t) {
   if (!reduces(c)) return true;
   if (t == KILN_FLOAT8E4M3 || t == KILN_FLOAT8E5M2) return false;
   return op == KILN_SUM || op == KILN_MAX || op == KILN_MIN;
 }
 
 /* How the ranks are driven, for the header (long) or the CSV's model field. */
-static const char* modelName(const Options& o, bool csv) {
+static const char* model_name(const Options& o, bool csv) {
   static char buf[96];
   const char* timing = o.graph ? "+graph" : o.batch ? "+batch" : "";
   if (o.shared && csv)
@@ -713,21 +713,21 @@ static const char* modelName(const Options& o, bool csv) {
 
 /* --mp: whether `mine` holds in every process (without --mp: mine). What decides the path
  * through the variants must be the same everywhere, or the processes would wait at different
- * barriers: kiln turned off in one process whose kiln failed on the GPU (finishRanks, oneCall),
+ * barriers: kiln turned off in one process whose kiln failed on the GPU (finish_ranks, one_call),
  * a plan that loaded in one but not another (execsFor). */
-static bool agreeAll(Bench& b, bool mine) {
+static bool agree_all(Bench& b, bool mine) {
   if (!b.o.mp) return mine;
   shared->err[b.ranks[0].rank] = mine ? 1 : 0;
-  mpBarrier(b);
+  mp_barrier(b);
   bool all = true;
   for (int r = 0; r < b.n; r++) all = all && shared->err[r] != 0;
-  mpBarrier(b);
+  mp_barrier(b);
   return all;
 }
 
-/* One checked call of variant v (after resetBuffers): returns false when kiln failed. */
-static bool oneCall(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
-  bool ok = enqueueCall(b, c, v, ex, count);
+/* One checked call of variant v (after reset_buffers): returns false when kiln failed. */
+static bool one_call(Bench& b, kilnColl_t c, int v, std::vector<kilnExec_t>* ex, size_t count) {
+  bool ok = enqueue_call(b, c, v, ex, count);
   for (auto& R : b.ranks) {
     CUDA_CHECK(cudaSetDevice(R.dev));
     CUDA_CHECK(cudaStreamSynchronize(R.stream));
@@ -749,7 +749,7 @@ static kilnChoice selected(const Bench& b, kilnColl_t c, size_t count) {
   Rank& R = const_cast<Rank&>(b.ranks[0]);
   kilnCall call = {c, nullptr, nullptr, count, b.o.dtype, b.o.op, b.o.graph > 0};
   void* rb = nullptr;
-  callBuffers(c, R, R.recvK, count, kilnDataTypeSize(b.o.dtype), b.o.inplace, &call.sendbuf, &rb);
+  call_buffers(c, R, R.recvK, count, kilnDataTypeSize(b.o.dtype), b.o.inplace, &call.sendbuf, &rb);
   call.recvbuf = rb;
   return kilnSelect(R.kc, nullptr, &call);
 }
@@ -758,8 +758,8 @@ static kilnChoice selected(const Bench& b, kilnColl_t c, size_t count) {
  * selector's choice where it is a symmetric algorithm, else the collective's algorithm
  * (allreduce: one-shot to 256 KiB, two-shot above; --sym oneshot|twoshot forces one).
  * *isDefault: kiln runs it by default. */
-static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
-                               const kilnChoice& ch, bool* isDefault) {
+static kilnSymAlgo_t sym_column(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
+                                const kilnChoice& ch, bool* isDefault) {
   const Options& o = b.o;
   const kilnSymAlgo_t def = ch.serve == KILN_SERVE_SYM ? ch.sym : KILN_SYM_NONE;
   kilnSymAlgo_t a = def;
@@ -779,8 +779,8 @@ static kilnSymAlgo_t symColumn(const Bench& b, kilnColl_t c, size_t count, uint6
 /* The registry's entry of kiln classic's plan (algo, coll, the bench's ranks, proto, instances,
  * chunks, o.inplace), made and added on first use (nullptr with a message where classic has no
  * such plan or the registry refuses it). */
-static const kilnRegistryEntry* classicEntry(const Bench& b, const char* algo, kilnColl_t c,
-                                             kilnProto_t proto, int instances, int chunks) {
+static const kilnRegistryEntry* classic_entry(const Bench& b, const char* algo, kilnColl_t c,
+                                              kilnProto_t proto, int instances, int chunks) {
   kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
   co.proto = proto;
   co.instances = instances;
@@ -806,32 +806,32 @@ static const kilnRegistryEntry* classicEntry(const Bench& b, const char* algo, k
 }
 
 /* --classic: the plan of the spec for collective c (nullptr where the algorithm has none). */
-static const kilnRegistryEntry* classicSpecEntry(const Bench& b, kilnColl_t c) {
+static const kilnRegistryEntry* classic_spec_entry(const Bench& b, kilnColl_t c) {
   char algo[32] = "", proto[16] = "Simple";
   int instances = 1, chunks = 1;
   sscanf(b.o.classic, "%31[^:]:%15[^:]:%d:%d", algo, proto, &instances, &chunks);
   kilnProto_t pr = KILN_PROTO_SIMPLE;
   if (!kilnProtoParse(proto, &pr)) die("--classic %s: protocol %s unknown", b.o.classic, proto);
-  return classicEntry(b, algo, c, pr, instances, chunks);
+  return classic_entry(b, algo, c, pr, instances, chunks);
 }
 
-/* --mirror: kiln classic's plan of the form the sym column runs for this call (symColumn's
+/* --mirror: kiln classic's plan of the form the sym column runs for this call (sym_column's
  * algorithm, the protocol of its lines or Simple for its flag form, an instance per block; the
  * zerocopy form where that kernel goes direct), or nullptr where there is none. */
-static const kilnRegistryEntry* mirrorEntry(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
-                                            const kilnChoice& choice) {
+static const kilnRegistryEntry* mirror_entry(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
+                                             const kilnChoice& choice) {
   bool isDefault = false;
-  const kilnSymAlgo_t a = symColumn(b, c, count, bytes, choice, &isDefault);
+  const kilnSymAlgo_t a = sym_column(b, c, count, bytes, choice, &isDefault);
   if (a == KILN_SYM_NONE) return nullptr;
   Rank& R = const_cast<Rank&>(b.ranks[0]);
   const size_t es = kilnDataTypeSize(b.o.dtype);
   const void* sb;
   void* rb;
-  callBuffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rb);
+  call_buffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rb);
   int direct = 0, lines = 0, blocks = 1;
   if (!kilnSymCallShape(R.kc, a, sb, rb, count, b.o.dtype, &direct, &lines, &blocks)) return nullptr;
   if (direct && (c == KILN_COLL_ALLGATHER || c == KILN_COLL_ALLTOALL))
-    return classicEntry(b, "zerocopy", c, KILN_PROTO_SIMPLE, blocks, 1);
+    return classic_entry(b, "zerocopy", c, KILN_PROTO_SIMPLE, blocks, 1);
   const kilnProto_t proto = lines == KILN_SYM_LINES_LL      ? KILN_PROTO_LL
                             : lines == KILN_SYM_LINES_LL12  ? KILN_PROTO_LL12
                             : lines == KILN_SYM_LINES_LL128 ? KILN_PROTO_LL128
@@ -839,18 +839,18 @@ static const kilnRegistryEntry* mirrorEntry(const Bench& b, kilnColl_t c, size_t
   const char* algo = a == KILN_SYM_ALLREDUCE_TWOSHOT                                  ? "twoshot"
                      : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? "oneshot"
                                                                                       : "staged";
-  return classicEntry(b, algo, c, proto, blocks, 1);
+  return classic_entry(b, algo, c, proto, blocks, 1);
 }
 
-static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
+static void run_coll(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
   const Options& o = b.o;
   const size_t es = kilnDataTypeSize(o.dtype);
   const bool lead = b.ranks[0].rank == 0;
   if (lead) {
     printf("#\n# %s, %d ranks, %s, %s%s, %s%s\n", kilnCollName(c), b.n, kilnDataTypeName(o.dtype),
-           reduces(c) ? kilnRedOpName(o.op) : "-", o.inplace ? ", in place" : "", modelName(o, false),
+           reduces(c) ? kilnRedOpName(o.op) : "-", o.inplace ? ", in place" : "", model_name(o, false),
            o.graph ? ", CUDA graphs" : "");
-    if (o.shared && !referenceExact(c, o.op, o.dtype))
+    if (o.shared && !reference_exact(c, o.op, o.dtype))
       printf("# %s %s results not checked (no exact reference)\n", kilnDataTypeName(o.dtype),
              kilnRedOpName(o.op));
     printf(
@@ -860,7 +860,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
         "plan/sym");
   }
   for (uint64_t bytes = o.minB; bytes <= o.maxB; bytes *= (uint64_t)o.factor) {
-    const size_t count = callCount(c, b.n, bytes, es);
+    const size_t count = call_count(c, b.n, bytes, es);
     if (count == 0) continue;
     const uint64_t real = kilnRegistryCallBytes(c, b.n, count, o.dtype);
     const kilnChoice choice =
@@ -878,16 +878,16 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
       /* The selector's plan where it picks one, else the plan the registry ranks first (measured
        * beside the default: the A/B of the plan path); --classic and --mirror: kiln classic's. */
       const kilnRegistryEntry* e = o.plan      ? kilnRegistryFind(o.plan)
-                                   : o.classic ? classicSpecEntry(b, c)
-                                   : o.mirror  ? mirrorEntry(b, c, count, real, choice)
+                                   : o.classic ? classic_spec_entry(b, c)
+                                   : o.mirror  ? mirror_entry(b, c, count, real, choice)
                                    : choice.serve == KILN_SERVE_PLAN
                                        ? choice.entry
                                        : kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
       if (e && (e->coll != c || e->nranks != b.n)) e = nullptr;
       cands.push_back(e);
     }
-    resetBuffers(b, c, count, false);
-    const double ncclUs = o.shared ? -1 : timeVariant(b, c, V_NCCL, nullptr, count);
+    reset_buffers(b, c, count, false);
+    const double ncclUs = o.shared ? -1 : time_variant(b, c, V_NCCL, nullptr, count);
     for (const kilnRegistryEntry* e : cands) {
       Row row;
       memset(&row, 0, sizeof row);
@@ -901,42 +901,42 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
       snprintf(row.plan, sizeof row.plan, "%s", e ? e->name : "-");
       row.bakedDefault = e && e->inlined;
       row.ncclDefault = choice.serve == KILN_SERVE_NCCL && !o.plan && !o.sweep;
-      b.kilnOk = agreeAll(b, b.kilnOk);
+      b.kilnOk = agree_all(b, b.kilnOk);
       std::vector<kilnExec_t>* ex = (e && b.kilnOk) ? execsFor(b, e) : nullptr;
       if (ex && !(*ex)[0]) ex = nullptr;
-      if (!agreeAll(b, ex != nullptr || !e)) ex = nullptr;
+      if (!agree_all(b, ex != nullptr || !e)) ex = nullptr;
       bool hasBaked =
           e && kilnRegistryKernel(e, o.dtype, o.op) != nullptr && ex && kilnExecUseBaked((*ex)[0], true);
       row.us[V_NCCL] = ncclUs;
       /* The sym column: once per size (the first candidate's row). */
-      b.symAlgo = o.sym && e == cands[0] && b.kilnOk ? symColumn(b, c, count, real, choice, &row.symDefault)
+      b.symAlgo = o.sym && e == cands[0] && b.kilnOk ? sym_column(b, c, count, real, choice, &row.symDefault)
                                                      : KILN_SYM_NONE;
       snprintf(row.sym, sizeof row.sym, "%s", b.symAlgo == KILN_SYM_NONE ? "-" : kilnSymAlgoName(b.symAlgo));
       for (int v = V_BAKED; v < NV; v++) {
-        b.kilnOk = agreeAll(b, b.kilnOk);
+        b.kilnOk = agree_all(b, b.kilnOk);
         if (!b.kilnOk) break;
         if (v != V_SYM && !ex) continue;
         if (v == V_SYM && b.symAlgo == KILN_SYM_NONE) continue;
         if (v == V_BAKED && !hasBaked) continue;
         if (v == V_INTERP && o.sweep) continue;
-        resetBuffers(b, c, count, true);
-        row.us[v] = timeVariant(b, c, v, ex, count);
-        if (row.us[v] < 0 || !o.check || (o.shared && !referenceExact(c, o.op, o.dtype))) continue;
-        resetBuffers(b, c, count, false);
+        reset_buffers(b, c, count, true);
+        row.us[v] = time_variant(b, c, v, ex, count);
+        if (row.us[v] < 0 || !o.check || (o.shared && !reference_exact(c, o.op, o.dtype))) continue;
+        reset_buffers(b, c, count, false);
         if (o.shared)
-          referenceOutputs(b, c, count);
+          reference_outputs(b, c, count);
         else
-          oneCall(b, c, V_NCCL, nullptr, count);
-        resetBuffers(b, c, count, true);
-        const bool called = oneCall(b, c, v, ex, count);
+          one_call(b, c, V_NCCL, nullptr, count);
+        reset_buffers(b, c, count, true);
+        const bool called = one_call(b, c, v, ex, count);
         size_t sendB, recvB;
-        bufferBytes(c, b.n, real, &sendB, &recvB);
-        row.err[v] = compareOutputs(b, c, count, recvB);
+        buffer_bytes(c, b.n, real, &sendB, &recvB);
+        row.err[v] = compare_outputs(b, c, count, recvB);
         if (!called) row.us[v] = -1, row.err[v] = -1;
       }
       rows.push_back(row);
       if (!lead) continue;
-      const double f = busFactor(c, b.n);
+      const double f = bus_factor(c, b.n);
       printf("  %12llu %12zu %6s  %-30.30s", (unsigned long long)real, count, kilnDataTypeName(o.dtype),
              row.plan);
       for (int v = 0; v < NV; v++) {
@@ -969,7 +969,7 @@ static void runColl(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
   }
 }
 
-static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
+static void write_csv(const Bench& b, const std::vector<Row>& rows) {
   FILE* f = fopen(b.o.csv, "w");
   if (!f) die("cannot write %s", b.o.csv);
   fprintf(f, "coll,nranks,model,dtype,op,inplace,size,count,plan");
@@ -977,7 +977,7 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
     fprintf(f, ",%s_us,%s_algbw,%s_busbw,%s_err", vname[v], vname[v], vname[v], vname[v]);
   fprintf(f, ",speedup,sym\n");
   for (const Row& r : rows) {
-    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, modelName(b.o, true),
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%llu,%llu,%s", kilnCollName(r.coll), b.n, model_name(b.o, true),
             kilnDataTypeName(b.o.dtype), kilnRedOpName(b.o.op), b.o.inplace, (unsigned long long)r.bytes,
             (unsigned long long)r.count, r.plan);
     for (int v = 0; v < NV; v++) {
@@ -986,7 +986,7 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
         continue;
       }
       double alg = (double)r.bytes / (r.us[v] * 1e3);
-      fprintf(f, ",%.3f,%.3f,%.3f,", r.us[v], alg, alg * busFactor(r.coll, b.n));
+      fprintf(f, ",%.3f,%.3f,%.3f,", r.us[v], alg, alg * bus_factor(r.coll, b.n));
       if (v && r.err[v] >= 0) fprintf(f, "%lld", r.err[v]);
     }
     if (speedup(r) > 0)
@@ -998,7 +998,7 @@ static void writeCsv(const Bench& b, const std::vector<Row>& rows) {
   fclose(f);
 }
 
-static void writeSvg(const Bench& b, const std::vector<Row>& rows) {
+static void write_svg(const Bench& b, const std::vector<Row>& rows) {
   std::vector<benchPanel> panels;
   std::vector<std::vector<benchSeries>> series;
   std::vector<std::vector<std::vector<double>>> xs, ys;
@@ -1053,7 +1053,7 @@ static void usage(FILE* f) {
           "side (see bench/coll_bench.cu).\n");
 }
 
-static void parseArgs(int argc, char** argv, Options& o) {
+static void parse_args(int argc, char** argv, Options& o) {
   bool anyColl = false;
   for (int i = 1; i < argc; i++) {
     auto need = [&](const char* what) -> const char* {
@@ -1194,7 +1194,7 @@ static void setup(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId*
   for (int c = 0; c < KILN_NUM_COLLS; c++) {
     if (!o.colls[c]) continue;
     size_t s, r;
-    bufferBytes((kilnColl_t)c, b.n, o.maxB, &s, &r);
+    buffer_bytes((kilnColl_t)c, b.n, o.maxB, &s, &r);
     maxSend = std::max(maxSend, s + es * b.n);
     maxRecv = std::max(maxRecv, std::max(s, r) + es * b.n); /* in place, output holds input */
   }
@@ -1302,17 +1302,17 @@ static void teardown(Bench& b) {
   }
 }
 
-static int runBench(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId* id) {
+static int run_bench(Bench& b, const std::vector<int>& myRanks, const ncclUniqueId* id) {
   setup(b, myRanks, id);
   std::vector<Row> rows;
   for (int c = 0; c < KILN_NUM_COLLS; c++)
-    if (b.o.colls[c]) runColl(b, (kilnColl_t)c, rows);
+    if (b.o.colls[c]) run_coll(b, (kilnColl_t)c, rows);
   const bool lead = b.ranks[0].rank == 0;
   int bad = 0;
   for (const Row& r : rows)
     for (int v = 1; v < NV; v++) bad += r.err[v] > 0;
-  if (lead && b.o.csv) writeCsv(b, rows);
-  if (lead && b.o.svg) writeSvg(b, rows);
+  if (lead && b.o.csv) write_csv(b, rows);
+  if (lead && b.o.svg) write_svg(b, rows);
   if (lead) printf("# rows with errors: %d\n", bad);
   teardown(b);
   return bad ? 3 : 0;
@@ -1320,7 +1320,7 @@ static int runBench(Bench& b, const std::vector<int>& myRanks, const ncclUniqueI
 
 int main(int argc, char** argv) {
   Bench b;
-  parseArgs(argc, argv, b.o);
+  parse_args(argc, argv, b.o);
   if (b.o.plans && kilnRegistryLoadPath(b.o.plans) != KILN_SUCCESS) die("%s", kilnLastError());
   if (b.o.plan && !kilnRegistryFind(b.o.plan)) die("no plan named %s in the registry", b.o.plan);
   int ngpu = 0;
@@ -1347,13 +1347,13 @@ int main(int argc, char** argv) {
   if (b.n < 2 || b.n > MAXR || (!b.o.shared && b.n > ngpu))
     die("need 2..%d ranks on %d GPUs, asked %d", MAXR, b.o.shared ? b.o.shared : ngpu, b.n);
   int nreg = kilnRegistryCount();
-  printf("# coll_bench: %d ranks, %s; NCCL %d; %d plans in the registry\n", b.n, modelName(b.o, false),
+  printf("# coll_bench: %d ranks, %s; NCCL %d; %d plans in the registry\n", b.n, model_name(b.o, false),
          NCCL_VERSION_CODE, nreg);
   fflush(stdout);
   if (!b.o.mp) {
     std::vector<int> all(b.n);
     for (int r = 0; r < b.n; r++) all[r] = r;
-    return runBench(b, all, nullptr);
+    return run_bench(b, all, nullptr);
   }
   shared = (Shared*)mmap(NULL, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED) die("mmap");
@@ -1377,7 +1377,7 @@ int main(int argc, char** argv) {
         if (!freopen("/dev/null", "w", stdout)) _exit(1);
       }
       std::vector<int> mine(1, r);
-      _exit(runBench(b, mine, &id));
+      _exit(run_bench(b, mine, &id));
     }
     kids.push_back(p);
   }

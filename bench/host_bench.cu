@@ -54,7 +54,7 @@ static CUresult (*drvCtxSetCurrent)(CUcontext);
 static CUresult (*drvLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                    unsigned, CUstream, void**, void**);
 
-static void driverEntryPoints(void) {
+static void driver_entry_points(void) {
   struct {
     const char* name;
     void** fn;
@@ -71,7 +71,7 @@ static void driverEntryPoints(void) {
   }
 }
 
-static double nowUs(void) {
+static double now_us(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
@@ -127,13 +127,13 @@ static const char* kName[NWHAT] = {"cudaSetDevice (switch)",
                                    "kiln's, no event, thr/GPU",
                                    "driver, no event, thr/GPU",
                                    "kiln's calls (driver), t/G"};
-static bool isLaunch(int w) { return w == LAUNCH || w == KILN_PATH || w >= LAUNCH_SMALL_ARGS; }
+static bool is_launch(int w) { return w == LAUNCH || w == KILN_PATH || w >= LAUNCH_SMALL_ARGS; }
 static bool threaded(int w) { return w >= LAUNCH_THREADS; }
 
 /* The thread rows: GPU 0 issues from the calling thread, every other GPU from its own thread
  * (spinning on a round counter), and the round ends when all have issued: the host time of a
  * round when the GPUs' calls overlap. What a GPU issues per round: */
-static void issueThreaded(Gpu& x, What w, const Args& a) {
+static void issue_threaded(Gpu& x, What w, const Args& a) {
   switch (w) {
     case THREADS_DRIVER: {
       void* params[] = {(void*)&a};
@@ -176,7 +176,7 @@ static void worker(Gpu* x, What w, const Args* a, long seen) {
     long r = gRound.load(std::memory_order_acquire);
     if (r == seen) continue;
     seen = r;
-    issueThreaded(*x, w, *a);
+    issue_threaded(*x, w, *a);
     CUDA_CHECK(cudaGetLastError());
     gDone.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -188,7 +188,7 @@ static void round(std::vector<Gpu>& g, What w, const Args& a) {
     long want = gDone.load(std::memory_order_acquire) + (long)g.size() - 1;
     gRound.fetch_add(1, std::memory_order_acq_rel);
     CUDA_CHECK(cudaSetDevice(g[0].dev));
-    issueThreaded(g[0], w, a);
+    issue_threaded(g[0], w, a);
     while (gDone.load(std::memory_order_acquire) < want) {}
     return;
   }
@@ -270,7 +270,7 @@ int main(int argc, char** argv) {
   }
   if (ngpu <= 0 || ngpu > have) ngpu = have;
   if (iters < 100) iters = 100;
-  driverEntryPoints();
+  driver_entry_points();
   std::vector<Gpu> g(ngpu);
   for (int i = 0; i < ngpu; i++) {
     g[i].dev = i;
@@ -303,11 +303,11 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaDeviceSynchronize());
     }
     CUDA_CHECK(cudaSetDevice(0));
-    double t0 = nowUs();
+    double t0 = now_us();
     for (int i = 0; i < iters; i++) {
       round(g, (What)w, a);
       /* Keep the queues short: a full launch queue would block the host and measure the GPU. */
-      if (isLaunch(w) && i % 256 == 255) {
+      if (is_launch(w) && i % 256 == 255) {
         for (Gpu& x : g) {
           CUDA_CHECK(cudaSetDevice(x.dev));
           CUDA_CHECK(cudaStreamSynchronize(x.s));
@@ -315,7 +315,7 @@ int main(int argc, char** argv) {
         CUDA_CHECK(cudaSetDevice(0));
       }
     }
-    double t1 = nowUs();
+    double t1 = now_us();
     CUDA_CHECK(cudaGetLastError()); /* this thread's launches of the row */
     printf("%-26s %10.3f\n", kName[w], (t1 - t0) / iters / ngpu);
     gStop.store(true, std::memory_order_release);

@@ -54,7 +54,7 @@ static __host__ __device__ __forceinline__ size_t lmin(size_t a, size_t b) { ret
 
 /* The slowest of GPUs 0..gpus-1 between its events e0[g] and e1[g], in microseconds (waits for
  * each e1 and checks for a kernel's error). */
-static double slowestUs(int gpus, const cudaEvent_t* e0, const cudaEvent_t* e1) {
+static double slowest_us(int gpus, const cudaEvent_t* e0, const cudaEvent_t* e1) {
   double worst = 0;
   for (int g = 0; g < gpus; g++) {
     CUDA_CHECK(cudaSetDevice(g));
@@ -365,7 +365,7 @@ __global__ void countWrong(const uint32_t* p, size_t n, uint32_t seed, unsigned 
 
 /* Wrong words of a reducescatter over GPUs 0..gpus-1: out[g] (`words` words) against the sum of
  * every GPU's piece g (countWrongSum). */
-static unsigned long long rsWrong(int gpus, const cudaStream_t* st, uint32_t* const* out, size_t words) {
+static unsigned long long rs_wrong(int gpus, const cudaStream_t* st, uint32_t* const* out, size_t words) {
   return wrongOver(gpus, st, [&](int g, unsigned long long* bad) {
     countWrongSum<<<264, 512, 0, st[g]>>>(out[g], words, (size_t)g * words, gpus, bad);
   });
@@ -486,11 +486,11 @@ static int rsce(int gpus, size_t bytes, int iters, bool push) {
         CUDA_CHECK(cudaSetDevice(g));
         CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
       }
-      const double worst = slowestUs(gpus, e0.data(), e1.data());
+      const double worst = slowest_us(gpus, e0.data(), e1.data());
       if (it >= 2) times.push_back(worst);
     }
     const double us = median(times);
-    const unsigned long long wrong = rsWrong(gpus, st.data(), out.data(), words);
+    const unsigned long long wrong = rs_wrong(gpus, st.data(), out.data(), words);
     fails += wrong != 0;
     printf("%-6s %9zu %6d %7d %10.1f %9.1f%s\n", push ? "rspush" : "rsce", w.chunk >> 10, w.slots, w.blocks,
            us, (double)bytes * np / us / 1e3, wrong ? "  WRONG" : "");
@@ -624,11 +624,11 @@ static int rspull(int gpus, size_t bytes, int iters) {
           rsPull<4><<<w.blocks, w.threads, 0, st[g]>>>(src[g], out[g], bytes);
         CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
       }
-      const double worst = slowestUs(gpus, e0.data(), e1.data());
+      const double worst = slowest_us(gpus, e0.data(), e1.data());
       if (it >= 2) times.push_back(worst);
     }
     const double us = median(times);
-    const unsigned long long wrong = rsWrong(gpus, st.data(), out.data(), words);
+    const unsigned long long wrong = rs_wrong(gpus, st.data(), out.data(), words);
     fails += wrong != 0;
     printf("%-6s %7d %7d %3d %10.1f %9.1f%s\n", "rspull", w.blocks, w.threads, w.u, us,
            (double)bytes * (gpus - 1) / us / 1e3, wrong ? "  WRONG" : "");
@@ -695,7 +695,7 @@ static int llhop(int iters) {
             k<<<blocks, 512, 0, st[g]>>>(buf[g], buf[1 - g], nlines, rounds, g == 0, bad[g]);
             CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
           }
-          const double worst = slowestUs(2, e0, e1);
+          const double worst = slowest_us(2, e0, e1);
           if (it >= 1) times.push_back(worst);
         }
         const double us = median(times) / (2.0 * rounds);
@@ -930,7 +930,7 @@ static int llx(int gpus, int iters) {
             llxKernel<2><<<blocks, 512, 0, st[g]>>>(x, G.in[g], out[g], rounds);
           CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
         }
-        const double worst = slowestUs(gpus, e0.data(), e1.data());
+        const double worst = slowest_us(gpus, e0.data(), e1.data());
         if (it >= 1) times.push_back(worst);
       }
       const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
@@ -1037,7 +1037,7 @@ static int llg(int gpus, int iters) {
           CUDA_CHECK(cudaGraphLaunch(exec[g], st[g]));
           CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
         }
-        const double worst = slowestUs(gpus, e0.data(), e1.data());
+        const double worst = slowest_us(gpus, e0.data(), e1.data());
         if (it >= 2) times.push_back(worst / K);
       }
       const unsigned long long wrong = wrongOver(gpus, st.data(), [&](int g, unsigned long long* bad) {
@@ -1245,7 +1245,7 @@ int main(int argc, char** argv) {
         launch(g);
         CUDA_CHECK(cudaEventRecord(e1[g], st[g]));
       }
-      const double worst = slowestUs(gpus, e0.data(), e1.data());
+      const double worst = slowest_us(gpus, e0.data(), e1.data());
       if (it >= 2) times.push_back(worst);
     }
     const double us = median(times);

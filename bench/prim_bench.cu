@@ -198,7 +198,7 @@ static void row(const char* what, const char* where, int blocks, size_t bytes, d
 }
 
 /* Reads and clears both GPUs' gBad: the elements the last checked runs found wrong. */
-static unsigned long long takeBad(void) {
+static unsigned long long take_bad(void) {
   unsigned long long sum = 0;
   for (int d = 0; d < 2; d++) {
     unsigned long long v = 0;
@@ -213,7 +213,7 @@ static unsigned long long takeBad(void) {
 
 /* Exits when a wait of the runs so far gave up (a bounded spin recorded its timeout in gErr):
  * their times and data would mean nothing. */
-static void checkNoTimeout(const char* what) {
+static void check_no_timeout(const char* what) {
   for (int d = 0; d < 2; d++) {
     int err = 0;
     CUDA_CHECK(cudaSetDevice(d));
@@ -351,14 +351,14 @@ int main(int argc, char** argv) {
           const unsigned long long ns = runHop(timedK, nb, n, rounds);
           row(name, "nvlink", nb, bytes, (double)ns / 1000.0 / (2.0 * rounds));
           runHop(checkedK, nb, n, checkedRounds);
-          const unsigned long long bad = takeBad();
+          const unsigned long long bad = take_bad();
           if (bad != 0) {
             fprintf(stderr,
                     "prim_bench: %s, %d blocks, %zu bytes: %llu elements received were not what was sent\n",
                     name, nb, bytes, bad);
             hopFailures++;
           }
-          checkNoTimeout(name);
+          check_no_timeout(name);
         }
       }
     };
@@ -423,7 +423,7 @@ int main(int argc, char** argv) {
         CUDA_CHECK(cudaStreamSynchronize(s[1]));
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
-        const unsigned long long bad = takeBad();
+        const unsigned long long bad = take_bad();
         if (bad != 0) {
           fprintf(
               stderr,
@@ -431,7 +431,7 @@ int main(int argc, char** argv) {
               name, nb, bytes, bad);
           exit(1);
         }
-        checkNoTimeout(name);
+        check_no_timeout(name);
         row(name, "nvlink", nb, bytes, 1000.0 * median(t));
       }
     }

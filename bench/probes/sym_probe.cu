@@ -36,7 +36,7 @@
 
 enum { MAXG = 8 };
 
-static uint64_t roundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
+static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   const uint64_t count = algo == KILN_SYM_AR_ONESHOT ? bytes / es : bytes / es / (uint64_t)n;
   const uint64_t seg = count;
   const int ll = l128 ? KILN_SYM_LINES_LL128 : l12 ? KILN_SYM_LINES_LL12 : KILN_SYM_LINES_LL;
-  const uint64_t region = roundUp(kilnSymLineBytes(ll, seg, es), 256);
+  const uint64_t region = round_up(kilnSymLineBytes(ll, seg, es), 256);
   const uint64_t half = region * (uint64_t)n;
   const uint64_t bb = getenv("PROBE_BLOCK_BYTES") ? strtoull(getenv("PROBE_BLOCK_BYTES"), NULL, 10) : 2048;
   if (bb < 16) {
