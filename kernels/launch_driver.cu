@@ -14,7 +14,7 @@
 /* cuLaunchKernelEx, found through the runtime (the library does not link libcuda); NULL where the
  * driver lacks it. */
 typedef CUresult (*DrvLaunchEx)(const CUlaunchConfig*, CUfunction, void**, void**);
-static DrvLaunchEx drvLaunchEx(void) {
+static DrvLaunchEx drv_launch_ex(void) {
   static const DrvLaunchEx f = []() -> DrvLaunchEx {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult q;
@@ -36,9 +36,9 @@ extern "C" void kilnLaunchDriverUse(int on) { driverOn.store(on != 0, std::memor
 
 /* The driver's launch (0), or -1 where the driver path is not there (off, no cuLaunchKernelEx, no
  * handle) or refused the launch. */
-static int launchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
-                        int pdl, void** params) {
-  const DrvLaunchEx launch = driverOn.load(std::memory_order_relaxed) ? drvLaunchEx() : nullptr;
+static int launch_driver(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block, void* stream,
+                         int pdl, void** params) {
+  const DrvLaunchEx launch = driverOn.load(std::memory_order_relaxed) ? drv_launch_ex() : nullptr;
   if (!launch) return -1;
   /* The kernel's context-free handle (the runtime's CUkernel): the driver launches it in the
    * stream's context, so one handle serves every device and outlives a context's reset. */
@@ -71,7 +71,7 @@ static int launchDriver(KilnDriverFn* fn, const void* kernel, unsigned grid, uns
 extern "C" int kilnLaunchKernel(KilnDriverFn* fn, const void* kernel, unsigned grid, unsigned block,
                                 void* stream, int pdl, const void* arg) {
   void* params[] = {const_cast<void*>(arg)}; /* both launches only read it */
-  if (launchDriver(fn, kernel, grid, block, stream, pdl, params) == 0) return 0;
+  if (launch_driver(fn, kernel, grid, block, stream, pdl, params) == 0) return 0;
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   cfg.gridDim = dim3(grid);
