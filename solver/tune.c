@@ -177,9 +177,9 @@ kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us,
 
 /* ---- the model's times ---- */
 
-kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, const kilnTuneSet* set,
-                           const uint64_t* sizes, int nsizes, kilnTuneNoteFn note, void* user, double* us,
-                           double* nccl) {
+kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, int sms,
+                           const kilnTuneSet* set, const uint64_t* sizes, int nsizes, kilnTuneNoteFn note,
+                           void* user, double* us, double* nccl) {
   if (!t || !set || nsizes < 0 || (nsizes > 0 && (!sizes || !nccl)) || (set->n > 0 && nsizes > 0 && !us))
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneModel: no topology, candidates, sizes or tables");
   if (t->nranks != nranks)
@@ -221,16 +221,37 @@ kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, c
              user);
       continue;
     }
+    int most = 0;
+    for (int r = 0; r < p->ngpus; r++)
+      if (p->gpus[r].ntbs > most) most = p->gpus[r].ntbs;
+    if (sms > 0 && most > sms) {
+      if (note) {
+        char why[160];
+        snprintf(why, sizeof why, "%d threadblocks on a rank, more than the %d SMs the runtime loads", most,
+                 sms);
+        note(p->name, KILN_ERR_UNSUPPORTED, why, user);
+      }
+      continue;
+    }
+    /* an LL128 plan through FIFOs runs as Simple (KILN_LL128 off): predict that */
+    kilnPlan* as_run = NULL;
+    if (p->proto == KILN_PROTO_LL128 && !kilnPlanHasMemorySteps(p)) {
+      kilnResult_t r = kilnPlanClone(p, &as_run);
+      if (r != KILN_SUCCESS) return r;
+      as_run->proto = KILN_PROTO_SIMPLE;
+    }
     for (int k = 0; k < nsizes; k++) {
       if (nccl[k] == KILN_TUNE_NOT_RUN) continue;
       kilnSimResult r;
-      if (kilnPlanSimulate(p, t, sizes[k], &r) != KILN_SUCCESS) {
+      const kilnResult_t sr = kilnPlanSimulate(as_run ? as_run : p, t, sizes[k], &r);
+      if (sr != KILN_SUCCESS) {
         for (int j = 0; j < nsizes; j++) us[c * nsizes + j] = KILN_TUNE_NOT_RUN;
-        if (note) note(p->name, KILN_ERR_UNSUPPORTED, kilnLastError(), user);
+        if (note) note(p->name, sr, kilnLastError(), user);
         break;
       }
       us[c * nsizes + k] = r.time_us;
     }
+    kilnPlanFree(as_run);
   }
   return KILN_SUCCESS;
 }

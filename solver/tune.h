@@ -144,17 +144,25 @@ typedef struct kilnTuneMachine {
   char model_tag[64];
 } kilnTuneMachine;
 
+/* The GPU's SMs kiln tune --model assumes by default: H100's and H200's (SXM), 132. The runtime
+ * loads no plan with more threadblocks on a rank than its GPU has SMs (kilnPlanLoad). */
+#define KILN_TUNE_MODEL_SMS 132
+
 /* The model's times of coll's candidates at each size, as kilnTuneChoose takes them:
  * us[c * nsizes + k] kilnPlanSimulate's prediction of set->c[c]'s plan on t at sizes[k] (with t's
  * <costs> where it has them, else KILN_SIM_PARAMS_INIT), nccl[k] the faster of NCCL's simulated
  * ring and tree for allreduce, its ring for allgather and reducescatter, its all-pairs for
- * alltoall (kilnBaselineSimulateWith, KILN_SIM_PARAMS_NCCL). A size with no float element per rank
- * (as the GPU tune skips it) is KILN_TUNE_NOT_RUN for all; a candidate of another collective or
- * rank count, or that the simulator refuses (a send between ranks with no link), is
- * KILN_TUNE_NOT_RUN at every size and reported to note (may be NULL). Fails
- * (KILN_ERR_INVALID_ARGUMENT) for a topology of another rank count than the candidates' or sizes
- * not increasing, or with the simulator's error where NCCL's baseline cannot be predicted. */
-KILN_INTERNAL kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks,
+ * alltoall (kilnBaselineSimulateWith, KILN_SIM_PARAMS_NCCL). As the runtime runs them: a plan of
+ * send and receive steps in LL128 is predicted in Simple (the runtime runs it so unless
+ * KILN_LL128=1, and the table's LL128 sends are nominal, not fitted), and a plan with more
+ * threadblocks on a rank than `sms` (> 0) is not predicted (the runtime does not load it). A size
+ * with no float element per rank (as the GPU tune skips it) is KILN_TUNE_NOT_RUN for all; a
+ * candidate not predicted is KILN_TUNE_NOT_RUN at every size and reported to note (may be NULL)
+ * with why: KILN_ERR_UNSUPPORTED for too many threadblocks, KILN_ERR_INVALID_ARGUMENT for another
+ * collective or rank count, else the simulator's error (a send between ranks with no link). Fails (KILN_ERR_INVALID_ARGUMENT) for a topology of another rank
+ * count than nranks or sizes not increasing, with the simulator's error where NCCL's baseline
+ * cannot be predicted, or when out of memory. */
+KILN_INTERNAL kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, int sms,
                                          const kilnTuneSet* set, const uint64_t* sizes, int nsizes,
                                          kilnTuneNoteFn note, void* user, double* us, double* nccl);
 /* Fills m for a tune of the model on t for nranks ranks: model (the topology and which table:

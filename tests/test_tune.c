@@ -450,9 +450,9 @@ Test(tune_model, times_are_the_simulators) {
   cr_assert(eq(int, kilnTopologyBuiltin("switch4", 1, &t), KILN_SUCCESS));
   const uint64_t sizes[3] = {8, 4096, 1 << 20}; /* allgather of 8 bytes on 4 ranks: no float per rank */
   double us[3], nccl[3];
-  cr_assert(
-      eq(int, kilnTuneModel(t, KILN_COLL_ALLGATHER, 4, &set, sizes, 3, NULL, NULL, us, nccl), KILN_SUCCESS),
-      "%s", kilnLastError());
+  cr_assert(eq(int, kilnTuneModel(t, KILN_COLL_ALLGATHER, 4, 0, &set, sizes, 3, NULL, NULL, us, nccl),
+               KILN_SUCCESS),
+            "%s", kilnLastError());
   cr_expect(eq(dbl, us[0], KILN_TUNE_NOT_RUN));
   cr_expect(eq(dbl, nccl[0], KILN_TUNE_NOT_RUN));
   for (int k = 1; k < 3; k++) {
@@ -465,12 +465,65 @@ Test(tune_model, times_are_the_simulators) {
     cr_expect(eq(dbl, nccl[k], ring.time_us));
   }
   cr_assert(eq(int, kilnTopologyBuiltin("switch8", 1, &t8), KILN_SUCCESS));
-  cr_expect(eq(int, kilnTuneModel(t8, KILN_COLL_ALLGATHER, 4, &set, sizes, 3, NULL, NULL, us, nccl),
+  cr_expect(eq(int, kilnTuneModel(t8, KILN_COLL_ALLGATHER, 4, 0, &set, sizes, 3, NULL, NULL, us, nccl),
                KILN_ERR_INVALID_ARGUMENT));
   cr_expect(contains(kilnLastError(), "has 8 GPUs"), "%s", kilnLastError());
   kilnTuneSetFree(&set);
   kilnTopologyFree(t);
   kilnTopologyFree(t8);
+}
+
+/* As the runtime runs them: an LL128 plan of send and receive steps is predicted as its Simple twin
+ * (the runtime runs it in Simple unless KILN_LL128=1), and a plan of more threadblocks on a rank than
+ * the SMs given is predicted at no size and reported as unsupported. */
+static int g_model_notes;
+static void count_model_note(const char* name, kilnResult_t r, const char* why, void* user) {
+  (void)name;
+  (void)why;
+  (void)user;
+  cr_expect(eq(int, r, KILN_ERR_UNSUPPORTED));
+  g_model_notes++;
+}
+
+Test(tune_model, predicts_plans_as_the_runtime_runs_them) {
+  kilnTuneSpace sp = KILN_TUNE_SPACE_INIT;
+  sp.forms = 1u << KILN_TUNE_FORM_RING;
+  sp.protos = 1u << KILN_PROTO_SIMPLE | 1u << KILN_PROTO_LL128;
+  sp.ninstances = 1;
+  sp.instances[0] = 2;
+  kilnTuneSet set = {0};
+  cr_assert(eq(int, kilnTuneClassic(&set, KILN_COLL_ALLREDUCE, 4, &sp, NULL, NULL, NULL), KILN_SUCCESS));
+  cr_assert(eq(int, set.n, 2));
+  cr_assert(eq(int, set.c[0].plan->proto, KILN_PROTO_SIMPLE));
+  cr_assert(eq(int, set.c[1].plan->proto, KILN_PROTO_LL128));
+  kilnTopology* t = NULL;
+  cr_assert(eq(int, kilnTopologyBuiltin("switch4", 1, &t), KILN_SUCCESS));
+  const uint64_t sizes[2] = {4096, 64 << 20};
+  double us[4], nccl[2];
+  g_model_notes = 0;
+  cr_assert(
+      eq(int, kilnTuneModel(t, KILN_COLL_ALLREDUCE, 4, 0, &set, sizes, 2, count_model_note, NULL, us, nccl),
+         KILN_SUCCESS),
+      "%s", kilnLastError());
+  cr_expect(eq(int, g_model_notes, 0));
+  for (int k = 0; k < 2; k++) {
+    cr_expect(gt(dbl, us[k], 0.0));
+    cr_expect(eq(dbl, us[2 + k], us[k]), "LL128 through FIFOs at %llu: %f, Simple %f",
+              (unsigned long long)sizes[k], us[2 + k], us[k]);
+  }
+  int most = 0;
+  for (int r = 0; r < 4; r++)
+    if (set.c[0].plan->gpus[r].ntbs > most) most = set.c[0].plan->gpus[r].ntbs;
+  cr_assert(gt(int, most, 1));
+  cr_assert(
+      eq(int,
+         kilnTuneModel(t, KILN_COLL_ALLREDUCE, 4, most - 1, &set, sizes, 2, count_model_note, NULL, us, nccl),
+         KILN_SUCCESS));
+  cr_expect(eq(int, g_model_notes, 2));
+  for (int i = 0; i < 4; i++) cr_expect(eq(dbl, us[i], KILN_TUNE_NOT_RUN));
+  cr_expect(gt(dbl, nccl[0], 0.0));
+  kilnTuneSetFree(&set);
+  kilnTopologyFree(t);
 }
 
 /* The ranges README lists for coll, in order: min, max and the plan's name ("NCCL" where NCCL
@@ -634,6 +687,7 @@ Test(tune_model, refuses_bad_input) {
               "tune --model --ranks 4 --topo switch8 --out %s/a", tmp);
   expect_kiln(out, sizeof out, 2, "--gpus does not apply", "tune --model --ranks 4 --gpus 2 --out %s/a", tmp);
   expect_kiln(out, sizeof out, 2, "--model needs --ranks N", "tune --model --out %s/a", tmp);
+  expect_kiln(out, sizeof out, 2, "--sms is --model's", "tune --ranks 2 --sms 100 --out %s/a", tmp);
   unlink(bad);
   cr_expect(eq(int, entries(tmp), 0), "something written");
   rm_tree(tmp);
