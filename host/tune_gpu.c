@@ -335,7 +335,7 @@ static bool grow(void** p, size_t* cap, size_t need) {
 kilnResult_t kilnTuneGpuPrepare(kilnTuneGpu* g, kilnColl_t coll, uint64_t bytes, bool inplace, uint64_t seed,
                                 size_t* count) {
   const int n = g->n;
-  const size_t cnt = coll == KILN_COLL_ALLREDUCE ? bytes / 4 : bytes / 4 / (uint64_t)n;
+  const size_t cnt = (size_t)kilnTuneCount(coll, bytes, n);
   g->prepared = false;
   if (cnt == 0)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "%s of %llu bytes on %d ranks: no element of float",

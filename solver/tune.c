@@ -123,6 +123,11 @@ bool kilnTuneSizes(uint64_t min, uint64_t max, int factor, uint64_t* sizes, int 
   }
 }
 
+uint64_t kilnTuneCount(kilnColl_t coll, uint64_t bytes, int nranks) {
+  if (nranks < 1) return 0;
+  return coll == KILN_COLL_ALLREDUCE ? bytes / 4 : bytes / 4 / (uint64_t)nranks;
+}
+
 /* ---- ranges ---- */
 
 static bool valid(double us) { return us >= 0; }
@@ -192,10 +197,7 @@ kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, i
   for (int i = 0; i < set->n * nsizes; i++) us[i] = KILN_TUNE_NOT_RUN;
   for (int k = 0; k < nsizes; k++) {
     nccl[k] = KILN_TUNE_NOT_RUN;
-    /* a float per rank at least, as the GPU tune's calls (allreduce: count elements a rank; the
-     * others: count a rank's piece) */
-    const uint64_t per = coll == KILN_COLL_ALLREDUCE ? sizes[k] / 4 : sizes[k] / 4 / (uint64_t)nranks;
-    if (per == 0) continue;
+    if (kilnTuneCount(coll, sizes[k], nranks) == 0) continue; /* as the GPU tune skips it */
     kilnSimResult r;
     kilnResult_t res = kilnBaselineSimulateWith(KILN_BASELINE_RING, coll, t, sizes[k], NULL, &r);
     if (res != KILN_SUCCESS) {

@@ -96,6 +96,11 @@ KILN_INTERNAL void kilnTuneSetFree(kilnTuneSet* set);
  * min < 1, min > max, factor < 2 or more sizes than cap. */
 KILN_INTERNAL bool kilnTuneSizes(uint64_t min, uint64_t max, int factor, uint64_t* sizes, int cap, int* n);
 
+/* The float elements of a tune's call of `bytes` reference bytes on nranks ranks, NCCL's count:
+ * allreduce a rank's elements, the others a rank's piece. 0: not one element, a size the tune
+ * (on the GPUs or the model) runs nothing at. */
+KILN_INTERNAL uint64_t kilnTuneCount(kilnColl_t coll, uint64_t bytes, int nranks);
+
 /* A time that is not one (kilnTuneChoose's us and nccl): the candidate did not run at that size
  * (its plan does not take the call: count, form), failed on the GPU, gave a wrong result, or was
  * left out for being far slower than the fastest at a smaller size (kiln tune --prune). */
