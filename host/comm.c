@@ -768,7 +768,10 @@ kilnResult_t kilnCommDestroyAll(int n, kilnComm_t* comms) {
 }
 
 kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count, const void* sendbuf,
-                               const void* recvbuf) {
+                               const void* recvbuf, kilnDataType_t dtype, kilnRedOp_t op) {
+  if (kilnDataTypeSize(dtype) == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
+    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: data type %d or op %d unknown", c->rank,
+                        (int)dtype, (int)op);
   if (count > KILN_MAX_CALL_COUNT)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "rank %d: a call of %zu elements, more than 2^40", c->rank,
                         count);

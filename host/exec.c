@@ -476,10 +476,7 @@ static kilnResult_t call_args(kilnExec_t x, const void* sendbuf, void* recvbuf, 
   const int rank = c->rank, n = c->nranks;
   const size_t es = kilnDataTypeSize(dtype);
   *none = true;
-  if (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype,
-                        (int)op);
-  kilnResult_t checked = kilnCommCallCheck(c, count, sendbuf, recvbuf);
+  kilnResult_t checked = kilnCommCallCheck(c, count, sendbuf, recvbuf, dtype, op);
   if (checked != KILN_SUCCESS) return checked;
   if (count == 0 || x->ntbs == 0) return KILN_SUCCESS;
   const char* sb = (const char*)sendbuf;

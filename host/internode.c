@@ -166,10 +166,7 @@ static kilnResult_t call_check(struct kilnPhased* px, const void* sendbuf, void*
                                kilnDataType_t dtype, kilnRedOp_t op, bool* none) {
   const struct kilnComm* c = px->comm;
   *none = true;
-  if (kilnDataTypeSize(dtype) == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype,
-                        (int)op);
-  kilnResult_t res = kilnCommCallCheck(c, count, sendbuf, recvbuf);
+  kilnResult_t res = kilnCommCallCheck(c, count, sendbuf, recvbuf, dtype, op);
   if (res != KILN_SUCCESS || count == 0) return res;
   const bool inplace = kilnRegistryCallInPlace(px->coll, c->rank, sendbuf, recvbuf, count, dtype);
   if (px->coll == KILN_COLL_ALLTOALL && inplace)

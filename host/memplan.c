@@ -422,10 +422,7 @@ static kilnResult_t run_call(struct kilnMemPlan* m, const void* sendbuf, void* r
   struct kilnComm* c = m->comm;
   const int rank = c->rank, n = c->nranks;
   const size_t es = kilnDataTypeSize(dtype);
-  if (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS)
-    return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnRun: data type %d or op %d unknown", (int)dtype,
-                        (int)op);
-  kilnResult_t res = kilnCommCallCheck(c, count, sendbuf, recvbuf);
+  kilnResult_t res = kilnCommCallCheck(c, count, sendbuf, recvbuf, dtype, op);
   if (res != KILN_SUCCESS) return res;
   if (count == 0 || m->ntbs == 0) return KILN_SUCCESS;
   const char* sb = (const char*)sendbuf;

@@ -201,12 +201,13 @@ KILN_INTERNAL bool kilnSymCallShape(kilnComm_t c, kilnSymAlgo_t a, const void* s
 /* The most elements a call may have (kilnRun, kilnSymRun, kilnPlanSupports): far past any buffer,
  * and low enough that no size computed from it wraps. */
 #define KILN_MAX_CALL_COUNT ((size_t)1 << 40)
-/* comm.c: KILN_SUCCESS when c may take a call of count elements on those buffers; else the error
- * (set): a count past KILN_MAX_CALL_COUNT, a NULL buffer for a call of elements, an aborted
- * communicator (kilnCommAbort), or one whose kernels gave up earlier (a timeout: its abort word
- * stays raised, so its kernels would return at once and leave the outputs unwritten). */
+/* comm.c: KILN_SUCCESS when c may take a call of count elements of dtype on those buffers with
+ * op; else the error (set): an unknown data type or op, a count past KILN_MAX_CALL_COUNT, a NULL
+ * buffer for a call of elements, an aborted communicator (kilnCommAbort), or one whose kernels
+ * gave up earlier (a timeout: its abort word stays raised, so its kernels would return at once and
+ * leave the outputs unwritten). */
 kilnResult_t kilnCommCallCheck(const struct kilnComm* c, size_t count, const void* sendbuf,
-                               const void* recvbuf);
+                               const void* recvbuf, kilnDataType_t dtype, kilnRedOp_t op);
 /* Agreement through NCCL: flags[i][0..m) become their minimum over the ranks of nccls[i], for the
  * n communicators of this process at once (a grouped allreduce on each one's device; blocks until
  * it is done). Collective: every rank calls it with the same m. kilnNcclAgree does it once;

@@ -524,19 +524,16 @@ kilnResult_t kilnSymRun(kilnComm_t c, kilnSymAlgo_t algo, const void* sendbuf, v
                         kilnDataType_t dtype, kilnRedOp_t op, cudaStream_t stream) {
   kilnResult_t res = KILN_SUCCESS;
   if (!c) res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: NULL communicator");
-  const size_t es = c ? kilnDataTypeSize(dtype) : 0;
-  if (res == KILN_SUCCESS && (es == 0 || (int)op < 0 || op >= KILN_NUM_REDOPS))
-    res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: data type %d or op %d unknown", (int)dtype,
-                       (int)op);
   if (res == KILN_SUCCESS && ((int)algo < KILN_SYM_ALLREDUCE_ONESHOT || algo > KILN_SYM_ALLTOALL))
     res = kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnSymRun: algorithm %d unknown", (int)algo);
-  if (res == KILN_SUCCESS) res = kilnCommCallCheck(c, count, sendbuf, recvbuf);
+  if (res == KILN_SUCCESS) res = kilnCommCallCheck(c, count, sendbuf, recvbuf, dtype, op);
   if (res != KILN_SUCCESS) {
     kilnGroupFail(res);
     return res;
   }
   if (count == 0) return KILN_SUCCESS;
   const int rank = c->rank, n = c->nranks;
+  const size_t es = kilnDataTypeSize(dtype);
   const kilnColl_t coll = sym_coll(algo);
   const bool inplace = kilnRegistryCallInPlace(coll, rank, sendbuf, recvbuf, count, dtype);
   kilnLaunch l;

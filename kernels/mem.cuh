@@ -190,6 +190,24 @@ __device__ __forceinline__ void reduceLines16(const kilnDevArgs& a, const Iter& 
   }
 }
 
+/* The (dst, src) pairs of a copy pass's chunk c: their addresses and valid elements m[j] (a pair
+ * whose source is lines: the destination's), and the most of them. */
+template <typename T, int R, class Sh>
+__device__ __forceinline__ uint64_t copyPairs(const kilnDevArgs& a, const Iter& k, const kilnDevOpnd* ops,
+                                              const Sh& sh, int c, T** dst, const T** src, uint64_t* m) {
+  uint64_t top = 0;
+#pragma unroll
+  for (int j = 0; j < R; j++)
+    if (j < sh.n()) {
+      uint64_t vd, vs;
+      dst[j] = addr<T>(a, k, ops[2 * j], c, &vd);
+      src[j] = addr<T>(a, k, ops[2 * j + 1], c, &vs);
+      m[j] = sh.line(j) ? vd : min(vd, vs);
+      top = max(top, m[j]);
+    }
+  return top;
+}
+
 /* COPY: pairs (ops[2j]: this rank's chunk, ops[2j+1]: the source), the sources' lines polled
  * together. */
 template <typename T, int L, int R, class Sh>
@@ -202,16 +220,8 @@ __device__ __forceinline__ void copyLines16(const kilnDevArgs& a, const Iter& k,
   for (int c = 0; c < ps.cnt && ok; c++) {
     T* dst[R];
     const T* src[R];
-    uint64_t m[R], top = 0;
-#pragma unroll
-    for (int j = 0; j < R; j++)
-      if (j < sh.n()) {
-        uint64_t vd, vs;
-        dst[j] = addr<T>(a, k, ops[2 * j], c, &vd);
-        src[j] = addr<T>(a, k, ops[2 * j + 1], c, &vs);
-        m[j] = sh.line(j) ? vd : min(vd, vs);
-        top = max(top, m[j]);
-      }
+    uint64_t m[R];
+    const uint64_t top = copyPairs<T, R>(a, k, ops, sh, c, dst, src, m);
     const uint64_t nl = (top + E - 1) / E;
     for (uint64_t l = tid; l < nl && ok; l += nthr) {
       const uint64_t e0 = l * E;
@@ -359,16 +369,8 @@ __device__ __forceinline__ void copyLines128(const kilnDevArgs& a, const Iter& k
   for (int c = 0; c < ps.cnt && ok; c++) {
     T* dst[R];
     const T* src[R];
-    uint64_t m[R], top = 0;
-#pragma unroll
-    for (int j = 0; j < R; j++)
-      if (j < sh.n()) {
-        uint64_t vd, vs;
-        dst[j] = addr<T>(a, k, ops[2 * j], c, &vd);
-        src[j] = addr<T>(a, k, ops[2 * j + 1], c, &vs);
-        m[j] = sh.line(j) ? vd : min(vd, vs);
-        top = max(top, m[j]);
-      }
+    uint64_t m[R];
+    const uint64_t top = copyPairs<T, R>(a, k, ops, sh, c, dst, src, m);
     const uint64_t nl = lines128<T>(top);
     for (uint64_t base = (uint64_t)ln.warp * 4; base < nl && ok; base += (uint64_t)ln.nwarps * 4) {
       const uint64_t l = base + (ln.lane >> 3), w = l * 15 + 2 * ln.j, e0 = w * E8;
