@@ -241,7 +241,7 @@ Test(lower, ring_floor_gives_each_ring_a_nic) {
   cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &t), KILN_SUCCESS));
   const uint64_t B = 1u << 30;
   kilnPlan* p = NULL;
-  cr_assert(eq(int, synRingPlan(t, KILN_COLL_ALLGATHER, B, false, "ring", &p), KILN_SUCCESS), "%s",
+  cr_assert(eq(int, synRingPlan(t, KILN_COLL_ALLGATHER, B, false, false, "ring", &p), KILN_SUCCESS), "%s",
             kilnLastError());
   cr_assert(not(eq(ptr, p, NULL)));
   cr_expect(eq(int, p->nchannels, 8));

@@ -16,7 +16,12 @@
 
 #define RING_SLICE_BYTES (512.0 * 1024.0) /* NCCL's Simple step, as the simulator's baseline cuts */
 #define RING_MAX_SLICES 256
-#define RING_MAX_STEPS 9000000.0 /* larger ring plans are not tried */
+/* ring plans' size, counted as rings x ranks x ranks x slices, twice for allreduce: up to
+ * RING_MAX_STEPS, and past it up to RING_LARGE_MAX_STEPS only where asked (dgx2 x 64's allreduce
+ * ring at 1 GB: 16.8 million, a minute to lower, simulate and verify, 7.4 GiB at peak in the
+ * synthesis: docs/synthesis.md) */
+#define RING_MAX_STEPS 9000000.0
+#define RING_LARGE_MAX_STEPS 17000000.0
 
 /* Whether every pair of a node's GPUs talks through a switch (the baseline's ring is then the
  * node's GPUs in order, rotated per ring). */
@@ -31,8 +36,8 @@ static bool switched(const kilnTopology* t) {
   return true;
 }
 
-kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, bool inplace, const char* name,
-                         kilnPlan** out) {
+kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, bool inplace, bool large,
+                         const char* name, kilnPlan** out) {
   *out = NULL;
   const int n = t->nranks, g = t->gpus_per_node;
   if (coll != KILN_COLL_ALLGATHER && coll != KILN_COLL_REDUCESCATTER && coll != KILN_COLL_ALLREDUCE)
@@ -42,7 +47,9 @@ kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, b
   double sd = ceil((double)ref / ((double)R * n * RING_SLICE_BYTES));
   const int C = sd < 1 ? 1 : sd > RING_MAX_SLICES ? RING_MAX_SLICES : (int)sd, K = R * C;
   const double steps = (double)R * n * n * C * (coll == KILN_COLL_ALLREDUCE ? 2 : 1);
-  if (steps > RING_MAX_STEPS || (double)ref < (double)n * K) return KILN_SUCCESS;
+  if ((large ? steps <= RING_MAX_STEPS || steps > RING_LARGE_MAX_STEPS : steps > RING_MAX_STEPS) ||
+      (double)ref < (double)n * K)
+    return KILN_SUCCESS;
   kilnPlan* p = NULL;
   kilnResult_t r = kilnPlanCreate(name, coll, n, &p);
   if (r != KILN_SUCCESS) return r;

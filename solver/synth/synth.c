@@ -1057,19 +1057,23 @@ out_done:
   }
   /* the floor: NCCL's ring on the NIC rails, NCCL's all-pairs alltoall (the direct plan) and NCCL's
    * double binary tree (allreduce across nodes), in the protocol and instances as above, where one
-   * simulates faster than the best plan */
+   * simulates faster than the best plan; then a ring past 9 million steps (f 3: 1,024 GPUs'
+   * allreduce, a minute and GBs to lower, simulate and verify) only where the tree floor has beaten
+   * the synthesized plan (dgx2 x 64's allreduce at 1 GB; hgx-h100 x 128's ties its ring) */
   if (!stopping(&o) && o.instances == 1 && o.floor && o.proto != KILN_PROTO_LL12) {
-    for (int f = 0; f < 3 && !stopping(&o); f++) {
+    for (int f = 0; f < 4 && !stopping(&o); f++) {
       kilnPlan* fp = NULL;
       double fus = INFINITY;
-      if (f == 0) {
+      const bool ring = f == 0 || f == 3;
+      if (f == 3 && !st->tree_floor) continue;
+      if (ring) {
         /* a ring's steps follow each other around it, each at least half the smallest α: where that
          * alone passes the best plan (large rings at small sizes), the ring is not lowered */
         double amin = INFINITY;
         for (int e = 0; e < t->nlinks; e++) amin = fmin(amin, t->links[e].alpha_us);
         const double hops = (double)(t->nranks - 1) * (coll == KILN_COLL_ALLREDUCE ? 2 : 1);
         if (!(hops * amin * 0.5 < best_us)) continue;
-        r = synRingPlan(t, coll, ref, o.inplace, name, &fp);
+        r = synRingPlan(t, coll, ref, o.inplace, f == 3, name, &fp);
         if (fp) fp->proto = o.proto; /* Simple, or the protocol asked for */
       } else if (f == 2) {
         /* the baseline's slices, and one fewer (it interpolates between the two): the faster */
@@ -1124,13 +1128,13 @@ out_done:
         double t0 = synNow();
         plan_steps(&o, WORK_VERIFY, 1);
         step_begin(&o, WORK_VERIFY, 0);
-        report(
-            &o, KILN_SYNTH_STAGE_VERIFY,
-            f == 0 ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
-            : f == 2 ? "NCCL's double binary tree simulates faster than the synthesized plans: verifying it"
-                     : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
-                       "verifying it",
-            0);
+        report(&o, KILN_SYNTH_STAGE_VERIFY,
+               ring ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
+               : f == 2
+                   ? "NCCL's double binary tree simulates faster than the synthesized plans: verifying it"
+                   : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
+                     "verifying it",
+               0);
         r = verify(fp);
         step_end(&o);
         st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
@@ -1139,13 +1143,11 @@ out_done:
           best = fp;
           fp = NULL;
           best_us = fus;
-          st->ring_floor = f == 0;
+          st->ring_floor = ring;
           st->direct_floor = f == 1;
           st->tree_floor = f == 2;
           st->fused = f != 1;
-          best_form = f == 0   ? KILN_SYNTH_FORM_RING
-                      : f == 2 ? KILN_SYNTH_FORM_TREE
-                               : KILN_SYNTH_FORM_ALLPAIRS;
+          best_form = ring ? KILN_SYNTH_FORM_RING : f == 2 ? KILN_SYNTH_FORM_TREE : KILN_SYNTH_FORM_ALLPAIRS;
           fifo_inst = fk;
         }
       }

@@ -182,9 +182,12 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
 /* NCCL's ring as the simulator's baseline models it on topology t (nodes joined by switches, one
  * ring per NIC, 512 KiB slices of a rank's share at reference size ref), as a plan of coll named
  * name (ring.c). *out NULL without an error where the baseline has no such ring (alltoall, nodes
- * not joined by switches) or the plan would be larger than synthesized plans ever need. */
-kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, bool inplace, const char* name,
-                         kilnPlan** out);
+ * not joined by switches) or the plan would be larger than synthesized plans ever need. large:
+ * only the plans past 9 million steps (rings x ranks x ranks x slices, twice for allreduce), up to
+ * 17 million, which the floor tries where the tree floor has already beaten the synthesized plan;
+ * not large: those up to 9 million. */
+kilnResult_t synRingPlan(const kilnTopology* t, kilnColl_t coll, uint64_t ref, bool inplace, bool large,
+                         const char* name, kilnPlan** out);
 
 /* NCCL's double binary tree as the simulator's baseline models it for an allreduce of ref bytes on
  * t (kilnBaselineTrees), in the baseline's slices plus slice_delta (fewer where the plan would
