@@ -150,6 +150,22 @@ __device__ __forceinline__ void putLines16(const kilnDevArgs& a, const Iter& k, 
   }
 }
 
+/* A reduction pass's chunk c: its destination (returned), its operands o[q] and the elements valid
+ * in all of them (*m: the destination's, less where a plain operand holds fewer; lines hold all). */
+template <typename T, int R, class Sh>
+__device__ __forceinline__ T* reduceOperands(const kilnDevArgs& a, const Iter& k, const kilnDevOpnd* ops,
+                                             const Sh& sh, int c, const T** o, uint64_t* m) {
+  T* dst = addr<T>(a, k, ops[0], c, m);
+#pragma unroll
+  for (int q = 0; q < R; q++)
+    if (q < sh.n()) {
+      uint64_t v;
+      o[q] = addr<T>(a, k, ops[1 + q], c, &v);
+      if (!sh.line(q)) *m = min(*m, v);
+    }
+  return dst;
+}
+
 /* REDUCE: ops[0] <- ops[1] op ops[2] op ... (sh.n() operands after dst), lines of protocol L among
  * them. This rank's plain operands are loaded before the lines are polled, all of them at once. */
 template <typename T, int L, int R, class Sh, class Op>
@@ -162,15 +178,8 @@ __device__ __forceinline__ void reduceLines16(const kilnDevArgs& a, const Iter& 
   const int tid = threadIdx.x, nthr = blockDim.x;
   for (int c = 0; c < ps.cnt && ok; c++) {
     uint64_t m;
-    T* dst = addr<T>(a, k, ops[0], c, &m);
     const T* o[R];
-#pragma unroll
-    for (int q = 0; q < R; q++)
-      if (q < sh.n()) {
-        uint64_t v;
-        o[q] = addr<T>(a, k, ops[1 + q], c, &v);
-        if (!sh.line(q)) m = min(m, v);
-      }
+    T* dst = reduceOperands<T, R>(a, k, ops, sh, c, o, &m);
     const uint64_t nl = (m + E - 1) / E;
     for (uint64_t l = tid; l < nl && ok; l += nthr) {
       const uint64_t e0 = l * E;
@@ -326,15 +335,8 @@ __device__ __forceinline__ void reduceLines128(const kilnDevArgs& a, const Iter&
   const Lane128 ln;
   for (int c = 0; c < ps.cnt && ok; c++) {
     uint64_t m;
-    T* dst = addr<T>(a, k, ops[0], c, &m);
     const T* o[R];
-#pragma unroll
-    for (int q = 0; q < R; q++)
-      if (q < sh.n()) {
-        uint64_t v;
-        o[q] = addr<T>(a, k, ops[1 + q], c, &v);
-        if (!sh.line(q)) m = min(m, v);
-      }
+    T* dst = reduceOperands<T, R>(a, k, ops, sh, c, o, &m);
     const uint64_t nl = lines128<T>(m);
     for (uint64_t base = (uint64_t)ln.warp * 4; base < nl && ok; base += (uint64_t)ln.nwarps * 4) {
       const uint64_t l = base + (ln.lane >> 3), w = l * 15 + 2 * ln.j, e0 = w * E8;
