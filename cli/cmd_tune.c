@@ -156,7 +156,7 @@ static int parse_args(int argc, char** argv, tuneOpts* o) {
   o->graphCalls = 10;
   o->reps = 7;
   o->sms = KILN_TUNE_MODEL_SMS;
-  bool anyColl = false, forms = false, protos = false, inst = false, smsGiven = false;
+  bool anyColl = false, forms = false, smsGiven = false;
   for (int i = 1; i < argc; i++) {
     const int used = cliTopoArg(&o->ta, argc, argv, i);
     if (used < 0) return 2;
@@ -223,10 +223,10 @@ static int parse_args(int argc, char** argv, tuneOpts* o) {
       ok = forms = each_item(v, one_form, &o->space.forms);
     } else if (!strcmp(a, "--protos")) {
       o->space.protos = 0;
-      ok = protos = each_item(v, one_proto, &o->space.protos);
+      ok = each_item(v, one_proto, &o->space.protos);
     } else if (!strcmp(a, "--instances")) {
       o->space.ninstances = 0;
-      ok = inst = each_item(v, one_instances, &o->space);
+      ok = each_item(v, one_instances, &o->space);
     } else if (!strcmp(a, "--tolerance")) {
       char* end;
       o->tolerance = strtod(v, &end) / 100.0;
@@ -252,15 +252,9 @@ static int parse_args(int argc, char** argv, tuneOpts* o) {
       return 2;
     }
   }
-  (void)protos;
-  (void)inst;
-#ifdef KILN_SYNTH_FORM_BIT
   /* The synthesizer writes the memory-step forms itself (one-flight, two-shot, direct puts): kiln
    * classic adds its plans through FIFOs. */
   if (o->synth && !forms) o->space.forms = 1u << KILN_TUNE_FORM_RING | 1u << KILN_TUNE_FORM_DIRECT;
-#else
-  (void)forms;
-#endif
   if (!anyColl)
     for (int c = 0; c < KILN_NUM_COLLS; c++) o->colls[c] = c != KILN_COLL_CUSTOM;
   if (!o->out && !o->list) {
@@ -305,14 +299,9 @@ static void note_skip(const char* name, kilnResult_t r, const char* why, void* u
  * steps and each instance count, and where the synthesizer writes memory-step forms, those too. */
 static void synth_candidates(kilnTuneSet* set, const kilnTopology* t, const kilnSketch* s, kilnColl_t coll,
                              const tuneOpts* o, int* added, int* skipped) {
-#ifdef KILN_SYNTH_FORM_BIT
   static const kilnSynthForm_t forms[] = {KILN_SYNTH_FORM_SKETCH, KILN_SYNTH_FORM_ONEFLIGHT,
                                           KILN_SYNTH_FORM_TWOSHOT, KILN_SYNTH_FORM_DIRECT};
-  const int nforms = 4;
-#else
-  const int nforms = 1;
-#endif
-  for (int f = 0; f < nforms; f++)
+  for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
     for (int p = 0; p < KILN_NUM_PROTOS; p++) {
       if (!(o->space.protos >> p & 1u)) continue;
       for (int i = 0; i < o->space.ninstances; i++) {
@@ -323,9 +312,7 @@ static void synth_candidates(kilnTuneSet* set, const kilnTopology* t, const kiln
         so.inplace = o->space.inplace;
         so.floor =
             false; /* NCCL's own algorithms are timed as NCCL, and kiln classic's ring is a candidate */
-#ifdef KILN_SYNTH_FORM_BIT
         so.forms = KILN_SYNTH_FORM_BIT(forms[f]);
-#endif
         kilnPlan* plan = NULL;
         kilnResult_t r = kilnSynthesize(t, s, coll, &so, &plan, NULL);
         if (r == KILN_SUCCESS) {

@@ -414,14 +414,16 @@ static const char* const sim_scalar_names[SIM_SCALARS] = {
     "launch", "fifo_launch", "fifo_step", "fifo_slot", "step", "sig", "wait", "local_beta", "tb_beta"};
 static const char* const sim_field_names[3] = {"alpha_scale", "alpha", "efficiency"};
 
-/* Form i of the table (put per protocol, send per protocol, get, sig) and its name. */
+/* Form i of the table (put per protocol, send per protocol, get, sig), and its name where name is
+ * not NULL (the table's check asks for every form on every simulation: no name then). */
 static kilnSimForm* sim_form(kilnSimParams* sp, int i, char* name, size_t len) {
   if (i < 2 * KILN_NUM_PROTOS) {
-    snprintf(name, len, "%s.%s", i < KILN_NUM_PROTOS ? "put" : "send",
-             kilnProtoName((kilnProto_t)(i % KILN_NUM_PROTOS)));
+    if (name)
+      snprintf(name, len, "%s.%s", i < KILN_NUM_PROTOS ? "put" : "send",
+               kilnProtoName((kilnProto_t)(i % KILN_NUM_PROTOS)));
     return i < KILN_NUM_PROTOS ? &sp->put[i] : &sp->send[i - KILN_NUM_PROTOS];
   }
-  snprintf(name, len, "%s", i == 2 * KILN_NUM_PROTOS ? "get" : "sig");
+  if (name) snprintf(name, len, "%s", i == 2 * KILN_NUM_PROTOS ? "get" : "sig");
   return i == 2 * KILN_NUM_PROTOS ? &sp->get : &sp->sig;
 }
 
@@ -446,8 +448,7 @@ double* kilnSimParamRef(kilnSimParams* sp, int i) {
                                         &sp->fifo_slot_bytes, &sp->step_us,         &sp->sig_us,
                                         &sp->wait_us,         &sp->local_us_per_mb, &sp->tb_us_per_mb};
   if (i < SIM_SCALARS) return scalars[i];
-  char form[24];
-  kilnSimForm* f = sim_form(sp, (i - SIM_SCALARS) / 3, form, sizeof form);
+  kilnSimForm* f = sim_form(sp, (i - SIM_SCALARS) / 3, NULL, 0);
   const int field = (i - SIM_SCALARS) % 3;
   return field == 0 ? &f->alpha_scale : field == 1 ? &f->alpha_us : &f->efficiency;
 }
@@ -618,11 +619,7 @@ out_free:
 /* A call's fixed cost: the memory-step runtime's, or the FIFO runtime's for a plan of MSCCL's
  * steps only. */
 static double plan_launch(const kilnPlan* p, const kilnSimParams* sp) {
-  for (int r = 0; r < p->ngpus; r++)
-    for (int b = 0; b < p->gpus[r].ntbs; b++)
-      for (int s = 0; s < p->gpus[r].tbs[b].nsteps; s++)
-        if (kilnStepPeerRole(p->gpus[r].tbs[b].steps[s].type) != KILN_PEER_NONE) return sp->launch_us;
-  return sp->fifo_launch_us;
+  return kilnPlanHasMemorySteps(p) ? sp->launch_us : sp->fifo_launch_us;
 }
 
 kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t bytes, kilnSimResult* out) {
