@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu_common.h"
 #include "kiln/plan.h"
@@ -386,24 +385,6 @@ Test(gpu_memsteps, zerocopy_on_windows, .init = need_one, .timeout = 1800) {
     world_fini(&w);
   }
   if (!ran) cr_skip_test("skipped: %d GPU visible, 2 needed", g_ngpus);
-}
-
-ReportHook(PRE_ALL)(struct criterion_test_set* set) {
-  (void)set;
-  char buf[32];
-  const int n = gpu_count_for_suite("test_gpu_memsteps", 1);
-  snprintf(buf, sizeof buf, "%d", n);
-  setenv("KILN_TEST_GPUS", buf, 1);
-  if (!getenv("KILN_TEST_SEED")) {
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)time(NULL));
-    setenv("KILN_TEST_SEED", buf, 1);
-  }
-  if (n < 1)
-    printf("skipped: no GPU\n");
-  else
-    printf("test_gpu_memsteps: %d GPU%s, seed %s (KILN_TEST_SEED to repeat)%s\n", n, n == 1 ? "" : "s",
-           getenv("KILN_TEST_SEED"), n < 2 ? ": only the suites of ranks sharing a GPU run" : "");
-  fflush(stdout);
 }
 
 GPU_SUITE_HOOK("test_gpu_memsteps")
