@@ -131,6 +131,16 @@ static void sym_sweep(int n, const char* const* env, bool shared) {
   world_fini(&w);
 }
 
+/* The communicator's settings read again with name set to value, which is then unset again (the
+ * library reads the environment once: kilnParamsReload). */
+static void configure_with(kilnComm_t c, const char* name, const char* value) {
+  setenv(name, value, 1);
+  kilnParamsReload();
+  kilnTestCommConfigure(c);
+  unsetenv(name);
+  kilnParamsReload();
+}
+
 Test(gpu_sym, sym_kernels_2gpus, .init = gpu_init, .timeout = 600) { sym_sweep(2, kNoEnv, false); }
 Test(gpu_sym, sym_kernels_4gpus, .init = gpu_init, .timeout = 600) { sym_sweep(4, kNoEnv, false); }
 Test(gpu_sym, sym_kernels_8gpus, .init = gpu_init, .timeout = 900) { sym_sweep(8, kNoEnv, false); }
@@ -1032,26 +1042,14 @@ Test(gpu_sym, sym_choice) {
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
   cr_assert(kilnSymStagedGeometry(c, KILN_SYM_ALLREDUCE_TWOSHOT, 524292, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
-  setenv("KILN_SYM_LL2_128_BYTES", "0", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_LL2_128_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_LL2_128_BYTES", "0");
   cr_assert(kilnSymStagedGeometry(c, KILN_SYM_ALLREDUCE_TWOSHOT, 262144, f, false, &g));
   cr_assert(eq(int, g.ll, 0));
-  setenv("KILN_SYM_LL128_MAX_BYTES", "524288", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_LL128_MAX_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_LL128_MAX_BYTES", "524288");
   cr_assert(kilnSymStagedGeometry(c, KILN_SYM_ALLREDUCE_ONESHOT, 65540, f, false, &g));
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
   kilnTestCommConfigure(c);
-  setenv("KILN_SYM_BLOCKS", "8", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_BLOCKS");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_BLOCKS", "8");
   cr_assert(kilnSymStagedGeometry(c, KILN_SYM_ALLREDUCE_ONESHOT, 32768, f, false, &g));
   cr_assert(eq(int, g.nblocks, 8));
   /* LL12 lines by default for one-shot segments past 8 KiB that would go as LL lines, of
@@ -1078,20 +1076,12 @@ Test(gpu_sym, sym_choice) {
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL));
   cr_assert(kilnSymStagedGeometry(c, KILN_SYM_ALLREDUCE_ONESHOT, 32772, f, false, &g));
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL128));
-  setenv("KILN_SYM_LL12_BYTES", "0", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_LL12_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_LL12_BYTES", "0");
   cr_assert(kilnSymStagedGeometry(c, KILN_SYM_ALLREDUCE_ONESHOT, 1, f, false, &g));
   cr_assert(eq(int, g.ll, KILN_SYM_LINES_LL12));
   kilnTestCommConfigure(c);
   /* Off: KILN_SYM=0 at creation, or no staging. */
-  setenv("KILN_SYM", "0", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM", "0");
   cr_assert(eq(int, kilnSymSelect(c, KILN_COLL_ALLREDUCE, 2, f, false), KILN_SYM_NONE));
   kilnTestCommConfigure(c);
   kilnTestCommSet(c, comm_view(c).nranks, 0);
@@ -1207,17 +1197,9 @@ Test(gpu_sym, sym_direct_choice) {
       eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_REDUCESCATTER, in, out, 32 * mib4, f), 0));
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, out, plain, 16 * mib4, f), 0));
-  setenv("KILN_SYM_CE", "0", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_CE");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_CE", "0");
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 64 * mib4, f), KILN_SYM_DIRECT_SM));
-  setenv("KILN_SYM_CE_BYTES", "33554432", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_CE_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_CE_BYTES", "33554432");
   cr_assert(
       eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 4 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(
@@ -1227,11 +1209,7 @@ Test(gpu_sym, sym_direct_choice) {
   kilnTestCommSet(c, 8, comm_view(c).symHalf);
   kilnTestCommConfigure(c);
   cr_assert(not(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f)));
-  setenv("KILN_SYM_DIRECT_BYTES", "2097152", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_DIRECT_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_DIRECT_BYTES", "2097152");
   cr_assert(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, 65536, f));
   cr_assert(not(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
   kilnTestCommSet(c, 4, comm_view(c).symHalf);
@@ -1250,24 +1228,12 @@ Test(gpu_sym, sym_direct_choice) {
   cr_assert(eq(int, kilnSymDirectBlocks(c, KILN_SYM_ALLTOALL, in, out, mib4 / 4, f), 64)); /* 1 MiB pieces */
   cr_assert(eq(int, kilnSymDirectBlocks(c, KILN_SYM_ALLTOALL, in, out, 4 * mib4, f), 128));
   cr_assert(eq(int, kilnSymDirectBlocks(c, KILN_SYM_ALLGATHER, plain, out, 65535, f), 0)); /* staged */
-  setenv("KILN_SYM_DIRECT_BLOCK_BYTES", "2048", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_DIRECT_BLOCK_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_DIRECT_BLOCK_BYTES", "2048");
   cr_assert(eq(int, kilnSymDirectBlocks(c, KILN_SYM_ALLGATHER, plain, out, 65536, f), 128));
   cr_assert(eq(int, kilnSymDirectBlocks(c, KILN_SYM_ALLGATHER, plain, out, 262144, f), 64));
-  setenv("KILN_SYM_DIRECT_BIG_BLOCK_BYTES", "8192", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_DIRECT_BIG_BLOCK_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_DIRECT_BIG_BLOCK_BYTES", "8192");
   cr_assert(eq(int, kilnSymDirectBlocks(c, KILN_SYM_ALLGATHER, plain, out, 262144, f), 128));
-  setenv("KILN_SYM_DIRECT_BLOCKS", "16", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_DIRECT_BLOCKS");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_DIRECT_BLOCKS", "16");
   cr_assert(eq(int, kilnSymDirectBlocks(c, KILN_SYM_ALLGATHER, plain, out, 65536, f), 16));
   kilnTestCommConfigure(c);
   /* Allreduce from 512 MiB on 4 ranks as reduce-then-copy where its shares are equal and whole
@@ -1281,21 +1247,13 @@ Test(gpu_sym, sym_direct_choice) {
       eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 + 4, f), KILN_SYM_DIRECT_SM));
   cr_assert(
       eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512 / 2, f), KILN_SYM_DIRECT_SM));
-  setenv("KILN_SYM_AR_CE", "0", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_AR_CE");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_AR_CE", "0");
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLREDUCE_TWOSHOT, in, out, ar512, f), KILN_SYM_DIRECT_SM));
   kilnTestCommConfigure(c);
   /* Alltoall from 4 MiB on 4 ranks (KILN_SYM_DIRECT_A2A_BYTES). */
   cr_assert(not(kilnSymIsDirect(c, KILN_SYM_ALLTOALL, in, out, 262143, f)));
   cr_assert(kilnSymIsDirect(c, KILN_SYM_ALLTOALL, in, out, 262144, f));
-  setenv("KILN_SYM_DIRECT_A2A_BYTES", "1048576", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_DIRECT_A2A_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_DIRECT_A2A_BYTES", "1048576");
   cr_assert(kilnSymIsDirect(c, KILN_SYM_ALLTOALL, in, out, 65536, f));
   kilnTestCommConfigure(c);
   cr_assert(not(kilnSymIsDirect(c, KILN_SYM_ALLGATHER, plain, out, 65535, f)));
@@ -1309,11 +1267,7 @@ Test(gpu_sym, sym_direct_choice) {
       eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4, f), KILN_SYM_DIRECT_ARRIVE));
   cr_assert(
       eq(int, kilnSymDirectForm(c, KILN_SYM_ALLGATHER, plain, out, 8 * mib4 - 1, f), KILN_SYM_DIRECT_SM));
-  setenv("KILN_SYM_CE_BYTES", "4194304", 1);
-  kilnParamsReload();
-  kilnTestCommConfigure(c);
-  unsetenv("KILN_SYM_CE_BYTES");
-  kilnParamsReload();
+  configure_with(c, "KILN_SYM_CE_BYTES", "4194304");
   cr_assert(eq(int, kilnSymDirectForm(c, KILN_SYM_ALLTOALL, in, out, 262144, f), KILN_SYM_DIRECT_ARRIVE));
   setenv("KILN_SYM_DIRECT", "0", 1);
   kilnParamsReload();
