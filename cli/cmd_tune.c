@@ -318,7 +318,7 @@ static void synth_candidates(kilnTuneSet* set, const kilnTopology* t, const kiln
         if (r == KILN_SUCCESS) {
           char name[KILN_NAME_MAX];
           snprintf(name, sizeof name, "%s", plan->name);
-          r = kilnTuneAdd(set, plan, "synth");
+          r = kilnTuneAdd(set, plan, "synth", true); /* kilnSynthesize verified it */
           if (r == KILN_SUCCESS)
             (*added)++;
           else if (r != KILN_ERR_INVALID_ARGUMENT)

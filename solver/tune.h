@@ -80,8 +80,10 @@ typedef void (*kilnTuneNoteFn)(const char* name, kilnResult_t r, const char* why
 /* Adds plan to the set when kiln's runtime runs it (kilnPlanCheckRuntime), it passes
  * kilnPlanVerify (the runtime's FIFO depth) and no candidate of that name is in the set yet;
  * otherwise frees it and returns why (KILN_ERR_UNSUPPORTED, KILN_ERR_VERIFY, KILN_ERR_INVALID_ARGUMENT
- * naming the duplicate). Takes plan in every case. */
-KILN_INTERNAL kilnResult_t kilnTuneAdd(kilnTuneSet* set, kilnPlan* plan, const char* source);
+ * naming the duplicate). verified: the caller has verified the plan for every FIFO depth (as
+ * kilnSynthesize does: unbounded and one slot a connection), and kilnPlanVerify is not run again.
+ * Takes plan in every case. */
+KILN_INTERNAL kilnResult_t kilnTuneAdd(kilnTuneSet* set, kilnPlan* plan, const char* source, bool verified);
 /* Adds kiln classic's plans of the space for coll on nranks ranks, in form, protocol and instance
  * order. A plan kilnClassicPlan does not make (a form without this collective, LL12 through FIFOs)
  * or kilnTuneAdd refuses is left out and reported to note (may be NULL); *added (may be NULL)

@@ -50,7 +50,7 @@ Test(tune, classic_candidates) {
     const kilnPlan* p = set.c[i].plan;
     cr_expect(eq(int, p->coll, KILN_COLL_ALLREDUCE));
     cr_expect(eq(int, p->ngpus, 4));
-    cr_expect(eq(str, set.c[i].source, "classic"));
+    cr_expect(eq(str, set.c[i].source, "classic", false));
     cr_expect(eq(int, kilnPlanVerify(p, &vo), KILN_SUCCESS), "%s: %s", p->name, kilnLastError());
     cr_expect(eq(int, kilnPlanCheckRuntime(p), KILN_SUCCESS), "%s", p->name);
     for (int j = 0; j < i; j++) cr_expect(strcmp(p->name, set.c[j].plan->name) != 0, "%s twice", p->name);
@@ -91,8 +91,8 @@ Test(tune, add_refuses_duplicates_and_wrong_plans) {
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, &o, &a), KILN_SUCCESS));
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, &o, &b), KILN_SUCCESS));
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, &o, &bad), KILN_SUCCESS));
-  cr_expect(eq(int, kilnTuneAdd(&set, a, "classic"), KILN_SUCCESS));
-  cr_expect(eq(int, kilnTuneAdd(&set, b, "classic"), KILN_ERR_INVALID_ARGUMENT));
+  cr_expect(eq(int, kilnTuneAdd(&set, a, "classic", false), KILN_SUCCESS));
+  cr_expect(eq(int, kilnTuneAdd(&set, b, "classic", false), KILN_ERR_INVALID_ARGUMENT));
   cr_expect(contains(kilnLastError(), "already"), "%s", kilnLastError());
   snprintf(bad->name, sizeof bad->name, "broken");
   /* rank 0's first receive lands on the wrong output chunk: rank 1's data goes nowhere */
@@ -101,7 +101,25 @@ Test(tune, add_refuses_duplicates_and_wrong_plans) {
       if (bad->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV ||
           bad->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV_COPY_SEND)
         bad->gpus[0].tbs[t].steps[s].dstoff = 0;
-  cr_expect(eq(int, kilnTuneAdd(&set, bad, "classic"), KILN_ERR_VERIFY));
+  cr_expect(eq(int, kilnTuneAdd(&set, bad, "classic", false), KILN_ERR_VERIFY));
+  cr_expect(eq(int, set.n, 1));
+  kilnTuneSetFree(&set);
+}
+
+/* kilnTuneAdd takes a plan its caller verified as it is: the verifier does not run again. */
+Test(tune, add_takes_a_verified_plan_as_it_is) {
+  kilnTuneSet set = {0};
+  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
+  kilnPlan* p = NULL;
+  cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, &o, &p), KILN_SUCCESS));
+  /* a plan the verifier refuses (rank 0's receives land on output chunk 0) stands for one that
+   * the caller's verification passed */
+  for (int t = 0; t < p->gpus[0].ntbs; t++)
+    for (int s = 0; s < p->gpus[0].tbs[t].nsteps; s++)
+      if (p->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV ||
+          p->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV_COPY_SEND)
+        p->gpus[0].tbs[t].steps[s].dstoff = 0;
+  cr_expect(eq(int, kilnTuneAdd(&set, p, "synth", true), KILN_SUCCESS), "%s", kilnLastError());
   cr_expect(eq(int, set.n, 1));
   kilnTuneSetFree(&set);
 }
@@ -230,8 +248,8 @@ static void make_fixture(fixture* f) {
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 2, &o, &ring), KILN_SUCCESS));
   o.proto = KILN_PROTO_LL;
   cr_assert(eq(int, kilnClassicPlan("direct", KILN_COLL_ALLGATHER, 2, &o, &direct), KILN_SUCCESS));
-  cr_assert(eq(int, kilnTuneAdd(&f->set, ring, "classic"), KILN_SUCCESS));
-  cr_assert(eq(int, kilnTuneAdd(&f->set, direct, "classic"), KILN_SUCCESS));
+  cr_assert(eq(int, kilnTuneAdd(&f->set, ring, "classic", false), KILN_SUCCESS));
+  cr_assert(eq(int, kilnTuneAdd(&f->set, direct, "classic", false), KILN_SUCCESS));
   const double us[8] = {9, 9, 9, 3, /* direct LL */ 2, 2, 9, 9};
   const double nccl[4] = {5, 5, 5, 5};
   memcpy(f->us, us, sizeof us);
