@@ -626,19 +626,27 @@ kilnResult_t kilnPlanSimulate(const kilnPlan* p, const kilnTopology* t, uint64_t
   return kilnPlanSimulateWith(p, t, bytes, NULL, out);
 }
 
-kilnResult_t kilnPlanSimulateWith(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
-                                  const kilnSimParams* params, kilnSimResult* out) {
-  if (!p || !t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulate: NULL argument");
+/* The simulation of plan p on t at `bytes` with params (NULL: the topology's costs, else
+ * KILN_SIM_PARAMS_INIT), the call's launch included: its graph left in g, which the caller frees
+ * (graph_free) whatever the result; *iters (may be NULL) as add_plan's. */
+static kilnResult_t simulate_plan(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
+                                  const kilnSimParams* params, simGraph* g, kilnSimResult* out, int* iters) {
   memset(out, 0, sizeof *out);
+  memset(g, 0, sizeof *g);
   const kilnSimParams defaults = KILN_SIM_PARAMS_INIT;
   if (!params) params = t->has_costs ? &t->costs : &defaults;
   kilnResult_t res = kilnSimParamsCheck(params);
-  if (res != KILN_SUCCESS) return res;
-  simGraph g;
-  memset(&g, 0, sizeof g);
-  res = add_plan(&g, p, t, (double)bytes, NULL, params, true, NULL);
-  if (res == KILN_SUCCESS) res = graph_run(&g, t, out);
+  if (res == KILN_SUCCESS) res = add_plan(g, p, t, (double)bytes, NULL, params, true, iters);
+  if (res == KILN_SUCCESS) res = graph_run(g, t, out);
   if (res == KILN_SUCCESS) out->time_us += plan_launch(p, params);
+  return res;
+}
+
+kilnResult_t kilnPlanSimulateWith(const kilnPlan* p, const kilnTopology* t, uint64_t bytes,
+                                  const kilnSimParams* params, kilnSimResult* out) {
+  if (!p || !t || !out) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulate: NULL argument");
+  simGraph g;
+  const kilnResult_t res = simulate_plan(p, t, bytes, params, &g, out, NULL);
   graph_free(&g);
   return res;
 }
@@ -647,18 +655,11 @@ kilnResult_t kilnPlanSimulateTimes(const kilnPlan* p, const kilnTopology* t, uin
                                    kilnSimResult* out, kilnSimStepTime** times, int* ntimes) {
   if (!p || !t || !out || !times || !ntimes)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanSimulateTimes: NULL argument");
-  memset(out, 0, sizeof *out);
   *times = NULL;
   *ntimes = 0;
-  const kilnSimParams defaults = KILN_SIM_PARAMS_INIT;
-  const kilnSimParams* params = t->has_costs ? &t->costs : &defaults;
   simGraph g;
-  memset(&g, 0, sizeof g);
   int niter = 1;
-  kilnResult_t res =
-      add_plan(&g, p, t, (double)bytes, NULL, params, true, &niter); /* iteration by iteration */
-  if (res == KILN_SUCCESS) res = graph_run(&g, t, out);
-  if (res == KILN_SUCCESS) out->time_us += plan_launch(p, params);
+  kilnResult_t res = simulate_plan(p, t, bytes, NULL, &g, out, &niter); /* iteration by iteration */
   if (res == KILN_SUCCESS) {
     /* add_plan makes one task per step and iteration, in kilnPlanIndex's order (rank,
      * threadblock, step): a step begins with its first iteration and ends with its last */
