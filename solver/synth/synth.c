@@ -208,6 +208,22 @@ static kilnResult_t verify(const kilnPlan* p) {
   return r;
 }
 
+/* verify(p) as a step of the verification stage: msg (NULL: none) reported as it starts, its time
+ * added to the stage's; *el (may be NULL) gets that time (s). The caller plans the step
+ * (plan_steps). */
+static kilnResult_t verify_step(const kilnPlan* p, const char* msg, const kilnSynthOptions* o,
+                                kilnSynthStats* st, double* el) {
+  const double t0 = synNow();
+  step_begin(o, WORK_VERIFY, 0);
+  if (msg) report(o, KILN_SYNTH_STAGE_VERIFY, msg, 0);
+  const kilnResult_t r = verify(p);
+  step_end(o);
+  const double dt = synNow() - t0;
+  st->stage_s[KILN_SYNTH_STAGE_VERIFY] += dt;
+  if (el) *el = dt;
+  return r;
+}
+
 /* Lowers the scheduled transfers with and without fused instructions (try_fused), with and without
  * port-order dependencies, and returns the fastest (simulated) one that verifies, if it beats
  * `bar` µs; plans that cannot beat it are not
@@ -278,28 +294,22 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
     for (int b = 0; b < NV; b++)
       if (cand[b] && cus[b] < bar - 1e-9 && (a < 0 || cus[b] < cus[a] - 1e-9)) a = b;
     if (a < 0) break;
-    double t0 = synNow();
     if (tried || tracker(o)->planned[WORK_VERIFY] == 0) plan_steps(o, WORK_VERIFY, 1);
     tried = true;
-    {
-      char msg[160];
-      snprintf(msg, sizeof msg, "verifying the plan predicted at %.2f us (%ld steps on %d ranks)", cus[a],
-               count_steps(cand[a]), cand[a]->ngpus);
-      step_begin(o, WORK_VERIFY, 0);
-      report(o, KILN_SYNTH_STAGE_VERIFY, msg, 0);
-    }
-    r = verify(cand[a]);
-    step_end(o);
-    st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+    char msg[160];
+    snprintf(msg, sizeof msg, "verifying the plan predicted at %.2f us (%ld steps on %d ranks)", cus[a],
+             count_steps(cand[a]), cand[a]->ngpus);
+    double el;
+    r = verify_step(cand[a], msg, o, st, &el);
     if (r == KILN_SUCCESS) {
-      report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
+      report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", el);
       *plan = cand[a];
       cand[a] = NULL;
       *us = cus[a];
       st->fused = cfused[a];
       break;
     }
-    report(o, KILN_SYNTH_STAGE_VERIFY, "plan failed verification; trying another lowering", synNow() - t0);
+    report(o, KILN_SYNTH_STAGE_VERIFY, "plan failed verification; trying another lowering", el);
     kilnPlanFree(cand[a]);
     cand[a] = NULL;
   }
@@ -652,14 +662,11 @@ static kilnResult_t synth_forms(const kilnTopology* t, const kilnSketch* s, kiln
     kilnPlan* p = NULL;
     r = synFormPlan(c[a].f, coll, n, c[a].k, c[a].i, c[a].p, o->inplace, name, &p);
     if (r != KILN_SUCCESS) return r;
-    t0 = synNow();
     plan_steps(o, WORK_VERIFY, 1);
-    step_begin(o, WORK_VERIFY, 0);
-    r = verify(p);
-    step_end(o);
-    st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+    double el;
+    r = verify_step(p, NULL, o, st, &el);
     if (r == KILN_SUCCESS) {
-      report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", synNow() - t0);
+      report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", el);
       if (*best) kilnPlanFree(*best);
       *best = p;
       *best_us = c[a].us;
@@ -673,7 +680,7 @@ static kilnResult_t synth_forms(const kilnTopology* t, const kilnSketch* s, kiln
     /* kiln classic's forms verify; one that does not is a bug, reported, and the next one tried */
     kilnPrefixError("the %s form (%s, %d instances) failed verification: ", kilnSynthFormName(c[a].f),
                     kilnProtoName(c[a].p), c[a].i);
-    report(o, KILN_SYNTH_STAGE_VERIFY, kilnLastError(), synNow() - t0);
+    report(o, KILN_SYNTH_STAGE_VERIFY, kilnLastError(), el);
     c[a].us = INFINITY;
   }
   return *best || r == KILN_SUCCESS ? KILN_SUCCESS : r;
@@ -1033,13 +1040,8 @@ out_done:
       snprintf(msg, sizeof msg,
                "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", k, best_us,
                one_us);
-      const double t0 = synNow();
       plan_steps(&o, WORK_VERIFY, 1);
-      step_begin(&o, WORK_VERIFY, 0);
-      report(&o, KILN_SYNTH_STAGE_VERIFY, msg, 0);
-      r = verify(best);
-      step_end(&o);
-      st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+      r = verify_step(best, msg, &o, st, NULL);
       if (r == KILN_SUCCESS) {
         plan_name(best->name, sizeof best->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, best->proto, k);
         fifo_inst = k;
@@ -1125,19 +1127,14 @@ out_done:
           plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, fk);
       }
       if (fp && fus < best_us * (1 - 1e-9)) {
-        double t0 = synNow();
         plan_steps(&o, WORK_VERIFY, 1);
-        step_begin(&o, WORK_VERIFY, 0);
-        report(&o, KILN_SYNTH_STAGE_VERIFY,
-               ring ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
-               : f == 2
-                   ? "NCCL's double binary tree simulates faster than the synthesized plans: verifying it"
-                   : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
-                     "verifying it",
-               0);
-        r = verify(fp);
-        step_end(&o);
-        st->stage_s[KILN_SYNTH_STAGE_VERIFY] += synNow() - t0;
+        r = verify_step(
+            fp,
+            ring ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
+            : f == 2 ? "NCCL's double binary tree simulates faster than the synthesized plans: verifying it"
+                     : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
+                       "verifying it",
+            &o, st, NULL);
         if (r == KILN_SUCCESS) {
           kilnPlanFree(best);
           best = fp;
