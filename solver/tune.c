@@ -142,15 +142,19 @@ kilnResult_t kilnTuneChoose(const uint64_t* sizes, int nsizes, const double* us,
     if (sizes[k] <= sizes[k - 1])
       return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnTuneChoose: sizes not increasing (%llu after %llu)",
                           (unsigned long long)sizes[k], (unsigned long long)sizes[k - 1]);
+  /* the fastest candidate at each size (the first of equals; -1: none ran) into out[k].cand, in one
+   * pass over the times: a candidate with a wrong result at any size takes none */
+  for (int k = 0; k < nsizes; k++) out[k].cand = -1;
+  for (int c = 0; c < ncand; c++) {
+    const double* uc = &us[c * nsizes];
+    bool wrong = false;
+    for (int k = 0; k < nsizes && !wrong; k++) wrong = uc[k] == KILN_TUNE_WRONG;
+    for (int k = 0; k < nsizes && !wrong; k++)
+      if (valid(uc[k]) && (out[k].cand < 0 || uc[k] < us[out[k].cand * nsizes + k])) out[k].cand = c;
+  }
   int cur = -1; /* the candidate chosen at the size before, -1: none or NCCL */
   for (int k = 0; k < nsizes; k++) {
-    int best = -1;
-    for (int c = 0; c < ncand; c++) {
-      bool wrong = false;
-      for (int j = 0; j < nsizes && !wrong; j++) wrong = us[c * nsizes + j] == KILN_TUNE_WRONG;
-      if (!wrong && valid(us[c * nsizes + k]) && (best < 0 || us[c * nsizes + k] < us[best * nsizes + k]))
-        best = c;
-    }
+    const int best = out[k].cand; /* the ranges so far fill out[0 .. k - 1] at most */
     int pick = best;
     if (cur >= 0 && best >= 0 && cur != best && valid(us[cur * nsizes + k]) &&
         us[cur * nsizes + k] <= us[best * nsizes + k] * (1.0 + tolerance))
