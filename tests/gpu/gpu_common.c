@@ -164,6 +164,13 @@ void call_elems(kilnColl_t coll, int n, size_t count, size_t* inElems, size_t* o
   *outElems = coll == KILN_COLL_ALLREDUCE || coll == KILN_COLL_REDUCESCATTER ? count : all;
 }
 
+size_t chunks_per_block(const kilnPlan* p) {
+  const int n = p->ngpus;
+  return p->coll == KILN_COLL_ALLREDUCE   ? (size_t)p->gpus[0].i_chunks
+         : p->coll == KILN_COLL_ALLGATHER ? (size_t)p->gpus[0].o_chunks / (size_t)n
+                                          : (size_t)p->gpus[0].i_chunks / (size_t)n;
+}
+
 static bool call_alloc_any(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt,
                            char* const* sendAt, char* const* recvAt) {
   memset(c, 0, sizeof(*c));
@@ -480,6 +487,10 @@ void load_plan(loaded* l, const world* w, kilnPlan* plan) {
     kilnResult_t r = kilnPlanLoad(w->kc[i], l->plan, &l->ex[i]);
     cr_assert(eq(int, r, KILN_SUCCESS), "load %s on rank %d: %s", l->plan->name, i, kilnLastError());
   }
+}
+void load_verified(loaded* l, const world* w, kilnPlan* plan) {
+  cr_assert(eq(int, kilnPlanVerify(plan, NULL), KILN_SUCCESS), "plan %s: %s", plan->name, kilnLastError());
+  load_plan(l, w, plan);
 }
 void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, int chunks, int instances,
           kilnProto_t proto, bool inplace) {

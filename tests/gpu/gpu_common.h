@@ -61,6 +61,9 @@ typedef struct call {
   bool borrowed;          /* dsend/drecv are the caller's memory (call_alloc_at): not freed */
 } call;
 
+/* A plan's count unit: the elements of a user buffer's block per chunk index (the counts that
+ * divide into the plan's chunks are its multiples). */
+size_t chunks_per_block(const kilnPlan* p);
 /* Elements of a rank's input and output of (coll, count) among n ranks (count as NCCL's). */
 void call_elems(kilnColl_t coll, int n, size_t count, size_t* inElems, size_t* outElems);
 /* Allocates buffers for (coll, count, dtype) on every rank of w. */
@@ -129,7 +132,8 @@ void gpu_env(void);
 /* Every test's .init but the shared suites': skips without 2 GPUs. */
 void gpu_init(void);
 
-/* The suites of 8 ranks sharing fewer GPUs (sweep_world): they run where there is one GPU too. */
+/* The .init of tests whose ranks may share the GPUs there are (sweep_world's shared suites,
+ * kilnCommCreateShared worlds): skips without a GPU. */
 void gpu_init_shared(void);
 
 /* GPUs the single-size tests use: every GPU there is, as 8, 4 or 2. */
@@ -137,6 +141,8 @@ int suite_gpus(void);
 
 /* Loads plan (which l then owns) on every rank of w. */
 void load_plan(loaded* l, const world* w, kilnPlan* plan);
+/* Asserts that plan passes kilnPlanVerify (default options), then load_plan. */
+void load_verified(loaded* l, const world* w, kilnPlan* plan);
 /* Loads the classic plan `algo` for coll (kilnClassicPlan with these options) on every rank. */
 void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, int chunks, int instances,
           kilnProto_t proto, bool inplace);

@@ -24,11 +24,6 @@
 #include "gpu_common.h"
 #include "kiln/plan.h"
 
-static void need_one(void) {
-  gpu_env();
-  if (g_ngpus < 1) cr_skip_test("skipped: no GPU");
-}
-
 /* A form of kiln classic with memory steps. */
 typedef struct form {
   const char* algo;
@@ -64,23 +59,6 @@ static kilnPlan* classic(const form* f, int n, kilnProto_t proto, bool inplace, 
   o.inplace = inplace;
   kilnPlan* p = NULL;
   return kilnClassicPlan(f->algo, f->coll, n, &o, &p) == KILN_SUCCESS ? p : NULL;
-}
-
-static void load_on(loaded* l, const world* w, kilnPlan* p) {
-  memset(l, 0, sizeof *l);
-  l->plan = p;
-  cr_assert(eq(int, kilnPlanVerify(p, NULL), KILN_SUCCESS), "plan %s: %s", p->name, kilnLastError());
-  for (int r = 0; r < w->n; r++)
-    cr_assert(eq(int, kilnPlanLoad(w->kc[r], p, &l->ex[r]), KILN_SUCCESS), "plan %s rank %d: %s", p->name, r,
-              kilnLastError());
-}
-
-/* The plan's count unit: elements of a user buffer's block per chunk index. */
-static size_t chunks_per_block(const kilnPlan* p) {
-  const int n = p->ngpus;
-  return p->coll == KILN_COLL_ALLREDUCE   ? (size_t)p->gpus[0].i_chunks
-         : p->coll == KILN_COLL_ALLGATHER ? (size_t)p->gpus[0].o_chunks / (size_t)n
-                                          : (size_t)p->gpus[0].i_chunks / (size_t)n;
 }
 
 static void assert_no_async_error_at(const world* w, const char* what) {
@@ -165,7 +143,7 @@ static void every_form(const world* w, const char* name, int instances) {
         cr_assert(p != NULL, "kiln classic %s %s %s: %s", kForms[f].algo, kilnCollName(kForms[f].coll),
                   kilnProtoName(kProtos[pi]), kilnLastError());
         loaded l;
-        load_on(&l, w, p);
+        load_verified(&l, w, p);
         char where[160];
         size_t counts[8];
         const size_t nc = counts_for(p, counts);
@@ -197,7 +175,7 @@ static void graphs(const world* w, const char* name) {
       kilnPlan* p = classic(&kForms[f], w->n, kProtos[pi], false, 1, 2);
       cr_assert(p != NULL, "%s", kilnLastError());
       loaded l;
-      load_on(&l, w, p);
+      load_verified(&l, w, p);
       call c;
       cr_assert(call_alloc(&c, w, p->coll, chunks_per_block(p) * 3001, KILN_INT32));
       call_prepare(&c, w, KILN_SUM, false, &rng);
@@ -249,21 +227,21 @@ static void shared_world(world* w, int n) {
   cr_assert(world_init_shared(w, n, 1, NULL, &cfg), "%d ranks on one GPU", n);
 }
 
-Test(gpu_memsteps, every_form_two_ranks_on_one_gpu, .init = need_one, .timeout = 3600) {
+Test(gpu_memsteps, every_form_two_ranks_on_one_gpu, .init = gpu_init_shared, .timeout = 3600) {
   world w;
   shared_world(&w, 2);
   every_form(&w, "2 ranks on one GPU", 2);
   world_fini(&w);
 }
 
-Test(gpu_memsteps, every_form_four_ranks_on_one_gpu, .init = need_one, .timeout = 3600) {
+Test(gpu_memsteps, every_form_four_ranks_on_one_gpu, .init = gpu_init_shared, .timeout = 3600) {
   world w;
   shared_world(&w, 4);
   every_form(&w, "4 ranks on one GPU", 2);
   world_fini(&w);
 }
 
-Test(gpu_memsteps, graphs_on_one_gpu, .init = need_one, .timeout = 1800) {
+Test(gpu_memsteps, graphs_on_one_gpu, .init = gpu_init_shared, .timeout = 1800) {
   for (int n = 2; n <= 4; n += 2) {
     world w;
     shared_world(&w, n);
@@ -275,13 +253,13 @@ Test(gpu_memsteps, graphs_on_one_gpu, .init = need_one, .timeout = 1800) {
 /* Chunks of several chunks per piece and one instance, then two plans alternating call by call
  * on the same communicators (each call of the other plan meets the peers first): every result
  * exact. */
-Test(gpu_memsteps, plans_alternating_call_by_call, .init = need_one, .timeout = 1800) {
+Test(gpu_memsteps, plans_alternating_call_by_call, .init = gpu_init_shared, .timeout = 1800) {
   world w;
   shared_world(&w, 4);
   uint64_t rng = g_seed ^ 0xa17e;
   loaded a, b;
-  load_on(&a, &w, classic(&kForms[0], 4, KILN_PROTO_LL, false, 2, 1));
-  load_on(&b, &w, classic(&kForms[2], 4, KILN_PROTO_SIMPLE, false, 1, 3));
+  load_verified(&a, &w, classic(&kForms[0], 4, KILN_PROTO_LL, false, 2, 1));
+  load_verified(&b, &w, classic(&kForms[2], 4, KILN_PROTO_SIMPLE, false, 1, 3));
   for (int k = 0; k < 12; k++) {
     const loaded* l = k % 2 ? &b : &a;
     call c;
@@ -304,7 +282,7 @@ static bool gpus_world(world* w, int n) {
   return true;
 }
 
-Test(gpu_memsteps, every_form_on_gpus, .init = need_one, .timeout = 3600) {
+Test(gpu_memsteps, every_form_on_gpus, .init = gpu_init_shared, .timeout = 3600) {
   int ran = 0;
   for (int n = 2; n <= 4; n += 2) {
     world w;
@@ -319,7 +297,7 @@ Test(gpu_memsteps, every_form_on_gpus, .init = need_one, .timeout = 3600) {
 
 /* zerocopy puts straight into the peers' outputs: on buffers in symmetric windows every rank
  * added, exact; on plain buffers refused by every rank (KILN_ERR_UNSUPPORTED), nothing run. */
-Test(gpu_memsteps, zerocopy_on_windows, .init = need_one, .timeout = 1800) {
+Test(gpu_memsteps, zerocopy_on_windows, .init = gpu_init_shared, .timeout = 1800) {
   int ran = 0;
   for (int n = 2; n <= 4; n += 2) {
     world w;
@@ -352,7 +330,7 @@ Test(gpu_memsteps, zerocopy_on_windows, .init = need_one, .timeout = 1800) {
       for (int inplace = 0; inplace < 2; inplace++) {
         if (inplace && zc[f].coll == KILN_COLL_ALLTOALL) continue;
         loaded l;
-        load_on(&l, &w, classic(&zc[f], n, KILN_PROTO_SIMPLE, inplace, 1, 2));
+        load_verified(&l, &w, classic(&zc[f], n, KILN_PROTO_SIMPLE, inplace, 1, 2));
         const char* where = n == 2 ? "2 GPUs, windows" : "4 GPUs, windows";
         static const size_t counts[] = {1, 7, 2 * 997 + 1, 2 * 300001};
         for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)

@@ -33,16 +33,6 @@
 #include "kiln/synth.h"
 #endif
 
-static void need_one(void) {
-  gpu_env();
-  if (g_ngpus < 1) cr_skip_test("skipped: no GPU");
-}
-
-static void need_two(void) {
-  gpu_env();
-  if (g_ngpus < 2) cr_skip_test("skipped: %d GPUs visible, 2 needed", g_ngpus);
-}
-
 typedef struct planCase {
   const char* algo;
   kilnColl_t coll;
@@ -106,10 +96,7 @@ static void check_all(const world* w, const kilnPlan* plan, bool inplace, const 
 /* Counts for a plan of k chunks per block: one element, a count that leaves the last chunks
  * short, one that divides. */
 static void counts_for(const kilnPlan* p, size_t* counts) {
-  const int n = p->ngpus;
-  const size_t k = p->coll == KILN_COLL_ALLREDUCE   ? (size_t)p->gpus[0].i_chunks
-                   : p->coll == KILN_COLL_ALLGATHER ? (size_t)p->gpus[0].o_chunks / (size_t)n
-                                                    : (size_t)p->gpus[0].i_chunks / (size_t)n;
+  const size_t k = chunks_per_block(p);
   counts[0] = 1;
   counts[1] = k * 997 + (k > 1 ? k - 1 : 0);
   counts[2] = k * 4096;
@@ -119,7 +106,7 @@ static void counts_for(const kilnPlan* p, size_t* counts) {
 
 static const int kSplits[][2] = {{2, 2}, {2, 1}, {4, 1}}; /* nodes x ranks per node */
 
-Test(gpu_nodes, phases_on_one_gpu, .init = need_one, .timeout = 1800) {
+Test(gpu_nodes, phases_on_one_gpu, .init = gpu_init_shared, .timeout = 1800) {
   uint64_t rng = g_seed;
   for (size_t s = 0; s < sizeof kSplits / sizeof kSplits[0]; s++) {
     const int nodes = kSplits[s][0], n = nodes * kSplits[s][1];
@@ -201,7 +188,7 @@ static int synthesized(kilnPlan** out, int max) {
   return n;
 }
 
-Test(gpu_nodes, synthesized_plans_on_one_gpu, .init = need_one, .timeout = 1800) {
+Test(gpu_nodes, synthesized_plans_on_one_gpu, .init = gpu_init_shared, .timeout = 1800) {
   kilnPlan* plans[64];
   const int np = synthesized(plans, 64);
   if (np == 0)
@@ -238,7 +225,7 @@ static int emulated_splits(int (*splits)[2]) {
   return 1;
 }
 
-Test(gpu_nodes, emulated_nodes_one_process, .init = need_two, .timeout = 1800) {
+Test(gpu_nodes, emulated_nodes_one_process, .init = gpu_init, .timeout = 1800) {
   uint64_t rng = g_seed;
   int splits[2][2];
   const int ns = emulated_splits(splits);
@@ -266,7 +253,7 @@ Test(gpu_nodes, emulated_nodes_one_process, .init = need_two, .timeout = 1800) {
 
 /* One call of every rank captured in a CUDA graph per rank (the kiln group's end issues into the
  * captures), replayed 3 times on fresh data: exact each time. */
-Test(gpu_nodes, emulated_nodes_in_cuda_graphs, .init = need_two, .timeout = 600) {
+Test(gpu_nodes, emulated_nodes_in_cuda_graphs, .init = gpu_init, .timeout = 600) {
   uint64_t rng = g_seed;
   int splits[2][2];
   emulated_splits(splits);
@@ -430,7 +417,7 @@ static int rank_body(int rank, int n, const ncclUniqueId* id, void* arg) {
   return rc;
 }
 
-Test(gpu_nodes, emulated_nodes_process_per_gpu, .init = need_two, .timeout = 1800) {
+Test(gpu_nodes, emulated_nodes_process_per_gpu, .init = gpu_init, .timeout = 1800) {
   int splits[2][2];
   const int ns = emulated_splits(splits);
   for (int s = 0; s < ns; s++) {
@@ -489,7 +476,7 @@ static int never_body(int rank, int n, const ncclUniqueId* id, void* arg) {
   _exit(0); /* the aborted communicators' memory goes with the process */
 }
 
-Test(gpu_nodes, a_peer_of_another_node_that_never_comes, .init = need_two, .timeout = 120) {
+Test(gpu_nodes, a_peer_of_another_node_that_never_comes, .init = gpu_init, .timeout = 120) {
   char msg[256];
   cr_assert(gpu_fork_ranks(2, ncclGetUniqueId, never_body, NULL, msg, sizeof msg), "%s", msg);
 }
