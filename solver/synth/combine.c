@@ -17,7 +17,7 @@ void synXfersFree(synXfers* X) {
   memset(X, 0, sizeof *X);
 }
 
-static int xfer_add(synXfers* X, int chunk, const synLogical* L, int src, int dst, int phase, synKind kind) {
+int synXfersAdd(synXfers* X, int chunk, int link, int src, int dst, int phase, synKind kind) {
   if (X->n == X->cap) {
     int cap = X->cap ? 2 * X->cap : 256;
     synXfer* nx = realloc(X->x, (size_t)cap * sizeof *nx);
@@ -30,13 +30,13 @@ static int xfer_add(synXfers* X, int chunk, const synLogical* L, int src, int ds
   x->chunk = chunk;
   x->src = src;
   x->dst = dst;
-  x->link = L->link_of[src * L->n + dst];
+  x->link = link;
   x->phase = phase;
   x->kind = kind;
   return X->n++;
 }
 
-static bool pred_push(synXfers* X, int p) {
+bool synXfersAddPred(synXfers* X, int p) {
   if (X->npreds == X->cappreds) {
     int cap = X->cappreds ? 2 * X->cappreds : 256;
     int* np = realloc(X->preds, (size_t)cap * sizeof *np);
@@ -73,7 +73,7 @@ kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogica
           r = kilnSetError(KILN_ERR_INTERNAL, "reversed tree edge %d->%d is not a logical link", v, u);
           goto out_free;
         }
-        int i = xfer_add(out, c, L, v, u, 0, SYN_REDUCE);
+        int i = synXfersAdd(out, c, L->link_of[v * n + u], v, u, 0, SYN_REDUCE);
         if (i < 0) {
           r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
           goto out_free;
@@ -94,7 +94,7 @@ kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogica
         for (int v = 0; v < n; v++) {
           int l = ag->parent[(size_t)c * n + v];
           if (l < 0 || L->links[l].src != u) continue;
-          int i = xfer_add(out, c, L, u, v, phase, SYN_COPY);
+          int i = synXfersAdd(out, c, L->link_of[u * n + v], u, v, phase, SYN_COPY);
           if (i < 0) {
             r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
             goto out_free;
@@ -114,14 +114,14 @@ kilnResult_t synXfersBuild(kilnColl_t coll, const synLogical* L, const synLogica
     if (x->kind == SYN_REDUCE) {
       for (int w = 0; w < n; w++) {
         int j = up[(size_t)c * n + w];
-        if (j >= 0 && out->x[j].dst == x->src) ok = ok && pred_push(out, j);
+        if (j >= 0 && out->x[j].dst == x->src) ok = ok && synXfersAddPred(out, j);
       }
     } else if (x->src != C->pre[c]) {
-      ok = pred_push(out, into[(size_t)c * n + x->src]);
+      ok = synXfersAddPred(out, into[(size_t)c * n + x->src]);
     } else if (rs) {
       for (int w = 0; w < n; w++) {
         int j = up[(size_t)c * n + w];
-        if (j >= 0 && out->x[j].dst == x->src) ok = ok && pred_push(out, j);
+        if (j >= 0 && out->x[j].dst == x->src) ok = ok && synXfersAddPred(out, j);
       }
     }
     if (!ok) {

@@ -136,37 +136,6 @@ static kilnResult_t rep_tree(const synLogical* L2, const synRoute* R, int c, int
   return KILN_SUCCESS;
 }
 
-static int xfer_push(synXfers* X, int chunk, int link, int src, int dst, int phase, synKind kind) {
-  if (X->n == X->cap) {
-    int cap = X->cap ? 2 * X->cap : 1024;
-    synXfer* nx = realloc(X->x, (size_t)cap * sizeof *nx);
-    if (!nx) return -1;
-    X->x = nx;
-    X->cap = cap;
-  }
-  synXfer* x = &X->x[X->n];
-  memset(x, 0, sizeof *x);
-  x->chunk = chunk;
-  x->src = src;
-  x->dst = dst;
-  x->link = link;
-  x->phase = phase;
-  x->kind = kind;
-  return X->n++;
-}
-
-static bool preds_push(synXfers* X, int p) {
-  if (X->npreds == X->cappreds) {
-    int cap = X->cappreds ? 2 * X->cappreds : 1024;
-    int* np = realloc(X->preds, (size_t)cap * sizeof *np);
-    if (!np) return false;
-    X->preds = np;
-    X->cappreds = cap;
-  }
-  X->preds[X->npreds++] = p;
-  return true;
-}
-
 /* Rank of representative rank v (0..2g-1) in copy s (0: the origin node a; s >= 1: node a + s). */
 static inline int map_rank(int v, int g, int N, int a, int s) {
   return v < g ? a * g + v : ((a + s) % N) * g + v - g;
@@ -189,7 +158,7 @@ static kilnResult_t emit_tree(synXfers* X, const synLogical* L, int N, int g, in
       const int link = L->link_of[(size_t)src * n + dst];
       if (link < 0)
         return kilnSetError(KILN_ERR_INTERNAL, "node-level expansion: no logical link %d -> %d", src, dst);
-      const int i = xfer_push(X, chunk, link, src, dst, phase, kind);
+      const int i = synXfersAdd(X, chunk, link, src, dst, phase, kind);
       if (i < 0) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory expanding the routes");
       idx[v * N + s] = i;
       who[i - base] = v * N + s;
@@ -206,8 +175,8 @@ static bool reduce_preds(synXfers* X, const repTree* T, int N, int g, int v, int
     const int w = T->child[k];
     if (w >= g && v < g) {
       for (int s2 = 1; s2 < N; s2++)
-        if (!preds_push(X, up[w * N + s2])) return false;
-    } else if (!preds_push(X, up[w * N + (w < g ? 0 : s)])) {
+        if (!synXfersAddPred(X, up[w * N + s2])) return false;
+    } else if (!synXfersAddPred(X, up[w * N + (w < g ? 0 : s)])) {
       return false;
     }
   }
@@ -255,14 +224,15 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
             const int src = map_rank(u, g, N, a, b == a ? 0 : (b - a + N) % N);
             const int dst = map_rank(v, g, N, a, b == a ? 0 : (b - a + N) % N);
             const int link = L->link_of[(size_t)src * n + dst];
-            const int i = link < 0 ? -2 : xfer_push(out, chunk, link, src, dst, 0, SYN_COPY);
+            const int i = link < 0 ? -2 : synXfersAdd(out, chunk, link, src, dst, 0, SYN_COPY);
             if (i == -2)
               r = kilnSetError(KILN_ERR_INTERNAL, "node-level expansion: no logical link %d -> %d", src, dst);
             else if (i < 0)
               r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory expanding the routes");
             else {
               out->x[i].pred0 = out->npreds;
-              if (prev >= 0 && !preds_push(out, prev)) r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
+              if (prev >= 0 && !synXfersAddPred(out, prev))
+                r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
               out->x[i].npred = out->npreds - out->x[i].pred0;
               prev = i;
             }
@@ -291,7 +261,7 @@ kilnResult_t synXfersExpand(kilnColl_t coll, int N, const synLogical* L2, const 
       } else { /* copy into (v, s): after the copy into its parent, or at the root every contribution */
         const int u = ta->par[v];
         if (u != ta->ord[0])
-          ok = preds_push(out, down[u * N + (u < g ? 0 : s)]);
+          ok = synXfersAddPred(out, down[u * N + (u < g ? 0 : s)]);
         else
           ok = !rs || reduce_preds(out, tr, N, g, u, 0, up);
       }

@@ -115,6 +115,11 @@ typedef struct synXfers {
 } synXfers;
 
 void synXfersFree(synXfers* X);
+/* Appends a transfer of chunk over link from src to dst (its other fields 0) and returns its
+ * index; -1 when out of memory. */
+int synXfersAdd(synXfers* X, int chunk, int link, int src, int dst, int phase, synKind kind);
+/* Appends transfer p to the predecessor list (synXfer.pred0, npred); false when out of memory. */
+bool synXfersAddPred(synXfers* X, int p);
 /* Builds the transfers of coll from routes: ag, the allgather (or alltoall) route on L (NULL for
  * reducescatter); rs, the allgather route on the transposed topology Lt, reversed into a
  * reducescatter (reducescatter and allreduce; NULL otherwise). */
