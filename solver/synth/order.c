@@ -18,29 +18,86 @@ static double xlat(const synLogical* L, const synXfer* x, double chunk_mb, int c
   return l->alpha + l->beta * chunk_mb * cnt;
 }
 
+/* Each transfer's successors (the transfers that name it a predecessor) as CSR: those of i are
+ * (*succ)[(*start)[i] .. (*start)[i + 1]), in increasing order. The caller frees both. */
+static kilnResult_t successors(const synXfers* X, int** start, int** succ) {
+  const int n = X->n;
+  int* st = calloc((size_t)n + 2, sizeof(int));
+  int* sc = malloc(((size_t)X->npreds + 1) * sizeof(int));
+  if (!st || !sc) {
+    free(st);
+    free(sc);
+    *start = *succ = NULL;
+    return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for the successors of %d transfers", n);
+  }
+  for (int i = 0; i < n; i++)
+    for (int q = 0; q < X->x[i].npred; q++) st[X->preds[X->x[i].pred0 + q] + 1]++;
+  for (int i = 0; i < n; i++) st[i + 1] += st[i];
+  for (int i = 0; i < n; i++)
+    for (int q = 0; q < X->x[i].npred; q++) sc[st[X->preds[X->x[i].pred0 + q]]++] = i;
+  for (int i = n; i > 0; i--) st[i] = st[i - 1]; /* the fill moved each start to the next one's */
+  st[0] = 0;
+  *start = st;
+  *succ = sc;
+  return KILN_SUCCESS;
+}
+
+/* X's orders (CSR over links and ports), in place of those it had: each link's and port's
+ * transfers in the order seq lists them (NULL: 0 .. n - 1). */
+static kilnResult_t fill_orders(const synLogical* L, synXfers* X, const int* seq) {
+  const int n = X->n, nl = L->nlinks, np = L->nports;
+  free(X->link_order);
+  free(X->link_start);
+  free(X->port_order);
+  free(X->port_start);
+  X->link_order = malloc(((size_t)n + 1) * sizeof(int));
+  X->link_start = calloc((size_t)nl + 2, sizeof(int));
+  X->port_order = malloc((2 * (size_t)n + 1) * sizeof(int));
+  X->port_start = calloc((size_t)np + 2, sizeof(int));
+  int* lfill = calloc((size_t)nl + 1, sizeof(int));
+  int* pfill = calloc((size_t)np + 1, sizeof(int));
+  kilnResult_t r = KILN_SUCCESS;
+  if (!X->link_order || !X->link_start || !X->port_order || !X->port_start || !lfill || !pfill) {
+    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory for the orders of %d transfers", n);
+    goto out_free;
+  }
+  for (int i = 0; i < n; i++) { /* the counts: in any order */
+    const synLink* l = &L->links[X->x[i].link];
+    X->link_start[X->x[i].link + 1]++;
+    if (l->send_port >= 0) X->port_start[l->send_port + 1]++;
+    if (l->recv_port >= 0) X->port_start[l->recv_port + 1]++;
+  }
+  for (int e = 0; e < nl; e++) X->link_start[e + 1] += X->link_start[e];
+  for (int p = 0; p < np; p++) X->port_start[p + 1] += X->port_start[p];
+  for (int k = 0; k < n; k++) {
+    const int i = seq ? seq[k] : k;
+    const synLink* l = &L->links[X->x[i].link];
+    X->link_order[X->link_start[X->x[i].link] + lfill[X->x[i].link]++] = i;
+    if (l->send_port >= 0) X->port_order[X->port_start[l->send_port] + pfill[l->send_port]++] = i;
+    if (l->recv_port >= 0) X->port_order[X->port_start[l->recv_port] + pfill[l->recv_port]++] = i;
+  }
+out_free:
+  free(lfill);
+  free(pfill);
+  return r;
+}
+
 /* Longest-path (latency) from each transfer to the end, and hops before it. */
 static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double chunk_mb, double* height,
                                  int* depth) {
   int n = X->n;
-  int* nsucc = calloc((size_t)n + 1, sizeof(int));
-  int* succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
-  int* fill = malloc(((size_t)n + 1) * sizeof(int));
+  int *nsucc, *succ;
+  kilnResult_t r = successors(X, &nsucc, &succ);
+  if (r != KILN_SUCCESS) return r;
   int* topo = malloc(((size_t)n + 1) * sizeof(int));
   int* indeg = malloc(((size_t)n + 1) * sizeof(int));
-  if (!nsucc || !succ || !fill || !topo || !indeg) {
+  if (!topo || !indeg) {
     free(nsucc);
     free(succ);
-    free(fill);
     free(topo);
     free(indeg);
     return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
   }
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < X->x[i].npred; k++) nsucc[X->preds[X->x[i].pred0 + k] + 1]++;
-  for (int i = 0; i < n; i++) nsucc[i + 1] += nsucc[i];
-  memcpy(fill, nsucc, (size_t)n * sizeof(int));
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < X->x[i].npred; k++) succ[fill[X->preds[X->x[i].pred0 + k]]++] = i;
   int h = 0, t = 0;
   for (int i = 0; i < n; i++) {
     indeg[i] = X->x[i].npred;
@@ -65,7 +122,6 @@ static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double 
   }
   free(nsucc);
   free(succ);
-  free(fill);
   free(topo);
   free(indeg);
   if (t != n) return kilnSetError(KILN_ERR_INTERNAL, "transfer dependencies form a cycle");
@@ -83,41 +139,15 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
   int* ready = malloc(((size_t)n + 1) * sizeof(int));
   double* esv = malloc(((size_t)n + 1) * sizeof(double));
   int* seq = malloc(((size_t)n + 1) * sizeof(int));
-  free(X->link_order);
-  free(X->link_start);
-  free(X->port_order);
-  free(X->port_start);
-  X->link_order = malloc(((size_t)n + 1) * sizeof(int));
-  X->link_start = calloc((size_t)nl + 2, sizeof(int));
-  X->port_order = malloc((2 * (size_t)n + 1) * sizeof(int));
-  X->port_start = calloc((size_t)np + 2, sizeof(int));
   int* sstart = NULL;
   int* succ = NULL;
-  int* lfill = calloc((size_t)nl + 1, sizeof(int));
-  int* pfill = calloc((size_t)np + 1, sizeof(int));
-  if (!height || !depth || !waiting || !lfree || !pfree || !ready || !esv || !seq || !X->link_order ||
-      !X->link_start || !X->port_order || !X->port_start || !lfill || !pfill) {
+  if (!height || !depth || !waiting || !lfree || !pfree || !ready || !esv || !seq) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
     goto out_free;
   }
   r = path_metrics(L, X, chunk_mb, height, depth);
+  if (r == KILN_SUCCESS) r = successors(X, &sstart, &succ);
   if (r != KILN_SUCCESS) goto out_free;
-  /* successor lists (CSR) */
-  sstart = calloc((size_t)n + 2, sizeof(int));
-  succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
-  int* sfill = malloc(((size_t)n + 1) * sizeof(int));
-  if (!sstart || !succ || !sfill) {
-    free(sfill);
-    r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
-    goto out_free;
-  }
-  for (int i = 0; i < n; i++)
-    for (int q = 0; q < X->x[i].npred; q++) sstart[X->preds[X->x[i].pred0 + q] + 1]++;
-  for (int i = 0; i < n; i++) sstart[i + 1] += sstart[i];
-  memcpy(sfill, sstart, (size_t)n * sizeof(int));
-  for (int i = 0; i < n; i++)
-    for (int q = 0; q < X->x[i].npred; q++) succ[sfill[X->preds[X->x[i].pred0 + q]]++] = i;
-  free(sfill);
   int nready = 0;
   for (int i = 0; i < n; i++) {
     waiting[i] = X->x[i].npred;
@@ -190,22 +220,8 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
     for (int q = sstart[i]; q < sstart[i + 1]; q++)
       if (--waiting[succ[q]] == 0) ready[nready++] = succ[q];
   }
-  /* orders (CSR), in the greedy sequence */
-  for (int k = 0; k < n; k++) {
-    const synLink* l = &L->links[X->x[seq[k]].link];
-    X->link_start[X->x[seq[k]].link + 1]++;
-    if (l->send_port >= 0) X->port_start[l->send_port + 1]++;
-    if (l->recv_port >= 0) X->port_start[l->recv_port + 1]++;
-  }
-  for (int e = 0; e < nl; e++) X->link_start[e + 1] += X->link_start[e];
-  for (int p = 0; p < np; p++) X->port_start[p + 1] += X->port_start[p];
-  for (int k = 0; k < n; k++) {
-    int i = seq[k];
-    const synLink* l = &L->links[X->x[i].link];
-    X->link_order[X->link_start[X->x[i].link] + lfill[X->x[i].link]++] = i;
-    if (l->send_port >= 0) X->port_order[X->port_start[l->send_port] + pfill[l->send_port]++] = i;
-    if (l->recv_port >= 0) X->port_order[X->port_start[l->recv_port] + pfill[l->recv_port]++] = i;
-  }
+  r = fill_orders(L, X, seq); /* in the greedy sequence */
+  if (r != KILN_SUCCESS) goto out_free;
   X->makespan = makespan;
 out_free:
   free(height);
@@ -216,8 +232,6 @@ out_free:
   free(ready);
   free(esv);
   free(seq);
-  free(lfill);
-  free(pfill);
   free(sstart);
   free(succ);
   return r;
@@ -421,34 +435,19 @@ kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t hz, d
   int* depth = calloc((size_t)n + 1, sizeof(int));
   double* rt = calloc((size_t)n + 1, sizeof(double));
   int* waiting = malloc(((size_t)n + 1) * sizeof(int));
-  int* sstart = calloc((size_t)n + 2, sizeof(int));
-  int* succ = malloc(((size_t)X->npreds + 1) * sizeof(int));
+  int* sstart = NULL;
+  int* succ = NULL;
   busyLine* lines = calloc((size_t)nl + (size_t)np + 1, sizeof(busyLine));
   int* tie = malloc(((size_t)n + 1) * sizeof(int));
   readyHeap h = {0,   malloc(((size_t)n + 1) * sizeof(int)), rt, height, depth,
                  tie, hz == KILN_ORDER_LONGEST_PATH_FIRST};
-  free(X->link_order);
-  free(X->link_start);
-  free(X->port_order);
-  free(X->port_start);
-  X->link_order = malloc(((size_t)n + 1) * sizeof(int));
-  X->link_start = calloc((size_t)nl + 2, sizeof(int));
-  X->port_order = malloc((2 * (size_t)n + 1) * sizeof(int));
-  X->port_start = calloc((size_t)np + 2, sizeof(int));
-  if (!height || !depth || !rt || !waiting || !sstart || !succ || !lines || !h.id || !tie || !X->link_order ||
-      !X->link_start || !X->port_order || !X->port_start) {
+  if (!height || !depth || !rt || !waiting || !lines || !h.id || !tie) {
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory ordering %d transfers", n);
     goto out_free;
   }
   r = path_metrics(L, X, chunk_mb, height, depth);
+  if (r == KILN_SUCCESS) r = successors(X, &sstart, &succ);
   if (r != KILN_SUCCESS) goto out_free;
-  for (int i = 0; i < n; i++)
-    for (int q = 0; q < X->x[i].npred; q++) sstart[X->preds[X->x[i].pred0 + q] + 1]++;
-  for (int i = 0; i < n; i++) sstart[i + 1] += sstart[i];
-  for (int i = 0; i < n; i++)
-    for (int q = 0; q < X->x[i].npred; q++) succ[sstart[X->preds[X->x[i].pred0 + q]]++] = i;
-  for (int i = n; i > 0; i--) sstart[i] = sstart[i - 1];
-  sstart[0] = 0;
   for (int i = 0; i < n; i++) tie[i] = X->x[i].tie;
   for (int i = 0; i < n; i++) {
     waiting[i] = X->x[i].npred;
@@ -495,32 +494,8 @@ kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t hz, d
     }
   }
   /* orders (CSR), each link's and port's transfers by send time */
-  for (int i = 0; i < n; i++) {
-    const synLink* l = &L->links[X->x[i].link];
-    X->link_start[X->x[i].link + 1]++;
-    if (l->send_port >= 0) X->port_start[l->send_port + 1]++;
-    if (l->recv_port >= 0) X->port_start[l->recv_port + 1]++;
-  }
-  for (int e = 0; e < nl; e++) X->link_start[e + 1] += X->link_start[e];
-  for (int p = 0; p < np; p++) X->port_start[p + 1] += X->port_start[p];
-  {
-    int* lfill = calloc((size_t)nl + 1, sizeof(int));
-    int* pfill = calloc((size_t)np + 1, sizeof(int));
-    if (!lfill || !pfill) {
-      free(lfill);
-      free(pfill);
-      r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory ordering %d transfers", n);
-      goto out_free;
-    }
-    for (int i = 0; i < n; i++) {
-      const synLink* l = &L->links[X->x[i].link];
-      X->link_order[X->link_start[X->x[i].link] + lfill[X->x[i].link]++] = i;
-      if (l->send_port >= 0) X->port_order[X->port_start[l->send_port] + pfill[l->send_port]++] = i;
-      if (l->recv_port >= 0) X->port_order[X->port_start[l->recv_port] + pfill[l->recv_port]++] = i;
-    }
-    free(lfill);
-    free(pfill);
-  }
+  r = fill_orders(L, X, NULL);
+  if (r != KILN_SUCCESS) goto out_free;
   g_order_X = X;
   for (int e = 0; e < nl; e++)
     qsort(X->link_order + X->link_start[e], (size_t)(X->link_start[e + 1] - X->link_start[e]), sizeof(int),
