@@ -241,6 +241,15 @@ Test(gpu_memsteps, every_form_four_ranks_on_one_gpu, .init = gpu_init_shared, .t
   world_fini(&w);
 }
 
+/* 8 ranks where there are fewer GPUs: the forms' 8-rank code (7 peers' reads, puts and signals)
+ * runs as it will on 8 GPUs, the peers on one GPU. */
+Test(gpu_memsteps, every_form_eight_ranks_on_one_gpu, .init = gpu_init_shared, .timeout = 3600) {
+  world w;
+  shared_world(&w, 8);
+  every_form(&w, "8 ranks on one GPU", 1);
+  world_fini(&w);
+}
+
 Test(gpu_memsteps, graphs_on_one_gpu, .init = gpu_init_shared, .timeout = 1800) {
   for (int n = 2; n <= 4; n += 2) {
     world w;
