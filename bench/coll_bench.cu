@@ -92,6 +92,7 @@
 #include "kiln/runtime.h"
 #include "kiln_dev.h"         /* KILN_SYM_LINES_*: the sym kernel's line forms, for --mirror */
 #include "runtime_internal.h" /* kilnCommCreateShared, kilnSymCallShape */
+#include "runtime_test.h"     /* --mirror-plans: a communicator's host part alone */
 
 #define MAXR 8
 
@@ -114,13 +115,15 @@ struct Options {
   int timeoutMs = 3000;
   uint64_t slotBytes = 0; /* kilnCommConfig overrides (0: runtime default) */
   int nslots = 0, threads = 0, channels = 0;
-  long long symBytes = -1;          /* kilnCommConfig.symBytes (-1: runtime default) */
-  int sym = 1;                      /* 0 off, 1 auto, 2 one-shot, 3 two-shot (allreduce) */
-  bool window = false;              /* buffers from ncclMemAlloc in symmetric windows (NCCL and kiln) */
-  const char* classic = nullptr;    /* --classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]] */
-  bool mirror = false;              /* --mirror: the classic plan of the sym kernel's form per size */
-  const char* writePlans = nullptr; /* --write-plans DIR: the --classic / --mirror plans as XML there */
-  int shared = 0;                   /* > 0: the ranks on this many GPUs, no NCCL (kilnCommCreateShared) */
+  long long symBytes = -1;           /* kilnCommConfig.symBytes (-1: runtime default) */
+  int sym = 1;                       /* 0 off, 1 auto, 2 one-shot, 3 two-shot (allreduce) */
+  bool window = false;               /* buffers from ncclMemAlloc in symmetric windows (NCCL and kiln) */
+  const char* classic = nullptr;     /* --classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]] */
+  bool mirror = false;               /* --mirror: the classic plan of the sym kernel's form per size */
+  const char* writePlans = nullptr;  /* --write-plans DIR: the --classic / --mirror plans as XML there */
+  const char* mirrorPlans = nullptr; /* --mirror-plans DIR: write --mirror's plans without a GPU */
+  int sms = 132;                     /* --sms S: the GPUs' SMs, for --mirror-plans */
+  int shared = 0;                    /* > 0: the ranks on this many GPUs, no NCCL (kilnCommCreateShared) */
 };
 
 enum { V_NCCL = 0, V_BAKED = 1, V_INTERP = 2, V_SYM = 3, NV = 4 };
@@ -754,15 +757,12 @@ static kilnChoice selected(const Bench& b, kilnColl_t c, size_t count) {
   return kilnSelect(R.kc, nullptr, &call);
 }
 
-/* What the sym column runs for a call (KILN_SYM_NONE: nothing fits the staging memory): the
- * selector's choice where it is a symmetric algorithm, else the collective's algorithm
- * (allreduce: one-shot to 256 KiB, two-shot above; --sym oneshot|twoshot forces one).
- * *isDefault: kiln runs it by default. */
-static kilnSymAlgo_t sym_column(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
-                                const kilnChoice& ch, bool* isDefault) {
-  const Options& o = b.o;
-  const kilnSymAlgo_t def = ch.serve == KILN_SERVE_SYM ? ch.sym : KILN_SYM_NONE;
-  kilnSymAlgo_t a = def;
+/* The symmetric algorithm for a call on kc (KILN_SYM_NONE: nothing fits the staging memory): the
+ * one of the symmetric kernels' ranges (kilnSymSelect, whatever plans the bench added), else the
+ * collective's algorithm (allreduce: one-shot to 256 KiB, two-shot above); --sym oneshot|twoshot
+ * forces one for allreduce. */
+static kilnSymAlgo_t sym_algo(kilnComm_t kc, const Options& o, kilnColl_t c, size_t count, uint64_t bytes) {
+  kilnSymAlgo_t a = kilnSymSelect(kc, c, count, o.dtype, o.inplace);
   if (c == KILN_COLL_ALLREDUCE && o.sym >= 2)
     a = o.sym == 2 ? KILN_SYM_ALLREDUCE_ONESHOT : KILN_SYM_ALLREDUCE_TWOSHOT;
   else if (a == KILN_SYM_NONE)
@@ -771,8 +771,15 @@ static kilnSymAlgo_t sym_column(const Bench& b, kilnColl_t c, size_t count, uint
         : c == KILN_COLL_REDUCESCATTER ? KILN_SYM_REDUCESCATTER
         : c == KILN_COLL_ALLGATHER     ? KILN_SYM_ALLGATHER
                                        : KILN_SYM_ALLTOALL;
-  if (!kilnSymFits(b.ranks[0].kc, a, count, o.dtype, o.inplace)) return KILN_SYM_NONE;
-  *isDefault = a == def;
+  return kilnSymFits(kc, a, count, o.dtype, o.inplace) ? a : KILN_SYM_NONE;
+}
+
+/* What the sym column runs for a call (sym_algo); *isDefault: kiln runs it by default (the
+ * selector's choice). */
+static kilnSymAlgo_t sym_column(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
+                                const kilnChoice& ch, bool* isDefault) {
+  const kilnSymAlgo_t a = sym_algo(b.ranks[0].kc, b.o, c, count, bytes);
+  *isDefault = a != KILN_SYM_NONE && ch.serve == KILN_SERVE_SYM && ch.sym == a;
   return a;
 }
 
@@ -815,9 +822,43 @@ static const kilnRegistryEntry* classic_spec_entry(const Bench& b, kilnColl_t c)
   return classic_entry(b, algo, c, pr, instances, chunks);
 }
 
-/* --mirror: kiln classic's plan of the form the sym column runs for this call (sym_column's
- * algorithm, the protocol of its lines or Simple for its flag form, an instance per block; the
- * zerocopy form where that kernel goes direct), or nullptr where there is none. */
+/* kiln classic's plan of the form symmetric kernel a runs for a call (kc's geometry of it): its
+ * algorithm (oneshot, twoshot, staged, or zerocopy where the kernel goes direct), the protocol of
+ * its lines or Simple for its flag form, an instance per block of it (at most `channels`: a plan's
+ * threadblocks of one peer pair take a channel each); false where the kernel cannot take the call. */
+struct MirrorSpec {
+  const char* algo;
+  kilnProto_t proto;
+  int instances;
+};
+static bool mirror_spec(kilnComm_t kc, kilnSymAlgo_t a, kilnColl_t c, const void* sb, void* rb, size_t count,
+                        kilnDataType_t dtype, int channels, MirrorSpec* m) {
+  int direct = 0, lines = 0, blocks = 1;
+  if (!kilnSymCallShape(kc, a, sb, rb, count, dtype, &direct, &lines, &blocks)) return false;
+  m->instances = blocks < channels ? blocks : channels;
+  if (direct && (c == KILN_COLL_ALLGATHER || c == KILN_COLL_ALLTOALL)) {
+    m->algo = "zerocopy";
+    m->proto = KILN_PROTO_SIMPLE;
+    return true;
+  }
+  m->proto = lines == KILN_SYM_LINES_LL      ? KILN_PROTO_LL
+             : lines == KILN_SYM_LINES_LL12  ? KILN_PROTO_LL12
+             : lines == KILN_SYM_LINES_LL128 ? KILN_PROTO_LL128
+                                             : KILN_PROTO_SIMPLE;
+  m->algo = a == KILN_SYM_ALLREDUCE_TWOSHOT                                  ? "twoshot"
+            : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? "oneshot"
+                                                                             : "staged";
+  return true;
+}
+
+/* The channels of the bench's communicators. */
+static int bench_channels(const Options& o) {
+  const kilnCommConfig defaults = KILN_COMM_CONFIG_INITIALIZER;
+  return o.channels ? o.channels : defaults.maxChannels;
+}
+
+/* --mirror: kiln classic's plan of the form the sym column runs for this call (mirror_spec), or
+ * nullptr where there is none. */
 static const kilnRegistryEntry* mirror_entry(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
                                              const kilnChoice& choice) {
   bool isDefault = false;
@@ -828,18 +869,59 @@ static const kilnRegistryEntry* mirror_entry(const Bench& b, kilnColl_t c, size_
   const void* sb;
   void* rb;
   call_buffers(c, R, R.recvK, count, es, b.o.inplace, &sb, &rb);
-  int direct = 0, lines = 0, blocks = 1;
-  if (!kilnSymCallShape(R.kc, a, sb, rb, count, b.o.dtype, &direct, &lines, &blocks)) return nullptr;
-  if (direct && (c == KILN_COLL_ALLGATHER || c == KILN_COLL_ALLTOALL))
-    return classic_entry(b, "zerocopy", c, KILN_PROTO_SIMPLE, blocks, 1);
-  const kilnProto_t proto = lines == KILN_SYM_LINES_LL      ? KILN_PROTO_LL
-                            : lines == KILN_SYM_LINES_LL12  ? KILN_PROTO_LL12
-                            : lines == KILN_SYM_LINES_LL128 ? KILN_PROTO_LL128
-                                                            : KILN_PROTO_SIMPLE;
-  const char* algo = a == KILN_SYM_ALLREDUCE_TWOSHOT                                  ? "twoshot"
-                     : a == KILN_SYM_ALLREDUCE_ONESHOT || a == KILN_SYM_REDUCESCATTER ? "oneshot"
-                                                                                      : "staged";
-  return classic_entry(b, algo, c, proto, blocks, 1);
+  MirrorSpec m;
+  if (!mirror_spec(R.kc, a, c, sb, rb, count, b.o.dtype, bench_channels(b.o), &m)) return nullptr;
+  return classic_entry(b, m.algo, c, m.proto, m.instances, 1);
+}
+
+/* --mirror-plans DIR: without a GPU, the plans --mirror runs on staged buffers at the bench's
+ * sizes (ranks sharing --shared G GPUs of --sms S SMs each: a rank's share sets the blocks), written
+ * to DIR for a build that bakes them (KILN_PLANS_DIR), so that --mirror then times generated
+ * kernels. The symmetric kernel of a size is sym_algo's, as the sym column's. */
+static int write_mirror_plans(const Options& o, int n) {
+  const kilnCommConfig defaults = KILN_COMM_CONFIG_INITIALIZER;
+  const size_t symBytes = o.symBytes >= 0 ? (size_t)o.symBytes : defaults.symBytes;
+  const int perGpu = o.shared ? (n + o.shared - 1) / o.shared : 1;
+  kilnComm_t kc = kilnTestCommHost(n, 0, symBytes / 2);
+  if (!kc) die("--mirror-plans: out of memory");
+  kilnTestCommSetSms(kc, o.sms / perGpu);
+  kilnTestCommConfigure(kc);
+  const size_t es = kilnDataTypeSize(o.dtype);
+  int written = 0;
+  for (int ci = 0; ci < KILN_NUM_COLLS; ci++) {
+    const kilnColl_t c = (kilnColl_t)ci;
+    if (!o.colls[c] || (o.inplace && c == KILN_COLL_ALLTOALL)) continue;
+    for (uint64_t bytes = o.minB; bytes <= o.maxB; bytes *= (uint64_t)o.factor) {
+      const size_t count = call_count(c, n, bytes, es);
+      if (count == 0) continue;
+      /* Rank 0's buffers, never dereferenced and in no window (staged); in place: the same. */
+      void* const rb = (void*)(uintptr_t)(1ull << 33);
+      const void* const sb = o.inplace ? rb : (const void*)(uintptr_t)(1ull << 32);
+      const kilnSymAlgo_t a = sym_algo(kc, o, c, count, kilnRegistryCallBytes(c, n, count, o.dtype));
+      MirrorSpec m;
+      if (a == KILN_SYM_NONE || !mirror_spec(kc, a, c, sb, rb, count, o.dtype, bench_channels(o), &m))
+        continue;
+      kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
+      co.proto = m.proto;
+      co.instances = m.instances;
+      co.chunks = 1;
+      co.inplace = o.inplace;
+      kilnPlan* p = nullptr;
+      if (kilnClassicPlan(m.algo, c, n, &co, &p) != KILN_SUCCESS)
+        die("--mirror-plans: kiln classic %s %s: %s", m.algo, kilnCollName(c), kilnLastError());
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s.xml", o.mirrorPlans, p->name);
+      if (access(path, F_OK) != 0) {
+        if (kilnPlanWriteFile(p, path) != KILN_SUCCESS) die("--mirror-plans: %s", kilnLastError());
+        written++;
+      }
+      printf("%s %llu B: %s\n", kilnCollName(c), (unsigned long long)bytes, p->name);
+      kilnPlanFree(p);
+    }
+  }
+  kilnTestCommFree(kc);
+  printf("# %d plan%s written to %s\n", written, plural(written), o.mirrorPlans);
+  return 0;
 }
 
 static void run_coll(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
@@ -1048,7 +1130,7 @@ static void usage(FILE* f) {
           "                  [--slot-bytes SIZE] [--nslots N] [--threads N] [--channels N]\n"
           "                  [--sym-bytes SIZE] [--sym auto|off|oneshot|twoshot] [--window]\n"
           "                  [--shared G] [--classic ALGO[:PROTO[:INSTANCES[:CHUNKS]]]] [--mirror]\n"
-          "                  [--write-plans DIR]\n"
+          "                  [--write-plans DIR] [--mirror-plans DIR [--sms S]]\n"
           "Measures NCCL, kiln baked, kiln interpreted and kiln's symmetric-memory kernels side by\n"
           "side (see bench/coll_bench.cu).\n");
 }
@@ -1151,6 +1233,10 @@ static void parse_args(int argc, char** argv, Options& o) {
       o.mirror = true;
     else if (!strcmp(a, "--write-plans"))
       o.writePlans = need(a);
+    else if (!strcmp(a, "--mirror-plans"))
+      o.mirrorPlans = need(a);
+    else if (!strcmp(a, "--sms"))
+      o.sms = atoi(need(a));
     else if (!strcmp(a, "--csv"))
       o.csv = need(a);
     else if (!strcmp(a, "--svg"))
@@ -1321,6 +1407,11 @@ static int run_bench(Bench& b, const std::vector<int>& myRanks, const ncclUnique
 int main(int argc, char** argv) {
   Bench b;
   parse_args(argc, argv, b.o);
+  if (b.o.mirrorPlans) {
+    const int n = b.o.nranks ? b.o.nranks : 2;
+    if (n < 2 || n > MAXR || b.o.sms < 1) die("--mirror-plans: 2..%d ranks and --sms S > 0", MAXR);
+    return write_mirror_plans(b.o, n);
+  }
   if (b.o.plans && kilnRegistryLoadPath(b.o.plans) != KILN_SUCCESS) die("%s", kilnLastError());
   if (b.o.plan && !kilnRegistryFind(b.o.plan)) die("no plan named %s in the registry", b.o.plan);
   int ngpu = 0;

@@ -52,6 +52,8 @@ void kilnTestCommSet(kilnComm_t c, int nranks, size_t symHalf) {
   c->symHalf = symHalf;
 }
 
+void kilnTestCommSetSms(kilnComm_t c, int nsm) { c->nsm = nsm; }
+
 void kilnTestCommConfigure(kilnComm_t c) { kilnSymConfigure(c); }
 
 kilnResult_t kilnTestCommWindowAdd(kilnComm_t c, ncclWindow_t win, char* base, size_t bytes,

@@ -52,6 +52,8 @@ KILN_INTERNAL kilnComm_t kilnTestCommHost(int nranks, int rank, size_t symHalf);
 /* Gives a host communicator nranks ranks and staging halves of symHalf bytes (the settings stay
  * as read last). */
 KILN_INTERNAL void kilnTestCommSet(kilnComm_t c, int nranks, size_t symHalf);
+/* Gives a host communicator's rank nsm SMs to itself (a GPU's share: the blocks a call takes). */
+KILN_INTERNAL void kilnTestCommSetSms(kilnComm_t c, int nsm);
 /* Reads the symmetric kernels' settings from the environment, as a communicator's creation does,
  * and sizes the line forms' staging after the flag form's halves. */
 KILN_INTERNAL void kilnTestCommConfigure(kilnComm_t c);

@@ -171,6 +171,12 @@ size_t chunks_per_block(const kilnPlan* p) {
                                           : (size_t)p->gpus[0].i_chunks / (size_t)n;
 }
 
+int gpu_rank_sms(int nranks) {
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || nranks < 1) return 0;
+  return sms / nranks;
+}
+
 static bool call_alloc_any(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt,
                            char* const* sendAt, char* const* recvAt) {
   memset(c, 0, sizeof(*c));

@@ -64,6 +64,9 @@ typedef struct call {
 /* A plan's count unit: the elements of a user buffer's block per chunk index (the counts that
  * divide into the plan's chunks are its multiples). */
 size_t chunks_per_block(const kilnPlan* p);
+/* The SMs each of nranks ranks sharing GPU 0 has to itself (a plan's threadblocks must all be
+ * resident: at most this many per rank); 0 where the GPU cannot be asked. */
+int gpu_rank_sms(int nranks);
 /* Elements of a rank's input and output of (coll, count) among n ranks (count as NCCL's). */
 void call_elems(kilnColl_t coll, int n, size_t count, size_t* inElems, size_t* outElems);
 /* Allocates buffers for (coll, count, dtype) on every rank of w. */

@@ -156,6 +156,7 @@ static int synthesized(kilnPlan** out, int max) {
       kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
       o.time_limit_s = 5;
       o.stall_s = 0.3;
+      o.max_tbs = gpu_rank_sms(2 * t->gpus_per_node); /* its ranks share one GPU */
       kilnPlan* p = NULL;
       cr_assert(eq(int, kilnSynthesize(t, sk, colls[ci], &o, &p, NULL), KILN_SUCCESS), "%s", kilnLastError());
       p->nnodes = 2;

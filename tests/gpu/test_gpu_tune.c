@@ -95,7 +95,10 @@ Test(gpu_tune, tiny_tune_loads_as_kiln_plans, .init = gpu_init_shared, .timeout 
   uint64_t rng = g_seed;
   for (int k = 0; k < NSIZES; k++) {
     const size_t count = (size_t)kSizes[k] / 4;
-    const kilnCall cl = {KILN_COLL_ALLREDUCE, NULL, NULL, count, KILN_FLOAT32, KILN_SUM, false};
+    call c;
+    cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, count, KILN_FLOAT32));
+    /* The call's own buffers: the tuned plans are out of place (equal pointers are an in-place call). */
+    const kilnCall cl = {KILN_COLL_ALLREDUCE, c.sendp[0], c.recvp[0], count, KILN_FLOAT32, KILN_SUM, false};
     const kilnChoice ch = kilnSelect(w.kc[0], NULL, &cl);
     cr_assert(eq(int, ch.serve, KILN_SERVE_PLAN), "%llu bytes: %s", (unsigned long long)kSizes[k],
               kilnChoiceName(&ch));
@@ -104,8 +107,6 @@ Test(gpu_tune, tiny_tune_loads_as_kiln_plans, .init = gpu_init_shared, .timeout 
     cr_expect(contains(ch.entry->name, "-r"), "%s", ch.entry->name);
     loaded l;
     load_entry(&l, &w, ch.entry);
-    call c;
-    cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, count, KILN_FLOAT32));
     run_check(&l, &w, &c, KILN_SUM, false, &rng);
     call_free(&c, &w);
     unload(&l, &w);
