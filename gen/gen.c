@@ -650,6 +650,7 @@ kilnResult_t kilnGenRegistrySource(const kilnGenUnit* units, int n, const kilnGe
               kilnPlanServes(p, true) ? "true" : "false", kilnPlanServes(p, false) ? "true" : "false",
               p->proto == KILN_PROTO_LL      ? "LL"
               : p->proto == KILN_PROTO_LL128 ? "LL128"
+              : p->proto == KILN_PROTO_LL12  ? "LL12"
                                              : "SIMPLE",
               plan_reduces(p) ? "true" : "false", units[i].ident);
     for (int t = 0; t < KILN_NUM_DTYPES; t++) {

@@ -131,6 +131,17 @@ Test(gen, ll128_plan_names_its_protocol) {
   kilnPlanFree(p);
 }
 
+/* An LL12 plan's registry row names LL12, so that the runtime binds a plan of that shape to the
+ * kernel (kilnRegistryBakedFor compares protocols): the row once said Simple, and no LL12 plan
+ * ran baked. */
+Test(gen, ll12_plan_row_names_its_protocol) {
+  kilnPlan* p = classic("oneshot", KILN_COLL_ALLREDUCE, 2, KILN_PROTO_LL12, false);
+  char* reg = registry_source(p, "ar2", "ar2.xml");
+  cr_assert(contains(reg, "KILN_PROTO_LL12,"), "%s", reg);
+  free(reg);
+  kilnPlanFree(p);
+}
+
 /* Steps are inlined up to 256 steps (all ranks) for LL and LL128 and 96 for Simple; the registry row says
  * which (kilnRegistryEntry.inlined: the runtime runs inlined kernels by default). Ring allreduce
  * on 4 ranks has 28 steps per instance: 112 steps at 4 instances, 280 at 10. */
