@@ -43,6 +43,7 @@ kilnComm_t kilnTestCommHost(int nranks, int rank, size_t symHalf) {
   c->rank = rank;
   c->dev = rank;
   c->nsm = 132;
+  c->nnodes = 1;
   kilnTestCommSet(c, nranks, symHalf);
   return c;
 }

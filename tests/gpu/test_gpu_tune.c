@@ -98,7 +98,7 @@ Test(gpu_tune, tiny_tune_loads_as_kiln_plans, .init = gpu_init_shared, .timeout 
     call c;
     cr_assert(call_alloc(&c, &w, KILN_COLL_ALLREDUCE, count, KILN_FLOAT32));
     /* The call's own buffers: the tuned plans are out of place (equal pointers are an in-place call). */
-    const kilnCall cl = {KILN_COLL_ALLREDUCE, c.sendp[0], c.recvp[0], count, KILN_FLOAT32, KILN_SUM, false};
+    const kilnCall cl = {KILN_COLL_ALLREDUCE, c.dsend[0], c.drecv[0], count, KILN_FLOAT32, KILN_SUM, false};
     const kilnChoice ch = kilnSelect(w.kc[0], NULL, &cl);
     cr_assert(eq(int, ch.serve, KILN_SERVE_PLAN), "%llu bytes: %s", (unsigned long long)kSizes[k],
               kilnChoiceName(&ch));
