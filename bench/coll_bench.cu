@@ -28,14 +28,18 @@
  * twoshot:Simple:32, zerocopy), or --mirror: at each size the plan of kiln classic that has the
  * symmetric kernel's form for the call (the sym column's algorithm: oneshot, twoshot, staged, or
  * zerocopy where that kernel goes direct; its protocol: LL, LL12, LL128 or Simple for its flag
- * form; an instance per block of it), so that the plan path and the symmetric kernels run the
- * same algorithm side by side on the same buffers (the A/B of the plan path; its "plan/sym" column
+ * form; an instance per block of it, at most one per channel), so that the plan path and the
+ * symmetric kernels run the same algorithm side by side on the same buffers (the A/B of the plan
+ * path; its "plan/sym" column
  * is the plan's time, baked where the build baked that plan's shape, else interpreted, over the
  * sym kernel's); --write-plans DIR also writes each of those plans to DIR/NAME.xml, for a build
- * that bakes them (KILN_PLANS_DIR: gen/README.md), so that the plan path runs generated kernels. The
- * "baked" column runs the plan's generated kernel (absent: "-"), "interp" the interpreter on the
- * same plan. --sweep: every plan of the registry for the collective and rank count, whatever its
- * byte range, one row per plan and size, baked kernels only (to choose the ranges of plans/baked).
+ * that bakes them (KILN_PLANS_DIR: gen/README.md), so that the plan path runs generated kernels;
+ * --mirror-plans DIR writes them without a GPU (the same sizes, ranks and --shared; --sms S, 132 by
+ * default: the GPU's SMs, which set a shared rank's blocks), so that one build and one GPU call
+ * make the A/B (bench/device/README.md). The "baked" column runs the plan's generated kernel
+ * (absent: "-"), "interp" the interpreter on the same plan. --sweep: every plan of the registry
+ * for the collective and rank count, whatever its byte range, one row per plan and size, baked
+ * kernels only (to choose the ranges of plans/baked).
  * "sym" column: the symmetric-memory kernel (kilnSymRun) on the same call, where its staging
  * memory allows: the selector's choice or, where it picks none, the collective's one
  * (allreduce: one-shot to 256 KiB, two-shot above; --sym oneshot|twoshot forces one; --sym off:
