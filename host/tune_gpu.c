@@ -140,14 +140,7 @@ static void describe(kilnTuneGpu* g, kilnTuneMachine* m) {
   m->rehearsal = g->shared;
   FILE* f = fopen("/proc/driver/nvidia/version", "r");
   char line[256];
-  if (f && fgets(line, sizeof line, f)) {
-    /* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build ...": the
-     * first word after "Kernel Module" that starts with a digit. */
-    const char* k = strstr(line, "Kernel Module");
-    for (int used = 0; k && sscanf(k, " %31s%n", m->driver, &used) == 1; k += used)
-      if (m->driver[0] >= '0' && m->driver[0] <= '9') break;
-    if (!(m->driver[0] >= '0' && m->driver[0] <= '9')) m->driver[0] = '\0';
-  }
+  if (f && fgets(line, sizeof line, f)) kilnTuneDriverVersion(line, m->driver, sizeof m->driver);
   if (f) fclose(f);
   int v = 0;
   if (!m->driver[0] && cudaDriverGetVersion(&v) == cudaSuccess)

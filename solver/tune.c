@@ -549,3 +549,24 @@ kilnResult_t kilnTuneWriteDir(const char* dir, const kilnTuneMachine* m, const k
   if (r != KILN_SUCCESS) remove_tree(tmp);
   return r;
 }
+
+bool kilnTuneDriverVersion(const char* line, char* out, size_t n) {
+  if (!out || n == 0) return false;
+  out[0] = '\0';
+  const char* k = line ? strstr(line, "Kernel Module") : NULL;
+  if (!k) return false;
+  k += strlen("Kernel Module");
+  while (*k) {
+    while (*k == ' ' || *k == '\t') k++;
+    size_t len = strcspn(k, " \t\n");
+    if (len == 0) break;
+    if (*k >= '0' && *k <= '9') {
+      if (len >= n) len = n - 1;
+      memcpy(out, k, len);
+      out[len] = '\0';
+      return true;
+    }
+    k += len;
+  }
+  return false;
+}

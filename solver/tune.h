@@ -176,6 +176,12 @@ KILN_INTERNAL kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll,
  * its measured <costs>, or the built-in table fitted to H200s) and model_tag. */
 KILN_INTERNAL void kilnTuneModelDescribe(const kilnTopology* t, int nranks, kilnTuneMachine* m);
 
+/* The NVIDIA driver's version from the first line of /proc/driver/nvidia/version ("NVRM version:
+ * NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build ..."): the first word after
+ * "Kernel Module" that starts with a digit, into out (at most n - 1 characters); false, out empty,
+ * where there is none. */
+KILN_INTERNAL bool kilnTuneDriverVersion(const char* line, char* out, size_t n);
+
 /* One collective's results: the candidates, the sizes, the times (as kilnTuneChoose takes them)
  * and the ranges chosen. */
 typedef struct kilnTuneResult {

@@ -414,6 +414,25 @@ Test(tune, a_failed_write_leaves_nothing) {
 
 /* With no GPU visible (CUDA_VISIBLE_DEVICES empty: no GPU even on a GPU machine; or a build without
  * CUDA) kiln tune refuses with exit 1 and writes nothing, with --ranks or without. */
+/* The driver's version as /proc/driver/nvidia/version writes it (open and proprietary modules),
+ * not the word after "Kernel Module"; none where the line has no version. */
+Test(tune, driver_version_from_the_proc_line) {
+  char v[32];
+  cr_assert(
+      kilnTuneDriverVersion("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release "
+                            "Build  (dvs-builder@U16-I3-B07-1-1)  Thu Sep 25 2025\n",
+                            v, sizeof v));
+  cr_expect(eq(str, v, "580.95.05"));
+  cr_assert(kilnTuneDriverVersion(
+      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 2024\n", v, sizeof v));
+  cr_expect(eq(str, v, "550.54.15"));
+  cr_assert(kilnTuneDriverVersion("Kernel Module 1234567890123", v, 6));
+  cr_expect(eq(str, v, "12345"));
+  cr_expect(not(kilnTuneDriverVersion("NVRM version: NVIDIA UNIX Kernel Module for x86_64\n", v, sizeof v)));
+  cr_expect(eq(str, v, ""));
+  cr_expect(not(kilnTuneDriverVersion(NULL, v, sizeof v)));
+}
+
 Test(tune_cli, refuses_without_a_gpu) {
   char out[8192], tmp[64];
   make_tmpdir(tmp, sizeof tmp);
