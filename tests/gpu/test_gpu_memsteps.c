@@ -227,27 +227,26 @@ static void shared_world(world* w, int n) {
   cr_assert(world_init_shared(w, n, 1, NULL, &cfg), "%d ranks on one GPU", n);
 }
 
+/* every_form with n ranks sharing the GPU, each plan in `instances` instances. */
+static void every_form_shared(int n, int instances) {
+  world w;
+  shared_world(&w, n);
+  char name[32];
+  snprintf(name, sizeof name, "%d ranks on one GPU", n);
+  every_form(&w, name, instances);
+  world_fini(&w);
+}
+
 Test(gpu_memsteps, every_form_two_ranks_on_one_gpu, .init = gpu_init_shared, .timeout = 3600) {
-  world w;
-  shared_world(&w, 2);
-  every_form(&w, "2 ranks on one GPU", 2);
-  world_fini(&w);
+  every_form_shared(2, 2);
 }
-
 Test(gpu_memsteps, every_form_four_ranks_on_one_gpu, .init = gpu_init_shared, .timeout = 3600) {
-  world w;
-  shared_world(&w, 4);
-  every_form(&w, "4 ranks on one GPU", 2);
-  world_fini(&w);
+  every_form_shared(4, 2);
 }
-
 /* 8 ranks where there are fewer GPUs: the forms' 8-rank code (7 peers' reads, puts and signals)
  * runs as it will on 8 GPUs, the peers on one GPU. */
 Test(gpu_memsteps, every_form_eight_ranks_on_one_gpu, .init = gpu_init_shared, .timeout = 3600) {
-  world w;
-  shared_world(&w, 8);
-  every_form(&w, "8 ranks on one GPU", 1);
-  world_fini(&w);
+  every_form_shared(8, 1);
 }
 
 Test(gpu_memsteps, graphs_on_one_gpu, .init = gpu_init_shared, .timeout = 1800) {
