@@ -41,7 +41,8 @@
  * for the collective and rank count, whatever its byte range, one row per plan and size, baked
  * kernels only (to choose the ranges of plans/baked).
  * "sym" column: the symmetric-memory kernel (kilnSymRun) on the same call, where its staging
- * memory allows: the selector's choice or, where it picks none, the collective's one
+ * memory allows: the one of the symmetric kernels' ranges (kilnSymSelect) or, outside them, the
+ * collective's one
  * (allreduce: one-shot to 256 KiB, two-shot above; --sym oneshot|twoshot forces one; --sym off:
  * no column). Speed-up column: NCCL's time / the time of what kiln runs by default (kilnSelect):
  * the sym kernel where it picks one, else the plan's (the baked kernel for LL plans, the
