@@ -202,10 +202,7 @@ void kilnExecFree(kilnExec_t x) {
     free(x);
     return;
   }
-  int save = 0;
-  cudaGetDevice(&save);
-  cudaSetDevice(x->comm->dev);
-  if (x->comm->haveLast) cudaEventSynchronize(x->comm->last);
+  const int save = kilnEnterDeviceIdle(x->comm);
   cudaFree(x->tbs);
   cudaFree(x->steps);
   cudaFree(x->progress);
@@ -214,7 +211,7 @@ void kilnExecFree(kilnExec_t x) {
   /* The caller waited for the communicator's last call (and must not replay graphs of this exec
    * any more): no kernel uses them. */
   kilnScratchFree(&x->scratch);
-  cudaSetDevice(save);
+  kilnLeaveDevice(x->comm, save);
   free(x);
 }
 
@@ -616,6 +613,12 @@ int kilnEnterDevice(const struct kilnComm* c, bool also) {
 
 void kilnLeaveDevice(const struct kilnComm* c, int save) {
   if (save != c->dev) cudaSetDevice(save);
+}
+
+int kilnEnterDeviceIdle(const struct kilnComm* c) {
+  const int save = kilnEnterDevice(c, true);
+  if (c->haveLast) cudaEventSynchronize(c->last);
+  return save;
 }
 
 kilnResult_t kilnLaunchCapture(kilnLaunch* l) {

@@ -59,13 +59,10 @@ void kilnPhasedFree(struct kilnPhased* px) {
   if (!px) return;
   for (int i = 0; px->execs && i < px->ph->nphases; i++) kilnExecFree(px->execs[i]);
   kilnExecFree(px->divide);
-  int save = 0;
-  cudaGetDevice(&save);
-  cudaSetDevice(px->comm->dev);
-  if (px->comm->haveLast) cudaEventSynchronize(px->comm->last);
+  const int save = kilnEnterDeviceIdle(px->comm);
   kilnScratchFree(&px->scratch);
   if (px->event) cudaEventDestroy(px->event);
-  cudaSetDevice(save);
+  kilnLeaveDevice(px->comm, save);
   free(px->execs);
   free(px->mine);
   kilnPhasesFree(px->ph);

@@ -114,6 +114,9 @@ int kilnSymIssue(kilnLaunch* l);
  * issues l now. */
 int kilnEnterDevice(const struct kilnComm* c, bool also);
 void kilnLeaveDevice(const struct kilnComm* c, int save);
+/* Before freeing what c's calls use (an exec's tables, a plan's scratch): makes c's device
+ * current and waits for c's last call; returns the device kilnLeaveDevice restores. */
+int kilnEnterDeviceIdle(const struct kilnComm* c);
 kilnResult_t kilnLaunchCapture(kilnLaunch* l);
 kilnResult_t kilnLaunchSubmit(kilnLaunch* l);
 /* sym.c, at the outermost kilnGroupEnd before anything is issued: where a group holds the k-th

@@ -88,17 +88,14 @@ void kilnMemPlanAreas(struct kilnComm* c, size_t at) {
 
 void kilnMemPlanFree(struct kilnMemPlan* m) {
   if (!m) return;
-  int save = 0;
-  cudaGetDevice(&save);
-  cudaSetDevice(m->comm->dev);
-  if (m->comm->haveLast) cudaEventSynchronize(m->comm->last);
+  const int save = kilnEnterDeviceIdle(m->comm);
   cudaFree(m->tbs);
   cudaFree(m->passes);
   cudaFree(m->opnds);
   cudaFree(m->progress);
   cudaFree(m->callSeq);
   cudaFree(m->done);
-  cudaSetDevice(save);
+  kilnLeaveDevice(m->comm, save);
   free(m);
 }
 
