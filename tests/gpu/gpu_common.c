@@ -177,6 +177,23 @@ int gpu_rank_sms(int nranks) {
   return sms / nranks;
 }
 
+void window_pools(const world* w, size_t bytes, char** pool, ncclWindow_t* win) {
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cr_assert(eq(int, ncclMemAlloc((void**)&pool[r], bytes), ncclSuccess));
+  }
+  ncclGroupStart();
+  for (int r = 0; r < w->n; r++) {
+    cudaSetDevice(w->dev[r]);
+    cr_assert(eq(int, ncclCommWindowRegister(w->nccl[r], pool[r], bytes, &win[r], NCCL_WIN_COLL_SYMMETRIC),
+                 ncclSuccess));
+  }
+  cr_assert(eq(int, ncclGroupEnd(), ncclSuccess));
+  for (int r = 0; r < w->n; r++)
+    cr_assert(eq(int, kilnCommWindowAdd(w->kc[r], win[r], pool[r], bytes), KILN_SUCCESS), "%s",
+              kilnLastError());
+}
+
 static bool call_alloc_any(call* c, const world* w, kilnColl_t coll, size_t count, kilnDataType_t dt,
                            char* const* sendAt, char* const* recvAt) {
   memset(c, 0, sizeof(*c));

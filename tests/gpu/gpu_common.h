@@ -67,6 +67,9 @@ size_t chunks_per_block(const kilnPlan* p);
 /* The SMs each of nranks ranks sharing GPU 0 has to itself (a plan's threadblocks must all be
  * resident: at most this many per rank); 0 where the GPU cannot be asked. */
 int gpu_rank_sms(int nranks);
+/* Every rank of w a pool of `bytes` from ncclMemAlloc (pool[r]), registered with NCCL as a
+ * symmetric window (win[r], in one group) and added to the rank's kiln communicator. */
+void window_pools(const world* w, size_t bytes, char** pool, ncclWindow_t* win);
 /* Elements of a rank's input and output of (coll, count) among n ranks (count as NCCL's). */
 void call_elems(kilnColl_t coll, int n, size_t count, size_t* inElems, size_t* outElems);
 /* Allocates buffers for (coll, count, dtype) on every rank of w. */

@@ -314,21 +314,7 @@ Test(gpu_memsteps, zerocopy_on_windows, .init = gpu_init_shared, .timeout = 1800
     const size_t poolBytes = 64u << 20, half = poolBytes / 2;
     char* pool[GPU_MAX];
     ncclWindow_t win[GPU_MAX];
-    for (int r = 0; r < n; r++) {
-      cudaSetDevice(r);
-      cr_assert(eq(int, ncclMemAlloc((void**)&pool[r], poolBytes), ncclSuccess));
-    }
-    ncclGroupStart();
-    for (int r = 0; r < n; r++) {
-      cudaSetDevice(r);
-      cr_assert(eq(int,
-                   ncclCommWindowRegister(w.nccl[r], pool[r], poolBytes, &win[r], NCCL_WIN_COLL_SYMMETRIC),
-                   ncclSuccess));
-    }
-    cr_assert(eq(int, ncclGroupEnd(), ncclSuccess));
-    for (int r = 0; r < n; r++)
-      cr_assert(eq(int, kilnCommWindowAdd(w.kc[r], win[r], pool[r], poolBytes), KILN_SUCCESS), "%s",
-                kilnLastError());
+    window_pools(&w, poolBytes, pool, win);
     char* sendAt[GPU_MAX];
     char* recvAt[GPU_MAX];
     for (int r = 0; r < n; r++) sendAt[r] = pool[r], recvAt[r] = pool[r] + half;

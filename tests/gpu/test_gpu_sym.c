@@ -394,22 +394,8 @@ static void sym_direct_run(bool ce) {
   const size_t poolBytes = 64u << 20, half = poolBytes / 2;
   char* pool[GPU_MAX];
   ncclWindow_t win[GPU_MAX];
-  for (int r = 0; r < n; r++) {
-    cudaSetDevice(r);
-    cr_assert(eq(int, ncclMemAlloc((void**)&pool[r], poolBytes), ncclSuccess));
-  }
-  ncclGroupStart();
-  for (int r = 0; r < n; r++) {
-    cudaSetDevice(r);
-    cr_assert(eq(int, ncclCommWindowRegister(w.nccl[r], pool[r], poolBytes, &win[r], NCCL_WIN_COLL_SYMMETRIC),
-                 ncclSuccess));
-  }
-  cr_assert(eq(int, ncclGroupEnd(), ncclSuccess));
-  for (int r = 0; r < n; r++) {
-    cr_assert(eq(int, kilnCommWindowAdd(w.kc[r], win[r], pool[r], poolBytes), KILN_SUCCESS), "%s",
-              kilnLastError());
-    cr_assert(eq(int, kilnCommWindowCount(w.kc[r]), 1));
-  }
+  window_pools(&w, poolBytes, pool, win);
+  for (int r = 0; r < n; r++) cr_assert(eq(int, kilnCommWindowCount(w.kc[r]), 1));
   /* Refusals: NULLs, the same window twice, removing what was not added. */
   cr_assert(eq(int, kilnCommWindowAdd(w.kc[0], NULL, pool[0], poolBytes), KILN_ERR_INVALID_ARGUMENT));
   cr_assert(eq(int, kilnCommWindowAdd(w.kc[0], win[0], pool[0], poolBytes), KILN_ERR_INVALID_ARGUMENT));
