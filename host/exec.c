@@ -268,10 +268,7 @@ static kilnResult_t mem_load(kilnComm_t c, const kilnPlan* p, int k, kilnExec_t*
   if (!x) return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory loading plan %s", p->name);
   x->comm = c;
   x->coll = p->coll;
-  x->inplaceForm = kilnPlanInPlaceOnly(p);
-  x->serves[0] = kilnPlanServes(p, false);
-  x->serves[1] = kilnPlanServes(p, true);
-  const kilnResult_t res = kilnMemPlanLoad(c, p, k, x->inplaceForm, x->serves, &x->mem);
+  const kilnResult_t res = kilnMemPlanLoad(c, p, k, &x->mem);
   if (res != KILN_SUCCESS) {
     free(x);
     return res;
@@ -659,7 +656,7 @@ kilnResult_t kilnLaunchIssue(kilnLaunch* l) {
   {
     int e = l->sym     ? kilnSymIssue(l)
             : l->baked ? l->baked(&l->args, l->threads, (void*)l->stream)
-            : l->mem   ? kilnMemLaunch(l->dtype, l->memLines, &l->args, l->threads, (void*)l->stream,
+            : l->mem   ? kilnMemLaunch(l->dtype, l->args.proto, &l->args, l->threads, (void*)l->stream,
                                        l->args.mem.pdl)
                        : kilnInterpLaunch(l->dtype, &l->args, l->threads, (void*)l->stream);
     if (e != 0) {

@@ -28,11 +28,10 @@ typedef struct kilnLaunch {
   bool phased;    /* a call of a plan cut into phases (call): its kernels and NCCL groups,
                             * issued at the group's end after the other launches (kilnPhasedIssue) */
   bool mem;       /* a plan with memory steps (kernels/mem.cuh): baked, or the interpreter of
-                            * lines memLines (KILN_DEV_PROTO_*) */
-  int memLines;
-  bool peerCand; /* sym, staged: may go direct into the clique's buffers at the group's
+                            * lines args.proto (KILN_DEV_PROTO_*) */
+  bool peerCand;  /* sym, staged: may go direct into the clique's buffers at the group's
                             * end (kilnSymGroupPeers) */
-  int symAlgo;   /* sym: the caller's algorithm */
+  int symAlgo;    /* sym: the caller's algorithm */
   union {
     kilnDevArgs args;
     kilnSymArgs symArgs;

@@ -45,7 +45,7 @@ _Static_assert((int)KILN_PROTO_LL12 == KILN_DEV_PROTO_LL12 && (int)KILN_PROTO_LL
 struct kilnMemPlan {
   struct kilnComm* comm;
   kilnColl_t coll;
-  int ntbs, chunksPerBlock, nranks;
+  int ntbs, chunksPerBlock;
   bool inplaceForm, serves[2];
   int scratch[3];  /* the most chunks of each kind (plain, 16-byte lines, LL128) of any rank */
   int maxCnt[4];   /* the most chunks a pass covers, by its protocol (KILN_DEV_PROTO_*) */
@@ -111,8 +111,7 @@ static int pass_class(const kilnPass* ps) {
   return ps->proto == KILN_PROTO_SIMPLE ? KILN_DEV_PROTO_SIMPLE : (int)ps->proto;
 }
 
-kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool inplaceForm,
-                             const bool serves[2], struct kilnMemPlan** out) {
+kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, struct kilnMemPlan** out) {
   const int rank = c->rank;
   kilnResult_t res = KILN_SUCCESS;
   if (c->memHalf == 0)
@@ -140,10 +139,9 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool 
   m->coll = p->coll;
   m->ntbs = g->ntbs;
   m->chunksPerBlock = k;
-  m->nranks = p->ngpus;
-  m->inplaceForm = inplaceForm;
-  m->serves[0] = serves[0];
-  m->serves[1] = serves[1];
+  m->inplaceForm = kilnPlanInPlaceOnly(p);
+  m->serves[0] = kilnPlanServes(p, false);
+  m->serves[1] = kilnPlanServes(p, true);
   m->lines = KILN_DEV_PROTO_SIMPLE;
   m->linesOnly = true;
   /* Every rank's passes: the scratch of the largest rank sizes the slices (every rank must cut the
@@ -363,7 +361,7 @@ static int threads_for(const struct kilnMemPlan* m, size_t es, uint64_t s) {
  * buffers the plan reaches (in windows every rank added, at the same offsets) into user. quiet: no
  * error text (kilnMemPlanServes). */
 static kilnResult_t call_plan(const struct kilnMemPlan* m, const char* sb, char* rb, size_t count,
-                              kilnDataType_t dtype, bool quiet, uint64_t* S, uint64_t* niter,
+                              kilnDataType_t dtype, bool quiet, uint64_t* L, uint64_t* S, uint64_t* niter,
                               char* user[KILN_DEV_MEM_MAX_RANKS][2]) {
 #define REFUSE(...) return quiet ? KILN_ERR_UNSUPPORTED : kilnSetError(KILN_ERR_UNSUPPORTED, __VA_ARGS__)
   const struct kilnComm* c = m->comm;
@@ -379,12 +377,13 @@ static kilnResult_t call_plan(const struct kilnMemPlan* m, const char* sb, char*
   if (m->lines == KILN_DEV_PROTO_LL12 && es > 4)
     REFUSE("rank %d: LL12 lines hold elements of at most 4 bytes, not %s", rank, kilnDataTypeName(dtype));
   const size_t k = (size_t)m->chunksPerBlock;
-  const uint64_t L = (count + k - 1) / k, vec = 16 / es, lr = (L + vec - 1) / vec * vec;
+  *L = (count + k - 1) / k;
+  const uint64_t vec = 16 / es, lr = (*L + vec - 1) / vec * vec;
   *S = slice_for(m, es, vec, lr);
   if (*S == 0)
     REFUSE("rank %d: the plan's scratch chunks do not fit the communicator's plan areas (%zu bytes a half)",
            rank, c->memHalf);
-  *niter = (L + *S - 1) / *S;
+  *niter = (*L + *S - 1) / *S;
   if (*niter > (uint64_t)INT32_MAX / (uint64_t)m->maxTbSteps)
     REFUSE("rank %d: a call of %zu elements takes %llu iterations of up to %d steps", rank, count,
            (unsigned long long)*niter, m->maxTbSteps);
@@ -407,10 +406,10 @@ static kilnResult_t call_plan(const struct kilnMemPlan* m, const char* sb, char*
 
 bool kilnMemPlanServes(const struct kilnMemPlan* m, const void* sendbuf, const void* recvbuf, size_t count,
                        kilnDataType_t dtype) {
-  uint64_t S, niter;
+  uint64_t L, S, niter;
   char* user[KILN_DEV_MEM_MAX_RANKS][2];
   if (!m || kilnDataTypeSize(dtype) == 0) return false;
-  return count == 0 || call_plan(m, (const char*)sendbuf, (char*)recvbuf, count, dtype, true, &S, &niter,
+  return count == 0 || call_plan(m, (const char*)sendbuf, (char*)recvbuf, count, dtype, true, &L, &S, &niter,
                                  user) == KILN_SUCCESS;
 }
 
@@ -427,10 +426,9 @@ static kilnResult_t run_call(struct kilnMemPlan* m, const void* sendbuf, void* r
   kilnLaunch l;
   memset(&l, 0, sizeof l);
   kilnDevArgs* a = &l.args;
-  const size_t k = (size_t)m->chunksPerBlock;
-  const uint64_t L = (count + k - 1) / k;
-  uint64_t S = 0, niter = 0;
-  if ((res = call_plan(m, sb, rb, count, dtype, false, &S, &niter, a->mem.user)) != KILN_SUCCESS) return res;
+  uint64_t L = 0, S = 0, niter = 0;
+  if ((res = call_plan(m, sb, rb, count, dtype, false, &L, &S, &niter, a->mem.user)) != KILN_SUCCESS)
+    return res;
   a->tbs = m->tbs;
   a->passes = m->passes;
   a->opnds = m->opnds;
@@ -439,14 +437,14 @@ static kilnResult_t run_call(struct kilnMemPlan* m, const void* sendbuf, void* r
   a->done = m->done;
   a->abortFlag = c->abortFlag;
   a->errWord = c->errDev;
-  a->bufs[KILN_DEV_BUF_INPUT] = (char*)sb;
-  a->bufs[KILN_DEV_BUF_OUTPUT] = rb;
-  if (m->inplaceForm && m->coll == KILN_COLL_ALLREDUCE) a->bufs[KILN_DEV_BUF_OUTPUT] = (char*)sb;
+  /* This rank's buffers as call_plan set them (the in-place form's output is its input). */
+  a->bufs[KILN_DEV_BUF_INPUT] = a->mem.user[rank][0];
+  a->bufs[KILN_DEV_BUF_OUTPUT] = a->mem.user[rank][1];
   a->count = count;
   a->chunkElems = L;
   a->sliceElems = S;
   a->timeoutNs = (uint64_t)c->cfg.timeoutMs * 1000000ull;
-  a->chunksPerBlock = (int)k;
+  a->chunksPerBlock = m->chunksPerBlock;
   a->niter = (int)niter;
   a->op = (int)op;
   a->nranks = n;
@@ -485,7 +483,6 @@ static kilnResult_t run_call(struct kilnMemPlan* m, const void* sendbuf, void* r
   l.dtype = (int)dtype;
   l.threads = threads_for(m, es, S);
   l.mem = true;
-  l.memLines = m->lines;
   l.baked = m->useBaked ? kilnRegistryKernel(m->baked, dtype, op) : NULL;
   const int save = kilnEnterDevice(c, false);
   res = kilnLaunchSubmit(&l);

@@ -17,12 +17,11 @@ struct kilnMemPlan;
 void kilnMemPlanAreas(struct kilnComm* c, size_t at);
 
 /* exec.c's kilnPlanLoad for a plan with memory steps (kilnPlanHasMemorySteps), after its checks:
- * k chunks per block of a user buffer (exec.c plan_geometry), inplaceForm and serves as the exec
- * keeps them. KILN_ERR_UNSUPPORTED where this communicator cannot run the plan (no plan areas,
+ * k chunks per block of a user buffer (exec.c plan_geometry); the forms it serves from the plan
+ * (kilnPlanServes, kilnPlanInPlaceOnly). KILN_ERR_UNSUPPORTED where this communicator cannot run the plan (no plan areas,
  * more ranks or threadblocks than the kernels take, steps kiln/passes.h does not run, lines of two
  * protocols). */
-kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, bool inplaceForm,
-                             const bool serves[2], struct kilnMemPlan** out);
+kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, struct kilnMemPlan** out);
 /* kilnRun of such an exec: one kernel on `stream` (queued in a group as kilnRun's). Refuses
  * (KILN_ERR_UNSUPPORTED) a call whose plan reaches a peer's input or output where that buffer is
  * not in a symmetric window added to the communicator (kilnCommWindowAdd), LL12 lines of elements
