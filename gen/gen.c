@@ -542,26 +542,15 @@ kilnResult_t kilnGenPlanSource(const kilnGenUnit* u, const kilnGenOptions* o, ch
   if (nsteps == 0) sb_printf(&b, "    {ST_NOP, BUF_I, 0, BUF_I, 0, 0, -1, -1, 0, 0, 0},\n");
   sb_printf(&b, "  };\n};\n\n} /* namespace kiln_baked */\n\n");
 
-  bool which[KILN_NUM_DTYPES], sizes[9];
-  baked_dtypes(p, o, which, sizes);
-  if (!plan_has_kernels(p, o) && nsteps > KILN_GEN_KERNEL_STEPS) {
+  if (!plan_has_kernels(p, o) && nsteps > KILN_GEN_KERNEL_STEPS)
     sb_printf(&b, "/* No kernel: more than %d steps (the interpreter runs this plan). */\n",
               KILN_GEN_KERNEL_STEPS);
-  } else if (!plan_has_kernels(p, o)) {
+  else if (!plan_has_kernels(p, o))
     sb_printf(&b,
               "/* No kernel: steps not inlined, baked with --inlined-only (the interpreter runs "
               "this plan). */\n");
-  } else if (plan_reduces(p)) {
-    sb_printf(&b, "/* Kernels: dtype x sum (avg divides after a sum). */\n");
-    for (int t = 0; t < KILN_NUM_DTYPES; t++)
-      if (which[t])
-        sb_printf(&b, "KILN_BAKED_KERNEL(%s, %s, %s)\n", id, kilnDataTypeName((kilnDataType_t)t),
-                  dtype_ctype[t]);
-  } else {
-    sb_printf(&b, "/* Kernels: one per element size (the plan only moves data). */\n");
-    for (int es = 1; es <= 8; es *= 2)
-      if (sizes[es]) sb_printf(&b, "KILN_BAKED_KERNEL(%s, b%d, %s)\n", id, es, size_ctype((size_t)es));
-  }
+  else
+    kernel_lines(&b, u, o, "KILN_BAKED_KERNEL");
   return sb_finish(&b, out);
 }
 
