@@ -788,18 +788,26 @@ static kilnSymAlgo_t sym_column(const Bench& b, kilnColl_t c, size_t count, uint
   return a;
 }
 
+/* kiln classic's plan (algo, coll, n ranks, proto, instances, chunks, in place or not), or
+ * nullptr with the reason in kilnLastError. */
+static kilnPlan* classic_plan(const char* algo, kilnColl_t c, int n, kilnProto_t proto, int instances,
+                              int chunks, bool inplace) {
+  kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
+  co.proto = proto;
+  co.instances = instances;
+  co.chunks = chunks;
+  co.inplace = inplace;
+  kilnPlan* p = nullptr;
+  return kilnClassicPlan(algo, c, n, &co, &p) == KILN_SUCCESS ? p : nullptr;
+}
+
 /* The registry's entry of kiln classic's plan (algo, coll, the bench's ranks, proto, instances,
  * chunks, o.inplace), made and added on first use (nullptr with a message where classic has no
  * such plan or the registry refuses it). */
 static const kilnRegistryEntry* classic_entry(const Bench& b, const char* algo, kilnColl_t c,
                                               kilnProto_t proto, int instances, int chunks) {
-  kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
-  co.proto = proto;
-  co.instances = instances;
-  co.chunks = chunks;
-  co.inplace = b.o.inplace;
-  kilnPlan* p = nullptr;
-  if (kilnClassicPlan(algo, c, b.n, &co, &p) != KILN_SUCCESS) {
+  kilnPlan* p = classic_plan(algo, c, b.n, proto, instances, chunks, b.o.inplace);
+  if (!p) {
     fprintf(stderr, "coll_bench: kiln classic %s %s: %s\n", algo, kilnCollName(c), kilnLastError());
     return nullptr;
   }
@@ -862,12 +870,10 @@ static int bench_channels(const Options& o) {
   return o.channels ? o.channels : defaults.maxChannels;
 }
 
-/* --mirror: kiln classic's plan of the form the sym column runs for this call (mirror_spec), or
- * nullptr where there is none. */
-static const kilnRegistryEntry* mirror_entry(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes,
-                                             const kilnChoice& choice) {
-  bool isDefault = false;
-  const kilnSymAlgo_t a = sym_column(b, c, count, bytes, choice, &isDefault);
+/* --mirror: kiln classic's plan of the form the sym column runs for this call (sym_algo,
+ * mirror_spec), or nullptr where there is none. */
+static const kilnRegistryEntry* mirror_entry(const Bench& b, kilnColl_t c, size_t count, uint64_t bytes) {
+  const kilnSymAlgo_t a = sym_algo(b.ranks[0].kc, b.o, c, count, bytes);
   if (a == KILN_SYM_NONE) return nullptr;
   Rank& R = const_cast<Rank&>(b.ranks[0]);
   const size_t es = kilnDataTypeSize(b.o.dtype);
@@ -906,14 +912,8 @@ static int write_mirror_plans(const Options& o, int n) {
       MirrorSpec m;
       if (a == KILN_SYM_NONE || !mirror_spec(kc, a, c, sb, rb, count, o.dtype, bench_channels(o), &m))
         continue;
-      kilnClassicOptions co = KILN_CLASSIC_OPTIONS_INIT;
-      co.proto = m.proto;
-      co.instances = m.instances;
-      co.chunks = 1;
-      co.inplace = o.inplace;
-      kilnPlan* p = nullptr;
-      if (kilnClassicPlan(m.algo, c, n, &co, &p) != KILN_SUCCESS)
-        die("--mirror-plans: kiln classic %s %s: %s", m.algo, kilnCollName(c), kilnLastError());
+      kilnPlan* p = classic_plan(m.algo, c, n, m.proto, m.instances, 1, o.inplace);
+      if (!p) die("--mirror-plans: kiln classic %s %s: %s", m.algo, kilnCollName(c), kilnLastError());
       char path[4096];
       snprintf(path, sizeof path, "%s/%s.xml", o.mirrorPlans, p->name);
       if (access(path, F_OK) != 0) {
@@ -966,7 +966,7 @@ static void run_coll(Bench& b, kilnColl_t c, std::vector<Row>& rows) {
        * beside the default: the A/B of the plan path); --classic and --mirror: kiln classic's. */
       const kilnRegistryEntry* e = o.plan      ? kilnRegistryFind(o.plan)
                                    : o.classic ? classic_spec_entry(b, c)
-                                   : o.mirror  ? mirror_entry(b, c, count, real, choice)
+                                   : o.mirror  ? mirror_entry(b, c, count, real)
                                    : choice.serve == KILN_SERVE_PLAN
                                        ? choice.entry
                                        : kilnRegistrySelect(c, b.n, real, o.inplace, o.dtype, o.op);
