@@ -515,29 +515,34 @@ void load_verified(loaded* l, const world* w, kilnPlan* plan) {
   cr_assert(eq(int, kilnPlanVerify(plan, NULL), KILN_SUCCESS), "plan %s: %s", plan->name, kilnLastError());
   load_plan(l, w, plan);
 }
-void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, int chunks, int instances,
-          kilnProto_t proto, bool inplace) {
+kilnPlan* classic_plan(const char* algo, kilnColl_t coll, int n, int chunks, int instances, kilnProto_t proto,
+                       bool inplace) {
   kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
   o.chunks = chunks;
   o.instances = instances;
   o.proto = proto;
   o.inplace = inplace;
   kilnPlan* plan = NULL;
-  kilnResult_t r = kilnClassicPlan(algo, coll, w->n, &o, &plan);
+  kilnResult_t r = kilnClassicPlan(algo, coll, n, &o, &plan);
   cr_assert(eq(int, r, KILN_SUCCESS), "classic %s %s: %s", algo, kilnCollName(coll), kilnLastError());
-  load_plan(l, w, plan);
+  return plan;
+}
+void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, int chunks, int instances,
+          kilnProto_t proto, bool inplace) {
+  load_plan(l, w, classic_plan(algo, coll, w->n, chunks, instances, proto, inplace));
 }
 void unload(loaded* l, const world* w) {
   for (int i = 0; i < w->n; i++) kilnExecFree(l->ex[i]);
   kilnPlanFree(l->plan);
 }
-void assert_no_async_error(const world* w) {
+void assert_no_async_error_at(const world* w, const char* what) {
   for (int r = 0; r < w->n; r++) {
-    kilnResult_t ae;
+    kilnResult_t ae = KILN_SUCCESS;
     kilnCommGetAsyncError(w->kc[r], &ae);
-    cr_assert(eq(int, ae, KILN_SUCCESS), "rank %d async error", r);
+    cr_assert(eq(int, ae, KILN_SUCCESS), "%s: rank %d failed on the GPU: %s", what, r, kilnLastError());
   }
 }
+void assert_no_async_error(const world* w) { assert_no_async_error_at(w, "async error"); }
 void capture_begin(const world* w, int r) {
   cudaSetDevice(w->dev[r]);
   cudaStreamSynchronize(w->st[r]);

@@ -150,12 +150,17 @@ void load_plan(loaded* l, const world* w, kilnPlan* plan);
 /* Asserts that plan passes kilnPlanVerify (default options), then load_plan. */
 void load_verified(loaded* l, const world* w, kilnPlan* plan);
 /* Loads the classic plan `algo` for coll (kilnClassicPlan with these options) on every rank. */
+/* kiln classic's plan of algo for coll on n ranks (asserted made). */
+kilnPlan* classic_plan(const char* algo, kilnColl_t coll, int n, int chunks, int instances, kilnProto_t proto,
+                       bool inplace);
 void load(loaded* l, const world* w, const char* algo, kilnColl_t coll, int chunks, int instances,
           kilnProto_t proto, bool inplace);
 void unload(loaded* l, const world* w);
 
 /* No rank's communicator recorded an error on the GPU. */
 void assert_no_async_error(const world* w);
+/* The same, naming what ran (a plan) in the failure. */
+void assert_no_async_error_at(const world* w, const char* what);
 
 /* CUDA graphs of one call per rank: capture_begin (after the stream's pending work) and
  * capture_end around the rank's call, replay_all launches every rank's graph. */

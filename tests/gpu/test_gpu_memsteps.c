@@ -50,23 +50,9 @@ static kilnCommConfig small_config(void) {
   return cfg;
 }
 
-/* The classic plan (instances of chunks each), or NULL with the reason in kilnLastError. */
+/* kiln classic's plan of form f (instances of chunks each; asserted made). */
 static kilnPlan* classic(const form* f, int n, kilnProto_t proto, bool inplace, int chunks, int instances) {
-  kilnClassicOptions o = KILN_CLASSIC_OPTIONS_INIT;
-  o.chunks = chunks;
-  o.instances = instances;
-  o.proto = proto;
-  o.inplace = inplace;
-  kilnPlan* p = NULL;
-  return kilnClassicPlan(f->algo, f->coll, n, &o, &p) == KILN_SUCCESS ? p : NULL;
-}
-
-static void assert_no_async_error_at(const world* w, const char* what) {
-  for (int r = 0; r < w->n; r++) {
-    kilnResult_t ae = KILN_SUCCESS;
-    kilnCommGetAsyncError(w->kc[r], &ae);
-    cr_assert(eq(int, ae, KILN_SUCCESS), "%s: rank %d failed on the GPU: %s", what, r, kilnLastError());
-  }
+  return classic_plan(f->algo, f->coll, n, chunks, instances, proto, inplace);
 }
 
 /* One call of the loaded plan on every rank (in a kiln group: a world of NCCL communicators is
@@ -140,8 +126,6 @@ static void every_form(const world* w, const char* name, int instances) {
       for (int inplace = 0; inplace < 2; inplace++) {
         if (inplace && kForms[f].coll == KILN_COLL_ALLTOALL) continue;
         kilnPlan* p = classic(&kForms[f], w->n, kProtos[pi], inplace, 1, instances);
-        cr_assert(p != NULL, "kiln classic %s %s %s: %s", kForms[f].algo, kilnCollName(kForms[f].coll),
-                  kilnProtoName(kProtos[pi]), kilnLastError());
         loaded l;
         load_verified(&l, w, p);
         char where[160];
@@ -173,7 +157,6 @@ static void graphs(const world* w, const char* name) {
   for (size_t f = 0; f < NFORMS; f++)
     for (size_t pi = 0; pi < NPROTOS; pi++) {
       kilnPlan* p = classic(&kForms[f], w->n, kProtos[pi], false, 1, 2);
-      cr_assert(p != NULL, "%s", kilnLastError());
       loaded l;
       load_verified(&l, w, p);
       call c;
@@ -196,23 +179,10 @@ static void graphs(const world* w, const char* name) {
               "plan %s rank %d: %s", p->name, r, kilnLastError());
         cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
       }
-      for (int r = 0; r < w->n; r++) {
-        cudaSetDevice(w->dev[r]);
-        cudaGraph_t g;
-        cr_assert(eq(int, cudaStreamEndCapture(w->st[r], &g), cudaSuccess));
-        cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g, 0), cudaSuccess));
-        cudaGraphDestroy(g);
-      }
-      for (int rep = 0; rep < 3; rep++) {
-        call_prepare(&c, w, KILN_SUM, false, &rng);
-        for (int r = 0; r < w->n; r++) {
-          cudaSetDevice(w->dev[r]);
-          cr_assert(eq(int, cudaGraphLaunch(ge[r], w->st[r]), cudaSuccess));
-        }
-        char msg[512];
-        cr_assert(call_check(&c, w, msg, sizeof msg), "plan %s (%s, graph replay %d): %s (seed %llu)",
-                  p->name, name, rep, msg, (unsigned long long)g_seed);
-      }
+      capture_end_all(w, ge);
+      char when[160];
+      snprintf(when, sizeof when, " of plan %s (%s)", p->name, name);
+      replay_check(w, &c, ge, 3, when, &rng);
       for (int r = 0; r < w->n; r++) cudaGraphExecDestroy(ge[r]);
       assert_no_async_error_at(w, p->name);
       call_free(&c, w);

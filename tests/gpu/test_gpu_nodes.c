@@ -275,34 +275,15 @@ Test(gpu_nodes, emulated_nodes_in_cuda_graphs, .init = gpu_init, .timeout = 600)
     cr_assert(eq(int, kilnGroupStart(), KILN_SUCCESS));
     for (int r = 0; r < n; r++) kilnRun(ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
     cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
-    for (int r = 0; r < n; r++) {
-      cudaSetDevice(w.dev[r]);
-      cudaStreamSynchronize(w.st[r]);
-    }
-    cudaGraph_t g[GPU_MAX];
     cudaGraphExec_t ge[GPU_MAX];
-    for (int r = 0; r < n; r++) {
-      cudaSetDevice(w.dev[r]);
-      cr_assert(eq(int, cudaStreamBeginCapture(w.st[r], cudaStreamCaptureModeThreadLocal), cudaSuccess));
-    }
+    capture_begin_all(&w);
     cr_assert(eq(int, kilnGroupStart(), KILN_SUCCESS));
     for (int r = 0; r < n; r++) kilnRun(ex[r], c.sendp[r], c.recvp[r], c.count, c.dt, KILN_SUM, w.st[r]);
     cr_assert(eq(int, kilnGroupEnd(), KILN_SUCCESS), "%s", kilnLastError());
-    for (int r = 0; r < n; r++)
-      cr_assert(eq(int, cudaStreamEndCapture(w.st[r], &g[r]), cudaSuccess), "rank %d", r);
-    for (int r = 0; r < n; r++) {
-      cr_assert(eq(int, cudaGraphInstantiate(&ge[r], g[r], 0), cudaSuccess));
-      cudaGraphDestroy(g[r]);
-    }
-    for (int rep = 0; rep < 3; rep++) {
-      call_prepare(&c, &w, KILN_SUM, false, &rng);
-      for (int r = 0; r < n; r++) {
-        cudaSetDevice(w.dev[r]);
-        cr_assert(eq(int, cudaGraphLaunch(ge[r], w.st[r]), cudaSuccess));
-      }
-      char msg[512];
-      cr_assert(call_check(&c, &w, msg, sizeof msg), "%s in graphs, replay %d: %s", p->name, rep, msg);
-    }
+    capture_end_all(&w, ge);
+    char when[128];
+    snprintf(when, sizeof when, " (%s in graphs)", p->name);
+    replay_check(&w, &c, ge, 3, when, &rng);
     for (int r = 0; r < n; r++) {
       cudaGraphExecDestroy(ge[r]);
       kilnExecFree(ex[r]);
