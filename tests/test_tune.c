@@ -83,6 +83,16 @@ Test(tune, default_space_leaves_out_what_does_not_apply) {
   }
 }
 
+/* Rank 0's receives land on output chunk 0: rank 1's data goes nowhere (a plan the verifier
+ * refuses). */
+static void misroute_receives(kilnPlan* p) {
+  for (int t = 0; t < p->gpus[0].ntbs; t++)
+    for (int s = 0; s < p->gpus[0].tbs[t].nsteps; s++)
+      if (p->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV ||
+          p->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV_COPY_SEND)
+        p->gpus[0].tbs[t].steps[s].dstoff = 0;
+}
+
 /* kilnTuneAdd refuses a second plan of one name and a plan that fails the verifier, and frees both. */
 Test(tune, add_refuses_duplicates_and_wrong_plans) {
   kilnTuneSet set = {0};
@@ -95,12 +105,7 @@ Test(tune, add_refuses_duplicates_and_wrong_plans) {
   cr_expect(eq(int, kilnTuneAdd(&set, b, "classic", false), KILN_ERR_INVALID_ARGUMENT));
   cr_expect(contains(kilnLastError(), "already"), "%s", kilnLastError());
   snprintf(bad->name, sizeof bad->name, "broken");
-  /* rank 0's first receive lands on the wrong output chunk: rank 1's data goes nowhere */
-  for (int t = 0; t < bad->gpus[0].ntbs; t++)
-    for (int s = 0; s < bad->gpus[0].tbs[t].nsteps; s++)
-      if (bad->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV ||
-          bad->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV_COPY_SEND)
-        bad->gpus[0].tbs[t].steps[s].dstoff = 0;
+  misroute_receives(bad);
   cr_expect(eq(int, kilnTuneAdd(&set, bad, "classic", false), KILN_ERR_VERIFY));
   cr_expect(eq(int, set.n, 1));
   kilnTuneSetFree(&set);
@@ -114,11 +119,7 @@ Test(tune, add_takes_a_verified_plan_as_it_is) {
   cr_assert(eq(int, kilnClassicPlan("ring", KILN_COLL_ALLGATHER, 4, &o, &p), KILN_SUCCESS));
   /* a plan the verifier refuses (rank 0's receives land on output chunk 0) stands for one that
    * the caller's verification passed */
-  for (int t = 0; t < p->gpus[0].ntbs; t++)
-    for (int s = 0; s < p->gpus[0].tbs[t].nsteps; s++)
-      if (p->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV ||
-          p->gpus[0].tbs[t].steps[s].type == KILN_STEP_RECV_COPY_SEND)
-        p->gpus[0].tbs[t].steps[s].dstoff = 0;
+  misroute_receives(p);
   cr_expect(eq(int, kilnTuneAdd(&set, p, "synth", true), KILN_SUCCESS), "%s", kilnLastError());
   cr_expect(eq(int, set.n, 1));
   kilnTuneSetFree(&set);
@@ -606,7 +607,8 @@ ParameterizedTest(int* idx, tune_model, folder_covers_and_loads, .timeout = 300)
                   dir) < 0)
     cr_skip_test("the kiln CLI is not built");
   snprintf(path, sizeof path, "%s/README", dir);
-  char* readme = strdup(slurp(path) ? slurp(path) : "");
+  const char* text = slurp(path);
+  char* readme = strdup(text ? text : "");
   cr_expect(contains(readme, "kiln tune --model chose") && contains(readme, "nothing was\nmeasured") &&
                 contains(readme, "built-in table fitted to H200s (KILN_SIM_PARAMS_INIT") &&
                 contains(readme, "KILN_SIM_PARAMS_NCCL") && contains(readme, "replaces this folder"),

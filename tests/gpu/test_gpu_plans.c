@@ -601,10 +601,8 @@ static int child(int rank, int n, const ncclUniqueId* idp, void* ctx) {
     for (int di = 0; di < 4 && rc == 0; di++) {
       const size_t count = 12345;
       const size_t es = kilnDataTypeSize(dts[di]);
-      const size_t inE =
-          (colls[ci] == KILN_COLL_ALLREDUCE || colls[ci] == KILN_COLL_ALLGATHER) ? count : n * count;
-      const size_t outE =
-          (colls[ci] == KILN_COLL_ALLREDUCE || colls[ci] == KILN_COLL_REDUCESCATTER) ? count : n * count;
+      size_t inE, outE;
+      call_elems(colls[ci], n, count, &inE, &outE);
       int64_t* vals = malloc(sizeof(int64_t) * inE * n);
       char* hin = malloc(inE * es);
       char* hout = malloc(outE * es);
