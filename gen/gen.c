@@ -390,17 +390,10 @@ static kilnResult_t mem_plan_source(const kilnGenUnit* u, const kilnGenOptions* 
   for (int r = 0; r < p->ngpus; r++) {
     for (int i = 0; i < rp[r].npasses; i++) {
       const kilnPass* ps = &rp[r].passes[i];
-      unsigned mask = 0;
-      for (int k = 0; k < ps->nops; k++) {
-        if (rp[r].ops[ps->firstOp + k].kind != KILN_OPND_LINES) continue;
-        if (ps->kind == KILN_PASS_REDUCE && k > 0) mask |= 1u << (k - 1);
-        if ((ps->kind == KILN_PASS_PUT || ps->kind == KILN_PASS_COPY) && k % 2 == 1) mask |= 1u << (k / 2);
-      }
-      const int flags =
-          (ps->barrier ? 1 : 0) | (ps->publishes ? 2 : 0) | (ps->sameSrc ? 4 : 0) | (ps->polls ? 8 : 0);
+      const unsigned mask = kilnPassLineMask(&rp[r], ps), flags = kilnPassFlags(ps);
       sb_printf(
           &b,
-          "    /* %d */ {%s, %s, %d, %d, %d, %d, %d, %d, %d, %d, 0x%xu}, /* rank %d tb %d, %d step%s */\n",
+          "    /* %d */ {%s, %s, %d, %u, %d, %d, %d, %d, %d, %d, 0x%xu}, /* rank %d tb %d, %d step%s */\n",
           pbase + i, pass_enum[ps->kind], dev_proto(ps->proto), ps->nops, flags, ps->cnt, obase + ps->firstOp,
           ps->last, ps->depid, ps->deps, ps->depid >= 0 ? p->gpus[r].tbs[ps->depid].nsteps : 0, mask, r,
           ps->tb, ps->nsteps, ps->nsteps == 1 ? "" : "s");

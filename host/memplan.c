@@ -111,6 +111,10 @@ static int pass_class(const kilnPass* ps) {
   return ps->proto == KILN_PROTO_SIMPLE ? KILN_DEV_PROTO_SIMPLE : (int)ps->proto;
 }
 
+_Static_assert(KILN_DEV_PASS_BARRIER == 1 && KILN_DEV_PASS_PUBLISH == 2 && KILN_DEV_PASS_SAME_SRC == 4 &&
+                   KILN_DEV_PASS_POLLS == 8,
+               "kilnPassFlags (kiln/passes.h) writes the kernels' pass flags");
+
 kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, struct kilnMemPlan** out) {
   const int rank = c->rank;
   kilnResult_t res = KILN_SUCCESS;
@@ -234,23 +238,14 @@ kilnResult_t kilnMemPlanLoad(struct kilnComm* c, const kilnPlan* p, int k, struc
     d->kind = (uint8_t)ps->kind;
     d->proto = (uint8_t)ps->proto;
     d->nops = (uint8_t)ps->nops;
-    d->flags =
-        (uint8_t)((ps->barrier ? KILN_DEV_PASS_BARRIER : 0) | (ps->publishes ? KILN_DEV_PASS_PUBLISH : 0) |
-                  (ps->sameSrc ? KILN_DEV_PASS_SAME_SRC : 0) | (ps->polls ? KILN_DEV_PASS_POLLS : 0));
+    d->flags = (uint8_t)kilnPassFlags(ps);
     d->cnt = ps->cnt;
     d->firstOp = ps->firstOp;
     d->lastStep = ps->last;
     d->depid = ps->depid;
     d->deps = ps->deps;
     d->depNsteps = ps->depid >= 0 ? g->tbs[ps->depid].nsteps : 0;
-    uint32_t mask = 0;
-    for (int o = 0; o < ps->nops; o++) {
-      const kilnPassOperand* op = &mine.ops[ps->firstOp + o];
-      if (op->kind != KILN_OPND_LINES) continue;
-      if (ps->kind == KILN_PASS_REDUCE && o > 0) mask |= 1u << (o - 1);
-      if ((ps->kind == KILN_PASS_PUT || ps->kind == KILN_PASS_COPY) && o % 2 == 1) mask |= 1u << (o / 2);
-    }
-    d->lineMask = mask;
+    d->lineMask = kilnPassLineMask(&mine, ps);
   }
   for (int i = 0; i < mine.nops; i++) {
     const kilnPassOperand* o = &mine.ops[i];

@@ -127,6 +127,24 @@ KILN_API void kilnPlanMemRowClasses(const kilnRankPasses* rp, int ntbs, int* tmp
                                     int* chanShift);
 KILN_API void kilnRankPassesFree(kilnRankPasses* rp);
 
+/* Pass ps's flags as the kernels read them (kernels/kiln_dev.h KILN_DEV_PASS_*): 1 the block meets
+ * before it, 2 it publishes progress, 4 every pair reads the same source, 8 it waits for a peer. */
+static inline unsigned kilnPassFlags(const kilnPass* ps) {
+  return (ps->barrier ? 1u : 0u) | (ps->publishes ? 2u : 0u) | (ps->sameSrc ? 4u : 0u) |
+         (ps->polls ? 8u : 0u);
+}
+/* Which of pass ps's operands (of rp's) are lines, as the kernels read the mask: bit i for a
+ * reduction's operand i + 1 (its sources), for a put's or copy's pair i its destination. */
+static inline uint32_t kilnPassLineMask(const kilnRankPasses* rp, const kilnPass* ps) {
+  uint32_t mask = 0;
+  for (int o = 0; o < ps->nops; o++) {
+    if (rp->ops[ps->firstOp + o].kind != KILN_OPND_LINES) continue;
+    if (ps->kind == KILN_PASS_REDUCE && o > 0) mask |= 1u << (o - 1);
+    if ((ps->kind == KILN_PASS_PUT || ps->kind == KILN_PASS_COPY) && o % 2 == 1) mask |= 1u << (o / 2);
+  }
+  return mask;
+}
+
 #ifdef __cplusplus
 }
 #endif
