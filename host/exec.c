@@ -476,14 +476,8 @@ static kilnResult_t call_args(kilnExec_t x, const void* sendbuf, void* recvbuf, 
   const char* sb = (const char*)sendbuf;
   char* rb = (char*)recvbuf;
   const bool inplace = kilnRegistryCallInPlace(x->coll, rank, sb, rb, count, dtype);
-  if (x->coll == KILN_COLL_ALLTOALL && inplace)
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: in-place alltoall", rank);
-  if (!x->serves[inplace]) {
-    if (x->inplaceForm)
-      return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: an in-place plan called out of place", rank);
-    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan serves %s calls only, this one is %s", rank,
-                        inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
-  }
+  if ((checked = kilnPlanFormCheck(x->coll, rank, inplace, x->inplaceForm, x->serves, false)) != KILN_SUCCESS)
+    return checked;
 
   kilnDevArgs a;
   memset(&a, 0, sizeof(a));
@@ -612,6 +606,19 @@ void kilnLeaveDevice(const struct kilnComm* c, int save) {
   if (save != c->dev) cudaSetDevice(save);
 }
 
+kilnResult_t kilnPlanFormCheck(kilnColl_t coll, int rank, bool inplace, bool inplaceForm,
+                               const bool serves[2], bool quiet) {
+  if (coll == KILN_COLL_ALLTOALL && inplace)
+    return quiet ? KILN_ERR_UNSUPPORTED
+                 : kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: in-place alltoall", rank);
+  if (serves[inplace]) return KILN_SUCCESS;
+  if (quiet) return KILN_ERR_UNSUPPORTED;
+  if (inplaceForm)
+    return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: an in-place plan called out of place", rank);
+  return kilnSetError(KILN_ERR_UNSUPPORTED, "rank %d: the plan serves %s calls only, this one is %s", rank,
+                      inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
+}
+
 int kilnEnterDeviceIdle(const struct kilnComm* c) {
   const int save = kilnEnterDevice(c, true);
   if (c->haveLast) cudaEventSynchronize(c->last);
@@ -685,7 +692,7 @@ bool kilnExecServes(kilnExec_t x, const void* sendbuf, const void* recvbuf, size
   if (x->mem) return kilnMemPlanServes(x->mem, sendbuf, recvbuf, count, dtype);
   if (x->phased || count == 0) return true;
   const bool inplace = kilnRegistryCallInPlace(x->coll, x->comm->rank, sendbuf, recvbuf, count, dtype);
-  return x->serves[inplace] && !(x->coll == KILN_COLL_ALLTOALL && inplace);
+  return kilnPlanFormCheck(x->coll, x->comm->rank, inplace, x->inplaceForm, x->serves, true) == KILN_SUCCESS;
 }
 
 bool kilnExecUseBaked(kilnExec_t x, bool on) {

@@ -116,6 +116,11 @@ void kilnLeaveDevice(const struct kilnComm* c, int save);
 /* Before freeing what c's calls use (an exec's tables, a plan's scratch): makes c's device
  * current and waits for c's last call; returns the device kilnLeaveDevice restores. */
 int kilnEnterDeviceIdle(const struct kilnComm* c);
+/* Whether a plan of collective coll that serves serves[inplace] (kilnPlanServes; inplaceForm:
+ * kilnPlanInPlaceOnly) takes rank's call of that form: KILN_SUCCESS, or KILN_ERR_UNSUPPORTED with
+ * the reason (none with quiet). */
+kilnResult_t kilnPlanFormCheck(kilnColl_t coll, int rank, bool inplace, bool inplaceForm,
+                               const bool serves[2], bool quiet);
 kilnResult_t kilnLaunchCapture(kilnLaunch* l);
 kilnResult_t kilnLaunchSubmit(kilnLaunch* l);
 /* sym.c, at the outermost kilnGroupEnd before anything is issued: where a group holds the k-th

@@ -363,12 +363,8 @@ static kilnResult_t call_plan(const struct kilnMemPlan* m, const char* sb, char*
   const int rank = c->rank, n = c->nranks;
   const size_t es = kilnDataTypeSize(dtype);
   const bool inplace = kilnRegistryCallInPlace(m->coll, rank, sb, rb, count, dtype);
-  if (m->coll == KILN_COLL_ALLTOALL && inplace) REFUSE("rank %d: in-place alltoall", rank);
-  if (!m->serves[inplace]) {
-    if (m->inplaceForm) REFUSE("rank %d: an in-place plan called out of place", rank);
-    REFUSE("rank %d: the plan serves %s calls only, this one is %s", rank,
-           inplace ? "out-of-place" : "in-place", inplace ? "in place" : "out of place");
-  }
+  const kilnResult_t form = kilnPlanFormCheck(m->coll, rank, inplace, m->inplaceForm, m->serves, quiet);
+  if (form != KILN_SUCCESS) return form;
   if (m->lines == KILN_DEV_PROTO_LL12 && es > 4)
     REFUSE("rank %d: LL12 lines hold elements of at most 4 bytes, not %s", rank, kilnDataTypeName(dtype));
   const size_t k = (size_t)m->chunksPerBlock;
