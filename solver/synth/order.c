@@ -82,18 +82,14 @@ out_free:
   return r;
 }
 
-/* Longest-path (latency) from each transfer to the end, and hops before it. */
-static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double chunk_mb, double* height,
-                                 int* depth) {
+/* Longest-path (latency) from each transfer to the end, and hops before it; nsucc and succ are the
+ * transfers' successors as successors() lists them. */
+static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, const int* nsucc, const int* succ,
+                                 double chunk_mb, double* height, int* depth) {
   int n = X->n;
-  int *nsucc, *succ;
-  kilnResult_t r = successors(X, &nsucc, &succ);
-  if (r != KILN_SUCCESS) return r;
   int* topo = malloc(((size_t)n + 1) * sizeof(int));
   int* indeg = malloc(((size_t)n + 1) * sizeof(int));
   if (!topo || !indeg) {
-    free(nsucc);
-    free(succ);
     free(topo);
     free(indeg);
     return kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
@@ -120,8 +116,6 @@ static kilnResult_t path_metrics(const synLogical* L, const synXfers* X, double 
       if (height[succ[k]] > best) best = height[succ[k]];
     height[i] = xlat(L, &X->x[i], chunk_mb, 1) + best;
   }
-  free(nsucc);
-  free(succ);
   free(topo);
   free(indeg);
   if (t != n) return kilnSetError(KILN_ERR_INTERNAL, "transfer dependencies form a cycle");
@@ -145,8 +139,8 @@ kilnResult_t synOrder(const synLogical* L, synXfers* X, kilnOrdering_t hz, doubl
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory");
     goto out_free;
   }
-  r = path_metrics(L, X, chunk_mb, height, depth);
-  if (r == KILN_SUCCESS) r = successors(X, &sstart, &succ);
+  r = successors(X, &sstart, &succ);
+  if (r == KILN_SUCCESS) r = path_metrics(L, X, sstart, succ, chunk_mb, height, depth);
   if (r != KILN_SUCCESS) goto out_free;
   int nready = 0;
   for (int i = 0; i < n; i++) {
@@ -445,8 +439,8 @@ kilnResult_t synOrderList(const synLogical* L, synXfers* X, kilnOrdering_t hz, d
     r = kilnSetError(KILN_ERR_NO_MEMORY, "out of memory ordering %d transfers", n);
     goto out_free;
   }
-  r = path_metrics(L, X, chunk_mb, height, depth);
-  if (r == KILN_SUCCESS) r = successors(X, &sstart, &succ);
+  r = successors(X, &sstart, &succ);
+  if (r == KILN_SUCCESS) r = path_metrics(L, X, sstart, succ, chunk_mb, height, depth);
   if (r != KILN_SUCCESS) goto out_free;
   for (int i = 0; i < n; i++) tie[i] = X->x[i].tie;
   for (int i = 0; i < n; i++) {
