@@ -220,7 +220,7 @@ kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, i
     }
   }
   for (int c = 0; c < set->n; c++) {
-    const kilnPlan* p = set->c[c].plan;
+    kilnPlan* p = set->c[c].plan;
     if (p->coll != coll || p->ngpus != nranks) {
       if (note)
         note(p->name, KILN_ERR_INVALID_ARGUMENT, "a plan of another collective or rank count than the tune's",
@@ -239,25 +239,25 @@ kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, i
       }
       continue;
     }
-    /* an LL128 plan through FIFOs runs as Simple (KILN_LL128 off): predict that */
-    kilnPlan* as_run = NULL;
-    if (p->proto == KILN_PROTO_LL128 && !kilnPlanHasMemorySteps(p)) {
-      kilnResult_t r = kilnPlanClone(p, &as_run);
-      if (r != KILN_SUCCESS) return r;
-      as_run->proto = KILN_PROTO_SIMPLE;
-    }
+    /* an LL128 plan through FIFOs runs as Simple (KILN_LL128 off): predict that, with the plan's
+     * protocol switched for the simulation and restored after it */
+    const kilnProto_t was = p->proto;
+    if (p->proto == KILN_PROTO_LL128 && !kilnPlanHasMemorySteps(p)) p->proto = KILN_PROTO_SIMPLE;
     for (int k = 0; k < nsizes; k++) {
       if (nccl[k] == KILN_TUNE_NOT_RUN) continue;
       kilnSimResult r;
-      const kilnResult_t sr = kilnPlanSimulate(as_run ? as_run : p, t, sizes[k], &r);
+      const kilnResult_t sr = kilnPlanSimulate(p, t, sizes[k], &r);
       if (sr != KILN_SUCCESS) {
         for (int j = 0; j < nsizes; j++) us[c * nsizes + j] = KILN_TUNE_NOT_RUN;
-        if (note) note(p->name, sr, kilnLastError(), user);
+        if (note) {
+          p->proto = was;
+          note(p->name, sr, kilnLastError(), user);
+        }
         break;
       }
       us[c * nsizes + k] = r.time_us;
     }
-    kilnPlanFree(as_run);
+    p->proto = was;
   }
   return KILN_SUCCESS;
 }
