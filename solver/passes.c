@@ -247,6 +247,17 @@ static void hoist_waits(const kilnPlan* p, const kilnThreadblock* tb, const bool
   }
 }
 
+/* The error of a pass list that ran out of memory. */
+static kilnResult_t out_of_memory(const kilnPlan* p) {
+  return kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+}
+
+/* The rank whose buffer a local step (cpy, re, get, gre) on rank r reads its source from: the
+ * peer for get and gre, else r. */
+static int src_rank(const kilnStep* st, int r) {
+  return kilnStepPeerRole(st->type) == KILN_PEER_READ ? st->peer : r;
+}
+
 kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
   if (!p || !out || r < 0 || r >= p->ngpus || !p->gpus)
     return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanMemPasses: no plan or no rank %d", r);
@@ -271,7 +282,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
   bool ranSinceMeet = false;
   builder b = {p, r, out, 0, 0};
   if (!publishes || !sigk || !per || !order) {
-    res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+    res = out_of_memory(p);
     goto out;
   }
   if ((res = kilnPlanRankSteps(p, r, publishes, NULL)) != KILN_SUCCESS) goto out;
@@ -293,7 +304,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
    tb->steps[ord[j]].cnt == h->cnt)
       kilnPass* ps = add_pass(&b);
       if (!ps) {
-        res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+        res = out_of_memory(p);
         break;
       }
       ps->tb = t;
@@ -315,7 +326,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
             if (st->type != KILN_STEP_PUT || kilnStepProtocol(p, st) != ps->proto) break;
             kilnPassOperand* two = add_ops(&b, 2);
             if (!two) {
-              res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+              res = out_of_memory(p);
               break;
             }
             int tp, sp;
@@ -354,7 +365,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
             }
             kilnPassOperand* one = add_ops(&b, 1);
             if (!one) {
-              res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+              res = out_of_memory(p);
               break;
             }
             *one = (kilnPassOperand){KILN_OPND_SIGNAL, st->peer, tb->chan, sigk[base + ord[s + k]]};
@@ -367,11 +378,10 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
         case KILN_STEP_GET:
         case KILN_STEP_REDUCE:
         case KILN_STEP_GET_REDUCE: {
-          const bool remote = h->type == KILN_STEP_GET || h->type == KILN_STEP_GET_REDUCE;
-          const bool readsDst = h->type == KILN_STEP_REDUCE || h->type == KILN_STEP_GET_REDUCE;
+          const bool readsDst = kilnStepReduces(h->type);
           int dp, hp, lp = -1;
           const kilnPassOperand dst = operand_of(&L, r, h->dstbuf, h->dstoff, &dp);
-          const kilnPassOperand src = operand_of(&L, remote ? h->peer : r, h->srcbuf, h->srcoff, &hp);
+          const kilnPassOperand src = operand_of(&L, src_rank(h, r), h->srcbuf, h->srcoff, &hp);
           if (hp >= 0) lp = hp;
           /* The operands of a reduction: dst (when the head reads it), the head's source, then the
            * source of each re or gre after it into the same chunks. */
@@ -386,8 +396,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
                 f->dstoff != h->dstoff)
               break;
             int fp;
-            const kilnPassOperand fo =
-                operand_of(&L, f->type == KILN_STEP_GET_REDUCE ? f->peer : r, f->srcbuf, f->srcoff, &fp);
+            const kilnPassOperand fo = operand_of(&L, src_rank(f, r), f->srcbuf, f->srcoff, &fp);
             if ((fp >= 0 && lp >= 0 && fp != lp) || overlaps(&fo, &dst, h->cnt, inPlace)) break;
             if (fp >= 0) lp = fp;
             opv[nop++] = fo;
@@ -401,7 +410,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
             if (!headApart) k = 1, nop = readsDst ? 2 : 1;
             kilnPassOperand* v = add_ops(&b, nop + 1);
             if (!v) {
-              res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+              res = out_of_memory(p);
               break;
             }
             v[0] = dst;
@@ -418,8 +427,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
               if (f->type != KILN_STEP_COPY && f->type != KILN_STEP_GET) break;
               int fdp, fsp;
               const kilnPassOperand fd = operand_of(&L, r, f->dstbuf, f->dstoff, &fdp);
-              const kilnPassOperand fs =
-                  operand_of(&L, f->type == KILN_STEP_GET ? f->peer : r, f->srcbuf, f->srcoff, &fsp);
+              const kilnPassOperand fs = operand_of(&L, src_rank(f, r), f->srcbuf, f->srcoff, &fsp);
               if (fsp >= 0 && lp >= 0 && fsp != lp) break;
               bool apart = !overlaps(&fd, &fs, h->cnt, inPlace);
               for (int q = 0; q < k && apart; q++)
@@ -432,7 +440,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
             }
             kilnPassOperand* v = add_ops(&b, 2 * k);
             if (!v) {
-              res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+              res = out_of_memory(p);
               break;
             }
             for (int q = 0; q < k; q++) v[2 * q] = dv[q], v[2 * q + 1] = sv[q];
@@ -467,7 +475,7 @@ kilnResult_t kilnPlanMemPasses(const kilnPlan* p, int r, kilnRankPasses* out) {
         capacc = (nacc + 2 * KILN_PASS_MAX_OPS + 2) * 2;
         access* v = realloc(acc, sizeof *v * (size_t)capacc);
         if (!v) {
-          res = kilnSetError(KILN_ERR_NO_MEMORY, "plan %s: out of memory", p->name);
+          res = out_of_memory(p);
           break;
         }
         acc = v;
