@@ -209,10 +209,11 @@ static kilnResult_t verify(const kilnPlan* p) {
 }
 
 /* verify(p) as a step of the verification stage: msg (NULL: none) reported as it starts, its time
- * added to the stage's; *el (may be NULL) gets that time (s). The caller plans the step
- * (plan_steps). */
+ * added to the stage's; *el (may be NULL) gets that time (s). plan_it: the step is planned here
+ * (plan_steps) as it begins; else the caller planned it before. */
 static kilnResult_t verify_step(const kilnPlan* p, const char* msg, const kilnSynthOptions* o,
-                                kilnSynthStats* st, double* el) {
+                                kilnSynthStats* st, double* el, bool plan_it) {
+  if (plan_it) plan_steps(o, WORK_VERIFY, 1);
   const double t0 = synNow();
   step_begin(o, WORK_VERIFY, 0);
   if (msg) report(o, KILN_SYNTH_STAGE_VERIFY, msg, 0);
@@ -294,13 +295,13 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
     for (int b = 0; b < NV; b++)
       if (cand[b] && cus[b] < bar - 1e-9 && (a < 0 || cus[b] < cus[a] - 1e-9)) a = b;
     if (a < 0) break;
-    if (tried || tracker(o)->planned[WORK_VERIFY] == 0) plan_steps(o, WORK_VERIFY, 1);
+    const bool plan_it = tried || tracker(o)->planned[WORK_VERIFY] == 0;
     tried = true;
     char msg[160];
     snprintf(msg, sizeof msg, "verifying the plan predicted at %.2f us (%ld steps on %d ranks)", cus[a],
              count_steps(cand[a]), cand[a]->ngpus);
     double el;
-    r = verify_step(cand[a], msg, o, st, &el);
+    r = verify_step(cand[a], msg, o, st, &el, plan_it);
     if (r == KILN_SUCCESS) {
       report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", el);
       *plan = cand[a];
@@ -662,9 +663,8 @@ static kilnResult_t synth_forms(const kilnTopology* t, const kilnSketch* s, kiln
     kilnPlan* p = NULL;
     r = synFormPlan(c[a].f, coll, n, c[a].k, c[a].i, c[a].p, o->inplace, name, &p);
     if (r != KILN_SUCCESS) return r;
-    plan_steps(o, WORK_VERIFY, 1);
     double el;
-    r = verify_step(p, NULL, o, st, &el);
+    r = verify_step(p, NULL, o, st, &el, true);
     if (r == KILN_SUCCESS) {
       report(o, KILN_SYNTH_STAGE_VERIFY, "plan verified", el);
       if (*best) kilnPlanFree(*best);
@@ -1040,8 +1040,7 @@ out_done:
       snprintf(msg, sizeof msg,
                "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", k, best_us,
                one_us);
-      plan_steps(&o, WORK_VERIFY, 1);
-      r = verify_step(best, msg, &o, st, NULL);
+      r = verify_step(best, msg, &o, st, NULL, true);
       if (r == KILN_SUCCESS) {
         plan_name(best->name, sizeof best->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, best->proto, k);
         fifo_inst = k;
@@ -1127,14 +1126,13 @@ out_done:
           plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, fk);
       }
       if (fp && fus < best_us * (1 - 1e-9)) {
-        plan_steps(&o, WORK_VERIFY, 1);
         r = verify_step(
             fp,
             ring ? "NCCL's ring on the NIC rails simulates faster than the synthesized plans: verifying it"
             : f == 2 ? "NCCL's double binary tree simulates faster than the synthesized plans: verifying it"
                      : "the direct alltoall (NCCL's all-pairs) simulates faster than the synthesized plans: "
                        "verifying it",
-            &o, st, NULL);
+            &o, st, NULL, true);
         if (r == KILN_SUCCESS) {
           kilnPlanFree(best);
           best = fp;
