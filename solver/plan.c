@@ -471,27 +471,26 @@ kilnProto_t kilnStepProtocol(const kilnPlan* p, const kilnStep* st) {
 
 kilnResult_t kilnPlanCheckRuntime(const kilnPlan* p) {
   if (!p) return kilnSetError(KILN_ERR_INVALID_ARGUMENT, "kilnPlanCheckRuntime: NULL plan");
+  /* LL12 is a protocol of put steps (lines in the peer's scratch): a plan of LL12 with send or
+   * receive steps would need FIFO lines of it. The first such step is reported after the loop, so
+   * that a step the runtime does not run anywhere in the plan is reported first. */
+  int ll12_r = -1, ll12_t = -1, ll12_s = -1;
   for (int r = 0; p->gpus && r < p->ngpus; r++)
     for (int t = 0; p->gpus[r].tbs && t < p->gpus[r].ntbs; t++)
       for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
         const kilnStepType_t ty = p->gpus[r].tbs[t].steps[s].type;
-        if ((unsigned)ty < KILN_NUM_STEP_TYPES && !kilnStepRuntimeRuns(ty))
+        if ((unsigned)ty >= KILN_NUM_STEP_TYPES) continue;
+        if (!kilnStepRuntimeRuns(ty))
           return kilnSetError(KILN_ERR_UNSUPPORTED,
                               "plan %s rank %d tb %d step %d: kiln's GPU runtime does not run %s steps",
                               p->name, r, t, s, kilnStepTypeName(ty));
+        if (p->proto == KILN_PROTO_LL12 && ll12_r < 0 && (kilnStepSends(ty) || kilnStepReceives(ty)))
+          ll12_r = r, ll12_t = t, ll12_s = s;
       }
-  /* LL12 is a protocol of put steps (lines in the peer's scratch): a plan of LL12 with send or
-   * receive steps would need FIFO lines of it. */
-  for (int r = 0; p->proto == KILN_PROTO_LL12 && p->gpus && r < p->ngpus; r++)
-    for (int t = 0; p->gpus[r].tbs && t < p->gpus[r].ntbs; t++)
-      for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
-        const kilnStepType_t ty = p->gpus[r].tbs[t].steps[s].type;
-        if ((unsigned)ty < KILN_NUM_STEP_TYPES && (kilnStepSends(ty) || kilnStepReceives(ty)))
-          return kilnSetError(
-              KILN_ERR_UNSUPPORTED,
-              "plan %s rank %d tb %d step %d: kiln's GPU runtime has no LL12 protocol for send and "
-              "receive steps (LL12 is a protocol of put steps)",
-              p->name, r, t, s);
-      }
+  if (ll12_r >= 0)
+    return kilnSetError(KILN_ERR_UNSUPPORTED,
+                        "plan %s rank %d tb %d step %d: kiln's GPU runtime has no LL12 protocol for send and "
+                        "receive steps (LL12 is a protocol of put steps)",
+                        p->name, ll12_r, ll12_t, ll12_s);
   return KILN_SUCCESS;
 }
