@@ -535,42 +535,38 @@ static double fastest_fifo_proto(kilnPlan* p, const kilnTopology* t, uint64_t re
  * to do, where a GPU does (1 KB on switch8: 2.74 us in 1 instance, 2.36 in 8, 2.32 in 32). */
 #define FORMS_TIE 0.03
 
-/* Where the caller leaves the instances open, plan *p through FIFOs (the sketch's, a floor's;
- * predicted *us) in 2, 4 .. instances (synReplicate) while each doubling predicts faster by more
+/* Where the caller leaves the instances open, plan p through FIFOs (the sketch's, a floor's;
+ * predicted us) in 2, 4 .. instances (synReplicate) while each doubling predicts faster by more
  * than FORMS_TIE, up to FORMS_MAX_INSTANCES channels, INSTANCES_MAX_STEPS steps and a byte a chunk:
- * on the calibrated costs one threadblock moves 38.5 GB/s a connection. *p becomes the fastest copy
- * (not verified yet; the one-instance plan freed), *us its time and *k its instances (1: *p as it
- * was). */
-static kilnResult_t fastest_instances(kilnPlan** p, const kilnTopology* t, uint64_t ref, int tbs_cap,
-                                      double* us, int* k) {
+ * on the calibrated costs one threadblock moves 38.5 GB/s a connection. *win becomes the fastest
+ * copy (not verified yet; the caller's to free), *win_us its time and *k its instances; where no
+ * copy predicts faster, *win is NULL and *k 1. p stays as it was. */
+static kilnResult_t fastest_instances(const kilnPlan* p, const kilnTopology* t, uint64_t ref, int tbs_cap,
+                                      double us, kilnPlan** win, double* win_us, int* k) {
+  *win = NULL;
   *k = 1;
-  kilnPlan* win = NULL;
-  double wus = *us;
   for (int c = 2;
-       (long long)(*p)->nchannels * c <= FORMS_MAX_INSTANCES &&
-       (double)count_steps(*p) * c <= INSTANCES_MAX_STEPS && (double)ref >= (double)(*p)->nchunksperloop * c;
+       (long long)p->nchannels * c <= FORMS_MAX_INSTANCES &&
+       (double)count_steps(p) * c <= INSTANCES_MAX_STEPS && (double)ref >= (double)p->nchunksperloop * c;
        c *= 2) {
     kilnPlan* q = NULL;
-    kilnResult_t r = synReplicate(*p, c, &q);
+    kilnResult_t r = synReplicate(p, c, &q);
     if (r != KILN_SUCCESS) {
-      kilnPlanFree(win);
+      kilnPlanFree(*win);
+      *win = NULL;
       return r;
     }
     if (!q) break;
     const double u = tbs_cap == 0 || max_tbs(q) <= tbs_cap ? predict(q, t, ref, INFINITY) : INFINITY;
-    if (!(u < wus * (1 - FORMS_TIE))) {
+    if (!(u < us * (1 - FORMS_TIE))) {
       kilnPlanFree(q);
       break;
     }
-    kilnPlanFree(win);
-    win = q;
-    wus = u;
+    kilnPlanFree(*win);
+    *win = q;
+    us = u;
+    *win_us = u;
     *k = c;
-  }
-  if (win) {
-    kilnPlanFree(*p);
-    *p = win;
-    *us = wus;
   }
   return KILN_SUCCESS;
 }
@@ -1025,36 +1021,30 @@ out_done:
   /* the sketch's plan in instances (fastest_instances), verified */
   int fifo_inst = o.instances;
   if (best && best_form == KILN_SYNTH_FORM_SKETCH && want_inst == 0 && !stopping(&o)) {
-    kilnPlan* one = NULL;
-    r = kilnPlanClone(best, &one);
-    if (r != KILN_SUCCESS) goto out_free;
-    const double one_us = best_us;
+    kilnPlan* many = NULL;
+    double many_us = best_us;
     int k = 1;
-    r = fastest_instances(&best, t, ref, o.max_tbs, &best_us, &k);
-    if (r != KILN_SUCCESS) {
-      kilnPlanFree(one);
-      goto out_free;
-    }
-    if (k > 1) {
+    r = fastest_instances(best, t, ref, o.max_tbs, best_us, &many, &many_us, &k);
+    if (r != KILN_SUCCESS) goto out_free;
+    if (many) {
       char msg[160];
       snprintf(msg, sizeof msg,
-               "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", k, best_us,
-               one_us);
-      r = verify_step(best, msg, &o, st, NULL, true);
+               "the plan in %d instances simulates faster (%.2f against %.2f us): verifying it", k, many_us,
+               best_us);
+      r = verify_step(many, msg, &o, st, NULL, true);
       if (r == KILN_SUCCESS) {
-        plan_name(best->name, sizeof best->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, best->proto, k);
+        plan_name(many->name, sizeof many->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, many->proto, k);
+        kilnPlanFree(best);
+        best = many;
+        best_us = many_us;
         fifo_inst = k;
       } else {
         report(&o, KILN_SYNTH_STAGE_VERIFY, "the plan in instances failed verification; one instance kept",
                0);
-        kilnPlanFree(best);
-        best = one;
-        one = NULL;
-        best_us = one_us;
+        kilnPlanFree(many);
         r = KILN_SUCCESS;
       }
     }
-    kilnPlanFree(one);
   }
   /* the floor: NCCL's ring on the NIC rails, NCCL's all-pairs alltoall (the direct plan) and NCCL's
    * double binary tree (allreduce across nodes), in the protocol and instances as above, where one
@@ -1117,13 +1107,17 @@ out_done:
       }
       int fk = 1;
       if (fp && want_inst == 0 && isfinite(fus)) {
-        r = fastest_instances(&fp, t, ref, o.max_tbs, &fus, &fk);
+        kilnPlan* many = NULL;
+        r = fastest_instances(fp, t, ref, o.max_tbs, fus, &many, &fus, &fk);
         if (r != KILN_SUCCESS) {
           kilnPlanFree(fp);
           goto out_free;
         }
-        if (fk > 1)
+        if (many) {
+          kilnPlanFree(fp);
+          fp = many;
           plan_name(fp->name, sizeof fp->name, s->name, coll, KILN_SYNTH_FORM_SKETCH, fp->proto, fk);
+        }
       }
       if (fp && fus < best_us * (1 - 1e-9)) {
         r = verify_step(
