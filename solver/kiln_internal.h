@@ -44,6 +44,11 @@ KILN_INTERNAL void kilnPrefixError(const char* fmt, ...)
  * (64 KiB for a usual file); the document itself is not checked: its reader does that. */
 KILN_INTERNAL kilnResult_t kilnXmlFileRoot(const char* path, char* out, size_t cap);
 
+struct kilnPlan;
+/* The most threadblocks any rank of p has (0 for a plan without ranks): what a threadblock cap
+ * (kilnSynthOptions.max_tbs, the SMs a runtime loads a plan on) is held against. */
+KILN_INTERNAL int kilnPlanMaxTbs(const struct kilnPlan* p);
+
 struct kilnTopology;
 /* The node-local GPU through which channel i of NCCL's rings and trees enters every node in the
  * simulator's baselines (kilnBaselineSimulate), and in the synthesizer's floor plans that copy

@@ -464,6 +464,13 @@ bool kilnPlanHasMemorySteps(const kilnPlan* p) {
   return false;
 }
 
+int kilnPlanMaxTbs(const kilnPlan* p) {
+  int m = 0;
+  for (int r = 0; r < p->ngpus; r++)
+    if (p->gpus[r].ntbs > m) m = p->gpus[r].ntbs;
+  return m;
+}
+
 kilnProto_t kilnStepProtocol(const kilnPlan* p, const kilnStep* st) {
   if (st && st->proto >= 0 && st->proto < KILN_NUM_PROTOS) return (kilnProto_t)st->proto;
   return p ? p->proto : KILN_PROTO_SIMPLE;

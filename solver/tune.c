@@ -227,9 +227,7 @@ kilnResult_t kilnTuneModel(const kilnTopology* t, kilnColl_t coll, int nranks, i
              user);
       continue;
     }
-    int most = 0;
-    for (int r = 0; r < p->ngpus; r++)
-      if (p->gpus[r].ntbs > most) most = p->gpus[r].ntbs;
+    const int most = kilnPlanMaxTbs(p);
     if (sms > 0 && most > sms) {
       if (note) {
         char why[160];

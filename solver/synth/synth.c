@@ -165,13 +165,6 @@ static long count_steps(const kilnPlan* p) {
   return n;
 }
 
-static int max_tbs(const kilnPlan* p) {
-  int m = 0;
-  for (int r = 0; r < p->ngpus; r++)
-    if (p->gpus[r].ntbs > m) m = p->gpus[r].ntbs;
-  return m;
-}
-
 /* Verifies a plan: unbounded FIFOs (the results, races, ranges), then one slot per connection
  * (the strictest a runtime can be: it holds for any depth). A plan past the verifier's clocks is
  * checked for races rank by rank, which proves it race-free or refuses it; a race-free plan gives
@@ -250,17 +243,17 @@ static kilnResult_t lower_verify(const kilnTopology* t, uint64_t ref, const synL
     double t0 = synNow();
     synLowerParams lp = {coll, k, o->instances, o->proto, fuse, port_deps, o->inplace, false, name};
     r = synLower(L, X, &lp, &cand[a], &cfused[a]);
-    if (r == KILN_SUCCESS && o->max_tbs > 0 && max_tbs(cand[a]) > o->max_tbs) {
+    if (r == KILN_SUCCESS && o->max_tbs > 0 && kilnPlanMaxTbs(cand[a]) > o->max_tbs) {
       kilnPlanFree(cand[a]);
       cand[a] = NULL;
       lp.pair_peers = true;
       r = synLower(L, X, &lp, &cand[a], &cfused[a]);
-      if (r == KILN_SUCCESS && max_tbs(cand[a]) > o->max_tbs) {
+      if (r == KILN_SUCCESS && kilnPlanMaxTbs(cand[a]) > o->max_tbs) {
         r = kilnSetError(
             KILN_ERR_UNSUPPORTED,
             "the plan needs %d threadblocks on some rank even with paired peers; the limit is %d "
             "(lower --instances)",
-            max_tbs(cand[a]), o->max_tbs);
+            kilnPlanMaxTbs(cand[a]), o->max_tbs);
         kilnPlanFree(cand[a]);
         cand[a] = NULL;
       }
@@ -557,7 +550,7 @@ static kilnResult_t fastest_instances(const kilnPlan* p, const kilnTopology* t, 
       return r;
     }
     if (!q) break;
-    const double u = tbs_cap == 0 || max_tbs(q) <= tbs_cap ? predict(q, t, ref, INFINITY) : INFINITY;
+    const double u = tbs_cap == 0 || kilnPlanMaxTbs(q) <= tbs_cap ? predict(q, t, ref, INFINITY) : INFINITY;
     if (!(u < us * (1 - FORMS_TIE))) {
       kilnPlanFree(q);
       break;
@@ -1074,7 +1067,7 @@ out_done:
           if (!tp) continue;
           tp->proto = o.proto;
           const double tus =
-              o.max_tbs == 0 || max_tbs(tp) <= o.max_tbs ? predict(tp, t, ref, INFINITY) : INFINITY;
+              o.max_tbs == 0 || kilnPlanMaxTbs(tp) <= o.max_tbs ? predict(tp, t, ref, INFINITY) : INFINITY;
           if (tus < fus) {
             kilnPlanFree(fp);
             fp = tp;
@@ -1095,7 +1088,7 @@ out_done:
         goto out_free;
       }
       if (f != 2)
-        fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || max_tbs(fp) <= o.max_tbs)
+        fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || kilnPlanMaxTbs(fp) <= o.max_tbs)
                   ? predict(fp, t, ref, INFINITY)
                   : INFINITY;
       /* in the fastest protocol; a plan of more than FLOOR_PROTO_MAX_STEPS steps keeps Simple (such
