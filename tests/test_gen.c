@@ -11,6 +11,7 @@
 
 #include "gen.h"
 #include "kiln/registry.h"
+#include "test_files.h"
 #include "test_util.h"
 
 static kilnPlan* classic(const char* algo, kilnColl_t coll, int n, kilnProto_t proto, bool inplace) {
@@ -63,13 +64,6 @@ static int count_files(const char* dir) {
     if (de->d_name[0] != '.') n++;
   if (d) closedir(d);
   return n;
-}
-
-static void write_text(const char* path, const char* text) {
-  FILE* f = fopen(path, "wb");
-  cr_assert(not(eq(ptr, f, NULL)));
-  fputs(text, f);
-  fclose(f);
 }
 
 /* ---- generated source ---- */

@@ -11,6 +11,7 @@
 #include "kiln/plan.h"
 #include "kiln/sketch.h"
 #include "kiln/synth.h"
+#include "test_files.h"
 
 /* Routed, ordered transfers of coll for a built-in topology and a sketch of plans/sketches. */
 typedef struct fixture {
@@ -25,10 +26,8 @@ typedef struct fixture {
 
 static void setup(fixture* f, const char* topo, const char* sketch, kilnColl_t coll, int k) {
   memset(f, 0, sizeof *f);
-  char path[1024];
-  snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, sketch);
   cr_assert(eq(int, kilnTopologyBuiltin(topo, 1, &f->t), KILN_SUCCESS));
-  cr_assert(eq(int, kilnSketchReadFile(path, &f->s), KILN_SUCCESS), "%s", kilnLastError());
+  f->s = load_sketch(sketch);
   if (k > 0) f->s->input_chunkup = k;
   int n = f->t->nranks;
   bool ag = coll != KILN_COLL_REDUCESCATTER,
@@ -327,10 +326,7 @@ Test(lower, tree_floor_is_the_baseline_tree) {
 Test(lower, plans_through_fifos_in_instances) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("hgx-h100", 2, &t), KILN_SUCCESS));
-  char path[1024];
-  snprintf(path, sizeof path, "%s/plans/sketches/hgx-h100-rails.xml", KILN_SOURCE_DIR);
-  kilnSketch* s = NULL;
-  cr_assert(eq(int, kilnSketchReadFile(path, &s), KILN_SUCCESS), "%s", kilnLastError());
+  kilnSketch* s = load_sketch("hgx-h100-rails");
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
   o.instances = 1;
   o.floor = false;

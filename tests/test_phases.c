@@ -21,6 +21,7 @@
 #include "kiln/plan.h"
 #include "kiln/sketch.h"
 #include "kiln/synth.h"
+#include "test_files.h"
 #include "test_util.h"
 
 typedef struct split_case {
@@ -249,9 +250,7 @@ ParameterizedTest(int* idx, phases, synthesized, .timeout = 300) {
   cr_assert(eq(int, kilnTopologyBuiltin(sc->topo, sc->nodes, &t), KILN_SUCCESS), "%s", kilnLastError());
   kilnSketch* sk = NULL;
   if (sc->sketch) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, sc->sketch);
-    cr_assert(eq(int, kilnSketchReadFile(path, &sk), KILN_SUCCESS), "%s", kilnLastError());
+    sk = load_sketch(sc->sketch);
   } else {
     char xml[512], gpus[64] = "";
     for (int g = 0; g < t->gpus_per_node; g++)

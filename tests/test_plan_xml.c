@@ -9,6 +9,7 @@
 
 #include "kiln/plan.h"
 #include "kiln_internal.h" /* kilnXmlFileRoot */
+#include "test_files.h"
 #include "test_util.h"
 
 static char* plan_xml(const kilnPlan* p) {
@@ -327,12 +328,7 @@ Test(plan_xml, file_root) {
   snprintf(path, sizeof path, "%s/f.xml", dir);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     unlink(path);
-    if (cases[i].text) {
-      FILE* f = fopen(path, "wb");
-      cr_assert(not(eq(ptr, f, NULL)));
-      fputs(cases[i].text, f);
-      fclose(f);
-    }
+    if (cases[i].text) write_text(path, cases[i].text);
     memset(root, 'x', sizeof root);
     const kilnResult_t r = kilnXmlFileRoot(path, root, cases[i].cap);
     cr_expect(eq(int, r, cases[i].res), "case %zu: %s", i, kilnLastError());

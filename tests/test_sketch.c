@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kiln/sketch.h"
+#include "test_files.h"
 #include "test_util.h"
 
 static kilnTopology* topo(const char* name, int nodes) {
@@ -30,9 +31,7 @@ static char* sketch_xml(const kilnSketch* s) {
 
 /* The paper's Appendix A sketch reads with every field, and holds on 2 DGX-2 nodes. */
 Test(sketch, dgx2_sk_1) {
-  kilnSketch* s = NULL;
-  cr_assert(eq(int, kilnSketchReadFile(KILN_SOURCE_DIR "/plans/sketches/dgx2-sk-1.xml", &s), KILN_SUCCESS),
-            "%s", kilnLastError());
+  kilnSketch* s = load_sketch("dgx2-sk-1");
   cr_assert(eq(str, s->name, "dgx2-sk-1"));
   cr_assert(eq(int, s->intra, KILN_INTRA_SWITCH));
   cr_assert(eq(int, s->nswitches, 1));
@@ -67,8 +66,7 @@ Test(sketch, dgx2_sk_1) {
 
 /* A symmetry that is not an automorphism is named, with the link it breaks. */
 Test(sketch, symmetry_breaks_relay) {
-  kilnSketch* s = NULL;
-  cr_assert(eq(int, kilnSketchReadFile(KILN_SOURCE_DIR "/plans/sketches/dgx2-sk-1.xml", &s), KILN_SUCCESS));
+  kilnSketch* s = load_sketch("dgx2-sk-1");
   s->symmetry[0].offset = 1; /* odd senders would map onto even GPUs, which have no relay conn */
   kilnTopology* t = topo("dgx2", 2);
   cr_assert(eq(int, kilnSketchValidate(s, t), KILN_ERR_INVALID_ARGUMENT));

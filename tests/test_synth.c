@@ -12,6 +12,7 @@
 
 #include "../solver/synth/milp.h"
 #include "cli_run.h"
+#include "test_files.h"
 #include "test_util.h"
 #include "gpu/synth_plans.h"
 #include "kiln/plan.h"
@@ -31,15 +32,6 @@ static kilnSynthOptions fast_options(void) {
   o.time_limit_s = 5;
   o.stall_s = 0.3;
   return o;
-}
-
-static kilnSketch* load_sketch(const char* name) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/plans/sketches/%s.xml", KILN_SOURCE_DIR, name);
-  kilnSketch* s = NULL;
-  kilnResult_t r = kilnSketchReadFile(path, &s);
-  cr_assert(eq(int, r, KILN_SUCCESS), "%s: %s", path, kilnLastError());
-  return s;
 }
 
 static synthCase* all_cases(size_t* n) {

@@ -11,6 +11,7 @@
 #include "../solver/json.h"
 #include "cli_run.h"
 #include "kiln/synth.h"
+#include "test_files.h"
 #include "test_util.h"
 
 /* ---- the JSON reader ---- */
@@ -290,10 +291,7 @@ Test(taccl, dgx2_sk1_synthesizes_as_kilns_own_sketch, .timeout = 120) {
   cr_assert(eq(int, kilnTopologyExpand(t), KILN_SUCCESS));
   kilnTopology* d = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("dgx2", 2, &d), KILN_SUCCESS));
-  char path[1024];
-  snprintf(path, sizeof path, "%s/plans/sketches/dgx2-sk-1.xml", KILN_SOURCE_DIR);
-  kilnSketch* x = NULL;
-  cr_assert(eq(int, kilnSketchReadFile(path, &x), KILN_SUCCESS), "%s", kilnLastError());
+  kilnSketch* x = load_sketch("dgx2-sk-1");
   kilnSynthOptions o = KILN_SYNTH_OPTIONS_INIT;
   o.time_limit_s = 30;
   o.stall_s = 1;
@@ -428,10 +426,7 @@ Test(taccl, cli_synthesizes_taccl_files, .timeout = 240) {
       unlink(args);
     }
   snprintf(args, sizeof args, "%s/bad.json", dir);
-  FILE* f = fopen(args, "w");
-  cr_assert(not(eq(ptr, f, NULL)));
-  fputs("{\n  \"name\": \"x\",\n  \"gpus_per_node\": 8,\n  \"alpha\": \"fast\"\n}\n", f);
-  fclose(f);
+  write_text(args, "{\n  \"name\": \"x\",\n  \"gpus_per_node\": 8,\n  \"alpha\": \"fast\"\n}\n");
   expect_kiln(out, sizeof out, 1, "bad.json:4:12: alpha must be a number, not a string",
               "synth --topo %s/bad.json --sketch hgx-h100 --coll allgather -o %s/p.xml", dir, dir);
   snprintf(args, sizeof args, "%s/p.xml", dir);

@@ -13,6 +13,7 @@
 #include "kiln/plan.h"
 #include "kiln/sketch.h"
 #include "kiln/topology.h"
+#include "test_files.h"
 #include "test_util.h"
 
 static char* topo_xml(const kilnTopology* t) {
@@ -415,10 +416,7 @@ Test(topology, file_write_through_links_and_pipes) {
   kilnTopology* t = NULL;
   cr_assert(eq(int, kilnTopologyBuiltin("switch2", 1, &t), KILN_SUCCESS));
   char* want = topo_xml(t);
-  FILE* f = fopen(target, "w");
-  cr_assert(not(eq(ptr, f, NULL)));
-  fputs("old", f);
-  fclose(f);
+  write_text(target, "old");
   cr_assert(eq(int, symlink("target.xml", link), 0));
   cr_assert(eq(int, kilnTopologyWriteFile(t, link), KILN_SUCCESS), "%s", kilnLastError());
   struct stat st;
@@ -462,10 +460,7 @@ Test(topology, cli_names_files_and_options) {
   cr_assert(not(eq(ptr, getcwd(prev, sizeof prev), NULL)));
   make_tmpdir(dir, sizeof dir);
   cr_assert(eq(int, chdir(dir), 0));
-  FILE* f = fopen("ndv2", "w");
-  cr_assert(not(eq(ptr, f, NULL)));
-  fputs("junk", f);
-  fclose(f);
+  write_text("ndv2", "junk");
   int rc = run_kiln("topo --topo ndv2", out, sizeof out);
   if (rc < 0) {
     cr_assert(eq(int, chdir(prev), 0));
@@ -482,12 +477,9 @@ Test(topology, cli_names_files_and_options) {
   expect_kiln(out, sizeof out, 1, NULL, "show --topo switch2 > /dev/full"); /* printf'd */
   expect_kiln(out, sizeof out, 0, "<topology name=\"switch2\"",
               "topo --topo switch2 -o /dev/stdout"); /* a pipe */
-  f = fopen("log.txt", "w"); /* -o /dev/stdout appended to a file: the file's lines before stay */
-  cr_assert(not(eq(ptr, f, NULL)));
-  fputs("kept\n", f);
-  fclose(f);
+  write_text("log.txt", "kept\n"); /* -o /dev/stdout appended to a file: the file's lines before stay */
   expect_kiln(out, sizeof out, 0, NULL, "topo --topo switch2 -o /dev/stdout >> log.txt");
-  f = fopen("log.txt", "r");
+  FILE* f = fopen("log.txt", "r");
   cr_assert(not(eq(ptr, f, NULL)));
   char first[16] = "";
   cr_expect(not(eq(ptr, fgets(first, sizeof first, f), NULL)));

@@ -14,6 +14,7 @@
 #include "cli_run.h"
 #include "kiln/plan.h"
 #include "kiln/registry.h"
+#include "test_files.h"
 #include "test_util.h"
 #include "tune.h"
 
@@ -368,10 +369,7 @@ Test(tune, replaces_only_its_own_folders) {
   snprintf(dir, sizeof dir, "%s/plans", tmp);
   cr_assert(eq(int, mkdir(dir, 0755), 0));
   snprintf(path, sizeof path, "%s/mine.txt", dir);
-  FILE* fp = fopen(path, "w");
-  cr_assert(fp != NULL);
-  fputs("user data\n", fp);
-  fclose(fp);
+  write_text(path, "user data\n");
   cr_expect(eq(int, kilnTuneCheckDir(dir), KILN_ERR_INVALID_ARGUMENT));
   cr_expect(eq(int, kilnTuneWriteDir(dir, &f.m, &f.res, 1, NULL), KILN_ERR_INVALID_ARGUMENT));
   cr_expect(contains(kilnLastError(), "did not write"), "%s", kilnLastError());
@@ -379,9 +377,7 @@ Test(tune, replaces_only_its_own_folders) {
   cr_expect(eq(int, entries(tmp), 1));
   /* a folder of kiln tune's: tune.csv beside the user's file marks it, and it is replaced whole */
   snprintf(path, sizeof path, "%s/tune.csv", dir);
-  fp = fopen(path, "w");
-  cr_assert(fp != NULL);
-  fclose(fp);
+  write_text(path, "");
   cr_expect(eq(int, kilnTuneWriteDir(dir, &f.m, &f.res, 1, NULL), KILN_SUCCESS), "%s", kilnLastError());
   snprintf(path, sizeof path, "%s/mine.txt", dir);
   cr_expect(not(exists(path)));
@@ -680,14 +676,10 @@ Test(tune_model, takes_the_topologys_costs) {
   char out[1 << 16], tmp[64], topo[128], dir[128], path[256];
   make_tmpdir(tmp, sizeof tmp);
   snprintf(topo, sizeof topo, "%s/local.xml", tmp);
-  FILE* f = fopen(topo, "w");
-  cr_assert(f != NULL);
-  fputs(
-      "<topology name=\"local\" nodes=\"1\" gpus_per_node=\"4\"><node>"
-      "<switch name=\"sw\" gpus=\"0 1 2 3\" alpha=\"0.74\" beta=\"2.7\" kind=\"nvlink\"/></node>"
-      "<costs launch=\"3\" fifo_launch=\"6\"/></topology>\n",
-      f);
-  fclose(f);
+  write_text(topo,
+             "<topology name=\"local\" nodes=\"1\" gpus_per_node=\"4\"><node>"
+             "<switch name=\"sw\" gpus=\"0 1 2 3\" alpha=\"0.74\" beta=\"2.7\" kind=\"nvlink\"/></node>"
+             "<costs launch=\"3\" fifo_launch=\"6\"/></topology>\n");
   snprintf(dir, sizeof dir, "%s/model", tmp);
   setenv("CUDA_VISIBLE_DEVICES", "", 1);
   if (expect_kiln(out, sizeof out, 0, "from the model",
@@ -713,10 +705,7 @@ Test(tune_model, refuses_bad_input) {
                   "tune --model --topo /nonexistent-kiln/topo.xml --out %s/a", tmp) < 0)
     cr_skip_test("the kiln CLI is not built");
   snprintf(bad, sizeof bad, "%s/bad.xml", tmp);
-  FILE* f = fopen(bad, "w");
-  cr_assert(f != NULL);
-  fputs("<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs lunch=\"1\"/></topology>\n", f);
-  fclose(f);
+  write_text(bad, "<topology name=\"x\" gpus_per_node=\"2\"><node/>\n<costs lunch=\"1\"/></topology>\n");
   const int rc =
       expect_kiln(out, sizeof out, 1, "no knob \"lunch\"", "tune --model --topo %s --out %s/a", bad, tmp);
   cr_expect(ne(int, rc, 0));
