@@ -105,3 +105,7 @@ for k, v in t.items():
 print()
 P
 }
+# Scripts run from the call's shell (bench/device/ab-mirror.sh, ...) see the run folder, the
+# binaries and these functions.
+export OUT R B DEV_RUN
+export -f pack rows suite ab pair abruns envab probe2 probetab
