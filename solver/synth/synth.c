@@ -158,6 +158,12 @@ static double predict(const kilnPlan* p, const kilnTopology* t, uint64_t ref, do
   return fallback;
 }
 
+/* predict's time where the plan fits the threadblock cap (0: none), else INFINITY (a runtime
+ * with that many SMs does not load it). */
+static double predict_within(const kilnPlan* p, const kilnTopology* t, uint64_t ref, int tbs_cap) {
+  return tbs_cap == 0 || kilnPlanMaxTbs(p) <= tbs_cap ? predict(p, t, ref, INFINITY) : INFINITY;
+}
+
 static long count_steps(const kilnPlan* p) {
   long n = 0;
   for (int r = 0; r < p->ngpus; r++)
@@ -550,7 +556,7 @@ static kilnResult_t fastest_instances(const kilnPlan* p, const kilnTopology* t, 
       return r;
     }
     if (!q) break;
-    const double u = tbs_cap == 0 || kilnPlanMaxTbs(q) <= tbs_cap ? predict(q, t, ref, INFINITY) : INFINITY;
+    const double u = predict_within(q, t, ref, tbs_cap);
     if (!(u < us * (1 - FORMS_TIE))) {
       kilnPlanFree(q);
       break;
@@ -1066,8 +1072,7 @@ out_done:
           r = synTreePlan(t, ref, d, o.inplace, name, &tp);
           if (!tp) continue;
           tp->proto = o.proto;
-          const double tus =
-              o.max_tbs == 0 || kilnPlanMaxTbs(tp) <= o.max_tbs ? predict(tp, t, ref, INFINITY) : INFINITY;
+          const double tus = predict_within(tp, t, ref, o.max_tbs);
           if (tus < fus) {
             kilnPlanFree(fp);
             fp = tp;
@@ -1087,10 +1092,7 @@ out_done:
         kilnPlanFree(fp);
         goto out_free;
       }
-      if (f != 2)
-        fus = fp && r == KILN_SUCCESS && (o.max_tbs == 0 || kilnPlanMaxTbs(fp) <= o.max_tbs)
-                  ? predict(fp, t, ref, INFINITY)
-                  : INFINITY;
+      if (f != 2) fus = fp && r == KILN_SUCCESS ? predict_within(fp, t, ref, o.max_tbs) : INFINITY;
       /* in the fastest protocol; a plan of more than FLOOR_PROTO_MAX_STEPS steps keeps Simple (such
        * floors come at sizes where Simple's bandwidth wins, and each simulation of one is seconds) */
       if (fp && want_proto == KILN_SYNTH_PROTO_AUTO && isfinite(fus) &&
